@@ -1,0 +1,166 @@
+/* component.h: the one interface between the harness and a component backend.
+ *
+ * Modelled on fio's struct ioengine_ops. Every backend is one file in kernels/
+ * exporting one `const mb_component_ops` table; harness/registry.c lists the
+ * tables in an explicit array. The harness knows components only through it.
+ *
+ * Life of a case (harness/runner.c):
+ *   probe(params)            -> MB_ESKIP + reason: the case is "skipped"
+ *   setup(params, &state)    -> MB_ESKIP (dtype missing, does not fit) or error
+ *   run(state, &seconds) x N -> warm-up first, then Google Benchmark iterations
+ *   verify(state)            -> MB_EVERIFY: the case is "failed"
+ *   report(state, r)         -> extra metrics, info strings, peak, notes
+ *   teardown(state)          -> always, also after errors
+ *
+ * Timing: run() performs one iteration and stores in *seconds the duration of
+ * its timed region only (host: CLOCK_MONOTONIC via mb_now(); device: CUDA
+ * events on the benchmark's stream). Anything that must not be timed (dropping
+ * the page cache, re-mapping a file) happens inside run() outside that region.
+ * Google Benchmark always runs in manual-time mode with these seconds.
+ *
+ * Kernels never print and never format: they return numbers and errors.
+ */
+#ifndef MB_COMPONENT_H
+#define MB_COMPONENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mb.h"
+
+/* ---- parameters ---------------------------------------------------------- */
+
+typedef enum mb_param_type {
+    MB_P_INT,    /* integer, decimal */
+    MB_P_SIZE,   /* byte count: 4096, 4k, 64K, 1m, 1g, 1t (binary units) */
+    MB_P_DOUBLE, /* floating point */
+    MB_P_STRING, /* free text */
+    MB_P_ENUM,   /* one of `choices`, written "a|b|c" */
+    MB_P_BOOL,   /* 0/1, true/false, yes/no, on/off */
+} mb_param_type;
+
+typedef struct mb_param_spec {
+    const char *name;
+    mb_param_type type;
+    const char *def;     /* default as text; NULL = required */
+    const char *choices; /* MB_P_ENUM: "a|b|c" */
+    double min, max;     /* numeric bounds, inclusive; ignored when min > max */
+    const char *help;
+} mb_param_spec;
+
+/* Terminates a spec array. */
+#define MB_PARAM_END { NULL, MB_P_STRING, NULL, NULL, 0, 0, NULL }
+
+/* The resolved parameters of one case (defaults + job file values), already
+ * validated against the spec by the harness: accessors cannot fail for a name
+ * in the component's spec. Asking for an unknown name is a programming error
+ * (it asserts in debug builds and returns 0/""/false). */
+typedef struct mb_params mb_params;
+
+long long mb_param_int(const mb_params *p, const char *name); /* INT and SIZE */
+double mb_param_double(const mb_params *p, const char *name);
+const char *mb_param_str(const mb_params *p, const char *name); /* any type, as text */
+bool mb_param_bool(const mb_params *p, const char *name);
+/* True when the job file set it (false when the default is in force). */
+bool mb_param_is_set(const mb_params *p, const char *name);
+
+/* ---- what a case reports beyond its rate ---------------------------------- */
+
+typedef struct mb_report mb_report;
+
+/* A named number with a unit, e.g. ("latency_p99", 87.1, "us"). */
+void mb_report_metric(mb_report *r, const char *name, double value, const char *unit);
+/* A named string, e.g. ("algorithm", "cublasLt algo 23 tile 256x128"). */
+void mb_report_info(mb_report *r, const char *name, const char *value);
+/* A free-text remark shown with the case, e.g. "io_uring not permitted: used pread". */
+void mb_report_note(mb_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The hardware's theoretical rate for this case, in the component's rate unit
+ * (e.g. GB/s), and where the figure comes from ("datasheet: H100 SXM bf16
+ * dense", "PCIe 5.0 x16, 128b/130b"). The harness derives efficiency. */
+void mb_report_peak(mb_report *r, double rate, const char *source);
+
+/* ---- the ops table --------------------------------------------------------- */
+
+typedef struct mb_component_ops {
+    const char *component; /* "disk", "hostmem", "gemm", ... (suite `component =`) */
+    const char *backend;   /* "pread", "io_uring", "cublaslt", ...  */
+    const char *summary;   /* one line for `mlbench list` */
+
+    /* Work per iteration is counted in work_unit ("byte", "flop", "io",
+     * "launch", "op"). Rate = work / seconds / rate_scale, in rate_unit
+     * (e.g. "GB/s" with scale 1e9, "TFLOP/s" with 1e12). */
+    const char *work_unit;
+    const char *rate_unit;
+    double rate_scale;
+    /* True for latency-type components (launch, sync): tables lead with the
+     * time per unit of work (us) instead of the rate. */
+    bool latency_first;
+
+    const mb_param_spec *params; /* terminated by MB_PARAM_END */
+
+    /* Can this case run here? MB_OK, or MB_ESKIP with the reason in why (the
+     * CUDA error text, "not built in: cuDNN not found at build time", ...).
+     * params is NULL when `mlbench list` asks about the backend in general.
+     * Must be cheap and must not leave state behind. */
+    int (*probe)(const mb_params *params, mb_err *why);
+
+    int (*setup)(const mb_params *params, void **state, mb_err *err);
+    int (*run)(void *state, double *seconds, mb_err *err);
+    /* Work done by one run() call, in work_unit. */
+    double (*work_per_iter)(void *state);
+    /* Checks the output of the iterations run so far. MB_OK, MB_EVERIFY with
+     * what differed, or MB_ESKIP when no check is possible (then it says why). */
+    int (*verify)(void *state, mb_err *err);
+    void (*report)(void *state, mb_report *r); /* optional (NULL) */
+    void (*teardown)(void *state);             /* must accept NULL */
+
+    /* Collective components (all-reduce under MPI) need the same iteration
+     * count on every rank: the runner then uses fixed iterations instead of
+     * Google Benchmark's adaptive count. */
+    bool collective;
+} mb_component_ops;
+
+/* The explicit registry (harness/registry.c). */
+extern const mb_component_ops *const mb_registry[];
+extern const size_t mb_registry_len;
+const mb_component_ops *mb_registry_find(const char *component, const char *backend);
+
+/* A table for a backend whose library was not found at build time: it lists,
+ * and every probe says why it cannot run. */
+#define MB_NOT_BUILT_IN(sym, comp, back, unit, rateunit, scale, why_text)          \
+    static int sym##_probe(const mb_params *p, mb_err *why)                       \
+    {                                                                             \
+        (void)p;                                                                  \
+        return mb_errf(why, MB_ESKIP, "not built in: %s", why_text);              \
+    }                                                                             \
+    static const mb_param_spec sym##_params[] = { MB_PARAM_END };                 \
+    const mb_component_ops sym = {                                                \
+        .component = comp, .backend = back, .summary = "not built in: " why_text, \
+        .work_unit = unit, .rate_unit = rateunit, .rate_scale = scale,            \
+        .params = sym##_params, .probe = sym##_probe,                             \
+    }
+
+/* ---- small helpers every kernel may use ------------------------------------ */
+
+/* Monotonic wall clock in seconds (CLOCK_MONOTONIC). */
+double mb_now(void);
+
+/* Fast, seedable PRNG (splitmix64) for random inputs: never zeros. */
+static inline uint64_t mb_splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+/* Uniform double in [-1, 1). */
+static inline double mb_rand_unit(uint64_t *state)
+{
+    return (double)(mb_splitmix64(state) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+/* Parses a size ("4k", "1m", "64K", "1g", plain bytes); MB_EUSAGE on junk. */
+int mb_parse_size(const char *text, long long *out, mb_err *err);
+
+#endif

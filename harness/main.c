@@ -1,0 +1,1 @@
+extern int mb_placeholder; int main(void) { return 0; }

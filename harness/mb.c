@@ -1,0 +1,58 @@
+#include "mb.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+int mb_verrf(mb_err *err, int code, const char *fmt, va_list ap)
+{
+    if (err == NULL || err->code != MB_OK)
+        return err && err->code != MB_OK ? err->code : code;
+    err->code = code;
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    return code;
+}
+
+int mb_errf(mb_err *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = mb_verrf(err, code, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int mb_errno(mb_err *err, int code, const char *fmt, ...)
+{
+    int saved = errno;
+    if (err == NULL || err->code != MB_OK)
+        return err && err->code != MB_OK ? err->code : code;
+    va_list ap;
+    va_start(ap, fmt);
+    mb_verrf(err, code, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(err->msg);
+    snprintf(err->msg + n, sizeof err->msg - n, ": %s", strerror(saved));
+    return code;
+}
+
+void mb_err_clear(mb_err *err)
+{
+    if (err) {
+        err->code = MB_OK;
+        err->msg[0] = '\0';
+    }
+}
+
+int mb_exit_status(int code)
+{
+    switch (code) {
+    case MB_OK:
+    case MB_ESKIP:
+        return 0;
+    case MB_EUSAGE:
+        return 2;
+    default:
+        return 1;
+    }
+}

@@ -1,0 +1,57 @@
+/* gpu_util.h: the CUDA runtime plumbing every GPU backend shares (C API only:
+ * cuda_runtime_api.h). Compiled only when CUDA is found (MB_HAVE_CUDA). */
+#ifndef MB_GPU_UTIL_H
+#define MB_GPU_UTIL_H
+
+#ifdef MB_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mb.h"
+
+/* Records a CUDA error as `what: <cudaGetErrorName>: <cudaGetErrorString>`.
+ * Returns MB_OK when e == cudaSuccess. cudaErrorNoDevice, InsufficientDriver
+ * and friends map to MB_ESKIP, everything else to MB_EFAIL. */
+int mb_cuda_err(cudaError_t e, mb_err *err, const char *what);
+#define MB_CUDA_TRY(call, err, label)                          \
+    do {                                                       \
+        if (mb_cuda_err((call), (err), #call) != MB_OK)        \
+            goto label;                                        \
+    } while (0)
+
+/* Is a usable device there? MB_OK, or MB_ESKIP with the CUDA error text.
+ * Also clears a sticky error left by an earlier case (cudaDeviceReset) so one
+ * broken case does not poison the rest. Device 0 unless MLBENCH_GPU is set. */
+int mb_cuda_probe(mb_err *why);
+int mb_cuda_device(void);
+
+/* MB_ESKIP with a clear message when `bytes` do not fit in free device memory
+ * (keeping a margin for the libraries' workspaces). */
+int mb_cuda_fits(size_t bytes, mb_err *err);
+
+/* Device properties of the benchmark device (cached). NULL on error. */
+const struct cudaDeviceProp *mb_cuda_props(void);
+
+/* Event timer on a stream: start/stop recorded on `stream`, seconds between. */
+typedef struct mb_cuda_timer {
+    cudaEvent_t start, stop;
+    cudaStream_t stream;
+} mb_cuda_timer;
+int mb_cuda_timer_init(mb_cuda_timer *t, cudaStream_t stream, mb_err *err);
+int mb_cuda_timer_start(mb_cuda_timer *t, mb_err *err);
+/* Records stop, waits for it, stores elapsed seconds. */
+int mb_cuda_timer_stop(mb_cuda_timer *t, double *seconds, mb_err *err);
+void mb_cuda_timer_destroy(mb_cuda_timer *t);
+
+/* Host-side conversions for filling and checking half-precision buffers. */
+uint16_t mb_float_to_half(float f);
+float mb_half_to_float(uint16_t h);
+uint16_t mb_float_to_bf16(float f);
+float mb_bf16_to_float(uint16_t h);
+uint8_t mb_float_to_fp8e4m3(float f);
+float mb_fp8e4m3_to_float(uint8_t v);
+
+#endif /* MB_HAVE_CUDA */
+#endif
