@@ -1,0 +1,72 @@
+/* stages.h: what a real run is made of, as the gap model sees it.
+ *
+ * Two readers produce an mb_run: the stage-metrics file reader (JSON or CSV,
+ * harness/stagefile.c) and the PyTorch profiler trace reader
+ * (harness/trace.c). The gap model (harness/gap.c) never reads files. */
+#ifndef MB_STAGES_H
+#define MB_STAGES_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#include "mb.h"
+
+/* Components a stage's work maps to (same names as the measuring side). */
+#define MB_STAGE_COMPONENTS \
+    "gemm|conv|copy|membw|disk|allreduce|allgather|reducescatter|broadcast|launch|sync|hostmem|other"
+
+typedef struct mb_stage {
+    char *name;       /* "forward", "dataloading", ... */
+    char *component;  /* one of MB_STAGE_COMPONENTS */
+    /* What identifies the closest ceiling (NULL / 0 when not applicable). */
+    char *dtype;      /* gemm/conv: fp32|tf32|fp16|bf16|fp8|int8|fp64; collectives: float|half|bf16 */
+    char *direction;  /* copy: h2d|d2h|d2d */
+    char *memory;     /* copy: pageable|pinned */
+    char *pattern;    /* disk: sequential|random */
+    long long block_size; /* disk: bytes per read; copy/allreduce: bytes per call (message size) */
+    int ranks;        /* collectives */
+    /* The work and the time. */
+    double work;      /* total over the run, in work_unit */
+    char *work_unit;  /* "flop" | "byte" | "launch" | "sync" | "io" | "s" (other: time only) */
+    double seconds;   /* total measured time of the stage over the run */
+    long long count;  /* number of calls/events making up the stage (0 = unknown) */
+    char *source;     /* where it came from: "file.json:stages[3]" or "trace: 412 kernels" */
+} mb_stage;
+
+typedef struct mb_run {
+    char *path;       /* the file it was read from */
+    char *kind;       /* "stage-file" | "pytorch-trace" */
+    mb_stage *stages;
+    int n_stages;
+    int steps;        /* 0 = unknown */
+    double step_seconds; /* wall time of one step (median when from a trace); 0 = unknown */
+    double total_seconds; /* wall time covered by the stages / the trace; 0 = unknown */
+    /* Optional run-level figures (negative = unknown). */
+    double gpu_utilization; /* 0..1 */
+    double cpu_utilization; /* 0..1 */
+    double batches_per_second;
+    /* Reader-specific evidence kept for the diagnosis and the report: for a
+     * trace, per device/per step busy/idle/host-wait, time by kernel class,
+     * launch/sync counts and host time, data-loader time, achieved rates,
+     * and "partial": [reasons] when the trace lacked something. */
+    cJSON *evidence;
+    char **warnings;
+    int n_warnings;
+} mb_run;
+
+void mb_run_init(mb_run *run);
+void mb_run_free(mb_run *run);
+/* Appends a copy of *s (deep copy) to the run. */
+int mb_run_add_stage(mb_run *run, const mb_stage *s, mb_err *err);
+void mb_run_warn(mb_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Reads a stage-metrics file (.json or .csv). MB_EUSAGE with file:line or
+ * JSON path on malformed input; nothing half-built is returned. */
+int mb_stagefile_read(const char *path, mb_run *out, mb_err *err);
+/* Reads a PyTorch profiler (Kineto) trace, .json or .json.gz, streaming. */
+int mb_trace_read(const char *path, mb_run *out, mb_err *err);
+/* Picks the reader by content (a trace has "traceEvents"). */
+int mb_run_read(const char *path, mb_run *out, mb_err *err);
+
+#endif
