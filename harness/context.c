@@ -1,1 +1,367 @@
-/* placeholder: being written */
+/* context.c: the machine facts stored with every results file, from /proc,
+ * /sys and uname. Best effort: an unreadable fact is null, never an error. */
+#include "context.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "gbench_shim.h"
+#include "gpu_hooks.h"
+#include "results.h"
+
+/* Reads the first line of a small file, trimmed. False when unreadable. */
+static bool read_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    bool ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    if (ok) {
+        size_t n = strlen(buf);
+        while (n && isspace((unsigned char)buf[n - 1]))
+            buf[--n] = '\0';
+    }
+    return ok;
+}
+
+static long long parse_cache_size(const char *s)
+{
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (*end == 'K')
+        v *= 1024;
+    else if (*end == 'M')
+        v *= 1024 * 1024;
+    return v;
+}
+
+long long mb_llc_bytes(void)
+{
+    long long best = 0;
+    int best_level = 0;
+    for (int i = 0; i < 16; i++) {
+        char p[PATH_MAX], buf[64];
+        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        if (!read_line(p, buf, sizeof buf))
+            break;
+        int level = atoi(buf);
+        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        if (!read_line(p, buf, sizeof buf))
+            continue;
+        if (level >= best_level) {
+            best_level = level;
+            best = parse_cache_size(buf);
+        }
+    }
+    return best;
+}
+
+int mb_online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static long long meminfo(const char *key)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (f == NULL)
+        return 0;
+    char line[256];
+    long long v = 0;
+    size_t klen = strlen(key);
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+            v = strtoll(line + klen + 1, NULL, 10) * 1024;
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+long long mb_ram_bytes(void)
+{
+    return meminfo("MemTotal");
+}
+
+long long mb_ram_available_bytes(void)
+{
+    return meminfo("MemAvailable");
+}
+
+const char *mb_hostname(void)
+{
+    static char name[256];
+    if (name[0] == '\0') {
+        if (gethostname(name, sizeof name - 1) != 0)
+            snprintf(name, sizeof name, "unknown-host");
+        char *dot = strchr(name, '.');
+        if (dot)
+            *dot = '\0';
+        for (char *p = name; *p; p++)
+            if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_')
+                *p = '_';
+    }
+    return name;
+}
+
+static cJSON *cpu_json(void)
+{
+    cJSON *cpu = cJSON_CreateObject();
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[4096], model[256] = "", vendor[64] = "";
+    double mhz = 0;
+    int max_phys = -1;
+    /* Physical cores = distinct (physical id, core id) pairs. */
+    int pairs[4096][2], n_pairs = 0, phys = 0, core = 0;
+    const char *simd_names[] = { "sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
+                                 "amx_bf16", "amx_tile", "amx_int8", "asimd", "sve", NULL };
+    bool simd[16] = { 0 };
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (colon == NULL)
+            continue;
+        char *val = colon + 1;
+        while (*val == ' ')
+            val++;
+        val[strcspn(val, "\n")] = '\0';
+        if (!model[0] && (strncmp(line, "model name", 10) == 0 || strncmp(line, "Model", 5) == 0))
+            snprintf(model, sizeof model, "%s", val);
+        else if (!vendor[0] && strncmp(line, "vendor_id", 9) == 0)
+            snprintf(vendor, sizeof vendor, "%s", val);
+        else if (mhz == 0 && strncmp(line, "cpu MHz", 7) == 0)
+            mhz = atof(val);
+        else if (strncmp(line, "physical id", 11) == 0) {
+            phys = atoi(val);
+            if (phys > max_phys)
+                max_phys = phys;
+        } else if (strncmp(line, "core id", 7) == 0) {
+            core = atoi(val);
+            bool seen = false;
+            for (int i = 0; i < n_pairs && !seen; i++)
+                seen = pairs[i][0] == phys && pairs[i][1] == core;
+            if (!seen && n_pairs < 4096) {
+                pairs[n_pairs][0] = phys;
+                pairs[n_pairs][1] = core;
+                n_pairs++;
+            }
+        } else if (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0) {
+            for (int i = 0; simd_names[i]; i++) {
+                char pat[64];
+                snprintf(pat, sizeof pat, " %s ", simd_names[i]);
+                char padded[4096 + 2];
+                snprintf(padded, sizeof padded, " %s ", val);
+                if (strstr(padded, pat))
+                    simd[i] = true;
+            }
+        }
+    }
+    if (f)
+        fclose(f);
+    cJSON_AddStringToObject(cpu, "model", model[0] ? model : "unknown");
+    cJSON_AddStringToObject(cpu, "vendor", vendor[0] ? vendor : "unknown");
+    cJSON_AddNumberToObject(cpu, "logical_cpus", mb_online_cpus());
+    if (n_pairs > 0)
+        cJSON_AddNumberToObject(cpu, "physical_cores", n_pairs);
+    else
+        cJSON_AddNullToObject(cpu, "physical_cores");
+    cJSON_AddNumberToObject(cpu, "sockets", max_phys >= 0 ? max_phys + 1 : 1);
+    int nodes = 0;
+    for (int i = 0; i < 1024; i++) {
+        char p[PATH_MAX];
+        struct stat st;
+        snprintf(p, sizeof p, "/sys/devices/system/node/node%d", i);
+        if (stat(p, &st) == 0)
+            nodes++;
+    }
+    cJSON_AddNumberToObject(cpu, "numa_nodes", nodes ? nodes : 1);
+    char buf[64];
+    if (read_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", buf, sizeof buf))
+        cJSON_AddNumberToObject(cpu, "mhz_max", atof(buf) / 1000.0);
+    else
+        cJSON_AddNullToObject(cpu, "mhz_max");
+    if (mhz > 0)
+        cJSON_AddNumberToObject(cpu, "mhz_now", mhz);
+    cJSON *fl = cJSON_AddArrayToObject(cpu, "flags_simd");
+    for (int i = 0; simd_names[i]; i++)
+        if (simd[i])
+            cJSON_AddItemToArray(fl, cJSON_CreateString(simd_names[i]));
+    cJSON *caches = cJSON_AddArrayToObject(cpu, "caches");
+    for (int i = 0; i < 16; i++) {
+        char p[PATH_MAX], level[16], type[32], size[32];
+        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        if (!read_line(p, level, sizeof level))
+            break;
+        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        read_line(p, type, sizeof type);
+        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        if (!read_line(p, size, sizeof size))
+            continue;
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddNumberToObject(c, "level", atoi(level));
+        cJSON_AddStringToObject(c, "type", type);
+        cJSON_AddNumberToObject(c, "size_bytes", (double)parse_cache_size(size));
+        cJSON_AddItemToArray(caches, c);
+    }
+    return cpu;
+}
+
+static cJSON *os_json(void)
+{
+    cJSON *os = cJSON_CreateObject();
+    char pretty[256] = "unknown", line[512];
+    FILE *f = fopen("/etc/os-release", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "PRETTY_NAME=", 12) == 0) {
+            char *v = line + 12;
+            v[strcspn(v, "\n")] = '\0';
+            if (*v == '"') {
+                v++;
+                v[strcspn(v, "\"")] = '\0';
+            }
+            snprintf(pretty, sizeof pretty, "%.255s", v);
+        }
+    }
+    if (f)
+        fclose(f);
+    struct utsname u;
+    cJSON_AddStringToObject(os, "name", pretty);
+    if (uname(&u) == 0) {
+        cJSON_AddStringToObject(os, "kernel", u.release);
+        cJSON_AddStringToObject(os, "arch", u.machine);
+    }
+    return os;
+}
+
+static cJSON *build_json(void)
+{
+    cJSON *b = cJSON_CreateObject();
+#ifdef __VERSION__
+    char cc[128];
+    snprintf(cc, sizeof cc, "%s %s",
+#ifdef __clang__
+             "clang",
+#else
+             "gcc",
+#endif
+             __VERSION__);
+    cJSON_AddStringToObject(b, "compiler", cc);
+#endif
+    cJSON_AddStringToObject(b, "mlbench_version", MB_VERSION);
+    cJSON_AddStringToObject(b, "git_revision", MB_GIT_REVISION);
+    cJSON_AddStringToObject(b, "build_type", MB_BUILD_TYPE);
+#ifdef MB_HAVE_CUDA
+    cJSON_AddTrueToObject(b, "cuda_built");
+#else
+    cJSON_AddFalseToObject(b, "cuda_built");
+#endif
+    cJSON *libs = cJSON_AddObjectToObject(b, "libraries");
+    cJSON_AddStringToObject(libs, "google_benchmark", mbgb_version());
+    char v[32];
+    snprintf(v, sizeof v, "%s", cJSON_Version());
+    cJSON_AddStringToObject(libs, "cjson", v);
+    return b;
+}
+
+/* The mount that holds `dir`: the longest mount point that prefixes its real
+ * path, from /proc/self/mountinfo; then the block device's model from sysfs. */
+static cJSON *disk_json(const char *dir)
+{
+    cJSON *d = cJSON_CreateObject();
+    char real[PATH_MAX];
+    if (dir == NULL || realpath(dir, real) == NULL) {
+        cJSON_AddStringToObject(d, "dir", dir ? dir : ".");
+        return d;
+    }
+    cJSON_AddStringToObject(d, "dir", real);
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    char line[4096], best_mp[PATH_MAX] = "", best_fs[64] = "", best_src[PATH_MAX] = "";
+    unsigned best_major = 0, best_minor = 0;
+    size_t best_len = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned id, parent, major, minor;
+        char root[PATH_MAX], mp[PATH_MAX];
+        if (sscanf(line, "%u %u %u:%u %4095s %4095s", &id, &parent, &major, &minor, root, mp) != 6)
+            continue;
+        size_t l = strlen(mp);
+        bool prefix = strncmp(real, mp, l) == 0 && (real[l] == '/' || real[l] == '\0' || l == 1);
+        if (!prefix || l < best_len)
+            continue;
+        char *sep = strstr(line, " - ");
+        char fs[64] = "", src[PATH_MAX] = "";
+        if (sep)
+            sscanf(sep + 3, "%63s %4095s", fs, src);
+        best_len = l;
+        snprintf(best_mp, sizeof best_mp, "%s", mp);
+        snprintf(best_fs, sizeof best_fs, "%s", fs);
+        snprintf(best_src, sizeof best_src, "%s", src);
+        best_major = major;
+        best_minor = minor;
+    }
+    if (f)
+        fclose(f);
+    cJSON_AddStringToObject(d, "mount_point", best_mp);
+    cJSON_AddStringToObject(d, "filesystem", best_fs);
+    cJSON_AddStringToObject(d, "device", best_src);
+    /* /sys/dev/block/M:m -> .../block/vda or .../block/nvme0n1/nvme0n1p1 */
+    char p[PATH_MAX + 64], target[PATH_MAX], buf[256];
+    snprintf(p, sizeof p, "/sys/dev/block/%u:%u", best_major, best_minor);
+    if (realpath(p, target)) {
+        char dev[PATH_MAX];
+        snprintf(dev, sizeof dev, "%s", target);
+        /* A partition has a "partition" file: its parent is the disk. */
+        snprintf(p, sizeof p, "%.4000s/partition", target);
+        struct stat st;
+        if (stat(p, &st) == 0) {
+            char *slash = strrchr(dev, '/');
+            if (slash)
+                *slash = '\0';
+        }
+        const char *name = strrchr(dev, '/');
+        cJSON_AddStringToObject(d, "block_device", name ? name + 1 : dev);
+        snprintf(p, sizeof p, "%.4000s/device/model", dev);
+        if (read_line(p, buf, sizeof buf))
+            cJSON_AddStringToObject(d, "model", buf);
+        snprintf(p, sizeof p, "%.4000s/queue/rotational", dev);
+        if (read_line(p, buf, sizeof buf))
+            cJSON_AddBoolToObject(d, "rotational", atoi(buf) != 0);
+        snprintf(p, sizeof p, "%.4000s/queue/scheduler", dev);
+        if (read_line(p, buf, sizeof buf))
+            cJSON_AddStringToObject(d, "scheduler", buf);
+    }
+    struct statvfs vfs;
+    if (statvfs(real, &vfs) == 0) {
+        cJSON_AddNumberToObject(d, "size_bytes", (double)vfs.f_blocks * vfs.f_frsize);
+        cJSON_AddNumberToObject(d, "free_bytes", (double)vfs.f_bavail * vfs.f_frsize);
+    }
+    return d;
+}
+
+cJSON *mb_context_collect(const char *disk_dir)
+{
+    cJSON *ctx = cJSON_CreateObject();
+    cJSON *host = cJSON_AddObjectToObject(ctx, "host");
+    cJSON_AddStringToObject(host, "name", mb_hostname());
+    char now[32];
+    mb_utc_now(now, sizeof now);
+    cJSON_AddStringToObject(host, "utc_time", now);
+    cJSON_AddItemToObject(ctx, "cpu", cpu_json());
+    cJSON *mem = cJSON_AddObjectToObject(ctx, "memory");
+    cJSON_AddNumberToObject(mem, "total_bytes", (double)mb_ram_bytes());
+    cJSON_AddNumberToObject(mem, "available_bytes", (double)mb_ram_available_bytes());
+    cJSON_AddItemToObject(ctx, "os", os_json());
+    cJSON_AddItemToObject(ctx, "build", build_json());
+    cJSON_AddItemToObject(ctx, "disk", disk_json(disk_dir ? disk_dir : "."));
+    mb_gpu_context_add(ctx);
+    return ctx;
+}

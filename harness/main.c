@@ -1,1 +1,462 @@
-extern int mb_placeholder; int main(void) { return 0; }
+/* main.c: the mlbench command line. The only place that exits.
+ *
+ *   mlbench [--suite NAME|FILE[,...]] [options]   measure (default suite: all)
+ *   mlbench list                                 components, parameters, availability
+ *   mlbench report FILE                          re-print a results file
+ *   mlbench gap ... / mlbench compare ...        analysis (harness/analysis_cli.c)
+ *   mlbench trace FILE                           what mlbench reads from a profiler trace
+ *
+ * Exit status: 0 all ran (skips are not failures), 1 a benchmark or its
+ * verification failed (or a --baseline check failed), 2 usage or input error. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "baseline.h"
+#include "cleanup.h"
+#include "context.h"
+#include "dist.h"
+#include "dist_extra.h"
+#include "gbench_shim.h"
+#include "options.h"
+#include "params.h"
+#include "paths.h"
+#include "results.h"
+#include "runner.h"
+#include "suite.h"
+#include "trace.h"
+#include "writers.h"
+
+typedef struct cli {
+    const char *suite;
+    const char *filter;
+    const char *out;
+    const char *format;
+    const char *gbench_out;
+    const char *baseline;
+    double tolerance;
+    mb_runner_opts run;
+    mb_run_options opts;
+    char *gb_flags[32];
+    int n_gb_flags;
+} cli;
+
+static void usage(FILE *f)
+{
+    char names[1024];
+    mb_suite_names(names, sizeof names);
+    fprintf(f,
+            "usage: mlbench [--suite NAME|FILE[,...]] [options]   run a suite (default: all)\n"
+            "       mlbench list [--format table|json]            components, parameters, availability\n"
+            "       mlbench report FILE [--format F]              print a results file again\n"
+            "       mlbench gap --run RUN [--ceilings RESULTS] [--target T]   gap of a real run\n"
+            "       mlbench compare A.json B.json [...]           machines side by side\n"
+            "       mlbench trace FILE                            what mlbench reads from a profiler trace\n"
+            "\n"
+            "suites: %s (configs in %s/suites)\n"
+            "\n"
+            "options:\n"
+            "  --suite S          suite name, job file path, or a comma list of them\n"
+            "  --filter REGEX     run only cases whose id or section matches (POSIX extended regex)\n"
+            "  --out FILE         results file (default results/<host>-<UTC time>.json)\n"
+            "  --format F         table (default), json, csv or md on stdout\n"
+            "  --gbench-out FILE  also write Google Benchmark-compatible JSON (for compare.py)\n"
+            "  --repetitions N    repetitions per case (the ceiling is their median)\n"
+            "  --min-time S       seconds of timed iterations per repetition\n"
+            "  --warmup-time S    seconds of untimed warm-up per case\n"
+            "  --disk-dir DIR     where the disk test file is created (default: a temporary\n"
+            "                     directory under the current directory)\n"
+            "  --disk-file PATH   benchmark an existing file read-only instead\n"
+            "  --baseline FILE    compare with an earlier results file: exit 1 when a case is\n"
+            "                     more than --tolerance (default 0.10) below it\n"
+            "  --fleet-margin F   under MPI: flag ranks more than F (default 0.10) below the median\n"
+            "  --dist-timeout S   under MPI: give up on unresponsive ranks after S seconds (default 600)\n"
+            "  --benchmark_*      passed to Google Benchmark (e.g. --benchmark_enable_random_interleaving)\n"
+            "  -q, --quiet        no progress on stderr\n"
+            "  -h, --help         this text\n"
+            "  -V, --version      version\n"
+            "\n"
+            "exit status: 0 all ran (skips are not failures), 1 a case or a check failed, 2 usage error\n",
+            names, mb_config_dir());
+}
+
+static int parse_double_arg(const char *opt, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    double d = strtod(v, &end);
+    if (end == v || *end || !(d >= lo && d <= hi)) {
+        fprintf(stderr, "mlbench: %s: expected a number in [%g, %g], got '%s'\n", opt, lo, hi, v);
+        return MB_EUSAGE;
+    }
+    *out = d;
+    return MB_OK;
+}
+
+enum {
+    OPT_SUITE = 256, OPT_FILTER, OPT_OUT, OPT_FORMAT, OPT_GBENCH_OUT, OPT_REPS, OPT_MIN_TIME,
+    OPT_WARMUP, OPT_DISK_DIR, OPT_DISK_FILE, OPT_BASELINE, OPT_TOLERANCE, OPT_FLEET_MARGIN,
+    OPT_DIST_TIMEOUT,
+};
+
+/* Parses the measuring command line. Returns MB_OK, MB_EUSAGE, or -1 when
+ * --help/--version was handled. */
+static int parse_cli(int argc, char **argv, cli *c)
+{
+    static const struct option longopts[] = {
+        { "suite", required_argument, NULL, OPT_SUITE },
+        { "filter", required_argument, NULL, OPT_FILTER },
+        { "out", required_argument, NULL, OPT_OUT },
+        { "format", required_argument, NULL, OPT_FORMAT },
+        { "gbench-out", required_argument, NULL, OPT_GBENCH_OUT },
+        { "repetitions", required_argument, NULL, OPT_REPS },
+        { "min-time", required_argument, NULL, OPT_MIN_TIME },
+        { "warmup-time", required_argument, NULL, OPT_WARMUP },
+        { "disk-dir", required_argument, NULL, OPT_DISK_DIR },
+        { "disk-file", required_argument, NULL, OPT_DISK_FILE },
+        { "baseline", required_argument, NULL, OPT_BASELINE },
+        { "tolerance", required_argument, NULL, OPT_TOLERANCE },
+        { "fleet-margin", required_argument, NULL, OPT_FLEET_MARGIN },
+        { "dist-timeout", required_argument, NULL, OPT_DIST_TIMEOUT },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    /* Google Benchmark's own flags are taken out first: getopt would reject them. */
+    int kept = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strncmp(argv[i], "--benchmark_", 12) == 0) {
+            if (c->n_gb_flags == 32) {
+                fprintf(stderr, "mlbench: too many --benchmark_* flags\n");
+                return MB_EUSAGE;
+            }
+            c->gb_flags[c->n_gb_flags++] = argv[i];
+        } else {
+            argv[kept++] = argv[i];
+        }
+    }
+    argc = kept;
+    opterr = 0;
+    int ch;
+    double d;
+    while ((ch = getopt_long(argc, argv, ":qhV", longopts, NULL)) != -1) {
+        switch (ch) {
+        case OPT_SUITE: c->suite = optarg; break;
+        case OPT_FILTER: c->filter = optarg; break;
+        case OPT_OUT: c->out = optarg; break;
+        case OPT_FORMAT: c->format = optarg; break;
+        case OPT_GBENCH_OUT: c->gbench_out = optarg; break;
+        case OPT_DISK_DIR: c->opts.disk_dir = optarg; break;
+        case OPT_DISK_FILE: c->opts.disk_file = optarg; break;
+        case OPT_BASELINE: c->baseline = optarg; break;
+        case OPT_REPS:
+            if (parse_double_arg("--repetitions", optarg, 1, 1000, &d) || d != (int)d)
+                return MB_EUSAGE;
+            c->run.repetitions = (int)d;
+            break;
+        case OPT_MIN_TIME:
+            if (parse_double_arg("--min-time", optarg, 1e-4, 3600, &c->run.min_time))
+                return MB_EUSAGE;
+            break;
+        case OPT_WARMUP:
+            if (parse_double_arg("--warmup-time", optarg, 0, 3600, &c->run.warmup_time))
+                return MB_EUSAGE;
+            break;
+        case OPT_TOLERANCE:
+            if (parse_double_arg("--tolerance", optarg, 0, 1, &c->tolerance))
+                return MB_EUSAGE;
+            break;
+        case OPT_FLEET_MARGIN:
+            if (parse_double_arg("--fleet-margin", optarg, 0, 1, &c->run.fleet_margin))
+                return MB_EUSAGE;
+            break;
+        case OPT_DIST_TIMEOUT:
+            if (parse_double_arg("--dist-timeout", optarg, 1, 86400, &c->run.dist_timeout))
+                return MB_EUSAGE;
+            break;
+        case 'q': c->run.quiet = c->opts.quiet = true; break;
+        case 'h': usage(stdout); return -1;
+        case 'V': printf("mlbench %s (git %s)\n", MB_VERSION, MB_GIT_REVISION); return -1;
+        case ':':
+            fprintf(stderr, "mlbench: option %s needs a value (see --help)\n", argv[optind - 1]);
+            return MB_EUSAGE;
+        default:
+            fprintf(stderr, "mlbench: unknown option '%s' (see --help)\n", argv[optind - 1]);
+            return MB_EUSAGE;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "mlbench: unexpected argument '%s' (see --help)\n", argv[optind]);
+        return MB_EUSAGE;
+    }
+    if (!mb_format_valid(c->format)) {
+        fprintf(stderr, "mlbench: --format: expected table, json, csv or md, got '%s'\n", c->format);
+        return MB_EUSAGE;
+    }
+    if (c->opts.disk_dir && c->opts.disk_file) {
+        fprintf(stderr, "mlbench: --disk-dir and --disk-file exclude each other\n");
+        return MB_EUSAGE;
+    }
+    return MB_OK;
+}
+
+/* ---- mlbench list --------------------------------------------------------- */
+
+static int cmd_list(int argc, char **argv)
+{
+    bool json = argc >= 3 && strcmp(argv[1], "--format") == 0 && strcmp(argv[2], "json") == 0;
+    if (argc > 1 && !json) {
+        fprintf(stderr, "mlbench list: usage: mlbench list [--format table|json]\n");
+        return 2;
+    }
+    cJSON *doc = cJSON_CreateArray();
+    for (size_t i = 0; i < mb_registry_len; i++) {
+        const mb_component_ops *ops = mb_registry[i];
+        mb_err why = { 0 };
+        int rc = ops->probe ? ops->probe(NULL, &why) : MB_OK;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "component", ops->component);
+        cJSON_AddStringToObject(o, "backend", ops->backend);
+        cJSON_AddStringToObject(o, "summary", ops->summary ? ops->summary : "");
+        cJSON_AddBoolToObject(o, "available", rc == MB_OK);
+        cJSON_AddStringToObject(o, "why_not", rc == MB_OK ? "" : why.msg);
+        cJSON_AddStringToObject(o, "rate_unit", ops->rate_unit ? ops->rate_unit : "");
+        cJSON *ps = cJSON_AddArrayToObject(o, "params");
+        for (const mb_param_spec *p = ops->params; p && p->name; p++) {
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddStringToObject(x, "name", p->name);
+            cJSON_AddStringToObject(x, "type", mb_param_type_name(p->type));
+            if (p->def)
+                cJSON_AddStringToObject(x, "default", p->def);
+            else
+                cJSON_AddNullToObject(x, "default");
+            if (p->choices)
+                cJSON_AddStringToObject(x, "choices", p->choices);
+            bool numeric = p->type == MB_P_INT || p->type == MB_P_SIZE || p->type == MB_P_DOUBLE;
+            if (numeric && p->min <= p->max) {
+                cJSON_AddNumberToObject(x, "min", p->min);
+                cJSON_AddNumberToObject(x, "max", p->max);
+            }
+            cJSON_AddStringToObject(x, "help", p->help ? p->help : "");
+            cJSON_AddItemToArray(ps, x);
+        }
+        cJSON_AddItemToArray(doc, o);
+    }
+    if (json) {
+        char *t = cJSON_Print(doc);
+        printf("%s\n", t);
+        free(t);
+    } else {
+        printf("%s\n\n", mb_dist_describe());
+        const cJSON *o;
+        cJSON_ArrayForEach(o, doc)
+        {
+            bool ok = cJSON_IsTrue(cJSON_GetObjectItem(o, "available"));
+            printf("%-14s %-10s %-4s %s\n", cJSON_GetObjectItem(o, "component")->valuestring,
+                   cJSON_GetObjectItem(o, "backend")->valuestring, ok ? "yes" : "no",
+                   cJSON_GetObjectItem(o, "summary")->valuestring);
+            if (!ok)
+                printf("%30s why not: %s\n", "", cJSON_GetObjectItem(o, "why_not")->valuestring);
+            const cJSON *p;
+            cJSON_ArrayForEach(p, cJSON_GetObjectItem(o, "params"))
+            {
+                const cJSON *def = cJSON_GetObjectItem(p, "default");
+                const cJSON *ch = cJSON_GetObjectItem(p, "choices");
+                char range[96] = "";
+                if (cJSON_GetObjectItem(p, "min"))
+                    snprintf(range, sizeof range, " [%.15g..%.15g]", cJSON_GetObjectItem(p, "min")->valuedouble,
+                             cJSON_GetObjectItem(p, "max")->valuedouble);
+                printf("%30s %s (%s%s%s%s) = %s: %s\n", "", cJSON_GetObjectItem(p, "name")->valuestring,
+                       cJSON_GetObjectItem(p, "type")->valuestring, ch ? ": " : "", ch ? ch->valuestring : "",
+                       range, cJSON_IsString(def) ? def->valuestring : "(required)",
+                       cJSON_GetObjectItem(p, "help")->valuestring);
+            }
+        }
+        printf("\nsuites: ");
+        char names[1024];
+        mb_suite_names(names, sizeof names);
+        printf("%s\n", names);
+    }
+    cJSON_Delete(doc);
+    return 0;
+}
+
+/* ---- mlbench report ------------------------------------------------------- */
+
+static int cmd_report(int argc, char **argv)
+{
+    const char *format = "table", *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
+            format = argv[++i];
+        else if (argv[i][0] != '-' && file == NULL)
+            file = argv[i];
+        else {
+            fprintf(stderr, "mlbench report: usage: mlbench report FILE [--format table|json|csv|md]\n");
+            return 2;
+        }
+    }
+    if (file == NULL || !mb_format_valid(format)) {
+        fprintf(stderr, "mlbench report: usage: mlbench report FILE [--format table|json|csv|md]\n");
+        return 2;
+    }
+    mb_err err = { 0 };
+    cJSON *doc;
+    if (mb_results_load(file, &doc, &err) != MB_OK) {
+        fprintf(stderr, "mlbench report: %s\n", err.msg);
+        return 2;
+    }
+    mb_write_results(stdout, doc, format, &err);
+    cJSON_Delete(doc);
+    return 0;
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "mlbench trace: usage: mlbench trace FILE(.json|.json.gz)\n");
+        return 2;
+    }
+    mb_err err = { 0 };
+    if (mb_trace_dump(argv[1], stdout, &err) != MB_OK) {
+        fprintf(stderr, "mlbench trace: %s\n", err.msg);
+        return mb_exit_status(err.code);
+    }
+    return 0;
+}
+
+/* ---- measuring ------------------------------------------------------------ */
+
+/* After the run: table on stdout, optional Google Benchmark JSON, baseline. */
+static int finish_outputs(const cli *c, const mb_journal *j, int *status)
+{
+    mb_err err = { 0 };
+    mb_write_results(stdout, j->doc, c->format, &err);
+    mb_dist_fleet_print(stdout, j->doc);
+    if (c->gbench_out && mb_write_gbench_json(c->gbench_out, j->doc, &err) != MB_OK) {
+        fprintf(stderr, "mlbench: %s\n", err.msg);
+        *status = 1;
+    }
+    if (c->baseline) {
+        cJSON *base = NULL, *failures = NULL;
+        if (mb_results_load(c->baseline, &base, &err) != MB_OK ||
+            mb_baseline_check(j->doc, base, c->tolerance, &failures, &err) == MB_EUSAGE) {
+            fprintf(stderr, "mlbench: --baseline: %s\n", err.msg);
+            cJSON_Delete(base);
+            return 2;
+        }
+        if (cJSON_GetArraySize(cJSON_GetObjectItem(failures, "failed")) > 0)
+            *status = 1;
+        mb_baseline_print(stdout, failures, c->tolerance);
+        cJSON_Delete(failures);
+        cJSON_Delete(base);
+    }
+    return *status;
+}
+
+static int cmd_measure(int argc, char **argv)
+{
+    cli c = { .suite = "all", .format = "table", .tolerance = 0.10 };
+    c.run.warmup_time = -1;
+    c.run.fleet_margin = 0.10;
+    c.run.dist_timeout = 600;
+    int full_argc = argc;
+    char **full_argv = malloc(sizeof *full_argv * (size_t)(argc + 1));
+    memcpy(full_argv, argv, sizeof *full_argv * (size_t)(argc + 1));
+    int rc = parse_cli(argc, argv, &c);
+    if (rc != MB_OK) {
+        free(full_argv);
+        return rc < 0 ? 0 : 2;
+    }
+    mb_err err = { 0 };
+    if (mbgb_init(c.n_gb_flags, c.gb_flags, &err) != MB_OK) {
+        fprintf(stderr, "mlbench: %s\n", err.msg);
+        free(full_argv);
+        return 2;
+    }
+    mb_options_set(&c.opts);
+    mb_suite suite;
+    if (mb_suite_load(c.suite, &suite, &err) != MB_OK ||
+        (c.filter && mb_suite_filter(&suite, c.filter, &err) != MB_OK)) {
+        fprintf(stderr, "mlbench: %s\n", err.msg);
+        free(full_argv);
+        return 2;
+    }
+    if (suite.n_cases == 0) {
+        fprintf(stderr, "mlbench: no case to run (suite '%s'%s%s)\n", c.suite, c.filter ? ", filter " : "",
+                c.filter ? c.filter : "");
+        mb_suite_free(&suite);
+        free(full_argv);
+        return 2;
+    }
+    bool root = mb_dist_rank() == 0;
+    char path[PATH_MAX];
+    mb_journal j = { 0 };
+    int status = 0;
+    if (root) {
+        if (c.out)
+            snprintf(path, sizeof path, "%s", c.out);
+        else if (mb_default_results_path(path, sizeof path, &err) != MB_OK)
+            goto fatal;
+        cJSON *ctx = mb_context_collect(c.opts.disk_dir);
+        if (mb_journal_open(&j, path, c.suite, full_argc, full_argv, ctx, &err) != MB_OK)
+            goto fatal;
+    }
+    mb_dist_add_contexts(root ? j.doc : NULL, c.opts.disk_dir, c.run.dist_timeout);
+    mb_run_summary sum;
+    if (mb_run_suite(&suite, &c.run, &j, &sum, &err) != MB_OK)
+        goto fatal;
+    if (root) {
+        if (mb_journal_finish(&j, &err) != MB_OK)
+            goto fatal;
+        status = sum.failed > 0 ? 1 : 0;
+        status = finish_outputs(&c, &j, &status);
+        if (!c.run.quiet)
+            fprintf(stderr, "%d ok, %d skipped, %d failed; results: %s\n", sum.ok, sum.skipped, sum.failed, path);
+    }
+    status = mb_dist_agree(status);
+    mb_journal_close(&j);
+    mb_suite_free(&suite);
+    free(full_argv);
+    return status;
+fatal:
+    fprintf(stderr, "mlbench: %s%s%s\n", err.msg, root && j.path ? "; results so far are in " : "",
+            root && j.path ? j.path : "");
+    mb_journal_close(&j);
+    mb_suite_free(&suite);
+    free(full_argv);
+    return mb_exit_status(err.code ? err.code : MB_EFAIL);
+}
+
+int main(int argc, char **argv)
+{
+    mb_err err = { 0 };
+    if (mb_dist_init(&argc, &argv, &err) != MB_OK) {
+        fprintf(stderr, "mlbench: %s\n", err.msg);
+        return 2;
+    }
+    mb_cleanup_install();
+    int status;
+    const char *cmd = argc > 1 ? argv[1] : "";
+    if (strcmp(cmd, "list") == 0)
+        status = cmd_list(argc - 1, argv + 1);
+    else if (strcmp(cmd, "report") == 0)
+        status = cmd_report(argc - 1, argv + 1);
+    else if (strcmp(cmd, "gap") == 0)
+        status = mb_cmd_gap(argc - 1, argv + 1);
+    else if (strcmp(cmd, "compare") == 0)
+        status = mb_cmd_compare(argc - 1, argv + 1);
+    else if (strcmp(cmd, "trace") == 0)
+        status = cmd_trace(argc - 1, argv + 1);
+    else if (strcmp(cmd, "run") == 0)
+        status = cmd_measure(argc - 1, argv + 1);
+    else
+        status = cmd_measure(argc, argv);
+    mb_cleanup_run();
+    mb_dist_finalize();
+    return status;
+}

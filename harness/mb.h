@@ -10,6 +10,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define MB_ERR_LEN 1024
 
 enum mb_code {
@@ -40,5 +44,9 @@ void mb_err_clear(mb_err *err);
 
 /* Maps an mb_code to the process exit status of the CLI (0, 1 or 2). */
 int mb_exit_status(int code);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

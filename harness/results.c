@@ -1,1 +1,423 @@
-/* placeholder: being written */
+#include "results.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "context.h"
+#include "formulas.h"
+
+void mb_utc_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+void mb_record_init(mb_record *r, const mb_case *c)
+{
+    memset(r, 0, sizeof *r);
+    r->c = c;
+    mb_report_init(&r->report);
+}
+
+void mb_record_free(mb_record *r)
+{
+    free(r->rep_iterations);
+    free(r->rep_seconds);
+    mb_report_free(&r->report);
+    memset(r, 0, sizeof *r);
+}
+
+int mb_record_add_repetition(mb_record *r, long long iterations, double seconds)
+{
+    long long *it = realloc(r->rep_iterations, sizeof *it * (size_t)(r->repetitions + 1));
+    if (it == NULL)
+        return MB_ESYS;
+    r->rep_iterations = it;
+    double *s = realloc(r->rep_seconds, sizeof *s * (size_t)(r->repetitions + 1));
+    if (s == NULL)
+        return MB_ESYS;
+    r->rep_seconds = s;
+    it[r->repetitions] = iterations;
+    s[r->repetitions] = seconds;
+    r->repetitions++;
+    return MB_OK;
+}
+
+const char *mb_case_status_name(mb_case_status s)
+{
+    return s == MB_CASE_OK ? "ok" : s == MB_CASE_SKIPPED ? "skipped" : "failed";
+}
+
+static const char *verify_name(mb_verify_status v)
+{
+    return v == MB_VERIFY_PASSED ? "passed" : v == MB_VERIFY_FAILED ? "failed" : "not-run";
+}
+
+bool mb_record_stats(const mb_record *r, mb_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    int n = r->repetitions;
+    if (n <= 0)
+        return false;
+    double spi[n], rate[n];
+    double scale = r->c->ops->rate_scale > 0 ? r->c->ops->rate_scale : 1.0;
+    for (int i = 0; i < n; i++) {
+        if (r->rep_iterations[i] <= 0 || !(r->rep_seconds[i] > 0))
+            return false;
+        spi[i] = r->rep_seconds[i] / (double)r->rep_iterations[i];
+        rate[i] = r->work_per_iter / spi[i] / scale;
+    }
+    out->spi_median = mb_median(spi, n);
+    out->spi_min = mb_min(spi, n);
+    out->spi_mean = mb_mean(spi, n);
+    out->spi_stddev = mb_stddev(spi, n);
+    out->rate_median = mb_median(rate, n);
+    out->rate_best = mb_max(rate, n);
+    out->rate_mean = mb_mean(rate, n);
+    out->rate_cv = mb_cv(rate, n);
+    return true;
+}
+
+static cJSON *params_json(const mb_params *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < mb_params_count(p); i++)
+        cJSON_AddStringToObject(o, mb_params_name(p, i), mb_params_value(p, i));
+    return o;
+}
+
+/* JSON has no NaN/Inf: they become null. */
+static void add_number(cJSON *o, const char *k, double v)
+{
+    if (isfinite(v))
+        cJSON_AddNumberToObject(o, k, v);
+    else
+        cJSON_AddNullToObject(o, k);
+}
+
+static void add_timing(cJSON *o, const mb_record *r)
+{
+    mb_stats st;
+    if (!mb_record_stats(r, &st)) {
+        cJSON_AddNullToObject(o, "per_repetition");
+        cJSON_AddNullToObject(o, "seconds_per_iteration");
+        cJSON_AddNullToObject(o, "rate");
+        cJSON_AddNullToObject(o, "seconds_per_unit");
+        cJSON_AddNullToObject(o, "efficiency");
+        return;
+    }
+    cJSON *reps = cJSON_AddArrayToObject(o, "per_repetition");
+    for (int i = 0; i < r->repetitions; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddNumberToObject(x, "iterations", (double)r->rep_iterations[i]);
+        add_number(x, "seconds", r->rep_seconds[i]);
+        cJSON_AddItemToArray(reps, x);
+    }
+    cJSON *spi = cJSON_AddObjectToObject(o, "seconds_per_iteration");
+    add_number(spi, "median", st.spi_median);
+    add_number(spi, "min", st.spi_min);
+    add_number(spi, "mean", st.spi_mean);
+    add_number(spi, "stddev", st.spi_stddev);
+    cJSON *rate = cJSON_AddObjectToObject(o, "rate");
+    add_number(rate, "median", st.rate_median);
+    add_number(rate, "best", st.rate_best);
+    add_number(rate, "mean", st.rate_mean);
+    add_number(rate, "cv", st.rate_cv);
+    cJSON *spu = cJSON_AddObjectToObject(o, "seconds_per_unit");
+    double scale = r->c->ops->rate_scale > 0 ? r->c->ops->rate_scale : 1.0;
+    add_number(spu, "median", st.rate_median > 0 ? 1.0 / (st.rate_median * scale) : NAN);
+    if (r->report.peak > 0)
+        add_number(o, "efficiency", mb_efficiency(st.rate_median, r->report.peak));
+    else
+        cJSON_AddNullToObject(o, "efficiency");
+}
+
+cJSON *mb_record_to_json(const mb_record *r)
+{
+    const mb_case *c = r->c;
+    const mb_component_ops *ops = c->ops;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", c->id);
+    cJSON_AddStringToObject(o, "section", c->section);
+    cJSON_AddStringToObject(o, "component", ops->component);
+    cJSON_AddStringToObject(o, "backend", ops->backend);
+    cJSON_AddItemToObject(o, "params", params_json(c->params));
+    cJSON_AddStringToObject(o, "status", mb_case_status_name(r->status));
+    if (r->reason[0])
+        cJSON_AddStringToObject(o, "reason", r->reason);
+    else
+        cJSON_AddNullToObject(o, "reason");
+    cJSON_AddStringToObject(o, "work_unit", ops->work_unit);
+    add_number(o, "work_per_iteration", r->work_per_iter);
+    cJSON_AddStringToObject(o, "rate_unit", ops->rate_unit);
+    cJSON_AddNumberToObject(o, "rate_scale", ops->rate_scale);
+    cJSON_AddBoolToObject(o, "latency_first", ops->latency_first);
+    cJSON_AddNumberToObject(o, "repetitions", r->repetitions);
+    cJSON_AddNumberToObject(o, "iterations", r->repetitions ? (double)r->rep_iterations[0] : 0);
+    add_timing(o, r);
+    if (r->report.peak > 0) {
+        cJSON *peak = cJSON_AddObjectToObject(o, "peak");
+        cJSON_AddNumberToObject(peak, "value", r->report.peak);
+        cJSON_AddStringToObject(peak, "source", r->report.peak_source ? r->report.peak_source : "");
+    } else {
+        cJSON_AddNullToObject(o, "peak");
+    }
+    cJSON *v = cJSON_AddObjectToObject(o, "verification");
+    cJSON_AddStringToObject(v, "status", verify_name(r->verify));
+    cJSON_AddStringToObject(v, "detail", r->verify_detail);
+    cJSON *m = cJSON_AddObjectToObject(o, "metrics");
+    for (int i = 0; i < r->report.n_metrics; i++) {
+        cJSON *x = cJSON_AddObjectToObject(m, r->report.metrics[i].name);
+        add_number(x, "value", r->report.metrics[i].value);
+        cJSON_AddStringToObject(x, "unit", r->report.metrics[i].unit);
+    }
+    cJSON *info = cJSON_AddObjectToObject(o, "info");
+    for (int i = 0; i < r->report.n_infos; i++)
+        cJSON_AddStringToObject(info, r->report.infos[i].name, r->report.infos[i].value);
+    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    for (int i = 0; i < r->report.n_notes; i++)
+        cJSON_AddItemToArray(notes, cJSON_CreateString(r->report.notes[i]));
+    return o;
+}
+
+/* ---- atomic file writes ------------------------------------------------- */
+
+static int fsync_dir_of(const char *path)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+int mb_write_file_atomic(const char *path, const char *text, mb_err *err)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return mb_errno(err, MB_ESYS, "cannot create %s", tmp);
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            mb_errno(err, MB_ESYS, "cannot write %s", tmp);
+            goto fail;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) != 0) {
+        mb_errno(err, MB_ESYS, "fsync %s", tmp);
+        goto fail;
+    }
+    if (close(fd) != 0) {
+        fd = -1;
+        mb_errno(err, MB_ESYS, "close %s", tmp);
+        goto fail;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0) {
+        mb_errno(err, MB_ESYS, "cannot rename %s to %s", tmp, path);
+        goto fail;
+    }
+    fsync_dir_of(path);
+    return MB_OK;
+fail:
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    return err ? err->code : MB_ESYS;
+}
+
+/* ---- the journal --------------------------------------------------------- */
+
+static int journal_write(mb_journal *j, mb_err *err)
+{
+    char *text = cJSON_Print(j->doc);
+    if (text == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory serialising results");
+    size_t len = strlen(text);
+    char *with_nl = realloc(text, len + 2);
+    if (with_nl == NULL) {
+        free(text);
+        return mb_errf(err, MB_ESYS, "out of memory serialising results");
+    }
+    with_nl[len] = '\n';
+    with_nl[len + 1] = '\0';
+    int rc = mb_write_file_atomic(j->path, with_nl, err);
+    free(with_nl);
+    return rc;
+}
+
+int mb_journal_open(mb_journal *j, const char *path, const char *suite, int argc, char **argv,
+                    cJSON *context, mb_err *err)
+{
+    memset(j, 0, sizeof *j);
+    j->path = strdup(path);
+    j->doc = cJSON_CreateObject();
+    cJSON *d = j->doc;
+    char now[32];
+    mb_utc_now(now, sizeof now);
+    cJSON_AddStringToObject(d, "schema", MB_RESULTS_SCHEMA);
+    cJSON_AddNumberToObject(d, "schema_version", MB_RESULTS_SCHEMA_VERSION);
+    cJSON *mb = cJSON_AddObjectToObject(d, "mlbench");
+    cJSON_AddStringToObject(mb, "version", MB_VERSION);
+    cJSON_AddStringToObject(mb, "git", MB_GIT_REVISION);
+    cJSON_AddStringToObject(d, "status", "running");
+    cJSON_AddStringToObject(d, "suite", suite ? suite : "");
+    cJSON *cl = cJSON_AddArrayToObject(d, "command_line");
+    for (int i = 0; i < argc; i++)
+        cJSON_AddItemToArray(cl, cJSON_CreateString(argv[i]));
+    cJSON_AddStringToObject(d, "started_utc", now);
+    cJSON_AddNullToObject(d, "finished_utc");
+    cJSON *st = cJSON_AddObjectToObject(d, "statistics");
+    cJSON_AddStringToObject(st, "ceiling", "median of the per-repetition rates (sustained ceiling)");
+    cJSON_AddStringToObject(st, "best", "maximum of the per-repetition rates (peak seen)");
+    cJSON_AddStringToObject(st, "cv", "sample standard deviation / mean of the per-repetition rates");
+    cJSON_AddItemToObject(d, "context", context ? context : cJSON_CreateObject());
+    cJSON_AddArrayToObject(d, "cases");
+    return journal_write(j, err);
+}
+
+int mb_journal_append(mb_journal *j, cJSON *case_json, mb_err *err)
+{
+    cJSON_AddItemToArray(cJSON_GetObjectItem(j->doc, "cases"), case_json);
+    return journal_write(j, err);
+}
+
+int mb_journal_finish(mb_journal *j, mb_err *err)
+{
+    char now[32];
+    mb_utc_now(now, sizeof now);
+    cJSON_ReplaceItemInObject(j->doc, "status", cJSON_CreateString("complete"));
+    cJSON_ReplaceItemInObject(j->doc, "finished_utc", cJSON_CreateString(now));
+    return journal_write(j, err);
+}
+
+void mb_journal_close(mb_journal *j)
+{
+    cJSON_Delete(j->doc);
+    free(j->path);
+    memset(j, 0, sizeof *j);
+}
+
+int mb_default_results_path(char *buf, size_t len, mb_err *err)
+{
+    if (mkdir("results", 0755) != 0 && errno != EEXIST)
+        return mb_errno(err, MB_ESYS, "cannot create results/ in the current directory");
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+    snprintf(buf, len, "results/%s-%s.json", mb_hostname(), stamp);
+    /* Never overwrite an earlier run started in the same second. */
+    for (int i = 2; access(buf, F_OK) == 0 && i < 100; i++)
+        snprintf(buf, len, "results/%s-%s-%d.json", mb_hostname(), stamp, i);
+    return MB_OK;
+}
+
+static char *read_whole(const char *path, mb_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        mb_errno(err, MB_EUSAGE, "cannot open %s", path);
+        return NULL;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len < 2) {
+            char *b = realloc(buf, cap *= 2);
+            if (b == NULL) {
+                free(buf);
+                buf = NULL;
+            } else {
+                buf = b;
+            }
+        }
+    }
+    fclose(f);
+    if (buf == NULL)
+        mb_errf(err, MB_ESYS, "out of memory reading %s", path);
+    else
+        buf[len] = '\0';
+    return buf;
+}
+
+/* Line and column of a byte offset, for parse errors. */
+static void line_col(const char *text, size_t off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off && text[i]; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+int mb_results_load(const char *path, cJSON **out, mb_err *err)
+{
+    *out = NULL;
+    char *text = read_whole(path, err);
+    if (text == NULL)
+        return err ? err->code : MB_EUSAGE;
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithOpts(text, &end, 1);
+    if (doc == NULL) {
+        int line, col;
+        size_t off = end ? (size_t)(end - text) : 0;
+        line_col(text, off, &line, &col);
+        free(text);
+        return mb_errf(err, MB_EUSAGE, "%s:%d:%d: not valid JSON (truncated or malformed results file)", path,
+                       line, col);
+    }
+    free(text);
+    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(doc, "schema");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(doc, "schema_version");
+    if (!cJSON_IsString(schema) || strcmp(schema->valuestring, MB_RESULTS_SCHEMA) != 0) {
+        cJSON_Delete(doc);
+        return mb_errf(err, MB_EUSAGE, "%s: $.schema: expected \"%s\" (not an mlbench results file)", path,
+                       MB_RESULTS_SCHEMA);
+    }
+    if (!cJSON_IsNumber(ver) || ver->valueint != MB_RESULTS_SCHEMA_VERSION) {
+        cJSON_Delete(doc);
+        return mb_errf(err, MB_EUSAGE, "%s: $.schema_version: expected %d, found %s", path,
+                       MB_RESULTS_SCHEMA_VERSION, cJSON_IsNumber(ver) ? "another version" : "none");
+    }
+    if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "cases"))) {
+        cJSON_Delete(doc);
+        return mb_errf(err, MB_EUSAGE, "%s: $.cases: expected an array", path);
+    }
+    *out = doc;
+    return MB_OK;
+}

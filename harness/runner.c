@@ -1,1 +1,253 @@
-/* placeholder: being written */
+#include "runner.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dist.h"
+#include "gbench_shim.h"
+#include "gpu_hooks.h"
+
+/* What the Google Benchmark function needs to call the component. */
+typedef struct bench_ctx {
+    const mb_component_ops *ops;
+    void *state;
+    mb_err err;
+    mb_record *rec;
+} bench_ctx;
+
+static void bench_fn(mbgb_state *st, void *arg)
+{
+    bench_ctx *bc = arg;
+    while (mbgb_keep_running(st)) {
+        double seconds = 0;
+        if (bc->ops->run(bc->state, &seconds, &bc->err) != MB_OK) {
+            mbgb_skip_with_error(st, bc->err.msg);
+            break;
+        }
+        if (!(seconds > 0) || !isfinite(seconds)) {
+            mb_errf(&bc->err, MB_EFAIL, "run() reported a non-positive time (%g s)", seconds);
+            mbgb_skip_with_error(st, bc->err.msg);
+            break;
+        }
+        mbgb_set_iteration_time(st, seconds);
+    }
+}
+
+static void on_repetition(const mbgb_run *run, void *user)
+{
+    bench_ctx *bc = user;
+    if (run->error) {
+        if (bc->err.code == MB_OK)
+            mb_errf(&bc->err, MB_EFAIL, "%s", run->error_message);
+        return;
+    }
+    if (mb_record_add_repetition(bc->rec, run->iterations, run->seconds) != MB_OK)
+        mb_errf(&bc->err, MB_ESYS, "out of memory recording a repetition");
+}
+
+static void set_outcome(mb_record *r, int code, const char *msg)
+{
+    r->status = code == MB_ESKIP ? MB_CASE_SKIPPED : MB_CASE_FAILED;
+    snprintf(r->reason, sizeof r->reason, "%s", msg && *msg ? msg : "unknown error");
+}
+
+/* Untimed iterations until warmup_time has passed (at least one), so module
+ * loading, handle creation, page faults and clock ramp-up stay out. */
+static int warm_up(const mb_component_ops *ops, void *state, double warmup_time, mb_err *err)
+{
+    double start = mb_now();
+    do {
+        double s;
+        int rc = ops->run(state, &s, err);
+        if (rc != MB_OK)
+            return rc;
+    } while (mb_now() - start < warmup_time);
+    return MB_OK;
+}
+
+static void effective(const mb_case *c, const mb_runner_opts *o, mbgb_options *g, double *warmup)
+{
+    g->repetitions = o->repetitions > 0 ? o->repetitions : c->repetitions;
+    g->min_time = o->min_time > 0 ? o->min_time : c->min_time;
+    g->iterations = c->iterations;
+    if (c->ops->collective && g->iterations <= 0)
+        g->iterations = MB_DEFAULT_COLLECTIVE_ITERATIONS;
+    *warmup = o->warmup_time >= 0 ? o->warmup_time : c->warmup_time;
+    if (c->ops->collective)
+        *warmup = 0; /* a time-based warm-up would differ between ranks */
+}
+
+static void time_case(const mb_case *c, const mb_runner_opts *o, void *state, mb_record *r)
+{
+    const mb_component_ops *ops = c->ops;
+    bench_ctx bc = { .ops = ops, .state = state, .rec = r };
+    mbgb_options g;
+    double warmup;
+    effective(c, o, &g, &warmup);
+    if (ops->collective) {
+        /* Same warm-up count everywhere: a couple of untimed collectives. */
+        for (int i = 0; i < 2 && bc.err.code == MB_OK; i++) {
+            double s;
+            ops->run(state, &s, &bc.err);
+        }
+    } else {
+        warm_up(ops, state, warmup, &bc.err);
+    }
+    if (bc.err.code == MB_OK && mbgb_register(c->id, bench_fn, &bc, &g, &bc.err) == MB_OK)
+        mbgb_run_all(on_repetition, &bc, &bc.err);
+    if (bc.err.code != MB_OK) {
+        set_outcome(r, bc.err.code == MB_ESKIP ? MB_ESKIP : MB_EFAIL, bc.err.msg);
+        return;
+    }
+    if (r->repetitions == 0)
+        set_outcome(r, MB_EFAIL, "Google Benchmark reported no repetition");
+}
+
+static void verify_case(const mb_component_ops *ops, void *state, mb_record *r)
+{
+    mb_err err = { 0 };
+    int rc = ops->verify ? ops->verify(state, &err) : MB_ESKIP;
+    if (rc == MB_OK) {
+        r->verify = MB_VERIFY_PASSED;
+        snprintf(r->verify_detail, sizeof r->verify_detail, "%s", err.msg);
+    } else if (rc == MB_ESKIP) {
+        r->verify = MB_VERIFY_NOT_RUN;
+        snprintf(r->verify_detail, sizeof r->verify_detail, "%s",
+                 ops->verify ? err.msg : "the component has no verification");
+    } else {
+        r->verify = MB_VERIFY_FAILED;
+        snprintf(r->verify_detail, sizeof r->verify_detail, "%s", err.msg);
+        r->status = MB_CASE_FAILED;
+        snprintf(r->reason, sizeof r->reason, "verification failed: %.990s", err.msg);
+    }
+}
+
+void mb_run_case(const mb_case *c, const mb_runner_opts *o, mb_record *r)
+{
+    const mb_component_ops *ops = c->ops;
+    mb_record_init(r, c);
+    mb_err err = { 0 };
+    void *state = NULL;
+    void *gpu_snapshot = NULL;
+
+    int rc = ops->probe ? ops->probe(c->params, &err) : MB_OK;
+    if (rc != MB_OK) {
+        set_outcome(r, rc, err.msg);
+        return;
+    }
+    if (ops->setup == NULL || ops->run == NULL) {
+        set_outcome(r, MB_ESKIP, "backend has no implementation");
+        return;
+    }
+    if (ops->uses_gpu)
+        gpu_snapshot = mb_gpu_monitor_begin();
+    rc = ops->setup(c->params, &state, &err);
+    if (rc != MB_OK) {
+        set_outcome(r, rc == MB_ESKIP ? MB_ESKIP : MB_EFAIL, err.msg);
+        goto done;
+    }
+    r->status = MB_CASE_OK;
+    time_case(c, o, state, r);
+    if (r->status == MB_CASE_OK) {
+        r->work_per_iter = ops->work_per_iter ? ops->work_per_iter(state) : 0;
+        if (!(r->work_per_iter > 0))
+            set_outcome(r, MB_EFAIL, "the component reported no work per iteration");
+    }
+    if (r->status == MB_CASE_OK)
+        verify_case(ops, state, r);
+    if (ops->report)
+        ops->report(state, &r->report);
+done:
+    if (ops->teardown)
+        ops->teardown(state);
+    if (gpu_snapshot)
+        mb_gpu_monitor_end(gpu_snapshot, &r->report);
+}
+
+/* ---- progress ------------------------------------------------------------ */
+
+static void fmt_duration(char *buf, size_t len, double s)
+{
+    if (s < 60)
+        snprintf(buf, len, "%.0fs", s);
+    else
+        snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+}
+
+static void progress_start(const mb_runner_opts *o, int i, int n, const mb_case *c, double elapsed)
+{
+    if (o->quiet || !isatty(STDERR_FILENO))
+        return;
+    char el[32];
+    fmt_duration(el, sizeof el, elapsed);
+    fprintf(stderr, "\r\033[K[%d/%d] %s elapsed, running %s", i + 1, n, el, c->id);
+    fflush(stderr);
+}
+
+static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record *r, double elapsed)
+{
+    if (o->quiet)
+        return;
+    char el[32], left[32];
+    fmt_duration(el, sizeof el, elapsed);
+    fmt_duration(left, sizeof left, elapsed / (i + 1) * (n - i - 1));
+    char what[256];
+    mb_stats st;
+    if (r->status == MB_CASE_OK && mb_record_stats(r, &st))
+        snprintf(what, sizeof what, "%.4g %s (cv %.1f%%)", st.rate_median, r->c->ops->rate_unit,
+                 st.rate_cv * 100);
+    else
+        snprintf(what, sizeof what, "%.160s", r->reason);
+    bool tty = isatty(STDERR_FILENO);
+    fprintf(stderr, "%s[%d/%d] %-7s %s: %s [%s elapsed, ~%s left]\n", tty ? "\r\033[K" : "", i + 1, n,
+            mb_case_status_name(r->status), r->c->id, what, el, left);
+    fflush(stderr);
+}
+
+/* ---- the suite ----------------------------------------------------------- */
+
+static int journal_case(const mb_runner_opts *o, mb_journal *j, cJSON *case_json, mb_err *err)
+{
+    if (!mb_dist_active())
+        return mb_journal_append(j, case_json, err);
+    cJSON *all = mb_dist_gather_json(case_json, o->dist_timeout, err);
+    if (mb_dist_rank() != 0) {
+        cJSON_Delete(case_json);
+        return MB_OK;
+    }
+    if (all)
+        mb_dist_fleet_merge(case_json, all, o->fleet_margin);
+    cJSON_Delete(all);
+    return mb_journal_append(j, case_json, err);
+}
+
+int mb_run_suite(const mb_suite *s, const mb_runner_opts *o, mb_journal *j, mb_run_summary *sum,
+                 mb_err *err)
+{
+    memset(sum, 0, sizeof *sum);
+    double start = mb_now();
+    for (int i = 0; i < s->n_cases; i++) {
+        const mb_case *c = &s->cases[i];
+        if (mb_dist_active() && c->ops->collective &&
+            mb_dist_barrier(o->dist_timeout, err) != MB_OK)
+            return err->code;
+        progress_start(o, i, s->n_cases, c, mb_now() - start);
+        mb_record r;
+        mb_run_case(c, o, &r);
+        if (r.status == MB_CASE_OK)
+            sum->ok++;
+        else if (r.status == MB_CASE_SKIPPED)
+            sum->skipped++;
+        else
+            sum->failed++;
+        progress_done(o, i, s->n_cases, &r, mb_now() - start);
+        cJSON *cj = mb_record_to_json(&r);
+        mb_record_free(&r);
+        if (journal_case(o, j, cj, err) != MB_OK)
+            return err->code;
+    }
+    return MB_OK;
+}

@@ -1,0 +1,45 @@
+/* suite.h: fio-style INI job files -> the list of cases to run.
+ * Format: docs/suites.md. Every error is "FILE:LINE: what was expected". */
+#ifndef MB_SUITE_H
+#define MB_SUITE_H
+
+#include "component.h"
+#include "params.h"
+
+typedef struct mb_case {
+    char *id;       /* component/backend/name=value,... (all params, sorted) */
+    char *section;  /* job-file section */
+    char *file;     /* job file and line of the section header */
+    int line;
+    const mb_component_ops *ops;
+    mb_params *params;
+    int repetitions;
+    double min_time;
+    double warmup_time;
+    long long iterations; /* 0 = adaptive */
+} mb_case;
+
+typedef struct mb_suite {
+    char *name;
+    mb_case *cases;
+    int n_cases;
+} mb_suite;
+
+/* Defaults for cases whose job file does not set them. */
+#define MB_DEFAULT_REPETITIONS 5
+#define MB_DEFAULT_MIN_TIME 0.2
+#define MB_DEFAULT_WARMUP_TIME 0.1
+
+/* Loads `spec`: a suite name (configs/suites/NAME.ini), a path, or a comma
+ * list of those. MB_EUSAGE with FILE:LINE on any error; *out is then empty. */
+int mb_suite_load(const char *spec, mb_suite *out, mb_err *err);
+/* Loads one job file. */
+int mb_suite_load_file(const char *path, mb_suite *out, mb_err *err);
+/* Keeps the cases whose id or section matches the POSIX extended regex. */
+int mb_suite_filter(mb_suite *s, const char *regex, mb_err *err);
+void mb_suite_free(mb_suite *s);
+/* The names of the shipped suites (the .ini files in configs/suites), for --help/list:
+ * writes a comma-separated list into buf. */
+void mb_suite_names(char *buf, size_t len);
+
+#endif

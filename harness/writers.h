@@ -1,0 +1,24 @@
+/* writers.h: results documents (cJSON, schema in results/README.md) as a
+ * terminal table, JSON, CSV, Markdown, or Google Benchmark's JSON. Writers
+ * never measure: they only read the document. */
+#ifndef MB_WRITERS_H
+#define MB_WRITERS_H
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+
+#include "mb.h"
+
+/* format: "table" | "json" | "csv" | "md". MB_EUSAGE for another name. */
+int mb_write_results(FILE *out, const cJSON *doc, const char *format, mb_err *err);
+int mb_format_valid(const char *format);
+
+/* Google Benchmark–compatible JSON (context + benchmarks: one entry per
+ * repetition and the mean/median/stddev/cv aggregates, real_time and
+ * cpu_time = manual time per iteration in ns), written atomically. */
+int mb_write_gbench_json(const char *path, const cJSON *doc, mb_err *err);
+
+/* "4096" -> "4k", "1048576" -> "1m"; other text unchanged. */
+void mb_humanize_value(const char *in, char *out, size_t len);
+
+#endif

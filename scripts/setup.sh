@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs what mlbench needs from Debian (idempotent), configures and builds.
+#   scripts/setup.sh                 build into ./build
+#   BUILD_DIR=b WERROR=ON SANITIZE=ON scripts/setup.sh
+# CUDA is optional: with /usr/local/cuda (or nvcc on PATH) the GPU components
+# are built, otherwise they list as "not built in".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake pkg-config git
+  libbenchmark-dev    # Google Benchmark: the timing engine
+  libcjson-dev        # results files, stage files
+  libinih-dev         # suite job files and datasheets (INI)
+  liburing-dev        # io_uring disk reads
+  libcmocka-dev       # unit tests
+  libopenblas-dev     # CPU GEMM
+  libdnnl-dev         # CPU convolution (oneDNN)
+  libopenmpi-dev openmpi-bin   # MPI backend and multi-node runs
+  libhwloc-dev        # NUMA placement of pinned buffers
+  libyajl-dev zlib1g-dev       # streaming PyTorch trace reader (.json, .json.gz)
+  fio                 # the disk peer (scripts/fio_compare.py)
+  python3             # stdlib-only helper scripts and test checks
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# nvcc is usually not on PATH in a plain shell.
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+
+BUILD_DIR="${BUILD_DIR:-build}"
+cmake -S . -B "$BUILD_DIR" \
+  -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
+  -DMLBENCH_WERROR="${WERROR:-OFF}" \
+  -DMLBENCH_SANITIZE="${SANITIZE:-OFF}" >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)"
+echo "setup: built $BUILD_DIR/mlbench" >&2

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The command line end to end: help, exit codes, job-file errors with
+# file:line, a small run with every output format, kill -9 leaving a valid
+# results file, --baseline, and the Google Benchmark JSON.
+set -uo pipefail
+: "${MLBENCH:?} ${SRC:?} ${WORK:?}"
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+PY=/usr/bin/python3
+fails=0
+check() { # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
+}
+expect_exit() { # expect_exit CODE CMD...
+  local want=$1; shift
+  "$@" >"$WORK/out" 2>"$WORK/err"; local got=$?
+  [ "$got" -eq "$want" ] || { echo "  exit $got, wanted $want: $*"; cat "$WORK/err"; return 1; }
+}
+TINY=$SRC/tests/data/suites/tiny.ini
+
+check "help exits 0" expect_exit 0 "$MLBENCH" --help
+check "help names the suites" grep -q "suites: .*all" "$WORK/out"
+check "version" expect_exit 0 "$MLBENCH" --version
+check "unknown option exits 2" expect_exit 2 "$MLBENCH" --frobnicate
+check "unknown suite exits 2" expect_exit 2 "$MLBENCH" --suite no-such-suite
+check "unknown suite names the known ones" grep -q "known: .*quick" "$WORK/err"
+check "bad format exits 2" expect_exit 2 "$MLBENCH" --suite "$TINY" --format xml
+check "bad repetitions exits 2" expect_exit 2 "$MLBENCH" --suite "$TINY" --repetitions 0
+check "bad gbench flag exits 2" expect_exit 2 "$MLBENCH" --suite "$TINY" --benchmark_nonsense=1
+check "list exits 0" expect_exit 0 "$MLBENCH" list
+check "list shows hostmem params" grep -q "array_size" "$WORK/out"
+check "list json parses" bash -c "'$MLBENCH' list --format json | $PY -c 'import json,sys; d=json.load(sys.stdin); assert any(c[\"component\"]==\"hostmem\" for c in d)'"
+
+# Job-file errors: exit 2, FILE:LINE and what was expected.
+bad() { # bad NAME LINE FRAGMENT CONTENT
+  printf '%s\n' "$4" >"$WORK/bad.ini"
+  expect_exit 2 "$MLBENCH" --suite "$WORK/bad.ini" -q && grep -q "bad.ini:$2:" "$WORK/err" &&
+    grep -q -- "$3" "$WORK/err" || { cat "$WORK/err"; return 1; }
+}
+check "unknown key" bad k 3 "unknown key 'colour'" $'[a]\ncomponent = hostmem\ncolour = red'
+check "bad value" bad v 3 "not one of" $'[a]\ncomponent = hostmem\nkernel = turbo'
+check "bad value in a list" bad l 4 "not an integer" $'[a]\ncomponent = hostmem\n\nthreads = 1, x, 2'
+check "out of range" bad r 3 "out of range" $'[a]\ncomponent = hostmem\nthreads = -1'
+check "missing component" bad m 1 "no 'component ='" $'[a]\nkernel = copy'
+check "unknown component" bad c 2 "unknown component 'warp'" $'[a]\ncomponent = warp'
+check "unknown backend" bad b 3 "no backend 'cuda'" $'[a]\ncomponent = hostmem\nbackend = cuda'
+check "syntax error" bad s 2 "expected" $'[a]\nthis line has no equals sign'
+check "duplicate key" bad d 3 "already set at line 2" $'[a]\ncomponent = hostmem\ncomponent = hostmem'
+check "bad repetitions key" bad p 2 "repetitions" $'[global]\nrepetitions = 0\n[a]\ncomponent = hostmem'
+check "empty list item" bad e 3 "empty item" $'[a]\ncomponent = hostmem\nkernel = copy,,triad'
+
+# A small run: table on stdout, a results file, every case verified.
+check "tiny run exits 0" expect_exit 0 "$MLBENCH" --suite "$TINY" --out "$WORK/r.json" --gbench-out "$WORK/gb.json"
+check "table on stdout" grep -q "GB/s" "$WORK/out"
+check "progress on stderr" grep -q "\[2/2\]" "$WORK/err"
+check "results are sane" $PY - "$WORK/r.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema"] == "mlbench-results" and d["schema_version"] == 1 and d["status"] == "complete"
+assert d["context"]["cpu"]["logical_cpus"] >= 1 and d["context"]["host"]["name"]
+assert len(d["cases"]) == 2
+for c in d["cases"]:
+    assert c["status"] == "ok", c
+    assert c["verification"]["status"] == "passed", c
+    assert c["rate"]["median"] > 0 and c["rate"]["best"] >= c["rate"]["median"]
+    assert c["repetitions"] == 3 and len(c["per_repetition"]) == 3
+    assert c["rate_unit"] == "GB/s"
+PYEOF
+check "gbench json" $PY - "$WORK/gb.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["benchmarks"]
+assert "context" in d and len(b) == 2 * (3 + 4)
+assert {x["aggregate_name"] for x in b if x["run_type"] == "aggregate"} == {"mean", "median", "stddev", "cv"}
+assert all(x["real_time"] > 0 for x in b if x["run_type"] == "iteration")
+PYEOF
+for f in json md csv; do
+  check "report --format $f" expect_exit 0 "$MLBENCH" report "$WORK/r.json" --format $f
+done
+check "report csv has the header" grep -q "^id,section,component" "$WORK/out"
+check "report of a non-results file exits 2" expect_exit 2 "$MLBENCH" report "$TINY"
+check "filter keeps matching cases" expect_exit 0 "$MLBENCH" --suite "$TINY" --filter 'kernel=triad' --out "$WORK/f.json" -q
+check "filter ran one case" $PY -c "import json; assert len(json.load(open('$WORK/f.json'))['cases']) == 1"
+check "filter matching nothing exits 2" expect_exit 2 "$MLBENCH" --suite "$TINY" --filter 'nothing-matches' -q
+check "default results path" bash -c "cd '$WORK' && '$MLBENCH' --suite '$TINY' -q >/dev/null && ls results/*.json >/dev/null"
+
+# --baseline: the same machine passes at 50% tolerance; an inflated baseline fails.
+check "baseline pass" expect_exit 0 "$MLBENCH" --suite "$TINY" -q --baseline "$WORK/r.json" --tolerance 0.5
+$PY - "$WORK/r.json" "$WORK/inflated.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for c in d["cases"]:
+    c["rate"]["median"] *= 100
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
+check "baseline fail exits 1" expect_exit 1 "$MLBENCH" --suite "$TINY" -q --baseline "$WORK/inflated.json"
+
+# kill -9 halfway: the file holds every finished case and is valid JSON.
+"$MLBENCH" --suite "$SRC/tests/data/suites/slow.ini" --out "$WORK/k.json" -q >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 200); do
+  n=$($PY -c "import json; print(len(json.load(open('$WORK/k.json'))['cases']))" 2>/dev/null || echo 0)
+  [ "$n" -ge 2 ] && break
+  sleep 0.1
+done
+kill -9 $pid 2>/dev/null; wait $pid 2>/dev/null
+check "kill -9 leaves a valid file" $PY - "$WORK/k.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["status"] == "running", d["status"]
+assert 2 <= len(d["cases"]) < 8, len(d["cases"])
+assert all(c["status"] == "ok" for c in d["cases"])
+PYEOF
+check "no temporary files left" bash -c "! ls '$WORK'/*.tmp.* 2>/dev/null"
+
+echo "cli: $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,384 @@
+/* Core harness: parameters, the runner through a fake ops table, records,
+ * the journal and the writers. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "params.h"
+#include "results.h"
+#include "runner.h"
+#include "writers.h"
+
+/* ---- params ---------------------------------------------------------------- */
+
+static const mb_param_spec SPEC[] = {
+    { "block_size", MB_P_SIZE, "4k", NULL, 512, 1 << 30, "bytes per read" },
+    { "qd", MB_P_INT, "1", NULL, 1, 1024, "queue depth" },
+    { "mode", MB_P_ENUM, "direct", "direct|cached|mmap", 0, -1, "mode" },
+    { "scale", MB_P_DOUBLE, "0.5", NULL, 0, 1, "scale" },
+    { "verify", MB_P_BOOL, "true", NULL, 0, -1, "check" },
+    { "label", MB_P_STRING, NULL, NULL, 0, -1, "required text" },
+    MB_PARAM_END,
+};
+
+static void test_size_parsing(void **s)
+{
+    (void)s;
+    long long v;
+    assert_int_equal(mb_parse_size("4096", &v, NULL), MB_OK);
+    assert_int_equal(v, 4096);
+    assert_int_equal(mb_parse_size("4k", &v, NULL), MB_OK);
+    assert_int_equal(v, 4096);
+    assert_int_equal(mb_parse_size("64K", &v, NULL), MB_OK);
+    assert_int_equal(v, 65536);
+    assert_int_equal(mb_parse_size("1m", &v, NULL), MB_OK);
+    assert_int_equal(v, 1048576);
+    assert_int_equal(mb_parse_size("1GiB", &v, NULL), MB_OK);
+    assert_int_equal(v, 1073741824LL);
+    assert_int_equal(mb_parse_size("1.5k", &v, NULL), MB_OK);
+    assert_int_equal(v, 1536);
+    mb_err e = { 0 };
+    assert_int_equal(mb_parse_size("-4k", &v, &e), MB_EUSAGE);
+    assert_non_null(strstr(e.msg, "-4k"));
+    assert_int_equal(mb_parse_size("4q", &v, NULL), MB_EUSAGE);
+    assert_int_equal(mb_parse_size("0.3", &v, NULL), MB_EUSAGE);
+    assert_int_equal(mb_parse_size("", &v, NULL), MB_EUSAGE);
+}
+
+static void test_params_build(void **s)
+{
+    (void)s;
+    const char *names[] = { "block_size", "mode", "label" };
+    const char *values[] = { "1m", "cached", "x" };
+    mb_err e = { 0 };
+    mb_params *p = mb_params_build(SPEC, names, values, 3, &e);
+    assert_non_null(p);
+    assert_int_equal(mb_param_int(p, "block_size"), 1048576);
+    assert_string_equal(mb_param_str(p, "block_size"), "1048576"); /* normalised */
+    assert_int_equal(mb_param_int(p, "qd"), 1);                     /* default */
+    assert_false(mb_param_is_set(p, "qd"));
+    assert_true(mb_param_is_set(p, "mode"));
+    assert_string_equal(mb_param_str(p, "mode"), "cached");
+    assert_true(mb_param_double(p, "scale") == 0.5);
+    assert_true(mb_param_bool(p, "verify"));
+    char *key = mb_params_key(p);
+    assert_string_equal(key, "block_size=1048576,label=x,mode=cached,qd=1,scale=0.5,verify=true");
+    free(key);
+    mb_params *q = mb_params_clone(p);
+    assert_int_equal(mb_param_int(q, "block_size"), 1048576);
+    mb_params_free(q);
+    mb_params_free(p);
+}
+
+static void expect_param_error(const char *name, const char *value, const char *fragment)
+{
+    const char *names[] = { name, "label" };
+    const char *values[] = { value, "x" };
+    mb_err e = { 0 };
+    mb_params *p = mb_params_build(SPEC, names, values, strcmp(name, "label") ? 2 : 1, &e);
+    assert_null(p);
+    assert_int_equal(e.code, MB_EUSAGE);
+    if (strstr(e.msg, fragment) == NULL)
+        fail_msg("message '%s' lacks '%s'", e.msg, fragment);
+}
+
+static void test_params_errors(void **s)
+{
+    (void)s;
+    expect_param_error("qd", "0", "out of range");
+    expect_param_error("qd", "x1", "not an integer");
+    expect_param_error("mode", "turbo", "not one of direct|cached|mmap");
+    expect_param_error("scale", "nan", "not a number");
+    expect_param_error("verify", "maybe", "not a boolean");
+    expect_param_error("block_size", "256", "out of range");
+    expect_param_error("colour", "red", "unknown parameter 'colour'");
+    mb_err e = { 0 };
+    assert_null(mb_params_build(SPEC, NULL, NULL, 0, &e));
+    assert_non_null(strstr(e.msg, "label is required"));
+}
+
+/* ---- a fake component for the runner ----------------------------------------- */
+
+typedef struct fake {
+    int runs;
+    double seconds;
+    int fail_run_at;  /* run() fails on this call (0 = never) */
+    int verify_rc;
+} fake;
+
+static fake g_fake;
+static int fake_probe_rc;
+
+static int fake_probe(const mb_params *p, mb_err *why)
+{
+    (void)p;
+    return fake_probe_rc == MB_OK ? MB_OK : mb_errf(why, fake_probe_rc, "fake device missing");
+}
+static int fake_setup(const mb_params *p, void **state, mb_err *err)
+{
+    (void)p;
+    (void)err;
+    g_fake.runs = 0;
+    *state = &g_fake;
+    return MB_OK;
+}
+static int fake_run(void *state, double *seconds, mb_err *err)
+{
+    fake *f = state;
+    f->runs++;
+    if (f->fail_run_at && f->runs >= f->fail_run_at)
+        return mb_errf(err, MB_EFAIL, "fake failure at run %d", f->runs);
+    /* Alternate to give a known spread: every iteration takes `seconds`. */
+    *seconds = f->seconds;
+    return MB_OK;
+}
+static double fake_work(void *state)
+{
+    (void)state;
+    return 2e9; /* bytes per iteration */
+}
+static int fake_verify(void *state, mb_err *err)
+{
+    fake *f = state;
+    return f->verify_rc == MB_OK ? MB_OK : mb_errf(err, f->verify_rc, "byte 17 differs");
+}
+static void fake_report(void *state, mb_report *r)
+{
+    (void)state;
+    mb_report_metric(r, "latency_p99", 12.5, "us");
+    mb_report_info(r, "algorithm", "fake-algo");
+    mb_report_peak(r, 4.0, "fake datasheet");
+}
+static void fake_teardown(void *state)
+{
+    (void)state;
+}
+
+static const mb_param_spec FAKE_SPEC[] = { { "n", MB_P_INT, "1", NULL, 1, 10, "n" }, MB_PARAM_END };
+static const mb_component_ops FAKE_OPS = {
+    .component = "fake", .backend = "test", .summary = "fake", .work_unit = "byte", .rate_unit = "GB/s",
+    .rate_scale = 1e9, .params = FAKE_SPEC, .probe = fake_probe, .setup = fake_setup, .run = fake_run,
+    .work_per_iter = fake_work, .verify = fake_verify, .report = fake_report, .teardown = fake_teardown,
+};
+
+static mb_case make_case(void)
+{
+    mb_case c = { 0 };
+    c.ops = &FAKE_OPS;
+    c.params = mb_params_build(FAKE_SPEC, NULL, NULL, 0, NULL);
+    c.id = strdup("fake/test/n=1");
+    c.section = strdup("fake");
+    c.file = strdup("t.ini");
+    c.repetitions = 3;
+    c.min_time = 0.01;
+    c.warmup_time = 0;
+    return c;
+}
+
+static void free_case(mb_case *c)
+{
+    mb_params_free(c->params);
+    free(c->id);
+    free(c->section);
+    free(c->file);
+}
+
+static const mb_runner_opts OPTS = { .warmup_time = -1, .quiet = true };
+
+static void test_runner_ok(void **s)
+{
+    (void)s;
+    memset(&g_fake, 0, sizeof g_fake);
+    fake_probe_rc = MB_OK;
+    g_fake.seconds = 0.001; /* 2e9 B per ms = 2000 GB/s */
+    mb_case c = make_case();
+    mb_record r;
+    mb_run_case(&c, &OPTS, &r);
+    assert_int_equal(r.status, MB_CASE_OK);
+    assert_int_equal(r.repetitions, 3);
+    assert_int_equal(r.verify, MB_VERIFY_PASSED);
+    mb_stats st;
+    assert_true(mb_record_stats(&r, &st));
+    assert_true(fabs(st.rate_median - 2000.0) < 1e-6);
+    assert_true(fabs(st.spi_median - 0.001) < 1e-12);
+    assert_true(st.rate_cv < 1e-9);
+    /* min_time 0.01 s of 1 ms iterations: Google Benchmark ran >= 10 each. */
+    assert_true(r.rep_iterations[0] >= 10);
+    cJSON *j = mb_record_to_json(&r);
+    assert_string_equal(cJSON_GetObjectItem(j, "status")->valuestring, "ok");
+    assert_true(fabs(cJSON_GetObjectItem(j, "efficiency")->valuedouble - 500.0) < 1e-6);
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "info"), "algorithm")->valuestring,
+                        "fake-algo");
+    cJSON_Delete(j);
+    mb_record_free(&r);
+    free_case(&c);
+}
+
+static void test_runner_skip_fail_verify(void **s)
+{
+    (void)s;
+    mb_case c = make_case();
+    mb_record r;
+    /* probe says no device: skipped with the reason */
+    memset(&g_fake, 0, sizeof g_fake);
+    g_fake.seconds = 0.001;
+    fake_probe_rc = MB_ESKIP;
+    mb_run_case(&c, &OPTS, &r);
+    assert_int_equal(r.status, MB_CASE_SKIPPED);
+    assert_string_equal(r.reason, "fake device missing");
+    mb_record_free(&r);
+    /* a run error mid-way: failed with the component's message */
+    fake_probe_rc = MB_OK;
+    g_fake.fail_run_at = 5;
+    mb_run_case(&c, &OPTS, &r);
+    assert_int_equal(r.status, MB_CASE_FAILED);
+    assert_non_null(strstr(r.reason, "fake failure"));
+    mb_record_free(&r);
+    /* wrong output: failed, numbers kept, verification failed */
+    g_fake.fail_run_at = 0;
+    g_fake.verify_rc = MB_EVERIFY;
+    mb_run_case(&c, &OPTS, &r);
+    assert_int_equal(r.status, MB_CASE_FAILED);
+    assert_int_equal(r.verify, MB_VERIFY_FAILED);
+    assert_non_null(strstr(r.reason, "verification failed: byte 17 differs"));
+    mb_record_free(&r);
+    free_case(&c);
+}
+
+/* ---- journal and writers ------------------------------------------------------- */
+
+static void test_journal_and_writers(void **s)
+{
+    (void)s;
+    char dir[] = "/tmp/mlbench-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    mb_journal j;
+    char *argv[] = { "mlbench", "--suite", "x" };
+    mb_err e = { 0 };
+    assert_int_equal(mb_journal_open(&j, path, "x", 3, argv, NULL, &e), MB_OK);
+    cJSON *doc;
+    /* A valid file exists before any case finished. */
+    assert_int_equal(mb_results_load(path, &doc, &e), MB_OK);
+    assert_string_equal(cJSON_GetObjectItem(doc, "status")->valuestring, "running");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "cases")), 0);
+    cJSON_Delete(doc);
+
+    memset(&g_fake, 0, sizeof g_fake);
+    fake_probe_rc = MB_OK;
+    g_fake.seconds = 0.002;
+    mb_case c = make_case();
+    mb_record r;
+    mb_run_case(&c, &OPTS, &r);
+    assert_int_equal(mb_journal_append(&j, mb_record_to_json(&r), &e), MB_OK);
+    mb_record_free(&r);
+    assert_int_equal(mb_results_load(path, &doc, &e), MB_OK);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(doc, "cases")), 1);
+    cJSON_Delete(doc);
+    assert_int_equal(mb_journal_finish(&j, &e), MB_OK);
+
+    /* Writers: every format mentions the case; csv has the rate 1000 GB/s. */
+    const char *formats[] = { "table", "md", "csv", "json" };
+    for (int i = 0; i < 4; i++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        assert_int_equal(mb_write_results(f, j.doc, formats[i], &e), MB_OK);
+        fclose(f);
+        assert_non_null(strstr(buf, "fake"));
+        if (i == 2)
+            assert_non_null(strstr(buf, ",1000,"));
+        if (i == 0)
+            assert_non_null(strstr(buf, "1000 GB/s"));
+        free(buf);
+    }
+    assert_int_equal(mb_write_results(stdout, j.doc, "xml", &e), MB_EUSAGE);
+
+    char gb[256];
+    snprintf(gb, sizeof gb, "%s/gb.json", dir);
+    mb_err e2 = { 0 };
+    assert_int_equal(mb_write_gbench_json(gb, j.doc, &e2), MB_OK);
+    mb_journal_close(&j);
+    free_case(&c);
+
+    FILE *f = fopen(gb, "r");
+    char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    cJSON *g = cJSON_Parse(text);
+    assert_non_null(g);
+    cJSON *benches = cJSON_GetObjectItem(g, "benchmarks");
+    assert_int_equal(cJSON_GetArraySize(benches), 3 + 4); /* repetitions + aggregates */
+    cJSON *first = cJSON_GetArrayItem(benches, 0);
+    assert_true(fabs(cJSON_GetObjectItem(first, "real_time")->valuedouble - 2e6) < 1e-3); /* 2 ms in ns */
+    assert_string_equal(cJSON_GetObjectItem(first, "time_unit")->valuestring, "ns");
+    cJSON_Delete(g);
+    unlink(gb);
+    unlink(path);
+    rmdir(dir);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_results_load_errors(void **s)
+{
+    (void)s;
+    char path[] = "/tmp/mlbench-res-XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    cJSON *doc;
+    mb_err e = { 0 };
+    write_text(path, "{\"schema\": \"mlbench-results\", \"schema_version\": 1, \"cases\": [\n{\"id\": ");
+    assert_int_equal(mb_results_load(path, &doc, &e), MB_EUSAGE);
+    assert_non_null(strstr(e.msg, ":2:")); /* line of the truncation */
+    mb_err_clear(&e);
+    write_text(path, "{\"schema\": \"mlbench-results\", \"schema_version\": 7, \"cases\": []}");
+    assert_int_equal(mb_results_load(path, &doc, &e), MB_EUSAGE);
+    assert_non_null(strstr(e.msg, "schema_version"));
+    mb_err_clear(&e);
+    write_text(path, "{\"traceEvents\": []}");
+    assert_int_equal(mb_results_load(path, &doc, &e), MB_EUSAGE);
+    assert_non_null(strstr(e.msg, "not an mlbench results file"));
+    unlink(path);
+}
+
+static void test_humanize(void **s)
+{
+    (void)s;
+    char b[32];
+    mb_humanize_value("4096", b, sizeof b);
+    assert_string_equal(b, "4k");
+    mb_humanize_value("1073741824", b, sizeof b);
+    assert_string_equal(b, "1g");
+    mb_humanize_value("1536", b, sizeof b);
+    assert_string_equal(b, "1536");
+    mb_humanize_value("bf16", b, sizeof b);
+    assert_string_equal(b, "bf16");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_size_parsing),    cmocka_unit_test(test_params_build),
+        cmocka_unit_test(test_params_errors),   cmocka_unit_test(test_runner_ok),
+        cmocka_unit_test(test_runner_skip_fail_verify), cmocka_unit_test(test_journal_and_writers),
+        cmocka_unit_test(test_results_load_errors), cmocka_unit_test(test_humanize),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
