@@ -1,1 +1,323 @@
-/* placeholder: being written */
+/* analysis_cli.c: `mlbench gap` and `mlbench compare`: arguments, loading,
+ * and the output written whole (stdout) or atomically (--out): a failure
+ * anywhere leaves no half-written file. */
+#include "analysis.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis_writers.h"
+#include "ceilings.h"
+#include "compare.h"
+#include "context.h"
+#include "diagnose.h"
+#include "gap.h"
+#include "gapconfig.h"
+#include "hardware.h"
+#include "results.h"
+#include "stages.h"
+
+static void gap_usage(FILE *o)
+{
+    fprintf(o,
+            "usage: mlbench gap --run RUN [--ceilings RESULTS.json] [--target THERE.json|DATASHEET]\n"
+            "                   [--format table|json|md] [--out FILE]\n"
+            "  --run RUN         a stage-metrics file (.json/.csv, docs/stage-format.md) or a PyTorch\n"
+            "                    profiler trace (.json/.json.gz, docs/traces.md); also the first argument\n"
+            "  --ceilings FILE   results of `mlbench --suite ...` on the machine that ran RUN\n"
+            "                    (default: the newest results/<host>-*.json here)\n"
+            "  --target T        project the run onto another machine: its results file, or a\n"
+            "                    datasheet (configs/hardware/NAME.ini, e.g. h100-sxm)\n"
+            "  --format F        table (default), json or md\n"
+            "  --out FILE        write there (atomically) instead of stdout\n");
+}
+
+static void compare_usage(FILE *o)
+{
+    fprintf(o,
+            "usage: mlbench compare A.json B.json [C.json ...] [--price NAME=USD_PER_HOUR ...]\n"
+            "                       [--format table|json|md] [--out FILE]\n"
+            "  results files of `mlbench --suite ...`, one column per machine, ratios to A\n"
+            "  --price NAME=USD  price per hour of a machine (NAME: its host name or file):\n"
+            "                    adds throughput per dollar\n"
+            "  --format F        table (default), json or md\n"
+            "  --out FILE        write there (atomically) instead of stdout\n");
+}
+
+static int check_format(const char *f, mb_err *err)
+{
+    if (strcmp(f, "table") && strcmp(f, "json") && strcmp(f, "md"))
+        return mb_errf(err, MB_EUSAGE, "--format %s: expected table, json or md", f);
+    return MB_OK;
+}
+
+/* Writes the text whole: to stdout, or atomically to path. */
+static int emit(const char *path, const char *text, size_t len, mb_err *err)
+{
+    if (path)
+        return mb_write_file_atomic(path, text, err);
+    if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0)
+        return mb_errno(err, MB_ESYS, "writing to stdout");
+    return MB_OK;
+}
+
+static int finish(int rc, const mb_err *err, const char *cmd)
+{
+    if (rc != MB_OK)
+        fprintf(stderr, "mlbench %s: %s\n", cmd, err->msg[0] ? err->msg : "failed");
+    return mb_exit_status(rc);
+}
+
+/* ---- gap ------------------------------------------------------------------------ */
+
+typedef struct gap_args {
+    const char *run, *ceilings, *target, *format, *out;
+    bool help;
+} gap_args;
+
+static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
+{
+    static const struct option opts[] = {
+        { "run", required_argument, NULL, 'r' },    { "ceilings", required_argument, NULL, 'c' },
+        { "target", required_argument, NULL, 't' }, { "format", required_argument, NULL, 'f' },
+        { "out", required_argument, NULL, 'o' },    { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    memset(a, 0, sizeof *a);
+    a->format = "table";
+    optind = 0; /* glibc: full re-initialisation, so tests can call twice */
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'r': a->run = optarg; break;
+        case 'c': a->ceilings = optarg; break;
+        case 't': a->target = optarg; break;
+        case 'f': a->format = optarg; break;
+        case 'o': a->out = optarg; break;
+        case 'h': a->help = true; return MB_OK;
+        case ':':
+            return mb_errf(err, MB_EUSAGE, "%s needs a value (see mlbench gap --help)", argv[optind - 1]);
+        default:
+            return mb_errf(err, MB_EUSAGE, "unknown option '%s' (see mlbench gap --help)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc && a->run == NULL)
+        a->run = argv[optind++];
+    if (optind < argc)
+        return mb_errf(err, MB_EUSAGE, "unexpected argument '%s' (see mlbench gap --help)", argv[optind]);
+    if (a->run == NULL)
+        return mb_errf(err, MB_EUSAGE, "--run RUN is required: a stage-metrics file or a PyTorch trace "
+                                       "(see mlbench gap --help)");
+    return check_format(a->format, err);
+}
+
+static bool file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* [product] kind of a datasheet file: gpu unless it says cpu. */
+static bool datasheet_is_gpu(const mb_datasheet *d)
+{
+    mb_ini ini;
+    mb_err e = { 0 };
+    const char *file = mb_datasheet_file(d);
+    if (file == NULL || mb_ini_load(file, &ini, &e))
+        return true;
+    const char *kind = mb_ini_get(&ini, "product", "kind");
+    bool gpu = kind == NULL || strcasecmp(kind, "cpu") != 0;
+    mb_ini_free(&ini);
+    return gpu;
+}
+
+typedef struct gap_state {
+    mb_run run;
+    mb_ceilings here, there;
+    mb_ini matching, thresholds, remedies;
+    mb_datasheet *sheet;
+    mb_gap gap;
+    mb_diagnosis diag;
+} gap_state;
+
+static int project(gap_state *s, const char *target, mb_err *err)
+{
+    if (ends_with(target, ".json") || (file_exists(target) && !ends_with(target, ".ini"))) {
+        if (s->there.path == NULL && mb_ceilings_load(target, &s->there, err))
+            return err->code;
+        return mb_gap_project_results(&s->gap, &s->there, &s->matching, err);
+    }
+    mb_err why = { 0 };
+    int rc = file_exists(target) ? mb_datasheet_load(target, &s->sheet, &why)
+                                 : mb_datasheet_find(target, &s->sheet, &why);
+    if (rc) /* an unknown target is a usage error here, whatever the loader's code */
+        return mb_errf(err, rc == MB_ESYS ? MB_ESYS : MB_EUSAGE,
+                       "--target %s: %s (a target is a results file or a datasheet of configs/hardware)", target,
+                       why.msg);
+    return mb_gap_project_datasheet(&s->gap, s->sheet, datasheet_is_gpu(s->sheet), err);
+}
+
+static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
+{
+    char newest[PATH_MAX];
+    const char *ceilings = a->ceilings;
+    if (mb_ini_load_gap("matching.ini", &s->matching, err) || mb_ini_load_gap("thresholds.ini", &s->thresholds, err) ||
+        mb_ini_load_gap("remedies.ini", &s->remedies, err))
+        return err->code;
+    if (ceilings == NULL) {
+        if (mb_ceilings_find_newest(".", mb_hostname(), newest, sizeof newest, err))
+            return err->code;
+        ceilings = newest;
+    }
+    if (mb_run_read(a->run, &s->run, err) || mb_ceilings_load(ceilings, &s->here, err) ||
+        mb_gap_build(&s->run, &s->here, &s->matching, &s->gap, err) ||
+        mb_diagnose(&s->gap, &s->thresholds, &s->remedies, &s->diag, err))
+        return err->code;
+    if (a->target && project(s, a->target, err))
+        return err->code;
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem == NULL)
+        return mb_errno(err, MB_ESYS, "open_memstream");
+    int rc = mb_gap_write(mem, &s->gap, &s->diag, a->format, err);
+    if (fclose(mem) != 0 && rc == MB_OK)
+        rc = mb_errno(err, MB_ESYS, "formatting the output");
+    if (rc == MB_OK)
+        rc = emit(a->out, text, len, err);
+    free(text);
+    return rc;
+}
+
+int mb_cmd_gap(int argc, char **argv)
+{
+    mb_err err = { 0 };
+    gap_args a;
+    int rc = parse_gap_args(argc, argv, &a, &err);
+    if (rc == MB_OK && a.help) {
+        gap_usage(stdout);
+        return 0;
+    }
+    if (rc != MB_OK) {
+        int st = finish(rc, &err, "gap");
+        return st;
+    }
+    gap_state s;
+    memset(&s, 0, sizeof s);
+    mb_run_init(&s.run);
+    rc = run_gap(&a, &s, &err);
+    mb_diagnosis_free(&s.diag);
+    mb_gap_free(&s.gap);
+    mb_datasheet_free(s.sheet);
+    mb_ceilings_free(&s.there);
+    mb_ceilings_free(&s.here);
+    mb_run_free(&s.run);
+    mb_ini_free(&s.matching);
+    mb_ini_free(&s.thresholds);
+    mb_ini_free(&s.remedies);
+    return finish(rc, &err, "gap");
+}
+
+/* ---- compare ---------------------------------------------------------------------- */
+
+typedef struct compare_args {
+    const char **files;
+    int n_files;
+    const char **prices;
+    int n_prices;
+    const char *format, *out;
+    bool help;
+} compare_args;
+
+static int parse_compare_args(int argc, char **argv, compare_args *a, mb_err *err)
+{
+    static const struct option opts[] = {
+        { "price", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'f' },
+        { "out", required_argument, NULL, 'o' },   { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    a->format = "table";
+    a->files = calloc((size_t)argc + 1, sizeof *a->files);
+    a->prices = calloc((size_t)argc + 1, sizeof *a->prices);
+    if (a->files == NULL || a->prices == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    optind = 0;
+    opterr = 0;
+    int ch;
+    /* "-" first: files and options in any order */
+    while ((ch = getopt_long(argc, argv, "-:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 1: a->files[a->n_files++] = optarg; break;
+        case 'p': a->prices[a->n_prices++] = optarg; break;
+        case 'f': a->format = optarg; break;
+        case 'o': a->out = optarg; break;
+        case 'h': a->help = true; return MB_OK;
+        case ':':
+            return mb_errf(err, MB_EUSAGE, "%s needs a value (see mlbench compare --help)", argv[optind - 1]);
+        default:
+            return mb_errf(err, MB_EUSAGE, "unknown option '%s' (see mlbench compare --help)", argv[optind - 1]);
+        }
+    }
+    if (a->n_files < 2)
+        return mb_errf(err, MB_EUSAGE, "compare needs two or more results files (see mlbench compare --help)");
+    return check_format(a->format, err);
+}
+
+static int run_compare(const compare_args *a, mb_ceilings *m, mb_ini *keys, mb_compare *c, mb_err *err)
+{
+    if (mb_ini_load_gap("compare.ini", keys, err))
+        return err->code;
+    for (int i = 0; i < a->n_files; i++)
+        if (mb_ceilings_load(a->files[i], &m[i], err))
+            return err->code;
+    if (mb_compare_build(m, a->n_files, a->prices, a->n_prices, keys, c, err))
+        return err->code;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem == NULL)
+        return mb_errno(err, MB_ESYS, "open_memstream");
+    int rc = mb_compare_write(mem, c, a->format, err);
+    if (fclose(mem) != 0 && rc == MB_OK)
+        rc = mb_errno(err, MB_ESYS, "formatting the output");
+    if (rc == MB_OK)
+        rc = emit(a->out, text, len, err);
+    free(text);
+    return rc;
+}
+
+int mb_cmd_compare(int argc, char **argv)
+{
+    mb_err err = { 0 };
+    compare_args a = { 0 };
+    int rc = parse_compare_args(argc, argv, &a, &err);
+    if (rc == MB_OK && a.help) {
+        compare_usage(stdout);
+    } else if (rc == MB_OK) {
+        mb_ceilings *m = calloc((size_t)a.n_files, sizeof *m);
+        mb_ini keys = { 0 };
+        mb_compare c = { 0 };
+        rc = m ? run_compare(&a, m, &keys, &c, &err) : mb_errf(&err, MB_ESYS, "out of memory");
+        mb_compare_free(&c);
+        for (int i = 0; m && i < a.n_files; i++)
+            mb_ceilings_free(&m[i]);
+        free(m);
+        mb_ini_free(&keys);
+    }
+    free(a.files);
+    free(a.prices);
+    return finish(rc, &err, "compare");
+}

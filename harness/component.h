@@ -119,6 +119,9 @@ typedef struct mb_component_ops {
      * count on every rank: the runner then uses fixed iterations instead of
      * Google Benchmark's adaptive count. */
     bool collective;
+    /* Runs on a GPU: the runner samples GPU clocks/temperature/power (NVML)
+     * before and after the case. */
+    bool uses_gpu;
 } mb_component_ops;
 
 /* The explicit registry (harness/registry.c). */

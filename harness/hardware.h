@@ -1,4 +1,4 @@
-/* hardware.h: datasheet entries from configs/hardware/*.ini.
+/* hardware.h: datasheet entries from configs/hardware/NAME.ini.
  *
  * One file per product. Format (INI):
  *   [product]
@@ -40,8 +40,9 @@ typedef struct mb_datasheet mb_datasheet;
 /* Loads one datasheet file. MB_EUSAGE with file:line on malformed input. */
 int mb_datasheet_load(const char *path, mb_datasheet **out, mb_err *err);
 /* Finds the entry whose `match` (or name) best fits device_name, searching
- * every *.ini under <config dir>/hardware. The longest matching substring
- * wins. MB_ESKIP with a message when none matches. */
+ * every .ini file under <config dir>/hardware. A pattern matches only on word
+ * boundaries (case-insensitive), so "L4" does not match "NVIDIA L40S"; the
+ * longest matching pattern wins. MB_ESKIP with a message when none matches. */
 int mb_datasheet_match(const char *device_name, mb_datasheet **out, mb_err *err);
 /* Loads by product file stem or name ("h100-sxm", "NVIDIA H100 SXM5 80GB"). */
 int mb_datasheet_find(const char *name, mb_datasheet **out, mb_err *err);

@@ -410,9 +410,14 @@ int mb_results_load(const char *path, cJSON **out, mb_err *err)
                        MB_RESULTS_SCHEMA);
     }
     if (!cJSON_IsNumber(ver) || ver->valueint != MB_RESULTS_SCHEMA_VERSION) {
+        char found[32];
+        if (cJSON_IsNumber(ver))
+            snprintf(found, sizeof found, "%g", ver->valuedouble);
+        else
+            snprintf(found, sizeof found, "none");
         cJSON_Delete(doc);
         return mb_errf(err, MB_EUSAGE, "%s: $.schema_version: expected %d, found %s", path,
-                       MB_RESULTS_SCHEMA_VERSION, cJSON_IsNumber(ver) ? "another version" : "none");
+                       MB_RESULTS_SCHEMA_VERSION, found);
     }
     if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "cases"))) {
         cJSON_Delete(doc);

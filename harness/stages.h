@@ -32,6 +32,10 @@ typedef struct mb_stage {
     double seconds;   /* total measured time of the stage over the run */
     long long count;  /* number of calls/events making up the stage (0 = unknown) */
     char *source;     /* where it came from: "file.json:stages[3]" or "trace: 412 kernels" */
+    /* Where the work ran: "gpu" | "cpu"; NULL = the component's usual place
+     * (gemm, conv, copy, membw, launch, sync, collectives: gpu; disk,
+     * hostmem: cpu). Keeps a GPU GEMM from matching an OpenBLAS ceiling. */
+    char *device;
 } mb_stage;
 
 typedef struct mb_run {

@@ -1,1 +1,310 @@
-/* placeholder: being written */
+/* coll_mpi.c: collectives on host buffers with MPI (MPI_Allreduce,
+ * MPI_Allgather, MPI_Reduce_scatter_block, MPI_Bcast): the ceiling of
+ * CPU-side gradient exchange, and what a CPU-only cluster can do.
+ *
+ * Four tables (allreduce, allgather, reducescatter, broadcast) over one
+ * implementation. Each run() is one collective (or `batch` back to back)
+ * between an untimed barrier and an untimed MPI_Allreduce(MAX) of the
+ * measured seconds, so every rank reports the same, slowest rank's time.
+ * Rate = bus bandwidth (nccl-tests' busbw) in GB/s: work_per_iter =
+ * bytes * busbw factor. See docs/collectives.md. */
+#include "coll_common.h"
+#include "dist.h"
+#include "dist_extra.h"
+
+#ifdef MB_HAVE_MPI
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context.h"
+
+typedef struct coll_mpi {
+    mb_coll_shape shape;
+    mb_coll_pattern pattern;
+    bool inplace;
+    int batch, rank;
+    long long collectives; /* done so far (warm-up and timed) */
+    MPI_Comm comm;
+    MPI_Datatype type;
+    void *send, *recv; /* send unused in place */
+    mb_coll_samples samples;
+    double peak;
+    char peak_source[320];
+    char note[256];
+} coll_mpi;
+
+static const mb_param_spec coll_mpi_params[] = {
+    { "size", MB_P_SIZE, "1m", NULL, 1, 1099511627776.0,
+      "bytes: the buffer (all-reduce, broadcast), the gathered output (all-gather), the input (reduce-scatter)" },
+    { "dtype", MB_P_ENUM, "float", MB_COLL_DTYPE_CHOICES, 0, -1,
+      "element type (MPI: float, double; half and bf16 have no standard MPI type)" },
+    { "inplace", MB_P_BOOL, "0", NULL, 0, -1, "in place (MPI_IN_PLACE) instead of separate buffers" },
+    { "batch", MB_P_INT, "1", NULL, 1, 100000, "collectives back to back per timed iteration" },
+    { "warmup", MB_P_INT, "5", NULL, 0, 100000, "untimed collectives in setup, same count on every rank" },
+    MB_PARAM_END,
+};
+
+static int coll_mpi_probe(const mb_params *p, mb_err *why)
+{
+    if (mb_dist_comm() == MPI_COMM_NULL || mb_dist_size() < 2)
+        return mb_errf(why, MB_ESKIP, "needs 2 or more MPI ranks: start with mpirun -np N or srun "
+                                      "(this process is %s)",
+                       mb_dist_comm() == MPI_COMM_NULL ? "not under an MPI launcher" : "alone");
+    if (p == NULL)
+        return MB_OK;
+    const char *dtype = mb_param_str(p, "dtype");
+    if (strcmp(dtype, "half") == 0 || strcmp(dtype, "bf16") == 0)
+        return mb_errf(why, MB_ESKIP, "no standard MPI datatype for %s: use backend=nccl", dtype);
+    return MB_OK;
+}
+
+static int do_collective(coll_mpi *s, mb_err *err)
+{
+    const mb_coll_shape *sh = &s->shape;
+    int count = (int)sh->count, rc = MPI_SUCCESS;
+    const void *in = s->inplace ? MPI_IN_PLACE : s->send;
+    switch (sh->coll) {
+    case MB_COLL_ALLREDUCE:
+        rc = MPI_Allreduce(in, s->recv, count, s->type, MPI_SUM, s->comm);
+        break;
+    case MB_COLL_ALLGATHER:
+        rc = MPI_Allgather(in, count, s->type, s->recv, count, s->type, s->comm);
+        break;
+    case MB_COLL_REDUCESCATTER:
+        rc = MPI_Reduce_scatter_block(in, s->recv, count, s->type, MPI_SUM, s->comm);
+        break;
+    case MB_COLL_BROADCAST:
+        rc = MPI_Bcast(s->recv, count, s->type, 0, s->comm);
+        break;
+    }
+    s->collectives++;
+    return mb_mpi_err(rc, err, mb_coll_name(sh->coll));
+}
+
+/* Known inputs in place, poison (-1) where results will land. */
+static void fill_buffers(coll_mpi *s)
+{
+    const mb_coll_shape *sh = &s->shape;
+    mb_coll_dtype t = sh->dtype;
+    size_t es = mb_coll_dtype_size(t);
+    if (!s->inplace) {
+        mb_coll_fill_input(&s->pattern, sh, s->rank, s->send, 0, sh->in_elems);
+        mb_coll_fill_value(t, s->recv, sh->out_elems, -1);
+        return;
+    }
+    switch (sh->coll) {
+    case MB_COLL_ALLGATHER: /* own part at rank*count, the rest poisoned */
+        mb_coll_fill_value(t, s->recv, sh->out_elems, -1);
+        mb_coll_fill_input(&s->pattern, sh, s->rank, (char *)s->recv + (size_t)s->rank * sh->count * es,
+                           0, sh->count);
+        break;
+    case MB_COLL_BROADCAST:
+        if (s->rank == 0)
+            mb_coll_fill_input(&s->pattern, sh, 0, s->recv, 0, sh->count);
+        else
+            mb_coll_fill_value(t, s->recv, sh->count, -1);
+        break;
+    default: /* all-reduce, reduce-scatter: the whole input; MPI writes the result over it */
+        mb_coll_fill_input(&s->pattern, sh, s->rank, s->recv, 0, sh->in_elems);
+        break;
+    }
+}
+
+static void coll_mpi_teardown(void *state)
+{
+    coll_mpi *s = state;
+    if (s == NULL)
+        return;
+    free(s->send);
+    free(s->recv);
+    mb_coll_samples_free(&s->samples);
+    free(s);
+}
+
+/* Checks of this rank's share of the case, before anything collective. */
+static int setup_local(coll_mpi *s, mb_collective coll, const mb_params *p, mb_err *err)
+{
+    mb_coll_dtype dtype;
+    int rc = mb_coll_dtype_parse(mb_param_str(p, "dtype"), &dtype, err);
+    if (rc == MB_OK)
+        rc = mb_coll_shape_init(&s->shape, coll, dtype, mb_param_int(p, "size"), s->shape.nranks, err);
+    if (rc == MB_OK)
+        rc = mb_coll_pattern_init(&s->pattern, dtype, s->shape.nranks, 0x6d6c62656e6368ull, err);
+    if (rc != MB_OK)
+        return rc;
+    if (coll == MB_COLL_BROADCAST && !s->inplace)
+        return mb_errf(err, MB_ESKIP, "MPI_Bcast works in place only: use inplace=1");
+    const mb_coll_shape *sh = &s->shape;
+    if ((double)sh->out_elems > INT_MAX || (double)sh->in_elems > INT_MAX)
+        return mb_errf(err, MB_ESKIP, "%zu elements exceed MPI's int count", sh->in_elems);
+    s->type = dtype == MB_DT_DOUBLE ? MPI_DOUBLE : MPI_FLOAT;
+
+    size_t es = mb_coll_dtype_size(dtype);
+    size_t in_bytes = sh->in_elems * es, out_bytes = sh->out_elems * es;
+    if (s->inplace) { /* one buffer, as large as the larger of the two */
+        out_bytes = in_bytes > out_bytes ? in_bytes : out_bytes;
+        in_bytes = 0;
+    }
+    double node_bytes = (double)(in_bytes + out_bytes) * mb_dist_local_size();
+    double avail = (double)mb_ram_available_bytes();
+    if (avail > 0 && node_bytes > 0.8 * avail)
+        return mb_errf(err, MB_ESKIP, "needs %.2f GiB of host memory on this node (%d ranks), %.2f GiB available",
+                       node_bytes / 1073741824.0, mb_dist_local_size(), avail / 1073741824.0);
+    if ((in_bytes && posix_memalign(&s->send, 4096, in_bytes) != 0) ||
+        posix_memalign(&s->recv, 4096, out_bytes) != 0)
+        return mb_errf(err, MB_ESKIP, "cannot allocate %.2f GiB of host memory",
+                       (in_bytes + out_bytes) / 1073741824.0);
+    fill_buffers(s);
+    return MB_OK;
+}
+
+static void find_peak(coll_mpi *s)
+{
+    if (mb_dist_nodes() == 1) {
+        snprintf(s->note, sizeof s->note,
+                 "one node: MPI moves the data through shared memory, bounded by host memory "
+                 "bandwidth (see the hostmem ceilings); no link peak is claimed");
+        return;
+    }
+    char names[200];
+    double nic = mb_coll_nic_gbps(names, sizeof names);
+    mb_dist_min_double(&nic, NULL); /* the slowest node bounds the ring */
+    if (nic > 0) {
+        s->peak = nic;
+        snprintf(s->peak_source, sizeof s->peak_source,
+                 "network: sum of the up links of the slowest node (/sys/class/net; here %s)", names);
+    } else {
+        snprintf(s->note, sizeof s->note,
+                 "%d nodes, but some node reports no network link speed (/sys/class/net/*/speed): no peak",
+                 mb_dist_nodes());
+    }
+}
+
+static int coll_mpi_setup(mb_collective coll, const mb_params *p, void **state, mb_err *err)
+{
+    *state = NULL;
+    coll_mpi *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    s->comm = mb_dist_comm();
+    s->rank = mb_dist_rank();
+    s->shape.nranks = mb_dist_size();
+    s->inplace = mb_param_bool(p, "inplace");
+    s->batch = (int)mb_param_int(p, "batch");
+
+    int rc = setup_local(s, coll, p, err);
+    rc = mb_dist_agree_err(rc, err); /* all ranks go on, or none */
+    for (long long i = 0; rc == MB_OK && i < mb_param_int(p, "warmup"); i++)
+        rc = do_collective(s, err);
+    if (rc == MB_OK)
+        rc = mb_mpi_err(MPI_Barrier(s->comm), err, "MPI_Barrier");
+    rc = mb_dist_agree_err(rc, err);
+    if (rc == MB_OK)
+        find_peak(s);
+    if (rc != MB_OK) {
+        coll_mpi_teardown(s);
+        return rc;
+    }
+    *state = s;
+    return MB_OK;
+}
+
+static int coll_mpi_run(void *state, double *seconds, mb_err *err)
+{
+    coll_mpi *s = state;
+    int rc = mb_mpi_err(MPI_Barrier(s->comm), err, "MPI_Barrier");
+    if (rc != MB_OK)
+        return rc;
+    double t0 = mb_now();
+    for (int b = 0; b < s->batch && rc == MB_OK; b++)
+        rc = do_collective(s, err);
+    double mine = mb_now() - t0, slowest = mine;
+    if (rc != MB_OK)
+        return rc;
+    rc = mb_mpi_err(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, s->comm), err,
+                    "MPI_Allreduce(MAX) of the times");
+    if (rc != MB_OK)
+        return rc;
+    *seconds = slowest;
+    return mb_coll_samples_add(&s->samples, slowest, err);
+}
+
+static double coll_mpi_work(void *state)
+{
+    coll_mpi *s = state;
+    return s->shape.bytes * mb_busbw_factor(s->shape.coll, s->shape.nranks) * s->batch;
+}
+
+static int coll_mpi_verify(void *state, mb_err *err)
+{
+    coll_mpi *s = state;
+    int rc = MB_OK;
+    /* In place, the timed iterations summed the sums: start again from the
+     * known inputs. Out of place, recv holds the last timed iteration's
+     * result, checked as it is. */
+    if (s->inplace || s->collectives == 0) {
+        fill_buffers(s);
+        rc = mb_mpi_err(MPI_Barrier(s->comm), err, "MPI_Barrier");
+        if (rc == MB_OK)
+            rc = do_collective(s, err);
+    }
+    if (rc == MB_OK) {
+        /* MPI leaves every result at the start of recv, in place too. */
+        mb_coll_mismatch m = { 0 };
+        mb_coll_test_corrupt(s->shape.dtype, s->recv, s->shape.out_elems, s->rank);
+        mb_coll_check_output(&s->pattern, &s->shape, s->rank, s->recv, 0, s->shape.out_elems, &m);
+        rc = mb_coll_mismatch_err(&m, NULL, s->shape.out_elems, err);
+    }
+    return mb_dist_agree_err(rc, err);
+}
+
+static void coll_mpi_report(void *state, mb_report *r)
+{
+    coll_mpi *s = state;
+    mb_coll_report_common(r, &s->shape, &s->samples, s->batch, s->inplace);
+    mb_report_info(r, "mpi", mb_dist_describe());
+    if (s->peak > 0)
+        mb_report_peak(r, s->peak, s->peak_source);
+    if (s->note[0])
+        mb_report_note(r, "%s", s->note);
+    if (s->inplace && s->shape.coll != MB_COLL_ALLGATHER && s->shape.coll != MB_COLL_BROADCAST)
+        mb_report_note(r, "in place: timed iterations reduce their own results (values grow; "
+                          "speed is unaffected); verification re-runs from the known inputs");
+}
+
+static int setup_allreduce(const mb_params *p, void **st, mb_err *e) { return coll_mpi_setup(MB_COLL_ALLREDUCE, p, st, e); }
+static int setup_allgather(const mb_params *p, void **st, mb_err *e) { return coll_mpi_setup(MB_COLL_ALLGATHER, p, st, e); }
+static int setup_reducescatter(const mb_params *p, void **st, mb_err *e) { return coll_mpi_setup(MB_COLL_REDUCESCATTER, p, st, e); }
+static int setup_broadcast(const mb_params *p, void **st, mb_err *e) { return coll_mpi_setup(MB_COLL_BROADCAST, p, st, e); }
+
+#define COLL_MPI_TABLE(comp, setup_fn, text)                                                 \
+    {                                                                                        \
+        .component = comp, .backend = "mpi", .summary = text, .work_unit = "byte",            \
+        .rate_unit = "GB/s", .rate_scale = 1e9, .params = coll_mpi_params,                   \
+        .probe = coll_mpi_probe, .setup = setup_fn, .run = coll_mpi_run,                     \
+        .work_per_iter = coll_mpi_work, .verify = coll_mpi_verify, .report = coll_mpi_report, \
+        .teardown = coll_mpi_teardown, .collective = true,                                   \
+    }
+
+const mb_component_ops mb_allreduce_mpi =
+    COLL_MPI_TABLE("allreduce", setup_allreduce, "MPI_Allreduce (sum) on host buffers: bus bandwidth, GB/s");
+const mb_component_ops mb_allgather_mpi =
+    COLL_MPI_TABLE("allgather", setup_allgather, "MPI_Allgather on host buffers: bus bandwidth, GB/s");
+const mb_component_ops mb_reducescatter_mpi =
+    COLL_MPI_TABLE("reducescatter", setup_reducescatter,
+                   "MPI_Reduce_scatter_block (sum) on host buffers: bus bandwidth, GB/s");
+const mb_component_ops mb_broadcast_mpi =
+    COLL_MPI_TABLE("broadcast", setup_broadcast, "MPI_Bcast from rank 0 on host buffers: bus bandwidth, GB/s");
+
+#else /* !MB_HAVE_MPI */
+
+MB_NOT_BUILT_IN(mb_allreduce_mpi, "allreduce", "mpi", "byte", "GB/s", 1e9, "MPI not found at build time");
+MB_NOT_BUILT_IN(mb_allgather_mpi, "allgather", "mpi", "byte", "GB/s", 1e9, "MPI not found at build time");
+MB_NOT_BUILT_IN(mb_reducescatter_mpi, "reducescatter", "mpi", "byte", "GB/s", 1e9,
+                "MPI not found at build time");
+MB_NOT_BUILT_IN(mb_broadcast_mpi, "broadcast", "mpi", "byte", "GB/s", 1e9, "MPI not found at build time");
+
+#endif

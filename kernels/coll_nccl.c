@@ -1,1 +1,683 @@
-/* placeholder: being written */
+/* coll_nccl.c: NCCL collectives on GPU buffers (ncclAllReduce, ncclAllGather,
+ * ncclReduceScatter, ncclBroadcast), nccl-tests style.
+ *
+ * Two topologies (parameter `topology`, default auto):
+ *  - local: one process drives every visible GPU (ncclCommInitAll; each
+ *    iteration is one ncclGroupStart/End over the devices);
+ *  - mpi:   one rank per GPU under mpirun/srun; each rank takes the GPU of
+ *    its local rank, rank 0's ncclUniqueId goes to all with MPI_Bcast,
+ *    ncclCommInitRank; any number of nodes.
+ * auto = mpi when started with 2+ ranks, else local.
+ *
+ * Timing: CUDA events on each device's stream around one collective (or
+ * `batch`), after an untimed MPI barrier; the case's seconds are the maximum
+ * over local devices and over ranks (MPI_Allreduce MAX), so every rank
+ * reports the slowest rank's time. Rate = bus bandwidth in GB/s.
+ * Peak: NVLink (datasheet) or PCIe (the GPU's link) within a node, the
+ * network's link speed across nodes. See docs/collectives.md. */
+#include "coll_common.h"
+#include "dist.h"
+#include "dist_extra.h"
+
+#if defined(MB_HAVE_NCCL) && defined(MB_HAVE_CUDA)
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_util.h"
+#include "hardware.h"
+
+#define STAGE_BYTES (16u << 20) /* host staging buffer for filling and checking */
+
+typedef struct nccl_dev {
+    int device, rank;
+    ncclComm_t comm;
+    cudaStream_t stream;
+    cudaEvent_t start, stop;
+    void *send, *recv; /* in place: recv only */
+} nccl_dev;
+
+typedef struct coll_nccl {
+    mb_coll_shape shape;
+    mb_coll_pattern pattern;
+    ncclDataType_t type;
+    bool inplace, mpi;
+    int batch, ndev;
+    nccl_dev *dev;
+    long long collectives;
+    void *stage; /* STAGE_BYTES of host memory */
+    mb_coll_samples samples;
+    double peak;
+    char peak_source[384];
+    char link[256];
+    char note[256];
+} coll_nccl;
+
+static const mb_param_spec coll_nccl_params[] = {
+    { "size", MB_P_SIZE, "1m", NULL, 1, 1099511627776.0,
+      "bytes: the buffer (all-reduce, broadcast), the gathered output (all-gather), the input (reduce-scatter)" },
+    { "dtype", MB_P_ENUM, "float", MB_COLL_DTYPE_CHOICES, 0, -1, "element type" },
+    { "inplace", MB_P_BOOL, "0", NULL, 0, -1, "in place (send buffer = receive buffer) instead of separate buffers" },
+    { "batch", MB_P_INT, "1", NULL, 1, 100000, "collectives back to back per timed iteration" },
+    { "warmup", MB_P_INT, "5", NULL, 0, 100000, "untimed collectives in setup, same count on every rank" },
+    { "topology", MB_P_ENUM, "auto", "auto|local|mpi", 0, -1,
+      "local: one process drives every GPU; mpi: one rank per GPU (mpirun/srun); auto: mpi with 2+ ranks" },
+    { "gpus", MB_P_INT, "0", NULL, 0, 1024, "topology=local: GPUs to use (0 = every visible GPU)" },
+    MB_PARAM_END,
+};
+
+static int nccl_err(ncclResult_t r, ncclComm_t comm, mb_err *err, const char *what)
+{
+    if (r == ncclSuccess)
+        return MB_OK;
+    const char *last = comm ? ncclGetLastError(comm) : ncclGetLastError(NULL);
+    return mb_errf(err, MB_EFAIL, "%s: %s%s%s", what, ncclGetErrorString(r),
+                   last && *last ? ": " : "", last ? last : "");
+}
+
+static int nccl_dtype(mb_coll_dtype t, ncclDataType_t *out, mb_err *err)
+{
+    switch (t) {
+    case MB_DT_FLOAT: *out = ncclFloat32; return MB_OK;
+    case MB_DT_DOUBLE: *out = ncclFloat64; return MB_OK;
+    case MB_DT_HALF: *out = ncclFloat16; return MB_OK;
+    case MB_DT_BF16:
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
+        *out = ncclBfloat16;
+        return MB_OK;
+#else
+        return mb_errf(err, MB_ESKIP, "bf16 needs NCCL 2.10 or newer (built with %d.%d)", NCCL_MAJOR,
+                       NCCL_MINOR);
+#endif
+    }
+    return mb_errf(err, MB_EUSAGE, "unknown dtype");
+}
+
+/* Resolves `topology` against how we were started. */
+static int use_mpi(const mb_params *p, bool *mpi, mb_err *why)
+{
+    const char *t = p ? mb_param_str(p, "topology") : "auto";
+    bool ranks = mb_dist_size() > 1;
+    *mpi = strcmp(t, "mpi") == 0 || (strcmp(t, "auto") == 0 && ranks);
+    if (!*mpi && ranks)
+        return mb_errf(why, MB_ESKIP, "topology=local drives every GPU from one process; "
+                                      "under mpirun/srun use topology=mpi (or auto)");
+#ifndef MB_HAVE_MPI
+    if (*mpi)
+        return mb_errf(why, MB_ESKIP, "topology=mpi: built without MPI");
+#endif
+    if (*mpi && !ranks)
+        return mb_errf(why, MB_ESKIP, "topology=mpi needs 2 or more ranks: start with mpirun -np N or srun");
+    return MB_OK;
+}
+
+static int local_probe(const mb_params *p, mb_err *why)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess)
+        return mb_errf(why, MB_ESKIP, "no usable CUDA device: cudaGetDeviceCount: %s: %s",
+                       cudaGetErrorName(e), cudaGetErrorString(e));
+    bool mpi = false;
+    int rc = use_mpi(p, &mpi, why);
+    if (rc != MB_OK)
+        return rc;
+    if (mpi && mb_dist_local_rank() >= count)
+        return mb_errf(why, MB_ESKIP, "rank %d is local rank %d on %s, which has %d GPU%s "
+                                      "(one rank per GPU: start at most %d ranks per node)",
+                       mb_dist_rank(), mb_dist_local_rank(), mb_dist_host_of(mb_dist_rank()), count,
+                       count == 1 ? "" : "s", count);
+    int want = p ? (int)mb_param_int(p, "gpus") : 0;
+    if (!mpi && want > count)
+        return mb_errf(why, MB_ESKIP, "gpus=%d but %d visible", want, count);
+    if (!mpi && (want ? want : count) < 2)
+        return mb_errf(why, MB_ESKIP, "fewer than two GPUs in total (%d visible, one process): "
+                                      "a collective needs two", want ? want : count);
+    if (p == NULL)
+        return MB_OK;
+    mb_coll_dtype dt;
+    ncclDataType_t nt;
+    rc = mb_coll_dtype_parse(mb_param_str(p, "dtype"), &dt, why);
+    return rc == MB_OK ? nccl_dtype(dt, &nt, why) : rc;
+}
+
+static int coll_nccl_probe(const mb_params *p, mb_err *why)
+{
+    int rc = local_probe(p, why);
+    /* A case runs on every rank or on none (a rank without a GPU would leave
+     * the others waiting in ncclCommInitRank). */
+    return p ? mb_dist_agree_err(rc, why) : rc;
+}
+
+/* ---- buffers: known inputs in, poison (-1) where results land --------------- */
+
+static int stage_input(coll_nccl *s, nccl_dev *d, char *dst, size_t first, size_t n, mb_err *err)
+{
+    size_t es = mb_coll_dtype_size(s->shape.dtype), chunk = STAGE_BYTES / es;
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t m = n - off < chunk ? n - off : chunk;
+        mb_coll_fill_input(&s->pattern, &s->shape, d->rank, s->stage, first + off, m);
+        if (mb_cuda_err(cudaMemcpy(dst + off * es, s->stage, m * es, cudaMemcpyHostToDevice), err,
+                        "cudaMemcpy(input)") != MB_OK)
+            return err->code;
+    }
+    return MB_OK;
+}
+
+static int stage_poison(coll_nccl *s, char *dst, size_t n, mb_err *err)
+{
+    size_t es = mb_coll_dtype_size(s->shape.dtype), chunk = STAGE_BYTES / es;
+    mb_coll_fill_value(s->shape.dtype, s->stage, n < chunk ? n : chunk, -1);
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t m = n - off < chunk ? n - off : chunk;
+        if (mb_cuda_err(cudaMemcpy(dst + off * es, s->stage, m * es, cudaMemcpyHostToDevice), err,
+                        "cudaMemcpy(poison)") != MB_OK)
+            return err->code;
+    }
+    return MB_OK;
+}
+
+static int fill_device(coll_nccl *s, nccl_dev *d, mb_err *err)
+{
+    const mb_coll_shape *sh = &s->shape;
+    size_t es = mb_coll_dtype_size(sh->dtype);
+    if (mb_cuda_err(cudaSetDevice(d->device), err, "cudaSetDevice") != MB_OK)
+        return err->code;
+    if (!s->inplace) {
+        int rc = stage_input(s, d, d->send, 0, sh->in_elems, err);
+        return rc == MB_OK ? stage_poison(s, d->recv, sh->out_elems, err) : rc;
+    }
+    switch (sh->coll) {
+    case MB_COLL_ALLGATHER: {
+        int rc = stage_poison(s, d->recv, sh->out_elems, err);
+        return rc == MB_OK ? stage_input(s, d, (char *)d->recv + (size_t)d->rank * sh->count * es, 0,
+                                         sh->count, err)
+                           : rc;
+    }
+    case MB_COLL_BROADCAST:
+        return d->rank == 0 ? stage_input(s, d, d->recv, 0, sh->count, err)
+                            : stage_poison(s, d->recv, sh->count, err);
+    default: /* all-reduce, reduce-scatter: the whole input */
+        return stage_input(s, d, d->recv, 0, sh->in_elems, err);
+    }
+}
+
+/* Where a device's result lies: NCCL's in-place reduce-scatter writes it at
+ * rank*count of the buffer, everything else at the start. */
+static const char *result_of(const coll_nccl *s, const nccl_dev *d)
+{
+    size_t es = mb_coll_dtype_size(s->shape.dtype);
+    if (s->inplace && s->shape.coll == MB_COLL_REDUCESCATTER)
+        return (const char *)d->recv + (size_t)d->rank * s->shape.count * es;
+    return d->recv;
+}
+
+static int check_device(coll_nccl *s, nccl_dev *d, mb_err *err)
+{
+    size_t es = mb_coll_dtype_size(s->shape.dtype), chunk = STAGE_BYTES / es, n = s->shape.out_elems;
+    const char *src = result_of(s, d);
+    mb_coll_mismatch m = { 0 };
+    if (mb_cuda_err(cudaSetDevice(d->device), err, "cudaSetDevice") != MB_OK)
+        return err->code;
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t c = n - off < chunk ? n - off : chunk;
+        if (mb_cuda_err(cudaMemcpy(s->stage, src + off * es, c * es, cudaMemcpyDeviceToHost), err,
+                        "cudaMemcpy(result)") != MB_OK)
+            return err->code;
+        if (off == 0)
+            mb_coll_test_corrupt(s->shape.dtype, s->stage, c, d->rank);
+        mb_coll_check_output(&s->pattern, &s->shape, d->rank, s->stage, off, c, &m);
+    }
+    char where[64];
+    snprintf(where, sizeof where, "GPU %d (NCCL rank %d)", d->device, d->rank);
+    return mb_coll_mismatch_err(&m, where, n, err);
+}
+
+/* ---- the collective -------------------------------------------------------------- */
+
+static ncclResult_t launch(coll_nccl *s, nccl_dev *d)
+{
+    const mb_coll_shape *sh = &s->shape;
+    size_t es = mb_coll_dtype_size(sh->dtype), own = (size_t)d->rank * sh->count * es;
+    char *buf = d->recv;
+    const void *in = s->inplace ? d->recv : d->send;
+    switch (sh->coll) {
+    case MB_COLL_ALLREDUCE:
+        return ncclAllReduce(in, buf, sh->count, s->type, ncclSum, d->comm, d->stream);
+    case MB_COLL_ALLGATHER:
+        return ncclAllGather(s->inplace ? buf + own : in, buf, sh->count, s->type, d->comm, d->stream);
+    case MB_COLL_REDUCESCATTER:
+        return ncclReduceScatter(in, s->inplace ? buf + own : buf, sh->count, s->type, ncclSum, d->comm,
+                                 d->stream);
+    case MB_COLL_BROADCAST:
+        return ncclBroadcast(in, buf, sh->count, s->type, 0, d->comm, d->stream);
+    }
+    return ncclInvalidArgument;
+}
+
+/* One collective on every local device (a group, as NCCL requires when one
+ * thread drives several GPUs). */
+static int launch_all(coll_nccl *s, mb_err *err)
+{
+    ncclResult_t r = ncclGroupStart();
+    for (int i = 0; r == ncclSuccess && i < s->ndev; i++)
+        r = launch(s, &s->dev[i]);
+    ncclResult_t end = ncclGroupEnd();
+    if (r == ncclSuccess)
+        r = end;
+    s->collectives++;
+    return nccl_err(r, s->dev[0].comm, err, mb_coll_name(s->shape.coll));
+}
+
+/* Waits for an event, watching NCCL's asynchronous errors (a peer that died)
+ * and the deadline instead of blocking forever in cudaEventSynchronize. */
+static int wait_event(nccl_dev *d, cudaEvent_t ev, mb_err *err)
+{
+    double timeout = mb_dist_timeout(), deadline = mb_now() + timeout;
+    for (;;) {
+        cudaError_t e = cudaEventQuery(ev);
+        if (e == cudaSuccess)
+            return MB_OK;
+        if (e != cudaErrorNotReady)
+            return mb_cuda_err(e, err, "waiting for the collective");
+        ncclResult_t async = ncclSuccess;
+        if (ncclCommGetAsyncError(d->comm, &async) == ncclSuccess && async != ncclSuccess &&
+            async != ncclInProgress)
+            return nccl_err(async, d->comm, err, "NCCL (asynchronous)");
+        if (mb_now() > deadline) {
+            ncclCommAbort(d->comm);
+            d->comm = NULL;
+            return mb_errf(err, MB_EFAIL, "NCCL collective on GPU %d did not finish within %.0f s "
+                                          "(a rank stopped? MLBENCH_DIST_TIMEOUT sets the limit)",
+                           d->device, timeout);
+        }
+        sched_yield();
+    }
+}
+
+static int sync_all(coll_nccl *s, mb_err *err)
+{
+    for (int i = 0; i < s->ndev; i++) {
+        nccl_dev *d = &s->dev[i];
+        if (mb_cuda_err(cudaSetDevice(d->device), err, "cudaSetDevice") != MB_OK ||
+            mb_cuda_err(cudaEventRecord(d->stop, d->stream), err, "cudaEventRecord") != MB_OK ||
+            wait_event(d, d->stop, err) != MB_OK)
+            return err->code;
+    }
+    return MB_OK;
+}
+
+static int barrier(coll_nccl *s, mb_err *err)
+{
+#ifdef MB_HAVE_MPI
+    if (s->mpi)
+        return mb_mpi_err(MPI_Barrier(mb_dist_comm()), err, "MPI_Barrier");
+#else
+    (void)s, (void)err;
+#endif
+    return MB_OK;
+}
+
+/* ---- life of a case ------------------------------------------------------------------ */
+
+static void coll_nccl_teardown(void *state)
+{
+    coll_nccl *s = state;
+    if (s == NULL)
+        return;
+    for (int i = 0; s->dev && i < s->ndev; i++) {
+        nccl_dev *d = &s->dev[i];
+        cudaSetDevice(d->device);
+        if (d->comm)
+            ncclCommDestroy(d->comm);
+        if (d->start)
+            cudaEventDestroy(d->start);
+        if (d->stop)
+            cudaEventDestroy(d->stop);
+        if (d->stream)
+            cudaStreamDestroy(d->stream);
+        cudaFree(d->send);
+        cudaFree(d->recv);
+    }
+    free(s->dev);
+    free(s->stage);
+    mb_coll_samples_free(&s->samples);
+    free(s);
+}
+
+/* Streams, events and buffers of one device, filled. */
+static int setup_device(coll_nccl *s, nccl_dev *d, mb_err *err)
+{
+    const mb_coll_shape *sh = &s->shape;
+    size_t es = mb_coll_dtype_size(sh->dtype);
+    size_t in_b = sh->in_elems * es, out_b = sh->out_elems * es;
+    if (s->inplace) {
+        out_b = in_b > out_b ? in_b : out_b;
+        in_b = 0;
+    }
+    if (mb_cuda_err(cudaSetDevice(d->device), err, "cudaSetDevice") != MB_OK ||
+        mb_cuda_fits(in_b + out_b, err) != MB_OK ||
+        mb_cuda_err(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking), err,
+                    "cudaStreamCreate") != MB_OK ||
+        mb_cuda_err(cudaEventCreate(&d->start), err, "cudaEventCreate") != MB_OK ||
+        mb_cuda_err(cudaEventCreate(&d->stop), err, "cudaEventCreate") != MB_OK ||
+        (in_b && mb_cuda_err(cudaMalloc(&d->send, in_b), err, "cudaMalloc(send)") != MB_OK) ||
+        mb_cuda_err(cudaMalloc(&d->recv, out_b), err, "cudaMalloc(recv)") != MB_OK)
+        return err->code;
+    return fill_device(s, d, err);
+}
+
+/* Everything this process can do alone: devices, buffers, inputs. */
+static int setup_local(coll_nccl *s, mb_collective coll, const mb_params *p, mb_err *err)
+{
+    mb_coll_dtype dtype;
+    int count = 0, rc = local_probe(p, err);
+    if (rc == MB_OK)
+        rc = mb_cuda_err(cudaGetDeviceCount(&count), err, "cudaGetDeviceCount");
+    if (rc == MB_OK)
+        rc = mb_coll_dtype_parse(mb_param_str(p, "dtype"), &dtype, err);
+    if (rc == MB_OK)
+        rc = nccl_dtype(dtype, &s->type, err);
+    if (rc == MB_OK)
+        rc = use_mpi(p, &s->mpi, err);
+    if (rc != MB_OK)
+        return rc;
+    int want = (int)mb_param_int(p, "gpus");
+    s->ndev = s->mpi ? 1 : want ? want : count;
+    int nranks = s->mpi ? mb_dist_size() : s->ndev;
+    s->dev = calloc((size_t)s->ndev, sizeof *s->dev);
+    s->stage = malloc(STAGE_BYTES);
+    if (s->dev == NULL || s->stage == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    for (int i = 0; i < s->ndev; i++) {
+        s->dev[i].device = s->mpi ? mb_dist_local_rank() : i;
+        s->dev[i].rank = s->mpi ? mb_dist_rank() : i;
+    }
+    rc = mb_coll_shape_init(&s->shape, coll, dtype, mb_param_int(p, "size"), nranks, err);
+    if (rc == MB_OK)
+        rc = mb_coll_pattern_init(&s->pattern, dtype, nranks, 0x6d6c62656e6368ull, err);
+    for (int i = 0; rc == MB_OK && i < s->ndev; i++)
+        rc = setup_device(s, &s->dev[i], err);
+    return rc;
+}
+
+static int init_comms(coll_nccl *s, mb_err *err)
+{
+    if (!s->mpi) {
+        ncclComm_t *comms = calloc((size_t)s->ndev, sizeof *comms);
+        int *devs = calloc((size_t)s->ndev, sizeof *devs);
+        int rc = comms && devs ? MB_OK : mb_errf(err, MB_ESYS, "out of memory");
+        for (int i = 0; rc == MB_OK && i < s->ndev; i++)
+            devs[i] = s->dev[i].device;
+        if (rc == MB_OK)
+            rc = nccl_err(ncclCommInitAll(comms, s->ndev, devs), NULL, err, "ncclCommInitAll");
+        for (int i = 0; rc == MB_OK && i < s->ndev; i++)
+            s->dev[i].comm = comms[i];
+        free(comms);
+        free(devs);
+        return rc;
+    }
+#ifdef MB_HAVE_MPI
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    int rc = MB_OK;
+    if (mb_dist_rank() == 0)
+        rc = nccl_err(ncclGetUniqueId(&id), NULL, err, "ncclGetUniqueId");
+    rc = mb_dist_agree_err(rc, err); /* rank 0 failing must not leave the others in MPI_Bcast */
+    if (rc == MB_OK)
+        rc = mb_mpi_err(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, mb_dist_comm()), err,
+                        "MPI_Bcast(ncclUniqueId)");
+    if (rc == MB_OK)
+        rc = mb_cuda_err(cudaSetDevice(s->dev[0].device), err, "cudaSetDevice");
+    if (rc == MB_OK)
+        rc = nccl_err(ncclCommInitRank(&s->dev[0].comm, mb_dist_size(), id, mb_dist_rank()), NULL, err,
+                      "ncclCommInitRank");
+    return rc;
+#else
+    return mb_errf(err, MB_ESKIP, "topology=mpi: built without MPI");
+#endif
+}
+
+/* Does the GPU reach a peer over NVLink? NVML is not at hand here, so the
+ * sign is native atomics over peer access, which PCIe peer links do not give. */
+static bool nvlink_peer(int device, int *peer_out)
+{
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2)
+        return false;
+    for (int peer = 0; peer < count; peer++) {
+        int atomics = 0;
+        if (peer != device &&
+            cudaDeviceGetP2PAttribute(&atomics, cudaDevP2PAttrNativeAtomicSupported, device, peer) ==
+                cudaSuccess &&
+            atomics) {
+            *peer_out = peer;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* PCIe rate of the GPU's link (one direction, GB/s) from sysfs. */
+static double pcie_of(int device, char *text, size_t len)
+{
+    char bus[32], path[256], speed[64] = "", width[16] = "";
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess)
+        return 0;
+    for (char *c = bus; *c; c++)
+        *c = (char)(*c >= 'A' && *c <= 'F' ? *c - 'A' + 'a' : *c);
+    snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/max_link_speed", bus);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(speed, sizeof speed, f))
+            speed[0] = '\0';
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/max_link_width", bus);
+    f = fopen(path, "r");
+    if (f) {
+        if (!fgets(width, sizeof width, f))
+            width[0] = '\0';
+        fclose(f);
+    }
+    int gen = mb_pcie_gen_from_speed(speed), lanes = atoi(width);
+    double gbps = mb_pcie_gbps(gen, lanes);
+    snprintf(text, len, "PCIe gen %d x%d of GPU %s (max link, one direction)", gen, lanes, bus);
+    return gbps;
+}
+
+static void find_peak(coll_nccl *s)
+{
+    int device = s->dev[0].device, peer = -1;
+    struct cudaDeviceProp prop;
+    double intra = 0;
+    char intra_src[256] = "";
+    if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+        prop.name[0] = '\0';
+    if (nvlink_peer(device, &peer)) {
+        mb_datasheet *ds = NULL;
+        double nvlink = 0;
+        const char *src = NULL;
+        if (mb_datasheet_match(prop.name, &ds, NULL) == MB_OK &&
+            mb_datasheet_get(ds, "interconnect.nvlink_gbps", &nvlink, &src) && nvlink > 0) {
+            intra = nvlink / 2; /* the datasheet counts both directions */
+            snprintf(intra_src, sizeof intra_src, "NVLink %.0f GB/s each way (%s: %.0f GB/s both ways; %s)",
+                     intra, mb_datasheet_name(ds), nvlink, src ? src : "datasheet");
+        }
+        snprintf(s->link, sizeof s->link, "GPU %d reaches GPU %d with native peer atomics: NVLink%s",
+                 device, peer, intra > 0 ? "" : " (no datasheet entry with nvlink_gbps: no peak)");
+        mb_datasheet_free(ds);
+    } else {
+        intra = pcie_of(device, intra_src, sizeof intra_src);
+        snprintf(s->link, sizeof s->link, "no NVLink peer seen from GPU %d: PCIe", device);
+    }
+    s->peak = intra;
+    snprintf(s->peak_source, sizeof s->peak_source, "%s", intra_src);
+    if (mb_dist_nodes() > 1) {
+        char names[200];
+        double nic = mb_coll_nic_gbps(names, sizeof names);
+        mb_dist_min_double(&nic, NULL);
+        if (nic > 0 && (s->peak <= 0 || nic < s->peak)) {
+            s->peak = nic;
+            snprintf(s->peak_source, sizeof s->peak_source,
+                     "network between %d nodes: sum of the up links of the slowest node "
+                     "(/sys/class/net; here %s)", mb_dist_nodes(), names);
+        } else if (nic <= 0) {
+            s->peak = 0;
+            snprintf(s->note, sizeof s->note, "%d nodes, but some node reports no network link speed: "
+                     "no peak", mb_dist_nodes());
+        }
+    }
+    if (s->peak <= 0 && s->note[0] == '\0')
+        snprintf(s->note, sizeof s->note, "no link rate found for GPU %d: no peak", device);
+}
+
+static int coll_nccl_setup(mb_collective coll, const mb_params *p, void **state, mb_err *err)
+{
+    *state = NULL;
+    coll_nccl *s = calloc(1, sizeof *s);
+    if (s == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    s->inplace = mb_param_bool(p, "inplace");
+    s->batch = (int)mb_param_int(p, "batch");
+    int rc = setup_local(s, coll, p, err);
+    bool mpi = s->mpi;
+    if (mpi)
+        rc = mb_dist_agree_err(rc, err);
+    if (rc == MB_OK)
+        rc = init_comms(s, err);
+    if (mpi)
+        rc = mb_dist_agree_err(rc, err);
+    for (long long i = 0; rc == MB_OK && i < mb_param_int(p, "warmup"); i++)
+        rc = launch_all(s, err);
+    if (rc == MB_OK)
+        rc = sync_all(s, err);
+    if (mpi)
+        rc = mb_dist_agree_err(rc, err);
+    if (rc == MB_OK)
+        find_peak(s);
+    if (rc != MB_OK) {
+        coll_nccl_teardown(s);
+        return rc;
+    }
+    *state = s;
+    return MB_OK;
+}
+
+static int coll_nccl_run(void *state, double *seconds, mb_err *err)
+{
+    coll_nccl *s = state;
+    int rc = barrier(s, err);
+    for (int i = 0; rc == MB_OK && i < s->ndev; i++)
+        if (mb_cuda_err(cudaSetDevice(s->dev[i].device), err, "cudaSetDevice") != MB_OK ||
+            mb_cuda_err(cudaEventRecord(s->dev[i].start, s->dev[i].stream), err, "cudaEventRecord") != MB_OK)
+            rc = err->code;
+    for (int b = 0; rc == MB_OK && b < s->batch; b++)
+        rc = launch_all(s, err);
+    if (rc == MB_OK)
+        rc = sync_all(s, err);
+    double slowest = 0;
+    for (int i = 0; rc == MB_OK && i < s->ndev; i++) {
+        float ms = 0;
+        rc = mb_cuda_err(cudaEventElapsedTime(&ms, s->dev[i].start, s->dev[i].stop), err,
+                         "cudaEventElapsedTime");
+        if (ms / 1e3 > slowest)
+            slowest = ms / 1e3;
+    }
+#ifdef MB_HAVE_MPI
+    if (rc == MB_OK && s->mpi) {
+        double mine = slowest;
+        rc = mb_mpi_err(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, mb_dist_comm()), err,
+                        "MPI_Allreduce(MAX) of the times");
+    }
+#endif
+    if (rc != MB_OK)
+        return rc;
+    *seconds = slowest;
+    return mb_coll_samples_add(&s->samples, slowest, err);
+}
+
+static double coll_nccl_work(void *state)
+{
+    coll_nccl *s = state;
+    return s->shape.bytes * mb_busbw_factor(s->shape.coll, s->shape.nranks) * s->batch;
+}
+
+static int coll_nccl_verify(void *state, mb_err *err)
+{
+    coll_nccl *s = state;
+    int rc = MB_OK;
+    /* In place the timed iterations reduced their own results: start again
+     * from the known inputs. Out of place, check what the last timed
+     * iteration left. */
+    if (s->inplace || s->collectives == 0) {
+        for (int i = 0; rc == MB_OK && i < s->ndev; i++)
+            rc = fill_device(s, &s->dev[i], err);
+        if (rc == MB_OK)
+            rc = barrier(s, err);
+        if (rc == MB_OK)
+            rc = launch_all(s, err);
+        if (rc == MB_OK)
+            rc = sync_all(s, err);
+    }
+    for (int i = 0; rc == MB_OK && i < s->ndev; i++)
+        rc = check_device(s, &s->dev[i], err);
+    return s->mpi ? mb_dist_agree_err(rc, err) : rc;
+}
+
+static void coll_nccl_report(void *state, mb_report *r)
+{
+    coll_nccl *s = state;
+    char text[64];
+    mb_coll_report_common(r, &s->shape, &s->samples, s->batch, s->inplace);
+    snprintf(text, sizeof text, "%d.%d.%d", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
+    mb_report_info(r, "nccl", text);
+    mb_report_info(r, "topology", s->mpi ? "mpi: one rank per GPU" : "local: one process, every GPU");
+    mb_report_info(r, "link", s->link);
+    if (s->peak > 0)
+        mb_report_peak(r, s->peak, s->peak_source);
+    if (s->note[0])
+        mb_report_note(r, "%s", s->note);
+}
+
+static int setup_allreduce(const mb_params *p, void **st, mb_err *e) { return coll_nccl_setup(MB_COLL_ALLREDUCE, p, st, e); }
+static int setup_allgather(const mb_params *p, void **st, mb_err *e) { return coll_nccl_setup(MB_COLL_ALLGATHER, p, st, e); }
+static int setup_reducescatter(const mb_params *p, void **st, mb_err *e) { return coll_nccl_setup(MB_COLL_REDUCESCATTER, p, st, e); }
+static int setup_broadcast(const mb_params *p, void **st, mb_err *e) { return coll_nccl_setup(MB_COLL_BROADCAST, p, st, e); }
+
+#define COLL_NCCL_TABLE(comp, setup_fn, text)                                                    \
+    {                                                                                            \
+        .component = comp, .backend = "nccl", .summary = text, .work_unit = "byte",               \
+        .rate_unit = "GB/s", .rate_scale = 1e9, .params = coll_nccl_params,                      \
+        .probe = coll_nccl_probe, .setup = setup_fn, .run = coll_nccl_run,                       \
+        .work_per_iter = coll_nccl_work, .verify = coll_nccl_verify, .report = coll_nccl_report, \
+        .teardown = coll_nccl_teardown, .collective = true, .uses_gpu = true,                    \
+    }
+
+const mb_component_ops mb_allreduce_nccl =
+    COLL_NCCL_TABLE("allreduce", setup_allreduce, "ncclAllReduce (sum) across GPUs: bus bandwidth, GB/s");
+const mb_component_ops mb_allgather_nccl =
+    COLL_NCCL_TABLE("allgather", setup_allgather, "ncclAllGather across GPUs: bus bandwidth, GB/s");
+const mb_component_ops mb_reducescatter_nccl =
+    COLL_NCCL_TABLE("reducescatter", setup_reducescatter,
+                    "ncclReduceScatter (sum) across GPUs: bus bandwidth, GB/s");
+const mb_component_ops mb_broadcast_nccl =
+    COLL_NCCL_TABLE("broadcast", setup_broadcast, "ncclBroadcast from rank 0 across GPUs: bus bandwidth, GB/s");
+
+#else /* no NCCL or no CUDA */
+
+#ifdef MB_HAVE_CUDA
+#define MB_NCCL_WHY "NCCL (libnccl, nccl.h) not found at build time"
+#else
+#define MB_NCCL_WHY "CUDA not found at build time"
+#endif
+MB_NOT_BUILT_IN(mb_allreduce_nccl, "allreduce", "nccl", "byte", "GB/s", 1e9, MB_NCCL_WHY);
+MB_NOT_BUILT_IN(mb_allgather_nccl, "allgather", "nccl", "byte", "GB/s", 1e9, MB_NCCL_WHY);
+MB_NOT_BUILT_IN(mb_reducescatter_nccl, "reducescatter", "nccl", "byte", "GB/s", 1e9, MB_NCCL_WHY);
+MB_NOT_BUILT_IN(mb_broadcast_nccl, "broadcast", "nccl", "byte", "GB/s", 1e9, MB_NCCL_WHY);
+
+#endif

@@ -1,1 +1,720 @@
-/* placeholder: being written */
+/* conv_cudnn.c: the convolution ceiling through cuDNN 9's legacy convolution
+ * API (cudnn_cnn.h: cudnnConvolutionForward / BackwardData / BackwardFilter,
+ * still shipped in cuDNN 9 though marked deprecated in favour of the graph
+ * API; it is what PyTorch's cudnn.benchmark path calls).
+ *
+ * Setup runs cudnnFind*AlgorithmEx on the real buffers with a workspace of
+ * at most `workspace` bytes: cuDNN times every algorithm itself and returns
+ * them fastest first. The fastest usable one is benchmarked; every one tried
+ * is reported with cuDNN's time. The timed region is `inner` convolutions
+ * back to back on one stream between two CUDA events.
+ *
+ * Math modes (set on the convolution descriptor):
+ *   fp32  CUDNN_FMA_MATH: FMA kernels only, no TF32 tensor cores (strict fp32).
+ *         CUDNN_DEFAULT_MATH would allow TF32 on Ampere and newer.
+ *   tf32  fp32 data, CUDNN_DEFAULT_MATH: TF32 tensor cores allowed
+ *         (NVIDIA_TF32_OVERRIDE=0 would forbid them; a note says so).
+ *   fp16, bf16  CUDNN_TENSOR_OP_MATH, fp32 compute (PSEUDO_HALF/BFLOAT16
+ *         configurations: fp32 accumulate), as PyTorch sets them.
+ * After Find, the descriptor takes the math type cuDNN reports for the chosen
+ * algorithm (PyTorch does the same), except for strict fp32, which keeps
+ * CUDNN_FMA_MATH and refuses any algorithm reported as tensor-op math.
+ *
+ * Verification: the CPU reference (double) on sampled outputs, all of them
+ * for small outputs; for larger ones also the second-fastest algorithm, run
+ * once in verify, must agree with the benchmarked one over the whole output.
+ */
+#include "component.h"
+
+#ifdef MB_HAVE_CUDNN
+#include <cudnn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_ref.h"
+#include "gemm_common.h"
+#include "gpu_util.h"
+
+#define CONV_MAX_ALGOS 16
+
+/* One Find result, whatever the direction. */
+typedef struct conv_perf {
+    int algo;
+    cudnnStatus_t status;
+    float ms;
+    size_t memory;
+    cudnnDeterminism_t determinism;
+    cudnnMathType_t math;
+} conv_perf;
+
+typedef struct conv_state {
+    mb_conv_problem prob;
+    char device[256];
+    int major, minor, sms;
+    double clock_hz;
+    cudnnHandle_t handle;
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    cudaStream_t stream;
+    mb_cuda_timer timer;
+    bool timer_ready;
+    void *x, *w, *y; /* device tensors; the direction's output is one of them */
+    void *workspace;
+    size_t workspace_bytes;
+    conv_perf perf[CONV_MAX_ALGOS];
+    int n_perf;
+    int chosen;     /* index into perf */
+    int inner;
+    bool inner_given;
+    int samples;
+    long long calls; /* since the output was poisoned */
+    char cross_check[256];
+} conv_state;
+
+static int cudnn_err(cudnnStatus_t st, mb_err *err, const char *what)
+{
+    if (st == CUDNN_STATUS_SUCCESS)
+        return MB_OK;
+    int code = MB_EFAIL;
+    if ((st >= 3000 && st < 4000) || st == CUDNN_STATUS_NOT_INITIALIZED ||
+        st == CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED ||
+        st == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
+        code = MB_ESKIP; /* not supported here, no device, library missing, no memory */
+    char detail[256] = "";
+    cudnnGetLastErrorString(detail, sizeof detail);
+    return mb_errf(err, code, "%s: %s%s%s", what, cudnnGetErrorString(st), detail[0] ? ": " : "",
+                   detail);
+}
+
+#define DNN_TRY(call)                                                                              \
+    do {                                                                                           \
+        rc = cudnn_err((call), err, #call);                                                        \
+        if (rc != MB_OK)                                                                           \
+            return rc;                                                                             \
+    } while (0)
+#define CUDA_TRY(call)                                                                             \
+    do {                                                                                           \
+        rc = mb_cuda_err((call), err, #call);                                                      \
+        if (rc != MB_OK)                                                                           \
+            return rc;                                                                             \
+    } while (0)
+
+static const char *algo_name(mb_conv_dir dir, int algo)
+{
+    static const char *const fwd[] = { "IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
+                                       "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED" };
+    static const char *const bwd_data[] = { "ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD",
+                                            "WINOGRAD_NONFUSED" };
+    static const char *const bwd_filter[] = { "ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD",
+                                              "WINOGRAD_NONFUSED", "FFT_TILING" };
+    if (dir == MB_CONV_FWD && algo >= 0 && algo < 8)
+        return fwd[algo];
+    if (dir == MB_CONV_BWD_DATA && algo >= 0 && algo < 6)
+        return bwd_data[algo];
+    if (dir == MB_CONV_BWD_FILTER && algo >= 0 && algo < 7)
+        return bwd_filter[algo];
+    return "?";
+}
+
+static const char *math_name(cudnnMathType_t m)
+{
+    switch (m) {
+    case CUDNN_DEFAULT_MATH:
+        return "DEFAULT_MATH";
+    case CUDNN_TENSOR_OP_MATH:
+        return "TENSOR_OP_MATH";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+        return "TENSOR_OP_MATH_ALLOW_CONVERSION";
+    case CUDNN_FMA_MATH:
+        return "FMA_MATH";
+    }
+    return "?";
+}
+
+/* ---- set-up --------------------------------------------------------------------------- */
+
+static int read_params(conv_state *s, const mb_params *params, mb_err *err)
+{
+    mb_conv_dir dir;
+    mb_conv_layout layout;
+    mb_conv_dtype dtype;
+    int rc = mb_conv_parse(mb_param_str(params, "direction"), mb_param_str(params, "layout"),
+                           mb_param_str(params, "dtype"), &dir, &layout, &dtype, err);
+    if (rc != MB_OK)
+        return rc;
+#define P(name) ((int)mb_param_int(params, name))
+    rc = mb_conv_problem_init(&s->prob, P("n"), P("c"), P("h"), P("w"), P("k"), P("r"), P("s"),
+                              P("pad_h"), P("pad_w"), P("stride_h"), P("stride_w"), P("dilation"),
+                              dir, layout, dtype, (uint64_t)mb_param_int(params, "seed"), err);
+#undef P
+    s->workspace_bytes = (size_t)mb_param_int(params, "workspace");
+    s->inner = (int)mb_param_int(params, "inner");
+    s->inner_given = s->inner > 0;
+    s->samples = (int)mb_param_int(params, "samples");
+    return rc;
+}
+
+static int read_device(conv_state *s, mb_err *err)
+{
+    int rc = mb_cuda_probe(err);
+    if (rc != MB_OK)
+        return rc;
+    const struct cudaDeviceProp *props = mb_cuda_props();
+    if (!props)
+        return mb_cuda_err(cudaGetLastError(), err, "cudaGetDeviceProperties");
+    snprintf(s->device, sizeof s->device, "%s", props->name);
+    s->major = props->major;
+    s->minor = props->minor;
+    s->sms = props->multiProcessorCount;
+    int khz = 0;
+    cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, mb_cuda_device());
+    s->clock_hz = khz * 1e3;
+    int cc = s->major * 10 + s->minor;
+    mb_conv_dtype t = s->prob.dtype;
+    if ((t == MB_CONV_TF32 || t == MB_CONV_BF16) && cc < 80)
+        return mb_errf(err, MB_ESKIP, "%s convolution needs compute capability 8.0 or newer; "
+                                      "this GPU is %d.%d",
+                       mb_conv_dtype_name(t), s->major, s->minor);
+    if (t == MB_CONV_FP16 && cc < 70)
+        return mb_errf(err, MB_ESKIP, "fp16 tensor-core convolution needs compute capability "
+                                      "7.0 or newer; this GPU is %d.%d",
+                       s->major, s->minor);
+    return MB_OK;
+}
+
+static int describe(conv_state *s, mb_err *err)
+{
+    const mb_conv_problem *p = &s->prob;
+    int rc;
+    cudnnDataType_t dt = p->dtype == MB_CONV_FP16   ? CUDNN_DATA_HALF
+                         : p->dtype == MB_CONV_BF16 ? CUDNN_DATA_BFLOAT16
+                                                    : CUDNN_DATA_FLOAT;
+    cudnnTensorFormat_t fmt = p->layout == MB_CONV_NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    cudnnMathType_t math = p->dtype == MB_CONV_FP32   ? CUDNN_FMA_MATH
+                           : p->dtype == MB_CONV_TF32 ? CUDNN_DEFAULT_MATH
+                                                      : CUDNN_TENSOR_OP_MATH;
+    DNN_TRY(cudnnCreate(&s->handle));
+    DNN_TRY(cudnnSetStream(s->handle, s->stream));
+    DNN_TRY(cudnnCreateTensorDescriptor(&s->xd));
+    DNN_TRY(cudnnCreateTensorDescriptor(&s->yd));
+    DNN_TRY(cudnnCreateFilterDescriptor(&s->wd));
+    DNN_TRY(cudnnCreateConvolutionDescriptor(&s->cd));
+    DNN_TRY(cudnnSetTensor4dDescriptor(s->xd, fmt, dt, p->n, p->c, p->h, p->w));
+    DNN_TRY(cudnnSetFilter4dDescriptor(s->wd, dt, fmt, p->k, p->c, p->r, p->s));
+    /* Compute type fp32 for every data type: fp32 accumulate. */
+    DNN_TRY(cudnnSetConvolution2dDescriptor(s->cd, p->pad_h, p->pad_w, p->stride_h, p->stride_w,
+                                            p->dil_h, p->dil_w, CUDNN_CROSS_CORRELATION,
+                                            CUDNN_DATA_FLOAT));
+    DNN_TRY(cudnnSetConvolutionMathType(s->cd, math));
+    int on, ok, op, oq;
+    DNN_TRY(cudnnGetConvolution2dForwardOutputDim(s->cd, s->xd, s->wd, &on, &ok, &op, &oq));
+    if (on != p->n || ok != p->k || op != p->p || oq != p->q)
+        return mb_errf(err, MB_EFAIL,
+                       "cuDNN's output size %dx%dx%dx%d differs from mlbench's %dx%dx%dx%d", on,
+                       ok, op, oq, p->n, p->k, p->p, p->q);
+    DNN_TRY(cudnnSetTensor4dDescriptor(s->yd, fmt, dt, p->n, p->k, p->p, p->q));
+    return MB_OK;
+}
+
+static void **tensor_ptr(conv_state *s, char t)
+{
+    return t == 'x' ? &s->x : t == 'w' ? &s->w : &s->y;
+}
+
+static int upload(conv_state *s, char t, mb_err *err)
+{
+    const mb_conv_problem *p = &s->prob;
+    size_t esize = mb_elem_size(p->elem);
+    uint64_t total = mb_conv_elems(p, t), chunk = (16u << 20) / esize;
+    void *host = NULL;
+    int rc = mb_cuda_err(cudaMallocHost(&host, chunk * esize), err, "cudaMallocHost");
+    for (uint64_t first = 0; rc == MB_OK && first < total; first += chunk) {
+        uint64_t count = total - first < chunk ? total - first : chunk;
+        mb_conv_fill(p, t, host, first, count);
+        rc = mb_cuda_err(cudaMemcpy((char *)*tensor_ptr(s, t) + first * esize, host,
+                                    count * esize, cudaMemcpyHostToDevice),
+                         err, "cudaMemcpy(inputs)");
+    }
+    if (host)
+        cudaFreeHost(host);
+    return rc;
+}
+
+static int allocate(conv_state *s, mb_err *err)
+{
+    const mb_conv_problem *p = &s->prob;
+    size_t esize = mb_elem_size(p->elem);
+    size_t bytes = (mb_conv_elems(p, 'x') + mb_conv_elems(p, 'w') + mb_conv_elems(p, 'y')) * esize;
+    int rc = mb_cuda_fits(bytes + s->workspace_bytes, err);
+    if (rc != MB_OK)
+        return rc;
+    CUDA_TRY(cudaMalloc(&s->x, mb_conv_elems(p, 'x') * esize));
+    CUDA_TRY(cudaMalloc(&s->w, mb_conv_elems(p, 'w') * esize));
+    CUDA_TRY(cudaMalloc(&s->y, mb_conv_elems(p, 'y') * esize));
+    if (s->workspace_bytes)
+        CUDA_TRY(cudaMalloc(&s->workspace, s->workspace_bytes));
+    char out = mb_conv_output(p);
+    const char tensors[] = { 'x', 'w', 'y' };
+    for (int i = 0; i < 3 && rc == MB_OK; i++)
+        if (tensors[i] != out)
+            rc = upload(s, tensors[i], err);
+    /* Legacy-stream copies are not ordered before work on our non-blocking
+     * stream: finish them. */
+    if (rc == MB_OK)
+        rc = mb_cuda_err(cudaDeviceSynchronize(), err, "cudaDeviceSynchronize");
+    return rc;
+}
+
+/* ---- algorithm search ---------------------------------------------------------------------- */
+
+#define COPY_PERF(dst, src)                                                                        \
+    do {                                                                                           \
+        (dst).algo = (int)(src).algo;                                                              \
+        (dst).status = (src).status;                                                               \
+        (dst).ms = (src).time;                                                                     \
+        (dst).memory = (src).memory;                                                               \
+        (dst).determinism = (src).determinism;                                                     \
+        (dst).math = (src).mathType;                                                               \
+    } while (0)
+
+static int find_algorithms(conv_state *s, mb_err *err)
+{
+    int rc, returned = 0;
+    switch (s->prob.dir) {
+    case MB_CONV_FWD: {
+        cudnnConvolutionFwdAlgoPerf_t r[CONV_MAX_ALGOS];
+        DNN_TRY(cudnnFindConvolutionForwardAlgorithmEx(s->handle, s->xd, s->x, s->wd, s->w, s->cd,
+                                                       s->yd, s->y, CONV_MAX_ALGOS, &returned, r,
+                                                       s->workspace, s->workspace_bytes));
+        for (int i = 0; i < returned; i++)
+            COPY_PERF(s->perf[i], r[i]);
+        break;
+    }
+    case MB_CONV_BWD_DATA: {
+        cudnnConvolutionBwdDataAlgoPerf_t r[CONV_MAX_ALGOS];
+        DNN_TRY(cudnnFindConvolutionBackwardDataAlgorithmEx(
+            s->handle, s->wd, s->w, s->yd, s->y, s->cd, s->xd, s->x, CONV_MAX_ALGOS, &returned, r,
+            s->workspace, s->workspace_bytes));
+        for (int i = 0; i < returned; i++)
+            COPY_PERF(s->perf[i], r[i]);
+        break;
+    }
+    case MB_CONV_BWD_FILTER: {
+        cudnnConvolutionBwdFilterAlgoPerf_t r[CONV_MAX_ALGOS];
+        DNN_TRY(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+            s->handle, s->xd, s->x, s->yd, s->y, s->cd, s->wd, s->w, CONV_MAX_ALGOS, &returned, r,
+            s->workspace, s->workspace_bytes));
+        for (int i = 0; i < returned; i++)
+            COPY_PERF(s->perf[i], r[i]);
+        break;
+    }
+    }
+    s->n_perf = returned;
+    return MB_OK;
+}
+
+/* May this Find result be benchmarked? Strict fp32 refuses tensor-op math. */
+static bool usable(const conv_state *s, const conv_perf *pf)
+{
+    if (pf->status != CUDNN_STATUS_SUCCESS)
+        return false;
+    if (s->prob.dtype == MB_CONV_FP32 &&
+        (pf->math == CUDNN_TENSOR_OP_MATH || pf->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+        return false;
+    return true;
+}
+
+static int use_algorithm(conv_state *s, int i, mb_err *err)
+{
+    int rc = MB_OK;
+    if (s->prob.dtype != MB_CONV_FP32) /* strict fp32 keeps CUDNN_FMA_MATH */
+        DNN_TRY(cudnnSetConvolutionMathType(s->cd, s->perf[i].math));
+    return rc;
+}
+
+static int choose(conv_state *s, mb_err *err)
+{
+    s->chosen = -1;
+    for (int i = 0; i < s->n_perf && s->chosen < 0; i++)
+        if (usable(s, &s->perf[i]))
+            s->chosen = i;
+    if (s->chosen < 0)
+        return mb_errf(err, MB_ESKIP,
+                       "cuDNN found no usable %s algorithm for this shape within a %zu byte "
+                       "workspace (%d tried)",
+                       mb_conv_dir_name(s->prob.dir), s->workspace_bytes, s->n_perf);
+    return use_algorithm(s, s->chosen, err);
+}
+
+/* ---- running ----------------------------------------------------------------------------- */
+
+/* One convolution with algorithm perf[i], output into `out`. */
+static int convolve(conv_state *s, int i, void *out, mb_err *err)
+{
+    const float alpha = 1.0f, beta = 0.0f; /* float scalars for float, half and bf16 data */
+    cudnnStatus_t st;
+    switch (s->prob.dir) {
+    case MB_CONV_FWD:
+        st = cudnnConvolutionForward(s->handle, &alpha, s->xd, s->x, s->wd, s->w, s->cd,
+                                     (cudnnConvolutionFwdAlgo_t)s->perf[i].algo, s->workspace,
+                                     s->workspace_bytes, &beta, s->yd, out);
+        break;
+    case MB_CONV_BWD_DATA:
+        st = cudnnConvolutionBackwardData(s->handle, &alpha, s->wd, s->w, s->yd, s->y, s->cd,
+                                          (cudnnConvolutionBwdDataAlgo_t)s->perf[i].algo,
+                                          s->workspace, s->workspace_bytes, &beta, s->xd, out);
+        break;
+    default:
+        st = cudnnConvolutionBackwardFilter(s->handle, &alpha, s->xd, s->x, s->yd, s->y, s->cd,
+                                            (cudnnConvolutionBwdFilterAlgo_t)s->perf[i].algo,
+                                            s->workspace, s->workspace_bytes, &beta, s->wd, out);
+        break;
+    }
+    return cudnn_err(st, err, "cudnnConvolution");
+}
+
+static void *output_ptr(conv_state *s)
+{
+    return *tensor_ptr(s, mb_conv_output(&s->prob));
+}
+
+/* Times `reps` convolutions (after one untimed one), seconds per call. */
+static int time_calls(conv_state *s, int reps, double *per_call, mb_err *err)
+{
+    int rc = convolve(s, s->chosen, output_ptr(s), err);
+    if (rc == MB_OK)
+        rc = mb_cuda_err(cudaStreamSynchronize(s->stream), err, "cudaStreamSynchronize");
+    if (rc == MB_OK)
+        rc = mb_cuda_timer_start(&s->timer, err);
+    for (int i = 0; rc == MB_OK && i < reps; i++)
+        rc = convolve(s, s->chosen, output_ptr(s), err);
+    double sec = 0;
+    if (rc == MB_OK)
+        rc = mb_cuda_timer_stop(&s->timer, &sec, err);
+    *per_call = rc == MB_OK ? sec / reps : 0;
+    return rc;
+}
+
+static int finish_setup(conv_state *s, mb_err *err)
+{
+    double one = 0, unused = 0, per_call = 0;
+    int rc = time_calls(s, 1, &one, err);
+    if (rc == MB_OK && one > 0) { /* ~50 ms to bring the clocks up */
+        double want = ceil(50e-3 / one);
+        rc = time_calls(s, want > 1000 ? 1000 : (int)want, &unused, err);
+    }
+    if (rc == MB_OK)
+        rc = time_calls(s, 3, &per_call, err);
+    if (rc != MB_OK)
+        return rc;
+    if (!s->inner_given) {
+        double want = per_call > 0 ? ceil(2e-3 / per_call) : 1;
+        s->inner = want < 1 ? 1 : want > 10000 ? 10000 : (int)want;
+    }
+    /* Poison the output: verify then sees only what run() wrote. */
+    size_t bytes = mb_conv_elems(&s->prob, mb_conv_output(&s->prob)) * mb_elem_size(s->prob.elem);
+    rc = mb_cuda_err(cudaMemsetAsync(output_ptr(s), 0x7F, bytes, s->stream), err,
+                     "cudaMemsetAsync(poison output)");
+    if (rc == MB_OK)
+        rc = mb_cuda_err(cudaStreamSynchronize(s->stream), err, "cudaStreamSynchronize");
+    s->calls = 0;
+    return rc;
+}
+
+static void conv_teardown(void *state)
+{
+    conv_state *s = state;
+    if (!s)
+        return;
+    if (s->stream)
+        cudaStreamSynchronize(s->stream);
+    if (s->cd)
+        cudnnDestroyConvolutionDescriptor(s->cd);
+    if (s->wd)
+        cudnnDestroyFilterDescriptor(s->wd);
+    if (s->xd)
+        cudnnDestroyTensorDescriptor(s->xd);
+    if (s->yd)
+        cudnnDestroyTensorDescriptor(s->yd);
+    if (s->handle)
+        cudnnDestroy(s->handle);
+    if (s->timer_ready)
+        mb_cuda_timer_destroy(&s->timer);
+    if (s->stream)
+        cudaStreamDestroy(s->stream);
+    cudaFree(s->x);
+    cudaFree(s->w);
+    cudaFree(s->y);
+    cudaFree(s->workspace);
+    cudaGetLastError();
+    free(s);
+}
+
+static int conv_setup(const mb_params *params, void **state, mb_err *err)
+{
+    *state = NULL;
+    conv_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    int rc = read_params(s, params, err);
+    if (rc == MB_OK)
+        rc = read_device(s, err);
+    if (rc == MB_OK)
+        rc = mb_cuda_err(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), err,
+                         "cudaStreamCreateWithFlags");
+    if (rc == MB_OK) {
+        rc = mb_cuda_timer_init(&s->timer, s->stream, err);
+        s->timer_ready = true;
+    }
+    if (rc == MB_OK)
+        rc = describe(s, err);
+    if (rc == MB_OK)
+        rc = allocate(s, err);
+    if (rc == MB_OK)
+        rc = find_algorithms(s, err);
+    if (rc == MB_OK)
+        rc = choose(s, err);
+    if (rc == MB_OK)
+        rc = finish_setup(s, err);
+    if (rc != MB_OK) {
+        conv_teardown(s);
+        return rc;
+    }
+    *state = s;
+    return MB_OK;
+}
+
+static int conv_probe(const mb_params *params, mb_err *why)
+{
+    (void)params;
+    int rc = mb_cuda_probe(why);
+    if (rc != MB_OK)
+        return rc;
+    if (cudnnGetVersion() / 10000 < 9) /* the library found at run time */
+        return mb_errf(why, MB_ESKIP, "cuDNN %zu found, 9 or newer needed", cudnnGetVersion());
+    return MB_OK;
+}
+
+static int conv_run(void *state, double *seconds, mb_err *err)
+{
+    conv_state *s = state;
+    *seconds = 0;
+    int rc = mb_cuda_timer_start(&s->timer, err);
+    for (int i = 0; rc == MB_OK && i < s->inner; i++) {
+        rc = convolve(s, s->chosen, output_ptr(s), err);
+        s->calls++;
+    }
+    if (rc == MB_OK)
+        return mb_cuda_timer_stop(&s->timer, seconds, err);
+    cudaStreamSynchronize(s->stream);
+    return rc;
+}
+
+static double conv_work(void *state)
+{
+    conv_state *s = state;
+    return mb_conv_problem_flops(&s->prob) * (s->inner > 0 ? s->inner : 1);
+}
+
+static int fetch_device(void *ctx, uint64_t idx, double *value, mb_err *err)
+{
+    conv_state *s = ctx;
+    size_t esize = mb_elem_size(s->prob.elem);
+    unsigned char buf[8];
+    int rc = mb_cuda_err(cudaMemcpy(buf, (const char *)output_ptr(s) + idx * esize, esize,
+                                    cudaMemcpyDeviceToHost),
+                         err, "cudaMemcpy(output sample)");
+    if (rc == MB_OK)
+        *value = mb_elem_load(s->prob.elem, buf);
+    return rc;
+}
+
+/* Runs the next usable algorithm once into a scratch buffer and compares
+ * the whole output with the benchmarked one's. */
+static int cross_check(conv_state *s, mb_err *err)
+{
+    const mb_conv_problem *p = &s->prob;
+    int other = -1;
+    for (int i = 0; i < s->n_perf && other < 0; i++)
+        if (i != s->chosen && usable(s, &s->perf[i]) && s->perf[i].algo != s->perf[s->chosen].algo)
+            other = i;
+    if (other < 0) {
+        snprintf(s->cross_check, sizeof s->cross_check,
+                 "no second algorithm to compare with: CPU samples only");
+        return MB_OK;
+    }
+    uint64_t count = mb_conv_elems(p, mb_conv_output(p));
+    size_t bytes = count * mb_elem_size(p->elem);
+    mb_err tmp = { 0 };
+    if (mb_cuda_fits(bytes, &tmp) != MB_OK) {
+        snprintf(s->cross_check, sizeof s->cross_check, "no room for a second output: %.200s",
+                 tmp.msg);
+        return MB_OK;
+    }
+    void *scratch = NULL;
+    unsigned char *a = malloc(bytes), *b = malloc(bytes);
+    int rc = a && b ? MB_OK : mb_errf(err, MB_ESYS, "out of memory for the cross-check");
+    if (rc == MB_OK)
+        rc = mb_cuda_err(cudaMalloc(&scratch, bytes), err, "cudaMalloc(cross-check)");
+    if (rc == MB_OK)
+        rc = use_algorithm(s, other, err);
+    if (rc == MB_OK)
+        rc = convolve(s, other, scratch, err);
+    int restore = use_algorithm(s, s->chosen, err);
+    if (rc == MB_OK)
+        rc = restore;
+    if (rc == MB_OK)
+        rc = mb_cuda_err(cudaStreamSynchronize(s->stream), err, "cudaStreamSynchronize");
+    if (rc == MB_OK)
+        rc = mb_cuda_err(cudaMemcpy(a, output_ptr(s), bytes, cudaMemcpyDeviceToHost), err,
+                         "cudaMemcpy(output)");
+    if (rc == MB_OK)
+        rc = mb_cuda_err(cudaMemcpy(b, scratch, bytes, cudaMemcpyDeviceToHost), err,
+                         "cudaMemcpy(cross-check output)");
+    if (rc == MB_OK) {
+        rc = mb_conv_compare(p, a, b, count, err);
+        snprintf(s->cross_check, sizeof s->cross_check, "%s whole output against %s: %s",
+                 algo_name(p->dir, s->perf[s->chosen].algo), algo_name(p->dir, s->perf[other].algo),
+                 rc == MB_OK ? "agree" : "DISAGREE");
+    }
+    cudaFree(scratch);
+    free(a);
+    free(b);
+    return rc;
+}
+
+static int conv_verify(void *state, mb_err *err)
+{
+    conv_state *s = state;
+    if (s->calls == 0)
+        return mb_errf(err, MB_ESKIP, "no timed iteration ran: nothing to verify");
+    int rc = mb_cuda_err(cudaStreamSynchronize(s->stream), err, "cudaStreamSynchronize");
+    int checked = 0;
+    if (rc == MB_OK)
+        rc = mb_conv_check(&s->prob, s->samples, fetch_device, s, &checked, err);
+    uint64_t total = mb_conv_elems(&s->prob, mb_conv_output(&s->prob));
+    if (rc == MB_OK && (uint64_t)checked < total)
+        rc = cross_check(s, err);
+    return rc;
+}
+
+static void conv_report(void *state, mb_report *r)
+{
+    conv_state *s = state;
+    const mb_conv_problem *p = &s->prob;
+    const conv_perf *c = &s->perf[s->chosen];
+    char text[1024];
+    snprintf(text, sizeof text,
+             "n=%d c=%d h=%d w=%d k=%d r=%d s=%d pad=%d,%d stride=%d,%d dilation=%d -> %dx%d, %s %s",
+             p->n, p->c, p->h, p->w, p->k, p->r, p->s, p->pad_h, p->pad_w, p->stride_h, p->stride_w,
+             p->dil_h, p->p, p->q, mb_conv_layout_name(p->layout), mb_conv_dir_name(p->dir));
+    mb_report_info(r, "shape", text);
+    mb_report_info(r, "device", s->device);
+    snprintf(text, sizeof text, "%s (cuDNN %s, %s, %zu bytes of workspace)",
+             algo_name(p->dir, c->algo), math_name(c->math),
+             c->determinism == CUDNN_DETERMINISTIC ? "deterministic" : "non-deterministic",
+             c->memory);
+    mb_report_info(r, "algorithm", text);
+    static const char *const modes[] = {
+        [MB_CONV_FP32] = "fp32 data, CUDNN_FMA_MATH: FMA only, no TF32 (strict fp32)",
+        [MB_CONV_TF32] = "fp32 data, CUDNN_DEFAULT_MATH: TF32 tensor cores allowed",
+        [MB_CONV_FP16] = "fp16 data, fp32 compute, CUDNN_TENSOR_OP_MATH",
+        [MB_CONV_BF16] = "bf16 data, fp32 compute, CUDNN_TENSOR_OP_MATH",
+    };
+    mb_report_info(r, "math_mode", modes[p->dtype]);
+    if (p->dtype == MB_CONV_TF32 && c->math == CUDNN_FMA_MATH)
+        mb_report_note(r, "the fastest algorithm reports FMA math: TF32 is not in use");
+    const char *tf32 = getenv("NVIDIA_TF32_OVERRIDE");
+    if (p->dtype == MB_CONV_TF32 && tf32 && strcmp(tf32, "0") == 0)
+        mb_report_note(r, "NVIDIA_TF32_OVERRIDE=0 is set: TF32 is disabled, this tf32 case runs "
+                          "strict fp32 math");
+    /* Every algorithm Find tried, fastest first, with cuDNN's own timing. */
+    size_t used = 0;
+    text[0] = 0;
+    for (int i = 0; i < s->n_perf && used < sizeof text - 1; i++) {
+        const conv_perf *pf = &s->perf[i];
+        int n = pf->status == CUDNN_STATUS_SUCCESS
+                    ? snprintf(text + used, sizeof text - used, "%s%s %s %.3f ms %zu B%s",
+                               i ? "; " : "", algo_name(p->dir, pf->algo), math_name(pf->math),
+                               pf->ms, pf->memory, usable(s, pf) ? "" : " (not allowed)")
+                    : snprintf(text + used, sizeof text - used, "%s%s: %s", i ? "; " : "",
+                               algo_name(p->dir, pf->algo), cudnnGetErrorString(pf->status));
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    mb_report_info(r, "algorithms", text);
+    mb_report_metric(r, "algorithms_tried", s->n_perf, "");
+    mb_report_metric(r, "convolutions_per_iteration", s->inner, "");
+    if (s->cross_check[0])
+        mb_report_info(r, "cross_check", s->cross_check);
+    mb_report_note(r, "FLOPs = 2*N*K*C*R*S*P*Q for every direction (one multiply-add per "
+                      "(n,k,c,r,s,p,q)); workspace limit %zu bytes",
+                   s->workspace_bytes);
+    mb_gpu_peak_report(r, s->device, s->major, s->minor, s->sms, s->clock_hz,
+                       mb_conv_dtype_name(p->dtype));
+}
+
+/* For tests/test_conv_gpu.c, which corrupts the output on purpose: the
+ * device output of a case that is set up, and its size. */
+void *mb_conv_cudnn_test_output(void *state, size_t *bytes);
+void *mb_conv_cudnn_test_output(void *state, size_t *bytes)
+{
+    conv_state *s = state;
+    *bytes = mb_conv_elems(&s->prob, mb_conv_output(&s->prob)) * mb_elem_size(s->prob.elem);
+    return output_ptr(s);
+}
+
+static const mb_param_spec conv_params[] = {
+    { "n", MB_P_INT, "32", NULL, 1, 1048576, "batch (images)" },
+    { "c", MB_P_INT, "64", NULL, 1, 1048576, "input channels" },
+    { "h", MB_P_INT, "56", NULL, 1, 1048576, "input height" },
+    { "w", MB_P_INT, "56", NULL, 1, 1048576, "input width" },
+    { "k", MB_P_INT, "64", NULL, 1, 1048576, "output channels (filters)" },
+    { "r", MB_P_INT, "3", NULL, 1, 1024, "filter height" },
+    { "s", MB_P_INT, "3", NULL, 1, 1024, "filter width" },
+    { "pad_h", MB_P_INT, "1", NULL, 0, 1024, "zero padding, top and bottom" },
+    { "pad_w", MB_P_INT, "1", NULL, 0, 1024, "zero padding, left and right" },
+    { "stride_h", MB_P_INT, "1", NULL, 1, 1024, "vertical stride" },
+    { "stride_w", MB_P_INT, "1", NULL, 1, 1024, "horizontal stride" },
+    { "dilation", MB_P_INT, "1", NULL, 1, 1024, "filter dilation (both axes)" },
+    { "direction", MB_P_ENUM, "fwd", "fwd|bwd_data|bwd_filter", 0, 0,
+      "forward, gradient of the input, gradient of the filter" },
+    { "layout", MB_P_ENUM, "nhwc", "nchw|nhwc", 0, 0, "tensor layout (nhwc: channels last)" },
+    { "dtype", MB_P_ENUM, "bf16", "fp32|tf32|fp16|bf16", 0, 0,
+      "fp32: strict (CUDNN_FMA_MATH); tf32: TF32 allowed; fp16/bf16: fp32 accumulate" },
+    { "workspace", MB_P_SIZE, "512m", NULL, 0, 68719476736.0,
+      "most workspace an algorithm may use (cudnnFind*AlgorithmEx skips the others)" },
+    { "inner", MB_P_INT, "0", NULL, 0, 100000,
+      "convolutions per timed iteration (0: enough for about 2 ms)" },
+    { "seed", MB_P_INT, "1", NULL, 0, 9007199254740992.0, "seed of the random inputs" },
+    { "samples", MB_P_INT, "64", NULL, 1, 1000000,
+      "output elements checked against the CPU reference (all when the output is smaller)" },
+    MB_PARAM_END
+};
+
+const mb_component_ops mb_conv_cudnn = {
+    .component = "conv",
+    .backend = "cudnn",
+    .summary = "GPU convolution ceiling: cuDNN, fastest algorithm of cudnnFind*AlgorithmEx",
+    .work_unit = "flop",
+    .rate_unit = "TFLOP/s",
+    .rate_scale = 1e12,
+    .params = conv_params,
+    .probe = conv_probe,
+    .setup = conv_setup,
+    .run = conv_run,
+    .work_per_iter = conv_work,
+    .verify = conv_verify,
+    .report = conv_report,
+    .teardown = conv_teardown,
+    .uses_gpu = true,
+};
+
+#else /* !MB_HAVE_CUDNN */
+MB_NOT_BUILT_IN(mb_conv_cudnn, "conv", "cudnn", "flop", "TFLOP/s", 1e12,
+                "cuDNN (cudnn.h, libcudnn) not found at build time");
+#endif

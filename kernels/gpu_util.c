@@ -1,8 +1,13 @@
 #include "gpu_util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "formulas.h"
+#include "hardware.h"
+#include "pcie.h"
 
 int mb_cuda_err(cudaError_t e, mb_err *err, const char *what)
 {
@@ -119,6 +124,23 @@ int mb_cuda_timer_stop(mb_cuda_timer *t, double *seconds, mb_err *err)
     return rc;
 }
 
+int mb_cuda_timer_record_stop(mb_cuda_timer *t, mb_err *err)
+{
+    return mb_cuda_err(cudaEventRecord(t->stop, t->stream), err, "cudaEventRecord(stop)");
+}
+
+int mb_cuda_timer_elapsed(mb_cuda_timer *t, double *seconds, mb_err *err)
+{
+    float ms = 0;
+    int rc = mb_cuda_err(cudaEventSynchronize(t->stop), err, "cudaEventSynchronize");
+    if (rc == MB_OK)
+        rc = mb_cuda_err(cudaEventElapsedTime(&ms, t->start, t->stop), err, "cudaEventElapsedTime");
+    if (rc == MB_OK)
+        rc = mb_cuda_err(cudaGetLastError(), err, "kernel in timed region");
+    *seconds = ms / 1e3;
+    return rc;
+}
+
 void mb_cuda_timer_destroy(mb_cuda_timer *t)
 {
     if (t->start)
@@ -126,6 +148,48 @@ void mb_cuda_timer_destroy(mb_cuda_timer *t)
     if (t->stop)
         cudaEventDestroy(t->stop);
     memset(t, 0, sizeof *t);
+}
+
+int mb_cuda_attr(enum cudaDeviceAttr attr)
+{
+    int v = 0;
+    if (cudaDeviceGetAttribute(&v, attr, mb_cuda_device()) != cudaSuccess)
+        return 0;
+    return v;
+}
+
+int mb_cuda_pcie_link(struct mb_pcie_link *out, mb_err *err)
+{
+    char busid[32];
+    int rc = mb_cuda_err(cudaDeviceGetPCIBusId(busid, (int)sizeof busid, mb_cuda_device()), err,
+                         "cudaDeviceGetPCIBusId");
+    if (rc != MB_OK)
+        return rc;
+    return mb_pcie_read(mb_sysfs_root(), busid, out, err);
+}
+
+double mb_cuda_mem_peak_gbps(char *source, size_t len)
+{
+    int khz = mb_cuda_attr(cudaDevAttrMemoryClockRate);
+    int bits = mb_cuda_attr(cudaDevAttrGlobalMemoryBusWidth);
+    if (khz > 0 && bits > 0) {
+        double gbps = mb_mem_bandwidth_gbps(khz * 1e3, bits, 2.0);
+        snprintf(source, len, "memory clock %.0f MHz x %d-bit bus x 2 (DDR), device attributes", khz / 1e3,
+                 bits);
+        return gbps;
+    }
+    const struct cudaDeviceProp *p = mb_cuda_props();
+    mb_datasheet *d = NULL;
+    double gbps = 0;
+    const char *src = NULL;
+    if (p && mb_datasheet_match(p->name, &d, NULL) == MB_OK &&
+        mb_datasheet_get(d, "memory.bandwidth_gbps", &gbps, &src))
+        snprintf(source, len, "datasheet %s: %s", mb_datasheet_name(d), src ? src : "");
+    else
+        snprintf(source, len, "unknown: no memory clock attribute and no datasheet match");
+    if (d)
+        mb_datasheet_free(d);
+    return gbps;
 }
 
 /* IEEE binary16 with round-to-nearest-even. */

@@ -44,6 +44,29 @@ int mb_cuda_timer_start(mb_cuda_timer *t, mb_err *err);
 /* Records stop, waits for it, stores elapsed seconds. */
 int mb_cuda_timer_stop(mb_cuda_timer *t, double *seconds, mb_err *err);
 void mb_cuda_timer_destroy(mb_cuda_timer *t);
+/* The two halves of mb_cuda_timer_stop, for callers that must act between
+ * recording stop and waiting for it (release a spin kernel that holds the
+ * stream: mb_cuda_gate in gpu_gate.h). */
+int mb_cuda_timer_record_stop(mb_cuda_timer *t, mb_err *err);
+/* Waits for stop, stores the seconds between start and stop, and reports a
+ * kernel error raised in between. */
+int mb_cuda_timer_elapsed(mb_cuda_timer *t, double *seconds, mb_err *err);
+
+/* ---- device facts the GPU benchmarks share ---------------------------------- */
+
+/* cudaDeviceGetAttribute on the benchmark device; 0 when it fails. (CUDA 13
+ * removed cudaDeviceProp.clockRate and .memoryClockRate: the attributes
+ * cudaDevAttrClockRate / cudaDevAttrMemoryClockRate remain.) */
+int mb_cuda_attr(enum cudaDeviceAttr attr);
+/* PCIe link and NUMA node of the benchmark device, from sysfs through its
+ * PCI bus id (pcie.h; MB_ESKIP when sysfs does not list it). */
+struct mb_pcie_link;
+int mb_cuda_pcie_link(struct mb_pcie_link *out, mb_err *err);
+/* Theoretical DRAM bandwidth of the benchmark device in GB/s: memory clock x
+ * bus width x 2 (DDR) from the device attributes, else the datasheet's
+ * memory.bandwidth_gbps (hardware.h). `source` says which and how; 0 when
+ * neither is known. */
+double mb_cuda_mem_peak_gbps(char *source, size_t len);
 
 /* Host-side conversions for filling and checking half-precision buffers. */
 uint16_t mb_float_to_half(float f);

@@ -1,0 +1,58 @@
+/* compare.h: machines side by side. Cases of several results files joined
+ * by identity ("id": component/backend/params), ratios to the first file,
+ * the geometric mean of the ratios per component, cases present on some
+ * machines only, throughput per dollar when prices are given, and the
+ * context differences that explain numbers (driver, clocks, PCIe link, CPU
+ * model, kernel; the keys are configs/gap/compare.ini). */
+#ifndef MB_COMPARE_H
+#define MB_COMPARE_H
+
+#include <stdbool.h>
+
+#include "ceilings.h"
+#include "gapconfig.h"
+
+typedef struct mb_compare_row {
+    const char *id;
+    const char *component;
+    const char *rate_unit;
+    bool latency_first;
+    int *idx;        /* per machine: case index, -1 = absent */
+    double *rate;    /* per machine: rate.median in rate_unit; < 0 = not usable */
+    double *ratio;   /* per machine: rate / first machine's rate; < 0 = none */
+    double *per_usd; /* per machine: rate x 3600 / price (rate unit x s per $); < 0 = no price */
+    bool everywhere; /* present on every machine */
+} mb_compare_row;
+
+typedef struct mb_compare_geo {
+    const char *component;
+    double *geomean;     /* per machine: geometric mean of the ratios; < 0 = none */
+    int *n;              /* per machine: cases in it */
+    double *geomean_usd; /* per machine: the same for throughput per dollar */
+} mb_compare_geo;
+
+typedef struct mb_compare_ctx {
+    char *key;
+    char **value; /* per machine, "" when absent */
+} mb_compare_ctx;
+
+typedef struct mb_compare {
+    const mb_ceilings *m; /* the machines, in order; the first is the reference */
+    int n_m;
+    const char **label;   /* per machine */
+    double *price;        /* per machine USD/hour; 0 = none */
+    mb_compare_row *rows;
+    int n_rows;
+    mb_compare_geo *geo;
+    int n_geo;
+    mb_compare_ctx *ctx;  /* only the keys whose values differ */
+    int n_ctx;
+} mb_compare;
+
+/* prices: "NAME=USD_PER_HOUR" strings, NAME = host name, file path or file
+ * name. MB_EUSAGE on a malformed price or a NAME that fits no file. */
+int mb_compare_build(const mb_ceilings *machines, int n, const char *const *prices, int n_prices,
+                     const mb_ini *keys, mb_compare *out, mb_err *err);
+void mb_compare_free(mb_compare *c);
+
+#endif

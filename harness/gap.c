@@ -1,0 +1,783 @@
+/* gap.c: matching stages to ceilings, and the gap arithmetic. */
+#include "gap.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "component.h"
+#include "formulas.h"
+
+/* ---- dtypes ----------------------------------------------------------------- */
+
+static const struct {
+    const char *alias, *name;
+    double rank; /* distance on the precision ladder */
+} dtypes[] = {
+    { "fp64", "fp64", 0 }, { "float64", "fp64", 0 }, { "double", "fp64", 0 },
+    { "fp32", "fp32", 1 }, { "float32", "fp32", 1 }, { "float", "fp32", 1 },
+    { "tf32", "tf32", 2 },
+    { "fp16", "fp16", 3 }, { "float16", "fp16", 3 }, { "half", "fp16", 3 },
+    { "bf16", "bf16", 3 }, { "bfloat16", "bf16", 3 },
+    { "fp8", "fp8", 4 }, { "e4m3", "fp8", 4 }, { "e5m2", "fp8", 4 }, { "float8", "fp8", 4 },
+    { "int8", "int8", 5 },
+};
+
+const char *mb_dtype_canonical(const char *dtype)
+{
+    if (dtype == NULL)
+        return NULL;
+    for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++)
+        if (strcasecmp(dtype, dtypes[i].alias) == 0)
+            return dtypes[i].name;
+    return NULL;
+}
+
+static double dtype_rank(const char *canonical)
+{
+    for (size_t i = 0; i < sizeof dtypes / sizeof *dtypes; i++)
+        if (strcmp(canonical, dtypes[i].name) == 0)
+            return dtypes[i].rank;
+    return -1;
+}
+
+/* 0 = same; fp16 vs bf16 = 0.5 (same speed, different format); else steps
+ * on the ladder fp64 < fp32 < tf32 < fp16/bf16 < fp8 < int8. */
+static double dtype_distance(const char *a, const char *b)
+{
+    if (a == NULL || b == NULL)
+        return 0;
+    const char *ca = mb_dtype_canonical(a), *cb = mb_dtype_canonical(b);
+    if (ca == NULL || cb == NULL)
+        return strcasecmp(a, b) == 0 ? 0 : 9;
+    if (strcmp(ca, cb) == 0)
+        return 0;
+    double d = fabs(dtype_rank(ca) - dtype_rank(cb));
+    return d == 0 ? 0.5 : d;
+}
+
+/* ---- reading a case's attributes ---------------------------------------------- */
+
+/* The first of the comma-separated names in matching [params] attr found in
+ * the case's params, then its info strings, then its metrics, as text in buf. */
+static const char *case_attr(const mb_case_ref *c, const mb_ini *m, const char *attr, char *buf, size_t len)
+{
+    const char *names = mb_ini_get(m, "params", attr);
+    char list[256];
+    snprintf(list, sizeof list, "%s", names ? names : attr);
+    const cJSON *info = c->json ? cJSON_GetObjectItemCaseSensitive(c->json, "info") : NULL;
+    const cJSON *metrics = c->json ? cJSON_GetObjectItemCaseSensitive(c->json, "metrics") : NULL;
+    for (int where = 0; where < 3; where++) {
+        char copy[256], *save = NULL;
+        snprintf(copy, sizeof copy, "%s", list);
+        for (char *n = strtok_r(copy, ", \t", &save); n; n = strtok_r(NULL, ", \t", &save)) {
+            const cJSON *it = NULL;
+            if (where == 0) {
+                const char *v = mb_case_param(c, n);
+                if (v) {
+                    snprintf(buf, len, "%s", v);
+                    return buf;
+                }
+            } else if (where == 1 && cJSON_IsObject(info)) {
+                it = cJSON_GetObjectItemCaseSensitive(info, n);
+                if (cJSON_IsString(it)) {
+                    snprintf(buf, len, "%s", it->valuestring);
+                    return buf;
+                }
+            } else if (where == 2 && cJSON_IsObject(metrics)) {
+                it = cJSON_GetObjectItemCaseSensitive(metrics, n);
+                const cJSON *v = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "value") : it;
+                if (cJSON_IsNumber(v)) {
+                    snprintf(buf, len, "%.17g", v->valuedouble);
+                    return buf;
+                }
+            }
+        }
+    }
+    return NULL;
+}
+
+static double parse_size_text(const char *t)
+{
+    long long v;
+    mb_err e = { 0 };
+    if (t == NULL || mb_parse_size(t, &v, &e))
+        return 0;
+    return (double)v;
+}
+
+/* ---- units ------------------------------------------------------------------------ */
+
+static bool units_match(const mb_ini *m, const char *stage_unit, const char *case_unit)
+{
+    if (stage_unit == NULL || case_unit == NULL)
+        return false;
+    if (strcmp(stage_unit, case_unit) == 0)
+        return true;
+    return mb_ini_list_has(m, "units", stage_unit, case_unit);
+}
+
+static bool collective_of(const char *component, mb_collective *out)
+{
+    static const struct {
+        const char *name;
+        mb_collective c;
+    } map[] = {
+        { "allreduce", MB_COLL_ALLREDUCE },
+        { "allgather", MB_COLL_ALLGATHER },
+        { "reducescatter", MB_COLL_REDUCESCATTER },
+        { "broadcast", MB_COLL_BROADCAST },
+    };
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (strcmp(component, map[i].name) == 0) {
+            *out = map[i].c;
+            return true;
+        }
+    return false;
+}
+
+static double case_metric(const mb_case_ref *c, const char *name)
+{
+    const cJSON *metrics = c->json ? cJSON_GetObjectItemCaseSensitive(c->json, "metrics") : NULL;
+    const cJSON *it = cJSON_IsObject(metrics) ? cJSON_GetObjectItemCaseSensitive(metrics, name) : NULL;
+    const cJSON *v = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, "value") : it;
+    return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+double mb_gap_case_rate(const mb_stage *s, const mb_case_ref *c, const mb_ini *matching)
+{
+    if (c->work_unit == NULL || s->work_unit == NULL)
+        return 0;
+    if (units_match(matching, s->work_unit, c->work_unit)) {
+        /* A collective case measured in bus bandwidth (nccl-tests): busbw
+         * is the figure that holds across rank counts, so the stage's
+         * algorithm-bandwidth ceiling is busbw / factor(stage's ranks). */
+        mb_collective coll;
+        if (collective_of(s->component, &coll) && case_metric(c, "busbw_factor") > 0) {
+            double f = mb_busbw_factor(coll, s->ranks);
+            return f > 0 ? c->rate_abs / f : 0;
+        }
+        return c->rate_abs;
+    }
+    /* A disk case counted in I/Os: bytes/s = I/Os per second x block size. */
+    if (strcmp(s->work_unit, "byte") == 0 && strcmp(c->work_unit, "io") == 0) {
+        char buf[64];
+        double bs = parse_size_text(case_attr(c, matching, "block_size", buf, sizeof buf));
+        return bs > 0 ? c->rate_abs * bs : 0;
+    }
+    return 0;
+}
+
+/* ---- matching ------------------------------------------------------------------------ */
+
+static bool component_matches(const mb_ini *m, const char *stage_comp, const char *case_comp)
+{
+    if (mb_ini_get(m, "components", stage_comp))
+        return mb_ini_list_has(m, "components", stage_comp, case_comp);
+    return strcmp(stage_comp, case_comp) == 0;
+}
+
+static const char *stage_device(const mb_stage *s)
+{
+    if (s->device)
+        return s->device;
+    if (strcmp(s->component, "disk") == 0 || strcmp(s->component, "hostmem") == 0 ||
+        strcmp(s->component, "other") == 0)
+        return "cpu";
+    return "gpu";
+}
+
+/* Bytes or FLOPs per call of the stage; 0 when unknown. */
+static double stage_size(const mb_stage *s)
+{
+    if (s->block_size > 0)
+        return (double)s->block_size;
+    if (s->count > 0 && strcmp(s->work_unit, "byte") == 0)
+        return s->work / (double)s->count;
+    if (s->count > 0 && strcmp(s->work_unit, "flop") == 0)
+        return s->work / (double)s->count;
+    return 0;
+}
+
+static double case_size(const mb_stage *s, const mb_case_ref *c, const mb_ini *m)
+{
+    char buf[64];
+    if (strcmp(s->component, "disk") == 0)
+        return parse_size_text(case_attr(c, m, "block_size", buf, sizeof buf));
+    if (strcmp(s->work_unit, "byte") == 0) {
+        double v = parse_size_text(case_attr(c, m, "message_size", buf, sizeof buf));
+        if (v > 0)
+            return v;
+    }
+    return c->work_per_iter;
+}
+
+static void fmt_size(char *buf, size_t len, double v, const char *unit)
+{
+    if (strcmp(unit, "byte") == 0) {
+        const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+        int i = 0;
+        while (v >= 1024 && i < 4) {
+            v /= 1024;
+            i++;
+        }
+        snprintf(buf, len, "%.3g %s", v, u[i]);
+    } else if (strcmp(unit, "flop") == 0) {
+        const char *u[] = { "FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP" };
+        int i = 0;
+        while (v >= 1000 && i < 5) {
+            v /= 1000;
+            i++;
+        }
+        snprintf(buf, len, "%.3g %s", v, u[i]);
+    } else {
+        snprintf(buf, len, "%.3g %s", v, unit);
+    }
+}
+
+typedef struct counts {
+    int component, usable, device, unit, hard;
+    const char *other_device_backend;
+    const char *first_skip_reason;
+    int skipped, failed, unverified;
+    char hard_what[128];
+} counts;
+
+/* A hard attribute: the case must have the stage's value when it records one. */
+static bool hard_ok(const mb_stage *s, const mb_case_ref *c, const mb_ini *m, counts *k)
+{
+    char buf[64];
+    if (s->direction) {
+        const char *d = case_attr(c, m, "direction", buf, sizeof buf);
+        if (d && strcasecmp(d, s->direction) != 0) {
+            snprintf(k->hard_what, sizeof k->hard_what, "direction %s", s->direction);
+            return false;
+        }
+    }
+    if (s->pattern) {
+        const char *p = case_attr(c, m, "pattern", buf, sizeof buf);
+        if (p && strcasecmp(p, s->pattern) != 0) {
+            snprintf(k->hard_what, sizeof k->hard_what, "pattern %s", s->pattern);
+            return false;
+        }
+    }
+    /* [require] stage.param = values the case must have */
+    for (int i = 0; i < m->n; i++) {
+        const mb_ini_entry *e = &m->e[i];
+        const char *dot = strchr(e->key, '.');
+        if (strcmp(e->section, "require") != 0 || dot == NULL)
+            continue;
+        size_t cl = (size_t)(dot - e->key);
+        if (strlen(s->component) != cl || strncmp(s->component, e->key, cl) != 0)
+            continue;
+        const char *v = mb_case_param(c, dot + 1);
+        if (v && !mb_ini_list_has(m, "require", e->key, v)) {
+            snprintf(k->hard_what, sizeof k->hard_what, "%s = %s", dot + 1, e->value);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The stage's memory (pinned|pageable) against the case's: 0 same or
+ * unknown, 1 different. The case's memory goes to case_mem ("" unknown). */
+static int memory_mismatch(const mb_stage *s, const mb_case_ref *c, const mb_ini *m, char *case_mem, size_t len)
+{
+    char buf[64];
+    const char *mem = case_attr(c, m, "memory", buf, sizeof buf);
+    if (mem == NULL) {
+        const char *p = case_attr(c, m, "pinned", buf, sizeof buf);
+        if (p)
+            mem = (strcmp(p, "1") == 0 || strcasecmp(p, "true") == 0 || strcasecmp(p, "yes") == 0)
+                      ? "pinned" : "pageable";
+    }
+    snprintf(case_mem, len, "%s", mem ? mem : "");
+    if (s->memory == NULL || mem == NULL)
+        return 0;
+    return strcasecmp(s->memory, mem) != 0;
+}
+
+static double prefer_penalty(const mb_case_ref *c, const mb_ini *m)
+{
+    double penalty = 0, weight = 1;
+    const char *w = mb_ini_get(m, "prefer", "weight");
+    if (w)
+        weight = atof(w);
+    for (int i = 0; i < m->n; i++) {
+        const mb_ini_entry *e = &m->e[i];
+        const char *dot = strchr(e->key, '.');
+        if (strcmp(e->section, "prefer") != 0 || dot == NULL)
+            continue;
+        size_t cl = (size_t)(dot - e->key);
+        if (strlen(c->component) != cl || strncmp(c->component, e->key, cl) != 0)
+            continue;
+        const char *v = mb_case_param(c, dot + 1);
+        if (v && strcasecmp(v, e->value) != 0)
+            penalty += weight;
+    }
+    return penalty;
+}
+
+typedef struct score {
+    double total;
+    double dtype_d, ranks_d, size_d, prefer;
+    int mem_d;
+    char case_dtype[32], case_mem[16]; /* "" = the case does not say */
+    double case_ranks, case_size;
+} score;
+
+static void score_case(const mb_stage *s, const mb_case_ref *c, const mb_ini *m, score *sc)
+{
+    char rk[32];
+    memset(sc, 0, sizeof *sc);
+    const char *dt = case_attr(c, m, "dtype", sc->case_dtype, sizeof sc->case_dtype);
+    sc->dtype_d = s->dtype && dt ? dtype_distance(s->dtype, dt) : 0;
+    sc->mem_d = memory_mismatch(s, c, m, sc->case_mem, sizeof sc->case_mem);
+    const char *r = case_attr(c, m, "ranks", rk, sizeof rk);
+    sc->case_ranks = r ? atof(r) : 0;
+    if (s->ranks > 0 && sc->case_ranks > 0)
+        sc->ranks_d = fabs(log2((double)s->ranks / sc->case_ranks));
+    double ss = stage_size(s);
+    sc->case_size = case_size(s, c, m);
+    if (ss > 0 && sc->case_size > 0)
+        sc->size_d = fabs(log2(ss / sc->case_size));
+    sc->prefer = prefer_penalty(c, m);
+    sc->total = 1000 * sc->dtype_d + 100 * sc->mem_d + 10 * sc->ranks_d + sc->size_d + sc->prefer;
+}
+
+static void note_unusable(const mb_case_ref *c, counts *k)
+{
+    if (strcmp(c->status, "skipped") == 0) {
+        k->skipped++;
+        if (k->first_skip_reason == NULL)
+            k->first_skip_reason = c->reason;
+    } else if (strcmp(c->status, "failed") == 0) {
+        k->failed++;
+    } else {
+        k->unverified++;
+    }
+}
+
+/* The case component a stage is measured by ("sync" -> "launch"). */
+static const char *case_component(const mb_ini *m, const char *stage_comp)
+{
+    const char *v = mb_ini_get(m, "components", stage_comp);
+    return v ? v : stage_comp;
+}
+
+static void explain_none(const mb_stage *s, const mb_ini *m, const counts *k, char *why, size_t len)
+{
+    const char *cc = case_component(m, s->component);
+    if (strcmp(s->component, "other") == 0)
+        snprintf(why, len, "no ceiling: an 'other' stage has no benchmark (its time still counts)");
+    else if (k->component == 0)
+        snprintf(why, len, "no ceiling: the results have no %s case", cc);
+    else if (k->usable == 0)
+        snprintf(why, len,
+                 "no ceiling: %d %s case(s), none usable as a ceiling (%d skipped%s%s%s, %d failed, %d not "
+                 "verified)",
+                 k->component, cc, k->skipped, k->first_skip_reason ? ": \"" : "",
+                 k->first_skip_reason ? k->first_skip_reason : "", k->first_skip_reason ? "\"" : "", k->failed,
+                 k->unverified);
+    else if (k->device == 0)
+        snprintf(why, len,
+                 "no ceiling: the %s cases ran on the %s (%s), this stage on the %s (results from a machine "
+                 "without a GPU? set \"device\" if the stage ran elsewhere)",
+                 cc, strcmp(stage_device(s), "gpu") == 0 ? "cpu" : "gpu",
+                 k->other_device_backend ? k->other_device_backend : "?", stage_device(s));
+    else if (k->unit == 0)
+        snprintf(why, len, "no ceiling: the %s cases count work in another unit than the stage (%s)", cc,
+                 s->work_unit);
+    else
+        snprintf(why, len, "no ceiling: no %s case with %s was measured", cc, k->hard_what);
+}
+
+static void explain_choice(const mb_stage *s, const mb_case_ref *c, const score *sc, int usable, char *why,
+                           size_t len)
+{
+    const char *cc = c->component;
+    size_t n = (size_t)snprintf(why, len, "%s:", c->id);
+#define ADD(...)                                                          \
+    do {                                                                  \
+        if (n < len)                                                      \
+            n += (size_t)snprintf(why + n, len - n, __VA_ARGS__);         \
+    } while (0)
+    if (s->dtype) {
+        if (sc->case_dtype[0] == '\0')
+            ADD(" case records no dtype;");
+        else if (sc->dtype_d == 0)
+            ADD(" dtype %s;", s->dtype);
+        else
+            ADD(" dtype %s not measured, nearest %s;", s->dtype, sc->case_dtype);
+    }
+    if (s->direction)
+        ADD(" direction %s;", s->direction);
+    if (s->pattern)
+        ADD(" pattern %s;", s->pattern);
+    if (s->memory && sc->case_mem[0])
+        ADD(sc->mem_d ? " %s memory not measured, case uses %s;" : " %s memory;", s->memory, sc->case_mem);
+    if (s->ranks > 0 && sc->case_ranks > 0)
+        ADD(sc->ranks_d == 0 ? " %d ranks;" : " %d ranks not measured, case has %.0f;", s->ranks, sc->case_ranks);
+    double ss = stage_size(s);
+    char a[32], b[32];
+    if (ss > 0 && sc->case_size > 0) {
+        fmt_size(a, sizeof a, ss, s->work_unit);
+        fmt_size(b, sizeof b, sc->case_size, s->work_unit);
+        if (sc->size_d < 0.01)
+            ADD(" %s per call as the stage;", b);
+        else
+            ADD(" %s per call, stage %s;", b, a);
+    } else if (ss <= 0 && strcmp(s->component, "launch") && strcmp(s->component, "sync")) {
+        ADD(" stage size per call unknown (give calls or block_size);");
+    }
+    ADD(" nearest of %d usable %s case(s)", usable, cc);
+#undef ADD
+}
+
+int mb_gap_match(const mb_stage *s, const mb_ceilings *res, const mb_ini *m, char *why, size_t len)
+{
+    counts k = { 0 };
+    int best = -1;
+    score best_sc = { 0 };
+    if (strcmp(s->component, "other") == 0) {
+        explain_none(s, m, &k, why, len);
+        return -1;
+    }
+    if (s->work_unit == NULL || strcmp(s->work_unit, "s") == 0) {
+        snprintf(why, len,
+                 "no ceiling: the stage has a time but no amount of work (%s not recorded), so no rate to compare",
+                 strcmp(s->component, "gemm") == 0 || strcmp(s->component, "conv") == 0 ? "FLOPs"
+                 : strcmp(s->component, "launch") == 0                                   ? "launch count"
+                 : strcmp(s->component, "sync") == 0                                     ? "sync count"
+                                                                                         : "bytes");
+        return -1;
+    }
+    const char *dev = stage_device(s);
+    for (int i = 0; i < res->n_cases; i++) {
+        const mb_case_ref *c = &res->cases[i];
+        if (!component_matches(m, s->component, c->component))
+            continue;
+        k.component++;
+        if (!c->usable) {
+            note_unusable(c, &k);
+            continue;
+        }
+        k.usable++;
+        if (strcmp(c->device, dev) != 0) {
+            k.other_device_backend = c->backend;
+            continue;
+        }
+        k.device++;
+        if (mb_gap_case_rate(s, c, m) <= 0)
+            continue;
+        k.unit++;
+        if (!hard_ok(s, c, m, &k))
+            continue;
+        k.hard++;
+        score sc;
+        score_case(s, c, m, &sc);
+        /* lower score wins; on a tie the faster case (the higher ceiling) */
+        if (best < 0 || sc.total < best_sc.total - 1e-9 ||
+            (fabs(sc.total - best_sc.total) <= 1e-9 && c->rate_abs > res->cases[best].rate_abs)) {
+            best = i;
+            best_sc = sc;
+        }
+    }
+    if (best < 0) {
+        explain_none(s, m, &k, why, len);
+        return -1;
+    }
+    explain_choice(s, &res->cases[best], &best_sc, k.hard, why, len);
+    return best;
+}
+
+/* ---- the gap ------------------------------------------------------------------------ */
+
+static int add_note(mb_gap *g, mb_err *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int add_note(mb_gap *g, mb_err *err, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **grown = realloc(g->notes, sizeof *grown * (size_t)(g->n_notes + 1));
+    if (grown == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    g->notes = grown;
+    if ((g->notes[g->n_notes] = strdup(buf)) == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    g->n_notes++;
+    return MB_OK;
+}
+
+static int cmp_lost(const void *a, const void *b, void *ctx)
+{
+    const mb_gap_stage *st = ctx;
+    int i = *(const int *)a, j = *(const int *)b;
+    double x = st[i].time_lost, y = st[j].time_lost;
+    if (x != y)
+        return x < y ? 1 : -1;
+    return i - j;
+}
+
+int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *matching, mb_gap *out,
+                 mb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->run = run;
+    out->ceilings = ceilings;
+    out->target_bottleneck = -1;
+    if (run->n_stages <= 0)
+        return mb_errf(err, MB_EUSAGE, "%s: the run has no stages", run->path ? run->path : "run");
+    out->stages = calloc((size_t)run->n_stages, sizeof *out->stages);
+    out->ranking = calloc((size_t)run->n_stages, sizeof *out->ranking);
+    if (out->stages == NULL || out->ranking == NULL) {
+        mb_gap_free(out);
+        return mb_errf(err, MB_ESYS, "out of memory");
+    }
+    out->n = run->n_stages;
+    out->steps_known = run->steps > 0;
+    out->steps = run->steps > 0 ? run->steps : 1;
+    for (int i = 0; i < out->n; i++)
+        out->stage_sum += run->stages[i].seconds;
+    out->total = run->total_seconds > 0 ? run->total_seconds : out->stage_sum;
+    out->unaccounted = out->total > out->stage_sum ? out->total - out->stage_sum : 0;
+    if (out->stage_sum > out->total * 1.01 &&
+        add_note(out, err,
+                 "the stages add up to %.0f%% of the run's time: they overlap (a trace's host and GPU stages "
+                 "do), so the Amdahl and target projections, which take them one after another, overstate "
+                 "what removing one stage's loss gains",
+                 100 * out->stage_sum / out->total)) {
+        mb_gap_free(out);
+        return err->code;
+    }
+
+    double all = out->total;
+    for (int i = 0; i < out->n; i++) {
+        mb_gap_stage *g = &out->stages[i];
+        const mb_stage *s = &run->stages[i];
+        g->stage = s;
+        g->target_match = -1;
+        g->match = mb_gap_match(s, ceilings, matching, g->why, sizeof g->why);
+        g->measured_rate = strcmp(s->work_unit, "s") == 0 ? 0 : s->work / s->seconds;
+        g->share = s->seconds / out->total;
+        g->time_at_ceiling = s->seconds;
+        if (g->match >= 0) {
+            g->ceiling_rate = mb_gap_case_rate(s, &ceilings->cases[g->match], matching);
+            g->efficiency = mb_efficiency(g->measured_rate, g->ceiling_rate);
+            g->time_at_ceiling = mb_time_at_rate(s->work, g->ceiling_rate);
+            g->above_ceiling = g->time_at_ceiling > s->seconds;
+        }
+        /* A stage faster than its matched case loses nothing: the case is
+         * not its ceiling (different shape or cache); it keeps its time. */
+        double reachable = g->above_ceiling ? s->seconds : g->time_at_ceiling;
+        g->time_lost = s->seconds - reachable;
+        g->amdahl_total = mb_amdahl_step(out->total, s->seconds, reachable);
+        g->amdahl_speedup = mb_speedup(out->total, g->amdahl_total);
+        all = mb_amdahl_step(all, s->seconds, reachable);
+        out->ranking[i] = i;
+        if (g->share > out->stages[out->bottleneck].share)
+            out->bottleneck = i;
+    }
+    out->all_total = all;
+    out->all_speedup = mb_speedup(out->total, all);
+    qsort_r(out->ranking, (size_t)out->n, sizeof *out->ranking, cmp_lost, out->stages);
+    return MB_OK;
+}
+
+/* ---- projection ----------------------------------------------------------------------- */
+
+static int add_assumption(mb_gap *g, mb_err *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int add_assumption(mb_gap *g, mb_err *err, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **grown = realloc(g->assumptions, sizeof *grown * (size_t)(g->n_assumptions + 1));
+    if (grown == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    g->assumptions = grown;
+    if ((g->assumptions[g->n_assumptions] = strdup(buf)) == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    g->n_assumptions++;
+    return MB_OK;
+}
+
+static int begin_target(mb_gap *g, const char *label, const char *kind, mb_err *err)
+{
+    free(g->target_label);
+    free(g->target_kind);
+    g->target_label = strdup(label);
+    g->target_kind = strdup(kind);
+    if (g->target_label == NULL || g->target_kind == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    g->has_target = true;
+    return add_assumption(g, err,
+                          "stages run one after another, as here; time in no stage (%.4g s per step) is "
+                          "unchanged",
+                          mb_gap_per_step(g, g->unaccounted));
+}
+
+static void end_target(mb_gap *g)
+{
+    double total = g->unaccounted;
+    g->target_bottleneck = -1;
+    for (int i = 0; i < g->n; i++) {
+        total += g->stages[i].target_seconds;
+        if (g->target_bottleneck < 0 ||
+            g->stages[i].target_seconds > g->stages[g->target_bottleneck].target_seconds)
+            g->target_bottleneck = i;
+    }
+    g->target_total = total;
+}
+
+int mb_gap_project_results(mb_gap *g, const mb_ceilings *target, const mb_ini *matching, mb_err *err)
+{
+    if (begin_target(g, mb_ceilings_label(target), "results", err) ||
+        add_assumption(g, err,
+                       "each stage keeps the efficiency (measured / ceiling) it has here: time there = work / "
+                       "(ceiling there x efficiency here)"))
+        return err->code;
+    for (int i = 0; i < g->n; i++) {
+        mb_gap_stage *st = &g->stages[i];
+        const mb_stage *s = st->stage;
+        st->target_seconds = s->seconds;
+        st->projected = false;
+        if (st->match < 0) {
+            snprintf(st->target_why, sizeof st->target_why, "kept its time: no ceiling here to scale from");
+            continue;
+        }
+        char why[MB_GAP_WHY_LEN];
+        st->target_match = mb_gap_match(s, target, matching, why, sizeof why);
+        if (st->target_match < 0) {
+            snprintf(st->target_why, sizeof st->target_why, "kept its time: on the target %.480s", why);
+            continue;
+        }
+        st->target_rate = mb_gap_case_rate(s, &target->cases[st->target_match], matching);
+        st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency);
+        st->projected = true;
+        snprintf(st->target_why, sizeof st->target_why, "%s", why);
+    }
+    end_target(g);
+    return MB_OK;
+}
+
+/* The datasheet figure for a stage, in work units per second; 0 = none. */
+static double datasheet_peak(const mb_stage *s, const mb_datasheet *d, bool target_is_gpu, char *what,
+                             size_t len, const char **source)
+{
+    double v = 0;
+    const char *dev = stage_device(s);
+    *source = NULL;
+    if (strcmp(dev, "gpu") == 0 && !target_is_gpu) {
+        snprintf(what, len, "the datasheet describes a CPU, this stage ran on a GPU");
+        return 0;
+    }
+    if (strcmp(dev, "cpu") == 0 && target_is_gpu) {
+        snprintf(what, len, "a GPU datasheet has no figure for %s work on the host", s->component);
+        return 0;
+    }
+    if ((strcmp(s->component, "gemm") == 0 || strcmp(s->component, "conv") == 0) && s->dtype) {
+        char key[64];
+        if (strcmp(s->dtype, "fp64") == 0 && target_is_gpu) {
+            snprintf(key, sizeof key, "peak.fp64_tensor");
+            if (mb_datasheet_get(d, key, &v, source)) {
+                snprintf(what, len, "%s", key);
+                return v * 1e12;
+            }
+        }
+        snprintf(key, sizeof key, "peak.%s", s->dtype);
+        snprintf(what, len, "%s", key);
+        return mb_datasheet_get(d, key, &v, source) ? v * 1e12 : 0;
+    }
+    if (strcmp(s->component, "membw") == 0 || strcmp(s->component, "hostmem") == 0) {
+        snprintf(what, len, "memory.bandwidth_gbps");
+        return mb_datasheet_get(d, "memory.bandwidth_gbps", &v, source) ? v * 1e9 : 0;
+    }
+    if (strcmp(s->component, "copy") == 0 && s->direction && strcmp(s->direction, "d2d") != 0) {
+        double gen, width;
+        const char *src2;
+        snprintf(what, len, "interconnect.pcie_gen x pcie_width");
+        if (mb_datasheet_get(d, "interconnect.pcie_gen", &gen, source) &&
+            mb_datasheet_get(d, "interconnect.pcie_width", &width, &src2))
+            return mb_pcie_gbps((int)gen, (int)width) * 1e9;
+        return 0;
+    }
+    if (strcmp(s->component, "copy") == 0) {
+        /* device-to-device: bounded by memory bandwidth (each byte read and
+         * written); only the ratio to here's peak matters, see docs/gap.md */
+        snprintf(what, len, "memory.bandwidth_gbps");
+        return mb_datasheet_get(d, "memory.bandwidth_gbps", &v, source) ? v * 1e9 : 0;
+    }
+    snprintf(what, len, "a datasheet has no figure for %s", s->component);
+    return 0;
+}
+
+int mb_gap_project_datasheet(mb_gap *g, const mb_datasheet *d, bool target_is_gpu, mb_err *err)
+{
+    if (begin_target(g, mb_datasheet_name(d), "datasheet", err) ||
+        add_assumption(g, err,
+                       "the target reaches the same fraction of its datasheet peak as this machine's ceiling "
+                       "reaches its peak, and each stage keeps its efficiency: time there = work / (peak there "
+                       "x (ceiling here / peak here) x efficiency here)") ||
+        add_assumption(g, err, "datasheet figures are dense peaks (no sparsity), from %s",
+                       mb_datasheet_file(d) ? mb_datasheet_file(d) : "the datasheet"))
+        return err->code;
+    for (int i = 0; i < g->n; i++) {
+        mb_gap_stage *st = &g->stages[i];
+        const mb_stage *s = st->stage;
+        st->target_seconds = s->seconds;
+        st->projected = false;
+        if (st->match < 0) {
+            snprintf(st->target_why, sizeof st->target_why, "kept its time: no ceiling here to scale from");
+            continue;
+        }
+        const mb_case_ref *c = &g->ceilings->cases[st->match];
+        char what[128];
+        const char *source;
+        double peak_there = datasheet_peak(s, d, target_is_gpu, what, sizeof what, &source);
+        if (peak_there <= 0) {
+            snprintf(st->target_why, sizeof st->target_why, "kept its time: %s%s", what,
+                     strncmp(what, "a ", 2) == 0 || strncmp(what, "the ", 4) == 0 ? "" : " not in the datasheet");
+            continue;
+        }
+        double peak_here = c->peak * c->rate_scale;
+        if (peak_here <= 0) {
+            snprintf(st->target_why, sizeof st->target_why,
+                     "kept its time: the matched case %s has no peak here to scale from", c->id);
+            continue;
+        }
+        double fraction = st->ceiling_rate / peak_here; /* ceiling here / peak here */
+        st->target_rate = peak_there * fraction;
+        st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency);
+        st->projected = true;
+        snprintf(st->target_why, sizeof st->target_why,
+                 "%s there %.4g %s x %.0f%% (ceiling %.4g / peak %.4g here) x efficiency %.0f%%", what,
+                 peak_there / c->rate_scale, c->rate_unit ? c->rate_unit : "", 100 * fraction,
+                 st->ceiling_rate / c->rate_scale, c->peak, 100 * st->efficiency);
+    }
+    end_target(g);
+    return MB_OK;
+}
+
+void mb_gap_free(mb_gap *g)
+{
+    if (g == NULL)
+        return;
+    free(g->stages);
+    free(g->ranking);
+    free(g->target_label);
+    free(g->target_kind);
+    for (int i = 0; i < g->n_assumptions; i++)
+        free(g->assumptions[i]);
+    free(g->assumptions);
+    for (int i = 0; i < g->n_notes; i++)
+        free(g->notes[i]);
+    free(g->notes);
+    memset(g, 0, sizeof *g);
+}

@@ -1,0 +1,100 @@
+/* gap.h: the gap model. A run's stages next to the ceilings measured on a
+ * machine: which case each stage is matched to and why, the measured rate
+ * against the ceiling, the time lost, the ranking, the Amdahl projections,
+ * and optionally the projection onto another machine (its results file or a
+ * datasheet). Reads no files itself: the CLI loads the run, the results and
+ * the configs and hands them in. The arithmetic is formulas.h. */
+#ifndef MB_GAP_H
+#define MB_GAP_H
+
+#include <stdbool.h>
+
+#include "ceilings.h"
+#include "gapconfig.h"
+#include "hardware.h"
+#include "mb.h"
+#include "stages.h"
+
+#define MB_GAP_WHY_LEN 512
+
+/* Canonical dtype name (fp64, fp32, tf32, fp16, bf16, fp8, int8) for the
+ * usual spellings (float, half, bfloat16, float16, double, ...); NULL if unknown. */
+const char *mb_dtype_canonical(const char *dtype);
+
+/* Picks the case of `res` that is the ceiling for stage `s`: same component
+ * (matching.ini [components]), same device, compatible work unit, the same
+ * direction/pattern, then the nearest dtype, pinned-ness, ranks and size
+ * per call. Returns the case index, or -1 with the reason in why ("no
+ * ceiling: ..."). why also says why the chosen case was chosen. */
+int mb_gap_match(const mb_stage *s, const mb_ceilings *res, const mb_ini *matching, char *why, size_t len);
+
+/* The ceiling rate of case c for the stage's work unit, in stage work units
+ * per second (disk cases counted in I/Os convert by their block size). 0 when
+ * the units cannot be converted. */
+double mb_gap_case_rate(const mb_stage *s, const mb_case_ref *c, const mb_ini *matching);
+
+typedef struct mb_gap_stage {
+    const mb_stage *stage;
+    int match;              /* case index in the ceilings, -1 = no ceiling */
+    char why[MB_GAP_WHY_LEN];
+    double measured_rate;   /* work / seconds (stage work units per second) */
+    double ceiling_rate;    /* 0 without a ceiling */
+    double efficiency;      /* measured / ceiling (mb_efficiency) */
+    double time_at_ceiling; /* run total: work / ceiling (= seconds without a ceiling) */
+    double time_lost;       /* run total: seconds - time at ceiling, >= 0 */
+    bool above_ceiling;     /* measured faster than the matched ceiling */
+    double share;           /* seconds / run total */
+    double amdahl_total;    /* run total if this stage alone reached its ceiling */
+    double amdahl_speedup;
+    /* projection onto a target (when mb_gap.has_target) */
+    bool projected;
+    double target_seconds;  /* run total there (= seconds when not projected) */
+    double target_rate;     /* the target's ceiling (results) or scaled peak (datasheet), work/s */
+    int target_match;       /* case index in the target results, -1 */
+    char target_why[MB_GAP_WHY_LEN];
+} mb_gap_stage;
+
+typedef struct mb_gap {
+    const mb_run *run;
+    const mb_ceilings *ceilings;
+    mb_gap_stage *stages;
+    int n;
+    int *ranking;          /* stage indices by time lost, largest first */
+    int steps;             /* run steps (1 when unknown: the run is one "step") */
+    bool steps_known;
+    double total;          /* run wall time (mb_run.total_seconds, else sum of stages) */
+    double stage_sum;      /* sum of stage seconds */
+    double unaccounted;    /* total - stage_sum when positive: time in no stage */
+    double all_total;      /* run total if every stage reached its ceiling */
+    double all_speedup;
+    int bottleneck;        /* stage with the largest share */
+    char **notes;          /* remarks on the model's validity (overlapping stages) */
+    int n_notes;
+    /* projection */
+    bool has_target;
+    char *target_label;    /* host/file of the target results, or the datasheet name */
+    char *target_kind;     /* "results" | "datasheet" */
+    double target_total;
+    int target_bottleneck;
+    char **assumptions;
+    int n_assumptions;
+} mb_gap;
+
+/* Builds the gap of `run` against `ceilings`. */
+int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *matching, mb_gap *out,
+                 mb_err *err);
+/* Adds the projection onto another machine's measured results. */
+int mb_gap_project_results(mb_gap *g, const mb_ceilings *target, const mb_ini *matching, mb_err *err);
+/* Adds the projection onto a datasheet: the target's peak x (here's ceiling
+ * / here's peak) x here's efficiency. `target_is_gpu` says what the
+ * datasheet describes (its [product] kind). */
+int mb_gap_project_datasheet(mb_gap *g, const mb_datasheet *d, bool target_is_gpu, mb_err *err);
+void mb_gap_free(mb_gap *g);
+
+/* Per-step view of a run-total figure. */
+static inline double mb_gap_per_step(const mb_gap *g, double run_total)
+{
+    return run_total / (g->steps > 0 ? g->steps : 1);
+}
+
+#endif

@@ -1,0 +1,845 @@
+/* stagefile.c: reads a stage-metrics file (docs/stage-format.md), JSON or CSV.
+ *
+ * Both syntaxes end up as one cJSON object per stage, checked by the same
+ * validator, so a rule (units per component, no zero work, no NaN) cannot
+ * differ between them. Only the way a location is written differs:
+ * "file.json: stages[3].seconds" versus "file.csv:7: column 'seconds'".
+ *
+ * The CSV splitter is written by hand on purpose: hand-written stage files
+ * are a few lines, every error must name its line, and a library with
+ * callback-per-field parsing (libcsv) loses line numbers across quoted
+ * newlines, which a stage file never needs anyway. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "component.h"
+#include "gap.h"
+#include "stages.h"
+
+#define FORMAT_NAME "mlbench-stages"
+#define FORMAT_VERSION 1
+
+/* ---- where an error is ---------------------------------------------------- */
+
+typedef struct loc {
+    const char *path;
+    int csv_line; /* > 0: CSV line number */
+    int index;    /* stage index (JSON) */
+} loc;
+
+static const char *where(const loc *l, const char *key, char *buf, size_t len)
+{
+    if (l->csv_line > 0) {
+        if (key)
+            snprintf(buf, len, "%s:%d: column '%s'", l->path, l->csv_line, key);
+        else
+            snprintf(buf, len, "%s:%d", l->path, l->csv_line);
+    } else if (key) {
+        snprintf(buf, len, "%s: stages[%d].%s", l->path, l->index, key);
+    } else {
+        snprintf(buf, len, "%s: stages[%d]", l->path, l->index);
+    }
+    return buf;
+}
+
+/* ---- vocabulary ------------------------------------------------------------ */
+
+typedef struct component_def {
+    const char *name;
+    const char *work_key;  /* JSON/CSV key of the work amount; NULL = time only */
+    const char *work_unit; /* mb_stage.work_unit */
+    const char *device;    /* usual place of the work */
+} component_def;
+
+static const component_def components[] = {
+    { "gemm", "flops", "flop", "gpu" },
+    { "conv", "flops", "flop", "gpu" },
+    { "copy", "bytes", "byte", "gpu" },
+    { "membw", "bytes", "byte", "gpu" },
+    { "disk", "bytes", "byte", "cpu" },
+    { "allreduce", "bytes", "byte", "gpu" },
+    { "allgather", "bytes", "byte", "gpu" },
+    { "reducescatter", "bytes", "byte", "gpu" },
+    { "broadcast", "bytes", "byte", "gpu" },
+    { "launch", "launches", "launch", "gpu" },
+    { "sync", "syncs", "sync", "gpu" },
+    { "hostmem", "bytes", "byte", "cpu" },
+    { "other", NULL, "s", NULL }, /* device only when the file says */
+};
+
+static const component_def *component_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof components / sizeof *components; i++)
+        if (strcmp(components[i].name, name) == 0)
+            return &components[i];
+    return NULL;
+}
+
+static const char *const work_keys[] = { "flops", "bytes", "launches", "syncs" };
+
+static const char *const string_keys[] = { "name", "component", "device", "dtype",
+                                           "direction", "memory", "pattern" };
+static const char *const number_keys[] = {
+    "flops", "bytes", "launches", "syncs",
+    "flops_per_step", "bytes_per_step", "launches_per_step", "syncs_per_step",
+    "seconds", "seconds_per_step", "steps", "calls", "ranks", "block_size",
+};
+
+static bool in_list(const char *s, const char *const *list, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(s, list[i]) == 0)
+            return true;
+    return false;
+}
+#define IN_LIST(s, list) in_list((s), (list), sizeof(list) / sizeof *(list))
+
+static bool is_stage_key(const char *k)
+{
+    return IN_LIST(k, string_keys) || IN_LIST(k, number_keys);
+}
+
+/* ---- typed field access with located errors -------------------------------- */
+
+static int get_string(const cJSON *o, const char *key, const loc *l, const char **out, mb_err *err)
+{
+    char w[512];
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    *out = NULL;
+    if (it == NULL || cJSON_IsNull(it))
+        return MB_OK;
+    if (!cJSON_IsString(it) || it->valuestring[0] == '\0')
+        return mb_errf(err, MB_EUSAGE, "%s: expected a non-empty string", where(l, key, w, sizeof w));
+    *out = it->valuestring;
+    return MB_OK;
+}
+
+/* A finite number >= 0 (> 0 when positive), or absent (*present false). A
+ * JSON string is accepted for block_size only, as a size ("128k"). */
+static int get_number(const cJSON *o, const char *key, const loc *l, bool positive, double *out,
+                      bool *present, mb_err *err)
+{
+    char w[512];
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    *present = false;
+    *out = 0;
+    if (it == NULL || cJSON_IsNull(it))
+        return MB_OK;
+    double v;
+    if (cJSON_IsString(it) && strcmp(key, "block_size") == 0) {
+        long long b;
+        mb_err e = { 0 };
+        if (mb_parse_size(it->valuestring, &b, &e))
+            return mb_errf(err, MB_EUSAGE, "%s: %s", where(l, key, w, sizeof w), e.msg);
+        v = (double)b;
+    } else if (cJSON_IsNumber(it)) {
+        v = it->valuedouble;
+    } else {
+        return mb_errf(err, MB_EUSAGE, "%s: expected a number", where(l, key, w, sizeof w));
+    }
+    if (!isfinite(v))
+        return mb_errf(err, MB_EUSAGE, "%s: not a finite number", where(l, key, w, sizeof w));
+    if (v < 0)
+        return mb_errf(err, MB_EUSAGE, "%s: negative value %g", where(l, key, w, sizeof w), v);
+    if (positive && v == 0)
+        return mb_errf(err, MB_EUSAGE, "%s: must be greater than zero", where(l, key, w, sizeof w));
+    *out = v;
+    *present = true;
+    return MB_OK;
+}
+
+static int get_whole(const cJSON *o, const char *key, const loc *l, double *out, bool *present,
+                     mb_err *err)
+{
+    char w[512];
+    int rc = get_number(o, key, l, true, out, present, err);
+    if (rc == MB_OK && *present && *out != floor(*out))
+        return mb_errf(err, MB_EUSAGE, "%s: expected a whole number, got %g", where(l, key, w, sizeof w),
+                       *out);
+    return rc;
+}
+
+static int check_choice(const char *value, const char *choices, const loc *l, const char *key,
+                        mb_err *err)
+{
+    char w[512];
+    if (value == NULL)
+        return MB_OK;
+    size_t n = strlen(value);
+    for (const char *p = choices; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && strncmp(p, value, n) == 0)
+            return MB_OK;
+        p += len + (bar ? 1 : 0);
+    }
+    return mb_errf(err, MB_EUSAGE, "%s: '%s' is not one of %s", where(l, key, w, sizeof w), value, choices);
+}
+
+/* ---- one stage --------------------------------------------------------------- */
+
+/* "seconds" or "seconds_per_step" x steps; the same for a work key. */
+static int total_of(const cJSON *o, const char *key, const loc *l, double steps, bool positive,
+                    double *out, bool *present, mb_err *err)
+{
+    char w[512], per_key[64];
+    double total, per;
+    bool has_total, has_per;
+    snprintf(per_key, sizeof per_key, "%s_per_step", key);
+    if (get_number(o, key, l, positive, &total, &has_total, err) ||
+        get_number(o, per_key, l, positive, &per, &has_per, err))
+        return err->code;
+    *present = has_total || has_per;
+    if (has_total && has_per)
+        return mb_errf(err, MB_EUSAGE, "%s: give '%s' or '%s', not both", where(l, NULL, w, sizeof w), key,
+                       per_key);
+    if (has_per) {
+        if (steps <= 0)
+            return mb_errf(err, MB_EUSAGE,
+                           "%s: '%s' needs a step count ('steps' in the stage or in the run)",
+                           where(l, per_key, w, sizeof w), per_key);
+        *out = per * steps;
+    } else {
+        *out = total;
+    }
+    return MB_OK;
+}
+
+static int check_keys(const cJSON *o, const loc *l, mb_err *err)
+{
+    char w[512];
+    for (const cJSON *c = o->child; c; c = c->next) {
+        if (!is_stage_key(c->string))
+            return mb_errf(err, MB_EUSAGE,
+                           "%s: unknown key (a stage has name, component, device, dtype, direction, "
+                           "memory, pattern, block_size, ranks, calls, steps, flops|bytes|launches|syncs "
+                           "[_per_step], seconds[_per_step])",
+                           where(l, c->string, w, sizeof w));
+        for (const cJSON *d = o->child; d != c; d = d->next)
+            if (strcmp(d->string, c->string) == 0)
+                return mb_errf(err, MB_EUSAGE, "%s: given twice", where(l, c->string, w, sizeof w));
+    }
+    return MB_OK;
+}
+
+/* The component-specific fields: required ones, and no field that belongs
+ * to another component (a block size on a GEMM is a mistake worth telling). */
+static int check_component_fields(const cJSON *o, const component_def *cd, mb_stage *s, const loc *l,
+                                  mb_err *err)
+{
+    char w[512];
+    const char *c = cd->name;
+    bool is_coll = strcmp(c, "allreduce") == 0 || strcmp(c, "allgather") == 0 ||
+                   strcmp(c, "reducescatter") == 0 || strcmp(c, "broadcast") == 0;
+    bool is_mm = strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0;
+    if (s->dtype && !is_mm && !is_coll)
+        return mb_errf(err, MB_EUSAGE, "%s: only gemm, conv and collectives have a dtype",
+                       where(l, "dtype", w, sizeof w));
+    if (is_mm && s->dtype == NULL)
+        return mb_errf(err, MB_EUSAGE, "%s: a %s stage needs a dtype (fp32, tf32, fp16, bf16, fp8, int8, fp64)",
+                       where(l, "dtype", w, sizeof w), c);
+    if ((s->direction || s->memory) && strcmp(c, "copy") != 0)
+        return mb_errf(err, MB_EUSAGE, "%s: only copy stages have a direction or memory",
+                       where(l, s->direction ? "direction" : "memory", w, sizeof w));
+    if (strcmp(c, "copy") == 0 && s->direction == NULL)
+        return mb_errf(err, MB_EUSAGE, "%s: a copy stage needs a direction (h2d, d2h, d2d)",
+                       where(l, "direction", w, sizeof w));
+    if (s->pattern && strcmp(c, "disk") != 0)
+        return mb_errf(err, MB_EUSAGE, "%s: only disk stages have a pattern", where(l, "pattern", w, sizeof w));
+    if (strcmp(c, "disk") == 0 && s->pattern == NULL)
+        return mb_errf(err, MB_EUSAGE, "%s: a disk stage needs a pattern (sequential, random)",
+                       where(l, "pattern", w, sizeof w));
+    if (s->ranks && !is_coll)
+        return mb_errf(err, MB_EUSAGE, "%s: only collectives have ranks", where(l, "ranks", w, sizeof w));
+    if (is_coll && s->ranks < 2)
+        return mb_errf(err, MB_EUSAGE, "%s: a %s stage needs ranks (2 or more)", where(l, "ranks", w, sizeof w),
+                       c);
+    (void)o;
+    return MB_OK;
+}
+
+static int read_strings(const cJSON *o, mb_stage *s, const loc *l, const char **component, mb_err *err)
+{
+    const char *name, *device, *dtype, *direction, *memory, *pattern;
+    if (get_string(o, "name", l, &name, err) || get_string(o, "component", l, component, err) ||
+        get_string(o, "device", l, &device, err) || get_string(o, "dtype", l, &dtype, err) ||
+        get_string(o, "direction", l, &direction, err) || get_string(o, "memory", l, &memory, err) ||
+        get_string(o, "pattern", l, &pattern, err))
+        return err->code;
+    char w[512];
+    if (name == NULL)
+        return mb_errf(err, MB_EUSAGE, "%s: every stage needs a name", where(l, "name", w, sizeof w));
+    if (*component == NULL)
+        return mb_errf(err, MB_EUSAGE, "%s: every stage needs a component (%s)", where(l, "component", w, sizeof w),
+                       MB_STAGE_COMPONENTS);
+    if (check_choice(*component, MB_STAGE_COMPONENTS, l, "component", err) ||
+        check_choice(device, "gpu|cpu", l, "device", err) ||
+        check_choice(direction, "h2d|d2h|d2d", l, "direction", err) ||
+        check_choice(memory, "pageable|pinned", l, "memory", err) ||
+        check_choice(pattern, "sequential|random", l, "pattern", err))
+        return err->code;
+    if (dtype && mb_dtype_canonical(dtype) == NULL)
+        return mb_errf(err, MB_EUSAGE, "%s: unknown dtype '%s' (fp64, fp32, tf32, fp16, bf16, fp8, int8)",
+                       where(l, "dtype", w, sizeof w), dtype);
+    s->name = (char *)name;
+    s->device = (char *)device;
+    s->dtype = dtype ? (char *)mb_dtype_canonical(dtype) : NULL;
+    s->direction = (char *)direction;
+    s->memory = (char *)memory;
+    s->pattern = (char *)pattern;
+    return MB_OK;
+}
+
+/* Work and time, in run totals. */
+static int read_amounts(const cJSON *o, const component_def *cd, double run_steps, mb_stage *s,
+                        const loc *l, mb_err *err)
+{
+    char w[512];
+    double steps, calls, ranks, block;
+    bool has_steps, has_calls, has_ranks, has_block;
+    if (get_whole(o, "steps", l, &steps, &has_steps, err) || get_whole(o, "calls", l, &calls, &has_calls, err) ||
+        get_whole(o, "ranks", l, &ranks, &has_ranks, err) ||
+        get_whole(o, "block_size", l, &block, &has_block, err))
+        return err->code;
+    if (!has_steps)
+        steps = run_steps;
+    s->count = has_calls ? (long long)calls : 0;
+    s->ranks = has_ranks ? (int)ranks : 0;
+    s->block_size = has_block ? (long long)block : 0;
+
+    for (size_t i = 0; i < sizeof work_keys / sizeof *work_keys; i++) {
+        const char *k = work_keys[i];
+        if (cd->work_key && strcmp(k, cd->work_key) == 0)
+            continue;
+        char per[64];
+        snprintf(per, sizeof per, "%s_per_step", k);
+        const char *given = cJSON_GetObjectItemCaseSensitive(o, k) ? k
+                            : cJSON_GetObjectItemCaseSensitive(o, per) ? per : NULL;
+        if (given) {
+            if (cd->work_key)
+                return mb_errf(err, MB_EUSAGE, "%s: units do not match: a %s stage counts its work in %s, not %s",
+                               where(l, given, w, sizeof w), cd->name, cd->work_key, k);
+            return mb_errf(err, MB_EUSAGE, "%s: an 'other' stage has no work amount, only seconds",
+                           where(l, given, w, sizeof w));
+        }
+    }
+
+    bool has_seconds, has_work = false;
+    if (total_of(o, "seconds", l, steps, true, &s->seconds, &has_seconds, err))
+        return err->code;
+    if (!has_seconds)
+        return mb_errf(err, MB_EUSAGE, "%s: the stage needs its measured time ('seconds' or 'seconds_per_step')",
+                       where(l, "seconds", w, sizeof w));
+    if (cd->work_key) {
+        if (total_of(o, cd->work_key, l, steps, true, &s->work, &has_work, err))
+            return err->code;
+        if (!has_work)
+            return mb_errf(err, MB_EUSAGE, "%s: a %s stage needs its work as '%s' (or '%s_per_step')",
+                           where(l, cd->work_key, w, sizeof w), cd->name, cd->work_key, cd->work_key);
+    } else {
+        s->work = s->seconds;
+    }
+    s->work_unit = (char *)cd->work_unit;
+    return MB_OK;
+}
+
+/* Validates one stage object and appends it to the run. */
+static int add_stage_object(const cJSON *o, const loc *l, double run_steps, mb_run *run, mb_err *err)
+{
+    char w[512];
+    if (!cJSON_IsObject(o))
+        return mb_errf(err, MB_EUSAGE, "%s: expected an object", where(l, NULL, w, sizeof w));
+    mb_stage s = { 0 };
+    const char *component;
+    if (check_keys(o, l, err) || read_strings(o, &s, l, &component, err))
+        return err->code;
+    const component_def *cd = component_find(component);
+    if (cd == NULL) /* MB_STAGE_COMPONENTS and the table disagree: a bug */
+        return mb_errf(err, MB_EUSAGE, "%s: component '%s' has no definition", where(l, "component", w, sizeof w),
+                       component);
+    s.component = (char *)cd->name;
+    if (read_amounts(o, cd, run_steps, &s, l, err) || check_component_fields(o, cd, &s, l, err))
+        return err->code;
+    if (s.device == NULL)
+        s.device = (char *)cd->device;
+    char src[600];
+    where(l, NULL, src, sizeof src);
+    s.source = src;
+    return mb_run_add_stage(run, &s, err);
+}
+
+/* ---- run-level figures --------------------------------------------------------- */
+
+typedef struct run_figure {
+    const char *key;
+    double *dst;
+    bool fraction; /* 0..1 */
+    bool whole;
+} run_figure;
+
+static int set_run_figure(mb_run *run, const char *key, double v, const char *at, mb_err *err)
+{
+    double steps = 0;
+    run_figure figs[] = {
+        { "steps", &steps, false, true },
+        { "step_seconds", &run->step_seconds, false, false },
+        { "total_seconds", &run->total_seconds, false, false },
+        { "batches_per_second", &run->batches_per_second, false, false },
+        { "gpu_utilization", &run->gpu_utilization, true, false },
+        { "cpu_utilization", &run->cpu_utilization, true, false },
+    };
+    for (size_t i = 0; i < sizeof figs / sizeof *figs; i++) {
+        if (strcmp(figs[i].key, key) != 0)
+            continue;
+        if (!isfinite(v))
+            return mb_errf(err, MB_EUSAGE, "%s: not a finite number", at);
+        if (v < 0)
+            return mb_errf(err, MB_EUSAGE, "%s: negative value %g", at, v);
+        if (figs[i].fraction && v > 1)
+            return mb_errf(err, MB_EUSAGE, "%s: %g is not a fraction 0..1 (a percentage? write %g)", at, v,
+                           v / 100.0);
+        if (!figs[i].fraction && v == 0)
+            return mb_errf(err, MB_EUSAGE, "%s: must be greater than zero", at);
+        if (figs[i].whole && (v != floor(v) || v > 2e9))
+            return mb_errf(err, MB_EUSAGE, "%s: expected a whole number, got %g", at, v);
+        *figs[i].dst = v;
+        if (figs[i].dst == &steps)
+            run->steps = (int)steps;
+        return MB_OK;
+    }
+    return mb_errf(err, MB_EUSAGE,
+                   "%s: unknown run figure (steps, step_seconds, total_seconds, batches_per_second, "
+                   "gpu_utilization, cpu_utilization, name)",
+                   at);
+}
+
+/* Total and step time agree with each other and with the stages. */
+static int finish_run(mb_run *run, const char *path, mb_err *err)
+{
+    if (run->n_stages == 0)
+        return mb_errf(err, MB_EUSAGE, "%s: no stages", path);
+    double sum = 0;
+    for (int i = 0; i < run->n_stages; i++)
+        sum += run->stages[i].seconds;
+    if (run->step_seconds > 0 && run->steps > 0) {
+        double from_steps = run->step_seconds * run->steps;
+        if (run->total_seconds > 0 && fabs(from_steps - run->total_seconds) > 0.01 * run->total_seconds)
+            return mb_errf(err, MB_EUSAGE,
+                           "%s: run.total_seconds %g disagrees with step_seconds x steps = %g",
+                           path, run->total_seconds, from_steps);
+        if (run->total_seconds <= 0)
+            run->total_seconds = from_steps;
+    } else if (run->step_seconds > 0 && run->total_seconds <= 0) {
+        run->total_seconds = run->step_seconds; /* one step described */
+        run->steps = 1;
+    }
+    if (run->total_seconds <= 0) {
+        run->total_seconds = sum;
+    } else if (sum > run->total_seconds * 1.01) {
+        mb_run_warn(run,
+                    "the stages add up to %.6g s but the run took %.6g s: stages overlap; the projections "
+                    "assume they run one after another",
+                    sum, run->total_seconds);
+    }
+    if (run->steps > 0 && run->step_seconds <= 0)
+        run->step_seconds = run->total_seconds / run->steps;
+    return MB_OK;
+}
+
+static int set_path_kind(mb_run *run, const char *path, mb_err *err)
+{
+    run->path = strdup(path);
+    run->kind = strdup("stage-file");
+    if (run->path == NULL || run->kind == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    return MB_OK;
+}
+
+/* ---- JSON ------------------------------------------------------------------------- */
+
+static void line_col(const char *buf, const char *at, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (const char *p = buf; p < at && *p; p++) {
+        if (*p == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+/* True when the text ends inside a string or with a bracket still open: a
+ * truncated file, whatever token cJSON stopped at. */
+static bool json_ends_early(const char *buf)
+{
+    int depth = 0;
+    bool in_string = false;
+    for (const char *p = buf; *p; p++) {
+        if (in_string) {
+            if (*p == '\\' && p[1])
+                p++;
+            else if (*p == '"')
+                in_string = false;
+        } else if (*p == '"') {
+            in_string = true;
+        } else if (*p == '{' || *p == '[') {
+            depth++;
+        } else if (*p == '}' || *p == ']') {
+            depth--;
+        }
+    }
+    return in_string || depth > 0;
+}
+
+static int json_syntax_error(const char *path, const char *buf, size_t len, mb_err *err)
+{
+    const char *at = cJSON_GetErrorPtr();
+    if (at == NULL || at < buf || at > buf + len)
+        at = buf + len;
+    int line, col;
+    line_col(buf, at, &line, &col);
+    const char *rest = at;
+    while (*rest && isspace((unsigned char)*rest))
+        rest++;
+    if (*rest == '\0' || json_ends_early(buf)) {
+        line_col(buf, buf + len, &line, &col);
+        return mb_errf(err, MB_EUSAGE, "%s:%d:%d: malformed JSON: the file ends early (truncated?)", path, line,
+                       col);
+    }
+    return mb_errf(err, MB_EUSAGE, "%s:%d:%d: malformed JSON near '%.20s'", path, line, col, at);
+}
+
+static int read_json_run(const cJSON *root, const char *path, mb_run *run, mb_err *err)
+{
+    char at[600];
+    const cJSON *run_obj = cJSON_GetObjectItemCaseSensitive(root, "run");
+    if (run_obj && !cJSON_IsObject(run_obj))
+        return mb_errf(err, MB_EUSAGE, "%s: run: expected an object", path);
+    for (const cJSON *c = run_obj ? run_obj->child : NULL; c; c = c->next) {
+        snprintf(at, sizeof at, "%s: run.%s", path, c->string);
+        if (strcmp(c->string, "name") == 0 || strcmp(c->string, "host") == 0 ||
+            strcmp(c->string, "notes") == 0)
+            continue; /* descriptive only */
+        if (!cJSON_IsNumber(c))
+            return mb_errf(err, MB_EUSAGE, "%s: expected a number", at);
+        if (set_run_figure(run, c->string, c->valuedouble, at, err))
+            return err->code;
+    }
+    return MB_OK;
+}
+
+static int read_json(const char *path, const char *buf, size_t len, mb_run *run, mb_err *err)
+{
+    cJSON *root = cJSON_ParseWithOpts(buf, NULL, 1);
+    if (root == NULL)
+        return json_syntax_error(path, buf, len, err);
+    int rc = MB_OK;
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    const cJSON *stages = cJSON_GetObjectItemCaseSensitive(root, "stages");
+    if (!cJSON_IsObject(root)) {
+        rc = mb_errf(err, MB_EUSAGE, "%s: expected a JSON object with \"format\": \"%s\"", path, FORMAT_NAME);
+    } else if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT_NAME) != 0) {
+        rc = mb_errf(err, MB_EUSAGE, "%s: format: expected \"%s\" (see docs/stage-format.md)", path, FORMAT_NAME);
+    } else if (!cJSON_IsNumber(ver)) {
+        rc = mb_errf(err, MB_EUSAGE, "%s: version: expected a number (%d)", path, FORMAT_VERSION);
+    } else if (ver->valuedouble != FORMAT_VERSION) {
+        rc = mb_errf(err, MB_EUSAGE, "%s: version: %g is not supported (this mlbench reads version %d)", path,
+                     ver->valuedouble, FORMAT_VERSION);
+    } else if (!cJSON_IsArray(stages)) {
+        rc = mb_errf(err, MB_EUSAGE, "%s: stages: expected an array of stage objects", path);
+    } else {
+        for (const cJSON *c = root->child; c && rc == MB_OK; c = c->next)
+            if (strcmp(c->string, "format") && strcmp(c->string, "version") && strcmp(c->string, "stages") &&
+                strcmp(c->string, "run"))
+                rc = mb_errf(err, MB_EUSAGE, "%s: %s: unknown key (format, version, run, stages)", path, c->string);
+        if (rc == MB_OK)
+            rc = read_json_run(root, path, run, err);
+        int i = 0;
+        for (const cJSON *st = stages->child; st && rc == MB_OK; st = st->next, i++) {
+            loc l = { .path = path, .index = i };
+            rc = add_stage_object(st, &l, run->steps, run, err);
+        }
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* ---- CSV -------------------------------------------------------------------------- */
+
+enum { MAX_COLUMNS = 32 };
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+/* Splits one line in place into at most MAX_COLUMNS cells; "..." quotes a
+ * cell holding commas, "" inside quotes is one quote. */
+static int split_csv(char *line, char **cells, int *n, const char *path, int lineno, mb_err *err)
+{
+    *n = 0;
+    char *p = line;
+    for (;;) {
+        if (*n == MAX_COLUMNS)
+            return mb_errf(err, MB_EUSAGE, "%s:%d: more than %d columns", path, lineno, MAX_COLUMNS);
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '"') {
+            char *out = ++p, *start = p;
+            for (;;) {
+                if (*p == '\0')
+                    return mb_errf(err, MB_EUSAGE, "%s:%d: unterminated quote", path, lineno);
+                if (*p == '"' && p[1] == '"') {
+                    *out++ = '"';
+                    p += 2;
+                } else if (*p == '"') {
+                    p++;
+                    break;
+                } else {
+                    *out++ = *p++;
+                }
+            }
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (*p != ',' && *p != '\0')
+                return mb_errf(err, MB_EUSAGE, "%s:%d: text after a closing quote", path, lineno);
+            char end = *p;
+            *out = '\0';
+            cells[(*n)++] = start;
+            if (end == '\0')
+                return MB_OK;
+            p++;
+        } else {
+            char *start = p;
+            char *comma = strchr(p, ',');
+            if (comma)
+                *comma = '\0';
+            cells[(*n)++] = trim(start);
+            if (comma == NULL)
+                return MB_OK;
+            p = comma + 1;
+        }
+    }
+}
+
+/* A cell as the JSON value the validator expects. */
+static int cell_to_json(cJSON *obj, const char *key, const char *cell, const char *path, int lineno,
+                        mb_err *err)
+{
+    errno = 0;
+    char *end;
+    double v = strtod(cell, &end);
+    bool whole_number = end != cell && *trim(end) == '\0';
+    /* a block size may be written as a size ("128k"), checked by the validator */
+    if (IN_LIST(key, string_keys) || (strcmp(key, "block_size") == 0 && !whole_number)) {
+        if (cJSON_AddStringToObject(obj, key, cell) == NULL)
+            return mb_errf(err, MB_ESYS, "out of memory");
+        return MB_OK;
+    }
+    if (end == cell || *trim(end) != '\0' || errno == ERANGE)
+        return mb_errf(err, MB_EUSAGE, "%s:%d: column '%s': '%s' is not a number", path, lineno, key, cell);
+    if (!isfinite(v))
+        return mb_errf(err, MB_EUSAGE, "%s:%d: column '%s': not a finite number", path, lineno, key);
+    if (cJSON_AddNumberToObject(obj, key, v) == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    return MB_OK;
+}
+
+/* "# mlbench-stages version 1" or "# key = value" (a run figure) or a comment. */
+static int csv_comment(char *text, const char *path, int lineno, bool *have_version, mb_run *run, mb_err *err)
+{
+    char *t = trim(text + 1);
+    int version;
+    char tail;
+    if (sscanf(t, FORMAT_NAME " version %d %c", &version, &tail) == 1) {
+        if (version != FORMAT_VERSION)
+            return mb_errf(err, MB_EUSAGE, "%s:%d: version %d is not supported (this mlbench reads version %d)",
+                           path, lineno, version, FORMAT_VERSION);
+        *have_version = true;
+        return MB_OK;
+    }
+    char *eq = strchr(t, '=');
+    if (eq == NULL)
+        return MB_OK;
+    *eq = '\0';
+    char *key = trim(t), *value = trim(eq + 1);
+    for (const char *k = key; *k; k++)
+        if (!isalnum((unsigned char)*k) && *k != '_')
+            return MB_OK; /* prose with an '=' in it */
+    if (strcmp(key, "name") == 0 || strcmp(key, "host") == 0)
+        return MB_OK;
+    char at[600];
+    snprintf(at, sizeof at, "%s:%d: run figure '%s'", path, lineno, key);
+    char *end;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (end == value || *trim(end) != '\0' || errno == ERANGE)
+        return mb_errf(err, MB_EUSAGE, "%s: '%s' is not a number", at, value);
+    return set_run_figure(run, key, v, at, err);
+}
+
+static int csv_header(char **cells, int n, char **names, const char *path, int lineno, mb_err *err)
+{
+    for (int i = 0; i < n; i++) {
+        if (!is_stage_key(cells[i]))
+            return mb_errf(err, MB_EUSAGE, "%s:%d: unknown column '%s' (see docs/stage-format.md)", path, lineno,
+                           cells[i]);
+        for (int j = 0; j < i; j++)
+            if (strcmp(cells[i], names[j]) == 0)
+                return mb_errf(err, MB_EUSAGE, "%s:%d: column '%s' given twice", path, lineno, cells[i]);
+        names[i] = strdup(cells[i]);
+        if (names[i] == NULL)
+            return mb_errf(err, MB_ESYS, "out of memory");
+    }
+    return MB_OK;
+}
+
+static int csv_row(char **cells, int n, char **names, int n_names, const char *path, int lineno, mb_run *run,
+                   mb_err *err)
+{
+    if (n != n_names)
+        return mb_errf(err, MB_EUSAGE, "%s:%d: %d cells, the header has %d columns (truncated line?)", path,
+                       lineno, n, n_names);
+    cJSON *obj = cJSON_CreateObject();
+    if (obj == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    int rc = MB_OK;
+    for (int i = 0; i < n && rc == MB_OK; i++)
+        if (cells[i][0] != '\0')
+            rc = cell_to_json(obj, names[i], cells[i], path, lineno, err);
+    if (rc == MB_OK) {
+        loc l = { .path = path, .csv_line = lineno };
+        rc = add_stage_object(obj, &l, run->steps, run, err);
+    }
+    cJSON_Delete(obj);
+    return rc;
+}
+
+static int read_csv(const char *path, char *buf, mb_run *run, mb_err *err)
+{
+    char *names[MAX_COLUMNS] = { 0 };
+    int n_names = 0, lineno = 0, rc = MB_OK;
+    bool have_version = false;
+    /* strtok_r on "\n" skips empty lines, so count lines by hand. */
+    for (char *line = buf; line && rc == MB_OK;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        lineno++;
+        size_t len = strlen(line);
+        if (len && line[len - 1] == '\r')
+            line[len - 1] = '\0';
+        char *t = trim(line);
+        if (*t == '#') {
+            rc = csv_comment(t, path, lineno, &have_version, run, err);
+        } else if (*t != '\0') {
+            char *cells[MAX_COLUMNS];
+            int n;
+            if (!have_version)
+                rc = mb_errf(err, MB_EUSAGE,
+                             "%s:%d: a CSV stage file starts with the line '# %s version %d' "
+                             "(see docs/stage-format.md)",
+                             path, lineno, FORMAT_NAME, FORMAT_VERSION);
+            else if ((rc = split_csv(t, cells, &n, path, lineno, err)) == MB_OK) {
+                if (n_names == 0) {
+                    rc = csv_header(cells, n, names, path, lineno, err);
+                    n_names = n;
+                } else {
+                    rc = csv_row(cells, n, names, n_names, path, lineno, run, err);
+                }
+            }
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    for (int i = 0; i < MAX_COLUMNS; i++)
+        free(names[i]);
+    if (rc == MB_OK && !have_version)
+        rc = mb_errf(err, MB_EUSAGE, "%s: not a stage file: no '# %s version %d' line (see docs/stage-format.md)",
+                     path, FORMAT_NAME, FORMAT_VERSION);
+    return rc;
+}
+
+/* ---- entry point ---------------------------------------------------------------------- */
+
+static int slurp(const char *path, char **out, size_t *len, mb_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return mb_errno(err, MB_EUSAGE, "%s: cannot open", path);
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (n + 65536 + 1 > cap) {
+            cap = cap ? cap * 2 : 131072;
+            char *g = realloc(buf, cap);
+            if (g == NULL) {
+                free(buf);
+                fclose(f);
+                return mb_errf(err, MB_ESYS, "%s: out of memory", path);
+            }
+            buf = g;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return mb_errno(err, MB_EUSAGE, "%s: cannot read", path);
+    }
+    buf[n] = '\0';
+    if (memchr(buf, '\0', n)) {
+        free(buf);
+        return mb_errf(err, MB_EUSAGE, "%s: binary data (NUL byte): not a stage file", path);
+    }
+    *out = buf;
+    *len = n;
+    return MB_OK;
+}
+
+int mb_stagefile_read(const char *path, mb_run *out, mb_err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = slurp(path, &buf, &len, err);
+    if (rc != MB_OK)
+        return rc;
+    mb_run run;
+    mb_run_init(&run);
+    const char *p = buf;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p == '\0')
+        rc = mb_errf(err, MB_EUSAGE, "%s: empty file", path);
+    else if (*p == '{' || *p == '[')
+        rc = read_json(path, buf, len, &run, err);
+    else
+        rc = read_csv(path, buf, &run, err);
+    free(buf);
+    if (rc == MB_OK)
+        rc = finish_run(&run, path, err);
+    if (rc == MB_OK)
+        rc = set_path_kind(&run, path, err);
+    if (rc != MB_OK) {
+        mb_run_free(&run);
+        return rc;
+    }
+    *out = run;
+    return MB_OK;
+}

@@ -1,0 +1,1431 @@
+/* trace.c: streaming reader of PyTorch profiler (Kineto) Chrome traces.
+ *
+ * The file is read through zlib's gzread (which also passes plain .json
+ * through unchanged) in fixed chunks and fed to YAJL's event parser: no DOM
+ * of traceEvents is ever built, and the only per-event state is one fixed
+ * `event` record that is reset when the next event starts. Each finished
+ * event is folded at once into tr_state (trace.h), whose growth is per GPU
+ * event / launch call / sync call, never per JSON byte. The key order inside
+ * an event is free in JSON, so fields are gathered first and the event is
+ * interpreted at its closing brace.
+ *
+ * Timestamps are microseconds, often fractional ("1712195495505543.2"); a
+ * double cannot hold such a value to the nanosecond, so numbers are read
+ * from their text straight into int64 nanoseconds. */
+#include "trace.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yajl/yajl_parse.h>
+#include <zlib.h>
+
+enum {
+    CHUNK = 1 << 18,
+    NAME_CAP = 4096,
+    CAPTURE_MAX_NODES = 200000, /* deviceProperties/distributedInfo are small */
+    CAPTURE_MAX_DEPTH = 32,
+};
+
+enum cat {
+    CAT_NONE = 0,
+    CAT_KERNEL,
+    CAT_MEMCPY,
+    CAT_MEMSET,
+    CAT_RUNTIME,
+    CAT_SYNC,
+    CAT_CPU_OP,
+    CAT_ANNOTATION,
+    CAT_OTHER,
+};
+
+enum top_key { TK_NONE = 0, TK_EVENTS, TK_DEVPROPS, TK_DISTINFO, TK_BASETIME, TK_SCHEMA, TK_SHAPES };
+enum ev_key { EK_NONE = 0, EK_PH, EK_CAT, EK_NAME, EK_PID, EK_TID, EK_TS, EK_DUR, EK_ARGS };
+enum arg_key {
+    AK_NONE = 0,
+    AK_DEVICE,
+    AK_STREAM,
+    AK_CORR,
+    AK_BYTES,
+    AK_KIND,
+    AK_COLL,
+    AK_IN_NELEMS,
+    AK_OUT_NELEMS,
+    AK_GROUP,
+    AK_DTYPE,
+    AK_DIMS,
+    AK_TYPES,
+    AK_CONCRETE,
+};
+
+enum have {
+    H_PH = 1u << 0,
+    H_NAME = 1u << 1,
+    H_PID = 1u << 2,
+    H_TID = 1u << 3,
+    H_TS = 1u << 4,
+    H_DUR = 1u << 5,
+    H_DEVICE = 1u << 6,
+    H_STREAM = 1u << 7,
+    H_CORR = 1u << 8,
+    H_BYTES = 1u << 9,
+    H_KIND = 1u << 10,
+    H_COLL = 1u << 11,
+    H_IN = 1u << 12,
+    H_OUT = 1u << 13,
+    H_GROUP = 1u << 14,
+    H_DTYPE = 1u << 15,
+    H_PID_NUM = 1u << 16,
+};
+
+enum scalar { SC_NUM, SC_STR, SC_BOOL, SC_NULL };
+
+typedef struct event {
+    unsigned have;
+    char ph;
+    int cat;
+    size_t name_len;
+    int64_t pid, tid, ts, dur;
+    int64_t device, stream, corr, group;
+    double bytes, in_nelems, out_nelems;
+    char coll[24], dtype[16], kind[24];
+    tr_shapes sh;
+    int cur_tensor;
+    char name[NAME_CAP];
+} event;
+
+typedef struct parser {
+    tr_state *st;
+    int depth;
+    bool top_seen, top_is_array, saw_events;
+    int top_key;
+    int events_depth; /* depth whose values are the events; 0 = not inside */
+    int ev_depth;     /* depth whose values are an event's fields; 0 = none */
+    int ev_key, arg_key;
+    bool in_args, arg_array, dims_inner;
+    int arg_elem;
+    /* Capture of small top-level objects into cJSON. */
+    cJSON *cap_stack[CAPTURE_MAX_DEPTH];
+    int cap_n, cap_skip_depth, cap_target;
+    long long cap_nodes;
+    char cap_key[256];
+    /* Errors raised inside callbacks (the parse is cancelled). */
+    char fail[512];
+    int fail_code;
+    event ev;
+} parser;
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static bool fail(parser *p, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(parser *p, int code, const char *fmt, ...)
+{
+    if (p->fail_code == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->fail, sizeof p->fail, fmt, ap);
+        va_end(ap);
+        p->fail_code = code;
+    }
+    return false;
+}
+
+static bool grow(void **data, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 256;
+    while (c < need)
+        c *= 2;
+    void *d = realloc(*data, c * elem);
+    if (d == NULL)
+        return false;
+    *data = d;
+    *cap = c;
+    return true;
+}
+
+#define KEY_IS(s, n, lit) ((n) == sizeof(lit) - 1 && memcmp((s), (lit), sizeof(lit) - 1) == 0)
+
+/* Microseconds as text ("123", "123.4567", "-1.5e3") to nanoseconds,
+ * rounding the 4th decimal. Exponent forms go through strtod. */
+static bool parse_ns(const char *s, size_t n, int64_t *out)
+{
+    size_t i = 0;
+    bool neg = false;
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        neg = s[i++] == '-';
+    int64_t ip = 0;
+    int nd = 0;
+    while (i < n && s[i] >= '0' && s[i] <= '9') {
+        if (ip > INT64_MAX / 10000)
+            return false;
+        ip = ip * 10 + (s[i++] - '0');
+        nd++;
+    }
+    int64_t frac = 0;
+    int fd = 0;
+    bool up = false;
+    if (i < n && s[i] == '.') {
+        i++;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            if (fd < 3)
+                frac = frac * 10 + (s[i] - '0');
+            else if (fd == 3)
+                up = s[i] >= '5';
+            fd++;
+            i++;
+        }
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        char buf[64];
+        if (n >= sizeof buf)
+            return false;
+        memcpy(buf, s, n);
+        buf[n] = '\0';
+        char *end;
+        double v = strtod(buf, &end) * 1000.0;
+        if (*end != '\0' || !isfinite(v) || fabs(v) > 9e18)
+            return false;
+        *out = llround(v);
+        return true;
+    }
+    if (i != n || (nd == 0 && fd == 0))
+        return false;
+    for (int k = fd < 3 ? fd : 3; k < 3; k++)
+        frac *= 10;
+    int64_t v = ip * 1000 + frac + (up ? 1 : 0);
+    *out = neg ? -v : v;
+    return true;
+}
+
+static bool parse_i64(const char *s, size_t n, int64_t *out)
+{
+    int64_t ns;
+    if (!parse_ns(s, n, &ns))
+        return false;
+    *out = ns / 1000; /* integer part (fractions truncated) */
+    return true;
+}
+
+static bool parse_double(const char *s, size_t n, double *out)
+{
+    char buf[64];
+    if (n == 0 || n >= sizeof buf)
+        return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char *end;
+    double v = strtod(buf, &end);
+    if (*end != '\0' || !isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+static void copy_str(char *dst, size_t cap, const char *s, size_t n)
+{
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, s, n);
+    dst[n] = '\0';
+}
+
+static int64_t hash_text(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return (int64_t)(h | (1ULL << 62)); /* keeps string ids apart from small numbers */
+}
+
+/* Kineto's categories; the legacy autograd profiler's ("Kernel", "Memcpy",
+ * "Runtime", "Operator") read the same way. */
+static int cat_of(const char *s, size_t n)
+{
+    if (KEY_IS(s, n, "kernel") || KEY_IS(s, n, "Kernel"))
+        return CAT_KERNEL;
+    if (KEY_IS(s, n, "cpu_op") || KEY_IS(s, n, "Operator"))
+        return CAT_CPU_OP;
+    if (KEY_IS(s, n, "cuda_runtime") || KEY_IS(s, n, "cuda_driver") || KEY_IS(s, n, "Runtime"))
+        return CAT_RUNTIME;
+    if (KEY_IS(s, n, "gpu_memcpy") || KEY_IS(s, n, "Memcpy"))
+        return CAT_MEMCPY;
+    if (KEY_IS(s, n, "gpu_memset") || KEY_IS(s, n, "Memset"))
+        return CAT_MEMSET;
+    if (KEY_IS(s, n, "user_annotation"))
+        return CAT_ANNOTATION;
+    if (KEY_IS(s, n, "cuda_sync"))
+        return CAT_SYNC;
+    return CAT_OTHER;
+}
+
+static int64_t thread_of(const event *e)
+{
+    int64_t pid = e->have & H_PID ? e->pid : 0, tid = e->have & H_TID ? e->tid : 0;
+    return (int64_t)((uint64_t)pid * 1000003ULL ^ (uint64_t)tid);
+}
+
+/* ---- folding one finished event into the state --------------------------- */
+
+static tr_device *device_slot(tr_state *st, int64_t id, parser *p)
+{
+    for (int i = 0; i < st->n_devices; i++)
+        if (st->devices[i].id == id)
+            return &st->devices[i];
+    tr_device *d = realloc(st->devices, sizeof *d * (size_t)(st->n_devices + 1));
+    if (d == NULL) {
+        fail(p, MB_ESYS, "out of memory");
+        return NULL;
+    }
+    st->devices = d;
+    d = &st->devices[st->n_devices++];
+    memset(d, 0, sizeof *d);
+    d->id = id;
+    return d;
+}
+
+static void note_stream(tr_device *d, int64_t stream)
+{
+    for (int i = 0; i < d->n_streams; i++)
+        if (d->streams[i] == stream)
+            return;
+    if (d->n_streams < TR_MAX_STREAMS)
+        d->streams[d->n_streams++] = stream;
+    else
+        d->streams_overflow = true;
+}
+
+static bool push_gpu_event(parser *p, tr_device *d, int cls)
+{
+    const event *e = &p->ev;
+    if (!grow((void **)&d->ev, &d->cap_ev, (d->n_ev + 1) * TR_EV_WORDS, sizeof(int64_t)))
+        return fail(p, MB_ESYS, "out of memory (%zu GPU events)", d->n_ev);
+    int64_t dur = e->dur < TR_DUR_MAX ? e->dur : TR_DUR_MAX;
+    int64_t *w = d->ev + d->n_ev * TR_EV_WORDS;
+    w[0] = e->ts;
+    w[1] = (int64_t)(((uint64_t)dur << 8) | (uint64_t)cls);
+    w[2] = e->have & H_CORR ? e->corr : -1;
+    d->n_ev++;
+    d->class_ns[cls] += e->dur;
+    d->class_count[cls]++;
+    note_stream(d, e->have & H_STREAM ? e->stream : e->have & H_TID ? e->tid : -1);
+    return true;
+}
+
+static tr_device *gpu_device(parser *p)
+{
+    const event *e = &p->ev;
+    int64_t id;
+    if (e->have & H_DEVICE)
+        id = e->device;
+    else if (e->have & H_PID_NUM)
+        id = e->pid; /* Kineto puts GPU lanes on pid = device index */
+    else {
+        p->st->gpu_events_without_device++;
+        id = -1;
+    }
+    return device_slot(p->st, id, p);
+}
+
+static int elem_size(const char *dtype)
+{
+    static const struct {
+        const char *name;
+        int size;
+    } sizes[] = {
+        {"float", 4},   {"float32", 4}, {"half", 2},    {"float16", 2}, {"bfloat16", 2},
+        {"double", 8},  {"float64", 8}, {"int", 4},     {"int32", 4},   {"long", 8},
+        {"int64", 8},   {"char", 1},    {"int8", 1},    {"byte", 1},    {"uint8", 1},
+        {"bool", 1},    {"short", 2},   {"int16", 2},   {"float8_e4m3fn", 1},
+        {"float8_e5m2", 1},
+    };
+    char low[16];
+    size_t n = strlen(dtype);
+    if (n >= sizeof low)
+        return 0;
+    for (size_t i = 0; i <= n; i++)
+        low[i] = (char)(dtype[i] >= 'A' && dtype[i] <= 'Z' ? dtype[i] + 32 : dtype[i]);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (strcmp(low, sizes[i].name) == 0)
+            return sizes[i].size;
+    return 0;
+}
+
+/* Collective from the "Collective name" arg or, without args, the kernel
+ * name (ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_SendRecv). */
+static void collective_of(const event *e, char *out, size_t cap)
+{
+    char low[128];
+    const char *src = e->have & H_COLL ? e->coll : e->name;
+    size_t n = 0;
+    for (; src[n] && n < sizeof low - 1; n++) {
+        char c = src[n];
+        low[n] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    low[n] = '\0';
+    /* Drop '_' so all_reduce, _allgather_base and AllReduce read alike. */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (low[i] != '_')
+            low[k++] = low[i];
+    low[k] = '\0';
+    static const char *const known[] = {"allreduce", "reducescatter", "allgather", "broadcast",
+                                        "alltoall",  "sendrecv",      "send",      "recv",
+                                        "reduce",    "barrier",       "gather",    "scatter"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strstr(low, known[i])) {
+            const char *name = known[i];
+            if (strcmp(name, "send") == 0 || strcmp(name, "recv") == 0)
+                name = "sendrecv";
+            snprintf(out, cap, "%s", name);
+            return;
+        }
+    snprintf(out, cap, "unknown");
+}
+
+static const char *coll_dtype(const char *d)
+{
+    char low[16];
+    size_t n = strlen(d);
+    if (n >= sizeof low)
+        return d;
+    for (size_t i = 0; i <= n; i++)
+        low[i] = (char)(d[i] >= 'A' && d[i] <= 'Z' ? d[i] + 32 : d[i]);
+    if (strcmp(low, "float") == 0 || strcmp(low, "float32") == 0)
+        return "float";
+    if (strcmp(low, "half") == 0 || strcmp(low, "float16") == 0)
+        return "half";
+    if (strcmp(low, "bfloat16") == 0)
+        return "bf16";
+    if (strcmp(low, "double") == 0 || strcmp(low, "float64") == 0)
+        return "double";
+    return d;
+}
+
+static void fold_collective(parser *p)
+{
+    tr_state *st = p->st;
+    const event *e = &p->ev;
+    char name[24];
+    collective_of(e, name, sizeof name);
+    const char *dtype = e->have & H_DTYPE ? coll_dtype(e->dtype) : "";
+    tr_coll_stat *c = NULL;
+    for (int i = 0; i < st->n_colls; i++)
+        if (strcmp(st->colls[i].name, name) == 0 && strcmp(st->colls[i].dtype, dtype) == 0)
+            c = &st->colls[i];
+    if (c == NULL) {
+        if (st->n_colls == TR_MAX_COLLS)
+            c = &st->colls[TR_MAX_COLLS - 1]; /* folded into the last kind */
+        else {
+            c = &st->colls[st->n_colls++];
+            memset(c, 0, sizeof *c);
+            snprintf(c->name, sizeof c->name, "%s", name);
+            snprintf(c->dtype, sizeof c->dtype, "%s", dtype);
+        }
+    }
+    c->calls++;
+    c->ns += e->dur;
+    if (e->have & H_GROUP && e->group > c->ranks)
+        c->ranks = (int)e->group;
+    /* Bytes as nccl-tests count them: all-gather the full output buffer,
+     * reduce-scatter the full input, the others the (equal) input. */
+    int es = e->have & H_DTYPE ? elem_size(e->dtype) : 0;
+    double nel = -1;
+    if (strcmp(name, "allgather") == 0 && e->have & H_OUT)
+        nel = e->out_nelems;
+    else if (e->have & H_IN)
+        nel = e->in_nelems;
+    if (e->have & H_IN && e->have & H_OUT && strcmp(name, "allgather") != 0 &&
+        strcmp(name, "reducescatter") != 0 && e->out_nelems > nel)
+        nel = e->out_nelems;
+    if (es > 0 && nel >= 0) {
+        c->sized++;
+        c->bytes += nel * es;
+        c->sized_ns += e->dur;
+    } else
+        st->nccl_kernels_unsized++;
+}
+
+static void copy_kind(const event *e, int *dir, int *mem)
+{
+    /* "Memcpy HtoD (Pageable -> Device)", "Memcpy DtoH (Device -> Pinned)",
+     * "Memcpy DtoD (Device -> Device)", "Memcpy PtoP (Device -> Device)";
+     * ROCm: "Memcpy HtoD (Host -> Device)" with args kind "HtoD". */
+    static const char *const dirs[] = {"HtoD", "DtoH", "DtoD", "PtoP"};
+    *dir = TR_DIR_UNKNOWN;
+    for (int i = 0; i < 4; i++)
+        if (strstr(e->name, dirs[i]) || (e->have & H_KIND && strstr(e->kind, dirs[i])))
+            *dir = i;
+    *mem = TR_MEM_UNKNOWN;
+    const char *paren = strchr(e->name, '(');
+    if (paren) {
+        if (strstr(paren, "Pageable"))
+            *mem = TR_MEM_PAGEABLE;
+        else if (strstr(paren, "Pinned"))
+            *mem = TR_MEM_PINNED;
+        else if (strstr(paren, "Device -> Device"))
+            *mem = TR_MEM_DEVICE;
+    }
+    if (*mem == TR_MEM_UNKNOWN && (*dir == TR_DIR_D2D || *dir == TR_DIR_P2P))
+        *mem = TR_MEM_DEVICE;
+}
+
+static void add_copy(tr_copy_stat *c, const event *e)
+{
+    c->count++;
+    c->ns += e->dur;
+    if (e->have & H_BYTES && e->bytes >= 0) {
+        c->sized++;
+        c->bytes += e->bytes;
+        c->sized_ns += e->dur;
+    }
+}
+
+static bool fold_gpu(parser *p)
+{
+    event *e = &p->ev;
+    tr_device *d = gpu_device(p);
+    if (d == NULL)
+        return false;
+    int cls;
+    if (e->cat == CAT_KERNEL) {
+        cls = tr_classify(&p->st->rules, TR_SET_KERNEL, e->name, e->name_len);
+        d->kernels++;
+        if (cls == TR_CLASS_NCCL)
+            fold_collective(p);
+    } else if (e->cat == CAT_MEMCPY) {
+        cls = TR_CLASS_MEMCPY;
+        d->memcpys++;
+        int dir, mem;
+        copy_kind(e, &dir, &mem);
+        add_copy(&d->copies[dir][mem], e);
+    } else {
+        cls = TR_CLASS_MEMSET;
+        d->memsets++;
+        add_copy(&d->memset, e);
+    }
+    return push_gpu_event(p, d, cls);
+}
+
+static void add_named(tr_named_table *t, const event *e)
+{
+    t->count++;
+    t->ns += e->dur;
+    for (int i = 0; i < t->n; i++)
+        if (strcmp(t->s[i].name, e->name) == 0) {
+            t->s[i].count++;
+            t->s[i].ns += e->dur;
+            return;
+        }
+    tr_named_stat *s = t->n < TR_MAX_NAMED ? &t->s[t->n++] : &t->rest;
+    if (s != &t->rest)
+        snprintf(s->name, sizeof s->name, "%.63s", e->name);
+    else
+        snprintf(s->name, sizeof s->name, "(other)");
+    s->count++;
+    s->ns += e->dur;
+}
+
+static bool push_host_wait(parser *p)
+{
+    tr_state *st = p->st;
+    if (!grow((void **)&st->host_wait, &st->cap_host_wait, (st->n_host_wait + 1) * 2,
+              sizeof(int64_t)))
+        return fail(p, MB_ESYS, "out of memory");
+    st->host_wait[st->n_host_wait * 2] = p->ev.ts;
+    st->host_wait[st->n_host_wait * 2 + 1] = p->ev.ts + p->ev.dur;
+    st->n_host_wait++;
+    return true;
+}
+
+static bool fold_runtime(parser *p)
+{
+    tr_state *st = p->st;
+    event *e = &p->ev;
+    int kind = tr_classify(&st->rules, TR_SET_RUNTIME, e->name, e->name_len);
+    switch (kind) {
+    case TR_RT_LAUNCH:
+        add_named(&st->launch, e);
+        if (!grow((void **)&st->launches, &st->cap_launches, st->n_launches + 1,
+                  sizeof *st->launches))
+            return fail(p, MB_ESYS, "out of memory");
+        st->launches[st->n_launches++] =
+            (tr_launch){.thread = thread_of(e), .ts = e->ts, .corr = e->have & H_CORR ? e->corr : -1};
+        return true;
+    case TR_RT_SYNC:
+        add_named(&st->sync, e);
+        return push_host_wait(p);
+    case TR_RT_BLOCKING:
+        add_named(&st->blocking, e);
+        return push_host_wait(p);
+    default:
+        return true;
+    }
+}
+
+static bool fold_annotation(parser *p)
+{
+    tr_state *st = p->st;
+    event *e = &p->ev;
+    int kind = tr_classify(&st->rules, TR_SET_ANNOTATION, e->name, e->name_len);
+    if (kind == TR_ANN_DATALOADER) {
+        st->dataloader_count++;
+        st->dataloader_ns += e->dur;
+        return push_host_wait(p);
+    }
+    if (kind == TR_ANN_STEP) {
+        if (!grow((void **)&st->steps, &st->cap_steps, st->n_steps + 1, sizeof *st->steps))
+            return fail(p, MB_ESYS, "out of memory");
+        const char *hash = strrchr(e->name, '#');
+        long long n = hash ? strtoll(hash + 1, NULL, 10) : -1;
+        st->steps[st->n_steps++] = (tr_step){.number = n, .start = e->ts, .end = e->ts + e->dur};
+    }
+    return true;
+}
+
+_Static_assert(sizeof(tr_flop_op) == 48, "one flop op record is 48 bytes");
+_Static_assert(sizeof(tr_launch) == 24, "one launch record is 24 bytes");
+
+static bool fold_cpu_op(parser *p)
+{
+    tr_state *st = p->st;
+    event *e = &p->ev;
+    int kind = tr_op_kind(e->name);
+    if (kind == TR_OP_NONE)
+        return true;
+    double flops;
+    const char *why;
+    if (!tr_op_flops(e->name, &e->sh, &flops, &why)) {
+        st->ops_without_shapes[kind]++;
+        if (st->shape_why[kind][0] == '\0')
+            snprintf(st->shape_why[kind], sizeof st->shape_why[kind], "%.30s: %.60s", e->name, why);
+        return true;
+    }
+    if (!grow((void **)&st->flop_ops, &st->cap_flop_ops, st->n_flop_ops + 1, sizeof *st->flop_ops))
+        return fail(p, MB_ESYS, "out of memory");
+    tr_flop_op *op = &st->flop_ops[st->n_flop_ops++];
+    memset(op, 0, sizeof *op);
+    op->thread = thread_of(e);
+    op->start = e->ts;
+    op->end = e->ts + e->dur;
+    op->flops = flops;
+    op->kind = kind;
+    /* The first input with a known tensor type (a bias may be None, "") */
+    for (int i = 0; i < e->sh.n_types && op->dtype == 0; i++)
+        op->dtype = (uint8_t)tr_dtype_index(tr_dtype_of_torch(e->sh.types[i]));
+    return true;
+}
+
+static bool finish_event(parser *p)
+{
+    tr_state *st = p->st;
+    event *e = &p->ev;
+    if (!(e->have & H_PH) || e->ph != 'X') {
+        st->other_phase_events++; /* metadata, flows, instants, counters */
+        return true;
+    }
+    if (!(e->have & H_TS) || !(e->have & H_DUR) || e->dur < 0) {
+        st->skipped_events++;
+        return true;
+    }
+    st->complete_events++;
+    if (e->ts < st->span_start)
+        st->span_start = e->ts;
+    if (e->ts + e->dur > st->span_end)
+        st->span_end = e->ts + e->dur;
+    if (!(e->have & H_NAME))
+        e->name[0] = '\0';
+    switch (e->cat) {
+    case CAT_KERNEL:
+    case CAT_MEMCPY:
+    case CAT_MEMSET:
+        return fold_gpu(p);
+    case CAT_RUNTIME:
+        return fold_runtime(p);
+    case CAT_SYNC:
+        add_named(&st->cuda_sync_events, e);
+        return true;
+    case CAT_CPU_OP:
+        return fold_cpu_op(p);
+    case CAT_ANNOTATION:
+        return fold_annotation(p);
+    default:
+        return true;
+    }
+}
+
+static void begin_event(parser *p)
+{
+    event *e = &p->ev;
+    e->have = 0;
+    e->cat = CAT_NONE;
+    e->ph = 0;
+    e->name[0] = '\0';
+    e->name_len = 0;
+    e->sh.n_tensors = e->sh.n_types = e->sh.n_concrete = 0;
+    e->cur_tensor = -1;
+    p->ev_key = p->arg_key = EK_NONE;
+    p->in_args = p->arg_array = p->dims_inner = false;
+    p->st->events++;
+}
+
+/* ---- the top-level objects kept whole (deviceProperties, distributedInfo) - */
+
+static void capture_add(parser *p, cJSON *item)
+{
+    cJSON *parent = p->cap_stack[p->cap_n - 1];
+    if (cJSON_IsArray(parent))
+        cJSON_AddItemToArray(parent, item);
+    else
+        cJSON_AddItemToObject(parent, p->cap_key, item);
+}
+
+static bool capture_scalar(parser *p, int kind, const char *s, size_t n)
+{
+    if (p->cap_skip_depth > 0 || ++p->cap_nodes > CAPTURE_MAX_NODES)
+        return true;
+    cJSON *item = NULL;
+    double v;
+    char *str;
+    switch (kind) {
+    case SC_NUM:
+        item = cJSON_CreateNumber(parse_double(s, n, &v) ? v : 0);
+        break;
+    case SC_STR:
+        str = strndup(s, n);
+        if (str) {
+            item = cJSON_CreateString(str);
+            free(str);
+        }
+        break;
+    case SC_BOOL:
+        item = cJSON_CreateBool(n != 0);
+        break;
+    default:
+        item = cJSON_CreateNull();
+    }
+    if (item == NULL)
+        return fail(p, MB_ESYS, "out of memory");
+    capture_add(p, item);
+    return true;
+}
+
+static bool capture_start(parser *p, bool is_map)
+{
+    if (p->cap_skip_depth > 0 || p->cap_n >= CAPTURE_MAX_DEPTH || ++p->cap_nodes > CAPTURE_MAX_NODES) {
+        p->cap_skip_depth++;
+        return true;
+    }
+    cJSON *item = is_map ? cJSON_CreateObject() : cJSON_CreateArray();
+    if (item == NULL)
+        return fail(p, MB_ESYS, "out of memory");
+    if (p->cap_n > 0)
+        capture_add(p, item);
+    p->cap_stack[p->cap_n++] = item;
+    return true;
+}
+
+static void capture_end(parser *p)
+{
+    if (p->cap_skip_depth > 0) {
+        p->cap_skip_depth--;
+        return;
+    }
+    if (p->cap_n == 0)
+        return;
+    cJSON *done = p->cap_stack[--p->cap_n];
+    if (p->cap_n > 0)
+        return;
+    cJSON **slot = p->cap_target == TK_DEVPROPS ? &p->st->device_props : &p->st->dist_info;
+    cJSON_Delete(*slot);
+    *slot = done;
+}
+
+/* ---- YAJL callbacks ------------------------------------------------------ */
+
+static bool event_field(parser *p, int kind, const char *s, size_t n)
+{
+    event *e = &p->ev;
+    switch (p->ev_key) {
+    case EK_PH:
+        if (kind == SC_STR && n > 0) {
+            e->ph = s[0];
+            e->have |= H_PH;
+        }
+        break;
+    case EK_CAT:
+        if (kind == SC_STR)
+            e->cat = cat_of(s, n);
+        break;
+    case EK_NAME:
+        if (kind == SC_STR) {
+            copy_str(e->name, sizeof e->name, s, n);
+            e->name_len = n < sizeof e->name ? n : sizeof e->name - 1;
+            e->have |= H_NAME;
+        }
+        break;
+    case EK_PID:
+    case EK_TID: {
+        int64_t v;
+        bool num = kind == SC_NUM && parse_i64(s, n, &v);
+        if (!num)
+            v = hash_text(s, n);
+        if (p->ev_key == EK_PID) {
+            e->pid = v;
+            e->have |= H_PID | (num ? H_PID_NUM : 0);
+        } else {
+            e->tid = v;
+            e->have |= H_TID;
+        }
+        break;
+    }
+    case EK_TS:
+    case EK_DUR: {
+        int64_t v;
+        if ((kind == SC_NUM || kind == SC_STR) && parse_ns(s, n, &v)) {
+            if (p->ev_key == EK_TS) {
+                e->ts = v;
+                e->have |= H_TS;
+            } else {
+                e->dur = v;
+                e->have |= H_DUR;
+            }
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return true;
+}
+
+static void arg_number(event *e, unsigned flag, int64_t *dst, const char *s, size_t n)
+{
+    if (parse_i64(s, n, dst))
+        e->have |= flag;
+}
+
+static void arg_double(event *e, unsigned flag, double *dst, const char *s, size_t n)
+{
+    if (parse_double(s, n, dst))
+        e->have |= flag;
+}
+
+static bool arg_value(parser *p, int kind, const char *s, size_t n)
+{
+    event *e = &p->ev;
+    bool num = kind == SC_NUM, str = kind == SC_STR;
+    switch (p->arg_key) {
+    case AK_DEVICE:
+        if (num)
+            arg_number(e, H_DEVICE, &e->device, s, n);
+        break;
+    case AK_STREAM:
+        if (num)
+            arg_number(e, H_STREAM, &e->stream, s, n);
+        break;
+    case AK_CORR:
+        if (num)
+            arg_number(e, H_CORR, &e->corr, s, n);
+        break;
+    case AK_BYTES:
+        if (num || str)
+            arg_double(e, H_BYTES, &e->bytes, s, n);
+        break;
+    case AK_KIND:
+        if (str) {
+            copy_str(e->kind, sizeof e->kind, s, n);
+            e->have |= H_KIND;
+        }
+        break;
+    case AK_COLL:
+        if (str) {
+            copy_str(e->coll, sizeof e->coll, s, n);
+            e->have |= H_COLL;
+        }
+        break;
+    case AK_IN_NELEMS:
+        if (num || str)
+            arg_double(e, H_IN, &e->in_nelems, s, n);
+        break;
+    case AK_OUT_NELEMS:
+        if (num || str)
+            arg_double(e, H_OUT, &e->out_nelems, s, n);
+        break;
+    case AK_GROUP:
+        if (num || str)
+            arg_number(e, H_GROUP, &e->group, s, n);
+        break;
+    case AK_DTYPE:
+        if (str) {
+            copy_str(e->dtype, sizeof e->dtype, s, n);
+            e->have |= H_DTYPE;
+        }
+        break;
+    default:
+        break;
+    }
+    return true;
+}
+
+/* An element of an args array: "Input type" / "Concrete Inputs" strings. */
+static void arg_element(parser *p, int kind, const char *s, size_t n)
+{
+    tr_shapes *sh = &p->ev.sh;
+    int i = p->arg_elem++;
+    if (kind != SC_STR)
+        return;
+    if (p->arg_key == AK_TYPES && i < TR_MAX_TENSORS) {
+        copy_str(sh->types[i], TR_TYPE_LEN, s, n);
+        sh->n_types = i + 1;
+    } else if (p->arg_key == AK_CONCRETE && i < TR_MAX_CONCRETE) {
+        copy_str(sh->concrete[i], TR_CONCRETE_LEN, s, n);
+        sh->n_concrete = i + 1;
+    }
+}
+
+static void dim_value(parser *p, const char *s, size_t n)
+{
+    tr_shapes *sh = &p->ev.sh;
+    int t = p->ev.cur_tensor;
+    if (t < 0 || t >= TR_MAX_TENSORS || sh->rank[t] < 0)
+        return;
+    int64_t v;
+    if (sh->rank[t] >= TR_MAX_DIMS || !parse_i64(s, n, &v)) {
+        sh->rank[t] = -1;
+        return;
+    }
+    sh->dims[t][sh->rank[t]++] = v;
+}
+
+static int on_scalar(parser *p, int kind, const char *s, size_t n)
+{
+    if (p->cap_n > 0 || p->cap_skip_depth > 0)
+        return capture_scalar(p, kind, s, n);
+    int d = p->depth;
+    if (d == 0)
+        return fail(p, MB_EUSAGE, "not a trace: the JSON is a single value, expected an object with traceEvents");
+    if (d == p->ev_depth)
+        return event_field(p, kind, s, n);
+    if (p->ev_depth) {
+        if (p->in_args && d == p->ev_depth + 1)
+            return arg_value(p, kind, s, n);
+        if (p->arg_array && d == p->ev_depth + 2)
+            arg_element(p, kind, s, n);
+        else if (p->dims_inner && d == p->ev_depth + 3 && kind == SC_NUM)
+            dim_value(p, s, n);
+        return 1;
+    }
+    if (d == p->events_depth)
+        return fail(p, MB_EUSAGE, "traceEvents[%lld] is not an object", p->st->events);
+    if (!p->top_is_array && d == 1) {
+        tr_state *st = p->st;
+        int64_t v;
+        switch (p->top_key) {
+        case TK_EVENTS:
+            return fail(p, MB_EUSAGE, "traceEvents is not an array");
+        case TK_BASETIME:
+            if (kind == SC_NUM && parse_i64(s, n, &v)) {
+                st->base_time_ns = v;
+                st->have_base_time = true;
+            }
+            break;
+        case TK_SCHEMA:
+            if (kind == SC_NUM && parse_i64(s, n, &v)) {
+                st->schema_version = v;
+                st->have_schema = true;
+            }
+            break;
+        case TK_SHAPES:
+            if (kind == SC_NUM && parse_i64(s, n, &v))
+                st->record_shapes = v != 0;
+            else if (kind == SC_BOOL)
+                st->record_shapes = n != 0;
+            break;
+        case TK_DEVPROPS:
+            st->have_device_props = true;
+            break;
+        case TK_DISTINFO:
+            st->have_dist_info = true;
+            break;
+        default:
+            break;
+        }
+    }
+    return 1;
+}
+
+static int cb_null(void *ctx)
+{
+    return on_scalar(ctx, SC_NULL, "", 0);
+}
+
+static int cb_boolean(void *ctx, int v)
+{
+    return on_scalar(ctx, SC_BOOL, "", (size_t)(v != 0));
+}
+
+static int cb_number(void *ctx, const char *s, size_t n)
+{
+    return on_scalar(ctx, SC_NUM, s, n);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+    return on_scalar(ctx, SC_STR, (const char *)s, n);
+}
+
+static int top_key_of(const char *s, size_t n)
+{
+    if (KEY_IS(s, n, "traceEvents"))
+        return TK_EVENTS;
+    if (KEY_IS(s, n, "deviceProperties"))
+        return TK_DEVPROPS;
+    if (KEY_IS(s, n, "distributedInfo"))
+        return TK_DISTINFO;
+    if (KEY_IS(s, n, "baseTimeNanoseconds"))
+        return TK_BASETIME;
+    if (KEY_IS(s, n, "schemaVersion"))
+        return TK_SCHEMA;
+    if (KEY_IS(s, n, "record_shapes"))
+        return TK_SHAPES;
+    return TK_NONE;
+}
+
+static int ev_key_of(const char *s, size_t n)
+{
+    switch (n) {
+    case 2:
+        return KEY_IS(s, n, "ph") ? EK_PH : KEY_IS(s, n, "ts") ? EK_TS : EK_NONE;
+    case 3:
+        return KEY_IS(s, n, "cat") ? EK_CAT : KEY_IS(s, n, "pid") ? EK_PID
+               : KEY_IS(s, n, "tid")                           ? EK_TID
+               : KEY_IS(s, n, "dur")                           ? EK_DUR
+                                                               : EK_NONE;
+    case 4:
+        return KEY_IS(s, n, "name") ? EK_NAME : KEY_IS(s, n, "args") ? EK_ARGS : EK_NONE;
+    default:
+        return EK_NONE;
+    }
+}
+
+static int arg_key_of(const char *s, size_t n)
+{
+    switch (n) {
+    case 4:
+        return KEY_IS(s, n, "kind") ? AK_KIND : AK_NONE;
+    case 5:
+        return KEY_IS(s, n, "bytes") ? AK_BYTES : KEY_IS(s, n, "dtype") ? AK_DTYPE : AK_NONE;
+    case 6:
+        return KEY_IS(s, n, "device") ? AK_DEVICE : KEY_IS(s, n, "stream") ? AK_STREAM : AK_NONE;
+    case 10:
+        return KEY_IS(s, n, "Input Dims") ? AK_DIMS
+               : KEY_IS(s, n, "Input type") ? AK_TYPES
+               : KEY_IS(s, n, "Group size") ? AK_GROUP
+                                            : AK_NONE;
+    case 11:
+        return KEY_IS(s, n, "correlation") ? AK_CORR : AK_NONE;
+    case 13:
+        return KEY_IS(s, n, "In msg nelems") ? AK_IN_NELEMS : AK_NONE;
+    case 14:
+        return KEY_IS(s, n, "Out msg nelems") ? AK_OUT_NELEMS : AK_NONE;
+    case 15:
+        if (KEY_IS(s, n, "Collective name"))
+            return AK_COLL;
+        return KEY_IS(s, n, "Concrete Inputs") ? AK_CONCRETE : AK_NONE;
+    default:
+        return AK_NONE;
+    }
+}
+
+static int cb_map_key(void *ctx, const unsigned char *key, size_t n)
+{
+    parser *p = ctx;
+    const char *s = (const char *)key;
+    if (p->cap_n > 0 || p->cap_skip_depth > 0) {
+        copy_str(p->cap_key, sizeof p->cap_key, s, n);
+        return 1;
+    }
+    if (p->ev_depth) {
+        if (p->depth == p->ev_depth)
+            p->ev_key = ev_key_of(s, n);
+        else if (p->in_args && p->depth == p->ev_depth + 1)
+            p->arg_key = arg_key_of(s, n);
+    } else if (!p->top_is_array && p->depth == 1)
+        p->top_key = top_key_of(s, n);
+    return 1;
+}
+
+static int on_start(parser *p, bool is_map)
+{
+    int d = p->depth++;
+    if (p->cap_n > 0 || p->cap_skip_depth > 0)
+        return capture_start(p, is_map);
+    if (d == 0) {
+        p->top_seen = true;
+        if (!is_map) {
+            p->top_is_array = p->saw_events = true; /* the bare-array form of the format */
+            p->events_depth = 1;
+        }
+        return 1;
+    }
+    if (p->ev_depth) {
+        if (d == p->ev_depth && is_map && p->ev_key == EK_ARGS)
+            p->in_args = true;
+        else if (p->in_args && d == p->ev_depth + 1 && !is_map &&
+                 (p->arg_key == AK_DIMS || p->arg_key == AK_TYPES || p->arg_key == AK_CONCRETE)) {
+            p->arg_array = true;
+            p->arg_elem = 0;
+        } else if (p->arg_array && d == p->ev_depth + 2) {
+            int t = p->arg_elem++;
+            if (p->arg_key == AK_DIMS && !is_map && t < TR_MAX_TENSORS) {
+                p->dims_inner = true;
+                p->ev.cur_tensor = t;
+                p->ev.sh.rank[t] = 0;
+                p->ev.sh.n_tensors = t + 1;
+            }
+        }
+        return 1;
+    }
+    if (d == p->events_depth) {
+        if (!is_map)
+            return fail(p, MB_EUSAGE, "traceEvents[%lld] is not an object", p->st->events);
+        p->ev_depth = d + 1;
+        begin_event(p);
+        return 1;
+    }
+    if (!p->top_is_array && d == 1) {
+        switch (p->top_key) {
+        case TK_EVENTS:
+            if (is_map)
+                return fail(p, MB_EUSAGE, "traceEvents is not an array");
+            p->events_depth = 2;
+            p->saw_events = true;
+            return 1;
+        case TK_DEVPROPS:
+        case TK_DISTINFO:
+            if (p->top_key == TK_DEVPROPS)
+                p->st->have_device_props = true;
+            else
+                p->st->have_dist_info = true;
+            p->cap_target = p->top_key;
+            p->cap_nodes = 0;
+            return capture_start(p, is_map);
+        default:
+            return 1;
+        }
+    }
+    return 1;
+}
+
+static int on_end(parser *p, bool is_map)
+{
+    int d = --p->depth;
+    if (p->cap_n > 0 || p->cap_skip_depth > 0) {
+        capture_end(p);
+        return 1;
+    }
+    if (p->ev_depth) {
+        if (d == p->ev_depth - 1) {
+            p->ev_depth = 0;
+            return finish_event(p);
+        }
+        if (p->in_args && d == p->ev_depth)
+            p->in_args = false;
+        else if (p->arg_array && d == p->ev_depth + 1)
+            p->arg_array = false;
+        else if (p->dims_inner && d == p->ev_depth + 2)
+            p->dims_inner = false;
+        return 1;
+    }
+    if (p->events_depth && d == p->events_depth - 1 && !is_map)
+        p->events_depth = 0;
+    return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+    return on_start(ctx, true);
+}
+
+static int cb_end_map(void *ctx)
+{
+    return on_end(ctx, true);
+}
+
+static int cb_start_array(void *ctx)
+{
+    return on_start(ctx, false);
+}
+
+static int cb_end_array(void *ctx)
+{
+    return on_end(ctx, false);
+}
+
+static const yajl_callbacks callbacks = {
+    .yajl_null = cb_null,
+    .yajl_boolean = cb_boolean,
+    .yajl_number = cb_number,
+    .yajl_string = cb_string,
+    .yajl_start_map = cb_start_map,
+    .yajl_map_key = cb_map_key,
+    .yajl_end_map = cb_end_map,
+    .yajl_start_array = cb_start_array,
+    .yajl_end_array = cb_end_array,
+};
+
+/* ---- driving the parse ----------------------------------------------------- */
+
+static unsigned long long count_lines(const unsigned char *buf, size_t n)
+{
+    unsigned long long lines = 0;
+    const unsigned char *end = buf + n;
+    while ((buf = memchr(buf, '\n', (size_t)(end - buf))) != NULL) {
+        lines++;
+        buf++;
+    }
+    return lines;
+}
+
+/* "byte N (line L)" of the uncompressed JSON, plus YAJL's or our reason. */
+static int parse_error(const char *path, yajl_handle h, parser *p, const unsigned char *buf,
+                       size_t len, unsigned long long offset, unsigned long long lines,
+                       bool at_end, mb_err *err)
+{
+    /* YAJL counts the offending token as consumed: step back onto its last
+     * character so the offset is the 0-based position of the error. */
+    size_t used = at_end ? 0 : yajl_get_bytes_consumed(h);
+    if (used > len)
+        used = len;
+    if (used > 0)
+        used--;
+    unsigned long long line = lines + 1 + (at_end ? 0 : count_lines(buf, used));
+    if (p->fail_code)
+        return mb_errf(err, p->fail_code, "%s: byte %llu (line %llu): %s", path, offset + used, line,
+                       p->fail);
+    unsigned char *msg = yajl_get_error(h, 0, NULL, 0);
+    char reason[256];
+    snprintf(reason, sizeof reason, "%s", msg ? (const char *)msg : "invalid JSON");
+    if (msg)
+        yajl_free_error(h, msg);
+    size_t rl = strlen(reason);
+    while (rl > 0 && (reason[rl - 1] == '\n' || reason[rl - 1] == ' '))
+        reason[--rl] = '\0';
+    if (at_end)
+        return mb_errf(err, MB_EUSAGE,
+                       "%s: byte %llu (line %llu): %s: the trace ends early (truncated file?); "
+                       "expected the rest of the JSON",
+                       path, offset, line, reason);
+    return mb_errf(err, MB_EUSAGE, "%s: byte %llu (line %llu): %s (expected Chrome-trace JSON)",
+                   path, offset + used, line, reason);
+}
+
+static int read_and_parse(const char *path, parser *p, mb_err *err)
+{
+    int rc = MB_OK;
+    unsigned char *buf = NULL;
+    yajl_handle h = NULL;
+    errno = 0;
+    gzFile gz = gzopen(path, "rb");
+    if (gz == NULL)
+        return errno ? mb_errno(err, MB_EUSAGE, "%s: cannot open", path)
+                     : mb_errf(err, MB_ESYS, "%s: cannot open (out of memory)", path);
+    gzbuffer(gz, 1 << 17);
+    buf = malloc(CHUNK);
+    h = yajl_alloc(&callbacks, NULL, p);
+    if (buf == NULL || h == NULL) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto fail;
+    }
+    yajl_config(h, yajl_dont_validate_strings, 1);
+    unsigned long long offset = 0, lines = 0;
+    for (;;) {
+        int n = gzread(gz, buf, CHUNK);
+        if (n < 0) {
+            int zerr;
+            const char *msg = gzerror(gz, &zerr);
+            if (zerr == Z_ERRNO)
+                rc = mb_errno(err, MB_EUSAGE, "%s: cannot read", path);
+            else
+                rc = mb_errf(err, MB_EUSAGE,
+                             "%s: compressed byte %lld (uncompressed byte %llu): gzip data is "
+                             "corrupt: %s",
+                             path, (long long)gzoffset(gz), offset, msg);
+            goto fail;
+        }
+        if (n == 0) {
+            int zerr;
+            const char *msg = gzerror(gz, &zerr);
+            if (zerr == Z_BUF_ERROR) {
+                rc = mb_errf(err, MB_EUSAGE,
+                             "%s: compressed byte %lld (uncompressed byte %llu): the gzip stream "
+                             "ends early (%s): truncated file?",
+                             path, (long long)gzoffset(gz), offset, msg);
+                goto fail;
+            }
+            break;
+        }
+        if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {
+            rc = parse_error(path, h, p, buf, (size_t)n, offset, lines, false, err);
+            goto fail;
+        }
+        lines += count_lines(buf, (size_t)n);
+        offset += (unsigned long long)n;
+    }
+    p->st->json_bytes = (double)offset;
+    if (!p->top_seen && offset == 0) {
+        rc = mb_errf(err, MB_EUSAGE, "%s: empty file (expected Chrome-trace JSON with traceEvents)",
+                     path);
+        goto fail;
+    }
+    if (yajl_complete_parse(h) != yajl_status_ok) {
+        rc = parse_error(path, h, p, buf, 0, offset, lines, true, err);
+        goto fail;
+    }
+    if (!p->top_seen)
+        rc = mb_errf(err, MB_EUSAGE, "%s: empty file (expected Chrome-trace JSON with traceEvents)",
+                     path);
+    else if (!p->saw_events)
+        rc = mb_errf(err, MB_EUSAGE,
+                     "%s: not a PyTorch profiler trace: the JSON object has no traceEvents array",
+                     path);
+fail:
+    if (h)
+        yajl_free(h);
+    free(buf);
+    gzclose(gz);
+    return rc;
+}
+
+void tr_state_free(tr_state *st)
+{
+    tr_rules_free(&st->rules);
+    for (int i = 0; i < st->n_devices; i++)
+        free(st->devices[i].ev);
+    free(st->devices);
+    free(st->host_wait);
+    free(st->steps);
+    free(st->launches);
+    free(st->flop_ops);
+    cJSON_Delete(st->device_props);
+    cJSON_Delete(st->dist_info);
+    memset(st, 0, sizeof *st);
+}
+
+int mb_trace_read(const char *path, mb_run *out, mb_err *err)
+{
+    mb_run_init(out);
+    tr_state *st = calloc(1, sizeof *st);
+    parser *p = calloc(1, sizeof *p);
+    mb_run run;
+    mb_run_init(&run);
+    int rc;
+    if (st == NULL || p == NULL) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto done;
+    }
+    st->span_start = INT64_MAX;
+    st->span_end = INT64_MIN;
+    st->record_shapes = -1;
+    rc = tr_rules_load(&st->rules, NULL, err);
+    if (rc != MB_OK)
+        goto done;
+    p->st = st;
+    rc = read_and_parse(path, p, err);
+    if (rc != MB_OK)
+        goto done;
+    run.path = strdup(path);
+    run.kind = strdup("pytorch-trace");
+    if (run.path == NULL || run.kind == NULL) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto done;
+    }
+    rc = tr_analyse(st, &run, err);
+done:
+    if (rc == MB_OK)
+        *out = run;
+    else
+        mb_run_free(&run);
+    if (st)
+        tr_state_free(st);
+    free(st);
+    free(p);
+    return rc;
+}
+
+/* ---- debug view ------------------------------------------------------------ */
+
+static cJSON *stage_json(const mb_stage *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (o == NULL)
+        return NULL;
+    cJSON_AddStringToObject(o, "name", s->name ? s->name : "");
+    cJSON_AddStringToObject(o, "component", s->component ? s->component : "");
+    const struct {
+        const char *key, *value;
+    } strs[] = {{"dtype", s->dtype},     {"direction", s->direction}, {"memory", s->memory},
+                {"pattern", s->pattern}, {"device", s->device},       {"work_unit", s->work_unit},
+                {"source", s->source}};
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
+        if (strs[i].value)
+            cJSON_AddStringToObject(o, strs[i].key, strs[i].value);
+    if (s->block_size)
+        cJSON_AddNumberToObject(o, "block_size", (double)s->block_size);
+    if (s->ranks)
+        cJSON_AddNumberToObject(o, "ranks", s->ranks);
+    cJSON_AddNumberToObject(o, "work", s->work);
+    cJSON_AddNumberToObject(o, "seconds", s->seconds);
+    cJSON_AddNumberToObject(o, "count", (double)s->count);
+    return o;
+}
+
+int mb_trace_dump(const char *path, FILE *out, mb_err *err)
+{
+    mb_run run;
+    int rc = mb_trace_read(path, &run, err);
+    if (rc != MB_OK)
+        return rc;
+    cJSON *o = cJSON_CreateObject();
+    cJSON *stages = cJSON_CreateArray(), *warnings = cJSON_CreateArray();
+    if (o == NULL || stages == NULL || warnings == NULL) {
+        cJSON_Delete(o);
+        cJSON_Delete(stages);
+        cJSON_Delete(warnings);
+        mb_run_free(&run);
+        return mb_errf(err, MB_ESYS, "out of memory");
+    }
+    cJSON_AddStringToObject(o, "path", run.path);
+    cJSON_AddStringToObject(o, "kind", run.kind);
+    cJSON_AddNumberToObject(o, "steps", run.steps);
+    cJSON_AddNumberToObject(o, "step_seconds", run.step_seconds);
+    cJSON_AddNumberToObject(o, "total_seconds", run.total_seconds);
+    cJSON_AddNumberToObject(o, "gpu_utilization", run.gpu_utilization);
+    for (int i = 0; i < run.n_stages; i++)
+        cJSON_AddItemToArray(stages, stage_json(&run.stages[i]));
+    cJSON_AddItemToObject(o, "stages", stages);
+    for (int i = 0; i < run.n_warnings; i++)
+        cJSON_AddItemToArray(warnings, cJSON_CreateString(run.warnings[i]));
+    cJSON_AddItemToObject(o, "warnings", warnings);
+    if (run.evidence) {
+        cJSON_AddItemToObject(o, "evidence", run.evidence);
+        run.evidence = NULL; /* now owned by o */
+    }
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    mb_run_free(&run);
+    if (text == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    int w = fprintf(out, "%s\n", text);
+    free(text);
+    if (w < 0)
+        return mb_errno(err, MB_ESYS, "writing the trace summary");
+    return MB_OK;
+}

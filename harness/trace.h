@@ -1,0 +1,246 @@
+/* trace.h: internals of the PyTorch profiler (Kineto) trace reader.
+ *
+ *   trace.c           streaming parse (YAJL over zlib chunks), one event at a
+ *                     time into the compact state below
+ *   trace_classes.c   class rules from configs/gap/kernel_classes.ini
+ *   trace_flops.c     FLOPs of matmul/conv ops from recorded shapes
+ *   trace_analysis.c  after the parse: interval merging, steps, FLOP
+ *                     attribution, stages and evidence
+ *
+ * Memory: nothing here grows with the size of the JSON. What grows is one
+ * 24-byte record per GPU event (kernel, memcpy, memset), one 24-byte record
+ * per kernel-launch call, one 16-byte interval per host sync call or
+ * DataLoader annotation, one record per ProfilerStep and per matmul/conv op
+ * with recorded shapes. docs/traces.md gives the figures. */
+#ifndef MB_TRACE_H
+#define MB_TRACE_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "stages.h"
+
+/* Debug entry for `mlbench trace FILE`: reads the trace and prints one JSON
+ * object {path, kind, steps, step_seconds, total_seconds, gpu_utilization,
+ * stages[], warnings[], evidence} to `out`. Same errors as mb_trace_read. */
+int mb_trace_dump(const char *path, FILE *out, mb_err *err);
+
+/* ---- class rules (trace_classes.c) ---------------------------------------- */
+
+/* Fixed kernel class indices; the ini may add more after TR_CLASS_FIXED. */
+enum {
+    TR_CLASS_OTHER = 0,
+    TR_CLASS_GEMM,
+    TR_CLASS_CONV,
+    TR_CLASS_NCCL,
+    TR_CLASS_MEMCPY,
+    TR_CLASS_MEMSET,
+    TR_CLASS_FIXED,
+    TR_MAX_CLASSES = 32,
+};
+
+enum tr_rt_kind { TR_RT_NONE = 0, TR_RT_LAUNCH, TR_RT_SYNC, TR_RT_BLOCKING };
+enum tr_ann_kind { TR_ANN_NONE = 0, TR_ANN_STEP, TR_ANN_DATALOADER };
+enum tr_rule_set { TR_SET_KERNEL = 0, TR_SET_RUNTIME, TR_SET_ANNOTATION, TR_N_SETS };
+
+typedef struct tr_rule {
+    int value;  /* class index, tr_rt_kind or tr_ann_kind */
+    regex_t re;
+} tr_rule;
+
+typedef struct tr_cache_entry {
+    char *name;       /* NULL = free slot */
+    uint64_t hash;
+    int set;
+    int value;
+} tr_cache_entry;
+
+typedef struct tr_rules {
+    char path[4096];
+    char *class_names[TR_MAX_CLASSES];
+    int n_classes;
+    tr_rule *rules[TR_N_SETS];
+    int n_rules[TR_N_SETS];
+    /* Names repeat (a training step launches the same kernels every step),
+     * and glibc's regexec is slow on 500-character kernel names, so each
+     * distinct name is classified once. Bounded: past TR_CACHE_MAX distinct
+     * names the rules are evaluated every time. */
+    tr_cache_entry *cache;
+    size_t cache_cap, cache_used;
+} tr_rules;
+
+/* Loads the rules from `path` (NULL: configs/gap/kernel_classes.ini via
+ * mb_config_path). MB_EUSAGE naming file:line on a bad rule. */
+int tr_rules_load(tr_rules *r, const char *path, mb_err *err);
+void tr_rules_free(tr_rules *r);
+/* Classifies a NUL-terminated name with the rules of `set`; 0 when no rule
+ * matches (TR_CLASS_OTHER / TR_RT_NONE / TR_ANN_NONE). */
+int tr_classify(tr_rules *r, int set, const char *name, size_t len);
+
+/* ---- FLOPs of ops (trace_flops.c) ----------------------------------------- */
+
+enum tr_op_kind { TR_OP_NONE = 0, TR_OP_GEMM, TR_OP_CONV };
+
+#define TR_MAX_TENSORS 8
+#define TR_MAX_DIMS 6
+#define TR_MAX_CONCRETE 12
+#define TR_TYPE_LEN 24
+#define TR_CONCRETE_LEN 40
+
+/* The shapes a cpu_op recorded (args "Input Dims", "Input type",
+ * "Concrete Inputs"), truncated to the first few inputs. */
+typedef struct tr_shapes {
+    int n_tensors;                                /* entries of Input Dims seen */
+    int rank[TR_MAX_TENSORS];                     /* -1 = more dims than kept */
+    int64_t dims[TR_MAX_TENSORS][TR_MAX_DIMS];
+    int n_types;
+    char types[TR_MAX_TENSORS][TR_TYPE_LEN];
+    int n_concrete;
+    char concrete[TR_MAX_CONCRETE][TR_CONCRETE_LEN];
+} tr_shapes;
+
+/* Which family an op name belongs to (aten::mm, aten::addmm, aten::bmm,
+ * aten::baddbmm, aten::matmul, aten::linear -> GEMM; aten::convolution,
+ * aten::_convolution, aten::conv1d/2d/3d, aten::cudnn_convolution,
+ * aten::miopen_convolution, aten::convolution_backward -> CONV). */
+int tr_op_kind(const char *name);
+/* FLOPs of one op from its shapes. Returns false with *why set when the
+ * shapes needed were not recorded or do not fit the op. */
+bool tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const char **why);
+/* mlbench dtype ("fp32", "fp16", "bf16", "fp64", "fp8", "int8") of a
+ * PyTorch scalar type name ("float", "c10::Half", ...); NULL if unknown. */
+const char *tr_dtype_of_torch(const char *type);
+/* The same as a small index (0 = unknown) and back: ops store the index. */
+int tr_dtype_index(const char *mb_dtype);
+const char *tr_dtype_name(int index);
+
+/* ---- the state the parse fills (trace.c) and the analysis reads ---------- */
+
+/* One GPU event: start ns, (duration ns << 8 | class), correlation id. Kept as
+ * three int64 so trace_analysis.c can merge intervals in place as pairs. */
+#define TR_EV_WORDS 3
+#define TR_DUR_MAX ((INT64_C(1) << 55) - 1)
+
+enum tr_dir { TR_DIR_H2D = 0, TR_DIR_D2H, TR_DIR_D2D, TR_DIR_P2P, TR_DIR_UNKNOWN, TR_N_DIRS };
+enum tr_mem { TR_MEM_PAGEABLE = 0, TR_MEM_PINNED, TR_MEM_DEVICE, TR_MEM_UNKNOWN, TR_N_MEMS };
+
+typedef struct tr_copy_stat {
+    long long count;
+    long long sized;   /* how many had a byte count */
+    double bytes;
+    int64_t ns;
+    int64_t sized_ns;  /* time of the events with a byte count */
+} tr_copy_stat;
+
+#define TR_MAX_STREAMS 64
+
+typedef struct tr_device {
+    int64_t id;
+    int64_t *ev;       /* TR_EV_WORDS per event */
+    size_t n_ev, cap_ev;
+    long long kernels, memcpys, memsets;
+    int64_t streams[TR_MAX_STREAMS];
+    int n_streams;
+    bool streams_overflow;
+    int64_t class_ns[TR_MAX_CLASSES];
+    long long class_count[TR_MAX_CLASSES];
+    tr_copy_stat copies[TR_N_DIRS][TR_N_MEMS];
+    tr_copy_stat memset;
+} tr_device;
+
+typedef struct tr_named_stat {
+    char name[64];
+    long long count;
+    int64_t ns;
+} tr_named_stat;
+
+#define TR_MAX_NAMED 32
+
+typedef struct tr_named_table {
+    tr_named_stat s[TR_MAX_NAMED];
+    int n;
+    tr_named_stat rest;    /* names past TR_MAX_NAMED */
+    long long count;
+    int64_t ns;
+} tr_named_table;
+
+typedef struct tr_coll_stat {
+    char name[24];     /* allreduce, allgather, reducescatter, broadcast, alltoall, sendrecv, reduce, ... */
+    char dtype[16];    /* float, half, bf16, ... ("" = unknown) */
+    long long calls;
+    long long sized;   /* calls with a byte count */
+    double bytes;
+    int64_t ns;
+    int64_t sized_ns;
+    int ranks;         /* max Group size seen (0 = unknown) */
+} tr_coll_stat;
+
+#define TR_MAX_COLLS 32
+
+typedef struct tr_step {
+    long long number;  /* N of ProfilerStep#N (-1 if none) */
+    int64_t start, end;
+} tr_step;
+
+typedef struct tr_launch {
+    int64_t thread;    /* pid/tid key */
+    int64_t ts;
+    int64_t corr;
+} tr_launch;
+
+typedef struct tr_flop_op { /* 48 bytes: one per matmul/conv op with shapes */
+    int64_t thread;
+    int64_t start, end;
+    double flops;
+    int64_t gpu_ns;     /* filled by the analysis */
+    int32_t kernels;    /* filled by the analysis */
+    uint8_t kind;       /* TR_OP_GEMM / TR_OP_CONV */
+    uint8_t dtype;      /* index into tr_dtype_names (0 = unknown) */
+    bool has_flop_child;
+} tr_flop_op;
+
+typedef struct tr_state {
+    tr_rules rules;
+    /* What the parse saw. */
+    long long events, complete_events, skipped_events, other_phase_events;
+    int64_t span_start, span_end; /* over complete events; start > end = none */
+    double json_bytes;
+    bool have_device_props, have_dist_info, have_base_time, have_schema;
+    long long base_time_ns, schema_version;
+    int record_shapes; /* -1 unknown, 0, 1 */
+    cJSON *device_props; /* copies of the small top-level objects */
+    cJSON *dist_info;
+    /* GPU side. */
+    tr_device *devices;
+    int n_devices;
+    long long gpu_events_without_device;
+    tr_coll_stat colls[TR_MAX_COLLS];
+    int n_colls;
+    long long nccl_kernels_unsized;
+    /* Host side. */
+    tr_named_table launch, sync, blocking;
+    tr_named_table cuda_sync_events;
+    long long dataloader_count;
+    int64_t dataloader_ns;
+    int64_t *host_wait;      /* [start, end) pairs */
+    size_t n_host_wait, cap_host_wait;
+    tr_step *steps;
+    size_t n_steps, cap_steps;
+    tr_launch *launches;
+    size_t n_launches, cap_launches;
+    tr_flop_op *flop_ops;
+    size_t n_flop_ops, cap_flop_ops;
+    long long ops_without_shapes[3]; /* by tr_op_kind */
+    char shape_why[3][96];           /* first reason a shape did not give FLOPs */
+} tr_state;
+
+void tr_state_free(tr_state *st);
+
+/* After a successful parse: builds the stages, warnings and evidence of
+ * `run` from `st`. May reorder/overwrite st's arrays. */
+int tr_analyse(tr_state *st, mb_run *run, mb_err *err);
+
+#endif

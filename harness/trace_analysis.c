@@ -1,0 +1,1135 @@
+/* trace_analysis.c: what the parse gathered (tr_state) becomes the stages,
+ * warnings and evidence of an mb_run.
+ *
+ * Order of the work, each step relying on the one before:
+ *   1. sort steps, host-wait intervals (merged) and each device's GPU events
+ *      by start (the file order is not time order);
+ *   2. attribute kernels to the matmul/conv ops with recorded shapes that
+ *      launched them (needs the correlation ids, so before step 4);
+ *   3. per-step time by kernel class (needs the raw events);
+ *   4. merge each device's events in place into busy intervals (a union over
+ *      streams, so overlap counts once); busy/idle/host-wait per device and
+ *      per step come from the merged lists.
+ * docs/traces.md describes every figure. */
+#include "trace.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formulas.h"
+
+enum { MAX_STEPS_IN_EVIDENCE = 1000 };
+
+static double sec(int64_t ns)
+{
+    return (double)ns / 1e9;
+}
+
+static int64_t imin(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static int64_t imax(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+static int64_t ev_dur(const int64_t *w)
+{
+    return (int64_t)((uint64_t)w[1] >> 8);
+}
+
+static int ev_class(const int64_t *w)
+{
+    return (int)((uint64_t)w[1] & 0xff);
+}
+
+/* ---- sorting and merging ---------------------------------------------------- */
+
+static int cmp_ev(const void *a, const void *b)
+{
+    int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0])
+        return (x[0] > y[0]) - (x[0] < y[0]);
+    return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+static int cmp_step(const void *a, const void *b)
+{
+    const tr_step *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Sorted [start, end) pairs merged in place; returns the new count. Touching
+ * intervals merge too (no idle time between them). */
+static size_t merge_pairs(int64_t *iv, size_t n)
+{
+    if (n == 0)
+        return 0;
+    size_t m = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (iv[2 * i] <= iv[2 * m + 1]) {
+            if (iv[2 * i + 1] > iv[2 * m + 1])
+                iv[2 * m + 1] = iv[2 * i + 1];
+        } else {
+            m++;
+            iv[2 * m] = iv[2 * i];
+            iv[2 * m + 1] = iv[2 * i + 1];
+        }
+    }
+    return m + 1;
+}
+
+/* The device's sorted 3-word events become merged 2-word [start, end)
+ * pairs in the same buffer: merged interval m is written to words
+ * [2m, 2m+2), which only ever covers events already read (2m+2 <= 3i). */
+static size_t merge_events(int64_t *ev, size_t n)
+{
+    if (n == 0)
+        return 0;
+    int64_t s = ev[0], e = ev[0] + ev_dur(ev);
+    size_t m = 0;
+    for (size_t i = 1; i < n; i++) {
+        const int64_t *w = ev + i * TR_EV_WORDS;
+        int64_t ws = w[0], we = w[0] + ev_dur(w);
+        if (ws <= e) {
+            if (we > e)
+                e = we;
+            continue;
+        }
+        ev[2 * m] = s;
+        ev[2 * m + 1] = e;
+        m++;
+        s = ws;
+        e = we;
+    }
+    ev[2 * m] = s;
+    ev[2 * m + 1] = e;
+    return m + 1;
+}
+
+/* First pair whose end is after `a` (ends are sorted in a merged list). */
+static size_t first_ending_after(const int64_t *iv, size_t n, int64_t a)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (iv[2 * mid + 1] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Length of (union of pairs) within [a, b). */
+static int64_t clip_measure(const int64_t *iv, size_t n, int64_t a, int64_t b)
+{
+    int64_t sum = 0;
+    for (size_t i = first_ending_after(iv, n, a); i < n && iv[2 * i] < b; i++)
+        sum += imin(iv[2 * i + 1], b) - imax(iv[2 * i], a);
+    return sum;
+}
+
+/* Length of (x ∩ y) within [a, b), both merged lists. */
+static int64_t clip_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t ny,
+                                 int64_t a, int64_t b)
+{
+    int64_t sum = 0;
+    size_t i = first_ending_after(x, nx, a), j = first_ending_after(y, ny, a);
+    while (i < nx && j < ny && x[2 * i] < b && y[2 * j] < b) {
+        int64_t lo = imax(imax(x[2 * i], y[2 * j]), a);
+        int64_t hi = imin(imin(x[2 * i + 1], y[2 * j + 1]), b);
+        if (hi > lo)
+            sum += hi - lo;
+        if (x[2 * i + 1] < y[2 * j + 1])
+            i++;
+        else
+            j++;
+    }
+    return sum;
+}
+
+/* ---- kernel → op attribution ------------------------------------------------- */
+
+/* corr → flop-op index, open addressing over int64 keys (corr >= 0). */
+typedef struct corr_map {
+    int64_t *keys;
+    int32_t *vals;
+    size_t cap, used;
+} corr_map;
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static bool corr_put(corr_map *m, int64_t key, int32_t val)
+{
+    if ((m->used + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 1024;
+        int64_t *k = malloc(cap * sizeof *k);
+        int32_t *v = malloc(cap * sizeof *v);
+        if (k == NULL || v == NULL) {
+            free(k);
+            free(v);
+            return false;
+        }
+        for (size_t i = 0; i < cap; i++)
+            k[i] = -1;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->keys[i] < 0)
+                continue;
+            size_t j = mix((uint64_t)m->keys[i]) & (cap - 1);
+            while (k[j] >= 0)
+                j = (j + 1) & (cap - 1);
+            k[j] = m->keys[i];
+            v[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = k;
+        m->vals = v;
+        m->cap = cap;
+    }
+    size_t j = mix((uint64_t)key) & (m->cap - 1);
+    while (m->keys[j] >= 0 && m->keys[j] != key)
+        j = (j + 1) & (m->cap - 1);
+    if (m->keys[j] < 0)
+        m->used++;
+    m->keys[j] = key;
+    m->vals[j] = val;
+    return true;
+}
+
+static int32_t corr_get(const corr_map *m, int64_t key)
+{
+    if (m->cap == 0 || key < 0)
+        return -1;
+    for (size_t j = mix((uint64_t)key) & (m->cap - 1); m->keys[j] >= 0; j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == key)
+            return m->vals[j];
+    return -1;
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+    const tr_flop_op *x = a, *y = b;
+    if (x->thread != y->thread)
+        return (x->thread > y->thread) - (x->thread < y->thread);
+    if (x->start != y->start)
+        return (x->start > y->start) - (x->start < y->start);
+    return (x->end < y->end) - (x->end > y->end); /* outer (longer) first */
+}
+
+static int cmp_launch(const void *a, const void *b)
+{
+    const tr_launch *x = a, *y = b;
+    if (x->thread != y->thread)
+        return (x->thread > y->thread) - (x->thread < y->thread);
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* Ops on one thread nest; an op enclosing another matmul/conv op (matmul ->
+ * bmm, linear -> addmm) does its work through it, so only innermost ("leaf")
+ * ops count: their FLOPs and the kernels launched inside them. */
+static void mark_parents(tr_flop_op *ops, size_t n, size_t *stack)
+{
+    size_t top = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && ops[i].thread != ops[i - 1].thread)
+            top = 0;
+        while (top > 0 && ops[stack[top - 1]].end <= ops[i].start)
+            top--;
+        if (top > 0 && ops[i].end <= ops[stack[top - 1]].end)
+            ops[stack[top - 1]].has_flop_child = true;
+        stack[top++] = i;
+    }
+}
+
+/* Launch call -> innermost enclosing op on the same thread -> corr map. */
+static bool map_launches(tr_state *st, corr_map *map, size_t *stack)
+{
+    tr_flop_op *ops = st->flop_ops;
+    size_t n = st->n_flop_ops, i = 0, top = 0;
+    int64_t thread = INT64_MIN;
+    for (size_t l = 0; l < st->n_launches; l++) {
+        const tr_launch *ln = &st->launches[l];
+        if (ln->thread != thread) {
+            thread = ln->thread;
+            top = 0;
+            while (i < n && ops[i].thread < thread)
+                i++;
+        }
+        while (i < n && ops[i].thread == thread && ops[i].start <= ln->ts) {
+            while (top > 0 && ops[stack[top - 1]].end <= ops[i].start)
+                top--;
+            stack[top++] = i++;
+        }
+        while (top > 0 && ops[stack[top - 1]].end < ln->ts)
+            top--;
+        if (top == 0 || ln->corr < 0)
+            continue;
+        size_t op = stack[top - 1];
+        if (!ops[op].has_flop_child && !corr_put(map, ln->corr, (int32_t)op))
+            return false;
+    }
+    return true;
+}
+
+/* Adds each kernel's time to the op that launched it; attributed_ns[class]
+ * collects what the class stages must leave out. */
+static int attribute_kernels(tr_state *st, int64_t *attributed_ns, long long *attributed_count,
+                             mb_err *err)
+{
+    if (st->n_flop_ops == 0 || st->n_launches == 0)
+        return MB_OK;
+    if (st->n_flop_ops > INT32_MAX)
+        return mb_errf(err, MB_ESYS, "too many matmul/conv ops (%zu)", st->n_flop_ops);
+    qsort(st->flop_ops, st->n_flop_ops, sizeof *st->flop_ops, cmp_op);
+    qsort(st->launches, st->n_launches, sizeof *st->launches, cmp_launch);
+    size_t *stack = malloc(sizeof *stack * st->n_flop_ops);
+    corr_map map = {0};
+    int rc = MB_OK;
+    if (stack == NULL) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto done;
+    }
+    mark_parents(st->flop_ops, st->n_flop_ops, stack);
+    if (!map_launches(st, &map, stack)) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto done;
+    }
+    for (int d = 0; d < st->n_devices; d++) {
+        const tr_device *dev = &st->devices[d];
+        for (size_t i = 0; i < dev->n_ev; i++) {
+            const int64_t *w = dev->ev + i * TR_EV_WORDS;
+            int cls = ev_class(w);
+            if (cls == TR_CLASS_MEMCPY || cls == TR_CLASS_MEMSET || cls == TR_CLASS_NCCL)
+                continue;
+            int32_t op = corr_get(&map, w[2]);
+            if (op < 0)
+                continue;
+            st->flop_ops[op].gpu_ns += ev_dur(w);
+            st->flop_ops[op].kernels++;
+            attributed_ns[cls] += ev_dur(w);
+            attributed_count[cls]++;
+        }
+    }
+done:
+    free(stack);
+    free(map.keys);
+    free(map.vals);
+    return rc;
+}
+
+/* ---- JSON helpers -------------------------------------------------------------- */
+
+static cJSON *add_obj(cJSON *parent, const char *key)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (parent && o)
+        cJSON_AddItemToObject(parent, key, o);
+    return o;
+}
+
+static cJSON *add_arr(cJSON *parent, const char *key)
+{
+    cJSON *a = cJSON_CreateArray();
+    if (parent && a)
+        cJSON_AddItemToObject(parent, key, a);
+    return a;
+}
+
+static void add_num(cJSON *o, const char *key, double v)
+{
+    cJSON_AddNumberToObject(o, key, v);
+}
+
+static void add_str(cJSON *o, const char *key, const char *v)
+{
+    if (v)
+        cJSON_AddStringToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *count_seconds(cJSON *parent, const char *key, long long count, int64_t ns)
+{
+    cJSON *o = add_obj(parent, key);
+    add_num(o, "count", (double)count);
+    add_num(o, "seconds", sec(ns));
+    return o;
+}
+
+static void named_table(cJSON *host, const char *key, const tr_named_table *t)
+{
+    cJSON *o = count_seconds(host, key, t->count, t->ns);
+    cJSON *calls = add_obj(o, "calls");
+    for (int i = 0; i < t->n; i++)
+        count_seconds(calls, t->s[i].name, t->s[i].count, t->s[i].ns);
+    if (t->rest.count)
+        count_seconds(calls, t->rest.name, t->rest.count, t->rest.ns);
+}
+
+static const char *const dir_names[TR_N_DIRS] = {"h2d", "d2h", "d2d", "p2p", "unknown"};
+static const char *const mem_names[TR_N_MEMS] = {"pageable", "pinned", "device", "unknown"};
+
+static void copy_json(cJSON *arr, int dir, int mem, const tr_copy_stat *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToArray(arr, o);
+    add_str(o, "direction", dir_names[dir]);
+    add_str(o, "memory", mem_names[mem]);
+    add_num(o, "count", (double)c->count);
+    add_num(o, "seconds", sec(c->ns));
+    if (c->sized > 0) {
+        add_num(o, "bytes", c->bytes);
+        add_num(o, "gbps", c->sized_ns > 0 ? c->bytes / (double)c->sized_ns : 0);
+        if (c->sized < c->count)
+            add_num(o, "unsized", (double)(c->count - c->sized));
+    } else {
+        cJSON_AddNullToObject(o, "bytes");
+        cJSON_AddNullToObject(o, "gbps");
+    }
+}
+
+static void classes_json(cJSON *parent, const tr_rules *r, const int64_t *ns, const long long *count)
+{
+    cJSON *o = add_obj(parent, "classes");
+    for (int c = 0; c < r->n_classes; c++) {
+        if (count ? count[c] == 0 : ns[c] == 0)
+            continue;
+        cJSON *k = add_obj(o, r->class_names[c]);
+        add_num(k, "seconds", sec(ns[c]));
+        if (count)
+            add_num(k, "count", (double)count[c]);
+    }
+}
+
+static void idle_json(cJSON *o, int64_t window, int64_t busy, int64_t host_wait)
+{
+    add_num(o, "window_s", sec(window));
+    add_num(o, "busy_s", sec(busy));
+    add_num(o, "idle_s", sec(window - busy));
+    add_num(o, "host_wait_idle_s", sec(host_wait));
+    add_num(o, "other_idle_s", sec(window - busy - host_wait));
+    add_num(o, "busy_fraction", window > 0 ? (double)busy / (double)window : 0);
+}
+
+/* ---- the analysis ---------------------------------------------------------------- */
+
+typedef struct analysis {
+    tr_state *st;
+    mb_run *run;
+    cJSON *ev;      /* evidence root */
+    cJSON *partial; /* array */
+    int64_t attributed_ns[TR_MAX_CLASSES];
+    long long attributed_count[TR_MAX_CLASSES];
+    int64_t *busy;  /* per device: busy within the device window */
+    int64_t *step_busy, *step_idle; /* per device: sums over steps */
+    size_t *merged; /* per device: merged interval count */
+    double world_size; /* 0 = unknown */
+} analysis;
+
+static void partial(analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void partial(analysis *a, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    cJSON_AddItemToArray(a->partial, cJSON_CreateString(buf));
+    mb_run_warn(a->run, "%s", buf);
+}
+
+static cJSON *device_props_of(const analysis *a, int64_t id)
+{
+    cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(a->ev, "device_properties"))
+    {
+        cJSON *pid = cJSON_GetObjectItemCaseSensitive(p, "id");
+        if (cJSON_IsNumber(pid) && (int64_t)pid->valuedouble == id)
+            return p;
+    }
+    return NULL;
+}
+
+/* Per-step class times from the raw sorted events of one device. */
+static void step_classes(const tr_state *st, const tr_device *d, int64_t maxdur, int64_t a,
+                         int64_t b, int64_t *ns)
+{
+    memset(ns, 0, sizeof *ns * TR_MAX_CLASSES);
+    size_t lo = 0, hi = d->n_ev;
+    int64_t from = a - maxdur;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->ev[mid * TR_EV_WORDS] < from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < d->n_ev; i++) {
+        const int64_t *w = d->ev + i * TR_EV_WORDS;
+        if (w[0] >= b)
+            break;
+        int64_t ov = imin(w[0] + ev_dur(w), b) - imax(w[0], a);
+        if (ov > 0)
+            ns[ev_class(w)] += ov;
+    }
+    (void)st;
+}
+
+static int steps_evidence(analysis *a, cJSON **step_objs, size_t n_emit)
+{
+    tr_state *st = a->st;
+    int64_t cls[TR_MAX_CLASSES];
+    for (int d = 0; d < st->n_devices; d++) {
+        tr_device *dev = &st->devices[d];
+        int64_t maxdur = 0;
+        for (size_t i = 0; i < dev->n_ev; i++)
+            maxdur = imax(maxdur, ev_dur(dev->ev + i * TR_EV_WORDS));
+        for (size_t s = 0; s < n_emit; s++) {
+            cJSON *devs = cJSON_GetObjectItemCaseSensitive(step_objs[s], "devices");
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddItemToArray(devs, o);
+            add_num(o, "id", (double)dev->id);
+            step_classes(st, dev, maxdur, st->steps[s].start, st->steps[s].end, cls);
+            classes_json(o, &st->rules, cls, NULL);
+        }
+    }
+    return MB_OK;
+}
+
+static void busy_evidence(analysis *a, cJSON *devices, cJSON **step_objs, size_t n_emit)
+{
+    tr_state *st = a->st;
+    const int64_t *hw = st->host_wait;
+    size_t nhw = st->n_host_wait;
+    for (int d = 0; d < st->n_devices; d++) {
+        tr_device *dev = &st->devices[d];
+        size_t m = a->merged[d];
+        const int64_t *b = dev->ev;
+        cJSON *o = cJSON_GetArrayItem(devices, d);
+        int64_t w0 = m ? b[0] : 0, w1 = m ? b[2 * m - 1] : 0;
+        int64_t busy = clip_measure(b, m, w0, w1);
+        int64_t wait = clip_measure(hw, nhw, w0, w1) - clip_intersection(hw, nhw, b, m, w0, w1);
+        a->busy[d] = busy;
+        idle_json(o, w1 - w0, busy, wait);
+        for (size_t s = 0; s < st->n_steps; s++) {
+            int64_t s0 = st->steps[s].start, s1 = st->steps[s].end;
+            int64_t sb = clip_measure(b, m, s0, s1);
+            int64_t sw = clip_measure(hw, nhw, s0, s1) - clip_intersection(hw, nhw, b, m, s0, s1);
+            a->step_busy[d] += sb;
+            a->step_idle[d] += (s1 - s0) - sb;
+            if (s < n_emit) {
+                cJSON *devs = cJSON_GetObjectItemCaseSensitive(step_objs[s], "devices");
+                idle_json(cJSON_GetArrayItem(devs, d), s1 - s0, sb, sw);
+            }
+        }
+    }
+}
+
+static void device_evidence(analysis *a, cJSON *devices, cJSON *all_copies)
+{
+    tr_state *st = a->st;
+    tr_copy_stat total[TR_N_DIRS][TR_N_MEMS];
+    memset(total, 0, sizeof total);
+    for (int d = 0; d < st->n_devices; d++) {
+        tr_device *dev = &st->devices[d];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(devices, o);
+        add_num(o, "id", (double)dev->id);
+        cJSON *props = device_props_of(a, dev->id);
+        cJSON *name = props ? cJSON_GetObjectItemCaseSensitive(props, "name") : NULL;
+        add_str(o, "name", cJSON_IsString(name) ? name->valuestring : NULL);
+        add_num(o, "kernels", (double)dev->kernels);
+        add_num(o, "memcpys", (double)dev->memcpys);
+        add_num(o, "memsets", (double)dev->memsets);
+        add_num(o, "streams", dev->n_streams);
+        classes_json(o, &st->rules, dev->class_ns, dev->class_count);
+        cJSON *copies = add_arr(o, "copies");
+        for (int i = 0; i < TR_N_DIRS; i++)
+            for (int j = 0; j < TR_N_MEMS; j++) {
+                const tr_copy_stat *c = &dev->copies[i][j];
+                if (c->count == 0)
+                    continue;
+                copy_json(copies, i, j, c);
+                tr_copy_stat *t = &total[i][j];
+                t->count += c->count;
+                t->sized += c->sized;
+                t->bytes += c->bytes;
+                t->ns += c->ns;
+                t->sized_ns += c->sized_ns;
+            }
+    }
+    for (int i = 0; i < TR_N_DIRS; i++)
+        for (int j = 0; j < TR_N_MEMS; j++)
+            if (total[i][j].count)
+                copy_json(all_copies, i, j, &total[i][j]);
+}
+
+/* ---- stages ------------------------------------------------------------------------ */
+
+static int add_stage(analysis *a, mb_stage *s, mb_err *err)
+{
+    if (s->device == NULL)
+        s->device = "gpu";
+    return mb_run_add_stage(a->run, s, err);
+}
+
+typedef struct flop_group {
+    int kind;
+    const char *dtype;
+    double flops;
+    int64_t ns;
+    long long kernels, ops;
+} flop_group;
+
+static int flop_groups(const tr_state *st, flop_group *g, int max)
+{
+    int n = 0;
+    for (size_t i = 0; i < st->n_flop_ops; i++) {
+        const tr_flop_op *op = &st->flop_ops[i];
+        if (op->has_flop_child || op->kernels == 0)
+            continue;
+        const char *dtype = tr_dtype_name(op->dtype);
+        int k = 0;
+        while (k < n && !(g[k].kind == op->kind && g[k].dtype == dtype))
+            k++;
+        if (k == n) {
+            if (n == max)
+                continue;
+            g[n++] = (flop_group){.kind = op->kind, .dtype = dtype};
+        }
+        g[k].flops += op->flops;
+        g[k].ns += op->gpu_ns;
+        g[k].kernels += op->kernels;
+        g[k].ops++;
+    }
+    return n;
+}
+
+static int flop_stages(analysis *a, const flop_group *g, int n, cJSON *rates, mb_err *err)
+{
+    cJSON *arr[3] = {NULL, add_arr(rates, "gemm"), add_arr(rates, "conv")};
+    for (int i = 0; i < n; i++) {
+        int per_kind = 0;
+        for (int k = 0; k < n; k++)
+            per_kind += g[k].kind == g[i].kind;
+        const char *comp = g[i].kind == TR_OP_GEMM ? "gemm" : "conv";
+        char name[64], source[160];
+        if (per_kind > 1)
+            snprintf(name, sizeof name, "%s %s", comp, g[i].dtype ? g[i].dtype : "unknown dtype");
+        else
+            snprintf(name, sizeof name, "%s", comp);
+        snprintf(source, sizeof source, "trace: %lld %s ops with recorded shapes, %lld kernels",
+                 g[i].ops, comp, g[i].kernels);
+        mb_stage s = {.name = name, .component = (char *)comp, .dtype = (char *)g[i].dtype,
+                      .work = g[i].flops, .work_unit = "flop", .seconds = sec(g[i].ns),
+                      .count = g[i].kernels, .source = source};
+        int rc = add_stage(a, &s, err);
+        if (rc != MB_OK)
+            return rc;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(arr[g[i].kind], o);
+        add_str(o, "dtype", g[i].dtype);
+        add_num(o, "flops", g[i].flops);
+        add_num(o, "seconds", sec(g[i].ns));
+        add_num(o, "kernels", (double)g[i].kernels);
+        add_num(o, "ops", (double)g[i].ops);
+        add_num(o, "tflops", g[i].ns > 0 ? g[i].flops / (double)g[i].ns / 1e3 : 0);
+    }
+    return MB_OK;
+}
+
+/* Kernel time by class that no shaped op took: time-only stages. */
+static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
+{
+    tr_state *st = a->st;
+    for (int c = 0; c < st->rules.n_classes; c++) {
+        if (c == TR_CLASS_NCCL || c == TR_CLASS_MEMCPY || c == TR_CLASS_MEMSET)
+            continue;
+        int64_t ns = 0;
+        long long count = 0;
+        for (int d = 0; d < st->n_devices; d++) {
+            ns += st->devices[d].class_ns[c];
+            count += st->devices[d].class_count[c];
+        }
+        ns -= a->attributed_ns[c];
+        count -= a->attributed_count[c];
+        if (count <= 0)
+            continue;
+        char name[96], source[160];
+        const char *comp = "other";
+        const char *cname = st->rules.class_names[c];
+        if (c == TR_CLASS_GEMM || c == TR_CLASS_CONV) {
+            comp = cname;
+            bool flops = has_flops[c == TR_CLASS_GEMM ? TR_OP_GEMM : TR_OP_CONV];
+            snprintf(name, sizeof name, "%s%s", cname, flops ? " (unattributed)" : "");
+            mb_run_warn(a->run,
+                        "%s: %.6f s of %s kernels not launched by a %s op with recorded shapes: "
+                        "time only, no FLOP/s",
+                        name, sec(ns), cname, c == TR_CLASS_GEMM ? "matmul" : "convolution");
+        } else if (c == TR_CLASS_OTHER)
+            snprintf(name, sizeof name, "other compute");
+        else
+            snprintf(name, sizeof name, "%s", cname);
+        snprintf(source, sizeof source, "trace: %lld kernels of class %s (time only)", count, cname);
+        mb_stage s = {.name = name, .component = (char *)comp, .work = sec(ns), .work_unit = "s",
+                      .seconds = sec(ns), .count = count, .source = source};
+        int rc = add_stage(a, &s, err);
+        if (rc != MB_OK)
+            return rc;
+    }
+    return MB_OK;
+}
+
+static const char *coll_component(const char *name)
+{
+    static const char *const direct[] = {"allreduce", "allgather", "reducescatter", "broadcast"};
+    for (size_t i = 0; i < 4; i++)
+        if (strcmp(name, direct[i]) == 0)
+            return direct[i];
+    return "other";
+}
+
+static mb_collective coll_kind(const char *name)
+{
+    if (strcmp(name, "allgather") == 0)
+        return MB_COLL_ALLGATHER;
+    if (strcmp(name, "reducescatter") == 0)
+        return MB_COLL_REDUCESCATTER;
+    if (strcmp(name, "broadcast") == 0)
+        return MB_COLL_BROADCAST;
+    return MB_COLL_ALLREDUCE;
+}
+
+static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
+{
+    tr_state *st = a->st;
+    bool ranks_unknown = false;
+    for (int i = 0; i < st->n_colls; i++) {
+        const tr_coll_stat *c = &st->colls[i];
+        int ranks = c->ranks > 0 ? c->ranks : (int)a->world_size;
+        const char *comp = coll_component(c->name);
+        const char *dtype = c->dtype[0] ? c->dtype : NULL;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(arr, o);
+        add_str(o, "name", c->name);
+        add_str(o, "dtype", dtype);
+        add_num(o, "calls", (double)c->calls);
+        add_num(o, "seconds", sec(c->ns));
+        if (ranks > 0)
+            add_num(o, "ranks", ranks);
+        else {
+            cJSON_AddNullToObject(o, "ranks");
+            ranks_unknown = true;
+        }
+        char source[160];
+        if (c->sized > 0) {
+            add_num(o, "bytes", c->bytes);
+            double secs = sec(c->sized_ns);
+            add_num(o, "algbw_gbps", mb_algbw(c->bytes, secs) / 1e9);
+            if (ranks > 0 && strcmp(comp, "other") != 0)
+                add_num(o, "busbw_gbps", mb_busbw(coll_kind(c->name), c->bytes, secs, ranks) / 1e9);
+            snprintf(source, sizeof source, "trace: %lld %s kernels with collective args", c->sized,
+                     c->name);
+            mb_stage s = {.name = (char *)c->name, .component = (char *)comp, .dtype = (char *)dtype,
+                          .block_size = (long long)(c->bytes / (double)c->sized), .ranks = ranks,
+                          .work = c->bytes, .work_unit = "byte", .seconds = secs,
+                          .count = c->sized, .source = source};
+            int rc = add_stage(a, &s, err);
+            if (rc != MB_OK)
+                return rc;
+        } else
+            cJSON_AddNullToObject(o, "bytes");
+        if (c->sized < c->calls) {
+            char name[64];
+            snprintf(name, sizeof name, "%s%s", c->name, c->sized ? " (size unknown)" : "");
+            snprintf(source, sizeof source, "trace: %lld %s kernels without size args (time only)",
+                     c->calls - c->sized, c->name);
+            double secs = sec(c->ns - c->sized_ns);
+            mb_stage s = {.name = name, .component = (char *)comp, .dtype = (char *)dtype,
+                          .ranks = ranks, .work = secs, .work_unit = "s", .seconds = secs,
+                          .count = c->calls - c->sized, .source = source};
+            int rc = add_stage(a, &s, err);
+            if (rc != MB_OK)
+                return rc;
+        }
+    }
+    if (st->nccl_kernels_unsized > 0)
+        partial(a,
+                "%lld collective kernels carry no size args (Collective name, In msg nelems, "
+                "dtype): their stages carry time only",
+                st->nccl_kernels_unsized);
+    if (ranks_unknown)
+        partial(a, "collective rank count unknown (no Group size arg, no distributedInfo.world_size)");
+    return MB_OK;
+}
+
+static int copy_stages(analysis *a, mb_err *err)
+{
+    tr_state *st = a->st;
+    long long unsized = 0;
+    for (int i = 0; i < TR_N_DIRS; i++)
+        for (int j = 0; j < TR_N_MEMS; j++) {
+            tr_copy_stat c = {0};
+            for (int d = 0; d < st->n_devices; d++) {
+                const tr_copy_stat *x = &st->devices[d].copies[i][j];
+                c.count += x->count;
+                c.sized += x->sized;
+                c.bytes += x->bytes;
+                c.ns += x->ns;
+                c.sized_ns += x->sized_ns;
+            }
+            if (c.count == 0)
+                continue;
+            unsized += c.count - c.sized;
+            bool host = j == TR_MEM_PAGEABLE || j == TR_MEM_PINNED;
+            char name[64], source[128];
+            snprintf(name, sizeof name, "copy %s%s%s", dir_names[i], host ? " " : "",
+                     host ? mem_names[j] : "");
+            snprintf(source, sizeof source, "trace: %lld gpu_memcpy events", c.count);
+            bool sized = c.sized == c.count;
+            mb_stage s = {.name = name, .component = "copy",
+                          .direction = i == TR_DIR_UNKNOWN ? NULL : (char *)dir_names[i],
+                          .memory = host ? (char *)mem_names[j] : NULL,
+                          .block_size = sized ? (long long)(c.bytes / (double)c.count) : 0,
+                          .work = sized ? c.bytes : sec(c.ns), .work_unit = sized ? "byte" : "s",
+                          .seconds = sec(c.ns), .count = c.count, .source = source};
+            int rc = add_stage(a, &s, err);
+            if (rc != MB_OK)
+                return rc;
+            if (!host && (i == TR_DIR_H2D || i == TR_DIR_D2H))
+                mb_run_warn(a->run, "%s: host memory kind (pageable/pinned) not in the event name",
+                            name);
+        }
+    tr_copy_stat ms = {0};
+    for (int d = 0; d < st->n_devices; d++) {
+        const tr_copy_stat *x = &st->devices[d].memset;
+        ms.count += x->count;
+        ms.sized += x->sized;
+        ms.bytes += x->bytes;
+        ms.ns += x->ns;
+    }
+    if (ms.count > 0) {
+        char source[128];
+        snprintf(source, sizeof source, "trace: %lld gpu_memset events", ms.count);
+        bool sized = ms.sized == ms.count;
+        mb_stage s = {.name = "memset", .component = "membw",
+                      .block_size = sized ? (long long)(ms.bytes / (double)ms.count) : 0,
+                      .work = sized ? ms.bytes : sec(ms.ns), .work_unit = sized ? "byte" : "s",
+                      .seconds = sec(ms.ns), .count = ms.count, .source = source};
+        int rc = add_stage(a, &s, err);
+        if (rc != MB_OK)
+            return rc;
+    }
+    if (unsized > 0)
+        partial(a,
+                "%lld gpu_memcpy events carry no byte count (ROCm traces do not record it): copy "
+                "stages carry time only",
+                unsized);
+    return MB_OK;
+}
+
+static int host_stages(analysis *a, mb_err *err)
+{
+    tr_state *st = a->st;
+    char source[160];
+    int rc = MB_OK;
+    if (st->launch.count > 0) {
+        snprintf(source, sizeof source, "trace: %lld launch calls (host time)", st->launch.count);
+        mb_stage s = {.name = "launch", .component = "launch", .work = (double)st->launch.count,
+                      .work_unit = "launch", .seconds = sec(st->launch.ns),
+                      .count = st->launch.count, .source = source};
+        rc = add_stage(a, &s, err);
+    }
+    if (rc == MB_OK && st->sync.count > 0) {
+        snprintf(source, sizeof source, "trace: %lld sync calls (host time)", st->sync.count);
+        mb_stage s = {.name = "sync", .component = "sync", .work = (double)st->sync.count,
+                      .work_unit = "sync", .seconds = sec(st->sync.ns), .count = st->sync.count,
+                      .source = source};
+        rc = add_stage(a, &s, err);
+    }
+    if (rc == MB_OK && st->dataloader_count > 0) {
+        snprintf(source, sizeof source,
+                 "trace: %lld enumerate(DataLoader) annotations; component disk is a guess",
+                 st->dataloader_count);
+        mb_stage s = {.name = "dataloading", .component = "disk", .device = "cpu",
+                      .work = sec(st->dataloader_ns), .work_unit = "s",
+                      .seconds = sec(st->dataloader_ns), .count = st->dataloader_count,
+                      .source = source};
+        rc = add_stage(a, &s, err);
+        mb_run_warn(a->run, "dataloading: the trace does not say what the DataLoader waits on; "
+                            "component 'disk' is a guess (it may be decoding or augmentation)");
+    }
+    return rc;
+}
+
+static int idle_stages(analysis *a, mb_err *err)
+{
+    tr_state *st = a->st;
+    for (int d = 0; d < st->n_devices; d++) {
+        int64_t idle;
+        char source[160], name[64];
+        if (st->n_steps > 0) {
+            idle = a->step_idle[d];
+            snprintf(source, sizeof source, "trace: device %lld idle within %zu ProfilerSteps",
+                     (long long)st->devices[d].id, st->n_steps);
+        } else {
+            size_t m = a->merged[d];
+            const int64_t *b = st->devices[d].ev;
+            idle = m ? (b[2 * m - 1] - b[0]) - a->busy[d] : 0;
+            snprintf(source, sizeof source,
+                     "trace: device %lld idle between its first and last GPU event",
+                     (long long)st->devices[d].id);
+        }
+        if (st->n_devices > 1)
+            snprintf(name, sizeof name, "gpu idle (device %lld)", (long long)st->devices[d].id);
+        else
+            snprintf(name, sizeof name, "gpu idle");
+        mb_stage s = {.name = name, .component = "other", .work = sec(idle), .work_unit = "s",
+                      .seconds = sec(idle), .source = source};
+        int rc = add_stage(a, &s, err);
+        if (rc != MB_OK)
+            return rc;
+    }
+    return MB_OK;
+}
+
+/* ---- assembling ------------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void header_evidence(analysis *a)
+{
+    tr_state *st = a->st;
+    cJSON *t = add_obj(a->ev, "trace");
+    add_num(t, "json_bytes", st->json_bytes);
+    add_num(t, "events", (double)st->events);
+    add_num(t, "complete_events", (double)st->complete_events);
+    add_num(t, "skipped_events", (double)st->skipped_events);
+    add_num(t, "span_s", st->complete_events ? sec(st->span_end - st->span_start) : 0);
+    if (st->have_base_time)
+        add_num(t, "base_time_ns", (double)st->base_time_ns);
+    if (st->have_schema)
+        add_num(t, "schema_version", (double)st->schema_version);
+    if (st->record_shapes >= 0)
+        cJSON_AddBoolToObject(t, "record_shapes", st->record_shapes);
+    if (st->device_props) {
+        cJSON_AddItemToObject(a->ev, "device_properties", st->device_props);
+        st->device_props = NULL;
+    } else
+        cJSON_AddNullToObject(a->ev, "device_properties");
+    cJSON *dist = st->dist_info;
+    cJSON *ws = dist ? cJSON_GetObjectItemCaseSensitive(dist, "world_size") : NULL;
+    a->world_size = cJSON_IsNumber(ws) ? ws->valuedouble : 0;
+    if (dist) {
+        cJSON_AddItemToObject(a->ev, "distributed", dist);
+        st->dist_info = NULL;
+    } else
+        cJSON_AddNullToObject(a->ev, "distributed");
+    if (a->world_size > 0)
+        add_num(a->ev, "world_size", a->world_size);
+    else
+        cJSON_AddNullToObject(a->ev, "world_size");
+}
+
+static void partial_reasons(analysis *a)
+{
+    tr_state *st = a->st;
+    if (st->n_devices == 0)
+        partial(a, "no GPU events (kernel, gpu_memcpy, gpu_memset): a CPU-only trace or GPU "
+                   "activity was not recorded; GPU busy/idle, kernel classes and GPU stages are "
+                   "unavailable");
+    if (!st->have_device_props)
+        partial(a, "no deviceProperties: GPU names and sizes unknown");
+    else if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(a->ev, "device_properties")) == 0)
+        partial(a, "deviceProperties is empty: GPU names and sizes unknown");
+    if (!st->have_dist_info)
+        partial(a, "no distributedInfo: world size and rank unknown");
+    if (st->n_steps == 0)
+        partial(a, "no ProfilerStep#N annotations: no per-step figures or step time (profile "
+                   "with torch.profiler.schedule and call prof.step() every iteration)");
+    long long noshape = st->ops_without_shapes[TR_OP_GEMM] + st->ops_without_shapes[TR_OP_CONV];
+    if (noshape > 0 && st->n_flop_ops == 0)
+        partial(a, "matmul/conv shapes not recorded (%s): gemm/conv stages carry time only, no "
+                   "FLOP/s",
+                st->shape_why[TR_OP_GEMM][0] ? st->shape_why[TR_OP_GEMM] : st->shape_why[TR_OP_CONV]);
+    if (st->gpu_events_without_device > 0)
+        partial(a, "%lld GPU events name no device: counted as device -1",
+                st->gpu_events_without_device);
+    if (st->skipped_events > 0)
+        partial(a, "%lld complete events without a usable ts/dur were ignored", st->skipped_events);
+}
+
+static void host_evidence(analysis *a)
+{
+    tr_state *st = a->st;
+    cJSON *host = add_obj(a->ev, "host");
+    count_seconds(host, "launch", st->launch.count, st->launch.ns);
+    named_table(host, "sync", &st->sync);
+    named_table(host, "blocking_copy", &st->blocking);
+    count_seconds(host, "dataloader", st->dataloader_count, st->dataloader_ns);
+    cJSON *cs = add_obj(host, "cuda_sync_events");
+    for (int i = 0; i < st->cuda_sync_events.n; i++)
+        add_num(cs, st->cuda_sync_events.s[i].name, (double)st->cuda_sync_events.s[i].count);
+}
+
+static int run_figures(analysis *a)
+{
+    tr_state *st = a->st;
+    mb_run *run = a->run;
+    run->total_seconds = st->complete_events ? sec(st->span_end - st->span_start) : 0;
+    run->steps = (int)st->n_steps;
+    if (st->n_steps > 0) {
+        double *d = malloc(sizeof *d * st->n_steps);
+        if (d == NULL)
+            return MB_ESYS;
+        for (size_t i = 0; i < st->n_steps; i++)
+            d[i] = sec(st->steps[i].end - st->steps[i].start);
+        qsort(d, st->n_steps, sizeof *d, cmp_double);
+        run->step_seconds = mb_median(d, (int)st->n_steps);
+        free(d);
+        add_num(a->ev, "step_seconds_median", run->step_seconds);
+    } else
+        cJSON_AddNullToObject(a->ev, "step_seconds_median");
+    int best = -1;
+    for (int d = 0; d < st->n_devices; d++)
+        if (best < 0 || a->busy[d] > a->busy[best])
+            best = d;
+    if (best >= 0) {
+        int64_t steps_ns = 0;
+        for (size_t i = 0; i < st->n_steps; i++)
+            steps_ns += st->steps[i].end - st->steps[i].start;
+        size_t m = a->merged[best];
+        const int64_t *b = st->devices[best].ev;
+        int64_t window = m ? b[2 * m - 1] - b[0] : 0;
+        if (st->n_steps > 0 && steps_ns > 0)
+            run->gpu_utilization = (double)a->step_busy[best] / (double)steps_ns;
+        else if (window > 0)
+            run->gpu_utilization = (double)a->busy[best] / (double)window;
+        add_num(a->ev, "main_device", (double)st->devices[best].id);
+    }
+    return MB_OK;
+}
+
+int tr_analyse(tr_state *st, mb_run *run, mb_err *err)
+{
+    analysis a = {.st = st, .run = run};
+    int rc = MB_OK;
+    cJSON **step_objs = NULL;
+    size_t nd = st->n_devices > 0 ? (size_t)st->n_devices : 1;
+    a.ev = cJSON_CreateObject();
+    a.busy = calloc(nd, sizeof *a.busy);
+    a.step_busy = calloc(nd, sizeof *a.step_busy);
+    a.step_idle = calloc(nd, sizeof *a.step_idle);
+    a.merged = calloc(nd, sizeof *a.merged);
+    size_t n_emit = st->n_steps < MAX_STEPS_IN_EVIDENCE ? st->n_steps : MAX_STEPS_IN_EVIDENCE;
+    step_objs = calloc(n_emit ? n_emit : 1, sizeof *step_objs);
+    if (!a.ev || !a.busy || !a.step_busy || !a.step_idle || !a.merged || !step_objs) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto done;
+    }
+    cJSON_AddStringToObject(a.ev, "reader", "pytorch-trace");
+    a.partial = add_arr(a.ev, "partial");
+    header_evidence(&a);
+
+    /* 1. time order */
+    if (st->n_steps > 0)
+        qsort(st->steps, st->n_steps, sizeof *st->steps, cmp_step);
+    if (st->n_host_wait > 0)
+        qsort(st->host_wait, st->n_host_wait, 2 * sizeof *st->host_wait, cmp_pair);
+    st->n_host_wait = merge_pairs(st->host_wait, st->n_host_wait);
+    for (int d = 0; d < st->n_devices; d++)
+        qsort(st->devices[d].ev, st->devices[d].n_ev, TR_EV_WORDS * sizeof(int64_t), cmp_ev);
+
+    /* 2. kernels -> shaped ops */
+    rc = attribute_kernels(st, a.attributed_ns, a.attributed_count, err);
+    if (rc != MB_OK)
+        goto done;
+
+    /* 3. steps, per-step classes (raw events) */
+    cJSON *steps = add_arr(a.ev, "steps");
+    for (size_t s = 0; s < n_emit; s++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(steps, o);
+        char name[48];
+        snprintf(name, sizeof name, "ProfilerStep#%lld", st->steps[s].number);
+        add_str(o, "name", name);
+        add_num(o, "step", (double)st->steps[s].number);
+        add_num(o, "start_s", sec(st->steps[s].start - st->span_start));
+        add_num(o, "seconds", sec(st->steps[s].end - st->steps[s].start));
+        add_arr(o, "devices");
+        step_objs[s] = o;
+    }
+    if (st->n_steps > n_emit)
+        add_num(a.ev, "steps_not_listed", (double)(st->n_steps - n_emit));
+    steps_evidence(&a, step_objs, n_emit);
+
+    /* 4. busy intervals */
+    cJSON *devices = add_arr(a.ev, "devices");
+    cJSON *copies = add_arr(a.ev, "copies");
+    device_evidence(&a, devices, copies);
+    for (int d = 0; d < st->n_devices; d++)
+        a.merged[d] = merge_events(st->devices[d].ev, st->devices[d].n_ev);
+    busy_evidence(&a, devices, step_objs, n_emit);
+    if (run_figures(&a) != MB_OK) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto done;
+    }
+    host_evidence(&a);
+
+    /* stages and the rest of the evidence */
+    cJSON *rates = add_obj(a.ev, "rates");
+    flop_group g[16];
+    int ng = flop_groups(st, g, 16);
+    bool has_flops[3] = {false, false, false};
+    for (int i = 0; i < ng; i++)
+        has_flops[g[i].kind] = true;
+    rc = flop_stages(&a, g, ng, rates, err);
+    cJSON *nos = add_obj(rates, "ops_without_shapes");
+    add_num(nos, "gemm", (double)st->ops_without_shapes[TR_OP_GEMM]);
+    add_num(nos, "conv", (double)st->ops_without_shapes[TR_OP_CONV]);
+    if (rc == MB_OK)
+        rc = class_stages(&a, has_flops, err);
+    cJSON *colls = add_arr(a.ev, "collectives");
+    if (rc == MB_OK)
+        rc = collective_stages(&a, colls, err);
+    if (rc == MB_OK)
+        rc = copy_stages(&a, err);
+    if (rc == MB_OK)
+        rc = host_stages(&a, err);
+    if (rc == MB_OK)
+        rc = idle_stages(&a, err);
+    if (rc != MB_OK)
+        goto done;
+    partial_reasons(&a);
+    run->evidence = a.ev;
+    a.ev = NULL;
+done:
+    cJSON_Delete(a.ev);
+    free(a.busy);
+    free(a.step_busy);
+    free(a.step_idle);
+    free(a.merged);
+    free(step_objs);
+    return rc;
+}

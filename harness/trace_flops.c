@@ -1,0 +1,269 @@
+/* trace_flops.c: FLOPs of the matmul and convolution ops a trace recorded
+ * with record_shapes=True ("Input Dims", "Input type", "Concrete Inputs").
+ *
+ * The counts use harness/formulas.h: 2*M*N*K per GEMM, 2*N*K*C*R*S*P*Q per
+ * convolution (C per group, from the weight's second dimension). */
+#include "trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "formulas.h"
+
+/* Where an op keeps stride/padding/dilation among its Concrete Inputs (index
+ * into the op's schema), and what it is. -1 = the op has no such argument. */
+typedef struct op_schema {
+    const char *name;
+    int kind;
+    int stride, padding, dilation, transposed, mask;
+    bool backward;
+} op_schema;
+
+static const op_schema schemas[] = {
+    {"aten::mm", TR_OP_GEMM, -1, -1, -1, -1, -1, false},
+    {"aten::addmm", TR_OP_GEMM, -1, -1, -1, -1, -1, false},
+    {"aten::bmm", TR_OP_GEMM, -1, -1, -1, -1, -1, false},
+    {"aten::baddbmm", TR_OP_GEMM, -1, -1, -1, -1, -1, false},
+    {"aten::matmul", TR_OP_GEMM, -1, -1, -1, -1, -1, false},
+    {"aten::linear", TR_OP_GEMM, -1, -1, -1, -1, -1, false},
+    /* convolution(input, weight, bias, stride, padding, dilation, transposed,
+     * output_padding, groups); _convolution adds flags after groups. */
+    {"aten::convolution", TR_OP_CONV, 3, 4, 5, 6, -1, false},
+    {"aten::_convolution", TR_OP_CONV, 3, 4, 5, 6, -1, false},
+    /* conv2d(input, weight, bias, stride, padding, dilation, groups) */
+    {"aten::conv1d", TR_OP_CONV, 3, 4, 5, -1, -1, false},
+    {"aten::conv2d", TR_OP_CONV, 3, 4, 5, -1, -1, false},
+    {"aten::conv3d", TR_OP_CONV, 3, 4, 5, -1, -1, false},
+    /* cudnn_convolution(self, weight, padding, stride, dilation, groups, ...) */
+    {"aten::cudnn_convolution", TR_OP_CONV, 3, 2, 4, -1, -1, false},
+    /* miopen_convolution(self, weight, bias, padding, stride, dilation, groups, ...) */
+    {"aten::miopen_convolution", TR_OP_CONV, 4, 3, 5, -1, -1, false},
+    /* convolution_backward(grad_output, input, weight, bias_sizes, stride,
+     * padding, dilation, transposed, output_padding, groups, output_mask) */
+    {"aten::convolution_backward", TR_OP_CONV, 4, 5, 6, 7, 10, true},
+};
+
+static const op_schema *schema_of(const char *name)
+{
+    if (strncmp(name, "aten::", 6) != 0)
+        return NULL;
+    for (size_t i = 0; i < sizeof schemas / sizeof schemas[0]; i++)
+        if (strcmp(name, schemas[i].name) == 0)
+            return &schemas[i];
+    return NULL;
+}
+
+int tr_op_kind(const char *name)
+{
+    const op_schema *s = schema_of(name);
+    return s ? s->kind : TR_OP_NONE;
+}
+
+const char *tr_dtype_of_torch(const char *type)
+{
+    static const struct {
+        const char *torch, *mb;
+    } map[] = {
+        {"float", "fp32"},          {"c10::Half", "fp16"},   {"c10::BFloat16", "bf16"},
+        {"double", "fp64"},         {"c10::Float8_e4m3fn", "fp8"}, {"c10::Float8_e5m2", "fp8"},
+        {"c10::Float8_e4m3fnuz", "fp8"}, {"c10::Float8_e5m2fnuz", "fp8"},
+        {"signed char", "int8"},    {"c10::qint8", "int8"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(type, map[i].torch) == 0)
+            return map[i].mb;
+    return NULL;
+}
+
+static const char *const dtype_names[] = {NULL, "fp32", "fp16", "bf16", "fp64", "fp8", "int8"};
+
+int tr_dtype_index(const char *mb_dtype)
+{
+    for (int i = 1; mb_dtype && i < (int)(sizeof dtype_names / sizeof dtype_names[0]); i++)
+        if (strcmp(mb_dtype, dtype_names[i]) == 0)
+            return i;
+    return 0;
+}
+
+const char *tr_dtype_name(int index)
+{
+    if (index <= 0 || index >= (int)(sizeof dtype_names / sizeof dtype_names[0]))
+        return NULL;
+    return dtype_names[index];
+}
+
+static bool dims_known(const tr_shapes *sh, int t, int min_rank)
+{
+    return t < sh->n_tensors && sh->rank[t] >= min_rank;
+}
+
+static double prod(const int64_t *d, int n)
+{
+    double p = 1;
+    for (int i = 0; i < n; i++)
+        p *= (double)d[i];
+    return p;
+}
+
+/* matmul semantics (numpy): 1-D operands are vectors, leading dims
+ * broadcast into a batch. */
+static bool matmul_flops(const tr_shapes *sh, int a, int b, double *flops)
+{
+    if (!dims_known(sh, a, 1) || !dims_known(sh, b, 1))
+        return false;
+    const int64_t *A = sh->dims[a], *B = sh->dims[b];
+    int ra = sh->rank[a], rb = sh->rank[b];
+    double m = ra >= 2 ? (double)A[ra - 2] : 1;
+    double k = (double)A[ra - 1];
+    double n = rb >= 2 ? (double)B[rb - 1] : 1;
+    double kb = rb >= 2 ? (double)B[rb - 2] : (double)B[0];
+    if (k != kb)
+        return false;
+    /* Broadcast batch dims (all but the last two of each). */
+    int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
+    int nb = ba > bb ? ba : bb;
+    double batch = 1;
+    for (int i = 0; i < nb; i++) {
+        int ia = ba - nb + i, ib = bb - nb + i;
+        double da = ia >= 0 ? (double)A[ia] : 1, db = ib >= 0 ? (double)B[ib] : 1;
+        batch *= da > db ? da : db;
+    }
+    *flops = mb_gemm_flops(m, n, k, batch);
+    return true;
+}
+
+static bool gemm_flops(const char *name, const tr_shapes *sh, double *flops, const char **why)
+{
+    *why = "matmul operand shapes not as expected";
+    if (strcmp(name, "aten::mm") == 0 || strcmp(name, "aten::bmm") == 0) {
+        int r = strcmp(name, "aten::mm") == 0 ? 2 : 3;
+        if (!dims_known(sh, 0, r) || !dims_known(sh, 1, r) || sh->rank[0] != r || sh->rank[1] != r)
+            return false;
+        return matmul_flops(sh, 0, 1, flops);
+    }
+    if (strcmp(name, "aten::addmm") == 0 || strcmp(name, "aten::baddbmm") == 0)
+        return matmul_flops(sh, 1, 2, flops);
+    if (strcmp(name, "aten::matmul") == 0)
+        return matmul_flops(sh, 0, 1, flops);
+    /* linear(input[..., K], weight[N, K], bias) */
+    if (!dims_known(sh, 0, 1) || !dims_known(sh, 1, 2) || sh->rank[1] != 2)
+        return false;
+    const int64_t *x = sh->dims[0], *w = sh->dims[1];
+    int rx = sh->rank[0];
+    if (x[rx - 1] != w[1])
+        return false;
+    *flops = mb_gemm_flops(prod(x, rx - 1), (double)w[0], (double)w[1], 1);
+    return true;
+}
+
+/* Parses "[1, 1]" (or "1") into up to n ints; returns how many. */
+static int parse_int_list(const char *s, int64_t *out, int n)
+{
+    int k = 0;
+    while (*s && k < n) {
+        while (*s == '[' || *s == ' ' || *s == ',' || *s == '(')
+            s++;
+        if (*s == ']' || *s == ')' || *s == '\0')
+            break;
+        char *end;
+        long long v = strtoll(s, &end, 10);
+        if (end == s)
+            return -1;
+        out[k++] = v;
+        s = end;
+    }
+    return k;
+}
+
+/* One spatial parameter list for `ns` spatial dims: a list of ns values, or
+ * one value applied to all. */
+static bool spatial_param(const tr_shapes *sh, int idx, int ns, int64_t *out)
+{
+    if (idx < 0 || idx >= sh->n_concrete || sh->concrete[idx][0] == '\0')
+        return false;
+    int64_t v[TR_MAX_DIMS];
+    int k = parse_int_list(sh->concrete[idx], v, TR_MAX_DIMS);
+    if (k == ns) {
+        memcpy(out, v, sizeof *out * (size_t)ns);
+        return true;
+    }
+    if (k == 1) {
+        for (int i = 0; i < ns; i++)
+            out[i] = v[0];
+        return true;
+    }
+    return false;
+}
+
+static bool conv_flops(const op_schema *op, const tr_shapes *sh, double *flops, const char **why)
+{
+    /* Forward: input [N, C, spatial...], weight [K, C/groups, filter...].
+     * Backward: grad_output [N, K, out...], input, weight. */
+    int in = op->backward ? 1 : 0, wt = op->backward ? 2 : 1;
+    *why = "convolution input/weight shapes not recorded";
+    if (!dims_known(sh, in, 3) || !dims_known(sh, wt, 3) || sh->rank[in] != sh->rank[wt])
+        return false;
+    int ns = sh->rank[in] - 2;
+    const int64_t *x = sh->dims[in], *w = sh->dims[wt];
+    if (op->transposed >= 0 && op->transposed < sh->n_concrete &&
+        strcmp(sh->concrete[op->transposed], "True") == 0) {
+        *why = "transposed convolution (FLOPs not modelled)";
+        return false;
+    }
+    double out_spatial = 1;
+    if (op->backward) {
+        if (!dims_known(sh, 0, 3) || sh->rank[0] != ns + 2) {
+            *why = "convolution grad_output shape not recorded";
+            return false;
+        }
+        out_spatial = prod(sh->dims[0] + 2, ns);
+    } else {
+        int64_t stride[TR_MAX_DIMS], pad[TR_MAX_DIMS], dil[TR_MAX_DIMS];
+        if (!spatial_param(sh, op->stride, ns, stride) || !spatial_param(sh, op->padding, ns, pad)) {
+            *why = "convolution stride/padding not recorded (Concrete Inputs)";
+            return false;
+        }
+        if (!spatial_param(sh, op->dilation, ns, dil))
+            for (int i = 0; i < ns; i++)
+                dil[i] = 1;
+        for (int i = 0; i < ns; i++) {
+            int o = mb_conv_out_dim((int)x[2 + i], (int)w[2 + i], (int)pad[i], (int)stride[i],
+                                    (int)dil[i]);
+            if (o <= 0) {
+                *why = "convolution shapes give no output";
+                return false;
+            }
+            out_spatial *= o;
+        }
+    }
+    double f = mb_conv_flops((double)x[0], (double)w[0], (double)w[1], prod(w + 2, ns), 1,
+                             out_spatial, 1);
+    if (op->backward) {
+        /* One forward-sized product per gradient asked for (input, weight). */
+        int grads = 2;
+        if (op->mask >= 0 && op->mask < sh->n_concrete && sh->concrete[op->mask][0] == '[') {
+            /* "[True, True, False]": grad_input, grad_weight, grad_bias. */
+            const char *m = sh->concrete[op->mask];
+            const char *second = strchr(m, ',');
+            grads = (strncmp(m + 1, "True", 4) == 0) + (second && strncmp(second + 2, "True", 4) == 0);
+        }
+        f *= grads;
+    }
+    *flops = f;
+    return true;
+}
+
+bool tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const char **why)
+{
+    const op_schema *op = schema_of(name);
+    *why = "not a matmul/convolution op";
+    if (op == NULL)
+        return false;
+    if (sh->n_tensors == 0) {
+        *why = "shapes not recorded (record_shapes=False)";
+        return false;
+    }
+    if (op->kind == TR_OP_GEMM)
+        return gemm_flops(name, sh, flops, why);
+    return conv_flops(op, sh, flops, why);
+}

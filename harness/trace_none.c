@@ -1,0 +1,19 @@
+/* trace_none.c: the trace reader when YAJL or zlib was missing at build
+ * time (scripts/setup.sh installs libyajl-dev and zlib1g-dev). */
+#include "trace.h"
+
+int mb_trace_read(const char *path, mb_run *out, mb_err *err)
+{
+    mb_run_init(out);
+    return mb_errf(err, MB_EUSAGE,
+                   "%s: this mlbench was built without YAJL/zlib, so it cannot read PyTorch "
+                   "traces (install libyajl-dev zlib1g-dev and rebuild)",
+                   path);
+}
+
+int mb_trace_dump(const char *path, FILE *out, mb_err *err)
+{
+    (void)out;
+    mb_run run;
+    return mb_trace_read(path, &run, err);
+}

@@ -1,0 +1,105 @@
+/* cpu_info.h: what the host CPU is, and its theoretical FLOP/s.
+ *
+ * Read once from /proc/cpuinfo and sysfs. The peak is derived, never looked
+ * up: physical cores x max clock x FLOPs per cycle per core, where FLOPs per
+ * cycle come from the widest vector ISA found (avx512f, avx2+fma, avx, sse2)
+ * and a GUESS of the FMA units per core for that ISA and vendor (Linux does
+ * not expose the unit count). Every figure carries a text saying where it came
+ * from, so a report can print it next to the number.
+ *
+ * The parser is separate from the reading so tests can feed fake flag sets and
+ * clocks (mb_cpu_info_parse). */
+#ifndef MB_CPU_INFO_H
+#define MB_CPU_INFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef enum mb_cpu_isa {
+    MB_ISA_SCALAR, /* nothing below: x87/scalar only */
+    MB_ISA_SSE2,   /* 128-bit, separate add and multiply */
+    MB_ISA_AVX,    /* 256-bit, separate add and multiply */
+    MB_ISA_AVX2_FMA,
+    MB_ISA_AVX512,
+} mb_cpu_isa;
+
+typedef enum mb_cpu_dtype {
+    MB_CPU_FP64,
+    MB_CPU_FP32,
+    MB_CPU_BF16, /* avx512_bf16 dot products or AMX tiles; 0 FLOP/s without */
+} mb_cpu_dtype;
+
+typedef struct mb_cpu_info {
+    char vendor[32];  /* "GenuineIntel", "AuthenticAMD", ... */
+    char model[128];  /* model name */
+    int family;       /* cpu family (AMD Zen 4 = 25, Zen 5 = 26) */
+    int model_id;     /* model number within the family */
+    int logical_cpus; /* online */
+    int physical_cores;
+
+    /* Flags of interest. */
+    bool sse2, avx, fma, avx2, avx512f, avx512_bf16, amx_bf16, amx_tile;
+
+    double clock_hz;          /* max clock when known; see clock_source */
+    char clock_source[160];   /* "cpufreq cpuinfo_max_freq", "model name", ... */
+    double measured_clock_hz; /* mb_cpu_measure_clock_hz() when it was run, else 0 */
+
+    /* Derived by mb_cpu_info_derive(). */
+    mb_cpu_isa isa;
+    int vector_bits;       /* width of the FMA datapath the guess assumes */
+    int fma_units;         /* per core, a guess */
+    char fma_guess[160];   /* why that guess */
+} mb_cpu_info;
+
+/* The host's info, read on first call (thread-safe) and cached. Never NULL:
+ * unknown fields are 0 / "". */
+const mb_cpu_info *mb_cpu_info_host(void);
+
+/* Fills `out` from the text of /proc/cpuinfo (its first processor block),
+ * a cpufreq cpuinfo_max_freq value in kHz (<= 0: unknown) and the number of
+ * physical and logical cores (<= 0: counted from the text: "cpu cores" or
+ * processor blocks). Clock precedence: cpufreq max, then "@ X.XXGHz" in the
+ * model name, then "cpu MHz" (the current clock, not the max). Calls
+ * mb_cpu_info_derive(). */
+void mb_cpu_info_parse(const char *cpuinfo, double max_freq_khz, int physical_cores,
+                       int logical_cpus, mb_cpu_info *out);
+
+/* Without a cpufreq maximum (most VMs) the host info also measures the clock
+ * of a busy core (mb_cpu_measure_clock_hz: a chain of dependent one-cycle
+ * adds) and uses it when it is above what the text says: a VM's "cpu MHz" is
+ * the nominal clock while the cores boost above it, and a peak below the
+ * measured ceiling would be nonsense. The clock source then says so. */
+double mb_cpu_measure_clock_hz(void);
+void mb_cpu_info_use_measured_clock(mb_cpu_info *ci, double measured_hz);
+
+/* Sets isa, vector_bits, fma_units and fma_guess from the flags, vendor and
+ * family. */
+void mb_cpu_info_derive(mb_cpu_info *ci);
+
+/* FLOPs per cycle per core for a dtype (0 when the CPU has no native path,
+ * e.g. bf16 without avx512_bf16/AMX). */
+double mb_cpu_info_flops_per_cycle(const mb_cpu_info *ci, mb_cpu_dtype dtype);
+
+/* Theoretical FLOP/s of `cores` cores (<= 0: all physical cores; more than
+ * physical cores counts the physical ones: SMT threads share the FMA units).
+ * 0 when unknown. */
+double mb_cpu_info_peak_flops(const mb_cpu_info *ci, mb_cpu_dtype dtype, int cores);
+
+/* One line saying how the peak was derived, e.g. "computed: 2 cores x
+ * 2.60 GHz (model name) x 32 FLOP/cycle (avx512f ... guess: ...)". */
+void mb_cpu_info_peak_source(const mb_cpu_info *ci, mb_cpu_dtype dtype, int cores,
+                             char *buf, size_t len);
+
+const char *mb_cpu_isa_name(mb_cpu_isa isa);
+const char *mb_cpu_dtype_name(mb_cpu_dtype dtype);
+
+/* Total bytes of all last-level caches of the online CPUs (each distinct
+ * instance counted once, from /sys/devices/system/cpu/cpu*\/cache/index*),
+ * 0 when unknown. STREAM sizes its arrays from this. */
+long long mb_cpu_llc_total_bytes(void);
+
+/* CPUs this process may run on (its affinity mask), in order; returns the
+ * count (>= 1) and stores up to `max` ids in `cpus`. */
+int mb_cpu_allowed(int *cpus, int max);
+
+#endif

@@ -1,0 +1,75 @@
+/* hostmem_util.c: sizing, fit check and buffers for the host-memory backends. */
+#include "hostmem_util.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "context.h"
+#include "cpu_info.h"
+
+long long mb_hostmem_array_bytes(long long requested, long long *llc)
+{
+    long long total_llc = mb_cpu_llc_total_bytes();
+    if (llc != NULL)
+        *llc = total_llc;
+    if (requested > 0)
+        return requested;
+    if (total_llc <= 0)
+        return MB_HOSTMEM_FALLBACK_BYTES;
+    long long bytes = 4 * total_llc;
+    return bytes < MB_HOSTMEM_MIN_AUTO_BYTES ? MB_HOSTMEM_MIN_AUTO_BYTES : bytes;
+}
+
+int mb_hostmem_fits(int arrays, long long bytes, mb_err *err)
+{
+    long long avail = mb_ram_available_bytes();
+    if (avail <= 0)
+        avail = mb_ram_bytes(); /* no MemAvailable: at least not beyond RAM */
+    double need = (double)arrays * (double)bytes;
+    if (avail > 0 && need > 0.8 * (double)avail)
+        return mb_errf(err, MB_ESKIP,
+                       "does not fit: %d arrays x %.1f MiB = %.1f MiB, %.1f MiB available "
+                       "(at most 80%% may be used)",
+                       arrays, (double)bytes / 1048576.0, need / 1048576.0,
+                       (double)avail / 1048576.0);
+    return MB_OK;
+}
+
+void *mb_hostmem_map(size_t bytes, mb_err *err)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        mb_errno(err, MB_ESYS, "mmap of %zu bytes", bytes);
+        return NULL;
+    }
+    /* Huge pages take TLB misses out of a bandwidth ceiling; a kernel without
+     * THP refuses the advice, which is harmless. */
+    (void)madvise(p, bytes, MADV_HUGEPAGE);
+    return p;
+}
+
+void mb_hostmem_unmap(void *p, size_t bytes)
+{
+    if (p != NULL)
+        munmap(p, bytes);
+}
+
+const char *mb_hostmem_thp_mode(void)
+{
+    static char mode[16];
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char line[128] = "";
+    if (f != NULL) {
+        if (fgets(line, sizeof line, f) == NULL)
+            line[0] = '\0';
+        fclose(f);
+    }
+    /* "always [madvise] never": the bracketed word is in force. */
+    char *open = strchr(line, '['), *close = open ? strchr(open, ']') : NULL;
+    if (open == NULL || close == NULL || close - open - 1 >= (long)sizeof mode)
+        return "unknown";
+    memcpy(mode, open + 1, (size_t)(close - open - 1));
+    mode[close - open - 1] = '\0';
+    return mode;
+}

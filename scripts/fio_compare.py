@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""fio_compare.py: mlbench's disk numbers next to fio's, case by case.
+
+Runs the disk cases of a job file with mlbench, keeping mlbench's own test file
+(MLBENCH_DISK_KEEP=1 with --disk-dir; the path is each case's "file" info),
+then, case by case, runs mlbench on that file (--disk-file) and fio right
+after it with the same block size, queue depth, engine (pread -> psync,
+io_uring -> io_uring, mmap -> mmap), direct flag, access pattern and
+page-cache state, --rounds times (default 3), and prints the median mlbench /
+median fio for every case, and the same for the rounds' best. The file is
+removed at the end, also on Ctrl-C.
+
+Same-conditions choices (docs/disk.md explains each):
+  --iomem_align=4096  mlbench's buffers are page aligned; fio's default malloc
+                      buffer is not, and copies into a misaligned buffer are
+                      ~40% slower for 1 MiB page-cache reads on some CPUs
+  --norandommap       mlbench draws offsets uniformly with replacement
+                      (pread, io_uring); the mmap cases keep fio's random map,
+                      since a repeated offset would hit a page already faulted
+  --pre_read=1        cached mode: the whole file in the page cache first
+  --invalidate=1      mmap mode: the page cache dropped first
+  --readonly          fio never writes the file
+
+Exit status: 0 every case within --tolerance (default 5%), 1 otherwise, 2 usage.
+Standard library only.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+
+DEFAULT_JOB = """\
+; written by scripts/fio_compare.py
+[global]
+repetitions = {reps}
+min_time = {min_time}
+warmup_time = 0.3
+file_size = {size}
+
+[pread-direct]
+component = disk
+backend = pread
+mode = direct
+pattern = random, sequential
+block_size = 4k, 1m
+
+[uring-direct]
+component = disk
+backend = io_uring
+mode = direct
+pattern = random
+block_size = 4k, 64k, 1m
+qd = 1, 32
+
+[uring-direct-seq]
+component = disk
+backend = io_uring
+mode = direct
+pattern = sequential
+block_size = 1m
+qd = 32
+
+[pread-cached]
+component = disk
+backend = pread
+mode = cached
+pattern = random
+block_size = 4k, 1m
+
+[uring-cached]
+component = disk
+backend = io_uring
+mode = cached
+pattern = random
+block_size = 4k, 1m
+qd = 32
+
+[mmap-cold]
+component = disk
+backend = mmap
+pattern = random
+block_size = 4k
+advice = random
+"""
+
+ENGINES = {"pread": "psync", "io_uring": "io_uring", "mmap": "mmap"}
+
+
+def die(msg, code=2):
+    print(f"fio_compare: {msg}", file=sys.stderr)
+    sys.exit(code)
+
+
+def fio_command(case, path, runtime, ramp):
+    """The fio command line equivalent to one mlbench case, or (None, why)."""
+    p = case["params"]
+    backend = case["backend"]
+    if backend not in ENGINES:
+        return None, f"no fio engine for backend {backend}"
+    random = p["pattern"] == "random"
+    cmd = [
+        "fio", "--name=mlbench-compare", f"--filename={path}", "--readonly",
+        f"--ioengine={ENGINES[backend]}", f"--rw={'randread' if random else 'read'}",
+        f"--bs={p['block_size']}", f"--iodepth={p.get('qd', '1')}",
+        "--time_based", f"--runtime={runtime}", f"--ramp_time={ramp}",
+        "--iomem_align=4096", "--randrepeat=0", "--output-format=json",
+    ]
+    if backend == "mmap":
+        advice = p.get("advice", "normal")
+        # fio's mmap engine madvises RANDOM/SEQUENTIAL after the pattern when
+        # fadvise_hint is on, nothing when it is off.
+        if advice == "normal":
+            cmd.append("--fadvise_hint=0")
+        elif (advice == "random") == random:
+            cmd.append("--fadvise_hint=1")
+        else:
+            return None, f"fio cannot combine advice={advice} with pattern={p['pattern']}"
+        cmd += ["--direct=0", "--invalidate=1"]
+    else:
+        cmd.append("--norandommap")
+        if p["mode"] == "direct":
+            cmd.append("--direct=1")
+        else:
+            cmd += ["--direct=0", "--pre_read=1"]
+    return cmd, None
+
+
+def niced(args, cmd):
+    """Both tools at the same priority; a negative --nice keeps other load on
+    a busy machine from deciding the ratio (needs root)."""
+    return ["nice", "-n", str(args.nice)] + cmd if args.nice else cmd
+
+
+def run_fio(args, cmd):
+    out = subprocess.run(niced(args, cmd), capture_output=True, text=True)
+    if out.returncode != 0:
+        return None, (out.stderr or out.stdout).strip()[-300:]
+    try:
+        text = out.stdout[out.stdout.index("{"):]
+        job = json.loads(text)["jobs"][0]["read"]
+    except (ValueError, KeyError, IndexError) as e:
+        return None, f"cannot read fio's output: {e}"
+    return job["bw_bytes"] / 1e6, None
+
+
+def run_mlbench(args, job, out, extra, keep=False):
+    env = dict(os.environ)
+    if keep:
+        env["MLBENCH_DISK_KEEP"] = "1"
+    cmd = [args.mlbench, "--suite", job, "--out", out, "-q"] + extra
+    with open(out + ".log", "w") as log:
+        rc = subprocess.run(niced(args, cmd), env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+    if not os.path.exists(out):
+        with open(out + ".log") as log:
+            die(f"mlbench wrote no results (exit {rc}): {log.read()[-500:]}", 1)
+    with open(out) as f:
+        doc = json.load(f)
+    return [c for c in doc["cases"] if c.get("component") == "disk"]
+
+
+def exact(case_id):
+    """A POSIX extended regex that matches exactly this case id."""
+    return "^" + re.sub(r"([][.^$*+?(){}|\\])", r"\\\1", case_id) + "$"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mlbench", default=os.environ.get("MLBENCH", "mlbench"), help="the mlbench binary")
+    ap.add_argument("--suite", help="job file with disk cases (default: a built-in comparison set)")
+    ap.add_argument("--filter", help="passed to mlbench --filter")
+    ap.add_argument("--dir", default=".", help="where the test file goes (default: the current directory)")
+    ap.add_argument("--size", default="1g", help="file_size of the built-in job (default 1g)")
+    ap.add_argument("--min-time", default="1", help="mlbench min_time of the built-in job (default 1 s)")
+    ap.add_argument("--repetitions", default="5", help="mlbench repetitions of the built-in job")
+    ap.add_argument("--runtime", type=float, default=5, help="fio seconds per case (default 5)")
+    ap.add_argument("--ramp", type=float, default=1, help="fio ramp_time per case (default 1)")
+    ap.add_argument("--rounds", type=int, default=3, help="alternate mlbench and fio N times per case, compare medians (default 3)")
+    ap.add_argument("--stat", choices=("best", "median"), default="best",
+                    help="ratio checked against --tolerance: of the rounds' best (default: interference "
+                         "only slows a run down) or of their medians")
+    ap.add_argument("--tolerance", type=float, default=0.05, help="allowed |ratio - 1| (default 0.05)")
+    ap.add_argument("--nice", type=int, default=0, help="run mlbench and fio under nice -n N (e.g. -10 as root)")
+    ap.add_argument("--json", help="also write the comparison as JSON to this file")
+    args = ap.parse_args()
+    if shutil.which("fio") is None:
+        die("fio is not installed (apt-get install fio)")
+    if shutil.which(args.mlbench) is None and not os.access(args.mlbench, os.X_OK):
+        die(f"mlbench binary not found: {args.mlbench} (use --mlbench)")
+    if not os.path.isdir(args.dir):
+        die(f"--dir {args.dir}: not a directory")
+
+    work = tempfile.mkdtemp(prefix="mlbench-fio-", dir=os.path.abspath(args.dir))
+    datadir = os.path.join(work, "data")
+    os.mkdir(datadir)
+    # Ctrl-C: fall through the finally below so the kept files go.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
+    job = args.suite
+    if not job:
+        job = os.path.join(work, "compare.ini")
+        with open(job, "w") as f:
+            f.write(DEFAULT_JOB.format(reps=args.repetitions, min_time=args.min_time, size=args.size))
+
+    ml, fio, why = {}, {}, {}
+    try:
+        # Pass 1: mlbench writes its pattern file (kept) and lists the cases;
+        # the short timing of this pass is not used.
+        listing = ["--disk-dir", datadir, "--repetitions", "1", "--min-time", "0.01"]
+        if args.filter:
+            listing += ["--filter", args.filter]
+        cases = run_mlbench(args, job, os.path.join(work, "list.json"), listing, keep=True)
+        order = [c["id"] for c in cases]
+        for c in cases:
+            ml[c["id"]], fio[c["id"]] = [], []
+            if c.get("status") != "ok":
+                why[c["id"]] = f"mlbench {c.get('status')}: {c.get('reason')}"
+        files = {c.get("info", {}).get("file") for c in cases if c.get("status") == "ok"}
+        # Then, case by case, mlbench on that file and fio right after it.
+        # The file is passed as --disk-file: the same bytes, read the same
+        # way; only the verification differs (reference reads instead of the
+        # pattern), and all of it is outside mlbench's timed region.
+        for rnd in range(args.rounds):
+            for c in cases:
+                cid = c["id"]
+                if cid in why:
+                    continue
+                path = c["info"]["file"]
+                cmd, err = fio_command(c, path, args.runtime, args.ramp)
+                if cmd is None:
+                    why[cid] = err
+                    continue
+                got = run_mlbench(args, job, os.path.join(work, "case.json"),
+                                  ["--disk-file", path, "--filter", exact(cid)])
+                got = [g for g in got if g["id"] == cid]
+                if not got or got[0].get("status") != "ok":
+                    why[cid] = f"mlbench: {got[0].get('reason') if got else 'case not run'}"
+                    continue
+                rate, err = run_fio(args, cmd)
+                if rate is None:
+                    why[cid] = f"fio failed: {err}"
+                    continue
+                ml[cid].append(got[0]["rate"]["median"])
+                fio[cid].append(rate)
+                print(f"  round {rnd + 1}: {cid}: mlbench {ml[cid][-1]:.1f} MB/s, fio {rate:.1f} MB/s "
+                      f"({ml[cid][-1] / rate:.3f})", file=sys.stderr)
+        for f in files:
+            if f:
+                os.unlink(f)
+    except KeyboardInterrupt:
+        print("fio_compare: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    bad = 0
+    rows = []
+    pick = max if args.stat == "best" else statistics.median
+    print(f"{'case':<72} {'mlbench':>9} {'fio':>9} {'ratio':>6} {'ratio':>6}  (MB/s; ratios of the")
+    print(f"{'':<72} {'MB/s':>9} {'MB/s':>9} {'best':>6} {'median':>6}   rounds' best and median)")
+    for cid in order:
+        short = re.sub(r"^disk/", "", cid)
+        if not ml[cid] or not fio[cid]:
+            print(f"{short:<72} {'-':>9} {'-':>9} {'-':>6} {'-':>6}  {why.get(cid, 'no result')}")
+            rows.append({"id": cid, "error": why.get(cid, "no result")})
+            continue
+        best = max(ml[cid]) / max(fio[cid])
+        med = statistics.median(ml[cid]) / statistics.median(fio[cid])
+        ratio = best if args.stat == "best" else med
+        flag = "" if abs(ratio - 1) <= args.tolerance else f"  outside {args.tolerance:.0%}"
+        bad += bool(flag)
+        print(f"{short:<72} {pick(ml[cid]):>9.1f} {pick(fio[cid]):>9.1f} {best:>6.3f} {med:>6.3f}{flag}")
+        rows.append({"id": cid, "mlbench_mbps": ml[cid], "fio_mbps": fio[cid], "ratio_best": best,
+                     "ratio_median": med})
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"tolerance": args.tolerance, "cases": rows}, fh, indent=2)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

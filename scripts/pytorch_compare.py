@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""pytorch_compare.py: mlbench's ceilings next to what PyTorch gets on the same
+GPU in the same run, as ratios mlbench / PyTorch.
+
+For each case (GEMM bf16/fp16/tf32 8192^3 and bf16 4096^3; pinned h2d/d2h
+copies, a pageable h2d copy, a d2d copy, a triad) it runs mlbench on that one
+case (a generated job file, its JSON results read back), then measures the
+same thing with PyTorch right after, so both see the same clocks and
+temperature. A ratio near 1 means mlbench's ceiling is what a framework gets;
+clearly below 1 means mlbench leaves performance on the table (a bug to fix);
+above 1 is what a ceiling may be (PyTorch pays dispatch and picks its own
+algorithms). The byte and FLOP counts are the same on both sides: d2d counts
+read + write (2 x size), triad counts 3 arrays, GEMM 2*M*N*K.
+
+PyTorch timing: CUDA events around `iters` back-to-back calls, after 3
+warm-up calls, 5 repetitions, median rate. Outputs are checked (copies
+exactly, GEMM rows against an fp32 reference).
+
+Usage:
+  python3 scripts/pytorch_compare.py [--mlbench CMD] [--only REGEX] [--json FILE]
+    --mlbench CMD  how to run mlbench (default: $MLBENCH, else the bundle's
+                   run.sh next to this script or in .bundle/, else mlbench)
+Needs torch with CUDA (the GPU machine's python3); stdlib otherwise.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+
+MIB = 1 << 20
+
+# label, mlbench job-file section, PyTorch measurement (kind, arguments)
+CASES = [
+    ("gemm bf16 8192^3", {"component": "gemm", "backend": "cublaslt", "shape": "8192x8192x8192", "dtype": "bf16"},
+     ("gemm", {"dtype": "bf16", "n": 8192})),
+    ("gemm fp16 8192^3", {"component": "gemm", "backend": "cublaslt", "shape": "8192x8192x8192", "dtype": "fp16"},
+     ("gemm", {"dtype": "fp16", "n": 8192})),
+    ("gemm tf32 8192^3", {"component": "gemm", "backend": "cublaslt", "shape": "8192x8192x8192", "dtype": "tf32"},
+     ("gemm", {"dtype": "tf32", "n": 8192})),
+    ("gemm bf16 4096^3", {"component": "gemm", "backend": "cublaslt", "shape": "4096x4096x4096", "dtype": "bf16"},
+     ("gemm", {"dtype": "bf16", "n": 4096})),
+    ("gemm bf16 8192^3 cublas", {"component": "gemm", "backend": "cublas", "shape": "8192x8192x8192", "dtype": "bf16"},
+     ("gemm", {"dtype": "bf16", "n": 8192})),
+    ("copy h2d pinned 256 MiB", {"component": "copy", "backend": "cuda", "direction": "h2d", "memory": "pinned",
+                                 "size": "256m"}, ("copy", {"dir": "h2d", "pinned": True, "size": 256 * MIB})),
+    ("copy d2h pinned 256 MiB", {"component": "copy", "backend": "cuda", "direction": "d2h", "memory": "pinned",
+                                 "size": "256m"}, ("copy", {"dir": "d2h", "pinned": True, "size": 256 * MIB})),
+    ("copy h2d pinned 1 GiB", {"component": "copy", "backend": "cuda", "direction": "h2d", "memory": "pinned",
+                               "size": "1g"}, ("copy", {"dir": "h2d", "pinned": True, "size": 1024 * MIB})),
+    ("copy h2d pinned 64 KiB", {"component": "copy", "backend": "cuda", "direction": "h2d", "memory": "pinned",
+                                "size": "64k"}, ("copy", {"dir": "h2d", "pinned": True, "size": 64 * 1024})),
+    ("copy h2d pageable 256 MiB", {"component": "copy", "backend": "cuda", "direction": "h2d", "memory": "pageable",
+                                   "size": "256m"}, ("copy", {"dir": "h2d", "pinned": False, "size": 256 * MIB})),
+    ("copy d2d 1 GiB (r+w)", {"component": "copy", "backend": "cuda", "direction": "d2d", "size": "1g"},
+     ("copy", {"dir": "d2d", "pinned": True, "size": 1024 * MIB})),
+    ("membw triad fp32 256 MiB", {"component": "membw", "backend": "cuda", "op": "triad", "dtype": "fp32",
+                                  "size": "256m"}, ("triad", {"size": 256 * MIB})),
+]
+
+
+def default_mlbench():
+    if os.environ.get("MLBENCH"):
+        return os.environ["MLBENCH"]
+    here = os.path.dirname(os.path.abspath(__file__))
+    for cand in (os.path.join(here, "..", "run.sh"), os.path.join(here, "..", ".bundle", "run.sh")):
+        if os.path.isfile(cand):
+            return os.path.normpath(cand)
+    return "mlbench"
+
+
+def run_mlbench(cmd, label, section, workdir):
+    """Runs one case; returns (rate, unit, status text)."""
+    name = "cmp-" + re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+    job = os.path.join(workdir, name + ".ini")
+    with open(job, "w") as f:
+        f.write("[%s]\n" % name)
+        for k, v in section.items():
+            f.write("%s = %s\n" % (k, v))
+    out = os.path.join(workdir, name + ".json")
+    argv = shlex.split(cmd) + ["--suite", job, "--out", out, "-q"]
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if not os.path.exists(out):
+        return None, "", "mlbench failed (exit %d): %s" % (proc.returncode, proc.stdout.strip()[-300:])
+    with open(out) as f:
+        cases = json.load(f)["cases"]
+    if not cases:
+        return None, "", "mlbench ran no case"
+    c = cases[0]
+    if c.get("status") != "ok" or not c.get("rate"):
+        return None, c.get("rate_unit", ""), "%s: %s" % (c.get("status"), c.get("reason"))
+    return c["rate"]["median"], c["rate_unit"], "ok, verification %s" % c.get("verification", {}).get("status")
+
+
+def timed(torch, fn, iters, reps=5, warmup=3):
+    """Median seconds per call: CUDA events around `iters` calls."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    per_call = []
+    for _ in range(reps):
+        start.record()
+        for _ in range(iters):
+            fn()
+        stop.record()
+        stop.synchronize()
+        per_call.append(start.elapsed_time(stop) / 1e3 / iters)
+    return statistics.median(per_call)
+
+
+def torch_gemm(torch, dtype, n):
+    torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    t = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32": torch.float32}[dtype]
+    g = torch.Generator(device="cuda").manual_seed(1)
+    a = torch.randn(n, n, device="cuda", dtype=t, generator=g)
+    b = torch.randn(n, n, device="cuda", dtype=t, generator=g)
+    c = torch.empty(n, n, device="cuda", dtype=t)
+    sec = timed(torch, lambda: torch.mm(a, b, out=c), iters=10 if n >= 8192 else 50)
+    ref = a[:8].double() @ b.double()
+    err = ((c[:8].double() - ref).abs().max() / ref.abs().max()).item()
+    tol = 1e-2 if dtype != "tf32" else 5e-3
+    torch.backends.cuda.matmul.allow_tf32 = False
+    return 2.0 * n * n * n / sec / 1e12, "TFLOP/s", err <= tol, "max rel err %.1e" % err
+
+
+def torch_copy(torch, direction, pinned, size):
+    g = torch.Generator().manual_seed(2)
+    host = torch.randint(0, 256, (size,), dtype=torch.uint8, generator=g)
+    if pinned:
+        host = host.pin_memory()
+    dev = torch.empty(size, dtype=torch.uint8, device="cuda")
+    iters = max(1, min(100, (256 * MIB) // size))
+    if direction == "h2d":
+        fn = lambda: dev.copy_(host, non_blocking=True)
+        sec = timed(torch, fn, iters)
+        ok = torch.equal(dev.cpu(), host)
+        work = size
+    elif direction == "d2h":
+        src = torch.randint(0, 256, (size,), dtype=torch.uint8, device="cuda")
+        fn = lambda: host.copy_(src, non_blocking=True)
+        sec = timed(torch, fn, iters)
+        torch.cuda.synchronize()
+        ok = torch.equal(host, src.cpu())
+        work = size
+    else:
+        src = host.to("cuda")
+        fn = lambda: dev.copy_(src)
+        sec = timed(torch, fn, iters)
+        ok = torch.equal(dev, src)
+        work = 2 * size  # read + write, as mlbench counts d2d
+    return work / sec / 1e9, "GB/s", ok, "%d copies per timing" % iters
+
+
+def torch_triad(torch, size):
+    n = size // 4
+    b = torch.rand(n, device="cuda") + 1
+    c = torch.rand(n, device="cuda") + 1
+    a = torch.empty(n, device="cuda")
+    sec = timed(torch, lambda: torch.add(b, c, alpha=0.4, out=a), iters=20)
+    ok = torch.allclose(a, b + 0.4 * c)
+    return 3 * size / sec / 1e9, "GB/s", ok, "torch.add(b, c, alpha=0.4, out=a)"
+
+
+def measure_torch(torch, kind, args):
+    if kind == "gemm":
+        return torch_gemm(torch, args["dtype"], args["n"])
+    if kind == "copy":
+        return torch_copy(torch, args["dir"], args["pinned"], args["size"])
+    return torch_triad(torch, args["size"])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mlbench", default=default_mlbench(), help="command that runs mlbench")
+    ap.add_argument("--only", default="", help="run only cases whose label matches this regex")
+    ap.add_argument("--json", default="", help="also write the table as JSON here")
+    opts = ap.parse_args()
+    try:
+        import torch
+    except ImportError:
+        print("pytorch_compare: torch is not importable with %s" % sys.executable, file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("pytorch_compare: torch sees no CUDA device", file=sys.stderr)
+        return 77
+    print("GPU: %s; torch %s (CUDA %s); mlbench: %s" % (torch.cuda.get_device_name(), torch.__version__,
+                                                         torch.version.cuda, opts.mlbench))
+    print("%-28s %10s %10s %-8s %7s" % ("case", "mlbench", "pytorch", "unit", "ratio"))
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="mlbench-cmp-") as work:
+        for label, section, (kind, args) in CASES:
+            if opts.only and not re.search(opts.only, label):
+                continue
+            mb_rate, mb_unit, mb_status = run_mlbench(opts.mlbench, label, section, work)
+            torch.cuda.empty_cache()
+            pt_rate, pt_unit, pt_ok, pt_note = measure_torch(torch, kind, args)
+            torch.cuda.empty_cache()
+            ratio = mb_rate / pt_rate if mb_rate and pt_rate and mb_unit == pt_unit else None
+            rows.append({"case": label, "unit": pt_unit, "mlbench": mb_rate, "mlbench_status": mb_status,
+                         "pytorch": pt_rate, "pytorch_check": "passed" if pt_ok else "FAILED",
+                         "pytorch_note": pt_note, "ratio": ratio})
+            print("%-28s %10s %10.2f %-8s %7s   mlbench %s; torch check %s (%s)" % (
+                label, "%.2f" % mb_rate if mb_rate else "-", pt_rate, pt_unit,
+                "%.3f" % ratio if ratio else "-", mb_status, rows[-1]["pytorch_check"], pt_note), flush=True)
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows}, f, indent=2)
+    low = [r for r in rows if r["ratio"] is not None and r["ratio"] < 0.95]
+    if low:
+        print("mlbench is more than 5% below PyTorch on: %s" % ", ".join(r["case"] for r in low))
+    return 1 if low or any(r["pytorch_check"] != "passed" for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# `mlbench gap` and `mlbench compare` through the binary: formats, exit
+# codes, locations in error messages, atomic --out, the default ceilings
+# lookup in ./results. Known answers are in tests/test_gap.c; this checks the
+# wiring from main.c to harness/analysis_cli.c.
+set -uo pipefail
+: "${MLBENCH:?} ${SRC:?} ${WORK:?}"
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+D=$SRC/tests/data
+PY=python3
+fails=0
+check() { # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
+}
+expect_exit() { # expect_exit CODE CMD...
+  local want=$1; shift
+  "$@" >"$WORK/out" 2>"$WORK/err"; local got=$?
+  [ "$got" -eq "$want" ] || { echo "  exit $got, wanted $want: $*"; cat "$WORK/err"; return 1; }
+}
+has() { grep -q -- "$1" "$2" || { echo "  '$1' not in $2:"; cat "$2"; return 1; }; }
+
+check "gap help" expect_exit 0 "$MLBENCH" gap --help
+check "gap table" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" --ceilings "$D/gap_here.json"
+check "table: time lost per step" has "720 ms" "$WORK/out"
+check "table: no ceiling for other" has "no ceiling" "$WORK/out"
+check "table: diagnosis" has "Data-loading bound" "$WORK/out"
+check "gap csv run, md" expect_exit 0 "$MLBENCH" gap "$D/gap_run.csv" --ceilings "$D/gap_here.json" --format md
+check "md: a table" has "| stage " "$WORK/out"
+check "gap json + target results" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" \
+  --ceilings "$D/gap_here.json" --target "$D/gap_there.json" --format json --out "$WORK/gap.json"
+check "json: projection there" $PY -c "
+import json; d = json.load(open('$WORK/gap.json'))
+p = d['projection']
+assert p['bottleneck_there'] == 'backward', p
+assert abs(p['step_seconds_there'] - 1.5125) < 1e-9, p['step_seconds_there']
+assert abs(d['amdahl']['step_seconds_all_at_ceiling'] - 1.532) < 1e-9
+"
+check "gap datasheet target" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" \
+  --ceilings "$D/gap_here.json" --target h100-sxm
+check "datasheet: disk kept" has "a GPU datasheet has no figure for disk" "$WORK/out"
+
+# errors: exit 2 with the location; --out never half-written
+echo "keep me" >"$WORK/keep.txt"
+printf '{"format":"mlbench-stages","version":1,"stages":[{"name":"a","component":"gemm","dtype":"bf16","bytes":5,"seconds":1}]}' >"$WORK/units.json"
+check "units mismatch exits 2" expect_exit 2 "$MLBENCH" gap --run "$WORK/units.json" \
+  --ceilings "$D/gap_here.json" --out "$WORK/keep.txt"
+check "units mismatch location" has "units.json: stages\[0\].bytes" "$WORK/err"
+check "--out untouched on error" grep -qx "keep me" "$WORK/keep.txt"
+head -c 200 "$D/gap_run.json" >"$WORK/trunc.json"
+check "truncated exits 2" expect_exit 2 "$MLBENCH" gap --run "$WORK/trunc.json" --ceilings "$D/gap_here.json"
+check "truncated location" has "trunc.json:[0-9]*:[0-9]*: malformed JSON" "$WORK/err"
+printf '# mlbench-stages version 1\nname,component,seconds\na,other,nan\n' >"$WORK/nan.csv"
+check "NaN exits 2" expect_exit 2 "$MLBENCH" gap --run "$WORK/nan.csv" --ceilings "$D/gap_here.json"
+check "NaN location" has "nan.csv:3: column 'seconds'" "$WORK/err"
+sed 's/"schema_version": 1/"schema_version": 7/' "$D/gap_here.json" >"$WORK/v7.json"
+check "schema version exits 2" expect_exit 2 "$MLBENCH" gap --run "$D/gap_run.json" --ceilings "$WORK/v7.json"
+check "schema version named" has "schema_version" "$WORK/err"
+check "unknown option exits 2" expect_exit 2 "$MLBENCH" gap --run "$D/gap_run.json" --frobnicate
+
+# default ceilings: the newest results/<host>-*.json here, else how to make one
+mkdir -p "$WORK/empty" && cd "$WORK/empty" || exit 1
+check "no results exits 2" expect_exit 2 "$MLBENCH" gap --run "$D/gap_run.json"
+check "says how to measure" has "mlbench --suite" "$WORK/err"
+host=$(hostname | cut -d. -f1 | sed 's/[^A-Za-z0-9_-]/_/g')
+mkdir -p results && cp "$D/gap_here.json" "results/$host-2026.json"
+check "default ceilings" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" --format json
+check "default ceilings used" has "results/$host-2026.json" "$WORK/out"
+cd "$WORK" || exit 1
+
+# compare
+check "compare" expect_exit 0 "$MLBENCH" compare "$D/gap_here.json" "$D/gap_there.json" --price here=2 --price there=4
+check "compare geomean" has "1.73x (2)" "$WORK/out"
+check "compare per dollar" has "throughput per dollar" "$WORK/out"
+check "compare one side" has "only on B" "$WORK/out"
+check "compare context" has "gpus\[0\].driver" "$WORK/out"
+check "compare md" expect_exit 0 "$MLBENCH" compare "$D/gap_here.json" "$D/gap_there.json" --format md
+check "compare one file exits 2" expect_exit 2 "$MLBENCH" compare "$D/gap_here.json"
+check "compare bad price exits 2" expect_exit 2 "$MLBENCH" compare "$D/gap_here.json" "$D/gap_there.json" --price x=1
+
+[ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

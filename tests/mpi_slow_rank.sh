@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# mpi_slow_rank.sh RANK CMD [ARGS...]: runs CMD; under mpirun, the process of
+# world rank RANK is stopped for 50 ms of every 60 ms (SIGSTOP/SIGCONT), i.e.
+# a node running at a fraction of its speed, so fleet mode must flag it. A
+# test tool only: nothing inside mlbench knows about it.
+slow=$1
+shift
+rank=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-0}}}
+[ "$rank" = "$slow" ] || exec "$@"
+"$@" &
+pid=$!
+trap 'kill -CONT $pid 2>/dev/null' EXIT
+while kill -0 "$pid" 2>/dev/null; do
+    sleep 0.01
+    kill -STOP "$pid" 2>/dev/null
+    sleep 0.05
+    kill -CONT "$pid" 2>/dev/null
+done
+wait "$pid"

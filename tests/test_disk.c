@@ -1,0 +1,666 @@
+/* test_disk.c: the disk component through its ops tables (pread, io_uring,
+ * mmap) on small files in a scratch directory under the current directory.
+ *
+ * Proves: the pattern and its checks catch a wrong offset and a modified
+ * byte; the test file is created without overwriting anything, refused when
+ * space is short, and removed by teardown/cleanup; --disk-file is never
+ * written; direct and mmap modes skip on tmpfs; io_uring skips with its
+ * reason when not permitted. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/syscall.h>
+
+#include <cmocka.h>
+
+#include "cleanup.h"
+#include "component.h"
+#include "disk_file.h"
+#include "options.h"
+#include "params.h"
+#include "report.h"
+
+extern const mb_component_ops mb_disk_pread, mb_disk_uring, mb_disk_mmap;
+
+#define FILE_MIB "8m"
+#define FILE_BYTES (8LL << 20)
+
+static char scratch[4096];
+
+/* ---- helpers --------------------------------------------------------------------- */
+
+static void set_options(const char *dir, const char *file)
+{
+    mb_run_options o = { .disk_dir = dir, .disk_file = file };
+    mb_options_set(&o);
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static int count_entries(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+    FILE *f = popen(cmd, "r");
+    int n = -1;
+    if (f) {
+        if (fscanf(f, "%d", &n) != 1)
+            n = -1;
+        pclose(f);
+    }
+    return n;
+}
+
+static mb_params *params_of(const mb_component_ops *ops, const char *const *kv, int n)
+{
+    const char *names[16], *values[16];
+    assert_true(n <= 16);
+    for (int i = 0; i < n; i++) {
+        names[i] = kv[2 * i];
+        values[i] = kv[2 * i + 1];
+    }
+    mb_err err = { 0 };
+    mb_params *p = mb_params_build(ops->params, names, values, n, &err);
+    if (!p)
+        fail_msg("params: %s", err.msg);
+    return p;
+}
+
+typedef struct outcome {
+    int setup_rc, run_rc, verify_rc, iters;
+    mb_err err;
+    double seconds, work;
+    mb_report report;
+} outcome;
+
+/* probe → setup → iters × run → verify → report → teardown, like the runner.
+ * `between` (optional) runs after the first iteration, with the state. */
+static void run_case(const mb_component_ops *ops, const char *const *kv, int n, int iters,
+                     void (*between)(void *state), outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    mb_report_init(&o->report);
+    mb_params *p = params_of(ops, kv, n);
+    void *state = NULL;
+    o->setup_rc = ops->probe(p, &o->err);
+    if (o->setup_rc == MB_OK)
+        o->setup_rc = ops->setup(p, &state, &o->err);
+    if (o->setup_rc == MB_OK) {
+        o->work = ops->work_per_iter(state);
+        for (int i = 0; i < iters && o->run_rc == MB_OK; i++, o->iters++) {
+            double s = 0;
+            o->run_rc = ops->run(state, &s, &o->err);
+            o->seconds += s;
+            if (i == 0 && between)
+                between(state);
+        }
+        if (o->run_rc == MB_OK)
+            o->verify_rc = ops->verify(state, &o->err);
+        ops->report(state, &o->report);
+    }
+    ops->teardown(state);
+    mb_params_free(p);
+}
+
+static double metric(const outcome *o, const char *name)
+{
+    const mb_metric *m = mb_report_find_metric(&o->report, name);
+    if (!m)
+        fail_msg("metric %s missing", name);
+    return m->value;
+}
+
+static void expect_ok(outcome *o, const char *what)
+{
+    if (o->setup_rc == MB_ESKIP) {
+        print_message("%s skipped: %s\n", what, o->err.msg);
+        return;
+    }
+    if (o->setup_rc || o->run_rc || o->verify_rc)
+        fail_msg("%s: setup %d run %d verify %d: %s", what, o->setup_rc, o->run_rc, o->verify_rc,
+                 o->err.msg);
+    assert_true(o->seconds > 0);
+    assert_true(o->work > 0);
+    assert_true(metric(o, "iops") > 0);
+    assert_true(metric(o, "latency_p50") > 0);
+    assert_true(metric(o, "latency_p99") >= metric(o, "latency_p50"));
+    assert_true(metric(o, "latency_p99.9") >= metric(o, "latency_p99"));
+    print_message("%-44s %8.1f MB/s  %9.0f IO/s  p50 %7.1f us\n", what,
+                  o->work * o->iters / o->seconds / 1e6, metric(o, "iops"), metric(o, "latency_p50"));
+}
+
+static bool scratch_is_memory_fs(void)
+{
+    return disk_path_on_memory_fs(scratch);
+}
+
+/* ---- fixtures ----------------------------------------------------------------------- */
+
+static int make_scratch(void **st)
+{
+    (void)st;
+    char cwd[2048];
+    if (!getcwd(cwd, sizeof cwd))
+        return -1;
+    snprintf(scratch, sizeof scratch, "%s/disk-test-XXXXXX", cwd);
+    if (!mkdtemp(scratch))
+        return -1;
+    set_options(scratch, NULL);
+    return 0;
+}
+
+static int drop_scratch(void **st)
+{
+    (void)st;
+    disk_files_release();
+    set_options(NULL, NULL);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* ---- the pattern ------------------------------------------------------------------------ */
+
+static void test_pattern_known_answers(void **st)
+{
+    (void)st;
+    unsigned char a[4096], b[4096];
+    disk_pattern_fill(7, 8192, a, sizeof a);
+    /* Sector index in the first word, random data after the stamp. */
+    uint64_t w0;
+    memcpy(&w0, a + 512, 8);
+    assert_int_equal(w0, 8192 / 512 + 1);
+    int zeros = 0;
+    for (size_t i = 16; i < sizeof a; i++)
+        zeros += a[i] == 0;
+    assert_true(zeros < 64); /* ~16 expected of 4080 random bytes */
+    /* Regenerating a sub-range gives the same bytes. */
+    disk_pattern_fill(7, 8192 + 1024, b, 1024);
+    assert_memory_equal(a + 1024, b, 1024);
+    assert_int_equal(disk_pattern_check_stamps(7, 8192, a, sizeof a, 1), -1);
+    assert_int_equal(disk_pattern_compare(7, 8192, a, sizeof a), -1);
+    /* Another seed is another file. */
+    assert_int_equal(disk_pattern_check_stamps(8, 8192, a, sizeof a, 1), 0);
+}
+
+static void test_pattern_catches_wrong_offset_and_byte(void **st)
+{
+    (void)st;
+    unsigned char a[8192];
+    disk_pattern_fill(3, 4096, a, sizeof a);
+    /* The same bytes presented as the block one block further on. */
+    assert_int_equal(disk_pattern_check_stamps(3, 8192, a, sizeof a, 1), 0);
+    /* A modified stamp in the last sector is caught even with a stride. */
+    a[sizeof a - 512] ^= 1;
+    assert_int_equal(disk_pattern_check_stamps(3, 4096, a, sizeof a, 64), (long long)sizeof a - 512);
+    a[sizeof a - 512] ^= 1;
+    /* A modified data byte passes the stamps but not the full compare. */
+    a[3000] ^= 0x40;
+    assert_int_equal(disk_pattern_check_stamps(3, 4096, a, sizeof a, 1), -1);
+    assert_int_equal(disk_pattern_compare(3, 4096, a, sizeof a), 3000);
+    /* Zeros (an unwritten page) fail. */
+    memset(a, 0, sizeof a);
+    assert_int_equal(disk_pattern_check_stamps(3, 4096, a, sizeof a, 1), 0);
+}
+
+/* ---- the file -------------------------------------------------------------------------------- */
+
+static void test_create_never_overwrites(void **st)
+{
+    (void)st;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/precious.dat", scratch);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("precious", f);
+    fclose(f);
+    disk_file df;
+    mb_err err = { 0 };
+    assert_int_equal(disk_file_create(path, FILE_BYTES, 1, &df, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "already exists"));
+    f = fopen(path, "r");
+    char buf[32] = { 0 };
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "precious");
+    unlink(path);
+}
+
+static void test_create_fills_and_removes(void **st)
+{
+    (void)st;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/made.dat", scratch);
+    disk_file df;
+    mb_err err = { 0 };
+    assert_int_equal(disk_file_create(path, FILE_BYTES + 1000, 42, &df, &err), MB_OK);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, FILE_BYTES + 1000);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    int fd = open(path, O_RDONLY);
+    /* Written, synced and dropped: the cache is cold (before we read it). */
+    double resident = 1;
+    assert_int_equal(disk_resident_fraction(fd, FILE_BYTES, &resident, &err), MB_OK);
+    if (!scratch_is_memory_fs())
+        assert_true(resident < 0.05);
+    unsigned char *buf = malloc(1 << 20), *want = malloc(1 << 20);
+    assert_int_equal(pread(fd, buf, 1 << 20, 3LL << 20), 1 << 20);
+    disk_pattern_fill(42, 3LL << 20, want, 1 << 20);
+    assert_memory_equal(buf, want, 1 << 20);
+    /* The odd tail continues the pattern. */
+    assert_int_equal(pread(fd, buf, 1000, FILE_BYTES), 1000);
+    disk_pattern_fill(42, FILE_BYTES, want, 1024);
+    assert_memory_equal(buf, want, 1000);
+    close(fd);
+    free(buf);
+    free(want);
+    /* Registered with the cleanup: mb_cleanup_run removes it. */
+    mb_cleanup_run();
+    assert_false(exists(path));
+    mb_cleanup_forget(df.cleanup_slot);
+}
+
+static void test_refuses_when_space_is_short(void **st)
+{
+    (void)st;
+    struct statvfs sv;
+    assert_int_equal(statvfs(scratch, &sv), 0);
+    long long free_bytes = (long long)sv.f_bavail * (long long)sv.f_frsize;
+    char size[64];
+    snprintf(size, sizeof size, "%lld", (free_bytes + (1LL << 30)) / 4096 * 4096);
+    const char *kv[] = { "file_size", size, "mode", "cached" };
+    outcome o;
+    run_case(&mb_disk_pread, kv, 2, 1, NULL, &o);
+    assert_int_equal(o.setup_rc, MB_ESKIP);
+    assert_non_null(strstr(o.err.msg, "not enough free space"));
+    assert_non_null(strstr(o.err.msg, "MiB free"));
+    assert_int_equal(count_entries(scratch), 0); /* nothing was created */
+    mb_report_free(&o.report);
+}
+
+static void test_shared_file_removed_at_cleanup(void **st)
+{
+    (void)st;
+    /* No --disk-dir: a fresh temporary directory under the current one. */
+    set_options(NULL, NULL);
+    const disk_file *f = NULL;
+    mb_err err = { 0 };
+    assert_int_equal(disk_file_acquire(FILE_BYTES, &f, &err), MB_OK);
+    char path[4096], dir[4096];
+    snprintf(path, sizeof path, "%s", f->path);
+    disk_target_dir(dir, sizeof dir);
+    assert_non_null(strstr(dir, "/mlbench-disk-"));
+    assert_true(exists(path));
+    /* The same (dir, size) is shared, not rewritten. */
+    const disk_file *again = NULL;
+    assert_int_equal(disk_file_acquire(FILE_BYTES, &again, &err), MB_OK);
+    assert_ptr_equal(f, again);
+    /* A case's teardown keeps it for the next case; the exit cleanup
+     * (as on SIGINT) removes file and directory. */
+    const char *kv[] = { "file_size", FILE_MIB, "mode", "cached", "ios_per_iter", "64" };
+    outcome o;
+    run_case(&mb_disk_pread, kv, 3, 2, NULL, &o);
+    expect_ok(&o, "pread cached in the temporary directory");
+    mb_report_free(&o.report);
+    assert_true(exists(path));
+    mb_cleanup_run();
+    assert_false(exists(path));
+    assert_false(exists(dir));
+    disk_files_release(); /* forget the removed entries */
+    set_options(scratch, NULL);
+}
+
+/* ---- the backends ---------------------------------------------------------------------------- */
+
+static void test_backends_measure_and_verify(void **st)
+{
+    (void)st;
+    outcome o;
+    const char *direct_rand[] = { "file_size", FILE_MIB, "block_size", "4k", "pattern", "random",
+                                  "mode", "direct", "ios_per_iter", "256" };
+    run_case(&mb_disk_pread, direct_rand, 5, 3, NULL, &o);
+    if (scratch_is_memory_fs()) {
+        assert_int_equal(o.setup_rc, MB_ESKIP);
+    } else {
+        expect_ok(&o, "pread direct random 4k");
+    }
+    mb_report_free(&o.report);
+
+    const char *cached_seq[] = { "file_size", FILE_MIB, "block_size", "64k", "pattern", "sequential",
+                                 "mode", "cached", "ios_per_iter", "256" };
+    run_case(&mb_disk_pread, cached_seq, 5, 3, NULL, &o);
+    expect_ok(&o, "pread cached sequential 64k");
+    assert_true(metric(&o, "resident_fraction") > 0.99);
+    mb_report_free(&o.report);
+
+    const char *uring_direct[] = { "file_size", FILE_MIB, "block_size", "16k", "qd", "8",
+                                   "mode", "direct", "ios_per_iter", "256" };
+    run_case(&mb_disk_uring, uring_direct, 5, 3, NULL, &o);
+    if (o.setup_rc != MB_ESKIP)
+        expect_ok(&o, "io_uring direct random 16k qd8");
+    else
+        print_message("io_uring skipped: %s\n", o.err.msg);
+    mb_report_free(&o.report);
+
+    const char *uring_cached[] = { "file_size", FILE_MIB, "block_size", "1m", "qd", "4",
+                                   "mode", "cached", "pattern", "sequential" };
+    run_case(&mb_disk_uring, uring_cached, 5, 3, NULL, &o);
+    if (o.setup_rc != MB_ESKIP)
+        expect_ok(&o, "io_uring cached sequential 1m qd4");
+    mb_report_free(&o.report);
+
+    const char *mm[] = { "file_size", FILE_MIB, "block_size", "4k", "advice", "random",
+                         "ios_per_iter", "128" };
+    run_case(&mb_disk_mmap, mm, 4, 3, NULL, &o);
+    if (scratch_is_memory_fs()) {
+        assert_int_equal(o.setup_rc, MB_ESKIP);
+    } else {
+        expect_ok(&o, "mmap cold random 4k");
+        assert_true(metric(&o, "resident_fraction") < 0.05);
+    }
+    mb_report_free(&o.report);
+}
+
+static void test_block_size_must_be_sectors(void **st)
+{
+    (void)st;
+    const char *kv[] = { "file_size", FILE_MIB, "block_size", "1000", "mode", "cached" };
+    outcome o;
+    run_case(&mb_disk_pread, kv, 3, 1, NULL, &o);
+    assert_int_equal(o.setup_rc, MB_EUSAGE);
+    assert_non_null(strstr(o.err.msg, "block_size"));
+    mb_report_free(&o.report);
+}
+
+/* ---- verification catches corrupted reads ------------------------------------------------------ */
+
+static void corrupt_file(long long offset, const void *bytes, size_t len)
+{
+    const disk_file *f = NULL;
+    mb_err err = { 0 };
+    assert_int_equal(disk_file_acquire(FILE_BYTES, &f, &err), MB_OK);
+    int fd = open(f->path, O_WRONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, bytes, len, offset), (ssize_t)len);
+    assert_int_equal(fsync(fd), 0);
+    close(fd);
+}
+
+/* Block 0 gets the content of block 1: every stamp in it names the wrong
+ * sector, as a read from a wrong offset would. */
+static void swap_in_block_one(void *state)
+{
+    (void)state;
+    unsigned char blk[4096];
+    const disk_file *f = NULL;
+    mb_err err = { 0 };
+    assert_int_equal(disk_file_acquire(FILE_BYTES, &f, &err), MB_OK);
+    disk_pattern_fill(f->seed, 4096, blk, sizeof blk);
+    corrupt_file(0, blk, sizeof blk);
+}
+
+static void flip_data_byte(void *state)
+{
+    (void)state;
+    const disk_file *f = NULL;
+    mb_err err = { 0 };
+    assert_int_equal(disk_file_acquire(FILE_BYTES, &f, &err), MB_OK);
+    unsigned char sector[512];
+    disk_pattern_fill(f->seed, 0, sector, sizeof sector);
+    sector[100] ^= 0x01; /* data, not the stamp */
+    corrupt_file(0, sector, sizeof sector);
+}
+
+static void check_catches(const mb_component_ops *ops, const char *mode, void (*damage)(void *),
+                          const char *what)
+{
+    /* Sequential from block 0 so block 0 is read in the second iteration. */
+    const char *with_mode[] = { "file_size", FILE_MIB, "block_size", "4k", "pattern", "sequential",
+                                "ios_per_iter", "2048", "mode", mode };
+    outcome o;
+    run_case(ops, with_mode, ops == &mb_disk_mmap ? 4 : 5, 3, damage, &o);
+    disk_files_release(); /* the damaged file must not serve the next test */
+    if (o.setup_rc == MB_ESKIP) {
+        print_message("%s skipped: %s\n", what, o.err.msg);
+        mb_report_free(&o.report);
+        return;
+    }
+    assert_int_equal(o.setup_rc, MB_OK);
+    if (o.run_rc != MB_EVERIFY && o.verify_rc != MB_EVERIFY)
+        fail_msg("%s: not caught (run %d verify %d)", what, o.run_rc, o.verify_rc);
+    assert_non_null(strstr(o.err.msg, "offset 0"));
+    mb_report_free(&o.report);
+}
+
+static void test_verification_catches_wrong_offset(void **st)
+{
+    (void)st;
+    check_catches(&mb_disk_pread, "direct", swap_in_block_one, "pread direct wrong offset");
+    check_catches(&mb_disk_pread, "cached", swap_in_block_one, "pread cached wrong offset");
+    check_catches(&mb_disk_uring, "direct", swap_in_block_one, "io_uring direct wrong offset");
+    check_catches(&mb_disk_mmap, "", swap_in_block_one, "mmap wrong offset");
+}
+
+static void test_verification_catches_modified_byte(void **st)
+{
+    (void)st;
+    /* Stamps pass; the full compare (last read of a buffer or verify()'s
+     * sample, which always includes block 0) must not. */
+    check_catches(&mb_disk_pread, "direct", flip_data_byte, "pread direct modified byte");
+    check_catches(&mb_disk_uring, "cached", flip_data_byte, "io_uring cached modified byte");
+    check_catches(&mb_disk_mmap, "", flip_data_byte, "mmap modified byte");
+}
+
+/* ---- --disk-file: read-only ------------------------------------------------------------------------ */
+
+static char user_path[4200];
+
+static void make_user_file(void)
+{
+    snprintf(user_path, sizeof user_path, "%s/user.bin", scratch);
+    int fd = open(user_path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    assert_true(fd >= 0);
+    uint64_t s = 99;
+    unsigned char *buf = malloc(1 << 20);
+    for (int m = 0; m < 8; m++) {
+        for (int i = 0; i < (1 << 20) / 8; i++) {
+            uint64_t v = mb_splitmix64(&s);
+            memcpy(buf + i * 8, &v, 8);
+        }
+        assert_int_equal(write(fd, buf, 1 << 20), 1 << 20);
+    }
+    assert_int_equal(write(fd, buf, 777), 777); /* an odd size */
+    free(buf);
+    close(fd);
+    struct timespec old[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
+    assert_int_equal(utimensat(AT_FDCWD, user_path, old, 0), 0);
+}
+
+static unsigned long long file_sum(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned long long h = 1469598103934665603ull;
+    int ch;
+    while ((ch = fgetc(f)) != EOF)
+        h = (h ^ (unsigned)ch) * 1099511628211ull;
+    fclose(f);
+    return h;
+}
+
+static void test_disk_file_is_never_written(void **st)
+{
+    (void)st;
+    make_user_file();
+    struct stat before, after;
+    assert_int_equal(stat(user_path, &before), 0);
+    unsigned long long sum = file_sum(user_path);
+    set_options(scratch, user_path);
+
+    outcome o;
+    const char *d[] = { "block_size", "4k", "mode", "direct", "ios_per_iter", "256" };
+    run_case(&mb_disk_pread, d, 3, 3, NULL, &o);
+    if (!scratch_is_memory_fs()) {
+        expect_ok(&o, "pread direct --disk-file");
+        assert_non_null(strstr(mb_report_find_info(&o.report, "verification"), "--disk-file"));
+    }
+    mb_report_free(&o.report);
+    const char *c[] = { "block_size", "64k", "mode", "cached", "pattern", "sequential" };
+    run_case(&mb_disk_uring, c, 3, 3, NULL, &o);
+    if (o.setup_rc != MB_ESKIP) {
+        expect_ok(&o, "io_uring cached --disk-file");
+        assert_true(o.report.n_notes > 0);
+        assert_non_null(strstr(o.report.notes[o.report.n_notes - 1], "read-only"));
+    }
+    mb_report_free(&o.report);
+    const char *m[] = { "block_size", "4k", "ios_per_iter", "128" };
+    run_case(&mb_disk_mmap, m, 2, 3, NULL, &o);
+    if (!scratch_is_memory_fs())
+        expect_ok(&o, "mmap --disk-file");
+    mb_report_free(&o.report);
+
+    assert_int_equal(stat(user_path, &after), 0);
+    assert_int_equal(after.st_size, before.st_size);
+    assert_int_equal(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+    assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+    assert_int_equal(after.st_ctim.tv_sec, before.st_ctim.tv_sec);
+    assert_true(file_sum(user_path) == sum);
+    set_options(scratch, NULL);
+    disk_files_release();
+}
+
+/* With no pattern, a change between the reference read at setup and the
+ * benchmark's reads must still fail verification. */
+static void change_user_file(void *state)
+{
+    (void)state;
+    int fd = open(user_path, O_WRONLY);
+    assert_true(fd >= 0);
+    unsigned char b = 0;
+    int rfd = open(user_path, O_RDONLY);
+    assert_int_equal(pread(rfd, &b, 1, 10), 1);
+    close(rfd);
+    b ^= 0xFF;
+    assert_int_equal(pwrite(fd, &b, 1, 10), 1);
+    fsync(fd);
+    close(fd);
+}
+
+static void test_disk_file_verification_catches_change(void **st)
+{
+    (void)st;
+    make_user_file();
+    set_options(scratch, user_path);
+    const char *kv[] = { "block_size", "4k", "mode", "cached", "pattern", "random", "ios_per_iter", "16" };
+    outcome o;
+    run_case(&mb_disk_pread, kv, 4, 2, change_user_file, &o);
+    assert_int_equal(o.setup_rc, MB_OK);
+    assert_int_equal(o.verify_rc, MB_EVERIFY);
+    assert_non_null(strstr(o.err.msg, "reference read"));
+    mb_report_free(&o.report);
+    set_options(scratch, NULL);
+    disk_files_release();
+}
+
+/* ---- where it cannot run ---------------------------------------------------------------------------- */
+
+static void test_tmpfs_skips_direct_and_mmap(void **st)
+{
+    (void)st;
+    if (!disk_path_on_memory_fs("/dev/shm"))
+        skip();
+    char dir[] = "/dev/shm/mlbench-disk-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    set_options(dir, NULL);
+    outcome o;
+    const char *d[] = { "file_size", FILE_MIB, "mode", "direct" };
+    run_case(&mb_disk_pread, d, 2, 1, NULL, &o);
+    assert_int_equal(o.setup_rc, MB_ESKIP);
+    assert_non_null(strstr(o.err.msg, "tmpfs"));
+    mb_report_free(&o.report);
+    const char *m[] = { "file_size", FILE_MIB };
+    run_case(&mb_disk_mmap, m, 1, 1, NULL, &o);
+    assert_int_equal(o.setup_rc, MB_ESKIP);
+    assert_non_null(strstr(o.err.msg, "cold"));
+    mb_report_free(&o.report);
+    assert_int_equal(count_entries(dir), 0); /* refused before writing a file */
+    /* Cached mode is fine on tmpfs: it is the RAM ceiling anyway. */
+    const char *c[] = { "file_size", FILE_MIB, "mode", "cached", "ios_per_iter", "64" };
+    run_case(&mb_disk_pread, c, 3, 2, NULL, &o);
+    expect_ok(&o, "pread cached on tmpfs");
+    mb_report_free(&o.report);
+    disk_files_release();
+    assert_int_equal(count_entries(dir), 0);
+    rmdir(dir);
+    set_options(scratch, NULL);
+}
+
+/* seccomp makes io_uring_setup fail with EPERM, as Docker's default profile does. */
+static void test_uring_not_permitted_skips(void **st)
+{
+    (void)st;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct sock_filter filter[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        struct sock_fprog prog = { .len = sizeof filter / sizeof filter[0], .filter = filter };
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+            _exit(77);
+        mb_err why = { 0 };
+        int rc = mb_disk_uring.probe(NULL, &why);
+        _exit(rc == MB_ESKIP && strstr(why.msg, "not permitted") ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77)
+        skip();
+#ifdef MB_HAVE_URING
+    assert_int_equal(WEXITSTATUS(status), 0);
+#endif
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pattern_known_answers),
+        cmocka_unit_test(test_pattern_catches_wrong_offset_and_byte),
+        cmocka_unit_test_setup_teardown(test_create_never_overwrites, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_create_fills_and_removes, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_refuses_when_space_is_short, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_shared_file_removed_at_cleanup, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_backends_measure_and_verify, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_block_size_must_be_sectors, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_verification_catches_wrong_offset, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_verification_catches_modified_byte, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_disk_file_is_never_written, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_disk_file_verification_catches_change, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_tmpfs_skips_direct_and_mmap, make_scratch, drop_scratch),
+        cmocka_unit_test(test_uring_not_permitted_skips),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,746 @@
+/* test_gap.c: the gap model on hand-made files (tests/data/gap_*.json),
+ * every expected figure computed by hand below, not copied from output. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "analysis.h"
+#include "analysis_writers.h"
+#include "context.h"
+#include "diagnose.h"
+#include "formulas.h"
+#include "gap.h"
+#include "gap_test_util.h"
+#include "hardware.h"
+
+/* ---- fixtures ------------------------------------------------------------------ */
+
+typedef struct fx {
+    mb_ini matching, thresholds, remedies;
+    mb_ceilings here, there;
+    mb_run run;
+    mb_gap gap;
+    mb_diagnosis diag;
+} fx;
+
+static int fx_setup(void **state)
+{
+    fx *f = calloc(1, sizeof *f);
+    mb_err err = { 0 };
+    mb_run_init(&f->run);
+    if (mb_ini_load_gap("matching.ini", &f->matching, &err) || mb_ini_load_gap("thresholds.ini", &f->thresholds, &err) ||
+        mb_ini_load_gap("remedies.ini", &f->remedies, &err) ||
+        mb_ceilings_load(data_path("gap_here.json"), &f->here, &err) ||
+        mb_ceilings_load(data_path("gap_there.json"), &f->there, &err)) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int fx_teardown(void **state)
+{
+    fx *f = *state;
+    mb_diagnosis_free(&f->diag);
+    mb_gap_free(&f->gap);
+    mb_run_free(&f->run);
+    mb_ceilings_free(&f->here);
+    mb_ceilings_free(&f->there);
+    mb_ini_free(&f->matching);
+    mb_ini_free(&f->thresholds);
+    mb_ini_free(&f->remedies);
+    free(f);
+    return 0;
+}
+
+static void build(fx *f, const char *run_path)
+{
+    mb_err err = { 0 };
+    mb_diagnosis_free(&f->diag);
+    mb_gap_free(&f->gap);
+    mb_run_free(&f->run);
+    int rc = mb_run_read(run_path, &f->run, &err);
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, MB_OK);
+    rc = mb_gap_build(&f->run, &f->here, &f->matching, &f->gap, &err);
+    assert_int_equal(rc, MB_OK);
+    rc = mb_diagnose(&f->gap, &f->thresholds, &f->remedies, &f->diag, &err);
+    if (rc)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(rc, MB_OK);
+}
+
+static const mb_gap_stage *stage(const mb_gap *g, const char *name)
+{
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->stages[i].stage->name, name) == 0)
+            return &g->stages[i];
+    fail_msg("no stage %s", name);
+    return NULL;
+}
+
+static const char *matched_id(const fx *f, const mb_gap_stage *st)
+{
+    return st->match >= 0 ? f->here.cases[st->match].id : "(none)";
+}
+
+/* ---- the gap of tests/data/gap_run.json ------------------------------------------- */
+
+/* The run: 100 steps, 300 s in all, stages summing to 270 s.
+ *   dataloading  disk random 128 KiB  2.6e10 B  in 85 s
+ *   h2d          copy h2d pageable    2e11 B    in 40 s
+ *   forward      gemm bf16            1.2e16 FLOP in 40 s (1.2e12 per call)
+ *   backward     gemm bf16            2.4e14 FLOP and 0.6 s per step
+ *   launch       5e6 launches in 30 s
+ *   sync         2e4 syncs in 5 s
+ *   optimizer    other, 10 s
+ * Ceilings (gap_here.json, rate x rate_scale):
+ *   disk io_uring 128k direct random: 2000 MB/s = 2e9 B/s (cached 12000 MB/s
+ *   and 4k 800 MB/s must not win); copy h2d pageable 10 GB/s; gemm bf16
+ *   8192^3 600 TFLOP/s (1024^3 is 300, fp8 failed, tf32 unverified);
+ *   launch op=launch 250000/s; launch op=stream_sync 100000/s. */
+static void check_known_gap(fx *f)
+{
+    const mb_gap *g = &f->gap;
+    assert_int_equal(g->n, 7);
+    assert_int_equal(g->steps, 100);
+    CLOSE(g->total, 300);
+    CLOSE(g->stage_sum, 85 + 40 + 40 + 60 + 30 + 5 + 10);
+    CLOSE(g->unaccounted, 300 - 270);
+
+    const mb_gap_stage *d = stage(g, "dataloading");
+    assert_string_equal(matched_id(f, d), "disk/io_uring/block_size=131072,mode=direct,pattern=random,qd=32");
+    CLOSE(d->measured_rate, 2.6e10 / 85);
+    CLOSE(d->ceiling_rate, 2000 * 1e6);
+    CLOSE(d->efficiency, (2.6e10 / 85) / 2e9);
+    CLOSE(d->time_at_ceiling, 2.6e10 / 2e9); /* 13 s */
+    CLOSE(d->time_lost, 85 - 13);
+    CLOSE(d->share, 85.0 / 300);
+    CLOSE(d->amdahl_total, 300 - 85 + 13);
+    CLOSE(d->amdahl_speedup, 300.0 / 228);
+
+    const mb_gap_stage *h = stage(g, "h2d");
+    assert_string_equal(matched_id(f, h), "copy/cuda/direction=h2d,memory=pageable,size=67108864");
+    CLOSE(h->efficiency, (2e11 / 40) / 10e9);
+    CLOSE(h->time_lost, 40 - 2e11 / 10e9);
+
+    const mb_gap_stage *fw = stage(g, "forward");
+    assert_string_equal(matched_id(f, fw), "gemm/cublaslt/dtype=bf16,k=8192,m=8192,n=8192");
+    CLOSE(fw->measured_rate, 1.2e16 / 40);
+    CLOSE(fw->efficiency, 3e14 / 600e12);
+    CLOSE(fw->time_at_ceiling, 1.2e16 / 600e12);
+
+    const mb_gap_stage *bw = stage(g, "backward");
+    assert_string_equal(bw->stage->dtype, "bf16"); /* "bfloat16" in the file */
+    CLOSE(bw->stage->seconds, 0.6 * 100);
+    CLOSE(bw->stage->work, 2.4e14 * 100);
+    CLOSE(bw->efficiency, (2.4e16 / 60) / 600e12);
+    CLOSE(bw->time_lost, 60 - 2.4e16 / 600e12);
+
+    const mb_gap_stage *l = stage(g, "launch");
+    assert_string_equal(matched_id(f, l), "launch/cuda/count=1000,op=launch");
+    CLOSE(l->time_at_ceiling, 5e6 / 250000.0);
+    CLOSE(l->time_lost, 30 - 20);
+
+    const mb_gap_stage *s = stage(g, "sync");
+    assert_string_equal(matched_id(f, s), "launch/cuda/count=1000,op=stream_sync");
+    CLOSE(s->time_at_ceiling, 2e4 / 100000.0);
+    CLOSE(s->time_lost, 5 - 0.2);
+
+    const mb_gap_stage *o = stage(g, "optimizer");
+    assert_int_equal(o->match, -1);
+    assert_non_null(strstr(o->why, "no ceiling"));
+    CLOSE(o->time_lost, 0);
+    CLOSE(o->share, 10.0 / 300);
+
+    /* ranking: 72, then the three 20 s (file order on a tie), 10, 4.8 */
+    const char *order[] = { "dataloading", "h2d", "forward", "backward", "launch", "sync", "optimizer" };
+    for (int k = 0; k < 7; k++)
+        assert_string_equal(g->stages[g->ranking[k]].stage->name, order[k]);
+    CLOSE(g->all_total, 300 - (72 + 20 + 20 + 20 + 10 + 4.8));
+    CLOSE(g->all_speedup, 300 / 153.2);
+    assert_string_equal(g->stages[g->bottleneck].stage->name, "dataloading");
+    CLOSE(mb_gap_per_step(g, g->total), 3.0);
+}
+
+static void test_known_answers_json(void **state)
+{
+    fx *f = *state;
+    build(f, data_path("gap_run.json"));
+    check_known_gap(f);
+}
+
+static void test_known_answers_csv(void **state)
+{
+    fx *f = *state;
+    build(f, data_path("gap_run.csv")); /* the same run written as CSV */
+    check_known_gap(f);
+}
+
+static void test_match_reasons(void **state)
+{
+    fx *f = *state;
+    build(f, data_path("gap_run.json"));
+    const mb_gap_stage *d = stage(&f->gap, "dataloading");
+    assert_non_null(strstr(d->why, "pattern random"));
+    assert_non_null(strstr(d->why, "128 KiB per call as the stage"));
+    const mb_gap_stage *fw = stage(&f->gap, "forward");
+    assert_non_null(strstr(fw->why, "dtype bf16"));
+    /* 2 usable bf16 GPU cases: fp8 failed and tf32 not verified are no ceilings */
+    assert_non_null(strstr(fw->why, "nearest of 2 usable gemm"));
+}
+
+/* ---- projection ----------------------------------------------------------------------- */
+
+static void test_project_results(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    build(f, data_path("gap_run.json"));
+    assert_int_equal(mb_gap_project_results(&f->gap, &f->there, &f->matching, &err), MB_OK);
+    const mb_gap *g = &f->gap;
+    /* time there = time here x ceiling here / ceiling there */
+    CLOSE(stage(g, "dataloading")->target_seconds, 85 * 2000.0 / 8000);
+    CLOSE(stage(g, "h2d")->target_seconds, 40 * 10.0 / 20);
+    CLOSE(stage(g, "forward")->target_seconds, 40 * 600.0 / 1200);
+    CLOSE(stage(g, "backward")->target_seconds, 60 * 600.0 / 1200);
+    CLOSE(stage(g, "launch")->target_seconds, 30 * 250000.0 / 500000);
+    /* no stream_sync case there, no ceiling for 'other': both keep their time */
+    assert_false(stage(g, "sync")->projected);
+    CLOSE(stage(g, "sync")->target_seconds, 5);
+    assert_non_null(strstr(stage(g, "sync")->target_why, "kept its time"));
+    CLOSE(stage(g, "optimizer")->target_seconds, 10);
+    double total = 21.25 + 20 + 20 + 30 + 15 + 5 + 10 + 30; /* + 30 s in no stage */
+    CLOSE(g->target_total, total);
+    assert_string_equal(g->stages[g->target_bottleneck].stage->name, "backward");
+    assert_string_equal(g->target_kind, "results");
+    assert_string_equal(g->target_label, "there");
+    assert_true(g->n_assumptions >= 2);
+}
+
+static void test_project_datasheet(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    mb_datasheet *d = NULL;
+    build(f, data_path("gap_run.json"));
+    assert_int_equal(mb_datasheet_load(data_path("gap_gpu.ini"), &d, &err), MB_OK);
+    assert_int_equal(mb_gap_project_datasheet(&f->gap, d, true, &err), MB_OK);
+    const mb_gap *g = &f->gap;
+    /* time there = work / (peak there x ceiling here / peak here x efficiency)
+     *            = time here x peak here / peak there                          */
+    CLOSE(stage(g, "forward")->target_seconds, 40 * 989.4 / 1978.8);
+    CLOSE(stage(g, "backward")->target_seconds, 60 * 989.4 / 1978.8);
+    CLOSE(stage(g, "forward")->target_rate, 1978.8e12 * 600 / 989.4);
+    /* the case's peak is PCIe 4.0 x16; the datasheet says PCIe 5.0 x16 */
+    double pcie4 = 16.0 * 128 / 130 * 16 / 8;
+    CLOSE(stage(g, "h2d")->target_seconds, 40 * pcie4 / mb_pcie_gbps(5, 16));
+    /* a GPU datasheet says nothing about disks, launches or syncs */
+    CLOSE(stage(g, "dataloading")->target_seconds, 85);
+    assert_non_null(strstr(stage(g, "dataloading")->target_why, "kept its time"));
+    CLOSE(stage(g, "launch")->target_seconds, 30);
+    CLOSE(stage(g, "sync")->target_seconds, 5);
+    CLOSE(g->target_total, 85 + 20 + 20 + 30 + 30 + 5 + 10 + 30);
+    assert_string_equal(g->stages[g->target_bottleneck].stage->name, "dataloading");
+    mb_datasheet_free(d);
+}
+
+/* ---- no ceiling, devices, collectives ---------------------------------------------------- */
+
+static const char *cpu_only_results(void)
+{
+    return scratch_file("cpu_only.json",
+                        "{\"schema\":\"mlbench-results\",\"schema_version\":1,\"started_utc\":\"2026-01-01T00:00:00Z\","
+                        "\"context\":{\"host\":{\"name\":\"cpubox\"},\"gpus\":[]},\"cases\":[{"
+                        "\"id\":\"gemm/openblas/dtype=fp32,k=1024,m=1024,n=1024\",\"component\":\"gemm\","
+                        "\"backend\":\"openblas\",\"params\":{\"dtype\":\"fp32\",\"m\":\"1024\",\"n\":\"1024\","
+                        "\"k\":\"1024\"},\"status\":\"ok\",\"work_unit\":\"flop\",\"work_per_iteration\":2147483648,"
+                        "\"rate_unit\":\"GFLOP/s\",\"rate_scale\":1e9,\"rate\":{\"median\":1500},"
+                        "\"verification\":{\"status\":\"passed\"}}]}");
+}
+
+static void test_gpu_stage_on_cpu_results(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    mb_ceilings cpu;
+    assert_int_equal(mb_ceilings_load(cpu_only_results(), &cpu, &err), MB_OK);
+    const char *run = scratch_file("gpu_and_cpu.json",
+                                   "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                                   "{\"name\":\"gpu_mm\",\"component\":\"gemm\",\"dtype\":\"fp32\",\"flops\":1e15,\"seconds\":6},"
+                                   "{\"name\":\"cpu_mm\",\"component\":\"gemm\",\"device\":\"cpu\",\"dtype\":\"fp32\","
+                                   "\"flops\":3e12,\"seconds\":4}]}");
+    mb_run r;
+    mb_gap g;
+    assert_int_equal(mb_run_read(run, &r, &err), MB_OK);
+    assert_int_equal(mb_gap_build(&r, &cpu, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(g.stages[0].match, -1);
+    assert_non_null(strstr(g.stages[0].why, "no ceiling"));
+    assert_non_null(strstr(g.stages[0].why, "ran on the cpu"));
+    CLOSE(g.total, 10); /* still counts */
+    CLOSE(g.stages[0].share, 0.6);
+    assert_int_equal(g.stages[1].match, 0);
+    CLOSE(g.stages[1].efficiency, (3e12 / 4) / 1500e9);
+    CLOSE(g.all_total, 10 - (4 - 3e12 / 1500e9));
+    mb_gap_free(&g);
+    mb_run_free(&r);
+    mb_ceilings_free(&cpu);
+}
+
+static void test_collective_busbw(void **state)
+{
+    fx *f = *state;
+    /* The NCCL case reports bus bandwidth 200 GB/s (busbw_factor 1.75 at 8
+     * ranks). A stage moving 6.4e10 B in 1 s at 8 ranks has algbw 64 GB/s,
+     * busbw 64 x 1.75 = 112 GB/s: efficiency 112 / 200. At 4 ranks the
+     * factor is 2*3/4 = 1.5. */
+    mb_stage s = { .name = "grads", .component = "allreduce", .dtype = "bf16", .ranks = 8, .work = 6.4e10,
+                   .work_unit = "byte", .seconds = 1.0, .count = 1000 };
+    char why[MB_GAP_WHY_LEN];
+    int k = mb_gap_match(&s, &f->here, &f->matching, why, sizeof why);
+    assert_true(k >= 0);
+    assert_string_equal(f->here.cases[k].backend, "nccl");
+    assert_non_null(strstr(why, "8 ranks"));
+    double ceil = mb_gap_case_rate(&s, &f->here.cases[k], &f->matching);
+    CLOSE(ceil, 200e9 / 1.75);
+    CLOSE(mb_efficiency(6.4e10 / 1.0, ceil), 6.4e10 * 1.75 / 200e9);
+    s.ranks = 4;
+    CLOSE(mb_gap_case_rate(&s, &f->here.cases[k], &f->matching), 200e9 / 1.5);
+    assert_int_equal(mb_gap_match(&s, &f->here, &f->matching, why, sizeof why), k);
+    assert_non_null(strstr(why, "4 ranks not measured, case has 8"));
+}
+
+static void test_nearest_size_and_dtype(void **state)
+{
+    fx *f = *state;
+    char why[MB_GAP_WHY_LEN];
+    /* 2e9 FLOP per call is nearest the 1024^3 case (2^31 FLOP) */
+    mb_stage s = { .name = "small", .component = "gemm", .dtype = "bf16", .work = 2e12, .count = 1000,
+                   .work_unit = "flop", .seconds = 10 };
+    int k = mb_gap_match(&s, &f->here, &f->matching, why, sizeof why);
+    assert_string_equal(f->here.cases[k].id, "gemm/cublaslt/dtype=bf16,k=1024,m=1024,n=1024");
+    /* fp16 was not measured: bf16 (same speed class) is the nearest, and why says so */
+    s.dtype = "fp16";
+    k = mb_gap_match(&s, &f->here, &f->matching, why, sizeof why);
+    assert_true(k >= 0);
+    assert_non_null(strstr(why, "dtype fp16 not measured, nearest bf16"));
+    /* a pinned h2d copy picks the pinned case, a d2h copy the d2h case */
+    mb_stage c = { .name = "c", .component = "copy", .direction = "h2d", .memory = "pinned", .work = 1e10,
+                   .work_unit = "byte", .seconds = 1 };
+    k = mb_gap_match(&c, &f->here, &f->matching, why, sizeof why);
+    assert_string_equal(f->here.cases[k].id, "copy/cuda/direction=h2d,memory=pinned,size=67108864");
+    c.direction = "d2d";
+    assert_int_equal(mb_gap_match(&c, &f->here, &f->matching, why, sizeof why), -1);
+    assert_non_null(strstr(why, "no copy case with direction d2d"));
+    /* sequential disk reads use the sequential case */
+    mb_stage d = { .name = "d", .component = "disk", .pattern = "sequential", .work = 1e10, .work_unit = "byte",
+                   .seconds = 10, .block_size = 1 << 20 };
+    k = mb_gap_match(&d, &f->here, &f->matching, why, sizeof why);
+    assert_string_equal(f->here.cases[k].id, "disk/io_uring/block_size=1048576,mode=direct,pattern=sequential,qd=32");
+}
+
+/* A stage faster than its matched case loses no time (the case is not its
+ * ceiling) and the output says so. */
+static void test_above_ceiling(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    const char *run = scratch_file("above.json",
+                                   "{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"steps\":2},\"stages\":["
+                                   "{\"name\":\"fast\",\"component\":\"copy\",\"direction\":\"h2d\",\"memory\":\"pageable\","
+                                   "\"bytes\":3e10,\"seconds\":1},{\"name\":\"rest\",\"component\":\"other\",\"seconds\":1}]}");
+    mb_run r;
+    mb_gap g;
+    assert_int_equal(mb_run_read(run, &r, &err), MB_OK);
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_true(g.stages[0].above_ceiling);
+    CLOSE(g.stages[0].efficiency, 3.0);
+    CLOSE(g.stages[0].time_lost, 0);
+    CLOSE(g.all_total, 2);
+    CLOSE(mb_gap_per_step(&g, g.total), 1);
+    mb_gap_free(&g);
+    mb_run_free(&r);
+}
+
+/* ---- diagnosis -------------------------------------------------------------------------------- */
+
+static bool has_finding(const mb_diagnosis *d, const char *id)
+{
+    for (int i = 0; i < d->n; i++)
+        if (strcmp(d->findings[i].id, id) == 0)
+            return true;
+    return false;
+}
+
+static bool has_remedy(const mb_diagnosis *d, const char *id, const char *words)
+{
+    for (int i = 0; i < d->n; i++)
+        if (strcmp(d->findings[i].id, id) == 0)
+            for (int j = 0; j < d->findings[i].n_remedies; j++)
+                if (strstr(d->findings[i].remedies[j], words))
+                    return true;
+    return false;
+}
+
+static void diagnose_text(fx *f, const char *name, const char *json)
+{
+    build(f, scratch_file(name, json));
+}
+
+static void test_diagnosis_data_loading(void **state)
+{
+    fx *f = *state;
+    build(f, data_path("gap_run.json"));
+    /* data 85/300 = 28% >= 20%; launch 10% < 15%; sync 1.7% < 10%; copies
+     * 13% < 15%; GPU 45% busy: neither GPU compute bound nor CPU bound */
+    assert_int_equal(f->diag.n, 1);
+    assert_string_equal(f->diag.findings[0].id, "data_loading_bound");
+    CLOSE(f->diag.fig.data_share, 85.0 / 300);
+    assert_true(f->diag.fig.random_disk);
+    assert_true(has_remedy(&f->diag, "data_loading_bound", "sequentially"));
+    assert_true(has_remedy(&f->diag, "data_loading_bound", "num_workers"));
+}
+
+static void test_diagnosis_launch_bound(void **state)
+{
+    fx *f = *state;
+    diagnose_text(f, "launch.json",
+                  "{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"gpu_utilization\":0.5},\"stages\":["
+                  "{\"name\":\"launches\",\"component\":\"launch\",\"launches\":1e6,\"seconds\":40},"
+                  "{\"name\":\"mm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":1e15,\"seconds\":60}]}");
+    CLOSE(f->diag.fig.launch_share, 0.4);
+    assert_true(has_finding(&f->diag, "launch_bound"));
+    assert_true(has_remedy(&f->diag, "launch_bound", "CUDA graphs"));
+    assert_true(has_remedy(&f->diag, "launch_bound", "Bigger batches"));
+    assert_false(has_finding(&f->diag, "gpu_compute_bound"));
+}
+
+static void test_diagnosis_sync_bound(void **state)
+{
+    fx *f = *state;
+    diagnose_text(f, "sync.json",
+                  "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                  "{\"name\":\"item\",\"component\":\"sync\",\"syncs\":1e5,\"seconds\":30},"
+                  "{\"name\":\"rest\",\"component\":\"other\",\"seconds\":70}]}");
+    CLOSE(f->diag.fig.sync_share, 0.3);
+    assert_true(has_finding(&f->diag, "sync_bound"));
+    assert_true(has_remedy(&f->diag, "sync_bound", "Fewer syncs"));
+}
+
+static void test_diagnosis_gpu_compute_bound(void **state)
+{
+    fx *f = *state;
+    diagnose_text(f, "gpu.json",
+                  "{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"gpu_utilization\":0.95},\"stages\":["
+                  "{\"name\":\"mm\",\"component\":\"gemm\",\"dtype\":\"fp32\",\"flops\":1e15,\"seconds\":90},"
+                  "{\"name\":\"rest\",\"component\":\"other\",\"seconds\":10}]}");
+    assert_true(has_finding(&f->diag, "gpu_compute_bound"));
+    /* fp32 work: lower precision; 1e15/90 FLOP/s is 1.9% of the bf16 ceiling: low efficiency */
+    assert_true(f->diag.fig.fp32_compute);
+    CLOSE(f->diag.fig.compute_efficiency, (1e15 / 90) / 600e12);
+    assert_true(has_remedy(&f->diag, "gpu_compute_bound", "Lower precision"));
+    assert_true(has_remedy(&f->diag, "gpu_compute_bound", "far below the measured ceiling"));
+    assert_non_null(strstr(stage(&f->gap, "mm")->why, "dtype fp32 not measured, nearest"));
+}
+
+static void test_diagnosis_cpu_bound_and_copies(void **state)
+{
+    fx *f = *state;
+    diagnose_text(f, "cpu.json",
+                  "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                  "{\"name\":\"postprocess\",\"component\":\"other\",\"device\":\"cpu\",\"seconds\":50},"
+                  "{\"name\":\"upload\",\"component\":\"copy\",\"direction\":\"h2d\",\"memory\":\"pageable\","
+                  "\"bytes\":1e11,\"seconds\":30},"
+                  "{\"name\":\"mm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":1e15,\"seconds\":20}]}");
+    CLOSE(f->diag.fig.cpu_share, 0.5);
+    CLOSE(f->diag.fig.copy_share, 0.3);
+    CLOSE(f->diag.fig.pageable_share, 0.3);
+    assert_true(has_finding(&f->diag, "cpu_compute_bound"));
+    assert_true(has_finding(&f->diag, "copy_bound"));
+    assert_true(has_remedy(&f->diag, "copy_bound", "pinned memory"));
+    /* sorted by weight: CPU 50% before copies 30% */
+    assert_string_equal(f->diag.findings[0].id, "cpu_compute_bound");
+}
+
+static void test_diagnosis_none(void **state)
+{
+    fx *f = *state;
+    diagnose_text(f, "none.json",
+                  "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                  "{\"name\":\"mm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":1e15,\"seconds\":50},"
+                  "{\"name\":\"rest\",\"component\":\"other\",\"seconds\":50}]}");
+    assert_int_equal(f->diag.n, 0);
+}
+
+/* A trace-derived run: the evidence object (docs/traces.md keys) drives the
+ * figures. GPU busy 3 of 10 s, idle 7 s, host in launch calls 6 s (86% of
+ * the idle time), DataLoader 3 s, host in syncs 0.5 s of which the GPU idled
+ * 0.4 s. */
+static void test_diagnosis_trace_evidence(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    mb_run r;
+    mb_run_init(&r);
+    mb_stage s = { .name = "gemm", .component = "gemm", .dtype = "bf16", .work = 1e15, .work_unit = "flop",
+                   .seconds = 2.5 };
+    assert_int_equal(mb_run_add_stage(&r, &s, &err), MB_OK);
+    r.total_seconds = 10;
+    r.evidence = cJSON_Parse("{\"reader\":\"pytorch-trace\",\"devices\":[{\"id\":0,\"busy_s\":3,\"window_s\":10,"
+                             "\"idle_s\":7,\"host_wait_idle_s\":0.4,\"classes\":{\"gemm\":{\"seconds\":2.5,\"count\":10}}}],"
+                             "\"host\":{\"launch\":{\"count\":70000,\"seconds\":6},\"sync\":{\"count\":10,\"seconds\":0.5},"
+                             "\"dataloader\":{\"count\":5,\"seconds\":3}}}");
+    assert_non_null(r.evidence);
+    mb_gap g;
+    mb_diagnosis d;
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+    CLOSE(d.fig.gpu_util, 0.3);
+    CLOSE(d.fig.gpu_idle_share, 0.7);
+    CLOSE(d.fig.launch_idle_ratio, 6.0 / 7);
+    CLOSE(d.fig.launch_share, 0.6);
+    CLOSE(d.fig.data_share, 0.3);
+    CLOSE(d.fig.sync_share, 0.4 / 10);
+    CLOSE(d.fig.sync_host_share, 0.5 / 10);
+    CLOSE(d.fig.launches, 70000);
+    assert_true(has_finding(&d, "launch_bound"));
+    assert_true(has_finding(&d, "data_loading_bound"));
+    assert_false(has_finding(&d, "sync_bound"));
+    assert_string_equal(d.findings[0].id, "launch_bound"); /* 0.6 before 0.3 */
+    mb_diagnosis_free(&d);
+    mb_gap_free(&g);
+
+    /* Syncs: host 3 s in syncs, the GPU idle 2.5 s of it, GPU 50% busy:
+     * sync bound. The same host time with the GPU 95% busy (waiting on busy
+     * kernels) is not. */
+    cJSON_Delete(r.evidence);
+    r.evidence = cJSON_Parse("{\"devices\":[{\"busy_s\":5,\"window_s\":10,\"idle_s\":5,\"host_wait_idle_s\":2.5}],"
+                             "\"host\":{\"sync\":{\"count\":1000,\"seconds\":3}}}");
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+    CLOSE(d.fig.sync_share, 0.25);
+    assert_true(has_finding(&d, "sync_bound"));
+    mb_diagnosis_free(&d);
+    mb_gap_free(&g);
+    cJSON_Delete(r.evidence);
+    r.evidence = cJSON_Parse("{\"devices\":[{\"busy_s\":9.5,\"window_s\":10,\"idle_s\":0.5,\"host_wait_idle_s\":0.2}],"
+                             "\"host\":{\"sync\":{\"count\":1000,\"seconds\":3}}}");
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+    CLOSE(d.fig.sync_share, 0.02);
+    assert_false(has_finding(&d, "sync_bound"));
+    mb_diagnosis_free(&d);
+    mb_gap_free(&g);
+    mb_run_free(&r);
+}
+
+static void test_thresholds_missing_key(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    build(f, data_path("gap_run.json"));
+    mb_ini t;
+    const char *p = scratch_file("thresholds.ini", "[gpu_compute_bound]\ngpu_utilization_min = 0.9\n");
+    assert_int_equal(mb_ini_load(p, &t, &err), MB_OK);
+    mb_diagnosis d;
+    assert_int_equal(mb_diagnose(&f->gap, &t, &f->remedies, &d, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "[gpu_compute_bound] compute_share_min is missing"));
+    mb_ini_free(&t);
+}
+
+/* ---- the command --------------------------------------------------------------------------------- */
+
+static int gap_argv(char **out, char **errtext, ...)
+{
+    char *argv[16];
+    int argc = 0;
+    argv[argc++] = "gap";
+    va_list ap;
+    va_start(ap, errtext);
+    for (char *a; (a = va_arg(ap, char *)) != NULL && argc < 15;)
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+    return run_captured(mb_cmd_gap, argc, argv, out, errtext);
+}
+
+static void test_cmd_json_out(void **state)
+{
+    (void)state;
+    char *out, *err;
+    char path[512];
+    snprintf(path, sizeof path, "%s/gap.json", scratch_dir());
+    int rc = gap_argv(&out, &err, "--run", (char *)data_path("gap_run.json"), "--ceilings",
+                      (char *)data_path("gap_here.json"), "--target", (char *)data_path("gap_there.json"), "--format",
+                      "json", "--out", path, NULL);
+    assert_int_equal(rc, 0);
+    assert_string_equal(out, ""); /* all of it went to --out */
+    char *text = read_text(path);
+    cJSON *doc = cJSON_Parse(text);
+    assert_non_null(doc);
+    assert_string_equal(cJSON_GetObjectItem(doc, "format")->valuestring, "mlbench-gap");
+    cJSON *s0 = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "stages"), 0);
+    assert_string_equal(cJSON_GetObjectItem(s0, "name")->valuestring, "dataloading");
+    CLOSE(cJSON_GetObjectItem(s0, "seconds_lost")->valuedouble, 72);
+    CLOSE(cJSON_GetObjectItem(s0, "efficiency")->valuedouble, (2.6e10 / 85) / 2e9);
+    cJSON *am = cJSON_GetObjectItem(doc, "amdahl");
+    CLOSE(cJSON_GetObjectItem(am, "step_seconds_all_at_ceiling")->valuedouble, 153.2 / 100);
+    cJSON *pj = cJSON_GetObjectItem(doc, "projection");
+    CLOSE(cJSON_GetObjectItem(pj, "step_seconds_there")->valuedouble, 151.25 / 100);
+    assert_string_equal(cJSON_GetObjectItem(pj, "bottleneck_there")->valuestring, "backward");
+    cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "diagnosis"), "findings"), 0);
+    assert_string_equal(cJSON_GetObjectItem(f0, "pattern")->valuestring, "data_loading_bound");
+    cJSON_Delete(doc);
+    free(text);
+    free(out);
+    free(err);
+}
+
+static void test_cmd_table_and_md(void **state)
+{
+    (void)state;
+    char *out, *err;
+    int rc = gap_argv(&out, &err, (char *)data_path("gap_run.json"), "--ceilings", (char *)data_path("gap_here.json"),
+                      NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "dataloading"));
+    assert_non_null(strstr(out, "no ceiling"));
+    assert_non_null(strstr(out, "Data-loading bound"));
+    assert_non_null(strstr(out, "720 ms")); /* 72 s lost over 100 steps */
+    free(out);
+    free(err);
+    rc = gap_argv(&out, &err, "--run", (char *)data_path("gap_run.csv"), "--ceilings",
+                  (char *)data_path("gap_here.json"), "--target", (char *)data_path("gap_gpu.ini"), "--format", "md",
+                  NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "# mlbench gap"));
+    assert_non_null(strstr(out, "| stage "));
+    assert_non_null(strstr(out, "## Projection onto Test GPU X2 (datasheet)"));
+    free(out);
+    free(err);
+}
+
+static void test_cmd_errors(void **state)
+{
+    (void)state;
+    char *out, *err;
+    char path[512];
+    snprintf(path, sizeof path, "%s/never.json", scratch_dir());
+    /* no --run */
+    assert_int_equal(gap_argv(&out, &err, "--ceilings", (char *)data_path("gap_here.json"), NULL), 2);
+    assert_non_null(strstr(err, "--run"));
+    free(out);
+    free(err);
+    /* bad format */
+    assert_int_equal(gap_argv(&out, &err, "--run", (char *)data_path("gap_run.json"), "--format", "xml", NULL), 2);
+    assert_non_null(strstr(err, "--format xml"));
+    free(out);
+    free(err);
+    /* a run file that is not there; nothing written to --out */
+    assert_int_equal(gap_argv(&out, &err, "--run", "/nonexistent/run.json", "--ceilings",
+                              (char *)data_path("gap_here.json"), "--out", path, NULL),
+                     2);
+    assert_non_null(strstr(err, "/nonexistent/run.json"));
+    assert_int_equal(access(path, F_OK), -1);
+    free(out);
+    free(err);
+    /* an unknown target */
+    assert_int_equal(gap_argv(&out, &err, "--run", (char *)data_path("gap_run.json"), "--ceilings",
+                              (char *)data_path("gap_here.json"), "--target", "no-such-gpu", "--out", path, NULL),
+                     2);
+    assert_non_null(strstr(err, "no-such-gpu"));
+    assert_int_equal(access(path, F_OK), -1);
+    free(out);
+    free(err);
+    /* a malformed results file */
+    const char *bad = scratch_file("bad_results.json", "{\"schema\":\"mlbench-results\",\"schema_version\":2,\"cases\":[]}");
+    assert_int_equal(gap_argv(&out, &err, "--run", (char *)data_path("gap_run.json"), "--ceilings", (char *)bad, NULL), 2);
+    assert_non_null(strstr(err, "schema_version"));
+    free(out);
+    free(err);
+}
+
+/* Without --ceilings: the newest results/<host>-*.json of the current
+ * directory by started_utc, or a message saying how to make one. */
+static void test_cmd_default_ceilings(void **state)
+{
+    (void)state;
+    char *out, *err;
+    char cwd[4096], dir[512], results[600], older[700], newer[700];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(dir, sizeof dir, "%s/cwd", scratch_dir());
+    snprintf(results, sizeof results, "%s/results", dir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(chdir(dir), 0);
+    int rc = gap_argv(&out, &err, "--run", (char *)data_path("gap_run.json"), NULL);
+    assert_int_equal(rc, 2);
+    assert_non_null(strstr(err, "mlbench --suite"));
+    free(out);
+    free(err);
+
+    assert_int_equal(mkdir(results, 0755), 0);
+    char *here = read_text(data_path("gap_here.json"));
+    cJSON *doc = cJSON_Parse(here);
+    cJSON_ReplaceItemInObject(doc, "started_utc", cJSON_CreateString("2026-02-01T00:00:00Z"));
+    char *newer_text = cJSON_Print(doc);
+    snprintf(older, sizeof older, "%s/%s-2026-01-10.json", results, mb_hostname());
+    snprintf(newer, sizeof newer, "%s/%s-a-name-that-sorts-first.json", results, mb_hostname());
+    FILE *fo = fopen(older, "w"), *fn = fopen(newer, "w");
+    fputs(here, fo);
+    fputs(newer_text, fn);
+    fclose(fo);
+    fclose(fn);
+    rc = gap_argv(&out, &err, "--run", (char *)data_path("gap_run.json"), "--format", "json", NULL);
+    assert_int_equal(rc, 0);
+    cJSON *res = cJSON_Parse(out);
+    const char *used = cJSON_GetObjectItem(cJSON_GetObjectItem(res, "ceilings"), "path")->valuestring;
+    assert_non_null(strstr(used, "a-name-that-sorts-first"));
+    cJSON_Delete(res);
+    cJSON_Delete(doc);
+    free(newer_text);
+    free(here);
+    free(out);
+    free(err);
+    assert_int_equal(chdir(cwd), 0);
+}
+
+static int group_teardown(void **state)
+{
+    fx_teardown(state);
+    rm_scratch();
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_answers_json),
+        cmocka_unit_test(test_known_answers_csv),
+        cmocka_unit_test(test_match_reasons),
+        cmocka_unit_test(test_project_results),
+        cmocka_unit_test(test_project_datasheet),
+        cmocka_unit_test(test_gpu_stage_on_cpu_results),
+        cmocka_unit_test(test_collective_busbw),
+        cmocka_unit_test(test_nearest_size_and_dtype),
+        cmocka_unit_test(test_above_ceiling),
+        cmocka_unit_test(test_diagnosis_data_loading),
+        cmocka_unit_test(test_diagnosis_launch_bound),
+        cmocka_unit_test(test_diagnosis_sync_bound),
+        cmocka_unit_test(test_diagnosis_gpu_compute_bound),
+        cmocka_unit_test(test_diagnosis_cpu_bound_and_copies),
+        cmocka_unit_test(test_diagnosis_none),
+        cmocka_unit_test(test_diagnosis_trace_evidence),
+        cmocka_unit_test(test_thresholds_missing_key),
+        cmocka_unit_test(test_cmd_json_out),
+        cmocka_unit_test(test_cmd_table_and_md),
+        cmocka_unit_test(test_cmd_errors),
+        cmocka_unit_test(test_cmd_default_ceilings),
+    };
+    return cmocka_run_group_tests(tests, fx_setup, group_teardown);
+}

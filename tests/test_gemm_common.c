@@ -1,0 +1,490 @@
+/* The host side of the GPU GEMM backends (kernels/gemm_common.c), no GPU
+ * needed: problem set-up and the libraries' layout rules, the random inputs,
+ * the CPU reference against an independent naive GEMM, the tolerance, the
+ * sampled check (which must catch corrupted outputs), buffer rotation, and
+ * the theoretical peaks (datasheet and per-architecture table). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gemm_common.h"
+#include "report.h"
+
+static mb_gemm_problem make(long long m, long long n, long long k, long long batch,
+                            const char *layout, mb_gemm_dtype dtype)
+{
+    mb_gemm_problem p;
+    mb_err err = { 0 };
+    int rc = mb_gemm_problem_init(&p, m, n, k, batch, layout, dtype, MB_ELEM_BF16, 7, &err);
+    if (rc != MB_OK)
+        fail_msg("init: %s", err.msg);
+    return p;
+}
+
+static void test_dtypes(void **s)
+{
+    (void)s;
+    for (int i = 0; i < MB_GEMM_NDTYPES; i++) {
+        mb_gemm_dtype d;
+        mb_err err = { 0 };
+        assert_int_equal(mb_gemm_dtype_parse(mb_gemm_dtype_name((mb_gemm_dtype)i), &d, &err),
+                         MB_OK);
+        assert_int_equal(d, i);
+    }
+    mb_gemm_dtype d;
+    mb_err err = { 0 };
+    assert_int_equal(mb_gemm_dtype_parse("fp4", &d, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "dtype"));
+    assert_int_equal(mb_elem_size(MB_ELEM_F64), 8);
+    assert_int_equal(mb_elem_size(MB_ELEM_BF16), 2);
+    assert_int_equal(mb_elem_size(MB_ELEM_E4M3), 1);
+    assert_int_equal(mb_elem_size(MB_ELEM_I32), 4);
+    /* Store/load round trips of exactly representable values. */
+    unsigned char buf[8];
+    const struct {
+        mb_elem e;
+        double v;
+    } cases[] = { { MB_ELEM_F64, -0.1 }, { MB_ELEM_F32, 0.375 }, { MB_ELEM_F16, -1.5 },
+                  { MB_ELEM_BF16, 3.0 }, { MB_ELEM_E4M3, -4 },   { MB_ELEM_E4M3, 448 },
+                  { MB_ELEM_I8, -8 },    { MB_ELEM_I32, 123456 } };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        mb_elem_store(cases[i].e, buf, cases[i].v);
+        assert_true(mb_elem_load(cases[i].e, buf) == cases[i].v);
+    }
+}
+
+static void test_problem_layouts(void **s)
+{
+    (void)s;
+    mb_gemm_problem p = make(64, 32, 16, 3, "nn", MB_GEMM_BF16);
+    assert_false(p.transa);
+    assert_false(p.transb);
+    assert_int_equal(p.lda, 64);
+    assert_int_equal(p.ldb, 16);
+    assert_int_equal(p.ldc, 64);
+    assert_int_equal(p.stride_c, 64 * 32);
+    assert_int_equal(mb_gemm_bytes(&p, 'a'), 64 * 16 * 3 * 2);
+    assert_int_equal(mb_gemm_bytes(&p, 'c'), 64 * 32 * 3 * 2);
+    assert_true(mb_gemm_problem_flops(&p) == 2.0 * 64 * 32 * 16 * 3);
+    p = make(64, 32, 16, 1, "tn", MB_GEMM_FP32);
+    assert_true(p.transa && !p.transb);
+    assert_int_equal(p.lda, 16);
+    assert_string_equal(mb_gemm_layout_name(&p), "tn");
+    p = make(64, 32, 16, 1, "nt", MB_GEMM_FP32);
+    assert_int_equal(p.ldb, 32);
+    /* auto: tn where the library needs it, nn (torch.matmul) otherwise. */
+    assert_string_equal(mb_gemm_layout_name(&(mb_gemm_problem){ 0 }), "nn");
+    p = make(64, 32, 16, 1, "auto", MB_GEMM_FP8);
+    assert_string_equal(mb_gemm_layout_name(&p), "tn");
+    assert_int_equal(p.c_type, MB_ELEM_BF16);
+    assert_true(p.alpha == 0.125); /* a_scale * b_scale */
+    p = make(64, 32, 16, 1, "auto", MB_GEMM_INT8);
+    assert_string_equal(mb_gemm_layout_name(&p), "tn");
+    assert_int_equal(p.c_type, MB_ELEM_I32);
+    p = make(64, 32, 16, 1, "auto", MB_GEMM_FP16);
+    assert_string_equal(mb_gemm_layout_name(&p), "nn");
+
+    mb_err err = { 0 };
+    assert_int_equal(mb_gemm_problem_init(&p, 0, 1, 1, 1, "nn", MB_GEMM_BF16, MB_ELEM_BF16, 1,
+                                          &err),
+                     MB_EUSAGE);
+    mb_err_clear(&err);
+    assert_int_equal(mb_gemm_problem_init(&p, 1, 1, 1, 1, "xn", MB_GEMM_BF16, MB_ELEM_BF16, 1,
+                                          &err),
+                     MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "layout"));
+}
+
+static void expect_rule(mb_gemm_problem p, int cc, int code, const char *words)
+{
+    mb_err err = { 0 };
+    int rc = mb_gemm_problem_check(&p, cc, &err);
+    if (rc != code)
+        fail_msg("%s %s cc %d: rc %d (%s), expected %d", mb_gemm_dtype_name(p.dtype),
+                 mb_gemm_layout_name(&p), cc, rc, err.msg, code);
+    if (words && !strstr(err.msg, words))
+        fail_msg("'%s' does not say '%s'", err.msg, words);
+}
+
+static void test_library_rules(void **s)
+{
+    (void)s;
+    expect_rule(make(64, 64, 64, 1, "tn", MB_GEMM_FP8), 90, MB_OK, NULL);
+    expect_rule(make(64, 64, 64, 1, "tn", MB_GEMM_FP8), 89, MB_OK, NULL);
+    expect_rule(make(64, 64, 64, 1, "tn", MB_GEMM_FP8), 80, MB_ESKIP, "8.9");
+    expect_rule(make(64, 64, 64, 1, "nn", MB_GEMM_FP8), 90, MB_ESKIP, "tn");
+    expect_rule(make(64, 64, 64, 1, "nn", MB_GEMM_FP8), 100, MB_OK, NULL); /* Blackwell */
+    expect_rule(make(40, 64, 64, 1, "tn", MB_GEMM_FP8), 90, MB_ESKIP, "16");
+    expect_rule(make(64, 64, 64, 1, "nn", MB_GEMM_INT8), 90, MB_ESKIP, "tn");
+    expect_rule(make(62, 64, 64, 1, "tn", MB_GEMM_INT8), 90, MB_ESKIP, "multiples of 4");
+    expect_rule(make(64, 64, 64, 1, "nn", MB_GEMM_BF16), 75, MB_ESKIP, "8.0");
+    expect_rule(make(64, 64, 64, 1, "nn", MB_GEMM_TF32), 70, MB_ESKIP, NULL);
+    expect_rule(make(64, 64, 64, 1, "nn", MB_GEMM_FP64), 60, MB_OK, NULL);
+    expect_rule(make(35, 8457, 4096, 1, "nn", MB_GEMM_FP16), 80, MB_OK, NULL);
+    expect_rule(make(3000000000LL, 1, 1, 1, "nn", MB_GEMM_FP32), 90, MB_ESKIP, "32-bit");
+}
+
+static void test_parse_shape(void **s)
+{
+    (void)s;
+    long long m, n, k, b;
+    mb_err err = { 0 };
+    assert_int_equal(mb_gemm_parse_shape("8192x8192x8192", &m, &n, &k, &b, &err), MB_OK);
+    assert_true(m == 8192 && n == 8192 && k == 8192 && b == 1);
+    assert_int_equal(mb_gemm_parse_shape("2048x2048x128x64", &m, &n, &k, &b, &err), MB_OK);
+    assert_true(m == 2048 && n == 2048 && k == 128 && b == 64);
+    assert_int_equal(mb_gemm_parse_shape(" 35 x 8457 X 2560 ", &m, &n, &k, &b, &err), MB_OK);
+    assert_true(m == 35 && n == 8457 && k == 2560);
+    const char *bad[] = { "", "12", "12x", "1x2", "0x1x1", "axbxc", "1x2x3x4x5", "1x2x3y" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        mb_err_clear(&err);
+        assert_int_equal(mb_gemm_parse_shape(bad[i], &m, &n, &k, &b, &err), MB_EUSAGE);
+        assert_non_null(strstr(err.msg, "shape"));
+    }
+}
+
+static void test_inputs(void **s)
+{
+    (void)s;
+    /* Exactly representable, deterministic, varied, not all zero. */
+    for (int d = 0; d < MB_GEMM_NDTYPES; d++) {
+        const char *layout = (d == MB_GEMM_FP8 || d == MB_GEMM_INT8) ? "tn" : "nn";
+        mb_gemm_problem p = make(32, 16, 64, 2, layout, (mb_gemm_dtype)d);
+        mb_gemm_problem q = p;
+        q.seed = 8;
+        int zeros = 0, differ = 0;
+        unsigned char buf[4096 * 8];
+        mb_gemm_fill(&p, 'a', buf, 100, 4096);
+        for (uint64_t i = 0; i < 4096; i++) {
+            double v = mb_gemm_input(&p, 'a', 100 + i);
+            assert_true(v == mb_gemm_input(&p, 'a', 100 + i));
+            assert_true(v == mb_elem_load(p.a_type, buf + i * mb_elem_size(p.a_type)));
+            assert_true(v >= -8 && v <= 8);
+            if (d == MB_GEMM_FP8)
+                assert_true(v == floor(v) && fabs(v) <= 4);
+            else if (d == MB_GEMM_INT8)
+                assert_true(v == floor(v) && fabs(v) <= 8);
+            else
+                assert_true(fabs(v) <= 1);
+            zeros += v == 0;
+            differ += v != mb_gemm_input(&q, 'a', 100 + i);
+        }
+        assert_true(zeros < 4096 / 8); /* fp8: 1/9 zeros, others none */
+        assert_true(differ > 4096 / 2);
+        assert_true(mb_gemm_input(&p, 'a', 5) != mb_gemm_input(&p, 'b', 5) ||
+                    mb_gemm_input(&p, 'a', 6) != mb_gemm_input(&p, 'b', 6));
+    }
+}
+
+/* An independent GEMM over host copies, for comparing the reference. */
+static double naive(const mb_gemm_problem *p, const unsigned char *a, const unsigned char *b,
+                    long long i, long long j, long long bt, long long kmax)
+{
+    size_t ea = mb_elem_size(p->a_type), eb = mb_elem_size(p->b_type);
+    double sum = 0;
+    for (long long l = 0; l < kmax; l++) {
+        /* op(A)(i,l): A stored m x k (lda = m) or k x m (lda = k). */
+        long long ia = p->transa ? bt * p->k * p->m + i * p->k + l : bt * p->m * p->k + l * p->m + i;
+        long long ib = p->transb ? bt * p->k * p->n + l * p->n + j : bt * p->k * p->n + j * p->k + l;
+        sum += mb_elem_load(p->a_type, a + ia * ea) * mb_elem_load(p->b_type, b + ib * eb);
+    }
+    return sum * p->alpha;
+}
+
+static void test_reference_vs_naive(void **s)
+{
+    (void)s;
+    const char *layouts[] = { "nn", "nt", "tn", "tt" };
+    for (int d = 0; d < MB_GEMM_NDTYPES; d++) {
+        for (int L = 0; L < 4; L++) {
+            mb_gemm_problem p = make(24, 20, 36, 3, layouts[L], (mb_gemm_dtype)d);
+            size_t na = mb_gemm_bytes(&p, 'a'), nb = mb_gemm_bytes(&p, 'b');
+            unsigned char *a = malloc(na), *b = malloc(nb);
+            mb_gemm_fill(&p, 'a', a, 0, na / mb_elem_size(p.a_type));
+            mb_gemm_fill(&p, 'b', b, 0, nb / mb_elem_size(p.b_type));
+            for (long long bt = 0; bt < p.batch; bt++)
+                for (long long i = 0; i < p.m; i += 5)
+                    for (long long j = 0; j < p.n; j += 3) {
+                        mb_gemm_ref r = mb_gemm_reference(&p, i, j, bt);
+                        double want = naive(&p, a, b, i, j, bt, p.k);
+                        assert_true(fabs(r.value - want) <= 1e-12 * (1 + fabs(want)));
+                        assert_true(r.sum_abs >= fabs(r.value));
+                        assert_true(r.norm2 <= r.sum_abs + 1e-12 && r.norm2 > 0);
+                    }
+            free(a);
+            free(b);
+        }
+    }
+    /* C(i,j) of batch b sits at b*m*n + i + j*m. */
+    mb_gemm_problem p = make(24, 20, 36, 3, "nn", MB_GEMM_FP32);
+    assert_int_equal(mb_gemm_c_index(&p, 5, 7, 2), 2 * 24 * 20 + 5 + 7 * 24);
+}
+
+static void test_tolerance(void **s)
+{
+    (void)s;
+    mb_gemm_ref r = { 10.0, 1000.0, 30.0 };
+    mb_gemm_problem p = make(8, 8, 8, 1, "tn", MB_GEMM_INT8);
+    assert_true(mb_gemm_tolerance(&p, &r) == 0); /* int8 is exact */
+    p = make(8, 8, 8, 1, "nn", MB_GEMM_FP32);
+    assert_true(fabs(mb_gemm_tolerance(&p, &r) - 1e-2) < 1e-12); /* 1e-5 * 1000 */
+    p = make(8, 8, 8, 1, "nn", MB_GEMM_FP64);
+    assert_true(mb_gemm_tolerance(&p, &r) < 1e-8);
+    p = make(8, 8, 8, 1, "nn", MB_GEMM_BF16);
+    double bf16 = mb_gemm_tolerance(&p, &r);
+    p = make(8, 8, 8, 1, "nn", MB_GEMM_FP16);
+    assert_true(bf16 > mb_gemm_tolerance(&p, &r)); /* bf16 has 3 fewer mantissa bits */
+}
+
+/* ---- the sampled check on host data ------------------------------------------------ */
+
+typedef enum corruption {
+    GOOD,          /* the reference rounded to the output type */
+    ONE_WRONG,     /* one element off by 5% of its scale */
+    NAN_ONE,       /* one NaN */
+    ZEROS,         /* all zero (a kernel that did nothing) */
+    TRANSPOSED,    /* C^T written instead of C */
+    NO_SCALE,      /* fp8 scales ignored */
+    SHORT_K,       /* the last 64 terms of every dot product dropped */
+    OTHER_BATCH,   /* batch b holds batch b+1's result */
+} corruption;
+
+typedef struct host_result {
+    const mb_gemm_problem *p;
+    corruption c;
+    uint64_t bad_index; /* ONE_WRONG / NAN_ONE */
+} host_result;
+
+static double ref_value(const mb_gemm_problem *p, long long i, long long j, long long b,
+                        long long kmax)
+{
+    mb_gemm_problem q = *p;
+    q.k = kmax; /* same lda/ldb, fewer terms */
+    return mb_gemm_reference(&q, i, j, b).value;
+}
+
+static int host_fetch(void *ctx, int sample, uint64_t c_index, double *value, mb_err *err)
+{
+    (void)sample;
+    (void)err;
+    host_result *h = ctx;
+    const mb_gemm_problem *p = h->p;
+    long long b = (long long)(c_index / (uint64_t)p->stride_c);
+    long long rest = (long long)(c_index % (uint64_t)p->stride_c);
+    long long i = rest % p->ldc, j = rest / p->ldc;
+    double v;
+    switch (h->c) {
+    case TRANSPOSED:
+        v = ref_value(p, j % p->m, i % p->n, b, p->k);
+        break;
+    case SHORT_K:
+        v = ref_value(p, i, j, b, p->k - 64);
+        break;
+    case OTHER_BATCH:
+        v = ref_value(p, i, j, (b + 1) % p->batch, p->k);
+        break;
+    case ZEROS:
+        v = 0;
+        break;
+    default:
+        v = ref_value(p, i, j, b, p->k);
+    }
+    if (h->c == NO_SCALE)
+        v /= p->alpha;
+    /* What the device would hold: the value rounded to the output type. */
+    unsigned char buf[8];
+    mb_elem_store(p->c_type, buf, p->c_type == MB_ELEM_I32 ? nearbyint(v) : v);
+    *value = mb_elem_load(p->c_type, buf);
+    if (c_index == h->bad_index && h->c == ONE_WRONG) {
+        mb_gemm_ref r = mb_gemm_reference(p, i, j, b);
+        *value += 0.05 * (r.norm2 + fabs(r.value)) + 1;
+    }
+    if (c_index == h->bad_index && h->c == NAN_ONE)
+        *value = NAN;
+    return MB_OK;
+}
+
+static int run_check(const mb_gemm_problem *p, corruption c, int samples, mb_err *err,
+                     mb_gemm_check_result *res)
+{
+    host_result h = { p, c, mb_gemm_c_index(p, 0, 0, 0) };
+    if (c == ONE_WRONG || c == NAN_ONE)
+        h.bad_index = mb_gemm_c_index(p, p->m - 1, p->n - 1, p->batch - 1); /* a corner: sampled */
+    return mb_gemm_check(p, samples, host_fetch, &h, res, err);
+}
+
+static void test_check_passes_correct_output(void **s)
+{
+    (void)s;
+    for (int d = 0; d < MB_GEMM_NDTYPES; d++) {
+        const char *layout = (d == MB_GEMM_FP8 || d == MB_GEMM_INT8) ? "tn" : "nt";
+        mb_gemm_problem p = make(64, 48, 512, 2, layout, (mb_gemm_dtype)d);
+        mb_err err = { 0 };
+        mb_gemm_check_result res;
+        int rc = run_check(&p, GOOD, 128, &err, &res);
+        if (rc != MB_OK)
+            fail_msg("%s: %s", mb_gemm_dtype_name(p.dtype), err.msg);
+        assert_int_equal(res.checked, 128);
+        assert_int_equal(res.mismatches, 0);
+        assert_true(res.worst_ratio < 0.5); /* margin: rounding uses well under half */
+    }
+    /* Small outputs are checked whole. */
+    mb_gemm_problem p = make(4, 3, 16, 2, "nn", MB_GEMM_FP32);
+    mb_err err = { 0 };
+    mb_gemm_check_result res;
+    assert_int_equal(run_check(&p, GOOD, 256, &err, &res), MB_OK);
+    assert_int_equal(res.checked, 24);
+}
+
+static void expect_caught(mb_gemm_dtype d, corruption c, long long k)
+{
+    const char *layout = (d == MB_GEMM_FP8 || d == MB_GEMM_INT8) ? "tn" : "nn";
+    mb_gemm_problem p = make(64, 48, k, 2, layout, d);
+    mb_err err = { 0 };
+    mb_gemm_check_result res;
+    int rc = run_check(&p, c, 64, &err, &res);
+    if (rc != MB_EVERIFY)
+        fail_msg("%s corruption %d not caught (rc %d, worst ratio %.3g)", mb_gemm_dtype_name(d),
+                 (int)c, rc, res.worst_ratio);
+    assert_true(res.mismatches >= 1);
+    assert_non_null(strstr(err.msg, "expected"));
+    assert_non_null(strstr(err.msg, mb_gemm_dtype_name(d)));
+}
+
+/* A benchmark that is fast because it is wrong must fail. */
+static void test_check_catches_corruption(void **s)
+{
+    (void)s;
+    for (int d = 0; d < MB_GEMM_NDTYPES; d++) {
+        expect_caught((mb_gemm_dtype)d, ONE_WRONG, 256);
+        expect_caught((mb_gemm_dtype)d, NAN_ONE, 256);
+        expect_caught((mb_gemm_dtype)d, ZEROS, 256);
+        expect_caught((mb_gemm_dtype)d, TRANSPOSED, 256);
+        expect_caught((mb_gemm_dtype)d, OTHER_BATCH, 256);
+        /* Dropping one 64-deep slice of k = 2048 must show, even in bf16. */
+        expect_caught((mb_gemm_dtype)d, SHORT_K, 2048);
+    }
+    expect_caught(MB_GEMM_FP8, NO_SCALE, 256);
+    /* The message names the element. */
+    mb_gemm_problem p = make(64, 48, 128, 2, "nn", MB_GEMM_FP32);
+    mb_err err = { 0 };
+    mb_gemm_check_result res;
+    assert_int_equal(run_check(&p, ONE_WRONG, 16, &err, &res), MB_EVERIFY);
+    assert_non_null(strstr(err.msg, "C[63,47] of batch 1"));
+}
+
+static void test_rotate(void **s)
+{
+    (void)s;
+    size_t mib = 1 << 20;
+    assert_int_equal(mb_gemm_auto_rotate(6 * mib, 50 * mib), 25); /* ceil(150/6) */
+    assert_int_equal(mb_gemm_auto_rotate(1024 * mib, 50 * mib), 1);
+    assert_int_equal(mb_gemm_auto_rotate(100 * mib, 50 * mib), 2);
+    assert_int_equal(mb_gemm_auto_rotate(1000, 50 * mib), MB_GEMM_MAX_ROTATE);
+    assert_int_equal(mb_gemm_auto_rotate(6 * mib, 0), 1);
+}
+
+static void test_arch_table(void **s)
+{
+    (void)s;
+    double v = 0;
+    char desc[256];
+    mb_err err = { 0 };
+    assert_int_equal(mb_gpu_arch_rate(9, 0, "NVIDIA H100 80GB HBM3", "bf16", &v, desc,
+                                      sizeof desc, &err),
+                     MB_OK);
+    assert_true(v == 4096);
+    assert_non_null(strstr(desc, "sm_90"));
+    assert_int_equal(mb_gpu_arch_rate(9, 0, "x", "fp8", &v, NULL, 0, &err), MB_OK);
+    assert_true(v == 8192);
+    assert_int_equal(mb_gpu_arch_rate(9, 0, "x", "fp64", &v, NULL, 0, &err), MB_OK);
+    assert_true(v == 256); /* DMMA */
+    assert_int_equal(mb_gpu_arch_rate(8, 0, "x", "tf32", &v, NULL, 0, &err), MB_OK);
+    assert_true(v == 1024);
+    /* GeForce Ada: half-rate fp32-accumulate tensor math; L40S full rate. */
+    assert_int_equal(mb_gpu_arch_rate(8, 9, "NVIDIA GeForce RTX 4090", "bf16", &v, NULL, 0, &err),
+                     MB_OK);
+    assert_true(v == 512);
+    assert_int_equal(mb_gpu_arch_rate(8, 9, "NVIDIA L40S", "bf16", &v, NULL, 0, &err), MB_OK);
+    assert_true(v == 1024);
+    assert_int_equal(mb_gpu_arch_rate(8, 9, "NVIDIA GeForce RTX 4090", "int8", &v, NULL, 0, &err),
+                     MB_OK);
+    assert_true(v == 2048); /* no GeForce override for int8 */
+    assert_int_equal(mb_gpu_arch_rate(8, 0, "x", "fp8", &v, NULL, 0, &err), MB_ESKIP);
+    assert_int_equal(mb_gpu_arch_rate(12, 0, "x", "bf16", &v, NULL, 0, &err), MB_ESKIP);
+    /* Known answers: the table times datasheet SMs and clocks gives the
+     * datasheet figures. */
+    assert_int_equal(mb_gpu_arch_rate(8, 0, "x", "bf16", &v, NULL, 0, &err), MB_OK);
+    assert_true(fabs(108 * 1.41e9 * v / 1e12 - 312) < 1); /* A100 */
+    assert_int_equal(mb_gpu_arch_rate(8, 9, "NVIDIA L4", "fp8", &v, NULL, 0, &err), MB_OK);
+    assert_true(fabs(58 * 2.04e9 * v / 1e12 - 242.5) < 1); /* L4 */
+}
+
+static void test_peak_report(void **s)
+{
+    (void)s;
+    mb_report r;
+    /* Datasheet first, computed figure beside it. */
+    mb_report_init(&r);
+    mb_gpu_peak_report(&r, "NVIDIA H100 80GB HBM3", 9, 0, 132, 1.98e9, "bf16");
+    assert_true(fabs(r.peak - 989.4) < 0.01);
+    assert_non_null(strstr(r.peak_source, "datasheet"));
+    assert_non_null(strstr(r.peak_source, "h100-sxm.ini"));
+    const mb_metric *m = mb_report_find_metric(&r, "peak_from_attributes");
+    assert_non_null(m);
+    assert_true(fabs(m->value - 132 * 1.98e9 * 4096 / 1e12) < 0.01);
+    assert_string_equal(m->unit, "TFLOP/s");
+    mb_report_free(&r);
+    /* fp64 GEMMs: the FP64 tensor-core figure. */
+    mb_report_init(&r);
+    mb_gpu_peak_report(&r, "NVIDIA A100-SXM4-80GB", 8, 0, 108, 1.41e9, "fp64");
+    assert_true(fabs(r.peak - 19.5) < 0.01);
+    assert_non_null(strstr(r.peak_source, "fp64_tensor"));
+    mb_report_free(&r);
+    /* int8 in TOPS. */
+    mb_report_init(&r);
+    mb_gpu_peak_report(&r, "NVIDIA H100 PCIe", 9, 0, 114, 1.755e9, "int8");
+    assert_true(fabs(r.peak - 1513) < 0.01);
+    assert_string_equal(mb_report_find_metric(&r, "peak_from_attributes")->unit, "TOPS");
+    mb_report_free(&r);
+    /* No datasheet: the computed figure is the peak, and a note says so. */
+    mb_report_init(&r);
+    mb_gpu_peak_report(&r, "NVIDIA Imaginary 9000", 9, 0, 100, 2e9, "fp16");
+    assert_true(fabs(r.peak - 100 * 2e9 * 4096 / 1e12) < 0.01);
+    assert_non_null(strstr(r.peak_source, "computed"));
+    assert_true(r.n_notes >= 1);
+    assert_non_null(strstr(r.notes[r.n_notes - 1], "no datasheet"));
+    mb_report_free(&r);
+    /* Datasheet without the dtype (A100 has no fp8) and no table entry: no peak. */
+    mb_report_init(&r);
+    mb_gpu_peak_report(&r, "NVIDIA A100-SXM4-40GB", 8, 0, 108, 1.41e9, "fp8");
+    assert_true(r.peak == 0);
+    assert_true(r.n_notes >= 1);
+    mb_report_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dtypes),
+        cmocka_unit_test(test_problem_layouts),
+        cmocka_unit_test(test_library_rules),
+        cmocka_unit_test(test_parse_shape),
+        cmocka_unit_test(test_inputs),
+        cmocka_unit_test(test_reference_vs_naive),
+        cmocka_unit_test(test_tolerance),
+        cmocka_unit_test(test_check_passes_correct_output),
+        cmocka_unit_test(test_check_catches_corruption),
+        cmocka_unit_test(test_rotate),
+        cmocka_unit_test(test_arch_table),
+        cmocka_unit_test(test_peak_report),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

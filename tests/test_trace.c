@@ -1,0 +1,1009 @@
+/* The PyTorch trace reader (harness/trace*.c).
+ *
+ *   test_trace            synthetic traces with hand-computed answers,
+ *                         malformed inputs, class rules, FLOP formulas
+ *   test_trace fixtures   every real trace in $MLBENCH_SHARED/fixtures/kineto
+ *                         against tests/trace_check.py (an independent
+ *                         computation in Python); exit 77 without fixtures
+ *                         unless $CI is set
+ *   test_trace large      a generated trace of hundreds of MB
+ *                         (scripts/gen_large_trace.py) read in a child
+ *                         process: figures against the generator's summary,
+ *                         RSS the reader adds under 150 MB, MB/s printed
+ *   test_trace dump FILE  prints what the reader derived (debug/bench) */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "trace.h"
+
+#ifndef MB_TEST_SRC
+#define MB_TEST_SRC "."
+#endif
+
+static char tmpdir[256];
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[8][512];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, 512, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static void write_text(const char *path, const char *text, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void write_gz(const char *path, const char *text, size_t n)
+{
+    gzFile g = gzopen(path, "wb6");
+    assert_non_null(g);
+    assert_int_equal(gzwrite(g, text, (unsigned)n), (int)n);
+    assert_int_equal(gzclose(g), Z_OK);
+}
+
+static char *read_all(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)len + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+    buf[len] = '\0';
+    *n = (size_t)len;
+    return buf;
+}
+
+static const mb_stage *stage(const mb_run *r, const char *name)
+{
+    for (int i = 0; i < r->n_stages; i++)
+        if (strcmp(r->stages[i].name, name) == 0)
+            return &r->stages[i];
+    return NULL;
+}
+
+static cJSON *path_get(cJSON *o, const char *path)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *tok = strtok(buf, "."); tok && o; tok = strtok(NULL, ".")) {
+        char *end;
+        long idx = strtol(tok, &end, 10);
+        o = *end == '\0' && cJSON_IsArray(o) ? cJSON_GetArrayItem(o, (int)idx)
+                                              : cJSON_GetObjectItemCaseSensitive(o, tok);
+    }
+    return o;
+}
+
+static double num(cJSON *o, const char *path)
+{
+    cJSON *v = path_get(o, path);
+    if (!cJSON_IsNumber(v))
+        fail_msg("evidence %s is not a number", path);
+    return v->valuedouble;
+}
+
+static bool partial_has(const mb_run *r, const char *needle)
+{
+    cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(r->evidence, "partial"))
+        if (cJSON_IsString(p) && strstr(p->valuestring, needle))
+            return true;
+    return false;
+}
+
+/* Seconds equal to the nanosecond (figures are integer ns inside). */
+#define NS_EQ(sec, ns) assert_true(llabs(llround((sec) * 1e9) - (long long)(ns)) <= 1)
+
+/* ---- a hand-computed trace ------------------------------------------------------ */
+
+/* Out of time order on purpose; fractional and string timestamps; overlap
+ * across streams; a sync call and a DataLoader annotation over idle gaps.
+ *
+ * GPU intervals (us): conv [900,950], gemm [1000.5,1010.5], nccl on stream
+ * 20 [1005.5,1025.5], h2d [1100.25,1104.25], d2h [1200,1202], memset
+ * [1300,1301]. Union = 50+25+4+2+1 = 82; window [900,1301] = 401; idle 319.
+ * Host waits: sync [1030,1130] (4 of it busy) and DataLoader [1210,1260]:
+ * host-wait idle = 96 + 50 = 146.
+ * ProfilerStep#7 [800,1100]: busy 75, host-wait idle 70.
+ * ProfilerStep#8 [1100,1350]: busy 7, host-wait idle 26 + 50 = 76. */
+static const char *const synthetic_events =
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ampere_sgemm_128x64_nn\",\"pid\":0,\"tid\":7,"
+    "\"ts\":1000.5,\"dur\":10,\"args\":{\"device\":0,\"stream\":7,\"correlation\":1,"
+    "\"grid\":[1,2,3],\"block\":[128,1,1]}},\n"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, "
+    "unsigned long, ncclWork*)\",\"pid\":0,\"tid\":20,\"ts\":1005.5,\"dur\":20,\"args\":{\"device\":0,"
+    "\"stream\":20,\"correlation\":2,\"Collective name\":\"allreduce\",\"In msg nelems\":1000,"
+    "\"Out msg nelems\":1000,\"Group size\":4,\"dtype\":\"Float\"}},\n"
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"GPU 0\"}},\n"
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pinned -> Device)\",\"pid\":0,"
+    "\"tid\":7,\"ts\":\"1100.25\",\"dur\":4,\"args\":{\"device\":0,\"stream\":7,\"correlation\":3,"
+    "\"bytes\":4000000}},\n"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"sm80_xmma_fprop_implicit_gemm_tf32f32\",\"pid\":0,"
+    "\"tid\":7,\"ts\":900,\"dur\":50,\"args\":{\"device\":0,\"stream\":7,\"correlation\":4}},\n"
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoH (Device -> Pageable)\",\"pid\":0,"
+    "\"tid\":7,\"ts\":1200,\"dur\":2,\"args\":{\"device\":0,\"stream\":7,\"bytes\":8}},\n"
+    "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"pid\":0,\"tid\":7,"
+    "\"ts\":1300,\"dur\":1,\"args\":{\"device\":0,\"stream\":7,\"bytes\":64}},\n"
+    "{\"ph\":\"s\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":990,\"cat\":\"ac2g\",\"name\":\"ac2g\"},\n"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaStreamSynchronize\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1030,\"dur\":100,\"args\":{\"correlation\":9}},\n"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+    "\"ts\":990,\"dur\":5,\"args\":{\"correlation\":1}},\n"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#8\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1100,\"dur\":250,\"args\":{}},\n"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#7\",\"pid\":1,\"tid\":1,"
+    "\"ts\":800,\"dur\":300,\"args\":{}},\n"
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":"
+    "\"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__\",\"pid\":1,\"tid\":1,"
+    "\"ts\":1210,\"dur\":50},\n"
+    "{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":\"\",\"tid\":\"\",\"ts\":1400},\n"
+    "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\","
+    "\"tid\":\"PyTorch Profiler\",\"ts\":700,\"dur\":700,\"args\":{\"Op count\":0}}\n";
+
+static char *synthetic_trace(bool bare_array)
+{
+    const char *head = bare_array ? "[\n" : "{\"schemaVersion\":1,\"deviceProperties\":[{\"id\":0,"
+                                            "\"name\":\"Test GPU\",\"numSms\":1}],"
+                                            "\"distributedInfo\":{\"rank\":0,\"world_size\":4},"
+                                            "\"traceEvents\":[\n";
+    const char *tail = bare_array ? "]\n" : "],\"baseTimeNanoseconds\":1700000000000000000}\n";
+    size_t n = strlen(head) + strlen(synthetic_events) + strlen(tail) + 1;
+    char *t = malloc(n);
+    snprintf(t, n, "%s%s%s", head, synthetic_events, tail);
+    return t;
+}
+
+static void check_synthetic_busy(const mb_run *r)
+{
+    cJSON *ev = r->evidence;
+    assert_non_null(ev);
+    NS_EQ(num(ev, "devices.0.busy_s"), 82000);
+    NS_EQ(num(ev, "devices.0.window_s"), 401000);
+    NS_EQ(num(ev, "devices.0.idle_s"), 319000);
+    NS_EQ(num(ev, "devices.0.host_wait_idle_s"), 146000);
+    NS_EQ(num(ev, "devices.0.other_idle_s"), 173000);
+    assert_int_equal((int)num(ev, "devices.0.streams"), 2);
+    NS_EQ(num(ev, "devices.0.classes.gemm.seconds"), 10000);
+    NS_EQ(num(ev, "devices.0.classes.conv.seconds"), 50000);
+    NS_EQ(num(ev, "devices.0.classes.nccl.seconds"), 20000);
+    NS_EQ(num(ev, "devices.0.classes.memcpy.seconds"), 6000);
+    assert_int_equal((int)num(ev, "devices.0.classes.memcpy.count"), 2);
+    /* steps come out in time order although #8 is first in the file */
+    assert_int_equal(r->steps, 2);
+    assert_int_equal((int)num(ev, "steps.0.step"), 7);
+    NS_EQ(num(ev, "steps.0.devices.0.busy_s"), 75000);
+    NS_EQ(num(ev, "steps.0.devices.0.idle_s"), 225000);
+    NS_EQ(num(ev, "steps.0.devices.0.host_wait_idle_s"), 70000);
+    NS_EQ(num(ev, "steps.0.devices.0.classes.conv.seconds"), 50000);
+    NS_EQ(num(ev, "steps.1.devices.0.busy_s"), 7000);
+    NS_EQ(num(ev, "steps.1.devices.0.host_wait_idle_s"), 76000);
+    NS_EQ(r->step_seconds, 275000);
+    NS_EQ(r->total_seconds, 700000); /* the Trace span event */
+    assert_true(fabs(r->gpu_utilization - 82.0 / 550.0) < 1e-12);
+}
+
+static void check_synthetic_stages(const mb_run *r)
+{
+    const mb_stage *s = stage(r, "allreduce");
+    assert_non_null(s);
+    assert_string_equal(s->component, "allreduce");
+    assert_string_equal(s->work_unit, "byte");
+    assert_string_equal(s->dtype, "float");
+    assert_true(s->work == 4000 && s->block_size == 4000 && s->ranks == 4 && s->count == 1);
+    NS_EQ(s->seconds, 20000);
+    s = stage(r, "copy h2d pinned");
+    assert_non_null(s);
+    assert_string_equal(s->direction, "h2d");
+    assert_string_equal(s->memory, "pinned");
+    assert_true(s->work == 4e6 && s->block_size == 4000000);
+    NS_EQ(s->seconds, 4000);
+    s = stage(r, "copy d2h pageable");
+    assert_non_null(s);
+    assert_string_equal(s->memory, "pageable");
+    assert_true(s->work == 8);
+    s = stage(r, "memset");
+    assert_non_null(s);
+    assert_string_equal(s->component, "membw");
+    assert_true(s->work == 64);
+    s = stage(r, "gemm"); /* no cpu_op with shapes: time only */
+    assert_non_null(s);
+    assert_string_equal(s->work_unit, "s");
+    NS_EQ(s->seconds, 10000);
+    s = stage(r, "conv");
+    assert_non_null(s);
+    NS_EQ(s->seconds, 50000);
+    s = stage(r, "sync");
+    assert_non_null(s);
+    assert_true(s->count == 1 && s->work == 1);
+    NS_EQ(s->seconds, 100000);
+    s = stage(r, "launch");
+    assert_non_null(s);
+    assert_true(s->count == 1);
+    s = stage(r, "dataloading");
+    assert_non_null(s);
+    assert_string_equal(s->component, "disk");
+    assert_string_equal(s->device, "cpu");
+    NS_EQ(s->seconds, 50000);
+    s = stage(r, "gpu idle");
+    assert_non_null(s);
+    NS_EQ(s->seconds, 225000 + 243000); /* idle inside the two steps */
+    assert_null(stage(r, "other compute"));
+}
+
+static void test_synthetic(void **state)
+{
+    (void)state;
+    char *t = synthetic_trace(false);
+    const char *path = tmp_path("synthetic.json");
+    write_text(path, t, strlen(t));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_string_equal(r.kind, "pytorch-trace");
+    check_synthetic_busy(&r);
+    check_synthetic_stages(&r);
+    cJSON *ev = r.evidence;
+    assert_string_equal(cJSON_GetStringValue(path_get(ev, "devices.0.name")), "Test GPU");
+    assert_int_equal((int)num(ev, "world_size"), 4);
+    assert_int_equal((int)num(ev, "collectives.0.ranks"), 4);
+    /* 4000 B in 20 us on 4 ranks: algbw 0.2 GB/s, busbw 0.2 * 2*3/4 */
+    assert_true(fabs(num(ev, "collectives.0.algbw_gbps") - 0.2) < 1e-12);
+    assert_true(fabs(num(ev, "collectives.0.busbw_gbps") - 0.3) < 1e-12);
+    assert_true(fabs(num(ev, "copies.0.gbps") - 1000.0) < 1e-9); /* 4 MB in 4 us */
+    assert_int_equal((int)num(ev, "trace.events"), 15);
+    assert_int_equal((int)num(ev, "host.sync.calls.cudaStreamSynchronize.count"), 1);
+    assert_false(partial_has(&r, "distributedInfo"));
+    assert_false(partial_has(&r, "deviceProperties"));
+    mb_run_free(&r);
+    free(t);
+
+    /* The same events as a bare array, gzip-compressed: same figures, and
+     * partial reports for what the array form cannot carry. */
+    t = synthetic_trace(true);
+    path = tmp_path("synthetic_array.json.gz");
+    write_gz(path, t, strlen(t));
+    free(t);
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    check_synthetic_busy(&r);
+    assert_true(partial_has(&r, "no deviceProperties"));
+    assert_true(partial_has(&r, "no distributedInfo"));
+    assert_true(r.n_warnings >= 2);
+    mb_run_free(&r);
+}
+
+/* ---- FLOP attribution ------------------------------------------------------------ */
+
+#define OP(name, tid, ts, dur, args)                                                               \
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":" #tid ",\"ts\":" #ts \
+    ",\"dur\":" #dur ",\"args\":{" args "}},\n"
+#define LAUNCH(tid, ts, corr)                                                                     \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":" #tid \
+    ",\"ts\":" #ts ",\"dur\":1,\"args\":{\"correlation\":" #corr "}},\n"
+#define KERNEL(name, ts, dur, corr)                                                                \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,\"ts\":" #ts         \
+    ",\"dur\":" #dur ",\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}}"
+
+static void test_flop_attribution(void **state)
+{
+    (void)state;
+    /* matmul [0,100] -> bmm [10,90]: the leaf bmm gets the GEMM; the copy
+     * launched directly under matmul is not matmul's work.
+     * bmm 2x(64x32 @ 32x16): 2*2*64*16*32 = 131072 (bf16, 8 us)
+     * addmm on thread 2, (8x32 @ 32x16): 2*8*16*32 = 8192 (bf16, 2 us)
+     * convolution N2 C3 8x8, K4 3x3, stride 1 pad 1 -> 8x8:
+     *   2*2*4*3*9*64 = 27648 (fp32; its conv kernel 4 us + a helper 1 us)
+     * convolution_backward, grads for input and weight: 2*27648 (6 us)
+     * mm without shapes: its kernel stays "gemm (unattributed)" (3 us). */
+    const char *text =
+        "{\"traceEvents\":[\n"
+        KERNEL("ampere_bf16_s16816gemm_bf16_128x64", 1020, 8, 11) ",\n"
+        OP("aten::matmul", 1, 0, 100, "\"Input Dims\":[[2,64,32],[32,16]],"
+           "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\"]")
+        LAUNCH(1, 5, 10)
+        OP("aten::bmm", 1, 10, 80, "\"Input Dims\":[[2,64,32],[2,32,16]],"
+           "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\"]")
+        LAUNCH(1, 20, 11)
+        OP("aten::addmm", 2, 200, 100, "\"Input Dims\":[[16],[8,32],[32,16],[],[]],"
+           "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\",\"Scalar\"]")
+        LAUNCH(2, 210, 12)
+        OP("aten::convolution", 1, 400, 100, "\"Input Dims\":[[2,3,8,8],[4,3,3,3],[4]],"
+           "\"Input type\":[\"float\",\"float\",\"float\"],"
+           "\"Concrete Inputs\":[\"\",\"\",\"\",\"[1, 1]\",\"[1, 1]\",\"[1, 1]\",\"False\",\"[0, 0]\",\"1\"]")
+        LAUNCH(1, 410, 13)
+        LAUNCH(1, 420, 14)
+        OP("aten::convolution_backward", 1, 600, 100,
+           "\"Input Dims\":[[2,4,8,8],[2,3,8,8],[4,3,3,3],[],[],[],[],[],[],[],[]],"
+           "\"Input type\":[\"float\",\"float\",\"float\"],"
+           "\"Concrete Inputs\":[\"\",\"\",\"\",\"[4]\",\"[1, 1]\",\"[1, 1]\",\"[1, 1]\",\"False\","
+           "\"[0, 0]\",\"1\",\"[True, True, False]\"]")
+        LAUNCH(1, 610, 15)
+        OP("aten::mm", 1, 800, 100, "\"External id\":5")
+        LAUNCH(1, 810, 16) KERNEL("void at::native::unrolled_elementwise_kernel<copy>", 1010, 1, 10)
+        ",\n" KERNEL("ampere_bf16_s16816gemm_bf16_64x64", 1220, 2, 12) ",\n"
+        KERNEL("sm80_xmma_fprop_implicit_gemm_f32", 1420, 4, 13) ",\n"
+        KERNEL("void at::native::vectorized_elementwise_kernel<4>", 1430, 1, 14) ",\n"
+        KERNEL("sm80_xmma_dgrad_implicit_gemm_f32", 1620, 6, 15) ",\n"
+        KERNEL("volta_sgemm_128x64_nn", 1820, 3, 16) "\n]}\n";
+    const char *path = tmp_path("flops.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, "gemm");
+    assert_non_null(s);
+    assert_string_equal(s->work_unit, "flop");
+    assert_string_equal(s->dtype, "bf16");
+    assert_true(s->work == 131072 + 8192);
+    assert_int_equal(s->count, 2);
+    NS_EQ(s->seconds, 10000);
+    s = stage(&r, "conv");
+    assert_non_null(s);
+    assert_string_equal(s->dtype, "fp32");
+    assert_true(s->work == 27648 * 3);
+    assert_int_equal(s->count, 3);
+    NS_EQ(s->seconds, 11000);
+    s = stage(&r, "gemm (unattributed)");
+    assert_non_null(s);
+    assert_string_equal(s->work_unit, "s");
+    assert_int_equal(s->count, 1);
+    NS_EQ(s->seconds, 3000);
+    s = stage(&r, "other compute"); /* the copy under matmul only */
+    assert_non_null(s);
+    assert_int_equal(s->count, 1);
+    NS_EQ(s->seconds, 1000);
+    assert_null(stage(&r, "conv (unattributed)"));
+    cJSON *ev = r.evidence;
+    assert_true(fabs(num(ev, "rates.gemm.0.tflops") - 139264.0 / 10e-6 / 1e12) < 1e-12);
+    assert_int_equal((int)num(ev, "rates.ops_without_shapes.gemm"), 1);
+    mb_run_free(&r);
+}
+
+static void test_op_flops(void **state)
+{
+    (void)state;
+    tr_shapes sh = {0};
+    double f;
+    const char *why;
+    /* linear: input [4,10,32], weight [16,32] -> 2*40*16*32 */
+    sh.n_tensors = 2;
+    sh.rank[0] = 3;
+    memcpy(sh.dims[0], (int64_t[]){4, 10, 32}, 3 * sizeof(int64_t));
+    sh.rank[1] = 2;
+    memcpy(sh.dims[1], (int64_t[]){16, 32}, 2 * sizeof(int64_t));
+    assert_true(tr_op_flops("aten::linear", &sh, &f, &why));
+    assert_true(f == 40960);
+    /* matmul broadcast: [3,1,5,6] @ [4,6,7] -> batch 3x4, 2*12*5*7*6 */
+    sh.rank[0] = 4;
+    memcpy(sh.dims[0], (int64_t[]){3, 1, 5, 6}, 4 * sizeof(int64_t));
+    sh.rank[1] = 3;
+    memcpy(sh.dims[1], (int64_t[]){4, 6, 7}, 3 * sizeof(int64_t));
+    assert_true(tr_op_flops("aten::matmul", &sh, &f, &why));
+    assert_true(f == 5040);
+    /* mismatched inner dims are refused */
+    sh.dims[1][1] = 5;
+    assert_false(tr_op_flops("aten::matmul", &sh, &f, &why));
+    /* ResNet-50 conv1 through cudnn_convolution(self, weight, padding,
+     * stride, dilation, groups): 236027904 (tests/test_formulas.c). */
+    memset(&sh, 0, sizeof sh);
+    sh.n_tensors = 2;
+    sh.rank[0] = sh.rank[1] = 4;
+    memcpy(sh.dims[0], (int64_t[]){1, 3, 224, 224}, 4 * sizeof(int64_t));
+    memcpy(sh.dims[1], (int64_t[]){64, 3, 7, 7}, 4 * sizeof(int64_t));
+    assert_false(tr_op_flops("aten::cudnn_convolution", &sh, &f, &why));
+    assert_non_null(strstr(why, "stride/padding"));
+    sh.n_concrete = 6;
+    strcpy(sh.concrete[2], "[3, 3]");
+    strcpy(sh.concrete[3], "[2, 2]");
+    strcpy(sh.concrete[4], "[1, 1]");
+    strcpy(sh.concrete[5], "1");
+    assert_true(tr_op_flops("aten::cudnn_convolution", &sh, &f, &why));
+    assert_true(f == 236027904.0);
+    /* no shapes at all */
+    memset(&sh, 0, sizeof sh);
+    assert_false(tr_op_flops("aten::mm", &sh, &f, &why));
+    assert_non_null(strstr(why, "record_shapes"));
+    assert_int_equal(tr_op_kind("aten::relu"), TR_OP_NONE);
+    assert_string_equal(tr_dtype_of_torch("c10::Half"), "fp16");
+}
+
+/* ---- class rules -------------------------------------------------------------------- */
+
+static void test_rules(void **state)
+{
+    (void)state;
+    tr_rules r;
+    mb_err err = {0};
+    assert_int_equal(tr_rules_load(&r, NULL, &err), MB_OK);
+    static const struct {
+        int set;
+        const char *name;
+        const char *expect; /* class name, or value as text */
+    } cases[] = {
+        {TR_SET_KERNEL, "ncclDevKernel_AllGather_RING_LL(ncclDevComm*)", "nccl"},
+        {TR_SET_KERNEL, "void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 32>", "other"},
+        {TR_SET_KERNEL, "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_nhwckrsc", "conv"},
+        {TR_SET_KERNEL, "void cutlass_cudnn_infer::Kernel<cutlass_tensorop_s1688dgrad_optimized>", "conv"},
+        {TR_SET_KERNEL, "cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1", "conv"},
+        {TR_SET_KERNEL, "ampere_sgemm_128x64_nn", "gemm"},
+        {TR_SET_KERNEL, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", "gemm"},
+        {TR_SET_KERNEL, "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>", "gemm"},
+        {TR_SET_KERNEL, "Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32", "gemm"},
+        {TR_SET_KERNEL, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor>", "other"},
+        {TR_SET_RUNTIME, "cudaLaunchKernel", "1"},
+        {TR_SET_RUNTIME, "cudaLaunchKernelExC", "1"},
+        {TR_SET_RUNTIME, "hipExtModuleLaunchKernel", "1"},
+        {TR_SET_RUNTIME, "cudaStreamSynchronize", "2"},
+        {TR_SET_RUNTIME, "hipDeviceSynchronize", "2"},
+        {TR_SET_RUNTIME, "cudaEventSynchronize", "2"},
+        {TR_SET_RUNTIME, "hipMemcpyWithStream", "3"},
+        {TR_SET_RUNTIME, "cudaMemcpyAsync", "0"},
+        {TR_SET_RUNTIME, "cudaStreamWaitEvent", "0"},
+        {TR_SET_ANNOTATION, "ProfilerStep#12", "1"},
+        {TR_SET_ANNOTATION, "ProfilerStep#12 extra", "0"},
+        {TR_SET_ANNOTATION, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", "2"},
+        {TR_SET_ANNOTATION, "## forward ##", "0"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (int twice = 0; twice < 2; twice++) { /* second time from the cache */
+            int v = tr_classify(&r, cases[i].set, cases[i].name, strlen(cases[i].name));
+            char got[32];
+            if (cases[i].set == TR_SET_KERNEL)
+                snprintf(got, sizeof got, "%s", r.class_names[v]);
+            else
+                snprintf(got, sizeof got, "%d", v);
+            if (strcmp(got, cases[i].expect) != 0)
+                fail_msg("%s: got %s, expected %s", cases[i].name, got, cases[i].expect);
+        }
+    }
+    tr_rules_free(&r);
+
+    const char *bad = tmp_path("bad.ini");
+    const char *text = "[kernel]\ngemm = gemm\nconv = (unclosed\n";
+    write_text(bad, text, strlen(text));
+    assert_int_equal(tr_rules_load(&r, bad, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "bad regular expression"));
+    assert_non_null(strstr(err.msg, "line 3"));
+    mb_err_clear(&err);
+    text = "[kernels]\ngemm = gemm\n";
+    write_text(bad, text, strlen(text));
+    assert_int_equal(tr_rules_load(&r, bad, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "unknown section"));
+    mb_err_clear(&err);
+    assert_int_equal(tr_rules_load(&r, tmp_path("missing.ini"), &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "cannot open"));
+}
+
+/* ---- malformed inputs ----------------------------------------------------------------- */
+
+static void expect_usage(const char *path, const char *needle1, const char *needle2)
+{
+    mb_run r;
+    mb_err err = {0};
+    int rc = mb_trace_read(path, &r, &err);
+    if (rc != MB_EUSAGE)
+        fail_msg("%s: rc %d (%s), expected MB_EUSAGE", path, rc, err.msg);
+    if (strstr(err.msg, needle1) == NULL || (needle2 && strstr(err.msg, needle2) == NULL))
+        fail_msg("%s: message \"%s\" lacks \"%s\"/\"%s\"", path, err.msg, needle1,
+                 needle2 ? needle2 : "");
+    /* nothing half-built comes back */
+    assert_int_equal(r.n_stages, 0);
+    assert_null(r.evidence);
+    assert_null(r.path);
+    assert_int_equal(r.n_warnings, 0);
+}
+
+static void test_malformed(void **state)
+{
+    (void)state;
+    char *t = synthetic_trace(false);
+    size_t n = strlen(t);
+    const char *p = tmp_path("truncated.json");
+    write_text(p, t, n * 3 / 5);
+    expect_usage(p, "ends early", "line ");
+    p = tmp_path("garbage.json");
+    write_text(p, "hello world\n\x01\x02", 14);
+    expect_usage(p, "byte 0 (line 1)", "expected");
+    p = tmp_path("broken.json");
+    write_text(p, "{\"traceEvents\": [\n{\"ph\": \"X\",\n \"ts\": 1,, }]}", 44);
+    expect_usage(p, "byte 39 (line 3)", "invalid object key"); /* the second comma */
+    p = tmp_path("notrace.json");
+    write_text(p, "{\"a\": [1, 2, {\"b\": 3}]}", 23);
+    expect_usage(p, "no traceEvents", NULL);
+    p = tmp_path("scalar.json");
+    write_text(p, "42", 2);
+    expect_usage(p, "single value", NULL);
+    p = tmp_path("events_map.json");
+    write_text(p, "{\"traceEvents\": {}}", 19);
+    expect_usage(p, "traceEvents is not an array", NULL);
+    p = tmp_path("event_num.json");
+    write_text(p, "{\"traceEvents\": [{\"ph\":\"i\"}, 1]}", 32);
+    expect_usage(p, "traceEvents[1] is not an object", "byte 29 (line 1)");
+    p = tmp_path("empty.json");
+    write_text(p, "", 0);
+    expect_usage(p, "empty file", NULL);
+    expect_usage(tmp_path("does_not_exist.json"), "cannot open", NULL);
+
+    /* gzip: a body big enough to span several deflate blocks, corrupted in
+     * the middle, and cut short. */
+    size_t big = 0, cap = 64 * n;
+    char *body = malloc(cap + 64);
+    big += (size_t)sprintf(body, "{\"traceEvents\":[\n");
+    for (int i = 0; i < 40; i++) {
+        memcpy(body + big, synthetic_events, strlen(synthetic_events));
+        big += strlen(synthetic_events);
+        body[big - 1] = ',';
+        body[big++] = '\n';
+    }
+    big += (size_t)sprintf(body + big, "{\"ph\":\"i\"}]}\n");
+    p = tmp_path("ok.json.gz");
+    write_gz(p, body, big);
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(p, &r, &err), MB_OK);
+    mb_run_free(&r);
+    size_t gzn;
+    char *gz = read_all(p, &gzn);
+    for (size_t i = gzn / 3; i < gzn / 3 + 32; i++)
+        gz[i] = (char)(gz[i] ^ 0x5a);
+    p = tmp_path("corrupt.json.gz");
+    write_text(p, gz, gzn);
+    expect_usage(p, "byte ", NULL);
+    free(gz);
+    gz = read_all(tmp_path("ok.json.gz"), &gzn);
+    p = tmp_path("cut.json.gz");
+    write_text(p, gz, gzn / 2);
+    expect_usage(p, "ends early", "compressed byte");
+    free(gz);
+    free(body);
+    free(t);
+}
+
+/* ---- fixtures vs tests/trace_check.py -------------------------------------------------- */
+
+static const char *fixture_dir(void)
+{
+    static char dir[1024];
+    const char *shared = getenv("MLBENCH_SHARED");
+    snprintf(dir, sizeof dir, "%s/fixtures/kineto", shared ? shared : "/work/shared");
+    return dir;
+}
+
+static cJSON *independent(const char *trace)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "python3 '%s/tests/trace_check.py' '%s' '%s/configs/gap/kernel_classes.ini'",
+             MB_TEST_SRC, trace, MB_TEST_SRC);
+    FILE *f = popen(cmd, "r");
+    assert_non_null(f);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t k;
+    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += k;
+        if (cap - n < 4096)
+            buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    assert_int_equal(pclose(f), 0);
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    assert_non_null(j);
+    return j;
+}
+
+static void compare_with_python(const char *trace, const mb_run *r)
+{
+    cJSON *py = independent(trace);
+    cJSON *ev = r->evidence;
+    cJSON *pdevs = cJSON_GetObjectItemCaseSensitive(py, "devices");
+    cJSON *cdevs = cJSON_GetObjectItemCaseSensitive(ev, "devices");
+    assert_int_equal(cJSON_GetArraySize(pdevs), cJSON_GetArraySize(cdevs));
+    for (int d = 0; d < cJSON_GetArraySize(pdevs); d++) {
+        cJSON *pd = cJSON_GetArrayItem(pdevs, d), *cd = cJSON_GetArrayItem(cdevs, d);
+        assert_true(num(pd, "id") == num(cd, "id"));
+        NS_EQ(num(cd, "busy_s"), (long long)num(pd, "busy_ns"));
+        NS_EQ(num(cd, "window_s"), (long long)num(pd, "window_ns"));
+        NS_EQ(num(cd, "host_wait_idle_s"), (long long)num(pd, "host_wait_idle_ns"));
+        assert_true(num(pd, "kernels") == num(cd, "kernels"));
+        assert_true(num(pd, "memcpys") == num(cd, "memcpys"));
+        assert_true(num(pd, "memsets") == num(cd, "memsets"));
+        cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(pd, "classes"))
+        {
+            char key[128];
+            snprintf(key, sizeof key, "classes.%s.count", c->string);
+            if (num(cd, key) != c->valuedouble)
+                fail_msg("%s: class %s: reader %g, check %g", trace, c->string, num(cd, key),
+                         c->valuedouble);
+        }
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(pd, "copies"))
+        {
+            double bytes = 0;
+            cJSON *k;
+            cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(cd, "copies"))
+            {
+                char key[64];
+                snprintf(key, sizeof key, "%s %s",
+                         cJSON_GetStringValue(cJSON_GetObjectItem(k, "direction")),
+                         cJSON_GetStringValue(cJSON_GetObjectItem(k, "memory")));
+                cJSON *b = cJSON_GetObjectItem(k, "bytes");
+                if (strcmp(key, c->string) == 0 && cJSON_IsNumber(b))
+                    bytes = b->valuedouble;
+            }
+            if (bytes != c->valuedouble)
+                fail_msg("%s: copy %s: reader %.0f bytes, check %.0f", trace, c->string, bytes,
+                         c->valuedouble);
+        }
+    }
+    cJSON *psteps = cJSON_GetObjectItemCaseSensitive(py, "steps");
+    assert_int_equal(cJSON_GetArraySize(psteps), r->steps);
+    for (int s = 0; s < r->steps && s < 1000; s++) {
+        char key[64];
+        snprintf(key, sizeof key, "steps.%d.seconds", s);
+        NS_EQ(num(ev, key), (long long)num(cJSON_GetArrayItem(psteps, s), "ns"));
+        for (int d = 0; d < cJSON_GetArraySize(cdevs); d++) {
+            char pk[64];
+            snprintf(key, sizeof key, "steps.%d.devices.%d.busy_s", s, d);
+            snprintf(pk, sizeof pk, "devices.%.0f.busy_ns", num(cJSON_GetArrayItem(cdevs, d), "id"));
+            NS_EQ(num(ev, key), (long long)num(cJSON_GetArrayItem(psteps, s), pk));
+            snprintf(key, sizeof key, "steps.%d.devices.%d.host_wait_idle_s", s, d);
+            snprintf(pk, sizeof pk, "devices.%.0f.host_wait_idle_ns",
+                     num(cJSON_GetArrayItem(cdevs, d), "id"));
+            NS_EQ(num(ev, key), (long long)num(cJSON_GetArrayItem(psteps, s), pk));
+        }
+    }
+    if (r->steps > 0)
+        NS_EQ(r->step_seconds, llround(num(py, "step_median_ns")));
+    assert_true(num(py, "launches") == num(ev, "host.launch.count"));
+    assert_true(num(py, "syncs") == num(ev, "host.sync.count"));
+    cJSON_Delete(py);
+}
+
+static mb_run read_fixture(const char *name)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", fixture_dir(), name);
+    mb_run r;
+    mb_err err = {0};
+    int rc = mb_trace_read(path, &r, &err);
+    if (rc != MB_OK)
+        fail_msg("%s: %s", name, err.msg);
+    compare_with_python(path, &r);
+    return r;
+}
+
+static void test_fixture_a100_alexnet(void **state)
+{
+    (void)state;
+    mb_run r = read_fixture("critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz");
+    assert_string_equal(cJSON_GetStringValue(path_get(r.evidence, "devices.0.name")),
+                        "NVIDIA A100-PG509-200");
+    const mb_stage *s = stage(&r, "copy h2d pageable");
+    assert_non_null(s);
+    assert_true(s->work == 244403360 && s->count == 16);
+    assert_non_null(stage(&r, "conv"));
+    assert_non_null(stage(&r, "gemm"));
+    assert_true(partial_has(&r, "no ProfilerStep"));
+    assert_true(partial_has(&r, "shapes not recorded"));
+    assert_int_equal(r.steps, 0);
+    assert_int_equal((int)num(r.evidence, "host.cuda_sync_events.Stream Sync"), 16);
+    mb_run_free(&r);
+}
+
+static void test_fixture_nccl(void **state)
+{
+    (void)state;
+    mb_run r = read_fixture("nccl_parser_config__nccl_data.json.gz");
+    const mb_stage *s = stage(&r, "allreduce");
+    assert_non_null(s);
+    assert_string_equal(s->component, "allreduce");
+    assert_string_equal(s->work_unit, "byte");
+    assert_string_equal(s->dtype, "float");
+    assert_int_equal(s->ranks, 2);
+    assert_int_equal(s->count, 15);
+    assert_true(s->work > 0 && fmod(s->work, 4) == 0);
+    assert_non_null(stage(&r, "broadcast"));
+    assert_int_equal((int)num(r.evidence, "devices.0.classes.nccl.count"), 21);
+    assert_int_equal((int)num(r.evidence, "world_size"), 2);
+    assert_non_null(stage(&r, "copy d2d"));
+    assert_int_equal(r.steps, 3);
+    assert_true(r.gpu_utilization > 0.2 && r.gpu_utilization < 0.3);
+    mb_run_free(&r);
+}
+
+static void test_fixture_v100_ns(void **state)
+{
+    (void)state;
+    mb_run r = read_fixture("ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+    assert_string_equal(cJSON_GetStringValue(path_get(r.evidence, "devices.0.name")),
+                        "Tesla V100-SXM2-32GB");
+    assert_int_equal(r.steps, 5);
+    assert_true(r.gpu_utilization > 0.95);
+    mb_run_free(&r);
+}
+
+static void test_fixture_sampled(void **state)
+{
+    (void)state;
+    mb_run r = read_fixture("trace_filter__sampled_rank-0.json.gz");
+    assert_true(partial_has(&r, "no deviceProperties"));
+    assert_true(partial_has(&r, "no size args")); /* SendRecv kernels without args */
+    const mb_stage *s = stage(&r, "copy h2d pinned");
+    assert_non_null(s);
+    assert_true(s->work == 4849696);
+    s = stage(&r, "gemm");
+    assert_non_null(s);
+    assert_string_equal(s->work_unit, "flop"); /* record_shapes=1 */
+    assert_true(s->work > 0 && s->seconds > 0);
+    assert_non_null(stage(&r, "sendrecv"));
+    assert_int_equal((int)num(r.evidence, "world_size"), 128);
+    mb_run_free(&r);
+}
+
+static void test_fixture_amd(void **state)
+{
+    (void)state;
+    mb_run r = read_fixture("amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz");
+    assert_int_equal((int)num(r.evidence, "devices.0.id"), 2);
+    assert_string_equal(cJSON_GetStringValue(path_get(r.evidence, "devices.0.name")),
+                        "AMD Radeon Graphics");
+    assert_true(partial_has(&r, "no byte count"));
+    assert_true(partial_has(&r, "no distributedInfo"));
+    /* addmm 5x128 @ 128x128 and mm 128x5 @ 5x128: 2 * 2*5*128*128 */
+    const mb_stage *s = stage(&r, "gemm");
+    assert_non_null(s);
+    assert_true(s->work == 327680);
+    s = stage(&r, "copy h2d");
+    assert_non_null(s);
+    assert_string_equal(s->work_unit, "s");
+    assert_null(s->memory);
+    assert_int_equal((int)num(r.evidence, "host.sync.calls.hipDeviceSynchronize.count"), 1);
+    assert_int_equal((int)num(r.evidence, "host.blocking_copy.count"), 2);
+    mb_run_free(&r);
+}
+
+static void test_fixture_cpu_only(void **state)
+{
+    (void)state;
+    mb_run r = read_fixture("cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
+    assert_true(partial_has(&r, "no GPU events"));
+    assert_true(partial_has(&r, "deviceProperties is empty"));
+    assert_int_equal(r.n_stages, 0);
+    assert_int_equal(r.steps, 1);
+    assert_true(r.gpu_utilization < 0);
+    assert_int_equal((int)num(r.evidence, "world_size"), 300);
+    mb_run_free(&r);
+}
+
+static void test_fixture_no_dist_info(void **state)
+{
+    (void)state;
+    mb_run r = read_fixture("distributed_info_unavailable__distributed_info_not_found.json.gz");
+    assert_true(partial_has(&r, "no distributedInfo"));
+    assert_true(partial_has(&r, "no GPU events"));
+    const mb_stage *s = stage(&r, "dataloading");
+    assert_non_null(s);
+    assert_int_equal(s->count, 1);
+    NS_EQ(s->seconds, 71000);
+    assert_true(num(r.evidence, "rates.ops_without_shapes.gemm") == 0);
+    mb_run_free(&r);
+}
+
+/* ---- the large generated trace ---------------------------------------------------------- */
+
+static int check_large(const char *trace, const char *summary_path)
+{
+    size_t n;
+    FILE *f = fopen(summary_path, "r");
+    if (f == NULL)
+        return 1;
+    fseek(f, 0, SEEK_END);
+    n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = calloc(1, n + 1);
+    if (fread(text, 1, n, f) != n)
+        return 1;
+    fclose(f);
+    cJSON *sum = cJSON_Parse(text);
+    free(text);
+    mb_run r;
+    mb_err err = {0};
+    if (mb_trace_read(trace, &r, &err) != MB_OK) {
+        fprintf(stderr, "large trace: %s\n", err.msg);
+        return 1;
+    }
+    cJSON *ev = r.evidence;
+    int bad = 0;
+#define SAME(what, got, want)                                                                     \
+    do {                                                                                            \
+        double g_ = (got), w_ = (want);                                                             \
+        if (fabs(g_ - w_) > 1e-9 * fabs(w_) + 1e-12) {                                              \
+            fprintf(stderr, "large trace: %s: reader %.17g, generator %.17g\n", what, g_, w_);      \
+            bad++;                                                                                  \
+        }                                                                                           \
+    } while (0)
+    SAME("busy ns", llround(num(ev, "devices.0.busy_s") * 1e9), num(sum, "busy_ns"));
+    SAME("gemm kernels", num(ev, "devices.0.classes.gemm.count"), num(sum, "kernels.gemm"));
+    SAME("conv kernels", num(ev, "devices.0.classes.conv.count"), num(sum, "kernels.conv"));
+    SAME("nccl kernels", num(ev, "devices.0.classes.nccl.count"), num(sum, "kernels.nccl"));
+    SAME("other kernels", num(ev, "devices.0.classes.other.count"), num(sum, "kernels.other"));
+    SAME("memcpys", num(ev, "devices.0.memcpys"), num(sum, "memcpys"));
+    SAME("memsets", num(ev, "devices.0.memsets"), num(sum, "memsets"));
+    SAME("steps", r.steps, num(sum, "steps"));
+    /* an even count of steps can make the median end in .5 ns */
+    if (fabs(r.step_seconds * 1e9 - num(sum, "step_median_ns")) > 1) {
+        fprintf(stderr, "large trace: step median: reader %.1f ns, generator %.1f ns\n",
+                r.step_seconds * 1e9, num(sum, "step_median_ns"));
+        bad++;
+    }
+    SAME("launches", num(ev, "host.launch.count"), num(sum, "launches"));
+    SAME("syncs", num(ev, "host.sync.count"), num(sum, "syncs"));
+    SAME("dataloader", num(ev, "host.dataloader.count"), num(sum, "dataloader"));
+    SAME("json bytes", num(ev, "trace.json_bytes"), num(sum, "json_bytes"));
+    const mb_stage *s = stage(&r, "gemm");
+    SAME("gemm flops", s ? s->work : -1, num(sum, "gemm_flops"));
+    s = stage(&r, "conv");
+    SAME("conv flops", s ? s->work : -1, num(sum, "conv_flops"));
+    s = stage(&r, "allreduce");
+    SAME("allreduce bytes", s ? s->work : -1, num(sum, "allreduce_bytes"));
+    s = stage(&r, "copy h2d pinned");
+    SAME("h2d pinned bytes", s ? s->work : -1, num(sum, "memcpy_bytes.h2d pinned"));
+    mb_run_free(&r);
+    cJSON_Delete(sum);
+    return bad ? 1 : 0;
+}
+
+/* A field of /proc/self/status in MB (VmRSS: now, VmHWM: peak). */
+static double status_mb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, key, strlen(key)) == 0)
+            kb = strtod(line + strlen(key), NULL);
+    if (f)
+        fclose(f);
+    return kb / 1024.0;
+}
+
+/* In the child: the figures, and the memory the reader added to a process
+ * that may already be large (the CUDA libraries mlbench links, cuBLASLt
+ * above all, take ~200 MB of RSS at load time before main runs). */
+static int large_child(const char *trace, const char *summary)
+{
+    double base = status_mb("VmRSS:");
+    int rc = check_large(trace, summary);
+    double peak = status_mb("VmHWM:");
+    printf("large trace: peak RSS %.1f MB, of which the reader %.1f MB (process at start %.1f MB)\n",
+           peak, peak - base, base);
+    if (peak - base >= 150) {
+        fprintf(stderr, "large trace: the reader grew RSS by %.1f MB (limit 150 MB)\n", peak - base);
+        rc = 1;
+    }
+    fflush(stdout);
+    return rc;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int run_large(void)
+{
+    const char *work = getenv("WORK");
+    char dir[1024], trace[1100], summary[1100], cmd[4096];
+    snprintf(dir, sizeof dir, "%s", work && *work ? work : "/tmp/mlbench-trace-large");
+    mkdir(dir, 0755);
+    snprintf(trace, sizeof trace, "%s/large_trace.json", dir);
+    snprintf(summary, sizeof summary, "%s/large_trace.summary.json", dir);
+    const char *mb = getenv("MB_TRACE_LARGE_MB");
+    snprintf(cmd, sizeof cmd, "python3 '%s/scripts/gen_large_trace.py' --out '%s' --mb %s --summary '%s'",
+             MB_TEST_SRC, trace, mb && *mb ? mb : "300", summary);
+    if (system(cmd) != 0) {
+        fprintf(stderr, "large trace: generator failed: %s\n", cmd);
+        return 1;
+    }
+    struct stat st;
+    stat(trace, &st);
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(large_child(trace, summary));
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+        fprintf(stderr, "large trace: fork/wait failed: %s\n", strerror(errno));
+        return 1;
+    }
+    double secs = now_s() - t0;
+    unlink(trace);
+    unlink(summary);
+    rmdir(dir);
+    printf("large trace: %.1f MB read and checked in %.2f s (%.0f MB/s, one core)\n",
+           (double)st.st_size / 1e6, secs, (double)st.st_size / 1e6 / secs);
+    int failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    printf("%d passed, %d failed\n", failed ? 0 : 1, failed ? 1 : 0);
+    return failed;
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+static int make_tmpdir(void **state)
+{
+    (void)state;
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/mb_test_trace_XXXXXX", base && *base ? base : "/tmp");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+    (void)state;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "dump") == 0) {
+        mb_err err = {0};
+        int rc = mb_trace_dump(argv[2], stdout, &err);
+        if (rc != MB_OK)
+            fprintf(stderr, "mlbench trace: %s\n", err.msg);
+        return mb_exit_status(rc);
+    }
+    if (argc >= 2 && strcmp(argv[1], "large") == 0)
+        return run_large();
+    if (argc >= 2 && strcmp(argv[1], "fixtures") == 0) {
+        struct stat st;
+        if (stat(fixture_dir(), &st) != 0) {
+            const char *ci = getenv("CI");
+            fprintf(stderr, "fixtures not found at %s (set MLBENCH_SHARED)\n", fixture_dir());
+            return ci && *ci ? 1 : 77;
+        }
+        const struct CMUnitTest fixtures[] = {
+            cmocka_unit_test(test_fixture_a100_alexnet), cmocka_unit_test(test_fixture_nccl),
+            cmocka_unit_test(test_fixture_v100_ns),      cmocka_unit_test(test_fixture_sampled),
+            cmocka_unit_test(test_fixture_amd),          cmocka_unit_test(test_fixture_cpu_only),
+            cmocka_unit_test(test_fixture_no_dist_info),
+        };
+        return cmocka_run_group_tests_name("trace fixtures", fixtures, NULL, NULL);
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_synthetic), cmocka_unit_test(test_flop_attribution),
+        cmocka_unit_test(test_op_flops),  cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_malformed),
+    };
+    return cmocka_run_group_tests_name("trace", tests, make_tmpdir, remove_tmpdir);
+}

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Independent figures for a PyTorch profiler trace, to check the C reader.
+
+Usage: trace_check.py TRACE.json[.gz] CLASSES.ini > figures.json
+
+Loads the whole trace with the standard json module (numbers as Decimal, so
+microsecond timestamps convert to integer nanoseconds exactly) and computes,
+with a boundary sweep rather than the reader's merge-and-intersect:
+
+  per device: kernel/memcpy/memset counts, kernel counts per class (rules
+  from the ini, first match wins), busy ns (union over streams), window ns
+  (first start to last end), host-wait idle ns (idle while a sync call, a
+  blocking copy or a DataLoader annotation is open), memcpy bytes by
+  direction/memory;
+  steps: ProfilerStep#N durations and busy ns per device inside each;
+  launch / sync call counts; collective kernel counts.
+
+Standard library only (the project's Python helpers stay stdlib-only).
+"""
+import decimal
+import gzip
+import json
+import re
+import sys
+
+D = decimal.Decimal
+
+
+def to_ns(v):
+    if isinstance(v, str):
+        v = D(v)
+    return int((D(v) * 1000).quantize(D(1), rounding=decimal.ROUND_HALF_UP))
+
+
+def load_rules(path):
+    rules = {}
+    section = None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line or line[0] in "#;":
+                continue
+            if line.startswith("["):
+                section = line.strip("[]")
+                rules.setdefault(section, [])
+                continue
+            key, _, value = line.partition("=")
+            rules[section].append((key.strip(), re.compile(value.strip(), re.I)))
+    return rules
+
+
+def classify(rules, section, name, default):
+    for key, rx in rules.get(section, []):
+        if rx.search(name):
+            return key
+    return default
+
+
+def sweep(busy, wait, lo, hi):
+    """Lengths inside [lo, hi) where some busy interval is open, and where
+    no busy but some wait interval is open."""
+    points = []
+    for s, e in busy:
+        points.append((s, 0, 1))
+        points.append((e, 0, -1))
+    for s, e in wait:
+        points.append((s, 1, 1))
+        points.append((e, 1, -1))
+    points.sort()
+    nb = nw = 0
+    busy_ns = wait_ns = 0
+    prev = None
+    for t, kind, delta in points:
+        if prev is not None:
+            a, b = max(prev, lo), min(t, hi)
+            if b > a:
+                if nb > 0:
+                    busy_ns += b - a
+                elif nw > 0:
+                    wait_ns += b - a
+        if kind == 0:
+            nb += delta
+        else:
+            nw += delta
+        prev = t
+    return busy_ns, wait_ns
+
+
+def direction(name, args):
+    for tag, d in (("HtoD", "h2d"), ("DtoH", "d2h"), ("DtoD", "d2d"), ("PtoP", "p2p")):
+        if tag in name or tag in str(args.get("kind", "")):
+            return d
+    return "unknown"
+
+
+def memory(name, d):
+    inside = name[name.find("("):] if "(" in name else ""
+    if "Pageable" in inside:
+        return "pageable"
+    if "Pinned" in inside:
+        return "pinned"
+    if "Device -> Device" in inside or d in ("d2d", "p2p"):
+        return "device"
+    return "unknown"
+
+
+def main():
+    trace_path, ini_path = sys.argv[1], sys.argv[2]
+    rules = load_rules(ini_path)
+    opener = gzip.open if trace_path.endswith(".gz") else open
+    with opener(trace_path, "rt", encoding="utf-8") as f:
+        doc = json.load(f, parse_float=D)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    devices = {}
+    wait = []
+    steps = []
+    launches = syncs = collectives = 0
+    for e in events:
+        if e.get("ph") != "X" or "ts" not in e or "dur" not in e:
+            continue
+        cat, name, args = e.get("cat", ""), e.get("name", ""), e.get("args", {}) or {}
+        ts, dur = to_ns(e["ts"]), to_ns(e["dur"])
+        if cat in ("kernel", "gpu_memcpy", "gpu_memset"):
+            dev = args.get("device", e.get("pid"))
+            d = devices.setdefault(dev, {"kernels": 0, "memcpys": 0, "memsets": 0,
+                                         "classes": {}, "copies": {}, "iv": []})
+            d["iv"].append((ts, ts + dur))
+            if cat == "kernel":
+                d["kernels"] += 1
+                c = classify(rules, "kernel", name, "other")
+                d["classes"][c] = d["classes"].get(c, 0) + 1
+                collectives += c == "nccl"
+            elif cat == "gpu_memcpy":
+                d["memcpys"] += 1
+                dr = direction(name, args)
+                key = dr + " " + memory(name, dr)
+                d["copies"][key] = d["copies"].get(key, 0) + int(args.get("bytes", 0))
+            else:
+                d["memsets"] += 1
+        elif cat in ("cuda_runtime", "cuda_driver"):
+            kind = classify(rules, "runtime", name, None)
+            launches += kind == "launch"
+            syncs += kind == "sync"
+            if kind in ("sync", "blocking"):
+                wait.append((ts, ts + dur))
+        elif cat == "user_annotation":
+            kind = classify(rules, "annotation", name, None)
+            if kind == "step":
+                steps.append((ts, ts + dur))
+            elif kind == "dataloader":
+                wait.append((ts, ts + dur))
+    steps.sort()
+    out = {"devices": [], "steps": [], "launches": launches, "syncs": syncs,
+           "collective_kernels": collectives}
+    for dev in sorted(devices, key=lambda x: (str(type(x)), x)):
+        d = devices[dev]
+        lo = min(s for s, _ in d["iv"])
+        hi = max(e for _, e in d["iv"])
+        busy, hw = sweep(d["iv"], wait, lo, hi)
+        out["devices"].append({"id": dev, "kernels": d["kernels"], "memcpys": d["memcpys"],
+                               "memsets": d["memsets"], "classes": d["classes"],
+                               "copies": d["copies"], "busy_ns": busy, "window_ns": hi - lo,
+                               "host_wait_idle_ns": hw})
+    for s, e in steps:
+        per = {}
+        for dev, d in devices.items():
+            busy, hw = sweep(d["iv"], wait, s, e)
+            per[str(dev)] = {"busy_ns": busy, "host_wait_idle_ns": hw}
+        out["steps"].append({"ns": e - s, "devices": per})
+    durs = sorted(e - s for s, e in steps)
+    n = len(durs)
+    out["step_median_ns"] = (durs[n // 2] if n % 2 else (durs[n // 2 - 1] + durs[n // 2]) / 2) if n else None
+    json.dump(out, sys.stdout, indent=1)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    main()
