@@ -152,6 +152,10 @@ cJSON *mb_record_to_json(const mb_record *r)
     cJSON_AddStringToObject(o, "component", ops->component);
     cJSON_AddStringToObject(o, "backend", ops->backend);
     cJSON_AddItemToObject(o, "params", params_json(c->params));
+    cJSON *set = cJSON_AddArrayToObject(o, "params_set");
+    for (int i = 0; i < mb_params_count(c->params); i++)
+        if (mb_param_is_set(c->params, mb_params_name(c->params, i)))
+            cJSON_AddItemToArray(set, cJSON_CreateString(mb_params_name(c->params, i)));
     cJSON_AddStringToObject(o, "status", mb_case_status_name(r->status));
     if (r->reason[0])
         cJSON_AddStringToObject(o, "reason", r->reason);

@@ -47,14 +47,27 @@ static double nested(const cJSON *o, const char *a, const char *b)
     return num_of(cJSON_GetObjectItemCaseSensitive(o, a), b);
 }
 
-/* "component/backend k=v k=v" with sizes humanised. */
+static bool in_list(const cJSON *list, const char *name)
+{
+    const cJSON *x;
+    cJSON_ArrayForEach(x, list)
+    {
+        if (cJSON_IsString(x) && strcmp(x->valuestring, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* "component/backend k=v k=v" with sizes humanised: the parameters the job
+ * file set (all of them when the file does not say which). */
 static void case_label(const cJSON *c, char *buf, size_t len)
 {
     size_t off = (size_t)snprintf(buf, len, "%s/%s", str_of(c, "component"), str_of(c, "backend"));
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(c, "params_set");
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(c, "params"))
     {
-        if (!cJSON_IsString(p) || off >= len)
+        if (!cJSON_IsString(p) || off >= len || (cJSON_IsArray(set) && !in_list(set, p->string)))
             continue;
         char h[64];
         mb_humanize_value(p->valuestring, h, sizeof h);
