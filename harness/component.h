@@ -122,11 +122,17 @@ typedef struct mb_component_ops {
     /* Runs on a GPU: the runner samples GPU clocks/temperature/power (NVML)
      * before and after the case. */
     bool uses_gpu;
+    /* The real table is not available (library not built in or not
+     * loadable): the suite loader then accepts any key for it, so suites
+     * still load and the case is skipped with the probe's reason. */
+    bool params_unknown;
 } mb_component_ops;
 
-/* The explicit registry (harness/registry.c). */
-extern const mb_component_ops *const mb_registry[];
-extern const size_t mb_registry_len;
+/* The explicit registry (harness/registry.c): the built-in tables, then the
+ * GPU modules' (loaded on first call; see harness/modules.c). */
+size_t mb_registry_count(void);
+const mb_component_ops *mb_registry_at(size_t i);
+/* backend NULL: the component's first backend. */
 const mb_component_ops *mb_registry_find(const char *component, const char *backend);
 
 /* A table for a backend whose library was not found at build time: it lists,
@@ -141,7 +147,7 @@ const mb_component_ops *mb_registry_find(const char *component, const char *back
     const mb_component_ops sym = {                                                \
         .component = comp, .backend = back, .summary = "not built in: " why_text, \
         .work_unit = unit, .rate_unit = rateunit, .rate_scale = scale,            \
-        .params = sym##_params, .probe = sym##_probe,                             \
+        .params = sym##_params, .params_unknown = true, .probe = sym##_probe,     \
     }
 
 /* ---- small helpers every kernel may use ------------------------------------ */

@@ -214,8 +214,8 @@ static int cmd_list(int argc, char **argv)
         return 2;
     }
     cJSON *doc = cJSON_CreateArray();
-    for (size_t i = 0; i < mb_registry_len; i++) {
-        const mb_component_ops *ops = mb_registry[i];
+    for (size_t i = 0; i < mb_registry_count(); i++) {
+        const mb_component_ops *ops = mb_registry_at(i);
         mb_err why = { 0 };
         int rc = ops->probe ? ops->probe(NULL, &why) : MB_OK;
         cJSON *o = cJSON_CreateObject();

@@ -4,24 +4,25 @@
  * here. Explicit on purpose: constructor-attribute self-registration silently
  * drops entries when objects come from a static library. Backends whose
  * library was not found at build time still have a table (MB_NOT_BUILT_IN)
- * so `mlbench list` says why they cannot run. */
+ * so `mlbench list` says why they cannot run.
+ *
+ * The GPU backends live in shared modules loaded on first use
+ * (harness/modules.c); their tables join this list when the registry is
+ * first consulted. */
 #include <string.h>
 
 #include "component.h"
+#include "modules.h"
 
 /* host side */
 extern const mb_component_ops mb_disk_pread, mb_disk_uring, mb_disk_mmap;
 extern const mb_component_ops mb_hostmem_stream_ops, mb_hostmem_memcpy_ops;
 /* CPU counterparts */
 extern const mb_component_ops mb_gemm_openblas_ops, mb_conv_onednn_ops;
-/* GPU */
-extern const mb_component_ops mb_copy_cuda, mb_membw_cuda, mb_peak_cuda, mb_launch_cuda;
-extern const mb_component_ops mb_gemm_cublaslt, mb_gemm_cublas, mb_conv_cudnn;
 /* collectives */
-extern const mb_component_ops mb_allreduce_nccl, mb_allgather_nccl, mb_reducescatter_nccl,
-    mb_broadcast_nccl, mb_allreduce_mpi, mb_allgather_mpi, mb_reducescatter_mpi, mb_broadcast_mpi;
+extern const mb_component_ops mb_allreduce_mpi, mb_allgather_mpi, mb_reducescatter_mpi, mb_broadcast_mpi;
 
-const mb_component_ops *const mb_registry[] = {
+static const mb_component_ops *const builtin[] = {
     /* host side */
     &mb_disk_pread,
     &mb_disk_uring,
@@ -31,32 +32,44 @@ const mb_component_ops *const mb_registry[] = {
     /* CPU counterparts */
     &mb_gemm_openblas_ops,
     &mb_conv_onednn_ops,
-    /* GPU */
-    &mb_copy_cuda,
-    &mb_membw_cuda,
-    &mb_peak_cuda,
-    &mb_launch_cuda,
-    &mb_gemm_cublaslt,
-    &mb_gemm_cublas,
-    &mb_conv_cudnn,
     /* collectives */
-    &mb_allreduce_nccl,
     &mb_allreduce_mpi,
-    &mb_allgather_nccl,
     &mb_allgather_mpi,
-    &mb_reducescatter_nccl,
     &mb_reducescatter_mpi,
-    &mb_broadcast_nccl,
     &mb_broadcast_mpi,
-    NULL, /* keeps the array non-empty; not counted */
 };
 
-const size_t mb_registry_len = sizeof mb_registry / sizeof mb_registry[0] - 1;
+#define MAX_BACKENDS 64
+
+static const mb_component_ops *all[MAX_BACKENDS];
+static size_t n_all;
+
+static void fill(void)
+{
+    if (n_all)
+        return;
+    for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+        all[n_all++] = builtin[i];
+    n_all += mb_modules_collect(all + n_all, MAX_BACKENDS - n_all);
+}
+
+size_t mb_registry_count(void)
+{
+    fill();
+    return n_all;
+}
+
+const mb_component_ops *mb_registry_at(size_t i)
+{
+    fill();
+    return i < n_all ? all[i] : NULL;
+}
 
 const mb_component_ops *mb_registry_find(const char *component, const char *backend)
 {
-    for (size_t i = 0; i < mb_registry_len; i++) {
-        const mb_component_ops *ops = mb_registry[i];
+    fill();
+    for (size_t i = 0; i < n_all; i++) {
+        const mb_component_ops *ops = all[i];
         if (strcmp(ops->component, component) == 0 &&
             (backend == NULL || strcmp(ops->backend, backend) == 0))
             return ops;

@@ -244,6 +244,7 @@ typedef struct expand_ctx {
     const section *sec;
     const section *global;
     const mb_component_ops *ops;
+    const mb_param_spec *spec; /* ops->params, or one made for params_unknown */
     const kv **keys; /* parameter keys of this section + applicable globals */
     char ***lists;
     int *lens;
@@ -251,6 +252,8 @@ typedef struct expand_ctx {
     mb_case run_defaults;
     mb_suite *out;
 } expand_ctx;
+
+static mb_param_spec *clone_spec(const mb_param_spec *spec);
 
 static int expand_rec(expand_ctx *x, int depth, const char **values, mb_err *err)
 {
@@ -267,7 +270,7 @@ static int expand_rec(expand_ctx *x, int depth, const char **values, mb_err *err
     for (int i = 0; i < x->n_keys; i++)
         names[i] = x->keys[i]->key;
     mb_err perr = { 0 };
-    mb_params *p = mb_params_build(x->ops->params, names, values, x->n_keys, &perr);
+    mb_params *p = mb_params_build(x->spec, names, values, x->n_keys, &perr);
     if (p == NULL) {
         /* Find the line of the offending key for the message. */
         int line = x->sec->line;
@@ -287,9 +290,50 @@ static int expand_rec(expand_ctx *x, int depth, const char **values, mb_err *err
     c.file = strdup(x->path);
     c.line = x->sec->line;
     c.id = make_id(x->ops, p);
+    c.owned_spec = x->spec != x->ops->params ? clone_spec(x->spec) : NULL;
+    if (c.owned_spec) { /* the params must point at the copy the case owns */
+        mb_params_free(p);
+        c.params = mb_params_build(c.owned_spec, names, values, x->n_keys, NULL);
+    }
     if (add_case(x->out, &c) != MB_OK)
         return mb_errf(err, MB_ESYS, "out of memory");
     return MB_OK;
+}
+
+/* A spec of free-text parameters named after the section's keys, for a
+ * backend whose real table is unavailable (params_unknown). */
+static mb_param_spec *spec_from_keys(const section *sec)
+{
+    mb_param_spec *spec = calloc((size_t)sec->n + 1, sizeof *spec);
+    int n = 0;
+    for (int i = 0; spec && i < sec->n; i++) {
+        const char *k = sec->kvs[i].key;
+        if (strcmp(k, "component") == 0 || strcmp(k, "backend") == 0 || strcmp(k, "description") == 0 ||
+            is_run_key(k))
+            continue;
+        spec[n++] = (mb_param_spec){ .name = k, .type = MB_P_STRING, .def = "", .min = 1, .max = 0 };
+    }
+    return spec;
+}
+
+static mb_param_spec *clone_spec(const mb_param_spec *spec)
+{
+    int n = 0;
+    while (spec[n].name)
+        n++;
+    mb_param_spec *c = calloc((size_t)n + 1, sizeof *c);
+    for (int i = 0; c && i < n; i++) {
+        c[i] = spec[i];
+        c[i].name = strdup(spec[i].name);
+    }
+    return c;
+}
+
+static void free_spec(mb_param_spec *spec)
+{
+    for (int i = 0; spec && spec[i].name; i++)
+        free((char *)spec[i].name);
+    free(spec);
 }
 
 static int expand_backend(const char *path, const section *sec, const section *global,
@@ -300,6 +344,8 @@ static int expand_backend(const char *path, const section *sec, const section *g
     char **lists[256];
     int lens[256];
     int n = 0, rc = MB_OK;
+    mb_param_spec *made = ops->params_unknown ? spec_from_keys(sec) : NULL;
+    const mb_param_spec *spec = made ? made : ops->params;
     /* Section keys first; then globals that are parameters of this backend
      * and are not overridden by the section. */
     for (int pass = 0; pass < 2; pass++) {
@@ -309,9 +355,9 @@ static int expand_backend(const char *path, const section *sec, const section *g
             if (strcmp(k->key, "component") == 0 || strcmp(k->key, "backend") == 0 ||
                 strcmp(k->key, "include") == 0 || strcmp(k->key, "description") == 0 || is_run_key(k->key))
                 continue;
-            if (pass == 1 && (find_kv(sec, k->key) || !mb_param_spec_find(ops->params, k->key)))
+            if (pass == 1 && (find_kv(sec, k->key) || !mb_param_spec_find(spec, k->key)))
                 continue;
-            if (mb_param_spec_find(ops->params, k->key) == NULL) {
+            if (mb_param_spec_find(spec, k->key) == NULL) {
                 rc = mb_errf(err, MB_EUSAGE, "%s:%d: [%s] unknown key '%s' for %s/%s (see `mlbench list`)",
                              path, k->line, sec->name, k->key, ops->component, ops->backend);
                 goto done;
@@ -322,7 +368,7 @@ static int expand_backend(const char *path, const section *sec, const section *g
                              sec->name, k->key, k->value);
                 goto done;
             }
-            const mb_param_spec *ps = mb_param_spec_find(ops->params, k->key);
+            const mb_param_spec *ps = mb_param_spec_find(spec, k->key);
             for (int j = 0; j < len; j++) {
                 mb_err perr = { 0 };
                 if (mb_param_check(ps, lists[n][j], &perr) != MB_OK) {
@@ -336,12 +382,13 @@ static int expand_backend(const char *path, const section *sec, const section *g
             n++;
         }
     }
-    expand_ctx x = { path, sec, global, ops, keys, lists, lens, n, *run_defaults, out };
+    expand_ctx x = { path, sec, global, ops, spec, keys, lists, lens, n, *run_defaults, out };
     const char *values[256];
     rc = expand_rec(&x, 0, values, err);
 done:
     for (int i = 0; i < n; i++)
         free_list(lists[i], lens[i]);
+    free(made); /* names borrowed from the section; cases own clones */
     return rc;
 }
 
@@ -387,8 +434,9 @@ static int process_sections(const char *path, section *secs, int n, mb_suite *ou
             } else {
                 /* Must be a parameter of at least one backend. */
                 bool known = false;
-                for (size_t r = 0; r < mb_registry_len && !known; r++)
-                    known = mb_param_spec_find(mb_registry[r]->params, k->key) != NULL;
+                for (size_t r = 0; r < mb_registry_count() && !known; r++)
+                    known = mb_registry_at(r)->params_unknown ||
+                            mb_param_spec_find(mb_registry_at(r)->params, k->key) != NULL;
                 if (!known)
                     return mb_errf(err, MB_EUSAGE, "%s:%d: [global] unknown key '%s'", path, k->line, k->key);
             }
@@ -484,6 +532,7 @@ void mb_suite_free(mb_suite *s)
         free(s->cases[i].section);
         free(s->cases[i].file);
         mb_params_free(s->cases[i].params);
+        free_spec(s->cases[i].owned_spec);
     }
     free(s->cases);
     free(s->name);
@@ -559,6 +608,7 @@ int mb_suite_filter(mb_suite *s, const char *pattern, mb_err *err)
             free(c->section);
             free(c->file);
             mb_params_free(c->params);
+            free_spec(c->owned_spec);
         }
     }
     s->n_cases = kept;

@@ -13,6 +13,8 @@ typedef struct mb_case {
     int line;
     const mb_component_ops *ops;
     mb_params *params;
+    mb_param_spec *owned_spec; /* the spec params points at when the backend's
+                                  own is unavailable (params_unknown) */
     int repetitions;
     double min_time;
     double warmup_time;

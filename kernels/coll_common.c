@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "gpu_util.h" /* half/bf16 conversions (CUDA builds only) */
+#include "halfconv.h"
 
 /* ---- dtypes ------------------------------------------------------------------ */
 
@@ -93,11 +93,6 @@ int mb_coll_pattern_init(mb_coll_pattern *p, mb_coll_dtype dtype, int nranks, ui
                          mb_err *err)
 {
     memset(p, 0, sizeof *p);
-#ifndef MB_HAVE_CUDA
-    if (dtype == MB_DT_HALF || dtype == MB_DT_BF16)
-        return mb_errf(err, MB_ESKIP, "%s needs the CUDA build (host conversions in gpu_util.c)",
-                       mb_coll_dtype_name(dtype));
-#endif
     double limit = dtypes[dtype].exact_limit, n = nranks;
     if (nranks < 1 || n > limit)
         return mb_errf(err, MB_ESKIP,
@@ -135,12 +130,8 @@ static void store(mb_coll_dtype t, void *buf, size_t i, double v)
     switch (t) {
     case MB_DT_FLOAT: ((float *)buf)[i] = (float)v; break;
     case MB_DT_DOUBLE: ((double *)buf)[i] = v; break;
-#ifdef MB_HAVE_CUDA
     case MB_DT_HALF: ((uint16_t *)buf)[i] = mb_float_to_half((float)v); break;
     case MB_DT_BF16: ((uint16_t *)buf)[i] = mb_float_to_bf16((float)v); break;
-#else
-    default: break; /* refused by mb_coll_pattern_init */
-#endif
     }
 }
 
@@ -149,12 +140,8 @@ double mb_coll_load(mb_coll_dtype t, const void *buf, size_t i)
     switch (t) {
     case MB_DT_FLOAT: return ((const float *)buf)[i];
     case MB_DT_DOUBLE: return ((const double *)buf)[i];
-#ifdef MB_HAVE_CUDA
     case MB_DT_HALF: return mb_half_to_float(((const uint16_t *)buf)[i]);
     case MB_DT_BF16: return mb_bf16_to_float(((const uint16_t *)buf)[i]);
-#else
-    default: break;
-#endif
     }
     return 0;
 }

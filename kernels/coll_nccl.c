@@ -30,6 +30,7 @@
 
 #include "gpu_util.h"
 #include "hardware.h"
+#include "pcie.h"
 
 #define STAGE_BYTES (16u << 20) /* host staging buffer for filling and checking */
 
@@ -115,6 +116,16 @@ static int use_mpi(const mb_params *p, bool *mpi, mb_err *why)
     return MB_OK;
 }
 
+/* The GPU of this rank: its local rank; or the only GPU it sees, when the
+ * launcher gave each task its own (srun --gpus-per-task=1 sets
+ * CUDA_VISIBLE_DEVICES per task). -1 when the node has too few. */
+static int gpu_of_rank(int count)
+{
+    if (count == 1)
+        return 0;
+    return mb_dist_local_rank() < count ? mb_dist_local_rank() : -1;
+}
+
 static int local_probe(const mb_params *p, mb_err *why)
 {
     int count = 0;
@@ -126,11 +137,10 @@ static int local_probe(const mb_params *p, mb_err *why)
     int rc = use_mpi(p, &mpi, why);
     if (rc != MB_OK)
         return rc;
-    if (mpi && mb_dist_local_rank() >= count)
-        return mb_errf(why, MB_ESKIP, "rank %d is local rank %d on %s, which has %d GPU%s "
+    if (mpi && gpu_of_rank(count) < 0)
+        return mb_errf(why, MB_ESKIP, "rank %d is local rank %d on %s, which has %d GPUs "
                                       "(one rank per GPU: start at most %d ranks per node)",
-                       mb_dist_rank(), mb_dist_local_rank(), mb_dist_host_of(mb_dist_rank()), count,
-                       count == 1 ? "" : "s", count);
+                       mb_dist_rank(), mb_dist_local_rank(), mb_dist_host_of(mb_dist_rank()), count, count);
     int want = p ? (int)mb_param_int(p, "gpus") : 0;
     if (!mpi && want > count)
         return mb_errf(why, MB_ESKIP, "gpus=%d but %d visible", want, count);
@@ -145,9 +155,49 @@ static int local_probe(const mb_params *p, mb_err *why)
     return rc == MB_OK ? nccl_dtype(dt, &nt, why) : rc;
 }
 
+/* Two ranks on one GPU (more ranks than GPUs, each seeing one) would make
+ * ncclCommInitRank fail with "duplicate GPU": say so as a skip instead.
+ * Collective: every rank of an mpi-topology case calls it. */
+static int shared_gpu(mb_err *why)
+{
+#ifdef MB_HAVE_MPI
+    enum { KEY = 96 };
+    char mine[KEY] = { 0 }, bus[32] = "";
+    int count = 0;
+    /* Every rank takes part; one without a GPU sends "" (matches nothing). */
+    if (cudaGetDeviceCount(&count) == cudaSuccess && gpu_of_rank(count) >= 0 &&
+        cudaDeviceGetPCIBusId(bus, sizeof bus, gpu_of_rank(count)) == cudaSuccess)
+        snprintf(mine, sizeof mine, "%s/%s", mb_dist_host_of(mb_dist_rank()), bus);
+    int n = mb_dist_size(), rc = MB_OK;
+    char *all = calloc((size_t)n, KEY);
+    if (all == NULL)
+        return mb_errf(why, MB_ESYS, "out of memory");
+    if (MPI_Allgather(mine, KEY, MPI_CHAR, all, KEY, MPI_CHAR, mb_dist_comm()) == MPI_SUCCESS)
+        for (int r = 0; r < n && rc == MB_OK; r++)
+            if (r != mb_dist_rank() && mine[0] && strncmp(all + (size_t)r * KEY, mine, KEY) == 0)
+                rc = mb_errf(why, MB_ESKIP, "ranks %d and %d share GPU %s on %s: one rank per GPU "
+                                            "(fewer GPUs than ranks)",
+                             r < mb_dist_rank() ? r : mb_dist_rank(), r < mb_dist_rank() ? mb_dist_rank() : r,
+                             bus, mb_dist_host_of(r));
+    free(all);
+    return rc;
+#else
+    (void)why;
+    return MB_OK;
+#endif
+}
+
 static int coll_nccl_probe(const mb_params *p, mb_err *why)
 {
     int rc = local_probe(p, why);
+    bool mpi = false;
+    if (p && use_mpi(p, &mpi, NULL) == MB_OK && mpi) {
+        /* Every rank takes part in the exchange, whatever its own verdict. */
+        mb_err dup = { 0 };
+        int rc2 = shared_gpu(&dup);
+        if (rc == MB_OK && rc2 != MB_OK)
+            rc = mb_errf(why, rc2, "%s", dup.msg);
+    }
     /* A case runs on every rank or on none (a rank without a GPU would leave
      * the others waiting in ncclCommInitRank). */
     return p ? mb_dist_agree_err(rc, why) : rc;
@@ -204,6 +254,18 @@ static int fill_device(coll_nccl *s, nccl_dev *d, mb_err *err)
     default: /* all-reduce, reduce-scatter: the whole input */
         return stage_input(s, d, d->recv, 0, sh->in_elems, err);
     }
+}
+
+/* Inputs in place on every device before a collective reads them: a copy
+ * from pageable memory may still be in flight when cudaMemcpy returns, and
+ * the NCCL streams are non-blocking (no implicit order with it). */
+static int fill_all(coll_nccl *s, mb_err *err)
+{
+    for (int i = 0; i < s->ndev; i++)
+        if (fill_device(s, &s->dev[i], err) != MB_OK ||
+            mb_cuda_err(cudaDeviceSynchronize(), err, "cudaDeviceSynchronize") != MB_OK)
+            return err->code;
+    return MB_OK;
 }
 
 /* Where a device's result lies: NCCL's in-place reduce-scatter writes it at
@@ -368,7 +430,7 @@ static int setup_device(coll_nccl *s, nccl_dev *d, mb_err *err)
         (in_b && mb_cuda_err(cudaMalloc(&d->send, in_b), err, "cudaMalloc(send)") != MB_OK) ||
         mb_cuda_err(cudaMalloc(&d->recv, out_b), err, "cudaMalloc(recv)") != MB_OK)
         return err->code;
-    return fill_device(s, d, err);
+    return MB_OK;
 }
 
 /* Everything this process can do alone: devices, buffers, inputs. */
@@ -394,7 +456,7 @@ static int setup_local(coll_nccl *s, mb_collective coll, const mb_params *p, mb_
     if (s->dev == NULL || s->stage == NULL)
         return mb_errf(err, MB_ESYS, "out of memory");
     for (int i = 0; i < s->ndev; i++) {
-        s->dev[i].device = s->mpi ? mb_dist_local_rank() : i;
+        s->dev[i].device = s->mpi ? gpu_of_rank(count) : i;
         s->dev[i].rank = s->mpi ? mb_dist_rank() : i;
     }
     rc = mb_coll_shape_init(&s->shape, coll, dtype, mb_param_int(p, "size"), nranks, err);
@@ -402,7 +464,7 @@ static int setup_local(coll_nccl *s, mb_collective coll, const mb_params *p, mb_
         rc = mb_coll_pattern_init(&s->pattern, dtype, nranks, 0x6d6c62656e6368ull, err);
     for (int i = 0; rc == MB_OK && i < s->ndev; i++)
         rc = setup_device(s, &s->dev[i], err);
-    return rc;
+    return rc == MB_OK ? fill_all(s, err) : rc;
 }
 
 static int init_comms(coll_nccl *s, mb_err *err)
@@ -462,31 +524,18 @@ static bool nvlink_peer(int device, int *peer_out)
     return false;
 }
 
-/* PCIe rate of the GPU's link (one direction, GB/s) from sysfs. */
+/* PCIe rate of the GPU's link (one direction, GB/s), from sysfs (pcie.h). */
 static double pcie_of(int device, char *text, size_t len)
 {
-    char bus[32], path[256], speed[64] = "", width[16] = "";
-    if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess)
+    char bus[32], norm[32], what[48];
+    mb_pcie_link link;
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess ||
+        mb_pcie_normalize_busid(bus, norm, sizeof norm, NULL) != MB_OK ||
+        mb_pcie_read(mb_sysfs_root(), norm, &link, NULL) != MB_OK)
         return 0;
-    for (char *c = bus; *c; c++)
-        *c = (char)(*c >= 'A' && *c <= 'F' ? *c - 'A' + 'a' : *c);
-    snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/max_link_speed", bus);
-    FILE *f = fopen(path, "r");
-    if (f) {
-        if (!fgets(speed, sizeof speed, f))
-            speed[0] = '\0';
-        fclose(f);
-    }
-    snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/max_link_width", bus);
-    f = fopen(path, "r");
-    if (f) {
-        if (!fgets(width, sizeof width, f))
-            width[0] = '\0';
-        fclose(f);
-    }
-    int gen = mb_pcie_gen_from_speed(speed), lanes = atoi(width);
-    double gbps = mb_pcie_gbps(gen, lanes);
-    snprintf(text, len, "PCIe gen %d x%d of GPU %s (max link, one direction)", gen, lanes, bus);
+    double gbps = mb_pcie_link_gbps(&link, 0);
+    snprintf(text, len, "%s of GPU %s (maximum link, one direction)",
+             mb_pcie_describe(link.max_gen, link.max_width, what, sizeof what), norm);
     return gbps;
 }
 
@@ -615,8 +664,7 @@ static int coll_nccl_verify(void *state, mb_err *err)
      * from the known inputs. Out of place, check what the last timed
      * iteration left. */
     if (s->inplace || s->collectives == 0) {
-        for (int i = 0; rc == MB_OK && i < s->ndev; i++)
-            rc = fill_device(s, &s->dev[i], err);
+        rc = fill_all(s, err);
         if (rc == MB_OK)
             rc = barrier(s, err);
         if (rc == MB_OK)

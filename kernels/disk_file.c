@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cleanup.h"
@@ -582,7 +583,18 @@ static int read_params(const mb_params *p, unsigned has, disk_case *c, mb_err *e
     if ((long long)c->qd * c->bs > (1LL << 30))
         return mb_errf(err, MB_EUSAGE, "parameters qd x block_size: %lld bytes of buffers, at most 1 GiB",
                        (long long)c->qd * c->bs);
-    c->rng = (uint64_t)mb_param_int(p, "seed");
+    /* seed 0: fresh offsets every case (like fio's randrepeat=0), so blocks
+     * an earlier run read are not warm in a device or hypervisor cache. */
+    c->seed = (uint64_t)mb_param_int(p, "seed");
+    if (c->seed == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t mix = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)getpid() << 12);
+        c->seed = mb_splitmix64(&mix) & ((1ull << 53) - 1);
+        if (c->seed == 0)
+            c->seed = 1;
+    }
+    c->rng = c->seed;
     c->ios_per_iter = mb_param_int(p, "ios_per_iter");
     return MB_OK;
 }
@@ -876,6 +888,9 @@ void disk_case_report(disk_case *c, mb_report *r, const char *engine_note)
                          "fraction");
     mb_report_metric(r, "file_size", (double)c->file->size, "byte");
     mb_report_info(r, "file", c->file->path);
+    char seed[32];
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)c->seed);
+    mb_report_info(r, "seed", seed);
     mb_report_info(r, "offsets", c->random ? "uniform random, block-aligned, with replacement"
                                            : "consecutive blocks, wrapping at the end of the file");
     if (c->file->owned)

@@ -124,7 +124,8 @@ enum {
     { "ios_per_iter", MB_P_INT, "0", NULL, 0, 1 << 24,                                    \
       "reads per timed iteration; 0 = auto (16 MiB worth, at least 16 and 8 x qd)" }
 #define DISK_PARAM_SEED                                                                   \
-    { "seed", MB_P_INT, "1", NULL, 0, 9.0e15, "seed of the random offsets" }
+    { "seed", MB_P_INT, "0", NULL, 0, 9.0e15,                                             \
+      "seed of the random offsets; 0 = a new one per case (reported as info)" }
 
 typedef struct disk_lat {
     double *us; /* ring of per-read latencies in microseconds */
@@ -140,6 +141,7 @@ typedef struct disk_case {
     int advice;       /* mmap: MADV_* */
     long long bs, nblocks, ios_per_iter;
     int qd;
+    uint64_t seed;    /* of the random offsets (drawn when the parameter is 0) */
     uint64_t rng;     /* random offsets */
     long long next_block; /* sequential position */
 

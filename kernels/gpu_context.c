@@ -17,12 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef MB_HAVE_CUDNN
-#include <cudnn.h>
-#endif
-#ifdef MB_HAVE_NCCL
-#include <nccl.h>
-#endif
 
 #include "formulas.h"
 #include "gpu_util.h"
@@ -158,6 +152,33 @@ static void add_version(cJSON *o, const char *key, int v, int has_patch)
     cJSON_AddStringToObject(o, key, buf);
 }
 
+/* cuDNN and NCCL live in their own modules (libmlbench_cudnn.so,
+ * libmlbench_nccl.so), which this one must not depend on: ask the libraries
+ * themselves, if the dynamic loader finds them, under their current sonames. */
+static void add_library_version(cJSON *sw, const char *key, const char *soname, const char *fn_name,
+                                bool out_param)
+{
+    void *h = dlopen(soname, RTLD_LAZY | RTLD_LOCAL);
+    if (h == NULL) {
+        const char *e = dlerror();
+        char why[512];
+        snprintf(why, sizeof why, "not loadable: %s", e ? e : soname);
+        cJSON_AddStringToObject(sw, key, why);
+        return;
+    }
+    void *fn = dlsym(h, fn_name);
+    int v = 0;
+    if (fn && out_param) {
+        int (*get)(int *) = (int (*)(int *))fn; /* ncclResult_t ncclGetVersion(int *) */
+        if (get(&v) != 0)
+            v = 0;
+    } else if (fn) {
+        v = (int)((size_t(*)(void))fn)(); /* size_t cudnnGetVersion(void) */
+    }
+    add_version(sw, key, v, 1);
+    dlclose(h);
+}
+
 static void add_software(cJSON *context)
 {
     cJSON *sw = cJSON_AddObjectToObject(context, "gpu_software");
@@ -167,17 +188,8 @@ static void add_software(cJSON *context)
     add_version(sw, "cuda_runtime", cudaRuntimeGetVersion(&v) == cudaSuccess ? v : 0, 0);
     size_t lt = cublasLtGetVersion(); /* 130100 = 13.1.0: major*10000 + minor*100 + patch */
     add_version(sw, "cublaslt", (int)lt, 1);
-#ifdef MB_HAVE_CUDNN
-    add_version(sw, "cudnn", (int)cudnnGetVersion(), 1);
-#else
-    cJSON_AddStringToObject(sw, "cudnn", "not built in");
-#endif
-#ifdef MB_HAVE_NCCL
-    int nv = 0;
-    add_version(sw, "nccl", ncclGetVersion(&nv) == ncclSuccess ? nv : 0, 1);
-#else
-    cJSON_AddStringToObject(sw, "nccl", "not built in");
-#endif
+    add_library_version(sw, "cudnn", "libcudnn.so.9", "cudnnGetVersion", false);
+    add_library_version(sw, "nccl", "libnccl.so.2", "ncclGetVersion", true);
     char drv[96];
     if (nvml_ready() && nvml.driver_version && nvml.driver_version(drv, sizeof drv) == 0)
         cJSON_AddStringToObject(sw, "driver", drv);
@@ -296,7 +308,7 @@ static void add_gpu(cJSON *gpus, int dev)
     add_nvml(g, dev);
 }
 
-void mb_gpu_context_add(cJSON *context)
+void mb_gpu_context_add_impl(cJSON *context)
 {
     cJSON *gpus = cJSON_GetObjectItemCaseSensitive(context, "gpus");
     if (gpus == NULL)
@@ -344,7 +356,7 @@ static void take(nvmlDevice_t h, gpu_sample *s)
     s->have_energy = nvml.energy && nvml.energy(h, &s->energy_mj) == 0;
 }
 
-void *mb_gpu_monitor_begin(void)
+void *mb_gpu_monitor_begin_impl(void)
 {
     nvmlDevice_t h = nvml_device(mb_cuda_device());
     if (h == NULL)
@@ -360,7 +372,7 @@ void *mb_gpu_monitor_begin(void)
     return snap;
 }
 
-void mb_gpu_monitor_end(void *snapshot, mb_report *r)
+void mb_gpu_monitor_end_impl(void *snapshot, mb_report *r)
 {
     gpu_snapshot *snap = snapshot;
     if (snap == NULL)

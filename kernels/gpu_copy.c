@@ -315,7 +315,9 @@ static int copy_run(void *state, double *seconds, mb_err *err)
     }
     if (s->gated)
         mb_cuda_gate_timed_out(&s->gate);
-    int i = s->nsamples < MAX_SAMPLES ? s->nsamples++ : (int)(s->runs % MAX_SAMPLES);
+    int i = (int)(s->runs % MAX_SAMPLES); /* a ring: the newest run replaces the oldest */
+    if (s->nsamples < MAX_SAMPLES)
+        s->nsamples++;
     s->seconds[i] = *seconds;
     if (s->dir == MB_COPY_BIDIR) {
         for (int d = 0; d < 2 && rc == MB_OK; d++) {

@@ -46,7 +46,8 @@ typedef struct launch_state {
     long d2h_bad;                   /* copies after which the host did not hold the value */
     long runs;
     double *samples;              /* per-op latencies (one-at-a-time ops) */
-    long nsamples;
+    long nsamples;                /* valid entries in samples */
+    long sampled;                 /* ops sampled so far */
 } launch_state;
 
 static const mb_param_spec launch_params[] = {
@@ -155,8 +156,10 @@ fail:
 
 static void sample(launch_state *s, double seconds)
 {
-    long i = s->nsamples < MAX_SAMPLES ? s->nsamples++ : (s->runs * s->count) % MAX_SAMPLES;
-    s->samples[i] = seconds;
+    /* A ring: once full, the newest sample replaces the oldest. */
+    s->samples[s->sampled++ % MAX_SAMPLES] = seconds;
+    if (s->nsamples < MAX_SAMPLES)
+        s->nsamples++;
 }
 
 /* One op of the one-at-a-time kinds. */

@@ -68,13 +68,8 @@ int mb_cuda_pcie_link(struct mb_pcie_link *out, mb_err *err);
  * neither is known. */
 double mb_cuda_mem_peak_gbps(char *source, size_t len);
 
-/* Host-side conversions for filling and checking half-precision buffers. */
-uint16_t mb_float_to_half(float f);
-float mb_half_to_float(uint16_t h);
-uint16_t mb_float_to_bf16(float f);
-float mb_bf16_to_float(uint16_t h);
-uint8_t mb_float_to_fp8e4m3(float f);
-float mb_fp8e4m3_to_float(uint8_t v);
+/* Host-side conversions for filling and checking narrow buffers. */
+#include "halfconv.h"
 
 #endif /* MB_HAVE_CUDA */
 #endif

@@ -95,6 +95,21 @@ json.dump(d, open(sys.argv[2], "w"))
 PYEOF
 check "baseline fail exits 1" expect_exit 1 "$MLBENCH" --suite "$TINY" -q --baseline "$WORK/inflated.json"
 
+# GPU backends are loadable modules: without them (here: a wrong module
+# directory, as on a machine without the CUDA libraries) suites still load and
+# every GPU case is skipped with the loader's message.
+check "missing GPU modules: suite runs" expect_exit 0 env MLBENCH_MODULE_DIR="$WORK/none" \
+  "$MLBENCH" --suite "$SRC/configs/suites/all.ini" --filter 'cublas|cudnn|copy/cuda|nccl' -q --out "$WORK/m.json"
+check "missing GPU modules: skipped with the reason" $PY - "$WORK/m.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+gpu = [c for c in d["cases"] if c["backend"] in ("cublaslt", "cublas", "cudnn", "cuda", "nccl")]
+assert len(gpu) >= 10, len(gpu)
+for c in gpu:
+    assert c["status"] == "skipped" and "cannot load libmlbench_" in c["reason"], c
+assert "cannot load" in d["context"]["gpu_unavailable"]
+PYEOF
+
 # kill -9 halfway: the file holds every finished case and is valid JSON.
 "$MLBENCH" --suite "$SRC/tests/data/suites/slow.ini" --out "$WORK/k.json" -q >/dev/null 2>&1 &
 pid=$!

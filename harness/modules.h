@@ -1,0 +1,23 @@
+/* modules.h: the GPU backends' shared modules (libmlbench_cuda.so,
+ * libmlbench_cudnn.so, libmlbench_nccl.so), loaded with dlopen the first
+ * time the registry is asked for its backends. See harness/modules.c. */
+#ifndef MB_MODULES_H
+#define MB_MODULES_H
+
+#include <stddef.h>
+
+#include "component.h"
+
+/* What a module exports under its `symbol` (e.g. "mb_module_cuda_ops"). */
+typedef const mb_component_ops *const *(*mb_module_ops_fn)(size_t *n);
+
+/* Appends every module's tables (or, for a module that cannot be loaded,
+ * placeholder tables whose probe gives the loader's error) to out.
+ * Returns how many were written (at most cap). */
+size_t mb_modules_collect(const mb_component_ops **out, size_t cap);
+
+/* dlsym in the CUDA module (NULL when it is not loaded); loads the modules
+ * first. *why (may be NULL) gets the reason when NULL is returned. */
+void *mb_modules_cuda_symbol(const char *name, const char **why);
+
+#endif
