@@ -593,8 +593,11 @@ static int coll_nccl_setup(mb_collective coll, const mb_params *p, void **state,
         return mb_errf(err, MB_ESYS, "out of memory");
     s->inplace = mb_param_bool(p, "inplace");
     s->batch = (int)mb_param_int(p, "batch");
+    /* Decided from the parameters and the world size alone, so every rank
+     * agrees below as many times as every other, whatever fails where. */
+    bool mpi = false;
+    use_mpi(p, &mpi, NULL);
     int rc = setup_local(s, coll, p, err);
-    bool mpi = s->mpi;
     if (mpi)
         rc = mb_dist_agree_err(rc, err);
     if (rc == MB_OK)
