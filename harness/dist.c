@@ -270,11 +270,11 @@ const char *mb_dist_describe(void)
     MPI_Get_library_version(lib, &len); /* allowed before MPI_Init */
     lib[strcspn(lib, ",\n")] = '\0';
     if (g.mpi)
-        snprintf(text, sizeof text, "built with %s; %d rank%s on %d node%s", lib, g.size,
+        snprintf(text, sizeof text, "built with %.160s; %d rank%s on %d node%s", lib, g.size,
                  g.size == 1 ? "" : "s", g.nodes, g.nodes == 1 ? "" : "s");
     else
         snprintf(text, sizeof text,
-                 "built with %s; not started by mpirun/srun: single process", lib);
+                 "built with %.160s; not started by mpirun/srun: single process", lib);
     return text;
 }
 

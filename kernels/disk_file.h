@@ -122,7 +122,7 @@ enum {
       "direct: O_DIRECT (the device); cached: file resident in the page cache (RAM)" }
 #define DISK_PARAM_IOS                                                                    \
     { "ios_per_iter", MB_P_INT, "0", NULL, 0, 1 << 24,                                    \
-      "reads per timed iteration; 0 = auto (16 MiB worth, at least 16 and 8 x qd)" }
+      "reads per timed iteration; 0 = auto (16 MiB worth, at least 16; 32 x qd when qd > 1)" }
 #define DISK_PARAM_SEED                                                                   \
     { "seed", MB_P_INT, "0", NULL, 0, 9.0e15,                                             \
       "seed of the random offsets; 0 = a new one per case (reported as info)" }

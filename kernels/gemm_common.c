@@ -5,7 +5,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <ini.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +13,6 @@
 
 #include "formulas.h"
 #include "hardware.h"
-#include "paths.h"
 
 /* ---- dtypes ------------------------------------------------------------------------- */
 
@@ -482,93 +480,21 @@ int mb_gemm_auto_rotate(size_t set_bytes, size_t l2_bytes)
 
 /* ---- peaks ------------------------------------------------------------------------------ */
 
-typedef struct arch_lookup {
-    char section[16];
-    const char *key;
-    bool geforce;
-    double value, geforce_value;
-    bool have_value, have_geforce, have_section;
-    char name[96];
-    char bad[160]; /* the first malformed entry */
-} arch_lookup;
-
-static int on_arch_entry(void *user, const char *section, const char *name, const char *value)
-{
-    arch_lookup *a = user;
-    if (strcmp(section, a->section) != 0)
-        return 1;
-    a->have_section = true;
-    if (strcmp(name, "name") == 0) {
-        snprintf(a->name, sizeof a->name, "%s", value);
-        return 1;
-    }
-    if (strcmp(name, "source") == 0)
-        return 1;
-    bool geforce = strncmp(name, "geforce_", 8) == 0;
-    const char *key = geforce ? name + 8 : name;
-    if (strcmp(key, a->key) != 0)
-        return 1;
-    char *end = NULL;
-    double v = strtod(value, &end);
-    if (end == value || *end || !(v > 0)) {
-        if (!a->bad[0])
-            snprintf(a->bad, sizeof a->bad, "[%s] %s = '%s' is not a positive number", section,
-                     name, value);
-        return 0; /* inih returns the line */
-    }
-    if (geforce) {
-        a->geforce_value = v;
-        a->have_geforce = true;
-    } else {
-        a->value = v;
-        a->have_value = true;
-    }
-    return 1;
-}
-
-int mb_gpu_arch_rate(int major, int minor, const char *device_name, const char *key,
-                     double *per_clk_sm, char *desc, size_t desc_len, mb_err *err)
-{
-    char path[4096];
-    mb_config_path(path, sizeof path, "gpu-arch.ini");
-    arch_lookup a = { .key = key };
-    snprintf(a.section, sizeof a.section, "sm_%d%d", major, minor);
-    a.geforce = device_name && strstr(device_name, "GeForce") != NULL;
-    int rc = ini_parse(path, on_arch_entry, &a);
-    if (rc < 0)
-        return mb_errf(err, MB_ESKIP, "%s: cannot read the architecture table", path);
-    if (rc > 0)
-        return mb_errf(err, MB_EUSAGE, "%s:%d: %s", path, rc,
-                       a.bad[0] ? a.bad : "malformed line (expected [section] or key = value)");
-    if (!a.have_section)
-        return mb_errf(err, MB_ESKIP, "no [%s] in %s: no computed peak for compute capability %d.%d",
-                       a.section, path, major, minor);
-    bool use_geforce = a.geforce && a.have_geforce;
-    if (!a.have_value && !use_geforce)
-        return mb_errf(err, MB_ESKIP, "%s has no %s math in %s", a.section, key, path);
-    *per_clk_sm = use_geforce ? a.geforce_value : a.value;
-    if (desc)
-        snprintf(desc, desc_len, "%s %s%s %s %.0f FLOP/clk/SM", a.section, a.name,
-                 use_geforce ? " GeForce" : "", key, *per_clk_sm);
-    return MB_OK;
-}
-
 void mb_gpu_peak_report(mb_report *r, const char *device_name, int major, int minor, int sms,
                         double clock_hz, const char *key)
 {
     const char *unit = strcmp(key, "int8") == 0 ? "TOPS" : "TFLOP/s";
     /* Computed from attributes. */
     double computed = 0;
-    char desc[256] = "";
+    mb_gpu_arch_row row = { 0 };
     mb_err why = { 0 };
     double per_clk = 0;
     if (sms > 0 && clock_hz > 0 &&
-        mb_gpu_arch_rate(major, minor, device_name, key, &per_clk, desc, sizeof desc, &why) ==
-            MB_OK)
+        mb_gpu_arch_rate(NULL, major, minor, device_name, key, &per_clk, &row, &why) == MB_OK)
         computed = mb_gpu_peak_flops(sms, clock_hz, per_clk) / 1e12;
     char computed_src[512];
     snprintf(computed_src, sizeof computed_src, "computed: %d SMs x %.0f MHz x %s (%s)", sms,
-             clock_hz / 1e6, desc, "configs/gpu-arch.ini");
+             clock_hz / 1e6, row.desc, "configs/gpu-arch.ini");
     if (computed > 0)
         mb_report_metric(r, "peak_from_attributes", computed, unit);
     else

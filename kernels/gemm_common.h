@@ -11,7 +11,8 @@
  *     is checked with, and the sampled check that drives both;
  *   - theoretical peaks: the datasheet figure (harness/hardware.h) and the one
  *     computed from device attributes with the per-architecture table in
- *     configs/gpu-arch.ini (also used by the cuDNN convolution backend).
+ *     configs/gpu-arch.ini (gpu_arch.h; also used by the cuDNN convolution
+ *     backend).
  * Device plumbing (MB_HAVE_CUDA): buffers rotated so small problems are not
  * L2-resident, the stream, the event timer, the timed loop and verification.
  */
@@ -23,6 +24,7 @@
 #include <stdint.h>
 
 #include "component.h"
+#include "gpu_arch.h"
 #include "mb.h"
 
 /* ---- dtypes -------------------------------------------------------------------- */
@@ -162,15 +164,9 @@ int mb_gemm_auto_rotate(size_t set_bytes, size_t l2_bytes);
 
 /* ---- theoretical peaks ---------------------------------------------------------------- */
 
-/* FLOPs per clock per SM of the math behind `key` ("fp64", "fp32", "tf32",
- * "fp16", "bf16", "fp8", "int8") for compute capability major.minor, from
- * configs/gpu-arch.ini (geforce_<key> when the device name contains
- * "GeForce"). desc gets e.g. "sm_90 Hopper (GH100) bf16 4096 FLOP/clk/SM".
- * MB_ESKIP when the table has no entry, MB_EUSAGE (FILE:LINE) when malformed. */
-int mb_gpu_arch_rate(int major, int minor, const char *device_name, const char *key,
-                     double *per_clk_sm, char *desc, size_t desc_len, mb_err *err);
-
-/* Reports the peak of `key` math for a device, in TFLOP/s (TOPS for int8):
+/* Reports the peak of `key` math for a device (key as mb_gpu_arch_rate() in
+ * gpu_arch.h: "fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8"), in
+ * TFLOP/s (TOPS for int8):
  *   - the datasheet's dense figure (fp64: fp64_tensor when listed) as the
  *     peak, with its source;
  *   - SMs x clock x FLOP/clk/SM as the metric "peak_from_attributes";

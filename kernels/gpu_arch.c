@@ -1,4 +1,4 @@
-/* gpu_arch.c: reads configs/gpu-cuda-cores.ini with inih (see gpu_arch.h). */
+/* gpu_arch.c: reads configs/gpu-arch.ini with inih (see gpu_arch.h). */
 #include "gpu_arch.h"
 
 #include <errno.h>
@@ -9,36 +9,49 @@
 
 #include "paths.h"
 
+/* The rate keys a section may hold, each also as geforce_<key>. */
+static const char *const rate_keys[] = { "fp64", "fp32", "tf32", "fp16", "bf16",
+                                         "fp8", "int8", "cores_fp16", "cores_fp64" };
+
 typedef struct arch_parse {
-    char want[32];  /* "sm_90" */
+    char want[16];  /* "sm_90" */
+    const char *key;
     int found;
-    int bad_line_is_value; /* 1: value error, 2: unknown key */
-    char bad_key[64];
-    mb_gpu_arch *out;
+    double value, geforce_value; /* 0: not in the section */
+    int problem;    /* first problem in the section: 1 bad value, 2 unknown key */
+    char bad_key[64], bad_value[64];
+    mb_gpu_arch_row *row;
 } arch_parse;
 
+static int is_rate_key(const char *name)
+{
+    for (size_t i = 0; i < sizeof rate_keys / sizeof *rate_keys; i++)
+        if (strcmp(name, rate_keys[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* Every rate of the wanted section is checked, not only the one asked for:
+ * a typo in the table fails whichever benchmark reads it first. */
 static int on_entry(void *user, const char *section, const char *name, const char *value)
 {
     arch_parse *p = user;
     if (strcmp(section, p->want) != 0)
         return 1;
     p->found = 1;
-    mb_gpu_arch *a = p->out;
     if (strcmp(name, "name") == 0) {
-        snprintf(a->name, sizeof a->name, "%s", value);
+        snprintf(p->row->name, sizeof p->row->name, "%s", value);
         return 1;
     }
     if (strcmp(name, "source") == 0) {
-        snprintf(a->source, sizeof a->source, "%s", value);
+        snprintf(p->row->source, sizeof p->row->source, "%s", value);
         return 1;
     }
-    double *slot = strcmp(name, "fp16") == 0   ? &a->fp16
-                   : strcmp(name, "fp32") == 0 ? &a->fp32
-                   : strcmp(name, "fp64") == 0 ? &a->fp64
-                                               : NULL;
+    int geforce = strncmp(name, "geforce_", 8) == 0;
+    const char *key = geforce ? name + 8 : name;
     int problem = 0;
     double v = 0;
-    if (slot == NULL) {
+    if (!is_rate_key(key)) {
         problem = 2;
     } else {
         char *end;
@@ -52,50 +65,61 @@ static int on_entry(void *user, const char *section, const char *name, const cha
     if (problem) {
         /* inih goes on after an error and reports the first line: keep the
          * first problem's details to match it. */
-        if (p->bad_line_is_value == 0) {
-            p->bad_line_is_value = problem;
+        if (p->problem == 0) {
+            p->problem = problem;
             snprintf(p->bad_key, sizeof p->bad_key, "%s", name);
+            snprintf(p->bad_value, sizeof p->bad_value, "%s", value);
         }
         return 0;
     }
-    *slot = v;
+    if (strcmp(key, p->key) == 0)
+        *(geforce ? &p->geforce_value : &p->value) = v;
     return 1;
 }
 
-int mb_gpu_arch_load(const char *path, int major, int minor, mb_gpu_arch *out, mb_err *err)
+int mb_gpu_arch_rate(const char *path, int major, int minor, const char *device_name,
+                     const char *key, double *per_clk_sm, mb_gpu_arch_row *row, mb_err *err)
 {
-    memset(out, 0, sizeof *out);
-    char buf[1024];
+    mb_gpu_arch_row scratch;
+    if (row == NULL)
+        row = &scratch;
+    memset(row, 0, sizeof *row);
+    char buf[4096];
     if (path == NULL)
-        path = mb_config_path(buf, sizeof buf, "gpu-cuda-cores.ini");
-    arch_parse p = { .out = out };
+        path = mb_config_path(buf, sizeof buf, "gpu-arch.ini");
+    arch_parse p = { .key = key, .row = row };
     snprintf(p.want, sizeof p.want, "sm_%d%d", major, minor);
     int line = ini_parse(path, on_entry, &p);
     if (line == -1)
-        return mb_errno(err, MB_ESKIP, "%s: cannot open", path);
+        return mb_errno(err, MB_ESKIP, "%s: cannot read the architecture table", path);
     if (line == -2)
         return mb_errf(err, MB_ESYS, "%s: out of memory", path);
-    if (line > 0 && p.bad_line_is_value == 2)
-        return mb_errf(err, MB_EUSAGE, "%s:%d: unknown key '%s' in [%s] (expected name, fp16, fp32, fp64, source)",
+    if (line > 0 && p.problem == 2)
+        return mb_errf(err, MB_EUSAGE,
+                       "%s:%d: unknown key '%s' in [%s] (expected name, source, fp64, fp32, tf32, "
+                       "fp16, bf16, fp8, int8, cores_fp16, cores_fp64, or geforce_<one of those>)",
                        path, line, p.bad_key, p.want);
-    if (line > 0 && p.bad_line_is_value == 1)
-        return mb_errf(err, MB_EUSAGE, "%s:%d: %s in [%s] must be a positive number (FLOPs per clock per SM)",
-                       path, line, p.bad_key, p.want);
+    if (line > 0 && p.problem == 1)
+        return mb_errf(err, MB_EUSAGE,
+                       "%s:%d: [%s] %s = '%s' is not a positive number (FLOPs per clock per SM)",
+                       path, line, p.want, p.bad_key, p.bad_value);
     if (line > 0)
-        return mb_errf(err, MB_EUSAGE, "%s:%d: malformed line", path, line);
+        return mb_errf(err, MB_EUSAGE, "%s:%d: malformed line (expected [section] or key = value)",
+                       path, line);
     if (!p.found)
-        return mb_errf(err, MB_ESKIP, "%s has no [%s] (compute capability %d.%d): add its rates", path,
-                       p.want, major, minor);
+        return mb_errf(err, MB_ESKIP,
+                       "no [%s] in %s: no computed peak for compute capability %d.%d", p.want,
+                       path, major, minor);
+    row->geforce = device_name && strstr(device_name, "GeForce") != NULL && p.geforce_value > 0;
+    double v = row->geforce ? p.geforce_value : p.value;
+    if (!(v > 0))
+        return mb_errf(err, MB_ESKIP,
+                       "[%s] of %s has no %s (no such math on this architecture, or no figure "
+                       "checked against a datasheet yet)",
+                       p.want, path, key);
+    snprintf(row->section, sizeof row->section, "%s", p.want);
+    snprintf(row->desc, sizeof row->desc, "%s %s%s %s %.0f FLOP/clk/SM", p.want, row->name,
+             row->geforce ? " GeForce" : "", key, v);
+    *per_clk_sm = v;
     return MB_OK;
-}
-
-double mb_gpu_arch_flops(const mb_gpu_arch *a, const char *dtype)
-{
-    if (strcmp(dtype, "fp16") == 0)
-        return a->fp16;
-    if (strcmp(dtype, "fp32") == 0)
-        return a->fp32;
-    if (strcmp(dtype, "fp64") == 0)
-        return a->fp64;
-    return 0;
 }

@@ -8,8 +8,9 @@
  * exactly; the host checks every thread's sum (gpu_check.h).
  *
  * Theoretical: SMs x boost clock (cudaDevAttrClockRate) x FLOPs per clock
- * per SM, the per-architecture rates being data in
- * configs/gpu-cuda-cores.ini. Tensor-core peaks are the gemm component's. */
+ * per SM, the per-architecture rates being data in configs/gpu-arch.ini
+ * (keys cores_fp16, fp32, cores_fp64). Tensor-core peaks are the gemm
+ * component's. */
 #include "component.h"
 
 #ifdef MB_HAVE_CUDA
@@ -167,31 +168,35 @@ static int peak_verify(void *state, mb_err *err)
     return rc;
 }
 
-/* SMs x clock x FLOPs/clock/SM from configs/gpu-cuda-cores.ini; a datasheet
+/* SMs x clock x FLOPs/clock/SM from configs/gpu-arch.ini; a datasheet
  * figure that disagrees by more than 5% is noted. */
 static void report_peak(peak_state *s, mb_report *r, const struct cudaDeviceProp *prop)
 {
     int major = mb_cuda_attr(cudaDevAttrComputeCapabilityMajor);
     int minor = mb_cuda_attr(cudaDevAttrComputeCapabilityMinor);
     int khz = mb_cuda_attr(cudaDevAttrClockRate);
-    mb_gpu_arch arch;
+    /* The CUDA cores' fp32 is the table's fp32; fp16 and fp64 have their
+     * own keys, the plain ones being the tensor-core (GEMM) rates. */
+    const char *rate_key = s->dt == MB_PEAK_FP16   ? "cores_fp16"
+                           : s->dt == MB_PEAK_FP64 ? "cores_fp64"
+                                                   : "fp32";
+    mb_gpu_arch_row arch;
     mb_err aerr = { 0 };
-    if (mb_gpu_arch_load(NULL, major, minor, &arch, &aerr) != MB_OK) {
+    double per_clock = 0;
+    if (mb_gpu_arch_rate(NULL, major, minor, prop ? prop->name : NULL, rate_key, &per_clock, &arch, &aerr) !=
+        MB_OK) {
         mb_report_note(r, "no theoretical rate: %s", aerr.msg);
         return;
     }
-    double per_clock = mb_gpu_arch_flops(&arch, s->dtype);
-    if (per_clock <= 0 || khz <= 0) {
-        mb_report_note(r, "no theoretical rate: %s",
-                       per_clock <= 0 ? "configs/gpu-cuda-cores.ini has no rate for this dtype and architecture"
-                                      : "the device reports no clock rate");
+    if (khz <= 0) {
+        mb_report_note(r, "no theoretical rate: %s", "the device reports no clock rate");
         return;
     }
     double tflops = mb_gpu_peak_flops(s->sms, khz * 1e3, per_clock) / 1e12;
     char src[512];
     snprintf(src, sizeof src,
              "sm_%d%d %s: %d SMs x %.0f MHz (max boost, cudaDevAttrClockRate) x %.0f %s FLOPs/clock/SM on the CUDA "
-             "cores (configs/gpu-cuda-cores.ini: %s)",
+             "cores (configs/gpu-arch.ini: %s)",
              major, minor, arch.name, s->sms, khz / 1e3, per_clock, s->dtype, arch.source);
     mb_report_peak(r, tflops, src);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mpi_slow_rank.sh RANK CMD [ARGS...]: runs CMD; under mpirun, the process of
-# world rank RANK is stopped for 50 ms of every 60 ms (SIGSTOP/SIGCONT), i.e.
+# world rank RANK is stopped for 90 ms of every 100 ms (SIGSTOP/SIGCONT), i.e.
 # a node running at a fraction of its speed, so fleet mode must flag it. A
 # test tool only: nothing inside mlbench knows about it.
 slow=$1
@@ -10,10 +10,14 @@ rank=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-0}}}
 "$@" &
 pid=$!
 trap 'kill -CONT $pid 2>/dev/null' EXIT
+# Sleep without forking (read times out on a pipe nobody writes), so the
+# duty cycle holds on a loaded machine.
+exec 9<> <(:)
+nap() { read -r -t "$1" -u 9 _ || true; }
 while kill -0 "$pid" 2>/dev/null; do
-    sleep 0.01
+    nap 0.01
     kill -STOP "$pid" 2>/dev/null
-    sleep 0.05
+    nap 0.09
     kill -CONT "$pid" 2>/dev/null
 done
 wait "$pid"

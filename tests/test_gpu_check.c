@@ -280,42 +280,62 @@ static char *write_tmp(const char *text)
 static void test_arch_table(void **s)
 {
     (void)s;
-    mb_gpu_arch a;
+    mb_gpu_arch_row a;
     mb_err err = { 0 };
-    /* The shipped table: H100 SXM fp32 = 132 SMs x 1980 MHz x 256 = 66.9 TFLOP/s. */
+    double fp32 = 0, fp64 = 0, fp16 = 0, v = 0;
+    /* The shipped table, CUDA-core keys: H100 SXM fp32 = 132 SMs x 1980 MHz
+     * x 256 = 66.9 TFLOP/s, fp64 33.5, fp16 (HFMA2) 133.8. */
     char path[1024];
-    snprintf(path, sizeof path, "%s/gpu-cuda-cores.ini", getenv("MLBENCH_CONFIG_DIR") ? getenv("MLBENCH_CONFIG_DIR")
-                                                                                       : MB_SOURCE_CONFIG_DIR);
-    assert_int_equal(mb_gpu_arch_load(path, 9, 0, &a, &err), MB_OK);
-    CLOSE(mb_gpu_arch_flops(&a, "fp32"), 256);
-    assert_true(fabs(mb_gpu_peak_flops(132, 1980e6, mb_gpu_arch_flops(&a, "fp32")) / 1e12 - 66.9) < 0.05);
-    assert_true(fabs(mb_gpu_peak_flops(132, 1980e6, mb_gpu_arch_flops(&a, "fp64")) / 1e12 - 33.45) < 0.05);
-    assert_true(fabs(mb_gpu_peak_flops(132, 1980e6, mb_gpu_arch_flops(&a, "fp16")) / 1e12 - 133.8) < 0.05);
+    snprintf(path, sizeof path, "%s/gpu-arch.ini", getenv("MLBENCH_CONFIG_DIR") ? getenv("MLBENCH_CONFIG_DIR")
+                                                                                 : MB_SOURCE_CONFIG_DIR);
+    assert_int_equal(mb_gpu_arch_rate(path, 9, 0, "NVIDIA H100 80GB HBM3", "fp32", &fp32, &a, &err), MB_OK);
+    assert_int_equal(mb_gpu_arch_rate(path, 9, 0, "NVIDIA H100 80GB HBM3", "cores_fp64", &fp64, &a, &err), MB_OK);
+    assert_int_equal(mb_gpu_arch_rate(path, 9, 0, "NVIDIA H100 80GB HBM3", "cores_fp16", &fp16, &a, &err), MB_OK);
+    CLOSE(fp32, 256);
+    assert_true(fabs(mb_gpu_peak_flops(132, 1980e6, fp32) / 1e12 - 66.9) < 0.05);
+    assert_true(fabs(mb_gpu_peak_flops(132, 1980e6, fp64) / 1e12 - 33.45) < 0.05);
+    assert_true(fabs(mb_gpu_peak_flops(132, 1980e6, fp16) / 1e12 - 133.8) < 0.05);
     assert_true(strlen(a.source) > 0);
+    assert_string_equal(a.name, "Hopper (GH100)");
+    /* The CUDA cores are not the tensor cores: fp64/fp16 are the DMMA and
+     * HMMA rates, twice and eight times the DFMA and HFMA2 ones. */
+    assert_int_equal(mb_gpu_arch_rate(path, 9, 0, NULL, "fp64", &v, NULL, &err), MB_OK);
+    CLOSE(v, 2 * fp64);
+    assert_int_equal(mb_gpu_arch_rate(path, 9, 0, NULL, "fp16", &v, NULL, &err), MB_OK);
+    CLOSE(v, 8 * fp16);
     /* A100: 108 x 1410 MHz x 128 = 19.5 TFLOP/s. */
-    assert_int_equal(mb_gpu_arch_load(path, 8, 0, &a, &err), MB_OK);
-    assert_true(fabs(mb_gpu_peak_flops(108, 1410e6, mb_gpu_arch_flops(&a, "fp32")) / 1e12 - 19.49) < 0.05);
-    /* Unknown architecture: a skip that says what to add. */
+    assert_int_equal(mb_gpu_arch_rate(path, 8, 0, NULL, "fp32", &v, NULL, &err), MB_OK);
+    assert_true(fabs(mb_gpu_peak_flops(108, 1410e6, v) / 1e12 - 19.49) < 0.05);
+    /* B200 has CUDA-core fp64 but no checked cores_fp16: a skip that names the key. */
+    assert_int_equal(mb_gpu_arch_rate(path, 10, 0, NULL, "cores_fp64", &v, NULL, &err), MB_OK);
+    assert_true(fabs(mb_gpu_peak_flops(148, 1965e6, v) / 1e12 - 37.2) < 0.05);
+    mb_err e0 = { 0 };
+    assert_int_equal(mb_gpu_arch_rate(path, 10, 0, NULL, "cores_fp16", &v, NULL, &e0), MB_ESKIP);
+    assert_non_null(strstr(e0.msg, "cores_fp16"));
+    /* Unknown architecture: a skip that says which. */
     mb_err e1 = { 0 };
-    assert_int_equal(mb_gpu_arch_load(path, 1, 0, &a, &e1), MB_ESKIP);
+    assert_int_equal(mb_gpu_arch_rate(path, 1, 0, NULL, "fp32", &v, &a, &e1), MB_ESKIP);
     assert_non_null(strstr(e1.msg, "sm_10"));
 
-    char *p = write_tmp("[sm_90]\nfp32 = 256\nfp16 = fast\n");
+    char *p = write_tmp("[sm_90]\nfp32 = 256\ncores_fp16 = fast\n");
     mb_err e2 = { 0 };
-    assert_int_equal(mb_gpu_arch_load(p, 9, 0, &a, &e2), MB_EUSAGE);
+    assert_int_equal(mb_gpu_arch_rate(p, 9, 0, NULL, "fp32", &v, &a, &e2), MB_EUSAGE);
     assert_non_null(strstr(e2.msg, ":3:")); /* file:line */
-    assert_non_null(strstr(e2.msg, "fp16"));
+    assert_non_null(strstr(e2.msg, "cores_fp16"));
     unlink(p);
-    p = write_tmp("[sm_90]\nfp32 = 256\ntf32 = 1\n");
+    p = write_tmp("[sm_90]\nfp32 = 256\ncores_tf32 = 1\n");
     mb_err e3 = { 0 };
-    assert_int_equal(mb_gpu_arch_load(p, 9, 0, &a, &e3), MB_EUSAGE);
-    assert_non_null(strstr(e3.msg, "unknown key 'tf32'"));
+    assert_int_equal(mb_gpu_arch_rate(p, 9, 0, NULL, "fp32", &v, &a, &e3), MB_EUSAGE);
+    assert_non_null(strstr(e3.msg, "unknown key 'cores_tf32'"));
     unlink(p);
     p = write_tmp("[sm_80]\nfp32 = 128\n[sm_90]\nfp32 = 256 ; comment\n");
-    assert_int_equal(mb_gpu_arch_load(p, 9, 0, &a, &err), MB_OK);
-    CLOSE(a.fp32, 256);
-    CLOSE(a.fp16, 0); /* missing = unknown */
+    assert_int_equal(mb_gpu_arch_rate(p, 9, 0, NULL, "fp32", &v, &a, &err), MB_OK);
+    CLOSE(v, 256);
+    mb_err e4 = { 0 };
+    assert_int_equal(mb_gpu_arch_rate(p, 9, 0, NULL, "cores_fp16", &v, &a, &e4), MB_ESKIP); /* missing */
     unlink(p);
+    mb_err e5 = { 0 };
+    assert_int_equal(mb_gpu_arch_rate("/nonexistent/gpu-arch.ini", 9, 0, NULL, "fp32", &v, &a, &e5), MB_ESKIP);
 }
 
 /* ---- without a GPU ----------------------------------------------------------------- */
