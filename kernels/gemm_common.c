@@ -507,8 +507,8 @@ void mb_gpu_peak_report(mb_report *r, const char *device_name, int major, int mi
     mb_err dserr = { 0 };
     double ds = 0;
     const char *src = NULL, *used_key = NULL;
+    char k1[64], k2[64]; /* used_key points into one of them below */
     if (mb_datasheet_match(device_name, &d, &dserr) == MB_OK) {
-        char k1[64], k2[64];
         snprintf(k1, sizeof k1, "peak.%s_tensor", key);
         snprintf(k2, sizeof k2, "peak.%s", key);
         if (strcmp(key, "fp64") == 0 && mb_datasheet_get(d, k1, &ds, &src))
