@@ -379,6 +379,10 @@ static int cmd_measure(int argc, char **argv)
         return 2;
     }
     mb_options_set(&c.opts);
+    mb_dist_set_timeout(c.run.dist_timeout);
+    /* Under MPI only rank 0 reports progress (the others would repeat it). */
+    if (mb_dist_rank() != 0)
+        c.run.quiet = true;
     mb_suite suite;
     if (mb_suite_load(c.suite, &suite, &err) != MB_OK ||
         (c.filter && mb_suite_filter(&suite, c.filter, &err) != MB_OK)) {

@@ -216,12 +216,21 @@ static int journal_case(const mb_runner_opts *o, mb_journal *j, cJSON *case_json
     cJSON *all = mb_dist_gather_json(case_json, o->dist_timeout, err);
     if (mb_dist_rank() != 0) {
         cJSON_Delete(case_json);
-        return MB_OK;
+        return err->code;
     }
     if (all)
         mb_dist_fleet_merge(case_json, all, o->fleet_margin);
     cJSON_Delete(all);
-    return mb_journal_append(j, case_json, err);
+    int gathered = err->code;
+    /* Keep what was measured, then stop every rank: a rank that does not
+     * answer would make the next collective hang. */
+    mb_err jerr = { 0 };
+    int rc = mb_journal_append(j, case_json, &jerr);
+    if (gathered != MB_OK)
+        mb_dist_abort(err->msg);
+    if (rc != MB_OK)
+        mb_errf(err, rc, "%s", jerr.msg);
+    return rc;
 }
 
 int mb_run_suite(const mb_suite *s, const mb_runner_opts *o, mb_journal *j, mb_run_summary *sum,
