@@ -5,12 +5,9 @@
 #   bench/trace_speed.sh [--mb 1024] [--gz] [--runs 3] [--build DIR] [--keep]
 #
 # The trace comes from scripts/gen_large_trace.py (never committed) in
-# $TMPDIR. The reader is compiled standalone from harness/trace*.c so the
-# process holds only what the reader needs: mlbench itself links cuBLASLt,
-# whose loading alone takes ~200 MB of RSS before main() runs. With --build,
-# the same file is also read through DIR/tests/test_trace dump (the code path
-# of `mlbench trace`) and that process's peak RSS is shown next to its RSS
-# on an empty trace.
+# $TMPDIR and is read by `mlbench trace` (DIR/mlbench with --build DIR,
+# default ./build), pinned to one core; the RSS of the same command on an
+# empty trace is shown for reference.
 #
 # This is a benchmark, not a test: it prints figures and checks nothing.
 set -euo pipefail
@@ -37,36 +34,11 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/mlbench-trace-speed.XXXXXX")
 cleanup() { [ "$KEEP" = 1 ] && echo "kept $WORK" || rm -rf "$WORK"; }
 trap cleanup EXIT
 
-# 1. A standalone reader (same sources as the library).
-cat > "$WORK/reader.c" <<'EOF'
-#include <stdio.h>
-#include "trace.h"
-/* stages.c dispatches to the stage-file reader, which this bench does not need. */
-int mb_stagefile_read(const char *path, mb_run *out, mb_err *err)
-{
-    (void)out;
-    return mb_errf(err, MB_EUSAGE, "%s: stage files are not read here", path);
-}
-int main(int argc, char **argv)
-{
-    mb_run run;
-    mb_err err = {0};
-    if (argc != 2 || mb_trace_read(argv[1], &run, &err) != MB_OK) {
-        fprintf(stderr, "reader: %s\n", err.msg);
-        return 2;
-    }
-    cJSON *b = cJSON_GetObjectItem(cJSON_GetObjectItem(run.evidence, "trace"), "json_bytes");
-    printf("%.0f bytes, %d stages, %d steps\n", b ? b->valuedouble : -1, run.n_stages, run.steps);
-    mb_run_free(&run);
-    return 0;
-}
-EOF
-H="$SRC/harness"
-LIBS=$(pkg-config --libs yajl libcjson inih zlib 2>/dev/null || echo "-lyajl -lcjson -linih -lz")
-CFLAGS=$(pkg-config --cflags yajl libcjson inih zlib 2>/dev/null || true)
-cc -std=gnu17 -O2 -D_GNU_SOURCE -DMB_SOURCE_CONFIG_DIR="\"$SRC/configs\"" $CFLAGS -I"$H" \
-    -o "$WORK/reader" "$WORK/reader.c" "$H"/trace.c "$H"/trace_classes.c "$H"/trace_flops.c \
-    "$H"/trace_analysis.c "$H"/stages.c "$H"/mb.c "$H"/formulas.c "$H"/paths.c $LIBS -lm
+# 1. The binary under test: `mlbench trace` runs the reader and prints what
+#    it found. (The GPU backends are dlopen'ed modules, so this process maps
+#    no CUDA library: its RSS is the reader's.)
+MLBENCH="${BUILD:-$SRC/build}/mlbench"
+[ -x "$MLBENCH" ] || { echo "trace_speed.sh: build first ($MLBENCH missing; scripts/setup.sh)" >&2; exit 2; }
 
 # 2. The trace.
 TRACE="$WORK/trace.json"
@@ -103,14 +75,11 @@ print("%-30s wall %6.2f s (%6.1f MB/s)  cpu %6.2f s (%6.1f MB/s)  peak RSS %6.1f
 EOF
 }
 
-BYTES=$("$WORK/reader" "$TRACE" | cut -d' ' -f1)
+BYTES=$("$MLBENCH" trace "$TRACE" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["trace"]["json_bytes"]))')
 SIZE=$(stat -c %s "$TRACE")
 echo "trace: $TRACE ($((SIZE / 1000000)) MB on disk, $((BYTES / 1000000)) MB of JSON), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 PIN=""
 command -v taskset > /dev/null && PIN="taskset -c 0"
-measure "standalone reader" "$BYTES" $PIN "$WORK/reader" "$TRACE"
-if [ -n "$BUILD" ] && [ -x "$BUILD/tests/test_trace" ]; then
-    printf '{"traceEvents": []}\n' > "$WORK/empty.json"
-    measure "test_trace dump (empty trace)" 1 $PIN "$BUILD/tests/test_trace" dump "$WORK/empty.json"
-    measure "test_trace dump" "$BYTES" $PIN "$BUILD/tests/test_trace" dump "$TRACE"
-fi
+printf '{"traceEvents": []}\n' > "$WORK/empty.json"
+measure "mlbench trace (empty trace)" 1 $PIN "$MLBENCH" trace "$WORK/empty.json"
+measure "mlbench trace" "$BYTES" $PIN "$MLBENCH" trace "$TRACE"
