@@ -75,7 +75,7 @@ print("%-30s wall %6.2f s (%6.1f MB/s)  cpu %6.2f s (%6.1f MB/s)  peak RSS %6.1f
 EOF
 }
 
-BYTES=$("$MLBENCH" trace "$TRACE" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["trace"]["json_bytes"]))')
+BYTES=$("$MLBENCH" trace "$TRACE" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["evidence"]["trace"]["json_bytes"]))')
 SIZE=$(stat -c %s "$TRACE")
 echo "trace: $TRACE ($((SIZE / 1000000)) MB on disk, $((BYTES / 1000000)) MB of JSON), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 PIN=""
