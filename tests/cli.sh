@@ -95,6 +95,15 @@ json.dump(d, open(sys.argv[2], "w"))
 PYEOF
 check "baseline fail exits 1" expect_exit 1 "$MLBENCH" --suite "$TINY" -q --baseline "$WORK/inflated.json"
 
+# Installed: the binary finds its configs and modules under the prefix,
+# from any directory, without MLBENCH_CONFIG_DIR.
+check "cmake --install" bash -c "cmake --install '$(dirname "$MLBENCH")' --prefix '$WORK/inst' >/dev/null"
+check "installed binary runs a shipped suite" bash -c "cd / && env -u MLBENCH_CONFIG_DIR '$WORK/inst/bin/mlbench' \
+  --suite quick --filter hostmem -q --out '$WORK/inst.json' | grep -q 'hostmem/stream'"
+check "installed binary uses the installed configs" bash -c "env -u MLBENCH_CONFIG_DIR '$WORK/inst/bin/mlbench' --help |
+  grep -q 'configs in $WORK/inst/share/mlbench/configs'"
+check "installed docs" test -f "$WORK/inst/share/doc/mlbench/README.md"
+
 # GPU backends are loadable modules: without them (here: a wrong module
 # directory, as on a machine without the CUDA libraries) suites still load and
 # every GPU case is skipped with the loader's message.
