@@ -504,6 +504,21 @@ int disk_make_cached(int fd, long long size, double *resident, mb_err *err)
 
 /* ---- a disk case ------------------------------------------------------------------------ */
 
+/* MemAvailable from /proc/meminfo in bytes; 0 when unknown. */
+static long long mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    long long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib * 1024;
+}
+
 static int open_direct(disk_case *c, mb_err *err)
 {
     const char *path = c->file->path;
@@ -687,6 +702,13 @@ int disk_case_setup(const mb_params *p, unsigned has, disk_case **out, mb_err *e
         goto fail;
 
     if (c->mode == DISK_CACHED) {
+        long long avail = mem_available();
+        if (avail > 0 && c->file->size > avail / 10 * 9) {
+            rc = mb_errf(err, MB_ESKIP,
+                         "cached mode: the %.1f MiB file does not fit in the page cache (%.1f MiB "
+                         "of memory available)", MIB(c->file->size), MIB(avail));
+            goto fail;
+        }
         rc = disk_make_cached(c->ref_fd, c->file->size, &c->resident, err);
         if (rc == MB_OK && c->resident < 0.99)
             snprintf(c->note, sizeof c->note,
@@ -784,30 +806,35 @@ int disk_case_check_read(disk_case *c, const unsigned char *buf, long long offse
     return mb_errf(err, MB_EVERIFY, "%s", e.msg);
 }
 
-static int compare_block(disk_case *c, const unsigned char *buf, long long offset,
-                         const unsigned char *ref, const char *against, mb_err *err)
+/* Compares bytes [start, start + len) of a block read at `offset` (buf
+ * holds the whole block) with ref (len bytes), or with the pattern. */
+static int compare_range(disk_case *c, const unsigned char *buf, long long offset, long long start,
+                         long long len, const unsigned char *ref, const char *against, mb_err *err)
 {
+    const unsigned char *got = buf + start;
     long long at = -1;
     unsigned expected = 0;
     if (ref) {
-        if (memcmp(buf, ref, (size_t)c->bs) != 0) {
-            for (at = 0; buf[at] == ref[at]; at++)
+        if (memcmp(got, ref, (size_t)len) != 0) {
+            for (at = 0; got[at] == ref[at]; at++)
                 ;
             expected = ref[at];
         }
     } else {
-        at = disk_pattern_compare(c->file->seed, offset, buf, (size_t)c->bs);
+        at = disk_pattern_compare(c->file->seed, offset + start, got, (size_t)len);
         if (at >= 0) {
             unsigned char sector[DISK_SECTOR];
-            long long start = (offset + at) / DISK_SECTOR * DISK_SECTOR;
-            disk_pattern_fill(c->file->seed, start, sector, DISK_SECTOR);
-            expected = sector[offset + at - start];
+            long long pos = offset + start + at;
+            long long first = pos / DISK_SECTOR * DISK_SECTOR;
+            disk_pattern_fill(c->file->seed, first, sector, DISK_SECTOR);
+            expected = sector[pos - first];
         }
     }
     if (at < 0) {
-        c->checked_bytes_full += c->bs;
+        c->checked_bytes_full += len;
         return MB_OK;
     }
+    at += start;
     mb_err e = { 0 };
     mb_errf(&e, MB_EVERIFY,
             "read of %lld bytes at offset %lld: byte %lld (file offset %lld) is %#x, %s has %#x",
@@ -821,24 +848,28 @@ static int compare_block(disk_case *c, const unsigned char *buf, long long offse
 
 int disk_case_check_slots(disk_case *c, mb_err *err)
 {
-    for (int s = 0; s < c->qd; s++) {
-        long long off = c->slot_off[s];
-        if (off < 0)
-            continue;
-        const unsigned char *buf = c->bufs + (size_t)s * (size_t)c->bs;
-        const unsigned char *ref = NULL;
-        if (!c->file->owned) {
-            int rc = disk_pread_full(c->ref_fd, c->check, (size_t)c->bs, off, err);
-            if (rc != MB_OK)
-                return rc;
-            ref = c->check;
-        }
-        int rc = compare_block(c, buf, off, ref,
-                               ref ? "a buffered re-read of the same offset" : "the written pattern", err);
+    /* One buffer per iteration, and a window of at most 64 KiB of it, moving
+     * on every iteration: the device must not idle long between timed
+     * batches (a device or hypervisor reading ahead meanwhile would make the
+     * next batch look faster), and over many iterations every part of a
+     * block and every buffer gets compared. */
+    const long long window = c->bs < DISK_CHECK_WINDOW ? c->bs : DISK_CHECK_WINDOW;
+    long long n = c->n_iters > 0 ? c->n_iters - 1 : 0;
+    int slot = (int)(n % c->qd);
+    long long start = (n / c->qd) % (c->bs / window) * window;
+    long long off = c->slot_off[slot];
+    if (off < 0)
+        return MB_OK;
+    const unsigned char *buf = c->bufs + (size_t)slot * (size_t)c->bs;
+    const unsigned char *ref = NULL;
+    if (!c->file->owned) {
+        int rc = disk_pread_full(c->ref_fd, c->check, (size_t)window, off + start, err);
         if (rc != MB_OK)
             return rc;
+        ref = c->check;
     }
-    return MB_OK;
+    return compare_range(c, buf, off, start, window, ref,
+                         ref ? "a buffered re-read of the same offset" : "the written pattern", err);
 }
 
 int disk_case_verify(disk_case *c, disk_read_fn read, void *ctx, mb_err *err)
@@ -856,7 +887,7 @@ int disk_case_verify(disk_case *c, disk_read_fn read, void *ctx, mb_err *err)
         if (rc != MB_OK)
             return rc;
         const unsigned char *ref = c->sample_ref ? c->sample_ref + (size_t)i * (size_t)c->bs : NULL;
-        rc = compare_block(c, buf, off, ref,
+        rc = compare_range(c, buf, off, 0, c->bs, ref,
                            ref ? "the reference read made at setup" : "the written pattern", err);
         if (rc != MB_OK)
             return rc;

@@ -27,6 +27,11 @@
 #define DISK_STAMP_BYTES 16
 /* O_DIRECT needs aligned buffers; 4096 covers every logical block size in use. */
 #define DISK_BUF_ALIGN 4096
+/* Stamps checked inside the timed loop: every DISK_STAMP_STEP-th sector of
+ * each read, and always its first and last (2 for 4 KiB, 65 for 1 MiB). */
+#define DISK_STAMP_STEP 32
+/* Bytes compared in full after each iteration (disk_case_check_slots). */
+#define DISK_CHECK_WINDOW (64 * 1024)
 
 /* ---- the pattern ------------------------------------------------------------ */
 
@@ -207,9 +212,9 @@ static inline void disk_lat_record(disk_lat *l, double seconds)
 int disk_case_check_read(disk_case *c, const unsigned char *buf, long long offset, size_t step,
                          mb_err *err);
 
-/* After a batch, outside the timed region: full byte check of the last read
- * in every buffer (pattern, or a fresh buffered reference read for
- * --disk-file). */
+/* After a batch, outside the timed region: byte-for-byte check of a window
+ * (DISK_CHECK_WINDOW) of the last read of one buffer, both moving on with
+ * every iteration (pattern, or a fresh buffered re-read for --disk-file). */
 int disk_case_check_slots(disk_case *c, mb_err *err);
 
 /* Reads one block at offset through the case's own path into buf (verify()). */

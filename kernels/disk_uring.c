@@ -2,10 +2,10 @@
  *
  * One iteration keeps qd reads in flight until ios_per_iter have completed;
  * its seconds are the wall time from the first submission to the last
- * completion (reads overlap, so per-read times cannot be summed). Inside that
- * region each completion's stamps are checked on a stride of sectors (first
- * and last always), which is a few cache lines per read; the full byte check
- * of the last read of every buffer happens after the region.
+ * completion. Inside that region each completion's stamps are checked on a
+ * stride of sectors (DISK_STAMP_STEP; first and last always), a few cache
+ * lines per read; a byte-for-byte check of a window of one buffer follows
+ * the region.
  *
  * Where io_uring is not permitted (io_uring_queue_init fails with EPERM or
  * ENOSYS: seccomp in containers, kernel.io_uring_disabled) the case is
@@ -21,11 +21,6 @@
 #include <liburing.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Stamps checked per completion inside the timed region: every 32nd sector
- * (every 16 KiB) plus the last; the rest is checked by the full compare of
- * each buffer's last read after the region and by verify(). */
-#define URING_STAMP_STEP 32
 
 static const mb_param_spec uring_params[] = {
     DISK_PARAM_FILE_SIZE,
@@ -185,7 +180,7 @@ static int uring_run(void *state, double *seconds, mb_err *err)
                 rc = completion_error(c, cqe->res, off, err);
             else
                 rc = disk_case_check_read(c, c->bufs + (size_t)slot * (size_t)c->bs, off,
-                                          URING_STAMP_STEP, err);
+                                          DISK_STAMP_STEP, err);
         }
         io_uring_cq_advance(&s->ring, seen);
         if (rc != MB_OK)
@@ -193,14 +188,17 @@ static int uring_run(void *state, double *seconds, mb_err *err)
         while (s->n_free > 0 && submitted < n)
             queue_read(s, &submitted);
     }
-    /* After an error, wait for what is still in flight: the kernel owns
-     * those buffers until they complete. */
+    /* After an error, wait for what is still in flight (submitting what is
+     * still queued): the kernel owns those buffers until they complete. */
     while (inflight > 0) {
-        struct io_uring_cqe *cqe;
-        if (io_uring_wait_cqe(&s->ring, &cqe) < 0)
+        int r = io_uring_submit_and_wait(&s->ring, 1);
+        if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
             break;
-        io_uring_cqe_seen(&s->ring, cqe);
-        inflight--;
+        unsigned head, seen = 0;
+        struct io_uring_cqe *cqe;
+        io_uring_for_each_cqe(&s->ring, head, cqe) seen++;
+        io_uring_cq_advance(&s->ring, seen);
+        inflight -= seen;
     }
     if (rc != MB_OK)
         return rc;

@@ -583,6 +583,39 @@ static void test_disk_file_verification_catches_change(void **st)
 
 /* ---- where it cannot run ---------------------------------------------------------------------------- */
 
+/* Cached mode on a file larger than the memory available is refused before
+ * it is read (a sparse --disk-file costs no disk space). */
+static void test_cached_refuses_file_larger_than_memory(void **st)
+{
+    (void)st;
+    FILE *mi = fopen("/proc/meminfo", "r");
+    assert_non_null(mi);
+    char line[256];
+    long long kib = 0;
+    while (fgets(line, sizeof line, mi))
+        if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
+            break;
+    fclose(mi);
+    assert_true(kib > 0);
+    snprintf(user_path, sizeof user_path, "%s/sparse.bin", scratch);
+    int fd = open(user_path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    assert_true(fd >= 0);
+    if (ftruncate(fd, kib * 1024 * 2) != 0) {
+        close(fd);
+        skip(); /* the file system cannot hold such a sparse file */
+    }
+    close(fd);
+    set_options(scratch, user_path);
+    const char *kv[] = { "block_size", "4k", "mode", "cached" };
+    outcome o;
+    run_case(&mb_disk_pread, kv, 2, 1, NULL, &o);
+    assert_int_equal(o.setup_rc, MB_ESKIP);
+    assert_non_null(strstr(o.err.msg, "does not fit in the page cache"));
+    mb_report_free(&o.report);
+    set_options(scratch, NULL);
+    disk_files_release();
+}
+
 static void test_tmpfs_skips_direct_and_mmap(void **st)
 {
     (void)st;
@@ -660,6 +693,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_disk_file_is_never_written, make_scratch, drop_scratch),
         cmocka_unit_test_setup_teardown(test_disk_file_verification_catches_change, make_scratch, drop_scratch),
         cmocka_unit_test_setup_teardown(test_tmpfs_skips_direct_and_mmap, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_cached_refuses_file_larger_than_memory, make_scratch, drop_scratch),
         cmocka_unit_test(test_uring_not_permitted_skips),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

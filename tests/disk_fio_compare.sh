@@ -1,0 +1,48 @@
+#!/bin/sh
+# disk_fio_compare.sh: scripts/fio_compare.py runs end to end on a small file:
+# one ratio per case, every fio job read-only, and nothing left behind.
+# The ratios themselves are not checked here (a shared CI machine is too
+# noisy for 5% in a few seconds); docs/disk.md has measured ones.
+# Environment (tests/CMakeLists.txt): $MLBENCH, $SRC, $WORK.
+set -u
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+command -v fio > /dev/null 2>&1 || { echo "fio not installed"; exit 77; }
+[ -x "${MLBENCH:-}" ] || fail "MLBENCH is not an executable: '${MLBENCH:-}'"
+rm -rf "$WORK"
+mkdir -p "$WORK" || fail "cannot create $WORK"
+cd "$WORK" || exit 1
+
+# Direct pread, cached io_uring and cold mmap: the three fio engines.
+python3 "$SRC/scripts/fio_compare.py" --mlbench "$MLBENCH" --dir "$WORK" --size 128m \
+    --filter 'pread/block_size=4096,.*mode=direct,pattern=random|io_uring/block_size=4096,.*mode=cached|mmap' \
+    --repetitions 1 --min-time 0.05 --runtime 1 --ramp 0 --rounds 1 --tolerance 100 \
+    --json compare.json > out.txt 2> err.txt
+status=$?
+cat out.txt
+[ $status -eq 0 ] || { cat err.txt; fail "fio_compare.py exited with $status"; }
+
+python3 - compare.json <<'EOF' || fail "compare.json is not as expected"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+cases = doc["cases"]
+backends = sorted({c["id"].split("/")[1] for c in cases})
+assert backends == ["io_uring", "mmap", "pread"], backends
+for c in cases:
+    if "error" in c:
+        # a file system without O_DIRECT or a container without io_uring
+        assert ("skipped" in c["error"] or "not permitted" in c["error"]
+                or "not comparable" in c["error"]), c
+        continue
+    assert c["ratio_best"] > 0 and c["mlbench_mbps"][0] > 0 and c["fio_mbps"][0] > 0, c
+print("ok:", len(cases), "cases")
+EOF
+
+left=$(find "$WORK" -name 'mlbench-disk-*' -o -name 'mlbench-fio-*' 2>/dev/null)
+[ -z "$left" ] || fail "left behind: $left"
+echo "ok: nothing left behind"
+exit 0
