@@ -113,6 +113,10 @@ typedef struct mb_component_ops {
      * what differed, or MB_ESKIP when no check is possible (then it says why). */
     int (*verify)(void *state, mb_err *err);
     void (*report)(void *state, mb_report *r); /* optional (NULL) */
+    /* Optional: called once after the warm-up, before the first timed
+     * iteration, so a component that keeps per-operation samples (latency
+     * percentiles) can drop the warm-up's. */
+    void (*timing_start)(void *state);
     void (*teardown)(void *state);             /* must accept NULL */
 
     /* Collective components (all-reduce under MPI) need the same iteration

@@ -96,6 +96,8 @@ static void time_case(const mb_case *c, const mb_runner_opts *o, void *state, mb
     } else {
         warm_up(ops, state, warmup, &bc.err);
     }
+    if (bc.err.code == MB_OK && ops->timing_start)
+        ops->timing_start(state);
     if (bc.err.code == MB_OK && mbgb_register(c->id, bench_fn, &bc, &g, &bc.err) == MB_OK)
         mbgb_run_all(on_repetition, &bc, &bc.err);
     if (bc.err.code != MB_OK) {

@@ -908,6 +908,12 @@ double disk_case_work(const disk_case *c)
     return (double)c->ios_per_iter * (double)c->bs;
 }
 
+void disk_case_timing_start(disk_case *c)
+{
+    c->lat.count = 0;
+    c->n_iters = 0;
+}
+
 void disk_case_report(disk_case *c, mb_report *r, const char *engine_note)
 {
     /* The median over iterations, like the rate the harness reports (the

@@ -224,6 +224,8 @@ typedef int (*disk_read_fn)(void *ctx, disk_case *c, unsigned char *buf, long lo
 int disk_case_verify(disk_case *c, disk_read_fn read, void *ctx, mb_err *err);
 
 double disk_case_work(const disk_case *c);
+/* Drops the latency and per-iteration samples taken so far (the warm-up's). */
+void disk_case_timing_start(disk_case *c);
 void disk_case_report(disk_case *c, mb_report *r, const char *engine_note);
 
 /* Reads len bytes at offset with pread, looping over short reads; MB_ESYS on

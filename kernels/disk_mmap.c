@@ -143,6 +143,11 @@ static double mmap_work(void *state)
     return disk_case_work(((mmap_state *)state)->c);
 }
 
+static void mmap_timing_start(void *state)
+{
+    disk_case_timing_start(((mmap_state *)state)->c);
+}
+
 static void mmap_report(void *state, mb_report *r)
 {
     disk_case_report(((mmap_state *)state)->c, r, NULL);
@@ -162,5 +167,6 @@ const mb_component_ops mb_disk_mmap = {
     .work_per_iter = mmap_work,
     .verify = mmap_verify,
     .report = mmap_report,
+    .timing_start = mmap_timing_start,
     .teardown = mmap_teardown,
 };

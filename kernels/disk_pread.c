@@ -96,6 +96,11 @@ static int pread_verify(void *state, mb_err *err)
     return disk_case_verify(state, pread_read_one, NULL, err);
 }
 
+static void pread_timing_start(void *state)
+{
+    disk_case_timing_start(state);
+}
+
 static void pread_report(void *state, mb_report *r)
 {
     disk_case_report(state, r, NULL);
@@ -120,5 +125,6 @@ const mb_component_ops mb_disk_pread = {
     .work_per_iter = pread_work,
     .verify = pread_verify,
     .report = pread_report,
+    .timing_start = pread_timing_start,
     .teardown = pread_teardown,
 };

@@ -236,6 +236,11 @@ static double uring_work(void *state)
     return disk_case_work(((uring_state *)state)->c);
 }
 
+static void uring_timing_start(void *state)
+{
+    disk_case_timing_start(((uring_state *)state)->c);
+}
+
 static void uring_report(void *state, mb_report *r)
 {
     disk_case_report(((uring_state *)state)->c, r, NULL);
@@ -255,6 +260,7 @@ const mb_component_ops mb_disk_uring = {
     .work_per_iter = uring_work,
     .verify = uring_verify,
     .report = uring_report,
+    .timing_start = uring_timing_start,
     .teardown = uring_teardown,
 };
 

@@ -113,6 +113,7 @@ typedef struct fake {
     double seconds;
     int fail_run_at;  /* run() fails on this call (0 = never) */
     int verify_rc;
+    int runs_at_timing_start; /* -1 until timing_start is called */
 } fake;
 
 static fake g_fake;
@@ -158,6 +159,11 @@ static void fake_report(void *state, mb_report *r)
     mb_report_info(r, "algorithm", "fake-algo");
     mb_report_peak(r, 4.0, "fake datasheet");
 }
+static void fake_timing_start(void *state)
+{
+    fake *f = state;
+    f->runs_at_timing_start = f->runs;
+}
 static void fake_teardown(void *state)
 {
     (void)state;
@@ -168,6 +174,7 @@ static const mb_component_ops FAKE_OPS = {
     .component = "fake", .backend = "test", .summary = "fake", .work_unit = "byte", .rate_unit = "GB/s",
     .rate_scale = 1e9, .params = FAKE_SPEC, .probe = fake_probe, .setup = fake_setup, .run = fake_run,
     .work_per_iter = fake_work, .verify = fake_verify, .report = fake_report, .teardown = fake_teardown,
+    .timing_start = fake_timing_start,
 };
 
 static mb_case make_case(void)
@@ -200,11 +207,16 @@ static void test_runner_ok(void **s)
     memset(&g_fake, 0, sizeof g_fake);
     fake_probe_rc = MB_OK;
     g_fake.seconds = 0.001; /* 2e9 B per ms = 2000 GB/s */
+    g_fake.runs_at_timing_start = -1;
     mb_case c = make_case();
+    c.warmup_time = 0.005;
     mb_record r;
     mb_run_case(&c, &OPTS, &r);
     assert_int_equal(r.status, MB_CASE_OK);
     assert_int_equal(r.repetitions, 3);
+    /* timing_start came after the warm-up and before the timed iterations. */
+    assert_true(g_fake.runs_at_timing_start >= 5);
+    assert_true(g_fake.runs > g_fake.runs_at_timing_start + 30);
     assert_int_equal(r.verify, MB_VERIFY_PASSED);
     mb_stats st;
     assert_true(mb_record_stats(&r, &st));
