@@ -495,22 +495,29 @@ int mb_gap_match(const mb_stage *s, const mb_ceilings *res, const mb_ini *m, cha
 
 /* ---- the gap ------------------------------------------------------------------------ */
 
+/* Appends a formatted line to a list of strings (notes, assumptions). */
+static int append_line(char ***list, int *n, mb_err *err, const char *fmt, va_list ap)
+{
+    char buf[512];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    char **grown = realloc(*list, sizeof *grown * (size_t)(*n + 1));
+    if (grown == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    *list = grown;
+    if ((grown[*n] = strdup(buf)) == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    (*n)++;
+    return MB_OK;
+}
+
 static int add_note(mb_gap *g, mb_err *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int add_note(mb_gap *g, mb_err *err, const char *fmt, ...)
 {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int rc = append_line(&g->notes, &g->n_notes, err, fmt, ap);
     va_end(ap);
-    char **grown = realloc(g->notes, sizeof *grown * (size_t)(g->n_notes + 1));
-    if (grown == NULL)
-        return mb_errf(err, MB_ESYS, "out of memory");
-    g->notes = grown;
-    if ((g->notes[g->n_notes] = strdup(buf)) == NULL)
-        return mb_errf(err, MB_ESYS, "out of memory");
-    g->n_notes++;
-    return MB_OK;
+    return rc;
 }
 
 static int cmp_lost(const void *a, const void *b, void *ctx)
@@ -593,19 +600,11 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
 static int add_assumption(mb_gap *g, mb_err *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int add_assumption(mb_gap *g, mb_err *err, const char *fmt, ...)
 {
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int rc = append_line(&g->assumptions, &g->n_assumptions, err, fmt, ap);
     va_end(ap);
-    char **grown = realloc(g->assumptions, sizeof *grown * (size_t)(g->n_assumptions + 1));
-    if (grown == NULL)
-        return mb_errf(err, MB_ESYS, "out of memory");
-    g->assumptions = grown;
-    if ((g->assumptions[g->n_assumptions] = strdup(buf)) == NULL)
-        return mb_errf(err, MB_ESYS, "out of memory");
-    g->n_assumptions++;
-    return MB_OK;
+    return rc;
 }
 
 static int begin_target(mb_gap *g, const char *label, const char *kind, mb_err *err)

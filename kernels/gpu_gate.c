@@ -68,3 +68,24 @@ void mb_cuda_gate_destroy(mb_cuda_gate *g)
     }
     memset(g, 0, sizeof *g);
 }
+
+int mb_cuda_gate_time(mb_cuda_gate *g, mb_cuda_timer *t, cudaStream_t stream, mb_cuda_launch_fn launch,
+                      void *ctx, const char *what, double *seconds, mb_err *err)
+{
+    int rc = mb_cuda_gate_close(g, stream, err);
+    if (rc == MB_OK)
+        rc = mb_cuda_timer_start(t, err);
+    if (rc == MB_OK)
+        rc = mb_cuda_err(launch(ctx), err, what);
+    if (rc == MB_OK)
+        rc = mb_cuda_timer_record_stop(t, err);
+    mb_cuda_gate_open(g);
+    if (rc == MB_OK)
+        rc = mb_cuda_timer_elapsed(t, seconds, err);
+    if (rc != MB_OK) {
+        cudaStreamSynchronize(stream);
+        return rc;
+    }
+    mb_cuda_gate_timed_out(g);
+    return MB_OK;
+}

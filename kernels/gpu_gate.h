@@ -19,6 +19,7 @@
 #include <cuda_runtime_api.h>
 #include <stdbool.h>
 
+#include "gpu_util.h"
 #include "mb.h"
 
 /* A spin that outlives this was not released: a bug, a host descheduled
@@ -42,6 +43,14 @@ void mb_cuda_gate_open(mb_cuda_gate *g);
  * that spin hit its timeout, i.e. enqueue time may be inside the events. */
 bool mb_cuda_gate_timed_out(mb_cuda_gate *g);
 void mb_cuda_gate_destroy(mb_cuda_gate *g);
+
+/* The whole sequence above for one kernel: close the gate, start event,
+ * launch(ctx) on the stream, stop event, open the gate, elapsed seconds.
+ * On an error the gate is opened and the stream drained, and the first
+ * error is returned (`what` names the launch in its message). */
+typedef cudaError_t (*mb_cuda_launch_fn)(void *ctx);
+int mb_cuda_gate_time(mb_cuda_gate *g, mb_cuda_timer *t, cudaStream_t stream, mb_cuda_launch_fn launch,
+                      void *ctx, const char *what, double *seconds, mb_err *err);
 
 #endif /* MB_HAVE_CUDA */
 #endif

@@ -170,28 +170,21 @@ fail:
     return err->code; /* the harness calls teardown */
 }
 
+static cudaError_t membw_launch(void *state)
+{
+    membw_state *s = state;
+    return mb_gpu_membw(s->op, s->fp64, s->a, s->b, s->c, s->partials, s->n, mb_membw_write_value(s->calls),
+                        s->blocks, s->threads, s->stream);
+}
+
 static int membw_run(void *state, double *seconds, mb_err *err)
 {
     membw_state *s = state;
-    int rc = mb_cuda_gate_close(&s->gate, s->stream, err);
+    int rc = mb_cuda_gate_time(&s->gate, &s->timer, s->stream, membw_launch, s, "membw kernel launch", seconds,
+                               err);
     if (rc == MB_OK)
-        rc = mb_cuda_timer_start(&s->timer, err);
-    if (rc == MB_OK)
-        rc = mb_cuda_err(mb_gpu_membw(s->op, s->fp64, s->a, s->b, s->c, s->partials, s->n,
-                                      mb_membw_write_value(s->calls), s->blocks, s->threads, s->stream),
-                         err, "membw kernel launch");
-    if (rc == MB_OK)
-        rc = mb_cuda_timer_record_stop(&s->timer, err);
-    mb_cuda_gate_open(&s->gate);
-    if (rc == MB_OK)
-        rc = mb_cuda_timer_elapsed(&s->timer, seconds, err);
-    if (rc != MB_OK) {
-        cudaStreamSynchronize(s->stream);
-        return rc;
-    }
-    mb_cuda_gate_timed_out(&s->gate);
-    s->calls++;
-    return MB_OK;
+        s->calls++;
+    return rc;
 }
 
 static double membw_work(void *state)

@@ -120,27 +120,19 @@ fail:
     return err->code;
 }
 
+static cudaError_t peak_launch(void *state)
+{
+    peak_state *s = state;
+    return mb_gpu_peak(s->dt, s->out, PEAK_SEED, s->iters, 1.0, 1.0, s->blocks, s->threads, s->stream);
+}
+
 static int peak_run(void *state, double *seconds, mb_err *err)
 {
     peak_state *s = state;
-    int rc = mb_cuda_gate_close(&s->gate, s->stream, err);
+    int rc = mb_cuda_gate_time(&s->gate, &s->timer, s->stream, peak_launch, s, "peak kernel launch", seconds, err);
     if (rc == MB_OK)
-        rc = mb_cuda_timer_start(&s->timer, err);
-    if (rc == MB_OK)
-        rc = mb_cuda_err(mb_gpu_peak(s->dt, s->out, PEAK_SEED, s->iters, 1.0, 1.0, s->blocks, s->threads, s->stream),
-                         err, "peak kernel launch");
-    if (rc == MB_OK)
-        rc = mb_cuda_timer_record_stop(&s->timer, err);
-    mb_cuda_gate_open(&s->gate);
-    if (rc == MB_OK)
-        rc = mb_cuda_timer_elapsed(&s->timer, seconds, err);
-    if (rc != MB_OK) {
-        cudaStreamSynchronize(s->stream);
-        return rc;
-    }
-    mb_cuda_gate_timed_out(&s->gate);
-    s->runs++;
-    return MB_OK;
+        s->runs++;
+    return rc;
 }
 
 static double peak_work(void *state)
