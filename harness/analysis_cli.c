@@ -66,6 +66,25 @@ static int emit(const char *path, const char *text, size_t len, mb_err *err)
     return MB_OK;
 }
 
+/* Formats into memory first, so that --out is written whole (atomically) or
+ * not at all, and a formatting error prints nothing half-done. */
+typedef int (*format_fn)(FILE *out, const void *what, const char *format, mb_err *err);
+static int format_and_emit(format_fn fn, const void *what, const char *format, const char *path, mb_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem == NULL)
+        return mb_errno(err, MB_ESYS, "open_memstream");
+    int rc = fn(mem, what, format, err);
+    if (fclose(mem) != 0 && rc == MB_OK)
+        rc = mb_errno(err, MB_ESYS, "formatting the output");
+    if (rc == MB_OK)
+        rc = emit(path, text, len, err);
+    free(text);
+    return rc;
+}
+
 static int finish(int rc, const mb_err *err, const char *cmd)
 {
     if (rc != MB_OK)
@@ -169,6 +188,12 @@ static int project(gap_state *s, const char *target, mb_err *err)
     return mb_gap_project_datasheet(&s->gap, s->sheet, datasheet_is_gpu(s->sheet), err);
 }
 
+static int write_gap(FILE *out, const void *what, const char *format, mb_err *err)
+{
+    const gap_state *s = what;
+    return mb_gap_write(out, &s->gap, &s->diag, format, err);
+}
+
 static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
 {
     char newest[PATH_MAX];
@@ -188,18 +213,7 @@ static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
     if (a->target && project(s, a->target, err))
         return err->code;
 
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (mem == NULL)
-        return mb_errno(err, MB_ESYS, "open_memstream");
-    int rc = mb_gap_write(mem, &s->gap, &s->diag, a->format, err);
-    if (fclose(mem) != 0 && rc == MB_OK)
-        rc = mb_errno(err, MB_ESYS, "formatting the output");
-    if (rc == MB_OK)
-        rc = emit(a->out, text, len, err);
-    free(text);
-    return rc;
+    return format_and_emit(write_gap, s, a->format, a->out, err);
 }
 
 int mb_cmd_gap(int argc, char **argv)
@@ -276,6 +290,11 @@ static int parse_compare_args(int argc, char **argv, compare_args *a, mb_err *er
     return check_format(a->format, err);
 }
 
+static int write_compare(FILE *out, const void *what, const char *format, mb_err *err)
+{
+    return mb_compare_write(out, what, format, err);
+}
+
 static int run_compare(const compare_args *a, mb_ceilings *m, mb_ini *keys, mb_compare *c, mb_err *err)
 {
     if (mb_ini_load_gap("compare.ini", keys, err))
@@ -285,18 +304,7 @@ static int run_compare(const compare_args *a, mb_ceilings *m, mb_ini *keys, mb_c
             return err->code;
     if (mb_compare_build(m, a->n_files, a->prices, a->n_prices, keys, c, err))
         return err->code;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (mem == NULL)
-        return mb_errno(err, MB_ESYS, "open_memstream");
-    int rc = mb_compare_write(mem, c, a->format, err);
-    if (fclose(mem) != 0 && rc == MB_OK)
-        rc = mb_errno(err, MB_ESYS, "formatting the output");
-    if (rc == MB_OK)
-        rc = emit(a->out, text, len, err);
-    free(text);
-    return rc;
+    return format_and_emit(write_compare, c, a->format, a->out, err);
 }
 
 int mb_cmd_compare(int argc, char **argv)

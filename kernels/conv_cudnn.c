@@ -159,19 +159,15 @@ static int read_params(conv_state *s, const mb_params *params, mb_err *err)
 
 static int read_device(conv_state *s, mb_err *err)
 {
-    int rc = mb_cuda_probe(err);
+    mb_cuda_device_info dev;
+    int rc = mb_cuda_device_info_get(&dev, err);
     if (rc != MB_OK)
         return rc;
-    const struct cudaDeviceProp *props = mb_cuda_props();
-    if (!props)
-        return mb_cuda_err(cudaGetLastError(), err, "cudaGetDeviceProperties");
-    snprintf(s->device, sizeof s->device, "%s", props->name);
-    s->major = props->major;
-    s->minor = props->minor;
-    s->sms = props->multiProcessorCount;
-    int khz = 0;
-    cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, mb_cuda_device());
-    s->clock_hz = khz * 1e3;
+    snprintf(s->device, sizeof s->device, "%s", dev.name);
+    s->major = dev.major;
+    s->minor = dev.minor;
+    s->sms = dev.sms;
+    s->clock_hz = dev.clock_hz;
     int cc = s->major * 10 + s->minor;
     mb_conv_dtype t = s->prob.dtype;
     if ((t == MB_CONV_TF32 || t == MB_CONV_BF16) && cc < 80)

@@ -165,23 +165,18 @@ static int read_problem(mb_gemm_bench *g, const mb_params *params, mb_elem fp8_o
 
 static int read_device(mb_gemm_bench *g, mb_err *err)
 {
-    int rc = mb_cuda_probe(err);
+    mb_cuda_device_info dev;
+    int rc = mb_cuda_device_info_get(&dev, err);
     if (rc != MB_OK)
         return rc;
-    const struct cudaDeviceProp *props = mb_cuda_props();
-    if (!props)
-        return mb_cuda_err(cudaGetLastError(), err, "cudaGetDeviceProperties");
-    snprintf(g->device, sizeof g->device, "%s", props->name);
-    g->major = props->major;
-    g->minor = props->minor;
-    g->cc = props->major * 10 + props->minor;
-    g->sms = props->multiProcessorCount;
-    g->l2_bytes = props->l2CacheSize > 0 ? (size_t)props->l2CacheSize : 0;
-    int khz = 0;
-    rc = mb_cuda_err(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, mb_cuda_device()), err,
-                     "cudaDeviceGetAttribute(ClockRate)");
-    g->clock_hz = khz * 1e3;
-    return rc;
+    snprintf(g->device, sizeof g->device, "%s", dev.name);
+    g->major = dev.major;
+    g->minor = dev.minor;
+    g->cc = dev.major * 10 + dev.minor;
+    g->sms = dev.sms;
+    g->l2_bytes = dev.l2_bytes;
+    g->clock_hz = dev.clock_hz;
+    return MB_OK;
 }
 
 static size_t align_up(size_t v, size_t a)

@@ -95,6 +95,27 @@ const struct cudaDeviceProp *mb_cuda_props(void)
     return &props;
 }
 
+int mb_cuda_device_info_get(mb_cuda_device_info *out, mb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    int rc = mb_cuda_probe(err);
+    if (rc != MB_OK)
+        return rc;
+    const struct cudaDeviceProp *props = mb_cuda_props();
+    if (!props)
+        return mb_cuda_err(cudaGetLastError(), err, "cudaGetDeviceProperties");
+    snprintf(out->name, sizeof out->name, "%s", props->name);
+    out->major = props->major;
+    out->minor = props->minor;
+    out->sms = props->multiProcessorCount;
+    out->l2_bytes = props->l2CacheSize > 0 ? (size_t)props->l2CacheSize : 0;
+    int khz = 0;
+    rc = mb_cuda_err(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, mb_cuda_device()), err,
+                     "cudaDeviceGetAttribute(ClockRate)");
+    out->clock_hz = khz * 1e3;
+    return rc;
+}
+
 int mb_cuda_timer_init(mb_cuda_timer *t, cudaStream_t stream, mb_err *err)
 {
     memset(t, 0, sizeof *t);

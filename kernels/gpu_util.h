@@ -34,6 +34,16 @@ int mb_cuda_fits(size_t bytes, mb_err *err);
 /* Device properties of the benchmark device (cached). NULL on error. */
 const struct cudaDeviceProp *mb_cuda_props(void);
 
+/* What the compute backends need to know of the benchmark device, after
+ * mb_cuda_probe: MB_ESKIP with the CUDA text when there is none. */
+typedef struct mb_cuda_device_info {
+    char name[256];
+    int major, minor, sms;
+    double clock_hz;  /* cudaDevAttrClockRate (maximum boost clock) */
+    size_t l2_bytes;
+} mb_cuda_device_info;
+int mb_cuda_device_info_get(mb_cuda_device_info *out, mb_err *err);
+
 /* Event timer on a stream: start/stop recorded on `stream`, seconds between. */
 typedef struct mb_cuda_timer {
     cudaEvent_t start, stop;
