@@ -12,6 +12,13 @@ static const char *str_of(const cJSON *o, const char *name)
     return cJSON_IsString(s) ? s->valuestring : NULL;
 }
 
+/* For printing: a hand-edited baseline file may lack any field. */
+static const char *str_or(const cJSON *o, const char *name, const char *fallback)
+{
+    const char *s = str_of(o, name);
+    return s ? s : fallback;
+}
+
 static double rate_of(const cJSON *c)
 {
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "rate"),
@@ -225,10 +232,9 @@ void mb_baseline_print(FILE *out, const cJSON *failures, double tolerance)
         const cJSON *rank = cJSON_GetObjectItemCaseSensitive(e, "rank");
         char who[128] = "";
         if (cJSON_IsNumber(rank))
-            snprintf(who, sizeof who, " rank %d (%s)", rank->valueint,
-                     str_of(e, "host") ? str_of(e, "host") : "?");
-        fprintf(out, "  FAILED %s%s: %s\n", str_of(e, "id"), who, str_of(e, "reason"));
+            snprintf(who, sizeof who, " rank %d (%s)", rank->valueint, str_or(e, "host", "?"));
+        fprintf(out, "  FAILED %s%s: %s\n", str_or(e, "id", "?"), who, str_or(e, "reason", "?"));
     }
     cJSON_ArrayForEach(e, skipped)
-        fprintf(out, "  not compared %s: %s\n", str_of(e, "id"), str_of(e, "reason"));
+        fprintf(out, "  not compared %s: %s\n", str_or(e, "id", "?"), str_or(e, "reason", "?"));
 }

@@ -354,7 +354,7 @@ static int add_stage_object(const cJSON *o, const loc *l, double run_steps, mb_r
     if (!cJSON_IsObject(o))
         return mb_errf(err, MB_EUSAGE, "%s: expected an object", where(l, NULL, w, sizeof w));
     mb_stage s = { 0 };
-    const char *component;
+    const char *component = NULL;
     if (check_keys(o, l, err) || read_strings(o, &s, l, &component, err))
         return err->code;
     const component_def *cd = component_find(component);

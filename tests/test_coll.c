@@ -224,7 +224,7 @@ static void test_other_collectives(void **s)
 
 static void put(const char *dir, const char *name, const char *text)
 {
-    char path[512];
+    char path[600];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
