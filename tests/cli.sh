@@ -31,6 +31,16 @@ check "list exits 0" expect_exit 0 "$MLBENCH" list
 check "list shows hostmem params" grep -q "array_size" "$WORK/out"
 check "list json parses" bash -c "'$MLBENCH' list --format json | $PY -c 'import json,sys; d=json.load(sys.stdin); assert any(c[\"component\"]==\"hostmem\" for c in d)'"
 
+# Every shipped suite loads (its keys, values and sweeps are checked before a
+# case runs): a filter that matches nothing then stops it with "no case".
+shipped_suite_loads() { # shipped_suite_loads FILE
+  expect_exit 2 "$MLBENCH" --suite "$1" --filter '^no-such-case$' -q --out "$WORK/none.json" &&
+    grep -q "no case to run" "$WORK/err" || { cat "$WORK/err"; return 1; }
+}
+for suite in "$SRC"/configs/suites/*.ini; do
+  check "shipped suite loads: $(basename "$suite")" shipped_suite_loads "$suite"
+done
+
 # Job-file errors: exit 2, FILE:LINE and what was expected.
 bad() { # bad NAME LINE FRAGMENT CONTENT
   printf '%s\n' "$4" >"$WORK/bad.ini"
