@@ -74,7 +74,7 @@ def default_mlbench():
 
 
 def run_mlbench(cmd, label, section, workdir):
-    """Runs one case; returns (rate, unit, status text)."""
+    """Runs one case; returns (rate, unit, status text, efficiency, peak source)."""
     name = "cmp-" + re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
     job = os.path.join(workdir, name + ".ini")
     with open(job, "w") as f:
@@ -85,15 +85,17 @@ def run_mlbench(cmd, label, section, workdir):
     argv = shlex.split(cmd) + ["--suite", job, "--out", out, "-q"]
     proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if not os.path.exists(out):
-        return None, "", "mlbench failed (exit %d): %s" % (proc.returncode, proc.stdout.strip()[-300:])
+        return None, "", "mlbench failed (exit %d): %s" % (proc.returncode, proc.stdout.strip()[-300:]), None, ""
     with open(out) as f:
         cases = json.load(f)["cases"]
     if not cases:
-        return None, "", "mlbench ran no case"
+        return None, "", "mlbench ran no case", None, ""
     c = cases[0]
     if c.get("status") != "ok" or not c.get("rate"):
-        return None, c.get("rate_unit", ""), "%s: %s" % (c.get("status"), c.get("reason"))
-    return c["rate"]["median"], c["rate_unit"], "ok, verification %s" % c.get("verification", {}).get("status")
+        return None, c.get("rate_unit", ""), "%s: %s" % (c.get("status"), c.get("reason")), None, ""
+    peak = c.get("peak") or {}
+    return (c["rate"]["median"], c["rate_unit"], "ok, verification %s" % c.get("verification", {}).get("status"),
+            c.get("efficiency"), peak.get("source", ""))
 
 
 def timed(torch, fn, iters, reps=5, warmup=3):
@@ -190,30 +192,62 @@ def main():
         return 77
     print("GPU: %s; torch %s (CUDA %s); mlbench: %s" % (torch.cuda.get_device_name(), torch.__version__,
                                                          torch.version.cuda, opts.mlbench))
-    print("%-28s %10s %10s %-8s %7s" % ("case", "mlbench", "pytorch", "unit", "ratio"))
+    print("%-28s %10s %10s %-8s %7s %6s" % ("case", "mlbench", "pytorch", "unit", "ratio", "eff"))
     rows = []
     with tempfile.TemporaryDirectory(prefix="mlbench-cmp-") as work:
         for label, section, (kind, args) in CASES:
             if opts.only and not re.search(opts.only, label):
                 continue
-            mb_rate, mb_unit, mb_status = run_mlbench(opts.mlbench, label, section, work)
+            mb_rate, mb_unit, mb_status, mb_eff, mb_peak = run_mlbench(opts.mlbench, label, section, work)
             torch.cuda.empty_cache()
             pt_rate, pt_unit, pt_ok, pt_note = measure_torch(torch, kind, args)
             torch.cuda.empty_cache()
             ratio = mb_rate / pt_rate if mb_rate and pt_rate and mb_unit == pt_unit else None
             rows.append({"case": label, "unit": pt_unit, "mlbench": mb_rate, "mlbench_status": mb_status,
+                         "mlbench_efficiency": mb_eff, "mlbench_peak": mb_peak,
                          "pytorch": pt_rate, "pytorch_check": "passed" if pt_ok else "FAILED",
                          "pytorch_note": pt_note, "ratio": ratio})
-            print("%-28s %10s %10.2f %-8s %7s   mlbench %s; torch check %s (%s)" % (
+            print("%-28s %10s %10.2f %-8s %7s %6s   mlbench %s; torch check %s (%s)" % (
                 label, "%.2f" % mb_rate if mb_rate else "-", pt_rate, pt_unit,
-                "%.3f" % ratio if ratio else "-", mb_status, rows[-1]["pytorch_check"], pt_note), flush=True)
+                "%.3f" % ratio if ratio else "-", "%.0f%%" % (100 * mb_eff) if mb_eff else "-", mb_status,
+                rows[-1]["pytorch_check"], pt_note), flush=True)
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows}, f, indent=2)
     low = [r for r in rows if r["ratio"] is not None and r["ratio"] < 0.95]
     if low:
         print("mlbench is more than 5% below PyTorch on: %s" % ", ".join(r["case"] for r in low))
-    return 1 if low or any(r["pytorch_check"] != "passed" for r in rows) else 0
+    failed = [line for line in done_means(rows) if not line.startswith("ok")]
+    return 1 if low or failed or any(r["pytorch_check"] != "passed" for r in rows) else 0
+
+
+# Issue 3's done-means: (case, test on the row, what it asks)
+DONE_MEANS = [
+    ("gemm bf16 8192^3", lambda r: r["ratio"] is not None and abs(r["ratio"] - 1) <= 0.03,
+     "bf16 8192^3 GEMM within 3% of PyTorch"),
+    ("copy d2d 1 GiB (r+w)", lambda r: (r["mlbench_efficiency"] or 0) >= 0.85, "d2d >= 85% of the HBM bandwidth"),
+    ("copy h2d pinned 1 GiB", lambda r: (r["mlbench_efficiency"] or 0) >= 0.85, "pinned h2d >= 85% of the link rate"),
+    ("copy h2d pinned 256 MiB", lambda r: (r["mlbench_efficiency"] or 0) >= 0.85, "pinned h2d >= 85% of the link"),
+    ("copy d2h pinned 256 MiB", lambda r: (r["mlbench_efficiency"] or 0) >= 0.85, "pinned d2h >= 85% of the link"),
+]
+
+
+def done_means(rows):
+    """Prints and returns one line per done-means check whose case ran."""
+    by_case = {r["case"]: r for r in rows}
+    lines = []
+    for case, test, what in DONE_MEANS:
+        r = by_case.get(case)
+        if r is None:
+            continue
+        eff = "%.0f%% of %s" % (100 * r["mlbench_efficiency"], r["mlbench_peak"]) if r["mlbench_efficiency"] else "-"
+        ratio = "%.3f" % r["ratio"] if r["ratio"] is not None else "-"
+        lines.append("%s  %s: ratio %s, efficiency %s" % ("ok  " if test(r) else "MISS", what, ratio, eff))
+    if lines:
+        print("done-means (issue 3):")
+        for line in lines:
+            print("  " + line)
+    return lines
 
 
 if __name__ == "__main__":
