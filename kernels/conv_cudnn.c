@@ -19,6 +19,8 @@
  * After Find, the descriptor takes the math type cuDNN reports for the chosen
  * algorithm (PyTorch does the same), except for strict fp32, which keeps
  * CUDNN_FMA_MATH and refuses any algorithm reported as tensor-op math.
+ * (PyTorch's Conv_v7.cpp asserts the same of Find's results: with
+ * allow_tf32 off, fp32 data must come back with CUDNN_FMA_MATH.)
  *
  * Verification: the CPU reference (double) on sampled outputs, all of them
  * for small outputs; for larger ones also the second-fastest algorithm, run
@@ -54,6 +56,7 @@ typedef struct conv_state {
     char device[256];
     int major, minor, sms;
     double clock_hz;
+    size_t l2_bytes;
     cudnnHandle_t handle;
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t wd;
@@ -71,6 +74,11 @@ typedef struct conv_state {
     bool inner_given;
     int samples;
     long long calls; /* since the output was poisoned */
+    /* Timed iterations so far: host seconds spent inside the cuDNN calls
+     * (enqueueing, extrapolated from the first calls of each iteration) and
+     * device seconds between the events. Enqueue time close to the device
+     * time means the GPU waited for the host. */
+    double host_s, device_s;
     char cross_check[256];
 } conv_state;
 
@@ -154,6 +162,8 @@ static int read_params(conv_state *s, const mb_params *params, mb_err *err)
     s->inner = (int)mb_param_int(params, "inner");
     s->inner_given = s->inner > 0;
     s->samples = (int)mb_param_int(params, "samples");
+    if (rc == MB_OK)
+        rc = mb_conv_check_limits(&s->prob, err);
     return rc;
 }
 
@@ -168,6 +178,7 @@ static int read_device(conv_state *s, mb_err *err)
     s->minor = dev.minor;
     s->sms = dev.sms;
     s->clock_hz = dev.clock_hz;
+    s->l2_bytes = dev.l2_bytes;
     int cc = s->major * 10 + s->minor;
     mb_conv_dtype t = s->prob.dtype;
     if ((t == MB_CONV_TF32 || t == MB_CONV_BF16) && cc < 80)
@@ -239,14 +250,18 @@ static int upload(conv_state *s, char t, mb_err *err)
     return rc;
 }
 
+static size_t tensor_bytes(const conv_state *s)
+{
+    const mb_conv_problem *p = &s->prob;
+    return (mb_conv_elems(p, 'x') + mb_conv_elems(p, 'w') + mb_conv_elems(p, 'y')) *
+           mb_elem_size(p->elem);
+}
+
 static int allocate(conv_state *s, mb_err *err)
 {
     const mb_conv_problem *p = &s->prob;
     size_t esize = mb_elem_size(p->elem);
-    size_t bytes = (mb_conv_elems(p, 'x') + mb_conv_elems(p, 'w') + mb_conv_elems(p, 'y')) * esize;
-    int rc = mb_cuda_fits(bytes + s->workspace_bytes, err);
-    if (rc != MB_OK)
-        return rc;
+    int rc = MB_OK;
     CUDA_TRY(cudaMalloc(&s->x, mb_conv_elems(p, 'x') * esize));
     CUDA_TRY(cudaMalloc(&s->w, mb_conv_elems(p, 'w') * esize));
     CUDA_TRY(cudaMalloc(&s->y, mb_conv_elems(p, 'y') * esize));
@@ -317,6 +332,9 @@ static bool usable(const conv_state *s, const conv_perf *pf)
 {
     if (pf->status != CUDNN_STATUS_SUCCESS)
         return false;
+    /* Find was given this much; a result claiming more could not run. */
+    if (pf->memory > s->workspace_bytes)
+        return false;
     if (s->prob.dtype == MB_CONV_FP32 &&
         (pf->math == CUDNN_TENSOR_OP_MATH || pf->math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
         return false;
@@ -337,11 +355,19 @@ static int choose(conv_state *s, mb_err *err)
     for (int i = 0; i < s->n_perf && s->chosen < 0; i++)
         if (usable(s, &s->perf[i]))
             s->chosen = i;
-    if (s->chosen < 0)
+    if (s->chosen < 0) {
+        /* cuDNN's own words for the first refusal, e.g. NOT_SUPPORTED. */
+        const char *why = s->n_perf ? "refused for strict fp32 (tensor-op math)" : "none returned";
+        for (int i = 0; i < s->n_perf; i++)
+            if (s->perf[i].status != CUDNN_STATUS_SUCCESS) {
+                why = cudnnGetErrorString(s->perf[i].status);
+                break;
+            }
         return mb_errf(err, MB_ESKIP,
                        "cuDNN found no usable %s algorithm for this shape within a %zu byte "
-                       "workspace (%d tried)",
-                       mb_conv_dir_name(s->prob.dir), s->workspace_bytes, s->n_perf);
+                       "workspace (%d tried; first: %s)",
+                       mb_conv_dir_name(s->prob.dir), s->workspace_bytes, s->n_perf, why);
+    }
     return use_algorithm(s, s->chosen, err);
 }
 
@@ -458,6 +484,8 @@ static int conv_setup(const mb_params *params, void **state, mb_err *err)
     int rc = read_params(s, params, err);
     if (rc == MB_OK)
         rc = read_device(s, err);
+    if (rc == MB_OK) /* a size that does not fit is skipped before any cuDNN work */
+        rc = mb_cuda_fits(tensor_bytes(s) + s->workspace_bytes, err);
     if (rc == MB_OK)
         rc = mb_cuda_err(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), err,
                          "cudaStreamCreateWithFlags");
@@ -499,14 +527,34 @@ static int conv_run(void *state, double *seconds, mb_err *err)
     conv_state *s = state;
     *seconds = 0;
     int rc = mb_cuda_timer_start(&s->timer, err);
+    /* Host cost per call from the first calls only: once the driver's launch
+     * queue is full the host waits for the GPU, and the whole loop's host
+     * time would equal the device time whoever is the bottleneck. */
+    int probe = s->inner < 64 ? s->inner : 64;
+    double t0 = mb_now(), enqueue = 0;
     for (int i = 0; rc == MB_OK && i < s->inner; i++) {
         rc = convolve(s, s->chosen, output_ptr(s), err);
         s->calls++;
+        if (i + 1 == probe)
+            enqueue = (mb_now() - t0) / probe * s->inner;
     }
     if (rc == MB_OK)
-        return mb_cuda_timer_stop(&s->timer, seconds, err);
+        rc = mb_cuda_timer_stop(&s->timer, seconds, err);
+    if (rc == MB_OK) {
+        s->host_s += enqueue;
+        s->device_s += *seconds;
+        return MB_OK;
+    }
     cudaStreamSynchronize(s->stream);
     return rc;
+}
+
+/* The warm-up's enqueue and device times do not count. */
+static void conv_timing_start(void *state)
+{
+    conv_state *s = state;
+    s->host_s = 0;
+    s->device_s = 0;
 }
 
 static double conv_work(void *state)
@@ -557,13 +605,27 @@ static int cross_check(conv_state *s, mb_err *err)
         rc = mb_cuda_err(cudaMalloc(&scratch, bytes), err, "cudaMalloc(cross-check)");
     if (rc == MB_OK)
         rc = use_algorithm(s, other, err);
-    if (rc == MB_OK)
-        rc = convolve(s, other, scratch, err);
+    bool ran = false;
+    if (rc == MB_OK) {
+        /* cuDNN may refuse at execution what Find accepted (NOT_SUPPORTED):
+         * then there is nothing to compare with, which is no verdict on the
+         * benchmarked output; any other failure is an error. */
+        mb_err other_err = { 0 };
+        int orc = convolve(s, other, scratch, &other_err);
+        ran = orc == MB_OK;
+        if (orc == MB_ESKIP)
+            snprintf(s->cross_check, sizeof s->cross_check, "%s could not run: %.180s: CPU samples only",
+                     algo_name(p->dir, s->perf[other].algo), other_err.msg);
+        else if (orc != MB_OK)
+            rc = mb_errf(err, orc, "%s", other_err.msg);
+    }
     int restore = use_algorithm(s, s->chosen, err);
     if (rc == MB_OK)
         rc = restore;
     if (rc == MB_OK)
         rc = mb_cuda_err(cudaStreamSynchronize(s->stream), err, "cudaStreamSynchronize");
+    if (!ran)
+        goto done;
     if (rc == MB_OK)
         rc = mb_cuda_err(cudaMemcpy(a, output_ptr(s), bytes, cudaMemcpyDeviceToHost), err,
                          "cudaMemcpy(output)");
@@ -576,6 +638,7 @@ static int cross_check(conv_state *s, mb_err *err)
                  algo_name(p->dir, s->perf[s->chosen].algo), algo_name(p->dir, s->perf[other].algo),
                  rc == MB_OK ? "agree" : "DISAGREE");
     }
+done:
     cudaFree(scratch);
     free(a);
     free(b);
@@ -645,6 +708,22 @@ static void conv_report(void *state, mb_report *r)
     mb_report_info(r, "algorithms", text);
     mb_report_metric(r, "algorithms_tried", s->n_perf, "");
     mb_report_metric(r, "convolutions_per_iteration", s->inner, "");
+    if (s->device_s > 0) {
+        /* Host time inside the cuDNN calls per device second: near 1, the
+         * GPU waited for the host and the rate is an API-overhead ceiling. */
+        double busy = s->host_s / s->device_s;
+        mb_report_metric(r, "enqueue_to_device_time", busy, "");
+        if (busy > 0.8)
+            mb_report_note(r, "enqueueing took %.0f%% of the device time: the GPU may have waited "
+                              "for the host (cuDNN call overhead), so this rate can be below the "
+                              "GPU's ceiling for the shape",
+                           100 * busy);
+    }
+    size_t set = tensor_bytes(s);
+    if (s->l2_bytes && set < s->l2_bytes)
+        mb_report_note(r, "x, w and y (%.1f MiB) fit in the %.0f MiB L2 cache: back-to-back "
+                          "convolutions read inputs from L2 (not rotated)",
+                       set / 1048576.0, s->l2_bytes / 1048576.0);
     if (s->cross_check[0])
         mb_report_info(r, "cross_check", s->cross_check);
     mb_report_note(r, "FLOPs = 2*N*K*C*R*S*P*Q for every direction (one multiply-add per "
@@ -706,6 +785,7 @@ const mb_component_ops mb_conv_cudnn = {
     .work_per_iter = conv_work,
     .verify = conv_verify,
     .report = conv_report,
+    .timing_start = conv_timing_start,
     .teardown = conv_teardown,
     .uses_gpu = true,
 };

@@ -59,6 +59,11 @@ int mb_conv_problem_init(mb_conv_problem *p, int n, int c, int h, int w, int k, 
                          mb_conv_dir dir, mb_conv_layout layout, mb_conv_dtype dtype,
                          uint64_t seed, mb_err *err);
 
+/* cuDNN's legacy convolution API indexes tensors with 32-bit integers: it
+ * refuses a tensor of more than INT_MAX elements (PyTorch splits the batch
+ * before calling it). MB_ESKIP naming the tensor, before any device work. */
+int mb_conv_check_limits(const mb_conv_problem *p, mb_err *err);
+
 /* FLOPs of one convolution (mb_conv_flops, the same for all directions). */
 double mb_conv_problem_flops(const mb_conv_problem *p);
 
@@ -98,7 +103,8 @@ int mb_conv_check(const mb_conv_problem *p, int samples, mb_conv_fetch_fn fetch,
 
 /* Compares two whole outputs of the same problem (two algorithms):
  * ||a - b||_2 <= rel * ||a||_2 and max |a - b| <= 10 * rel * max |a|, with
- * rel per dtype (fp32 1e-4, tf32 and fp16 1e-2, bf16 3e-2). NaN fails.
+ * rel per dtype (fp32 1e-4, tf32 and fp16 1e-2, bf16 3e-2). NaN or infinity
+ * in either output fails (an overflow in both must not compare equal).
  * MB_OK or MB_EVERIFY with the figures. */
 int mb_conv_compare(const mb_conv_problem *p, const void *a, const void *b, uint64_t count,
                     mb_err *err);

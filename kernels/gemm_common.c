@@ -221,10 +221,41 @@ int mb_gemm_problem_init(mb_gemm_problem *p, long long m, long long n, long long
     return MB_OK;
 }
 
+void mb_gemm_stored_dims(const mb_gemm_problem *p, char which, long long *rows, long long *cols,
+                         long long *ld)
+{
+    switch (which) {
+    case 'a':
+        *rows = p->transa ? p->k : p->m;
+        *cols = p->transa ? p->m : p->k;
+        *ld = p->lda;
+        break;
+    case 'b':
+        *rows = p->transb ? p->n : p->k;
+        *cols = p->transb ? p->k : p->n;
+        *ld = p->ldb;
+        break;
+    default:
+        *rows = p->m;
+        *cols = p->n;
+        *ld = p->ldc;
+        break;
+    }
+}
+
 const char *mb_gemm_layout_name(const mb_gemm_problem *p)
 {
     static const char *const names[2][2] = { { "nn", "nt" }, { "tn", "tt" } };
     return names[p->transa][p->transb];
+}
+
+bool mb_gemm_fp8_any_layout(int cc)
+{
+    /* cuBLAS docs (cublasLtMatmul, FP8 requirements): A transposed and B
+     * not (TN) on Ada (8.9), Hopper (9.0) and Blackwell GeForce (12.x);
+     * data-center Blackwell (10.x, 11.x) and later take any layout. The same
+     * line as NVIDIA Transformer Engine's nvte_is_non_tn_fp8_gemm_supported(). */
+    return (cc >= 100 && cc < 120) || cc >= 130;
 }
 
 int mb_gemm_problem_check(const mb_gemm_problem *p, int cc, mb_err *err)
@@ -236,16 +267,18 @@ int mb_gemm_problem_check(const mb_gemm_problem *p, int cc, mb_err *err)
                        mb_gemm_dtype_name(p->dtype), need / 10, need % 10, cc / 10, cc % 10);
     const char *layout = mb_gemm_layout_name(p);
     if (p->dtype == MB_GEMM_FP8) {
-        if (cc < 100 && strcmp(layout, "tn") != 0)
+        if (!mb_gemm_fp8_any_layout(cc) && strcmp(layout, "tn") != 0)
             return mb_errf(err, MB_ESKIP,
-                           "cuBLASLt fp8 needs layout tn (A transposed, B not) before "
-                           "Blackwell; got %s",
-                           layout);
-        if (p->m % 16 || p->k % 16)
+                           "cuBLASLt fp8 needs layout tn (A transposed, B not) on compute "
+                           "capability %d.%d (Ada, Hopper and Blackwell GeForce); got %s",
+                           cc / 10, cc % 10, layout);
+        /* 16-byte aligned columns: lda and ldb are m, k or n (one byte per
+         * element); ldc = m in bf16/fp16 is then aligned too. */
+        if (p->m % 16 || p->k % 16 || (p->transb && p->n % 16))
             return mb_errf(err, MB_ESKIP,
-                           "cuBLASLt fp8 needs m and k multiples of 16 (16-byte aligned "
-                           "columns); got m=%lld k=%lld",
-                           p->m, p->k);
+                           "cuBLASLt fp8 needs m and k (and n when B is transposed) multiples "
+                           "of 16 (16-byte aligned columns); got m=%lld n=%lld k=%lld",
+                           p->m, p->n, p->k);
     }
     if (p->dtype == MB_GEMM_INT8) {
         if (strcmp(layout, "tn") != 0)
@@ -397,9 +430,15 @@ mb_gemm_ref mb_gemm_reference(const mb_gemm_problem *p, long long i, long long j
  * docs/gpu-gemm-conv.md). Each is about 10x what the arithmetic can produce:
  * fp32 accumulation (2^-24 per add, random signs), tf32 inputs (2^-11
  * relative each), fp16/bf16 outputs (2^-11 / 2^-8 relative), reduced-precision
- * split-K reductions, fp8 fast accumulation. */
+ * split-K reductions, fp8 fast accumulation.
+ * fp32 must also reject TF32 math (8x faster on an H100, so an fp32 case that
+ * silently ran TF32 would report a false ceiling): TF32's error grows like
+ * sqrt(k) and the rel_sum term like k, so 1e-5 let TF32 pass at k = 16384.
+ * 2e-6 (~34 ulp of fp32 per unit of sum|a*b|) still leaves sequential fp32
+ * accumulation at under 10% of the bound at every k, and fails TF32 on a
+ * third or more of the samples up to k = 32768 (tests/test_gemm_common.c). */
 static const double tolerances[MB_GEMM_NDTYPES][2] = {
-    [MB_GEMM_FP64] = { 1e-12, 0 },   [MB_GEMM_FP32] = { 1e-5, 0 },
+    [MB_GEMM_FP64] = { 1e-12, 0 },   [MB_GEMM_FP32] = { 2e-6, 0 },
     [MB_GEMM_TF32] = { 1e-4, 1e-2 }, [MB_GEMM_FP16] = { 1e-4, 1e-2 },
     [MB_GEMM_BF16] = { 1e-4, 3e-2 }, [MB_GEMM_FP8] = { 1e-3, 3e-2 },
     [MB_GEMM_INT8] = { 0, 0 },

@@ -89,11 +89,21 @@ int mb_gemm_problem_init(mb_gemm_problem *p, long long m, long long n, long long
                          long long batch, const char *layout, mb_gemm_dtype dtype,
                          mb_elem fp8_out, uint64_t seed, mb_err *err);
 
-/* What the libraries require of the layout and the sizes (fp8: TN before
- * Blackwell, m and k multiples of 16; int8: TN, m and k multiples of 4), and
- * that m, n, k, the leading dimensions and the batch strides fit the 32-bit
- * integers the cuBLAS API takes. MB_ESKIP with the reason. cc = major*10+minor. */
+/* What the libraries require of the layout and the sizes (fp8: TN unless
+ * mb_gemm_fp8_any_layout(cc), m and k (and n when B is transposed) multiples
+ * of 16; int8: TN, m and k multiples of 4), and that m, n, k and the leading
+ * dimensions fit the 32-bit integers the cuBLAS API takes (batch strides are
+ * 64-bit there). MB_ESKIP with the reason. cc = major*10+minor. */
 int mb_gemm_problem_check(const mb_gemm_problem *p, int cc, mb_err *err);
+/* True where cuBLASLt's fp8 kernels take any layout (data-center Blackwell,
+ * cc 10.x/11.x, and 13.x on); Ada, Hopper and Blackwell GeForce (12.x) need TN. */
+bool mb_gemm_fp8_any_layout(int cc);
+
+/* Rows, columns and leading dimension of A, B or C ('a', 'b', 'c') as stored
+ * (column-major), i.e. what a cuBLASLt matrix layout describes: A is m x k,
+ * or k x m when transa; B is k x n, or n x k when transb; C is m x n. */
+void mb_gemm_stored_dims(const mb_gemm_problem *p, char which, long long *rows, long long *cols,
+                         long long *ld);
 
 /* "nn", "tn", ... */
 const char *mb_gemm_layout_name(const mb_gemm_problem *p);

@@ -10,7 +10,8 @@
  * synchronisation, no descriptor work.
  *
  * fp8 follows cuBLASLt's rules (docs: cublasLtMatmul, FP8): A and B e4m3 in
- * the TN layout (before Blackwell), per-tensor scales through
+ * the TN layout (on Ada, Hopper and Blackwell GeForce: mb_gemm_problem_check),
+ * 16-byte aligned columns, per-tensor scales through
  * CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER (device floats), fp32 compute and
  * scale type, C of the same type as D (bf16 or fp16). int8 uses the regular
  * (column-major) ordering, TN, int32 C/D, CUBLAS_COMPUTE_32I with int32
@@ -101,13 +102,17 @@ static int lt_describe(lt_state *s, size_t workspace, mb_err *err)
         LT_TRY(cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
                                               sizeof fast));
     }
-    rc = lt_layout(&s->la, t.a, p->transa ? p->k : p->m, p->transa ? p->m : p->k, p->lda,
-                   p->batch, p->stride_a, err);
+    /* Layouts describe the matrices as stored (before op()); the shapes
+     * come from the same pure function the tests check. */
+    long long rows, cols, ld;
+    mb_gemm_stored_dims(p, 'a', &rows, &cols, &ld);
+    rc = lt_layout(&s->la, t.a, rows, cols, ld, p->batch, p->stride_a, err);
+    mb_gemm_stored_dims(p, 'b', &rows, &cols, &ld);
     if (rc == MB_OK)
-        rc = lt_layout(&s->lb, t.b, p->transb ? p->n : p->k, p->transb ? p->k : p->n, p->ldb,
-                       p->batch, p->stride_b, err);
+        rc = lt_layout(&s->lb, t.b, rows, cols, ld, p->batch, p->stride_b, err);
+    mb_gemm_stored_dims(p, 'c', &rows, &cols, &ld);
     if (rc == MB_OK) /* C and D: same type, same layout (D overwrites C, beta = 0) */
-        rc = lt_layout(&s->lc, t.c, p->m, p->n, p->ldc, p->batch, p->stride_c, err);
+        rc = lt_layout(&s->lc, t.c, rows, cols, ld, p->batch, p->stride_c, err);
     if (rc != MB_OK)
         return rc;
     uint64_t ws = workspace;

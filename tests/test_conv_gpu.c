@@ -31,7 +31,14 @@ typedef struct outcome {
     char cross[256];
 } outcome;
 
-static outcome run_case(const char *const *names, const char *const *values, int n, bool corrupt)
+typedef enum corruption {
+    INTACT,
+    HALF_ZEROED,    /* the first half of the output zeroed: the CPU samples see it */
+    ONE_IN_MIDDLE,  /* one fp32 element in the middle set to 1000: only the cross-check sees it */
+} corruption;
+
+static outcome run_case(const char *const *names, const char *const *values, int n,
+                        corruption corrupt)
 {
     outcome o = { .setup = -1, .verify = -1 };
     mb_err err = { 0 };
@@ -49,10 +56,15 @@ static outcome run_case(const char *const *names, const char *const *values, int
             total += sec;
         }
         o.rate = 3 * mb_conv_cudnn.work_per_iter(state) / total / 1e12;
-        if (corrupt) {
-            size_t bytes = 0;
-            void *out = mb_conv_cudnn_test_output(state, &bytes);
+        size_t bytes = 0;
+        char *out = mb_conv_cudnn_test_output(state, &bytes);
+        if (corrupt == HALF_ZEROED)
             assert_int_equal(cudaMemset(out, 0, bytes / 2), cudaSuccess);
+        if (corrupt == ONE_IN_MIDDLE) {
+            const float big = 1000.0f;
+            size_t at = bytes / 2 / sizeof big * sizeof big;
+            assert_int_equal(cudaMemcpy(out + at, &big, sizeof big, cudaMemcpyHostToDevice),
+                             cudaSuccess);
         }
         o.verify = mb_conv_cudnn.verify(state, &err);
         mb_report r;
@@ -85,7 +97,7 @@ static void test_small_all_directions(void **s)
                                         "stride_h", "stride_w", "samples" };
                 const char *values[] = { "2", "8", "9", "9", "8", dirs[d], dtypes[t], layouts[l],
                                          "2", "2", "100000" };
-                outcome o = run_case(names, values, 11, false);
+                outcome o = run_case(names, values, 11, INTACT);
                 if (o.setup == MB_ESKIP) {
                     fprintf(stderr, "  %s %s %s: skipped: %s\n", dirs[d], dtypes[t], layouts[l],
                             o.msg);
@@ -105,7 +117,7 @@ static void test_resnet_layer(void **s)
     for (int d = 0; d < 3; d++) {
         const char *names[] = { "n", "c", "h", "w", "k", "direction", "dtype" };
         const char *values[] = { "32", "64", "56", "56", "64", dirs[d], "fp16" };
-        outcome o = run_case(names, values, 7, false);
+        outcome o = run_case(names, values, 7, INTACT);
         if (o.setup == MB_ESKIP)
             skip();
         if (o.setup != MB_OK || o.verify != MB_OK)
@@ -123,9 +135,28 @@ static void test_corrupted_output_fails(void **s)
     (void)s;
     const char *names[] = { "n", "c", "h", "w", "k", "dtype" };
     const char *values[] = { "4", "32", "28", "28", "32", "fp32" };
-    outcome o = run_case(names, values, 6, true);
+    outcome o = run_case(names, values, 6, HALF_ZEROED);
     assert_int_equal(o.setup, MB_OK);
     assert_int_equal(o.verify, MB_EVERIFY);
+}
+
+/* samples = 2 checks only the first and the last element on the CPU: a wrong
+ * element in the middle must be caught by the second algorithm's whole
+ * output (or, without a second algorithm, the test says so and skips). */
+static void test_cross_check_catches_one_element(void **s)
+{
+    (void)s;
+    const char *names[] = { "n", "c", "h", "w", "k", "dtype", "samples" };
+    const char *values[] = { "4", "32", "28", "28", "32", "fp32", "2" };
+    outcome o = run_case(names, values, 7, ONE_IN_MIDDLE);
+    assert_int_equal(o.setup, MB_OK);
+    if (o.verify == MB_OK && strstr(o.cross, "CPU samples only")) {
+        fprintf(stderr, "  no second algorithm: %s\n", o.cross);
+        skip();
+    }
+    if (o.verify != MB_EVERIFY)
+        fail_msg("verify %d: %s (%s)", o.verify, o.msg, o.cross);
+    assert_non_null(strstr(o.msg, "disagree"));
 }
 
 int main(void)
@@ -139,6 +170,7 @@ int main(void)
         cmocka_unit_test(test_small_all_directions),
         cmocka_unit_test(test_resnet_layer),
         cmocka_unit_test(test_corrupted_output_fails),
+        cmocka_unit_test(test_cross_check_catches_one_element),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

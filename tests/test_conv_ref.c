@@ -78,6 +78,27 @@ static void test_names_and_shapes(void **s)
                      MB_EUSAGE);
 }
 
+/* cuDNN's legacy API takes at most INT_MAX elements per tensor: the batch
+ * that crosses it on ResNet-50 conv1's output (64 x 112 x 112 per image). */
+static void test_cudnn_limits(void **s)
+{
+    (void)s;
+    mb_err err = { 0 };
+    int per_image = 64 * 112 * 112, n_ok = 2147483647 / per_image; /* 2674 */
+    mb_conv_problem p = make(n_ok, 3, 224, 224, 64, 7, 7, 3, 2, 1, MB_CONV_FWD, MB_CONV_NHWC,
+                             MB_CONV_BF16);
+    assert_int_equal(mb_conv_check_limits(&p, &err), MB_OK);
+    p = make(n_ok + 1, 3, 224, 224, 64, 7, 7, 3, 2, 1, MB_CONV_FWD, MB_CONV_NHWC, MB_CONV_BF16);
+    assert_int_equal(mb_conv_check_limits(&p, &err), MB_ESKIP);
+    assert_non_null(strstr(err.msg, "tensor y has 2147532800 elements"));
+    mb_err_clear(&err);
+    /* The filter alone: 4096 x 4096 x 11 x 12 = 2214592512 elements. */
+    p = make(1, 4096, 12, 12, 4096, 11, 12, 0, 1, 1, MB_CONV_BWD_FILTER, MB_CONV_NCHW,
+             MB_CONV_FP32);
+    assert_int_equal(mb_conv_check_limits(&p, &err), MB_ESKIP);
+    assert_non_null(strstr(err.msg, "tensor w"));
+}
+
 static void test_layout_indices(void **s)
 {
     (void)s;
@@ -337,6 +358,17 @@ static void test_compare(void **s)
     b[3] = NAN;
     assert_int_equal(mb_conv_compare(&p, a, b, N, &err), MB_EVERIFY);
     assert_non_null(strstr(err.msg, "1 NaN"));
+    /* An overflow in both outputs at the same place must not "agree": with
+     * inf - inf = NaN in the norms every limit comparison would be false. */
+    memcpy(b, a, sizeof a);
+    a[7] = b[7] = INFINITY;
+    mb_err_clear(&err);
+    assert_int_equal(mb_conv_compare(&p, a, b, N, &err), MB_EVERIFY);
+    assert_non_null(strstr(err.msg, "1 NaN/Inf"));
+    b[7] = 1; /* one side only */
+    mb_err_clear(&err);
+    assert_int_equal(mb_conv_compare(&p, a, b, N, &err), MB_EVERIFY);
+    a[7] = b[7];
     /* bf16: a 1% difference is within its limit. */
     mb_conv_problem q = p;
     q.dtype = MB_CONV_BF16;
@@ -354,6 +386,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names_and_shapes),
+        cmocka_unit_test(test_cudnn_limits),
         cmocka_unit_test(test_layout_indices),
         cmocka_unit_test(test_fwd_vs_naive),
         cmocka_unit_test(test_adjoint_identities),
