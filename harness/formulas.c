@@ -56,7 +56,9 @@ double mb_pcie_gbps(int gen, int width)
     static const double gts[] = { 0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0 };
     if (gen < 1 || gen > 6 || width <= 0)
         return 0.0;
-    double encoding = gen <= 2 ? 8.0 / 10.0 : gen <= 5 ? 128.0 / 130.0 : 1.0;
+    /* Gen 6 has no line code; its 256-byte FLIT carries 8 B of CRC and 6 B of
+     * FEC, the counterpart of gen 3-5's 2 sync bits: 242/256. */
+    double encoding = gen <= 2 ? 8.0 / 10.0 : gen <= 5 ? 128.0 / 130.0 : 242.0 / 256.0;
     /* GT/s per lane = Gbit/s of line rate; /8 for bytes. */
     return gts[gen] * encoding * width / 8.0;
 }

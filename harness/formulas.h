@@ -39,8 +39,9 @@ double mb_busbw(mb_collective coll, double bytes, double seconds, int nranks);
 
 /* PCIe payload rate of one direction in GB/s (10^9 B/s) for a link of `gen`
  * (1..6) and `width` lanes, after line encoding: 8b/10b for gen 1-2,
- * 128b/130b for gen 3-5, 1b/1b PAM4 FLIT mode for gen 6 (FLIT overhead is
- * not modelled: 236/256 payload is left to the datasheet). Returns 0 for an
+ * 128b/130b for gen 3-5, and for gen 6 (PAM4, FLIT mode) the FLIT's CRC and
+ * FEC bytes: 242/256. Packet headers are not deducted for any generation
+ * (TLP/DLLP overhead depends on the payload size). Returns 0 for an
  * unknown generation. Transfer rates per lane: 2.5, 5, 8, 16, 32, 64 GT/s. */
 double mb_pcie_gbps(int gen, int width);
 /* Generation from a sysfs link speed string ("16.0 GT/s PCIe"); 0 if unknown. */

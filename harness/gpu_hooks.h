@@ -14,7 +14,8 @@
  * "gpu_unavailable": "<CUDA error text>". Never fails. */
 void mb_gpu_context_add(cJSON *context);
 
-/* NVML sampling around a case (clocks, temperature, power, throttle reasons).
+/* NVML sampling around a case's timed repetitions (clocks, temperature,
+ * power, throttle reasons).
  * begin returns an opaque snapshot or NULL (no NVML / no GPU); end reports the
  * before/after figures into r as metrics and adds a note when the SM clock
  * dropped during the case. Both are no-ops without NVML. */

@@ -483,8 +483,9 @@ int mb_datasheet_match(const char *device_name, mb_datasheet **out, mb_err *err)
     if (rc != MB_OK)
         return rc;
     mb_datasheet *best = NULL;
-    size_t best_score = 0;
+    size_t best_score = 0, tie_score = 0;
     const char *best_pat = NULL;
+    mb_err tie = { 0 }; /* the first tie at tie_score, for the message */
     for (int i = 0; i < n && rc == MB_OK; i++) {
         char path[8192];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
@@ -494,10 +495,15 @@ int mb_datasheet_match(const char *device_name, mb_datasheet **out, mb_err *err)
             break;
         const char *pat = NULL;
         size_t score = match_score(d, device_name, &pat);
+        /* A tie is an error only if nothing matches better: which file wins
+         * must not depend on the order the directory lists them in. */
         if (score > 0 && score == best_score) {
-            rc = mb_errf(err, MB_EUSAGE,
-                         "datasheets %s and %s both match device '%s' equally well ('%s', '%s')",
-                         mb_datasheet_file(best), path, device_name, best_pat, pat);
+            if (tie_score != score) {
+                tie_score = score;
+                tie.code = MB_OK; /* a tie at a lower score is forgotten */
+                mb_errf(&tie, MB_EUSAGE, "datasheets %s and %s both match device '%s' equally well ('%s', '%s')",
+                        mb_datasheet_file(best), path, device_name, best_pat, pat);
+            }
             mb_datasheet_free(d);
         } else if (score > best_score) {
             mb_datasheet_free(best);
@@ -509,6 +515,8 @@ int mb_datasheet_match(const char *device_name, mb_datasheet **out, mb_err *err)
         }
     }
     free_names(names, n);
+    if (rc == MB_OK && best && tie_score == best_score)
+        rc = mb_errf(err, MB_EUSAGE, "%s", tie.msg);
     if (rc != MB_OK) {
         mb_datasheet_free(best);
         return rc;

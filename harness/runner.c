@@ -98,8 +98,14 @@ static void time_case(const mb_case *c, const mb_runner_opts *o, void *state, mb
     }
     if (bc.err.code == MB_OK && ops->timing_start)
         ops->timing_start(state);
+    /* GPU clocks, temperature, power and throttle reasons around the timed
+     * repetitions alone: after the warm-up the clocks are up, so a drop
+     * between the two samples is throttling during the measurement. */
+    void *gpu_snapshot = bc.err.code == MB_OK && ops->uses_gpu ? mb_gpu_monitor_begin() : NULL;
     if (bc.err.code == MB_OK && mbgb_register(c->id, bench_fn, &bc, &g, &bc.err) == MB_OK)
         mbgb_run_all(on_repetition, &bc, &bc.err);
+    if (gpu_snapshot)
+        mb_gpu_monitor_end(gpu_snapshot, &r->report);
     if (bc.err.code != MB_OK) {
         set_outcome(r, bc.err.code == MB_ESKIP ? MB_ESKIP : MB_EFAIL, bc.err.msg);
         return;
@@ -133,7 +139,6 @@ void mb_run_case(const mb_case *c, const mb_runner_opts *o, mb_record *r)
     mb_record_init(r, c);
     mb_err err = { 0 };
     void *state = NULL;
-    void *gpu_snapshot = NULL;
 
     int rc = ops->probe ? ops->probe(c->params, &err) : MB_OK;
     if (rc != MB_OK) {
@@ -144,8 +149,6 @@ void mb_run_case(const mb_case *c, const mb_runner_opts *o, mb_record *r)
         set_outcome(r, MB_ESKIP, "backend has no implementation");
         return;
     }
-    if (ops->uses_gpu)
-        gpu_snapshot = mb_gpu_monitor_begin();
     rc = ops->setup(c->params, &state, &err);
     if (rc != MB_OK) {
         set_outcome(r, rc == MB_ESKIP ? MB_ESKIP : MB_EFAIL, err.msg);
@@ -165,8 +168,6 @@ void mb_run_case(const mb_case *c, const mb_runner_opts *o, mb_record *r)
 done:
     if (ops->teardown)
         ops->teardown(state);
-    if (gpu_snapshot)
-        mb_gpu_monitor_end(gpu_snapshot, &r->report);
 }
 
 /* ---- progress ------------------------------------------------------------ */

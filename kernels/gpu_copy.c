@@ -19,9 +19,12 @@
  * (2 x size), so its rate compares with the DRAM bandwidth (gpu_check.h).
  *
  * Verification: sources hold a random byte stream (gpu_check.h), the
- * destinations start as a different one; after the runs the destination is
- * compared byte for byte with the source stream (device buffers copied back
- * outside any timed region). */
+ * destinations start as a different one; before every run, outside its
+ * timed region, the destination is marked stale again (a device destination
+ * rewritten with the stale stream, a host one with one byte flipped per
+ * 4 KiB page), so after the runs the destination, compared byte for byte
+ * with the source stream (device buffers copied back outside any timed
+ * region), shows the last run's copies landed, not the warm-up's. */
 #include "component.h"
 
 #ifdef MB_HAVE_CUDA
@@ -65,7 +68,9 @@ typedef struct copy_state {
     char numa_note[256];
     mb_pcie_link link;
     bool have_link;
-    long runs;
+    char link_why[200];       /* why the link is unknown (VM, container) */
+    long runs;                /* all runs, warm-up included */
+    long timed_runs;          /* since timing_start: what the samples hold */
     int nsamples;
     double *seconds;          /* per run: whole region */
     double *dir_seconds[2];   /* per run, bidir: h2d and d2h regions */
@@ -196,6 +201,10 @@ static int copy_setup(const mb_params *p, void **state, mb_err *err)
     }
     if (s->dir == MB_COPY_D2D && s->memory != MEM_PINNED)
         return mb_errf(err, MB_ESKIP, "d2d uses no host memory: it runs once, with memory=pinned (the default)");
+    if (s->memory == MEM_PAGEABLE && s->dir == MB_COPY_BIDIR)
+        return mb_errf(err, MB_ESKIP,
+                       "bidir needs pinned memory: a pageable d2h returns only when done and a pageable h2d is "
+                       "staged by the calling thread, so the two directions would take turns, not overlap");
     if (s->memory == MEM_WC && s->dir != MB_COPY_H2D)
         return mb_errf(err, MB_ESKIP,
                        "memory=wc is write-combined host memory, for data the host writes and the GPU reads: "
@@ -207,6 +216,8 @@ static int copy_setup(const mb_params *p, void **state, mb_err *err)
 
     mb_err lerr = { 0 };
     s->have_link = mb_cuda_pcie_link(&s->link, &lerr) == MB_OK;
+    if (!s->have_link)
+        snprintf(s->link_why, sizeof s->link_why, "%.199s", lerr.msg);
     if (s->dir != MB_COPY_D2D)
         bind_numa(s, mb_param_bool(p, "numa"));
 
@@ -297,10 +308,39 @@ static int enqueue_region(copy_state *s, mb_err *err)
     return rc == MB_OK ? mb_cuda_timer_record_stop(&s->timer, err) : rc;
 }
 
+/* Makes the destination stale again, outside the timed region, so that the
+ * check after the runs sees the last run's copies. Device: the stale stream,
+ * rewritten by a kernel enqueued ahead of the spin (the start event follows
+ * the spin). Host: one byte flipped per 4 KiB page (cheap at 1 GiB; a page
+ * the last run did not write then fails the check). */
+static int mark_stale(copy_state *s, mb_err *err)
+{
+    if (s->dev_dst) {
+        int rc = mb_cuda_err(mb_gpu_pattern_fill(s->dev_dst, s->size, SEED_STALE, s->stream[0]), err,
+                             "stale fill of the destination");
+        /* Ungated (pageable) runs start timing at once: let the fill finish
+         * first, or the host's staging would overlap it untimed. */
+        if (rc == MB_OK && !s->gated)
+            rc = mb_cuda_err(cudaStreamSynchronize(s->stream[0]), err, "cudaStreamSynchronize");
+        if (rc != MB_OK)
+            return rc;
+    }
+    if (s->host_dst) {
+        unsigned char *p = s->host_dst;
+        for (size_t off = 0; off < s->size; off += 4096)
+            p[off] ^= 0xFF;
+        if ((s->size - 1) % 4096 != 0) /* the tail, unless the loop flipped it already */
+            p[s->size - 1] ^= 0xFF;
+    }
+    return MB_OK;
+}
+
 static int copy_run(void *state, double *seconds, mb_err *err)
 {
     copy_state *s = state;
-    int rc = MB_OK;
+    int rc = mark_stale(s, err);
+    if (rc != MB_OK)
+        return rc;
     if (s->gated)
         rc = mb_cuda_gate_close(&s->gate, s->stream[0], err);
     if (rc == MB_OK)
@@ -315,9 +355,10 @@ static int copy_run(void *state, double *seconds, mb_err *err)
     }
     if (s->gated)
         mb_cuda_gate_timed_out(&s->gate);
-    int i = (int)(s->runs % MAX_SAMPLES); /* a ring: the newest run replaces the oldest */
+    int i = (int)(s->timed_runs % MAX_SAMPLES); /* a ring: the newest run replaces the oldest */
     if (s->nsamples < MAX_SAMPLES)
         s->nsamples++;
+    s->timed_runs++;
     s->seconds[i] = *seconds;
     if (s->dir == MB_COPY_BIDIR) {
         for (int d = 0; d < 2 && rc == MB_OK; d++) {
@@ -329,6 +370,16 @@ static int copy_run(void *state, double *seconds, mb_err *err)
     }
     s->runs++;
     return rc;
+}
+
+/* The warm-up's samples (first touches, clock ramp-up, lazy driver set-up)
+ * and its spin timeouts stay out of the metrics. */
+static void copy_timing_start(void *state)
+{
+    copy_state *s = state;
+    s->nsamples = 0;
+    s->timed_runs = 0;
+    s->gate.timeouts = 0;
 }
 
 static double copy_work(void *state)
@@ -382,12 +433,26 @@ static int copy_verify(void *state, mb_err *err)
     return rc;
 }
 
-/* The theoretical rate: the PCIe link (current if sysfs gives it and it is
- * lower than the maximum: that is the link the copies ran on), else the
- * datasheet's interconnect; d2d: the DRAM bandwidth. */
+/* The median one-direction GB/s of the timed runs (bidir: the faster
+ * direction), 0 when there are none. */
+static double measured_dir_gbps(const copy_state *s)
+{
+    int n = s->nsamples;
+    if (n == 0)
+        return 0;
+    double bytes = (double)s->size * (double)s->copies;
+    if (s->dir != MB_COPY_BIDIR)
+        return bytes / mb_median(s->seconds, n) / 1e9;
+    double h2d = bytes / mb_median(s->dir_seconds[0], n) / 1e9, d2h = bytes / mb_median(s->dir_seconds[1], n) / 1e9;
+    return h2d > d2h ? h2d : d2h;
+}
+
+/* The theoretical rate: the PCIe link from sysfs (mb_pcie_pick_peak: the
+ * current link unless the copies went faster than it, then the maximum),
+ * else the datasheet's interconnect; d2d: the DRAM bandwidth. */
 static void report_peak(copy_state *s, mb_report *r, const struct cudaDeviceProp *prop)
 {
-    char src[256], desc[64];
+    char src[256], desc[64], desc2[64];
     if (s->dir == MB_COPY_D2D) {
         double gbps = mb_cuda_mem_peak_gbps(src, sizeof src);
         if (gbps > 0) {
@@ -395,6 +460,10 @@ static void report_peak(copy_state *s, mb_report *r, const struct cudaDeviceProp
             snprintf(full, sizeof full, "DRAM bandwidth, %s (rate counts read + write)", src);
             mb_report_peak(r, gbps, full);
         }
+        if (prop && prop->l2CacheSize > 0 && 2 * s->size <= (size_t)prop->l2CacheSize)
+            mb_report_note(r, "source and destination (%zu bytes each) fit in the %d-byte L2: the copies may run "
+                              "from L2, above the DRAM bandwidth",
+                           s->size, prop->l2CacheSize);
         return;
     }
     double mult = s->dir == MB_COPY_BIDIR ? 2.0 : 1.0;
@@ -403,23 +472,32 @@ static void report_peak(copy_state *s, mb_report *r, const struct cudaDeviceProp
     mb_pcie_link now;
     if (s->have_link && mb_cuda_pcie_link(&now, NULL) == MB_OK)
         s->link = now;
+    double measured = measured_dir_gbps(s);
     int gen = 0, width = 0;
-    const char *which = "";
-    if (s->have_link && s->link.cur_gen && s->link.cur_width) {
-        gen = s->link.cur_gen, width = s->link.cur_width, which = "current link";
-        if (s->link.max_gen && s->link.max_width &&
-            mb_pcie_gbps(gen, width) < mb_pcie_gbps(s->link.max_gen, s->link.max_width))
-            mb_report_note(r, "PCIe link ran at %s, below the device's maximum %s (slot, riser, BIOS or power "
-                              "state): the peak is the current link",
-                           mb_pcie_describe(gen, width, desc, sizeof desc),
-                           mb_pcie_describe(s->link.max_gen, s->link.max_width, src, sizeof src));
-    } else if (s->have_link && s->link.max_gen && s->link.max_width) {
-        gen = s->link.max_gen, width = s->link.max_width, which = "maximum link (current unknown)";
+    mb_pcie_peak pick = s->have_link ? mb_pcie_pick_peak(&s->link, measured, &gen, &width) : MB_PCIE_PEAK_NONE;
+    const char *which = "current link";
+    if (pick == MB_PCIE_PEAK_CURRENT && mb_pcie_link_gbps(&s->link, 1) < mb_pcie_link_gbps(&s->link, 0))
+        mb_report_note(r, "PCIe link ran at %s, below the device's maximum %s (slot, riser, BIOS or power "
+                          "state): the peak is the current link",
+                       mb_pcie_describe(gen, width, desc, sizeof desc),
+                       mb_pcie_describe(s->link.max_gen, s->link.max_width, desc2, sizeof desc2));
+    if (pick == MB_PCIE_PEAK_MAX && s->link.cur_gen && s->link.cur_width) {
+        which = "maximum link";
+        mb_report_note(r, "sysfs read the current link as %s, slower than the %.2f GB/s the copies reached: it was "
+                          "read while the link idled down; the peak is the maximum link",
+                       mb_pcie_describe(s->link.cur_gen, s->link.cur_width, desc, sizeof desc), measured);
+    } else if (pick == MB_PCIE_PEAK_MAX) {
+        which = "maximum link (current unknown)";
     }
-    if (gen && width) {
+    bool link_known = s->have_link && (mb_pcie_link_gbps(&s->link, 0) > 0 || mb_pcie_link_gbps(&s->link, 1) > 0);
+    if (pick == MB_PCIE_PEAK_NONE && link_known)
+        mb_report_note(r, "sysfs gives the link as current %s, max %s, both slower than the %.2f GB/s the copies "
+                          "reached (an emulated link in a VM?): not used as the peak",
+                       mb_pcie_describe(s->link.cur_gen, s->link.cur_width, desc, sizeof desc),
+                       mb_pcie_describe(s->link.max_gen, s->link.max_width, desc2, sizeof desc2), measured);
+    if (pick != MB_PCIE_PEAK_NONE) {
         snprintf(src, sizeof src, "%s, %s from sysfs, %s encoding, per direction%s",
-                 mb_pcie_describe(gen, width, desc, sizeof desc), which,
-                 gen <= 2 ? "8b/10b" : gen <= 5 ? "128b/130b" : "1b/1b FLIT",
+                 mb_pcie_describe(gen, width, desc, sizeof desc), which, mb_pcie_encoding(gen),
                  mult > 1 ? " x 2 directions" : "");
         mb_report_peak(r, mult * mb_pcie_gbps(gen, width), src);
         return;
@@ -430,8 +508,9 @@ static void report_peak(copy_state *s, mb_report *r, const struct cudaDeviceProp
     if (prop && mb_datasheet_match(prop->name, &d, NULL) == MB_OK &&
         mb_datasheet_get(d, "interconnect.pcie_gen", &dg, &dsrc) &&
         mb_datasheet_get(d, "interconnect.pcie_width", &dw, NULL) && mb_pcie_gbps((int)dg, (int)dw) > 0) {
-        snprintf(src, sizeof src, "%s, datasheet %s (%s)%s", mb_pcie_describe((int)dg, (int)dw, desc, sizeof desc),
-                 mb_datasheet_name(d), dsrc ? dsrc : "", mult > 1 ? " x 2 directions" : "");
+        snprintf(src, sizeof src, "%s, datasheet %s (%s), %s encoding%s",
+                 mb_pcie_describe((int)dg, (int)dw, desc, sizeof desc), mb_datasheet_name(d), dsrc ? dsrc : "",
+                 mb_pcie_encoding((int)dg), mult > 1 ? " x 2 directions" : "");
         mb_report_peak(r, mult * mb_pcie_gbps((int)dg, (int)dw), src);
     } else {
         mb_report_note(r, "no theoretical rate: the PCIe link is not in sysfs and no datasheet names it");
@@ -459,6 +538,8 @@ static void copy_report(void *state, mb_report *r)
              s->gated ? "enqueued behind a spin kernel (enqueue cost not timed)"
                       : "pageable: timed as the driver stages it (host-synchronous)");
     mb_report_info(r, "method", buf);
+    if (!s->have_link && s->dir != MB_COPY_D2D && s->link_why[0])
+        mb_report_note(r, "PCIe link unknown: %s", s->link_why);
     if (s->have_link) {
         mb_report_info(r, "pci_bus_id", s->link.busid);
         char a[32], b[32];
@@ -503,8 +584,9 @@ static void copy_report(void *state, mb_report *r)
         mb_report_note(r, "pageable memory: the driver copies through a pinned staging buffer on this thread; "
                           "includes that host memcpy");
     if (s->gate.timeouts)
-        mb_report_note(r, "the spin kernel timed out in %u of %ld runs: enqueue time may be inside those timings",
-                       s->gate.timeouts, s->runs);
+        mb_report_note(r, "the spin kernel timed out in %u of %ld timed runs: enqueue time may be inside those "
+                          "timings",
+                       s->gate.timeouts, s->timed_runs);
     report_peak(s, r, prop);
 }
 
@@ -522,6 +604,7 @@ const mb_component_ops mb_copy_cuda = {
     .work_per_iter = copy_work,
     .verify = copy_verify,
     .report = copy_report,
+    .timing_start = copy_timing_start,
     .teardown = copy_teardown,
     .uses_gpu = true,
 };

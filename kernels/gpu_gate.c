@@ -35,6 +35,8 @@ int mb_cuda_gate_init(mb_cuda_gate *g, mb_err *err)
 
 int mb_cuda_gate_close(mb_cuda_gate *g, cudaStream_t stream, mb_err *err)
 {
+    if (g->host == NULL)
+        return mb_errf(err, MB_EFAIL, "spin gate used before mb_cuda_gate_init succeeded");
     __atomic_store_n(&g->host[0], 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&g->host[1], 0, __ATOMIC_SEQ_CST);
     int rc = mb_cuda_err(mb_gpu_spin(g->dev, g->dev + 1, MB_GATE_TIMEOUT_NS, stream), err,

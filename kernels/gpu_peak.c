@@ -44,7 +44,7 @@ typedef struct peak_state {
 static const mb_param_spec peak_params[] = {
     { "dtype", MB_P_ENUM, "fp32", "fp32|fp64|fp16", 1, 0, "fp32 (FFMA), fp64 (DFMA) or fp16 (HFMA2 on half2)" },
     { "iters", MB_P_INT, "0", NULL, 0, 1073741824.0,
-      "FMA steps per chain (a multiple of 16); 0 = auto: 4096, 1984 for fp16 (the largest exact count)" },
+      "FMA steps per chain (a multiple of 32); 0 = auto: 4096, 1984 for fp16 (the largest exact count)" },
     { "threads", MB_P_INT, "256", NULL, 32, 1024, "threads per block (a multiple of 32)" },
     { "waves", MB_P_INT, "8", NULL, 1, 1024, "full waves of blocks per launch (SMs x resident blocks each)" },
     MB_PARAM_END,

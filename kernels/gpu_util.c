@@ -41,6 +41,10 @@ int mb_cuda_device(void)
 
 int mb_cuda_probe(mb_err *why)
 {
+    /* A non-sticky error an earlier case left in the runtime's last-error
+     * slot would otherwise be reported by this case's first
+     * cudaGetLastError() after a launch, and fail it. */
+    cudaGetLastError();
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess)
@@ -51,7 +55,12 @@ int mb_cuda_probe(mb_err *why)
         return mb_errf(why, MB_ESKIP, "CUDA device %d requested (MLBENCH_GPU) but %d present", dev, n);
     e = cudaSetDevice(dev);
     if (e == cudaSuccess)
-        e = cudaFree(NULL); /* creates the context; surfaces a sticky error */
+        e = cudaFree(NULL); /* creates the context */
+    /* A kernel of an earlier case that faulted after its last synchronisation
+     * (illegal address, a trap) shows only once the device is waited for;
+     * every call then returns that sticky error until the context is reset. */
+    if (e == cudaSuccess)
+        e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
         /* A previous case left the context broken: start a fresh one. */
         cudaDeviceReset();

@@ -22,8 +22,10 @@ int mb_cuda_err(cudaError_t e, mb_err *err, const char *what);
     } while (0)
 
 /* Is a usable device there? MB_OK, or MB_ESKIP with the CUDA error text.
- * Also clears a sticky error left by an earlier case (cudaDeviceReset) so one
- * broken case does not poison the rest. Device 0 unless MLBENCH_GPU is set. */
+ * Also clears a stale last error, waits for the device (so an earlier case's
+ * kernel fault surfaces here) and resets a context left broken by a sticky
+ * error (cudaDeviceReset), so one broken case does not poison the rest.
+ * Device 0 unless MLBENCH_GPU is set. */
 int mb_cuda_probe(mb_err *why);
 int mb_cuda_device(void);
 

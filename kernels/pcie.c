@@ -51,8 +51,9 @@ int mb_pcie_normalize_busid(const char *in, char *out, size_t len, mb_err *err)
     if (!bad)
         bad = hex_field(&p, ':', 0xFF, &bus) || hex_field(&p, '.', 0x1F, &dev) ||
               hex_field(&p, '\0', 0x7, &fn);
-    /* NVML prints an 8-digit domain whose upper half is always zero. */
-    if (bad || dom > 0xFFFF)
+    /* NVML prints 8 domain digits, the kernel at least 4 ("%04x"): a VMD
+     * domain 0x10000 is "00010000" to NVML and "10000" in sysfs. */
+    if (bad)
         return mb_errf(err, MB_EUSAGE, "not a PCI bus id (expected DOMAIN:BUS:DEV.FN in hex): '%s'", in);
     snprintf(out, len, "%04lx:%02lx:%02lx.%lx", dom, bus, dev, fn);
     return MB_OK;
@@ -125,4 +126,25 @@ char *mb_pcie_describe(int gen, int width, char *buf, size_t len)
     else
         snprintf(buf, len, "PCIe gen ? x%d", width);
     return buf;
+}
+
+const char *mb_pcie_encoding(int gen)
+{
+    /* Must match what mb_pcie_gbps() (formulas.c) applies. */
+    return gen >= 1 && gen <= 2 ? "8b/10b" : gen >= 3 && gen <= 5 ? "128b/130b" : gen == 6 ? "242B/256B FLIT" : "unknown";
+}
+
+mb_pcie_peak mb_pcie_pick_peak(const mb_pcie_link *l, double measured_gbps, int *gen, int *width)
+{
+    double cur = mb_pcie_link_gbps(l, 1), max = mb_pcie_link_gbps(l, 0);
+    *gen = 0, *width = 0;
+    if (cur > 0 && measured_gbps <= cur) {
+        *gen = l->cur_gen, *width = l->cur_width;
+        return MB_PCIE_PEAK_CURRENT;
+    }
+    if (max > 0 && measured_gbps <= max) {
+        *gen = l->max_gen, *width = l->max_width;
+        return MB_PCIE_PEAK_MAX;
+    }
+    return MB_PCIE_PEAK_NONE;
 }

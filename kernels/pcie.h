@@ -30,8 +30,10 @@ typedef struct mb_pcie_link {
 const char *mb_sysfs_root(void);
 
 /* Normalises a PCI bus id as CUDA ("0000:3B:00.0") or NVML
- * ("00000000:3B:00.0") print it to the sysfs form "0000:3b:00.0" (4-digit
- * domain, lower case). A bus id without a domain ("3b:00.0") gets 0000.
+ * ("00000000:3B:00.0") print it to the sysfs form "0000:3b:00.0" (domain at
+ * least 4 digits as the kernel prints it, lower case; domains above ffff
+ * exist behind Intel VMD: "10000:01:00.0"). A bus id without a domain
+ * ("3b:00.0") gets 0000.
  * MB_EUSAGE for anything that is not DOMAIN:BUS:DEV.FN in hex. */
 int mb_pcie_normalize_busid(const char *in, char *out, size_t len, mb_err *err);
 
@@ -47,5 +49,23 @@ double mb_pcie_link_gbps(const mb_pcie_link *l, int current);
 
 /* "PCIe 4.0 x16" (or "PCIe gen ? x16" when unknown) into buf; returns buf. */
 char *mb_pcie_describe(int gen, int width, char *buf, size_t len);
+
+/* The line encoding mb_pcie_gbps() applies to `gen`, for a peak's source
+ * text: "8b/10b", "128b/130b", "242B/256B FLIT", or "unknown". */
+const char *mb_pcie_encoding(int gen);
+
+/* Which of the link's figures is the theoretical peak of a copy that reached
+ * `measured_gbps` in one direction (0 = not known):
+ *   CURRENT  the current link, when known and not below the measurement
+ *   MAX      the maximum link: the current one is unknown, or was read below
+ *            what the copies achieved (GPUs train the link down when idle,
+ *            so a reading taken between copies can be stale)
+ *   NONE     neither is known or both are below the measurement (an
+ *            emulated link in a VM): use the datasheet.
+ * *gen and *width get the chosen link (0 for NONE). A current link below the
+ * maximum that does hold the measurement stays the peak: that is the link the
+ * copies ran on (slot, riser, BIOS), and the caller says so. */
+typedef enum mb_pcie_peak { MB_PCIE_PEAK_NONE, MB_PCIE_PEAK_CURRENT, MB_PCIE_PEAK_MAX } mb_pcie_peak;
+mb_pcie_peak mb_pcie_pick_peak(const mb_pcie_link *l, double measured_gbps, int *gen, int *width);
 
 #endif

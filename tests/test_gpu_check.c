@@ -264,6 +264,51 @@ static void test_peak_closed_form(void **s)
     free(out);
 }
 
+/* fp16 as the device runs it: 16 chains of integers up to 2048 (exact in
+ * half as in float), summed in float; at the largest exact count the sum
+ * still equals the closed form, and one step more per chain would not. */
+static void test_peak_fp16_closed_form(void **s)
+{
+    (void)s;
+    const long iters = mb_peak_max_iters(MB_PEAK_FP16);
+    for (uint64_t t = 0; t < 300; t++) {
+        float sum = 0;
+        for (int j = 0; j < 2 * MB_PEAK_CHAINS; j++) {
+            float x = (float)mb_peak_x0(11, t, j);
+            for (long it = 0; it < iters; it++)
+                x = fmaf(x, 1.0f, 1.0f);
+            assert_true(x <= 2048.0f); /* half's exact integers end at 2048 */
+            sum += x;
+        }
+        assert_true((double)sum == mb_peak_expected(MB_PEAK_FP16, 11, t, iters));
+        assert_true((double)sum != mb_peak_expected(MB_PEAK_FP16, 11, t, iters - MB_PEAK_UNROLL));
+    }
+}
+
+/* The starting values: every value of [1, 64] occurs, the chains of one
+ * thread are not copies of each other (chains 0 and 10 take the same bits
+ * of different hashes), and threads differ. */
+static void test_peak_x0_spread(void **s)
+{
+    (void)s;
+    int seen[65] = { 0 };
+    int same_0_10 = 0, same_thread = 0;
+    for (uint64_t t = 0; t < 2000; t++) {
+        for (int j = 0; j < 2 * MB_PEAK_CHAINS; j++)
+            seen[mb_peak_x0(1, t, j)]++;
+        same_0_10 += mb_peak_x0(1, t, 0) == mb_peak_x0(1, t, 10);
+        int eq = 1;
+        for (int j = 0; j < MB_PEAK_CHAINS; j++)
+            eq &= mb_peak_x0(1, t, j) == mb_peak_x0(1, t + 1, j);
+        same_thread += eq;
+    }
+    for (int v = 1; v <= 64; v++)
+        assert_true(seen[v] > 200); /* 32000 draws: ~500 each */
+    assert_true(same_0_10 < 100);   /* ~31 by chance */
+    assert_int_equal(same_thread, 0);
+    assert_true(mb_peak_x0(1, 7, 3) != mb_peak_x0(2, 7, 3) || mb_peak_x0(1, 7, 4) != mb_peak_x0(2, 7, 4));
+}
+
 /* ---- the architecture table ------------------------------------------------------ */
 
 static char *write_tmp(const char *text)
@@ -396,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_membw_bytes),      cmocka_unit_test(test_membw_inputs),
         cmocka_unit_test(test_membw_check),      cmocka_unit_test(test_membw_sum),
         cmocka_unit_test(test_peak_counts),      cmocka_unit_test(test_peak_closed_form),
+        cmocka_unit_test(test_peak_fp16_closed_form), cmocka_unit_test(test_peak_x0_spread),
         cmocka_unit_test(test_arch_table),       cmocka_unit_test(test_probes_say_why),
         cmocka_unit_test(test_context_without_gpu),
     };

@@ -318,6 +318,20 @@ static int match_dir_child(const char *dir)
     mb_err err2 = { 0 };
     if (mb_datasheet_match("Vendor Foo 1", &d, &err2) != MB_EUSAGE || !strstr(err2.msg, "equally"))
         return 2;
+    /* A longer match in a file listed after the tie wins: the tie between
+     * weaker matches does not matter, whatever the directory order. */
+    char cpath[700];
+    snprintf(cpath, sizeof cpath, "%s/hardware/c.ini", dir);
+    f = fopen(cpath, "w");
+    fputs("[product]\nname = Gamma GPU\nmatch = Vendor Foo 1\nkind = gpu\nsource = t\n", f);
+    fclose(f);
+    mb_err err4 = { 0 };
+    int rc4 = mb_datasheet_match("Vendor Foo 1", &d, &err4);
+    int gamma = rc4 == MB_OK && strcmp(mb_datasheet_name(d), "Gamma GPU") == 0;
+    mb_datasheet_free(d);
+    unlink(cpath);
+    if (!gamma)
+        return 4;
     f = fopen(path, "w"); /* b.ini broken on line 6 */
     fputs("[product]\nname = Beta GPU\nkind = gpu\nsource = t\n[peak]\nx = y\n", f);
     fclose(f);

@@ -160,13 +160,51 @@ static void test_normalize(void **s)
     assert_string_equal(out, "0000:3b:00.0");
     assert_int_equal(mb_pcie_normalize_busid("3b:1f.7", out, sizeof out, &err), MB_OK);
     assert_string_equal(out, "0000:3b:1f.7");
+    /* Behind Intel VMD the domain exceeds ffff: NVML "00010000", sysfs "10000". */
+    assert_int_equal(mb_pcie_normalize_busid("00010000:3B:00.0", out, sizeof out, &err), MB_OK);
+    assert_string_equal(out, "10000:3b:00.0");
     const char *bad[] = { "", "zz:00.0", "0000:3b:00", "0000:3b:00.8", "0000:3b:20.0", "0000:3b:00.0x",
-                          "1:2:3:4.0", "00010000:3b:00.0" };
+                          "1:2:3:4.0", "100000000:3b:00.0" };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         mb_err e = { 0 };
         assert_int_equal(mb_pcie_normalize_busid(bad[i], out, sizeof out, &e), MB_EUSAGE);
         assert_non_null(strstr(e.msg, "PCI bus id"));
     }
+}
+
+/* The link a copy's peak is taken from, given what the copy measured. */
+static void test_pick_peak(void **s)
+{
+    (void)s;
+    mb_pcie_link l = { .cur_gen = 4, .cur_width = 16, .max_gen = 5, .max_width = 16 };
+    int gen, width;
+    /* 25 GB/s fits a Gen4 x16 link (31.5): the current link, below max. */
+    assert_int_equal(mb_pcie_pick_peak(&l, 25.0, &gen, &width), MB_PCIE_PEAK_CURRENT);
+    assert_int_equal(gen, 4);
+    assert_int_equal(width, 16);
+    /* Unknown measurement: the current link. */
+    assert_int_equal(mb_pcie_pick_peak(&l, 0.0, &gen, &width), MB_PCIE_PEAK_CURRENT);
+    /* 50 GB/s cannot have crossed Gen4 x16: the reading was of a link
+     * trained down at idle; the maximum (Gen5 x16, 63.0) is the peak. */
+    assert_int_equal(mb_pcie_pick_peak(&l, 50.0, &gen, &width), MB_PCIE_PEAK_MAX);
+    assert_int_equal(gen, 5);
+    assert_int_equal(width, 16);
+    /* Above both (an emulated x1 link in a VM): neither; use the datasheet. */
+    mb_pcie_link vm = { .cur_gen = 1, .cur_width = 1, .max_gen = 1, .max_width = 1 };
+    assert_int_equal(mb_pcie_pick_peak(&vm, 20.0, &gen, &width), MB_PCIE_PEAK_NONE);
+    assert_int_equal(gen, 0);
+    assert_int_equal(width, 0);
+    /* Current unknown ("Unknown" speed): the maximum. Nothing known: none. */
+    mb_pcie_link nocur = { .max_gen = 5, .max_width = 16 };
+    assert_int_equal(mb_pcie_pick_peak(&nocur, 0.0, &gen, &width), MB_PCIE_PEAK_MAX);
+    mb_pcie_link none = { 0 };
+    assert_int_equal(mb_pcie_pick_peak(&none, 0.0, &gen, &width), MB_PCIE_PEAK_NONE);
+
+    assert_string_equal(mb_pcie_encoding(2), "8b/10b");
+    assert_string_equal(mb_pcie_encoding(3), "128b/130b");
+    assert_string_equal(mb_pcie_encoding(5), "128b/130b");
+    assert_string_equal(mb_pcie_encoding(6), "242B/256B FLIT");
+    assert_string_equal(mb_pcie_encoding(0), "unknown");
 }
 
 int main(void)
@@ -177,6 +215,7 @@ int main(void)
         cmocka_unit_test(test_missing_and_odd_files),
         cmocka_unit_test(test_missing_device),
         cmocka_unit_test(test_normalize),
+        cmocka_unit_test(test_pick_peak),
     };
     return cmocka_run_group_tests(tests, make_root, remove_root);
 }
