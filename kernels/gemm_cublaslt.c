@@ -86,7 +86,6 @@ static int lt_describe(lt_state *s, size_t workspace, mb_err *err)
     const mb_gemm_problem *p = &s->g.prob;
     mb_gemm_cuda_types t = mb_gemm_cuda_types_of(p);
     int rc;
-    LT_TRY(cublasLtCreate(&s->handle));
     LT_TRY(cublasLtMatmulDescCreate(&s->op, t.compute, t.scale));
     int32_t ta = p->transa ? CUBLAS_OP_T : CUBLAS_OP_N;
     int32_t tb = p->transb ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -284,13 +283,8 @@ static int lt_autotune(lt_state *s, mb_err *err)
 
 /* ---- the ops table ---------------------------------------------------------------------- */
 
-static void lt_teardown(void *state)
+static void lt_destroy_descriptors(lt_state *s)
 {
-    lt_state *s = state;
-    if (!s)
-        return;
-    if (s->g.stream)
-        cudaStreamSynchronize(s->g.stream);
     if (s->pref)
         cublasLtMatmulPreferenceDestroy(s->pref);
     if (s->la)
@@ -301,6 +295,16 @@ static void lt_teardown(void *state)
         cublasLtMatrixLayoutDestroy(s->lc);
     if (s->op)
         cublasLtMatmulDescDestroy(s->op);
+}
+
+static void lt_teardown(void *state)
+{
+    lt_state *s = state;
+    if (!s)
+        return;
+    if (s->g.stream)
+        cudaStreamSynchronize(s->g.stream);
+    lt_destroy_descriptors(s);
     if (s->handle)
         cublasLtDestroy(s->handle);
     mb_gemm_bench_teardown(&s->g);
@@ -317,6 +321,8 @@ static int lt_setup(const mb_params *params, void **state, mb_err *err)
     s->fast_accum = mb_param_bool(params, "fast_accum");
     int rc = mb_gemm_bench_setup(&s->g, params, out, err);
     if (rc == MB_OK)
+        rc = mb_cublas_err((int)cublasLtCreate(&s->handle), err, "cublasLtCreate");
+    if (rc == MB_OK)
         rc = lt_describe(s, s->g.workspace_bytes, err);
     if (rc == MB_OK)
         rc = lt_heuristics(s, (int)mb_param_int(params, "algos"), err);
@@ -330,6 +336,26 @@ static int lt_setup(const mb_params *params, void **state, mb_err *err)
     }
     *state = s;
     return MB_OK;
+}
+
+/* Builds and destroys the descriptors lt_setup would build for `p`: these
+ * calls are host-only in cuBLASLt and need no device, so a CPU-only test
+ * (tests/test_gpu_contract.c) checks every attribute's type and size, and
+ * each layout, against the library itself. The scale pointers are dummies
+ * (descriptors only store them). */
+int mb_gemm_lt_describe_only(const mb_gemm_problem *p, bool fast_accum, size_t workspace, mb_err *err)
+{
+    lt_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    static float dummy_scales[2];
+    s->g.prob = *p;
+    s->g.scales = dummy_scales;
+    s->fast_accum = fast_accum;
+    int rc = lt_describe(s, workspace, err);
+    lt_destroy_descriptors(s);
+    free(s);
+    return rc;
 }
 
 static int lt_probe(const mb_params *params, mb_err *why)
