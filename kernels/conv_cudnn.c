@@ -9,6 +9,15 @@
  * is reported with cuDNN's time. The timed region is `inner` convolutions
  * back to back on one stream between two CUDA events.
  *
+ * Buffer rotation, as the GEMM backends (gemm_device.c): x, w and y exist in
+ * `rotate` sets, each tensor's sets contiguous in one allocation, and each
+ * call uses the next set, so a layer whose tensors fit in L2 is not timed
+ * reading its inputs from L2. rotate = 0 picks mb_gemm_auto_rotate()'s count
+ * (one pass moves at least 3x L2), halved until it fits in device memory.
+ * Every set holds the same inputs (set 0 is filled, then copied on the
+ * device): the CPU reference is a function of (seed, tensor, index), and the
+ * caches see different addresses either way.
+ *
  * Math modes (set on the convolution descriptor):
  *   fp32  CUDNN_FMA_MATH: FMA kernels only, no TF32 tensor cores (strict fp32).
  *         CUDNN_DEFAULT_MATH would allow TF32 on Ampere and newer.
@@ -24,7 +33,10 @@
  *
  * Verification: the CPU reference (double) on sampled outputs, all of them
  * for small outputs; for larger ones also the second-fastest algorithm, run
- * once in verify, must agree with the benchmarked one over the whole output.
+ * once in verify on the same set's inputs, must agree with the benchmarked one
+ * over the whole output. Both read the output set the last timed call wrote;
+ * all output sets are poisoned after setup, so a set no timed call wrote
+ * cannot pass.
  */
 #include "component.h"
 
@@ -64,7 +76,14 @@ typedef struct conv_state {
     cudaStream_t stream;
     mb_cuda_timer timer;
     bool timer_ready;
-    void *x, *w, *y; /* device tensors; the direction's output is one of them */
+    /* Device tensors, `sets` of each, `stride_*` bytes apart; the
+     * direction's output is one of them. */
+    void *x, *w, *y;
+    size_t stride_x, stride_w, stride_y;
+    int sets;
+    bool sets_given, sets_reduced;
+    int next; /* set the next call uses */
+    int last; /* set the last call wrote; -1 before any */
     void *workspace;
     size_t workspace_bytes;
     conv_perf perf[CONV_MAX_ALGOS];
@@ -73,7 +92,7 @@ typedef struct conv_state {
     int inner;
     bool inner_given;
     int samples;
-    long long calls; /* since the output was poisoned */
+    long long calls; /* timed calls since the outputs were poisoned */
     /* Timed iterations so far: host seconds spent inside the cuDNN calls
      * (enqueueing, extrapolated from the first calls of each iteration) and
      * device seconds between the events. Enqueue time close to the device
@@ -162,6 +181,8 @@ static int read_params(conv_state *s, const mb_params *params, mb_err *err)
     s->inner = (int)mb_param_int(params, "inner");
     s->inner_given = s->inner > 0;
     s->samples = (int)mb_param_int(params, "samples");
+    s->sets = (int)mb_param_int(params, "rotate");
+    s->sets_given = s->sets > 0;
     if (rc == MB_OK)
         rc = mb_conv_check_limits(&s->prob, err);
     return rc;
@@ -226,11 +247,21 @@ static int describe(conv_state *s, mb_err *err)
     return MB_OK;
 }
 
-static void **tensor_ptr(conv_state *s, char t)
+/* Tensor 'x', 'w' or 'y' of buffer set `set`. */
+static void *tensor_at(const conv_state *s, char t, int set)
 {
-    return t == 'x' ? &s->x : t == 'w' ? &s->w : &s->y;
+    char *base = t == 'x' ? s->x : t == 'w' ? s->w : s->y;
+    size_t stride = t == 'x' ? s->stride_x : t == 'w' ? s->stride_w : s->stride_y;
+    return base + (size_t)set * stride;
 }
 
+static size_t tensor_bytes(const conv_state *s, char t)
+{
+    return mb_conv_elems(&s->prob, t) * mb_elem_size(s->prob.elem);
+}
+
+/* Fills set 0 of input `t` through a bounded host buffer, then copies set 0
+ * to the other sets on the device. */
 static int upload(conv_state *s, char t, mb_err *err)
 {
     const mb_conv_problem *p = &s->prob;
@@ -241,30 +272,50 @@ static int upload(conv_state *s, char t, mb_err *err)
     for (uint64_t first = 0; rc == MB_OK && first < total; first += chunk) {
         uint64_t count = total - first < chunk ? total - first : chunk;
         mb_conv_fill(p, t, host, first, count);
-        rc = mb_cuda_err(cudaMemcpy((char *)*tensor_ptr(s, t) + first * esize, host,
+        rc = mb_cuda_err(cudaMemcpy((char *)tensor_at(s, t, 0) + first * esize, host,
                                     count * esize, cudaMemcpyHostToDevice),
                          err, "cudaMemcpy(inputs)");
     }
     if (host)
         cudaFreeHost(host);
+    for (int set = 1; rc == MB_OK && set < s->sets; set++)
+        rc = mb_cuda_err(cudaMemcpy(tensor_at(s, t, set), tensor_at(s, t, 0), tensor_bytes(s, t),
+                                    cudaMemcpyDeviceToDevice),
+                         err, "cudaMemcpy(rotate sets)");
     return rc;
 }
 
-static size_t tensor_bytes(const conv_state *s)
+static size_t align_up(size_t v, size_t a)
 {
-    const mb_conv_problem *p = &s->prob;
-    return (mb_conv_elems(p, 'x') + mb_conv_elems(p, 'w') + mb_conv_elems(p, 'y')) *
-           mb_elem_size(p->elem);
+    return (v + a - 1) / a * a;
+}
+
+/* One buffer set: x, w and y, each 256-byte aligned (cudaMalloc's alignment). */
+static size_t set_bytes(const conv_state *s)
+{
+    return s->stride_x + s->stride_w + s->stride_y;
+}
+
+/* Sets given, or enough to move 3x L2, halved to fit with the workspace. A
+ * size that does not fit is skipped here, before any cuDNN work. */
+static int choose_sets(conv_state *s, mb_err *err)
+{
+    s->stride_x = align_up(tensor_bytes(s, 'x'), 256);
+    s->stride_w = align_up(tensor_bytes(s, 'w'), 256);
+    s->stride_y = align_up(tensor_bytes(s, 'y'), 256);
+    return mb_gemm_choose_rotate(set_bytes(s), s->workspace_bytes, s->l2_bytes,
+                                 s->sets_given ? s->sets : 0, mb_cuda_fits, &s->sets,
+                                 &s->sets_reduced, err);
 }
 
 static int allocate(conv_state *s, mb_err *err)
 {
     const mb_conv_problem *p = &s->prob;
-    size_t esize = mb_elem_size(p->elem);
+    size_t n = (size_t)s->sets;
     int rc = MB_OK;
-    CUDA_TRY(cudaMalloc(&s->x, mb_conv_elems(p, 'x') * esize));
-    CUDA_TRY(cudaMalloc(&s->w, mb_conv_elems(p, 'w') * esize));
-    CUDA_TRY(cudaMalloc(&s->y, mb_conv_elems(p, 'y') * esize));
+    CUDA_TRY(cudaMalloc(&s->x, s->stride_x * n));
+    CUDA_TRY(cudaMalloc(&s->w, s->stride_w * n));
+    CUDA_TRY(cudaMalloc(&s->y, s->stride_y * n));
     if (s->workspace_bytes)
         CUDA_TRY(cudaMalloc(&s->workspace, s->workspace_bytes));
     char out = mb_conv_output(p);
@@ -373,24 +424,27 @@ static int choose(conv_state *s, mb_err *err)
 
 /* ---- running ----------------------------------------------------------------------------- */
 
-/* One convolution with algorithm perf[i], output into `out`. */
-static int convolve(conv_state *s, int i, void *out, mb_err *err)
+/* One convolution with algorithm perf[i] on the inputs of buffer set `set`,
+ * output into `out`. */
+static int convolve(conv_state *s, int i, int set, void *out, mb_err *err)
 {
     const float alpha = 1.0f, beta = 0.0f; /* float scalars for float, half and bf16 data */
+    const void *x = tensor_at(s, 'x', set), *w = tensor_at(s, 'w', set);
+    const void *y = tensor_at(s, 'y', set);
     cudnnStatus_t st;
     switch (s->prob.dir) {
     case MB_CONV_FWD:
-        st = cudnnConvolutionForward(s->handle, &alpha, s->xd, s->x, s->wd, s->w, s->cd,
+        st = cudnnConvolutionForward(s->handle, &alpha, s->xd, x, s->wd, w, s->cd,
                                      (cudnnConvolutionFwdAlgo_t)s->perf[i].algo, s->workspace,
                                      s->workspace_bytes, &beta, s->yd, out);
         break;
     case MB_CONV_BWD_DATA:
-        st = cudnnConvolutionBackwardData(s->handle, &alpha, s->wd, s->w, s->yd, s->y, s->cd,
+        st = cudnnConvolutionBackwardData(s->handle, &alpha, s->wd, w, s->yd, y, s->cd,
                                           (cudnnConvolutionBwdDataAlgo_t)s->perf[i].algo,
                                           s->workspace, s->workspace_bytes, &beta, s->xd, out);
         break;
     default:
-        st = cudnnConvolutionBackwardFilter(s->handle, &alpha, s->xd, s->x, s->yd, s->y, s->cd,
+        st = cudnnConvolutionBackwardFilter(s->handle, &alpha, s->xd, x, s->yd, y, s->cd,
                                             (cudnnConvolutionBwdFilterAlgo_t)s->perf[i].algo,
                                             s->workspace, s->workspace_bytes, &beta, s->wd, out);
         break;
@@ -398,21 +452,31 @@ static int convolve(conv_state *s, int i, void *out, mb_err *err)
     return cudnn_err(st, err, "cudnnConvolution");
 }
 
-static void *output_ptr(conv_state *s)
+/* The direction's output in buffer set `set`. */
+static void *output_of(const conv_state *s, int set)
 {
-    return *tensor_ptr(s, mb_conv_output(&s->prob));
+    return tensor_at(s, mb_conv_output(&s->prob), set);
+}
+
+/* The benchmarked algorithm on the next buffer set, into that set's output. */
+static int convolve_next(conv_state *s, mb_err *err)
+{
+    int set = s->next;
+    s->next = (s->next + 1) % s->sets;
+    s->last = set;
+    return convolve(s, s->chosen, set, output_of(s, set), err);
 }
 
 /* Times `reps` convolutions (after one untimed one), seconds per call. */
 static int time_calls(conv_state *s, int reps, double *per_call, mb_err *err)
 {
-    int rc = convolve(s, s->chosen, output_ptr(s), err);
+    int rc = convolve_next(s, err);
     if (rc == MB_OK)
         rc = mb_cuda_err(cudaStreamSynchronize(s->stream), err, "cudaStreamSynchronize");
     if (rc == MB_OK)
         rc = mb_cuda_timer_start(&s->timer, err);
     for (int i = 0; rc == MB_OK && i < reps; i++)
-        rc = convolve(s, s->chosen, output_ptr(s), err);
+        rc = convolve_next(s, err);
     double sec = 0;
     if (rc == MB_OK)
         rc = mb_cuda_timer_stop(&s->timer, &sec, err);
@@ -436,13 +500,17 @@ static int finish_setup(conv_state *s, mb_err *err)
         double want = per_call > 0 ? ceil(2e-3 / per_call) : 1;
         s->inner = want < 1 ? 1 : want > 10000 ? 10000 : (int)want;
     }
-    /* Poison the output: verify then sees only what run() wrote. */
-    size_t bytes = mb_conv_elems(&s->prob, mb_conv_output(&s->prob)) * mb_elem_size(s->prob.elem);
-    rc = mb_cuda_err(cudaMemsetAsync(output_ptr(s), 0x7F, bytes, s->stream), err,
-                     "cudaMemsetAsync(poison output)");
+    /* Poison every output set (0x7F bytes: NaN in fp16, huge in fp32 and
+     * bf16): verify then sees only what run() wrote. */
+    char out = mb_conv_output(&s->prob);
+    size_t stride = out == 'x' ? s->stride_x : out == 'w' ? s->stride_w : s->stride_y;
+    rc = mb_cuda_err(cudaMemsetAsync(output_of(s, 0), 0x7F, stride * (size_t)s->sets, s->stream),
+                     err, "cudaMemsetAsync(poison outputs)");
     if (rc == MB_OK)
         rc = mb_cuda_err(cudaStreamSynchronize(s->stream), err, "cudaStreamSynchronize");
     s->calls = 0;
+    s->next = 0;
+    s->last = -1;
     return rc;
 }
 
@@ -484,8 +552,8 @@ static int conv_setup(const mb_params *params, void **state, mb_err *err)
     int rc = read_params(s, params, err);
     if (rc == MB_OK)
         rc = read_device(s, err);
-    if (rc == MB_OK) /* a size that does not fit is skipped before any cuDNN work */
-        rc = mb_cuda_fits(tensor_bytes(s) + s->workspace_bytes, err);
+    if (rc == MB_OK)
+        rc = choose_sets(s, err);
     if (rc == MB_OK)
         rc = mb_cuda_err(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), err,
                          "cudaStreamCreateWithFlags");
@@ -533,7 +601,7 @@ static int conv_run(void *state, double *seconds, mb_err *err)
     int probe = s->inner < 64 ? s->inner : 64;
     double t0 = mb_now(), enqueue = 0;
     for (int i = 0; rc == MB_OK && i < s->inner; i++) {
-        rc = convolve(s, s->chosen, output_ptr(s), err);
+        rc = convolve_next(s, err);
         s->calls++;
         if (i + 1 == probe)
             enqueue = (mb_now() - t0) / probe * s->inner;
@@ -568,7 +636,7 @@ static int fetch_device(void *ctx, uint64_t idx, double *value, mb_err *err)
     conv_state *s = ctx;
     size_t esize = mb_elem_size(s->prob.elem);
     unsigned char buf[8];
-    int rc = mb_cuda_err(cudaMemcpy(buf, (const char *)output_ptr(s) + idx * esize, esize,
+    int rc = mb_cuda_err(cudaMemcpy(buf, (const char *)output_of(s, s->last) + idx * esize, esize,
                                     cudaMemcpyDeviceToHost),
                          err, "cudaMemcpy(output sample)");
     if (rc == MB_OK)
@@ -576,8 +644,9 @@ static int fetch_device(void *ctx, uint64_t idx, double *value, mb_err *err)
     return rc;
 }
 
-/* Runs the next usable algorithm once into a scratch buffer and compares
- * the whole output with the benchmarked one's. */
+/* Runs the next usable algorithm once, on the inputs of the set the last
+ * timed call used, into a scratch buffer and compares the whole output with
+ * that set's. */
 static int cross_check(conv_state *s, mb_err *err)
 {
     const mb_conv_problem *p = &s->prob;
@@ -611,7 +680,7 @@ static int cross_check(conv_state *s, mb_err *err)
          * then there is nothing to compare with, which is no verdict on the
          * benchmarked output; any other failure is an error. */
         mb_err other_err = { 0 };
-        int orc = convolve(s, other, scratch, &other_err);
+        int orc = convolve(s, other, s->last, scratch, &other_err);
         ran = orc == MB_OK;
         if (orc == MB_ESKIP)
             snprintf(s->cross_check, sizeof s->cross_check, "%s could not run: %.180s: CPU samples only",
@@ -627,7 +696,7 @@ static int cross_check(conv_state *s, mb_err *err)
     if (!ran)
         goto done;
     if (rc == MB_OK)
-        rc = mb_cuda_err(cudaMemcpy(a, output_ptr(s), bytes, cudaMemcpyDeviceToHost), err,
+        rc = mb_cuda_err(cudaMemcpy(a, output_of(s, s->last), bytes, cudaMemcpyDeviceToHost), err,
                          "cudaMemcpy(output)");
     if (rc == MB_OK)
         rc = mb_cuda_err(cudaMemcpy(b, scratch, bytes, cudaMemcpyDeviceToHost), err,
@@ -648,7 +717,7 @@ done:
 static int conv_verify(void *state, mb_err *err)
 {
     conv_state *s = state;
-    if (s->calls == 0)
+    if (s->calls == 0 || s->last < 0)
         return mb_errf(err, MB_ESKIP, "no timed iteration ran: nothing to verify");
     int rc = mb_cuda_err(cudaStreamSynchronize(s->stream), err, "cudaStreamSynchronize");
     int checked = 0;
@@ -658,6 +727,32 @@ static int conv_verify(void *state, mb_err *err)
     if (rc == MB_OK && (uint64_t)checked < total)
         rc = cross_check(s, err);
     return rc;
+}
+
+/* As mb_gemm_bench_report's notes, so GEMM and conv rows read alike. */
+static void report_rotation(const conv_state *s, mb_report *r)
+{
+    mb_report_metric(r, "buffer_sets", s->sets, "");
+    double set = (double)set_bytes(s), moved = set * s->sets;
+    if (s->sets_given)
+        mb_report_note(r, "rotate=%d given: %d buffer set(s) of x, w and y of %.1f MiB, %.1f MiB "
+                          "in all (L2 %.1f MiB)",
+                       s->sets, s->sets, set / 1048576.0, moved / 1048576.0,
+                       s->l2_bytes / 1048576.0);
+    else
+        mb_report_note(r, "rotating through %d buffer set(s) of x, w and y of %.1f MiB (%.1f MiB "
+                          "in all, chosen from the %.1f MiB L2 cache: >= 3x L2) so inputs are not "
+                          "L2-resident",
+                       s->sets, set / 1048576.0, moved / 1048576.0, s->l2_bytes / 1048576.0);
+    if (s->sets_reduced)
+        mb_report_note(r, "buffer sets reduced to %d to fit in device memory", s->sets);
+    if (moved < 2.0 * (double)s->l2_bytes)
+        mb_report_note(r, "all buffer sets together (%.1f MiB) fit in L2 (%.1f MiB): inputs may "
+                          "be L2-resident",
+                       moved / 1048576.0, s->l2_bytes / 1048576.0);
+    if (s->sets > 1)
+        mb_report_note(r, "every buffer set holds the same random inputs; verification checks "
+                          "the output set the last timed call wrote");
 }
 
 static void conv_report(void *state, mb_report *r)
@@ -719,11 +814,7 @@ static void conv_report(void *state, mb_report *r)
                               "GPU's ceiling for the shape",
                            100 * busy);
     }
-    size_t set = tensor_bytes(s);
-    if (s->l2_bytes && set < s->l2_bytes)
-        mb_report_note(r, "x, w and y (%.1f MiB) fit in the %.0f MiB L2 cache: back-to-back "
-                          "convolutions read inputs from L2 (not rotated)",
-                       set / 1048576.0, s->l2_bytes / 1048576.0);
+    report_rotation(s, r);
     if (s->cross_check[0])
         mb_report_info(r, "cross_check", s->cross_check);
     mb_report_note(r, "FLOPs = 2*N*K*C*R*S*P*Q for every direction (one multiply-add per "
@@ -733,14 +824,18 @@ static void conv_report(void *state, mb_report *r)
                        mb_conv_dtype_name(p->dtype));
 }
 
-/* For tests/test_conv_gpu.c, which corrupts the output on purpose: the
- * device output of a case that is set up, and its size. */
-void *mb_conv_cudnn_test_output(void *state, size_t *bytes);
-void *mb_conv_cudnn_test_output(void *state, size_t *bytes)
+/* For tests/test_conv_gpu.c, which corrupts outputs on purpose: the device
+ * output of buffer set `set` (-1: the set the last call wrote, 0 before any
+ * call) of a case that is set up, and its size; *sets gets the set count. */
+void *mb_conv_cudnn_test_output(void *state, int set, int *sets, size_t *bytes);
+void *mb_conv_cudnn_test_output(void *state, int set, int *sets, size_t *bytes)
 {
     conv_state *s = state;
-    *bytes = mb_conv_elems(&s->prob, mb_conv_output(&s->prob)) * mb_elem_size(s->prob.elem);
-    return output_ptr(s);
+    *bytes = tensor_bytes(s, mb_conv_output(&s->prob));
+    *sets = s->sets;
+    if (set < 0)
+        set = s->last < 0 ? 0 : s->last;
+    return set < s->sets ? output_of(s, set) : NULL;
 }
 
 static const mb_param_spec conv_params[] = {
@@ -765,6 +860,8 @@ static const mb_param_spec conv_params[] = {
       "most workspace an algorithm may use (cudnnFind*AlgorithmEx skips the others)" },
     { "inner", MB_P_INT, "0", NULL, 0, 100000,
       "convolutions per timed iteration (0: enough for about 2 ms)" },
+    { "rotate", MB_P_INT, "0", NULL, 0, MB_GEMM_MAX_ROTATE,
+      "buffer sets of x, w and y cycled through (0: enough to move 3x the L2 cache)" },
     { "seed", MB_P_INT, "1", NULL, 0, 9007199254740992.0, "seed of the random inputs" },
     { "samples", MB_P_INT, "64", NULL, 1, 1000000,
       "output elements checked against the CPU reference (all when the output is smaller)" },

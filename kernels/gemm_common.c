@@ -517,6 +517,23 @@ int mb_gemm_auto_rotate(size_t set_bytes, size_t l2_bytes)
     return sets > MB_GEMM_MAX_ROTATE ? MB_GEMM_MAX_ROTATE : (int)sets;
 }
 
+int mb_gemm_choose_rotate(size_t set_bytes, size_t fixed_bytes, size_t l2_bytes, int given,
+                          mb_fits_fn fits, int *sets, bool *reduced, mb_err *err)
+{
+    *reduced = false;
+    *sets = given > 0 ? given : mb_gemm_auto_rotate(set_bytes, l2_bytes);
+    for (;;) {
+        mb_err tmp = { 0 };
+        int rc = fits(set_bytes * (size_t)*sets + fixed_bytes, &tmp);
+        if (rc == MB_OK)
+            return MB_OK;
+        if (rc != MB_ESKIP || given > 0 || *sets == 1)
+            return mb_errf(err, rc, "%s", tmp.msg);
+        *sets = *sets / 2 > 1 ? *sets / 2 : 1;
+        *reduced = true;
+    }
+}
+
 /* ---- peaks ------------------------------------------------------------------------------ */
 
 void mb_gpu_peak_report(mb_report *r, const char *device_name, int major, int minor, int sms,

@@ -172,6 +172,18 @@ int mb_gemm_check(const mb_gemm_problem *p, int samples, mb_gemm_fetch_fn fetch,
 #define MB_GEMM_MAX_ROTATE 4096
 int mb_gemm_auto_rotate(size_t set_bytes, size_t l2_bytes);
 
+/* Does `bytes` of device memory fit? MB_OK, MB_ESKIP with the figures, or
+ * another code (mb_cuda_fits in gpu_util.h has this shape). */
+typedef int (*mb_fits_fn)(size_t bytes, mb_err *err);
+
+/* The buffer-set count of a rotating GPU benchmark (GEMM and conv): `given`
+ * (> 0) as is, else mb_gemm_auto_rotate(set_bytes, l2_bytes); while
+ * set_bytes * sets + fixed_bytes does not fit, an automatic count is halved
+ * (down to 1) and *reduced set. A given count, or a single set, that does not
+ * fit returns fits()'s code and message, as does any code but MB_ESKIP. */
+int mb_gemm_choose_rotate(size_t set_bytes, size_t fixed_bytes, size_t l2_bytes, int given,
+                          mb_fits_fn fits, int *sets, bool *reduced, mb_err *err);
+
 /* ---- theoretical peaks ---------------------------------------------------------------- */
 
 /* Reports the peak of `key` math for a device (key as mb_gpu_arch_rate() in

@@ -218,18 +218,8 @@ static int choose_rotate(mb_gemm_bench *g, const mb_params *params, mb_err *err)
     size_t set = g->set_stride_a + g->set_stride_b + g->set_stride_c;
     long long given = mb_param_int(params, "rotate");
     g->rotate_given = given > 0;
-    g->rotate = g->rotate_given ? (int)given : mb_gemm_auto_rotate(set, g->l2_bytes);
-    for (;;) {
-        mb_err tmp = { 0 };
-        size_t need = set * (size_t)g->rotate + g->workspace_bytes;
-        int rc = mb_cuda_fits(need, &tmp);
-        if (rc == MB_OK)
-            return MB_OK;
-        if (rc != MB_ESKIP || g->rotate_given || g->rotate == 1)
-            return mb_errf(err, rc, "%s", tmp.msg);
-        g->rotate = g->rotate / 2 > 1 ? g->rotate / 2 : 1;
-        g->rotate_reduced = true;
-    }
+    return mb_gemm_choose_rotate(set, g->workspace_bytes, g->l2_bytes, (int)given, mb_cuda_fits,
+                                 &g->rotate, &g->rotate_reduced, err);
 }
 
 int mb_gemm_bench_setup(mb_gemm_bench *g, const mb_params *params, mb_elem fp8_out, mb_err *err)

@@ -558,6 +558,74 @@ static void test_rotate(void **s)
     assert_int_equal(mb_gemm_auto_rotate(6 * mib, 0), 1);
 }
 
+/* A fake device for mb_gemm_choose_rotate: fits below fake_free bytes;
+ * fake_rc is returned instead when it is not MB_ESKIP (cudaMemGetInfo failed). */
+static size_t fake_free;
+static int fake_rc = MB_ESKIP;
+static size_t fake_last_ask;
+static int fake_fits(size_t bytes, mb_err *err)
+{
+    fake_last_ask = bytes;
+    if (fake_rc != MB_ESKIP)
+        return mb_errf(err, fake_rc, "cudaMemGetInfo: no device");
+    if (bytes > fake_free)
+        return mb_errf(err, MB_ESKIP, "needs %zu bytes, %zu free", bytes, fake_free);
+    return MB_OK;
+}
+
+static void test_choose_rotate(void **s)
+{
+    (void)s;
+    size_t mib = 1 << 20;
+    int sets = 0;
+    bool reduced = true;
+    mb_err err = { 0 };
+    fake_rc = MB_ESKIP;
+    /* Plenty of memory: the automatic count, workspace counted once. */
+    fake_free = 1 << 30;
+    assert_int_equal(mb_gemm_choose_rotate(6 * mib, 10 * mib, 50 * mib, 0, fake_fits, &sets,
+                                           &reduced, &err),
+                     MB_OK);
+    assert_int_equal(sets, 25);
+    assert_false(reduced);
+    assert_int_equal(fake_last_ask, 25 * 6 * mib + 10 * mib);
+    /* 100 MiB free: 25 -> 12 (82 MiB) fits. */
+    fake_free = 100 * mib;
+    assert_int_equal(mb_gemm_choose_rotate(6 * mib, 10 * mib, 50 * mib, 0, fake_fits, &sets,
+                                           &reduced, &err),
+                     MB_OK);
+    assert_int_equal(sets, 12);
+    assert_true(reduced);
+    /* Halved down to one set, then one set does not fit: the fit's message. */
+    fake_free = 5 * mib;
+    assert_int_equal(mb_gemm_choose_rotate(6 * mib, 0, 50 * mib, 0, fake_fits, &sets, &reduced,
+                                           &err),
+                     MB_ESKIP);
+    assert_int_equal(sets, 1);
+    assert_non_null(strstr(err.msg, "free"));
+    /* A given count is never reduced. */
+    mb_err err2 = { 0 };
+    fake_free = 100 * mib;
+    assert_int_equal(mb_gemm_choose_rotate(6 * mib, 0, 50 * mib, 20, fake_fits, &sets, &reduced,
+                                           &err2),
+                     MB_ESKIP);
+    assert_int_equal(sets, 20);
+    assert_false(reduced);
+    assert_int_equal(mb_gemm_choose_rotate(6 * mib, 0, 50 * mib, 3, fake_fits, &sets, &reduced,
+                                           &err2),
+                     MB_OK);
+    assert_int_equal(sets, 3);
+    /* Any other failure is returned at once, not halved away. */
+    mb_err err3 = { 0 };
+    fake_rc = MB_EFAIL;
+    assert_int_equal(mb_gemm_choose_rotate(6 * mib, 0, 50 * mib, 0, fake_fits, &sets, &reduced,
+                                           &err3),
+                     MB_EFAIL);
+    assert_int_equal(sets, 25);
+    assert_non_null(strstr(err3.msg, "cudaMemGetInfo"));
+    fake_rc = MB_ESKIP;
+}
+
 static void test_arch_table(void **s)
 {
     (void)s;
@@ -652,6 +720,7 @@ int main(void)
         cmocka_unit_test(test_check_catches_wrong_operands),
         cmocka_unit_test(test_fp32_rejects_tf32),
         cmocka_unit_test(test_rotate),
+        cmocka_unit_test(test_choose_rotate),
         cmocka_unit_test(test_arch_table),
         cmocka_unit_test(test_peak_report),
     };
