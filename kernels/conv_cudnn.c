@@ -224,8 +224,6 @@ static int describe(conv_state *s, mb_err *err)
     cudnnMathType_t math = p->dtype == MB_CONV_FP32   ? CUDNN_FMA_MATH
                            : p->dtype == MB_CONV_TF32 ? CUDNN_DEFAULT_MATH
                                                       : CUDNN_TENSOR_OP_MATH;
-    DNN_TRY(cudnnCreate(&s->handle));
-    DNN_TRY(cudnnSetStream(s->handle, s->stream));
     DNN_TRY(cudnnCreateTensorDescriptor(&s->xd));
     DNN_TRY(cudnnCreateTensorDescriptor(&s->yd));
     DNN_TRY(cudnnCreateFilterDescriptor(&s->wd));
@@ -514,13 +512,8 @@ static int finish_setup(conv_state *s, mb_err *err)
     return rc;
 }
 
-static void conv_teardown(void *state)
+static void destroy_descriptors(conv_state *s)
 {
-    conv_state *s = state;
-    if (!s)
-        return;
-    if (s->stream)
-        cudaStreamSynchronize(s->stream);
     if (s->cd)
         cudnnDestroyConvolutionDescriptor(s->cd);
     if (s->wd)
@@ -529,6 +522,16 @@ static void conv_teardown(void *state)
         cudnnDestroyTensorDescriptor(s->xd);
     if (s->yd)
         cudnnDestroyTensorDescriptor(s->yd);
+}
+
+static void conv_teardown(void *state)
+{
+    conv_state *s = state;
+    if (!s)
+        return;
+    if (s->stream)
+        cudaStreamSynchronize(s->stream);
+    destroy_descriptors(s);
     if (s->handle)
         cudnnDestroy(s->handle);
     if (s->timer_ready)
@@ -561,6 +564,10 @@ static int conv_setup(const mb_params *params, void **state, mb_err *err)
         rc = mb_cuda_timer_init(&s->timer, s->stream, err);
         s->timer_ready = true;
     }
+    if (rc == MB_OK)
+        rc = cudnn_err(cudnnCreate(&s->handle), err, "cudnnCreate");
+    if (rc == MB_OK)
+        rc = cudnn_err(cudnnSetStream(s->handle, s->stream), err, "cudnnSetStream");
     if (rc == MB_OK)
         rc = describe(s, err);
     if (rc == MB_OK)
@@ -822,6 +829,29 @@ static void conv_report(void *state, mb_report *r)
                    s->workspace_bytes);
     mb_gpu_peak_report(r, s->device, s->major, s->minor, s->sms, s->clock_hz,
                        mb_conv_dtype_name(p->dtype));
+}
+
+/* Builds and destroys the descriptors conv_setup would build for problem `p`
+ * or, when `params` is given, for that case's parameters: cuDNN
+ * creates and checks them on the host, without a device or a handle, so a
+ * CPU-only test (tests/test_gpu_contract.c) checks every data type, layout
+ * and math type, and that cuDNN's output size is mlbench's, on real shapes. */
+int mb_conv_cudnn_describe_only(const mb_conv_problem *p, const mb_params *params, mb_err *err);
+int mb_conv_cudnn_describe_only(const mb_conv_problem *p, const mb_params *params, mb_err *err)
+{
+    conv_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    int rc = MB_OK;
+    if (params) /* a case as a job file gives it: through setup's own parsing */
+        rc = read_params(s, params, err);
+    else
+        s->prob = *p;
+    if (rc == MB_OK)
+        rc = describe(s, err);
+    destroy_descriptors(s);
+    free(s);
+    return rc;
 }
 
 /* For tests/test_conv_gpu.c, which corrupts outputs on purpose: the device

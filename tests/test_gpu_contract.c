@@ -4,7 +4,11 @@
  * is built here against the real library, which rejects an attribute of the
  * wrong size (CUBLAS_STATUS_INVALID_VALUE). It checks nothing else on the
  * host (types, leading dimensions and combinations are judged by the
- * heuristic, on a device): that is test_gemm_gpu's, label gpu. Label: unit. */
+ * heuristic, on a device): that is test_gemm_gpu's, label gpu.
+ * cuDNN's tensor, filter and convolution descriptors are host objects too:
+ * every data type, layout and direction the cuDNN backend describes is
+ * built, and cuDNN's own output size must be mlbench's (conv_ref.c) on
+ * ResNet-50, DeepBench and odd shapes. Label: unit. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +20,10 @@
 #include <cublasLt.h>
 
 #include "gemm_common.h"
+#ifdef MB_HAVE_CUDNN
+#include "conv_ref.h"
+#include "suite.h"
+#endif
 
 /* kernels/gemm_cublaslt.c */
 int mb_gemm_lt_describe_only(const mb_gemm_problem *p, bool fast_accum, size_t workspace, mb_err *err);
@@ -80,11 +88,99 @@ static void test_library_checks_on_the_host(void **st)
     cublasLtMatrixLayoutDestroy(l);
 }
 
+#ifdef MB_HAVE_CUDNN
+/* kernels/conv_cudnn.c */
+int mb_conv_cudnn_describe_only(const mb_conv_problem *p, const mb_params *params, mb_err *err);
+
+/* n, c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w, dilation */
+static const int conv_shapes[][12] = {
+    { 32, 3, 224, 224, 64, 7, 7, 3, 3, 2, 2, 1 },      /* ResNet-50 conv1 */
+    { 32, 64, 56, 56, 64, 3, 3, 1, 1, 1, 1, 1 },       /* res2 3x3 */
+    { 32, 256, 56, 56, 512, 1, 1, 0, 0, 2, 2, 1 },     /* res3 downsample, 1x1 stride 2 */
+    { 32, 128, 56, 56, 128, 3, 3, 1, 1, 2, 2, 1 },     /* res3 3x3 stride 2 */
+    { 32, 2048, 7, 7, 512, 1, 1, 0, 0, 1, 1, 1 },      /* res5 1x1 */
+    { 16, 1, 700, 161, 32, 20, 5, 0, 0, 2, 2, 1 },     /* DeepBench speech: tall filter */
+    { 8, 64, 54, 54, 64, 3, 3, 1, 1, 1, 1, 1 },        /* DeepBench VGG-like */
+    { 4, 32, 33, 17, 48, 5, 3, 2, 1, 3, 2, 1 },        /* odd sizes, unequal pads and strides */
+    { 2, 16, 40, 40, 16, 3, 3, 2, 2, 1, 1, 2 },        /* dilation 2 */
+    { 1, 8, 9, 9, 8, 9, 9, 0, 0, 1, 1, 1 },            /* filter as large as the input: 1x1 out */
+};
+
+static int conv_problem(mb_conv_problem *p, const int *v, mb_conv_dir d, mb_conv_layout l, mb_conv_dtype t)
+{
+    mb_err err = { 0 };
+    return mb_conv_problem_init(p, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], d, l,
+                                t, 1, &err);
+}
+
+static void test_cudnn_describes_every_case(void **st)
+{
+    (void)st;
+    int built = 0;
+    for (size_t i = 0; i < sizeof conv_shapes / sizeof *conv_shapes; i++)
+        for (int d = MB_CONV_FWD; d <= MB_CONV_BWD_FILTER; d++)
+            for (int l = MB_CONV_NCHW; l <= MB_CONV_NHWC; l++)
+                for (int t = MB_CONV_FP32; t <= MB_CONV_BF16; t++) {
+                    mb_conv_problem p;
+                    assert_int_equal(conv_problem(&p, conv_shapes[i], d, l, t), MB_OK);
+                    mb_err err = { 0 };
+                    if (mb_conv_cudnn_describe_only(&p, NULL, &err) != MB_OK)
+                        fail_msg("shape %zu %s %s %s: %s", i, mb_conv_dir_name(p.dir), mb_conv_layout_name(p.layout),
+                                 mb_conv_dtype_name(p.dtype), err.msg);
+                    built++;
+                }
+    assert_int_equal(built, (int)(sizeof conv_shapes / sizeof *conv_shapes) * 3 * 2 * 4);
+}
+
+/* The output-size check can fail: a problem whose P is off by one is refused
+ * with both sizes in the message. */
+static void test_cudnn_output_size_mismatch_is_caught(void **st)
+{
+    (void)st;
+    mb_conv_problem p;
+    assert_int_equal(conv_problem(&p, conv_shapes[3], MB_CONV_FWD, MB_CONV_NHWC, MB_CONV_BF16), MB_OK);
+    p.p += 1;
+    mb_err err = { 0 };
+    assert_int_not_equal(mb_conv_cudnn_describe_only(&p, NULL, &err), MB_OK);
+    assert_non_null(strstr(err.msg, "differs from mlbench's"));
+}
+
+/* Every cuDNN case of the shipped suites, parsed as setup parses it. */
+static void test_cudnn_describes_the_shipped_suites(void **st)
+{
+    (void)st;
+    static const char *const suites[] = { "conv-gpu", "conv", "gpu-verify", "all", "quick" };
+    int described = 0;
+    for (size_t i = 0; i < sizeof suites / sizeof *suites; i++) {
+        mb_suite suite = { 0 };
+        mb_err err = { 0 };
+        if (mb_suite_load(suites[i], &suite, &err) != MB_OK)
+            fail_msg("%s", err.msg);
+        for (int c = 0; c < suite.n_cases; c++) {
+            const mb_case *k = &suite.cases[c];
+            if (strcmp(k->ops->backend, "cudnn") != 0)
+                continue;
+            mb_err cerr = { 0 };
+            if (mb_conv_cudnn_describe_only(NULL, k->params, &cerr) != MB_OK)
+                fail_msg("%s:%d %s: %s", k->file, k->line, k->id, cerr.msg);
+            described++;
+        }
+        mb_suite_free(&suite);
+    }
+    assert_true(described >= 100); /* conv-gpu alone has more */
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_descriptor_is_accepted),
         cmocka_unit_test(test_library_checks_on_the_host),
+#ifdef MB_HAVE_CUDNN
+        cmocka_unit_test(test_cudnn_describes_every_case),
+        cmocka_unit_test(test_cudnn_output_size_mismatch_is_caught),
+        cmocka_unit_test(test_cudnn_describes_the_shipped_suites),
+#endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
