@@ -739,24 +739,8 @@ static int conv_verify(void *state, mb_err *err)
 /* As mb_gemm_bench_report's notes, so GEMM and conv rows read alike. */
 static void report_rotation(const conv_state *s, mb_report *r)
 {
-    mb_report_metric(r, "buffer_sets", s->sets, "");
-    double set = (double)set_bytes(s), moved = set * s->sets;
-    if (s->sets_given)
-        mb_report_note(r, "rotate=%d given: %d buffer set(s) of x, w and y of %.1f MiB, %.1f MiB "
-                          "in all (L2 %.1f MiB)",
-                       s->sets, s->sets, set / 1048576.0, moved / 1048576.0,
-                       s->l2_bytes / 1048576.0);
-    else
-        mb_report_note(r, "rotating through %d buffer set(s) of x, w and y of %.1f MiB (%.1f MiB "
-                          "in all, chosen from the %.1f MiB L2 cache: >= 3x L2) so inputs are not "
-                          "L2-resident",
-                       s->sets, set / 1048576.0, moved / 1048576.0, s->l2_bytes / 1048576.0);
-    if (s->sets_reduced)
-        mb_report_note(r, "buffer sets reduced to %d to fit in device memory", s->sets);
-    if (moved < 2.0 * (double)s->l2_bytes)
-        mb_report_note(r, "all buffer sets together (%.1f MiB) fit in L2 (%.1f MiB): inputs may "
-                          "be L2-resident",
-                       moved / 1048576.0, s->l2_bytes / 1048576.0);
+    mb_gemm_report_rotation(r, "of x, w and y", s->sets, set_bytes(s), s->l2_bytes, s->sets_given,
+                            s->sets_reduced);
     if (s->sets > 1)
         mb_report_note(r, "every buffer set holds the same random inputs; verification checks "
                           "the output set the last timed call wrote");

@@ -596,3 +596,23 @@ void mb_gpu_peak_report(mb_report *r, const char *device_name, int major, int mi
     }
     mb_datasheet_free(d);
 }
+
+void mb_gemm_report_rotation(mb_report *r, const char *what, int sets, size_t set_bytes, size_t l2_bytes,
+                             bool given, bool reduced)
+{
+    double set = (double)set_bytes, moved = set * sets;
+    const char *sep = *what ? " " : "";
+    mb_report_metric(r, "buffer_sets", sets, "");
+    if (given)
+        mb_report_note(r, "rotate=%d given: %d buffer set(s)%s%s of %.1f MiB, %.1f MiB in all (L2 %.1f MiB)", sets,
+                       sets, sep, what, set / 1048576.0, moved / 1048576.0, l2_bytes / 1048576.0);
+    else
+        mb_report_note(r, "rotating through %d buffer set(s)%s%s of %.1f MiB (%.1f MiB in all, chosen from the %.1f MiB "
+                          "L2 cache: >= 3x L2) so inputs are not L2-resident",
+                       sets, sep, what, set / 1048576.0, moved / 1048576.0, l2_bytes / 1048576.0);
+    if (reduced)
+        mb_report_note(r, "buffer sets reduced to %d to fit in device memory", sets);
+    if (moved < 2.0 * (double)l2_bytes)
+        mb_report_note(r, "all buffer sets together (%.1f MiB) fit in L2 (%.1f MiB): inputs may be L2-resident",
+                       moved / 1048576.0, l2_bytes / 1048576.0);
+}

@@ -183,6 +183,10 @@ typedef int (*mb_fits_fn)(size_t bytes, mb_err *err);
  * fit returns fits()'s code and message, as does any code but MB_ESKIP. */
 int mb_gemm_choose_rotate(size_t set_bytes, size_t fixed_bytes, size_t l2_bytes, int given,
                           mb_fits_fn fits, int *sets, bool *reduced, mb_err *err);
+/* The buffer_sets metric and the notes on it (GEMM and conv rows read
+ * alike): `what` names a set's contents ("" for a GEMM's A, B and C). */
+void mb_gemm_report_rotation(mb_report *r, const char *what, int sets, size_t set_bytes, size_t l2_bytes,
+                             bool given, bool reduced);
 
 /* ---- theoretical peaks ---------------------------------------------------------------- */
 

@@ -421,24 +421,8 @@ void mb_gemm_bench_report(mb_gemm_bench *g, mb_report *r)
     mb_report_info(r, "layout", mb_gemm_layout_name(p));
     mb_report_info(r, "device", g->device);
     mb_report_metric(r, "gemms_per_iteration", g->inner, "");
-    mb_report_metric(r, "buffer_sets", g->rotate, "");
-    size_t set = g->set_stride_a + g->set_stride_b + g->set_stride_c;
-    double moved = (double)set * g->rotate;
-    if (g->rotate_given)
-        mb_report_note(r, "rotate=%d given: %d buffer set(s) of %.1f MiB, %.1f MiB in all (L2 %.1f "
-                          "MiB)",
-                       g->rotate, g->rotate, set / 1048576.0, moved / 1048576.0,
-                       g->l2_bytes / 1048576.0);
-    else
-        mb_report_note(r, "rotating through %d buffer set(s) of %.1f MiB (%.1f MiB in all, chosen "
-                          "from the %.1f MiB L2 cache: >= 3x L2) so inputs are not L2-resident",
-                       g->rotate, set / 1048576.0, moved / 1048576.0, g->l2_bytes / 1048576.0);
-    if (g->rotate_reduced)
-        mb_report_note(r, "buffer sets reduced to %d to fit in device memory", g->rotate);
-    if (moved < 2.0 * (double)g->l2_bytes)
-        mb_report_note(r, "all buffer sets together (%.1f MiB) fit in L2 (%.1f MiB): inputs may "
-                          "be L2-resident",
-                       moved / 1048576.0, g->l2_bytes / 1048576.0);
+    mb_gemm_report_rotation(r, "", g->rotate, g->set_stride_a + g->set_stride_b + g->set_stride_c, g->l2_bytes,
+                            g->rotate_given, g->rotate_reduced);
     if (!g->inner_given)
         mb_report_note(r, "%d GEMM call(s) per timed iteration (about 2 ms), back to back on one "
                           "stream, no synchronisation between them",

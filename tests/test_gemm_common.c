@@ -704,6 +704,42 @@ static void test_peak_report(void **s)
     mb_report_free(&r);
 }
 
+static bool has_note(const mb_report *r, const char *fragment)
+{
+    for (int i = 0; i < r->n_notes; i++)
+        if (strstr(r->notes[i], fragment))
+            return true;
+    return false;
+}
+
+/* The rotation notes GEMM and conv share: chosen vs given, reduced, and
+ * whether all sets together still fit in L2. */
+static void test_report_rotation(void **st)
+{
+    (void)st;
+    const size_t mib = 1 << 20;
+    mb_report r;
+    mb_report_init(&r);
+    mb_gemm_report_rotation(&r, "of x, w and y", 25, 6 * mib, 50 * mib, false, false);
+    assert_true(mb_report_find_metric(&r, "buffer_sets")->value == 25);
+    assert_true(has_note(&r, "rotating through 25 buffer set(s) of x, w and y of 6.0 MiB (150.0 MiB in all"));
+    assert_false(has_note(&r, "fit in L2"));
+    assert_false(has_note(&r, "reduced"));
+    mb_report_free(&r);
+
+    mb_report_init(&r);
+    mb_gemm_report_rotation(&r, "", 2, 20 * mib, 50 * mib, true, false);
+    assert_true(has_note(&r, "rotate=2 given: 2 buffer set(s) of 20.0 MiB, 40.0 MiB in all (L2 50.0 MiB)"));
+    assert_true(has_note(&r, "all buffer sets together (40.0 MiB) fit in L2 (50.0 MiB)"));
+    mb_report_free(&r);
+
+    mb_report_init(&r);
+    mb_gemm_report_rotation(&r, "", 3, 100 * mib, 50 * mib, false, true);
+    assert_true(has_note(&r, "buffer sets reduced to 3 to fit in device memory"));
+    assert_false(has_note(&r, "fit in L2"));
+    mb_report_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -721,6 +757,7 @@ int main(void)
         cmocka_unit_test(test_fp32_rejects_tf32),
         cmocka_unit_test(test_rotate),
         cmocka_unit_test(test_choose_rotate),
+        cmocka_unit_test(test_report_rotation),
         cmocka_unit_test(test_arch_table),
         cmocka_unit_test(test_peak_report),
     };
