@@ -22,6 +22,7 @@
 #if defined(MB_HAVE_NCCL) && defined(MB_HAVE_CUDA)
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <nccl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -47,9 +48,13 @@ typedef struct coll_nccl {
     mb_coll_pattern pattern;
     ncclDataType_t type;
     bool inplace, mpi;
+    /* A collective failed or timed out: the communicators were aborted
+     * (ncclCommDestroy could wait forever for the stuck work). */
+    bool broken;
     int batch, ndev;
     nccl_dev *dev;
-    long long collectives;
+    long long collectives; /* since timing_start (setup's warm-up not counted) */
+    mb_err pending;        /* timing_start's error, returned by the next run() */
     void *stage; /* STAGE_BYTES of host memory */
     mb_coll_samples samples;
     double peak;
@@ -67,7 +72,8 @@ static const mb_param_spec coll_nccl_params[] = {
     { "warmup", MB_P_INT, "5", NULL, 0, 100000, "untimed collectives in setup, same count on every rank" },
     { "topology", MB_P_ENUM, "auto", "auto|local|mpi", 0, -1,
       "local: one process drives every GPU; mpi: one rank per GPU (mpirun/srun); auto: mpi with 2+ ranks" },
-    { "gpus", MB_P_INT, "0", NULL, 0, 1024, "topology=local: GPUs to use (0 = every visible GPU)" },
+    { "gpus", MB_P_INT, "0", NULL, 0, 1024,
+      "topology=local: GPUs to use (0 = every visible GPU; 1 = a one-GPU smoke test of the NCCL path)" },
     MB_PARAM_END,
 };
 
@@ -80,6 +86,24 @@ static int nccl_err(ncclResult_t r, ncclComm_t comm, mb_err *err, const char *wh
                    last && *last ? ": " : "", last ? last : "");
 }
 
+/* "2.28.9" from an NCCL version code: X*10000+Y*100+Z since 2.9, X*1000+Y*100+Z
+ * before (nccl.h's NCCL_VERSION macro). Exported for tests/test_gpu_contract.c. */
+void mb_nccl_version_text(int code, char *buf, size_t len);
+void mb_nccl_version_text(int code, char *buf, size_t len)
+{
+    int major = code >= 10000 ? code / 10000 : code / 1000;
+    int minor = code >= 10000 ? code % 10000 / 100 : code % 1000 / 100;
+    snprintf(buf, len, "%d.%d.%d", major, minor, code % 100);
+}
+
+/* The NCCL library loaded at run time (LD_LIBRARY_PATH may give another than
+ * the headers'); 0 when it does not say. */
+static int nccl_runtime_version(void)
+{
+    int v = 0;
+    return ncclGetVersion(&v) == ncclSuccess ? v : 0;
+}
+
 static int nccl_dtype(mb_coll_dtype t, ncclDataType_t *out, mb_err *err)
 {
     switch (t) {
@@ -89,6 +113,11 @@ static int nccl_dtype(mb_coll_dtype t, ncclDataType_t *out, mb_err *err)
     case MB_DT_BF16:
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 10, 0)
         *out = ncclBfloat16;
+        if (nccl_runtime_version() < NCCL_VERSION(2, 10, 0)) {
+            char v[32];
+            mb_nccl_version_text(nccl_runtime_version(), v, sizeof v);
+            return mb_errf(err, MB_ESKIP, "bf16 needs NCCL 2.10 or newer (loaded: %s)", v);
+        }
         return MB_OK;
 #else
         return mb_errf(err, MB_ESKIP, "bf16 needs NCCL 2.10 or newer (built with %d.%d)", NCCL_MAJOR,
@@ -144,9 +173,14 @@ static int local_probe(const mb_params *p, mb_err *why)
     int want = p ? (int)mb_param_int(p, "gpus") : 0;
     if (!mpi && want > count)
         return mb_errf(why, MB_ESKIP, "gpus=%d but %d visible", want, count);
-    if (!mpi && (want ? want : count) < 2)
+    /* gpus = 1, asked for: a one-rank communicator (NCCL allows it; the
+     * collective is a local copy) exercises init, launch, timing and the
+     * check on a one-GPU machine. Never a ceiling: report() says so. */
+    bool smoke = p && !mpi && want == 1;
+    if (!mpi && (want ? want : count) < 2 && !smoke)
         return mb_errf(why, MB_ESKIP, "fewer than two GPUs in total (%d visible, one process): "
-                                      "a collective needs two", want ? want : count);
+                                      "a collective needs two (gpus = 1 runs a one-GPU smoke test)",
+                       want ? want : count);
     if (p == NULL)
         return MB_OK;
     mb_coll_dtype dt;
@@ -321,10 +355,27 @@ static ncclResult_t launch(coll_nccl *s, nccl_dev *d)
     return ncclInvalidArgument;
 }
 
+/* Aborts every local communicator, as nccl-tests does on an asynchronous
+ * error or a timeout: the kernels of the other local GPUs are stopped too,
+ * and teardown must not call ncclCommDestroy, which waits for outstanding
+ * work (PyTorch's NCCLComm aborts in its destructor for the same reason). */
+static void abort_all(coll_nccl *s)
+{
+    s->broken = true;
+    for (int i = 0; i < s->ndev; i++)
+        if (s->dev[i].comm) {
+            cudaSetDevice(s->dev[i].device);
+            ncclCommAbort(s->dev[i].comm);
+            s->dev[i].comm = NULL;
+        }
+}
+
 /* One collective on every local device (a group, as NCCL requires when one
  * thread drives several GPUs). */
 static int launch_all(coll_nccl *s, mb_err *err)
 {
+    if (s->broken)
+        return mb_errf(err, MB_EFAIL, "NCCL communicators were aborted after an earlier error");
     ncclResult_t r = ncclGroupStart();
     for (int i = 0; r == ncclSuccess && i < s->ndev; i++)
         r = launch(s, &s->dev[i]);
@@ -332,14 +383,17 @@ static int launch_all(coll_nccl *s, mb_err *err)
     if (r == ncclSuccess)
         r = end;
     s->collectives++;
-    return nccl_err(r, s->dev[0].comm, err, mb_coll_name(s->shape.coll));
+    int rc = nccl_err(r, s->dev[0].comm, err, mb_coll_name(s->shape.coll));
+    if (rc != MB_OK)
+        abort_all(s);
+    return rc;
 }
 
 /* Waits for an event, watching NCCL's asynchronous errors (a peer that died)
- * and the deadline instead of blocking forever in cudaEventSynchronize. */
-static int wait_event(nccl_dev *d, cudaEvent_t ev, mb_err *err)
+ * and the deadline instead of blocking forever in cudaEventSynchronize. The
+ * caller aborts the communicators on failure. */
+static int wait_event(nccl_dev *d, cudaEvent_t ev, double deadline, mb_err *err)
 {
-    double timeout = mb_dist_timeout(), deadline = mb_now() + timeout;
     for (;;) {
         cudaError_t e = cudaEventQuery(ev);
         if (e == cudaSuccess)
@@ -350,38 +404,54 @@ static int wait_event(nccl_dev *d, cudaEvent_t ev, mb_err *err)
         if (ncclCommGetAsyncError(d->comm, &async) == ncclSuccess && async != ncclSuccess &&
             async != ncclInProgress)
             return nccl_err(async, d->comm, err, "NCCL (asynchronous)");
-        if (mb_now() > deadline) {
-            ncclCommAbort(d->comm);
-            d->comm = NULL;
+        if (mb_now() > deadline)
             return mb_errf(err, MB_EFAIL, "NCCL collective on GPU %d did not finish within %.0f s "
                                           "(a rank stopped? MLBENCH_DIST_TIMEOUT sets the limit)",
-                           d->device, timeout);
-        }
+                           d->device, mb_dist_timeout());
         sched_yield();
     }
 }
 
 static int sync_all(coll_nccl *s, mb_err *err)
 {
+    /* One deadline for all local GPUs: a hung collective hangs on every one. */
+    double deadline = mb_now() + mb_dist_timeout();
     for (int i = 0; i < s->ndev; i++) {
         nccl_dev *d = &s->dev[i];
         if (mb_cuda_err(cudaSetDevice(d->device), err, "cudaSetDevice") != MB_OK ||
             mb_cuda_err(cudaEventRecord(d->stop, d->stream), err, "cudaEventRecord") != MB_OK ||
-            wait_event(d, d->stop, err) != MB_OK)
+            wait_event(d, d->stop, deadline, err) != MB_OK) {
+            abort_all(s);
             return err->code;
+        }
     }
     return MB_OK;
 }
 
+/* MPI barrier before a timed collective, polled against the same deadline
+ * as the collectives (a blocking MPI_Barrier would hang on a rank that
+ * stopped). MPI_Ibarrier is the library's own barrier algorithm, so the
+ * ranks leave it as closely together as from MPI_Barrier. */
 static int barrier(coll_nccl *s, mb_err *err)
 {
 #ifdef MB_HAVE_MPI
-    if (s->mpi)
-        return mb_mpi_err(MPI_Barrier(mb_dist_comm()), err, "MPI_Barrier");
+    if (!s->mpi)
+        return MB_OK;
+    MPI_Request req;
+    int done = 0, rc = mb_mpi_err(MPI_Ibarrier(mb_dist_comm(), &req), err, "MPI_Ibarrier");
+    double deadline = mb_now() + mb_dist_timeout();
+    while (rc == MB_OK && !done) {
+        rc = mb_mpi_err(MPI_Test(&req, &done, MPI_STATUS_IGNORE), err, "MPI_Test(barrier)");
+        if (rc == MB_OK && !done && mb_now() > deadline)
+            rc = mb_errf(err, MB_EFAIL, "barrier before the collective: not every rank arrived within %.0f s "
+                                        "(MLBENCH_DIST_TIMEOUT sets the limit)",
+                         mb_dist_timeout());
+    }
+    return rc;
 #else
     (void)s, (void)err;
-#endif
     return MB_OK;
+#endif
 }
 
 /* ---- life of a case ------------------------------------------------------------------ */
@@ -394,7 +464,9 @@ static void coll_nccl_teardown(void *state)
     for (int i = 0; s->dev && i < s->ndev; i++) {
         nccl_dev *d = &s->dev[i];
         cudaSetDevice(d->device);
-        if (d->comm)
+        if (d->comm && s->broken)
+            ncclCommAbort(d->comm);
+        else if (d->comm)
             ncclCommDestroy(d->comm);
         if (d->start)
             cudaEventDestroy(d->start);
@@ -504,13 +576,53 @@ static int init_comms(coll_nccl *s, mb_err *err)
 #endif
 }
 
-/* Does the GPU reach a peer over NVLink? NVML is not at hand here, so the
- * sign is native atomics over peer access, which PCIe peer links do not give. */
-static bool nvlink_peer(int device, int *peer_out)
+/* Active NVLink links of a GPU, from NVML (the driver's library, loaded at
+ * run time as kernels/gpu_context.c does, and declared by hand for the same
+ * reason: the toolkit has no nvml.h). NVML sees every link of the device
+ * whatever CUDA_VISIBLE_DEVICES hides, so a rank given one GPU (srun
+ * --gpus-per-task=1) still finds its NVLinks. -1 when NVML cannot tell. */
+#define NVML_MAX_LINKS 18 /* NVML_NVLINK_MAX_LINKS since Hopper (12 before) */
+static int nvlink_links(int device)
+{
+    char bus[32];
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess)
+        return -1;
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL)
+        return -1;
+    int (*init)(void), (*shutdown)(void), (*by_bus)(const char *, void **);
+    int (*state)(void *, unsigned, int *); /* nvmlDevice_t, link, nvmlEnableState_t* */
+    *(void **)&init = dlsym(lib, "nvmlInit_v2");
+    *(void **)&shutdown = dlsym(lib, "nvmlShutdown");
+    *(void **)&by_bus = dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
+    *(void **)&state = dlsym(lib, "nvmlDeviceGetNvLinkState");
+    int active = -1;
+    void *h = NULL;
+    if (init && shutdown && by_bus && state && init() == 0) { /* NVML_SUCCESS = 0 */
+        if (by_bus(bus, &h) == 0) {
+            active = 0;
+            /* Links past the device's count answer NVML_ERROR_INVALID_ARGUMENT,
+             * a GPU without NVLink NVML_ERROR_NOT_SUPPORTED: both count 0. */
+            for (unsigned link = 0; link < NVML_MAX_LINKS; link++) {
+                int on = 0;
+                if (state(h, link, &on) == 0 && on == 1) /* NVML_FEATURE_ENABLED */
+                    active++;
+            }
+        }
+        shutdown(); /* init is reference counted: gpu_context's stays */
+    }
+    dlclose(lib);
+    return active;
+}
+
+/* Without NVML: does the GPU reach a peer with native atomics (NVLink gives
+ * them; most PCIe peer links do not, though PCIe AtomicOps can)? 1 yes, 0 no,
+ * -1 cannot tell (one GPU visible). */
+static int nvlink_peer(int device, int *peer_out)
 {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count < 2)
-        return false;
+        return -1;
     for (int peer = 0; peer < count; peer++) {
         int atomics = 0;
         if (peer != device &&
@@ -518,10 +630,10 @@ static bool nvlink_peer(int device, int *peer_out)
                 cudaSuccess &&
             atomics) {
             *peer_out = peer;
-            return true;
+            return 1;
         }
     }
-    return false;
+    return 0;
 }
 
 /* PCIe rate of the GPU's link (one direction, GB/s), from sysfs (pcie.h). */
@@ -547,7 +659,10 @@ static void find_peak(coll_nccl *s)
     char intra_src[256] = "";
     if (cudaGetDeviceProperties(&prop, device) != cudaSuccess)
         prop.name[0] = '\0';
-    if (nvlink_peer(device, &peer)) {
+    int links = nvlink_links(device), has_nvlink = links >= 0 ? links > 0 : nvlink_peer(device, &peer);
+    if (has_nvlink < 0) {
+        snprintf(s->link, sizeof s->link, "GPU %d: no NVML and no second GPU visible: link unknown", device);
+    } else if (has_nvlink) {
         mb_datasheet *ds = NULL;
         double nvlink = 0;
         const char *src = NULL;
@@ -557,12 +672,17 @@ static void find_peak(coll_nccl *s)
             snprintf(intra_src, sizeof intra_src, "NVLink %.0f GB/s each way (%s: %.0f GB/s both ways; %s)",
                      intra, mb_datasheet_name(ds), nvlink, src ? src : "datasheet");
         }
-        snprintf(s->link, sizeof s->link, "GPU %d reaches GPU %d with native peer atomics: NVLink%s",
-                 device, peer, intra > 0 ? "" : " (no datasheet entry with nvlink_gbps: no peak)");
+        const char *no_peak = intra > 0 ? "" : " (no datasheet entry with nvlink_gbps: no peak)";
+        if (links > 0)
+            snprintf(s->link, sizeof s->link, "GPU %d: %d active NVLink links (NVML)%s", device, links, no_peak);
+        else
+            snprintf(s->link, sizeof s->link, "GPU %d reaches GPU %d with native peer atomics: NVLink%s "
+                     "(no NVML; PCIe AtomicOps would look the same)", device, peer, no_peak);
         mb_datasheet_free(ds);
     } else {
         intra = pcie_of(device, intra_src, sizeof intra_src);
-        snprintf(s->link, sizeof s->link, "no NVLink peer seen from GPU %d: PCIe", device);
+        snprintf(s->link, sizeof s->link, links == 0 ? "GPU %d: no active NVLink (NVML): PCIe"
+                                                     : "no NVLink peer seen from GPU %d: PCIe", device);
     }
     s->peak = intra;
     snprintf(s->peak_source, sizeof s->peak_source, "%s", intra_src);
@@ -623,7 +743,14 @@ static int coll_nccl_setup(mb_collective coll, const mb_params *p, void **state,
 static int coll_nccl_run(void *state, double *seconds, mb_err *err)
 {
     coll_nccl *s = state;
-    int rc = barrier(s, err);
+    int rc = s->pending.code != MB_OK ? mb_errf(err, s->pending.code, "%s", s->pending.msg) : MB_OK;
+    /* The ranks agree before the collective (a rank that cannot take part
+     * stops all instead of leaving them in NCCL until the deadline) and after
+     * it (before the maximum of the times, which every rank must reach). */
+    if (s->mpi)
+        rc = mb_dist_agree_err(rc, err);
+    if (rc == MB_OK)
+        rc = barrier(s, err);
     for (int i = 0; rc == MB_OK && i < s->ndev; i++)
         if (mb_cuda_err(cudaSetDevice(s->dev[i].device), err, "cudaSetDevice") != MB_OK ||
             mb_cuda_err(cudaEventRecord(s->dev[i].start, s->dev[i].stream), err, "cudaEventRecord") != MB_OK)
@@ -635,22 +762,39 @@ static int coll_nccl_run(void *state, double *seconds, mb_err *err)
     double slowest = 0;
     for (int i = 0; rc == MB_OK && i < s->ndev; i++) {
         float ms = 0;
-        rc = mb_cuda_err(cudaEventElapsedTime(&ms, s->dev[i].start, s->dev[i].stop), err,
-                         "cudaEventElapsedTime");
-        if (ms / 1e3 > slowest)
+        if (mb_cuda_err(cudaSetDevice(s->dev[i].device), err, "cudaSetDevice") != MB_OK ||
+            mb_cuda_err(cudaEventElapsedTime(&ms, s->dev[i].start, s->dev[i].stop), err,
+                        "cudaEventElapsedTime") != MB_OK)
+            rc = err->code;
+        else if (ms / 1e3 > slowest)
             slowest = ms / 1e3;
     }
-#ifdef MB_HAVE_MPI
-    if (rc == MB_OK && s->mpi) {
-        double mine = slowest;
-        rc = mb_mpi_err(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, mb_dist_comm()), err,
-                        "MPI_Allreduce(MAX) of the times");
+    if (s->mpi) {
+        rc = mb_dist_agree_err(rc, err);
+        if (rc == MB_OK) /* the slowest rank's time is the collective's */
+            rc = mb_dist_max_double(&slowest, err);
     }
-#endif
     if (rc != MB_OK)
         return rc;
     *seconds = slowest;
     return mb_coll_samples_add(&s->samples, slowest, err);
+}
+
+/* After the runner's warm-up: its times leave the samples, and out of place
+ * the outputs are poisoned again, so verify() sees what the timed
+ * iterations wrote, not a result left by the warm-up. Untimed. An error
+ * comes back from the next run(). */
+static void coll_nccl_timing_start(void *state)
+{
+    coll_nccl *s = state;
+    mb_coll_samples_free(&s->samples);
+    s->collectives = 0;
+    for (int i = 0; !s->inplace && s->pending.code == MB_OK && i < s->ndev; i++) {
+        nccl_dev *d = &s->dev[i];
+        if (mb_cuda_err(cudaSetDevice(d->device), &s->pending, "cudaSetDevice") == MB_OK &&
+            stage_poison(s, d->recv, s->shape.out_elems, &s->pending) == MB_OK)
+            mb_cuda_err(cudaDeviceSynchronize(), &s->pending, "cudaDeviceSynchronize");
+    }
 }
 
 static double coll_nccl_work(void *state)
@@ -665,11 +809,13 @@ static int coll_nccl_verify(void *state, mb_err *err)
     int rc = MB_OK;
     /* In place the timed iterations reduced their own results: start again
      * from the known inputs. Out of place, check what the last timed
-     * iteration left. */
+     * iteration left (timing_start poisoned the outputs before the first). */
     if (s->inplace || s->collectives == 0) {
         rc = fill_all(s, err);
-        if (rc == MB_OK)
-            rc = barrier(s, err);
+        int brc = barrier(s, err); /* every rank, whatever its fill did */
+        rc = rc == MB_OK ? brc : rc;
+        if (s->mpi) /* all ranks launch or none */
+            rc = mb_dist_agree_err(rc, err);
         if (rc == MB_OK)
             rc = launch_all(s, err);
         if (rc == MB_OK)
@@ -685,11 +831,17 @@ static void coll_nccl_report(void *state, mb_report *r)
     coll_nccl *s = state;
     char text[64];
     mb_coll_report_common(r, &s->shape, &s->samples, s->batch, s->inplace);
-    snprintf(text, sizeof text, "%d.%d.%d", NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
-    mb_report_info(r, "nccl", text);
+    mb_nccl_version_text(nccl_runtime_version(), text, sizeof text);
+    mb_report_info(r, "nccl", text); /* the library that ran, not the headers */
+    if (nccl_runtime_version() != NCCL_VERSION_CODE)
+        mb_report_note(r, "NCCL %s loaded at run time; built with the headers of %d.%d.%d", text, NCCL_MAJOR,
+                       NCCL_MINOR, NCCL_PATCH);
     mb_report_info(r, "topology", s->mpi ? "mpi: one rank per GPU" : "local: one process, every GPU");
     mb_report_info(r, "link", s->link);
-    if (s->peak > 0)
+    if (s->shape.nranks == 1)
+        mb_report_note(r, "one GPU (gpus = 1): a smoke test of the NCCL path, not a ceiling; a one-rank "
+                          "collective is a local copy (bus bandwidth 0 by definition, broadcast = copy rate)");
+    else if (s->peak > 0)
         mb_report_peak(r, s->peak, s->peak_source);
     if (s->note[0])
         mb_report_note(r, "%s", s->note);
@@ -706,7 +858,8 @@ static int setup_broadcast(const mb_params *p, void **st, mb_err *e) { return co
         .rate_unit = "GB/s", .rate_scale = 1e9, .params = coll_nccl_params,                      \
         .probe = coll_nccl_probe, .setup = setup_fn, .run = coll_nccl_run,                       \
         .work_per_iter = coll_nccl_work, .verify = coll_nccl_verify, .report = coll_nccl_report, \
-        .teardown = coll_nccl_teardown, .collective = true, .uses_gpu = true,                    \
+        .timing_start = coll_nccl_timing_start, .teardown = coll_nccl_teardown,                  \
+        .collective = true, .uses_gpu = true,                                                    \
     }
 
 const mb_component_ops mb_allreduce_nccl =

@@ -6,28 +6,30 @@
 #
 # Steps (default: all, in this order), each under its own time limit so one
 # that hangs cannot take the others with it:
-#   info     nvidia-smi, run.sh --check, mlbench list            (60 s)
-#   tests    the CTest label gpu: run.sh --test                  (300 s)
+#   info     nvidia-smi, run.sh --check, mlbench list          (4 x 30 s)
+#   tests    the CTest label gpu: run.sh --test                   (240 s)
 #   verify   mlbench --suite gpu-verify (GEMM every dtype, bf16 8192^3,
-#            cuDNN every direction/layout/precision)             (420 s)
-#   io       mlbench --suite copy,membw,peak,launch               (420 s)
-#   pytorch  pytorch_compare.py: mlbench / PyTorch ratios          (420 s)
-# All of them take about half an hour at worst; a device session gives one
-# command 10 minutes, so split them: `... info tests verify`, then `... io`,
-# then `... pytorch`. OUTDIR receives gpu_verify.log (everything printed),
-# verify.json, io.json, pytorch.json: results files are rewritten after
-# every case, so a step stopped at its limit keeps what it measured.
-# Exit status: 0 when every step ran and passed, 1 otherwise.
+#            cuDNN every direction/layout/precision)              (420 s)
+#   io       mlbench --suite copy,membw,peak,launch                (360 s)
+#   pytorch  pytorch_compare.py: mlbench / PyTorch ratios           (420 s)
+#   nccl     mlbench --suite nccl-smoke: the NCCL path on one GPU  (240 s)
+# The limits are worst cases. A device call may run 600 s, so call it in
+# groups whose limits add up to less: `OUTDIR info tests`, `OUTDIR verify`,
+# `OUTDIR io`, `OUTDIR pytorch`, `OUTDIR nccl`. OUTDIR receives
+# gpu_verify.log (all output, appended), verify.json, io.json, pytorch.json
+# and nccl.json; results files are rewritten after every case, so a step
+# stopped at its limit keeps what it measured.
+# Exit status: 0 when every step ran and passed, 1 otherwise, 2 usage.
 bin=$(cd "$(dirname "$0")" && pwd)
 run="$bin/../run.sh"
-[ $# -ge 1 ] || { sed -n '2,20p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,22p' "$0"; exit 2; }
 out=$1
 shift
-[ $# -gt 0 ] || set -- info tests verify io pytorch
+[ $# -gt 0 ] || set -- info tests verify io pytorch nccl
 for s in "$@"; do
     case $s in
-    info | tests | verify | io | pytorch) ;;
-    *) echo "gpu_verify.sh: unknown step '$s' (info, tests, verify, io, pytorch)" >&2; exit 2 ;;
+    info | tests | verify | io | pytorch | nccl) ;;
+    *) echo "gpu_verify.sh: unknown step '$s' (info, tests, verify, io, pytorch, nccl)" >&2; exit 2 ;;
     esac
 done
 mkdir -p "$out" || exit 2
@@ -52,6 +54,28 @@ step() {
     esac
 }
 
+# suite NAME SECONDS RESULTS SUITE: an mlbench step, then what its results
+# file holds: a step whose cases were all skipped verified nothing (exit 1);
+# skipped cases are listed with their reasons either way.
+suite() {
+    step "$1" "$2" "$run" --suite "$4" --out "$3"
+    [ -f "$3" ] || return
+    { python3 - "$3" <<'PY' 2>&1; echo $? >"$rcfile"; } | tee -a "$log"
+import collections, json, sys
+cases = json.load(open(sys.argv[1]))["cases"]
+count = collections.Counter(c.get("status") for c in cases)
+print("    %d ok, %d skipped, %d failed of %d" % (count["ok"], count["skipped"], count["failed"], len(cases)))
+for c in cases:
+    if c.get("status") != "ok":
+        print("    %s %s: %s" % (c.get("status"), c.get("id"), (c.get("reason") or "")[:160]))
+sys.exit(0 if count["ok"] else 1)
+PY
+    if [ "$(cat "$rcfile")" != 0 ]; then
+        echo "=== $1: NOTHING RAN (no case ok)" | tee -a "$log"
+        status=1
+    fi
+}
+
 for s in "$@"; do
     case $s in
     info)
@@ -60,10 +84,11 @@ for s in "$@"; do
         step check 30 "$run" --check
         step list 30 "$run" list
         ;;
-    tests) step tests 300 "$run" --test ;;
-    verify) step verify 420 "$run" --suite gpu-verify --out "$out/verify.json" ;;
-    io) step io 420 "$run" --suite copy,membw,peak,launch --out "$out/io.json" ;;
+    tests) step tests 240 "$run" --test ;;
+    verify) suite verify 420 "$out/verify.json" gpu-verify ;;
+    io) suite io 360 "$out/io.json" copy,membw,peak,launch ;;
     pytorch) step pytorch 420 python3 "$bin/pytorch_compare.py" --mlbench "$run" --json "$out/pytorch.json" ;;
+    nccl) suite nccl 240 "$out/nccl.json" nccl-smoke ;;
     esac
 done
 exit $status

@@ -171,6 +171,59 @@ static void test_cudnn_describes_the_shipped_suites(void **st)
 }
 #endif
 
+#ifdef MB_HAVE_NCCL
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+/* kernels/coll_nccl.c */
+void mb_nccl_version_text(int code, char *buf, size_t len);
+
+/* The NCCL calls the NCCL backend makes that run on the host, checked
+ * without a GPU: the run-time version (reported per case; bf16 needs 2.10),
+ * the unique id rank 0 broadcasts over MPI (made without a GPU: a bootstrap
+ * socket), an empty group, and the error a failed init returns (the text
+ * nccl_err puts in the skip or failure). */
+static void test_nccl_host_calls(void **st)
+{
+    (void)st;
+    char text[32], want[32];
+    mb_nccl_version_text(22809, text, sizeof text);
+    assert_string_equal(text, "2.28.9");
+    mb_nccl_version_text(2804, text, sizeof text); /* the code before 2.9: X*1000+Y*100+Z */
+    assert_string_equal(text, "2.8.4");
+    mb_nccl_version_text(NCCL_VERSION(2, 10, 3), text, sizeof text);
+    assert_string_equal(text, "2.10.3");
+    int v = 0;
+    assert_int_equal(ncclGetVersion(&v), ncclSuccess);
+    assert_true(v >= NCCL_VERSION(2, 10, 0));
+    mb_nccl_version_text(v, text, sizeof text);
+    snprintf(want, sizeof want, "%d.%d.", NCCL_MAJOR, NCCL_MINOR); /* the library of the headers */
+    assert_memory_equal(text, want, strlen(want));
+
+    ncclUniqueId a, b, zero;
+    memset(&a, 0, sizeof a), memset(&b, 0, sizeof b), memset(&zero, 0, sizeof zero);
+    if (ncclGetUniqueId(&a) != ncclSuccess || ncclGetUniqueId(&b) != ncclSuccess)
+        fail_msg("ncclGetUniqueId: %s", ncclGetLastError(NULL));
+    assert_memory_not_equal(&a, &zero, sizeof a);
+    assert_memory_not_equal(&a, &b, sizeof a); /* a fresh id (magic) per call */
+
+    assert_int_equal(ncclGroupStart(), ncclSuccess);
+    assert_int_equal(ncclGroupEnd(), ncclSuccess);
+
+    int count = 0;
+    if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0)
+        return; /* a GPU here: the failing init below would succeed */
+    ncclComm_t comm = NULL;
+    int dev = 0;
+    ncclResult_t r = ncclCommInitAll(&comm, 1, &dev);
+    assert_int_not_equal(r, ncclSuccess);
+    assert_true(strlen(ncclGetErrorString(r)) > 5);
+    const char *last = ncclGetLastError(NULL);
+    assert_non_null(last);
+    assert_true(strlen(last) > 5); /* "Cuda failure 'CUDA driver version is insufficient ...'" */
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +233,9 @@ int main(void)
         cmocka_unit_test(test_cudnn_describes_every_case),
         cmocka_unit_test(test_cudnn_output_size_mismatch_is_caught),
         cmocka_unit_test(test_cudnn_describes_the_shipped_suites),
+#endif
+#ifdef MB_HAVE_NCCL
+        cmocka_unit_test(test_nccl_host_calls),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
