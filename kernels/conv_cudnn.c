@@ -609,7 +609,8 @@ static int conv_run(void *state, double *seconds, mb_err *err)
     double t0 = mb_now(), enqueue = 0;
     for (int i = 0; rc == MB_OK && i < s->inner; i++) {
         rc = convolve_next(s, err);
-        s->calls++;
+        if (rc == MB_OK)
+            s->calls++;
         if (i + 1 == probe)
             enqueue = (mb_now() - t0) / probe * s->inner;
     }
