@@ -115,8 +115,18 @@ def timed(torch, fn, iters, reps=5, warmup=3):
     return statistics.median(per_call)
 
 
+def set_tf32(torch, on):
+    """TF32 for fp32 matmuls: the fp32_precision setting from PyTorch 2.9 on
+    (allow_tf32 is deprecated there), allow_tf32 before."""
+    matmul = torch.backends.cuda.matmul
+    if hasattr(matmul, "fp32_precision"):
+        matmul.fp32_precision = "tf32" if on else "ieee"
+    else:
+        matmul.allow_tf32 = on
+
+
 def torch_gemm(torch, dtype, n):
-    torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+    set_tf32(torch, dtype == "tf32")
     t = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32": torch.float32}[dtype]
     g = torch.Generator(device="cuda").manual_seed(1)
     a = torch.randn(n, n, device="cuda", dtype=t, generator=g)
@@ -126,7 +136,7 @@ def torch_gemm(torch, dtype, n):
     ref = a[:8].double() @ b.double()
     err = ((c[:8].double() - ref).abs().max() / ref.abs().max()).item()
     tol = 1e-2 if dtype != "tf32" else 5e-3
-    torch.backends.cuda.matmul.allow_tf32 = False
+    set_tf32(torch, False)
     return 2.0 * n * n * n / sec / 1e12, "TFLOP/s", err <= tol, "max rel err %.1e" % err
 
 

@@ -55,5 +55,28 @@ class DoneMeans(unittest.TestCase):
         self.assertEqual(pc.done_means([row("membw triad fp32 256 MiB", 1.0, 0.9)]), [])
 
 
+class Tf32Setting(unittest.TestCase):
+    """Without torch: stand-ins for the two PyTorch APIs."""
+
+    @staticmethod
+    def fake_torch(matmul):
+        cuda = type("cuda", (), {"matmul": matmul})
+        backends = type("backends", (), {"cuda": cuda})
+        return type("torch", (), {"backends": backends})
+
+    def test_new_api_from_pytorch_2_9(self):
+        matmul = type("matmul", (), {"fp32_precision": "none"})()
+        pc.set_tf32(self.fake_torch(matmul), True)
+        self.assertEqual(matmul.fp32_precision, "tf32")
+        pc.set_tf32(self.fake_torch(matmul), False)
+        self.assertEqual(matmul.fp32_precision, "ieee")
+
+    def test_old_api_before(self):
+        matmul = type("matmul", (), {"allow_tf32": False})()
+        pc.set_tf32(self.fake_torch(matmul), True)
+        self.assertTrue(matmul.allow_tf32)
+        self.assertFalse(hasattr(matmul, "fp32_precision"))
+
+
 if __name__ == "__main__":
     unittest.main()
