@@ -15,23 +15,8 @@
 
 #include "gbench_shim.h"
 #include "gpu_hooks.h"
+#include "paths.h"
 #include "results.h"
-
-/* Reads the first line of a small file, trimmed. False when unreadable. */
-static bool read_line(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return false;
-    bool ok = fgets(buf, (int)len, f) != NULL;
-    fclose(f);
-    if (ok) {
-        size_t n = strlen(buf);
-        while (n && isspace((unsigned char)buf[n - 1]))
-            buf[--n] = '\0';
-    }
-    return ok;
-}
 
 static long long parse_cache_size(const char *s)
 {
@@ -51,11 +36,11 @@ long long mb_llc_bytes(void)
     for (int i = 0; i < 16; i++) {
         char p[PATH_MAX], buf[64];
         snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        if (!read_line(p, buf, sizeof buf))
+        if (!mb_read_first_line(p, buf, sizeof buf))
             break;
         int level = atoi(buf);
         snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        if (!read_line(p, buf, sizeof buf))
+        if (!mb_read_first_line(p, buf, sizeof buf))
             continue;
         if (level >= best_level) {
             best_level = level;
@@ -186,7 +171,7 @@ static cJSON *cpu_json(void)
     }
     cJSON_AddNumberToObject(cpu, "numa_nodes", nodes ? nodes : 1);
     char buf[64];
-    if (read_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", buf, sizeof buf))
+    if (mb_read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", buf, sizeof buf))
         cJSON_AddNumberToObject(cpu, "mhz_max", atof(buf) / 1000.0);
     else
         cJSON_AddNullToObject(cpu, "mhz_max");
@@ -200,12 +185,12 @@ static cJSON *cpu_json(void)
     for (int i = 0; i < 16; i++) {
         char p[PATH_MAX], level[16], type[32], size[32];
         snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        if (!read_line(p, level, sizeof level))
+        if (!mb_read_first_line(p, level, sizeof level))
             break;
         snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
-        read_line(p, type, sizeof type);
+        mb_read_first_line(p, type, sizeof type);
         snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        if (!read_line(p, size, sizeof size))
+        if (!mb_read_first_line(p, size, sizeof size))
             continue;
         cJSON *c = cJSON_CreateObject();
         cJSON_AddNumberToObject(c, "level", atoi(level));
@@ -330,13 +315,13 @@ static cJSON *disk_json(const char *dir)
         const char *name = strrchr(dev, '/');
         cJSON_AddStringToObject(d, "block_device", name ? name + 1 : dev);
         snprintf(p, sizeof p, "%.4000s/device/model", dev);
-        if (read_line(p, buf, sizeof buf))
+        if (mb_read_first_line(p, buf, sizeof buf))
             cJSON_AddStringToObject(d, "model", buf);
         snprintf(p, sizeof p, "%.4000s/queue/rotational", dev);
-        if (read_line(p, buf, sizeof buf))
+        if (mb_read_first_line(p, buf, sizeof buf))
             cJSON_AddBoolToObject(d, "rotational", atoi(buf) != 0);
         snprintf(p, sizeof p, "%.4000s/queue/scheduler", dev);
-        if (read_line(p, buf, sizeof buf))
+        if (mb_read_first_line(p, buf, sizeof buf))
             cJSON_AddStringToObject(d, "scheduler", buf);
     }
     struct statvfs vfs;

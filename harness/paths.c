@@ -1,5 +1,6 @@
 #include "paths.h"
 
+#include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,4 +51,19 @@ char *mb_config_path(char *buf, unsigned long len, const char *relative)
 {
     snprintf(buf, len, "%s/%s", mb_config_dir(), relative);
     return buf;
+}
+
+bool mb_read_first_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return false;
+    bool ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    if (ok) {
+        size_t n = strlen(buf);
+        while (n && isspace((unsigned char)buf[n - 1]))
+            buf[--n] = '\0';
+    }
+    return ok;
 }

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "halfconv.h"
+#include "paths.h"
 
 /* ---- dtypes ------------------------------------------------------------------ */
 
@@ -250,19 +251,6 @@ void mb_coll_report_common(mb_report *r, const mb_coll_shape *s, const mb_coll_s
 
 /* ---- network links ------------------------------------------------------------------ */
 
-static int read_line(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    char *ok = fgets(buf, (int)len, f);
-    fclose(f);
-    if (ok == NULL)
-        return -1;
-    buf[strcspn(buf, "\n")] = '\0';
-    return 0;
-}
-
 /* Calls fn for every physical interface that is up with a known speed. */
 static void for_each_nic(const char *dir, void (*fn)(const char *name, long mbps, void *arg),
                          void *arg)
@@ -281,10 +269,10 @@ static void for_each_nic(const char *dir, void (*fn)(const char *name, long mbps
         if (stat(path, &st) != 0)
             continue;
         snprintf(path, sizeof path, "%s/%s/operstate", dir, e->d_name);
-        if (read_line(path, text, sizeof text) != 0 || strcmp(text, "up") != 0)
+        if (!mb_read_first_line(path, text, sizeof text) || strcmp(text, "up") != 0)
             continue;
         snprintf(path, sizeof path, "%s/%s/speed", dir, e->d_name);
-        if (read_line(path, text, sizeof text) != 0)
+        if (!mb_read_first_line(path, text, sizeof text))
             continue;
         long mbps = strtol(text, NULL, 10);
         if (mbps > 0)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "formulas.h"
+#include "paths.h"
 
 const char *mb_sysfs_root(void)
 {
@@ -59,20 +60,12 @@ int mb_pcie_normalize_busid(const char *in, char *out, size_t len, mb_err *err)
     return MB_OK;
 }
 
-/* Reads the first line of <dir>/<name> without its newline; 0 on success. */
+/* The first line of <dir>/<name>, trimmed; 0 on success. */
 static int read_attr(const char *dir, const char *name, char *buf, size_t len)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
-    char *ok = fgets(buf, (int)len, f);
-    fclose(f);
-    if (ok == NULL)
-        return -1;
-    buf[strcspn(buf, "\r\n")] = '\0';
-    return 0;
+    return mb_read_first_line(path, buf, len) ? 0 : -1;
 }
 
 /* A width file holds a decimal lane count; anything else is unknown (0). */
