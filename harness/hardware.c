@@ -385,6 +385,11 @@ const char *mb_datasheet_file(const mb_datasheet *d)
     return d ? d->path : NULL;
 }
 
+bool mb_datasheet_is_gpu(const mb_datasheet *d)
+{
+    return d == NULL || d->kind == NULL || strcmp(d->kind, "cpu") != 0;
+}
+
 bool mb_datasheet_get(const mb_datasheet *d, const char *key, double *value, const char **source)
 {
     if (!d || !key)

@@ -50,6 +50,8 @@ void mb_datasheet_free(mb_datasheet *d);
 
 const char *mb_datasheet_name(const mb_datasheet *d);
 const char *mb_datasheet_file(const mb_datasheet *d);
+/* [product] kind: true for gpu (the loader insists on gpu or cpu). */
+bool mb_datasheet_is_gpu(const mb_datasheet *d);
 /* "section.key" -> value and its source. False when absent. */
 bool mb_datasheet_get(const mb_datasheet *d, const char *key, double *value,
                       const char **source);

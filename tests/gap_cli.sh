@@ -37,8 +37,13 @@ assert abs(p['step_seconds_there'] - 1.5125) < 1e-9, p['step_seconds_there']
 assert abs(d['amdahl']['step_seconds_all_at_ceiling'] - 1.532) < 1e-9
 "
 check "gap datasheet target" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" \
-  --ceilings "$D/gap_here.json" --target h100-sxm
+  --ceilings "$D/gap_here.json" --target "$SRC/configs/hardware/h100-sxm.ini"
 check "datasheet: disk kept" has "a GPU datasheet has no figure for disk" "$WORK/out"
+# a name with a reference machine (results/reference/) takes its measured figures first
+check "gap reference target" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" \
+  --ceilings "$D/gap_here.json" --target h100-sxm
+check "reference: kind" has "(reference)" "$WORK/out"
+check "reference: measured disk" has "dataloading .* measured " "$WORK/out"
 
 # errors: exit 2 with the location; --out never half-written
 echo "keep me" >"$WORK/keep.txt"

@@ -19,6 +19,7 @@
 #include "gap.h"
 #include "gapconfig.h"
 #include "hardware.h"
+#include "reference.h"
 #include "results.h"
 #include "stages.h"
 
@@ -31,8 +32,10 @@ static void gap_usage(FILE *o)
             "                    profiler trace (.json/.json.gz, docs/traces.md); also the first argument\n"
             "  --ceilings FILE   results of `mlbench --suite ...` on the machine that ran RUN\n"
             "                    (default: the newest results/<host>-*.json here)\n"
-            "  --target T        project the run onto another machine: its results file, or a\n"
-            "                    datasheet (configs/hardware/NAME.ini, e.g. h100-sxm)\n"
+            "  --target T        project the run onto another machine: its results file, a reference\n"
+            "                    machine (results/reference/NAME: measured figures first, its\n"
+            "                    datasheet where it has no measurement, e.g. h100-sxm), or a\n"
+            "                    datasheet (configs/hardware/NAME.ini or a NAME with no reference)\n"
             "  --format F        table (default), json or md\n"
             "  --out FILE        write there (atomically) instead of stdout\n");
 }
@@ -40,9 +43,12 @@ static void gap_usage(FILE *o)
 static void compare_usage(FILE *o)
 {
     fprintf(o,
-            "usage: mlbench compare A.json B.json [C.json ...] [--price NAME=USD_PER_HOUR ...]\n"
+            "usage: mlbench compare A.json [B.json ...] [--reference NAME ...] [--price NAME=USD_PER_HOUR ...]\n"
             "                       [--format table|json|md] [--out FILE]\n"
             "  results files of `mlbench --suite ...`, one column per machine, ratios to A\n"
+            "  --reference NAME  add a reference machine (results/reference/NAME, e.g. h100-sxm):\n"
+            "                    its measured results, and its datasheet where it has no\n"
+            "                    measurement, marked (datasheet)\n"
             "  --price NAME=USD  price per hour of a machine (NAME: its host name or file):\n"
             "                    adds throughput per dollar\n"
             "  --format F        table (default), json or md\n"
@@ -148,31 +154,24 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* [product] kind of a datasheet file: gpu unless it says cpu. */
-static bool datasheet_is_gpu(const mb_datasheet *d)
-{
-    mb_ini ini;
-    mb_err e = { 0 };
-    const char *file = mb_datasheet_file(d);
-    if (file == NULL || mb_ini_load(file, &ini, &e))
-        return true;
-    const char *kind = mb_ini_get(&ini, "product", "kind");
-    bool gpu = kind == NULL || strcasecmp(kind, "cpu") != 0;
-    mb_ini_free(&ini);
-    return gpu;
-}
-
 typedef struct gap_state {
     mb_run run;
     mb_ceilings here, there;
     mb_ini matching, thresholds, remedies;
     mb_datasheet *sheet;
+    mb_reference ref;
     mb_gap gap;
     mb_diagnosis diag;
 } gap_state;
 
 static int project(gap_state *s, const char *target, mb_err *err)
 {
+    if (!file_exists(target) && mb_reference_exists(target)) {
+        if (mb_reference_load(target, &s->ref, err))
+            return err->code;
+        return mb_gap_project_reference(&s->gap, mb_reference_label(&s->ref), &s->ref.measured,
+                                        s->ref.sheet, &s->matching, err);
+    }
     if (ends_with(target, ".json") || (file_exists(target) && !ends_with(target, ".ini"))) {
         if (s->there.path == NULL && mb_ceilings_load(target, &s->there, err))
             return err->code;
@@ -185,7 +184,7 @@ static int project(gap_state *s, const char *target, mb_err *err)
         return mb_errf(err, rc == MB_ESYS ? MB_ESYS : MB_EUSAGE,
                        "--target %s: %s (a target is a results file or a datasheet of configs/hardware)", target,
                        why.msg);
-    return mb_gap_project_datasheet(&s->gap, s->sheet, datasheet_is_gpu(s->sheet), err);
+    return mb_gap_project_datasheet(&s->gap, s->sheet, mb_datasheet_is_gpu(s->sheet), err);
 }
 
 static int write_gap(FILE *out, const void *what, const char *format, mb_err *err)
@@ -236,6 +235,7 @@ int mb_cmd_gap(int argc, char **argv)
     mb_diagnosis_free(&s.diag);
     mb_gap_free(&s.gap);
     mb_datasheet_free(s.sheet);
+    mb_reference_free(&s.ref);
     mb_ceilings_free(&s.there);
     mb_ceilings_free(&s.here);
     mb_run_free(&s.run);
@@ -252,6 +252,8 @@ typedef struct compare_args {
     int n_files;
     const char **prices;
     int n_prices;
+    const char **refs;
+    int n_refs;
     const char *format, *out;
     bool help;
 } compare_args;
@@ -261,12 +263,14 @@ static int parse_compare_args(int argc, char **argv, compare_args *a, mb_err *er
     static const struct option opts[] = {
         { "price", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'f' },
         { "out", required_argument, NULL, 'o' },   { "help", no_argument, NULL, 'h' },
+        { "reference", required_argument, NULL, 'r' },
         { NULL, 0, NULL, 0 },
     };
     a->format = "table";
     a->files = calloc((size_t)argc + 1, sizeof *a->files);
     a->prices = calloc((size_t)argc + 1, sizeof *a->prices);
-    if (a->files == NULL || a->prices == NULL)
+    a->refs = calloc((size_t)argc + 1, sizeof *a->refs);
+    if (a->files == NULL || a->prices == NULL || a->refs == NULL)
         return mb_errf(err, MB_ESYS, "out of memory");
     optind = 0;
     opterr = 0;
@@ -276,6 +280,7 @@ static int parse_compare_args(int argc, char **argv, compare_args *a, mb_err *er
         switch (ch) {
         case 1: a->files[a->n_files++] = optarg; break;
         case 'p': a->prices[a->n_prices++] = optarg; break;
+        case 'r': a->refs[a->n_refs++] = optarg; break;
         case 'f': a->format = optarg; break;
         case 'o': a->out = optarg; break;
         case 'h': a->help = true; return MB_OK;
@@ -285,8 +290,10 @@ static int parse_compare_args(int argc, char **argv, compare_args *a, mb_err *er
             return mb_errf(err, MB_EUSAGE, "unknown option '%s' (see mlbench compare --help)", argv[optind - 1]);
         }
     }
-    if (a->n_files < 2)
-        return mb_errf(err, MB_EUSAGE, "compare needs two or more results files (see mlbench compare --help)");
+    if (a->n_files + a->n_refs < 2)
+        return mb_errf(err, MB_EUSAGE,
+                       "compare needs two or more machines: results files or --reference NAME (see mlbench "
+                       "compare --help)");
     return check_format(a->format, err);
 }
 
@@ -295,15 +302,28 @@ static int write_compare(FILE *out, const void *what, const char *format, mb_err
     return mb_compare_write(out, what, format, err);
 }
 
-static int run_compare(const compare_args *a, mb_ceilings *m, mb_ini *keys, mb_compare *c, mb_err *err)
+/* Machines in order: the files, then the references (their measured results
+ * moved into m[], their datasheets kept in refs[] to fill what they lack). */
+static int run_compare(const compare_args *a, mb_ceilings *m, mb_reference *refs, mb_ini *keys, mb_compare *c,
+                       mb_err *err)
 {
     if (mb_ini_load_gap("compare.ini", keys, err))
         return err->code;
     for (int i = 0; i < a->n_files; i++)
         if (mb_ceilings_load(a->files[i], &m[i], err))
             return err->code;
-    if (mb_compare_build(m, a->n_files, a->prices, a->n_prices, keys, c, err))
+    for (int r = 0; r < a->n_refs; r++) {
+        if (mb_reference_load(a->refs[r], &refs[r], err))
+            return err->code;
+        m[a->n_files + r] = refs[r].measured;
+        memset(&refs[r].measured, 0, sizeof refs[r].measured);
+    }
+    int n = a->n_files + a->n_refs;
+    if (mb_compare_build(m, n, a->prices, a->n_prices, keys, c, err))
         return err->code;
+    for (int r = 0; r < a->n_refs; r++)
+        if (refs[r].sheet && mb_compare_fill_datasheet(c, a->n_files + r, refs[r].sheet, err))
+            return err->code;
     return format_and_emit(write_compare, c, a->format, a->out, err);
 }
 
@@ -315,17 +335,23 @@ int mb_cmd_compare(int argc, char **argv)
     if (rc == MB_OK && a.help) {
         compare_usage(stdout);
     } else if (rc == MB_OK) {
-        mb_ceilings *m = calloc((size_t)a.n_files, sizeof *m);
+        int n = a.n_files + a.n_refs;
+        mb_ceilings *m = calloc((size_t)n, sizeof *m);
+        mb_reference *refs = calloc((size_t)a.n_refs + 1, sizeof *refs);
         mb_ini keys = { 0 };
         mb_compare c = { 0 };
-        rc = m ? run_compare(&a, m, &keys, &c, &err) : mb_errf(&err, MB_ESYS, "out of memory");
+        rc = m && refs ? run_compare(&a, m, refs, &keys, &c, &err) : mb_errf(&err, MB_ESYS, "out of memory");
         mb_compare_free(&c);
-        for (int i = 0; m && i < a.n_files; i++)
+        for (int i = 0; m && i < n; i++)
             mb_ceilings_free(&m[i]);
+        for (int r = 0; refs && r < a.n_refs; r++)
+            mb_reference_free(&refs[r]);
         free(m);
+        free(refs);
         mb_ini_free(&keys);
     }
     free(a.files);
     free(a.prices);
+    free(a.refs);
     return finish(rc, &err, "compare");
 }

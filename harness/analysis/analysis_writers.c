@@ -412,26 +412,27 @@ static void gap_projection(FILE *o, const mb_gap *g, bool md)
     fprintf(o, md ? "\n## Projection onto %s (%s)\n\n" : "\nprojection onto %s (%s)\n", g->target_label,
             g->target_kind);
     tbl t;
-    tbl_init(&t, "lrrl", "stage", "here", "there", "how");
+    tbl_init(&t, "lrrll", "stage", "here", "there", "from", "how");
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         char h[32], th[32];
         mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, st->stage->seconds));
         mb_fmt_seconds(th, sizeof th, mb_gap_per_step(g, st->target_seconds));
-        const char *row[] = { st->stage->name, h, th, st->target_why };
+        const char *row[] = { st->stage->name, h, th, st->target_source ? st->target_source : "kept",
+                              st->target_why };
         tbl_row(&t, row);
     }
     if (g->unaccounted > 0) {
         char h[32];
         mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, g->unaccounted));
-        const char *row[] = { "(no stage)", h, h, "kept" };
+        const char *row[] = { "(no stage)", h, h, "kept", "time in no stage is unchanged" };
         tbl_row(&t, row);
     }
     char h[32], th[32], sp[64];
     mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, g->total));
     mb_fmt_seconds(th, sizeof th, mb_gap_per_step(g, g->target_total));
     snprintf(sp, sizeof sp, "%.2fx faster there", mb_speedup(g->total, g->target_total));
-    const char *row[] = { run_unit_word(g), h, th, sp };
+    const char *row[] = { run_unit_word(g), h, th, "", sp };
     tbl_row(&t, row);
     tbl_print(o, &t, md, "  ");
     tbl_free(&t);
@@ -590,6 +591,7 @@ static cJSON *projection_json(const mb_gap *g)
         cJSON_AddNumberToObject(o, "seconds_per_step_there", mb_gap_per_step(g, s->target_seconds));
         cJSON_AddBoolToObject(o, "projected", s->projected);
         add_num_or_null(o, "rate_there", s->target_rate, s->projected);
+        add_str_or_null(o, "rate_there_from", s->target_source);
         cJSON_AddStringToObject(o, "how", s->target_why);
         cJSON_AddItemToArray(st, o);
     }
@@ -692,6 +694,10 @@ int mb_gap_write(FILE *out, const mb_gap *g, const mb_diagnosis *d, const char *
 static void fmt_rate_cell(char *buf, size_t len, const mb_compare *c, const mb_compare_row *r, int i)
 {
     int k = r->idx[i];
+    if (r->from_sheet[i]) {
+        snprintf(buf, len, "%.4g %s (datasheet)", r->rate[i], r->rate_unit ? r->rate_unit : "");
+        return;
+    }
     if (k < 0) {
         snprintf(buf, len, "(absent)");
         return;
@@ -851,7 +857,7 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
         char on[64] = "";
         size_t n = 0;
         for (int i = 0; i < c->n_m && n < sizeof on - 2; i++)
-            if (row->idx[i] >= 0)
+            if (row->idx[i] >= 0 || row->from_sheet[i])
                 n += (size_t)snprintf(on + n, sizeof on - n, "%s%c", n ? "," : "", 'A' + i);
         fprintf(o, md ? "- `%s`: only on %s\n" : "  %s: only on %s\n", row->id, on);
         only++;
@@ -920,6 +926,11 @@ cJSON *mb_compare_to_json(const mb_compare *c)
             cJSON_AddItemToArray(st, cJSON_CreateString(s));
         }
         cJSON_AddItemToObject(o, "rate", nums_json(row->rate, c->n_m));
+        cJSON *from = cJSON_AddArrayToObject(o, "rate_from");
+        for (int i = 0; i < c->n_m; i++)
+            cJSON_AddItemToArray(from, row->from_sheet[i] ? cJSON_CreateString("datasheet")
+                                       : row->rate[i] >= 0 ? cJSON_CreateString("measured")
+                                                           : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "ratio", nums_json(row->ratio, c->n_m));
         cJSON_AddItemToObject(o, "per_usd", nums_json(row->per_usd, c->n_m));
         cJSON_AddBoolToObject(o, "on_every_machine", row->everywhere);

@@ -103,23 +103,19 @@ static int read_case(const cJSON *c, int i, const char *path, const mb_ini *matc
     return MB_OK;
 }
 
-int mb_ceilings_load(const char *path, mb_ceilings *out, mb_err *err)
+int mb_ceilings_from_json(cJSON *root, const char *path, mb_ceilings *out, mb_err *err)
 {
     memset(out, 0, sizeof *out);
     mb_ini match;
     int rc = mb_ini_load_gap("matching.ini", &match, err);
-    if (rc)
-        return rc;
-    cJSON *root = NULL;
-    rc = mb_results_load(path, &root, err);
     if (rc) {
-        mb_ini_free(&match);
+        cJSON_Delete(root);
         return rc;
     }
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(root, "cases");
-    int n = rc ? 0 : cJSON_GetArraySize(cases);
+    int n = cJSON_GetArraySize(cases);
     out->cases = calloc((size_t)(n ? n : 1), sizeof *out->cases);
-    if (rc == MB_OK && out->cases == NULL)
+    if (out->cases == NULL)
         rc = mb_errf(err, MB_ESYS, "out of memory");
     int i = 0;
     for (const cJSON *c = rc ? NULL : cases->child; c && rc == MB_OK; c = c->next, i++)
@@ -145,18 +141,29 @@ int mb_ceilings_load(const char *path, mb_ceilings *out, mb_err *err)
     return rc;
 }
 
+int mb_ceilings_load(const char *path, mb_ceilings *out, mb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    cJSON *root = NULL;
+    int rc = mb_results_load(path, &root, err);
+    return rc ? rc : mb_ceilings_from_json(root, path, out, err);
+}
+
 void mb_ceilings_free(mb_ceilings *r)
 {
     if (r == NULL)
         return;
     free(r->cases);
     free(r->path);
+    free(r->label);
     cJSON_Delete(r->root);
     memset(r, 0, sizeof *r);
 }
 
 const char *mb_ceilings_label(const mb_ceilings *r)
 {
+    if (r->label)
+        return r->label;
     if (r->host && *r->host)
         return r->host;
     const char *slash = strrchr(r->path, '/');

@@ -36,6 +36,7 @@ typedef struct mb_case_ref {
 
 typedef struct mb_ceilings {
     char *path;
+    char *label;             /* shown instead of host/file when set (a reference machine's) */
     cJSON *root;
     const char *host;        /* context.host.name, or NULL */
     const char *started_utc;
@@ -49,13 +50,17 @@ typedef struct mb_ceilings {
  * path (`cases[3].rate.median`) on anything malformed. Device classes come
  * from configs/gap/matching.ini. */
 int mb_ceilings_load(const char *path, mb_ceilings *out, mb_err *err);
+/* The same from a results document already read (and checked by
+ * mb_results_load); takes ownership of root, also on failure. `path` names it
+ * in messages. */
+int mb_ceilings_from_json(cJSON *root, const char *path, mb_ceilings *out, mb_err *err);
 void mb_ceilings_free(mb_ceilings *r);
 
 /* The newest results/<host>-*.json under `dir` by started_utc, into path.
  * MB_EUSAGE saying how to make one when there is none. */
 int mb_ceilings_find_newest(const char *dir, const char *host, char *path, size_t len, mb_err *err);
 
-/* A short machine name for columns: host name, else the file's stem. */
+/* A short machine name for columns: its label when set, else host name, else the file's stem. */
 const char *mb_ceilings_label(const mb_ceilings *r);
 
 /* A parameter value of a case as text (NULL when absent). */

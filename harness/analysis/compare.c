@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reference.h"
+
 /* ---- prices ------------------------------------------------------------------ */
 
 static bool label_fits(const mb_ceilings *m, const char *name, size_t n)
@@ -80,7 +82,8 @@ static int add_row(mb_compare *c, const mb_case_ref *cr, mb_err *err)
     r->rate = malloc(sizeof *r->rate * (size_t)c->n_m);
     r->ratio = malloc(sizeof *r->ratio * (size_t)c->n_m);
     r->per_usd = malloc(sizeof *r->per_usd * (size_t)c->n_m);
-    if (!r->idx || !r->rate || !r->ratio || !r->per_usd)
+    r->from_sheet = calloc((size_t)c->n_m, sizeof *r->from_sheet);
+    if (!r->idx || !r->rate || !r->ratio || !r->per_usd || !r->from_sheet)
         return mb_errf(err, MB_ESYS, "out of memory");
     r->everywhere = true;
     for (int i = 0; i < c->n_m; i++) {
@@ -307,6 +310,55 @@ int mb_compare_build(const mb_ceilings *machines, int n, const char *const *pric
     return rc;
 }
 
+/* A case of the row on some machine, usable ones first: what the work is. */
+static const mb_case_ref *row_case(const mb_compare *c, const mb_compare_row *r)
+{
+    const mb_case_ref *any = NULL;
+    for (int i = 0; i < c->n_m; i++) {
+        if (r->idx[i] < 0)
+            continue;
+        const mb_case_ref *cr = &c->m[i].cases[r->idx[i]];
+        if (cr->usable)
+            return cr;
+        if (any == NULL)
+            any = cr;
+    }
+    return any;
+}
+
+int mb_compare_fill_datasheet(mb_compare *c, int m, const mb_datasheet *d, mb_err *err)
+{
+    if (m < 0 || m >= c->n_m)
+        return mb_errf(err, MB_EUSAGE, "no machine %d to fill from a datasheet", m);
+    for (int r = 0; d && r < c->n_rows; r++) {
+        mb_compare_row *row = &c->rows[r];
+        const mb_case_ref *cr = row_case(c, row);
+        const char *direction = cr ? mb_case_param(cr, "direction") : NULL;
+        /* a D2D copy's rate counts each byte once, the datasheet's bandwidth
+         * counts the read and the write: not the same quantity */
+        if (row->rate[m] >= 0 || cr == NULL || row->latency_first || cr->rate_scale <= 0 ||
+            (direction && strcmp(direction, "d2d") == 0))
+            continue;
+        char what[128];
+        const char *source;
+        double fig = mb_datasheet_figure(d, mb_datasheet_is_gpu(d), cr->component, mb_case_param(cr, "dtype"),
+                                         direction, cr->device, what, sizeof what, &source);
+        if (fig <= 0)
+            continue;
+        row->rate[m] = fig / cr->rate_scale;
+        row->from_sheet[m] = true;
+        if (!row->rate_unit)
+            row->rate_unit = cr->rate_unit;
+        if (m > 0 && row->rate[0] > 0 && !row->from_sheet[0])
+            row->ratio[m] = row->rate[m] / row->rate[0];
+        row->per_usd[m] = c->price[m] > 0 ? row->rate[m] * 3600.0 / c->price[m] : -1;
+        row->everywhere = true;
+        for (int i = 0; i < c->n_m; i++)
+            row->everywhere = row->everywhere && (row->idx[i] >= 0 || row->from_sheet[i]);
+    }
+    return MB_OK;
+}
+
 void mb_compare_free(mb_compare *c)
 {
     if (c == NULL)
@@ -316,6 +368,7 @@ void mb_compare_free(mb_compare *c)
         free(c->rows[r].rate);
         free(c->rows[r].ratio);
         free(c->rows[r].per_usd);
+        free(c->rows[r].from_sheet);
     }
     free(c->rows);
     for (int g = 0; g < c->n_geo; g++) {

@@ -11,6 +11,7 @@
 
 #include "ceilings.h"
 #include "gapconfig.h"
+#include "hardware.h"
 
 typedef struct mb_compare_row {
     const char *id;
@@ -21,6 +22,7 @@ typedef struct mb_compare_row {
     double *rate;    /* per machine: rate.median in rate_unit; < 0 = not usable */
     double *ratio;   /* per machine: rate / first machine's rate; < 0 = none */
     double *per_usd; /* per machine: rate x 3600 / price (rate unit x s per $); < 0 = no price */
+    bool *from_sheet; /* per machine: rate is a datasheet figure, not a measurement (mb_compare_fill_datasheet) */
     bool everywhere; /* present on every machine */
 } mb_compare_row;
 
@@ -53,6 +55,12 @@ typedef struct mb_compare {
  * name. MB_EUSAGE on a malformed price or a NAME that fits no file. */
 int mb_compare_build(const mb_ceilings *machines, int n, const char *const *prices, int n_prices,
                      const mb_ini *keys, mb_compare *out, mb_err *err);
+/* Fills the cells of machine `m` that hold no usable measurement with its
+ * datasheet's figure for that kind of work, where the datasheet has one,
+ * marked from_sheet: measured figures first, datasheets only where no
+ * measurement exists. Such cells never enter the geometric means, and no
+ * ratio is computed against a datasheet figure in the first column. */
+int mb_compare_fill_datasheet(mb_compare *c, int m, const mb_datasheet *d, mb_err *err);
 void mb_compare_free(mb_compare *c);
 
 #endif

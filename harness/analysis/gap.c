@@ -9,6 +9,7 @@
 
 #include "component.h"
 #include "formulas.h"
+#include "reference.h"
 
 /* ---- dtypes ----------------------------------------------------------------- */
 
@@ -635,6 +636,38 @@ static void end_target(mb_gap *g)
     g->target_total = total;
 }
 
+static void keep_time(mb_gap_stage *st)
+{
+    st->target_seconds = st->stage->seconds;
+    st->projected = false;
+    st->target_source = NULL;
+    st->target_match = -1;
+}
+
+/* Projects one stage onto a target's measured ceilings; false (with the
+ * reason in target_why) when the target has no matching usable case. */
+static bool stage_onto_results(mb_gap_stage *st, const mb_ceilings *target, const mb_ini *matching)
+{
+    const mb_stage *s = st->stage;
+    keep_time(st);
+    if (st->match < 0) {
+        snprintf(st->target_why, sizeof st->target_why, "kept its time: no ceiling here to scale from");
+        return false;
+    }
+    char why[MB_GAP_WHY_LEN];
+    st->target_match = mb_gap_match(s, target, matching, why, sizeof why);
+    if (st->target_match < 0) {
+        snprintf(st->target_why, sizeof st->target_why, "kept its time: on the target %.480s", why);
+        return false;
+    }
+    st->target_rate = mb_gap_case_rate(s, &target->cases[st->target_match], matching);
+    st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency);
+    st->projected = true;
+    st->target_source = "measured";
+    snprintf(st->target_why, sizeof st->target_why, "%s", why);
+    return true;
+}
+
 int mb_gap_project_results(mb_gap *g, const mb_ceilings *target, const mb_ini *matching, mb_err *err)
 {
     if (begin_target(g, mb_ceilings_label(target), "results", err) ||
@@ -642,26 +675,8 @@ int mb_gap_project_results(mb_gap *g, const mb_ceilings *target, const mb_ini *m
                        "each stage keeps the efficiency (measured / ceiling) it has here: time there = work / "
                        "(ceiling there x efficiency here)"))
         return err->code;
-    for (int i = 0; i < g->n; i++) {
-        mb_gap_stage *st = &g->stages[i];
-        const mb_stage *s = st->stage;
-        st->target_seconds = s->seconds;
-        st->projected = false;
-        if (st->match < 0) {
-            snprintf(st->target_why, sizeof st->target_why, "kept its time: no ceiling here to scale from");
-            continue;
-        }
-        char why[MB_GAP_WHY_LEN];
-        st->target_match = mb_gap_match(s, target, matching, why, sizeof why);
-        if (st->target_match < 0) {
-            snprintf(st->target_why, sizeof st->target_why, "kept its time: on the target %.480s", why);
-            continue;
-        }
-        st->target_rate = mb_gap_case_rate(s, &target->cases[st->target_match], matching);
-        st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency);
-        st->projected = true;
-        snprintf(st->target_why, sizeof st->target_why, "%s", why);
-    }
+    for (int i = 0; i < g->n; i++)
+        stage_onto_results(&g->stages[i], target, matching);
     end_target(g);
     return MB_OK;
 }
@@ -670,95 +685,87 @@ int mb_gap_project_results(mb_gap *g, const mb_ceilings *target, const mb_ini *m
 static double datasheet_peak(const mb_stage *s, const mb_datasheet *d, bool target_is_gpu, char *what,
                              size_t len, const char **source)
 {
-    double v = 0;
-    const char *dev = stage_device(s);
-    *source = NULL;
-    if (strcmp(dev, "gpu") == 0 && !target_is_gpu) {
-        snprintf(what, len, "the datasheet describes a CPU, this stage ran on a GPU");
-        return 0;
+    return mb_datasheet_figure(d, target_is_gpu, s->component, s->dtype, s->direction, stage_device(s), what, len,
+                               source);
+}
+
+/* Projects one stage onto a datasheet peak scaled by here's ceiling/peak
+ * fraction; false (with the reason in target_why) when it cannot. */
+static bool stage_onto_datasheet(const mb_gap *g, mb_gap_stage *st, const mb_datasheet *d, bool target_is_gpu)
+{
+    const mb_stage *s = st->stage;
+    keep_time(st);
+    if (st->match < 0) {
+        snprintf(st->target_why, sizeof st->target_why, "kept its time: no ceiling here to scale from");
+        return false;
     }
-    if (strcmp(dev, "cpu") == 0 && target_is_gpu) {
-        snprintf(what, len, "a GPU datasheet has no figure for %s work on the host", s->component);
-        return 0;
+    const mb_case_ref *c = &g->ceilings->cases[st->match];
+    char what[128];
+    const char *source;
+    double peak_there = datasheet_peak(s, d, target_is_gpu, what, sizeof what, &source);
+    if (peak_there <= 0) {
+        snprintf(st->target_why, sizeof st->target_why, "kept its time: %s%s", what,
+                 strncmp(what, "a ", 2) == 0 || strncmp(what, "the ", 4) == 0 ? "" : " not in the datasheet");
+        return false;
     }
-    if ((strcmp(s->component, "gemm") == 0 || strcmp(s->component, "conv") == 0) && s->dtype) {
-        char key[64];
-        if (strcmp(s->dtype, "fp64") == 0 && target_is_gpu) {
-            snprintf(key, sizeof key, "peak.fp64_tensor");
-            if (mb_datasheet_get(d, key, &v, source)) {
-                snprintf(what, len, "%s", key);
-                return v * 1e12;
-            }
-        }
-        snprintf(key, sizeof key, "peak.%s", s->dtype);
-        snprintf(what, len, "%s", key);
-        return mb_datasheet_get(d, key, &v, source) ? v * 1e12 : 0;
+    double peak_here = c->peak * c->rate_scale;
+    if (peak_here <= 0) {
+        snprintf(st->target_why, sizeof st->target_why,
+                 "kept its time: the matched case %s has no peak here to scale from", c->id);
+        return false;
     }
-    if (strcmp(s->component, "membw") == 0 || strcmp(s->component, "hostmem") == 0) {
-        snprintf(what, len, "memory.bandwidth_gbps");
-        return mb_datasheet_get(d, "memory.bandwidth_gbps", &v, source) ? v * 1e9 : 0;
-    }
-    if (strcmp(s->component, "copy") == 0 && s->direction && strcmp(s->direction, "d2d") != 0) {
-        double gen, width;
-        const char *src2;
-        snprintf(what, len, "interconnect.pcie_gen x pcie_width");
-        if (mb_datasheet_get(d, "interconnect.pcie_gen", &gen, source) &&
-            mb_datasheet_get(d, "interconnect.pcie_width", &width, &src2))
-            return mb_pcie_gbps((int)gen, (int)width) * 1e9;
-        return 0;
-    }
-    if (strcmp(s->component, "copy") == 0) {
-        /* device-to-device: bounded by memory bandwidth (each byte read and
-         * written); only the ratio to here's peak matters, see docs/gap.md */
-        snprintf(what, len, "memory.bandwidth_gbps");
-        return mb_datasheet_get(d, "memory.bandwidth_gbps", &v, source) ? v * 1e9 : 0;
-    }
-    snprintf(what, len, "a datasheet has no figure for %s", s->component);
-    return 0;
+    double fraction = st->ceiling_rate / peak_here; /* ceiling here / peak here */
+    st->target_rate = peak_there * fraction;
+    st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency);
+    st->projected = true;
+    st->target_source = "datasheet";
+    snprintf(st->target_why, sizeof st->target_why,
+             "%s there %.4g %s x %.0f%% (ceiling %.4g / peak %.4g here) x efficiency %.0f%%", what,
+             peak_there / c->rate_scale, c->rate_unit ? c->rate_unit : "", 100 * fraction,
+             st->ceiling_rate / c->rate_scale, c->peak, 100 * st->efficiency);
+    return true;
+}
+
+static int datasheet_assumptions(mb_gap *g, const mb_datasheet *d, const char *when, mb_err *err)
+{
+    return add_assumption(g, err,
+                          "%sthe target reaches the same fraction of its datasheet peak as this machine's ceiling "
+                          "reaches its peak, and each stage keeps its efficiency: time there = work / (peak there "
+                          "x (ceiling here / peak here) x efficiency here)",
+                          when) ||
+                   add_assumption(g, err, "datasheet figures are dense peaks (no sparsity), from %s",
+                                  mb_datasheet_file(d) ? mb_datasheet_file(d) : "the datasheet")
+               ? err->code
+               : MB_OK;
 }
 
 int mb_gap_project_datasheet(mb_gap *g, const mb_datasheet *d, bool target_is_gpu, mb_err *err)
 {
-    if (begin_target(g, mb_datasheet_name(d), "datasheet", err) ||
+    if (begin_target(g, mb_datasheet_name(d), "datasheet", err) || datasheet_assumptions(g, d, "", err))
+        return err->code;
+    for (int i = 0; i < g->n; i++)
+        stage_onto_datasheet(g, &g->stages[i], d, target_is_gpu);
+    end_target(g);
+    return MB_OK;
+}
+
+int mb_gap_project_reference(mb_gap *g, const char *label, const mb_ceilings *measured, const mb_datasheet *d,
+                             const mb_ini *matching, mb_err *err)
+{
+    if (begin_target(g, label, "reference", err) ||
         add_assumption(g, err,
-                       "the target reaches the same fraction of its datasheet peak as this machine's ceiling "
-                       "reaches its peak, and each stage keeps its efficiency: time there = work / (peak there "
-                       "x (ceiling here / peak here) x efficiency here)") ||
-        add_assumption(g, err, "datasheet figures are dense peaks (no sparsity), from %s",
-                       mb_datasheet_file(d) ? mb_datasheet_file(d) : "the datasheet"))
+                       "measured figures first: a stage with a matching measured case on the target keeps its "
+                       "efficiency there: time there = work / (ceiling there x efficiency here)") ||
+        (d && datasheet_assumptions(g, d, "only where the target has no measured case: ", err)))
         return err->code;
     for (int i = 0; i < g->n; i++) {
         mb_gap_stage *st = &g->stages[i];
-        const mb_stage *s = st->stage;
-        st->target_seconds = s->seconds;
-        st->projected = false;
-        if (st->match < 0) {
-            snprintf(st->target_why, sizeof st->target_why, "kept its time: no ceiling here to scale from");
+        if (stage_onto_results(st, measured, matching) || d == NULL || st->match < 0)
             continue;
-        }
-        const mb_case_ref *c = &g->ceilings->cases[st->match];
-        char what[128];
-        const char *source;
-        double peak_there = datasheet_peak(s, d, target_is_gpu, what, sizeof what, &source);
-        if (peak_there <= 0) {
-            snprintf(st->target_why, sizeof st->target_why, "kept its time: %s%s", what,
-                     strncmp(what, "a ", 2) == 0 || strncmp(what, "the ", 4) == 0 ? "" : " not in the datasheet");
-            continue;
-        }
-        double peak_here = c->peak * c->rate_scale;
-        if (peak_here <= 0) {
-            snprintf(st->target_why, sizeof st->target_why,
-                     "kept its time: the matched case %s has no peak here to scale from", c->id);
-            continue;
-        }
-        double fraction = st->ceiling_rate / peak_here; /* ceiling here / peak here */
-        st->target_rate = peak_there * fraction;
-        st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency);
-        st->projected = true;
-        snprintf(st->target_why, sizeof st->target_why,
-                 "%s there %.4g %s x %.0f%% (ceiling %.4g / peak %.4g here) x efficiency %.0f%%", what,
-                 peak_there / c->rate_scale, c->rate_unit ? c->rate_unit : "", 100 * fraction,
-                 st->ceiling_rate / c->rate_scale, c->peak, 100 * st->efficiency);
+        char measured_why[MB_GAP_WHY_LEN];
+        snprintf(measured_why, sizeof measured_why, "%s", st->target_why);
+        if (!stage_onto_datasheet(g, st, d, mb_datasheet_is_gpu(d)))
+            snprintf(st->target_why, sizeof st->target_why, "%.440s; no datasheet figure either", measured_why);
     }
     end_target(g);
     return MB_OK;

@@ -51,6 +51,7 @@ typedef struct mb_gap_stage {
     double target_seconds;  /* run total there (= seconds when not projected) */
     double target_rate;     /* the target's ceiling (results) or scaled peak (datasheet), work/s */
     int target_match;       /* case index in the target results, -1 */
+    const char *target_source; /* "measured" | "datasheet": what target_rate is; NULL when kept */
     char target_why[MB_GAP_WHY_LEN];
 } mb_gap_stage;
 
@@ -73,7 +74,7 @@ typedef struct mb_gap {
     /* projection */
     bool has_target;
     char *target_label;    /* host/file of the target results, or the datasheet name */
-    char *target_kind;     /* "results" | "datasheet" */
+    char *target_kind;     /* "results" | "datasheet" | "reference" */
     double target_total;
     int target_bottleneck;
     char **assumptions;
@@ -89,6 +90,11 @@ int mb_gap_project_results(mb_gap *g, const mb_ceilings *target, const mb_ini *m
  * / here's peak) x here's efficiency. `target_is_gpu` says what the
  * datasheet describes (its [product] kind). */
 int mb_gap_project_datasheet(mb_gap *g, const mb_datasheet *d, bool target_is_gpu, mb_err *err);
+/* Adds the projection onto a reference machine (reference.h): its measured
+ * results where a stage matches a usable case, else the datasheet `d` (may be
+ * NULL); each stage says which in target_source. */
+int mb_gap_project_reference(mb_gap *g, const char *label, const mb_ceilings *measured, const mb_datasheet *d,
+                             const mb_ini *matching, mb_err *err);
 void mb_gap_free(mb_gap *g);
 
 /* Per-step view of a run-total figure. */
