@@ -77,23 +77,15 @@ PY
     fi
 }
 
-# require NAME RESULTS COMPONENT/BACKEND PARAM=VALUE: every such case in the
-# results file must be ok and verified ("passed"), and there must be one.
+# require NAME RESULTS COMPONENT/BACKEND PARAM=VALUE...: every such case in
+# the results file must be ok and verified, and there must be one
+# (gpu_required.py).
 require() {
-    { python3 - "$2" "$3" "$4" <<'PY' 2>&1; echo $? >"$rcfile"; } | tee -a "$log"
-import json, sys
-path, prefix, param = sys.argv[1:4]
-key, value = param.split("=", 1)
-cases = [c for c in json.load(open(path))["cases"]
-         if c.get("id", "").startswith(prefix + "/") and str(c.get("params", {}).get(key)) == value]
-bad = [c for c in cases if c.get("status") != "ok" or (c.get("verification") or {}).get("status") != "passed"]
-for c in bad:
-    print("    not ok and verified: %s: %s %s" % (c.get("id"), c.get("status"), (c.get("reason") or "")[:160]))
-print("    %s %s: %d of %d ok and verified" % (prefix, param, len(cases) - len(bad), len(cases)))
-sys.exit(0 if cases and not bad else 1)
-PY
+    name=$1
+    shift
+    { python3 "$bin/gpu_required.py" "$@" 2>&1; echo $? >"$rcfile"; } | tee -a "$log"
     if [ "$(cat "$rcfile")" != 0 ]; then
-        echo "=== $1: REQUIRED CASES NOT OK: $3 $4" | tee -a "$log"
+        echo "=== $name: REQUIRED CASES NOT OK: $2 $3" | tee -a "$log"
         status=1
     fi
 }
