@@ -332,6 +332,60 @@ static cJSON *disk_json(const char *dir)
     return d;
 }
 
+/* Prefixes of the variables libraries read to pick kernels, ISAs, thread
+ * counts, algorithms or transports; exact names for the few without one. */
+static const char *const env_prefixes[] = { "OPENBLAS_", "GOTO_", "OMP_", "KMP_",    "MKL_",
+                                            "DNNL_",     "ONEDNN_", "CUBLAS_", "CUBLASLT_",
+                                            "NCCL_",     "CUDA_",   "CUDNN_",  NULL };
+static const char *const env_names[] = { "NVIDIA_TF32_OVERRIDE", NULL };
+
+bool mb_context_env_recorded(const char *name)
+{
+    for (int i = 0; env_prefixes[i]; i++)
+        if (strncmp(name, env_prefixes[i], strlen(env_prefixes[i])) == 0)
+            return true;
+    for (int i = 0; env_names[i]; i++)
+        if (strcmp(name, env_names[i]) == 0)
+            return true;
+    return false;
+}
+
+static int env_entry_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+cJSON *mb_context_environment(char *const *envp)
+{
+    extern char **environ;
+    cJSON *env = cJSON_CreateObject();
+    char *const *all = envp ? envp : environ;
+    size_t count = 0;
+    while (all && all[count])
+        count++;
+    const char **picked = count ? malloc(count * sizeof *picked) : NULL;
+    size_t n = 0;
+    for (size_t i = 0; picked && i < count; i++) {
+        const char *eq = strchr(all[i], '=');
+        char name[256];
+        if (eq == NULL || (size_t)(eq - all[i]) >= sizeof name)
+            continue;
+        snprintf(name, sizeof name, "%.*s", (int)(eq - all[i]), all[i]);
+        if (mb_context_env_recorded(name))
+            picked[n++] = all[i];
+    }
+    if (n > 1) /* the same file for the same environment, whatever environ's order */
+        qsort(picked, n, sizeof *picked, env_entry_cmp);
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(picked[i], '=');
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - picked[i]), picked[i]);
+        cJSON_AddStringToObject(env, name, eq + 1);
+    }
+    free(picked);
+    return env;
+}
+
 cJSON *mb_context_collect(const char *disk_dir)
 {
     cJSON *ctx = cJSON_CreateObject();
@@ -347,6 +401,7 @@ cJSON *mb_context_collect(const char *disk_dir)
     cJSON_AddItemToObject(ctx, "os", os_json());
     cJSON_AddItemToObject(ctx, "build", build_json());
     cJSON_AddItemToObject(ctx, "disk", disk_json(disk_dir ? disk_dir : "."));
+    cJSON_AddItemToObject(ctx, "environment", mb_context_environment(NULL));
     mb_gpu_context_add(ctx);
     return ctx;
 }

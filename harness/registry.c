@@ -18,7 +18,7 @@
 extern const mb_component_ops mb_disk_pread, mb_disk_uring, mb_disk_mmap;
 extern const mb_component_ops mb_hostmem_stream_ops, mb_hostmem_memcpy_ops;
 /* CPU counterparts */
-extern const mb_component_ops mb_gemm_openblas_ops, mb_conv_onednn_ops;
+extern const mb_component_ops mb_gemm_openblas_ops, mb_gemm_onednn_ops, mb_conv_onednn_ops;
 /* collectives */
 extern const mb_component_ops mb_allreduce_mpi, mb_allgather_mpi, mb_reducescatter_mpi, mb_broadcast_mpi;
 
@@ -31,6 +31,7 @@ static const mb_component_ops *const builtin[] = {
     &mb_hostmem_memcpy_ops,
     /* CPU counterparts */
     &mb_gemm_openblas_ops,
+    &mb_gemm_onednn_ops,
     &mb_conv_onednn_ops,
     /* collectives */
     &mb_allreduce_mpi,

@@ -17,6 +17,7 @@
 #include "component.h"
 #include "cpu_info.h"
 #include "cpu_test_hooks.h"
+#include "onednn_util.h"
 
 /* bf16 needs native dot products: oneDNN would emulate it on plain AVX-512,
  * which measures the emulation, not a ceiling. */
@@ -29,11 +30,9 @@ int mb_test_conv_bf16_support(const mb_cpu_info *ci, mb_err *why)
 }
 
 #ifdef MB_HAVE_DNNL
-#include <dlfcn.h>
 #include <math.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,48 +84,6 @@ static const mb_param_spec conv_params[] = {
     MB_PARAM_END,
 };
 
-/* ---- OpenMP thread count (oneDNN's runtime here is OpenMP) -------------------
- * Looked up at run time: libdnnl brings libgomp into the process, and linking
- * OpenMP into mlbench itself only for two calls is not worth it. */
-typedef int (*omp_get_fn)(void);
-typedef void (*omp_set_fn)(int);
-static int default_threads;
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
-
-static void read_default_threads(void)
-{
-    omp_get_fn get = (omp_get_fn)dlsym(RTLD_DEFAULT, "omp_get_max_threads");
-    default_threads = get ? get() : 0;
-}
-
-static int set_threads(int n)
-{
-    omp_set_fn set = (omp_set_fn)dlsym(RTLD_DEFAULT, "omp_set_num_threads");
-    omp_get_fn get = (omp_get_fn)dlsym(RTLD_DEFAULT, "omp_get_max_threads");
-    if (set != NULL && n > 0)
-        set(n);
-    return get ? get() : 0;
-}
-
-static int resolve_threads(const mb_params *p, mb_err *err)
-{
-    pthread_once(&default_once, read_default_threads);
-    int want = (int)mb_param_int(p, "threads");
-    if (want == 0)
-        return default_threads;
-    int allowed = mb_cpu_allowed(NULL, 0);
-    if (want > allowed) {
-        mb_errf(err, MB_ESKIP, "threads=%d but this process may run on %d CPUs", want, allowed);
-        return -1;
-    }
-    if (dlsym(RTLD_DEFAULT, "omp_set_num_threads") == NULL) {
-        mb_errf(err, MB_ESKIP, "threads=%d: oneDNN's OpenMP runtime not found in the process",
-                want);
-        return -1;
-    }
-    return want;
-}
-
 /* ---- shape, support, fit ------------------------------------------------------ */
 
 static int read_shape(const mb_params *p, conv_shape *sh, mb_err *err)
@@ -148,13 +105,6 @@ static int read_shape(const mb_params *p, conv_shape *sh, mb_err *err)
     return MB_OK;
 }
 
-static bool isa_has_bf16(void)
-{
-    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
-    return ((unsigned)isa & (unsigned)dnnl_cpu_isa_avx512_core_bf16) ==
-           (unsigned)dnnl_cpu_isa_avx512_core_bf16;
-}
-
 static int check_dtype(const mb_params *p, mb_err *why)
 {
     if (strcmp(mb_param_str(p, "dtype"), "bf16") != 0)
@@ -162,7 +112,7 @@ static int check_dtype(const mb_params *p, mb_err *why)
     int rc = mb_test_conv_bf16_support(mb_cpu_info_host(), why);
     if (rc != MB_OK)
         return rc;
-    if (!isa_has_bf16())
+    if (!mb_onednn_isa_has_bf16())
         return mb_errf(why, MB_ESKIP, "bf16: oneDNN's effective ISA is %s (DNNL_MAX_CPU_ISA?)",
                        dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()));
     return MB_OK;
@@ -190,24 +140,18 @@ static int conv_probe(const mb_params *p, mb_err *why)
     int rc;
     if ((rc = read_shape(p, &sh, why)) != MB_OK || (rc = check_dtype(p, why)) != MB_OK)
         return rc;
-    if (resolve_threads(p, why) < 0)
+    if (mb_onednn_resolve_threads(p, why) < 0)
         return MB_ESKIP;
     return check_fits(&sh, why);
 }
 
 /* ---- helpers -------------------------------------------------------------------- */
 
-static int dnnl_fail(mb_err *err, dnnl_status_t s, const char *what)
-{
-    int code = s == dnnl_unimplemented ? MB_ESKIP : MB_EFAIL;
-    return mb_errf(err, code, "oneDNN %s: %s", what, dnnl_status2str(s));
-}
-
 #define DNNL_TRY(call, what)                                 \
     do {                                                     \
         dnnl_status_t s_ = (call);                           \
         if (s_ != dnnl_success) {                            \
-            rc = dnnl_fail(err, s_, what);                   \
+            rc = mb_onednn_fail(err, s_, what);                   \
             goto fail;                                       \
         }                                                    \
     } while (0)
@@ -410,7 +354,7 @@ static int conv_setup(const mb_params *p, void **state, mb_err *err)
     if ((rc = read_shape(p, &sh, err)) != MB_OK || (rc = check_dtype(p, err)) != MB_OK ||
         (rc = check_fits(&sh, err)) != MB_OK)
         return rc;
-    int threads = resolve_threads(p, err);
+    int threads = mb_onednn_resolve_threads(p, err);
     if (threads < 0)
         return MB_ESKIP;
     conv_state *st = calloc(1, sizeof *st);
@@ -421,7 +365,7 @@ static int conv_setup(const mb_params *p, void **state, mb_err *err)
     st->bf16 = strcmp(mb_param_str(p, "dtype"), "bf16") == 0;
     /* Before the primitive exists: oneDNN partitions work by the thread
      * count it sees at creation. */
-    st->threads = set_threads(threads);
+    st->threads = mb_onednn_set_threads(threads);
     size_t nx = (size_t)sh.n * sh.c * sh.h * sh.w, nw = (size_t)sh.k * sh.c * sh.r * sh.s;
     st->x = malloc(nx * sizeof *st->x);
     st->wt = malloc(nw * sizeof *st->wt);
@@ -548,11 +492,7 @@ static void conv_report(void *state, mb_report *r)
     mb_report_info(r, "src_format", st->src_fmt);
     mb_report_info(r, "weights_format", st->wei_fmt);
     mb_report_info(r, "dst_format", st->dst_fmt);
-    mb_report_info(r, "onednn_isa", dnnl_cpu_isa2str(dnnl_get_effective_cpu_isa()));
-    const dnnl_version_t *v = dnnl_version();
-    char ver[64];
-    snprintf(ver, sizeof ver, "%d.%d.%d", v->major, v->minor, v->patch);
-    mb_report_info(r, "onednn_version", ver);
+    mb_onednn_report(r, dt);
     char how[128];
     if (st->n_samples > 0)
         snprintf(how, sizeof how, "%d sampled outputs vs a direct convolution in double",
@@ -585,8 +525,7 @@ static void conv_teardown(void *state)
     free(st->wt);
     free(st->samples);
     free(st);
-    pthread_once(&default_once, read_default_threads);
-    set_threads(default_threads);
+    mb_onednn_restore_threads();
 }
 
 void mb_test_conv_corrupt(void *state)

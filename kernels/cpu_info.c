@@ -2,11 +2,13 @@
  * theoretical FLOP/s. See cpu_info.h for the assumptions. */
 #include "cpu_info.h"
 
+#include <ctype.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "component.h" /* mb_now */
 #include "formulas.h"
@@ -311,6 +313,108 @@ void mb_cpu_info_peak_source(const mb_cpu_info *ci, mb_cpu_dtype dtype, int core
                            "(%s; %s)",
                  n, ci->clock_hz / 1e9, ci->clock_source, fpc, mb_cpu_dtype_name(dtype),
                  mb_cpu_isa_name(ci->isa), ci->fma_guess);
+}
+
+/* ---- environment caps ----------------------------------------------------------- */
+
+bool mb_cpu_openblas_core_isa(const char *core, mb_cpu_isa *isa)
+{
+    /* OpenBLAS's x86-64 core names (driver/others/dynamic.c, case-insensitive
+     * there too) and the widest ISA their kernels use. */
+    static const struct {
+        const char *name;
+        mb_cpu_isa isa;
+    } cores[] = {
+        { "SkylakeX", MB_ISA_AVX512 },   { "Cooperlake", MB_ISA_AVX512 },
+        { "SapphireRapids", MB_ISA_AVX512 },
+        { "Haswell", MB_ISA_AVX2_FMA },  { "Zen", MB_ISA_AVX2_FMA },
+        { "Excavator", MB_ISA_AVX2_FMA },
+        { "Sandybridge", MB_ISA_AVX },   { "Bulldozer", MB_ISA_AVX },
+        { "Piledriver", MB_ISA_AVX },    { "Steamroller", MB_ISA_AVX },
+        { "Nehalem", MB_ISA_SSE2 },      { "Core2", MB_ISA_SSE2 },
+        { "Penryn", MB_ISA_SSE2 },       { "Dunnington", MB_ISA_SSE2 },
+        { "Prescott", MB_ISA_SSE2 },     { "Atom", MB_ISA_SSE2 },
+        { "Barcelona", MB_ISA_SSE2 },    { "Opteron", MB_ISA_SSE2 },
+        { "Opteron_SSE3", MB_ISA_SSE2 }, { "Nano", MB_ISA_SSE2 },
+        { "Banias", MB_ISA_SSE2 },       { "Katmai", MB_ISA_SSE2 },
+    };
+    if (core == NULL)
+        return false;
+    for (size_t i = 0; i < sizeof cores / sizeof *cores; i++)
+        if (strcasecmp(core, cores[i].name) == 0) {
+            *isa = cores[i].isa;
+            return true;
+        }
+    return false;
+}
+
+bool mb_cpu_onednn_isa(const char *name, mb_cpu_isa *isa)
+{
+    if (name == NULL || *name == '\0')
+        return false;
+    char up[128];
+    size_t n = 0;
+    for (; name[n] && n + 1 < sizeof up; n++) /* "AVX-512" and "avx512" alike */
+        up[n] = (char)toupper((unsigned char)(name[n] == '-' ? '_' : name[n]));
+    up[n] = '\0';
+    if (strstr(up, "AMX") || strstr(up, "AVX512") || strstr(up, "AVX_512") || strstr(up, "AVX10"))
+        *isa = MB_ISA_AVX512;
+    else if (strstr(up, "AVX2"))
+        *isa = MB_ISA_AVX2_FMA;
+    else if (strstr(up, "AVX"))
+        *isa = MB_ISA_AVX;
+    else if (strstr(up, "SSE"))
+        *isa = MB_ISA_SSE2;
+    else
+        return false; /* ALL, DEFAULT, or something newer than this table */
+    return true;
+}
+
+void mb_cpu_info_capped(const mb_cpu_info *ci, mb_cpu_isa isa, mb_cpu_info *out)
+{
+    *out = *ci;
+    if (isa < MB_ISA_AVX512)
+        out->avx512f = out->avx512_bf16 = out->amx_bf16 = out->amx_tile = false;
+    if (isa < MB_ISA_AVX2_FMA)
+        out->avx2 = out->fma = false;
+    if (isa < MB_ISA_AVX)
+        out->avx = false;
+    if (isa < MB_ISA_SSE2)
+        out->sse2 = false;
+    mb_cpu_info_derive(out);
+}
+
+bool mb_cpu_cap_note(const mb_cpu_info *ci, const char *library, const char *kernels,
+                     mb_cpu_isa used, const char *var, const char *value, mb_cpu_dtype dtype,
+                     char *note, size_t len)
+{
+    if (used >= ci->isa)
+        return false;
+    mb_cpu_info capped;
+    mb_cpu_info_capped(ci, used, &capped);
+    double full = mb_cpu_info_flops_per_cycle(ci, dtype);
+    double part = mb_cpu_info_flops_per_cycle(&capped, dtype);
+    char cause[160];
+    if (var && value && *value)
+        snprintf(cause, sizeof cause, "because %s=%s is set", var, value);
+    else
+        snprintf(cause, sizeof cause, "by the library's own choice (no %s set)", var ? var : "variable");
+    char ceiling[320];
+    if (full > 0 && part < full)
+        snprintf(ceiling, sizeof ceiling,
+                 "at most %g of %g %s FLOP/cycle per core (%.0f%% of the peak); this rate is "
+                 "not the CPU's ceiling",
+                 part, full, mb_cpu_dtype_name(dtype), 100.0 * part / full);
+    else if (full > 0)
+        snprintf(ceiling, sizeof ceiling,
+                 "the FMA guess gives %g %s FLOP/cycle per core either way (%s), but the "
+                 "narrower kernels are what ran",
+                 full, mb_cpu_dtype_name(dtype), ci->fma_guess);
+    else
+        snprintf(ceiling, sizeof ceiling, "no native %s path either way", mb_cpu_dtype_name(dtype));
+    snprintf(note, len, "%s runs its %s kernels (%s) on this %s CPU %s: %s", library, kernels,
+             mb_cpu_isa_name(used), mb_cpu_isa_name(ci->isa), cause, ceiling);
+    return true;
 }
 
 const char *mb_cpu_isa_name(mb_cpu_isa isa)

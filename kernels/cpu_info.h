@@ -90,6 +90,30 @@ double mb_cpu_info_peak_flops(const mb_cpu_info *ci, mb_cpu_dtype dtype, int cor
 void mb_cpu_info_peak_source(const mb_cpu_info *ci, mb_cpu_dtype dtype, int cores,
                              char *buf, size_t len);
 
+/* ---- what the environment does to a library's kernels ----------------------
+ * OPENBLAS_CORETYPE forces OpenBLAS's kernels for a named core (Haswell =
+ * AVX2 on an AVX-512 CPU: half the FMA width); DNNL_MAX_CPU_ISA and
+ * ONEDNN_MAX_CPU_ISA cap oneDNN's ISA. The ISA of a kernel set, by name:
+ * OpenBLAS core names (openblas_get_corename(), OPENBLAS_CORETYPE values)
+ * and oneDNN ISA names (DNNL_MAX_CPU_ISA values, dnnl_cpu_isa2str() text).
+ * Returns false for a name it does not know (no claim is made then). */
+bool mb_cpu_openblas_core_isa(const char *core, mb_cpu_isa *isa);
+bool mb_cpu_onednn_isa(const char *name, mb_cpu_isa *isa);
+
+/* The CPU as a library limited to `isa` sees it: the flags above it
+ * cleared, the FMA guess derived again (so its peak is what those kernels
+ * can reach at most). */
+void mb_cpu_info_capped(const mb_cpu_info *ci, mb_cpu_isa isa, mb_cpu_info *out);
+
+/* When a library runs kernels of an ISA below the CPU's (`used` < ci->isa),
+ * writes a note naming the library, its kernels, the cause (`var`=`value`
+ * when that variable is set, else the library's own choice) and the
+ * ceiling it implies (the capped peak as a fraction of the CPU's for
+ * `dtype`), and returns true. False (note untouched) otherwise. */
+bool mb_cpu_cap_note(const mb_cpu_info *ci, const char *library, const char *kernels,
+                     mb_cpu_isa used, const char *var, const char *value, mb_cpu_dtype dtype,
+                     char *note, size_t len);
+
 const char *mb_cpu_isa_name(mb_cpu_isa isa);
 const char *mb_cpu_dtype_name(mb_cpu_dtype dtype);
 

@@ -17,6 +17,8 @@ void mb_test_stream_corrupt(void *state, size_t index);
 void mb_test_memcpy_corrupt(void *state, size_t index);
 /* gemm/openblas: damages one of the output elements verify() samples. */
 void mb_test_gemm_corrupt(void *state);
+/* gemm/onednn: damages one of the output elements verify() samples. */
+void mb_test_gemm_onednn_corrupt(void *state);
 /* conv/onednn: damages the last output element, which verify() always checks
  * (in the primitive's own, possibly blocked, output buffer). */
 void mb_test_conv_corrupt(void *state);

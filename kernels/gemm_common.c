@@ -258,6 +258,36 @@ bool mb_gemm_fp8_any_layout(int cc)
     return (cc >= 100 && cc < 120) || cc >= 130;
 }
 
+const float *mb_gemm_scale_slot(const void *base, int which)
+{
+    return (const float *)((const char *)base + (size_t)which * MB_GEMM_SCALE_SLOT_BYTES);
+}
+
+int mb_gemm_fp8_pointers_check(const mb_gemm_fp8_pointers *ptrs, mb_err *err)
+{
+    const struct {
+        const char *name;
+        const void *ptr;
+    } all[] = { { "A", ptrs->a },
+                { "B", ptrs->b },
+                { "C/D", ptrs->c },
+                { "A scale (CUBLASLT_MATMUL_DESC_A_SCALE_POINTER)", ptrs->a_scale },
+                { "B scale (CUBLASLT_MATMUL_DESC_B_SCALE_POINTER)", ptrs->b_scale } };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        uintptr_t at = (uintptr_t)all[i].ptr;
+        if (at == 0)
+            return mb_errf(err, MB_EUSAGE, "cuBLASLt fp8: the %s pointer is NULL", all[i].name);
+        if (at % MB_GEMM_FP8_ALIGN)
+            return mb_errf(err, MB_EUSAGE,
+                           "cuBLASLt fp8: the %s pointer %p is not %d-byte aligned (it is %zu "
+                           "bytes past a boundary); cublasLtMatmul refuses it with "
+                           "CUBLAS_STATUS_NOT_SUPPORTED",
+                           all[i].name, all[i].ptr, MB_GEMM_FP8_ALIGN,
+                           (size_t)(at % MB_GEMM_FP8_ALIGN));
+    }
+    return MB_OK;
+}
+
 int mb_gemm_problem_check(const mb_gemm_problem *p, int cc, mb_err *err)
 {
     int need = mb_gemm_dtype_min_cc(p->dtype);

@@ -99,6 +99,29 @@ int mb_gemm_problem_check(const mb_gemm_problem *p, int cc, mb_err *err);
  * cc 10.x/11.x, and 13.x on); Ada, Hopper and Blackwell GeForce (12.x) need TN. */
 bool mb_gemm_fp8_any_layout(int cc);
 
+/* cuBLASLt's FP8 contract on pointers (docs: cublasLtMatmul, "To use FP8
+ * kernels ... all matrix pointers must be 16-byte aligned"). The per-tensor
+ * scales are device pointers too, read by the kernel with vector loads: the
+ * H100 run refused every fp8 call (CUBLAS_STATUS_NOT_SUPPORTED at
+ * cublasLtMatmul, after the heuristic had accepted the descriptor) when B's
+ * scale sat 4 bytes after A's. So each scale gets its own slot of
+ * MB_GEMM_SCALE_SLOT_BYTES (cudaMalloc's own alignment, what the heuristic
+ * assumes for every buffer by default) and every pointer is checked. */
+#define MB_GEMM_FP8_ALIGN 16
+#define MB_GEMM_SCALE_SLOT_BYTES 256
+enum { MB_GEMM_SCALE_A = 0, MB_GEMM_SCALE_B = 1, MB_GEMM_NSCALES = 2 };
+
+typedef struct mb_gemm_fp8_pointers {
+    const void *a, *b, *c; /* C is also D (beta = 0, D overwrites C) */
+    const void *a_scale, *b_scale;
+} mb_gemm_fp8_pointers;
+
+/* MB_EUSAGE naming the first pointer that is not MB_GEMM_FP8_ALIGN-byte
+ * aligned (or is NULL), with its address; host-only, no device needed. */
+int mb_gemm_fp8_pointers_check(const mb_gemm_fp8_pointers *ptrs, mb_err *err);
+/* Scale `which` (MB_GEMM_SCALE_A/B) in a buffer of MB_GEMM_NSCALES slots. */
+const float *mb_gemm_scale_slot(const void *base, int which);
+
 /* Rows, columns and leading dimension of A, B or C ('a', 'b', 'c') as stored
  * (column-major), i.e. what a cuBLASLt matrix layout describes: A is m x k,
  * or k x m when transa; B is k x n, or n x k when transb; C is m x n. */
@@ -253,7 +276,7 @@ typedef struct mb_gemm_bench {
     bool rotate_given, rotate_reduced;
     size_t set_stride_a, set_stride_b, set_stride_c; /* bytes between sets */
     void *base_a, *base_b, *base_c;
-    float *scales; /* fp8: device {a_scale, b_scale} */
+    void *scales; /* fp8: device a_scale, b_scale, one MB_GEMM_SCALE_SLOT_BYTES slot each */
     void *workspace;
     size_t workspace_bytes;
 

@@ -11,9 +11,12 @@
  *
  * fp8 follows cuBLASLt's rules (docs: cublasLtMatmul, FP8): A and B e4m3 in
  * the TN layout (on Ada, Hopper and Blackwell GeForce: mb_gemm_problem_check),
- * 16-byte aligned columns, per-tensor scales through
- * CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER (device floats), fp32 compute and
- * scale type, C of the same type as D (bf16 or fp16). int8 uses the regular
+ * 16-byte aligned columns and pointers, per-tensor scales through
+ * CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER (device floats in the default
+ * scalar scale mode, each in its own 256-byte slot: a scale 4 bytes after
+ * the other made every call fail on the H100), fp32 compute and scale type,
+ * C of the same type as D (bf16 or fp16) with beta = 0, no D scale (D is not
+ * fp8). int8 uses the regular
  * (column-major) ordering, TN, int32 C/D, CUBLAS_COMPUTE_32I with int32
  * alpha/beta.
  */
@@ -49,6 +52,7 @@ typedef struct lt_state {
     cublasLtMatmulPreference_t pref;
     mb_gemm_scalars scalars;
     bool fast_accum;
+    const float *a_scale, *b_scale; /* fp8: device scales, each in its own aligned slot */
     lt_candidate cand[LT_MAX_ALGOS];
     int n_cand;
     int tuned;   /* candidates timed (the budget may stop short of n_cand) */
@@ -81,6 +85,36 @@ static int lt_layout(cublasLtMatrixLayout_t *out, cudaDataType_t type, long long
     return MB_OK;
 }
 
+/* cuBLASLt's FP8 pointer contract (gemm_common.h), checked before anything
+ * runs: the scales as the descriptor will hold them, A, B and C of every
+ * buffer set, and of the second batch entry (the strided-batch offset). */
+static int lt_fp8_pointers(const lt_state *s, mb_err *err)
+{
+    const mb_gemm_bench *g = &s->g;
+    const mb_gemm_problem *p = &g->prob;
+    size_t batch_a = 0, batch_b = 0, batch_c = 0;
+    if (p->batch > 1) {
+        batch_a = (size_t)p->stride_a * mb_elem_size(p->a_type);
+        batch_b = (size_t)p->stride_b * mb_elem_size(p->b_type);
+        batch_c = (size_t)p->stride_c * mb_elem_size(p->c_type);
+    }
+    for (int set = 0; set < (g->base_a ? g->rotate : 1); set++)
+        for (int entry = 0; entry < (p->batch > 1 ? 2 : 1); entry++) {
+            mb_gemm_fp8_pointers ptrs = { .a_scale = s->a_scale, .b_scale = s->b_scale };
+            if (g->base_a) {
+                ptrs.a = (const char *)g->base_a + set * g->set_stride_a + entry * batch_a;
+                ptrs.b = (const char *)g->base_b + set * g->set_stride_b + entry * batch_b;
+                ptrs.c = (const char *)g->base_c + set * g->set_stride_c + entry * batch_c;
+            } else { /* describe-only: no matrices, only the scales to check */
+                ptrs.a = ptrs.b = ptrs.c = s->a_scale;
+            }
+            int rc = mb_gemm_fp8_pointers_check(&ptrs, err);
+            if (rc != MB_OK)
+                return rc;
+        }
+    return MB_OK;
+}
+
 static int lt_describe(lt_state *s, size_t workspace, mb_err *err)
 {
     const mb_gemm_problem *p = &s->g.prob;
@@ -92,7 +126,10 @@ static int lt_describe(lt_state *s, size_t workspace, mb_err *err)
     LT_TRY(cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     LT_TRY(cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     if (p->dtype == MB_GEMM_FP8) {
-        const void *a_scale = s->g.scales, *b_scale = s->g.scales + 1;
+        rc = lt_fp8_pointers(s, err);
+        if (rc != MB_OK)
+            return rc;
+        const void *a_scale = s->a_scale, *b_scale = s->b_scale;
         int8_t fast = s->fast_accum ? 1 : 0;
         LT_TRY(cublasLtMatmulDescSetAttribute(s->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
                                               &a_scale, sizeof a_scale));
@@ -320,6 +357,10 @@ static int lt_setup(const mb_params *params, void **state, mb_err *err)
     mb_elem out = strcmp(mb_param_str(params, "out"), "fp16") == 0 ? MB_ELEM_F16 : MB_ELEM_BF16;
     s->fast_accum = mb_param_bool(params, "fast_accum");
     int rc = mb_gemm_bench_setup(&s->g, params, out, err);
+    if (rc == MB_OK && s->g.scales) {
+        s->a_scale = mb_gemm_scale_slot(s->g.scales, MB_GEMM_SCALE_A);
+        s->b_scale = mb_gemm_scale_slot(s->g.scales, MB_GEMM_SCALE_B);
+    }
     if (rc == MB_OK)
         rc = mb_cublas_err((int)cublasLtCreate(&s->handle), err, "cublasLtCreate");
     if (rc == MB_OK)
@@ -342,20 +383,33 @@ static int lt_setup(const mb_params *params, void **state, mb_err *err)
  * calls are host-only in cuBLASLt and need no device, so a CPU-only test
  * (tests/test_gpu_contract.c) checks every attribute's type and size, and
  * each layout, against the library itself. The scale pointers are dummies
- * (descriptors only store them). */
-int mb_gemm_lt_describe_only(const mb_gemm_problem *p, bool fast_accum, size_t workspace, mb_err *err)
+ * (descriptors only store them) but are checked against cuBLASLt's FP8
+ * pointer contract as setup's are: the test gives the layout that failed on
+ * the H100 (B's scale 4 bytes after A's) and expects a refusal. */
+int mb_gemm_lt_describe_scales(const mb_gemm_problem *p, bool fast_accum, size_t workspace,
+                               const float *a_scale, const float *b_scale, mb_err *err)
 {
     lt_state *s = calloc(1, sizeof *s);
     if (!s)
         return mb_errf(err, MB_ESYS, "out of memory");
-    static float dummy_scales[2];
     s->g.prob = *p;
-    s->g.scales = dummy_scales;
+    s->a_scale = a_scale;
+    s->b_scale = b_scale;
     s->fast_accum = fast_accum;
     int rc = lt_describe(s, workspace, err);
     lt_destroy_descriptors(s);
     free(s);
     return rc;
+}
+
+/* The same with the scales where setup puts them: one aligned slot each. */
+int mb_gemm_lt_describe_only(const mb_gemm_problem *p, bool fast_accum, size_t workspace, mb_err *err)
+{
+    static _Alignas(MB_GEMM_SCALE_SLOT_BYTES) unsigned char slots[MB_GEMM_NSCALES *
+                                                                  MB_GEMM_SCALE_SLOT_BYTES];
+    return mb_gemm_lt_describe_scales(p, fast_accum, workspace,
+                                      mb_gemm_scale_slot(slots, MB_GEMM_SCALE_A),
+                                      mb_gemm_scale_slot(slots, MB_GEMM_SCALE_B), err);
 }
 
 static int lt_probe(const mb_params *params, mb_err *why)

@@ -258,9 +258,15 @@ int mb_gemm_bench_setup(mb_gemm_bench *g, const mb_params *params, mb_elem fp8_o
     if (g->workspace_bytes)
         TRY(cudaMalloc(&g->workspace, g->workspace_bytes));
     if (p->dtype == MB_GEMM_FP8) {
-        float scales[2] = { (float)p->a_scale, (float)p->b_scale };
-        TRY(cudaMalloc((void **)&g->scales, sizeof scales));
-        TRY(cudaMemcpy(g->scales, scales, sizeof scales, cudaMemcpyHostToDevice));
+        /* One aligned slot per scale (gemm_common.h: MB_GEMM_SCALE_SLOT_BYTES):
+         * two floats side by side put B's scale 4 bytes off alignment, and
+         * cublasLtMatmul refused every fp8 call on the H100. */
+        unsigned char slots[MB_GEMM_NSCALES * MB_GEMM_SCALE_SLOT_BYTES] = { 0 };
+        float a_scale = (float)p->a_scale, b_scale = (float)p->b_scale;
+        memcpy(slots + MB_GEMM_SCALE_A * MB_GEMM_SCALE_SLOT_BYTES, &a_scale, sizeof a_scale);
+        memcpy(slots + MB_GEMM_SCALE_B * MB_GEMM_SCALE_SLOT_BYTES, &b_scale, sizeof b_scale);
+        TRY(cudaMalloc(&g->scales, sizeof slots));
+        TRY(cudaMemcpy(g->scales, slots, sizeof slots, cudaMemcpyHostToDevice));
     }
     rc = upload(g, 'a', g->base_a, g->set_stride_a, err);
     if (rc == MB_OK)

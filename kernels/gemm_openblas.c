@@ -282,6 +282,15 @@ static void gemm_report(void *state, mb_report *r)
     mb_report_info(r, "openblas_core", openblas_get_corename());
     mb_report_info(r, "verification", "sampled elements recomputed in double, tolerance "
                                       "4 u sqrt(k) sum|a b|");
+    /* The kernels OpenBLAS runs, whatever chose them (OPENBLAS_CORETYPE, or
+     * its detection, or a build for one target): a narrower ISA than the
+     * CPU's caps this case below the CPU's ceiling, and the results say so. */
+    mb_cpu_isa used;
+    char cap[512];
+    if (mb_cpu_openblas_core_isa(openblas_get_corename(), &used) &&
+        mb_cpu_cap_note(ci, "OpenBLAS", openblas_get_corename(), used, "OPENBLAS_CORETYPE",
+                        getenv("OPENBLAS_CORETYPE"), dt, cap, sizeof cap))
+        mb_report_note(r, "%s", cap);
     if (st->threads > ci->physical_cores && ci->physical_cores > 0)
         mb_report_note(r, "%d threads on %d physical cores: SMT threads share FMA units, the "
                        "peak counts physical cores", st->threads, ci->physical_cores);

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "context.h"
 #include "params.h"
 #include "results.h"
 #include "runner.h"
@@ -384,10 +385,57 @@ static void test_humanize(void **s)
     assert_string_equal(b, "bf16");
 }
 
+/* context.environment: the library-steering variables, name -> value,
+ * sorted; nothing else from the environment. Names used here steer nothing
+ * (OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are never changed by tests). */
+static void test_context_environment(void **s)
+{
+    (void)s;
+    char *fake[] = { "PATH=/bin", "OPENBLAS_CORETYPE=Haswell", "OMP_NUM_THREADS=2", "MKL_DEBUG_CPU_TYPE=5",
+                     "ONEDNN_VERBOSE=1", "DNNL_MAX_CPU_ISA=AVX2", "CUBLAS_WORKSPACE_CONFIG=:4096:8",
+                     "NCCL_DEBUG=INFO", "CUDA_VISIBLE_DEVICES=0", "NVIDIA_TF32_OVERRIDE=0", "HOME=/root",
+                     "OPENBLASX=1", "NOEQUALS", "A_OMP_NUM_THREADS=3", NULL };
+    cJSON *env = mb_context_environment(fake);
+    assert_int_equal(cJSON_GetArraySize(env), 9);
+    assert_string_equal(cJSON_GetObjectItem(env, "OPENBLAS_CORETYPE")->valuestring, "Haswell");
+    assert_string_equal(cJSON_GetObjectItem(env, "CUBLAS_WORKSPACE_CONFIG")->valuestring, ":4096:8");
+    assert_null(cJSON_GetObjectItem(env, "PATH"));
+    assert_null(cJSON_GetObjectItem(env, "OPENBLASX"));
+    assert_null(cJSON_GetObjectItem(env, "A_OMP_NUM_THREADS"));
+    /* Sorted by name. */
+    const cJSON *prev = NULL, *it;
+    cJSON_ArrayForEach(it, env)
+    {
+        if (prev)
+            assert_true(strcmp(prev->string, it->string) < 0);
+        prev = it;
+    }
+    cJSON_Delete(env);
+
+    /* The process's own environment, through the machine context. */
+    assert_int_equal(setenv("NCCL_MLBENCH_TEST_ONLY", "yes", 1), 0);
+    assert_int_equal(setenv("MLBENCH_TEST_NOT_RECORDED", "no", 1), 0);
+    cJSON *ctx = mb_context_collect(NULL);
+    const cJSON *e = cJSON_GetObjectItem(ctx, "environment");
+    assert_non_null(e);
+    assert_string_equal(cJSON_GetObjectItem(e, "NCCL_MLBENCH_TEST_ONLY")->valuestring, "yes");
+    assert_null(cJSON_GetObjectItem(e, "MLBENCH_TEST_NOT_RECORDED"));
+    const char *coretype = getenv("OPENBLAS_CORETYPE"); /* whatever the machine sets, recorded as set */
+    if (coretype)
+        assert_string_equal(cJSON_GetObjectItem(e, "OPENBLAS_CORETYPE")->valuestring, coretype);
+    else
+        assert_null(cJSON_GetObjectItem(e, "OPENBLAS_CORETYPE"));
+    cJSON_Delete(ctx);
+    unsetenv("NCCL_MLBENCH_TEST_ONLY");
+    unsetenv("MLBENCH_TEST_NOT_RECORDED");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_size_parsing),    cmocka_unit_test(test_params_build),
+        cmocka_unit_test(test_size_parsing),
+        cmocka_unit_test(test_context_environment),
+        cmocka_unit_test(test_params_build),
         cmocka_unit_test(test_params_errors),   cmocka_unit_test(test_runner_ok),
         cmocka_unit_test(test_runner_skip_fail_verify), cmocka_unit_test(test_journal_and_writers),
         cmocka_unit_test(test_results_load_errors), cmocka_unit_test(test_humanize),

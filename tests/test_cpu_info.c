@@ -205,6 +205,68 @@ static void test_host(void **s)
     assert_true(mb_cpu_llc_total_bytes() >= 0);
 }
 
+/* OPENBLAS_CORETYPE=Haswell on an AVX-512 Xeon: OpenBLAS's AVX2 kernels,
+ * half the FMA width; the note names the variable and the fraction. Values
+ * are passed in: tests never change OPENBLAS_CORETYPE itself. */
+static void test_env_cap_note(void **s)
+{
+    (void)s;
+    mb_cpu_isa isa;
+    assert_true(mb_cpu_openblas_core_isa("Haswell", &isa));
+    assert_int_equal(isa, MB_ISA_AVX2_FMA);
+    assert_true(mb_cpu_openblas_core_isa("skylakex", &isa)); /* case-insensitive, as OpenBLAS */
+    assert_int_equal(isa, MB_ISA_AVX512);
+    assert_true(mb_cpu_openblas_core_isa("Sandybridge", &isa));
+    assert_int_equal(isa, MB_ISA_AVX);
+    assert_false(mb_cpu_openblas_core_isa("NoSuchCore", &isa));
+    assert_false(mb_cpu_openblas_core_isa(NULL, &isa));
+    assert_true(mb_cpu_onednn_isa("AVX2", &isa));
+    assert_int_equal(isa, MB_ISA_AVX2_FMA);
+    assert_true(mb_cpu_onednn_isa("avx512_core_bf16", &isa));
+    assert_int_equal(isa, MB_ISA_AVX512);
+    assert_true(mb_cpu_onednn_isa("Intel AVX-512 with Intel DL Boost", &isa));
+    assert_int_equal(isa, MB_ISA_AVX512);
+    assert_true(mb_cpu_onednn_isa("SSE41", &isa));
+    assert_int_equal(isa, MB_ISA_SSE2);
+    assert_false(mb_cpu_onednn_isa("ALL", &isa));
+
+    mb_cpu_info xeon;
+    mb_cpu_info_parse(XEON_GOLD, 0, 0, 0, &xeon); /* 2 x 512-bit FMA: 64 fp32 FLOP/cycle */
+    char note[512] = "";
+    assert_true(mb_cpu_cap_note(&xeon, "OpenBLAS", "Haswell", MB_ISA_AVX2_FMA, "OPENBLAS_CORETYPE", "Haswell",
+                                MB_CPU_FP32, note, sizeof note));
+    assert_non_null(strstr(note, "OpenBLAS runs its Haswell kernels (avx2+fma) on this avx512f CPU"));
+    assert_non_null(strstr(note, "because OPENBLAS_CORETYPE=Haswell is set"));
+    assert_non_null(strstr(note, "at most 32 of 64 fp32 FLOP/cycle per core (50% of the peak)"));
+    /* The library's own choice: said so. */
+    assert_true(mb_cpu_cap_note(&xeon, "OpenBLAS", "Sandybridge", MB_ISA_AVX, "OPENBLAS_CORETYPE", NULL,
+                                MB_CPU_FP64, note, sizeof note));
+    assert_non_null(strstr(note, "by the library's own choice (no OPENBLAS_CORETYPE set)"));
+    assert_non_null(strstr(note, "(25% of the peak)")); /* 1 x 256-bit add+mul: 8 of 32 fp64 */
+    /* Kernels as wide as the CPU: no note, the buffer untouched. */
+    snprintf(note, sizeof note, "untouched");
+    assert_false(mb_cpu_cap_note(&xeon, "OpenBLAS", "SkylakeX", MB_ISA_AVX512, "OPENBLAS_CORETYPE", NULL,
+                                 MB_CPU_FP32, note, sizeof note));
+    assert_string_equal(note, "untouched");
+    mb_cpu_info haswell;
+    mb_cpu_info_parse(HASWELL, 0, 0, 0, &haswell);
+    assert_false(mb_cpu_cap_note(&haswell, "OpenBLAS", "Haswell", MB_ISA_AVX2_FMA, "OPENBLAS_CORETYPE", "Haswell",
+                                 MB_CPU_FP32, note, sizeof note));
+    /* Zen 4 (512-bit ops on 256-bit pipes): capped, but the same guessed peak. */
+    mb_cpu_info zen4;
+    mb_cpu_info_parse(ZEN4, 0, 0, 0, &zen4);
+    assert_true(mb_cpu_cap_note(&zen4, "OpenBLAS", "Haswell", MB_ISA_AVX2_FMA, "OPENBLAS_CORETYPE", "Haswell",
+                                MB_CPU_FP32, note, sizeof note));
+    assert_non_null(strstr(note, "either way"));
+    /* The capped CPU loses the flags above the cap, so its bf16 path too. */
+    mb_cpu_info capped;
+    mb_cpu_info_capped(&zen4, MB_ISA_AVX2_FMA, &capped);
+    assert_false(capped.avx512f);
+    assert_true(capped.avx2);
+    assert_int_equal(capped.isa, MB_ISA_AVX2_FMA);
+    assert_true(mb_cpu_info_flops_per_cycle(&capped, MB_CPU_BF16) == 0.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -215,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_amx_and_flag_words),
         cmocka_unit_test(test_unknown_clock_gives_no_peak),
         cmocka_unit_test(test_measured_clock),
+        cmocka_unit_test(test_env_cap_note),
         cmocka_unit_test(test_host),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -293,6 +293,66 @@ static void test_gpu_stage_on_cpu_results(void **state)
     mb_ceilings_free(&cpu);
 }
 
+/* One CPU GEMM case as a results-file entry. */
+static void cpu_gemm_case(char *buf, size_t len, const char *backend, int n, int threads, double gflops,
+                          const char *verified)
+{
+    snprintf(buf, len,
+             "{\"id\":\"gemm/%s/dtype=fp32,k=%d,m=%d,n=%d,threads=%d\",\"component\":\"gemm\","
+             "\"backend\":\"%s\",\"params\":{\"dtype\":\"fp32\",\"m\":\"%d\",\"n\":\"%d\",\"k\":\"%d\","
+             "\"threads\":\"%d\"},\"status\":\"ok\",\"work_unit\":\"flop\",\"work_per_iteration\":%.0f,"
+             "\"rate_unit\":\"GFLOP/s\",\"rate_scale\":1e9,\"rate\":{\"median\":%g},"
+             "\"verification\":{\"status\":\"%s\"}}",
+             backend, n, n, n, threads, backend, n, n, n, threads, 2.0 * n * n * n, gflops, verified);
+}
+
+static const char *cpu_gemm_results(const char *name, const char *onednn_verified)
+{
+    char c[5][700], text[4096];
+    cpu_gemm_case(c[0], sizeof c[0], "openblas", 2048, 0, 190, "passed");
+    cpu_gemm_case(c[1], sizeof c[1], "onednn", 2048, 0, 380, onednn_verified);
+    cpu_gemm_case(c[2], sizeof c[2], "onednn", 2048, 1, 100, "passed");
+    cpu_gemm_case(c[3], sizeof c[3], "openblas", 1024, 0, 150, "passed");
+    cpu_gemm_case(c[4], sizeof c[4], "onednn", 4096, 0, 900, "failed"); /* fast and wrong: never a ceiling */
+    snprintf(text, sizeof text,
+             "{\"schema\":\"mlbench-results\",\"schema_version\":1,\"started_utc\":\"2026-01-01T00:00:00Z\","
+             "\"context\":{\"host\":{\"name\":\"cpubox\"},\"gpus\":[]},\"cases\":[%s,%s,%s,%s,%s]}",
+             c[0], c[1], c[2], c[3], c[4]);
+    return scratch_file(name, text);
+}
+
+/* A CPU GEMM stage takes the best verified CPU GEMM case of its shape,
+ * whichever library measured it: oneDNN at 380 GFLOP/s over OpenBLAS at
+ * 190 on the same 2048^3 fp32, all cores over one; a faster case that
+ * failed verification never. */
+static void test_cpu_gemm_best_library(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    mb_stage s = { .name = "cpu_mm", .component = "gemm", .device = "cpu", .dtype = "fp32",
+                   .work = 2.0 * 2048 * 2048 * 2048 * 10, .count = 10, .work_unit = "flop", .seconds = 1 };
+    char why[MB_GAP_WHY_LEN];
+    mb_ceilings r;
+    assert_int_equal(mb_ceilings_load(cpu_gemm_results("cpu_gemm_both.json", "passed"), &r, &err), MB_OK);
+    int k = mb_gap_match(&s, &r, &f->matching, why, sizeof why);
+    assert_true(k >= 0);
+    assert_string_equal(r.cases[k].id, "gemm/onednn/dtype=fp32,k=2048,m=2048,n=2048,threads=0");
+    assert_non_null(strstr(why, "the fastest of 3 equally near (openblas, onednn)"));
+    CLOSE(mb_gap_case_rate(&s, &r.cases[k], &f->matching), 380e9);
+    mb_ceilings_free(&r);
+    /* oneDNN's all-core case failed verification: OpenBLAS's is the ceiling. */
+    assert_int_equal(mb_ceilings_load(cpu_gemm_results("cpu_gemm_bad_onednn.json", "failed"), &r, &err), MB_OK);
+    k = mb_gap_match(&s, &r, &f->matching, why, sizeof why);
+    assert_true(k >= 0);
+    assert_string_equal(r.cases[k].id, "gemm/openblas/dtype=fp32,k=2048,m=2048,n=2048,threads=0");
+    assert_non_null(strstr(why, "the fastest of 2 equally near (openblas, onednn)"));
+    /* A stage of 4096^3 has only the unverified oneDNN case at its size: the nearest verified one serves. */
+    s.work = 2.0 * 4096 * 4096 * 4096 * 10;
+    k = mb_gap_match(&s, &r, &f->matching, why, sizeof why);
+    assert_string_equal(r.cases[k].id, "gemm/openblas/dtype=fp32,k=2048,m=2048,n=2048,threads=0");
+    mb_ceilings_free(&r);
+}
+
 static void test_collective_busbw(void **state)
 {
     fx *f = *state;
@@ -726,6 +786,7 @@ int main(void)
         cmocka_unit_test(test_project_results),
         cmocka_unit_test(test_project_datasheet),
         cmocka_unit_test(test_gpu_stage_on_cpu_results),
+        cmocka_unit_test(test_cpu_gemm_best_library),
         cmocka_unit_test(test_collective_busbw),
         cmocka_unit_test(test_nearest_size_and_dtype),
         cmocka_unit_test(test_above_ceiling),

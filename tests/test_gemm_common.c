@@ -740,6 +740,33 @@ static void test_report_rotation(void **st)
     mb_report_free(&r);
 }
 
+/* The pointer check itself, on every pointer cuBLASLt reads: known answers. */
+static void test_fp8_pointer_check(void **st)
+{
+    (void)st;
+    static _Alignas(MB_GEMM_SCALE_SLOT_BYTES) unsigned char buf[4 * MB_GEMM_SCALE_SLOT_BYTES];
+    const mb_gemm_fp8_pointers good = { buf, buf + 256, buf + 512, buf + 768, buf + 768 + 16 };
+    mb_err err = { 0 };
+    assert_int_equal(mb_gemm_fp8_pointers_check(&good, &err), MB_OK);
+    const char *names[] = { "the A pointer", "the B pointer", "the C/D pointer", "the A scale", "the B scale" };
+    for (int i = 0; i < 5; i++)
+        for (int off = 1; off < 16; off *= 2) { /* 1, 2, 4, 8 bytes off: all refused */
+            mb_gemm_fp8_pointers bad = good;
+            const void **slot[] = { &bad.a, &bad.b, &bad.c, &bad.a_scale, &bad.b_scale };
+            *slot[i] = (const unsigned char *)*slot[i] + off;
+            mb_err e = { 0 };
+            assert_int_equal(mb_gemm_fp8_pointers_check(&bad, &e), MB_EUSAGE);
+            if (!strstr(e.msg, names[i]))
+                fail_msg("pointer %d off by %d: %s", i, off, e.msg);
+        }
+    mb_gemm_fp8_pointers null = good;
+    null.b_scale = NULL;
+    assert_int_equal(mb_gemm_fp8_pointers_check(&null, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "NULL"));
+    /* The slots are MB_GEMM_SCALE_SLOT_BYTES apart. */
+    assert_ptr_equal(mb_gemm_scale_slot(buf, MB_GEMM_SCALE_B), (const float *)(buf + MB_GEMM_SCALE_SLOT_BYTES));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -760,6 +787,7 @@ int main(void)
         cmocka_unit_test(test_report_rotation),
         cmocka_unit_test(test_arch_table),
         cmocka_unit_test(test_peak_report),
+        cmocka_unit_test(test_fp8_pointer_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,8 @@
 
 /* kernels/gemm_cublaslt.c */
 int mb_gemm_lt_describe_only(const mb_gemm_problem *p, bool fast_accum, size_t workspace, mb_err *err);
+int mb_gemm_lt_describe_scales(const mb_gemm_problem *p, bool fast_accum, size_t workspace, const float *a_scale,
+                               const float *b_scale, mb_err *err);
 
 static const char *const layouts[] = { "nn", "nt", "tn", "tt" };
 
@@ -86,6 +88,29 @@ static void test_library_checks_on_the_host(void **st)
         cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &offset, sizeof offset),
         CUBLAS_STATUS_INVALID_VALUE);
     cublasLtMatrixLayoutDestroy(l);
+}
+
+/* The fp8 layout that failed on the H100 (every call: "cublasLtMatmul: the
+ * requested functionality is not supported"): B's scale one float after
+ * A's, 4 bytes off cuBLASLt's alignment. The describe step refuses it, naming
+ * the pointer; each scale in its own slot, as setup allocates them, passes. */
+static void test_fp8_scales_side_by_side_are_refused(void **st)
+{
+    (void)st;
+    static _Alignas(MB_GEMM_SCALE_SLOT_BYTES) float scales[2 * MB_GEMM_SCALE_SLOT_BYTES / sizeof(float)];
+    mb_gemm_problem p;
+    problem(&p, MB_GEMM_FP8, "tn", 1, MB_ELEM_BF16);
+    mb_err err = { 0 };
+    assert_int_equal(mb_gemm_lt_describe_scales(&p, false, 32u << 20, scales, scales + 1, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "B scale (CUBLASLT_MATMUL_DESC_B_SCALE_POINTER)"));
+    assert_non_null(strstr(err.msg, "not 16-byte aligned"));
+    mb_err ok = { 0 };
+    assert_int_equal(mb_gemm_lt_describe_scales(&p, false, 32u << 20, mb_gemm_scale_slot(scales, MB_GEMM_SCALE_A),
+                                                mb_gemm_scale_slot(scales, MB_GEMM_SCALE_B), &ok),
+                     MB_OK);
+    /* Non-fp8 problems have no scales to check. */
+    problem(&p, MB_GEMM_BF16, "nn", 1, MB_ELEM_BF16);
+    assert_int_equal(mb_gemm_lt_describe_scales(&p, false, 32u << 20, NULL, NULL, &ok), MB_OK);
 }
 
 #ifdef MB_HAVE_CUDNN
@@ -229,6 +254,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_descriptor_is_accepted),
         cmocka_unit_test(test_library_checks_on_the_host),
+        cmocka_unit_test(test_fp8_scales_side_by_side_are_refused),
 #ifdef MB_HAVE_CUDNN
         cmocka_unit_test(test_cudnn_describes_every_case),
         cmocka_unit_test(test_cudnn_output_size_mismatch_is_caught),

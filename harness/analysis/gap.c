@@ -395,8 +395,28 @@ static void explain_none(const mb_stage *s, const mb_ini *m, const counts *k, ch
         snprintf(why, len, "no ceiling: no %s case with %s was measured", cc, k->hard_what);
 }
 
-static void explain_choice(const mb_stage *s, const mb_case_ref *c, const score *sc, int usable, char *why,
-                           size_t len)
+/* Cases as near the stage as the best one (same dtype, size, ...): the
+ * ceiling is the fastest of them, whichever library measured it (OpenBLAS
+ * and oneDNN on the same CPU GEMM shape can differ by 2x). Their count and
+ * backends, for the explanation. */
+typedef struct ties {
+    int n;
+    char backends[128]; /* "openblas, onednn" */
+} ties;
+
+static void ties_add(ties *t, const char *backend)
+{
+    t->n++;
+    size_t bl = strlen(backend), at = strlen(t->backends);
+    for (const char *p = strstr(t->backends, backend); p; p = strstr(p + 1, backend))
+        if ((p == t->backends || p[-1] == ' ') && (p[bl] == ',' || p[bl] == '\0'))
+            return; /* already listed */
+    if (at + bl + 3 < sizeof t->backends)
+        snprintf(t->backends + at, sizeof t->backends - at, "%s%s", at ? ", " : "", backend);
+}
+
+static void explain_choice(const mb_stage *s, const mb_case_ref *c, const score *sc, int usable,
+                           const ties *tied, char *why, size_t len)
 {
     const char *cc = c->component;
     size_t n = (size_t)snprintf(why, len, "%s:", c->id);
@@ -434,6 +454,8 @@ static void explain_choice(const mb_stage *s, const mb_case_ref *c, const score 
         ADD(" stage size per call unknown (give calls or block_size);");
     }
     ADD(" nearest of %d usable %s case(s)", usable, cc);
+    if (tied->n > 1)
+        ADD("; the fastest of %d equally near (%s)", tied->n, tied->backends);
 #undef ADD
 }
 
@@ -442,6 +464,7 @@ int mb_gap_match(const mb_stage *s, const mb_ceilings *res, const mb_ini *m, cha
     counts k = { 0 };
     int best = -1;
     score best_sc = { 0 };
+    ties tied = { 0 };
     if (strcmp(s->component, "other") == 0) {
         explain_none(s, m, &k, why, len);
         return -1;
@@ -479,18 +502,27 @@ int mb_gap_match(const mb_stage *s, const mb_ceilings *res, const mb_ini *m, cha
         k.hard++;
         score sc;
         score_case(s, c, m, &sc);
-        /* lower score wins; on a tie the faster case (the higher ceiling) */
-        if (best < 0 || sc.total < best_sc.total - 1e-9 ||
-            (fabs(sc.total - best_sc.total) <= 1e-9 && c->rate_abs > res->cases[best].rate_abs)) {
+        /* lower score wins; on a tie the faster case (the higher ceiling:
+         * the best library, all cores rather than one) */
+        bool tie = best >= 0 && fabs(sc.total - best_sc.total) <= 1e-9;
+        if (best < 0 || sc.total < best_sc.total - 1e-9) {
+            memset(&tied, 0, sizeof tied);
+            ties_add(&tied, c->backend);
             best = i;
             best_sc = sc;
+        } else if (tie) {
+            ties_add(&tied, c->backend);
+            if (c->rate_abs > res->cases[best].rate_abs) {
+                best = i;
+                best_sc = sc;
+            }
         }
     }
     if (best < 0) {
         explain_none(s, m, &k, why, len);
         return -1;
     }
-    explain_choice(s, &res->cases[best], &best_sc, k.hard, why, len);
+    explain_choice(s, &res->cases[best], &best_sc, k.hard, &tied, why, len);
     return best;
 }
 
