@@ -224,11 +224,31 @@ def main():
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump({"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "rows": rows}, f, indent=2)
+    lines, status = summary(rows)
+    for line in lines:
+        print(line)
+    return status
+
+
+def summary(rows):
+    """The lines printed after the table and the exit status (0 = all good).
+    Needs no torch: tests/pytorch_compare_test.py calls it with made-up rows."""
+    lines = []
     low = [r for r in rows if r["ratio"] is not None and r["ratio"] < 0.95]
     if low:
-        print("mlbench is more than 5% below PyTorch on: %s" % ", ".join(r["case"] for r in low))
-    failed = [line for line in done_means(rows) if not line.startswith("ok")]
-    return 1 if low or failed or any(r["pytorch_check"] != "passed" for r in rows) else 0
+        # No %-formatting here: the text itself holds a percent sign.
+        lines.append("mlbench is more than 5% below PyTorch on: " + ", ".join(r["case"] for r in low))
+    checks = done_means(rows)
+    if checks:
+        lines.append("done-means (issue 3):")
+        lines.extend("  " + line for line in checks)
+    failed = [line for line in checks if not line.startswith("ok")]
+    torch_bad = [r["case"] for r in rows if r.get("pytorch_check") != "passed"]
+    if torch_bad:
+        lines.append("PyTorch's own output check failed on: " + ", ".join(torch_bad))
+    ok = not low and not failed and not torch_bad
+    lines.append("verdict: %s" % ("PASS" if ok else "FAIL"))
+    return lines, 0 if ok else 1
 
 
 # Issue 3's done-means: (case, test on the row, what it asks)
@@ -243,7 +263,7 @@ DONE_MEANS = [
 
 
 def done_means(rows):
-    """Prints and returns one line per done-means check whose case ran."""
+    """One line per done-means check whose case ran."""
     by_case = {r["case"]: r for r in rows}
     lines = []
     for case, test, what in DONE_MEANS:
@@ -253,10 +273,6 @@ def done_means(rows):
         eff = "%.0f%% of %s" % (100 * r["mlbench_efficiency"], r["mlbench_peak"]) if r["mlbench_efficiency"] else "-"
         ratio = "%.3f" % r["ratio"] if r["ratio"] is not None else "-"
         lines.append("%s  %s: ratio %s, efficiency %s" % ("ok  " if test(r) else "MISS", what, ratio, eff))
-    if lines:
-        print("done-means (issue 3):")
-        for line in lines:
-            print("  " + line)
     return lines
 
 

@@ -55,6 +55,43 @@ class DoneMeans(unittest.TestCase):
         self.assertEqual(pc.done_means([row("membw triad fp32 256 MiB", 1.0, 0.9)]), [])
 
 
+def full_row(case, ratio, eff=0.9, check="passed"):
+    r = row(case, ratio, eff)
+    r["pytorch_check"] = check
+    return r
+
+
+class Summary(unittest.TestCase):
+    """The end of the run: the low-ratio line (its text has a percent sign: the
+    H100 run crashed there with "unsupported format character 'b'") and the
+    verdict."""
+
+    def test_low_ratio_line_with_its_percent_sign(self):
+        lines, status = pc.summary([full_row("membw triad fp32 256 MiB", 0.90),
+                                    full_row("copy h2d pageable 256 MiB", 0.94)])
+        self.assertIn("mlbench is more than 5% below PyTorch on: membw triad fp32 256 MiB, "
+                      "copy h2d pageable 256 MiB", lines)
+        self.assertEqual(lines[-1], "verdict: FAIL")
+        self.assertEqual(status, 1)
+
+    def test_all_good_passes(self):
+        lines, status = pc.summary([full_row("copy d2d 1 GiB (r+w)", 1.05, 0.9),
+                                    full_row("membw triad fp32 256 MiB", 0.96)])
+        self.assertEqual(status, 0)
+        self.assertFalse(any("below PyTorch" in line for line in lines))
+        self.assertIn("done-means (issue 3):", lines)
+        self.assertEqual(lines[-1], "verdict: PASS")
+
+    def test_a_failed_torch_check_fails(self):
+        lines, status = pc.summary([full_row("membw triad fp32 256 MiB", 1.0, check="FAILED")])
+        self.assertEqual(status, 1)
+        self.assertIn("PyTorch's own output check failed on: membw triad fp32 256 MiB", lines)
+
+    def test_a_missed_done_means_fails(self):
+        _, status = pc.summary([full_row("copy d2d 1 GiB (r+w)", 1.0, 0.80)])
+        self.assertEqual(status, 1)
+
+
 class Tf32Setting(unittest.TestCase):
     """Without torch: stand-ins for the two PyTorch APIs."""
 
