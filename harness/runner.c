@@ -249,11 +249,17 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
     fmt_duration(left, sizeof left, elapsed / (i + 1) * (n - i - 1));
     char what[256];
     mb_stats st;
-    if (r->status == MB_CASE_OK && mb_record_stats(r, &st))
+    if (r->status == MB_CASE_OK && mb_record_stats(r, &st)) {
         snprintf(what, sizeof what, "%.4g %s (cv %.1f%%)", st.rate_median, r->c->ops->rate_unit,
                  st.rate_cv * 100);
-    else
+        if (r->burst.measured && r->sustained.measured) {
+            size_t used = strlen(what);
+            snprintf(what + used, sizeof what - used, "; burst %.4g, sustained %.4g", r->burst.rate,
+                     r->sustained.rate);
+        }
+    } else {
         snprintf(what, sizeof what, "%.160s", r->reason);
+    }
     bool tty = isatty(STDERR_FILENO);
     fprintf(stderr, "%s[%d/%d] %-7s %s: %s [%s elapsed, ~%s left]\n", tty ? "\r\033[K" : "", i + 1, n,
             mb_case_status_name(r->status), r->c->id, what, el, left);
