@@ -126,6 +126,10 @@ typedef struct mb_component_ops {
     /* Runs on a GPU: the runner samples GPU clocks/temperature/power (NVML)
      * before and after the case. */
     bool uses_gpu;
+    /* A compute ceiling (GEMM, conv, peak): after its repetitions the runner
+     * also measures the burst and sustained phases (harness/phases.h), whose
+     * rates differ once a power cap holds the clocks down. */
+    bool compute;
     /* The real table is not available (library not built in or not
      * loadable): the suite loader then accepts any key for it, so suites
      * still load and the case is skipped with the probe's reason. */

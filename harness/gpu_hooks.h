@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "component.h"
+#include "phases.h"
 
 /* Adds "gpus": [...] to the context object: name, UUID, compute capability,
  * SMs, clocks, memory, bus width, L2, ECC, PCIe bus id and link, driver,
@@ -21,5 +22,12 @@ void mb_gpu_context_add(cJSON *context);
  * dropped during the case. Both are no-ops without NVML. */
 void *mb_gpu_monitor_begin(void);
 void mb_gpu_monitor_end(void *snapshot, mb_report *r);
+
+/* One NVML reading now (SM clock, power, clock-event reasons) for the
+ * burst/sustained phases; false without NVML or GPU. */
+bool mb_gpu_read(mb_phase_reading *out);
+/* NVML clock-event reason bits as text ("sw_power_cap,gpu_idle"; "none");
+ * "unknown" without the CUDA module. */
+void mb_gpu_reasons_text(unsigned long long bits, char *buf, size_t len);
 
 #endif

@@ -222,3 +222,20 @@ void mb_gpu_monitor_end(void *snapshot, mb_report *r)
     if (fn)
         fn(snapshot, r);
 }
+
+bool mb_gpu_read(mb_phase_reading *out)
+{
+    bool (*fn)(mb_phase_reading *) =
+        (bool (*)(mb_phase_reading *))mb_modules_cuda_symbol("mb_gpu_read_impl", NULL);
+    return fn ? fn(out) : false;
+}
+
+void mb_gpu_reasons_text(unsigned long long bits, char *buf, size_t len)
+{
+    void (*fn)(unsigned long long, char *, size_t) =
+        (void (*)(unsigned long long, char *, size_t))mb_modules_cuda_symbol("mb_gpu_reasons_text_impl", NULL);
+    if (fn)
+        fn(bits, buf, len);
+    else
+        snprintf(buf, len, "unknown");
+}

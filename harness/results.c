@@ -142,6 +142,62 @@ static void add_timing(cJSON *o, const mb_record *r)
         cJSON_AddNullToObject(o, "efficiency");
 }
 
+/* One phase (harness/phases.h) as the schema's burst/sustained object;
+ * readings that were not available are null. */
+static cJSON *phase_json(const mb_record *r, const mb_phase_result *p, const char *reasons, bool sustained)
+{
+    if (!p->measured)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    add_number(o, "rate", p->rate);
+    add_number(o, "rate_best", p->rate_best);
+    if (r->report.peak > 0)
+        add_number(o, "efficiency", mb_efficiency(p->rate, r->report.peak));
+    else
+        cJSON_AddNullToObject(o, "efficiency");
+    cJSON_AddNumberToObject(o, "windows", p->windows);
+    add_number(o, "window_seconds", p->window_seconds);
+    if (sustained)
+        add_number(o, "settle_seconds", p->settle_seconds);
+    else
+        add_number(o, "idle_seconds", p->idle_seconds);
+    cJSON_AddNumberToObject(o, "iterations", (double)p->iterations);
+    add_number(o, "seconds", p->seconds);
+    add_number(o, "wall_seconds", p->wall_seconds);
+    cJSON_AddNumberToObject(o, "samples", p->samples);
+    if (p->have_sm) {
+        cJSON *sm = cJSON_AddObjectToObject(o, "sm_clock_mhz");
+        add_number(sm, "min", p->sm_mhz_min);
+        add_number(sm, "mean", p->sm_mhz_mean);
+        add_number(sm, "max", p->sm_mhz_max);
+    } else {
+        cJSON_AddNullToObject(o, "sm_clock_mhz");
+    }
+    if (p->have_power) {
+        cJSON *pw = cJSON_AddObjectToObject(o, "power_w");
+        add_number(pw, "mean", p->power_w_mean);
+        add_number(pw, "max", p->power_w_max);
+    } else {
+        cJSON_AddNullToObject(o, "power_w");
+    }
+    if (p->have_reasons)
+        cJSON_AddStringToObject(o, "throttle_reasons", reasons);
+    else
+        cJSON_AddNullToObject(o, "throttle_reasons");
+    return o;
+}
+
+static void add_phases(cJSON *o, const mb_record *r)
+{
+    if (!r->c->ops->compute)
+        return;
+    cJSON_AddItemToObject(o, "burst", phase_json(r, &r->burst, r->burst_reasons, false));
+    cJSON_AddItemToObject(o, "sustained", phase_json(r, &r->sustained, r->sustained_reasons, true));
+    /* What `gap` and `compare` take as this case's ceiling: what a long run
+     * gets (docs/gpu-gemm-conv.md, "Burst and sustained"). */
+    cJSON_AddStringToObject(o, "ceiling_phase", "sustained");
+}
+
 cJSON *mb_record_to_json(const mb_record *r)
 {
     const mb_case *c = r->c;
@@ -169,6 +225,7 @@ cJSON *mb_record_to_json(const mb_record *r)
     cJSON_AddNumberToObject(o, "repetitions", r->repetitions);
     cJSON_AddNumberToObject(o, "iterations", r->repetitions ? (double)r->rep_iterations[0] : 0);
     add_timing(o, r);
+    add_phases(o, r);
     if (r->report.peak > 0) {
         cJSON *peak = cJSON_AddObjectToObject(o, "peak");
         cJSON_AddNumberToObject(peak, "value", r->report.peak);

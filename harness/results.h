@@ -30,6 +30,9 @@ typedef struct mb_record {
     mb_verify_status verify;
     char verify_detail[MB_ERR_LEN];
     mb_report report;
+    /* Compute cases (ops->compute): the burst and sustained phases. */
+    mb_phase_result burst, sustained;
+    char burst_reasons[256], sustained_reasons[256]; /* clock-event reasons as text */
 } mb_record;
 
 /* Per-record statistics (derived; see results/README.md). */

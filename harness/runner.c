@@ -114,6 +114,55 @@ static void time_case(const mb_case *c, const mb_runner_opts *o, void *state, mb
         set_outcome(r, MB_EFAIL, "Google Benchmark reported no repetition");
 }
 
+/* ---- burst and sustained (compute cases) ---------------------------------- */
+
+typedef struct phase_ctx {
+    const mb_component_ops *ops;
+    void *state;
+} phase_ctx;
+
+static int phase_run(void *user, double *seconds, mb_err *err)
+{
+    phase_ctx *pc = user;
+    return pc->ops->run(pc->state, seconds, err);
+}
+
+static bool phase_read(void *user, mb_phase_reading *out)
+{
+    (void)user;
+    return mb_gpu_read(out);
+}
+
+/* After the repetitions, a compute case's two phases (harness/phases.h).
+ * Their iterations also count for verify(), which follows. A failure fails
+ * the case: a ceiling that stops working under load is no ceiling. */
+static void phases_case(const mb_case *c, void *state, mb_record *r)
+{
+    const mb_component_ops *ops = c->ops;
+    if (!ops->compute || c->phases.burst_windows <= 0 || r->status != MB_CASE_OK)
+        return;
+    phase_ctx pc = { ops, state };
+    mb_phase_target t = { .run = phase_run, .read = ops->uses_gpu ? phase_read : NULL, .user = &pc,
+                          .work_per_iter = ops->work_per_iter ? ops->work_per_iter(state) : 0,
+                          .rate_scale = ops->rate_scale };
+    mb_err err = { 0 };
+    const char *which = "burst";
+    int rc = mb_phase_burst(&c->phases, &t, &mb_phase_real_clock, &r->burst, &err);
+    if (rc == MB_OK) {
+        which = "sustained";
+        rc = mb_phase_sustained(&c->phases, &t, &mb_phase_real_clock, &r->sustained, &err);
+    }
+    if (rc != MB_OK) {
+        r->status = rc == MB_ESKIP ? MB_CASE_SKIPPED : MB_CASE_FAILED;
+        snprintf(r->reason, sizeof r->reason, "%s phase: %.990s", which, err.msg);
+        return;
+    }
+    if (r->burst.have_reasons)
+        mb_gpu_reasons_text(r->burst.reasons, r->burst_reasons, sizeof r->burst_reasons);
+    if (r->sustained.have_reasons)
+        mb_gpu_reasons_text(r->sustained.reasons, r->sustained_reasons, sizeof r->sustained_reasons);
+}
+
 static void verify_case(const mb_component_ops *ops, void *state, mb_record *r)
 {
     mb_err err = { 0 };
@@ -161,6 +210,7 @@ void mb_run_case(const mb_case *c, const mb_runner_opts *o, mb_record *r)
         if (!(r->work_per_iter > 0))
             set_outcome(r, MB_EFAIL, "the component reported no work per iteration");
     }
+    phases_case(c, state, r);
     if (r->status == MB_CASE_OK)
         verify_case(ops, state, r);
     if (ops->report)
@@ -199,11 +249,17 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
     fmt_duration(left, sizeof left, elapsed / (i + 1) * (n - i - 1));
     char what[256];
     mb_stats st;
-    if (r->status == MB_CASE_OK && mb_record_stats(r, &st))
+    if (r->status == MB_CASE_OK && mb_record_stats(r, &st)) {
         snprintf(what, sizeof what, "%.4g %s (cv %.1f%%)", st.rate_median, r->c->ops->rate_unit,
                  st.rate_cv * 100);
-    else
+        if (r->burst.measured && r->sustained.measured) {
+            size_t used = strlen(what);
+            snprintf(what + used, sizeof what - used, "; burst %.4g, sustained %.4g", r->burst.rate,
+                     r->sustained.rate);
+        }
+    } else {
         snprintf(what, sizeof what, "%.160s", r->reason);
+    }
     bool tty = isatty(STDERR_FILENO);
     fprintf(stderr, "%s[%d/%d] %-7s %s: %s [%s elapsed, ~%s left]\n", tty ? "\r\033[K" : "", i + 1, n,
             mb_case_status_name(r->status), r->c->id, what, el, left);

@@ -41,7 +41,10 @@ typedef struct parse_ctx {
     mb_err *err;
 } parse_ctx;
 
-static const char *const RUN_KEYS[] = { "repetitions", "min_time", "warmup_time", "iterations", NULL };
+static const char *const RUN_KEYS[] = { "repetitions",     "min_time",          "warmup_time",
+                                        "iterations",      "burst_windows",     "burst_window_time",
+                                        "burst_idle_time", "settle_time",       "sustained_time",
+                                        NULL };
 
 static bool is_run_key(const char *k)
 {
@@ -183,6 +186,31 @@ static void free_list(char **items, int n)
     free(items);
 }
 
+/* The burst/sustained lengths (harness/phases.h) of compute cases. */
+static int parse_phase_key(const char *path, const kv *k, double v, mb_case *c, mb_err *err)
+{
+    mb_phase_opts p = c->phases;
+    if (strcmp(k->key, "burst_windows") == 0) {
+        if (v != (int)v)
+            return mb_errf(err, MB_EUSAGE, "%s:%d: burst_windows: expected an integer, got '%s'", path, k->line,
+                           k->value);
+        p.burst_windows = (int)v;
+    } else if (strcmp(k->key, "burst_window_time") == 0) {
+        p.burst_window = v;
+    } else if (strcmp(k->key, "burst_idle_time") == 0) {
+        p.burst_idle = v;
+    } else if (strcmp(k->key, "settle_time") == 0) {
+        p.settle = v;
+    } else if (strcmp(k->key, "sustained_time") == 0) {
+        p.sustained = v;
+    }
+    mb_err why = { 0 };
+    if (mb_phase_opts_check(&p, &why) != MB_OK)
+        return mb_errf(err, MB_EUSAGE, "%s:%d: %s", path, k->line, why.msg);
+    c->phases = p;
+    return MB_OK;
+}
+
 static int parse_run_key(const char *path, const kv *k, mb_case *c, mb_err *err)
 {
     char *end;
@@ -212,6 +240,8 @@ static int parse_run_key(const char *path, const kv *k, mb_case *c, mb_err *err)
             return mb_errf(err, MB_EUSAGE, "%s:%d: iterations: expected an integer in [0, 1e9], got '%s'",
                            path, k->line, k->value);
         c->iterations = (long long)v;
+    } else {
+        return parse_phase_key(path, k, v, c, err);
     }
     return MB_OK;
 }
@@ -419,7 +449,10 @@ static int process_sections(const char *path, section *secs, int n, mb_suite *ou
     const section *global = NULL;
     mb_case defaults = { .repetitions = MB_DEFAULT_REPETITIONS,
                          .min_time = MB_DEFAULT_MIN_TIME,
-                         .warmup_time = MB_DEFAULT_WARMUP_TIME };
+                         .warmup_time = MB_DEFAULT_WARMUP_TIME,
+                         .phases = { MB_DEFAULT_BURST_WINDOWS, MB_DEFAULT_BURST_WINDOW_TIME,
+                                     MB_DEFAULT_BURST_IDLE_TIME, MB_DEFAULT_SETTLE_TIME,
+                                     MB_DEFAULT_SUSTAINED_TIME } };
     for (int i = 0; i < n; i++) {
         if (strcasecmp(secs[i].name, "global") != 0)
             continue;

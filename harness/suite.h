@@ -5,6 +5,7 @@
 
 #include "component.h"
 #include "params.h"
+#include "phases.h"
 
 typedef struct mb_case {
     char *id;       /* component/backend/name=value,... (all params, sorted) */
@@ -19,6 +20,7 @@ typedef struct mb_case {
     double min_time;
     double warmup_time;
     long long iterations; /* 0 = adaptive */
+    mb_phase_opts phases; /* compute cases: burst and sustained lengths */
 } mb_case;
 
 typedef struct mb_suite {

@@ -86,12 +86,28 @@ static void fmt_num(char *buf, size_t len, double v)
 }
 
 typedef struct row {
-    char cells[9][512];
+    char cells[11][512];
 } row;
 
-enum { C_STATUS, C_CASE, C_CEIL, C_BEST, C_CV, C_PEAK, C_EFF, C_VERIFY, C_NOTE, N_COLS };
-static const char *const HEAD[N_COLS] = { "status", "case", "ceiling (median)", "best", "cv",
-                                          "peak", "eff", "verify", "reason / notes" };
+enum { C_STATUS, C_CASE, C_CEIL, C_BEST, C_CV, C_BURST, C_SUST, C_PEAK, C_EFF, C_VERIFY, C_NOTE, N_COLS };
+static const char *const HEAD[N_COLS] = { "status", "case", "ceiling (median)", "best", "cv", "burst",
+                                          "sustained", "peak", "eff", "verify", "reason / notes" };
+
+/* A compute case's phase rate (harness/phases.h), and its mean SM clock
+ * when NVML read one: "787.1 @1980MHz". Empty for other cases. */
+static void phase_cell(const cJSON *c, const char *phase, char *buf, size_t len)
+{
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(c, phase);
+    if (!cJSON_IsObject(p))
+        return;
+    char a[64];
+    fmt_num(a, sizeof a, num_of(p, "rate"));
+    double mhz = nested(p, "sm_clock_mhz", "mean");
+    if (isfinite(mhz) && mhz > 0)
+        snprintf(buf, len, "%s @%.0fMHz", a, mhz);
+    else
+        snprintf(buf, len, "%s", a);
+}
 
 static void fill_row(const cJSON *c, row *r)
 {
@@ -118,6 +134,8 @@ static void fill_row(const cJSON *c, row *r)
         }
         snprintf(r->cells[C_CV], 512, "%.1f%%", num_of(rate, "cv") * 100);
     }
+    phase_cell(c, "burst", r->cells[C_BURST], 512);
+    phase_cell(c, "sustained", r->cells[C_SUST], 512);
     const cJSON *peak = cJSON_GetObjectItemCaseSensitive(c, "peak");
     if (cJSON_IsObject(peak)) {
         fmt_num(a, sizeof a, num_of(peak, "value"));
@@ -213,7 +231,7 @@ static int write_csv(FILE *out, const cJSON *cases)
 {
     fputs("id,section,component,backend,params,status,reason,work_unit,work_per_iteration,rate_unit,"
           "rate_median,rate_best,rate_cv,seconds_per_iteration_median,peak,peak_source,efficiency,"
-          "verification\n",
+          "verification,burst_rate,sustained_rate,ceiling_phase\n",
           out);
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
@@ -254,6 +272,12 @@ static int write_csv(FILE *out, const cJSON *cases)
         csv_num(out, num_of(c, "efficiency"));
         fputc(',', out);
         csv_field(out, str_of(cJSON_GetObjectItemCaseSensitive(c, "verification"), "status"));
+        fputc(',', out);
+        csv_num(out, nested(c, "burst", "rate"));
+        fputc(',', out);
+        csv_num(out, nested(c, "sustained", "rate"));
+        fputc(',', out);
+        csv_field(out, str_of(c, "ceiling_phase"));
         fputc('\n', out);
     }
     return MB_OK;
@@ -282,7 +306,9 @@ int mb_write_results(FILE *out, const cJSON *doc, const char *format, mb_err *er
         }
         int rc = write_table(out, cases, md);
         fprintf(out, "%sceiling = median of the repetitions' rates; best = their maximum; cv = stddev/mean; "
-                     "eff = ceiling / peak.\n",
+                     "eff = ceiling / peak.\ncompute cases: burst = median of short windows after idle gaps "
+                     "(clocks free); sustained = back-to-back work after the clocks settle, the ceiling `gap` "
+                     "uses; @ = mean SM clock.\n",
                 md ? "\n" : "");
         return rc;
     }

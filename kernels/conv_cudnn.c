@@ -900,6 +900,7 @@ const mb_component_ops mb_conv_cudnn = {
     .timing_start = conv_timing_start,
     .teardown = conv_teardown,
     .uses_gpu = true,
+    .compute = true,
 };
 
 #else /* !MB_HAVE_CUDNN */

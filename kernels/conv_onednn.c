@@ -561,6 +561,7 @@ const mb_component_ops mb_conv_onednn_ops = {
     .verify = conv_verify,
     .report = conv_report,
     .teardown = conv_teardown,
+    .compute = true,
 };
 
 #else /* !MB_HAVE_DNNL */

@@ -172,6 +172,7 @@ const mb_component_ops mb_gemm_cublas = {
     .report = cublas_report,
     .teardown = cublas_teardown,
     .uses_gpu = true,
+    .compute = true,
 };
 
 #else /* !MB_HAVE_CUDA */

@@ -505,6 +505,7 @@ const mb_component_ops mb_gemm_cublaslt = {
     .report = lt_report,
     .teardown = lt_teardown,
     .uses_gpu = true,
+    .compute = true,
 };
 
 #else /* !MB_HAVE_CUDA */

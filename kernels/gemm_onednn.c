@@ -405,6 +405,7 @@ const mb_component_ops mb_gemm_onednn_ops = {
     .verify = onednn_gemm_verify,
     .report = onednn_gemm_report,
     .teardown = onednn_gemm_teardown,
+    .compute = true,
 };
 
 #else /* !MB_HAVE_DNNL */

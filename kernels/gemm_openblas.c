@@ -336,6 +336,7 @@ const mb_component_ops mb_gemm_openblas_ops = {
     .verify = gemm_verify,
     .report = gemm_report,
     .teardown = gemm_teardown,
+    .compute = true,
 };
 
 #else /* !MB_HAVE_OPENBLAS */

@@ -373,6 +373,36 @@ void *mb_gpu_monitor_begin_impl(void)
     return snap;
 }
 
+/* One reading for the burst/sustained phases (harness/phases.h). The handle
+ * is looked up once per device: readings come every 20 ms of a phase. */
+bool mb_gpu_read_impl(mb_phase_reading *out)
+{
+    static int cached_dev = -1;
+    static nvmlDevice_t cached;
+    int dev = mb_cuda_device();
+    if (dev != cached_dev) {
+        cached = nvml_device(dev);
+        cached_dev = dev;
+    }
+    memset(out, 0, sizeof *out);
+    if (cached == NULL)
+        return false;
+    gpu_sample s;
+    take(cached, &s);
+    out->have_sm = s.have_sm;
+    out->sm_mhz = s.sm_mhz;
+    out->have_power = s.have_power;
+    out->power_w = s.power_mw / 1e3;
+    out->have_reasons = s.have_reasons;
+    out->reasons = s.reasons;
+    return s.have_sm || s.have_power || s.have_reasons;
+}
+
+void mb_gpu_reasons_text_impl(unsigned long long bits, char *buf, size_t len)
+{
+    reasons_text(bits, buf, len);
+}
+
 void mb_gpu_monitor_end_impl(void *snapshot, mb_report *r)
 {
     gpu_snapshot *snap = snapshot;

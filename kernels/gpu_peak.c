@@ -245,6 +245,7 @@ const mb_component_ops mb_peak_cuda = {
     .report = peak_report,
     .teardown = peak_teardown,
     .uses_gpu = true,
+    .compute = true,
 };
 
 #else /* !MB_HAVE_CUDA */

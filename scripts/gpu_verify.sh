@@ -12,7 +12,10 @@
 #            cuDNN every direction/layout/precision)              (420 s);
 #            the cuBLASLt fp8 cases must be ok and verified
 #   io       mlbench --suite copy,membw,peak,launch                (360 s)
-#   pytorch  pytorch_compare.py: mlbench / PyTorch ratios           (420 s)
+#   pytorch  pytorch_compare.py: mlbench / PyTorch ratios; GEMM rows
+#            burst/burst and sustained/sustained >= 0.97          (540 s)
+# Every ok compute case (gemm, conv, peak) must report both its burst and
+# its sustained phase (rate, SM clock, power, throttle reasons).
 #   nccl     mlbench --suite nccl-smoke: the NCCL path on one GPU  (240 s)
 # The limits are worst cases. A device call may run 600 s, so call it in
 # groups whose limits add up to less: `OUTDIR info tests`, `OUTDIR verify`,
@@ -23,7 +26,7 @@
 # Exit status: 0 when every step ran and passed, 1 otherwise, 2 usage.
 bin=$(cd "$(dirname "$0")" && pwd)
 run="$bin/../run.sh"
-[ $# -ge 1 ] || { sed -n '2,22p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,25p' "$0"; exit 2; }
 out=$1
 shift
 [ $# -gt 0 ] || set -- info tests verify io pytorch nccl
@@ -69,12 +72,30 @@ print("    %d ok, %d skipped, %d failed of %d" % (count["ok"], count["skipped"],
 for c in cases:
     if c.get("status") != "ok":
         print("    %s %s: %s" % (c.get("status"), c.get("id"), (c.get("reason") or "")[:160]))
-sys.exit(0 if count["ok"] else 1)
+# Compute cases: both phases, each with its rate and what NVML saw.
+missing = []
+for c in cases:
+    if c.get("status") != "ok" or c.get("component") not in ("gemm", "conv", "peak"):
+        continue
+    for ph in ("burst", "sustained"):
+        p = c.get(ph)
+        if not isinstance(p, dict) or not (p.get("rate") or 0) > 0:
+            missing.append("%s: no %s rate" % (c.get("id"), ph))
+        elif c.get("backend") not in ("openblas", "onednn") and p.get("sm_clock_mhz") is None:
+            missing.append("%s: %s without an SM clock reading" % (c.get("id"), ph))
+        else:
+            print("    %-9s %.4g %s @%s MHz, %s W, reasons %s: %s" % (
+                ph, p["rate"], c.get("rate_unit"), (p.get("sm_clock_mhz") or {}).get("mean"),
+                (p.get("power_w") or {}).get("mean"), p.get("throttle_reasons"), c.get("id")[:90]))
+for m in missing:
+    print("    PHASES MISSING " + m)
+sys.exit(2 if missing else 0 if count["ok"] else 1)
 PY
-    if [ "$(cat "$rcfile")" != 0 ]; then
-        echo "=== $1: NOTHING RAN (no case ok)" | tee -a "$log"
-        status=1
-    fi
+    case "$(cat "$rcfile")" in
+    0) ;;
+    2) echo "=== $1: BURST/SUSTAINED MISSING on compute cases" | tee -a "$log"; status=1 ;;
+    *) echo "=== $1: NOTHING RAN (no case ok)" | tee -a "$log"; status=1 ;;
+    esac
 }
 
 # require NAME RESULTS COMPONENT/BACKEND PARAM=VALUE...: every such case in
@@ -105,7 +126,7 @@ for s in "$@"; do
         [ -f "$out/verify.json" ] && require verify "$out/verify.json" gemm/cublaslt dtype=fp8
         ;;
     io) suite io 360 "$out/io.json" copy,membw,peak,launch ;;
-    pytorch) step pytorch 420 python3 "$bin/pytorch_compare.py" --mlbench "$run" --json "$out/pytorch.json" ;;
+    pytorch) step pytorch 540 python3 "$bin/pytorch_compare.py" --mlbench "$run" --json "$out/pytorch.json" ;;
     nccl) suite nccl 240 "$out/nccl.json" nccl-smoke ;;
     esac
 done

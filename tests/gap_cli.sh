@@ -83,4 +83,39 @@ check "compare md" expect_exit 0 "$MLBENCH" compare "$D/gap_here.json" "$D/gap_t
 check "compare one file exits 2" expect_exit 2 "$MLBENCH" compare "$D/gap_here.json"
 check "compare bad price exits 2" expect_exit 2 "$MLBENCH" compare "$D/gap_here.json" "$D/gap_there.json" --price x=1
 
+# Burst and sustained ceilings (harness/phases.h): the bf16 8192 case gets
+# both; gap uses the sustained rate unless --ceiling burst.
+$PY - "$D/gap_here.json" "$WORK/phases.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for c in d["cases"]:
+    if c["id"] == "gemm/cublaslt/dtype=bf16,k=8192,m=8192,n=8192":
+        c["burst"] = {"rate": 800, "windows": 5, "window_seconds": 0.05}
+        c["sustained"] = {"rate": 650, "windows": 1, "window_seconds": 1.0}
+        c["ceiling_phase"] = "sustained"
+json.dump(d, open(sys.argv[2], "w"))
+PYEOF
+phase_of() { # phase_of FILE STAGE PHASE RATE
+  $PY -c "
+import json, sys; d = json.load(open('$1'))
+st = [s for s in d['stages'] if s['name'] == '$2'][0]
+assert st['ceiling']['phase'] == '$3', st['ceiling']
+assert abs(st['ceiling_rate'] - $4) < 1e3, st['ceiling_rate']
+assert abs(st['efficiency'] - 300e12 / $4) < 1e-9, st['efficiency']
+"
+}
+check "gap: sustained ceiling by default" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" \
+  --ceilings "$WORK/phases.json" --format json --out "$WORK/sus.json"
+check "json: sustained rate used" phase_of "$WORK/sus.json" forward sustained 650e12
+check "gap --ceiling burst" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" \
+  --ceilings "$WORK/phases.json" --ceiling burst --format json --out "$WORK/bur.json"
+check "json: burst rate used" phase_of "$WORK/bur.json" forward burst 800e12
+check "gap --ceiling sustained explicit" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" \
+  --ceilings "$WORK/phases.json" --ceiling sustained
+check "table: names the phase" has "sustained rate" "$WORK/out"
+check "no phases in the file: the median" phase_of "$WORK/gap.json" forward median 600e12
+check "gap --ceiling bogus exits 2" expect_exit 2 "$MLBENCH" gap --run "$D/gap_run.json" \
+  --ceilings "$WORK/phases.json" --ceiling peak
+check "  says what is expected" has "burst or sustained" "$WORK/err"
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

@@ -36,6 +36,8 @@ static void gap_usage(FILE *o)
             "                    machine (results/reference/NAME: measured figures first, its\n"
             "                    datasheet where it has no measurement, e.g. h100-sxm), or a\n"
             "                    datasheet (configs/hardware/NAME.ini or a NAME with no reference)\n"
+            "  --ceiling P       which rate of the compute cases (GEMM, conv, peak) is their ceiling:\n"
+            "                    sustained (default: what a long run gets) or burst (clocks free)\n"
             "  --format F        table (default), json or md\n"
             "  --out FILE        write there (atomically) instead of stdout\n");
 }
@@ -102,6 +104,7 @@ static int finish(int rc, const mb_err *err, const char *cmd)
 
 typedef struct gap_args {
     const char *run, *ceilings, *target, *format, *out;
+    const char *ceiling; /* burst | sustained */
     bool help;
 } gap_args;
 
@@ -111,10 +114,11 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
         { "run", required_argument, NULL, 'r' },    { "ceilings", required_argument, NULL, 'c' },
         { "target", required_argument, NULL, 't' }, { "format", required_argument, NULL, 'f' },
         { "out", required_argument, NULL, 'o' },    { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        { "ceiling", required_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof *a);
     a->format = "table";
+    a->ceiling = "sustained";
     optind = 0; /* glibc: full re-initialisation, so tests can call twice */
     opterr = 0;
     int ch;
@@ -125,6 +129,11 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
         case 't': a->target = optarg; break;
         case 'f': a->format = optarg; break;
         case 'o': a->out = optarg; break;
+        case 'p':
+            if (strcmp(optarg, "burst") && strcmp(optarg, "sustained"))
+                return mb_errf(err, MB_EUSAGE, "--ceiling %s: expected burst or sustained", optarg);
+            a->ceiling = optarg;
+            break;
         case 'h': a->help = true; return MB_OK;
         case ':':
             return mb_errf(err, MB_EUSAGE, "%s needs a value (see mlbench gap --help)", argv[optind - 1]);
@@ -164,16 +173,17 @@ typedef struct gap_state {
     mb_diagnosis diag;
 } gap_state;
 
-static int project(gap_state *s, const char *target, mb_err *err)
+static int project(gap_state *s, const char *target, const char *phase, mb_err *err)
 {
     if (!file_exists(target) && mb_reference_exists(target)) {
-        if (mb_reference_load(target, &s->ref, err))
+        if (mb_reference_load(target, &s->ref, err) || mb_ceilings_use_phase(&s->ref.measured, phase, err))
             return err->code;
         return mb_gap_project_reference(&s->gap, mb_reference_label(&s->ref), &s->ref.measured,
                                         s->ref.sheet, &s->matching, err);
     }
     if (ends_with(target, ".json") || (file_exists(target) && !ends_with(target, ".ini"))) {
-        if (s->there.path == NULL && mb_ceilings_load(target, &s->there, err))
+        if (s->there.path == NULL &&
+            (mb_ceilings_load(target, &s->there, err) || mb_ceilings_use_phase(&s->there, phase, err)))
             return err->code;
         return mb_gap_project_results(&s->gap, &s->there, &s->matching, err);
     }
@@ -206,10 +216,10 @@ static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
         ceilings = newest;
     }
     if (mb_run_read(a->run, &s->run, err) || mb_ceilings_load(ceilings, &s->here, err) ||
-        mb_gap_build(&s->run, &s->here, &s->matching, &s->gap, err) ||
+        mb_ceilings_use_phase(&s->here, a->ceiling, err) || mb_gap_build(&s->run, &s->here, &s->matching, &s->gap, err) ||
         mb_diagnose(&s->gap, &s->thresholds, &s->remedies, &s->diag, err))
         return err->code;
-    if (a->target && project(s, a->target, err))
+    if (a->target && project(s, a->target, a->ceiling, err))
         return err->code;
 
     return format_and_emit(write_gap, s, a->format, a->out, err);

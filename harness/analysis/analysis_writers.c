@@ -322,6 +322,10 @@ static void gap_matches(FILE *o, const mb_gap *g, bool md)
         } else {
             fprintf(o, "  %-14s %s\n", st->stage->name, st->why);
         }
+        if (st->match >= 0 && strcmp(g->ceilings->cases[st->match].phase, "median") != 0)
+            fprintf(o, "%s%-*sceiling: the case's %s rate (%s)\n", md ? "  - " : "  ", md ? 0 : 15, "",
+                    g->ceilings->cases[st->match].phase,
+                    md ? "`--ceiling burst|sustained`" : "--ceiling burst|sustained");
         if (st->above_ceiling)
             fprintf(o, md ? "  - faster than this ceiling: the case is not a ceiling for this stage (other shape "
                             "or cache); no time lost counted\n"
@@ -525,6 +529,8 @@ static cJSON *stage_json(const mb_gap *g, const mb_gap_stage *st)
     if (st->match >= 0) {
         cJSON *m = cJSON_AddObjectToObject(o, "ceiling");
         cJSON_AddStringToObject(m, "id", g->ceilings->cases[st->match].id);
+        /* median (the repetitions'), burst or sustained: `gap --ceiling` */
+        cJSON_AddStringToObject(m, "phase", g->ceilings->cases[st->match].phase);
         cJSON_AddStringToObject(m, "why", st->why);
         cJSON_AddNullToObject(o, "no_ceiling");
         cJSON *a = cJSON_AddObjectToObject(o, "amdahl");

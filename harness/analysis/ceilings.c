@@ -61,6 +61,16 @@ static const char *device_of(const mb_ini *m, const char *component, const char 
     return "cpu";
 }
 
+/* The rate of `phase` where the case measured it, else the median of its
+ * repetitions (every non-compute case, and files from before the phases). */
+static void set_phase(mb_case_ref *r, const char *phase)
+{
+    double v = strcmp(phase, "burst") == 0 ? r->rate_burst : r->rate_sustained;
+    r->rate = v > 0 ? v : r->rate_median;
+    r->phase = v > 0 ? (strcmp(phase, "burst") == 0 ? "burst" : "sustained") : "median";
+    r->rate_abs = r->rate * r->rate_scale;
+}
+
 static int read_case(const cJSON *c, int i, const char *path, const mb_ini *match, mb_case_ref *r, mb_err *err)
 {
     memset(r, 0, sizeof *r);
@@ -98,8 +108,28 @@ static int read_case(const cJSON *c, int i, const char *path, const mb_ini *matc
         return mb_errf(err, MB_EUSAGE, "%s: cases[%d].rate_scale: must be greater than zero", path, i);
     const cJSON *peak = cJSON_GetObjectItemCaseSensitive(c, "peak");
     r->peak_source = cJSON_IsObject(peak) ? opt_string(peak, "source") : NULL;
-    r->rate_abs = r->rate * r->rate_scale;
+    r->rate_median = r->rate;
+    r->phase = "median";
+    if (num_at(c, "burst", "rate", false, path, i, &r->rate_burst, err) ||
+        num_at(c, "sustained", "rate", false, path, i, &r->rate_sustained, err))
+        return err->code;
+    const char *cp = opt_string(c, "ceiling_phase");
+    if (cp && strcmp(cp, "burst") && strcmp(cp, "sustained"))
+        return mb_errf(err, MB_EUSAGE, "%s: cases[%d].ceiling_phase: '%s' is not burst or sustained", path, i, cp);
+    set_phase(r, cp ? cp : "sustained");
     r->usable = ok && r->verification && strcmp(r->verification, "passed") == 0 && r->rate_abs > 0;
+    return MB_OK;
+}
+
+int mb_ceilings_use_phase(mb_ceilings *r, const char *phase, mb_err *err)
+{
+    if (strcmp(phase, "burst") && strcmp(phase, "sustained"))
+        return mb_errf(err, MB_EUSAGE, "--ceiling %s: expected burst or sustained", phase);
+    for (int i = 0; i < r->n_cases; i++) {
+        mb_case_ref *c = &r->cases[i];
+        set_phase(c, phase);
+        c->usable = c->usable && c->rate_abs > 0;
+    }
     return MB_OK;
 }
 

@@ -26,7 +26,11 @@ typedef struct mb_case_ref {
     double rate_scale;
     bool latency_first;
     double work_per_iter;
-    double rate;           /* rate.median in rate_unit (0 when none) */
+    double rate;           /* the ceiling in rate_unit (0 when none): the `phase` rate */
+    const char *phase;     /* "median" (rate.median), "burst" or "sustained" (compute cases) */
+    double rate_median;    /* rate.median: the repetitions' median */
+    double rate_burst;     /* burst.rate of a compute case (0 when none) */
+    double rate_sustained; /* sustained.rate of a compute case (0 when none) */
     double rate_abs;       /* rate * rate_scale: work units per second */
     double peak;           /* peak.value in rate_unit; 0 = none */
     const char *peak_source;
@@ -59,6 +63,12 @@ void mb_ceilings_free(mb_ceilings *r);
 /* The newest results/<host>-*.json under `dir` by started_utc, into path.
  * MB_EUSAGE saying how to make one when there is none. */
 int mb_ceilings_find_newest(const char *dir, const char *host, char *path, size_t len, mb_err *err);
+
+/* Which rate of the compute cases serves as their ceiling: "burst" or
+ * "sustained" (what a long run gets: the default, as ceiling_phase in the
+ * file says). Cases without that phase keep rate.median. MB_EUSAGE on
+ * another name. */
+int mb_ceilings_use_phase(mb_ceilings *r, const char *phase, mb_err *err);
 
 /* A short machine name for columns: its label when set, else host name, else the file's stem. */
 const char *mb_ceilings_label(const mb_ceilings *r);
