@@ -10,9 +10,11 @@
 #   tests    the CTest label gpu: run.sh --test                   (240 s)
 #   verify   mlbench --suite gpu-verify (GEMM every dtype, bf16 8192^3,
 #            cuDNN every direction/layout/precision)              (420 s)
-#   io       mlbench --suite copy,membw,peak,launch                (360 s)
+#   io       mlbench --suite copy,membw,peak,launch, every ok case
+#            verified (launch stream_sync included)                (360 s)
 #   pytorch  pytorch_compare.py: mlbench / PyTorch ratios           (420 s)
-#   nccl     mlbench --suite nccl-smoke: the NCCL path on one GPU  (240 s)
+#   nccl     mlbench --suite nccl-smoke: the NCCL path on one GPU, every
+#            case ok and verified (one rank: algbw, busbw 0)  (240 s)
 # The limits are worst cases. A device call may run 600 s, so call it in
 # groups whose limits add up to less: `OUTDIR info tests`, `OUTDIR verify`,
 # `OUTDIR io`, `OUTDIR pytorch`, `OUTDIR nccl`. OUTDIR receives
@@ -22,7 +24,7 @@
 # Exit status: 0 when every step ran and passed, 1 otherwise, 2 usage.
 bin=$(cd "$(dirname "$0")" && pwd)
 run="$bin/../run.sh"
-[ $# -ge 1 ] || { sed -n '2,22p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,25p' "$0"; exit 2; }
 out=$1
 shift
 [ $# -gt 0 ] || set -- info tests verify io pytorch nccl
@@ -54,26 +56,38 @@ step() {
     esac
 }
 
-# suite NAME SECONDS RESULTS SUITE: an mlbench step, then what its results
-# file holds: a step whose cases were all skipped verified nothing (exit 1);
-# skipped cases are listed with their reasons either way.
+# suite NAME SECONDS RESULTS SUITE [all|verified]: an mlbench step, then what
+# its results file holds: a step whose cases were all skipped verified nothing
+# (exit 1); skipped cases are listed with their reasons either way. With
+# `all`, every case must be ok with its output verified (passed); with
+# `verified`, every ok case must be verified (launch stream_sync was not).
 suite() {
     step "$1" "$2" "$run" --suite "$4" --out "$3"
     [ -f "$3" ] || return
-    { python3 - "$3" <<'PY' 2>&1; echo $? >"$rcfile"; } | tee -a "$log"
+    { python3 - "$3" "${5:-any}" <<'PY' 2>&1; echo $? >"$rcfile"; } | tee -a "$log"
 import collections, json, sys
 cases = json.load(open(sys.argv[1]))["cases"]
 count = collections.Counter(c.get("status") for c in cases)
 print("    %d ok, %d skipped, %d failed of %d" % (count["ok"], count["skipped"], count["failed"], len(cases)))
+unverified = 0
 for c in cases:
     if c.get("status") != "ok":
         print("    %s %s: %s" % (c.get("status"), c.get("id"), (c.get("reason") or "")[:160]))
+    elif (c.get("verification") or {}).get("status") != "passed":
+        unverified += 1
+        print("    ok but verification %s: %s" % ((c.get("verification") or {}).get("status"), c.get("id")))
+if sys.argv[2] == "all":
+    sys.exit(0 if cases and count["ok"] == len(cases) and not unverified else 2)
+if sys.argv[2] == "verified" and unverified:
+    sys.exit(3)
 sys.exit(0 if count["ok"] else 1)
 PY
-    if [ "$(cat "$rcfile")" != 0 ]; then
-        echo "=== $1: NOTHING RAN (no case ok)" | tee -a "$log"
-        status=1
-    fi
+    case $(cat "$rcfile") in
+    0) ;;
+    2) echo "=== $1: NOT ALL OK (every case must be ok and verified)" | tee -a "$log"; status=1 ;;
+    3) echo "=== $1: AN OK CASE WAS NOT VERIFIED" | tee -a "$log"; status=1 ;;
+    *) echo "=== $1: NOTHING RAN (no case ok)" | tee -a "$log"; status=1 ;;
+    esac
 }
 
 for s in "$@"; do
@@ -86,9 +100,9 @@ for s in "$@"; do
         ;;
     tests) step tests 240 "$run" --test ;;
     verify) suite verify 420 "$out/verify.json" gpu-verify ;;
-    io) suite io 360 "$out/io.json" copy,membw,peak,launch ;;
+    io) suite io 360 "$out/io.json" copy,membw,peak,launch verified ;;
     pytorch) step pytorch 420 python3 "$bin/pytorch_compare.py" --mlbench "$run" --json "$out/pytorch.json" ;;
-    nccl) suite nccl 240 "$out/nccl.json" nccl-smoke ;;
+    nccl) suite nccl 240 "$out/nccl.json" nccl-smoke all ;;
     esac
 done
 exit $status

@@ -37,6 +37,10 @@ def check_contexts(doc, n):
     if doc.get("status") != "complete":
         bad("status is %r, expected complete" % doc.get("status"))
     ranks = doc.get("fleet_ranks")
+    if n == 1:  # one rank is not a fleet (mb_dist_active): no per-rank contexts
+        if ranks is not None:
+            bad("one rank, yet fleet_ranks: %r" % ranks)
+        return
     if not isinstance(ranks, list) or len(ranks) != n:
         bad("fleet_ranks should list %d ranks' contexts: %r" % (n, type(ranks)))
         return
@@ -93,6 +97,7 @@ def collectives(path, n):
         if (c.get("verification") or {}).get("status") != "passed":
             bad("%s: verification %r" % (cid, c.get("verification")))
         f = FACTOR[c["component"]](n)
+        work_f = f if f > 0 else 1.0  # one rank: busbw 0, the rate is algbw
         algbw, busbw, nbytes = metric(c, "algbw"), metric(c, "busbw"), metric(c, "bytes")
         if None in (algbw, busbw, nbytes) or metric(c, "ranks") != n:
             bad("%s: metrics missing: %r" % (cid, c.get("metrics")))
@@ -101,8 +106,10 @@ def collectives(path, n):
         if abs(busbw - algbw * f) > 1e-9 * max(busbw, 1e-30):
             bad("%s: busbw %g != algbw %g x %g" % (cid, busbw, algbw, f))
         # the case's rate is busbw: work per iteration = bytes x factor
-        if abs(c["work_per_iteration"] - nbytes * f) > 1e-6 * nbytes:
-            bad("%s: work_per_iteration %g != bytes %g x %g" % (cid, c["work_per_iteration"], nbytes, f))
+        if abs(c["work_per_iteration"] - nbytes * work_f) > 1e-6 * nbytes:
+            bad("%s: work_per_iteration %g != bytes %g x %g" % (cid, c["work_per_iteration"], nbytes, work_f))
+        if f == 0 and not any("one rank: no bus traffic" in x for x in c.get("notes") or []):
+            bad("%s: one rank, busbw %g, but no note says why it is 0" % (cid, busbw))
         rate = (c.get("rate") or {}).get("median")
         if not rate or rate <= 0 or c.get("rate_unit") != "GB/s":
             bad("%s: rate %r %r" % (cid, rate, c.get("rate_unit")))
