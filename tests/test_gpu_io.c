@@ -132,8 +132,12 @@ static result run_case(const mb_component_ops *ops, const char *const *kv)
     if (r.peak > 0)
         printf("  (%.2f of peak %.3f: %s)", res.rate / r.peak, r.peak, r.peak_source);
     printf("\n");
-    for (int i = 0; i < r.n_notes; i++)
+    for (int i = 0; i < r.n_notes; i++) {
         printf("    note: %s\n", r.notes[i]);
+        /* An unknown GPU NUMA node is said once, in context.gpus[].numa_note. */
+        if (strstr(r.notes[i], "NUMA node unknown"))
+            failed("%s/%s %s: a row repeats the machine's NUMA note", ops->component, ops->backend, key);
+    }
     mb_report_free(&r);
     res.ok = true;
     /* Above the theoretical rate means a wrong count or timer. L2 can
