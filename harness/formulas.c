@@ -51,6 +51,12 @@ double mb_busbw(mb_collective coll, double bytes, double seconds, int nranks)
     return mb_algbw(bytes, seconds) * mb_busbw_factor(coll, nranks);
 }
 
+double mb_coll_work_factor(mb_collective coll, int nranks)
+{
+    double f = mb_busbw_factor(coll, nranks);
+    return f > 0 ? f : 1.0;
+}
+
 double mb_pcie_gbps(int gen, int width)
 {
     static const double gts[] = { 0, 2.5, 5.0, 8.0, 16.0, 32.0, 64.0 };

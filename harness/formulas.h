@@ -36,6 +36,12 @@ typedef enum mb_collective {
 double mb_busbw_factor(mb_collective coll, int nranks);
 double mb_algbw(double bytes, double seconds);
 double mb_busbw(mb_collective coll, double bytes, double seconds, int nranks);
+/* The factor a collective case's rate (work per iteration = bytes x factor)
+ * uses: the busbw factor while it is > 0, else 1 (algbw). With one rank an
+ * all-reduce, all-gather or reduce-scatter moves nothing over a bus (busbw 0,
+ * as nccl-tests reports it) yet still does its local copy or reduction; its
+ * rate is then the algorithm bandwidth, and the case says so. */
+double mb_coll_work_factor(mb_collective coll, int nranks);
 
 /* PCIe payload rate of one direction in GB/s (10^9 B/s) for a link of `gen`
  * (1..6) and `width` lanes, after line encoding: 8b/10b for gen 1-2,

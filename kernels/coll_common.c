@@ -241,6 +241,12 @@ void mb_coll_report_common(mb_report *r, const mb_coll_shape *s, const mb_coll_s
     mb_report_metric(r, "bytes", s->bytes, "B");
     mb_report_metric(r, "ranks", s->nranks, "");
     mb_report_metric(r, "busbw_factor", mb_busbw_factor(s->coll, s->nranks), "");
+    if (s->nranks <= 1)
+        mb_report_note(r, "one rank: no bus traffic%s; the rate is algbw, %s",
+                       mb_busbw_factor(s->coll, s->nranks) > 0 ? "" : ", so busbw is 0 (as nccl-tests reports it)",
+                       inplace ? "but in place the library has nothing to move: the time is the call's overhead "
+                                 "(read the latency), not a bandwidth"
+                               : "the bytes per second of the local copy");
     if (t->n == 0 || per_run < 1)
         return;
     double one = mb_median(t->s, t->n) / per_run; /* seconds of one collective */

@@ -128,7 +128,8 @@ void mb_coll_samples_free(mb_coll_samples *t);
 
 /* Metrics every collective case reports: algbw and busbw (GB/s, from the
  * median time of one collective), latency (us, same median), bytes, ranks,
- * busbw_factor; info collective and dtype. `per_run` = collectives per run(). */
+ * busbw_factor; info collective and dtype; with one rank a note why busbw is
+ * 0 and the rate is algbw. `per_run` = collectives per run(). */
 void mb_coll_report_common(mb_report *r, const mb_coll_shape *s, const mb_coll_samples *t,
                            int per_run, bool inplace);
 

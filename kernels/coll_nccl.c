@@ -800,7 +800,7 @@ static void coll_nccl_timing_start(void *state)
 static double coll_nccl_work(void *state)
 {
     coll_nccl *s = state;
-    return s->shape.bytes * mb_busbw_factor(s->shape.coll, s->shape.nranks) * s->batch;
+    return s->shape.bytes * mb_coll_work_factor(s->shape.coll, s->shape.nranks) * s->batch;
 }
 
 static int coll_nccl_verify(void *state, mb_err *err)
@@ -840,7 +840,7 @@ static void coll_nccl_report(void *state, mb_report *r)
     mb_report_info(r, "link", s->link);
     if (s->shape.nranks == 1)
         mb_report_note(r, "one GPU (gpus = 1): a smoke test of the NCCL path, not a ceiling; a one-rank "
-                          "collective is a local copy (bus bandwidth 0 by definition, broadcast = copy rate)");
+                          "collective is a local copy (broadcast: the copy rate)");
     else if (s->peak > 0)
         mb_report_peak(r, s->peak, s->peak_source);
     if (s->note[0])

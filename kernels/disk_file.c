@@ -20,6 +20,7 @@
 #include "cleanup.h"
 #include "formulas.h"
 #include "options.h"
+#include "pcie.h" /* mb_sysfs_root */
 
 #define WORDS_PER_SECTOR (DISK_SECTOR / 8)
 #define WRITE_CHUNK (8LL << 20)
@@ -621,6 +622,25 @@ static int read_params(const mb_params *p, unsigned has, disk_case *c, mb_err *e
     return MB_OK;
 }
 
+/* The device behind the file, for its read counters. Not finding one
+ * (overlay, tmpfs, NFS) is no error: the report says why there are none. */
+static void blockdev_find(disk_case *c)
+{
+    mb_err why = { 0 };
+    if (mb_blockdev_of_path(mb_sysfs_root(), c->file->path, c->dev_name, sizeof c->dev_name, c->dev_stat,
+                            sizeof c->dev_stat, &why) != MB_OK) {
+        c->dev_stat[0] = '\0';
+        snprintf(c->dev_note, sizeof c->dev_note, "no block device counters for %.40s: %.240s", c->file->path,
+                 why.msg);
+    }
+}
+
+static bool blockdev_sample(const disk_case *c, mb_blockdev_stat *out)
+{
+    mb_err ignored = { 0 };
+    return c->dev_stat[0] && mb_blockdev_read(c->dev_stat, out, &ignored) == MB_OK;
+}
+
 int disk_case_setup(const mb_params *p, unsigned has, disk_case **out, mb_err *err)
 {
     disk_case *c = calloc(1, sizeof *c);
@@ -637,6 +657,7 @@ int disk_case_setup(const mb_params *p, unsigned has, disk_case **out, mb_err *e
     rc = disk_file_acquire(mb_param_int(p, "file_size"), &c->file, err);
     if (rc != MB_OK)
         goto fail;
+    blockdev_find(c);
     c->nblocks = c->file->size / c->bs;
     if (c->nblocks < 1) {
         rc = mb_errf(err, MB_ESKIP, "%s has %lld bytes, less than one block of %lld", c->file->path,
@@ -901,6 +922,8 @@ void disk_case_account(disk_case *c, double seconds)
     c->total_seconds += seconds;
     if (seconds > 0)
         c->iter_iops[c->n_iters++ % ITER_CAP] = (double)c->ios_per_iter / seconds;
+    if (c->have_dev_before)
+        c->have_dev_after = blockdev_sample(c, &c->dev_after);
 }
 
 double disk_case_work(const disk_case *c)
@@ -912,6 +935,36 @@ void disk_case_timing_start(disk_case *c)
 {
     c->lat.count = 0;
     c->n_iters = 0;
+    c->have_dev_before = blockdev_sample(c, &c->dev_before);
+    c->have_dev_after = false;
+}
+
+/* What the device saw during the timed runs: its completed read requests,
+ * the reads merged into neighbours and the average request size. */
+static void report_blockdev(const disk_case *c, mb_report *r)
+{
+    if (!(c->have_dev_before && c->have_dev_after)) {
+        if (c->dev_note[0])
+            mb_report_note(r, "%s", c->dev_note);
+        return;
+    }
+    mb_blockdev_delta d;
+    mb_blockdev_diff(&c->dev_before, &c->dev_after, &d);
+    char info[700];
+    snprintf(info, sizeof info, "%.63s (%.511s over the timed runs; device-wide: other I/O to it counts too)",
+             c->dev_name, c->dev_stat);
+    mb_report_info(r, "block_device", info);
+    mb_report_metric(r, "device_reads", d.reads, "requests");
+    mb_report_metric(r, "device_merges", d.merges, "reads");
+    if (d.reads > 0) {
+        mb_report_metric(r, "device_avg_request_kib", d.avg_request_kib, "KiB");
+        /* Requests well above the read size: the block layer merged them. */
+        if (c->mode == DISK_DIRECT && d.avg_request_kib > 1.5 * (double)c->bs / 1024.0)
+            mb_report_note(r, "the device saw %.0f KiB requests on average for %.0f KiB reads: the block layer "
+                              "merged neighbouring reads (%.2f merges per request); fio may not get these merges "
+                              "(docs/disk.md)",
+                           d.avg_request_kib, (double)c->bs / 1024.0, d.merged_per_read);
+    }
 }
 
 void disk_case_report(disk_case *c, mb_report *r, const char *engine_note)
@@ -962,6 +1015,7 @@ void disk_case_report(disk_case *c, mb_report *r, const char *engine_note)
                        "compared with a buffered re-read, sample blocks with a reference read made at setup");
     if (c->note[0])
         mb_report_note(r, "%s", c->note);
+    report_blockdev(c, r);
     if (engine_note && engine_note[0])
         mb_report_note(r, "%s", engine_note);
     if (!c->file->owned)

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "blockdev.h"
 #include "component.h"
 
 #define DISK_SECTOR 512
@@ -171,6 +172,12 @@ typedef struct disk_case {
     int bad;              /* a read failed verification inside run() */
     mb_err bad_err;
     char note[256];       /* set up once, reported */
+
+    /* The block device's read counters around the timed runs (blockdev.h):
+     * read at timing_start and after every iteration (disk_case_account). */
+    char dev_name[64], dev_stat[512], dev_note[320];
+    mb_blockdev_stat dev_before, dev_after;
+    bool have_dev_before, have_dev_after;
 } disk_case;
 
 /* Reads the parameters in `has`, acquires the file, opens it for the mode,
@@ -197,7 +204,8 @@ static inline long long disk_next_offset(disk_case *c)
     return block * c->bs;
 }
 
-/* Books one finished iteration: its reads and timed seconds. */
+/* Books one finished iteration: its reads and timed seconds; reads the
+ * device's counters (after the iteration's clock stopped). */
 void disk_case_account(disk_case *c, double seconds);
 
 static inline void disk_lat_record(disk_lat *l, double seconds)

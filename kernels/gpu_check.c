@@ -3,6 +3,7 @@
 #include "gpu_check.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 double mb_copy_bytes(mb_copy_dir dir, size_t size, long copies)
@@ -172,4 +173,38 @@ size_t mb_peak_check(mb_peak_dtype dt, const double *out, size_t threads, uint64
         }
     }
     return bad;
+}
+
+/* ---- launch op=stream_sync ------------------------------------------------- */
+
+void mb_sync_mirror_record(mb_sync_mirror *m, long run, uint32_t seen)
+{
+    uint32_t want = mb_sync_mirror_value(run);
+    m->checked++;
+    if (seen != want && m->stale++ == 0) {
+        m->first_bad_run = run;
+        m->first_bad_want = want;
+        m->first_bad_got = seen;
+    }
+}
+
+int mb_sync_mirror_check(const mb_sync_mirror *m, char *msg, size_t len)
+{
+    if (m->runs <= 0) {
+        snprintf(msg, len, "no run to check");
+        return -1;
+    }
+    if (m->stale > 0) {
+        snprintf(msg, len,
+                 "cudaStreamSynchronize returned before the kernel before it finished: after %ld of %ld syncs "
+                 "the host-mapped word was stale (run %ld: 0x%08x, expected 0x%08x)",
+                 m->stale, m->checked, m->first_bad_run, m->first_bad_got, m->first_bad_want);
+        return 1;
+    }
+    if (m->checked != m->runs) {
+        snprintf(msg, len, "%ld timed runs but %ld mirror kernels checked", m->runs, m->checked);
+        return 1;
+    }
+    msg[0] = '\0';
+    return 0;
 }

@@ -149,4 +149,30 @@ double mb_peak_expected(mb_peak_dtype dt, uint64_t seed, uint64_t t, long iters)
 size_t mb_peak_check(mb_peak_dtype dt, const double *out, size_t threads, uint64_t seed, long iters,
                      size_t *first_bad);
 
+/* ---- launch op=stream_sync ------------------------------------------------
+ * cudaStreamSynchronize moves no data, so what is checked is that it waits:
+ * after each timed run (outside its timing) one kernel writes
+ * mb_sync_mirror_value(run) into host-mapped memory, the same sync call waits
+ * for it, and the host reads the word. A sync that returned before the kernel
+ * finished leaves the previous run's value there. */
+typedef struct mb_sync_mirror {
+    long runs;    /* timed runs, each followed by one mirror kernel */
+    long checked; /* mirror words the host read after their sync */
+    long stale;   /* of those, words that did not hold their run's value */
+    long first_bad_run;
+    uint32_t first_bad_want, first_bad_got;
+} mb_sync_mirror;
+
+/* Distinct and non-zero for runs 0 .. 2^32-2 (an odd multiplier is a
+ * bijection mod 2^32), so a stale word never passes for the next one. */
+static inline uint32_t mb_sync_mirror_value(long run)
+{
+    return (uint32_t)(run + 1) * 2654435761u;
+}
+/* Records the word the host read after run `run`'s mirror kernel and sync. */
+void mb_sync_mirror_record(mb_sync_mirror *m, long run, uint32_t seen);
+/* 0 when every run was checked and every word held its value; 1 (a wrong or
+ * missing word, described in msg) or -1 (no run) otherwise. */
+int mb_sync_mirror_check(const mb_sync_mirror *m, char *msg, size_t len);
+
 #endif

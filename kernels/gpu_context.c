@@ -208,31 +208,6 @@ static void add_uuid(cJSON *g, const cudaUUID_t *u)
     cJSON_AddStringToObject(g, "uuid", s);
 }
 
-static void add_pcie(cJSON *g, const char *busid)
-{
-    mb_pcie_link l;
-    mb_err err = { 0 };
-    if (mb_pcie_read(mb_sysfs_root(), busid, &l, &err) != MB_OK) {
-        cJSON_AddStringToObject(g, "pcie", err.msg);
-        cJSON_AddNullToObject(g, "numa_node");
-        return;
-    }
-    cJSON *p = cJSON_AddObjectToObject(g, "pcie");
-    char d[32];
-    cJSON_AddStringToObject(p, "current", mb_pcie_describe(l.cur_gen, l.cur_width, d, sizeof d));
-    cJSON_AddStringToObject(p, "max", mb_pcie_describe(l.max_gen, l.max_width, d, sizeof d));
-    cJSON_AddStringToObject(p, "current_link_speed", l.cur_speed);
-    cJSON_AddStringToObject(p, "max_link_speed", l.max_speed);
-    cJSON_AddNumberToObject(p, "current_width", l.cur_width);
-    cJSON_AddNumberToObject(p, "max_width", l.max_width);
-    cJSON_AddNumberToObject(p, "max_gbps_per_direction", mb_pcie_link_gbps(&l, 0));
-    cJSON_AddStringToObject(p, "note", "the current link speed drops when the GPU idles; max is what it trains to");
-    if (l.numa_node >= 0)
-        cJSON_AddNumberToObject(g, "numa_node", l.numa_node);
-    else
-        cJSON_AddNullToObject(g, "numa_node");
-}
-
 static void add_nvml(cJSON *g, int dev)
 {
     nvmlDevice_t h = nvml_device(dev);
@@ -304,7 +279,7 @@ static void add_gpu(cJSON *gpus, int dev)
     char busid[32];
     if (cudaDeviceGetPCIBusId(busid, (int)sizeof busid, dev) == cudaSuccess) {
         cJSON_AddStringToObject(g, "pci_bus_id", busid);
-        add_pcie(g, busid);
+        mb_pcie_context_add(g, mb_sysfs_root(), busid);
     }
     add_nvml(g, dev);
 }

@@ -172,12 +172,10 @@ static void bind_numa(copy_state *s, bool want)
         snprintf(s->numa_note, sizeof s->numa_note, "NUMA binding off (numa=false)");
         return;
     }
-    if (s->gpu_node < 0) {
-        snprintf(s->numa_note, sizeof s->numa_note,
-                 "GPU NUMA node unknown (sysfs numa_node absent or -1: single-node host or firmware does not say): "
-                 "thread and buffers not bound");
+    /* Unknown node: said once per GPU in the machine context
+     * (context.gpus[].numa_note, mb_pcie_context_add), not on every row. */
+    if (s->gpu_node < 0)
         return;
-    }
     mb_err why = { 0 };
     if (mb_numa_bind(s->gpu_node, &s->numa, &why) != MB_OK)
         snprintf(s->numa_note, sizeof s->numa_note, "not bound to NUMA node %d: %.200s", s->gpu_node, why.msg);
@@ -549,7 +547,7 @@ static void copy_report(void *state, mb_report *r)
     }
     if (s->dir != MB_COPY_D2D) {
         snprintf(buf, sizeof buf, "%d", s->gpu_node);
-        mb_report_info(r, "gpu_numa_node", s->gpu_node >= 0 ? buf : "unknown");
+        mb_report_info(r, "gpu_numa_node", s->gpu_node >= 0 ? buf : "unknown (see context.gpus[].numa_note)");
         if (s->numa) {
             snprintf(buf, sizeof buf, "%d", s->host_node);
             mb_report_info(r, "host_buffer_numa_node", s->host_node >= 0 ? buf

@@ -379,6 +379,18 @@ extern "C" const void *mb_gpu_count_kernel(void)
     return (const void *)k_count;
 }
 
+__global__ void k_mirror(volatile uint32_t *word, uint32_t value)
+{
+    *word = value;
+    __threadfence_system(); /* visible to the host before the kernel completes */
+}
+
+extern "C" cudaError_t mb_gpu_mirror(volatile uint32_t *word, uint32_t value, cudaStream_t stream)
+{
+    k_mirror<<<1, 1, 0, stream>>>(word, value);
+    return cudaGetLastError();
+}
+
 /* ---- preload ------------------------------------------------------------------ */
 
 /* With lazy loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2) a
@@ -399,6 +411,7 @@ extern "C" cudaError_t mb_gpu_preload(void)
 {
     cudaError_t e = cudaSuccess;
     e = load(k_spin, e);
+    e = load(k_mirror, e);
     e = load(k_pattern, e);
     e = load(k_membw_init<float>, e);
     e = load(k_membw_init<double>, e);

@@ -52,6 +52,10 @@ cudaError_t mb_gpu_peak_occupancy(mb_peak_dtype dt, int threads, int *blocks_per
  * unsigned long long in device memory. Launch it <<<1, 1>>>. */
 const void *mb_gpu_count_kernel(void);
 
+/* One thread stores `value` into *word (host-mapped memory) and fences it to
+ * the system: launch stream_sync's check that the sync waited for it. */
+cudaError_t mb_gpu_mirror(volatile uint32_t *word, uint32_t value, cudaStream_t stream);
+
 /* Loads every kernel above now (lazy loading would load each at its first
  * launch, which must not happen behind a spin kernel). Called by
  * mb_cuda_gate_init and the launch benchmark's setup. */

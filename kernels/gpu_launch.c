@@ -16,7 +16,10 @@
  *
  * Verification: every kernel adds 1 to a device counter; the counter must
  * equal the number of kernels launched (warm-up included). d2h_4b checks
- * that the host received the device's random 4-byte value. */
+ * that the host received the device's random 4-byte value. stream_sync
+ * checks that the sync waits: after each run, untimed, a kernel writes that
+ * run's value into host-mapped memory, the same sync waits for it and the host
+ * reads it (mb_sync_mirror_check, gpu_check.h). */
 #include "component.h"
 
 #ifdef MB_HAVE_CUDA
@@ -43,6 +46,8 @@ typedef struct launch_state {
     cudaGraph_t graph;
     cudaGraphExec_t exec;
     uint32_t *dev_word, *host_word; /* d2h_4b */
+    uint32_t *mirror_word, *mirror_dev; /* stream_sync: host-mapped word, its device address */
+    mb_sync_mirror mirror;
     long d2h_bad;                   /* copies after which the host did not hold the value */
     long runs;
     double *samples;              /* per-op latencies (one-at-a-time ops) */
@@ -85,6 +90,8 @@ static void launch_teardown(void *state)
     cudaFree(s->dev_word);
     if (s->host_word)
         cudaFreeHost(s->host_word);
+    if (s->mirror_word)
+        cudaFreeHost(s->mirror_word);
     if (s->stream)
         cudaStreamDestroy(s->stream);
     free(s->samples);
@@ -146,6 +153,12 @@ static int launch_setup(const mb_params *p, void **state, mb_err *err)
         MB_CUDA_TRY(cudaHostAlloc((void **)&s->host_word, sizeof v, cudaHostAllocDefault), err, fail);
         *s->host_word = D2H_STALE;
     }
+    if (s->op == OP_STREAM_SYNC) {
+        MB_CUDA_TRY(cudaHostAlloc((void **)&s->mirror_word, sizeof *s->mirror_word, cudaHostAllocMapped), err,
+                    fail);
+        MB_CUDA_TRY(cudaHostGetDevicePointer((void **)&s->mirror_dev, s->mirror_word, 0), err, fail);
+        *s->mirror_word = 0; /* no run's value (mb_sync_mirror_value is never 0) */
+    }
     MB_CUDA_TRY(cudaStreamSynchronize(s->stream), err, fail);
     if (s->op == OP_GRAPH)
         return build_graph(s, err);
@@ -188,6 +201,19 @@ static cudaError_t one_op(launch_state *s)
     return e;
 }
 
+/* stream_sync's check (untimed): one kernel writes this run's value into
+ * host-mapped memory, the sync under test waits for it, the host reads it. */
+static int mirror_check(launch_state *s, mb_err *err)
+{
+    long run = s->mirror.runs++;
+    cudaError_t e = mb_gpu_mirror(s->mirror_dev, mb_sync_mirror_value(run), s->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(s->stream);
+    if (e == cudaSuccess)
+        mb_sync_mirror_record(&s->mirror, run, *(volatile uint32_t *)s->mirror_word);
+    return mb_cuda_err(e, err, "stream_sync check (mirror kernel + cudaStreamSynchronize)");
+}
+
 static int launch_run(void *state, double *seconds, mb_err *err)
 {
     launch_state *s = state;
@@ -224,6 +250,11 @@ static int launch_run(void *state, double *seconds, mb_err *err)
     if (rc != MB_OK)
         return rc;
     *seconds = t - t0;
+    if (s->op == OP_STREAM_SYNC) {
+        rc = mirror_check(s, err); /* after the timing: the timed syncs stay on an idle stream */
+        if (rc != MB_OK)
+            return rc;
+    }
     s->runs++;
     return MB_OK;
 }
@@ -247,9 +278,11 @@ static int launch_verify(void *state, mb_err *err)
     launch_state *s = state;
     if (s->runs == 0)
         return mb_errf(err, MB_ESKIP, "no op ran");
-    if (s->op == OP_STREAM_SYNC)
-        return mb_errf(err, MB_ESKIP, "stream_sync moves no data: nothing to check beyond every call returning "
-                                      "cudaSuccess");
+    if (s->op == OP_STREAM_SYNC) {
+        char msg[320];
+        int bad = mb_sync_mirror_check(&s->mirror, msg, sizeof msg);
+        return bad == 0 ? MB_OK : mb_errf(err, bad < 0 ? MB_ESKIP : MB_EVERIFY, "stream_sync: %s", msg);
+    }
     if (s->op == OP_D2H_4B) {
         if (s->d2h_bad)
             return mb_errf(err, MB_EVERIFY, "d2h_4b: after %ld of %ld copies the host did not hold the device's "

@@ -141,3 +141,35 @@ mb_pcie_peak mb_pcie_pick_peak(const mb_pcie_link *l, double measured_gbps, int 
     }
     return MB_PCIE_PEAK_NONE;
 }
+
+const char MB_PCIE_NUMA_UNKNOWN_NOTE[] =
+    "GPU NUMA node unknown (sysfs numa_node absent or -1: single-node host or firmware does not say): "
+    "the copy benchmark's thread and pinned buffers are not bound to a NUMA node";
+
+void mb_pcie_context_add(cJSON *g, const char *sysfs_root, const char *busid)
+{
+    mb_pcie_link l;
+    mb_err err = { 0 };
+    if (mb_pcie_read(sysfs_root, busid, &l, &err) != MB_OK) {
+        cJSON_AddStringToObject(g, "pcie", err.msg);
+        cJSON_AddNullToObject(g, "numa_node");
+        cJSON_AddStringToObject(g, "numa_note", MB_PCIE_NUMA_UNKNOWN_NOTE);
+        return;
+    }
+    cJSON *p = cJSON_AddObjectToObject(g, "pcie");
+    char d[32];
+    cJSON_AddStringToObject(p, "current", mb_pcie_describe(l.cur_gen, l.cur_width, d, sizeof d));
+    cJSON_AddStringToObject(p, "max", mb_pcie_describe(l.max_gen, l.max_width, d, sizeof d));
+    cJSON_AddStringToObject(p, "current_link_speed", l.cur_speed);
+    cJSON_AddStringToObject(p, "max_link_speed", l.max_speed);
+    cJSON_AddNumberToObject(p, "current_width", l.cur_width);
+    cJSON_AddNumberToObject(p, "max_width", l.max_width);
+    cJSON_AddNumberToObject(p, "max_gbps_per_direction", mb_pcie_link_gbps(&l, 0));
+    cJSON_AddStringToObject(p, "note", "the current link speed drops when the GPU idles; max is what it trains to");
+    if (l.numa_node >= 0) {
+        cJSON_AddNumberToObject(g, "numa_node", l.numa_node);
+    } else {
+        cJSON_AddNullToObject(g, "numa_node");
+        cJSON_AddStringToObject(g, "numa_note", MB_PCIE_NUMA_UNKNOWN_NOTE);
+    }
+}

@@ -15,6 +15,8 @@
 
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "mb.h"
 
 typedef struct mb_pcie_link {
@@ -67,5 +69,14 @@ const char *mb_pcie_encoding(int gen);
  * copies ran on (slot, riser, BIOS), and the caller says so. */
 typedef enum mb_pcie_peak { MB_PCIE_PEAK_NONE, MB_PCIE_PEAK_CURRENT, MB_PCIE_PEAK_MAX } mb_pcie_peak;
 mb_pcie_peak mb_pcie_pick_peak(const mb_pcie_link *l, double measured_gbps, int *gen, int *width);
+
+/* The machine context's view of one GPU's link (context.gpus[]): "pcie" (an
+ * object, or the reader's error text), "numa_node" (a number or null) and,
+ * when the node is unknown, "numa_note" saying so and what it costs: the
+ * copy benchmark then binds neither its thread nor its pinned buffers. Said
+ * here once per GPU, not on every copy row. */
+void mb_pcie_context_add(cJSON *gpu, const char *sysfs_root, const char *busid);
+/* The text of that note. */
+extern const char MB_PCIE_NUMA_UNKNOWN_NOTE[];
 
 #endif

@@ -146,8 +146,40 @@ def niced(args, cmd):
     return ["nice", "-n", str(args.nice)] + cmd if args.nice else cmd
 
 
-def run_fio(args, cmd):
+def stat_file(path):
+    """/sys/block/DEV/stat of the disk holding path (a partition's parent, as
+    kernels/blockdev.c finds it), or None (overlay, tmpfs: no device)."""
+    st = os.stat(path)
+    link = f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    if not os.path.exists(link):
+        return None
+    d = os.path.realpath(link)
+    if os.path.exists(os.path.join(d, "partition")):
+        d = os.path.dirname(d)
+    f = os.path.join(d, "stat")
+    return f if os.path.exists(f) else None
+
+
+def read_stat(f):
+    """(read requests, read sectors) of a block device stat file."""
+    if f is None:
+        return None
+    with open(f) as fh:
+        v = fh.read().split()
+    return int(v[0]), int(v[2])
+
+
+def avg_request_kib(before, after):
+    """The average read request the device saw between two read_stat()s."""
+    if before is None or after is None or after[0] <= before[0]:
+        return None
+    return (after[1] - before[1]) * 512 / 1024 / (after[0] - before[0])
+
+
+def run_fio(args, cmd, dev_stat=None):
+    before = read_stat(dev_stat)
     out = subprocess.run(niced(args, cmd), capture_output=True, text=True)
+    kib = avg_request_kib(before, read_stat(dev_stat))
     if out.returncode != 0:
         return None, (out.stderr or out.stdout).strip()[-300:]
     try:
@@ -155,7 +187,7 @@ def run_fio(args, cmd):
         job = json.loads(text)["jobs"][0]["read"]
     except (ValueError, KeyError, IndexError) as e:
         return None, f"cannot read fio's output: {e}"
-    return (job["bw_bytes"] / 1e6, job["io_bytes"]), None
+    return (job["bw_bytes"] / 1e6, job["io_bytes"], kib), None
 
 
 def run_mlbench(args, job, out, extra, keep=False):
@@ -215,7 +247,7 @@ def main():
         with open(job, "w") as f:
             f.write(DEFAULT_JOB.format(reps=args.repetitions, min_time=args.min_time, size=args.size))
 
-    ml, fio, why = {}, {}, {}
+    ml, fio, why, req = {}, {}, {}, {}
     try:
         # Pass 1: mlbench writes its pattern file (kept) and lists the cases;
         # the short timing of this pass is not used.
@@ -226,6 +258,7 @@ def main():
         order = [c["id"] for c in cases]
         for c in cases:
             ml[c["id"]], fio[c["id"]] = [], []
+            req[c["id"]] = ([], [])
             if c.get("status") != "ok":
                 why[c["id"]] = f"mlbench {c.get('status')}: {c.get('reason')}"
         files = {c.get("info", {}).get("file") for c in cases if c.get("status") == "ok"}
@@ -239,6 +272,7 @@ def main():
                 if cid in why:
                     continue
                 path = c["info"]["file"]
+                dev_stat = stat_file(path)
                 cmd, err = fio_command(c, path, args.runtime, args.ramp)
                 if cmd is None:
                     why[cid] = err
@@ -248,7 +282,7 @@ def main():
                 # favour the same tool.
                 fio_first = rnd % 2 == 1
                 if fio_first:
-                    got_fio, err = run_fio(args, cmd)
+                    got_fio, err = run_fio(args, cmd, dev_stat)
                 got = run_mlbench(args, job, os.path.join(work, "case.json"),
                                   ["--disk-file", path, "--filter", exact(cid)])
                 got = [g for g in got if g["id"] == cid]
@@ -256,11 +290,11 @@ def main():
                     why[cid] = f"mlbench: {got[0].get('reason') if got else 'case not run'}"
                     continue
                 if not fio_first:
-                    got_fio, err = run_fio(args, cmd)
+                    got_fio, err = run_fio(args, cmd, dev_stat)
                 if got_fio is None:
                     why[cid] = f"fio failed: {err}"
                     continue
-                rate, io_bytes = got_fio
+                rate, io_bytes, fio_kib = got_fio
                 if c["backend"] == "mmap" and io_bytes >= os.path.getsize(path):
                     # fio drops the cache only at the start: past one pass
                     # over the file its reads hit pages it faulted in itself.
@@ -270,6 +304,13 @@ def main():
                     continue
                 ml[cid].append(got[0]["rate"]["median"])
                 fio[cid].append(rate)
+                # The average request the device saw (docs/disk.md): mlbench
+                # reports it per case, fio's is read around its run here.
+                m = (got[0].get("metrics") or {}).get("device_avg_request_kib")
+                if isinstance(m, dict):
+                    req[cid][0].append(m["value"])
+                if fio_kib is not None:
+                    req[cid][1].append(fio_kib)
                 print(f"  round {rnd + 1}: {cid}: mlbench {ml[cid][-1]:.1f} MB/s, fio {rate:.1f} MB/s "
                       f"({ml[cid][-1] / rate:.3f})", file=sys.stderr)
         for f in files:
@@ -284,8 +325,12 @@ def main():
     bad = 0
     rows = []
     pick = max if args.stat == "best" else statistics.median
-    print(f"{'case':<72} {'mlbench':>9} {'fio':>9} {'ratio':>6} {'ratio':>6}  (MB/s: {args.stat} of the rounds;")
-    print(f"{'':<72} {'MB/s':>9} {'MB/s':>9} {'best':>6} {'pairs':>6}   ratios: best/best, median of the rounds' ratios)")
+    print(f"{'case':<72} {'mlbench':>9} {'fio':>9} {'ratio':>6} {'ratio':>6} {'req KiB':>8} {'req KiB':>8}"
+          f"  (MB/s: {args.stat} of the rounds;")
+    print(f"{'':<72} {'MB/s':>9} {'MB/s':>9} {'best':>6} {'pairs':>6} {'mlbench':>8} {'fio':>8}"
+          "   ratios: best/best, median of the rounds' ratios;")
+    print(f"{'':<72} {'':>9} {'':>9} {'':>6} {'':>6} {'':>8} {'':>8}"
+          "   req KiB: the device's average read request, median of the rounds, - = no device counters)")
     for cid in order:
         short = re.sub(r"^disk/", "", cid)
         if not ml[cid] or not fio[cid]:
@@ -299,9 +344,12 @@ def main():
         ratio = best if args.stat == "best" else med
         flag = "" if abs(ratio - 1) <= args.tolerance else f"  outside {args.tolerance:.0%}"
         bad += bool(flag)
-        print(f"{short:<72} {pick(ml[cid]):>9.1f} {pick(fio[cid]):>9.1f} {best:>6.3f} {med:>6.3f}{flag}")
+        kib = [f"{statistics.median(v):>8.0f}" if v else f"{'-':>8}" for v in req[cid]]
+        print(f"{short:<72} {pick(ml[cid]):>9.1f} {pick(fio[cid]):>9.1f} {best:>6.3f} {med:>6.3f} "
+              f"{kib[0]} {kib[1]}{flag}")
         rows.append({"id": cid, "mlbench_mbps": ml[cid], "fio_mbps": fio[cid], "ratio_best": best,
-                     "ratio_median_of_rounds": med})
+                     "ratio_median_of_rounds": med, "mlbench_avg_request_kib": req[cid][0],
+                     "fio_avg_request_kib": req[cid][1]})
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"tolerance": args.tolerance, "cases": rows}, fh, indent=2)

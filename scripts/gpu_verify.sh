@@ -11,12 +11,14 @@
 #   verify   mlbench --suite gpu-verify (GEMM every dtype, bf16 8192^3,
 #            cuDNN every direction/layout/precision)              (420 s);
 #            the cuBLASLt fp8 cases must be ok and verified
-#   io       mlbench --suite copy,membw,peak,launch                (360 s)
+#   io       mlbench --suite copy,membw,peak,launch, every ok case
+#            verified (launch stream_sync included)                (360 s)
 #   pytorch  pytorch_compare.py: mlbench / PyTorch ratios; GEMM rows
 #            burst/burst and sustained/sustained >= 0.97          (540 s)
+#   nccl     mlbench --suite nccl-smoke: the NCCL path on one GPU, every
+#            case ok and verified (one rank: algbw, busbw 0)  (240 s)
 # Every ok compute case (gemm, conv, peak) must report both its burst and
 # its sustained phase (rate, SM clock, power, throttle reasons).
-#   nccl     mlbench --suite nccl-smoke: the NCCL path on one GPU  (240 s)
 # The limits are worst cases. A device call may run 600 s, so call it in
 # groups whose limits add up to less: `OUTDIR info tests`, `OUTDIR verify`,
 # `OUTDIR io`, `OUTDIR pytorch`, `OUTDIR nccl`. OUTDIR receives
@@ -58,20 +60,26 @@ step() {
     esac
 }
 
-# suite NAME SECONDS RESULTS SUITE: an mlbench step, then what its results
-# file holds: a step whose cases were all skipped verified nothing (exit 1);
-# skipped cases are listed with their reasons either way.
+# suite NAME SECONDS RESULTS SUITE [all|verified]: an mlbench step, then what
+# its results file holds: a step whose cases were all skipped verified nothing
+# (exit 1); skipped cases are listed with their reasons either way. With
+# `all`, every case must be ok with its output verified (passed); with
+# `verified`, every ok case must be verified (launch stream_sync was not).
 suite() {
     step "$1" "$2" "$run" --suite "$4" --out "$3"
     [ -f "$3" ] || return
-    { python3 - "$3" <<'PY' 2>&1; echo $? >"$rcfile"; } | tee -a "$log"
+    { python3 - "$3" "${5:-any}" <<'PY' 2>&1; echo $? >"$rcfile"; } | tee -a "$log"
 import collections, json, sys
 cases = json.load(open(sys.argv[1]))["cases"]
 count = collections.Counter(c.get("status") for c in cases)
 print("    %d ok, %d skipped, %d failed of %d" % (count["ok"], count["skipped"], count["failed"], len(cases)))
+unverified = 0
 for c in cases:
     if c.get("status") != "ok":
         print("    %s %s: %s" % (c.get("status"), c.get("id"), (c.get("reason") or "")[:160]))
+    elif (c.get("verification") or {}).get("status") != "passed":
+        unverified += 1
+        print("    ok but verification %s: %s" % ((c.get("verification") or {}).get("status"), c.get("id")))
 # Compute cases: both phases, each with its rate and what NVML saw.
 missing = []
 for c in cases:
@@ -89,11 +97,19 @@ for c in cases:
                 (p.get("power_w") or {}).get("mean"), p.get("throttle_reasons"), c.get("id")[:90]))
 for m in missing:
     print("    PHASES MISSING " + m)
-sys.exit(2 if missing else 0 if count["ok"] else 1)
+if missing:
+    sys.exit(4)
+if sys.argv[2] == "all":
+    sys.exit(0 if cases and count["ok"] == len(cases) and not unverified else 2)
+if sys.argv[2] == "verified" and unverified:
+    sys.exit(3)
+sys.exit(0 if count["ok"] else 1)
 PY
-    case "$(cat "$rcfile")" in
+    case $(cat "$rcfile") in
     0) ;;
-    2) echo "=== $1: BURST/SUSTAINED MISSING on compute cases" | tee -a "$log"; status=1 ;;
+    2) echo "=== $1: NOT ALL OK (every case must be ok and verified)" | tee -a "$log"; status=1 ;;
+    3) echo "=== $1: AN OK CASE WAS NOT VERIFIED" | tee -a "$log"; status=1 ;;
+    4) echo "=== $1: BURST/SUSTAINED MISSING on compute cases" | tee -a "$log"; status=1 ;;
     *) echo "=== $1: NOTHING RAN (no case ok)" | tee -a "$log"; status=1 ;;
     esac
 }
@@ -125,9 +141,9 @@ for s in "$@"; do
         # Issue 9: fp8 failed on the first H100 (misaligned B scale pointer).
         [ -f "$out/verify.json" ] && require verify "$out/verify.json" gemm/cublaslt dtype=fp8
         ;;
-    io) suite io 360 "$out/io.json" copy,membw,peak,launch ;;
+    io) suite io 360 "$out/io.json" copy,membw,peak,launch verified ;;
     pytorch) step pytorch 540 python3 "$bin/pytorch_compare.py" --mlbench "$run" --json "$out/pytorch.json" ;;
-    nccl) suite nccl 240 "$out/nccl.json" nccl-smoke ;;
+    nccl) suite nccl 240 "$out/nccl.json" nccl-smoke all ;;
     esac
 done
 exit $status

@@ -2,6 +2,8 @@
 # Installs what mlbench needs from Debian (idempotent), configures and builds.
 #   scripts/setup.sh                 build into ./build
 #   BUILD_DIR=b WERROR=ON SANITIZE=ON scripts/setup.sh
+#   BUILD_DIR=build-nocuda CUDA=OFF scripts/setup.sh   (no GPU components,
+#                                    as on a machine without a CUDA toolkit)
 # CUDA is optional: with /usr/local/cuda (or nvcc on PATH) the GPU components
 # are built, otherwise they list as "not built in".
 set -euo pipefail
@@ -44,6 +46,7 @@ BUILD_DIR="${BUILD_DIR:-build}"
 cmake -S . -B "$BUILD_DIR" \
   -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" \
   -DMLBENCH_WERROR="${WERROR:-OFF}" \
-  -DMLBENCH_SANITIZE="${SANITIZE:-OFF}" >/dev/null
+  -DMLBENCH_SANITIZE="${SANITIZE:-OFF}" \
+  -DMLBENCH_CUDA="${CUDA:-ON}" >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
 echo "setup: built $BUILD_DIR/mlbench" >&2

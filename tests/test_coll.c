@@ -22,6 +22,7 @@
 #include "dist_extra.h"
 #include "formulas.h"
 #include "params.h"
+#include "report.h"
 
 #define CLOSE(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fmax(1.0, fabs((double)(b))))
 
@@ -41,6 +42,72 @@ static void test_busbw_known_answers(void **s)
     CLOSE(mb_algbw(1e9, 0.5), 2e9);
     CLOSE(mb_busbw(MB_COLL_ALLREDUCE, 1e9, 0.5, 4), 3e9);
     CLOSE(mb_busbw(MB_COLL_ALLGATHER, 1e9, 0.5, 4), 1.5e9);
+}
+
+/* One rank (NCCL on one GPU, mpirun -np 1): busbw's factor is 0, so the work
+ * per iteration falls back to the algorithm bytes (factor 1) instead of 0,
+ * which the runner rejects ("no work per iteration"). */
+static void test_work_factor_known_answers(void **s)
+{
+    (void)s;
+    const int n[] = { 1, 2, 3, 8 };
+    const double allreduce[] = { 1.0, 1.0, 4.0 / 3.0, 14.0 / 8.0 };
+    const double gather[] = { 1.0, 0.5, 2.0 / 3.0, 7.0 / 8.0 };
+    const double bus_allreduce[] = { 0.0, 1.0, 4.0 / 3.0, 14.0 / 8.0 };
+    const double bus_gather[] = { 0.0, 0.5, 2.0 / 3.0, 7.0 / 8.0 };
+    for (int i = 0; i < 4; i++) {
+        CLOSE(mb_busbw_factor(MB_COLL_ALLREDUCE, n[i]), bus_allreduce[i]);
+        CLOSE(mb_busbw_factor(MB_COLL_ALLGATHER, n[i]), bus_gather[i]);
+        CLOSE(mb_busbw_factor(MB_COLL_REDUCESCATTER, n[i]), bus_gather[i]);
+        CLOSE(mb_busbw_factor(MB_COLL_BROADCAST, n[i]), 1.0);
+        CLOSE(mb_coll_work_factor(MB_COLL_ALLREDUCE, n[i]), allreduce[i]);
+        CLOSE(mb_coll_work_factor(MB_COLL_ALLGATHER, n[i]), gather[i]);
+        CLOSE(mb_coll_work_factor(MB_COLL_REDUCESCATTER, n[i]), gather[i]);
+        CLOSE(mb_coll_work_factor(MB_COLL_BROADCAST, n[i]), 1.0);
+    }
+    /* 1 MiB all-reduced on one rank in 100 us: algbw 10.49 GB/s, busbw 0. */
+    CLOSE(mb_algbw(1048576, 100e-6), 1048576 / 100e-6);
+    CLOSE(mb_busbw(MB_COLL_ALLREDUCE, 1048576, 100e-6, 1), 0.0);
+}
+
+static bool has_note(const mb_report *r, const char *text)
+{
+    for (int i = 0; i < r->n_notes; i++)
+        if (strstr(r->notes[i], text))
+            return true;
+    return false;
+}
+
+/* The metrics and note of a one-rank case: busbw 0 with the reason. */
+static void test_report_one_rank(void **s)
+{
+    (void)s;
+    mb_coll_shape sh;
+    mb_err err = { 0 };
+    assert_int_equal(mb_coll_shape_init(&sh, MB_COLL_ALLREDUCE, MB_DT_FLOAT, 1048576, 1, &err), MB_OK);
+    double t[] = { 200e-6, 100e-6, 300e-6 };
+    mb_coll_samples samples = { .s = t, .n = 3, .cap = 3 };
+    mb_report r;
+    mb_report_init(&r);
+    mb_coll_report_common(&r, &sh, &samples, 1, false);
+    CLOSE(mb_report_find_metric(&r, "busbw")->value, 0.0);
+    CLOSE(mb_report_find_metric(&r, "algbw")->value, 1048576 / 200e-6 / 1e9);
+    CLOSE(mb_report_find_metric(&r, "latency")->value, 200.0);
+    assert_true(has_note(&r, "one rank: no bus traffic, so busbw is 0"));
+    assert_false(has_note(&r, "nothing to move"));
+    mb_report_free(&r);
+    /* In place on one rank nothing moves: the note says to read the latency. */
+    mb_report_init(&r);
+    mb_coll_report_common(&r, &sh, &samples, 1, true);
+    assert_true(has_note(&r, "in place the library has nothing to move"));
+    mb_report_free(&r);
+    /* Two ranks: busbw = algbw, no such note. */
+    assert_int_equal(mb_coll_shape_init(&sh, MB_COLL_ALLREDUCE, MB_DT_FLOAT, 1048576, 2, &err), MB_OK);
+    mb_report_init(&r);
+    mb_coll_report_common(&r, &sh, &samples, 1, false);
+    CLOSE(mb_report_find_metric(&r, "busbw")->value, mb_report_find_metric(&r, "algbw")->value);
+    assert_false(has_note(&r, "no bus traffic"));
+    mb_report_free(&r);
 }
 
 static void test_shape(void **s)
@@ -499,6 +566,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_busbw_known_answers),
+        cmocka_unit_test(test_work_factor_known_answers),
+        cmocka_unit_test(test_report_one_rank),
         cmocka_unit_test(test_shape),
         cmocka_unit_test(test_pattern_exact_every_dtype),
         cmocka_unit_test(test_other_collectives),

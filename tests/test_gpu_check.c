@@ -434,6 +434,41 @@ static void test_context_without_gpu(void **s)
     mb_report_free(&r);
 }
 
+/* launch op=stream_sync's check: a sync that waits leaves each run's value in
+ * the host-mapped word; one that returned early leaves the previous run's. */
+static void test_sync_mirror(void **s)
+{
+    (void)s;
+    for (long r = 0; r < 100000; r++) {
+        assert_true(mb_sync_mirror_value(r) != 0); /* 0 is the word's value before run 0 */
+        assert_true(mb_sync_mirror_value(r) != mb_sync_mirror_value(r + 1));
+    }
+    assert_int_equal(mb_sync_mirror_value(0), 2654435761u);
+    char msg[320];
+    mb_sync_mirror m = { 0 };
+    assert_int_equal(mb_sync_mirror_check(&m, msg, sizeof msg), -1); /* nothing ran: not verified */
+    uint32_t word = 0;
+    for (long r = 0; r < 50; r++) { /* a sync that waits: the host sees each run's value */
+        m.runs++;
+        word = mb_sync_mirror_value(r);
+        mb_sync_mirror_record(&m, r, word);
+    }
+    assert_int_equal(mb_sync_mirror_check(&m, msg, sizeof msg), 0);
+    assert_int_equal(m.checked, 50);
+    /* run 50's sync returns before its kernel ran: the word still holds run 49's. */
+    m.runs++;
+    mb_sync_mirror_record(&m, 50, word);
+    assert_int_equal(mb_sync_mirror_check(&m, msg, sizeof msg), 1);
+    assert_non_null(strstr(msg, "after 1 of 51 syncs"));
+    assert_non_null(strstr(msg, "run 50"));
+    /* a run whose word was never read is not verified either */
+    mb_sync_mirror m2 = { .runs = 3 };
+    for (long r = 0; r < 2; r++)
+        mb_sync_mirror_record(&m2, r, mb_sync_mirror_value(r));
+    assert_int_equal(mb_sync_mirror_check(&m2, msg, sizeof msg), 1);
+    assert_non_null(strstr(msg, "3 timed runs but 2"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +479,7 @@ int main(void)
         cmocka_unit_test(test_peak_fp16_closed_form), cmocka_unit_test(test_peak_x0_spread),
         cmocka_unit_test(test_arch_table),       cmocka_unit_test(test_probes_say_why),
         cmocka_unit_test(test_context_without_gpu),
+        cmocka_unit_test(test_sync_mirror),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -136,6 +136,36 @@ static void test_missing_and_odd_files(void **s)
     assert_string_equal(mb_pcie_describe(0, 16, d, sizeof d), "PCIe gen ? x16");
 }
 
+/* The unknown-NUMA note is said once per GPU, in the machine context (it was
+ * on every copy row of the H100 run): present when numa_node is -1, absent,
+ * or the device cannot be read; absent when the node is known. */
+static void test_context_numa_note(void **s)
+{
+    (void)s;
+    const char *known = "0000:41:00.0", *minus = "0000:42:00.0";
+    put(known, "numa_node", "1\n");
+    put(minus, "numa_node", "-1\n");
+    const char *ids[] = { known, minus, "0000:99:00.0" };
+    for (int i = 0; i < 3; i++) {
+        cJSON *g = cJSON_CreateObject();
+        mb_pcie_context_add(g, root, ids[i]);
+        const cJSON *node = cJSON_GetObjectItemCaseSensitive(g, "numa_node");
+        const cJSON *note = cJSON_GetObjectItemCaseSensitive(g, "numa_note");
+        assert_non_null(node);
+        assert_non_null(cJSON_GetObjectItemCaseSensitive(g, "pcie"));
+        if (i == 0) {
+            assert_true(cJSON_IsNumber(node) && node->valuedouble == 1);
+            assert_null(note);
+        } else {
+            assert_true(cJSON_IsNull(node));
+            assert_true(cJSON_IsString(note));
+            assert_non_null(strstr(note->valuestring, "GPU NUMA node unknown"));
+            assert_string_equal(note->valuestring, MB_PCIE_NUMA_UNKNOWN_NOTE);
+        }
+        cJSON_Delete(g);
+    }
+}
+
 static void test_missing_device(void **s)
 {
     (void)s;
@@ -214,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_nvml_busid_and_gen2),
         cmocka_unit_test(test_missing_and_odd_files),
         cmocka_unit_test(test_missing_device),
+        cmocka_unit_test(test_context_numa_note),
         cmocka_unit_test(test_normalize),
         cmocka_unit_test(test_pick_peak),
     };
