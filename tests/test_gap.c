@@ -15,6 +15,7 @@
 #include "formulas.h"
 #include "gap.h"
 #include "gap_test_util.h"
+#include "run_read.h"
 #include "hardware.h"
 
 /* ---- fixtures ------------------------------------------------------------------ */

@@ -19,6 +19,7 @@
 #include "gap.h"
 #include "gapconfig.h"
 #include "hardware.h"
+#include "run_read.h"
 #include "results.h"
 #include "stages.h"
 

@@ -70,7 +70,5 @@ void mb_run_warn(mb_run *run, const char *fmt, ...) __attribute__((format(printf
 int mb_stagefile_read(const char *path, mb_run *out, mb_err *err);
 /* Reads a PyTorch profiler (Kineto) trace, .json or .json.gz, streaming. */
 int mb_trace_read(const char *path, mb_run *out, mb_err *err);
-/* Picks the reader by content (a trace has "traceEvents"). */
-int mb_run_read(const char *path, mb_run *out, mb_err *err);
 
 #endif
