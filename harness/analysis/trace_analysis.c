@@ -13,6 +13,7 @@
  * docs/traces.md describes every figure. */
 #include "trace.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +442,7 @@ typedef struct analysis {
     int64_t *step_busy, *step_idle; /* per device: sums over steps */
     size_t *merged; /* per device: merged interval count */
     double world_size; /* 0 = unknown */
+    struct step_table *tablep;
 } analysis;
 
 static void partial(analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -579,6 +581,248 @@ static void device_evidence(analysis *a, cJSON *devices, cJSON *all_copies)
         for (int j = 0; j < TR_N_MEMS; j++)
             if (total[i][j].count)
                 copy_json(all_copies, i, j, &total[i][j]);
+}
+
+/* ---- the step table ------------------------------------------------------------ */
+
+/* Every step's wall time is split into parts that add up to it: the main
+ * device's busy time by kernel group, and its idle time by what the host
+ * was doing then (docs/traces.md, "The step table"). */
+enum {
+    SP_GEMM = 0, SP_CONV, SP_ATTN, SP_MEM, SP_COPY, SP_COLL, /* GPU busy */
+    SP_DATA, SP_SYNC, SP_HCOLL, SP_LAUNCH, SP_HOST,         /* GPU idle */
+    SP_N,
+    SP_FIRST_IDLE = SP_DATA,
+};
+
+static const struct {
+    const char *id, *name, *kind, *cls;
+} sp_info[SP_N] = {
+    [SP_GEMM] = {"gemm", "GEMM kernels", "gpu", "tensor-core math"},
+    [SP_CONV] = {"conv", "convolution kernels", "gpu", "tensor-core math"},
+    [SP_ATTN] = {"attention", "attention kernels", "gpu", "tensor-core math"},
+    [SP_MEM] = {"memory_bound", "memory-bound kernels (elementwise, normalization, reduction, optimizer)",
+                "gpu", "memory-bound"},
+    [SP_COPY] = {"copy", "copies (memcpy)", "gpu", "copy"},
+    [SP_COLL] = {"collective", "collectives (NCCL kernels)", "gpu", "collective"},
+    [SP_DATA] = {"data", "waiting for data (DataLoader)", "idle", "data"},
+    [SP_SYNC] = {"sync", "in a synchronization or blocking copy", "idle", "sync"},
+    [SP_HCOLL] = {"host_collective", "in a collective (host)", "idle", "collective"},
+    [SP_LAUNCH] = {"launch", "in kernel launch calls", "idle", "launch"},
+    [SP_HOST] = {"host", "other host code (framework, Python)", "idle", "host"},
+};
+
+/* Step part of a kernel class index: the fixed classes by meaning; an ini
+ * class named "attention" is tensor-core math; every other class (other,
+ * memset, ini extras) is memory-bound work. */
+static int sp_of_class(const tr_rules *r, int cls)
+{
+    switch (cls) {
+    case TR_CLASS_GEMM:
+        return SP_GEMM;
+    case TR_CLASS_CONV:
+        return SP_CONV;
+    case TR_CLASS_NCCL:
+        return SP_COLL;
+    case TR_CLASS_MEMCPY:
+        return SP_COPY;
+    default:
+        return cls < r->n_classes && strcmp(r->class_names[cls], "attention") == 0 ? SP_ATTN : SP_MEM;
+    }
+}
+
+/* Kernel durations in log2 bins of 1/16 octave (4.4% wide): the median
+ * without keeping one number per kernel. */
+enum { DUR_BINS = 64 * 16 };
+
+typedef struct step_table {
+    long long kernels;       /* kernels starting inside the windows */
+    uint32_t dur_hist[DUR_BINS];
+    int64_t ns[SP_N];        /* summed over the windows */
+    int64_t wall;            /* summed window lengths */
+    size_t windows;
+    int device;              /* index of the main device, -1 = none */
+    int sp_class[TR_MAX_CLASSES];
+} step_table;
+
+/* Idle [x, y) attributed to host kinds in priority order: the part covered
+ * by kind k's merged intervals goes to k, the rest to the next kinds, what
+ * none covers to "other host code". */
+static void attribute_idle(const tr_state *st, int64_t x, int64_t y, int k, int64_t *ns)
+{
+    if (y <= x)
+        return;
+    if (k == TR_N_HOST) {
+        ns[SP_HOST] += y - x;
+        return;
+    }
+    const tr_ivlist *l = &st->host_iv[k];
+    int64_t at = x;
+    for (size_t i = first_ending_after(l->iv, l->n, x); i < l->n && l->iv[2 * i] < y; i++) {
+        int64_t lo = imax(l->iv[2 * i], x), hi = imin(l->iv[2 * i + 1], y);
+        attribute_idle(st, at, lo, k + 1, ns);
+        ns[SP_DATA + k] += hi - lo;
+        at = hi;
+    }
+    attribute_idle(st, at, y, k + 1, ns);
+}
+
+/* One window [a, b) of the main device's raw events (sorted by start): the
+ * busy union is split among classes by a sweep (time newly covered goes to
+ * the event that covers it first, so overlapping streams count once), the
+ * gaps to what the host did. */
+static void step_window(const tr_state *st, step_table *t, int64_t maxdur, int64_t a, int64_t b,
+                        int64_t *ns)
+{
+    int64_t frontier = a;
+    if (t->device >= 0) {
+        const tr_device *d = &st->devices[t->device];
+        size_t lo = 0, hi = d->n_ev;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (d->ev[mid * TR_EV_WORDS] < a - maxdur)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo; i < d->n_ev; i++) {
+            const int64_t *w = d->ev + i * TR_EV_WORDS;
+            if (w[0] >= b)
+                break;
+            int cls = ev_class(w);
+            if (w[0] >= a && cls != TR_CLASS_MEMCPY && cls != TR_CLASS_MEMSET) {
+                t->kernels++;
+                int bin = ev_dur(w) > 0 ? (int)(log2((double)ev_dur(w)) * 16) : 0;
+                t->dur_hist[bin < 0 ? 0 : bin >= DUR_BINS ? DUR_BINS - 1 : bin]++;
+            }
+            int64_t s = imax(w[0], a), e = imin(w[0] + ev_dur(w), b);
+            if (e <= frontier)
+                continue;
+            if (s > frontier) {
+                attribute_idle(st, frontier, s, 0, ns);
+                frontier = s;
+            }
+            ns[t->sp_class[cls]] += e - frontier;
+            frontier = e;
+        }
+    }
+    attribute_idle(st, frontier, b, 0, ns);
+}
+
+static void step_part_json(cJSON *arr, int p, int64_t ns, double per, double wall)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToArray(arr, o);
+    add_str(o, "id", sp_info[p].id);
+    add_str(o, "name", sp_info[p].name);
+    add_str(o, "kind", sp_info[p].kind);
+    add_str(o, "class", sp_info[p].cls);
+    add_num(o, "seconds", sec(ns) / per);
+    add_num(o, "share", wall > 0 ? (double)ns / wall : 0);
+}
+
+/* The main device: the one with the most GPU time (its events' durations);
+ * the step table and run.gpu_utilization describe it. */
+static int main_device(const tr_state *st)
+{
+    int best = -1;
+    int64_t best_ns = -1;
+    for (int d = 0; d < st->n_devices; d++) {
+        int64_t ns = 0;
+        for (int c = 0; c < st->rules.n_classes; c++)
+            ns += st->devices[d].class_ns[c];
+        if (ns > best_ns) {
+            best_ns = ns;
+            best = d;
+        }
+    }
+    return best;
+}
+
+static void step_table_build(analysis *a, cJSON **step_objs, size_t n_emit)
+{
+    tr_state *st = a->st;
+    step_table *t = a->tablep;
+    memset(t, 0, sizeof *t);
+    t->device = main_device(st);
+    for (int c = 0; c < TR_MAX_CLASSES; c++)
+        t->sp_class[c] = sp_of_class(&st->rules, c);
+    for (int k = 0; k < TR_N_HOST; k++) {
+        tr_ivlist *l = &st->host_iv[k];
+        if (l->n > 0)
+            qsort(l->iv, l->n, 2 * sizeof *l->iv, cmp_pair);
+        l->n = merge_pairs(l->iv, l->n);
+    }
+    int64_t maxdur = 0;
+    if (t->device >= 0) {
+        const tr_device *d = &st->devices[t->device];
+        for (size_t i = 0; i < d->n_ev; i++)
+            maxdur = imax(maxdur, ev_dur(d->ev + i * TR_EV_WORDS));
+    }
+    int64_t ns[SP_N];
+    if (st->n_steps == 0) {
+        if (st->complete_events == 0)
+            return;
+        step_window(st, t, maxdur, st->span_start, st->span_end, t->ns);
+        t->wall = st->span_end - st->span_start;
+        t->windows = 1;
+    }
+    for (size_t s = 0; s < st->n_steps; s++) {
+        memset(ns, 0, sizeof ns);
+        int64_t s0 = st->steps[s].start, s1 = st->steps[s].end;
+        step_window(st, t, maxdur, s0, s1, ns);
+        for (int p = 0; p < SP_N; p++)
+            t->ns[p] += ns[p];
+        t->wall += s1 - s0;
+        t->windows++;
+        if (s < n_emit) {
+            cJSON *parts = add_obj(step_objs[s], "parts");
+            for (int p = 0; p < SP_N; p++)
+                if (ns[p] > 0)
+                    add_num(parts, sp_info[p].id, sec(ns[p]));
+        }
+    }
+}
+
+/* The evidence's "step" object: mean seconds per step of every part and its
+ * share of the step; shares add up to 1 (the parts partition each step). */
+static void step_table_json(analysis *a)
+{
+    const step_table *t = a->tablep;
+    tr_state *st = a->st;
+    if (t->windows == 0 || t->wall <= 0) {
+        cJSON_AddNullToObject(a->ev, "step");
+        return;
+    }
+    cJSON *o = add_obj(a->ev, "step");
+    add_str(o, "window", st->n_steps > 0 ? "ProfilerStep" : "trace");
+    add_num(o, "steps", (double)t->windows);
+    double per = (double)t->windows, wall = (double)t->wall;
+    add_num(o, "seconds", sec(t->wall) / per);
+    if (t->device >= 0)
+        add_num(o, "device", (double)st->devices[t->device].id);
+    else
+        cJSON_AddNullToObject(o, "device");
+    int64_t busy = 0;
+    for (int p = 0; p < SP_FIRST_IDLE; p++)
+        busy += t->ns[p];
+    add_num(o, "gpu_busy_share", (double)busy / wall);
+    add_num(o, "gpu_idle_share", 1 - (double)busy / wall);
+    add_num(o, "kernels_per_step", (double)t->kernels / per);
+    long long half = (t->kernels + 1) / 2, seen = 0;
+    for (int i = 0; i < DUR_BINS && t->kernels > 0; i++) {
+        seen += t->dur_hist[i];
+        if (seen >= half) { /* the bin's geometric middle */
+            add_num(o, "median_kernel_seconds", exp2((i + 0.5) / 16) / 1e9);
+            break;
+        }
+    }
+    if (t->kernels == 0)
+        cJSON_AddNullToObject(o, "median_kernel_seconds");
+    cJSON *parts = add_arr(o, "parts");
+    for (int p = 0; p < SP_N; p++)
+        if (t->ns[p] > 0)
+            step_part_json(parts, p, t->ns[p], per, wall);
 }
 
 /* ---- stages ------------------------------------------------------------------------ */
@@ -1011,29 +1255,24 @@ static int run_figures(analysis *a)
         add_num(a->ev, "step_seconds_median", run->step_seconds);
     } else
         cJSON_AddNullToObject(a->ev, "step_seconds_median");
-    int best = -1;
-    for (int d = 0; d < st->n_devices; d++)
-        if (best < 0 || a->busy[d] > a->busy[best])
-            best = d;
-    if (best >= 0) {
-        int64_t steps_ns = 0;
-        for (size_t i = 0; i < st->n_steps; i++)
-            steps_ns += st->steps[i].end - st->steps[i].start;
-        size_t m = a->merged[best];
-        const int64_t *b = st->devices[best].ev;
-        int64_t window = m ? b[2 * m - 1] - b[0] : 0;
-        if (st->n_steps > 0 && steps_ns > 0)
-            run->gpu_utilization = (double)a->step_busy[best] / (double)steps_ns;
-        else if (window > 0)
-            run->gpu_utilization = (double)a->busy[best] / (double)window;
-        add_num(a->ev, "main_device", (double)st->devices[best].id);
+    /* One definition (docs/traces.md): the main device's busy time (union
+     * over its streams) within the step windows / their wall time; without
+     * ProfilerSteps, within the trace's span. No GPU events: unknown. */
+    const step_table *t = a->tablep;
+    if (t->device >= 0 && t->wall > 0) {
+        int64_t busy = 0;
+        for (int p = 0; p < SP_FIRST_IDLE; p++)
+            busy += t->ns[p];
+        run->gpu_utilization = (double)busy / (double)t->wall;
+        add_num(a->ev, "main_device", (double)st->devices[t->device].id);
     }
     return MB_OK;
 }
 
 int tr_analyse(tr_state *st, mb_run *run, mb_err *err)
 {
-    analysis a = {.st = st, .run = run};
+    step_table table;
+    analysis a = {.st = st, .run = run, .tablep = &table};
     int rc = MB_OK;
     cJSON **step_objs = NULL;
     size_t nd = st->n_devices > 0 ? (size_t)st->n_devices : 1;
@@ -1083,6 +1322,8 @@ int tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     if (st->n_steps > n_emit)
         add_num(a.ev, "steps_not_listed", (double)(st->n_steps - n_emit));
     steps_evidence(&a, step_objs, n_emit);
+    step_table_build(&a, step_objs, n_emit);
+    step_table_json(&a);
 
     /* 4. busy intervals */
     cJSON *devices = add_arr(a.ev, "devices");
