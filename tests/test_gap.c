@@ -417,7 +417,7 @@ static void test_diagnosis_launch_bound(void **state)
                   "{\"name\":\"mm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":1e15,\"seconds\":60}]}");
     CLOSE(f->diag.fig.launch_share, 0.4);
     assert_true(has_finding(&f->diag, "launch_bound"));
-    assert_true(has_remedy(&f->diag, "launch_bound", "CUDA graphs"));
+    assert_true(has_remedy(&f->diag, "launch_bound", "CUDA Graphs"));
     assert_true(has_remedy(&f->diag, "launch_bound", "Bigger batches"));
     assert_false(has_finding(&f->diag, "gpu_compute_bound"));
 }

@@ -87,6 +87,7 @@ static const char *const number_keys[] = {
     "flops", "bytes", "launches", "syncs",
     "flops_per_step", "bytes_per_step", "launches_per_step", "syncs_per_step",
     "seconds", "seconds_per_step", "steps", "calls", "ranks", "block_size",
+    "exposed_seconds", "exposed_seconds_per_step",
 };
 
 static bool in_list(const char *s, const char *const *list, size_t n)
@@ -334,6 +335,13 @@ static int read_amounts(const cJSON *o, const component_def *cd, double run_step
     if (!has_seconds)
         return mb_errf(err, MB_EUSAGE, "%s: the stage needs its measured time ('seconds' or 'seconds_per_step')",
                        where(l, "seconds", w, sizeof w));
+    /* Stages that overlap (a copy under compute, a launch while the GPU
+     * runs) say how much of their time the run actually waits for. */
+    if (total_of(o, "exposed_seconds", l, steps, false, &s->exposed_seconds, &s->has_exposed, err))
+        return err->code;
+    if (s->has_exposed && (s->exposed_seconds < 0 || s->exposed_seconds > s->seconds * (1 + 1e-9)))
+        return mb_errf(err, MB_EUSAGE, "%s: exposed time must be between 0 and the stage's seconds (%g)",
+                       where(l, "exposed_seconds", w, sizeof w), s->seconds);
     if (cd->work_key) {
         if (total_of(o, cd->work_key, l, steps, true, &s->work, &has_work, err))
             return err->code;

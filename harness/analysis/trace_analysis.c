@@ -639,6 +639,8 @@ typedef struct step_table {
     long long kernels;       /* kernels starting inside the windows */
     uint32_t dur_hist[DUR_BINS];
     int64_t ns[SP_N];        /* summed over the windows */
+    int64_t raw[SP_N];       /* GPU parts: event time in the windows, overlap counted per event */
+    int64_t host_in[TR_N_HOST]; /* host kinds: their (merged) time in the windows */
     int64_t wall;            /* summed window lengths */
     size_t windows;
     int device;              /* index of the main device, -1 = none */
@@ -696,6 +698,8 @@ static void step_window(const tr_state *st, step_table *t, int64_t maxdur, int64
                 t->dur_hist[bin < 0 ? 0 : bin >= DUR_BINS ? DUR_BINS - 1 : bin]++;
             }
             int64_t s = imax(w[0], a), e = imin(w[0] + ev_dur(w), b);
+            if (e > s)
+                t->raw[t->sp_class[cls]] += e - s;
             if (e <= frontier)
                 continue;
             if (s > frontier) {
@@ -707,6 +711,8 @@ static void step_window(const tr_state *st, step_table *t, int64_t maxdur, int64
         }
     }
     attribute_idle(st, frontier, b, 0, ns);
+    for (int k = 0; k < TR_N_HOST; k++)
+        t->host_in[k] += clip_measure(st->host_iv[k].iv, st->host_iv[k].n, a, b);
 }
 
 static void step_part_json(cJSON *arr, int p, int64_t ns, double per, double wall)
@@ -790,7 +796,8 @@ static void step_table_json(analysis *a)
 {
     const step_table *t = a->tablep;
     tr_state *st = a->st;
-    if (t->windows == 0 || t->wall <= 0) {
+    /* No GPU events: nothing to split a step into (not "idle 100%"). */
+    if (t->windows == 0 || t->wall <= 0 || t->device < 0) {
         cJSON_AddNullToObject(a->ev, "step");
         return;
     }
@@ -823,6 +830,28 @@ static void step_table_json(analysis *a)
     for (int p = 0; p < SP_N; p++)
         if (t->ns[p] > 0)
             step_part_json(parts, p, t->ns[p], per, wall);
+}
+
+/* Exposed fraction of a GPU part: its share of the busy union over the
+ * time its events ran (below 1 when it overlaps other GPU work). */
+static double gpu_exposed(const analysis *a, int part)
+{
+    const step_table *t = a->tablep;
+    return t->raw[part] > 0 ? (double)t->ns[part] / (double)t->raw[part] : 1;
+}
+
+/* Exposed fraction of a host kind: the GPU idle time attributed to it over
+ * the time the host spent in it (0 when it always overlapped GPU work). */
+static double host_exposed(const analysis *a, int kind)
+{
+    const step_table *t = a->tablep;
+    return t->host_in[kind] > 0 ? (double)t->ns[SP_DATA + kind] / (double)t->host_in[kind] : 1;
+}
+
+static void set_exposed(mb_stage *s, double fraction)
+{
+    s->has_exposed = true;
+    s->exposed_seconds = s->seconds * (fraction < 1 ? fraction : 1);
 }
 
 /* ---- stages ------------------------------------------------------------------------ */
@@ -884,6 +913,7 @@ static int flop_stages(analysis *a, const flop_group *g, int n, cJSON *rates, mb
         mb_stage s = {.name = name, .component = (char *)comp, .dtype = (char *)g[i].dtype,
                       .work = g[i].flops, .work_unit = "flop", .seconds = sec(g[i].ns),
                       .count = g[i].kernels, .source = source};
+        set_exposed(&s, gpu_exposed(a, g[i].kind == TR_OP_GEMM ? SP_GEMM : SP_CONV));
         int rc = add_stage(a, &s, err);
         if (rc != MB_OK)
             return rc;
@@ -934,6 +964,7 @@ static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
         snprintf(source, sizeof source, "trace: %lld kernels of class %s (time only)", count, cname);
         mb_stage s = {.name = name, .component = (char *)comp, .work = sec(ns), .work_unit = "s",
                       .seconds = sec(ns), .count = count, .source = source};
+        set_exposed(&s, gpu_exposed(a, a->tablep->sp_class[c]));
         int rc = add_stage(a, &s, err);
         if (rc != MB_OK)
             return rc;
@@ -995,6 +1026,7 @@ static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
                           .block_size = (long long)(c->bytes / (double)c->sized), .ranks = ranks,
                           .work = c->bytes, .work_unit = "byte", .seconds = secs,
                           .count = c->sized, .source = source};
+            set_exposed(&s, gpu_exposed(a, SP_COLL));
             int rc = add_stage(a, &s, err);
             if (rc != MB_OK)
                 return rc;
@@ -1009,6 +1041,7 @@ static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
             mb_stage s = {.name = name, .component = (char *)comp, .dtype = (char *)dtype,
                           .ranks = ranks, .work = secs, .work_unit = "s", .seconds = secs,
                           .count = c->calls - c->sized, .source = source};
+            set_exposed(&s, gpu_exposed(a, SP_COLL));
             int rc = add_stage(a, &s, err);
             if (rc != MB_OK)
                 return rc;
@@ -1054,6 +1087,7 @@ static int copy_stages(analysis *a, mb_err *err)
                           .block_size = sized ? (long long)(c.bytes / (double)c.count) : 0,
                           .work = sized ? c.bytes : sec(c.ns), .work_unit = sized ? "byte" : "s",
                           .seconds = sec(c.ns), .count = c.count, .source = source};
+            set_exposed(&s, gpu_exposed(a, SP_COPY));
             int rc = add_stage(a, &s, err);
             if (rc != MB_OK)
                 return rc;
@@ -1077,6 +1111,7 @@ static int copy_stages(analysis *a, mb_err *err)
                       .block_size = sized ? (long long)(ms.bytes / (double)ms.count) : 0,
                       .work = sized ? ms.bytes : sec(ms.ns), .work_unit = sized ? "byte" : "s",
                       .seconds = sec(ms.ns), .count = ms.count, .source = source};
+        set_exposed(&s, gpu_exposed(a, a->tablep->sp_class[TR_CLASS_MEMSET]));
         int rc = add_stage(a, &s, err);
         if (rc != MB_OK)
             return rc;
@@ -1099,6 +1134,7 @@ static int host_stages(analysis *a, mb_err *err)
         mb_stage s = {.name = "launch", .component = "launch", .work = (double)st->launch.count,
                       .work_unit = "launch", .seconds = sec(st->launch.ns),
                       .count = st->launch.count, .source = source};
+        set_exposed(&s, host_exposed(a, TR_HOST_LAUNCH));
         rc = add_stage(a, &s, err);
     }
     if (rc == MB_OK && st->sync.count > 0) {
@@ -1106,6 +1142,7 @@ static int host_stages(analysis *a, mb_err *err)
         mb_stage s = {.name = "sync", .component = "sync", .work = (double)st->sync.count,
                       .work_unit = "sync", .seconds = sec(st->sync.ns), .count = st->sync.count,
                       .source = source};
+        set_exposed(&s, host_exposed(a, TR_HOST_SYNC));
         rc = add_stage(a, &s, err);
     }
     if (rc == MB_OK && st->dataloader_count > 0) {
@@ -1116,6 +1153,7 @@ static int host_stages(analysis *a, mb_err *err)
                       .work = sec(st->dataloader_ns), .work_unit = "s",
                       .seconds = sec(st->dataloader_ns), .count = st->dataloader_count,
                       .source = source};
+        set_exposed(&s, host_exposed(a, TR_HOST_DATA));
         rc = add_stage(a, &s, err);
         mb_run_warn(a->run, "dataloading: the trace does not say what the DataLoader waits on; "
                             "component 'disk' is a guess (it may be decoding or augmentation)");
@@ -1123,35 +1161,25 @@ static int host_stages(analysis *a, mb_err *err)
     return rc;
 }
 
+/* The GPU idle time no other stage explains (the host in its own code or a
+ * collective): with it, the exposed stage times add up to the steps. */
 static int idle_stages(analysis *a, mb_err *err)
 {
-    tr_state *st = a->st;
-    for (int d = 0; d < st->n_devices; d++) {
-        int64_t idle;
-        char source[160], name[64];
-        if (st->n_steps > 0) {
-            idle = a->step_idle[d];
-            snprintf(source, sizeof source, "trace: device %lld idle within %zu ProfilerSteps",
-                     (long long)st->devices[d].id, st->n_steps);
-        } else {
-            size_t m = a->merged[d];
-            const int64_t *b = st->devices[d].ev;
-            idle = m ? (b[2 * m - 1] - b[0]) - a->busy[d] : 0;
-            snprintf(source, sizeof source,
-                     "trace: device %lld idle between its first and last GPU event",
-                     (long long)st->devices[d].id);
-        }
-        if (st->n_devices > 1)
-            snprintf(name, sizeof name, "gpu idle (device %lld)", (long long)st->devices[d].id);
-        else
-            snprintf(name, sizeof name, "gpu idle");
-        mb_stage s = {.name = name, .component = "other", .work = sec(idle), .work_unit = "s",
-                      .seconds = sec(idle), .source = source};
-        int rc = add_stage(a, &s, err);
-        if (rc != MB_OK)
-            return rc;
-    }
-    return MB_OK;
+    const step_table *t = a->tablep;
+    int64_t idle = t->ns[SP_HOST] + t->ns[SP_HCOLL];
+    if (t->windows == 0 || idle <= 0 || t->device < 0)
+        return MB_OK;
+    char source[160];
+    if (a->st->n_steps > 0)
+        snprintf(source, sizeof source,
+                 "trace: GPU idle within %zu ProfilerSteps outside launch, sync and DataLoader calls",
+                 a->st->n_steps);
+    else
+        snprintf(source, sizeof source,
+                 "trace: GPU idle within the trace outside launch, sync and DataLoader calls");
+    mb_stage s = {.name = "host code (GPU idle)", .component = "other", .device = "cpu", .work = sec(idle),
+                  .work_unit = "s", .seconds = sec(idle), .source = source};
+    return add_stage(a, &s, err);
 }
 
 /* ---- assembling ------------------------------------------------------------------ */
