@@ -417,32 +417,37 @@ static void us_each(char *buf, size_t len, double seconds, double count)
         snprintf(buf, len, "%.3g us", each * 1e6);
 }
 
-/* Step table: many kernels per step, or kernels so short that launching
- * them costs about as much as running them, mark host overhead (the host
- * cannot feed the GPU) rather than host compute. */
+/* Step table: kernels so short that launching them costs about as much as
+ * running them (median kernel against the measured launch ceiling; without
+ * a launch ceiling, many kernels per step), or launch calls covering most of
+ * the idle time, mark host overhead (the host cannot feed the GPU) rather
+ * than host compute. */
 static bool host_overhead_signature(const mb_diag_figures *f, const th *x)
 {
-    if (f->kernels_per_step >= x->lb_kps)
-        return true;
-    if (f->median_kernel_s > 0 && f->launch_ceiling_s > 0 && f->median_kernel_s <= x->lb_short * f->launch_ceiling_s)
-        return true;
     double hostov = f->launch_idle_share + f->host_idle_share;
-    return hostov > 0 && f->launch_idle_share >= x->lb_cover * hostov;
+    if (hostov > 0 && f->launch_idle_share >= x->lb_cover * hostov)
+        return true;
+    if (f->median_kernel_s > 0 && f->launch_ceiling_s > 0)
+        return f->median_kernel_s <= x->lb_short * f->launch_ceiling_s;
+    return f->kernels_per_step >= x->lb_kps;
 }
 
 static void kernel_evidence(builder *b, const mb_diag_figures *f, const th *x)
 {
     char e[32], c[32];
     if (f->kernels_per_step >= 0)
-        EVIDENCE(b, "%.0f kernels per step (host-overhead signature at %.0f or more)", f->kernels_per_step, x->lb_kps);
+        EVIDENCE(b, "%.0f kernels per step", f->kernels_per_step);
     if (f->median_kernel_s > 0) {
         us_each(e, sizeof e, f->median_kernel_s, 1);
         if (f->launch_ceiling_s > 0) {
             us_each(c, sizeof c, f->launch_ceiling_s, 1);
-            EVIDENCE(b, "median kernel about %s against a measured launch cost of %s per kernel (%.1fx)", e, c,
-                     f->median_kernel_s / f->launch_ceiling_s);
+            EVIDENCE(b, "median kernel about %s against a measured launch cost of %s per kernel (%.1fx; host "
+                        "overhead at %.1fx or less)",
+                     e, c, f->median_kernel_s / f->launch_ceiling_s, x->lb_short);
         } else
-            EVIDENCE(b, "median kernel about %s (no launch ceiling measured to compare with)", e);
+            EVIDENCE(b, "median kernel about %s (no launch ceiling measured to compare with: host overhead at %.0f "
+                        "kernels per step or more)",
+                     e, x->lb_kps);
     }
 }
 
