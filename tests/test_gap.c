@@ -389,6 +389,43 @@ static bool has_remedy(const mb_diagnosis *d, const char *id, const char *words)
     return false;
 }
 
+/* A stage file saying a copy overlaps compute: 4 s of copying of which 1 s
+ * is exposed. Only that second counts: in the total (10 + 1), the share, the
+ * time lost ((4 - time at ceiling) x 1/4) and the Amdahl step; no overlap
+ * note. Out-of-range exposed time is an error naming the key. */
+static void test_stage_file_exposed(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    const char *run = scratch_file("exposed.json",
+                                   "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                                   "{\"name\":\"upload\",\"component\":\"copy\",\"direction\":\"h2d\",\"memory\":\"pinned\","
+                                   "\"bytes\":1e10,\"seconds\":4,\"exposed_seconds\":1},"
+                                   "{\"name\":\"train\",\"component\":\"other\",\"seconds\":10}]}");
+    mb_run r;
+    mb_gap g;
+    assert_int_equal(mb_run_read(run, &r, &err), MB_OK);
+    assert_true(r.stages[0].has_exposed);
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_true(g.stages[0].match >= 0);
+    double tac = g.stages[0].time_at_ceiling;
+    assert_true(tac > 0 && tac < 4);
+    CLOSE(g.total, 11);
+    CLOSE(g.stages[0].exposed, 1);
+    CLOSE(g.stages[0].share, 1.0 / 11);
+    CLOSE(g.stages[0].time_lost, (4 - tac) / 4);
+    CLOSE(g.stages[0].amdahl_total, 11 - (4 - tac) / 4);
+    assert_int_equal(g.n_notes, 0);
+    mb_gap_free(&g);
+    mb_run_free(&r);
+
+    const char *bad = scratch_file("exposed_bad.json",
+                                   "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                                   "{\"name\":\"train\",\"component\":\"other\",\"seconds\":10,\"exposed_seconds\":11}]}");
+    assert_int_equal(mb_run_read(bad, &r, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "exposed_seconds"));
+}
+
 static void diagnose_text(fx *f, const char *name, const char *json)
 {
     build(f, scratch_file(name, json));
@@ -730,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_collective_busbw),
         cmocka_unit_test(test_nearest_size_and_dtype),
         cmocka_unit_test(test_above_ceiling),
+        cmocka_unit_test(test_stage_file_exposed),
         cmocka_unit_test(test_diagnosis_data_loading),
         cmocka_unit_test(test_diagnosis_launch_bound),
         cmocka_unit_test(test_diagnosis_sync_bound),

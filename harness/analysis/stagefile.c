@@ -430,9 +430,9 @@ static int finish_run(mb_run *run, const char *path, mb_err *err)
 {
     if (run->n_stages == 0)
         return mb_errf(err, MB_EUSAGE, "%s: no stages", path);
-    double sum = 0;
+    double sum = 0; /* exposed time: overlapped parts are inside other stages */
     for (int i = 0; i < run->n_stages; i++)
-        sum += run->stages[i].seconds;
+        sum += mb_stage_exposed(&run->stages[i]);
     if (run->step_seconds > 0 && run->steps > 0) {
         double from_steps = run->step_seconds * run->steps;
         if (run->total_seconds > 0 && fabs(from_steps - run->total_seconds) > 0.01 * run->total_seconds)
@@ -449,8 +449,9 @@ static int finish_run(mb_run *run, const char *path, mb_err *err)
         run->total_seconds = sum;
     } else if (sum > run->total_seconds * 1.01) {
         mb_run_warn(run,
-                    "the stages add up to %.6g s but the run took %.6g s: stages overlap; the projections "
-                    "assume they run one after another",
+                    "the stages' exposed time adds up to %.6g s but the run took %.6g s: stages overlap; "
+                    "give overlapping stages their exposed_seconds (docs/stage-format.md), the projections "
+                    "assume the rest run one after another",
                     sum, run->total_seconds);
     }
     if (run->steps > 0 && run->step_seconds <= 0)
