@@ -578,6 +578,69 @@ static void test_diagnosis_trace_evidence(void **state)
     mb_run_free(&r);
 }
 
+/* A trace step table drives the findings. (1) Data 45% and sync 40% (close:
+ * runner-up), the rest memory-bound kernels. (2) Data 35%, kernels 30%,
+ * launch 5% + host code 30% with 400 kernels per step and no launch stage
+ * (so no launch ceiling: the kernels-per-step rule): host overhead 35%, not
+ * CPU compute; GPU compute 30% is below its 60% and not reported. (3) 55%
+ * memory-bound kernels: below 60% but most of the step, so reported. */
+static void test_diagnosis_step_table(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    mb_run r;
+    mb_run_init(&r);
+    mb_stage s = { .name = "x", .component = "other", .work = 1, .work_unit = "s", .seconds = 1 };
+    assert_int_equal(mb_run_add_stage(&r, &s, &err), MB_OK);
+    r.total_seconds = 1;
+    r.evidence = cJSON_Parse("{\"step\":{\"gpu_busy_share\":0.15,\"kernels_per_step\":20,\"parts\":["
+                             "{\"id\":\"data\",\"share\":0.45},{\"id\":\"sync\",\"share\":0.40},"
+                             "{\"id\":\"memory_bound\",\"share\":0.15}]}}");
+    mb_gap g;
+    mb_diagnosis d;
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+    assert_true(d.fig.step_table);
+    CLOSE(d.fig.gpu_util, 0.15);
+    assert_int_equal(d.n, 2);
+    assert_string_equal(d.findings[0].id, "data_loading_bound");
+    assert_string_equal(d.findings[1].id, "sync_bound");
+    assert_true(d.runner_up);
+    mb_diagnosis_free(&d);
+    mb_gap_free(&g);
+
+    cJSON_Delete(r.evidence);
+    r.evidence = cJSON_Parse("{\"step\":{\"gpu_busy_share\":0.30,\"kernels_per_step\":400,\"parts\":["
+                             "{\"id\":\"data\",\"share\":0.35},{\"id\":\"conv\",\"share\":0.10},"
+                             "{\"id\":\"memory_bound\",\"share\":0.20},{\"id\":\"launch\",\"share\":0.05},"
+                             "{\"id\":\"host\",\"share\":0.30}]}}");
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+    CLOSE(d.fig.tensor_share, 0.10);
+    CLOSE(d.fig.memory_share, 0.20);
+    assert_true(has_finding(&d, "launch_bound"));
+    assert_true(has_finding(&d, "data_loading_bound"));
+    assert_false(has_finding(&d, "gpu_compute_bound"));
+    assert_false(has_finding(&d, "cpu_compute_bound")); /* host overhead, not host compute */
+    CLOSE(d.findings[0].weight, 0.35);
+    assert_true(d.runner_up);
+    mb_diagnosis_free(&d);
+    mb_gap_free(&g);
+
+    cJSON_Delete(r.evidence);
+    r.evidence = cJSON_Parse("{\"step\":{\"gpu_busy_share\":0.55,\"kernels_per_step\":10,\"parts\":["
+                             "{\"id\":\"memory_bound\",\"share\":0.55},{\"id\":\"host\",\"share\":0.25},"
+                             "{\"id\":\"data\",\"share\":0.20}]}}");
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+    assert_string_equal(d.findings[0].id, "gpu_compute_bound");
+    assert_non_null(strstr(d.findings[0].title, "memory-bound"));
+    assert_true(has_remedy(&d, "gpu_compute_bound", "fused"));
+    mb_diagnosis_free(&d);
+    mb_gap_free(&g);
+    mb_run_free(&r);
+}
+
 static void test_thresholds_missing_key(void **state)
 {
     fx *f = *state;
@@ -768,6 +831,7 @@ int main(void)
         cmocka_unit_test(test_nearest_size_and_dtype),
         cmocka_unit_test(test_above_ceiling),
         cmocka_unit_test(test_stage_file_exposed),
+        cmocka_unit_test(test_diagnosis_step_table),
         cmocka_unit_test(test_diagnosis_data_loading),
         cmocka_unit_test(test_diagnosis_launch_bound),
         cmocka_unit_test(test_diagnosis_sync_bound),

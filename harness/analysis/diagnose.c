@@ -528,7 +528,21 @@ static void try_sync(builder *b, const mb_diag_figures *f, const th *x, const mb
     add_remedies(b, r, f, x->eff_low);
 }
 
-static void try_gpu_compute(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
+/* Each GEMM/conv stage with FLOPs and a ceiling: achieved against it. */
+static void flop_evidence(builder *b, const mb_gap *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        const mb_gap_stage *st = &g->stages[i];
+        const mb_stage *s = st->stage;
+        if (st->match < 0 || strcmp(s->work_unit, "flop") != 0)
+            continue;
+        EVIDENCE(b, "%s: %.4g TFLOP/s, %.0f%% of the measured %s ceiling (%.4g TFLOP/s, %s)", s->name,
+                 st->measured_rate / 1e12, 100 * st->efficiency, s->component, st->ceiling_rate / 1e12,
+                 g->ceilings->cases[st->match].id);
+    }
+}
+
+static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32], p3[32], p4[32];
     if (f->step_table) {
@@ -541,10 +555,12 @@ static void try_gpu_compute(builder *b, const mb_diag_figures *f, const th *x, c
                     "%s, memory-bound kernels (elementwise, normalization, reduction, optimizer) %s",
                  pct(p1, sizeof p1, f->compute_share), pct(p2, sizeof p2, x->gcb_share),
                  pct(p3, sizeof p3, f->tensor_share), pct(p4, sizeof p4, f->memory_share));
-        if (f->tensor_efficiency >= 0)
+        if (f->tensor_efficiency >= 0) {
             EVIDENCE(b, "the GEMM/conv work with recorded shapes runs at %.0f%% of the measured GEMM/conv ceilings "
                         "(time-weighted)",
                      100 * f->tensor_efficiency);
+            flop_evidence(b, g);
+        }
         else
             EVIDENCE(b, "no FLOP/s against the GEMM/conv ceilings: shapes not recorded (profile with "
                         "record_shapes=True)");
@@ -658,7 +674,7 @@ int mb_diagnose(const mb_gap *g, const mb_ini *thresholds, const mb_ini *remedie
     try_data(&b, g, f, &x, remedies);
     try_launch(&b, f, &x, remedies);
     try_sync(&b, f, &x, remedies);
-    try_gpu_compute(&b, f, &x, remedies);
+    try_gpu_compute(&b, g, f, &x, remedies);
     try_cpu_compute(&b, f, &x, remedies);
     try_share(&b, "copy_bound", "host<->device copies", f->copy_share, x.cp_share, f, &x, remedies);
     try_share(&b, "communication_bound", "collectives", f->comm_share, x.cm_share, f, &x, remedies);
