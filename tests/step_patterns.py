@@ -99,6 +99,10 @@ def specific(name, d):
               s["exposed_seconds"])
         check("compute-memory: no sync finding", all(x["pattern"] != "sync_bound" for x in f))
         check("compute-memory: memory-bound remedies", any("fuse" in r for r in f[0]["remedies"]), f[0]["remedies"])
+    if name == "copy-bound":
+        ev = " ".join(f[0]["evidence"])
+        check("copy-bound: pageable copies and their size per call", "pageable" in ev and "KiB per call" in ev, ev)
+        check("copy-bound: pinned-memory remedy", any("pinned" in r for r in f[0]["remedies"]), f[0]["remedies"])
     if name == "compute-tensor":
         check("compute-tensor: titled tensor-core math", "tensor-core" in f[0]["title"], f[0]["title"])
     if name == "launch-bound":

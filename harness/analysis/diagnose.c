@@ -625,8 +625,28 @@ static void try_cpu_compute(builder *b, const mb_diag_figures *f, const th *x, c
     add_remedies(b, r, f, x->eff_low);
 }
 
-static void try_share(builder *b, const char *id, const char *what, double share, double min, const mb_diag_figures *f,
-                      const th *x, const mb_ini *r)
+/* Copy stages: calls, size per call (small copies cost their latency) and
+ * the rate against the matched copy ceiling. */
+static void copy_evidence(builder *b, const mb_gap *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        const mb_gap_stage *st = &g->stages[i];
+        const mb_stage *s = st->stage;
+        if (strcmp(s->component, "copy") != 0 || !s->direction || strcmp(s->direction, "d2d") == 0)
+            continue;
+        char each[64] = "size unknown";
+        if (strcmp(s->work_unit, "byte") == 0 && s->count > 0)
+            snprintf(each, sizeof each, "%.4g KiB per call", s->work / (double)s->count / 1024);
+        if (st->match >= 0)
+            EVIDENCE(b, "%s: %lld calls, %s, %.4g GB/s = %.0f%% of the measured copy ceiling", s->name, s->count, each,
+                     st->measured_rate / 1e9, 100 * st->efficiency);
+        else
+            EVIDENCE(b, "%s: %lld calls, %s", s->name, s->count, each);
+    }
+}
+
+static void try_share(builder *b, const mb_gap *g, const char *id, const char *what, double share, double min,
+                      const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32];
     if (!passes(share, min, x) || !begin_finding(b, id, share, r))
@@ -635,6 +655,8 @@ static void try_share(builder *b, const char *id, const char *what, double share
              pct(p2, sizeof p2, min));
     if (strcmp(id, "copy_bound") == 0 && f->pageable_share > 0)
         EVIDENCE(b, "copies from pageable memory: %s of the run", pct(p1, sizeof p1, f->pageable_share));
+    if (strcmp(id, "copy_bound") == 0)
+        copy_evidence(b, g);
     add_remedies(b, r, f, x->eff_low);
 }
 
@@ -676,8 +698,8 @@ int mb_diagnose(const mb_gap *g, const mb_ini *thresholds, const mb_ini *remedie
     try_sync(&b, f, &x, remedies);
     try_gpu_compute(&b, g, f, &x, remedies);
     try_cpu_compute(&b, f, &x, remedies);
-    try_share(&b, "copy_bound", "host<->device copies", f->copy_share, x.cp_share, f, &x, remedies);
-    try_share(&b, "communication_bound", "collectives", f->comm_share, x.cm_share, f, &x, remedies);
+    try_share(&b, g, "copy_bound", "host<->device copies", f->copy_share, x.cp_share, f, &x, remedies);
+    try_share(&b, g, "communication_bound", "collectives", f->comm_share, x.cm_share, f, &x, remedies);
     if (b.oom) {
         mb_diagnosis_free(out);
         return mb_errf(err, MB_ESYS, "out of memory");
