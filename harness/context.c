@@ -16,7 +16,6 @@
 #include "gbench_shim.h"
 #include "gpu_hooks.h"
 #include "paths.h"
-#include "results.h"
 
 static long long parse_cache_size(const char *s)
 {

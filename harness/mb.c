@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 int mb_verrf(mb_err *err, int code, const char *fmt, va_list ap)
 {
@@ -55,4 +56,12 @@ int mb_exit_status(int code)
     default:
         return 1;
     }
+}
+
+void mb_utc_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }

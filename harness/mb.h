@@ -45,6 +45,10 @@ void mb_err_clear(mb_err *err);
 /* Maps an mb_code to the process exit status of the CLI (0, 1 or 2). */
 int mb_exit_status(int code);
 
+/* UTC time as "YYYY-MM-DDTHH:MM:SSZ". Here, below both the results journal
+ * and the context collector, so neither has to include the other. */
+void mb_utc_now(char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,14 +14,6 @@
 #include "context.h"
 #include "formulas.h"
 
-void mb_utc_now(char *buf, size_t len)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 void mb_record_init(mb_record *r, const mb_case *c)
 {
     memset(r, 0, sizeof *r);

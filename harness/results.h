@@ -77,7 +77,4 @@ int mb_default_results_path(char *buf, size_t len, mb_err *err);
  * file and what was wrong. */
 int mb_results_load(const char *path, cJSON **out, mb_err *err);
 
-/* UTC time as "YYYY-MM-DDTHH:MM:SSZ". */
-void mb_utc_now(char *buf, size_t len);
-
 #endif

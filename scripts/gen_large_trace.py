@@ -3,6 +3,14 @@
 benchmarks of the mlbench trace reader, and a summary of what it wrote.
 
     gen_large_trace.py --out trace.json [--mb 300] [--seed 1] [--summary s.json]
+    gen_large_trace.py --out trace.json --pattern NAME [--steps 8] [--summary s.json]
+
+--pattern writes a small trace whose step has a known bottleneck (the step
+table and diagnosis of `mlbench gap` must name it): dataloader,
+compute-tensor, compute-memory, launch-bound, sync-bound, copy-bound,
+comm-bound, cpu-bound, balanced, overlapped-launch. Its summary holds
+"expect": the pattern's finding id (null = balanced) and the step's known
+shares by construction.
 
 The events copy the shape of real Kineto output (see the fixtures under
 shared/fixtures/kineto): ProfilerStep#N and enumerate(DataLoader) annotations,
@@ -241,6 +249,232 @@ def union(iv):
     return total
 
 
+# ---- --pattern: small traces with a known bottleneck ---------------------------
+
+ELEM_BF16 = ("void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<c10::BFloat16, "
+             "c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, "
+             "at::detail::Array<char*, 3> >(int, at::native::BinaryFunctor<c10::BFloat16>, at::detail::Array<char*, 3>)")
+BN_BF16 = "void at::native::batch_norm_collect_statistics_channels_last_kernel<c10::BFloat16, float, float, 4>(...)"
+ADAM = "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::TensorListMetadata<4>, FusedAdamMathFunctor>(...)"
+CONV_BF16 = "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x256x64_cga1x1x1_execute_kernel__5x_cudnn"
+GEMM_BF16 = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+TINY = "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar(...)"
+
+
+class PatternGen:
+    """One host thread and one compute stream (plus a comm stream), all times
+    in integer ns; every event written has a reason in the pattern."""
+
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        self.t = 1_700_000_000_000_000_000 // 1000 * 1000
+        self.corr = 1
+        self.cpu, self.gpu = [], []
+        self.gpu_free = 0
+        self.comm_free = 0
+        self.kernels = 0
+
+    def x(self, cat, name, ts, dur, args="{}", pid=PID, tid=TID):
+        return ('{"ph": "X", "cat": "%s", "name": %s, "pid": %d, "tid": %d, "ts": %s, "dur": %s, '
+                '"args": %s}' % (cat, json.dumps(name), pid, tid, us(ts), us(dur), args))
+
+    def launch(self, name, kdur, ldur=5000, stream=STREAM, extra=""):
+        """cudaLaunchKernel for ldur ns at now; the kernel runs when the stream is free."""
+        self.corr += 1
+        self.cpu.append(self.x("cuda_runtime", "cudaLaunchKernel", self.now, ldur,
+                               '{"cbid": 211, "correlation": %d}' % self.corr))
+        free = self.comm_free if stream == COMM_STREAM else self.gpu_free
+        start = max(self.now + 2000, free)
+        self.gpu.append(self.x("kernel", name, start, kdur,
+                               '{"device": 0, "stream": %d, "correlation": %d%s}' % (stream, self.corr, extra),
+                               pid=0, tid=stream))
+        if stream == COMM_STREAM:
+            self.comm_free = start + kdur
+        else:
+            self.gpu_free = start + kdur
+        self.kernels += 1
+        self.now += ldur
+
+    def copy(self, kind, nbytes, dur, blocking=False):
+        """A copy on the compute stream; blocking = cudaMemcpy (the host waits for it)."""
+        self.corr += 1
+        start = max(self.now + 2000, self.gpu_free)
+        name = {"h2d pageable": "Memcpy HtoD (Pageable -> Device)", "h2d pinned": "Memcpy HtoD (Pinned -> Device)",
+                "d2h pageable": "Memcpy DtoH (Device -> Pageable)"}[kind]
+        self.gpu.append(self.x("gpu_memcpy", name, start, dur,
+                               '{"device": 0, "stream": %d, "correlation": %d, "bytes": %d}'
+                               % (STREAM, self.corr, nbytes), pid=0, tid=STREAM))
+        self.gpu_free = start + dur
+        if blocking:
+            end = self.gpu_free + 1000
+            self.cpu.append(self.x("cuda_runtime", "cudaMemcpy", self.now, end - self.now,
+                                   '{"cbid": 31, "correlation": %d}' % self.corr))
+            self.now = end
+        else:
+            self.cpu.append(self.x("cuda_runtime", "cudaMemcpyAsync", self.now, 4000,
+                                   '{"cbid": 51, "correlation": %d}' % self.corr))
+            self.now += 4000
+
+    def sync(self, extra_wait=0, until=None):
+        """cudaStreamSynchronize: returns when the GPU is done (+ extra_wait);
+        with `until`, cudaEventSynchronize on an event reached at that time."""
+        if until is not None:
+            end, name = max(until, self.now + 1000), "cudaEventSynchronize"
+        else:
+            end, name = max(self.now + 2000, self.gpu_free, self.comm_free) + 1000 + extra_wait, "cudaStreamSynchronize"
+        self.corr += 1
+        self.cpu.append(self.x("cuda_runtime", name, self.now, end - self.now,
+                               '{"cbid": 131, "correlation": %d}' % self.corr))
+        self.now = end
+
+    def dataloader(self, dur):
+        self.cpu.append(self.x("user_annotation", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+                               self.now, dur))
+        self.now += dur
+
+    def host(self, dur):
+        """Python, autograd, optimizer bookkeeping: recorded as a cpu_op only."""
+        self.cpu.append(self.x("cpu_op", "aten::empty_strided", self.now, dur))
+        self.now += dur
+
+    def step(self, n, body, sync=True):
+        start = self.t
+        self.now = start + 1000
+        body(self)
+        if sync:
+            self.sync()
+        end = self.now + 1000
+        self.cpu.append(self.x("user_annotation", "ProfilerStep#%d" % n, start, end - start))
+        self.t = end + 500
+
+
+def p_dataloader(g):
+    g.dataloader(40_000_000)  # a slow single-process DataLoader: 40 ms
+    g.copy("h2d pinned", 4 << 20, 200_000)
+    for i in range(40):
+        g.launch(CONV_BF16 if i % 2 else BN_BF16, 60_000, 6000)
+    g.launch(ADAM, 100_000, 6000)
+
+
+def p_compute_tensor(g):
+    for i in range(60):
+        g.launch(GEMM_BF16 if i % 3 else CONV_BF16, 400_000, 6000)
+        if i % 6 == 0:
+            g.launch(ELEM_BF16, 20_000, 6000)
+
+
+def p_compute_memory(g):
+    """The ResNet look-alike: ~3 ms of host work before the first kernel
+    (GPU idle ~16%), convolutions about a third of the step, batch
+    norm/ReLU/adds/optimizer about half, and a final synchronize that waits
+    ~4 ms on the busy GPU (not a sync bottleneck)."""
+    g.host(3_000_000)
+    for i in range(60):
+        g.launch(CONV_BF16, 105_000, 5000)
+        g.launch(BN_BF16, 85_000, 5000)
+        g.launch(ELEM_BF16, 70_000, 5000)
+    g.launch(ADAM, 400_000, 5000)
+    g.host(max(0, g.gpu_free - g.now - 4_000_000))  # the host runs ahead, then waits ~4 ms in the sync
+
+
+def p_launch_bound(g):
+    """Host overhead: ~250 kernels of a few us per step, Python/autograd
+    between them; loss.item() at the end (a 4-byte copy and a short wait)."""
+    for i in range(250):
+        g.host(40_000)
+        g.launch(TINY, 2000, 8000)
+    g.copy("d2h pageable", 4, 2000, blocking=True)
+
+
+def p_sync_bound(g):
+    """The host blocks in syncs while the GPU has nothing to do (waiting on
+    an event another process records)."""
+    for i in range(20):
+        g.launch(ELEM_BF16, 30_000, 6000)
+        g.sync(extra_wait=800_000)
+        g.host(20_000)
+
+
+def p_copy_bound(g):
+    for i in range(4):
+        g.copy("h2d pageable", 64 << 20, 5_000_000)
+        g.launch(ELEM_BF16, 100_000, 6000)
+
+
+def p_comm_bound(g):
+    extra = (', "Collective name": "allreduce", "In msg nelems": 50000000, "Out msg nelems": 50000000, '
+             '"Group size": 8, "dtype": "BFloat16"')
+    for i in range(10):
+        g.launch(GEMM_BF16, 200_000, 6000)
+    for i in range(4):
+        g.launch(NCCL, 8_000_000, 6000, stream=COMM_STREAM, extra=extra)
+
+
+def p_cpu_bound(g):
+    """Host compute between a few long kernels (CPU augmentation in the loop)."""
+    for i in range(5):
+        g.host(6_000_000)
+        g.launch(CONV_BF16, 500_000, 6000)
+
+
+def p_balanced(g):
+    g.dataloader(3_000_000)                     # ~18%
+    g.copy("h2d pinned", 8 << 20, 1_200_000)    # ~7% copy
+    for i in range(10):
+        g.launch(GEMM_BF16 if i % 2 else ELEM_BF16, 650_000, 6000)  # ~40% GPU compute
+    g.host(max(0, g.gpu_free - g.now) + 4_000_000)  # host code after the GPU is done: ~25%
+    g.launch(ELEM_BF16, 50_000, 6000)
+    g.sync(extra_wait=1_200_000)               # ~7% sync
+
+
+def p_overlapped_launch(g):
+    """Many launches and a sync, all hidden behind GPU work: the host waits
+    on an event after kernel A while B and the small kernels still run, and
+    the next step's launches queue behind them (no drain per step). Only the
+    trace's very first launch finds the GPU idle."""
+    g.launch(GEMM_BF16, 3_000_000, 6000)
+    a_end = g.gpu_free
+    g.launch(GEMM_BF16, 3_000_000, 6000)
+    g.sync(until=a_end)
+    for i in range(200):
+        g.launch(ELEM_BF16 if i % 2 else GEMM_BF16, 40_000, 6000)
+
+
+PATTERNS = {
+    "dataloader": (p_dataloader, "data_loading_bound"),
+    "compute-tensor": (p_compute_tensor, "gpu_compute_bound"),
+    "compute-memory": (p_compute_memory, "gpu_compute_bound"),
+    "launch-bound": (p_launch_bound, "launch_bound"),
+    "sync-bound": (p_sync_bound, "sync_bound"),
+    "copy-bound": (p_copy_bound, "copy_bound"),
+    "comm-bound": (p_comm_bound, "communication_bound"),
+    "cpu-bound": (p_cpu_bound, "cpu_compute_bound"),
+    "balanced": (p_balanced, None),
+    "overlapped-launch": (p_overlapped_launch, "gpu_compute_bound"),
+}
+
+
+def write_pattern(out, pattern, steps, seed, summary):
+    body, finding = PATTERNS[pattern]
+    g = PatternGen(seed)
+    for n in range(1, steps + 1):
+        g.step(n, body, sync=pattern != "overlapped-launch")
+    head = ('{\n  "schemaVersion": 1,\n  "deviceProperties": [\n    {"id": 0, "name": "NVIDIA H100 80GB HBM3", '
+            '"totalGlobalMem": 85045379072, "computeMajor": 9, "computeMinor": 0, "numSms": 132}\n  ],\n'
+            '  "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 8},\n  "traceEvents": [\n  ')
+    tail = '\n  ],\n  "traceName": "gen_large_trace.py --pattern %s"\n}\n' % pattern
+    events = g.cpu + g.gpu
+    random.Random(seed).shuffle(events)  # file order is not time order
+    opener = gzip.open if out.endswith(".gz") else open
+    with opener(out, "wt", encoding="utf-8", newline="\n") as f:
+        f.write(head + ",\n  ".join(events) + tail)
+    if summary:
+        with open(summary, "w", encoding="utf-8") as f:
+            json.dump({"pattern": pattern, "steps": steps, "expect": {"finding": finding},
+                       "kernels_per_step": g.kernels / steps}, f, indent=1)
+    print("wrote %s: pattern %s, %d steps, %d events" % (out, pattern, steps, len(events)), file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="trace path (.json or .json.gz)")
@@ -248,7 +482,12 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--layers", type=int, default=64, help="ops per step")
     ap.add_argument("--summary", help="write the expected figures here (JSON)")
+    ap.add_argument("--pattern", choices=sorted(PATTERNS), help="a small trace with this known bottleneck")
+    ap.add_argument("--steps", type=int, default=8, help="ProfilerSteps of a --pattern trace")
     a = ap.parse_args()
+    if a.pattern:
+        write_pattern(a.out, a.pattern, a.steps, a.seed, a.summary)
+        return
     g = Gen(a.seed)
     target = int(a.mb * 1e6)
     opener = gzip.open if a.out.endswith(".gz") else open

@@ -15,6 +15,7 @@
 #include "formulas.h"
 #include "gap.h"
 #include "gap_test_util.h"
+#include "run_read.h"
 #include "hardware.h"
 
 /* ---- fixtures ------------------------------------------------------------------ */
@@ -448,6 +449,43 @@ static bool has_remedy(const mb_diagnosis *d, const char *id, const char *words)
     return false;
 }
 
+/* A stage file saying a copy overlaps compute: 4 s of copying of which 1 s
+ * is exposed. Only that second counts: in the total (10 + 1), the share, the
+ * time lost ((4 - time at ceiling) x 1/4) and the Amdahl step; no overlap
+ * note. Out-of-range exposed time is an error naming the key. */
+static void test_stage_file_exposed(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    const char *run = scratch_file("exposed.json",
+                                   "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                                   "{\"name\":\"upload\",\"component\":\"copy\",\"direction\":\"h2d\",\"memory\":\"pinned\","
+                                   "\"bytes\":1e10,\"seconds\":4,\"exposed_seconds\":1},"
+                                   "{\"name\":\"train\",\"component\":\"other\",\"seconds\":10}]}");
+    mb_run r;
+    mb_gap g;
+    assert_int_equal(mb_run_read(run, &r, &err), MB_OK);
+    assert_true(r.stages[0].has_exposed);
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_true(g.stages[0].match >= 0);
+    double tac = g.stages[0].time_at_ceiling;
+    assert_true(tac > 0 && tac < 4);
+    CLOSE(g.total, 11);
+    CLOSE(g.stages[0].exposed, 1);
+    CLOSE(g.stages[0].share, 1.0 / 11);
+    CLOSE(g.stages[0].time_lost, (4 - tac) / 4);
+    CLOSE(g.stages[0].amdahl_total, 11 - (4 - tac) / 4);
+    assert_int_equal(g.n_notes, 0);
+    mb_gap_free(&g);
+    mb_run_free(&r);
+
+    const char *bad = scratch_file("exposed_bad.json",
+                                   "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                                   "{\"name\":\"train\",\"component\":\"other\",\"seconds\":10,\"exposed_seconds\":11}]}");
+    assert_int_equal(mb_run_read(bad, &r, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "exposed_seconds"));
+}
+
 static void diagnose_text(fx *f, const char *name, const char *json)
 {
     build(f, scratch_file(name, json));
@@ -476,7 +514,7 @@ static void test_diagnosis_launch_bound(void **state)
                   "{\"name\":\"mm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":1e15,\"seconds\":60}]}");
     CLOSE(f->diag.fig.launch_share, 0.4);
     assert_true(has_finding(&f->diag, "launch_bound"));
-    assert_true(has_remedy(&f->diag, "launch_bound", "CUDA graphs"));
+    assert_true(has_remedy(&f->diag, "launch_bound", "CUDA Graphs"));
     assert_true(has_remedy(&f->diag, "launch_bound", "Bigger batches"));
     assert_false(has_finding(&f->diag, "gpu_compute_bound"));
 }
@@ -595,6 +633,69 @@ static void test_diagnosis_trace_evidence(void **state)
     assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
     CLOSE(d.fig.sync_share, 0.02);
     assert_false(has_finding(&d, "sync_bound"));
+    mb_diagnosis_free(&d);
+    mb_gap_free(&g);
+    mb_run_free(&r);
+}
+
+/* A trace step table drives the findings. (1) Data 45% and sync 40% (close:
+ * runner-up), the rest memory-bound kernels. (2) Data 35%, kernels 30%,
+ * launch 5% + host code 30% with 400 kernels per step and no launch stage
+ * (so no launch ceiling: the kernels-per-step rule): host overhead 35%, not
+ * CPU compute; GPU compute 30% is below its 60% and not reported. (3) 55%
+ * memory-bound kernels: below 60% but most of the step, so reported. */
+static void test_diagnosis_step_table(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    mb_run r;
+    mb_run_init(&r);
+    mb_stage s = { .name = "x", .component = "other", .work = 1, .work_unit = "s", .seconds = 1 };
+    assert_int_equal(mb_run_add_stage(&r, &s, &err), MB_OK);
+    r.total_seconds = 1;
+    r.evidence = cJSON_Parse("{\"step\":{\"gpu_busy_share\":0.15,\"kernels_per_step\":20,\"parts\":["
+                             "{\"id\":\"data\",\"share\":0.45},{\"id\":\"sync\",\"share\":0.40},"
+                             "{\"id\":\"memory_bound\",\"share\":0.15}]}}");
+    mb_gap g;
+    mb_diagnosis d;
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+    assert_true(d.fig.step_table);
+    CLOSE(d.fig.gpu_util, 0.15);
+    assert_int_equal(d.n, 2);
+    assert_string_equal(d.findings[0].id, "data_loading_bound");
+    assert_string_equal(d.findings[1].id, "sync_bound");
+    assert_true(d.runner_up);
+    mb_diagnosis_free(&d);
+    mb_gap_free(&g);
+
+    cJSON_Delete(r.evidence);
+    r.evidence = cJSON_Parse("{\"step\":{\"gpu_busy_share\":0.30,\"kernels_per_step\":400,\"parts\":["
+                             "{\"id\":\"data\",\"share\":0.35},{\"id\":\"conv\",\"share\":0.10},"
+                             "{\"id\":\"memory_bound\",\"share\":0.20},{\"id\":\"launch\",\"share\":0.05},"
+                             "{\"id\":\"host\",\"share\":0.30}]}}");
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+    CLOSE(d.fig.tensor_share, 0.10);
+    CLOSE(d.fig.memory_share, 0.20);
+    assert_true(has_finding(&d, "launch_bound"));
+    assert_true(has_finding(&d, "data_loading_bound"));
+    assert_false(has_finding(&d, "gpu_compute_bound"));
+    assert_false(has_finding(&d, "cpu_compute_bound")); /* host overhead, not host compute */
+    CLOSE(d.findings[0].weight, 0.35);
+    assert_true(d.runner_up);
+    mb_diagnosis_free(&d);
+    mb_gap_free(&g);
+
+    cJSON_Delete(r.evidence);
+    r.evidence = cJSON_Parse("{\"step\":{\"gpu_busy_share\":0.55,\"kernels_per_step\":10,\"parts\":["
+                             "{\"id\":\"memory_bound\",\"share\":0.55},{\"id\":\"host\",\"share\":0.25},"
+                             "{\"id\":\"data\",\"share\":0.20}]}}");
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+    assert_string_equal(d.findings[0].id, "gpu_compute_bound");
+    assert_non_null(strstr(d.findings[0].title, "memory-bound"));
+    assert_true(has_remedy(&d, "gpu_compute_bound", "fused"));
     mb_diagnosis_free(&d);
     mb_gap_free(&g);
     mb_run_free(&r);
@@ -790,6 +891,8 @@ int main(void)
         cmocka_unit_test(test_collective_busbw),
         cmocka_unit_test(test_nearest_size_and_dtype),
         cmocka_unit_test(test_above_ceiling),
+        cmocka_unit_test(test_stage_file_exposed),
+        cmocka_unit_test(test_diagnosis_step_table),
         cmocka_unit_test(test_diagnosis_data_loading),
         cmocka_unit_test(test_diagnosis_launch_bound),
         cmocka_unit_test(test_diagnosis_sync_bound),

@@ -11,6 +11,7 @@
 #include "analysis.h"
 #include "ceilings.h"
 #include "gap_test_util.h"
+#include "run_read.h"
 #include "stages.h"
 
 #define HEAD "{\"format\":\"mlbench-stages\",\"version\":1,"

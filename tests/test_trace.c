@@ -251,10 +251,64 @@ static void check_synthetic_stages(const mb_run *r)
     assert_string_equal(s->component, "disk");
     assert_string_equal(s->device, "cpu");
     NS_EQ(s->seconds, 50000);
-    s = stage(r, "gpu idle");
+    s = stage(r, "host code (GPU idle)"); /* idle in no launch, sync or DataLoader call */
     assert_non_null(s);
-    NS_EQ(s->seconds, 225000 + 243000); /* idle inside the two steps */
+    NS_EQ(s->seconds, 317000);
+    assert_null(stage(r, "gpu idle"));
     assert_null(stage(r, "other compute"));
+    /* exposed time: the all-reduce overlaps the GEMM for 5 of its 20 us; the
+     * sync waits 4 us on the h2d copy; launch and DataLoader are all idle */
+    s = stage(r, "allreduce");
+    assert_true(s->has_exposed);
+    NS_EQ(s->exposed_seconds, 15000);
+    s = stage(r, "sync");
+    NS_EQ(s->exposed_seconds, 96000);
+    s = stage(r, "launch");
+    NS_EQ(s->exposed_seconds, 5000);
+    s = stage(r, "dataloading");
+    NS_EQ(s->exposed_seconds, 50000);
+}
+
+/* The step table of the hand-computed trace, worked out by hand:
+ * step 7 [800,1100]: idle [800,900] host 100; conv 50; idle [950,1000.5]:
+ * launch [990,995] 5, host 45.5; gemm 10; nccl newly covers [1010.5,1025.5]
+ * 15; idle [1025.5,1100]: sync [1030,..) 70, host 4.5.
+ * step 8 [1100,1350]: idle [1100,1100.25] sync; h2d 4; idle [1104.25,1200]:
+ * sync to 1130 25.75, host 70; d2h 2; idle [1202,1300]: DataLoader 50, host
+ * 48; memset 1 (memory-bound); idle [1301,1350] host 49.
+ * Over both steps (550 us): gemm 10, conv 50, memory-bound 1, copy 6,
+ * collective 15, data 50, sync 96, launch 5, host 317; means per step are
+ * half of these. */
+static void check_synthetic_step_table(const mb_run *r)
+{
+    cJSON *step = cJSON_GetObjectItemCaseSensitive(r->evidence, "step");
+    assert_non_null(step);
+    assert_true(num(step, "steps") == 2);
+    NS_EQ(num(step, "seconds"), 275000);
+    static const struct {
+        const char *id;
+        long long ns;
+    } want[] = {{"gemm", 10000},  {"conv", 50000}, {"memory_bound", 1000}, {"copy", 6000},
+                {"collective", 15000}, {"data", 50000}, {"sync", 96000}, {"launch", 5000},
+                {"host", 317000}};
+    double share = 0;
+    int seen = 0;
+    cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(step, "parts"))
+    {
+        const char *id = cJSON_GetObjectItemCaseSensitive(p, "id")->valuestring;
+        share += num(p, "share");
+        for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+            if (strcmp(id, want[i].id) == 0) {
+                NS_EQ(num(p, "seconds") * 2, want[i].ns);
+                assert_true(fabs(num(p, "share") - (double)want[i].ns / 550000) < 1e-9);
+                seen++;
+            }
+    }
+    assert_int_equal(seen, 9);
+    assert_true(fabs(share - 1) < 1e-9);
+    assert_true(fabs(num(step, "gpu_busy_share") - r->gpu_utilization) < 1e-12);
+    assert_true(num(step, "kernels_per_step") == 1.5); /* conv, gemm, nccl in 2 steps */
 }
 
 static void test_synthetic(void **state)
@@ -269,6 +323,7 @@ static void test_synthetic(void **state)
     assert_string_equal(r.kind, "pytorch-trace");
     check_synthetic_busy(&r);
     check_synthetic_stages(&r);
+    check_synthetic_step_table(&r);
     cJSON *ev = r.evidence;
     assert_string_equal(cJSON_GetStringValue(path_get(ev, "devices.0.name")), "Test GPU");
     assert_int_equal((int)num(ev, "world_size"), 4);
@@ -798,8 +853,27 @@ static void test_fixture_cpu_only(void **state)
     assert_int_equal(r.n_stages, 0);
     assert_int_equal(r.steps, 1);
     assert_true(r.gpu_utilization < 0);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r.evidence, "step")));
     assert_int_equal((int)num(r.evidence, "world_size"), 300);
     mb_run_free(&r);
+    /* `mlbench trace` JSON: an unknown utilization is null, not -1 */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", fixture_dir());
+    FILE *out = tmpfile();
+    assert_non_null(out);
+    mb_err err = {0};
+    assert_int_equal(mb_trace_dump(path, out, &err), MB_OK);
+    long n = ftell(out);
+    char *text = malloc((size_t)n + 1);
+    rewind(out);
+    assert_true(fread(text, 1, (size_t)n, out) == (size_t)n);
+    text[n] = '\0';
+    fclose(out);
+    cJSON *doc = cJSON_Parse(text);
+    free(text);
+    assert_non_null(doc);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(doc, "gpu_utilization")));
+    cJSON_Delete(doc);
 }
 
 static void test_fixture_no_dist_info(void **state)

@@ -20,6 +20,7 @@
 #include "gapconfig.h"
 #include "hardware.h"
 #include "reference.h"
+#include "run_read.h"
 #include "results.h"
 #include "stages.h"
 

@@ -260,17 +260,64 @@ static void gap_header(FILE *o, const mb_gap *g, bool md)
     fprintf(o, "%stimes are per %s\n", b, run_unit_word(g));
 }
 
+/* The trace's step table (evidence "step"): what the step is made of. */
+static void gap_step_table(FILE *o, const mb_gap *g, bool md)
+{
+    const cJSON *step = g->run->evidence ? cJSON_GetObjectItemCaseSensitive(g->run->evidence, "step") : NULL;
+    if (!cJSON_IsObject(step))
+        return;
+    const cJSON *secs = cJSON_GetObjectItemCaseSensitive(step, "seconds");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(step, "steps");
+    const cJSON *win = cJSON_GetObjectItemCaseSensitive(step, "window");
+    char tm[32];
+    mb_fmt_seconds(tm, sizeof tm, cJSON_IsNumber(secs) ? secs->valuedouble : 0);
+    bool steps = cJSON_IsString(win) && strcmp(win->valuestring, "ProfilerStep") == 0;
+    fprintf(o, md ? "## The step, end to end\n\n%s (mean of %d %s):\n\n" : "the step, end to end: %s (mean of %d %s)\n",
+            tm, cJSON_IsNumber(n) ? (int)n->valuedouble : 0, steps ? "ProfilerSteps" : "trace windows");
+    tbl t;
+    tbl_init(&t, "llrr", "part", "class", "time", "share");
+    double sum = 0;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(step, "parts"))
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(p, "kind");
+        const cJSON *cls = cJSON_GetObjectItemCaseSensitive(p, "class");
+        const cJSON *ps = cJSON_GetObjectItemCaseSensitive(p, "seconds");
+        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(p, "share");
+        if (!cJSON_IsString(name) || !cJSON_IsNumber(ps) || !cJSON_IsNumber(sh))
+            continue;
+        bool idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0;
+        char label[160], c[64], pt[32], share[32];
+        snprintf(label, sizeof label, "%s%s", idle ? "GPU idle: " : "GPU busy: ", name->valuestring);
+        snprintf(c, sizeof c, "%s", cJSON_IsString(cls) ? cls->valuestring : "");
+        mb_fmt_seconds(pt, sizeof pt, ps->valuedouble);
+        fmt_pct(share, sizeof share, sh->valuedouble);
+        sum += sh->valuedouble;
+        const char *row[] = { label, c, pt, share };
+        tbl_row(&t, row);
+    }
+    char total[32];
+    fmt_pct(total, sizeof total, sum);
+    const char *row[] = { md ? "**step**" : "step", "", tm, total };
+    tbl_row(&t, row);
+    tbl_print(o, &t, md, "  ");
+    tbl_free(&t);
+    fputc('\n', o);
+}
+
 static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
 {
     tbl t;
-    tbl_init(&t, "llrrrrrrr", "stage", "component", "time", "measured", "ceiling", "eff.", "at ceiling", "lost",
-             "share");
+    tbl_init(&t, "llrrrrrrrr", "stage", "component", "time", "exposed", "measured", "ceiling", "eff.", "at ceiling",
+             "lost", "share");
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         const mb_stage *s = st->stage;
-        char what[96], tm[32], meas[32], ceil[32], eff[32], atc[32], lost[32], share[32];
+        char what[96], tm[32], ex[32], meas[32], ceil[32], eff[32], atc[32], lost[32], share[32];
         stage_what(what, sizeof what, s);
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, s->seconds));
+        mb_fmt_seconds(ex, sizeof ex, mb_gap_per_step(g, st->exposed));
         mb_fmt_rate(meas, sizeof meas, st->measured_rate, s->work_unit);
         if (st->match >= 0) {
             mb_fmt_rate(ceil, sizeof ceil, st->ceiling_rate, s->work_unit);
@@ -286,20 +333,20 @@ static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
             snprintf(lost, sizeof lost, "-");
         }
         fmt_pct(share, sizeof share, st->share);
-        const char *row[] = { s->name, what, tm, meas, ceil, eff, atc, lost, share };
+        const char *row[] = { s->name, what, tm, ex, meas, ceil, eff, atc, lost, share };
         tbl_row(&t, row);
     }
     if (g->unaccounted > 0) {
         char tm[32], share[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
         fmt_pct(share, sizeof share, g->unaccounted / g->total);
-        const char *row[] = { "(no stage)", "", tm, "", "", "", "", "", share };
+        const char *row[] = { "(no stage)", "", tm, tm, "", "", "", "", "", share };
         tbl_row(&t, row);
     }
     {
         char tm[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->total));
-        const char *row[] = { md ? "**total**" : "total", "", tm, "", "", "", "", "", "100.0%" };
+        const char *row[] = { md ? "**total**" : "total", "", "", tm, "", "", "", "", "", "100.0%" };
         tbl_row(&t, row);
     }
     tbl_print(o, &t, md, "  ");
@@ -391,13 +438,12 @@ static void gap_diagnosis(FILE *o, const mb_diagnosis *d, bool md)
         return;
     fprintf(o, md ? "\n## Diagnosis\n\nFrom %s.\n\n" : "\ndiagnosis (from %s)\n", d->fig.source);
     if (d->n == 0)
-        fprintf(o, md ? "No pattern passed its threshold (configs/gap/thresholds.ini); follow the ranking by time "
-                        "lost.\n"
-                      : "  no pattern passed its threshold (configs/gap/thresholds.ini); follow the ranking by "
-                        "time lost\n");
+        fprintf(o, md ? "%s.\n" : "  %s\n", d->balanced);
     for (int i = 0; i < d->n; i++) {
         const mb_finding *f = &d->findings[i];
-        fprintf(o, md ? "### %d. %s\n\n" : "  %d. %s\n", i + 1, f->title);
+        const char *rank = i == 0 ? "primary" : i == 1 && d->runner_up ? "runner-up" : "also";
+        fprintf(o, md ? "### %d. %s (%s, %.1f%%)\n\n" : "  %d. %s (%s, %.1f%%)\n", i + 1, f->title, rank,
+                100 * f->weight);
         for (int j = 0; j < f->n_evidence; j++)
             fprintf(o, md ? "- %s\n" : "     - %s\n", f->evidence[j]);
         if (f->n_remedies)
@@ -468,6 +514,7 @@ static void gap_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, bool md)
 {
     gap_header(o, g, md);
     fputc('\n', o);
+    gap_step_table(o, g, md);
     gap_stage_table(o, g, md);
     gap_matches(o, g, md);
     gap_ranking(o, g, md);
@@ -514,6 +561,8 @@ static cJSON *stage_json(const mb_gap *g, const mb_gap_stage *st)
     add_str_or_null(o, "work_unit", has_work ? s->work_unit : NULL);
     cJSON_AddNumberToObject(o, "seconds", s->seconds);
     cJSON_AddNumberToObject(o, "seconds_per_step", mb_gap_per_step(g, s->seconds));
+    cJSON_AddNumberToObject(o, "exposed_seconds", st->exposed);
+    cJSON_AddNumberToObject(o, "hidden_seconds", s->seconds - st->exposed);
     add_num_or_null(o, "measured_rate", st->measured_rate, has_work);
     add_num_or_null(o, "ceiling_rate", st->ceiling_rate, st->match >= 0);
     add_str_or_null(o, "rate_unit", has_work ? (strcmp(s->work_unit, "flop") == 0 ? "flop/s"
@@ -567,6 +616,17 @@ static cJSON *figures_json(const mb_diag_figures *f)
     cJSON_AddNumberToObject(o, "cpu_compute_share", f->cpu_share);
     cJSON_AddBoolToObject(o, "random_disk", f->random_disk);
     cJSON_AddBoolToObject(o, "fp32_compute", f->fp32_compute);
+    cJSON_AddBoolToObject(o, "step_table", f->step_table);
+    if (f->step_table) {
+        cJSON_AddNumberToObject(o, "tensor_share", f->tensor_share);
+        cJSON_AddNumberToObject(o, "memory_bound_share", f->memory_share);
+        cJSON_AddNumberToObject(o, "launch_idle_share", f->launch_idle_share);
+        cJSON_AddNumberToObject(o, "host_idle_share", f->host_idle_share);
+    }
+    add_num_or_null(o, "kernels_per_step", f->kernels_per_step, f->kernels_per_step >= 0);
+    add_num_or_null(o, "median_kernel_seconds", f->median_kernel_s, f->median_kernel_s > 0);
+    add_num_or_null(o, "launch_ceiling_seconds", f->launch_ceiling_s, f->launch_ceiling_s > 0);
+    add_num_or_null(o, "tensor_efficiency", f->tensor_efficiency, f->tensor_efficiency >= 0);
     return o;
 }
 
@@ -623,6 +683,13 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
     add_num_or_null(run, "cpu_utilization", r->cpu_utilization, r->cpu_utilization >= 0);
     add_num_or_null(run, "batches_per_second", r->batches_per_second, r->batches_per_second >= 0);
     cJSON_AddItemToObject(run, "warnings", strings_json(r->warnings, r->n_warnings));
+    /* The step table first thing a reader finds: parts[] {id, name, kind,
+     * class, seconds, share}; null for a stage file. */
+    const cJSON *step = r->evidence ? cJSON_GetObjectItemCaseSensitive(r->evidence, "step") : NULL;
+    if (cJSON_IsObject(step))
+        cJSON_AddItemToObject(doc, "step", cJSON_Duplicate(step, true));
+    else
+        cJSON_AddNullToObject(doc, "step");
     cJSON_AddItemToObject(doc, "notes", strings_json(g->notes, g->n_notes));
     cJSON *c = cJSON_AddObjectToObject(doc, "ceilings");
     cJSON_AddStringToObject(c, "path", g->ceilings->path);
@@ -651,6 +718,9 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
     if (d) {
         cJSON *dj = cJSON_AddObjectToObject(doc, "diagnosis");
         cJSON_AddItemToObject(dj, "figures", figures_json(&d->fig));
+        add_str_or_null(dj, "primary", d->n > 0 ? d->findings[0].id : NULL);
+        add_str_or_null(dj, "runner_up", d->runner_up ? d->findings[1].id : NULL);
+        add_str_or_null(dj, "balanced", d->n == 0 ? d->balanced : NULL);
         cJSON *fs = cJSON_AddArrayToObject(dj, "findings");
         for (int i = 0; i < d->n; i++) {
             const mb_finding *f = &d->findings[i];

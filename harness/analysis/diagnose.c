@@ -38,38 +38,39 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
         const mb_stage *s = st->stage;
         const char *c = s->component;
         bool on_cpu = s->device && strcmp(s->device, "cpu") == 0;
+        double secs = mb_stage_exposed(s); /* only exposed time explains the run */
         /* a name only classifies stages without a specific component: an
          * "upload" copy stays a copy */
         bool is_data = strcmp(c, "disk") == 0 ||
                        ((strcmp(c, "other") == 0 || strcmp(c, "hostmem") == 0) && name_has_any(s->name, data_names));
         if (is_data) {
-            data += s->seconds;
+            data += secs;
             if (s->pattern && strcmp(s->pattern, "random") == 0)
                 f->random_disk = true;
         } else if ((strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0) && on_cpu) {
-            cpu += s->seconds;
+            cpu += secs;
         } else if (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "membw") == 0) {
-            compute += s->seconds;
+            compute += secs;
             if (s->dtype && (strcmp(s->dtype, "fp32") == 0 || strcmp(s->dtype, "tf32") == 0))
                 f->fp32_compute = true;
             if (st->match >= 0) {
-                eff_time += s->seconds;
-                eff_sum += s->seconds * st->efficiency;
+                eff_time += secs;
+                eff_sum += secs * st->efficiency;
             }
         } else if (strcmp(c, "launch") == 0) {
-            launch += s->seconds;
+            launch += secs;
             f->launches += s->work;
         } else if (strcmp(c, "sync") == 0) {
-            sync += s->seconds;
+            sync += secs;
             f->syncs += s->work;
         } else if (strcmp(c, "copy") == 0 && s->direction && strcmp(s->direction, "d2d") != 0) {
-            copy += s->seconds;
+            copy += secs;
             if (s->memory && strcmp(s->memory, "pageable") == 0)
-                pageable += s->seconds;
+                pageable += secs;
         } else if (is_collective(c)) {
-            comm += s->seconds;
+            comm += secs;
         } else if (on_cpu && (strcmp(c, "other") == 0 || strcmp(c, "hostmem") == 0)) {
-            cpu += s->seconds;
+            cpu += secs;
         }
     }
     double w = f->wall;
@@ -165,6 +166,63 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
     }
 }
 
+/* The trace's step table (docs/traces.md): every share is exposed time, so
+ * a launch overlapping GPU work or a sync waiting on a busy GPU counts for
+ * nothing here; the GPU's own work does. */
+static void figures_from_step(const cJSON *step, mb_diag_figures *f)
+{
+    double by_id[16] = {0};
+    static const char *const ids[] = {"gemm", "conv", "attention", "memory_bound", "copy", "collective",
+                                      "data", "sync", "host_collective", "launch", "host"};
+    enum { N_IDS = sizeof ids / sizeof ids[0] };
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(step, "parts"))
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(p, "id");
+        double share = ev_num(p, "share");
+        for (int i = 0; i < N_IDS && cJSON_IsString(id) && share > 0; i++)
+            if (strcmp(id->valuestring, ids[i]) == 0)
+                by_id[i] += share;
+    }
+    f->step_table = true;
+    f->tensor_share = by_id[0] + by_id[1] + by_id[2];
+    f->memory_share = by_id[3];
+    f->compute_share = f->tensor_share + f->memory_share;
+    f->copy_share = by_id[4];
+    f->comm_share = by_id[5] + by_id[8];
+    f->data_share = by_id[6];
+    f->sync_share = by_id[7];
+    f->launch_idle_share = by_id[9];
+    f->host_idle_share = by_id[10];
+    double busy = ev_num(step, "gpu_busy_share");
+    if (busy >= 0) {
+        f->gpu_util = busy;
+        f->gpu_idle_share = 1 - busy;
+    }
+    f->kernels_per_step = ev_num(step, "kernels_per_step");
+    f->median_kernel_s = ev_num(step, "median_kernel_seconds");
+}
+
+/* Launch ceiling and tensor-core efficiency from the matched stages. */
+static void figures_from_ceilings(const mb_gap *g, mb_diag_figures *f)
+{
+    double eff_time = 0, eff_sum = 0;
+    for (int i = 0; i < g->n; i++) {
+        const mb_gap_stage *st = &g->stages[i];
+        const mb_stage *s = st->stage;
+        if (st->match < 0 || st->ceiling_rate <= 0)
+            continue;
+        if (strcmp(s->component, "launch") == 0 && strcmp(s->work_unit, "launch") == 0)
+            f->launch_ceiling_s = 1 / st->ceiling_rate;
+        if ((strcmp(s->component, "gemm") == 0 || strcmp(s->component, "conv") == 0) &&
+            strcmp(s->work_unit, "flop") == 0) {
+            eff_time += s->seconds;
+            eff_sum += s->seconds * st->efficiency;
+        }
+    }
+    f->tensor_efficiency = eff_time > 0 ? eff_sum / eff_time : -1;
+}
+
 void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *f)
 {
     memset(f, 0, sizeof *f);
@@ -176,9 +234,18 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->launch_idle_ratio = -1;
     f->sync_host_share = -1;
     figures_from_stages(g, t, f);
+    f->kernels_per_step = -1;
+    f->median_kernel_s = -1;
+    f->launch_ceiling_s = -1;
+    figures_from_ceilings(g, f);
     if (cJSON_IsObject(g->run->evidence)) {
         f->source = "stages + trace evidence";
         figures_from_evidence(g->run->evidence, f);
+        const cJSON *step = cJSON_GetObjectItemCaseSensitive(g->run->evidence, "step");
+        if (cJSON_IsObject(step)) {
+            f->source = "the trace's step table";
+            figures_from_step(step, f);
+        }
     }
 }
 
@@ -234,6 +301,10 @@ static bool begin_finding(builder *b, const char *id, double weight, const mb_in
 
 static bool condition_holds(const char *cond, const mb_diag_figures *f, double low)
 {
+    if (strcmp(cond, "memory_bound") == 0)
+        return f->step_table && f->memory_share > f->tensor_share;
+    if (strcmp(cond, "tensor_bound") == 0)
+        return f->step_table && f->tensor_share >= f->memory_share;
     if (strcmp(cond, "random_disk") == 0)
         return f->random_disk;
     if (strcmp(cond, "pageable_copy") == 0)
@@ -271,10 +342,11 @@ static const char *pct(char *buf, size_t len, double share)
 
 typedef struct th {
     double gcb_util, gcb_share;
-    double lb_share, lb_util, lb_idle, lb_cover;
+    double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short;
     double sb_share, sb_util;
     double cc_share, cc_cpu, cc_gpu, cc_launch;
     double dl_share, cp_share, cm_share, eff_low;
+    double dominant, runner_up;
 } th;
 
 static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
@@ -285,6 +357,8 @@ static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
         mb_ini_number(t, "launch_bound", "gpu_utilization_max", &x->lb_util, err) ||
         mb_ini_number(t, "launch_bound", "gpu_idle_share_min", &x->lb_idle, err) ||
         mb_ini_number(t, "launch_bound", "idle_covered_min", &x->lb_cover, err) ||
+        mb_ini_number(t, "launch_bound", "kernels_per_step_min", &x->lb_kps, err) ||
+        mb_ini_number(t, "launch_bound", "short_kernel_launches", &x->lb_short, err) ||
         mb_ini_number(t, "sync_bound", "share_min", &x->sb_share, err) ||
         mb_ini_number(t, "sync_bound", "gpu_utilization_max", &x->sb_util, err) ||
         mb_ini_number(t, "cpu_compute_bound", "share_min", &x->cc_share, err) ||
@@ -294,9 +368,18 @@ static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
         mb_ini_number(t, "data_loading_bound", "share_min", &x->dl_share, err) ||
         mb_ini_number(t, "copy_bound", "share_min", &x->cp_share, err) ||
         mb_ini_number(t, "communication_bound", "share_min", &x->cm_share, err) ||
-        mb_ini_number(t, "efficiency", "low", &x->eff_low, err))
+        mb_ini_number(t, "efficiency", "low", &x->eff_low, err) ||
+        mb_ini_number(t, "diagnosis", "dominant_share", &x->dominant, err) ||
+        mb_ini_number(t, "diagnosis", "runner_up_ratio", &x->runner_up, err))
         return err->code;
     return MB_OK;
+}
+
+/* A pattern is reported when its weight reaches its threshold, or when it
+ * explains most of the run whatever the threshold says. */
+static bool passes(double weight, double min, const th *x)
+{
+    return weight >= min || weight > x->dominant;
 }
 
 /* Each pattern: test, then evidence lines with the figures and thresholds. */
@@ -304,15 +387,20 @@ static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
 static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32];
-    if (f->data_share < x->dl_share || !begin_finding(b, "data_loading_bound", f->data_share, r))
+    if (!passes(f->data_share, x->dl_share, x) || !begin_finding(b, "data_loading_bound", f->data_share, r))
         return;
-    EVIDENCE(b, "data loading takes %s of the run (threshold %s)", pct(p1, sizeof p1, f->data_share),
-             pct(p2, sizeof p2, x->dl_share));
+    if (f->step_table)
+        EVIDENCE(b, "the GPU idles while the host waits for the next batch (DataLoader): %s of the step "
+                    "(threshold %s)",
+                 pct(p1, sizeof p1, f->data_share), pct(p2, sizeof p2, x->dl_share));
+    else
+        EVIDENCE(b, "data loading takes %s of the run (threshold %s)", pct(p1, sizeof p1, f->data_share),
+                 pct(p2, sizeof p2, x->dl_share));
     if (f->gpu_util >= 0)
         EVIDENCE(b, "GPU busy %s of the time", pct(p1, sizeof p1, f->gpu_util));
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
-        if (strcmp(st->stage->component, "disk") == 0 && st->match >= 0)
+        if (strcmp(st->stage->component, "disk") == 0 && st->match >= 0 && strcmp(st->stage->work_unit, "s") != 0)
             EVIDENCE(b, "stage '%s' reads %s at %.1f%% of the measured disk ceiling (%.4g of %.4g GB/s)",
                      st->stage->name, st->stage->pattern ? st->stage->pattern : "", 100 * st->efficiency,
                      st->measured_rate / 1e9, st->ceiling_rate / 1e9);
@@ -320,14 +408,83 @@ static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, cons
     add_remedies(b, r, f, x->eff_low);
 }
 
+static void us_each(char *buf, size_t len, double seconds, double count)
+{
+    double each = seconds / count;
+    if (each >= 1e-3)
+        snprintf(buf, len, "%.3g ms", each * 1e3);
+    else
+        snprintf(buf, len, "%.3g us", each * 1e6);
+}
+
+/* Step table: kernels so short that launching them costs about as much as
+ * running them (median kernel against the measured launch ceiling; without
+ * a launch ceiling, many kernels per step), or launch calls covering most of
+ * the idle time, mark host overhead (the host cannot feed the GPU) rather
+ * than host compute. */
+static bool host_overhead_signature(const mb_diag_figures *f, const th *x)
+{
+    double hostov = f->launch_idle_share + f->host_idle_share;
+    if (hostov > 0 && f->launch_idle_share >= x->lb_cover * hostov)
+        return true;
+    if (f->median_kernel_s > 0 && f->launch_ceiling_s > 0)
+        return f->median_kernel_s <= x->lb_short * f->launch_ceiling_s;
+    return f->kernels_per_step >= x->lb_kps;
+}
+
+static void kernel_evidence(builder *b, const mb_diag_figures *f, const th *x)
+{
+    char e[32], c[32];
+    if (f->kernels_per_step >= 0)
+        EVIDENCE(b, "%.0f kernels per step", f->kernels_per_step);
+    if (f->median_kernel_s > 0) {
+        us_each(e, sizeof e, f->median_kernel_s, 1);
+        if (f->launch_ceiling_s > 0) {
+            us_each(c, sizeof c, f->launch_ceiling_s, 1);
+            EVIDENCE(b, "median kernel about %s against a measured launch cost of %s per kernel (%.1fx; host "
+                        "overhead at %.1fx or less)",
+                     e, c, f->median_kernel_s / f->launch_ceiling_s, x->lb_short);
+        } else
+            EVIDENCE(b, "median kernel about %s (no launch ceiling measured to compare with: host overhead at %.0f "
+                        "kernels per step or more)",
+                     e, x->lb_kps);
+    }
+}
+
+static void try_launch_step(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
+{
+    char p1[32], p2[32], p3[32], p4[32];
+    bool overhead = host_overhead_signature(f, x);
+    double weight = overhead ? f->launch_idle_share + f->host_idle_share : f->launch_idle_share;
+    if (!passes(weight, x->lb_share, x) || !begin_finding(b, "launch_bound", weight, r))
+        return;
+    EVIDENCE(b, "GPU idle %s of the step: the host in launch calls %s, in other framework/Python code %s "
+                "(threshold %s)",
+             pct(p1, sizeof p1, f->gpu_idle_share), pct(p2, sizeof p2, f->launch_idle_share),
+             pct(p3, sizeof p3, f->host_idle_share), pct(p4, sizeof p4, x->lb_share));
+    if (f->launch_share > 0)
+        EVIDENCE(b, "host time in kernel launch calls: %s of the run, overlapping GPU work or not",
+                 pct(p1, sizeof p1, f->launch_share));
+    kernel_evidence(b, f, x);
+    if (!overhead)
+        EVIDENCE(b, "only the GPU idle time inside launch calls is counted: few, long kernels are not a host-overhead "
+                    "signature");
+    add_remedies(b, r, f, x->eff_low);
+}
+
 static void try_launch(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32];
+    if (f->step_table) {
+        try_launch_step(b, f, x, r);
+        return;
+    }
     bool by_share = f->launch_share >= x->lb_share && (f->gpu_util < 0 || f->gpu_util <= x->lb_util);
     bool by_idle = f->launch_idle_ratio >= x->lb_cover && f->gpu_idle_share >= x->lb_idle;
-    if (!by_share && !by_idle)
+    bool dominant = f->launch_share > x->dominant;
+    if (!by_share && !by_idle && !dominant)
         return;
-    double weight = by_share ? f->launch_share : f->gpu_idle_share;
+    double weight = by_share || dominant ? f->launch_share : f->gpu_idle_share;
     if (!begin_finding(b, "launch_bound", weight, r))
         return;
     EVIDENCE(b, "host time in kernel launch calls: %s of the run (threshold %s)%s",
@@ -346,20 +503,13 @@ static void try_launch(builder *b, const mb_diag_figures *f, const th *x, const 
     add_remedies(b, r, f, x->eff_low);
 }
 
-static void us_each(char *buf, size_t len, double seconds, double count)
-{
-    double each = seconds / count;
-    if (each >= 1e-3)
-        snprintf(buf, len, "%.3g ms", each * 1e3);
-    else
-        snprintf(buf, len, "%.3g us", each * 1e6);
-}
-
 static void try_sync(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32], e[32];
-    if (f->sync_share < x->sb_share || (f->gpu_util >= 0 && f->gpu_util > x->sb_util) ||
-        !begin_finding(b, "sync_bound", f->sync_share, r))
+    /* The step table counts only GPU idle time inside syncs: waiting for a
+     * busy GPU is the GPU's time, so no utilization gate is needed. */
+    bool util_ok = f->step_table || f->gpu_util < 0 || f->gpu_util <= x->sb_util;
+    if (!passes(f->sync_share, x->sb_share, x) || !util_ok || !begin_finding(b, "sync_bound", f->sync_share, r))
         return;
     if (f->sync_host_share >= 0)
         EVIDENCE(b, "the GPU idles while the host waits in syncs: %s of the run (threshold %s); host in sync "
@@ -371,19 +521,58 @@ static void try_sync(builder *b, const mb_diag_figures *f, const th *x, const mb
                  pct(p1, sizeof p1, f->sync_share), pct(p2, sizeof p2, x->sb_share));
     if (f->syncs > 0) {
         us_each(e, sizeof e, f->sync_share * f->wall, f->syncs);
-        EVIDENCE(b, "%.0f syncs, %s each on average", f->syncs, e);
+        EVIDENCE(b, "%.0f syncs, %s of GPU idle each on average", f->syncs, e);
     }
     if (f->gpu_util >= 0)
-        EVIDENCE(b, "GPU busy %s (sync bound at or below %s)", pct(p1, sizeof p1, f->gpu_util),
-                 pct(p2, sizeof p2, x->sb_util));
+        EVIDENCE(b, "GPU busy %s", pct(p1, sizeof p1, f->gpu_util));
     add_remedies(b, r, f, x->eff_low);
 }
 
-static void try_gpu_compute(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
+/* Each GEMM/conv stage with FLOPs and a ceiling: achieved against it. */
+static void flop_evidence(builder *b, const mb_gap *g)
 {
-    char p1[32], p2[32];
+    for (int i = 0; i < g->n; i++) {
+        const mb_gap_stage *st = &g->stages[i];
+        const mb_stage *s = st->stage;
+        if (st->match < 0 || strcmp(s->work_unit, "flop") != 0)
+            continue;
+        EVIDENCE(b, "%s: %.4g TFLOP/s, %.0f%% of the measured %s ceiling (%.4g TFLOP/s, %s)", s->name,
+                 st->measured_rate / 1e12, 100 * st->efficiency, s->component, st->ceiling_rate / 1e12,
+                 g->ceilings->cases[st->match].id);
+    }
+}
+
+static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
+{
+    char p1[32], p2[32], p3[32], p4[32];
+    if (f->step_table) {
+        if (!passes(f->compute_share, x->gcb_share, x) || !begin_finding(b, "gpu_compute_bound", f->compute_share, r))
+            return;
+        bool memory = f->memory_share > f->tensor_share;
+        snprintf(b->cur->title + strlen(b->cur->title), sizeof b->cur->title - strlen(b->cur->title), ": %s",
+                 memory ? "memory-bound kernels" : "tensor-core math");
+        EVIDENCE(b, "GPU kernels run %s of the step (threshold %s): tensor-core math (GEMM, convolution, attention) "
+                    "%s, memory-bound kernels (elementwise, normalization, reduction, optimizer) %s",
+                 pct(p1, sizeof p1, f->compute_share), pct(p2, sizeof p2, x->gcb_share),
+                 pct(p3, sizeof p3, f->tensor_share), pct(p4, sizeof p4, f->memory_share));
+        if (f->tensor_efficiency >= 0) {
+            EVIDENCE(b, "the GEMM/conv work with recorded shapes runs at %.0f%% of the measured GEMM/conv ceilings "
+                        "(time-weighted)",
+                     100 * f->tensor_efficiency);
+            flop_evidence(b, g);
+        }
+        else
+            EVIDENCE(b, "no FLOP/s against the GEMM/conv ceilings: shapes not recorded (profile with "
+                        "record_shapes=True)");
+        EVIDENCE(b, "memory-bound kernels judged by their time share: their bytes are not in the trace");
+        if (f->gpu_util >= 0)
+            EVIDENCE(b, "GPU busy %s of the step in all", pct(p1, sizeof p1, f->gpu_util));
+        add_remedies(b, r, f, x->eff_low);
+        return;
+    }
     bool by_util = f->gpu_util >= x->gcb_util;
-    bool by_share = f->gpu_util < 0 && f->compute_share >= x->gcb_share;
+    /* a measured utilization below the threshold outweighs stage shares */
+    bool by_share = f->gpu_util < 0 && passes(f->compute_share, x->gcb_share, x);
     if (!by_util && !by_share)
         return;
     if (!begin_finding(b, "gpu_compute_bound", by_util ? f->gpu_util : f->compute_share, r))
@@ -392,7 +581,7 @@ static void try_gpu_compute(builder *b, const mb_diag_figures *f, const th *x, c
         EVIDENCE(b, "GPU busy %s of the time (threshold %s)", pct(p1, sizeof p1, f->gpu_util),
                  pct(p2, sizeof p2, x->gcb_util));
     if (by_share)
-        EVIDENCE(b, "GEMM/conv/memory-bound GPU work: %s of the run (threshold %s; GPU utilization unknown)",
+        EVIDENCE(b, "GEMM/conv/memory-bound GPU work: %s of the run (threshold %s)",
                  pct(p1, sizeof p1, f->compute_share), pct(p2, sizeof p2, x->gcb_share));
     else
         EVIDENCE(b, "GEMM/conv/memory-bound GPU work: %s of the run", pct(p1, sizeof p1, f->compute_share));
@@ -404,7 +593,20 @@ static void try_gpu_compute(builder *b, const mb_diag_figures *f, const th *x, c
 static void try_cpu_compute(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32];
-    bool by_share = f->cpu_share >= x->cc_share;
+    if (f->step_table) {
+        /* GPU idle while the host runs its own code, without the host-overhead
+         * signature (that one is launch_bound) */
+        if (host_overhead_signature(f, x) || !passes(f->host_idle_share, x->cc_share, x) ||
+            !begin_finding(b, "cpu_compute_bound", f->host_idle_share, r))
+            return;
+        EVIDENCE(b, "GPU idle while the host runs framework/Python code outside launch, sync and DataLoader calls: "
+                    "%s of the step (threshold %s)",
+                 pct(p1, sizeof p1, f->host_idle_share), pct(p2, sizeof p2, x->cc_share));
+        kernel_evidence(b, f, x);
+        add_remedies(b, r, f, x->eff_low);
+        return;
+    }
+    bool by_share = passes(f->cpu_share, x->cc_share, x);
     bool by_util = f->cpu_util >= x->cc_cpu && f->gpu_util >= 0 && f->gpu_util <= x->cc_gpu &&
                    f->launch_share <= x->cc_launch;
     if (!by_share && !by_util)
@@ -423,15 +625,38 @@ static void try_cpu_compute(builder *b, const mb_diag_figures *f, const th *x, c
     add_remedies(b, r, f, x->eff_low);
 }
 
-static void try_share(builder *b, const char *id, const char *what, double share, double min, const mb_diag_figures *f,
-                      const th *x, const mb_ini *r)
+/* Copy stages: calls, size per call (small copies cost their latency) and
+ * the rate against the matched copy ceiling. */
+static void copy_evidence(builder *b, const mb_gap *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        const mb_gap_stage *st = &g->stages[i];
+        const mb_stage *s = st->stage;
+        if (strcmp(s->component, "copy") != 0 || !s->direction || strcmp(s->direction, "d2d") == 0)
+            continue;
+        char each[64] = "size unknown";
+        if (strcmp(s->work_unit, "byte") == 0 && s->count > 0)
+            snprintf(each, sizeof each, "%.4g KiB per call", s->work / (double)s->count / 1024);
+        if (st->match >= 0)
+            EVIDENCE(b, "%s: %lld calls, %s, %.4g GB/s = %.0f%% of the measured copy ceiling", s->name, s->count, each,
+                     st->measured_rate / 1e9, 100 * st->efficiency);
+        else
+            EVIDENCE(b, "%s: %lld calls, %s", s->name, s->count, each);
+    }
+}
+
+static void try_share(builder *b, const mb_gap *g, const char *id, const char *what, double share, double min,
+                      const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32];
-    if (share < min || !begin_finding(b, id, share, r))
+    if (!passes(share, min, x) || !begin_finding(b, id, share, r))
         return;
-    EVIDENCE(b, "%s take %s of the run (threshold %s)", what, pct(p1, sizeof p1, share), pct(p2, sizeof p2, min));
+    EVIDENCE(b, "%s take %s of the %s (threshold %s)", what, pct(p1, sizeof p1, share), f->step_table ? "step" : "run",
+             pct(p2, sizeof p2, min));
     if (strcmp(id, "copy_bound") == 0 && f->pageable_share > 0)
         EVIDENCE(b, "copies from pageable memory: %s of the run", pct(p1, sizeof p1, f->pageable_share));
+    if (strcmp(id, "copy_bound") == 0)
+        copy_evidence(b, g);
     add_remedies(b, r, f, x->eff_low);
 }
 
@@ -439,6 +664,24 @@ static int cmp_weight(const void *a, const void *b)
 {
     double x = ((const mb_finding *)a)->weight, y = ((const mb_finding *)b)->weight;
     return (x < y) - (x > y);
+}
+
+/* No finding: say with the shares why the run counts as balanced. */
+static void balanced_line(mb_diagnosis *d, const th *x)
+{
+    const mb_diag_figures *f = &d->fig;
+    char *o = d->balanced;
+    size_t n = sizeof d->balanced;
+    int w = snprintf(o, n, "balanced: no pattern reaches its threshold and none explains more than %.0f%% of the %s "
+                           "(GPU compute %.1f%%",
+                     100 * x->dominant, f->step_table ? "step" : "run", 100 * f->compute_share);
+    if (f->step_table)
+        w += snprintf(o + w, n - (size_t)w, ", host overhead %.1f%%",
+                      100 * (f->launch_idle_share + f->host_idle_share));
+    else
+        w += snprintf(o + w, n - (size_t)w, ", launch %.1f%%", 100 * f->launch_share);
+    snprintf(o + w, n - (size_t)w, ", data %.1f%%, sync %.1f%%, copies %.1f%%, collectives %.1f%%)",
+             100 * f->data_share, 100 * f->sync_share, 100 * f->copy_share, 100 * f->comm_share);
 }
 
 int mb_diagnose(const mb_gap *g, const mb_ini *thresholds, const mb_ini *remedies, mb_diagnosis *out, mb_err *err)
@@ -453,16 +696,19 @@ int mb_diagnose(const mb_gap *g, const mb_ini *thresholds, const mb_ini *remedie
     try_data(&b, g, f, &x, remedies);
     try_launch(&b, f, &x, remedies);
     try_sync(&b, f, &x, remedies);
-    try_gpu_compute(&b, f, &x, remedies);
+    try_gpu_compute(&b, g, f, &x, remedies);
     try_cpu_compute(&b, f, &x, remedies);
-    try_share(&b, "copy_bound", "host<->device copies", f->copy_share, x.cp_share, f, &x, remedies);
-    try_share(&b, "communication_bound", "collectives", f->comm_share, x.cm_share, f, &x, remedies);
+    try_share(&b, g, "copy_bound", "host<->device copies", f->copy_share, x.cp_share, f, &x, remedies);
+    try_share(&b, g, "communication_bound", "collectives", f->comm_share, x.cm_share, f, &x, remedies);
     if (b.oom) {
         mb_diagnosis_free(out);
         return mb_errf(err, MB_ESYS, "out of memory");
     }
     if (out->n > 1)
         qsort(out->findings, (size_t)out->n, sizeof *out->findings, cmp_weight);
+    out->runner_up = out->n > 1 && out->findings[1].weight >= x.runner_up * out->findings[0].weight;
+    if (out->n == 0)
+        balanced_line(out, &x);
     return MB_OK;
 }
 

@@ -35,6 +35,18 @@ typedef struct mb_diag_figures {
     double cpu_share;          /* compute stages marked "device": "cpu" */
     bool random_disk;          /* a data stage reads at random offsets */
     bool fp32_compute;         /* GEMM/conv time in fp32 or tf32 */
+    /* From a trace's step table (evidence "step"); step_table false when
+     * the run has none. Shares of the step: GPU busy by group, GPU idle by
+     * what the host did; together they add up to 1. */
+    bool step_table;
+    double tensor_share;       /* GEMM, convolution, attention kernels */
+    double memory_share;       /* memory-bound kernels (elementwise, normalization, ...) */
+    double launch_idle_share;  /* GPU idle while the host is in launch calls */
+    double host_idle_share;    /* GPU idle while the host runs other code */
+    double kernels_per_step;   /* -1 unknown */
+    double median_kernel_s;    /* -1 unknown */
+    double launch_ceiling_s;   /* seconds per launch at the measured launch ceiling; -1 unknown */
+    double tensor_efficiency;  /* GEMM/conv stages with FLOPs against their ceilings; -1 unknown */
 } mb_diag_figures;
 
 typedef struct mb_finding {
@@ -47,10 +59,17 @@ typedef struct mb_finding {
     int n_remedies;
 } mb_finding;
 
+/* Findings are sorted by weight: findings[0] is the primary explanation;
+ * runner_up says findings[1] is close to it (weight at least
+ * [diagnosis] runner_up_ratio of the primary's). n == 0 means balanced:
+ * no pattern passed its threshold and none explains most of the run;
+ * `balanced` then holds the shares that say so. */
 typedef struct mb_diagnosis {
     mb_diag_figures fig;
     mb_finding *findings;
     int n;
+    bool runner_up;
+    char balanced[512];
 } mb_diagnosis;
 
 /* MB_EUSAGE naming the file and key when a threshold is missing. */

@@ -581,8 +581,10 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
     out->n = run->n_stages;
     out->steps_known = run->steps > 0;
     out->steps = run->steps > 0 ? run->steps : 1;
+    /* Only exposed time adds up: hidden time (a launch under GPU work, a sync
+     * waiting on busy kernels) is inside some other stage's time already. */
     for (int i = 0; i < out->n; i++)
-        out->stage_sum += run->stages[i].seconds;
+        out->stage_sum += mb_stage_exposed(&run->stages[i]);
     out->total = run->total_seconds > 0 ? run->total_seconds : out->stage_sum;
     out->unaccounted = out->total > out->stage_sum ? out->total - out->stage_sum : 0;
     if (out->stage_sum > out->total * 1.01 &&
@@ -603,7 +605,9 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
         g->target_match = -1;
         g->match = mb_gap_match(s, ceilings, matching, g->why, sizeof g->why);
         g->measured_rate = strcmp(s->work_unit, "s") == 0 ? 0 : s->work / s->seconds;
-        g->share = s->seconds / out->total;
+        double exposed = mb_stage_exposed(s);
+        g->exposed = exposed;
+        g->share = exposed / out->total;
         g->time_at_ceiling = s->seconds;
         if (g->match >= 0) {
             g->ceiling_rate = mb_gap_case_rate(s, &ceilings->cases[g->match], matching);
@@ -614,10 +618,14 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
         /* A stage faster than its matched case loses nothing: the case is
          * not its ceiling (different shape or cache); it keeps its time. */
         double reachable = g->above_ceiling ? s->seconds : g->time_at_ceiling;
-        g->time_lost = s->seconds - reachable;
-        g->amdahl_total = mb_amdahl_step(out->total, s->seconds, reachable);
+        /* The gain is the exposed part of the stage's excess over its
+         * ceiling (the excess is spread over the stage's time, so the
+         * exposed fraction of it is what the run waits for). */
+        double fraction = s->seconds > 0 ? exposed / s->seconds : 1;
+        g->time_lost = (s->seconds - reachable) * fraction;
+        g->amdahl_total = mb_amdahl_step(out->total, exposed, exposed - g->time_lost);
         g->amdahl_speedup = mb_speedup(out->total, g->amdahl_total);
-        all = mb_amdahl_step(all, s->seconds, reachable);
+        all = mb_amdahl_step(all, exposed, exposed - g->time_lost);
         out->ranking[i] = i;
         if (g->share > out->stages[out->bottleneck].share)
             out->bottleneck = i;
@@ -668,9 +676,16 @@ static void end_target(mb_gap *g)
     g->target_total = total;
 }
 
+/* The share of a stage's time that is exposed: only that part moves the step
+ * there, as here (hidden time stays hidden). */
+static double exposed_fraction(const mb_gap_stage *st)
+{
+    return st->stage->seconds > 0 ? st->exposed / st->stage->seconds : 1;
+}
+
 static void keep_time(mb_gap_stage *st)
 {
-    st->target_seconds = st->stage->seconds;
+    st->target_seconds = st->exposed; /* hidden time stays hidden there */
     st->projected = false;
     st->target_source = NULL;
     st->target_match = -1;
@@ -693,7 +708,7 @@ static bool stage_onto_results(mb_gap_stage *st, const mb_ceilings *target, cons
         return false;
     }
     st->target_rate = mb_gap_case_rate(s, &target->cases[st->target_match], matching);
-    st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency);
+    st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency) * exposed_fraction(st);
     st->projected = true;
     st->target_source = "measured";
     snprintf(st->target_why, sizeof st->target_why, "%s", why);
@@ -748,7 +763,7 @@ static bool stage_onto_datasheet(const mb_gap *g, mb_gap_stage *st, const mb_dat
     }
     double fraction = st->ceiling_rate / peak_here; /* ceiling here / peak here */
     st->target_rate = peak_there * fraction;
-    st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency);
+    st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency) * exposed_fraction(st);
     st->projected = true;
     st->target_source = "datasheet";
     snprintf(st->target_why, sizeof st->target_why,

@@ -41,9 +41,10 @@ typedef struct mb_gap_stage {
     double ceiling_rate;    /* 0 without a ceiling */
     double efficiency;      /* measured / ceiling (mb_efficiency) */
     double time_at_ceiling; /* run total: work / ceiling (= seconds without a ceiling) */
-    double time_lost;       /* run total: seconds - time at ceiling, >= 0 */
+    double exposed;         /* run total: the stage's exposed seconds (mb_stage_exposed) */
+    double time_lost;       /* run total: (seconds - time at ceiling) x exposed / seconds, >= 0 */
     bool above_ceiling;     /* measured faster than the matched ceiling */
-    double share;           /* seconds / run total */
+    double share;           /* exposed seconds / run total */
     double amdahl_total;    /* run total if this stage alone reached its ceiling */
     double amdahl_speedup;
     /* projection onto a target (when mb_gap.has_target) */
@@ -64,7 +65,7 @@ typedef struct mb_gap {
     int steps;             /* run steps (1 when unknown: the run is one "step") */
     bool steps_known;
     double total;          /* run wall time (mb_run.total_seconds, else sum of stages) */
-    double stage_sum;      /* sum of stage seconds */
+    double stage_sum;      /* sum of stage exposed seconds */
     double unaccounted;    /* total - stage_sum when positive: time in no stage */
     double all_total;      /* run total if every stage reached its ceiling */
     double all_speedup;

@@ -87,6 +87,7 @@ static const char *const number_keys[] = {
     "flops", "bytes", "launches", "syncs",
     "flops_per_step", "bytes_per_step", "launches_per_step", "syncs_per_step",
     "seconds", "seconds_per_step", "steps", "calls", "ranks", "block_size",
+    "exposed_seconds", "exposed_seconds_per_step",
 };
 
 static bool in_list(const char *s, const char *const *list, size_t n)
@@ -334,6 +335,13 @@ static int read_amounts(const cJSON *o, const component_def *cd, double run_step
     if (!has_seconds)
         return mb_errf(err, MB_EUSAGE, "%s: the stage needs its measured time ('seconds' or 'seconds_per_step')",
                        where(l, "seconds", w, sizeof w));
+    /* Stages that overlap (a copy under compute, a launch while the GPU
+     * runs) say how much of their time the run actually waits for. */
+    if (total_of(o, "exposed_seconds", l, steps, false, &s->exposed_seconds, &s->has_exposed, err))
+        return err->code;
+    if (s->has_exposed && (s->exposed_seconds < 0 || s->exposed_seconds > s->seconds * (1 + 1e-9)))
+        return mb_errf(err, MB_EUSAGE, "%s: exposed time must be between 0 and the stage's seconds (%g)",
+                       where(l, "exposed_seconds", w, sizeof w), s->seconds);
     if (cd->work_key) {
         if (total_of(o, cd->work_key, l, steps, true, &s->work, &has_work, err))
             return err->code;
@@ -422,9 +430,9 @@ static int finish_run(mb_run *run, const char *path, mb_err *err)
 {
     if (run->n_stages == 0)
         return mb_errf(err, MB_EUSAGE, "%s: no stages", path);
-    double sum = 0;
+    double sum = 0; /* exposed time: overlapped parts are inside other stages */
     for (int i = 0; i < run->n_stages; i++)
-        sum += run->stages[i].seconds;
+        sum += mb_stage_exposed(&run->stages[i]);
     if (run->step_seconds > 0 && run->steps > 0) {
         double from_steps = run->step_seconds * run->steps;
         if (run->total_seconds > 0 && fabs(from_steps - run->total_seconds) > 0.01 * run->total_seconds)
@@ -441,8 +449,9 @@ static int finish_run(mb_run *run, const char *path, mb_err *err)
         run->total_seconds = sum;
     } else if (sum > run->total_seconds * 1.01) {
         mb_run_warn(run,
-                    "the stages add up to %.6g s but the run took %.6g s: stages overlap; the projections "
-                    "assume they run one after another",
+                    "the stages' exposed time adds up to %.6g s but the run took %.6g s: stages overlap; "
+                    "give overlapping stages their exposed_seconds (docs/stage-format.md), the projections "
+                    "assume the rest run one after another",
                     sum, run->total_seconds);
     }
     if (run->steps > 0 && run->step_seconds <= 0)

@@ -36,7 +36,21 @@ typedef struct mb_stage {
      * (gemm, conv, copy, membw, launch, sync, collectives: gpu; disk,
      * hostmem: cpu). Keeps a GPU GEMM from matching an OpenBLAS ceiling. */
     char *device;
+    /* The part of `seconds` not hidden behind other work (a launch while the
+     * GPU is busy, a sync waiting for busy kernels, a copy overlapping
+     * compute): only exposed time is lost or gained. has_exposed false = all
+     * of it (stage files without "exposed_seconds"). */
+    bool has_exposed;
+    double exposed_seconds;
 } mb_stage;
+
+/* Exposed seconds of a stage, clamped to [0, seconds]. */
+static inline double mb_stage_exposed(const mb_stage *s)
+{
+    if (!s->has_exposed || s->exposed_seconds >= s->seconds)
+        return s->seconds;
+    return s->exposed_seconds > 0 ? s->exposed_seconds : 0;
+}
 
 typedef struct mb_run {
     char *path;       /* the file it was read from */
@@ -70,7 +84,5 @@ void mb_run_warn(mb_run *run, const char *fmt, ...) __attribute__((format(printf
 int mb_stagefile_read(const char *path, mb_run *out, mb_err *err);
 /* Reads a PyTorch profiler (Kineto) trace, .json or .json.gz, streaming. */
 int mb_trace_read(const char *path, mb_run *out, mb_err *err);
-/* Picks the reader by content (a trace has "traceEvents"). */
-int mb_run_read(const char *path, mb_run *out, mb_err *err);
 
 #endif

@@ -544,6 +544,18 @@ static bool push_host_wait(parser *p)
     return true;
 }
 
+/* The event's [ts, ts + dur) into one of the step table's host lists. */
+static bool push_host_iv(parser *p, int kind)
+{
+    tr_ivlist *l = &p->st->host_iv[kind];
+    if (!grow((void **)&l->iv, &l->cap, (l->n + 1) * 2, sizeof(int64_t)))
+        return fail(p, MB_ESYS, "out of memory");
+    l->iv[l->n * 2] = p->ev.ts;
+    l->iv[l->n * 2 + 1] = p->ev.ts + p->ev.dur;
+    l->n++;
+    return true;
+}
+
 static bool fold_runtime(parser *p)
 {
     tr_state *st = p->st;
@@ -557,13 +569,13 @@ static bool fold_runtime(parser *p)
             return fail(p, MB_ESYS, "out of memory");
         st->launches[st->n_launches++] =
             (tr_launch){.thread = thread_of(e), .ts = e->ts, .corr = e->have & H_CORR ? e->corr : -1};
-        return true;
+        return push_host_iv(p, TR_HOST_LAUNCH);
     case TR_RT_SYNC:
         add_named(&st->sync, e);
-        return push_host_wait(p);
+        return push_host_wait(p) && push_host_iv(p, TR_HOST_SYNC);
     case TR_RT_BLOCKING:
         add_named(&st->blocking, e);
-        return push_host_wait(p);
+        return push_host_wait(p) && push_host_iv(p, TR_HOST_SYNC);
     default:
         return true;
     }
@@ -577,7 +589,11 @@ static bool fold_annotation(parser *p)
     if (kind == TR_ANN_DATALOADER) {
         st->dataloader_count++;
         st->dataloader_ns += e->dur;
-        return push_host_wait(p);
+        return push_host_wait(p) && push_host_iv(p, TR_HOST_DATA);
+    }
+    if (kind == TR_ANN_COLLECTIVE) {
+        st->coll_host_count++;
+        return push_host_iv(p, TR_HOST_COLL);
     }
     if (kind == TR_ANN_STEP) {
         if (!grow((void **)&st->steps, &st->cap_steps, st->n_steps + 1, sizeof *st->steps))
@@ -597,8 +613,14 @@ static bool fold_cpu_op(parser *p)
     tr_state *st = p->st;
     event *e = &p->ev;
     int kind = tr_op_kind(e->name);
-    if (kind == TR_OP_NONE)
+    if (kind == TR_OP_NONE) {
+        /* c10d::allreduce_, record_param_comms: the host inside a collective */
+        if (tr_classify(&st->rules, TR_SET_ANNOTATION, e->name, e->name_len) == TR_ANN_COLLECTIVE) {
+            st->coll_host_count++;
+            return push_host_iv(p, TR_HOST_COLL);
+        }
         return true;
+    }
     double flops;
     const char *why;
     if (!tr_op_flops(e->name, &e->sh, &flops, &why)) {
@@ -1311,6 +1333,8 @@ void tr_state_free(tr_state *st)
         free(st->devices[i].ev);
     free(st->devices);
     free(st->host_wait);
+    for (int k = 0; k < TR_N_HOST; k++)
+        free(st->host_iv[k].iv);
     free(st->steps);
     free(st->launches);
     free(st->flop_ops);
@@ -1407,7 +1431,11 @@ int mb_trace_dump(const char *path, FILE *out, mb_err *err)
     cJSON_AddNumberToObject(o, "steps", run.steps);
     cJSON_AddNumberToObject(o, "step_seconds", run.step_seconds);
     cJSON_AddNumberToObject(o, "total_seconds", run.total_seconds);
-    cJSON_AddNumberToObject(o, "gpu_utilization", run.gpu_utilization);
+    /* absent is null, never a sentinel number */
+    if (run.gpu_utilization >= 0)
+        cJSON_AddNumberToObject(o, "gpu_utilization", run.gpu_utilization);
+    else
+        cJSON_AddNullToObject(o, "gpu_utilization");
     for (int i = 0; i < run.n_stages; i++)
         cJSON_AddItemToArray(stages, stage_json(&run.stages[i]));
     cJSON_AddItemToObject(o, "stages", stages);

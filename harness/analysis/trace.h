@@ -9,8 +9,9 @@
  *
  * Memory: nothing here grows with the size of the JSON. What grows is one
  * 24-byte record per GPU event (kernel, memcpy, memset), one 24-byte record
- * per kernel-launch call, one 16-byte interval per host sync call or
- * DataLoader annotation, one record per ProfilerStep and per matmul/conv op
+ * per kernel-launch call plus its 16-byte [start, end) interval, one 16-byte
+ * interval (two for the step table) per host sync call, DataLoader or
+ * collective annotation, one record per ProfilerStep and per matmul/conv op
  * with recorded shapes. docs/traces.md gives the figures. */
 #ifndef MB_TRACE_H
 #define MB_TRACE_H
@@ -43,7 +44,7 @@ enum {
 };
 
 enum tr_rt_kind { TR_RT_NONE = 0, TR_RT_LAUNCH, TR_RT_SYNC, TR_RT_BLOCKING };
-enum tr_ann_kind { TR_ANN_NONE = 0, TR_ANN_STEP, TR_ANN_DATALOADER };
+enum tr_ann_kind { TR_ANN_NONE = 0, TR_ANN_STEP, TR_ANN_DATALOADER, TR_ANN_COLLECTIVE };
 enum tr_rule_set { TR_SET_KERNEL = 0, TR_SET_RUNTIME, TR_SET_ANNOTATION, TR_N_SETS };
 
 typedef struct tr_rule {
@@ -202,6 +203,16 @@ typedef struct tr_flop_op { /* 48 bytes: one per matmul/conv op with shapes */
     bool has_flop_child;
 } tr_flop_op;
 
+/* What the host was doing, as [start, end) pairs, for the step table: the
+ * GPU's idle time is attributed to the first of these kinds (in this order)
+ * whose interval covers it, else to "other host code". */
+enum tr_host_kind { TR_HOST_DATA = 0, TR_HOST_SYNC, TR_HOST_COLL, TR_HOST_LAUNCH, TR_N_HOST };
+
+typedef struct tr_ivlist {
+    int64_t *iv; /* [start, end) pairs */
+    size_t n, cap;
+} tr_ivlist;
+
 typedef struct tr_state {
     tr_rules rules;
     /* What the parse saw. */
@@ -227,6 +238,8 @@ typedef struct tr_state {
     int64_t dataloader_ns;
     int64_t *host_wait;      /* [start, end) pairs */
     size_t n_host_wait, cap_host_wait;
+    tr_ivlist host_iv[TR_N_HOST];
+    long long coll_host_count;
     tr_step *steps;
     size_t n_steps, cap_steps;
     tr_launch *launches;

@@ -13,6 +13,7 @@
  * docs/traces.md describes every figure. */
 #include "trace.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,6 +442,7 @@ typedef struct analysis {
     int64_t *step_busy, *step_idle; /* per device: sums over steps */
     size_t *merged; /* per device: merged interval count */
     double world_size; /* 0 = unknown */
+    struct step_table *tablep;
 } analysis;
 
 static void partial(analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -581,6 +583,277 @@ static void device_evidence(analysis *a, cJSON *devices, cJSON *all_copies)
                 copy_json(all_copies, i, j, &total[i][j]);
 }
 
+/* ---- the step table ------------------------------------------------------------ */
+
+/* Every step's wall time is split into parts that add up to it: the main
+ * device's busy time by kernel group, and its idle time by what the host
+ * was doing then (docs/traces.md, "The step table"). */
+enum {
+    SP_GEMM = 0, SP_CONV, SP_ATTN, SP_MEM, SP_COPY, SP_COLL, /* GPU busy */
+    SP_DATA, SP_SYNC, SP_HCOLL, SP_LAUNCH, SP_HOST,         /* GPU idle */
+    SP_N,
+    SP_FIRST_IDLE = SP_DATA,
+};
+
+static const struct {
+    const char *id, *name, *kind, *cls;
+} sp_info[SP_N] = {
+    [SP_GEMM] = {"gemm", "GEMM kernels", "gpu", "tensor-core math"},
+    [SP_CONV] = {"conv", "convolution kernels", "gpu", "tensor-core math"},
+    [SP_ATTN] = {"attention", "attention kernels", "gpu", "tensor-core math"},
+    [SP_MEM] = {"memory_bound", "memory-bound kernels (elementwise, normalization, reduction, optimizer)",
+                "gpu", "memory-bound"},
+    [SP_COPY] = {"copy", "copies (memcpy)", "gpu", "copy"},
+    [SP_COLL] = {"collective", "collectives (NCCL kernels)", "gpu", "collective"},
+    [SP_DATA] = {"data", "waiting for data (DataLoader)", "idle", "data"},
+    [SP_SYNC] = {"sync", "in a synchronization or blocking copy", "idle", "sync"},
+    [SP_HCOLL] = {"host_collective", "in a collective (host)", "idle", "collective"},
+    [SP_LAUNCH] = {"launch", "in kernel launch calls", "idle", "launch"},
+    [SP_HOST] = {"host", "other host code (framework, Python)", "idle", "host"},
+};
+
+/* Step part of a kernel class index: the fixed classes by meaning; an ini
+ * class named "attention" is tensor-core math; every other class (other,
+ * memset, ini extras) is memory-bound work. */
+static int sp_of_class(const tr_rules *r, int cls)
+{
+    switch (cls) {
+    case TR_CLASS_GEMM:
+        return SP_GEMM;
+    case TR_CLASS_CONV:
+        return SP_CONV;
+    case TR_CLASS_NCCL:
+        return SP_COLL;
+    case TR_CLASS_MEMCPY:
+        return SP_COPY;
+    default:
+        return cls < r->n_classes && strcmp(r->class_names[cls], "attention") == 0 ? SP_ATTN : SP_MEM;
+    }
+}
+
+/* Kernel durations in log2 bins of 1/16 octave (4.4% wide): the median
+ * without keeping one number per kernel. */
+enum { DUR_BINS = 64 * 16 };
+
+typedef struct step_table {
+    long long kernels;       /* kernels starting inside the windows */
+    uint32_t dur_hist[DUR_BINS];
+    int64_t ns[SP_N];        /* summed over the windows */
+    int64_t raw[SP_N];       /* GPU parts: event time in the windows, overlap counted per event */
+    int64_t host_in[TR_N_HOST]; /* host kinds: their (merged) time in the windows */
+    int64_t wall;            /* summed window lengths */
+    size_t windows;
+    int device;              /* index of the main device, -1 = none */
+    int sp_class[TR_MAX_CLASSES];
+} step_table;
+
+/* Idle [x, y) attributed to host kinds in priority order: the part covered
+ * by kind k's merged intervals goes to k, the rest to the next kinds, what
+ * none covers to "other host code". */
+static void attribute_idle(const tr_state *st, int64_t x, int64_t y, int k, int64_t *ns)
+{
+    if (y <= x)
+        return;
+    if (k == TR_N_HOST) {
+        ns[SP_HOST] += y - x;
+        return;
+    }
+    const tr_ivlist *l = &st->host_iv[k];
+    int64_t at = x;
+    for (size_t i = first_ending_after(l->iv, l->n, x); i < l->n && l->iv[2 * i] < y; i++) {
+        int64_t lo = imax(l->iv[2 * i], x), hi = imin(l->iv[2 * i + 1], y);
+        attribute_idle(st, at, lo, k + 1, ns);
+        ns[SP_DATA + k] += hi - lo;
+        at = hi;
+    }
+    attribute_idle(st, at, y, k + 1, ns);
+}
+
+/* One window [a, b) of the main device's raw events (sorted by start): the
+ * busy union is split among classes by a sweep (time newly covered goes to
+ * the event that covers it first, so overlapping streams count once), the
+ * gaps to what the host did. */
+static void step_window(const tr_state *st, step_table *t, int64_t maxdur, int64_t a, int64_t b,
+                        int64_t *ns)
+{
+    int64_t frontier = a;
+    if (t->device >= 0) {
+        const tr_device *d = &st->devices[t->device];
+        size_t lo = 0, hi = d->n_ev;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (d->ev[mid * TR_EV_WORDS] < a - maxdur)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo; i < d->n_ev; i++) {
+            const int64_t *w = d->ev + i * TR_EV_WORDS;
+            if (w[0] >= b)
+                break;
+            int cls = ev_class(w);
+            if (w[0] >= a && cls != TR_CLASS_MEMCPY && cls != TR_CLASS_MEMSET) {
+                t->kernels++;
+                int bin = ev_dur(w) > 0 ? (int)(log2((double)ev_dur(w)) * 16) : 0;
+                t->dur_hist[bin < 0 ? 0 : bin >= DUR_BINS ? DUR_BINS - 1 : bin]++;
+            }
+            int64_t s = imax(w[0], a), e = imin(w[0] + ev_dur(w), b);
+            if (e > s)
+                t->raw[t->sp_class[cls]] += e - s;
+            if (e <= frontier)
+                continue;
+            if (s > frontier) {
+                attribute_idle(st, frontier, s, 0, ns);
+                frontier = s;
+            }
+            ns[t->sp_class[cls]] += e - frontier;
+            frontier = e;
+        }
+    }
+    attribute_idle(st, frontier, b, 0, ns);
+    for (int k = 0; k < TR_N_HOST; k++)
+        t->host_in[k] += clip_measure(st->host_iv[k].iv, st->host_iv[k].n, a, b);
+}
+
+static void step_part_json(cJSON *arr, int p, int64_t ns, double per, double wall)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddItemToArray(arr, o);
+    add_str(o, "id", sp_info[p].id);
+    add_str(o, "name", sp_info[p].name);
+    add_str(o, "kind", sp_info[p].kind);
+    add_str(o, "class", sp_info[p].cls);
+    add_num(o, "seconds", sec(ns) / per);
+    add_num(o, "share", wall > 0 ? (double)ns / wall : 0);
+}
+
+/* The main device: the one with the most GPU time (its events' durations);
+ * the step table and run.gpu_utilization describe it. */
+static int main_device(const tr_state *st)
+{
+    int best = -1;
+    int64_t best_ns = -1;
+    for (int d = 0; d < st->n_devices; d++) {
+        int64_t ns = 0;
+        for (int c = 0; c < st->rules.n_classes; c++)
+            ns += st->devices[d].class_ns[c];
+        if (ns > best_ns) {
+            best_ns = ns;
+            best = d;
+        }
+    }
+    return best;
+}
+
+static void step_table_build(analysis *a, cJSON **step_objs, size_t n_emit)
+{
+    tr_state *st = a->st;
+    step_table *t = a->tablep;
+    memset(t, 0, sizeof *t);
+    t->device = main_device(st);
+    for (int c = 0; c < TR_MAX_CLASSES; c++)
+        t->sp_class[c] = sp_of_class(&st->rules, c);
+    for (int k = 0; k < TR_N_HOST; k++) {
+        tr_ivlist *l = &st->host_iv[k];
+        if (l->n > 0)
+            qsort(l->iv, l->n, 2 * sizeof *l->iv, cmp_pair);
+        l->n = merge_pairs(l->iv, l->n);
+    }
+    int64_t maxdur = 0;
+    if (t->device >= 0) {
+        const tr_device *d = &st->devices[t->device];
+        for (size_t i = 0; i < d->n_ev; i++)
+            maxdur = imax(maxdur, ev_dur(d->ev + i * TR_EV_WORDS));
+    }
+    int64_t ns[SP_N];
+    if (st->n_steps == 0) {
+        if (st->complete_events == 0)
+            return;
+        step_window(st, t, maxdur, st->span_start, st->span_end, t->ns);
+        t->wall = st->span_end - st->span_start;
+        t->windows = 1;
+    }
+    for (size_t s = 0; s < st->n_steps; s++) {
+        memset(ns, 0, sizeof ns);
+        int64_t s0 = st->steps[s].start, s1 = st->steps[s].end;
+        step_window(st, t, maxdur, s0, s1, ns);
+        for (int p = 0; p < SP_N; p++)
+            t->ns[p] += ns[p];
+        t->wall += s1 - s0;
+        t->windows++;
+        if (s < n_emit) {
+            cJSON *parts = add_obj(step_objs[s], "parts");
+            for (int p = 0; p < SP_N; p++)
+                if (ns[p] > 0)
+                    add_num(parts, sp_info[p].id, sec(ns[p]));
+        }
+    }
+}
+
+/* The evidence's "step" object: mean seconds per step of every part and its
+ * share of the step; shares add up to 1 (the parts partition each step). */
+static void step_table_json(analysis *a)
+{
+    const step_table *t = a->tablep;
+    tr_state *st = a->st;
+    /* No GPU events: nothing to split a step into (not "idle 100%"). */
+    if (t->windows == 0 || t->wall <= 0 || t->device < 0) {
+        cJSON_AddNullToObject(a->ev, "step");
+        return;
+    }
+    cJSON *o = add_obj(a->ev, "step");
+    add_str(o, "window", st->n_steps > 0 ? "ProfilerStep" : "trace");
+    add_num(o, "steps", (double)t->windows);
+    double per = (double)t->windows, wall = (double)t->wall;
+    add_num(o, "seconds", sec(t->wall) / per);
+    if (t->device >= 0)
+        add_num(o, "device", (double)st->devices[t->device].id);
+    else
+        cJSON_AddNullToObject(o, "device");
+    int64_t busy = 0;
+    for (int p = 0; p < SP_FIRST_IDLE; p++)
+        busy += t->ns[p];
+    add_num(o, "gpu_busy_share", (double)busy / wall);
+    add_num(o, "gpu_idle_share", 1 - (double)busy / wall);
+    add_num(o, "kernels_per_step", (double)t->kernels / per);
+    long long half = (t->kernels + 1) / 2, seen = 0;
+    for (int i = 0; i < DUR_BINS && t->kernels > 0; i++) {
+        seen += t->dur_hist[i];
+        if (seen >= half) { /* the bin's geometric middle */
+            add_num(o, "median_kernel_seconds", exp2((i + 0.5) / 16) / 1e9);
+            break;
+        }
+    }
+    if (t->kernels == 0)
+        cJSON_AddNullToObject(o, "median_kernel_seconds");
+    cJSON *parts = add_arr(o, "parts");
+    for (int p = 0; p < SP_N; p++)
+        if (t->ns[p] > 0)
+            step_part_json(parts, p, t->ns[p], per, wall);
+}
+
+/* Exposed fraction of a GPU part: its share of the busy union over the
+ * time its events ran (below 1 when it overlaps other GPU work). */
+static double gpu_exposed(const analysis *a, int part)
+{
+    const step_table *t = a->tablep;
+    return t->raw[part] > 0 ? (double)t->ns[part] / (double)t->raw[part] : 1;
+}
+
+/* Exposed fraction of a host kind: the GPU idle time attributed to it over
+ * the time the host spent in it (0 when it always overlapped GPU work). */
+static double host_exposed(const analysis *a, int kind)
+{
+    const step_table *t = a->tablep;
+    return t->host_in[kind] > 0 ? (double)t->ns[SP_DATA + kind] / (double)t->host_in[kind] : 1;
+}
+
+static void set_exposed(mb_stage *s, double fraction)
+{
+    s->has_exposed = true;
+    s->exposed_seconds = s->seconds * (fraction < 1 ? fraction : 1);
+}
+
 /* ---- stages ------------------------------------------------------------------------ */
 
 static int add_stage(analysis *a, mb_stage *s, mb_err *err)
@@ -640,6 +913,7 @@ static int flop_stages(analysis *a, const flop_group *g, int n, cJSON *rates, mb
         mb_stage s = {.name = name, .component = (char *)comp, .dtype = (char *)g[i].dtype,
                       .work = g[i].flops, .work_unit = "flop", .seconds = sec(g[i].ns),
                       .count = g[i].kernels, .source = source};
+        set_exposed(&s, gpu_exposed(a, g[i].kind == TR_OP_GEMM ? SP_GEMM : SP_CONV));
         int rc = add_stage(a, &s, err);
         if (rc != MB_OK)
             return rc;
@@ -690,6 +964,7 @@ static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
         snprintf(source, sizeof source, "trace: %lld kernels of class %s (time only)", count, cname);
         mb_stage s = {.name = name, .component = (char *)comp, .work = sec(ns), .work_unit = "s",
                       .seconds = sec(ns), .count = count, .source = source};
+        set_exposed(&s, gpu_exposed(a, a->tablep->sp_class[c]));
         int rc = add_stage(a, &s, err);
         if (rc != MB_OK)
             return rc;
@@ -751,6 +1026,7 @@ static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
                           .block_size = (long long)(c->bytes / (double)c->sized), .ranks = ranks,
                           .work = c->bytes, .work_unit = "byte", .seconds = secs,
                           .count = c->sized, .source = source};
+            set_exposed(&s, gpu_exposed(a, SP_COLL));
             int rc = add_stage(a, &s, err);
             if (rc != MB_OK)
                 return rc;
@@ -765,6 +1041,7 @@ static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
             mb_stage s = {.name = name, .component = (char *)comp, .dtype = (char *)dtype,
                           .ranks = ranks, .work = secs, .work_unit = "s", .seconds = secs,
                           .count = c->calls - c->sized, .source = source};
+            set_exposed(&s, gpu_exposed(a, SP_COLL));
             int rc = add_stage(a, &s, err);
             if (rc != MB_OK)
                 return rc;
@@ -810,6 +1087,7 @@ static int copy_stages(analysis *a, mb_err *err)
                           .block_size = sized ? (long long)(c.bytes / (double)c.count) : 0,
                           .work = sized ? c.bytes : sec(c.ns), .work_unit = sized ? "byte" : "s",
                           .seconds = sec(c.ns), .count = c.count, .source = source};
+            set_exposed(&s, gpu_exposed(a, SP_COPY));
             int rc = add_stage(a, &s, err);
             if (rc != MB_OK)
                 return rc;
@@ -833,6 +1111,7 @@ static int copy_stages(analysis *a, mb_err *err)
                       .block_size = sized ? (long long)(ms.bytes / (double)ms.count) : 0,
                       .work = sized ? ms.bytes : sec(ms.ns), .work_unit = sized ? "byte" : "s",
                       .seconds = sec(ms.ns), .count = ms.count, .source = source};
+        set_exposed(&s, gpu_exposed(a, a->tablep->sp_class[TR_CLASS_MEMSET]));
         int rc = add_stage(a, &s, err);
         if (rc != MB_OK)
             return rc;
@@ -855,6 +1134,7 @@ static int host_stages(analysis *a, mb_err *err)
         mb_stage s = {.name = "launch", .component = "launch", .work = (double)st->launch.count,
                       .work_unit = "launch", .seconds = sec(st->launch.ns),
                       .count = st->launch.count, .source = source};
+        set_exposed(&s, host_exposed(a, TR_HOST_LAUNCH));
         rc = add_stage(a, &s, err);
     }
     if (rc == MB_OK && st->sync.count > 0) {
@@ -862,6 +1142,7 @@ static int host_stages(analysis *a, mb_err *err)
         mb_stage s = {.name = "sync", .component = "sync", .work = (double)st->sync.count,
                       .work_unit = "sync", .seconds = sec(st->sync.ns), .count = st->sync.count,
                       .source = source};
+        set_exposed(&s, host_exposed(a, TR_HOST_SYNC));
         rc = add_stage(a, &s, err);
     }
     if (rc == MB_OK && st->dataloader_count > 0) {
@@ -872,6 +1153,7 @@ static int host_stages(analysis *a, mb_err *err)
                       .work = sec(st->dataloader_ns), .work_unit = "s",
                       .seconds = sec(st->dataloader_ns), .count = st->dataloader_count,
                       .source = source};
+        set_exposed(&s, host_exposed(a, TR_HOST_DATA));
         rc = add_stage(a, &s, err);
         mb_run_warn(a->run, "dataloading: the trace does not say what the DataLoader waits on; "
                             "component 'disk' is a guess (it may be decoding or augmentation)");
@@ -879,35 +1161,25 @@ static int host_stages(analysis *a, mb_err *err)
     return rc;
 }
 
+/* The GPU idle time no other stage explains (the host in its own code or a
+ * collective): with it, the exposed stage times add up to the steps. */
 static int idle_stages(analysis *a, mb_err *err)
 {
-    tr_state *st = a->st;
-    for (int d = 0; d < st->n_devices; d++) {
-        int64_t idle;
-        char source[160], name[64];
-        if (st->n_steps > 0) {
-            idle = a->step_idle[d];
-            snprintf(source, sizeof source, "trace: device %lld idle within %zu ProfilerSteps",
-                     (long long)st->devices[d].id, st->n_steps);
-        } else {
-            size_t m = a->merged[d];
-            const int64_t *b = st->devices[d].ev;
-            idle = m ? (b[2 * m - 1] - b[0]) - a->busy[d] : 0;
-            snprintf(source, sizeof source,
-                     "trace: device %lld idle between its first and last GPU event",
-                     (long long)st->devices[d].id);
-        }
-        if (st->n_devices > 1)
-            snprintf(name, sizeof name, "gpu idle (device %lld)", (long long)st->devices[d].id);
-        else
-            snprintf(name, sizeof name, "gpu idle");
-        mb_stage s = {.name = name, .component = "other", .work = sec(idle), .work_unit = "s",
-                      .seconds = sec(idle), .source = source};
-        int rc = add_stage(a, &s, err);
-        if (rc != MB_OK)
-            return rc;
-    }
-    return MB_OK;
+    const step_table *t = a->tablep;
+    int64_t idle = t->ns[SP_HOST] + t->ns[SP_HCOLL];
+    if (t->windows == 0 || idle <= 0 || t->device < 0)
+        return MB_OK;
+    char source[160];
+    if (a->st->n_steps > 0)
+        snprintf(source, sizeof source,
+                 "trace: GPU idle within %zu ProfilerSteps outside launch, sync and DataLoader calls",
+                 a->st->n_steps);
+    else
+        snprintf(source, sizeof source,
+                 "trace: GPU idle within the trace outside launch, sync and DataLoader calls");
+    mb_stage s = {.name = "host code (GPU idle)", .component = "other", .device = "cpu", .work = sec(idle),
+                  .work_unit = "s", .seconds = sec(idle), .source = source};
+    return add_stage(a, &s, err);
 }
 
 /* ---- assembling ------------------------------------------------------------------ */
@@ -1011,29 +1283,24 @@ static int run_figures(analysis *a)
         add_num(a->ev, "step_seconds_median", run->step_seconds);
     } else
         cJSON_AddNullToObject(a->ev, "step_seconds_median");
-    int best = -1;
-    for (int d = 0; d < st->n_devices; d++)
-        if (best < 0 || a->busy[d] > a->busy[best])
-            best = d;
-    if (best >= 0) {
-        int64_t steps_ns = 0;
-        for (size_t i = 0; i < st->n_steps; i++)
-            steps_ns += st->steps[i].end - st->steps[i].start;
-        size_t m = a->merged[best];
-        const int64_t *b = st->devices[best].ev;
-        int64_t window = m ? b[2 * m - 1] - b[0] : 0;
-        if (st->n_steps > 0 && steps_ns > 0)
-            run->gpu_utilization = (double)a->step_busy[best] / (double)steps_ns;
-        else if (window > 0)
-            run->gpu_utilization = (double)a->busy[best] / (double)window;
-        add_num(a->ev, "main_device", (double)st->devices[best].id);
+    /* One definition (docs/traces.md): the main device's busy time (union
+     * over its streams) within the step windows / their wall time; without
+     * ProfilerSteps, within the trace's span. No GPU events: unknown. */
+    const step_table *t = a->tablep;
+    if (t->device >= 0 && t->wall > 0) {
+        int64_t busy = 0;
+        for (int p = 0; p < SP_FIRST_IDLE; p++)
+            busy += t->ns[p];
+        run->gpu_utilization = (double)busy / (double)t->wall;
+        add_num(a->ev, "main_device", (double)st->devices[t->device].id);
     }
     return MB_OK;
 }
 
 int tr_analyse(tr_state *st, mb_run *run, mb_err *err)
 {
-    analysis a = {.st = st, .run = run};
+    step_table table;
+    analysis a = {.st = st, .run = run, .tablep = &table};
     int rc = MB_OK;
     cJSON **step_objs = NULL;
     size_t nd = st->n_devices > 0 ? (size_t)st->n_devices : 1;
@@ -1083,6 +1350,8 @@ int tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     if (st->n_steps > n_emit)
         add_num(a.ev, "steps_not_listed", (double)(st->n_steps - n_emit));
     steps_evidence(&a, step_objs, n_emit);
+    step_table_build(&a, step_objs, n_emit);
+    step_table_json(&a);
 
     /* 4. busy intervals */
     cJSON *devices = add_arr(a.ev, "devices");

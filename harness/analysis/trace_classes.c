@@ -44,13 +44,14 @@ static int value_of(int set, const char *key)
 {
     static const char *const rt[] = {[TR_RT_LAUNCH] = "launch", [TR_RT_SYNC] = "sync",
                                      [TR_RT_BLOCKING] = "blocking"};
-    static const char *const ann[] = {[TR_ANN_STEP] = "step", [TR_ANN_DATALOADER] = "dataloader"};
+    static const char *const ann[] = {[TR_ANN_STEP] = "step", [TR_ANN_DATALOADER] = "dataloader",
+                                      [TR_ANN_COLLECTIVE] = "collective"};
     if (set == TR_SET_RUNTIME) {
         for (int i = 1; i <= TR_RT_BLOCKING; i++)
             if (strcmp(key, rt[i]) == 0)
                 return i;
     } else {
-        for (int i = 1; i <= TR_ANN_DATALOADER; i++)
+        for (int i = 1; i <= TR_ANN_COLLECTIVE; i++)
             if (strcmp(key, ann[i]) == 0)
                 return i;
     }
@@ -112,7 +113,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
         v = value_of(set, name);
         if (v < 0) {
             mb_errf(c->err, MB_EUSAGE, "%s: unknown key (expected %s)", where,
-                    set == TR_SET_RUNTIME ? "launch, sync or blocking" : "step or dataloader");
+                    set == TR_SET_RUNTIME ? "launch, sync or blocking" : "step, dataloader or collective");
             c->failed = true;
             return 0;
         }

@@ -1,0 +1,49 @@
+/* run_read.c: picks the reader of a run file by its content.
+ *
+ * Above both readers (stagefile.c, trace.c) and the mb_run container
+ * (stages.c), so the container never calls back into a reader. */
+#include "run_read.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Looks at the first bytes: gzip (magic 1f 8b) is always a trace; a JSON
+ * object naming "traceEvents" near its start is a trace; anything else goes
+ * to the stage-file reader, which tells JSON from CSV itself. Kineto writes
+ * "schemaVersion", "deviceProperties" and then "traceEvents" first, but
+ * metadata can be long, so 1 MiB is read before giving up on the key. */
+enum { PEEK_BYTES = 1 << 20 };
+
+static int looks_like_trace(const char *path, int *is_trace, mb_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return mb_errno(err, MB_EUSAGE, "%s: cannot open", path);
+    char *buf = malloc(PEEK_BYTES + 1);
+    if (buf == NULL) {
+        fclose(f);
+        return mb_errf(err, MB_ESYS, "out of memory");
+    }
+    size_t n = fread(buf, 1, PEEK_BYTES, f);
+    int read_error = ferror(f);
+    fclose(f);
+    if (read_error) {
+        free(buf);
+        return mb_errno(err, MB_EUSAGE, "%s: cannot read", path);
+    }
+    buf[n] = '\0';
+    *is_trace = (n >= 2 && (unsigned char)buf[0] == 0x1f && (unsigned char)buf[1] == 0x8b) ||
+                memmem(buf, n, "\"traceEvents\"", 13) != NULL;
+    free(buf);
+    return MB_OK;
+}
+
+int mb_run_read(const char *path, mb_run *out, mb_err *err)
+{
+    int is_trace = 0;
+    int rc = looks_like_trace(path, &is_trace, err);
+    if (rc != MB_OK)
+        return rc;
+    return is_trace ? mb_trace_read(path, out, err) : mb_stagefile_read(path, out, err);
+}

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""step_patterns: `mlbench gap` names the known bottleneck of every trace
+pattern scripts/gen_large_trace.py --pattern writes, the step table adds up
+to the step, and hidden time is never lost.
+
+Environment (tests/CMakeLists.txt): MLBENCH (the binary), SRC (the source
+tree), WORK (scratch), MLBENCH_SHARED (../shared: the H100 run and the real
+Kineto fixtures; those checks skip without it, and FAIL when $CI is set).
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+MLBENCH, SRC, WORK = os.environ["MLBENCH"], os.environ["SRC"], os.environ["WORK"]
+SHARED = os.environ.get("MLBENCH_SHARED", os.path.join(SRC, "..", "shared"))
+CEILINGS = os.path.join(SRC, "tests", "data", "gap_here.json")
+GEN = os.path.join(SRC, "scripts", "gen_large_trace.py")
+fails = 0
+
+
+def check(name, cond, detail=""):
+    global fails
+    print("%s %s%s" % ("ok  " if cond else "FAIL", name, "" if cond else ": %s" % detail))
+    fails += 0 if cond else 1
+
+
+def gap(run, ceilings=CEILINGS):
+    out = subprocess.run([MLBENCH, "gap", "--run", run, "--ceilings", ceilings, "--format", "json"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def gap_text(run, ceilings=CEILINGS):
+    return subprocess.run([MLBENCH, "gap", "--run", run, "--ceilings", ceilings],
+                          check=True, capture_output=True, text=True).stdout
+
+
+def share(d, ident):
+    return sum(p["share"] for p in d["step"]["parts"] if p["id"] == ident)
+
+
+def stage(d, name):
+    return next((s for s in d["stages"] if s["name"] == name), None)
+
+
+def common(name, d):
+    """What every trace must satisfy: shares add up, nothing counted twice."""
+    total = sum(p["share"] for p in d["step"]["parts"])
+    check("%s: step shares add up to 100%% +- 1" % name, abs(total - 1) <= 0.01, total)
+    busy = sum(p["share"] for p in d["step"]["parts"] if p["kind"] == "gpu")
+    check("%s: run.gpu_utilization is the step table's GPU busy share" % name,
+          abs(d["run"]["gpu_utilization"] - busy) < 1e-9, (d["run"]["gpu_utilization"], busy))
+    check("%s: diagnosis utilization is the same figure" % name,
+          abs(d["diagnosis"]["figures"]["gpu_utilization"] - busy) < 1e-9)
+    check("%s: no 'stages add up to' note" % name, not any("add up to" in n for n in d["notes"]), d["notes"])
+    check("%s: exposed stage time fits in the run" % name,
+          d["run"]["stage_seconds"] <= d["run"]["total_seconds"] * 1.01,
+          (d["run"]["stage_seconds"], d["run"]["total_seconds"]))
+
+
+def patterns():
+    os.makedirs(WORK, exist_ok=True)
+    for pattern in ["dataloader", "compute-tensor", "compute-memory", "launch-bound", "sync-bound", "copy-bound",
+                    "comm-bound", "cpu-bound", "balanced", "overlapped-launch"]:
+        trace = os.path.join(WORK, pattern + ".json")
+        summ = os.path.join(WORK, pattern + ".summary.json")
+        subprocess.run([sys.executable, GEN, "--out", trace, "--pattern", pattern, "--summary", summ],
+                       check=True, capture_output=True)
+        want = json.load(open(summ))["expect"]["finding"]
+        d = gap(trace)
+        dg = d["diagnosis"]
+        common(pattern, d)
+        check("%s: primary %s" % (pattern, want), dg["primary"] == want,
+              "got %s %s" % (dg["primary"], [(f["pattern"], f["weight"]) for f in dg["findings"]]))
+        if want is None:
+            check("%s: 'balanced' says so with the shares" % pattern,
+                  dg["balanced"] and "GPU compute" in dg["balanced"] and "data" in dg["balanced"], dg["balanced"])
+        else:
+            check("%s: the primary explains the step" % pattern, dg["findings"][0]["weight"] >= 0.5,
+                  dg["findings"][0]["weight"])
+        yield pattern, d
+
+
+def specific(name, d):
+    dg, f = d["diagnosis"], d["diagnosis"]["findings"]
+    if name == "compute-memory":
+        # the ResNet look-alike: conv ~33%, memory-bound ~51%, a sync waiting
+        # ~4 ms on the busy GPU
+        check("compute-memory: conv ~33%", abs(share(d, "conv") - 0.33) < 0.02, share(d, "conv"))
+        check("compute-memory: memory-bound ~51%", abs(share(d, "memory_bound") - 0.51) < 0.02,
+              share(d, "memory_bound"))
+        check("compute-memory: titled memory-bound", "memory-bound" in f[0]["title"], f[0]["title"])
+        s = stage(d, "sync")
+        check("compute-memory: the sync waits >= 3.5 ms per step on the host", s["seconds_per_step"] >= 3.5e-3,
+              s["seconds_per_step"])
+        check("compute-memory: ... and is not lost (exposed < 0.1%)", s["exposed_seconds"] < 1e-3 * s["seconds"],
+              s["exposed_seconds"])
+        check("compute-memory: no sync finding", all(x["pattern"] != "sync_bound" for x in f))
+        check("compute-memory: memory-bound remedies", any("fuse" in r for r in f[0]["remedies"]), f[0]["remedies"])
+    if name == "copy-bound":
+        ev = " ".join(f[0]["evidence"])
+        check("copy-bound: pageable copies and their size per call", "pageable" in ev and "KiB per call" in ev, ev)
+        check("copy-bound: pinned-memory remedy", any("pinned" in r for r in f[0]["remedies"]), f[0]["remedies"])
+    if name == "compute-tensor":
+        check("compute-tensor: titled tensor-core math", "tensor-core" in f[0]["title"], f[0]["title"])
+    if name == "launch-bound":
+        # the host-overhead look-alike: ~250 kernels of a few us, GPU idle ~96%
+        check("launch-bound: 250 kernels per step", d["step"]["kernels_per_step"] == 250)
+        check("launch-bound: GPU idle >= 90%", d["step"]["gpu_idle_share"] >= 0.9, d["step"]["gpu_idle_share"])
+        rem = " ".join(f[0]["remedies"])
+        check("launch-bound: CUDA Graphs / reduce-overhead / fused optimizers",
+              "CUDA Graphs" in rem and "reduce-overhead" in rem and "fused" in rem, rem)
+        check("launch-bound: median kernel against the launch ceiling",
+              any("launch cost" in e for e in f[0]["evidence"]), f[0]["evidence"])
+    if name == "overlapped-launch":
+        # every sync waits on a busy GPU; every launch but the trace's very
+        # first (the GPU has nothing queued yet) runs under GPU work
+        s = stage(d, "sync")
+        check("overlapped-launch: sync exposed 0", s["exposed_seconds"] == 0, s["exposed_seconds"])
+        check("overlapped-launch: sync lost 0", s["seconds_lost"] in (None, 0), s["seconds_lost"])
+        check("overlapped-launch: sync not ranked", all(r["name"] != "sync" for r in d["ranking"]), d["ranking"])
+        check("overlapped-launch: sync Amdahl gains nothing", s["amdahl"] is None or s["amdahl"]["speedup"] == 1,
+              s["amdahl"])
+        s = stage(d, "launch")
+        first = 2e-6  # the first launch call until its kernel starts (2 us in): the GPU had nothing to run
+        check("overlapped-launch: launch exposed = the first call only", abs(s["exposed_seconds"] - first) < 1e-9,
+              s["exposed_seconds"])
+        check("overlapped-launch: launch lost <= the first call's excess",
+              s["seconds_lost"] is None or s["seconds_lost"] <= first, s["seconds_lost"])
+        check("overlapped-launch: host launch time hidden (>= 99%)", s["hidden_seconds"] >= 0.99 * s["seconds"],
+              (s["hidden_seconds"], s["seconds"]))
+    if name == "dataloader":
+        check("dataloader: the step table comes first in the text output",
+              gap_text(os.path.join(WORK, "dataloader.json")).split("\n\n")[1].startswith("the step, end to end"))
+
+
+def h100():
+    trace = os.path.join(SHARED, "h100", "resnet18-dataloader-bound.pt.trace.json.gz")
+    ceilings = os.path.join(SHARED, "h100", "all.json")
+    if not os.path.exists(trace):
+        if os.environ.get("CI"):
+            check("H100 data-loader trace present (CI)", False, trace)
+        else:
+            print("skip H100 data-loader trace: %s not found" % trace)
+        return
+    d = gap(trace, ceilings)
+    common("h100 dataloader", d)
+    parts = sorted(d["step"]["parts"], key=lambda p: -p["share"])
+    check("h100 dataloader: data loading first", parts[0]["id"] == "data", parts[0])
+    check("h100 dataloader: data loading >= 85%", parts[0]["share"] >= 0.85, parts[0]["share"])
+    check("h100 dataloader: diagnosed data-loading bound", d["diagnosis"]["primary"] == "data_loading_bound",
+          d["diagnosis"]["primary"])
+    stages = os.path.join(SHARED, "h100", "resnet18-dataloader-bound.stages.json")
+    if os.path.exists(stages):
+        d = gap(stages, ceilings)
+        f = d["diagnosis"]["findings"]
+        check("h100 stage file: data-loading bound, 90.2%",
+              f and f[0]["pattern"] == "data_loading_bound" and abs(f[0]["weight"] - 0.902) < 0.001,
+              [(x["pattern"], x["weight"]) for x in f])
+
+
+def fixtures():
+    files = sorted(glob.glob(os.path.join(SHARED, "fixtures", "kineto", "*.json*")))
+    if not files:
+        if os.environ.get("CI"):
+            check("Kineto fixtures present (CI)", False, SHARED)
+        else:
+            print("skip Kineto fixtures: none under %s" % SHARED)
+        return
+    for f in files:
+        name = os.path.basename(f).split("__")[0]
+        t = json.loads(subprocess.run([MLBENCH, "trace", f], check=True, capture_output=True, text=True).stdout)
+        if t["evidence"]["step"] is None:
+            check("%s: no GPU events: no step table, gpu_utilization null" % name, t["gpu_utilization"] is None,
+                  t["gpu_utilization"])
+            continue
+        total = sum(p["share"] for p in t["evidence"]["step"]["parts"])
+        check("%s: trace step shares add up to 100%% +- 1" % name, abs(total - 1) <= 0.01, total)
+        d = gap(f)
+        common(name, d)
+        dg = d["diagnosis"]
+        check("%s: a diagnosis or 'balanced' with the shares" % name, dg["primary"] or dg["balanced"], dg)
+
+
+for name, d in patterns():
+    specific(name, d)
+h100()
+fixtures()
+print("%d failure(s)" % fails)
+sys.exit(1 if fails else 0)
