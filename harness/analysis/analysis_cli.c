@@ -40,10 +40,12 @@ static void gap_usage(FILE *o)
 static void compare_usage(FILE *o)
 {
     fprintf(o,
-            "usage: mlbench compare A.json B.json [C.json ...] [--price NAME=USD_PER_HOUR ...]\n"
-            "                       [--format table|json|md] [--out FILE]\n"
+            "usage: mlbench compare A.json B.json [C.json ...] [--label NAME=FILE ...]\n"
+            "                       [--price NAME=USD_PER_HOUR ...] [--format table|json|md] [--out FILE]\n"
             "  results files of `mlbench --suite ...`, one column per machine, ratios to A\n"
-            "  --price NAME=USD  price per hour of a machine (NAME: its host name or file):\n"
+            "  --label NAME=FILE name the machine of results file FILE (default: its GPU model\n"
+            "                    and count, else CPU model; then host and file name where those tie)\n"
+            "  --price NAME=USD  price per hour of a machine (NAME: its label, host name or file):\n"
             "                    adds throughput per dollar\n"
             "  --format F        table (default), json or md\n"
             "  --out FILE        write there (atomically) instead of stdout\n");
@@ -252,6 +254,8 @@ typedef struct compare_args {
     int n_files;
     const char **prices;
     int n_prices;
+    const char **labels;
+    int n_labels;
     const char *format, *out;
     bool help;
 } compare_args;
@@ -259,14 +263,16 @@ typedef struct compare_args {
 static int parse_compare_args(int argc, char **argv, compare_args *a, mb_err *err)
 {
     static const struct option opts[] = {
-        { "price", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'f' },
+        { "price", required_argument, NULL, 'p' }, { "label", required_argument, NULL, 'l' },
+        { "format", required_argument, NULL, 'f' },
         { "out", required_argument, NULL, 'o' },   { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     a->format = "table";
     a->files = calloc((size_t)argc + 1, sizeof *a->files);
     a->prices = calloc((size_t)argc + 1, sizeof *a->prices);
-    if (a->files == NULL || a->prices == NULL)
+    a->labels = calloc((size_t)argc + 1, sizeof *a->labels);
+    if (a->files == NULL || a->prices == NULL || a->labels == NULL)
         return mb_errf(err, MB_ESYS, "out of memory");
     optind = 0;
     opterr = 0;
@@ -276,6 +282,7 @@ static int parse_compare_args(int argc, char **argv, compare_args *a, mb_err *er
         switch (ch) {
         case 1: a->files[a->n_files++] = optarg; break;
         case 'p': a->prices[a->n_prices++] = optarg; break;
+        case 'l': a->labels[a->n_labels++] = optarg; break;
         case 'f': a->format = optarg; break;
         case 'o': a->out = optarg; break;
         case 'h': a->help = true; return MB_OK;
@@ -302,7 +309,7 @@ static int run_compare(const compare_args *a, mb_ceilings *m, mb_ini *keys, mb_c
     for (int i = 0; i < a->n_files; i++)
         if (mb_ceilings_load(a->files[i], &m[i], err))
             return err->code;
-    if (mb_compare_build(m, a->n_files, a->prices, a->n_prices, keys, c, err))
+    if (mb_compare_build(m, a->n_files, a->labels, a->n_labels, a->prices, a->n_prices, keys, c, err))
         return err->code;
     return format_and_emit(write_compare, c, a->format, a->out, err);
 }
@@ -327,5 +334,6 @@ int mb_cmd_compare(int argc, char **argv)
     }
     free(a.files);
     free(a.prices);
+    free(a.labels);
     return finish(rc, &err, "compare");
 }

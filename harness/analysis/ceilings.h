@@ -32,6 +32,7 @@ typedef struct mb_case_ref {
     const char *peak_source;
     const char *device;    /* "gpu" | "cpu" (configs/gap/matching.ini [devices]) */
     const cJSON *json;     /* the whole case object (info, metrics, notes) */
+    char label[192];       /* mb_case_label: the parameters its job file set */
 } mb_case_ref;
 
 typedef struct mb_ceilings {
@@ -42,6 +43,7 @@ typedef struct mb_ceilings {
     const cJSON *context;
     mb_case_ref *cases;
     int n_cases;
+    char machine[160];       /* what the machine is: "8x GPU model", else the CPU model */
 } mb_ceilings;
 
 /* Reads a results file (schema and version checked by results.c's
@@ -55,8 +57,19 @@ void mb_ceilings_free(mb_ceilings *r);
  * MB_EUSAGE saying how to make one when there is none. */
 int mb_ceilings_find_newest(const char *dir, const char *host, char *path, size_t len, mb_err *err);
 
-/* A short machine name for columns: host name, else the file's stem. */
+/* What the machine is, for one machine alone: its GPU model with the count
+ * ("8x NVIDIA H100 80GB HBM3"), else its CPU model, else the host name,
+ * else the file name. */
 const char *mb_ceilings_label(const mb_ceilings *r);
+
+/* Labels that tell n machines apart (labels[i], allocated, free each):
+ * the machine (mb_ceilings_label); then " @ host" for machines whose
+ * machine ties; then " (file name)", the path, its position where those still tie.
+ * overrides: "NAME=FILE" strings (FILE: a file's path or name) setting a
+ * label outright. MB_EUSAGE on a malformed override, one that fits no file,
+ * or two overrides giving two machines one label. */
+int mb_machine_labels(const mb_ceilings *m, int n, const char *const *overrides, int n_over, char **labels,
+                      mb_err *err);
 
 /* A parameter value of a case as text (NULL when absent). */
 const char *mb_case_param(const mb_case_ref *c, const char *name);
