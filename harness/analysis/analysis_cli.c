@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis_html.h"
 #include "analysis_writers.h"
 #include "ceilings.h"
 #include "compare.h"
@@ -26,7 +27,7 @@ static void gap_usage(FILE *o)
 {
     fprintf(o,
             "usage: mlbench gap --run RUN [--ceilings RESULTS.json] [--target THERE.json|DATASHEET]\n"
-            "                   [--format table|json|md] [--out FILE]\n"
+            "                   [--format table|json|md] [--out FILE] [--html PAGE]\n"
             "  --run RUN         a stage-metrics file (.json/.csv, docs/stage-format.md) or a PyTorch\n"
             "                    profiler trace (.json/.json.gz, docs/traces.md); also the first argument\n"
             "  --ceilings FILE   results of `mlbench --suite ...` on the machine that ran RUN\n"
@@ -34,7 +35,8 @@ static void gap_usage(FILE *o)
             "  --target T        project the run onto another machine: its results file, or a\n"
             "                    datasheet (configs/hardware/NAME.ini, e.g. h100-sxm)\n"
             "  --format F        table (default), json or md\n"
-            "  --out FILE        write there (atomically) instead of stdout\n");
+            "  --out FILE        write there (atomically) instead of stdout\n"
+            "  --html PAGE       also write a self-contained HTML page with charts\n");
 }
 
 static void compare_usage(FILE *o)
@@ -42,13 +44,15 @@ static void compare_usage(FILE *o)
     fprintf(o,
             "usage: mlbench compare A.json B.json [C.json ...] [--label NAME=FILE ...]\n"
             "                       [--price NAME=USD_PER_HOUR ...] [--format table|json|md] [--out FILE]\n"
+            "                       [--html PAGE]\n"
             "  results files of `mlbench --suite ...`, one column per machine, ratios to A\n"
             "  --label NAME=FILE name the machine of results file FILE (default: its GPU model\n"
             "                    and count, else CPU model; then host and file name where those tie)\n"
             "  --price NAME=USD  price per hour of a machine (NAME: its label, host name or file):\n"
             "                    adds throughput per dollar\n"
             "  --format F        table (default), json or md\n"
-            "  --out FILE        write there (atomically) instead of stdout\n");
+            "  --out FILE        write there (atomically) instead of stdout\n"
+            "  --html PAGE       also write a self-contained HTML page with charts\n");
 }
 
 static int check_format(const char *f, mb_err *err)
@@ -87,6 +91,27 @@ static int format_and_emit(format_fn fn, const void *what, const char *format, c
     return rc;
 }
 
+/* The HTML page, whole or not at all, after the text output: a page that
+ * cannot be written does not take the text away. */
+typedef int (*html_fn)(FILE *out, const void *what, mb_err *err);
+static int html_emit(html_fn fn, const void *what, const char *path, mb_err *err)
+{
+    if (path == NULL)
+        return MB_OK;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem == NULL)
+        return mb_errno(err, MB_ESYS, "open_memstream");
+    int rc = fn(mem, what, err);
+    if (fclose(mem) != 0 && rc == MB_OK)
+        rc = mb_errno(err, MB_ESYS, "formatting the HTML page");
+    if (rc == MB_OK)
+        rc = mb_write_file_atomic(path, text, err);
+    free(text);
+    return rc;
+}
+
 static int finish(int rc, const mb_err *err, const char *cmd)
 {
     if (rc != MB_OK)
@@ -97,7 +122,7 @@ static int finish(int rc, const mb_err *err, const char *cmd)
 /* ---- gap ------------------------------------------------------------------------ */
 
 typedef struct gap_args {
-    const char *run, *ceilings, *target, *format, *out;
+    const char *run, *ceilings, *target, *format, *out, *html;
     bool help;
 } gap_args;
 
@@ -107,7 +132,7 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
         { "run", required_argument, NULL, 'r' },    { "ceilings", required_argument, NULL, 'c' },
         { "target", required_argument, NULL, 't' }, { "format", required_argument, NULL, 'f' },
         { "out", required_argument, NULL, 'o' },    { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        { "html", required_argument, NULL, 'H' },   { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof *a);
     a->format = "table";
@@ -121,6 +146,7 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
         case 't': a->target = optarg; break;
         case 'f': a->format = optarg; break;
         case 'o': a->out = optarg; break;
+        case 'H': a->html = optarg; break;
         case 'h': a->help = true; return MB_OK;
         case ':':
             return mb_errf(err, MB_EUSAGE, "%s needs a value (see mlbench gap --help)", argv[optind - 1]);
@@ -196,6 +222,12 @@ static int write_gap(FILE *out, const void *what, const char *format, mb_err *er
     return mb_gap_write(out, &s->gap, &s->diag, format, err);
 }
 
+static int html_gap(FILE *out, const void *what, mb_err *err)
+{
+    const gap_state *s = what;
+    return mb_gap_html(out, &s->gap, &s->diag, err);
+}
+
 static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
 {
     char newest[PATH_MAX];
@@ -215,7 +247,9 @@ static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
     if (a->target && project(s, a->target, err))
         return err->code;
 
-    return format_and_emit(write_gap, s, a->format, a->out, err);
+    if (format_and_emit(write_gap, s, a->format, a->out, err))
+        return err->code;
+    return html_emit(html_gap, s, a->html, err);
 }
 
 int mb_cmd_gap(int argc, char **argv)
@@ -256,7 +290,7 @@ typedef struct compare_args {
     int n_prices;
     const char **labels;
     int n_labels;
-    const char *format, *out;
+    const char *format, *out, *html;
     bool help;
 } compare_args;
 
@@ -266,7 +300,7 @@ static int parse_compare_args(int argc, char **argv, compare_args *a, mb_err *er
         { "price", required_argument, NULL, 'p' }, { "label", required_argument, NULL, 'l' },
         { "format", required_argument, NULL, 'f' },
         { "out", required_argument, NULL, 'o' },   { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+        { "html", required_argument, NULL, 'H' },  { NULL, 0, NULL, 0 },
     };
     a->format = "table";
     a->files = calloc((size_t)argc + 1, sizeof *a->files);
@@ -283,6 +317,7 @@ static int parse_compare_args(int argc, char **argv, compare_args *a, mb_err *er
         case 1: a->files[a->n_files++] = optarg; break;
         case 'p': a->prices[a->n_prices++] = optarg; break;
         case 'l': a->labels[a->n_labels++] = optarg; break;
+        case 'H': a->html = optarg; break;
         case 'f': a->format = optarg; break;
         case 'o': a->out = optarg; break;
         case 'h': a->help = true; return MB_OK;
@@ -302,6 +337,11 @@ static int write_compare(FILE *out, const void *what, const char *format, mb_err
     return mb_compare_write(out, what, format, err);
 }
 
+static int html_compare(FILE *out, const void *what, mb_err *err)
+{
+    return mb_compare_html(out, what, err);
+}
+
 static int run_compare(const compare_args *a, mb_ceilings *m, mb_ini *keys, mb_compare *c, mb_err *err)
 {
     if (mb_ini_load_gap("compare.ini", keys, err))
@@ -311,7 +351,9 @@ static int run_compare(const compare_args *a, mb_ceilings *m, mb_ini *keys, mb_c
             return err->code;
     if (mb_compare_build(m, a->n_files, a->labels, a->n_labels, a->prices, a->n_prices, keys, c, err))
         return err->code;
-    return format_and_emit(write_compare, c, a->format, a->out, err);
+    if (format_and_emit(write_compare, c, a->format, a->out, err))
+        return err->code;
+    return html_emit(html_compare, c, a->html, err);
 }
 
 int mb_cmd_compare(int argc, char **argv)
