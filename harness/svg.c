@@ -136,7 +136,7 @@ const char *mb_svg_color(int i)
 }
 
 enum { TOP = 44, RIGHT = 24 };
-static const double CHAR_W = 6.4; /* px per character at 11 px sans-serif, a little over the average */
+static const double CHAR_W = 7.0; /* px per character at 11 px sans-serif: over the average, digits and = are wide */
 
 void mb_chart_begin(mb_chart *c, FILE *o, const char *id, const char *title, double w, double h, double margin_left,
                     double margin_bottom)
@@ -348,16 +348,28 @@ void mb_chart_bar_error(mb_chart *c, int cat, int n_cat, int group, int n_group,
 
 void mb_chart_legend(mb_chart *c, int n, const char *const *names, const int *colors)
 {
-    double x = 8;
+    double x = 8, y = 24;
     fprintf(c->o, "<g class=\"legend\">\n");
     for (int i = 0; i < n; i++) {
-        fprintf(c->o, "<rect x=\"%.2f\" y=\"24\" width=\"10\" height=\"10\" fill=\"%s\"/>", x, mb_svg_color(colors[i]));
-        fprintf(c->o, "<text class=\"legend-item\" x=\"%.2f\" y=\"33\">", x + 14);
+        double w = 14 + CHAR_W * (double)strlen(names[i]) + 14;
+        if (x > 8 && x + w > c->w - 8) { /* wrap: the plot area gives up a row */
+            x = 8;
+            y += 16;
+        }
+        fprintf(c->o, "<rect x=\"%.2f\" y=\"%.2f\" width=\"10\" height=\"10\" fill=\"%s\"/>", x, y,
+                mb_svg_color(colors[i]));
+        fprintf(c->o, "<text class=\"legend-item\" x=\"%.2f\" y=\"%.2f\">", x + 14, y + 9);
         mb_svg_escape(c->o, names[i]);
         fprintf(c->o, "</text>\n");
-        x += 14 + CHAR_W * (double)strlen(names[i]) + 14;
+        x += w;
     }
     fprintf(c->o, "</g>\n");
+    double top = y + 20;
+    if (top > c->top) {
+        if (c->y.r1 == c->top)
+            c->y.r1 = top;
+        c->top = top;
+    }
 }
 
 void mb_chart_end(mb_chart *c)

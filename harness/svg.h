@@ -89,7 +89,9 @@ void mb_chart_bar(mb_chart *c, int cat, int n_cat, int group, int n_group, doubl
 /* A horizontal error bar on a category bar at x lo..hi. */
 void mb_chart_bar_error(mb_chart *c, int cat, int n_cat, int group, int n_group, double lo, double hi);
 
-/* A legend row under the title: n names with their colours. */
+/* A legend under the title: n names with their colours, in rows that wrap
+ * at the chart's width; the plot area (and a y scale ending at its top)
+ * moves down by the extra rows. Call it before drawing into the plot. */
 void mb_chart_legend(mb_chart *c, int n, const char *const *names, const int *colors);
 
 void mb_chart_end(mb_chart *c);

@@ -137,9 +137,32 @@ static void test_chart_geometry(void **s)
     assert_non_null(strstr(text, ">1k</text>"));
     /* bar: row 1 starts at 44 + 108 = 152, + 10.8 = 162.8; 1..100 is 100..284 */
     assert_non_null(strstr(text, "<rect class=\"bar\" x=\"100.00\" y=\"162.80\" width=\"184.00\" height=\"86.40\""));
-    /* the label is cut to (100 - 10) / 6.4 = 14 characters (13 and an ellipsis), whole in its title */
-    assert_non_null(strstr(text, "a label far t\xE2\x80\xA6</text>"));
+    /* the label is cut to (100 - 10) / 7 = 12 characters (11 and an ellipsis), whole in its title */
+    assert_non_null(strstr(text, ">a label far\xE2\x80\xA6</text>"));
     assert_non_null(strstr(text, "<title>a label far too long to fit in the hundred pixel margin</title>"));
+    free(text);
+}
+
+/* Legend rows wrap at the chart's width and push the plot area down. */
+static void test_legend_wraps(void **s)
+{
+    (void)s;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&text, &len);
+    mb_chart c;
+    mb_chart_begin(&c, o, "t", "t", 220, 300, 50, 40);
+    c.y = (mb_scale){ 0, 1, c.bottom, c.top, false };
+    /* each name is 10 characters: 14 + 70 + 14 = 98 px; two end at 8 + 196 <= 220 - 8, the third wraps */
+    const char *names[] = { "aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc" };
+    int colors[] = { 0, 1, 2 };
+    mb_chart_legend(&c, 3, names, colors);
+    mb_chart_end(&c);
+    fclose(o);
+    assert_non_null(strstr(text, "<text class=\"legend-item\" x=\"120.00\" y=\"33.00\">bbbbbbbbbb"));
+    assert_non_null(strstr(text, "<text class=\"legend-item\" x=\"22.00\" y=\"49.00\">cccccccccc"));
+    CLOSE(c.top, 60); /* second row at 40, + 20 */
+    CLOSE(c.y.r1, 60);
     free(text);
 }
 
@@ -147,7 +170,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scale_map), cmocka_unit_test(test_nice_and_ticks), cmocka_unit_test(test_roofline),
-        cmocka_unit_test(test_text),      cmocka_unit_test(test_chart_geometry),
+        cmocka_unit_test(test_text),      cmocka_unit_test(test_chart_geometry), cmocka_unit_test(test_legend_wraps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
