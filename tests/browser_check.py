@@ -320,7 +320,8 @@ def chart_alone(chromium, profile, page, cid, png, work):
     with open(alone, "w", encoding="utf-8") as f:
         f.write('<!DOCTYPE html><html><head><meta charset="utf-8"><style>body{margin:0;background:#fff}'
                 '</style></head><body>%s</body></html>' % svg)
-    p = browse(chromium, profile, alone, ["--window-size=%s,%s" % (w, h), "--screenshot=" + png])
+    # headless chromium paints less than a small window's height: give it room (the rest is white)
+    p = browse(chromium, profile, alone, ["--window-size=%s,%d" % (w, max(int(h) + 100, 300)), "--screenshot=" + png])
     return p.returncode == 0 and os.path.exists(png)
 
 

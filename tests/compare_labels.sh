@@ -51,5 +51,21 @@ check "same file twice still told apart" has "B: NVIDIA H100 80GB HBM3 #2 " "$WO
 check "unknown --label file exits 2" test $? -eq 2
 check "says which" has "nope.json" "$WORK/err"
 
+# --html: a page for each command, no outside resources, the same bytes twice
+"$MLBENCH" compare "$D/h100_all.json" "$D/cpu_quick.json" --html "$WORK/c1.html" >/dev/null 2>&1
+"$MLBENCH" compare "$D/h100_all.json" "$D/cpu_quick.json" --html "$WORK/c2.html" >/dev/null 2>&1
+check "compare --html written" has '<svg class="chart" data-chart="geomean"' "$WORK/c1.html"
+check "compare --html deterministic" cmp -s "$WORK/c1.html" "$WORK/c2.html"
+check "compare --html: no scripts" hasnt "<script" "$WORK/c1.html"
+check "compare --html: no outside links" hasnt "http://\|https://" <(grep -v 'xmlns="http://www.w3.org/2000/svg"' "$WORK/c1.html")
+"$MLBENCH" report "$D/h100_all.json" --html "$WORK/r.html" >/dev/null 2>&1
+check "report --html: roofline" has 'data-chart="roofline-gpu"' "$WORK/r.html"
+check "report --html: labels, not ids" has "gemm/cublaslt shape=8192x8192x8192 dtype=bf16" "$WORK/r.html"
+"$MLBENCH" gap --run "$D/h100_resnet18.stages.json" --ceilings "$D/h100_all.json" --html "$WORK/g.html" >/dev/null 2>&1
+check "gap --html: waterfall" has 'data-chart="waterfall"' "$WORK/g.html"
+"$MLBENCH" report "$D/h100_all.json" --html "$WORK/no/such/dir/r.html" >/dev/null 2>"$WORK/err"
+check "report --html to a bad path fails" test $? -ne 0
+check "  and says where" has "no/such/dir" "$WORK/err"
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all checks passed"
