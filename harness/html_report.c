@@ -564,7 +564,11 @@ static void roofline(FILE *o, const cJSON *cases, const char *device)
     mb_chart ch;
     mb_chart_begin(&ch, o, id, title, MB_HTML_WIDTH, 520, 90, 48);
     ch.x = (mb_scale){ xmin, xmax, ch.left, ch.right, true };
-    ch.y = (mb_scale){ mb_roofline_at(xmin, min_peak, bw) / 2, top * 2, ch.bottom, ch.top, true };
+    /* low enough for the slowest case too: a case far below its roof is the point of the chart */
+    double ymin = mb_roofline_at(xmin, min_peak, bw) / 2;
+    for (int i = 0; i < np; i++)
+        ymin = fmin(ymin, ys[i] / 2);
+    ch.y = (mb_scale){ ymin, top * 2, ch.bottom, ch.top, true };
     mb_scale_nice(&ch.x);
     mb_scale_nice(&ch.y);
     const char *leg[3] = { "measured membw slope", "datasheet membw slope", "GEMM / conv cases" };

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The HTML pages of mlbench in a real browser (Debian's headless chromium).
 
-Makes each kind of page from real results (a run: a short CPU run made here;
+Makes each kind of page from real results (a run: `mlbench --suite quick --html`
+made here;
 report: the H100 results in tests/data; gap: the H100 ResNet-18 trace, or
 its stage file, against those results, projected onto the h100-sxm
 datasheet; compare: the H100 against a CPU machine's quick run, with prices),
@@ -272,8 +273,14 @@ def make_pages(a, work):
     # a run: a short CPU run made here (the page a run writes, from its own results)
     run_json = os.path.join(work, "run.json")
     pages["run"] = os.path.join(work, "run.html")
-    run([m, "--suite", "quick", "--filter", a.run_filter, "--repetitions", "2", "--min-time", "0.05",
-         "--warmup-time", "0.01", "-q", "--out", run_json, "--html", pages["run"]], cwd=work)
+    if a.run_page:
+        # a run made elsewhere (e.g. `mlbench --suite quick --out q.json --html q.html`)
+        run_json, pages["run"] = os.path.abspath(a.run_json), os.path.abspath(a.run_page)
+    else:
+        cmd = [m, "--suite", "quick", "-q", "--out", run_json, "--html", pages["run"]]
+        if a.run_filter:
+            cmd += ["--filter", a.run_filter]
+        run(cmd, cwd=work)
     pages["report"] = os.path.join(work, "report.html")
     run([m, "report", h100, "--html", pages["report"]])
     pages["gap"] = os.path.join(work, "gap.html")
@@ -333,9 +340,13 @@ def main():
     ap.add_argument("--h100", help="H100 results (default tests/data/h100_all.json)")
     ap.add_argument("--cpu", help="CPU results for compare (default tests/data/cpu_quick.json)")
     ap.add_argument("--trace", help="run for gap (default: the shared H100 trace, else its stage file)")
-    ap.add_argument("--run-filter", default="hostmem", help="--filter of the short run")
+    ap.add_argument("--run-filter", help="--filter of the run (default: the whole quick suite)")
+    ap.add_argument("--run-page", help="check this run page instead of making one (with --run-json)")
+    ap.add_argument("--run-json", help="the results file of --run-page")
     ap.add_argument("--docs-img", help="also write one image per chart kind here")
     a = ap.parse_args()
+    if bool(a.run_page) != bool(a.run_json):
+        ap.error("--run-page and --run-json go together")
     chromium = find_chromium()
     if chromium is None:
         print("SKIP: chromium is not installed (apt-get install chromium); the pages were not checked in a browser")
