@@ -68,7 +68,7 @@ void mb_html_bar_chart(FILE *o, const mb_html_bars *b)
     mb_chart_begin(&c, o, b->id, b->title, MB_HTML_WIDTH, h, b->label_px > 0 ? b->label_px : 320, 44);
     c.x = (mb_scale){ b->log ? (isfinite(lo) ? lo : 1) : 0, hi > 0 ? hi : 1, c.left, c.right, b->log };
     mb_scale_nice(&c.x);
-    if (b->groups && b->n_group > 1) {
+    if (b->groups && b->n_group >= 1) { /* one group too: it says which machine the bars are */
         int cols[16];
         for (int g = 0; g < b->n_group && g < 16; g++)
             cols[g] = b->colors ? b->colors[g] : g;
