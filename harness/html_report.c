@@ -448,10 +448,7 @@ static double dtype_bytes(const char *d)
     return NAN;
 }
 
-/* Arithmetic intensity (flop per byte of operands read and result written
- * once, the minimum traffic) of a GEMM or convolution case; NaN when the
- * parameters do not say. */
-static double intensity(const cJSON *c)
+double mb_case_intensity(const cJSON *c)
 {
     double e = dtype_bytes(param_s(c, "dtype"));
     if (is(c, "gemm")) {
@@ -536,7 +533,7 @@ static void roofline(FILE *o, const cJSON *cases, const char *device)
     cJSON_ArrayForEach(c, cases)
     {
         if ((is(c, "gemm") || is(c, "conv")) && strcmp(device_of(c), device) == 0 && usable(c) && np < 256) {
-            double ai = intensity(c);
+            double ai = mb_case_intensity(c);
             if (isfinite(ai) && ai > 0) {
                 xs[np] = ai;
                 ys[np] = abs_rate(c);

@@ -51,6 +51,12 @@ typedef struct mb_html_part {
 } mb_html_part;
 void mb_html_stacked_bar(FILE *o, const char *id, const char *title, const mb_html_part *parts, int n);
 
+/* Arithmetic intensity of a GEMM or convolution case (a results case
+ * object): flop per byte of operands read and result written once (the
+ * minimum traffic), all in the case's dtype; NaN when the parameters do not
+ * say. Where the roofline places the case. */
+double mb_case_intensity(const cJSON *c);
+
 /* The run / report page of a results document (results/README.md):
  * machine card, ceiling vs peak per component, roofline, bandwidth vs
  * size for copies and collectives, disk sequential vs random, burst vs
