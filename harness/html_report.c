@@ -227,8 +227,9 @@ static void machine_card(FILE *o, const cJSON *doc)
         const cJSON *pcie = obj(g, "pcie");
         if (pcie) {
             snprintf(k, sizeof k, "GPU %d PCIe", i - 1);
-            snprintf(b, sizeof b, "%s (max %s), %.1f GB/s per direction", str(pcie, "current") ? str(pcie, "current") : "?",
-                     str(pcie, "max") ? str(pcie, "max") : "?", num(pcie, "max_gbps_per_direction"));
+            snprintf(b, sizeof b, "%s (max %s), %.1f GB/s per direction",
+                     str(pcie, "current") ? str(pcie, "current") : "?", str(pcie, "max") ? str(pcie, "max") : "?",
+                     num(pcie, "max_gbps_per_direction"));
             row_kv(o, k, b);
         }
     }
@@ -245,9 +246,11 @@ static void machine_card(FILE *o, const cJSON *doc)
         row_kv(o, "disk", b);
     }
     if (build) {
-        snprintf(b, sizeof b, "mlbench %s (git %s), %s, %s", str(build, "mlbench_version") ? str(build, "mlbench_version") : "?",
+        snprintf(b, sizeof b, "mlbench %s (git %s), %s, %s",
+                 str(build, "mlbench_version") ? str(build, "mlbench_version") : "?",
                  str(build, "git_revision") ? str(build, "git_revision") : "?",
-                 str(build, "compiler") ? str(build, "compiler") : "?", str(build, "build_type") ? str(build, "build_type") : "?");
+                 str(build, "compiler") ? str(build, "compiler") : "?",
+                 str(build, "build_type") ? str(build, "build_type") : "?");
         row_kv(o, "build", b);
     }
     if (sw) {
@@ -329,10 +332,21 @@ static void bb_chart(FILE *o, const bars_buf *b, int n_group, const char *id, co
 {
     if (b->n_cat == 0)
         return;
-    mb_html_bars hb = { .id = id, .title = title, .x_label = x_label, .n_cat = b->n_cat, .n_group = n_group,
-                        .cats = (const char *const *)b->cats, .groups = groups, .lo = b->lo, .hi = b->hi,
-                        .err_lo = b->elo, .err_hi = b->ehi, .titles = (const char *const *)b->titles,
-                        .colors = colors, .log = log, .label_px = b->label_px };
+    mb_html_bars hb = { .id = id,
+                        .title = title,
+                        .x_label = x_label,
+                        .n_cat = b->n_cat,
+                        .n_group = n_group,
+                        .cats = (const char *const *)b->cats,
+                        .groups = groups,
+                        .lo = b->lo,
+                        .hi = b->hi,
+                        .err_lo = b->elo,
+                        .err_hi = b->ehi,
+                        .titles = (const char *const *)b->titles,
+                        .colors = colors,
+                        .log = log,
+                        .label_px = b->label_px };
     mb_html_bar_chart(o, &hb);
 }
 
@@ -627,9 +641,9 @@ static void sort_curve(curve *c)
     for (int i = 1; i < c->n; i++)
         for (int j = i; j > 0 && c->x[j] < c->x[j - 1]; j--) {
             double t;
-#define SWAP(a)        \
-    t = a[j];          \
-    a[j] = a[j - 1];   \
+#define SWAP(a)                                                                                                        \
+    t = a[j];                                                                                                          \
+    a[j] = a[j - 1];                                                                                                   \
     a[j - 1] = t
             SWAP(c->x);
             SWAP(c->y);
@@ -718,8 +732,7 @@ static void bandwidth_curves(FILE *o, const cJSON *cases)
                        strstr(comp, "alltoall")))
             continue;
         char name[96];
-        snprintf(name, sizeof name, "%s %s %s", comp, str(c, "backend") ? str(c, "backend") : "",
-                 param_s(c, "dtype"));
+        snprintf(name, sizeof name, "%s %s %s", comp, str(c, "backend") ? str(c, "backend") : "", param_s(c, "dtype"));
         add_point(curve_for(cs, &n, 16, name), c, param(c, "size"));
     }
     if (n) {
@@ -880,9 +893,8 @@ int mb_html_results(FILE *o, const cJSON *doc, mb_err *err)
     if (!cJSON_IsArray(cases))
         return mb_errf(err, MB_EUSAGE, "results document without a cases array");
     char title[256];
-    snprintf(title, sizeof title, "mlbench results: %s", str(obj(obj(doc, "context"), "host"), "name")
-                                                           ? str(obj(obj(doc, "context"), "host"), "name")
-                                                           : "?");
+    snprintf(title, sizeof title, "mlbench results: %s",
+             str(obj(obj(doc, "context"), "host"), "name") ? str(obj(obj(doc, "context"), "host"), "name") : "?");
     mb_html_begin(o, title);
     machine_card(o, doc);
     ceiling_vs_peak(o, cases);

@@ -129,9 +129,8 @@ double mb_roofline_ridge(double peak, double bw)
 const char *mb_svg_color(int i)
 {
     /* Okabe-Ito without the yellow that vanishes on white, then four of Tol's muted colours */
-    static const char *const pal[MB_SVG_COLORS] = { "#0072B2", "#E69F00", "#009E73", "#CC79A7",
-                                                    "#D55E00", "#56B4E9", "#000000", "#999999",
-                                                    "#882255", "#44AA99", "#117733", "#332288" };
+    static const char *const pal[MB_SVG_COLORS] = { "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9",
+                                                    "#000000", "#999999", "#882255", "#44AA99", "#117733", "#332288" };
     return pal[((i % MB_SVG_COLORS) + MB_SVG_COLORS) % MB_SVG_COLORS];
 }
 
@@ -153,8 +152,9 @@ void mb_chart_begin(mb_chart *c, FILE *o, const char *id, const char *title, dou
     c->y = (mb_scale){ 0, 1, c->bottom, c->top, false };
     fprintf(o, "<svg class=\"chart\" data-chart=\"");
     mb_svg_escape(o, id);
-    fprintf(o, "\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
-               "role=\"img\" font-family=\"sans-serif\" font-size=\"11\">\n",
+    fprintf(o,
+            "\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
+            "role=\"img\" font-family=\"sans-serif\" font-size=\"11\">\n",
             w, h, w, h);
     fprintf(o, "<title>");
     mb_svg_escape(o, title);
@@ -168,13 +168,14 @@ void mb_chart_x_axis(mb_chart *c, const char *label)
     FILE *o = c->o;
     double t[32];
     int n = mb_scale_ticks(&c->x, t, 32);
-    fprintf(o, "<g class=\"axis x\">\n<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\"/>\n", c->left,
-            c->bottom, c->right, c->bottom);
+    fprintf(o, "<g class=\"axis x\">\n<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\"/>\n",
+            c->left, c->bottom, c->right, c->bottom);
     for (int i = 0; i < n; i++) {
         double px = mb_scale_map(&c->x, t[i]);
         char b[32];
         mb_svg_fmt_si(b, sizeof b, t[i]);
-        fprintf(o, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#ddd\"/>", px, c->top, px, c->bottom);
+        fprintf(o, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#ddd\"/>", px, c->top, px,
+                c->bottom);
         fprintf(o, "<text class=\"tick\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n", px, c->bottom + 14,
                 b);
     }
@@ -192,20 +193,22 @@ void mb_chart_y_axis(mb_chart *c, const char *label)
     FILE *o = c->o;
     double t[32];
     int n = mb_scale_ticks(&c->y, t, 32);
-    fprintf(o, "<g class=\"axis y\">\n<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\"/>\n", c->left,
-            c->top, c->left, c->bottom);
+    fprintf(o, "<g class=\"axis y\">\n<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\"/>\n",
+            c->left, c->top, c->left, c->bottom);
     for (int i = 0; i < n; i++) {
         double py = mb_scale_map(&c->y, t[i]);
         char b[32];
         mb_svg_fmt_si(b, sizeof b, t[i]);
-        fprintf(o, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#ddd\"/>", c->left, py, c->right, py);
+        fprintf(o, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#ddd\"/>", c->left, py, c->right,
+                py);
         fprintf(o, "<text class=\"tick\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%s</text>\n", c->left - 4, py + 4,
                 b);
     }
     if (label) {
         double cy = (c->top + c->bottom) / 2;
-        fprintf(o, "<text class=\"axis-label\" x=\"14\" y=\"%.2f\" text-anchor=\"middle\" "
-                   "transform=\"rotate(-90 14 %.2f)\">",
+        fprintf(o,
+                "<text class=\"axis-label\" x=\"14\" y=\"%.2f\" text-anchor=\"middle\" "
+                "transform=\"rotate(-90 14 %.2f)\">",
                 cy, cy);
         mb_svg_escape(o, label);
         fprintf(o, "</text>\n");
@@ -241,7 +244,8 @@ void mb_chart_series(mb_chart *c, const char *name, int color, int n, const doub
         if (!inside(c, px, py))
             continue;
         if (err_lo && err_hi && err_lo[i] >= 0 && err_hi[i] >= 0) {
-            double a = fmax(mb_scale_map(&c->y, err_lo[i]), c->top), b = fmin(mb_scale_map(&c->y, err_hi[i]), c->bottom);
+            double a = fmax(mb_scale_map(&c->y, err_lo[i]), c->top),
+                   b = fmin(mb_scale_map(&c->y, err_hi[i]), c->bottom);
             if (isfinite(a) && isfinite(b))
                 fprintf(o, "<line class=\"err\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\"/>", px,
                         fmin(a, c->bottom), px, fmax(b, c->top), col);
@@ -264,8 +268,10 @@ void mb_chart_segment(mb_chart *c, double x0, double y0, double x1, double y1, i
     double p = mb_scale_map(&c->x, x1), q = mb_scale_map(&c->y, y1);
     if (!isfinite(a) || !isfinite(b) || !isfinite(p) || !isfinite(q))
         return;
-    fprintf(o, "<line class=\"roof\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-width=\"1.5\"%s/>\n",
-            a, b, p, q, mb_svg_color(color), dashed ? " stroke-dasharray=\"5 3\"" : "");
+    fprintf(
+        o,
+        "<line class=\"roof\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-width=\"1.5\"%s/>\n",
+        a, b, p, q, mb_svg_color(color), dashed ? " stroke-dasharray=\"5 3\"" : "");
     if (label) {
         fprintf(o, "<text class=\"roof-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" fill=\"%s\">", p - 2, q - 4,
                 mb_svg_color(color));
@@ -342,8 +348,8 @@ void mb_chart_bar_error(mb_chart *c, int cat, int n_cat, int group, int n_group,
     a = fmax(c->left, fmin(a, c->right));
     b = fmax(c->left, fmin(b, c->right));
     double m = y + h / 2;
-    fprintf(c->o, "<path class=\"err\" d=\"M%.2f %.2fH%.2fM%.2f %.2fV%.2fM%.2f %.2fV%.2f\" stroke=\"#000\"/>\n", a, m, b, a,
-            m - h / 4, m + h / 4, b, m - h / 4, m + h / 4);
+    fprintf(c->o, "<path class=\"err\" d=\"M%.2f %.2fH%.2fM%.2f %.2fV%.2fM%.2f %.2fV%.2f\" stroke=\"#000\"/>\n", a, m,
+            b, a, m - h / 4, m + h / 4, b, m - h / 4, m + h / 4);
 }
 
 void mb_chart_legend(mb_chart *c, int n, const char *const *names, const int *colors)

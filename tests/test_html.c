@@ -68,22 +68,27 @@ static int count(const char *from, const char *to, const char *what)
     return n;
 }
 
-#define OK_CASE(comp, backend, params, rate, extra)                                                            \
-    "{\"id\":\"" comp "/" backend "/x\",\"component\":\"" comp "\",\"backend\":\"" backend "\",\"params\":" params \
-    ",\"status\":\"ok\",\"rate_unit\":\"GB/s\",\"rate_scale\":1e9,\"rate\":{\"median\":" rate ",\"cv\":0.1},"   \
+#define OK_CASE(comp, backend, params, rate, extra)                                                                    \
+    "{\"id\":\"" comp "/" backend "/x\",\"component\":\"" comp "\",\"backend\":\"" backend "\",\"params\":" params     \
+    ",\"status\":\"ok\",\"rate_unit\":\"GB/s\",\"rate_scale\":1e9,\"rate\":{\"median\":" rate ",\"cv\":0.1},"          \
     "\"verification\":{\"status\":\"passed\"}" extra "}"
 
 static void test_collectives_and_burst(void **s)
 {
     (void)s;
-    char *t = page("{\"context\":{\"host\":{\"name\":\"h<1>\"}},\"cases\":["
-                   OK_CASE("allreduce", "nccl", "{\"size\":\"4096\",\"dtype\":\"bf16\"}", "1", "") ","
-                   OK_CASE("allreduce", "nccl", "{\"size\":\"1048576\",\"dtype\":\"bf16\"}", "50", "") ","
-                   OK_CASE("allreduce", "mpi", "{\"size\":\"1048576\",\"dtype\":\"float\"}", "5", "") ","
-                   OK_CASE("membw", "cuda", "{\"op\":\"triad\"}", "3000",
-                           ",\"burst\":{\"rate\":{\"median\":3100}},\"sustained\":{\"rate\":{\"median\":2900}}") ","
-                   "{\"id\":\"copy/cuda/y\",\"component\":\"copy\",\"backend\":\"cuda\",\"params\":{},"
-                   "\"status\":\"skipped\",\"reason\":\"no <GPU>\"}]}");
+    char *t = page("{\"context\":{\"host\":{\"name\":\"h<1>\"}},\"cases\":[" OK_CASE(
+        "allreduce", "nccl", "{\"size\":\"4096\",\"dtype\":\"bf16\"}", "1",
+        "") "," OK_CASE("allreduce", "nccl", "{\"size\":\"1048576\",\"dtype\":\"bf16\"}", "50",
+                        "") "," OK_CASE("allreduce", "mpi", "{\"size\":\"1048576\",\"dtype\":\"float\"}", "5",
+                                        "") "," OK_CASE("membw", "cuda", "{\"op\":\"triad\"}", "3000",
+                                                        ",\"burst\":{\"rate\":{\"median\":3100}},\"sustained\":{"
+                                                        "\"rate\":{\"median\":2900}}") ","
+                                                                                       "{\"id\":\"copy/cuda/"
+                                                                                       "y\",\"component\":\"copy\","
+                                                                                       "\"backend\":\"cuda\","
+                                                                                       "\"params\":{},"
+                                                                                       "\"status\":\"skipped\","
+                                                                                       "\"reason\":\"no <GPU>\"}]}");
     /* the host name is escaped */
     assert_non_null(strstr(t, "<title>mlbench results: h&lt;1&gt;</title>"));
     /* busbw: two series (nccl bf16 with 2 points, mpi float with 1) */

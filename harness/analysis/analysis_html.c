@@ -134,8 +134,8 @@ static int gap_ranking_and_waterfall(FILE *o, const mb_gap *g, mb_err *err)
         double ms = 1e3 * mb_gap_per_step(g, st->time_lost);
         char t[256], s[32];
         mb_fmt_seconds(s, sizeof s, mb_gap_per_step(g, st->time_lost));
-        snprintf(t, sizeof t, "%s: %s lost per %s (%.1f%% of it), at %.1f%% of its ceiling", st->stage->name, s,
-                 per(g), 100 * st->time_lost / g->total, 100 * st->efficiency);
+        snprintf(t, sizeof t, "%s: %s lost per %s (%.1f%% of it), at %.1f%% of its ceiling", st->stage->name, s, per(g),
+                 100 * st->time_lost / g->total, 100 * st->efficiency);
         cats[i] = st->stage->name;
         lo[i] = 0;
         hi[i] = ms;
@@ -144,8 +144,16 @@ static int gap_ranking_and_waterfall(FILE *o, const mb_gap *g, mb_err *err)
     }
     char title[96];
     snprintf(title, sizeof title, "Time lost per %s against the ceilings", per(g));
-    mb_html_bars rank = { .id = "ranking", .title = title, .x_label = "milliseconds", .n_cat = n, .n_group = 1,
-                          .cats = cats, .lo = lo, .hi = hi, .titles = (const char *const *)titles, .label_px = 220 };
+    mb_html_bars rank = { .id = "ranking",
+                          .title = title,
+                          .x_label = "milliseconds",
+                          .n_cat = n,
+                          .n_group = 1,
+                          .cats = cats,
+                          .lo = lo,
+                          .hi = hi,
+                          .titles = (const char *const *)titles,
+                          .label_px = 220 };
     mb_html_bar_chart(o, &rank);
     for (int k = 0; k < n; k++) {
         free(titles[k]);
@@ -189,8 +197,16 @@ static int gap_ranking_and_waterfall(FILE *o, const mb_gap *g, mb_err *err)
         cats[k] = labels[k] ? labels[k] : "";
     static const int wcol[] = { 0 };
     snprintf(title, sizeof title, "Waterfall: %s time as each stage reaches its ceiling", per(g));
-    mb_html_bars wf = { .id = "waterfall", .title = title, .x_label = "milliseconds", .n_cat = nw, .n_group = 1,
-                        .cats = cats, .lo = lo, .hi = hi, .titles = (const char *const *)titles, .colors = wcol,
+    mb_html_bars wf = { .id = "waterfall",
+                        .title = title,
+                        .x_label = "milliseconds",
+                        .n_cat = nw,
+                        .n_group = 1,
+                        .cats = cats,
+                        .lo = lo,
+                        .hi = hi,
+                        .titles = (const char *const *)titles,
+                        .colors = wcol,
                         .label_px = 220 };
     mb_html_bar_chart(o, &wf);
 fail:
@@ -269,8 +285,15 @@ static int gap_projection(FILE *o, const mb_gap *g, mb_err *err)
     const char *groups[] = { "here", g->target_label };
     char title[256];
     snprintf(title, sizeof title, "Per stage, here and projected onto %.160s", g->target_label);
-    mb_html_bars b = { .id = "projection", .title = title, .x_label = "milliseconds", .n_cat = n, .n_group = 2,
-                       .cats = cats, .groups = groups, .hi = hi, .titles = (const char *const *)titles,
+    mb_html_bars b = { .id = "projection",
+                       .title = title,
+                       .x_label = "milliseconds",
+                       .n_cat = n,
+                       .n_group = 2,
+                       .cats = cats,
+                       .groups = groups,
+                       .hi = hi,
+                       .titles = (const char *const *)titles,
                        .label_px = 220 };
     mb_html_bar_chart(o, &b);
     fprintf(o, "<p>%.2fx faster there.", mb_speedup(g->total, g->target_total));
@@ -386,9 +409,17 @@ static int compare_component(FILE *o, const mb_compare *c, const char *comp, con
     char id[96], title[256];
     snprintf(id, sizeof id, "compare-%d", chart);
     snprintf(title, sizeof title, "%s (%s, log scale)", comp, unit);
-    mb_html_bars b = { .id = id, .title = title, .x_label = unit, .n_cat = n, .n_group = c->n_m, .cats = cats,
-                       .groups = (const char *const *)c->label, .hi = hi, .titles = (const char *const *)titles,
-                       .log = true, .label_px = 440 };
+    mb_html_bars b = { .id = id,
+                       .title = title,
+                       .x_label = unit,
+                       .n_cat = n,
+                       .n_group = c->n_m,
+                       .cats = cats,
+                       .groups = (const char *const *)c->label,
+                       .hi = hi,
+                       .titles = (const char *const *)titles,
+                       .log = true,
+                       .label_px = 440 };
     mb_html_bar_chart(o, &b);
     for (int i = 0; i < n * c->n_m; i++)
         free(titles[i]);
@@ -459,8 +490,7 @@ static int compare_geomeans(FILE *o, const mb_compare *c, bool usd, mb_err *err)
             double v = usd ? c->geo[g].geomean_usd[i] : c->geo[g].geomean[i];
             hi[k * ng + i - 1] = v > 0 ? v : -1;
             char t[256];
-            snprintf(t, sizeof t, "%s %c/A: %.3gx over %d case(s)", c->geo[g].component, 'A' + i, v,
-                     c->geo[g].n[i]);
+            snprintf(t, sizeof t, "%s %c/A: %.3gx over %d case(s)", c->geo[g].component, 'A' + i, v, c->geo[g].n[i]);
             titles[k * ng + i - 1] = strdup(t);
         }
         k++;
@@ -470,9 +500,16 @@ static int compare_geomeans(FILE *o, const mb_compare *c, bool usd, mb_err *err)
     mb_html_bars b = { .id = usd ? "geomean-usd" : "geomean",
                        .title = usd ? "Throughput per dollar: geometric mean of the ratios to A (log scale)"
                                     : "Geometric mean of the ratios to A per component (log scale)",
-                       .x_label = "ratio to A", .n_cat = n, .n_group = ng, .cats = cats,
-                       .groups = (const char *const *)c->label + 1, .hi = hi, .titles = (const char *const *)titles,
-                       .colors = colors, .log = true, .label_px = 160 };
+                       .x_label = "ratio to A",
+                       .n_cat = n,
+                       .n_group = ng,
+                       .cats = cats,
+                       .groups = (const char *const *)c->label + 1,
+                       .hi = hi,
+                       .titles = (const char *const *)titles,
+                       .colors = colors,
+                       .log = true,
+                       .label_px = 160 };
     mb_html_bar_chart(o, &b);
     for (int i = 0; i < n * ng; i++)
         free(titles[i]);
