@@ -22,6 +22,7 @@
 #include "dist.h"
 #include "dist_extra.h"
 #include "gbench_shim.h"
+#include "html_report.h"
 #include "options.h"
 #include "params.h"
 #include "paths.h"
@@ -37,6 +38,7 @@ typedef struct cli {
     const char *out;
     const char *format;
     const char *gbench_out;
+    const char *html;
     const char *baseline;
     double tolerance;
     mb_runner_opts run;
@@ -52,7 +54,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: mlbench [--suite NAME|FILE[,...]] [options]   run a suite (default: all)\n"
             "       mlbench list [--format table|json]            components, parameters, availability\n"
-            "       mlbench report FILE [--format F]              print a results file again\n"
+            "       mlbench report FILE [--format F] [--html PAGE] print a results file again\n"
             "       mlbench gap --run RUN [--ceilings RESULTS] [--target T]   gap of a real run\n"
             "       mlbench compare A.json B.json [...]           machines side by side\n"
             "       mlbench trace FILE                            what mlbench reads from a profiler trace\n"
@@ -65,6 +67,7 @@ static void usage(FILE *f)
             "  --out FILE         results file (default results/<host>-<UTC time>.json)\n"
             "  --format F         table (default), json, csv or md on stdout\n"
             "  --gbench-out FILE  also write Google Benchmark-compatible JSON (for compare.py)\n"
+            "  --html PAGE        also write a self-contained HTML page with charts (docs/report.md)\n"
             "  --repetitions N    repetitions per case (the ceiling is their median)\n"
             "  --min-time S       seconds of timed iterations per repetition\n"
             "  --warmup-time S    seconds of untimed warm-up per case\n"
@@ -99,7 +102,7 @@ static int parse_double_arg(const char *opt, const char *v, double lo, double hi
 enum {
     OPT_SUITE = 256, OPT_FILTER, OPT_OUT, OPT_FORMAT, OPT_GBENCH_OUT, OPT_REPS, OPT_MIN_TIME,
     OPT_WARMUP, OPT_DISK_DIR, OPT_DISK_FILE, OPT_BASELINE, OPT_TOLERANCE, OPT_FLEET_MARGIN,
-    OPT_DIST_TIMEOUT,
+    OPT_DIST_TIMEOUT, OPT_HTML,
 };
 
 /* Parses the measuring command line. Returns MB_OK, MB_EUSAGE, or -1 when
@@ -112,6 +115,7 @@ static int parse_cli(int argc, char **argv, cli *c)
         { "out", required_argument, NULL, OPT_OUT },
         { "format", required_argument, NULL, OPT_FORMAT },
         { "gbench-out", required_argument, NULL, OPT_GBENCH_OUT },
+        { "html", required_argument, NULL, OPT_HTML },
         { "repetitions", required_argument, NULL, OPT_REPS },
         { "min-time", required_argument, NULL, OPT_MIN_TIME },
         { "warmup-time", required_argument, NULL, OPT_WARMUP },
@@ -150,6 +154,7 @@ static int parse_cli(int argc, char **argv, cli *c)
         case OPT_OUT: c->out = optarg; break;
         case OPT_FORMAT: c->format = optarg; break;
         case OPT_GBENCH_OUT: c->gbench_out = optarg; break;
+        case OPT_HTML: c->html = optarg; break;
         case OPT_DISK_DIR: c->opts.disk_dir = optarg; break;
         case OPT_DISK_FILE: c->opts.disk_file = optarg; break;
         case OPT_BASELINE: c->baseline = optarg; break;
@@ -289,19 +294,21 @@ static int cmd_list(int argc, char **argv)
 
 static int cmd_report(int argc, char **argv)
 {
-    const char *format = "table", *file = NULL;
+    const char *format = "table", *file = NULL, *html = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
             format = argv[++i];
+        else if (strcmp(argv[i], "--html") == 0 && i + 1 < argc)
+            html = argv[++i];
         else if (argv[i][0] != '-' && file == NULL)
             file = argv[i];
         else {
-            fprintf(stderr, "mlbench report: usage: mlbench report FILE [--format table|json|csv|md]\n");
+            fprintf(stderr, "mlbench report: usage: mlbench report FILE [--format table|json|csv|md] [--html PAGE]\n");
             return 2;
         }
     }
     if (file == NULL || !mb_format_valid(format)) {
-        fprintf(stderr, "mlbench report: usage: mlbench report FILE [--format table|json|csv|md]\n");
+        fprintf(stderr, "mlbench report: usage: mlbench report FILE [--format table|json|csv|md] [--html PAGE]\n");
         return 2;
     }
     mb_err err = { 0 };
@@ -311,8 +318,13 @@ static int cmd_report(int argc, char **argv)
         return 2;
     }
     mb_write_results(stdout, doc, format, &err);
+    int status = 0;
+    if (html && mb_html_results_file(html, doc, &err) != MB_OK) {
+        fprintf(stderr, "mlbench report: --html: %s\n", err.msg);
+        status = mb_exit_status(err.code);
+    }
     cJSON_Delete(doc);
-    return 0;
+    return status;
 }
 
 static int cmd_trace(int argc, char **argv)
@@ -339,6 +351,11 @@ static int finish_outputs(const cli *c, const mb_journal *j, int *status)
     mb_dist_fleet_print(stdout, j->doc);
     if (c->gbench_out && mb_write_gbench_json(c->gbench_out, j->doc, &err) != MB_OK) {
         fprintf(stderr, "mlbench: %s\n", err.msg);
+        *status = 1;
+    }
+    /* the results file is already written: a page that fails loses nothing measured */
+    if (c->html && mb_html_results_file(c->html, j->doc, &err) != MB_OK) {
+        fprintf(stderr, "mlbench: --html: %s\n", err.msg);
         *status = 1;
     }
     if (c->baseline) {

@@ -58,9 +58,7 @@ static bool in_list(const cJSON *list, const char *name)
     return false;
 }
 
-/* "component/backend k=v k=v" with sizes humanised: the parameters the job
- * file set (all of them when the file does not say which). */
-static void case_label(const cJSON *c, char *buf, size_t len)
+void mb_case_label(const cJSON *c, char *buf, size_t len)
 {
     size_t off = (size_t)snprintf(buf, len, "%s/%s", str_of(c, "component"), str_of(c, "backend"));
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(c, "params_set");
@@ -113,7 +111,7 @@ static void fill_row(const cJSON *c, row *r)
 {
     memset(r, 0, sizeof *r);
     snprintf(r->cells[C_STATUS], 512, "%s", str_of(c, "status"));
-    case_label(c, r->cells[C_CASE], 512);
+    mb_case_label(c, r->cells[C_CASE], 512);
     const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "rate");
     const char *unit = str_of(c, "rate_unit");
     bool lat = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "latency_first"));

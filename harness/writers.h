@@ -18,6 +18,12 @@ int mb_format_valid(const char *format);
  * cpu_time = manual time per iteration in ns), written atomically. */
 int mb_write_gbench_json(const char *path, const cJSON *doc, mb_err *err);
 
+/* A case as people read it: "component/backend k=v k=v", only the
+ * parameters its job file set (params_set; all of them when the file does not
+ * say), sizes humanised. Text, Markdown and HTML show this; the full id stays
+ * in JSON and CSV. */
+void mb_case_label(const cJSON *c, char *buf, size_t len);
+
 /* "4096" -> "4k", "1048576" -> "1m"; other text unchanged. */
 void mb_humanize_value(const char *in, char *out, size_t len);
 

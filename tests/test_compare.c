@@ -64,7 +64,7 @@ static void build(fx *f, const char *const *prices, int n_prices)
 {
     mb_err err = { 0 };
     mb_compare_free(&f->c);
-    int rc = mb_compare_build(f->m, 2, prices, n_prices, &f->keys, &f->c, &err);
+    int rc = mb_compare_build(f->m, 2, NULL, 0, prices, n_prices, &f->keys, &f->c, &err);
     if (rc)
         fail_msg("%s", err.msg);
 }
@@ -76,8 +76,9 @@ static void test_ratios_and_geomean(void **state)
 {
     fx *f = *state;
     build(f, NULL, 0);
-    assert_string_equal(f->c.label[0], "here");
-    assert_string_equal(f->c.label[1], "there");
+    /* same GPU model on both: the host names tell them apart */
+    assert_string_equal(f->c.label[0], "Test GPU @ here");
+    assert_string_equal(f->c.label[1], "Test GPU @ there");
     CLOSE(row(&f->c, GEMM8K)->ratio[1], 1200.0 / 600);
     CLOSE(row(&f->c, GEMM1K)->ratio[1], 450.0 / 300);
     CLOSE(row(&f->c, "disk/io_uring/block_size=131072,mode=direct,pattern=random,qd=32")->ratio[1], 8000.0 / 2000);
@@ -128,11 +129,11 @@ static void test_price(void **state)
     mb_err err = { 0 };
     mb_compare bad;
     const char *unknown[] = { "nobody=3" };
-    assert_int_equal(mb_compare_build(f->m, 2, unknown, 1, &f->keys, &bad, &err), MB_EUSAGE);
+    assert_int_equal(mb_compare_build(f->m, 2, NULL, 0, unknown, 1, &f->keys, &bad, &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "nobody"));
     mb_err_clear(&err);
     const char *malformed[] = { "here=cheap" };
-    assert_int_equal(mb_compare_build(f->m, 2, malformed, 1, &f->keys, &bad, &err), MB_EUSAGE);
+    assert_int_equal(mb_compare_build(f->m, 2, NULL, 0, malformed, 1, &f->keys, &bad, &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "cheap"));
 }
 
@@ -191,12 +192,124 @@ static void test_cmd(void **state)
     free(err);
 }
 
+/* A results file whose context is `context` (JSON text), no cases. */
+static const char *machine_file(const char *name, const char *context)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"schema\":\"mlbench-results\",\"schema_version\":1,\"started_utc\":\"2026-01-01T00:00:00Z\","
+             "\"context\":%s,\"cases\":[]}",
+             context);
+    return scratch_file(name, text);
+}
+
+static void load(const char *path, mb_ceilings *m)
+{
+    mb_err err = { 0 };
+    if (mb_ceilings_load(path, m, &err))
+        fail_msg("%s", err.msg);
+}
+
+static void test_machine_label_names_the_hardware(void **state)
+{
+    (void)state;
+    mb_ceilings m[3];
+    load(machine_file("h100.json", "{\"host\":{\"name\":\"vm\"},\"cpu\":{\"model\":\"Intel(R) Xeon(R) "
+                                   "Processor\"},\"gpus\":[{\"name\":\"NVIDIA H100\"},{\"name\":\"NVIDIA H100\"}]}"),
+         &m[0]);
+    load(machine_file("cpu.json", "{\"host\":{\"name\":\"vm\"},\"cpu\":{\"model\":\"AMD EPYC(TM) 7B13\"},"
+                                  "\"gpus\":[]}"),
+         &m[1]);
+    load(machine_file("bare.json", "{\"host\":{\"name\":\"box\"}}"), &m[2]);
+    /* GPU count and model; CPU model without trademark marks; host when nothing else */
+    assert_string_equal(mb_ceilings_label(&m[0]), "2x NVIDIA H100");
+    assert_string_equal(mb_ceilings_label(&m[1]), "AMD EPYC 7B13");
+    assert_string_equal(mb_ceilings_label(&m[2]), "box");
+    char *l[3] = { 0 };
+    mb_err err = { 0 };
+    assert_int_equal(mb_machine_labels(m, 3, NULL, 0, l, &err), MB_OK);
+    /* both hosts are "vm": the hardware alone tells them apart */
+    assert_string_equal(l[0], "2x NVIDIA H100");
+    assert_string_equal(l[1], "AMD EPYC 7B13");
+    for (int i = 0; i < 3; i++) {
+        free(l[i]);
+        mb_ceilings_free(&m[i]);
+    }
+}
+
+static void test_machine_label_ties(void **state)
+{
+    (void)state;
+    const char *ctx_a = "{\"host\":{\"name\":\"vm\"},\"gpus\":[{\"name\":\"NVIDIA H100\"}]}";
+    const char *ctx_b = "{\"host\":{\"name\":\"node7\"},\"gpus\":[{\"name\":\"NVIDIA H100\"}]}";
+    mb_ceilings m[3];
+    load(machine_file("monday.json", ctx_a), &m[0]);
+    load(machine_file("tuesday.json", ctx_a), &m[1]);
+    load(machine_file("other.json", ctx_b), &m[2]);
+    char *l[3] = { 0 };
+    mb_err err = { 0 };
+    assert_int_equal(mb_machine_labels(m, 3, NULL, 0, l, &err), MB_OK);
+    /* one model: the host; one host too: the file name */
+    assert_string_equal(l[0], "NVIDIA H100 @ vm (monday.json)");
+    assert_string_equal(l[1], "NVIDIA H100 @ vm (tuesday.json)");
+    assert_string_equal(l[2], "NVIDIA H100 @ node7");
+    for (int i = 0; i < 3; i++)
+        free(l[i]);
+
+    /* --label NAME=FILE wins, by file name or path */
+    const char *over[] = { "before=monday.json", "after=tuesday.json" };
+    assert_int_equal(mb_machine_labels(m, 3, over, 2, l, &err), MB_OK);
+    assert_string_equal(l[0], "before");
+    assert_string_equal(l[1], "after");
+    assert_string_equal(l[2], "NVIDIA H100"); /* no longer tied */
+    for (int i = 0; i < 3; i++)
+        free(l[i]);
+
+    const char *none[] = { "x=nothere.json" };
+    assert_int_equal(mb_machine_labels(m, 3, none, 1, l, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "nothere.json"));
+    for (int i = 0; i < 3; i++) {
+        free(l[i]);
+        l[i] = NULL;
+    }
+    mb_err_clear(&err);
+    const char *same[] = { "x=monday.json", "x=tuesday.json" };
+    assert_int_equal(mb_machine_labels(m, 3, same, 2, l, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "--label"));
+    for (int i = 0; i < 3; i++) {
+        free(l[i]);
+        mb_ceilings_free(&m[i]);
+    }
+}
+
+/* --price keys are the labels too, and the case column shows labels, not ids */
+static void test_price_by_label_and_case_labels(void **state)
+{
+    fx *f = *state;
+    const char *labels[] = { "mine=gap_here.json" };
+    const char *prices[] = { "mine=2", "Test GPU=4" }; /* B no longer ties with A */
+    mb_err err = { 0 };
+    mb_compare_free(&f->c);
+    assert_int_equal(mb_compare_build(f->m, 2, labels, 1, prices, 2, &f->keys, &f->c, &err), MB_OK);
+    CLOSE(f->c.price[0], 2);
+    CLOSE(f->c.price[1], 4);
+    assert_string_equal(row(&f->c, GEMM8K)->label, "gemm/cublaslt dtype=bf16 m=8k n=8k k=8k");
+    char *out, *errs;
+    char *argv[] = { "compare", (char *)data_path("gap_here.json"), (char *)data_path("gap_there.json"), NULL };
+    assert_int_equal(run_captured(mb_cmd_compare, 3, argv, &out, &errs), 0);
+    assert_null(strstr(out, GEMM8K));
+    assert_non_null(strstr(out, "gemm/cublaslt dtype=bf16 m=8k n=8k k=8k"));
+    free(out);
+    free(errs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ratios_and_geomean), cmocka_unit_test(test_one_side_only),
         cmocka_unit_test(test_price),              cmocka_unit_test(test_context_differences),
-        cmocka_unit_test(test_cmd),
+        cmocka_unit_test(test_cmd),                cmocka_unit_test(test_machine_label_names_the_hardware),
+        cmocka_unit_test(test_machine_label_ties), cmocka_unit_test(test_price_by_label_and_case_labels),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

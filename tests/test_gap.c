@@ -221,7 +221,7 @@ static void test_project_results(void **state)
     CLOSE(g->target_total, total);
     assert_string_equal(g->stages[g->target_bottleneck].stage->name, "backward");
     assert_string_equal(g->target_kind, "results");
-    assert_string_equal(g->target_label, "there");
+    assert_string_equal(g->target_label, "Test GPU @ there"); /* one GPU model on both: the host tells them apart */
     assert_true(g->n_assumptions >= 2);
 }
 

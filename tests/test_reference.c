@@ -215,7 +215,7 @@ static void test_compare_fills_from_datasheet(void **state)
         fail_msg("%s", err.msg);
     m[1] = r.measured;
     memset(&r.measured, 0, sizeof r.measured);
-    if (mb_compare_build(m, 2, NULL, 0, &keys, &c, &err))
+    if (mb_compare_build(m, 2, NULL, 0, NULL, 0, &keys, &c, &err))
         fail_msg("%s", err.msg);
     double geo_before = c.geo[0].geomean[1];
     if (mb_compare_fill_datasheet(&c, 1, r.sheet, &err))

@@ -9,7 +9,7 @@
  *             [--format table|json|md] [--out FILE] */
 int mb_cmd_gap(int argc, char **argv);
 
-/* mlbench compare A.json B.json [C.json ...] [--price NAME=USD_PER_HOUR ...]
+/* mlbench compare A.json B.json [C.json ...] [--label NAME=FILE ...] [--price NAME=USD_PER_HOUR ...]
  *                 [--format table|json|md] [--out FILE] */
 int mb_cmd_compare(int argc, char **argv);
 

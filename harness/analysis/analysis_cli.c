@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis_html.h"
 #include "analysis_writers.h"
 #include "ceilings.h"
 #include "compare.h"
@@ -28,7 +29,7 @@ static void gap_usage(FILE *o)
 {
     fprintf(o,
             "usage: mlbench gap --run RUN [--ceilings RESULTS.json] [--target THERE.json|DATASHEET]\n"
-            "                   [--format table|json|md] [--out FILE]\n"
+            "                   [--format table|json|md] [--out FILE] [--html PAGE]\n"
             "  --run RUN         a stage-metrics file (.json/.csv, docs/stage-format.md) or a PyTorch\n"
             "                    profiler trace (.json/.json.gz, docs/traces.md); also the first argument\n"
             "  --ceilings FILE   results of `mlbench --suite ...` on the machine that ran RUN\n"
@@ -40,22 +41,27 @@ static void gap_usage(FILE *o)
             "  --ceiling P       which rate of the compute cases (GEMM, conv, peak) is their ceiling:\n"
             "                    sustained (default: what a long run gets) or burst (clocks free)\n"
             "  --format F        table (default), json or md\n"
-            "  --out FILE        write there (atomically) instead of stdout\n");
+            "  --out FILE        write there (atomically) instead of stdout\n"
+            "  --html PAGE       also write a self-contained HTML page with charts\n");
 }
 
 static void compare_usage(FILE *o)
 {
     fprintf(o,
-            "usage: mlbench compare A.json [B.json ...] [--reference NAME ...] [--price NAME=USD_PER_HOUR ...]\n"
-            "                       [--format table|json|md] [--out FILE]\n"
+            "usage: mlbench compare A.json [B.json ...] [--reference NAME ...] [--label NAME=FILE ...]\n"
+            "                       [--price NAME=USD_PER_HOUR ...] [--format table|json|md] [--out FILE]\n"
+            "                       [--html PAGE]\n"
             "  results files of `mlbench --suite ...`, one column per machine, ratios to A\n"
             "  --reference NAME  add a reference machine (results/reference/NAME, e.g. h100-sxm):\n"
             "                    its measured results, and its datasheet where it has no\n"
             "                    measurement, marked (datasheet)\n"
-            "  --price NAME=USD  price per hour of a machine (NAME: its host name or file):\n"
+            "  --label NAME=FILE name the machine of results file FILE (default: its GPU model\n"
+            "                    and count, else CPU model; then host and file name where those tie)\n"
+            "  --price NAME=USD  price per hour of a machine (NAME: its label, host name or file):\n"
             "                    adds throughput per dollar\n"
             "  --format F        table (default), json or md\n"
-            "  --out FILE        write there (atomically) instead of stdout\n");
+            "  --out FILE        write there (atomically) instead of stdout\n"
+            "  --html PAGE       also write a self-contained HTML page with charts\n");
 }
 
 static int check_format(const char *f, mb_err *err)
@@ -94,6 +100,27 @@ static int format_and_emit(format_fn fn, const void *what, const char *format, c
     return rc;
 }
 
+/* The HTML page, whole or not at all, after the text output: a page that
+ * cannot be written does not take the text away. */
+typedef int (*html_fn)(FILE *out, const void *what, mb_err *err);
+static int html_emit(html_fn fn, const void *what, const char *path, mb_err *err)
+{
+    if (path == NULL)
+        return MB_OK;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem == NULL)
+        return mb_errno(err, MB_ESYS, "open_memstream");
+    int rc = fn(mem, what, err);
+    if (fclose(mem) != 0 && rc == MB_OK)
+        rc = mb_errno(err, MB_ESYS, "formatting the HTML page");
+    if (rc == MB_OK)
+        rc = mb_write_file_atomic(path, text, err);
+    free(text);
+    return rc;
+}
+
 static int finish(int rc, const mb_err *err, const char *cmd)
 {
     if (rc != MB_OK)
@@ -104,7 +131,7 @@ static int finish(int rc, const mb_err *err, const char *cmd)
 /* ---- gap ------------------------------------------------------------------------ */
 
 typedef struct gap_args {
-    const char *run, *ceilings, *target, *format, *out;
+    const char *run, *ceilings, *target, *format, *out, *html;
     const char *ceiling; /* burst | sustained */
     bool help;
 } gap_args;
@@ -115,7 +142,8 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
         { "run", required_argument, NULL, 'r' },    { "ceilings", required_argument, NULL, 'c' },
         { "target", required_argument, NULL, 't' }, { "format", required_argument, NULL, 'f' },
         { "out", required_argument, NULL, 'o' },    { "help", no_argument, NULL, 'h' },
-        { "ceiling", required_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
+        { "ceiling", required_argument, NULL, 'p' }, { "html", required_argument, NULL, 'H' },
+        { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof *a);
     a->format = "table";
@@ -135,6 +163,7 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
                 return mb_errf(err, MB_EUSAGE, "--ceiling %s: expected burst or sustained", optarg);
             a->ceiling = optarg;
             break;
+        case 'H': a->html = optarg; break;
         case 'h': a->help = true; return MB_OK;
         case ':':
             return mb_errf(err, MB_EUSAGE, "%s needs a value (see mlbench gap --help)", argv[optind - 1]);
@@ -204,6 +233,12 @@ static int write_gap(FILE *out, const void *what, const char *format, mb_err *er
     return mb_gap_write(out, &s->gap, &s->diag, format, err);
 }
 
+static int html_gap(FILE *out, const void *what, mb_err *err)
+{
+    const gap_state *s = what;
+    return mb_gap_html(out, &s->gap, &s->diag, err);
+}
+
 static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
 {
     char newest[PATH_MAX];
@@ -223,7 +258,9 @@ static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
     if (a->target && project(s, a->target, a->ceiling, err))
         return err->code;
 
-    return format_and_emit(write_gap, s, a->format, a->out, err);
+    if (format_and_emit(write_gap, s, a->format, a->out, err))
+        return err->code;
+    return html_emit(html_gap, s, a->html, err);
 }
 
 int mb_cmd_gap(int argc, char **argv)
@@ -265,23 +302,27 @@ typedef struct compare_args {
     int n_prices;
     const char **refs;
     int n_refs;
-    const char *format, *out;
+    const char **labels;
+    int n_labels;
+    const char *format, *out, *html;
     bool help;
 } compare_args;
 
 static int parse_compare_args(int argc, char **argv, compare_args *a, mb_err *err)
 {
     static const struct option opts[] = {
-        { "price", required_argument, NULL, 'p' }, { "format", required_argument, NULL, 'f' },
+        { "price", required_argument, NULL, 'p' }, { "label", required_argument, NULL, 'l' },
+        { "format", required_argument, NULL, 'f' },
         { "out", required_argument, NULL, 'o' },   { "help", no_argument, NULL, 'h' },
         { "reference", required_argument, NULL, 'r' },
-        { NULL, 0, NULL, 0 },
+        { "html", required_argument, NULL, 'H' },  { NULL, 0, NULL, 0 },
     };
     a->format = "table";
     a->files = calloc((size_t)argc + 1, sizeof *a->files);
     a->prices = calloc((size_t)argc + 1, sizeof *a->prices);
     a->refs = calloc((size_t)argc + 1, sizeof *a->refs);
-    if (a->files == NULL || a->prices == NULL || a->refs == NULL)
+    a->labels = calloc((size_t)argc + 1, sizeof *a->labels);
+    if (a->files == NULL || a->prices == NULL || a->refs == NULL || a->labels == NULL)
         return mb_errf(err, MB_ESYS, "out of memory");
     optind = 0;
     opterr = 0;
@@ -292,6 +333,8 @@ static int parse_compare_args(int argc, char **argv, compare_args *a, mb_err *er
         case 1: a->files[a->n_files++] = optarg; break;
         case 'p': a->prices[a->n_prices++] = optarg; break;
         case 'r': a->refs[a->n_refs++] = optarg; break;
+        case 'l': a->labels[a->n_labels++] = optarg; break;
+        case 'H': a->html = optarg; break;
         case 'f': a->format = optarg; break;
         case 'o': a->out = optarg; break;
         case 'h': a->help = true; return MB_OK;
@@ -313,6 +356,11 @@ static int write_compare(FILE *out, const void *what, const char *format, mb_err
     return mb_compare_write(out, what, format, err);
 }
 
+static int html_compare(FILE *out, const void *what, mb_err *err)
+{
+    return mb_compare_html(out, what, err);
+}
+
 /* Machines in order: the files, then the references (their measured results
  * moved into m[], their datasheets kept in refs[] to fill what they lack). */
 static int run_compare(const compare_args *a, mb_ceilings *m, mb_reference *refs, mb_ini *keys, mb_compare *c,
@@ -330,12 +378,14 @@ static int run_compare(const compare_args *a, mb_ceilings *m, mb_reference *refs
         memset(&refs[r].measured, 0, sizeof refs[r].measured);
     }
     int n = a->n_files + a->n_refs;
-    if (mb_compare_build(m, n, a->prices, a->n_prices, keys, c, err))
+    if (mb_compare_build(m, n, a->labels, a->n_labels, a->prices, a->n_prices, keys, c, err))
         return err->code;
     for (int r = 0; r < a->n_refs; r++)
         if (refs[r].sheet && mb_compare_fill_datasheet(c, a->n_files + r, refs[r].sheet, err))
             return err->code;
-    return format_and_emit(write_compare, c, a->format, a->out, err);
+    if (format_and_emit(write_compare, c, a->format, a->out, err))
+        return err->code;
+    return html_emit(html_compare, c, a->html, err);
 }
 
 int mb_cmd_compare(int argc, char **argv)
@@ -364,5 +414,6 @@ int mb_cmd_compare(int argc, char **argv)
     free(a.files);
     free(a.prices);
     free(a.refs);
+    free(a.labels);
     return finish(rc, &err, "compare");
 }

@@ -358,12 +358,12 @@ static void gap_matches(FILE *o, const mb_gap *g, bool md)
     fprintf(o, md ? "\n## Ceilings matched\n\n" : "\nceilings matched (only status ok + verification passed)\n");
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
-        if (md && st->match >= 0) {
-            /* the why starts with the case id: set it as code */
-            const char *id = g->ceilings->cases[st->match].id;
-            size_t n = strlen(id);
-            const char *rest = strncmp(st->why, id, n) == 0 ? st->why + n : st->why;
-            fprintf(o, "- **%s**: `%s`%s\n", st->stage->name, id, rest);
+        if (st->match >= 0) {
+            /* the why starts with the case id: shown by its label (the full id is in the JSON) */
+            const mb_case_ref *cr = &g->ceilings->cases[st->match];
+            size_t n = strlen(cr->id);
+            const char *rest = strncmp(st->why, cr->id, n) == 0 ? st->why + n : st->why;
+            fprintf(o, md ? "- **%s**: `%s`%s\n" : "  %-14s %s%s\n", st->stage->name, cr->label, rest);
         } else if (md) {
             fprintf(o, "- **%s**: %s\n", st->stage->name, st->why);
         } else {
@@ -809,6 +809,19 @@ static void per_usd_unit(char *buf, size_t len, const char *rate_unit)
         snprintf(buf, len, "%s*h/$", rate_unit ? rate_unit : "");
 }
 
+/* A column head for machine i: the letter alone in a terminal (the labels
+ * are listed above the tables, and a GPU model per column would push rows
+ * past 120 columns), the letter and label in Markdown. */
+static void machine_head(char *buf, size_t len, const mb_compare *c, int i, bool md)
+{
+    if (md)
+        snprintf(buf, len, "%c %s", 'A' + i, c->label[i]);
+    else
+        snprintf(buf, len, "%c", 'A' + i);
+}
+
+enum { CTX_CELL_MAX = 32 }; /* context values wider than this are cut in a terminal */
+
 static void compare_text(FILE *o, const mb_compare *c, bool md)
 {
     fprintf(o, md ? "# mlbench compare\n\n" : "mlbench compare\n");
@@ -829,7 +842,7 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
     char heads[2 * TBL_MAX_COLS][64];
     int nh = 0;
     for (int i = 0; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
-        snprintf(heads[nh], sizeof heads[nh], "%c %s", 'A' + i, c->label[i]);
+        machine_head(heads[nh], sizeof heads[nh], c, i, md);
         tbl_add_col(&t, heads[nh++], 'r');
         if (i > 0 && t.ncol < TBL_MAX_COLS) {
             snprintf(heads[nh], sizeof heads[nh], "%c/A", 'A' + i);
@@ -843,7 +856,7 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
         char cells[TBL_MAX_COLS][64];
         const char *p[TBL_MAX_COLS];
         int k = 0;
-        p[k++] = row->id;
+        p[k++] = row->label;
         for (int i = 0; i < c->n_m && k < t.ncol; i++) {
             fmt_rate_cell(cells[k], sizeof cells[k], c, row, i);
             p[k] = cells[k];
@@ -893,7 +906,7 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
         tbl_init(&u, "l", "case");
         char uh[TBL_MAX_COLS][64];
         for (int i = 0; i < c->n_m && u.ncol < TBL_MAX_COLS; i++) {
-            snprintf(uh[i], sizeof uh[i], "%c %s", 'A' + i, c->label[i]);
+            machine_head(uh[i], sizeof uh[i], c, i, md);
             tbl_add_col(&u, uh[i], 'r');
         }
         for (int r = 0; r < c->n_rows; r++) {
@@ -902,7 +915,7 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
                 continue;
             char cells[TBL_MAX_COLS][64], unit[48];
             const char *p[TBL_MAX_COLS];
-            p[0] = row->id;
+            p[0] = row->label;
             per_usd_unit(unit, sizeof unit, row->rate_unit);
             for (int i = 0; i < c->n_m && i + 1 < u.ncol; i++) {
                 if (row->per_usd[i] < 0)
@@ -935,7 +948,7 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
         for (int i = 0; i < c->n_m && n < sizeof on - 2; i++)
             if (row->idx[i] >= 0 || row->from_sheet[i])
                 n += (size_t)snprintf(on + n, sizeof on - n, "%s%c", n ? "," : "", 'A' + i);
-        fprintf(o, md ? "- `%s`: only on %s\n" : "  %s: only on %s\n", row->id, on);
+        fprintf(o, md ? "- `%s`: only on %s\n" : "  %s: only on %s\n", row->label, on);
         only++;
     }
     if (only == 0)
@@ -950,14 +963,21 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
     tbl_init(&x, "l", "entry");
     char xh[TBL_MAX_COLS][64];
     for (int i = 0; i < c->n_m && x.ncol < TBL_MAX_COLS; i++) {
-        snprintf(xh[i], sizeof xh[i], "%c %s", 'A' + i, c->label[i]);
+        machine_head(xh[i], sizeof xh[i], c, i, md);
         tbl_add_col(&x, xh[i], 'l');
     }
     for (int k = 0; k < c->n_ctx; k++) {
         const char *p[TBL_MAX_COLS];
+        char cut[TBL_MAX_COLS][CTX_CELL_MAX + 4];
         p[0] = c->ctx[k].key;
-        for (int i = 0; i < c->n_m && i + 1 < x.ncol; i++)
+        for (int i = 0; i < c->n_m && i + 1 < x.ncol; i++) {
             p[i + 1] = c->ctx[k].value[i][0] ? c->ctx[k].value[i] : "(none)";
+            /* a terminal row stays readable; Markdown and JSON keep the whole value */
+            if (!md && strlen(p[i + 1]) > CTX_CELL_MAX) {
+                snprintf(cut[i + 1], sizeof cut[i + 1], "%.*s...", CTX_CELL_MAX - 3, p[i + 1]);
+                p[i + 1] = cut[i + 1];
+            }
+        }
         tbl_row(&x, p);
     }
     tbl_print(o, &x, md, "  ");

@@ -9,6 +9,7 @@
 
 #include "gapconfig.h"
 #include "results.h"
+#include "writers.h"
 
 /* ---- field access with JSON paths --------------------------------------------- */
 
@@ -117,8 +118,52 @@ static int read_case(const cJSON *c, int i, const char *path, const mb_ini *matc
     if (cp && strcmp(cp, "burst") && strcmp(cp, "sustained"))
         return mb_errf(err, MB_EUSAGE, "%s: cases[%d].ceiling_phase: '%s' is not burst or sustained", path, i, cp);
     set_phase(r, cp ? cp : "sustained");
+    mb_case_label(c, r->label, sizeof r->label);
     r->usable = ok && r->verification && strcmp(r->verification, "passed") == 0 && r->rate_abs > 0;
     return MB_OK;
+}
+
+/* Copies s into buf without the trademark marks that make CPU names long. */
+static void strip_marks(const char *s, char *buf, size_t len)
+{
+    static const char *const marks[] = { "(R)", "(r)", "(TM)", "(tm)" };
+    size_t o = 0;
+    while (*s && o + 1 < len) {
+        bool skipped = false;
+        for (size_t k = 0; k < sizeof marks / sizeof *marks && !skipped; k++)
+            if (strncmp(s, marks[k], strlen(marks[k])) == 0) {
+                s += strlen(marks[k]);
+                skipped = true;
+            }
+        if (!skipped)
+            buf[o++] = *s++;
+    }
+    buf[o] = '\0';
+}
+
+/* The GPUs (count and model, when they share one) else the CPU model: what a
+ * buyer tells machines apart by; host names are often "vm" or "localhost". */
+static void machine_name(mb_ceilings *r)
+{
+    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(r->context, "gpus");
+    int n = cJSON_GetArraySize(gpus);
+    const char *model = n > 0 ? opt_string(cJSON_GetArrayItem(gpus, 0), "name") : NULL;
+    for (int g = 1; g < n && model; g++) {
+        const char *other = opt_string(cJSON_GetArrayItem(gpus, g), "name");
+        if (other == NULL || strcmp(other, model) != 0)
+            model = NULL; /* mixed GPUs: the count alone says less than the CPU model */
+    }
+    const char *cpu = opt_string(cJSON_GetObjectItemCaseSensitive(r->context, "cpu"), "model");
+    char clean[128];
+    if (model && n > 1)
+        snprintf(r->machine, sizeof r->machine, "%dx %s", n, model);
+    else if (model)
+        snprintf(r->machine, sizeof r->machine, "%s", model);
+    else if (cpu && *cpu) {
+        strip_marks(cpu, clean, sizeof clean);
+        snprintf(r->machine, sizeof r->machine, "%s", clean);
+    } else
+        r->machine[0] = '\0';
 }
 
 int mb_ceilings_use_phase(mb_ceilings *r, const char *phase, mb_err *err)
@@ -159,6 +204,7 @@ int mb_ceilings_from_json(cJSON *root, const char *path, mb_ceilings *out, mb_er
         const cJSON *host = cJSON_GetObjectItemCaseSensitive(out->context, "host");
         out->host = cJSON_IsObject(host) ? opt_string(host, "name") : NULL;
         out->started_utc = opt_string(root, "started_utc");
+        machine_name(out);
         if (out->path == NULL)
             rc = mb_errf(err, MB_ESYS, "out of memory");
     }
@@ -194,10 +240,110 @@ const char *mb_ceilings_label(const mb_ceilings *r)
 {
     if (r->label)
         return r->label;
+    if (r->machine[0])
+        return r->machine;
     if (r->host && *r->host)
         return r->host;
     const char *slash = strrchr(r->path, '/');
     return slash ? slash + 1 : r->path;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* What level `level` (1 to 3) of split_ties would append for a machine. */
+static const char *tie_key(const mb_ceilings *m, int level)
+{
+    return level == 1 ? (m->host && *m->host ? m->host : "?") : level == 2 ? base_name(m->path) : m->path;
+}
+
+/* Appends " @ host" (level 1) or " (file)" (level 2) to labels that tie. */
+static int split_ties(const mb_ceilings *m, int n, const bool *fixed, char **labels, int level, mb_err *err)
+{
+    bool *tied = calloc((size_t)n, sizeof *tied);
+    if (tied == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    /* a suffix is added only where it differs from a tied peer's: "@ vm" on
+     * two machines both called vm would tell nothing apart */
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            if (i != j && strcmp(labels[i], labels[j]) == 0 &&
+                (level == 4 || strcmp(tie_key(&m[i], level), tie_key(&m[j], level)) != 0))
+                tied[i] = true;
+    int rc = MB_OK;
+    for (int i = 0; i < n && rc == MB_OK; i++) {
+        if (!tied[i] || fixed[i])
+            continue;
+        const char *host = m[i].host && *m[i].host ? m[i].host : "?";
+        const char *file = base_name(m[i].path);
+        if (level == 3)
+            file = m[i].path;
+        char *grown = NULL;
+        /* level 4: the same file twice; its position tells them apart */
+        int w = level == 1   ? asprintf(&grown, "%s @ %s", labels[i], host)
+                : level == 4 ? asprintf(&grown, "%s #%d", labels[i], i + 1)
+                             : asprintf(&grown, "%s (%s)", labels[i], file);
+        if (w < 0) {
+            rc = mb_errf(err, MB_ESYS, "out of memory");
+            break;
+        }
+        free(labels[i]);
+        labels[i] = grown;
+    }
+    free(tied);
+    return rc;
+}
+
+static int apply_overrides(const mb_ceilings *m, int n, const char *const *over, int n_over, char **labels,
+                           bool *fixed, mb_err *err)
+{
+    for (int o = 0; o < n_over; o++) {
+        const char *eq = strchr(over[o], '=');
+        if (eq == NULL || eq == over[o] || eq[1] == '\0')
+            return mb_errf(err, MB_EUSAGE, "--label %s: expected NAME=FILE", over[o]);
+        int hits = 0;
+        for (int i = 0; i < n; i++) {
+            if (strcmp(m[i].path, eq + 1) != 0 && strcmp(base_name(m[i].path), eq + 1) != 0)
+                continue;
+            char *s = strndup(over[o], (size_t)(eq - over[o]));
+            if (s == NULL)
+                return mb_errf(err, MB_ESYS, "out of memory");
+            free(labels[i]);
+            labels[i] = s;
+            fixed[i] = true;
+            hits++;
+        }
+        if (hits == 0)
+            return mb_errf(err, MB_EUSAGE, "--label %s: '%s' is not one of the results files compared", over[o],
+                           eq + 1);
+    }
+    return MB_OK;
+}
+
+int mb_machine_labels(const mb_ceilings *m, int n, const char *const *overrides, int n_over, char **labels,
+                      mb_err *err)
+{
+    bool *fixed = calloc((size_t)(n ? n : 1), sizeof *fixed);
+    int rc = fixed ? MB_OK : mb_errf(err, MB_ESYS, "out of memory");
+    for (int i = 0; i < n && rc == MB_OK; i++) {
+        labels[i] = strdup(mb_ceilings_label(&m[i]));
+        if (labels[i] == NULL)
+            rc = mb_errf(err, MB_ESYS, "out of memory");
+    }
+    if (rc == MB_OK)
+        rc = apply_overrides(m, n, overrides, n_over, labels, fixed, err);
+    for (int level = 1; level <= 4 && rc == MB_OK; level++)
+        rc = split_ties(m, n, fixed, labels, level, err);
+    for (int i = 0; i < n && rc == MB_OK; i++)
+        for (int j = i + 1; j < n && rc == MB_OK; j++)
+            if (strcmp(labels[i], labels[j]) == 0)
+                rc = mb_errf(err, MB_EUSAGE, "two results files are both labelled '%s': give them different "
+                                             "names with --label NAME=FILE", labels[i]);
+    free(fixed);
+    return rc;
 }
 
 const char *mb_case_param(const mb_case_ref *c, const char *name)

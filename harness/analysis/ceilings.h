@@ -36,6 +36,7 @@ typedef struct mb_case_ref {
     const char *peak_source;
     const char *device;    /* "gpu" | "cpu" (configs/gap/matching.ini [devices]) */
     const cJSON *json;     /* the whole case object (info, metrics, notes) */
+    char label[192];       /* mb_case_label: the parameters its job file set */
 } mb_case_ref;
 
 typedef struct mb_ceilings {
@@ -47,6 +48,7 @@ typedef struct mb_ceilings {
     const cJSON *context;
     mb_case_ref *cases;
     int n_cases;
+    char machine[160];       /* what the machine is: "8x GPU model", else the CPU model */
 } mb_ceilings;
 
 /* Reads a results file (schema and version checked by results.c's
@@ -70,8 +72,19 @@ int mb_ceilings_find_newest(const char *dir, const char *host, char *path, size_
  * another name. */
 int mb_ceilings_use_phase(mb_ceilings *r, const char *phase, mb_err *err);
 
-/* A short machine name for columns: its label when set, else host name, else the file's stem. */
+/* What the machine is, for one machine alone: its label when set (a
+ * reference machine's), else its GPU model with the count ("8x NVIDIA H100
+ * 80GB HBM3"), else its CPU model, else the host name, else the file name. */
 const char *mb_ceilings_label(const mb_ceilings *r);
+
+/* Labels that tell n machines apart (labels[i], allocated, free each):
+ * the machine (mb_ceilings_label); then " @ host" for machines whose
+ * machine ties; then " (file name)", the path, its position where those still tie.
+ * overrides: "NAME=FILE" strings (FILE: a file's path or name) setting a
+ * label outright. MB_EUSAGE on a malformed override, one that fits no file,
+ * or two overrides giving two machines one label. */
+int mb_machine_labels(const mb_ceilings *m, int n, const char *const *overrides, int n_over, char **labels,
+                      mb_err *err);
 
 /* A parameter value of a case as text (NULL when absent). */
 const char *mb_case_param(const mb_case_ref *c, const char *name);

@@ -12,22 +12,22 @@
 
 /* ---- prices ------------------------------------------------------------------ */
 
-static bool label_fits(const mb_ceilings *m, const char *name, size_t n)
+static bool label_fits(const mb_ceilings *m, const char *label, const char *name, size_t n)
 {
     const char *base = strrchr(m->path, '/');
     base = base ? base + 1 : m->path;
-    return (m->host && strlen(m->host) == n && strncmp(m->host, name, n) == 0) ||
+    return (strlen(label) == n && strncmp(label, name, n) == 0) || (m->host && strlen(m->host) == n && strncmp(m->host, name, n) == 0) ||
            (strlen(m->path) == n && strncmp(m->path, name, n) == 0) ||
            (strlen(base) == n && strncmp(base, name, n) == 0);
 }
 
-static int parse_prices(const mb_ceilings *m, int n_m, const char *const *prices, int n_prices, double *price,
-                        mb_err *err)
+static int parse_prices(const mb_ceilings *m, int n_m, char *const *labels, const char *const *prices, int n_prices,
+                        double *price, mb_err *err)
 {
     for (int p = 0; p < n_prices; p++) {
         const char *eq = strrchr(prices[p], '=');
         if (eq == NULL || eq == prices[p])
-            return mb_errf(err, MB_EUSAGE, "--price %s: expected NAME=USD_PER_HOUR (NAME: host or file)", prices[p]);
+            return mb_errf(err, MB_EUSAGE, "--price %s: expected NAME=USD_PER_HOUR (NAME: label, host or file)", prices[p]);
         char *end;
         errno = 0;
         double usd = strtod(eq + 1, &end);
@@ -37,12 +37,13 @@ static int parse_prices(const mb_ceilings *m, int n_m, const char *const *prices
         size_t n = (size_t)(eq - prices[p]);
         int hits = 0;
         for (int i = 0; i < n_m; i++)
-            if (label_fits(&m[i], prices[p], n)) {
+            if (label_fits(&m[i], labels[i], prices[p], n)) {
                 price[i] = usd;
                 hits++;
             }
         if (hits == 0)
-            return mb_errf(err, MB_EUSAGE, "--price %s: '%.*s' is neither the host name nor the file of a results file",
+            return mb_errf(err, MB_EUSAGE, "--price %s: '%.*s' is not the label, host name or file of a results "
+                                           "file compared",
                            prices[p], (int)n, prices[p]);
     }
     return MB_OK;
@@ -75,6 +76,7 @@ static int add_row(mb_compare *c, const mb_case_ref *cr, mb_err *err)
     mb_compare_row *r = &c->rows[c->n_rows++];
     memset(r, 0, sizeof *r);
     r->id = cr->id;
+    r->label = cr->label;
     r->component = cr->component;
     r->rate_unit = cr->rate_unit;
     r->latency_first = cr->latency_first;
@@ -282,8 +284,8 @@ static int context_diffs(mb_compare *c, const mb_ini *keys, mb_err *err)
 
 /* ---- entry points -------------------------------------------------------------------- */
 
-int mb_compare_build(const mb_ceilings *machines, int n, const char *const *prices, int n_prices,
-                     const mb_ini *keys, mb_compare *out, mb_err *err)
+int mb_compare_build(const mb_ceilings *machines, int n, const char *const *labels, int n_labels,
+                     const char *const *prices, int n_prices, const mb_ini *keys, mb_compare *out, mb_err *err)
 {
     memset(out, 0, sizeof *out);
     if (n < 2)
@@ -294,9 +296,9 @@ int mb_compare_build(const mb_ceilings *machines, int n, const char *const *pric
     out->price = calloc((size_t)n, sizeof *out->price);
     if (out->label == NULL || out->price == NULL)
         return mb_errf(err, MB_ESYS, "out of memory");
-    for (int i = 0; i < n; i++)
-        out->label[i] = mb_ceilings_label(&machines[i]);
-    int rc = parse_prices(machines, n, prices, n_prices, out->price, err);
+    int rc = mb_machine_labels(machines, n, labels, n_labels, out->label, err);
+    if (rc == MB_OK)
+        rc = parse_prices(machines, n, out->label, prices, n_prices, out->price, err);
     for (int i = 0; i < n && rc == MB_OK; i++)
         for (int k = 0; k < machines[i].n_cases && rc == MB_OK; k++)
             if (!row_exists(out, machines[i].cases[k].id))
@@ -385,6 +387,8 @@ void mb_compare_free(mb_compare *c)
         free(c->ctx[k].key);
     }
     free(c->ctx);
+    for (int i = 0; c->label && i < c->n_m; i++)
+        free(c->label[i]);
     free(c->label);
     free(c->price);
     memset(c, 0, sizeof *c);

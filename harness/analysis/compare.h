@@ -15,6 +15,7 @@
 
 typedef struct mb_compare_row {
     const char *id;
+    const char *label;   /* mb_case_label: what text, Markdown and HTML show */
     const char *component;
     const char *rate_unit;
     bool latency_first;
@@ -41,7 +42,7 @@ typedef struct mb_compare_ctx {
 typedef struct mb_compare {
     const mb_ceilings *m; /* the machines, in order; the first is the reference */
     int n_m;
-    const char **label;   /* per machine */
+    char **label;         /* per machine: mb_machine_labels, owned */
     double *price;        /* per machine USD/hour; 0 = none */
     mb_compare_row *rows;
     int n_rows;
@@ -51,10 +52,12 @@ typedef struct mb_compare {
     int n_ctx;
 } mb_compare;
 
-/* prices: "NAME=USD_PER_HOUR" strings, NAME = host name, file path or file
- * name. MB_EUSAGE on a malformed price or a NAME that fits no file. */
-int mb_compare_build(const mb_ceilings *machines, int n, const char *const *prices, int n_prices,
-                     const mb_ini *keys, mb_compare *out, mb_err *err);
+/* labels: "NAME=FILE" overrides of the machine labels (mb_machine_labels).
+ * prices: "NAME=USD_PER_HOUR" strings, NAME = a machine's label, host name,
+ * file path or file name. MB_EUSAGE on a malformed label or price, or a NAME
+ * that fits no file. */
+int mb_compare_build(const mb_ceilings *machines, int n, const char *const *labels, int n_labels,
+                     const char *const *prices, int n_prices, const mb_ini *keys, mb_compare *out, mb_err *err);
 /* Fills the cells of machine `m` that hold no usable measurement with its
  * datasheet's figure for that kind of work, where the datasheet has one,
  * marked from_sheet: measured figures first, datasheets only where no

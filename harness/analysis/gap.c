@@ -717,7 +717,15 @@ static bool stage_onto_results(mb_gap_stage *st, const mb_ceilings *target, cons
 
 int mb_gap_project_results(mb_gap *g, const mb_ceilings *target, const mb_ini *matching, mb_err *err)
 {
-    if (begin_target(g, mb_ceilings_label(target), "results", err) ||
+    /* labelled as compare would label the pair: "Test GPU @ there" where both hold one GPU model */
+    const mb_ceilings pair[2] = { *g->ceilings, *target };
+    char *labels[2] = { NULL, NULL };
+    int rc = mb_machine_labels(pair, 2, NULL, 0, labels, err);
+    if (rc == MB_OK)
+        rc = begin_target(g, labels[1], "results", err);
+    free(labels[0]);
+    free(labels[1]);
+    if (rc != MB_OK ||
         add_assumption(g, err,
                        "each stage keeps the efficiency (measured / ceiling) it has here: time there = work / "
                        "(ceiling there x efficiency here)"))

@@ -1,0 +1,641 @@
+/* analysis_html.c: the gap and compare pages. Figures come from the same
+ * model the text writers print (gap.c, diagnose.c, compare.c); this file only
+ * lays them out. */
+#include "analysis_html.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_writers.h"
+#include "formulas.h"
+#include "html_report.h"
+
+static void p_text(FILE *o, const char *tag, const char *text)
+{
+    fprintf(o, "<%s>", tag);
+    mb_html_escape(o, text);
+    fprintf(o, "</%s>\n", tag);
+}
+
+static void td(FILE *o, const char *text, bool numeric)
+{
+    fputs(numeric ? "<td class=\"n\">" : "<td>", o);
+    mb_html_escape(o, text ? text : "");
+    fputs("</td>", o);
+}
+
+/* ---- gap ---------------------------------------------------------------------------- */
+
+static const char *per(const mb_gap *g)
+{
+    return g->steps_known ? "step" : "run";
+}
+
+static void gap_header(FILE *o, const mb_gap *g)
+{
+    char t[32], b[512];
+    mb_fmt_seconds(t, sizeof t, mb_gap_per_step(g, g->total));
+    fputs("<table class=\"card\">\n<tr><th>run</th>", o);
+    snprintf(b, sizeof b, "%s (%s)", g->run->path ? g->run->path : "?", g->run->kind ? g->run->kind : "?");
+    td(o, b, false);
+    fputs("</tr>\n<tr><th>step</th>", o);
+    if (g->steps_known)
+        snprintf(b, sizeof b, "%s per step over %d steps", t, g->steps);
+    else
+        snprintf(b, sizeof b, "%s in all (step count unknown)", t);
+    td(o, b, false);
+    fputs("</tr>\n<tr><th>ceilings</th>", o);
+    snprintf(b, sizeof b, "%s (%s, started %s)", g->ceilings->path, mb_ceilings_label(g->ceilings),
+             g->ceilings->started_utc ? g->ceilings->started_utc : "?");
+    td(o, b, false);
+    fputs("</tr>\n</table>\n", o);
+}
+
+/* A trace's step table (evidence "step", the same parts the text table
+ * shows): GPU busy by kernel group and GPU idle by what the host did. The
+ * names live in the evidence JSON, which outlives the page. Returns the
+ * number of parts, 0 when the run has none. */
+static int step_parts(const mb_gap *g, mb_html_part *parts, int max, char names[][160])
+{
+    const cJSON *step = g->run->evidence ? cJSON_GetObjectItemCaseSensitive(g->run->evidence, "step") : NULL;
+    int n = 0;
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(step, "parts"))
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(p, "kind");
+        const cJSON *secs = cJSON_GetObjectItemCaseSensitive(p, "seconds");
+        if (n >= max || !cJSON_IsString(name) || !cJSON_IsNumber(secs))
+            continue;
+        bool idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0;
+        snprintf(names[n], 160, "%s%s", idle ? "GPU idle: " : "GPU busy: ", name->valuestring);
+        parts[n] = (mb_html_part){ names[n], secs->valuedouble };
+        n++;
+    }
+    return n;
+}
+
+enum { MAX_STEP_PARTS = 32 };
+
+static int gap_stacked(FILE *o, const mb_gap *g, mb_err *err)
+{
+    int max = g->n + 1 > MAX_STEP_PARTS ? g->n + 1 : MAX_STEP_PARTS;
+    mb_html_part *parts = calloc((size_t)max, sizeof *parts);
+    char(*names)[160] = calloc((size_t)max, sizeof *names);
+    if (parts == NULL || names == NULL) {
+        free(parts);
+        free(names);
+        return mb_errf(err, MB_ESYS, "out of memory");
+    }
+    char title[96];
+    int n = step_parts(g, parts, max, names);
+    if (n > 0) {
+        /* a trace: the step explained end to end, GPU busy and idle */
+        snprintf(title, sizeof title, "The step, end to end: GPU busy by kernel group, GPU idle by host activity");
+    } else {
+        for (int i = 0; i < g->n; i++)
+            parts[n++] = (mb_html_part){ g->stages[i].stage->name, mb_gap_per_step(g, g->stages[i].exposed) };
+        if (g->unaccounted > 0)
+            parts[n++] = (mb_html_part){ "(no stage)", mb_gap_per_step(g, g->unaccounted) };
+        snprintf(title, sizeof title, "The %s, end to end: exposed time per stage", per(g));
+    }
+    fprintf(o, "<h2>The %s end to end</h2>\n", per(g));
+    mb_html_stacked_bar(o, "step", title, parts, n);
+    free(parts);
+    free(names);
+    return MB_OK;
+}
+
+static void gap_table(FILE *o, const mb_gap *g)
+{
+    fputs("<table class=\"stages\"><tr><th>stage</th><th>ceiling matched</th><th>time</th><th>efficiency</th>"
+          "<th>at ceiling</th><th>lost</th><th>share</th></tr>\n",
+          o);
+    for (int i = 0; i < g->n; i++) {
+        const mb_gap_stage *st = &g->stages[i];
+        char tm[32], atc[32], lost[32], eff[32], share[32];
+        mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->stage->seconds));
+        snprintf(share, sizeof share, "%.1f%%", 100 * st->share);
+        fputs("<tr>", o);
+        td(o, st->stage->name, false);
+        if (st->match >= 0) {
+            mb_fmt_seconds(atc, sizeof atc, mb_gap_per_step(g, st->time_at_ceiling));
+            mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
+            snprintf(eff, sizeof eff, "%.1f%%", 100 * st->efficiency);
+            td(o, g->ceilings->cases[st->match].label, false);
+        } else {
+            snprintf(atc, sizeof atc, "-");
+            snprintf(lost, sizeof lost, "-");
+            snprintf(eff, sizeof eff, "-");
+            td(o, st->why, false);
+        }
+        td(o, tm, true);
+        td(o, eff, true);
+        td(o, atc, true);
+        td(o, st->above_ceiling ? "0 (above)" : lost, true);
+        td(o, share, true);
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+static int gap_ranking_and_waterfall(FILE *o, const mb_gap *g, mb_err *err)
+{
+    int n = 0;
+    for (int k = 0; k < g->n; k++) {
+        const mb_gap_stage *st = &g->stages[g->ranking[k]];
+        n += st->match >= 0 && st->time_lost > 0;
+    }
+    fputs("<h2>Ranking by time lost</h2>\n", o);
+    if (n == 0) {
+        fputs("<p>No stage loses time against a ceiling.</p>\n", o);
+        return MB_OK;
+    }
+    int nw = n + 2;
+    const char **cats = calloc((size_t)nw, sizeof *cats);
+    char **labels = calloc((size_t)nw, sizeof *labels);
+    char **titles = calloc((size_t)nw, sizeof *titles);
+    double *lo = calloc((size_t)nw, sizeof *lo), *hi = calloc((size_t)nw, sizeof *hi);
+    int rc = MB_OK;
+    if (!cats || !labels || !titles || !lo || !hi) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto fail;
+    }
+    /* ranking: lost ms per stage */
+    int i = 0;
+    for (int k = 0; k < g->n; k++) {
+        const mb_gap_stage *st = &g->stages[g->ranking[k]];
+        if (st->match < 0 || st->time_lost <= 0)
+            continue;
+        double ms = 1e3 * mb_gap_per_step(g, st->time_lost);
+        char t[256], s[32];
+        mb_fmt_seconds(s, sizeof s, mb_gap_per_step(g, st->time_lost));
+        snprintf(t, sizeof t, "%s: %s lost per %s (%.1f%% of it), at %.1f%% of its ceiling", st->stage->name, s, per(g),
+                 100 * st->time_lost / g->total, 100 * st->efficiency);
+        cats[i] = st->stage->name;
+        lo[i] = 0;
+        hi[i] = ms;
+        titles[i] = strdup(t);
+        i++;
+    }
+    char title[96];
+    snprintf(title, sizeof title, "Time lost per %s against the ceilings", per(g));
+    mb_html_bars rank = { .id = "ranking",
+                          .title = title,
+                          .x_label = "milliseconds",
+                          .n_cat = n,
+                          .n_group = 1,
+                          .cats = cats,
+                          .lo = lo,
+                          .hi = hi,
+                          .titles = (const char *const *)titles,
+                          .label_px = 220 };
+    mb_html_bar_chart(o, &rank);
+    for (int k = 0; k < n; k++) {
+        free(titles[k]);
+        titles[k] = NULL;
+    }
+
+    /* waterfall: the step now, each stage's loss taken away in ranking order, the step at every ceiling */
+    fprintf(o, "<h2>Waterfall: from the %s now to the %s at every ceiling</h2>\n", per(g), per(g));
+    double now = 1e3 * mb_gap_per_step(g, g->total), cur = now;
+    char t[256], s[32];
+    labels[0] = strdup("now");
+    mb_fmt_seconds(s, sizeof s, mb_gap_per_step(g, g->total));
+    snprintf(t, sizeof t, "the %s now: %s", per(g), s);
+    titles[0] = strdup(t);
+    lo[0] = 0;
+    hi[0] = now;
+    i = 1;
+    for (int k = 0; k < g->n; k++) {
+        const mb_gap_stage *st = &g->stages[g->ranking[k]];
+        if (st->match < 0 || st->time_lost <= 0)
+            continue;
+        double ms = 1e3 * mb_gap_per_step(g, st->time_lost);
+        char l[160];
+        snprintf(l, sizeof l, "- %s", st->stage->name);
+        labels[i] = strdup(l);
+        mb_fmt_seconds(s, sizeof s, mb_gap_per_step(g, st->time_lost));
+        snprintf(t, sizeof t, "%s at its ceiling: %s less", st->stage->name, s);
+        titles[i] = strdup(t);
+        lo[i] = cur - ms;
+        hi[i] = cur;
+        cur -= ms;
+        i++;
+    }
+    labels[i] = strdup("every ceiling");
+    mb_fmt_seconds(s, sizeof s, mb_gap_per_step(g, g->all_total));
+    snprintf(t, sizeof t, "every stage at its ceiling: %s (%.2fx)", s, g->all_speedup);
+    titles[i] = strdup(t);
+    lo[i] = 0;
+    hi[i] = 1e3 * mb_gap_per_step(g, g->all_total);
+    for (int k = 0; k < nw; k++)
+        cats[k] = labels[k] ? labels[k] : "";
+    static const int wcol[] = { 0 };
+    snprintf(title, sizeof title, "Waterfall: %s time as each stage reaches its ceiling", per(g));
+    mb_html_bars wf = { .id = "waterfall",
+                        .title = title,
+                        .x_label = "milliseconds",
+                        .n_cat = nw,
+                        .n_group = 1,
+                        .cats = cats,
+                        .lo = lo,
+                        .hi = hi,
+                        .titles = (const char *const *)titles,
+                        .colors = wcol,
+                        .label_px = 220 };
+    mb_html_bar_chart(o, &wf);
+fail:
+    for (int k = 0; labels && titles && k < nw; k++) {
+        free(labels[k]);
+        free(titles[k]);
+    }
+    free(cats);
+    free(labels);
+    free(titles);
+    free(lo);
+    free(hi);
+    return rc;
+}
+
+static void gap_diagnosis(FILE *o, const mb_diagnosis *d)
+{
+    if (d == NULL)
+        return;
+    fputs("<h2>Diagnosis</h2>\n", o);
+    fputs("<p class=\"note\">From ", o);
+    mb_html_escape(o, d->fig.source);
+    fputs(".</p>\n", o);
+    if (d->n == 0)
+        fputs("<p>No pattern passed its threshold (configs/gap/thresholds.ini); follow the ranking by time "
+              "lost.</p>\n",
+              o);
+    for (int i = 0; i < d->n; i++) {
+        const mb_finding *f = &d->findings[i];
+        fprintf(o, "<h3>%d. ", i + 1);
+        mb_html_escape(o, f->title);
+        fputs("</h3>\n<p>Evidence:</p>\n<ul class=\"evidence\">\n", o);
+        for (int j = 0; j < f->n_evidence; j++)
+            p_text(o, "li", f->evidence[j]);
+        fputs("</ul>\n", o);
+        if (f->n_remedies) {
+            fputs("<p>Remedies:</p>\n<ul class=\"remedies\">\n", o);
+            for (int j = 0; j < f->n_remedies; j++)
+                p_text(o, "li", f->remedies[j]);
+            fputs("</ul>\n", o);
+        }
+    }
+}
+
+static int gap_projection(FILE *o, const mb_gap *g, mb_err *err)
+{
+    if (!g->has_target)
+        return MB_OK;
+    fputs("<h2>Projection onto ", o);
+    mb_html_escape(o, g->target_label);
+    fputs("</h2>\n", o);
+    int n = g->n + 1;
+    const char **cats = calloc((size_t)n, sizeof *cats);
+    char **titles = calloc((size_t)(2 * n), sizeof *titles);
+    double *hi = calloc((size_t)(2 * n), sizeof *hi);
+    if (!cats || !titles || !hi) {
+        free(cats);
+        free(titles);
+        free(hi);
+        return mb_errf(err, MB_ESYS, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        double here = i < g->n ? g->stages[i].stage->seconds : g->total;
+        double there = i < g->n ? g->stages[i].target_seconds : g->target_total;
+        cats[i] = i < g->n ? g->stages[i].stage->name : per(g);
+        hi[2 * i] = 1e3 * mb_gap_per_step(g, here);
+        hi[2 * i + 1] = 1e3 * mb_gap_per_step(g, there);
+        char t[640], s[32];
+        mb_fmt_seconds(s, sizeof s, mb_gap_per_step(g, here));
+        snprintf(t, sizeof t, "%s here: %s", cats[i], s);
+        titles[2 * i] = strdup(t);
+        mb_fmt_seconds(s, sizeof s, mb_gap_per_step(g, there));
+        snprintf(t, sizeof t, "%s there: %s (%s)", cats[i], s, i < g->n ? g->stages[i].target_why : "total");
+        titles[2 * i + 1] = strdup(t);
+    }
+    const char *groups[] = { "here", g->target_label };
+    char title[256];
+    snprintf(title, sizeof title, "Per stage, here and projected onto %.160s", g->target_label);
+    mb_html_bars b = { .id = "projection",
+                       .title = title,
+                       .x_label = "milliseconds",
+                       .n_cat = n,
+                       .n_group = 2,
+                       .cats = cats,
+                       .groups = groups,
+                       .hi = hi,
+                       .titles = (const char *const *)titles,
+                       .label_px = 220 };
+    mb_html_bar_chart(o, &b);
+    fprintf(o, "<p>%.2fx faster there.", mb_speedup(g->total, g->target_total));
+    if (g->target_bottleneck >= 0) {
+        fputs(" New bottleneck: <b>", o);
+        mb_html_escape(o, g->stages[g->target_bottleneck].stage->name);
+        fputs("</b>.", o);
+    }
+    fputs("</p>\n<p>Assumptions:</p>\n<ul>\n", o);
+    for (int i = 0; i < g->n_assumptions; i++)
+        p_text(o, "li", g->assumptions[i]);
+    fputs("</ul>\n", o);
+    for (int i = 0; i < 2 * n; i++)
+        free(titles[i]);
+    free(titles);
+    free(cats);
+    free(hi);
+    return MB_OK;
+}
+
+int mb_gap_html(FILE *o, const mb_gap *g, const mb_diagnosis *d, mb_err *err)
+{
+    mb_html_begin(o, "mlbench gap");
+    gap_header(o, g);
+    int rc = gap_stacked(o, g, err);
+    if (rc == MB_OK)
+        gap_table(o, g);
+    if (rc == MB_OK)
+        rc = gap_ranking_and_waterfall(o, g, err);
+    if (rc == MB_OK)
+        gap_diagnosis(o, d);
+    if (rc == MB_OK)
+        rc = gap_projection(o, g, err);
+    if (rc == MB_OK && (g->n_notes || g->run->n_warnings)) {
+        fputs("<h2>Warnings</h2>\n<ul>\n", o);
+        for (int i = 0; i < g->n_notes; i++)
+            p_text(o, "li", g->notes[i]);
+        for (int i = 0; i < g->run->n_warnings; i++)
+            p_text(o, "li", g->run->warnings[i]);
+        fputs("</ul>\n", o);
+    }
+    mb_html_end(o);
+    return rc;
+}
+
+/* ---- compare ------------------------------------------------------------------------ */
+
+static void compare_machines(FILE *o, const mb_compare *c)
+{
+    fputs("<table class=\"machines\"><tr><th></th><th>machine</th><th>file</th><th>started (UTC)</th>"
+          "<th>USD/hour</th></tr>\n",
+          o);
+    for (int i = 0; i < c->n_m; i++) {
+        char l[4] = { (char)('A' + i), 0 }, p[32] = "";
+        if (c->price[i] > 0)
+            snprintf(p, sizeof p, "%.4g", c->price[i]);
+        fputs("<tr>", o);
+        td(o, l, false);
+        td(o, c->label[i], false);
+        td(o, c->m[i].path, false);
+        td(o, c->m[i].started_utc ? c->m[i].started_utc : "?", false);
+        td(o, p, true);
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n<p class=\"note\">Ratios are to A: above 1 is faster (a higher rate).</p>\n", o);
+}
+
+/* One chart per component and unit: a row per case, a bar per machine (log scale: machines differ by orders). */
+static int compare_component(FILE *o, const mb_compare *c, const char *comp, const char *unit, int chart, mb_err *err)
+{
+    int n = 0;
+    for (int r = 0; r < c->n_rows; r++) {
+        const mb_compare_row *row = &c->rows[r];
+        bool any = false;
+        for (int i = 0; i < c->n_m; i++)
+            any = any || row->rate[i] > 0;
+        n += any && !strcmp(row->component, comp) && row->rate_unit && !strcmp(row->rate_unit, unit);
+    }
+    if (n == 0)
+        return MB_OK;
+    const char **cats = calloc((size_t)n, sizeof *cats);
+    double *hi = calloc((size_t)(n * c->n_m), sizeof *hi);
+    char **titles = calloc((size_t)(n * c->n_m), sizeof *titles);
+    if (!cats || !hi || !titles) {
+        free(cats);
+        free(hi);
+        free(titles);
+        return mb_errf(err, MB_ESYS, "out of memory");
+    }
+    int k = 0;
+    for (int r = 0; r < c->n_rows; r++) {
+        const mb_compare_row *row = &c->rows[r];
+        bool any = false;
+        for (int i = 0; i < c->n_m; i++)
+            any = any || row->rate[i] > 0;
+        if (!any || strcmp(row->component, comp) || !row->rate_unit || strcmp(row->rate_unit, unit))
+            continue;
+        cats[k] = row->label;
+        for (int i = 0; i < c->n_m; i++) {
+            hi[k * c->n_m + i] = row->rate[i] > 0 ? row->rate[i] : -1;
+            char t[512];
+            if (row->rate[i] > 0 && row->ratio[i] > 0)
+                snprintf(t, sizeof t, "%c %s: %.4g %s (%.2fx A)", 'A' + i, c->label[i], row->rate[i], unit,
+                         row->ratio[i]);
+            else if (row->rate[i] > 0)
+                snprintf(t, sizeof t, "%c %s: %.4g %s", 'A' + i, c->label[i], row->rate[i], unit);
+            else
+                snprintf(t, sizeof t, "%c %s: %s", 'A' + i, c->label[i], row->idx[i] < 0 ? "absent" : "not usable");
+            titles[k * c->n_m + i] = strdup(t);
+        }
+        k++;
+    }
+    char id[96], title[256];
+    snprintf(id, sizeof id, "compare-%d", chart);
+    snprintf(title, sizeof title, "%s (%s, log scale)", comp, unit);
+    mb_html_bars b = { .id = id,
+                       .title = title,
+                       .x_label = unit,
+                       .n_cat = n,
+                       .n_group = c->n_m,
+                       .cats = cats,
+                       .groups = (const char *const *)c->label,
+                       .hi = hi,
+                       .titles = (const char *const *)titles,
+                       .log = true,
+                       .label_px = 440 };
+    mb_html_bar_chart(o, &b);
+    for (int i = 0; i < n * c->n_m; i++)
+        free(titles[i]);
+    free(titles);
+    free(cats);
+    free(hi);
+    return MB_OK;
+}
+
+static int compare_charts(FILE *o, const mb_compare *c, mb_err *err)
+{
+    fputs("<h2>Per component</h2>\n", o);
+    int chart = 0;
+    for (int g = 0; g < c->n_geo; g++) {
+        const char *units[8];
+        int nu = 0;
+        for (int r = 0; r < c->n_rows; r++) {
+            const mb_compare_row *row = &c->rows[r];
+            if (strcmp(row->component, c->geo[g].component) || row->rate_unit == NULL)
+                continue;
+            bool seen = false;
+            for (int u = 0; u < nu && !seen; u++)
+                seen = !strcmp(units[u], row->rate_unit);
+            if (!seen && nu < 8)
+                units[nu++] = row->rate_unit;
+        }
+        for (int u = 0; u < nu; u++)
+            if (compare_component(o, c, c->geo[g].component, units[u], chart++, err))
+                return err->code;
+    }
+    return MB_OK;
+}
+
+static int compare_geomeans(FILE *o, const mb_compare *c, bool usd, mb_err *err)
+{
+    int n = 0;
+    for (int g = 0; g < c->n_geo; g++) {
+        bool any = false;
+        for (int i = 1; i < c->n_m; i++)
+            any = any || (usd ? c->geo[g].geomean_usd[i] : c->geo[g].geomean[i]) > 0;
+        n += any;
+    }
+    if (n == 0) {
+        fputs(usd ? "" : "<p>No component has a case usable on A and another machine.</p>\n", o);
+        return MB_OK;
+    }
+    int ng = c->n_m - 1;
+    const char **cats = calloc((size_t)n, sizeof *cats);
+    double *hi = calloc((size_t)(n * ng), sizeof *hi);
+    char **titles = calloc((size_t)(n * ng), sizeof *titles);
+    int *colors = calloc((size_t)ng, sizeof *colors);
+    if (!cats || !hi || !titles || !colors) {
+        free(cats);
+        free(hi);
+        free(titles);
+        free(colors);
+        return mb_errf(err, MB_ESYS, "out of memory");
+    }
+    int k = 0;
+    for (int g = 0; g < c->n_geo; g++) {
+        bool any = false;
+        for (int i = 1; i < c->n_m; i++)
+            any = any || (usd ? c->geo[g].geomean_usd[i] : c->geo[g].geomean[i]) > 0;
+        if (!any)
+            continue;
+        cats[k] = c->geo[g].component;
+        for (int i = 1; i < c->n_m; i++) {
+            double v = usd ? c->geo[g].geomean_usd[i] : c->geo[g].geomean[i];
+            hi[k * ng + i - 1] = v > 0 ? v : -1;
+            char t[256];
+            snprintf(t, sizeof t, "%s %c/A: %.3gx over %d case(s)", c->geo[g].component, 'A' + i, v, c->geo[g].n[i]);
+            titles[k * ng + i - 1] = strdup(t);
+        }
+        k++;
+    }
+    for (int i = 0; i < ng; i++)
+        colors[i] = i + 1;
+    mb_html_bars b = { .id = usd ? "geomean-usd" : "geomean",
+                       .title = usd ? "Throughput per dollar: geometric mean of the ratios to A (log scale)"
+                                    : "Geometric mean of the ratios to A per component (log scale)",
+                       .x_label = "ratio to A",
+                       .n_cat = n,
+                       .n_group = ng,
+                       .cats = cats,
+                       .groups = (const char *const *)c->label + 1,
+                       .hi = hi,
+                       .titles = (const char *const *)titles,
+                       .colors = colors,
+                       .log = true,
+                       .label_px = 160 };
+    mb_html_bar_chart(o, &b);
+    for (int i = 0; i < n * ng; i++)
+        free(titles[i]);
+    free(titles);
+    free(cats);
+    free(hi);
+    free(colors);
+    return MB_OK;
+}
+
+static void compare_table(FILE *o, const mb_compare *c, bool usd)
+{
+    fputs("<table class=\"ratios\"><tr><th>case</th>", o);
+    for (int i = 0; i < c->n_m; i++) {
+        fprintf(o, "<th>%c ", 'A' + i);
+        mb_html_escape(o, c->label[i]);
+        fputs(usd ? " per $</th>" : "</th>", o);
+        if (i > 0 && !usd)
+            fprintf(o, "<th>%c/A</th>", 'A' + i);
+    }
+    fputs("</tr>\n", o);
+    for (int r = 0; r < c->n_rows; r++) {
+        const mb_compare_row *row = &c->rows[r];
+        fputs("<tr><td title=\"", o);
+        mb_html_escape(o, row->id);
+        fputs("\">", o);
+        mb_html_escape(o, row->label);
+        fputs("</td>", o);
+        for (int i = 0; i < c->n_m; i++) {
+            char b[96];
+            double v = usd ? row->per_usd[i] : row->rate[i];
+            if (v > 0)
+                snprintf(b, sizeof b, "%.4g %s%s", v, row->rate_unit ? row->rate_unit : "", usd ? " x h/$" : "");
+            else
+                snprintf(b, sizeof b, "%s", row->idx[i] < 0 ? "absent" : "-");
+            td(o, b, true);
+            if (i > 0 && !usd) {
+                if (row->ratio[i] > 0)
+                    snprintf(b, sizeof b, "%.2fx", row->ratio[i]);
+                else
+                    snprintf(b, sizeof b, "-");
+                td(o, b, true);
+            }
+        }
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+int mb_compare_html(FILE *o, const mb_compare *c, mb_err *err)
+{
+    mb_html_begin(o, "mlbench compare");
+    compare_machines(o, c);
+    fputs("<h2>Geometric means</h2>\n", o);
+    int rc = compare_geomeans(o, c, false, err);
+    if (rc == MB_OK)
+        rc = compare_charts(o, c, err);
+    bool priced = false;
+    for (int i = 0; i < c->n_m; i++)
+        priced = priced || c->price[i] > 0;
+    if (rc == MB_OK && priced) {
+        fputs("<h2>Price-performance</h2>\n<p class=\"note\">Throughput per dollar: rate x 3600 / (USD per "
+              "hour).</p>\n",
+              o);
+        rc = compare_geomeans(o, c, true, err);
+        if (rc == MB_OK)
+            compare_table(o, c, true);
+    }
+    if (rc == MB_OK) {
+        fputs("<h2>All cases and ratios</h2>\n", o);
+        compare_table(o, c, false);
+        if (c->n_ctx) {
+            fputs("<h2>Context differences</h2>\n<table class=\"ctx\"><tr><th>entry</th>", o);
+            for (int i = 0; i < c->n_m; i++) {
+                fprintf(o, "<th>%c ", 'A' + i);
+                mb_html_escape(o, c->label[i]);
+                fputs("</th>", o);
+            }
+            fputs("</tr>\n", o);
+            for (int k = 0; k < c->n_ctx; k++) {
+                fputs("<tr>", o);
+                td(o, c->ctx[k].key, false);
+                for (int i = 0; i < c->n_m; i++)
+                    td(o, c->ctx[k].value[i][0] ? c->ctx[k].value[i] : "(none)", false);
+                fputs("</tr>\n", o);
+            }
+            fputs("</table>\n", o);
+        }
+    }
+    mb_html_end(o);
+    return rc;
+}

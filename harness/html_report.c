@@ -1,0 +1,931 @@
+/* html_report.c: the HTML page frame, generic charts, and the run/report page. */
+#include "html_report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results.h"
+#include "svg.h"
+#include "writers.h"
+
+/* ---- frame ---------------------------------------------------------------------- */
+
+static const char CSS[] =
+    "body{font-family:sans-serif;font-size:14px;color:#222;max-width:1240px;margin:0 auto;padding:8px 16px}"
+    "h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ccc}h3{font-size:15px}"
+    "table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;"
+    "vertical-align:top}td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f2f2f2}"
+    "svg.chart{display:block;max-width:100%;height:auto;margin:8px 0}.note{color:#555}"
+    "code{font-size:12px}.bad{color:#a00}"
+    "@media print{body{max-width:none}h2{break-after:avoid}svg.chart,table{break-inside:avoid}}";
+
+void mb_html_escape(FILE *o, const char *s)
+{
+    mb_svg_escape(o, s);
+}
+
+void mb_html_begin(FILE *o, const char *title)
+{
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
+          o);
+    mb_html_escape(o, title);
+    fprintf(o, "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", CSS);
+    mb_html_escape(o, title);
+    fputs("</h1>\n", o);
+}
+
+void mb_html_end(FILE *o)
+{
+    fputs("<p class=\"note\">Made by mlbench. Hover a bar or point for its value.</p>\n</body>\n</html>\n", o);
+}
+
+/* ---- generic charts ------------------------------------------------------------------ */
+
+static bool has_bar(const mb_html_bars *b, int i)
+{
+    return isfinite(b->hi[i]) && b->hi[i] >= 0 && (!b->log || b->hi[i] > 0);
+}
+
+void mb_html_bar_chart(FILE *o, const mb_html_bars *b)
+{
+    int n = b->n_cat * b->n_group;
+    double lo = INFINITY, hi = 0;
+    for (int i = 0; i < n; i++) {
+        if (!has_bar(b, i))
+            continue;
+        double top = b->err_hi && b->err_hi[i] > b->hi[i] ? b->err_hi[i] : b->hi[i];
+        hi = fmax(hi, top);
+        if (b->hi[i] > 0)
+            lo = fmin(lo, b->hi[i]);
+        if (b->lo && b->lo[i] > 0)
+            lo = fmin(lo, b->lo[i]);
+    }
+    double row = b->n_group > 1 ? 14.0 * b->n_group + 8 : 22;
+    double h = 44 + row * (b->n_cat > 0 ? b->n_cat : 1) + 44;
+    mb_chart c;
+    mb_chart_begin(&c, o, b->id, b->title, MB_HTML_WIDTH, h, b->label_px > 0 ? b->label_px : 320, 44);
+    c.x = (mb_scale){ b->log ? (isfinite(lo) ? lo : 1) : 0, hi > 0 ? hi : 1, c.left, c.right, b->log };
+    mb_scale_nice(&c.x);
+    if (b->groups && b->n_group >= 1) { /* one group too: it says which machine the bars are */
+        int cols[16];
+        for (int g = 0; g < b->n_group && g < 16; g++)
+            cols[g] = b->colors ? b->colors[g] : g;
+        mb_chart_legend(&c, b->n_group < 16 ? b->n_group : 16, b->groups, cols);
+    }
+    mb_chart_x_axis(&c, b->x_label);
+    for (int k = 0; k < b->n_cat; k++) {
+        mb_chart_category(&c, k, b->n_cat, b->cats[k]);
+        for (int g = 0; g < b->n_group; g++) {
+            int i = k * b->n_group + g;
+            if (!has_bar(b, i))
+                continue;
+            double from = b->lo && isfinite(b->lo[i]) && b->lo[i] >= 0 ? b->lo[i] : 0;
+            if (b->log && from <= 0)
+                from = c.x.d0;
+            mb_chart_bar(&c, k, b->n_cat, g, b->n_group, from, b->hi[i], b->colors ? b->colors[g] : g,
+                         b->titles && b->titles[i] ? b->titles[i] : "");
+            if (b->err_lo && b->err_hi && b->err_lo[i] >= 0 && b->err_hi[i] >= 0)
+                mb_chart_bar_error(&c, k, b->n_cat, g, b->n_group, b->err_lo[i], b->err_hi[i]);
+        }
+    }
+    mb_chart_end(&c);
+}
+
+static void fmt_secs(char *buf, size_t len, double s)
+{
+    if (s >= 1)
+        snprintf(buf, len, "%.4g s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, len, "%.3g ms", s * 1e3);
+    else
+        snprintf(buf, len, "%.3g us", s * 1e6);
+}
+
+void mb_html_stacked_bar(FILE *o, const char *id, const char *title, const mb_html_part *parts, int n)
+{
+    double total = 0;
+    for (int i = 0; i < n; i++)
+        total += parts[i].seconds > 0 ? parts[i].seconds : 0;
+    mb_chart c;
+    mb_chart_begin(&c, o, id, title, MB_HTML_WIDTH, 44 + 40 + 44, 60, 44);
+    c.x = (mb_scale){ 0, total > 0 ? total * 1e3 : 1, c.left, c.right, false };
+    mb_scale_nice(&c.x);
+    const char *names[64];
+    int cols[64], nl = 0;
+    for (int i = 0; i < n && nl < 64; i++)
+        if (parts[i].seconds > 0) {
+            names[nl] = parts[i].name;
+            cols[nl++] = i;
+        }
+    mb_chart_legend(&c, nl, names, cols);
+    mb_chart_x_axis(&c, "milliseconds");
+    mb_chart_category(&c, 0, 1, "step");
+    double at = 0;
+    for (int i = 0; i < n; i++) {
+        if (!(parts[i].seconds > 0))
+            continue;
+        char t[256], s[32];
+        fmt_secs(s, sizeof s, parts[i].seconds);
+        snprintf(t, sizeof t, "%s: %s (%.1f%%)", parts[i].name, s, 100 * parts[i].seconds / total);
+        mb_chart_bar(&c, 0, 1, 0, 1, at * 1e3, (at + parts[i].seconds) * 1e3, i, t);
+        at += parts[i].seconds;
+    }
+    mb_chart_end(&c);
+}
+
+/* ---- results documents ----------------------------------------------------------------- */
+
+static const char *str(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const cJSON *obj(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static double param(const cJSON *c, const char *k)
+{
+    const char *v = str(obj(c, "params"), k);
+    return v ? strtod(v, NULL) : NAN;
+}
+
+static const char *param_s(const cJSON *c, const char *k)
+{
+    const char *v = str(obj(c, "params"), k);
+    return v ? v : "";
+}
+
+/* A case that can be drawn: status ok, verification passed, a rate. */
+static bool usable(const cJSON *c)
+{
+    const char *st = str(c, "status"), *ver = str(obj(c, "verification"), "status");
+    return st && strcmp(st, "ok") == 0 && ver && strcmp(ver, "passed") == 0 && num(obj(c, "rate"), "median") > 0;
+}
+
+static bool is(const cJSON *c, const char *component)
+{
+    const char *s = str(c, "component");
+    return s && strcmp(s, component) == 0;
+}
+
+static void row_kv(FILE *o, const char *k, const char *v)
+{
+    if (v == NULL || *v == '\0')
+        return;
+    fputs("<tr><th>", o);
+    mb_html_escape(o, k);
+    fputs("</th><td>", o);
+    mb_html_escape(o, v);
+    fputs("</td></tr>\n", o);
+}
+
+static void row_kn(FILE *o, const char *k, double v, const char *fmt)
+{
+    if (!isfinite(v))
+        return;
+    char b[64];
+    snprintf(b, sizeof b, fmt, v);
+    row_kv(o, k, b);
+}
+
+static void machine_card(FILE *o, const cJSON *doc)
+{
+    const cJSON *ctx = obj(doc, "context"), *cpu = obj(ctx, "cpu"), *mem = obj(ctx, "memory"), *os = obj(ctx, "os");
+    const cJSON *build = obj(ctx, "build"), *disk = obj(ctx, "disk"), *sw = obj(ctx, "gpu_software");
+    fputs("<h2>Machine</h2>\n<table class=\"card\">\n", o);
+    row_kv(o, "host", str(obj(ctx, "host"), "name"));
+    row_kv(o, "suite", str(doc, "suite"));
+    row_kv(o, "started (UTC)", str(doc, "started_utc"));
+    row_kv(o, "CPU", str(cpu, "model"));
+    char b[256];
+    snprintf(b, sizeof b, "%.0f sockets, %.0f cores, %.0f logical CPUs, %.0f NUMA nodes", num(cpu, "sockets"),
+             num(cpu, "physical_cores"), num(cpu, "logical_cpus"), num(cpu, "numa_nodes"));
+    if (cpu)
+        row_kv(o, "CPU topology", b);
+    row_kn(o, "memory (GiB)", num(mem, "total_bytes") / 1073741824.0, "%.1f");
+    const cJSON *g;
+    int i = 0;
+    cJSON_ArrayForEach(g, obj(ctx, "gpus"))
+    {
+        char k[32];
+        snprintf(k, sizeof k, "GPU %d", i++);
+        snprintf(b, sizeof b, "%s, %.0f GiB, %.0f SMs, compute capability %s", str(g, "name") ? str(g, "name") : "?",
+                 num(g, "memory_bytes") / 1073741824.0, num(g, "sms"),
+                 str(g, "compute_capability") ? str(g, "compute_capability") : "?");
+        row_kv(o, k, b);
+        const cJSON *pcie = obj(g, "pcie");
+        if (pcie) {
+            snprintf(k, sizeof k, "GPU %d PCIe", i - 1);
+            snprintf(b, sizeof b, "%s (max %s), %.1f GB/s per direction",
+                     str(pcie, "current") ? str(pcie, "current") : "?", str(pcie, "max") ? str(pcie, "max") : "?",
+                     num(pcie, "max_gbps_per_direction"));
+            row_kv(o, k, b);
+        }
+    }
+    if (os) {
+        snprintf(b, sizeof b, "%s, kernel %s, %s", str(os, "name") ? str(os, "name") : "?",
+                 str(os, "kernel") ? str(os, "kernel") : "?", str(os, "arch") ? str(os, "arch") : "?");
+        row_kv(o, "OS", b);
+    }
+    if (disk) {
+        snprintf(b, sizeof b, "%s (%s, %s), %s", str(disk, "device") ? str(disk, "device") : "?",
+                 str(disk, "filesystem") ? str(disk, "filesystem") : "?",
+                 cJSON_IsTrue(obj(disk, "rotational")) ? "reports rotational" : "non-rotational",
+                 str(disk, "mount_point") ? str(disk, "mount_point") : "?");
+        row_kv(o, "disk", b);
+    }
+    if (build) {
+        snprintf(b, sizeof b, "mlbench %s (git %s), %s, %s",
+                 str(build, "mlbench_version") ? str(build, "mlbench_version") : "?",
+                 str(build, "git_revision") ? str(build, "git_revision") : "?",
+                 str(build, "compiler") ? str(build, "compiler") : "?",
+                 str(build, "build_type") ? str(build, "build_type") : "?");
+        row_kv(o, "build", b);
+    }
+    if (sw) {
+        snprintf(b, sizeof b, "driver %s, CUDA runtime %s, cuBLASLt %s, cuDNN %s, NCCL %s",
+                 str(sw, "driver") ? str(sw, "driver") : "-", str(sw, "cuda_runtime") ? str(sw, "cuda_runtime") : "-",
+                 str(sw, "cublaslt") ? str(sw, "cublaslt") : "-", str(sw, "cudnn") ? str(sw, "cudnn") : "-",
+                 str(sw, "nccl") ? str(sw, "nccl") : "-");
+        row_kv(o, "GPU software", b);
+    }
+    fputs("</table>\n", o);
+}
+
+/* ---- ceiling vs peak --------------------------------------------------------------------- */
+
+typedef struct bars_buf {
+    int n_cat, cap;
+    double label_px;
+    char **cats;
+    double *lo, *hi, *elo, *ehi;
+    char **titles;
+} bars_buf;
+
+static int bb_add(bars_buf *b, int n_group, const char *cat)
+{
+    if (b->n_cat == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 16;
+        char **c = realloc(b->cats, sizeof *c * (size_t)cap);
+        if (c)
+            b->cats = c;
+        double *p[4] = { realloc(b->lo, sizeof(double) * (size_t)(cap * n_group)),
+                         realloc(b->hi, sizeof(double) * (size_t)(cap * n_group)),
+                         realloc(b->elo, sizeof(double) * (size_t)(cap * n_group)),
+                         realloc(b->ehi, sizeof(double) * (size_t)(cap * n_group)) };
+        if (p[0])
+            b->lo = p[0];
+        if (p[1])
+            b->hi = p[1];
+        if (p[2])
+            b->elo = p[2];
+        if (p[3])
+            b->ehi = p[3];
+        char **t = realloc(b->titles, sizeof *t * (size_t)(cap * n_group));
+        if (t)
+            b->titles = t;
+        if (!c || !p[0] || !p[1] || !p[2] || !p[3] || !t)
+            return -1;
+        b->cap = cap;
+    }
+    int k = b->n_cat++;
+    b->cats[k] = strdup(cat);
+    for (int g = 0; g < n_group; g++) {
+        int i = k * n_group + g;
+        b->lo[i] = 0;
+        b->hi[i] = -1;
+        b->elo[i] = b->ehi[i] = -1;
+        b->titles[i] = NULL;
+    }
+    return b->cats[k] ? k : -1;
+}
+
+static void bb_free(bars_buf *b, int n_group)
+{
+    for (int k = 0; k < b->n_cat; k++) {
+        free(b->cats[k]);
+        for (int g = 0; g < n_group; g++)
+            free(b->titles[k * n_group + g]);
+    }
+    free(b->cats);
+    free(b->lo);
+    free(b->hi);
+    free(b->elo);
+    free(b->ehi);
+    free(b->titles);
+    memset(b, 0, sizeof *b);
+}
+
+static void bb_chart(FILE *o, const bars_buf *b, int n_group, const char *id, const char *title, const char *x_label,
+                     const char *const *groups, const int *colors, bool log)
+{
+    if (b->n_cat == 0)
+        return;
+    mb_html_bars hb = { .id = id,
+                        .title = title,
+                        .x_label = x_label,
+                        .n_cat = b->n_cat,
+                        .n_group = n_group,
+                        .cats = (const char *const *)b->cats,
+                        .groups = groups,
+                        .lo = b->lo,
+                        .hi = b->hi,
+                        .err_lo = b->elo,
+                        .err_hi = b->ehi,
+                        .titles = (const char *const *)b->titles,
+                        .colors = colors,
+                        .log = log,
+                        .label_px = b->label_px };
+    mb_html_bar_chart(o, &hb);
+}
+
+/* The distinct components in file order. */
+static int components(const cJSON *cases, const char **out, int max)
+{
+    int n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        const char *comp = str(c, "component");
+        bool seen = comp == NULL;
+        for (int i = 0; i < n && !seen; i++)
+            seen = strcmp(out[i], comp) == 0;
+        if (!seen && n < max)
+            out[n++] = comp;
+    }
+    return n;
+}
+
+static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const char *unit, bool by_unit);
+
+static void ceiling_vs_peak(FILE *o, const cJSON *cases)
+{
+    fputs("<h2>Ceilings against peaks</h2>\n<p class=\"note\">Per component: the measured ceiling (median of the "
+          "repetitions, error bar &plusmn; one coefficient of variation) next to the theoretical peak where one is "
+          "known; the label gives the efficiency (ceiling / peak).</p>\n",
+          o);
+    const char *comps[64];
+    int nc = components(cases, comps, 64);
+    for (int k = 0; k < nc; k++) {
+        /* one chart per unit: GFLOP/s of a CPU and TFLOP/s of a GPU do not share an axis */
+        const char *units[8];
+        int nu = 0;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cases)
+        {
+            const char *u = str(c, "rate_unit");
+            bool seen = u == NULL || !is(c, comps[k]) || !usable(c);
+            for (int i = 0; i < nu && !seen; i++)
+                seen = strcmp(units[i], u) == 0;
+            if (!seen && nu < 8)
+                units[nu++] = u;
+        }
+        for (int ui = 0; ui < nu; ui++)
+            ceiling_chart(o, cases, comps[k], units[ui], nu > 1);
+    }
+}
+
+static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const char *unit, bool by_unit)
+{
+    static const char *const groups[] = { "ceiling (median)", "peak" };
+    static const int colors[] = { 0, 7 };
+    {
+        bars_buf b = { 0 };
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cases)
+        {
+            if (!is(c, comp) || !usable(c))
+                continue;
+            const char *u = str(c, "rate_unit");
+            if (u == NULL || strcmp(u, unit) != 0)
+                continue;
+            char label[256], cat[300];
+            mb_case_label(c, label, sizeof label);
+            double rate = num(obj(c, "rate"), "median"), cv = num(obj(c, "rate"), "cv");
+            double peak = num(obj(c, "peak"), "value");
+            if (peak > 0)
+                snprintf(cat, sizeof cat, "%.0f%% %s", 100 * rate / peak, label);
+            else
+                snprintf(cat, sizeof cat, "%s", label);
+            int i = bb_add(&b, 2, cat);
+            if (i < 0)
+                break;
+            b.hi[2 * i] = rate;
+            if (cv > 0) {
+                b.elo[2 * i] = rate * (1 - cv);
+                b.ehi[2 * i] = rate * (1 + cv);
+            }
+            char t[512];
+            snprintf(t, sizeof t, "%s: %.4g %s, cv %.1f%%", label, rate, unit, 100 * (cv > 0 ? cv : 0));
+            b.titles[2 * i] = strdup(t);
+            if (peak > 0) {
+                b.hi[2 * i + 1] = peak;
+                snprintf(t, sizeof t, "peak %.4g %s: %s", peak, unit,
+                         str(obj(c, "peak"), "source") ? str(obj(c, "peak"), "source") : "");
+                b.titles[2 * i + 1] = strdup(t);
+            }
+        }
+        char id[96], title[128];
+        snprintf(id, sizeof id, "ceiling-%s%s%s", comp, by_unit ? "-" : "", by_unit ? unit : "");
+        snprintf(title, sizeof title, "%s: ceiling vs peak%s%s", comp, by_unit ? ", " : "", by_unit ? unit : "");
+        b.label_px = 440;
+        bb_chart(o, &b, 2, id, title, unit, groups, colors, false);
+        bb_free(&b, 2);
+    }
+}
+
+/* ---- roofline ----------------------------------------------------------------------- */
+
+static double dtype_bytes(const char *d)
+{
+    if (!d)
+        return NAN;
+    if (!strcmp(d, "fp64"))
+        return 8;
+    if (!strcmp(d, "fp32") || !strcmp(d, "tf32") || !strcmp(d, "float"))
+        return 4;
+    if (!strcmp(d, "fp16") || !strcmp(d, "bf16"))
+        return 2;
+    if (!strcmp(d, "fp8") || !strcmp(d, "int8"))
+        return 1;
+    return NAN;
+}
+
+double mb_case_intensity(const cJSON *c)
+{
+    double e = dtype_bytes(param_s(c, "dtype"));
+    if (is(c, "gemm")) {
+        double m = param(c, "m"), n = param(c, "n"), k = param(c, "k");
+        const char *shape = param_s(c, "shape");
+        if (!(m > 0) && sscanf(shape, "%lfx%lfx%lf", &m, &n, &k) != 3)
+            return NAN;
+        return 2 * m * n * k / (e * (m * k + k * n + m * n));
+    }
+    if (is(c, "conv")) {
+        double n = param(c, "n"), ch = param(c, "c"), h = param(c, "h"), w = param(c, "w"), k = param(c, "k");
+        double r = param(c, "r"), s = param(c, "s");
+        double pad = isfinite(param(c, "pad")) ? param(c, "pad") : param(c, "pad_h");
+        double st = isfinite(param(c, "stride")) ? param(c, "stride") : param(c, "stride_h");
+        if (!isfinite(pad))
+            pad = 0;
+        if (!(st > 0))
+            st = 1;
+        double p = floor((h + 2 * pad - r) / st) + 1, q = floor((w + 2 * pad - s) / st) + 1;
+        double flops = 2 * n * k * p * q * ch * r * s;
+        return flops / (e * (n * ch * h * w + k * ch * r * s + n * k * p * q));
+    }
+    return NAN;
+}
+
+static const char *device_of(const cJSON *c)
+{
+    const char *b = str(c, "backend");
+    return b && (strstr(b, "cu") == b || strcmp(b, "nccl") == 0) ? "gpu" : "cpu";
+}
+
+static double abs_rate(const cJSON *c)
+{
+    double s = num(c, "rate_scale");
+    return num(obj(c, "rate"), "median") * (s > 0 ? s : 1);
+}
+
+static double abs_peak(const cJSON *c)
+{
+    double s = num(c, "rate_scale");
+    return num(obj(c, "peak"), "value") * (s > 0 ? s : 1);
+}
+
+typedef struct roof {
+    char dtype[16];
+    double peak;
+} roof;
+
+static void roofline(FILE *o, const cJSON *cases, const char *device)
+{
+    roof roofs[16];
+    int nr = 0;
+    double bw_meas = 0, bw_sheet = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        if (strcmp(device_of(c), device) != 0)
+            continue;
+        bool gpu_mem = is(c, "membw"), cpu_mem = is(c, "hostmem") && !strcmp(param_s(c, "kernel"), "triad");
+        if ((gpu_mem || cpu_mem) && usable(c)) {
+            bw_meas = fmax(bw_meas, abs_rate(c));
+            if (abs_peak(c) > 0)
+                bw_sheet = fmax(bw_sheet, abs_peak(c));
+        }
+        if ((is(c, "gemm") || is(c, "conv") || is(c, "peak")) && abs_peak(c) > 0) {
+            const char *d = param_s(c, "dtype");
+            int k = 0;
+            while (k < nr && strcmp(roofs[k].dtype, d) != 0)
+                k++;
+            if (k == nr && nr < 16) {
+                snprintf(roofs[nr].dtype, sizeof roofs[nr].dtype, "%s", d);
+                roofs[nr++].peak = 0;
+            }
+            if (k < 16)
+                roofs[k].peak = fmax(roofs[k].peak, abs_peak(c));
+        }
+    }
+    /* the points: GEMM and conv cases by arithmetic intensity */
+    double xs[256], ys[256];
+    const char *names[256];
+    int np = 0;
+    cJSON_ArrayForEach(c, cases)
+    {
+        if ((is(c, "gemm") || is(c, "conv")) && strcmp(device_of(c), device) == 0 && usable(c) && np < 256) {
+            double ai = mb_case_intensity(c);
+            if (isfinite(ai) && ai > 0) {
+                xs[np] = ai;
+                ys[np] = abs_rate(c);
+                names[np++] = str(c, "component");
+            }
+        }
+    }
+    if (nr == 0 || !(bw_meas > 0 || bw_sheet > 0))
+        return;
+    double top = 0, bw = fmax(bw_meas, bw_sheet);
+    for (int k = 0; k < nr; k++)
+        top = fmax(top, roofs[k].peak);
+    double min_peak = top;
+    for (int k = 0; k < nr; k++)
+        min_peak = fmin(min_peak, roofs[k].peak);
+    double xmax = 4 * top / (bw_meas > 0 ? bw_meas : bw_sheet);
+    for (int i = 0; i < np; i++)
+        xmax = fmax(xmax, 2 * xs[i]);
+    double xmin = 0.1 * min_peak / bw;
+    for (int i = 0; i < np; i++)
+        xmin = fmin(xmin, xs[i] / 2);
+    char title[128], id[32];
+    snprintf(title, sizeof title, "Roofline (%s): compute peaks per dtype, memory bandwidth slope", device);
+    snprintf(id, sizeof id, "roofline-%s", device);
+    mb_chart ch;
+    mb_chart_begin(&ch, o, id, title, MB_HTML_WIDTH, 520, 90, 48);
+    ch.x = (mb_scale){ xmin, xmax, ch.left, ch.right, true };
+    /* low enough for the slowest case too: a case far below its roof is the point of the chart */
+    double ymin = mb_roofline_at(xmin, min_peak, bw) / 2;
+    for (int i = 0; i < np; i++)
+        ymin = fmin(ymin, ys[i] / 2);
+    ch.y = (mb_scale){ ymin, top * 2, ch.bottom, ch.top, true };
+    mb_scale_nice(&ch.x);
+    mb_scale_nice(&ch.y);
+    const char *leg[3] = { "measured membw slope", "datasheet membw slope", "GEMM / conv cases" };
+    int legc[3] = { 0, 7, 4 };
+    mb_chart_legend(&ch, 3, leg, legc);
+    mb_chart_x_axis(&ch, "arithmetic intensity (FLOP per byte of operands)");
+    mb_chart_y_axis(&ch, "FLOP/s");
+    for (int k = 0; k < nr; k++) {
+        char l[512], v[32];
+        mb_svg_fmt_si(v, sizeof v, roofs[k].peak);
+        snprintf(l, sizeof l, "%s peak %sFLOP/s", roofs[k].dtype, v);
+        double ridge = mb_roofline_ridge(roofs[k].peak, bw_meas > 0 ? bw_meas : bw_sheet);
+        mb_chart_segment(&ch, fmax(ridge, ch.x.d0), roofs[k].peak, ch.x.d1, roofs[k].peak, 2 + k, false, l);
+    }
+    /* slopes: from the left edge to where the highest roof begins */
+    if (bw_meas > 0) {
+        char l[512], v[32];
+        mb_svg_fmt_si(v, sizeof v, bw_meas);
+        snprintf(l, sizeof l, "measured %sB/s", v);
+        double x1 = fmin(ch.x.d1, mb_roofline_ridge(top, bw_meas));
+        mb_chart_segment(&ch, ch.x.d0, ch.x.d0 * bw_meas, x1, x1 * bw_meas, 0, false, l);
+    }
+    if (bw_sheet > 0) {
+        char l[512], v[32];
+        mb_svg_fmt_si(v, sizeof v, bw_sheet);
+        snprintf(l, sizeof l, "datasheet %sB/s", v);
+        double x1 = fmin(ch.x.d1, mb_roofline_ridge(top, bw_sheet));
+        mb_chart_segment(&ch, ch.x.d0, ch.x.d0 * bw_sheet, x1, x1 * bw_sheet, 7, true, NULL);
+    }
+    mb_chart_series(&ch, "GEMM / conv cases", 4, np, xs, ys, NULL, NULL, false, "FLOP/byte");
+    mb_chart_end(&ch);
+    (void)names;
+}
+
+/* ---- curves (bandwidth vs size, disk by block size) ------------------------------------- */
+
+typedef struct curve {
+    char name[96];
+    double x[64], y[64], elo[64], ehi[64];
+    int n;
+} curve;
+
+static curve *curve_for(curve *cs, int *n, int max, const char *name)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(cs[i].name, name) == 0)
+            return &cs[i];
+    if (*n == max)
+        return NULL;
+    curve *c = &cs[(*n)++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    return c;
+}
+
+/* Sorts each curve by x so that lines go left to right. */
+static void sort_curve(curve *c)
+{
+    for (int i = 1; i < c->n; i++)
+        for (int j = i; j > 0 && c->x[j] < c->x[j - 1]; j--) {
+            double t;
+#define SWAP(a)                                                                                                        \
+    t = a[j];                                                                                                          \
+    a[j] = a[j - 1];                                                                                                   \
+    a[j - 1] = t
+            SWAP(c->x);
+            SWAP(c->y);
+            SWAP(c->elo);
+            SWAP(c->ehi);
+#undef SWAP
+        }
+}
+
+static void curve_chart(FILE *o, curve *cs, int n, const char *id, const char *title, const char *xl, const char *yl,
+                        const char *unit)
+{
+    double x0 = INFINITY, x1 = 0, y1 = 0, y0 = INFINITY;
+    int pts = 0;
+    for (int i = 0; i < n; i++) {
+        sort_curve(&cs[i]);
+        for (int k = 0; k < cs[i].n; k++) {
+            x0 = fmin(x0, cs[i].x[k]);
+            x1 = fmax(x1, cs[i].x[k]);
+            y0 = fmin(y0, cs[i].y[k]);
+            y1 = fmax(y1, cs[i].ehi[k] > cs[i].y[k] ? cs[i].ehi[k] : cs[i].y[k]);
+            pts++;
+        }
+    }
+    if (pts == 0)
+        return;
+    mb_chart ch;
+    mb_chart_begin(&ch, o, id, title, MB_HTML_WIDTH, 420, 90, 48);
+    ch.x = (mb_scale){ x0, x1 > x0 ? x1 : x0 * 10, ch.left, ch.right, true };
+    ch.y = (mb_scale){ y0 / 2, y1, ch.bottom, ch.top, true };
+    mb_scale_nice(&ch.x);
+    mb_scale_nice(&ch.y);
+    const char *names[16];
+    int cols[16];
+    for (int i = 0; i < n && i < 16; i++) {
+        names[i] = cs[i].name;
+        cols[i] = i;
+    }
+    mb_chart_legend(&ch, n < 16 ? n : 16, names, cols);
+    mb_chart_x_axis(&ch, xl);
+    mb_chart_y_axis(&ch, yl);
+    for (int i = 0; i < n; i++)
+        mb_chart_series(&ch, cs[i].name, i, cs[i].n, cs[i].x, cs[i].y, cs[i].elo, cs[i].ehi, cs[i].n > 1, unit);
+    mb_chart_end(&ch);
+}
+
+static void add_point(curve *c, const cJSON *cs, double x)
+{
+    if (c == NULL || c->n == 64 || !(x > 0))
+        return;
+    double y = num(obj(cs, "rate"), "median"), cv = num(obj(cs, "rate"), "cv");
+    c->x[c->n] = x;
+    c->y[c->n] = y;
+    c->elo[c->n] = cv > 0 ? y * (1 - cv) : -1;
+    c->ehi[c->n] = cv > 0 ? y * (1 + cv) : -1;
+    c->n++;
+}
+
+static void bandwidth_curves(FILE *o, const cJSON *cases)
+{
+    curve cs[16];
+    int n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        if (!is(c, "copy") || !usable(c))
+            continue;
+        char name[96];
+        snprintf(name, sizeof name, "%s %s", param_s(c, "direction"), param_s(c, "memory"));
+        add_point(curve_for(cs, &n, 16, name), c, param(c, "size"));
+    }
+    if (n) {
+        fputs("<h2>Copies: bandwidth against size</h2>\n<p class=\"note\">Host&ndash;device copies by direction and "
+              "host memory (pinned or pageable): small copies are latency-bound, large ones reach the link's "
+              "rate.</p>\n",
+              o);
+        curve_chart(o, cs, n, "copy-bw", "Copy bandwidth vs size", "bytes per copy", "GB/s", "B");
+    }
+    n = 0;
+    cJSON_ArrayForEach(c, cases)
+    {
+        if (!usable(c))
+            continue;
+        const char *comp = str(c, "component");
+        if (!comp || !(strstr(comp, "reduce") || strstr(comp, "gather") || strstr(comp, "broadcast") ||
+                       strstr(comp, "alltoall")))
+            continue;
+        char name[96];
+        snprintf(name, sizeof name, "%s %s %s", comp, str(c, "backend") ? str(c, "backend") : "", param_s(c, "dtype"));
+        add_point(curve_for(cs, &n, 16, name), c, param(c, "size"));
+    }
+    if (n) {
+        fputs("<h2>Collectives: bus bandwidth against size</h2>\n<p class=\"note\">busbw, as nccl-tests report it "
+              "(algbw x the collective's factor; docs/collectives.md).</p>\n",
+              o);
+        curve_chart(o, cs, n, "coll-bw", "Collective busbw vs size", "bytes per rank", "busbw GB/s", "B");
+    }
+}
+
+static void disk_curves(FILE *o, const cJSON *cases)
+{
+    curve cs[16];
+    int n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        if (!is(c, "disk") || !usable(c))
+            continue;
+        char name[96];
+        const char *qd = param_s(c, "qd");
+        const char *mode = *param_s(c, "mode") ? param_s(c, "mode") : param_s(c, "advice");
+        snprintf(name, sizeof name, "%s %s %s%s%s", str(c, "backend") ? str(c, "backend") : "", param_s(c, "pattern"),
+                 mode, *qd ? " qd=" : "", qd);
+        add_point(curve_for(cs, &n, 16, name), c, param(c, "block_size"));
+    }
+    if (n == 0)
+        return;
+    fputs("<h2>Disk: sequential against random</h2>\n<p class=\"note\">Read rate by block size, per pattern, mode and "
+          "queue depth. Small random reads at queue depth 1 are the trap a data loader falls into.</p>\n",
+          o);
+    curve_chart(o, cs, n, "disk", "Disk read rate vs block size", "block size (bytes)", "MB/s", "B");
+}
+
+/* ---- burst vs sustained ---------------------------------------------------------------- */
+
+/* The rate of a burst/sustained object, in the case's rate unit: a number,
+ * or {rate: number | {median}} or {median}. */
+static double phase_rate(const cJSON *p)
+{
+    if (cJSON_IsNumber(p))
+        return p->valuedouble;
+    const cJSON *r = obj(p, "rate");
+    if (cJSON_IsNumber(r))
+        return r->valuedouble;
+    if (cJSON_IsObject(r))
+        return num(r, "median");
+    return num(p, "median");
+}
+
+static void burst_sustained(FILE *o, const cJSON *cases)
+{
+    bars_buf b = { 0 };
+    const cJSON *c;
+    const char *unit = NULL;
+    cJSON_ArrayForEach(c, cases)
+    {
+        double bu = phase_rate(obj(c, "burst")), su = phase_rate(obj(c, "sustained"));
+        if (!(bu > 0) || !(su > 0))
+            continue;
+        const char *u = str(c, "rate_unit");
+        if (unit == NULL)
+            unit = u;
+        if (!u || strcmp(u, unit) != 0)
+            continue;
+        char label[256], t[300];
+        mb_case_label(c, label, sizeof label);
+        int i = bb_add(&b, 2, label);
+        if (i < 0)
+            break;
+        b.hi[2 * i] = bu;
+        b.hi[2 * i + 1] = su;
+        snprintf(t, sizeof t, "burst %.4g %s", bu, unit);
+        b.titles[2 * i] = strdup(t);
+        snprintf(t, sizeof t, "sustained %.4g %s (%.0f%% of burst)", su, unit, 100 * su / bu);
+        b.titles[2 * i + 1] = strdup(t);
+    }
+    if (b.n_cat) {
+        static const char *const g[] = { "burst", "sustained" };
+        static const int col[] = { 0, 4 };
+        fputs("<h2>Burst against sustained</h2>\n<p class=\"note\">The rate of a short burst and of a long run "
+              "(clocks and power settle); the gap is what a long training run loses.</p>\n",
+              o);
+        bb_chart(o, &b, 2, "burst", "Burst vs sustained", unit, g, col, false);
+    }
+    bb_free(&b, 2);
+}
+
+/* ---- tables ------------------------------------------------------------------------------ */
+
+static void not_run(FILE *o, const cJSON *cases)
+{
+    fputs("<h2>Skipped and failed cases</h2>\n", o);
+    int n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        const char *st = str(c, "status"), *ver = str(obj(c, "verification"), "status");
+        bool bad_ver = st && !strcmp(st, "ok") && ver && strcmp(ver, "passed") != 0;
+        if (st && !strcmp(st, "ok") && !bad_ver)
+            continue;
+        if (n++ == 0)
+            fputs("<table class=\"not-run\"><tr><th>case</th><th>status</th><th>reason</th></tr>\n", o);
+        char label[256];
+        mb_case_label(c, label, sizeof label);
+        fputs("<tr><td>", o);
+        mb_html_escape(o, label);
+        fputs("</td><td class=\"bad\">", o);
+        mb_html_escape(o, bad_ver ? "verification not passed" : st ? st : "?");
+        fputs("</td><td>", o);
+        const char *why = bad_ver ? str(obj(c, "verification"), "detail") : str(c, "reason");
+        mb_html_escape(o, why ? why : "");
+        fputs("</td></tr>\n", o);
+    }
+    fputs(n ? "</table>\n" : "<p>None: every case ran and passed its verification.</p>\n", o);
+}
+
+static void all_cases(FILE *o, const cJSON *cases)
+{
+    fputs("<h2>All cases</h2>\n<table class=\"cases\"><tr><th>case</th><th>status</th><th>ceiling (median)</th>"
+          "<th>cv</th><th>peak</th><th>efficiency</th></tr>\n",
+          o);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        char label[256], b[64];
+        mb_case_label(c, label, sizeof label);
+        fputs("<tr><td title=\"", o);
+        mb_html_escape(o, str(c, "id") ? str(c, "id") : "");
+        fputs("\">", o);
+        mb_html_escape(o, label);
+        fputs("</td><td>", o);
+        mb_html_escape(o, str(c, "status") ? str(c, "status") : "?");
+        double r = num(obj(c, "rate"), "median"), cv = num(obj(c, "rate"), "cv"), pk = num(obj(c, "peak"), "value");
+        fputs("</td><td class=\"n\">", o);
+        if (r > 0) {
+            snprintf(b, sizeof b, "%.4g ", r);
+            mb_html_escape(o, b);
+            mb_html_escape(o, str(c, "rate_unit") ? str(c, "rate_unit") : "");
+        }
+        fputs("</td><td class=\"n\">", o);
+        if (isfinite(cv))
+            fprintf(o, "%.1f%%", 100 * cv);
+        fputs("</td><td class=\"n\">", o);
+        if (pk > 0)
+            fprintf(o, "%.4g", pk);
+        fputs("</td><td class=\"n\">", o);
+        if (pk > 0 && r > 0)
+            fprintf(o, "%.0f%%", 100 * r / pk);
+        fputs("</td></tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+int mb_html_results(FILE *o, const cJSON *doc, mb_err *err)
+{
+    const cJSON *cases = obj(doc, "cases");
+    if (!cJSON_IsArray(cases))
+        return mb_errf(err, MB_EUSAGE, "results document without a cases array");
+    char title[256];
+    snprintf(title, sizeof title, "mlbench results: %s",
+             str(obj(obj(doc, "context"), "host"), "name") ? str(obj(obj(doc, "context"), "host"), "name") : "?");
+    mb_html_begin(o, title);
+    machine_card(o, doc);
+    ceiling_vs_peak(o, cases);
+    fputs("<h2>Roofline</h2>\n<p class=\"note\">Compute roofs are the peaks per dtype (datasheet or computed, as "
+          "the cases report them); the solid slope is the measured memory-bandwidth ceiling, the dashed one the "
+          "datasheet's. GEMM and convolution cases sit at their arithmetic intensity (operands read and result "
+          "written once).</p>\n",
+          o);
+    roofline(o, cases, "gpu");
+    roofline(o, cases, "cpu");
+    bandwidth_curves(o, cases);
+    disk_curves(o, cases);
+    burst_sustained(o, cases);
+    not_run(o, cases);
+    all_cases(o, cases);
+    mb_html_end(o);
+    return MB_OK;
+}
+
+int mb_html_results_file(const char *path, const cJSON *doc, mb_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem == NULL)
+        return mb_errno(err, MB_ESYS, "open_memstream");
+    int rc = mb_html_results(mem, doc, err);
+    if (fclose(mem) != 0 && rc == MB_OK)
+        rc = mb_errno(err, MB_ESYS, "formatting the HTML page");
+    if (rc == MB_OK)
+        rc = mb_write_file_atomic(path, text, err);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,384 @@
+/* svg.c: the chart writer of svg.h. Numbers are written with %.2f (pixels)
+ * so that output is byte-stable across runs and libcs. */
+#include "svg.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- scales -------------------------------------------------------------------- */
+
+double mb_scale_map(const mb_scale *s, double v)
+{
+    double a = s->d0, b = s->d1;
+    if (s->log) {
+        if (!(v > 0) || !(a > 0) || !(b > 0))
+            return NAN;
+        v = log10(v);
+        a = log10(a);
+        b = log10(b);
+    }
+    if (b == a)
+        return (s->r0 + s->r1) / 2;
+    return s->r0 + (v - a) / (b - a) * (s->r1 - s->r0);
+}
+
+/* The 1-2-5 step giving 4 to 10 intervals over span. */
+static double nice_step(double span)
+{
+    if (!(span > 0))
+        return 1;
+    double p = pow(10, floor(log10(span)));
+    static const double mult[] = { 0.1, 0.2, 0.5, 1, 2, 5, 10 };
+    for (size_t i = 0; i < sizeof mult / sizeof *mult; i++)
+        if (span / (p * mult[i]) <= 10)
+            return p * mult[i];
+    return p * 10;
+}
+
+void mb_scale_nice(mb_scale *s)
+{
+    if (s->log) {
+        if (!(s->d0 > 0))
+            s->d0 = s->d1 > 0 ? s->d1 / 10 : 1;
+        if (!(s->d1 > s->d0))
+            s->d1 = s->d0 * 10;
+        s->d0 = pow(10, floor(log10(s->d0) + 1e-9));
+        s->d1 = pow(10, ceil(log10(s->d1) - 1e-9));
+        if (s->d1 <= s->d0)
+            s->d1 = s->d0 * 10;
+        return;
+    }
+    if (s->d0 > 0)
+        s->d0 = 0;
+    if (s->d1 < 0)
+        s->d1 = 0;
+    if (s->d1 == s->d0)
+        s->d1 = s->d0 + 1;
+    double step = nice_step(s->d1 - s->d0);
+    s->d0 = floor(s->d0 / step + 1e-9) * step;
+    s->d1 = ceil(s->d1 / step - 1e-9) * step;
+}
+
+int mb_scale_ticks(const mb_scale *s, double *ticks, int max)
+{
+    int n = 0;
+    if (s->log) {
+        if (!(s->d0 > 0) || !(s->d1 > s->d0))
+            return 0;
+        for (int e = (int)ceil(log10(s->d0) - 1e-9); e <= (int)floor(log10(s->d1) + 1e-9) && n < max; e++)
+            ticks[n++] = pow(10, e);
+        return n;
+    }
+    double step = nice_step(s->d1 - s->d0);
+    for (double k = ceil(s->d0 / step - 1e-9); k * step <= s->d1 + step * 1e-9 && n < max; k++)
+        ticks[n++] = fabs(k) < 1e-12 ? 0 : k * step;
+    return n;
+}
+
+/* ---- text ------------------------------------------------------------------------- */
+
+void mb_svg_fmt_si(char *buf, size_t len, double v)
+{
+    static const char *const big[] = { "", "k", "M", "G", "T", "P", "E" };
+    double a = fabs(v);
+    if (v == 0 || !isfinite(v)) {
+        snprintf(buf, len, "%s", v == 0 ? "0" : "-");
+        return;
+    }
+    if (a < 1) {
+        snprintf(buf, len, "%.3g", v);
+        return;
+    }
+    int i = 0;
+    while (a >= 1000 && i < 6) {
+        a /= 1000;
+        v /= 1000;
+        i++;
+    }
+    snprintf(buf, len, "%.3g%s", v, big[i]);
+}
+
+void mb_svg_escape(FILE *o, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", o); break;
+        case '<': fputs("&lt;", o); break;
+        case '>': fputs("&gt;", o); break;
+        case '"': fputs("&quot;", o); break;
+        case '\'': fputs("&#39;", o); break;
+        default: fputc(*s, o);
+        }
+    }
+}
+
+/* ---- roofline ------------------------------------------------------------------------ */
+
+double mb_roofline_at(double ai, double peak, double bw)
+{
+    return fmin(peak, ai * bw);
+}
+
+double mb_roofline_ridge(double peak, double bw)
+{
+    return bw > 0 ? peak / bw : INFINITY;
+}
+
+/* ---- chart ------------------------------------------------------------------------------ */
+
+const char *mb_svg_color(int i)
+{
+    /* Okabe-Ito without the yellow that vanishes on white, then four of Tol's muted colours */
+    static const char *const pal[MB_SVG_COLORS] = { "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9",
+                                                    "#000000", "#999999", "#882255", "#44AA99", "#117733", "#332288" };
+    return pal[((i % MB_SVG_COLORS) + MB_SVG_COLORS) % MB_SVG_COLORS];
+}
+
+enum { TOP = 44, RIGHT = 24 };
+static const double CHAR_W = 7.0; /* px per character at 11 px sans-serif: over the average, digits and = are wide */
+
+void mb_chart_begin(mb_chart *c, FILE *o, const char *id, const char *title, double w, double h, double margin_left,
+                    double margin_bottom)
+{
+    memset(c, 0, sizeof *c);
+    c->o = o;
+    c->w = w;
+    c->h = h;
+    c->left = margin_left;
+    c->right = w - RIGHT;
+    c->top = TOP;
+    c->bottom = h - margin_bottom;
+    c->x = (mb_scale){ 0, 1, c->left, c->right, false };
+    c->y = (mb_scale){ 0, 1, c->bottom, c->top, false };
+    fprintf(o, "<svg class=\"chart\" data-chart=\"");
+    mb_svg_escape(o, id);
+    fprintf(o,
+            "\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" width=\"%.0f\" height=\"%.0f\" "
+            "role=\"img\" font-family=\"sans-serif\" font-size=\"11\">\n",
+            w, h, w, h);
+    fprintf(o, "<title>");
+    mb_svg_escape(o, title);
+    fprintf(o, "</title>\n<text class=\"chart-title\" x=\"%.2f\" y=\"16\" font-size=\"13\" font-weight=\"bold\">", 8.0);
+    mb_svg_escape(o, title);
+    fprintf(o, "</text>\n");
+}
+
+void mb_chart_x_axis(mb_chart *c, const char *label)
+{
+    FILE *o = c->o;
+    double t[32];
+    int n = mb_scale_ticks(&c->x, t, 32);
+    fprintf(o, "<g class=\"axis x\">\n<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\"/>\n",
+            c->left, c->bottom, c->right, c->bottom);
+    for (int i = 0; i < n; i++) {
+        double px = mb_scale_map(&c->x, t[i]);
+        char b[32];
+        mb_svg_fmt_si(b, sizeof b, t[i]);
+        fprintf(o, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#ddd\"/>", px, c->top, px,
+                c->bottom);
+        fprintf(o, "<text class=\"tick\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n", px, c->bottom + 14,
+                b);
+    }
+    if (label) {
+        fprintf(o, "<text class=\"axis-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">", (c->left + c->right) / 2,
+                c->bottom + 30);
+        mb_svg_escape(o, label);
+        fprintf(o, "</text>\n");
+    }
+    fprintf(o, "</g>\n");
+}
+
+void mb_chart_y_axis(mb_chart *c, const char *label)
+{
+    FILE *o = c->o;
+    double t[32];
+    int n = mb_scale_ticks(&c->y, t, 32);
+    fprintf(o, "<g class=\"axis y\">\n<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\"/>\n",
+            c->left, c->top, c->left, c->bottom);
+    for (int i = 0; i < n; i++) {
+        double py = mb_scale_map(&c->y, t[i]);
+        char b[32];
+        mb_svg_fmt_si(b, sizeof b, t[i]);
+        fprintf(o, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#ddd\"/>", c->left, py, c->right,
+                py);
+        fprintf(o, "<text class=\"tick\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%s</text>\n", c->left - 4, py + 4,
+                b);
+    }
+    if (label) {
+        double cy = (c->top + c->bottom) / 2;
+        fprintf(o,
+                "<text class=\"axis-label\" x=\"14\" y=\"%.2f\" text-anchor=\"middle\" "
+                "transform=\"rotate(-90 14 %.2f)\">",
+                cy, cy);
+        mb_svg_escape(o, label);
+        fprintf(o, "</text>\n");
+    }
+    fprintf(o, "</g>\n");
+}
+
+static bool inside(const mb_chart *c, double px, double py)
+{
+    return isfinite(px) && isfinite(py) && px >= c->left - 0.01 && px <= c->right + 0.01 && py >= c->top - 0.01 &&
+           py <= c->bottom + 0.01;
+}
+
+void mb_chart_series(mb_chart *c, const char *name, int color, int n, const double *x, const double *y,
+                     const double *err_lo, const double *err_hi, bool line, const char *unit)
+{
+    FILE *o = c->o;
+    const char *col = mb_svg_color(color);
+    fprintf(o, "<g class=\"series\" data-name=\"");
+    mb_svg_escape(o, name);
+    fprintf(o, "\">\n");
+    if (line) {
+        fprintf(o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
+        for (int i = 0; i < n; i++) {
+            double px = mb_scale_map(&c->x, x[i]), py = mb_scale_map(&c->y, y[i]);
+            if (inside(c, px, py))
+                fprintf(o, "%.2f,%.2f ", px, py);
+        }
+        fprintf(o, "\"/>\n");
+    }
+    for (int i = 0; i < n; i++) {
+        double px = mb_scale_map(&c->x, x[i]), py = mb_scale_map(&c->y, y[i]);
+        if (!inside(c, px, py))
+            continue;
+        if (err_lo && err_hi && err_lo[i] >= 0 && err_hi[i] >= 0) {
+            double a = fmax(mb_scale_map(&c->y, err_lo[i]), c->top),
+                   b = fmin(mb_scale_map(&c->y, err_hi[i]), c->bottom);
+            if (isfinite(a) && isfinite(b))
+                fprintf(o, "<line class=\"err\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\"/>", px,
+                        fmin(a, c->bottom), px, fmax(b, c->top), col);
+        }
+        char xs[32], ys[32];
+        mb_svg_fmt_si(xs, sizeof xs, x[i]);
+        mb_svg_fmt_si(ys, sizeof ys, y[i]);
+        fprintf(o, "<circle class=\"pt\" cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"><title>", px, py, col);
+        mb_svg_escape(o, name);
+        fprintf(o, ": %s at %s %s</title></circle>\n", ys, xs, unit ? unit : "");
+    }
+    fprintf(o, "</g>\n");
+}
+
+void mb_chart_segment(mb_chart *c, double x0, double y0, double x1, double y1, int color, bool dashed,
+                      const char *label)
+{
+    FILE *o = c->o;
+    double a = mb_scale_map(&c->x, x0), b = mb_scale_map(&c->y, y0);
+    double p = mb_scale_map(&c->x, x1), q = mb_scale_map(&c->y, y1);
+    if (!isfinite(a) || !isfinite(b) || !isfinite(p) || !isfinite(q))
+        return;
+    fprintf(
+        o,
+        "<line class=\"roof\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-width=\"1.5\"%s/>\n",
+        a, b, p, q, mb_svg_color(color), dashed ? " stroke-dasharray=\"5 3\"" : "");
+    if (label) {
+        fprintf(o, "<text class=\"roof-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" fill=\"%s\">", p - 2, q - 4,
+                mb_svg_color(color));
+        mb_svg_escape(o, label);
+        fprintf(o, "</text>\n");
+    }
+}
+
+static double row_h(const mb_chart *c, int n_cat)
+{
+    return (c->bottom - c->top) / (n_cat > 0 ? n_cat : 1);
+}
+
+void mb_chart_category(mb_chart *c, int cat, int n_cat, const char *label)
+{
+    FILE *o = c->o;
+    double h = row_h(c, n_cat);
+    double y = c->top + h * cat + h / 2 + 4;
+    /* labels longer than the margin are cut, the whole label stays in the hover title */
+    int fit = (int)((c->left - 10) / CHAR_W);
+    int len = (int)strlen(label);
+    fprintf(o, "<text class=\"cat\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\"><title>", c->left - 6, y);
+    mb_svg_escape(o, label);
+    fprintf(o, "</title>");
+    if (len <= fit) {
+        mb_svg_escape(o, label);
+    } else {
+        char cut[512];
+        int keep = fit - 1 < (int)sizeof cut - 1 ? fit - 1 : (int)sizeof cut - 1;
+        /* never split a UTF-8 sequence */
+        while (keep > 0 && ((unsigned char)label[keep] & 0xC0) == 0x80)
+            keep--;
+        snprintf(cut, sizeof cut, "%.*s", keep > 0 ? keep : 0, label);
+        mb_svg_escape(o, cut);
+        fputs("\xE2\x80\xA6", o); /* … */
+    }
+    fprintf(o, "</text>\n");
+}
+
+static void bar_box(const mb_chart *c, int cat, int n_cat, int group, int n_group, double *y, double *h)
+{
+    double rh = row_h(c, n_cat);
+    double inner = rh * 0.8;
+    double gh = inner / (n_group > 0 ? n_group : 1);
+    *y = c->top + rh * cat + rh * 0.1 + gh * group;
+    *h = gh;
+}
+
+void mb_chart_bar(mb_chart *c, int cat, int n_cat, int group, int n_group, double x0, double x1, int color,
+                  const char *title)
+{
+    double y, h;
+    bar_box(c, cat, n_cat, group, n_group, &y, &h);
+    double a = mb_scale_map(&c->x, x0), b = mb_scale_map(&c->x, x1);
+    if (!isfinite(a))
+        a = c->left;
+    if (!isfinite(b))
+        return;
+    a = fmax(c->left, fmin(a, c->right));
+    b = fmax(c->left, fmin(b, c->right));
+    fprintf(c->o, "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"><title>",
+            fmin(a, b), y, fabs(b - a), h, mb_svg_color(color));
+    mb_svg_escape(c->o, title);
+    fprintf(c->o, "</title></rect>\n");
+}
+
+void mb_chart_bar_error(mb_chart *c, int cat, int n_cat, int group, int n_group, double lo, double hi)
+{
+    double y, h;
+    bar_box(c, cat, n_cat, group, n_group, &y, &h);
+    double a = mb_scale_map(&c->x, lo), b = mb_scale_map(&c->x, hi);
+    if (!isfinite(a) || !isfinite(b))
+        return;
+    a = fmax(c->left, fmin(a, c->right));
+    b = fmax(c->left, fmin(b, c->right));
+    double m = y + h / 2;
+    fprintf(c->o, "<path class=\"err\" d=\"M%.2f %.2fH%.2fM%.2f %.2fV%.2fM%.2f %.2fV%.2f\" stroke=\"#000\"/>\n", a, m,
+            b, a, m - h / 4, m + h / 4, b, m - h / 4, m + h / 4);
+}
+
+void mb_chart_legend(mb_chart *c, int n, const char *const *names, const int *colors)
+{
+    double x = 8, y = 24;
+    fprintf(c->o, "<g class=\"legend\">\n");
+    for (int i = 0; i < n; i++) {
+        double w = 14 + CHAR_W * (double)strlen(names[i]) + 14;
+        if (x > 8 && x + w > c->w - 8) { /* wrap: the plot area gives up a row */
+            x = 8;
+            y += 16;
+        }
+        fprintf(c->o, "<rect x=\"%.2f\" y=\"%.2f\" width=\"10\" height=\"10\" fill=\"%s\"/>", x, y,
+                mb_svg_color(colors[i]));
+        fprintf(c->o, "<text class=\"legend-item\" x=\"%.2f\" y=\"%.2f\">", x + 14, y + 9);
+        mb_svg_escape(c->o, names[i]);
+        fprintf(c->o, "</text>\n");
+        x += w;
+    }
+    fprintf(c->o, "</g>\n");
+    double top = y + 20;
+    if (top > c->top) {
+        if (c->y.r1 == c->top)
+            c->y.r1 = top;
+        c->top = top;
+    }
+}
+
+void mb_chart_end(mb_chart *c)
+{
+    fprintf(c->o, "</svg>\n");
+}

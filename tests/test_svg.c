@@ -1,0 +1,176 @@
+/* test_svg.c: the SVG chart writer (harness/svg.c) against values computed
+ * by hand: linear and log scale positions, nice domains and their ticks, the
+ * roofline and its ridge point, escaping, and the pixel geometry a chart
+ * writes. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "svg.h"
+
+#define CLOSE(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fmax(1.0, fabs((double)(b))))
+
+static void test_scale_map(void **s)
+{
+    (void)s;
+    mb_scale lin = { 0, 10, 100, 0, false }; /* a y axis: 0 at the bottom (100 px) */
+    CLOSE(mb_scale_map(&lin, 0), 100);
+    CLOSE(mb_scale_map(&lin, 2.5), 75);
+    CLOSE(mb_scale_map(&lin, 10), 0);
+    mb_scale lg = { 1, 1000, 0, 300, true }; /* 3 decades over 300 px: 100 px each */
+    CLOSE(mb_scale_map(&lg, 10), 100);
+    CLOSE(mb_scale_map(&lg, 100), 200);
+    CLOSE(mb_scale_map(&lg, sqrt(1000.0)), 150); /* 10^1.5 halfway */
+    assert_true(isnan(mb_scale_map(&lg, 0)));    /* no log of 0 */
+    assert_true(isnan(mb_scale_map(&lg, -1)));
+}
+
+static void test_nice_and_ticks(void **s)
+{
+    (void)s;
+    /* span 87: steps 1, 2, 5 give more than 10 intervals, 10 gives 9 -> 0..90 */
+    mb_scale lin = { 3, 87, 0, 100, false };
+    mb_scale_nice(&lin);
+    CLOSE(lin.d0, 0);
+    CLOSE(lin.d1, 90);
+    double t[32];
+    int n = mb_scale_ticks(&lin, t, 32);
+    assert_int_equal(n, 10);
+    CLOSE(t[0], 0);
+    CLOSE(t[3], 30);
+    CLOSE(t[9], 90);
+    /* 0.3 .. 2500 on a log scale: whole decades 0.1 .. 10000, one tick each */
+    mb_scale lg = { 0.3, 2500, 0, 100, true };
+    mb_scale_nice(&lg);
+    CLOSE(lg.d0, 0.1);
+    CLOSE(lg.d1, 10000);
+    n = mb_scale_ticks(&lg, t, 32);
+    assert_int_equal(n, 6);
+    CLOSE(t[0], 0.1);
+    CLOSE(t[5], 10000);
+    /* a decade already round stays */
+    mb_scale exact = { 1e12, 1e15, 0, 100, true };
+    mb_scale_nice(&exact);
+    CLOSE(exact.d0, 1e12);
+    CLOSE(exact.d1, 1e15);
+    /* negative data: the linear domain reaches 0 from below, step 0.5 over 3.2 */
+    mb_scale neg = { -3.2, -1, 0, 100, false };
+    mb_scale_nice(&neg);
+    CLOSE(neg.d0, -3.5);
+    CLOSE(neg.d1, 0);
+}
+
+static void test_roofline(void **s)
+{
+    (void)s;
+    /* H100 SXM bf16 dense 989.4 TFLOP/s over HBM3 3352.32 GB/s: ridge at 295.14 FLOP/byte */
+    double peak = 989.4e12, bw = 3352.32e9;
+    CLOSE(mb_roofline_ridge(peak, bw), 989.4e12 / 3352.32e9);
+    assert_true(fabs(mb_roofline_ridge(peak, bw) - 295.1389) < 1e-3);
+    CLOSE(mb_roofline_at(10, peak, bw), 33.5232e12); /* memory-bound: 10 x bw */
+    CLOSE(mb_roofline_at(1000, peak, bw), peak);     /* compute-bound */
+    CLOSE(mb_roofline_at(mb_roofline_ridge(peak, bw), peak, bw), peak);
+    assert_true(isinf(mb_roofline_ridge(peak, 0)));
+}
+
+static void test_text(void **s)
+{
+    (void)s;
+    char b[32];
+    mb_svg_fmt_si(b, sizeof b, 1500);
+    assert_string_equal(b, "1.5k");
+    mb_svg_fmt_si(b, sizeof b, 2e13);
+    assert_string_equal(b, "20T");
+    mb_svg_fmt_si(b, sizeof b, 0.25);
+    assert_string_equal(b, "0.25");
+    mb_svg_fmt_si(b, sizeof b, 0);
+    assert_string_equal(b, "0");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&text, &len);
+    mb_svg_escape(o, "<a & 'b' \"c\">");
+    fclose(o);
+    assert_string_equal(text, "&lt;a &amp; &#39;b&#39; &quot;c&quot;&gt;");
+    free(text);
+}
+
+/* The chart writes what the scales say: 400 x 300 with a 100 px left and a
+ * 40 px bottom margin gives the plot area x 100..376 (24 px right margin),
+ * y 44..260 (44 px for title and legend). */
+static void test_chart_geometry(void **s)
+{
+    (void)s;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&text, &len);
+    mb_chart c;
+    mb_chart_begin(&c, o, "t", "a <title>", 400, 300, 100, 40);
+    CLOSE(c.left, 100);
+    CLOSE(c.right, 376);
+    CLOSE(c.top, 44);
+    CLOSE(c.bottom, 260);
+    c.x = (mb_scale){ 1, 1000, c.left, c.right, true };
+    c.y = (mb_scale){ 0, 10, c.bottom, c.top, false };
+    mb_chart_x_axis(&c, "x");
+    mb_chart_y_axis(&c, "y");
+    double x[] = { 10, 5000 }, y[] = { 5, 5 };
+    mb_chart_series(&c, "s", 0, 2, x, y, NULL, NULL, false, "u");
+    /* a category row: 2 rows over 216 px = 108 each, bars in the middle 80% */
+    mb_chart_bar(&c, 1, 2, 0, 1, 1, 100, 2, "bar");
+    mb_chart_category(&c, 0, 2, "a label far too long to fit in the hundred pixel margin");
+    mb_chart_end(&c);
+    fclose(o);
+    /* x = 10 is one decade of three over 276 px: 100 + 92 = 192; y = 5 halfway: 152 */
+    assert_non_null(strstr(text, "<circle class=\"pt\" cx=\"192.00\" cy=\"152.00\""));
+    /* 5000 is outside 1..1000: left out, so one point only */
+    assert_null(strstr(text, "cx=\"376.00\""));
+    assert_non_null(strstr(text, "a &lt;title&gt;"));
+    /* ticks of the log x axis: 1, 10, 100, 1k at 100, 192, 284, 376 */
+    assert_non_null(strstr(text, "<text class=\"tick\" x=\"284.00\" y=\"274.00\" text-anchor=\"middle\">100</text>"));
+    assert_non_null(strstr(text, ">1k</text>"));
+    /* bar: row 1 starts at 44 + 108 = 152, + 10.8 = 162.8; 1..100 is 100..284 */
+    assert_non_null(strstr(text, "<rect class=\"bar\" x=\"100.00\" y=\"162.80\" width=\"184.00\" height=\"86.40\""));
+    /* the label is cut to (100 - 10) / 7 = 12 characters (11 and an ellipsis), whole in its title */
+    assert_non_null(strstr(text, ">a label far\xE2\x80\xA6</text>"));
+    assert_non_null(strstr(text, "<title>a label far too long to fit in the hundred pixel margin</title>"));
+    free(text);
+}
+
+/* Legend rows wrap at the chart's width and push the plot area down. */
+static void test_legend_wraps(void **s)
+{
+    (void)s;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&text, &len);
+    mb_chart c;
+    mb_chart_begin(&c, o, "t", "t", 220, 300, 50, 40);
+    c.y = (mb_scale){ 0, 1, c.bottom, c.top, false };
+    /* each name is 10 characters: 14 + 70 + 14 = 98 px; two end at 8 + 196 <= 220 - 8, the third wraps */
+    const char *names[] = { "aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc" };
+    int colors[] = { 0, 1, 2 };
+    mb_chart_legend(&c, 3, names, colors);
+    mb_chart_end(&c);
+    fclose(o);
+    assert_non_null(strstr(text, "<text class=\"legend-item\" x=\"120.00\" y=\"33.00\">bbbbbbbbbb"));
+    assert_non_null(strstr(text, "<text class=\"legend-item\" x=\"22.00\" y=\"49.00\">cccccccccc"));
+    CLOSE(c.top, 60); /* second row at 40, + 20 */
+    CLOSE(c.y.r1, 60);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_scale_map), cmocka_unit_test(test_nice_and_ticks), cmocka_unit_test(test_roofline),
+        cmocka_unit_test(test_text),      cmocka_unit_test(test_chart_geometry), cmocka_unit_test(test_legend_wraps),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
