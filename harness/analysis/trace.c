@@ -1355,6 +1355,10 @@ done:
         mb_run_free(&run);
     if (st)
         tr_state_free(st);
+    /* A parse that stopped inside deviceProperties/distributedInfo leaves
+     * the half-built copy on the capture stack, not yet in st. */
+    if (p && p->cap_n > 0)
+        cJSON_Delete(p->cap_stack[0]);
     free(st);
     free(p);
     return rc;
