@@ -1,6 +1,7 @@
 #include "mb.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,4 +56,26 @@ int mb_exit_status(int code)
     default:
         return 1;
     }
+}
+
+int mb_json_depth_at(const char *text, size_t off)
+{
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < off && text[i]; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\' && text[i + 1])
+                i++;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            depth++;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return depth;
 }

@@ -45,6 +45,11 @@ void mb_err_clear(mb_err *err);
 /* Maps an mb_code to the process exit status of the CLI (0, 1 or 2). */
 int mb_exit_status(int code);
 
+/* How deeply brackets ([ {) are nested at byte `off` of JSON text (strings
+ * skipped), so a parse error caused by cJSON's nesting limit
+ * (CJSON_NESTING_LIMIT, 1000) can say so instead of "malformed". */
+int mb_json_depth_at(const char *text, size_t off);
+
 #ifdef __cplusplus
 }
 #endif
