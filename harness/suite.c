@@ -582,6 +582,11 @@ static int process_sections(const char *path, section *secs, int n, mb_suite *ou
 static int load_file(const char *path, mb_suite *out, const inc_chain *up, int *n_files, mb_err *err)
 {
     parse_ctx pc = { .path = path, .err = err };
+    /* A FIFO, a terminal or /dev/stdin would block the read (fuzz_suite
+     * found `include = 7` naming one of its own fds): job files are files. */
+    struct stat pre;
+    if (stat(path, &pre) == 0 && !S_ISREG(pre.st_mode))
+        return mb_errf(err, MB_EUSAGE, "job file %s: not a regular file", path);
     pc.fp = fopen(path, "r");
     if (pc.fp == NULL)
         return mb_errno(err, MB_EUSAGE, "cannot open job file %s", path);

@@ -421,6 +421,12 @@ static void test_suite_hostile(void **s)
     snprintf(line, sizeof line, "[h]\ncomponent = hostmem\nbackend = stream\ndescription = %0300d\n", 0);
     write_text(a, line);
     expect_suite_error(a, ":4: line longer than", NULL);
+    /* a FIFO (or /dev/stdin) as an include would block the read forever */
+    snprintf(p, sizeof p, "%s/fifo.ini", dir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    write_text(a, "[global]\ninclude = fifo.ini\n");
+    expect_suite_error(a, "not a regular file", NULL);
+    unlink(p);
     unlink(a);
     unlink(b);
     for (int i = 0; i <= 6; i++) {

@@ -498,6 +498,27 @@ static void test_rules(void **state)
     mb_err_clear(&err);
     assert_int_equal(tr_rules_load(&r, tmp_path("missing.ini"), &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "cannot open"));
+    /* Stacked or nested repetitions make glibc's regcomp exponential
+     * (fuzz_gapconfig): refused before compiling, with the line. */
+    static const char *const costly[] = {
+        "[kernel]\ngemm = ger++++++++++++++++++++++++++++++++++++++++++++++++\n",
+        "[kernel]\ngemm = ((((((((((a+)+)+)+)+)+)+)+)+)+)\n",
+        "[kernel]\ngemm = (a{1,1000})\n",
+    };
+    for (size_t i = 0; i < sizeof costly / sizeof *costly; i++) {
+        mb_err_clear(&err);
+        write_text(bad, costly[i], strlen(costly[i]));
+        assert_int_equal(tr_rules_load(&r, bad, &err), MB_EUSAGE);
+        if (!strstr(err.msg, "too costly to compile") || !strstr(err.msg, "line 2"))
+            fail_msg("%s: %s", costly[i], err.msg);
+    }
+    /* what the shipped rules use still compiles: one +, classes with + inside */
+    mb_err_clear(&err);
+    text = "[kernel]\ngemm = gemm|[+*]x+\n[runtime]\nlaunch = cudaLaunchKernel\nsync = Synchronize\n"
+           "[annotation]\nstep = ^ProfilerStep#[0-9]+$\n";
+    write_text(bad, text, strlen(text));
+    assert_int_equal(tr_rules_load(&r, bad, &err), MB_OK);
+    tr_rules_free(&r);
 }
 
 /* ---- malformed inputs ----------------------------------------------------------------- */
