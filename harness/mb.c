@@ -1,6 +1,7 @@
 #include "mb.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -64,4 +65,26 @@ void mb_utc_now(char *buf, size_t len)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int mb_json_depth_at(const char *text, size_t off)
+{
+    int depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < off && text[i]; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\' && text[i + 1])
+                i++;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            depth++;
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return depth;
 }

@@ -49,6 +49,11 @@ int mb_exit_status(int code);
  * and the context collector, so neither has to include the other. */
 void mb_utc_now(char *buf, size_t len);
 
+/* How deeply brackets ([ {) are nested at byte `off` of JSON text (strings
+ * skipped), so a parse error caused by cJSON's nesting limit
+ * (CJSON_NESTING_LIMIT, 1000) can say so instead of "malformed". */
+int mb_json_depth_at(const char *text, size_t off);
+
 #ifdef __cplusplus
 }
 #endif

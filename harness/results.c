@@ -393,6 +393,9 @@ int mb_default_results_path(char *buf, size_t len, mb_err *err)
     return MB_OK;
 }
 
+/* The largest results file read (report, compare, --baseline, gap --ceilings). */
+#define MB_RESULTS_MAX_BYTES (256 << 20)
+
 static char *read_whole(const char *path, mb_err *err)
 {
     FILE *f = fopen(path, "rb");
@@ -400,11 +403,27 @@ static char *read_whole(const char *path, mb_err *err)
         mb_errno(err, MB_EUSAGE, "cannot open %s", path);
         return NULL;
     }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > MB_RESULTS_MAX_BYTES) {
+        fclose(f);
+        mb_errf(err, MB_EUSAGE, "%s: larger than %d MiB: not a results file (a suite of thousands of cases "
+                "is a few MB)", path, MB_RESULTS_MAX_BYTES >> 20);
+        return NULL;
+    }
     size_t cap = 1 << 16, len = 0;
     char *buf = malloc(cap);
     size_t n;
     while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
         len += n;
+        if (len > MB_RESULTS_MAX_BYTES) {
+            /* cJSON holds ~10x the text in nodes: a bound on the file is a
+             * bound on memory. */
+            fclose(f);
+            free(buf);
+            mb_errf(err, MB_EUSAGE, "%s: larger than %d MiB: not a results file (a suite of thousands of cases "
+                    "is a few MB)", path, MB_RESULTS_MAX_BYTES >> 20);
+            return NULL;
+        }
         if (cap - len < 2) {
             char *b = realloc(buf, cap *= 2);
             if (b == NULL) {
@@ -450,7 +469,11 @@ int mb_results_load(const char *path, cJSON **out, mb_err *err)
         int line, col;
         size_t off = end ? (size_t)(end - text) : 0;
         line_col(text, off, &line, &col);
+        bool deep = mb_json_depth_at(text, off) >= CJSON_NESTING_LIMIT;
         free(text);
+        if (deep)
+            return mb_errf(err, MB_EUSAGE, "%s:%d:%d: JSON nested deeper than %d levels (not a results file)", path,
+                           line, col, CJSON_NESTING_LIMIT);
         return mb_errf(err, MB_EUSAGE, "%s:%d:%d: not valid JSON (truncated or malformed results file)", path,
                        line, col);
     }

@@ -14,6 +14,27 @@
 #include "paths.h"
 
 #define MAX_INCLUDE_DEPTH 8
+/* Job files read for one suite, includes counted: a handful in practice.
+ * Without a bound, ten files that each include the next one ten times are
+ * 10^7 loads and as many cases, with no loop for the depth check to see. */
+#define MAX_INCLUDED_FILES 256
+/* Cases of one suite. Lists multiply (ten keys of ten values are 10^10
+ * cases from a few hundred bytes), so the count is checked before expanding.
+ * The shipped `all` suite has a few hundred. */
+#define MAX_CASES 100000
+
+/* The files being loaded, innermost first (each frame lives on the stack of
+ * load_file): an include of a file already on the chain is a cycle. Files
+ * are compared by device and inode, so "a.ini", "./a.ini" and a symlink to
+ * it are the same file. */
+typedef struct inc_chain {
+    const struct inc_chain *up;
+    const char *path;
+    dev_t dev;
+    ino_t ino;
+    int depth;
+    int *n_files; /* shared by the whole load */
+} inc_chain;
 
 /* One `key = value` as written, with its line. */
 typedef struct kv {
@@ -60,6 +81,19 @@ static char *reader(char *str, int num, void *stream)
     char *r = fgets(str, num, pc->fp);
     if (r) {
         pc->line++;
+        /* A line longer than inih's buffer would be cut and its tail parsed
+         * as the next line (a continuation, since it starts mid-value):
+         * say so instead of reporting nonsense about the tail. */
+        size_t len = strlen(r);
+        if (len == (size_t)num - 1 && r[len - 1] != '\n') {
+            int ch = fgetc(pc->fp);
+            if (ch != EOF && ch != '\n') {
+                mb_errf(pc->err, MB_EUSAGE,
+                        "%s:%d: line longer than %d characters (the INI reader's limit): split a long list "
+                        "over several sections", pc->path, pc->line, num - 2);
+                return NULL;
+            }
+        }
         const char *p = r;
         while (*p == ' ' || *p == '\t')
             p++;
@@ -412,6 +446,14 @@ static int expand_backend(const char *path, const section *sec, const section *g
             n++;
         }
     }
+    double product = 1;
+    for (int i = 0; i < n; i++)
+        product *= lens[i];
+    if (product + out->n_cases > MAX_CASES) {
+        rc = mb_errf(err, MB_EUSAGE, "%s:%d: [%s] the lists give %.0f cases; a suite holds at most %d", path,
+                     sec->line, sec->name, product, MAX_CASES);
+        goto done;
+    }
     expand_ctx x = { path, sec, global, ops, spec, keys, lists, lens, n, *run_defaults, out };
     const char *values[256];
     rc = expand_rec(&x, 0, values, err);
@@ -422,7 +464,7 @@ done:
     return rc;
 }
 
-static int load_file(const char *path, mb_suite *out, int depth, mb_err *err);
+static int load_file(const char *path, mb_suite *out, const inc_chain *up, int *n_files, mb_err *err);
 
 static int resolve_include(const char *including, const char *name, char *buf, size_t len)
 {
@@ -444,7 +486,40 @@ static int resolve_include(const char *including, const char *name, char *buf, s
     return stat(buf, &st) == 0 ? 0 : -1;
 }
 
-static int process_sections(const char *path, section *secs, int n, mb_suite *out, int depth, mb_err *err)
+/* "a.ini -> b.ini -> a.ini" for an include of `again` from the chain. */
+static void chain_text(const inc_chain *c, const char *again, char *buf, size_t len)
+{
+    if (c == NULL) {
+        snprintf(buf, len, "%s", again);
+        return;
+    }
+    chain_text(c->up, c->path, buf, len);
+    size_t used = strlen(buf);
+    snprintf(buf + used, len - used, " -> %s", again);
+}
+
+/* MB_OK when `full` may be loaded from the file `self`. */
+static int check_include(const inc_chain *self, const char *full, int line, mb_err *err)
+{
+    struct stat st;
+    if (stat(full, &st) != 0)
+        return mb_errno(err, MB_EUSAGE, "%s:%d: include: cannot open %s", self->path, line, full);
+    for (const inc_chain *c = self; c; c = c->up) {
+        if (c->dev == st.st_dev && c->ino == st.st_ino) {
+            char chain[2048];
+            chain_text(self, full, chain, sizeof chain);
+            return mb_errf(err, MB_EUSAGE, "%s:%d: include cycle: %s%s", self->path, line, chain,
+                           c == self ? " (the file includes itself)" : "");
+        }
+    }
+    if (*self->n_files >= MAX_INCLUDED_FILES)
+        return mb_errf(err, MB_EUSAGE, "%s:%d: include: more than %d job files read for one suite "
+                       "(the same files included over and over?)", self->path, line, MAX_INCLUDED_FILES);
+    return MB_OK;
+}
+
+static int process_sections(const char *path, section *secs, int n, mb_suite *out, const inc_chain *self,
+                            mb_err *err)
 {
     const section *global = NULL;
     mb_case defaults = { .repetitions = MB_DEFAULT_REPETITIONS,
@@ -478,7 +553,7 @@ static int process_sections(const char *path, section *secs, int n, mb_suite *ou
     /* Includes come first, in the order listed. */
     const kv *inc = global ? find_kv(global, "include") : NULL;
     if (inc) {
-        if (depth >= MAX_INCLUDE_DEPTH)
+        if (self->depth >= MAX_INCLUDE_DEPTH)
             return mb_errf(err, MB_EUSAGE, "%s:%d: includes nested deeper than %d (a loop?)", path, inc->line,
                            MAX_INCLUDE_DEPTH);
         char **items;
@@ -490,8 +565,8 @@ static int process_sections(const char *path, section *secs, int n, mb_suite *ou
             char full[PATH_MAX];
             if (resolve_include(path, items[i], full, sizeof full) != 0)
                 rc = mb_errf(err, MB_EUSAGE, "%s:%d: include: cannot find '%s'", path, inc->line, items[i]);
-            else
-                rc = load_file(full, out, depth + 1, err);
+            else if ((rc = check_include(self, full, inc->line, err)) == MB_OK)
+                rc = load_file(full, out, self, self->n_files, err);
         }
         free_list(items, m);
         if (rc != MB_OK)
@@ -537,12 +612,25 @@ static int process_sections(const char *path, section *secs, int n, mb_suite *ou
     return MB_OK;
 }
 
-static int load_file(const char *path, mb_suite *out, int depth, mb_err *err)
+static int load_file(const char *path, mb_suite *out, const inc_chain *up, int *n_files, mb_err *err)
 {
     parse_ctx pc = { .path = path, .err = err };
+    /* A FIFO, a terminal or /dev/stdin would block the read (fuzz_suite
+     * found `include = 7` naming one of its own fds): job files are files. */
+    struct stat pre;
+    if (stat(path, &pre) == 0 && !S_ISREG(pre.st_mode))
+        return mb_errf(err, MB_EUSAGE, "job file %s: not a regular file", path);
     pc.fp = fopen(path, "r");
     if (pc.fp == NULL)
         return mb_errno(err, MB_EUSAGE, "cannot open job file %s", path);
+    struct stat st;
+    if (fstat(fileno(pc.fp), &st) != 0) {
+        fclose(pc.fp);
+        return mb_errno(err, MB_EUSAGE, "cannot read job file %s", path);
+    }
+    inc_chain self = { .up = up, .path = path, .dev = st.st_dev, .ino = st.st_ino,
+                       .depth = up ? up->depth + 1 : 0, .n_files = n_files };
+    (*n_files)++;
     int bad = ini_parse_stream(reader, &pc, handler, &pc);
     fclose(pc.fp);
     int rc = MB_OK;
@@ -553,7 +641,7 @@ static int load_file(const char *path, mb_suite *out, int depth, mb_err *err)
     else if (bad < 0)
         rc = mb_errf(err, MB_ESYS, "%s: out of memory or unreadable", path);
     else
-        rc = process_sections(path, pc.sections, pc.n_sections, out, depth, err);
+        rc = process_sections(path, pc.sections, pc.n_sections, out, &self, err);
     free_sections(pc.sections, pc.n_sections);
     return rc;
 }
@@ -576,7 +664,8 @@ int mb_suite_load_file(const char *path, mb_suite *out, mb_err *err)
 {
     memset(out, 0, sizeof *out);
     out->name = strdup(path);
-    int rc = load_file(path, out, 0, err);
+    int n_files = 0;
+    int rc = load_file(path, out, NULL, &n_files, err);
     if (rc != MB_OK)
         mb_suite_free(out);
     return rc;
@@ -611,7 +700,8 @@ int mb_suite_load(const char *spec, mb_suite *out, mb_err *err)
             rc = mb_errf(err, MB_EUSAGE, "--suite: no suite named '%s' (known: %s; or a path to a job file)",
                          items[i], names);
         } else {
-            rc = load_file(path, out, 0, err);
+            int n_files = 0;
+            rc = load_file(path, out, NULL, &n_files, err);
         }
     }
     free_list(items, n);

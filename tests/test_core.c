@@ -17,6 +17,7 @@
 #include "params.h"
 #include "results.h"
 #include "runner.h"
+#include "suite.h"
 #include "writers.h"
 
 /* ---- params ---------------------------------------------------------------- */
@@ -371,6 +372,71 @@ static void test_results_load_errors(void **s)
     unlink(path);
 }
 
+/* Job files that include themselves or each other, that multiply into
+ * millions of cases or files, or with a line longer than the INI reader
+ * holds: a clear error each, found before anything runs. */
+static void expect_suite_error(const char *path, const char *want1, const char *want2)
+{
+    mb_suite s;
+    mb_err e = { 0 };
+    int rc = mb_suite_load_file(path, &s, &e);
+    if (rc != MB_EUSAGE || !strstr(e.msg, want1) || (want2 && !strstr(e.msg, want2)))
+        fail_msg("%s: rc %d, message '%s' (wanted '%s' %s)", path, rc, e.msg, want1, want2 ? want2 : "");
+}
+
+static void test_suite_hostile(void **s)
+{
+    (void)s;
+    char dir[] = "/tmp/mlbench-suite-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char a[256], b[256], p[256];
+    snprintf(a, sizeof a, "%s/a.ini", dir);
+    snprintf(b, sizeof b, "%s/b.ini", dir);
+    write_text(a, "[global]\ninclude = a.ini\n[h]\ncomponent = hostmem\nbackend = stream\n");
+    expect_suite_error(a, "include cycle", "includes itself");
+    write_text(a, "[global]\ninclude = b.ini\n");
+    write_text(b, "[global]\ninclude = ./a.ini\n");
+    expect_suite_error(a, "include cycle", "b.ini");
+    /* no cycle, but 6 levels x 10 includes of the next file */
+    for (int i = 0; i < 6; i++) {
+        snprintf(p, sizeof p, "%s/d%d.ini", dir, i);
+        char body[256];
+        snprintf(body, sizeof body, "[global]\ninclude = d%d.ini,d%d.ini,d%d.ini,d%d.ini,d%d.ini,d%d.ini,d%d.ini,"
+                 "d%d.ini,d%d.ini,d%d.ini\n", i + 1, i + 1, i + 1, i + 1, i + 1, i + 1, i + 1, i + 1, i + 1, i + 1);
+        write_text(p, body);
+    }
+    snprintf(p, sizeof p, "%s/d6.ini", dir);
+    write_text(p, "[h]\ncomponent = hostmem\nbackend = stream\n");
+    snprintf(p, sizeof p, "%s/d0.ini", dir);
+    expect_suite_error(p, "more than 256 job files", NULL);
+    /* lists multiplying to 3.2 million cases */
+    write_text(a, "[d]\ncomponent = disk\nbackend = pread\n"
+                  "seed = 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30\n"
+                  "ios_per_iter = 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30\n"
+                  "block_size = 1k,2k,3k,4k,5k,6k,7k,8k,9k,10k,11k,12k,13k,14k,15k,16k,17k,18k,19k,20k,21k,22k\n"
+                  "file_size = 1m,2m,3m,4m,5m,6m,7m,8m,9m,10m,11m,12m,13m,14m,15m,16m,17m,18m,19m,20m\n"
+                  "pattern = random, sequential\n");
+    expect_suite_error(a, "cases; a suite holds at most", NULL);
+    /* a 300-character line: said, not parsed as two lines */
+    char line[512];
+    snprintf(line, sizeof line, "[h]\ncomponent = hostmem\nbackend = stream\ndescription = %0300d\n", 0);
+    write_text(a, line);
+    expect_suite_error(a, ":4: line longer than", NULL);
+    /* a FIFO (or /dev/stdin) as an include would block the read forever */
+    snprintf(p, sizeof p, "%s/fifo.ini", dir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    write_text(a, "[global]\ninclude = fifo.ini\n");
+    expect_suite_error(a, "not a regular file", NULL);
+    unlink(p);
+    unlink(a);
+    unlink(b);
+    for (int i = 0; i <= 6; i++) {
+        snprintf(p, sizeof p, "%s/d%d.ini", dir, i);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
 static void test_humanize(void **s)
 {
     (void)s;
@@ -439,6 +505,7 @@ int main(void)
         cmocka_unit_test(test_params_errors),   cmocka_unit_test(test_runner_ok),
         cmocka_unit_test(test_runner_skip_fail_verify), cmocka_unit_test(test_journal_and_writers),
         cmocka_unit_test(test_results_load_errors), cmocka_unit_test(test_humanize),
+        cmocka_unit_test(test_suite_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

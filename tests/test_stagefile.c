@@ -261,6 +261,41 @@ static void test_cmd_exit_2_with_location(void **s)
     free(err);
 }
 
+/* Numbers beyond any real run, and files or nesting beyond the bounds of
+ * docs/reliability.md, are errors naming the field (not inf in a table, not
+ * undefined behaviour converting 3e23 calls to an integer). */
+static void test_hostile_values(void **s)
+{
+    (void)s;
+    expect_error("h_flops.json", HEAD "\"stages\":[{\"name\":\"a\",\"component\":\"gemm\",\"flops\":1e308,"
+                                      "\"seconds\":1}]}", "stages[0].flops", "beyond any real run");
+    expect_error("h_calls.json", HEAD "\"stages\":[{\"name\":\"a\",\"component\":\"gemm\",\"flops\":1e12,"
+                                      "\"calls\":3e23,\"seconds\":1}]}", "stages[0].calls", "beyond any real run");
+    expect_error("h_rate.json", HEAD "\"stages\":[{\"name\":\"a\",\"component\":\"gemm\",\"flops\":1e12,"
+                                     "\"seconds\":1e-308}]}", "stages[0].seconds", "not a finite rate");
+    expect_error("h_per_step.json", HEAD "\"run\":{\"steps\":1000000},\"stages\":[{\"name\":\"a\",\"component\":"
+                                         "\"gemm\",\"flops_per_step\":1e28,\"seconds\":1}]}",
+                 "flops_per_step", "beyond any real run");
+    expect_error("h_calls.csv", "# mlbench-stages version 1\nname,component,calls,flops,seconds\n"
+                                "a,gemm,318446744073709551616000,1e12,1\n", "calls", "beyond any real run");
+    /* 1001 nested arrays: cJSON's limit, said as such */
+    char text[4096];
+    int n = snprintf(text, sizeof text, HEAD "\"stages\":");
+    for (int i = 0; i < 1001; i++)
+        text[n++] = '[';
+    for (int i = 0; i < 1001; i++)
+        text[n++] = ']';
+    snprintf(text + n, sizeof text - (size_t)n, "}");
+    expect_error("h_nested.json", text, "nested deeper than 1000 levels", NULL);
+    n = snprintf(text, sizeof text, RHEAD);
+    for (int i = 0; i < 1001; i++)
+        text[n++] = '[';
+    for (int i = 0; i < 1001; i++)
+        text[n++] = ']';
+    snprintf(text + n, sizeof text - (size_t)n, "]}");
+    expect_results_error("h_nested_results.json", text, "nested deeper than 1000 levels");
+}
+
 static int group_teardown(void **state)
 {
     (void)state;
@@ -275,6 +310,7 @@ int main(void)
         cmocka_unit_test(test_overlap_warning), cmocka_unit_test(test_json_errors),
         cmocka_unit_test(test_csv_errors),      cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_results_errors),  cmocka_unit_test(test_cmd_exit_2_with_location),
+        cmocka_unit_test(test_hostile_values),
     };
     return cmocka_run_group_tests(tests, NULL, group_teardown);
 }

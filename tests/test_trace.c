@@ -553,6 +553,27 @@ static void test_rules(void **state)
     mb_err_clear(&err);
     assert_int_equal(tr_rules_load(&r, tmp_path("missing.ini"), &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "cannot open"));
+    /* Stacked or nested repetitions make glibc's regcomp exponential
+     * (fuzz_gapconfig): refused before compiling, with the line. */
+    static const char *const costly[] = {
+        "[kernel]\ngemm = ger++++++++++++++++++++++++++++++++++++++++++++++++\n",
+        "[kernel]\ngemm = ((((((((((a+)+)+)+)+)+)+)+)+)+)\n",
+        "[kernel]\ngemm = (a{1,1000})\n",
+    };
+    for (size_t i = 0; i < sizeof costly / sizeof *costly; i++) {
+        mb_err_clear(&err);
+        write_text(bad, costly[i], strlen(costly[i]));
+        assert_int_equal(tr_rules_load(&r, bad, &err), MB_EUSAGE);
+        if (!strstr(err.msg, "too costly to compile") || !strstr(err.msg, "line 2"))
+            fail_msg("%s: %s", costly[i], err.msg);
+    }
+    /* what the shipped rules use still compiles: one +, classes with + inside */
+    mb_err_clear(&err);
+    text = "[kernel]\ngemm = gemm|[+*]x+\n[runtime]\nlaunch = cudaLaunchKernel\nsync = Synchronize\n"
+           "[annotation]\nstep = ^ProfilerStep#[0-9]+$\n";
+    write_text(bad, text, strlen(text));
+    assert_int_equal(tr_rules_load(&r, bad, &err), MB_OK);
+    tr_rules_free(&r);
 }
 
 /* ---- malformed inputs ----------------------------------------------------------------- */
@@ -572,6 +593,42 @@ static void expect_usage(const char *path, const char *needle1, const char *need
     assert_null(r.evidence);
     assert_null(r.path);
     assert_int_equal(r.n_warnings, 0);
+}
+
+/* Bounds on hostile input (docs/reliability.md): nesting past 1000 levels,
+ * one string longer than 16 MiB, and a gzip bomb are errors that say so,
+ * not a stack of 10^6 levels or a 1 GiB string buffer. */
+static void test_hostile_bounds(void **state)
+{
+    (void)state;
+    /* 1001 nested arrays inside an event's args */
+    size_t depth = 1001;
+    size_t cap = 2 * depth + 256;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    size_t n = (size_t)sprintf(t, "{\"traceEvents\": [{\"ph\": \"X\", \"args\": {\"x\": ");
+    memset(t + n, '[', depth);
+    n += depth;
+    memset(t + n, ']', depth);
+    n += depth;
+    n += (size_t)sprintf(t + n, "}}]}");
+    const char *p = tmp_path("nested.json");
+    write_text(p, t, n);
+    expect_usage(p, "nested deeper than 1000 levels", "byte ");
+    free(t);
+
+    /* one 17 MiB string (a kernel name) */
+    size_t len = 17u << 20;
+    t = malloc(len + 256);
+    assert_non_null(t);
+    n = (size_t)sprintf(t, "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"");
+    memset(t + n, 'a', len);
+    n += len;
+    n += (size_t)sprintf(t + n, "\", \"ts\": 1, \"dur\": 1}]}");
+    p = tmp_path("long_string.json");
+    write_text(p, t, n);
+    expect_usage(p, "longer than 16 MiB", NULL);
+    free(t);
 }
 
 static void test_malformed(void **state)
@@ -1077,7 +1134,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_synthetic), cmocka_unit_test(test_flop_attribution),
         cmocka_unit_test(test_op_flops),  cmocka_unit_test(test_rules),
-        cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
     };
     return cmocka_run_group_tests_name("trace", tests, make_tmpdir, remove_tmpdir);
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "component.h"
 #include "gap.h"
@@ -22,6 +23,14 @@
 
 #define FORMAT_NAME "mlbench-stages"
 #define FORMAT_VERSION 1
+/* No real run comes near these, and below them every sum, product and rate
+ * the gap model forms stays a finite double (docs/reliability.md): a larger
+ * number is a unit mistake or a hostile file, not a measurement. */
+#define MAX_AMOUNT 1e30     /* flops, bytes, launches, syncs, seconds, per step or in total */
+#define MAX_WHOLE 9007199254740992.0
+/* A stage file has a line per stage: a bound on the file bounds memory
+ * (cJSON keeps ~10x the text). */
+#define MAX_FILE_BYTES (64 << 20) /* 2^53: calls, steps, ranks, block_size stay exact integers */
 
 /* ---- where an error is ---------------------------------------------------- */
 
@@ -148,6 +157,9 @@ static int get_number(const cJSON *o, const char *key, const loc *l, bool positi
         return mb_errf(err, MB_EUSAGE, "%s: negative value %g", where(l, key, w, sizeof w), v);
     if (positive && v == 0)
         return mb_errf(err, MB_EUSAGE, "%s: must be greater than zero", where(l, key, w, sizeof w));
+    if (v > MAX_AMOUNT)
+        return mb_errf(err, MB_EUSAGE, "%s: %g is beyond any real run (the limit is %g)",
+                       where(l, key, w, sizeof w), v, MAX_AMOUNT);
     *out = v;
     *present = true;
     return MB_OK;
@@ -161,6 +173,10 @@ static int get_whole(const cJSON *o, const char *key, const loc *l, double *out,
     if (rc == MB_OK && *present && *out != floor(*out))
         return mb_errf(err, MB_EUSAGE, "%s: expected a whole number, got %g", where(l, key, w, sizeof w),
                        *out);
+    double max = strcmp(key, "ranks") == 0 ? 1e6 : MAX_WHOLE;
+    if (rc == MB_OK && *present && *out > max)
+        return mb_errf(err, MB_EUSAGE, "%s: %g is beyond any real run (the limit is %g)",
+                       where(l, key, w, sizeof w), *out, max);
     return rc;
 }
 
@@ -204,6 +220,9 @@ static int total_of(const cJSON *o, const char *key, const loc *l, double steps,
                            "%s: '%s' needs a step count ('steps' in the stage or in the run)",
                            where(l, per_key, w, sizeof w), per_key);
         *out = per * steps;
+        if (*out > MAX_AMOUNT)
+            return mb_errf(err, MB_EUSAGE, "%s: %g x %g steps = %g is beyond any real run (the limit is %g)",
+                           where(l, per_key, w, sizeof w), per, steps, *out, MAX_AMOUNT);
     } else {
         *out = total;
     }
@@ -351,6 +370,11 @@ static int read_amounts(const cJSON *o, const component_def *cd, double run_step
     } else {
         s->work = s->seconds;
     }
+    /* Both are finite and positive, but 1e12 flops in 1e-308 s is no rate. */
+    if (!isfinite(s->work / s->seconds))
+        return mb_errf(err, MB_EUSAGE, "%s: %g %s in %g s is not a finite rate (seconds too small?)",
+                       where(l, "seconds", w, sizeof w), s->work, cd->work_key ? cd->work_key : "s",
+                       s->seconds);
     s->work_unit = (char *)cd->work_unit;
     return MB_OK;
 }
@@ -414,6 +438,8 @@ static int set_run_figure(mb_run *run, const char *key, double v, const char *at
             return mb_errf(err, MB_EUSAGE, "%s: must be greater than zero", at);
         if (figs[i].whole && (v != floor(v) || v > 2e9))
             return mb_errf(err, MB_EUSAGE, "%s: expected a whole number, got %g", at, v);
+        if (v > MAX_AMOUNT)
+            return mb_errf(err, MB_EUSAGE, "%s: %g is beyond any real run (the limit is %g)", at, v, MAX_AMOUNT);
         *figs[i].dst = v;
         if (figs[i].dst == &steps)
             run->steps = (int)steps;
@@ -522,6 +548,9 @@ static int json_syntax_error(const char *path, const char *buf, size_t len, mb_e
         return mb_errf(err, MB_EUSAGE, "%s:%d:%d: malformed JSON: the file ends early (truncated?)", path, line,
                        col);
     }
+    if (mb_json_depth_at(buf, (size_t)(at - buf)) >= CJSON_NESTING_LIMIT)
+        return mb_errf(err, MB_EUSAGE, "%s:%d:%d: JSON nested deeper than %d levels (not a stage file)", path, line,
+                       col, CJSON_NESTING_LIMIT);
     return mb_errf(err, MB_EUSAGE, "%s:%d:%d: malformed JSON near '%.20s'", path, line, col, at);
 }
 
@@ -788,6 +817,12 @@ static int slurp(const char *path, char **out, size_t *len, mb_err *err)
     FILE *f = fopen(path, "rb");
     if (f == NULL)
         return mb_errno(err, MB_EUSAGE, "%s: cannot open", path);
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > MAX_FILE_BYTES) {
+        fclose(f);
+        return mb_errf(err, MB_EUSAGE, "%s: larger than %d MiB: not a stage file (one line per stage; a "
+                       "profiler trace is read with its own reader)", path, MAX_FILE_BYTES >> 20);
+    }
     char *buf = NULL;
     size_t cap = 0, n = 0;
     for (;;) {
@@ -805,6 +840,12 @@ static int slurp(const char *path, char **out, size_t *len, mb_err *err)
         n += got;
         if (got == 0)
             break;
+        if (n > MAX_FILE_BYTES) {
+            free(buf);
+            fclose(f);
+            return mb_errf(err, MB_EUSAGE, "%s: larger than %d MiB: not a stage file (one line per stage; a "
+                           "profiler trace is read with its own reader)", path, MAX_FILE_BYTES >> 20);
+        }
     }
     int bad = ferror(f);
     fclose(f);

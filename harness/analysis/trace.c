@@ -30,6 +30,14 @@ enum {
     CAPTURE_MAX_DEPTH = 32,
 };
 
+/* Bounds on hostile input (docs/reliability.md, "Hostile inputs"). Real
+ * Kineto traces nest under 10 levels, hold strings of a few KB (kernel
+ * names, shapes) and compress 10-25x with gzip. */
+#define MAX_NESTING 1000              /* the same limit as cJSON's for the other readers */
+#define MAX_TOKEN_BYTES (16ULL << 20) /* YAJL buffers a string that spans chunks whole */
+#define MAX_GZIP_RATIO 100            /* 4x the most seen (23x); checked past MIN_BOMB_BYTES */
+#define MIN_BOMB_BYTES (256ULL << 20)
+
 enum cat {
     CAT_NONE = 0,
     CAT_KERNEL,
@@ -112,6 +120,7 @@ typedef struct parser {
     int cap_n, cap_skip_depth, cap_target;
     long long cap_nodes;
     char cap_key[256];
+    unsigned long long tokens; /* JSON tokens seen so far: a string too long for memory shows as none */
     /* Errors raised inside callbacks (the parse is cancelled). */
     char fail[512];
     int fail_code;
@@ -928,6 +937,7 @@ static void dim_value(parser *p, const char *s, size_t n)
 
 static int on_scalar(parser *p, int kind, const char *s, size_t n)
 {
+    p->tokens++;
     if (p->cap_n > 0 || p->cap_skip_depth > 0)
         return capture_scalar(p, kind, s, n);
     int d = p->depth;
@@ -1068,6 +1078,7 @@ static int arg_key_of(const char *s, size_t n)
 
 static int cb_map_key(void *ctx, const unsigned char *key, size_t n)
 {
+    ((parser *)ctx)->tokens++;
     parser *p = ctx;
     const char *s = (const char *)key;
     if (p->cap_n > 0 || p->cap_skip_depth > 0) {
@@ -1086,7 +1097,10 @@ static int cb_map_key(void *ctx, const unsigned char *key, size_t n)
 
 static int on_start(parser *p, bool is_map)
 {
+    p->tokens++;
     int d = p->depth++;
+    if (d >= MAX_NESTING)
+        return fail(p, MB_EUSAGE, "JSON nested deeper than %d levels (not a profiler trace)", MAX_NESTING);
     if (p->cap_n > 0 || p->cap_skip_depth > 0)
         return capture_start(p, is_map);
     if (d == 0) {
@@ -1148,6 +1162,7 @@ static int on_start(parser *p, bool is_map)
 
 static int on_end(parser *p, bool is_map)
 {
+    p->tokens++;
     int d = --p->depth;
     if (p->cap_n > 0 || p->cap_skip_depth > 0) {
         capture_end(p);
@@ -1267,7 +1282,7 @@ static int read_and_parse(const char *path, parser *p, mb_err *err)
         goto fail;
     }
     yajl_config(h, yajl_dont_validate_strings, 1);
-    unsigned long long offset = 0, lines = 0;
+    unsigned long long offset = 0, lines = 0, quiet = 0;
     for (;;) {
         int n = gzread(gz, buf, CHUNK);
         if (n < 0) {
@@ -1294,12 +1309,32 @@ static int read_and_parse(const char *path, parser *p, mb_err *err)
             }
             break;
         }
+        unsigned long long tokens_before = p->tokens;
         if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {
             rc = parse_error(path, h, p, buf, (size_t)n, offset, lines, false, err);
             goto fail;
         }
         lines += count_lines(buf, (size_t)n);
         offset += (unsigned long long)n;
+        /* No token completed for MAX_TOKEN_BYTES: one string (or number,
+         * or run of blanks) that YAJL would keep buffering in memory. */
+        quiet = p->tokens == tokens_before ? quiet + (unsigned long long)n : 0;
+        if (quiet > MAX_TOKEN_BYTES) {
+            rc = mb_errf(err, MB_EUSAGE,
+                         "%s: byte %llu (line %llu): one JSON string, number or run of blanks longer than "
+                         "%llu MiB: not a profiler trace",
+                         path, offset - quiet, lines + 1, MAX_TOKEN_BYTES >> 20);
+            goto fail;
+        }
+        /* A gzip bomb: deflate reaches ~1000x on repeated bytes. */
+        long long packed = gzdirect(gz) ? 0 : (long long)gzoffset(gz);
+        if (packed > 0 && offset > MIN_BOMB_BYTES && offset / (unsigned long long)packed > MAX_GZIP_RATIO) {
+            rc = mb_errf(err, MB_EUSAGE,
+                         "%s: gzip expands more than %dx (%llu MiB from %.2f MiB compressed): a gzip bomb, not "
+                         "a profiler trace (real traces compress 10-25x)",
+                         path, MAX_GZIP_RATIO, offset >> 20, (double)packed / (1 << 20));
+            goto fail;
+        }
     }
     p->st->json_bytes = (double)offset;
     if (!p->top_seen && offset == 0) {
@@ -1379,6 +1414,10 @@ done:
         mb_run_free(&run);
     if (st)
         tr_state_free(st);
+    /* A parse that stopped inside deviceProperties/distributedInfo leaves
+     * the half-built copy on the capture stack, not yet in st. */
+    if (p && p->cap_n > 0)
+        cJSON_Delete(p->cap_stack[0]);
     free(st);
     free(p);
     return rc;

@@ -9,6 +9,7 @@
 
 #include <ini.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "paths.h"
@@ -58,9 +59,69 @@ static int value_of(int set, const char *key)
     return -1;
 }
 
+/* glibc's regcomp copies the operand of `+` and `{m,n}` (up to n times) and
+ * nests those copies: a few dozen stacked or nested repetitions take
+ * exponential time and memory to compile (fuzz_gapconfig found `e+++...+`).
+ * The shipped rules use at most one; a rule may use MAX_DUP_OPS, bounds up to
+ * MAX_DUP_COUNT, and never two repetition operators in a row (undefined in
+ * POSIX EREs anyway). */
+enum { MAX_DUP_OPS = 8, MAX_DUP_COUNT = 255, MAX_PATTERN = 1024 };
+
+static const char *pattern_too_costly(const char *p)
+{
+    if (strlen(p) > MAX_PATTERN)
+        return "longer than 1024 characters";
+    int dups = 0;
+    bool prev_quant = false;
+    for (const char *c = p; *c; c++) {
+        bool quant = false;
+        if (*c == '\\' && c[1]) {
+            c++;
+        } else if (*c == '[') { /* a bracket expression: no operators inside */
+            const char *q = c + 1;
+            if (*q == '^')
+                q++;
+            if (*q == ']')
+                q++;
+            while (*q && *q != ']')
+                q++;
+            if (*q == '\0')
+                break; /* unterminated: regcomp says so */
+            c = q;
+        } else if (*c == '+' || *c == '*' || *c == '?' || *c == '{') {
+            quant = true;
+            if (prev_quant)
+                return "two repetition operators in a row";
+            if (*c == '+' || *c == '{')
+                dups++;
+            if (*c == '{') {
+                char *end;
+                for (const char *q = c + 1; *q && *q != '}'; q = end) {
+                    long n = strtol(q, &end, 10);
+                    if (end == q)
+                        end = (char *)q + 1;
+                    else if (n > MAX_DUP_COUNT)
+                        return "a repetition count over 255";
+                }
+                const char *close = strchr(c, '}');
+                if (close)
+                    c = close;
+            }
+        }
+        prev_quant = quant;
+    }
+    if (dups > MAX_DUP_OPS)
+        return "more than 8 '+' or '{m,n}' repetitions";
+    return NULL;
+}
+
 static int add_rule(tr_rules *r, int set, int value, const char *pattern, const char *where,
                     mb_err *err)
 {
+    const char *costly = pattern_too_costly(pattern);
+    if (costly)
+        return mb_errf(err, MB_EUSAGE, "%s: regular expression \"%.80s\" too costly to compile: %s", where, pattern,
+                       costly);
     tr_rule *grown = realloc(r->rules[set], sizeof *grown * (size_t)(r->n_rules[set] + 1));
     if (grown == NULL)
         return mb_errf(err, MB_ESYS, "out of memory");
