@@ -1,16 +1,19 @@
 /* fuzz_results: results files as every reader of them sees them:
  *   mlbench report FILE        mb_results_load + the four writers
  *   mlbench gap --ceilings     mb_ceilings_load (every case checked)
- *   mlbench compare A B        mb_compare_build + its writers (the file
- *                              against itself and against a fixed one)
+ *   mlbench compare A B        mb_compare_build + its writers and HTML page
+ *                              (the file against itself and against a fixed
+ *                              one), a datasheet filling what is not measured
  *   mlbench --baseline FILE    mb_baseline_check (fixed run vs the file, and
  *                              the file vs itself) + its printout */
 #include "baseline.h"
 #include "ceilings.h"
 #include "compare.h"
+#include "analysis_html.h"
 #include "analysis_writers.h"
 #include "fuzz_util.h"
 #include "gapconfig.h"
+#include "hardware.h"
 #include "results.h"
 #include "writers.h"
 
@@ -18,6 +21,7 @@ static const char *const formats[] = { "table", "json", "csv", "md" };
 static mb_ceilings fixed;
 static cJSON *fixed_doc;
 static mb_ini keys;
+static mb_datasheet *sheet;
 static int ready;
 
 static void setup(void)
@@ -25,7 +29,8 @@ static void setup(void)
     mb_err err = { 0 };
     const char *p = MB_FUZZ_SOURCE_DIR "/tests/data/gap_here.json";
     ready = (mb_ceilings_load(p, &fixed, &err) == MB_OK && mb_results_load(p, &fixed_doc, &err) == MB_OK &&
-             mb_ini_load_gap("compare.ini", &keys, &err) == MB_OK) ? 1 : -1;
+             mb_ini_load_gap("compare.ini", &keys, &err) == MB_OK &&
+             mb_datasheet_find("h100-sxm", &sheet, &err) == MB_OK) ? 1 : -1;
     if (ready < 0)
         fprintf(stderr, "fuzz_results: compare/baseline against a fixed file not exercised: %s\n", err.msg);
 }
@@ -48,11 +53,19 @@ static void compare(const mb_ceilings *a, const mb_ceilings *b)
     mb_compare c;
     memset(&c, 0, sizeof c);
     mb_err err = { 0 };
-    int rc = mb_compare_build(m, 2, NULL, 0, &keys, &c, &err);
+    int rc = mb_compare_build(m, 2, NULL, 0, NULL, 0, &keys, &c, &err);
     fuzz_check_error(rc, &err);
+    if (rc == MB_OK) {
+        rc = mb_compare_fill_datasheet(&c, 1, sheet, &err);
+        fuzz_check_error(rc, &err);
+    }
     for (size_t i = 0; rc == MB_OK && i < sizeof formats / sizeof formats[0]; i++) {
         mb_err werr = { 0 };
         mb_compare_write(fuzz_null(), &c, formats[i], &werr);
+    }
+    if (rc == MB_OK) {
+        mb_err herr = { 0 };
+        mb_compare_html(fuzz_null(), &c, &herr);
     }
     mb_compare_free(&c);
 }
