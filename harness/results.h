@@ -51,6 +51,7 @@ cJSON *mb_record_to_json(const mb_record *r);
 typedef struct mb_journal {
     char *path;
     cJSON *doc;
+    bool written; /* the file exists: at least one write succeeded */
 } mb_journal;
 
 /* Builds the document (schema, version, context, suite, command line) and
@@ -66,9 +67,12 @@ void mb_journal_close(mb_journal *j);
 /* Writes text to path atomically: path.tmp.PID, fsync, rename, fsync dir. */
 int mb_write_file_atomic(const char *path, const char *text, mb_err *err);
 
-/* The default results path: results/<host>-<UTC time>.json under the current
- * directory (creating results/). */
-int mb_default_results_path(char *buf, size_t len, mb_err *err);
+/* mb_journal_open on the default path, results/<host>-<UTC time>[-N].json
+ * under the current directory (creating results/): the first free name,
+ * claimed atomically, so runs started at once never share a file. Takes
+ * ownership of context in every case. */
+int mb_journal_open_default(mb_journal *j, const char *suite, int argc, char **argv, cJSON *context,
+                            mb_err *err);
 
 /* Reads a results file and checks schema and version: MB_EUSAGE with the
  * file and what was wrong. */

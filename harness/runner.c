@@ -255,10 +255,13 @@ int mb_run_suite(const mb_suite *s, const mb_runner_opts *o, mb_journal *j, mb_r
             sum->skipped++;
         else
             sum->failed++;
-        progress_done(o, i, s->n_cases, &r, mb_now() - start);
+        /* Saved before it is announced: a case the progress shows as
+         * finished is in the results file, whatever ends the run next. */
         cJSON *cj = mb_record_to_json(&r);
+        int rc = journal_case(o, j, cj, err);
+        progress_done(o, i, s->n_cases, &r, mb_now() - start);
         mb_record_free(&r);
-        if (journal_case(o, j, cj, err) != MB_OK)
+        if (rc != MB_OK)
             return err->code;
     }
     return MB_OK;
