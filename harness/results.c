@@ -374,6 +374,13 @@ static int journal_write(mb_journal *j, bool exclusive, mb_err *err)
     free(with_nl);
     if (rc == MB_OK)
         j->written = true;
+    else if (err && !(exclusive && errno == EEXIST)) {
+        /* Say which results file could not be saved, not only its temporary. */
+        char why[MB_ERR_LEN];
+        snprintf(why, sizeof why, "%s", err->msg);
+        err->code = MB_OK; /* the first error wins in mb_errf: this one replaces it */
+        mb_errf(err, rc, "cannot save the results to %s: %.900s", j->path, why);
+    }
     return rc;
 }
 

@@ -190,7 +190,11 @@ static void progress_start(const mb_runner_opts *o, int i, int n, const mb_case 
     fflush(stderr);
 }
 
-static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record *r, double elapsed)
+/* saved: the case is in the results file. A case that could not be saved is
+ * still shown (it was measured), but never in the "[i/n] status id:" form
+ * that promises it is in the file. */
+static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record *r, bool saved,
+                          double elapsed)
 {
     if (o->quiet)
         return;
@@ -205,8 +209,8 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
     else
         snprintf(what, sizeof what, "%.160s", r->reason);
     bool tty = isatty(STDERR_FILENO);
-    fprintf(stderr, "%s[%d/%d] %-7s %s: %s [%s elapsed, ~%s left]\n", tty ? "\r\033[K" : "", i + 1, n,
-            mb_case_status_name(r->status), r->c->id, what, el, left);
+    fprintf(stderr, "%s[%d/%d] %s%-7s %s: %s [%s elapsed, ~%s left]\n", tty ? "\r\033[K" : "", i + 1, n,
+            saved ? "" : "NOT SAVED: ", mb_case_status_name(r->status), r->c->id, what, el, left);
     fflush(stderr);
 }
 
@@ -259,7 +263,7 @@ int mb_run_suite(const mb_suite *s, const mb_runner_opts *o, mb_journal *j, mb_r
          * finished is in the results file, whatever ends the run next. */
         cJSON *cj = mb_record_to_json(&r);
         int rc = journal_case(o, j, cj, err);
-        progress_done(o, i, s->n_cases, &r, mb_now() - start);
+        progress_done(o, i, s->n_cases, &r, rc == MB_OK, mb_now() - start);
         mb_record_free(&r);
         if (rc != MB_OK)
             return err->code;
