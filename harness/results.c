@@ -91,6 +91,20 @@ bool mb_record_stats(const mb_record *r, mb_stats *out)
     return true;
 }
 
+bool mb_record_check_noise(mb_record *r)
+{
+    mb_stats st;
+    double max_cv = r->c->max_cv;
+    r->noisy = r->status == MB_CASE_OK && max_cv > 0 && r->repetitions >= 2 && mb_record_stats(r, &st) &&
+               st.rate_cv > max_cv;
+    if (r->noisy)
+        mb_report_note(&r->report,
+                       "noisy: cv %.1f%% > max_cv %.1f%%: the repetitions disagree (a busy machine, or too "
+                       "short a min_time); the median is not a reliable ceiling",
+                       st.rate_cv * 100, max_cv * 100);
+    return r->noisy;
+}
+
 static cJSON *params_json(const mb_params *p)
 {
     cJSON *o = cJSON_CreateObject();
@@ -170,6 +184,11 @@ cJSON *mb_record_to_json(const mb_record *r)
     cJSON_AddNumberToObject(o, "rate_scale", ops->rate_scale);
     cJSON_AddBoolToObject(o, "latency_first", ops->latency_first);
     cJSON_AddNumberToObject(o, "repetitions", r->repetitions);
+    cJSON_AddBoolToObject(o, "noisy", r->noisy);
+    if (c->max_cv > 0)
+        cJSON_AddNumberToObject(o, "max_cv", c->max_cv);
+    else
+        cJSON_AddNullToObject(o, "max_cv");
     cJSON_AddNumberToObject(o, "iterations", r->repetitions ? (double)r->rep_iterations[0] : 0);
     add_timing(o, r);
     if (r->report.peak > 0) {
@@ -409,6 +428,7 @@ static int journal_open(mb_journal *j, const char *path, const char *suite, int 
     cJSON_AddStringToObject(st, "ceiling", "median of the per-repetition rates (sustained ceiling)");
     cJSON_AddStringToObject(st, "best", "maximum of the per-repetition rates (peak seen)");
     cJSON_AddStringToObject(st, "cv", "sample standard deviation / mean of the per-repetition rates");
+    cJSON_AddStringToObject(st, "noisy", "an ok case whose cv exceeds its max_cv: not a reliable ceiling");
     cJSON_AddItemToObject(d, "context", context ? context : cJSON_CreateObject());
     cJSON_AddArrayToObject(d, "cases");
     return journal_write(j, exclusive, err);

@@ -29,6 +29,7 @@ typedef struct mb_record {
     double *rep_seconds;    /* timed seconds in total per repetition */
     mb_verify_status verify;
     char verify_detail[MB_ERR_LEN];
+    bool noisy;             /* ok, but the rates' cv exceeds the case's max_cv */
     mb_report report;
 } mb_record;
 
@@ -43,6 +44,10 @@ void mb_record_free(mb_record *r);
 int mb_record_add_repetition(mb_record *r, long long iterations, double seconds);
 /* False when there is nothing to compute (no repetition, zero time). */
 bool mb_record_stats(const mb_record *r, mb_stats *out);
+/* Flags an ok case whose repetitions' rates vary more than c->max_cv allows
+ * (cv > max_cv, 2 or more repetitions) as noisy, with a note saying why.
+ * Returns r->noisy. */
+bool mb_record_check_noise(mb_record *r);
 const char *mb_case_status_name(mb_case_status s);
 cJSON *mb_record_to_json(const mb_record *r);
 

@@ -165,6 +165,8 @@ void mb_run_case(const mb_case *c, const mb_runner_opts *o, mb_record *r)
         verify_case(ops, state, r);
     if (ops->report)
         ops->report(state, &r->report);
+    /* After the component's own notes: the flag is about the numbers. */
+    mb_record_check_noise(r);
 done:
     if (ops->teardown)
         ops->teardown(state);
@@ -204,8 +206,8 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
     char what[256];
     mb_stats st;
     if (r->status == MB_CASE_OK && mb_record_stats(r, &st))
-        snprintf(what, sizeof what, "%.4g %s (cv %.1f%%)", st.rate_median, r->c->ops->rate_unit,
-                 st.rate_cv * 100);
+        snprintf(what, sizeof what, "%.4g %s (cv %.1f%%%s)", st.rate_median, r->c->ops->rate_unit,
+                 st.rate_cv * 100, r->noisy ? ", NOISY: above max_cv, not a ceiling" : "");
     else
         snprintf(what, sizeof what, "%.160s", r->reason);
     bool tty = isatty(STDERR_FILENO);

@@ -41,7 +41,7 @@ typedef struct parse_ctx {
     mb_err *err;
 } parse_ctx;
 
-static const char *const RUN_KEYS[] = { "repetitions", "min_time", "warmup_time", "iterations", NULL };
+static const char *const RUN_KEYS[] = { "repetitions", "min_time", "warmup_time", "iterations", "max_cv", NULL };
 
 static bool is_run_key(const char *k)
 {
@@ -212,6 +212,11 @@ static int parse_run_key(const char *path, const kv *k, mb_case *c, mb_err *err)
             return mb_errf(err, MB_EUSAGE, "%s:%d: iterations: expected an integer in [0, 1e9], got '%s'",
                            path, k->line, k->value);
         c->iterations = (long long)v;
+    } else if (strcmp(k->key, "max_cv") == 0) {
+        if (!(v >= 0 && v <= 10))
+            return mb_errf(err, MB_EUSAGE, "%s:%d: max_cv: expected a fraction in [0, 10] (0 = no check), got '%s'",
+                           path, k->line, k->value);
+        c->max_cv = v;
     }
     return MB_OK;
 }
@@ -419,7 +424,8 @@ static int process_sections(const char *path, section *secs, int n, mb_suite *ou
     const section *global = NULL;
     mb_case defaults = { .repetitions = MB_DEFAULT_REPETITIONS,
                          .min_time = MB_DEFAULT_MIN_TIME,
-                         .warmup_time = MB_DEFAULT_WARMUP_TIME };
+                         .warmup_time = MB_DEFAULT_WARMUP_TIME,
+                         .max_cv = MB_DEFAULT_MAX_CV };
     for (int i = 0; i < n; i++) {
         if (strcasecmp(secs[i].name, "global") != 0)
             continue;

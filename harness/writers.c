@@ -96,7 +96,10 @@ static const char *const HEAD[N_COLS] = { "status", "case", "ceiling (median)", 
 static void fill_row(const cJSON *c, row *r)
 {
     memset(r, 0, sizeof *r);
-    snprintf(r->cells[C_STATUS], 512, "%s", str_of(c, "status"));
+    /* An ok case with a cv above its max_cv is shown as such, never as a
+     * plain "ok" ceiling. */
+    bool noisy = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "noisy"));
+    snprintf(r->cells[C_STATUS], 512, "%s", noisy && strcmp(str_of(c, "status"), "ok") == 0 ? "noisy" : str_of(c, "status"));
     case_label(c, r->cells[C_CASE], 512);
     const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "rate");
     const char *unit = str_of(c, "rate_unit");
@@ -133,6 +136,11 @@ static void fill_row(const cJSON *c, row *r)
         snprintf(r->cells[C_NOTE], 512, "%s", reason);
     else if (cJSON_GetArraySize(notes) > 0 && cJSON_IsString(cJSON_GetArrayItem(notes, 0)))
         snprintf(r->cells[C_NOTE], 512, "%s", cJSON_GetArrayItem(notes, 0)->valuestring);
+    const cJSON *n;
+    const cJSON *scan = noisy && !*reason ? notes : NULL;
+    cJSON_ArrayForEach(n, scan)
+        if (cJSON_IsString(n) && strncmp(n->valuestring, "noisy:", 6) == 0)
+            snprintf(r->cells[C_NOTE], 512, "%s", n->valuestring);
 }
 
 static int write_table(FILE *out, const cJSON *cases, bool markdown)
@@ -282,7 +290,7 @@ int mb_write_results(FILE *out, const cJSON *doc, const char *format, mb_err *er
         }
         int rc = write_table(out, cases, md);
         fprintf(out, "%sceiling = median of the repetitions' rates; best = their maximum; cv = stddev/mean; "
-                     "eff = ceiling / peak.\n",
+                     "eff = ceiling / peak; noisy = ok but cv above max_cv: not a ceiling.\n",
                 md ? "\n" : "");
         return rc;
     }

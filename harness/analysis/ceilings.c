@@ -99,6 +99,10 @@ static int read_case(const cJSON *c, int i, const char *path, const mb_ini *matc
     const cJSON *peak = cJSON_GetObjectItemCaseSensitive(c, "peak");
     r->peak_source = cJSON_IsObject(peak) ? opt_string(peak, "source") : NULL;
     r->rate_abs = r->rate * r->rate_scale;
+    r->noisy = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "noisy"));
+    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "rate");
+    const cJSON *cv = cJSON_IsObject(rate) ? cJSON_GetObjectItemCaseSensitive(rate, "cv") : NULL;
+    r->cv = cJSON_IsNumber(cv) ? cv->valuedouble : NAN;
     r->usable = ok && r->verification && strcmp(r->verification, "passed") == 0 && r->rate_abs > 0;
     return MB_OK;
 }

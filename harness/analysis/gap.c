@@ -433,6 +433,9 @@ static void explain_choice(const mb_stage *s, const mb_case_ref *c, const score 
         ADD(" stage size per call unknown (give calls or block_size);");
     }
     ADD(" nearest of %d usable %s case(s)", usable, cc);
+    /* Still the best match, but never passed off as a solid ceiling. */
+    if (c->noisy)
+        ADD("; NOISY ceiling: cv %.0f%% above the run's max_cv (a busy machine?), re-measure it", c->cv * 100);
 #undef ADD
 }
 
