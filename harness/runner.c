@@ -27,6 +27,7 @@ static void bench_fn(mbgb_state *st, void *arg)
             mbgb_skip_with_error(st, bc->err.msg);
             break;
         }
+        mb_dist_watchdog_kick(); /* a collective step completed: every rank is alive */
         if (!(seconds > 0) || !isfinite(seconds)) {
             mb_errf(&bc->err, MB_EFAIL, "run() reported a non-positive time (%g s)", seconds);
             mbgb_skip_with_error(st, bc->err.msg);
@@ -92,6 +93,7 @@ static void time_case(const mb_case *c, const mb_runner_opts *o, void *state, mb
         for (int i = 0; i < 2 && bc.err.code == MB_OK; i++) {
             double s;
             ops->run(state, &s, &bc.err);
+            mb_dist_watchdog_kick();
         }
     } else {
         warm_up(ops, state, warmup, &bc.err);
@@ -149,6 +151,9 @@ void mb_run_case(const mb_case *c, const mb_runner_opts *o, mb_record *r)
         set_outcome(r, MB_ESKIP, "backend has no implementation");
         return;
     }
+    /* A collective blocks forever on a dead peer: the watchdog ends us. */
+    if (ops->collective)
+        mb_dist_watchdog_arm();
     rc = ops->setup(c->params, &state, &err);
     if (rc != MB_OK) {
         set_outcome(r, rc == MB_ESKIP ? MB_ESKIP : MB_EFAIL, err.msg);
@@ -170,6 +175,7 @@ void mb_run_case(const mb_case *c, const mb_runner_opts *o, mb_record *r)
 done:
     if (ops->teardown)
         ops->teardown(state);
+    mb_dist_watchdog_disarm();
 }
 
 /* ---- progress ------------------------------------------------------------ */
