@@ -287,6 +287,34 @@ fail:
     return err ? err->code : MB_ESYS;
 }
 
+/* Moves the written tmp to path only when path does not exist yet: link()
+ * fails on an existing name, atomically. File systems without hard links
+ * (EPERM, ENOTSUP: vfat, some FUSE and SMB mounts) claim the name with an
+ * O_EXCL placeholder instead, replaced at once by the rename. EEXIST in
+ * errno when the name is taken. */
+static int claim_name(const char *tmp, const char *path, mb_err *err)
+{
+    if (link(tmp, path) == 0) {
+        unlink(tmp);
+        return MB_OK;
+    }
+    int e = errno;
+    if (e != EEXIST && (e == EPERM || e == ENOTSUP || e == EOPNOTSUPP || e == EMLINK || e == ENOSYS)) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        e = errno;
+        if (fd >= 0) {
+            close(fd);
+            if (rename(tmp, path) == 0)
+                return MB_OK;
+            e = errno;
+            unlink(path);
+        }
+    }
+    int rc = mb_errno(err, e == EEXIST ? MB_EUSAGE : MB_ESYS, "cannot create %s", path);
+    errno = e;
+    return rc;
+}
+
 /* exclusive: link() instead of rename(), so an existing path is never
  * replaced (MB_EUSAGE with errno EEXIST): two runs that picked the same
  * default name cannot overwrite each other's results. */
@@ -300,13 +328,9 @@ static int write_file_atomic(const char *path, const char *text, bool exclusive,
     if (rc != MB_OK)
         goto fail;
     if (exclusive) {
-        if (link(tmp, path) != 0) {
-            int e = errno;
-            rc = mb_errno(err, e == EEXIST ? MB_EUSAGE : MB_ESYS, "cannot create %s", path);
-            errno = e;
+        rc = claim_name(tmp, path, err);
+        if (rc != MB_OK)
             goto fail;
-        }
-        unlink(tmp);
     } else if (rename(tmp, path) != 0) {
         rc = mb_errno(err, MB_ESYS, "cannot rename %s to %s", tmp, path);
         goto fail;
@@ -492,6 +516,8 @@ int mb_journal_open_default(mb_journal *j, const char *suite, int argc, char **a
      * let the second overwrite the first). */
     int rc = journal_open(j, path, suite, argc, argv, context, true, err);
     for (int i = 2; rc != MB_OK && errno == EEXIST && i < 1000; i++) {
+        if (err) /* the first error wins in mb_errf: forget the taken name */
+            *err = (mb_err){ 0 };
         default_name(path, sizeof path, stamp, i);
         free(j->path);
         j->path = strdup(path);

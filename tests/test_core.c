@@ -396,6 +396,39 @@ static void test_noisy_flag(void **s)
     free_case(&c);
 }
 
+/* Two runs opening the default results name at once get two files: the
+ * name is claimed by the first write (link), not checked then renamed over. */
+static void test_default_results_unique(void **s)
+{
+    (void)s;
+    char dir[] = "/tmp/mlbench-test-XXXXXX", cwd[4096];
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(dir), 0);
+    char *argv[] = { "mlbench" };
+    mb_journal a, b;
+    mb_err e = { 0 };
+    assert_int_equal(mb_journal_open_default(&a, "x", 1, argv, NULL, &e), MB_OK);
+    assert_int_equal(mb_journal_open_default(&b, "x", 1, argv, NULL, &e), MB_OK);
+    assert_string_not_equal(a.path, b.path);
+    size_t la = strlen(a.path);
+    /* Same second: the second run took the "-2" name. */
+    if (strncmp(a.path, b.path, la - 5) == 0)
+        assert_string_equal(b.path + la - 5, "-2.json");
+    cJSON *doc;
+    assert_int_equal(mb_results_load(a.path, &doc, &e), MB_OK);
+    cJSON_Delete(doc);
+    assert_int_equal(mb_results_load(b.path, &doc, &e), MB_OK);
+    cJSON_Delete(doc);
+    unlink(a.path);
+    unlink(b.path);
+    mb_journal_close(&a);
+    mb_journal_close(&b);
+    rmdir("results");
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_results_load_errors(void **s)
 {
     (void)s;
@@ -439,7 +472,7 @@ int main(void)
         cmocka_unit_test(test_params_errors),   cmocka_unit_test(test_runner_ok),
         cmocka_unit_test(test_runner_skip_fail_verify), cmocka_unit_test(test_journal_and_writers),
         cmocka_unit_test(test_results_load_errors), cmocka_unit_test(test_humanize),
-        cmocka_unit_test(test_noisy_flag),
+        cmocka_unit_test(test_noisy_flag),      cmocka_unit_test(test_default_results_unique),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
