@@ -92,7 +92,9 @@ for i in $(seq 1 "$runs"); do
     else
         # mpirun's own exit status is 0 in this mode: the ranks' messages count.
         [ $took -le $((timeout_s * 1000 + 3000)) ] || { cat "out-$i.txt"; fail "$what: longer than --dist-timeout"; }
-        said=$(grep -c "no collective progress for $timeout_s s (--dist-timeout): rank $victim (" "out-$i.txt")
+        # "rank 1 (vm, pid 42) ended", or "ranks 1 (…), 2 (…) ended" when a
+        # third rank's watchdog ended it first.
+        said=$(grep -Ec "no collective progress for $timeout_s s \(--dist-timeout\): ranks? ([0-9]+ \([^)]*\), )*$victim \(" "out-$i.txt")
         [ "$said" -eq $((n - 1)) ] ||
             { cat "out-$i.txt"; fail "$what: $said of $((n - 1)) surviving ranks named rank $victim"; }
     fi

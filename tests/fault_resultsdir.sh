@@ -71,7 +71,8 @@ one_run() { # $1 full|ro, $2 run number
         mount -t tmpfs -o size=2m tmpfs mnt || fail "mount tmpfs"
         "$MLBENCH" --suite "$SRC/tests/data/fault_cpu_slow.ini" --out mnt/r.json >"log-$kind-$i.txt" 2>&1 &
     else
-        env LD_PRELOAD="$MB_WRITE_FAIL_SHIM" MB_SHIM_DIR="$WORK/mnt" MB_SHIM_TRIGGER="$WORK/trigger" \
+        # An ASan build (.ci/run) insists on its runtime first in the preload list.
+        env LD_PRELOAD="$MB_WRITE_FAIL_SHIM" ASAN_OPTIONS="verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}" MB_SHIM_DIR="$WORK/mnt" MB_SHIM_TRIGGER="$WORK/trigger" \
             MB_SHIM_ERRNO="$([ "$kind" = ro ] && echo EROFS || echo ENOSPC)" \
             "$MLBENCH" --suite "$SRC/tests/data/fault_cpu_slow.ini" --out mnt/r.json >"log-$kind-$i.txt" 2>&1 &
     fi
