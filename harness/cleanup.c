@@ -1,5 +1,6 @@
 #include "cleanup.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,4 +79,12 @@ void mb_cleanup_install(void)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     atexit(mb_cleanup_run);
+}
+
+bool mb_owner_gone(long pid)
+{
+    if (pid <= 0 || pid == (long)getpid())
+        return false;
+    /* EPERM: the process exists (another user's): not gone. */
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }

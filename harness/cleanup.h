@@ -17,5 +17,8 @@ void mb_cleanup_forget(int slot);
 void mb_cleanup_run(void);
 /* Installs the signal handlers and an atexit hook (idempotent). */
 void mb_cleanup_install(void);
+/* True when no process PID exists (on this host, in this PID namespace):
+ * files named with PID by an mlbench run are then stale. */
+bool mb_owner_gone(long pid);
 
 #endif

@@ -15,8 +15,12 @@
 #include "dist.h"
 #include "dist_extra.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,7 @@ static struct {
     bool mpi; /* MPI initialised by mb_dist_init */
     int rank, size, local_rank, local_size, nodes;
     char (*hosts)[HOST_LEN];
+    long *pids; /* every rank's process id, for the watchdog */
     char self_host[HOST_LEN];
 #ifdef MB_HAVE_MPI
     MPI_Comm comm, ctl;
@@ -217,6 +222,12 @@ static int setup_world(mb_err *err)
     rc = MPI_Allgather(mine, HOST_LEN, MPI_CHAR, g.hosts, HOST_LEN, MPI_CHAR, g.comm);
     if (rc != MPI_SUCCESS)
         return mb_mpi_err(rc, err, "MPI_Allgather(host names)");
+    g.pids = calloc((size_t)g.size, sizeof *g.pids);
+    if (g.pids == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory for %d process ids", g.size);
+    long pid = (long)getpid();
+    if ((rc = MPI_Allgather(&pid, 1, MPI_LONG, g.pids, 1, MPI_LONG, g.comm)) != MPI_SUCCESS)
+        return mb_mpi_err(rc, err, "MPI_Allgather(process ids)");
     return MB_OK;
 }
 
@@ -243,8 +254,11 @@ void mb_dist_finalize(void)
         MPI_Comm_free(&g.ctl);
         MPI_Finalize();
     }
+    mb_dist_watchdog_disarm();
     free(g.hosts);
     g.hosts = NULL;
+    free(g.pids);
+    g.pids = NULL;
     g.mpi = false;
     g.rank = 0;
     g.size = g.local_size = g.nodes = 1;
@@ -537,6 +551,94 @@ cJSON *mb_dist_gather_json(const cJSON *mine, double timeout_s, mb_err *err)
 }
 
 #endif /* MB_HAVE_MPI */
+
+/* ---- the collective watchdog (no MPI calls: it runs on its own thread) ------------ */
+
+static struct {
+    atomic_bool armed;
+    _Atomic double last; /* mb_now() of the last kick */
+    pthread_once_t once;
+} wd = { .once = PTHREAD_ONCE_INIT };
+
+/* "2 (vm, pid 4242)" for every rank on this host whose process is gone. */
+static int gone_ranks(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    int n = 0;
+    for (int r = 0; g.pids && r < g.size; r++) {
+        if (r == g.rank || strcmp(mb_dist_host_of(r), self_host()) != 0)
+            continue;
+        if (kill((pid_t)g.pids[r], 0) == 0 || errno != ESRCH)
+            continue;
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%d (%s, pid %ld)", used ? ", " : "", r, mb_dist_host_of(r), g.pids[r]);
+        n++;
+    }
+    return n;
+}
+
+static void *watchdog_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec ts = { 0, 200 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+        double limit = mb_dist_timeout();
+        if (!atomic_load(&wd.armed) || mb_now() - atomic_load(&wd.last) < limit)
+            continue;
+        char gone[512];
+        int n = gone_ranks(gone, sizeof gone);
+        if (n > 0)
+            fprintf(stderr, "mlbench: rank %d (%s): no collective progress for %.0f s (--dist-timeout): rank%s %s "
+                            "ended; stopping this rank (results saved so far are kept)\n",
+                    g.rank, self_host(), limit, n > 1 ? "s" : "", gone);
+        else
+            fprintf(stderr, "mlbench: rank %d (%s): no collective progress for %.0f s (--dist-timeout): a rank on "
+                            "another node died or hangs; stopping this rank (results saved so far are kept)\n",
+                    g.rank, self_host(), limit);
+        fflush(stderr);
+        mb_cleanup_run();
+        _exit(1); /* the main thread is stuck inside MPI: nothing else can end it */
+    }
+    return NULL;
+}
+
+static void watchdog_start(void)
+{
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    /* The watchdog must not take signals meant for the main thread. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    if (pthread_create(&t, &a, watchdog_main, NULL) != 0)
+        fprintf(stderr, "mlbench: warning: no collective watchdog (pthread_create failed): a dead rank may "
+                        "leave this one waiting\n");
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&a);
+}
+
+void mb_dist_watchdog_arm(void)
+{
+    if (!mb_dist_active())
+        return;
+    atomic_store(&wd.last, mb_now());
+    atomic_store(&wd.armed, true);
+    pthread_once(&wd.once, watchdog_start);
+}
+
+void mb_dist_watchdog_kick(void)
+{
+    if (atomic_load(&wd.armed))
+        atomic_store(&wd.last, mb_now());
+}
+
+void mb_dist_watchdog_disarm(void)
+{
+    atomic_store(&wd.armed, false);
+}
 
 /* ---- context and fleet merge (no MPI calls) ------------------------------------ */
 

@@ -38,6 +38,19 @@ int mb_dist_local_rank(void);
  * naming the ranks that did not arrive, instead of hanging forever. */
 int mb_dist_barrier(double timeout_s, mb_err *err);
 
+/* The collective watchdog. A blocking collective (MPI_Allreduce inside a
+ * backend) never returns when a peer dies and the launcher does not end the
+ * job (mpirun --enable-recovery, srun --no-kill): arm() before a collective
+ * case, kick() after every collective step that completed, disarm() after
+ * the case. When armed and not kicked for mb_dist_timeout() seconds, a
+ * thread prints which ranks are gone (same node: their pid no longer exists;
+ * other nodes: cannot be told from here), removes our temporary files and
+ * ends this process with status 1. Results already saved stay as they are.
+ * No-ops when not under MPI. */
+void mb_dist_watchdog_arm(void);
+void mb_dist_watchdog_kick(void);
+void mb_dist_watchdog_disarm(void);
+
 /* Every rank passes its own status code; all get the worst (max) one. */
 int mb_dist_agree(int code);
 

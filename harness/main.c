@@ -419,13 +419,12 @@ static int cmd_measure(int argc, char **argv)
     mb_journal j = { 0 };
     int status = 0;
     if (root) {
-        if (c.out)
-            snprintf(path, sizeof path, "%s", c.out);
-        else if (mb_default_results_path(path, sizeof path, &err) != MB_OK)
-            goto fatal;
         cJSON *ctx = mb_context_collect(c.opts.disk_dir);
-        if (mb_journal_open(&j, path, c.suite, full_argc, full_argv, ctx, &err) != MB_OK)
+        int rc = c.out ? mb_journal_open(&j, c.out, c.suite, full_argc, full_argv, ctx, &err)
+                       : mb_journal_open_default(&j, c.suite, full_argc, full_argv, ctx, &err);
+        if (rc != MB_OK)
             goto fatal;
+        snprintf(path, sizeof path, "%s", j.path);
     }
     mb_dist_add_contexts(root ? j.doc : NULL, c.opts.disk_dir, c.run.dist_timeout);
     mb_run_summary sum;
@@ -445,8 +444,8 @@ static int cmd_measure(int argc, char **argv)
     free(full_argv);
     return status;
 fatal:
-    fprintf(stderr, "mlbench: %s%s%s\n", err.msg, root && j.path ? "; results so far are in " : "",
-            root && j.path ? j.path : "");
+    fprintf(stderr, "mlbench: %s%s%s\n", err.msg, root && j.written ? "; results so far are in " : "",
+            root && j.written ? j.path : "");
     mb_journal_close(&j);
     mb_suite_free(&suite);
     free(full_argv);

@@ -1,6 +1,8 @@
 #include "results.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -11,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cleanup.h"
 #include "context.h"
 #include "formulas.h"
 
@@ -78,6 +81,20 @@ bool mb_record_stats(const mb_record *r, mb_stats *out)
     out->rate_mean = mb_mean(rate, n);
     out->rate_cv = mb_cv(rate, n);
     return true;
+}
+
+bool mb_record_check_noise(mb_record *r)
+{
+    mb_stats st;
+    double max_cv = r->c->max_cv;
+    r->noisy = r->status == MB_CASE_OK && max_cv > 0 && r->repetitions >= 2 && mb_record_stats(r, &st) &&
+               st.rate_cv > max_cv;
+    if (r->noisy)
+        mb_report_note(&r->report,
+                       "noisy: cv %.1f%% > max_cv %.1f%%: the repetitions disagree (a busy machine, or too "
+                       "short a min_time); the median is not a reliable ceiling",
+                       st.rate_cv * 100, max_cv * 100);
+    return r->noisy;
 }
 
 static cJSON *params_json(const mb_params *p)
@@ -215,6 +232,11 @@ cJSON *mb_record_to_json(const mb_record *r)
     cJSON_AddNumberToObject(o, "rate_scale", ops->rate_scale);
     cJSON_AddBoolToObject(o, "latency_first", ops->latency_first);
     cJSON_AddNumberToObject(o, "repetitions", r->repetitions);
+    cJSON_AddBoolToObject(o, "noisy", r->noisy);
+    if (c->max_cv > 0)
+        cJSON_AddNumberToObject(o, "max_cv", c->max_cv);
+    else
+        cJSON_AddNullToObject(o, "max_cv");
     cJSON_AddNumberToObject(o, "iterations", r->repetitions ? (double)r->rep_iterations[0] : 0);
     add_timing(o, r);
     add_phases(o, r);
@@ -264,19 +286,34 @@ static int fsync_dir_of(const char *path)
     return rc;
 }
 
-int mb_write_file_atomic(const char *path, const char *text, mb_err *err)
+/* Writes text to a new temporary file next to path (registered for removal
+ * on SIGINT/SIGTERM, so a signal during the write leaves no *.tmp.PID). */
+static int write_temp(const char *tmp, const char *text, int *slot, mb_err *err)
 {
-    char tmp[PATH_MAX];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    /* Created and registered with the cleanup signals blocked: the table
+     * never lacks a file we made nor holds one we did not. */
+    sigprocmask(SIG_BLOCK, &set, &old);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
+    int open_errno = errno;
+    *slot = fd >= 0 ? mb_cleanup_add(tmp, false) : -1;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (fd < 0) {
+        errno = open_errno;
         return mb_errno(err, MB_ESYS, "cannot create %s", tmp);
+    }
     size_t len = strlen(text), off = 0;
     while (off < len) {
         ssize_t w = write(fd, text + off, len - off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
             mb_errno(err, MB_ESYS, "cannot write %s", tmp);
             goto fail;
         }
@@ -286,28 +323,133 @@ int mb_write_file_atomic(const char *path, const char *text, mb_err *err)
         mb_errno(err, MB_ESYS, "fsync %s", tmp);
         goto fail;
     }
-    if (close(fd) != 0) {
-        fd = -1;
+    int rc = close(fd);
+    fd = -1;
+    if (rc != 0) {
         mb_errno(err, MB_ESYS, "close %s", tmp);
         goto fail;
     }
-    fd = -1;
-    if (rename(tmp, path) != 0) {
-        mb_errno(err, MB_ESYS, "cannot rename %s to %s", tmp, path);
-        goto fail;
-    }
-    fsync_dir_of(path);
     return MB_OK;
 fail:
     if (fd >= 0)
         close(fd);
-    unlink(tmp);
     return err ? err->code : MB_ESYS;
+}
+
+/* Moves the written tmp to path only when path does not exist yet: link()
+ * fails on an existing name, atomically. File systems without hard links
+ * (EPERM, ENOTSUP: vfat, some FUSE and SMB mounts) claim the name with an
+ * O_EXCL placeholder instead, replaced at once by the rename. EEXIST in
+ * errno when the name is taken. */
+static int claim_name(const char *tmp, const char *path, mb_err *err)
+{
+    if (link(tmp, path) == 0) {
+        unlink(tmp);
+        return MB_OK;
+    }
+    int e = errno;
+    if (e != EEXIST && (e == EPERM || e == ENOTSUP || e == EOPNOTSUPP || e == EMLINK || e == ENOSYS)) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        e = errno;
+        if (fd >= 0) {
+            close(fd);
+            if (rename(tmp, path) == 0)
+                return MB_OK;
+            e = errno;
+            unlink(path);
+        }
+    }
+    int rc = mb_errno(err, e == EEXIST ? MB_EUSAGE : MB_ESYS, "cannot create %s", path);
+    errno = e;
+    return rc;
+}
+
+/* exclusive: link() instead of rename(), so an existing path is never
+ * replaced (MB_EUSAGE with errno EEXIST): two runs that picked the same
+ * default name cannot overwrite each other's results. */
+static int write_file_atomic(const char *path, const char *text, bool exclusive, mb_err *err)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return mb_errf(err, MB_EUSAGE, "path too long: %s", path);
+    int slot = -1;
+    int rc = write_temp(tmp, text, &slot, err);
+    if (rc != MB_OK)
+        goto fail;
+    if (exclusive) {
+        rc = claim_name(tmp, path, err);
+        if (rc != MB_OK)
+            goto fail;
+    } else if (rename(tmp, path) != 0) {
+        rc = mb_errno(err, MB_ESYS, "cannot rename %s to %s", tmp, path);
+        goto fail;
+    }
+    mb_cleanup_forget(slot);
+    fsync_dir_of(path);
+    return MB_OK;
+fail: {
+    int e = errno;
+    unlink(tmp);
+    mb_cleanup_forget(slot);
+    errno = e;
+    return rc;
+}
+}
+
+int mb_write_file_atomic(const char *path, const char *text, mb_err *err)
+{
+    return write_file_atomic(path, text, false, err);
+}
+
+/* A *.tmp.PID file is only ever ours while PID runs: one left by a killed
+ * run (SIGKILL skips every handler) is removed by the next run writing to
+ * the same directory, which says so. Only names of our own pattern whose
+ * base is a results file (*.json or the path being written) and whose
+ * process is gone are touched. */
+static void sweep_stale_temps(const char *path)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    size_t base_len = strlen(base);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *tmp = strstr(e->d_name, ".tmp.");
+        if (tmp == NULL || tmp == e->d_name)
+            continue;
+        const char *digits = tmp + 5;
+        char *end;
+        long pid = strtol(digits, &end, 10);
+        if (*digits == '\0' || *end != '\0' || pid <= 0)
+            continue;
+        size_t stem = (size_t)(tmp - e->d_name);
+        bool json = stem > 5 && strncmp(tmp - 5, ".json", 5) == 0;
+        bool same = stem == base_len && strncmp(e->d_name, base, base_len) == 0;
+        if ((!json && !same) || !mb_owner_gone(pid))
+            continue;
+        char full[PATH_MAX * 2];
+        snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+        if (unlink(full) == 0)
+            fprintf(stderr, "mlbench: removed %s, a stale temporary results file of mlbench process %ld "
+                            "(no longer running)\n",
+                    full, pid);
+    }
+    closedir(d);
 }
 
 /* ---- the journal --------------------------------------------------------- */
 
-static int journal_write(mb_journal *j, mb_err *err)
+static int journal_write(mb_journal *j, bool exclusive, mb_err *err)
 {
     char *text = cJSON_Print(j->doc);
     if (text == NULL)
@@ -320,13 +462,22 @@ static int journal_write(mb_journal *j, mb_err *err)
     }
     with_nl[len] = '\n';
     with_nl[len + 1] = '\0';
-    int rc = mb_write_file_atomic(j->path, with_nl, err);
+    int rc = write_file_atomic(j->path, with_nl, exclusive, err);
     free(with_nl);
+    if (rc == MB_OK)
+        j->written = true;
+    else if (err && !(exclusive && errno == EEXIST)) {
+        /* Say which results file could not be saved, not only its temporary. */
+        char why[MB_ERR_LEN];
+        snprintf(why, sizeof why, "%s", err->msg);
+        err->code = MB_OK; /* the first error wins in mb_errf: this one replaces it */
+        mb_errf(err, rc, "cannot save the results to %s: %.900s", j->path, why);
+    }
     return rc;
 }
 
-int mb_journal_open(mb_journal *j, const char *path, const char *suite, int argc, char **argv,
-                    cJSON *context, mb_err *err)
+static int journal_open(mb_journal *j, const char *path, const char *suite, int argc, char **argv,
+                        cJSON *context, bool exclusive, mb_err *err)
 {
     memset(j, 0, sizeof *j);
     j->path = strdup(path);
@@ -350,15 +501,16 @@ int mb_journal_open(mb_journal *j, const char *path, const char *suite, int argc
     cJSON_AddStringToObject(st, "ceiling", "median of the per-repetition rates (sustained ceiling)");
     cJSON_AddStringToObject(st, "best", "maximum of the per-repetition rates (peak seen)");
     cJSON_AddStringToObject(st, "cv", "sample standard deviation / mean of the per-repetition rates");
+    cJSON_AddStringToObject(st, "noisy", "an ok case whose cv exceeds its max_cv: not a reliable ceiling");
     cJSON_AddItemToObject(d, "context", context ? context : cJSON_CreateObject());
     cJSON_AddArrayToObject(d, "cases");
-    return journal_write(j, err);
+    return journal_write(j, exclusive, err);
 }
 
 int mb_journal_append(mb_journal *j, cJSON *case_json, mb_err *err)
 {
     cJSON_AddItemToArray(cJSON_GetObjectItem(j->doc, "cases"), case_json);
-    return journal_write(j, err);
+    return journal_write(j, false, err);
 }
 
 int mb_journal_finish(mb_journal *j, mb_err *err)
@@ -367,7 +519,7 @@ int mb_journal_finish(mb_journal *j, mb_err *err)
     mb_utc_now(now, sizeof now);
     cJSON_ReplaceItemInObject(j->doc, "status", cJSON_CreateString("complete"));
     cJSON_ReplaceItemInObject(j->doc, "finished_utc", cJSON_CreateString(now));
-    return journal_write(j, err);
+    return journal_write(j, false, err);
 }
 
 void mb_journal_close(mb_journal *j)
@@ -377,20 +529,50 @@ void mb_journal_close(mb_journal *j)
     memset(j, 0, sizeof *j);
 }
 
-int mb_default_results_path(char *buf, size_t len, mb_err *err)
+int mb_journal_open(mb_journal *j, const char *path, const char *suite, int argc, char **argv,
+                    cJSON *context, mb_err *err)
 {
-    if (mkdir("results", 0755) != 0 && errno != EEXIST)
+    sweep_stale_temps(path);
+    return journal_open(j, path, suite, argc, argv, context, false, err);
+}
+
+static void default_name(char *buf, size_t len, const char *stamp, int i)
+{
+    if (i < 2)
+        snprintf(buf, len, "results/%s-%s.json", mb_hostname(), stamp);
+    else
+        snprintf(buf, len, "results/%s-%s-%d.json", mb_hostname(), stamp, i);
+}
+
+int mb_journal_open_default(mb_journal *j, const char *suite, int argc, char **argv, cJSON *context,
+                            mb_err *err)
+{
+    memset(j, 0, sizeof *j);
+    if (mkdir("results", 0755) != 0 && errno != EEXIST) {
+        cJSON_Delete(context);
         return mb_errno(err, MB_ESYS, "cannot create results/ in the current directory");
+    }
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
-    char stamp[32];
+    char stamp[32], path[PATH_MAX];
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    snprintf(buf, len, "results/%s-%s.json", mb_hostname(), stamp);
-    /* Never overwrite an earlier run started in the same second. */
-    for (int i = 2; access(buf, F_OK) == 0 && i < 100; i++)
-        snprintf(buf, len, "results/%s-%s-%d.json", mb_hostname(), stamp, i);
-    return MB_OK;
+    default_name(path, sizeof path, stamp, 1);
+    sweep_stale_temps(path);
+    /* The first write links the file into place and fails on an existing
+     * name, so checking and creating are one step: two runs started in the
+     * same second get two files (a check with access() then a rename would
+     * let the second overwrite the first). */
+    int rc = journal_open(j, path, suite, argc, argv, context, true, err);
+    for (int i = 2; rc != MB_OK && errno == EEXIST && i < 1000; i++) {
+        if (err) /* the first error wins in mb_errf: forget the taken name */
+            *err = (mb_err){ 0 };
+        default_name(path, sizeof path, stamp, i);
+        free(j->path);
+        j->path = strdup(path);
+        rc = journal_write(j, true, err);
+    }
+    return rc;
 }
 
 /* The largest results file read (report, compare, --baseline, gap --ceilings). */

@@ -29,6 +29,7 @@ typedef struct mb_record {
     double *rep_seconds;    /* timed seconds in total per repetition */
     mb_verify_status verify;
     char verify_detail[MB_ERR_LEN];
+    bool noisy;             /* ok, but the rates' cv exceeds the case's max_cv */
     mb_report report;
     /* Compute cases (ops->compute): the burst and sustained phases. */
     mb_phase_result burst, sustained;
@@ -46,6 +47,10 @@ void mb_record_free(mb_record *r);
 int mb_record_add_repetition(mb_record *r, long long iterations, double seconds);
 /* False when there is nothing to compute (no repetition, zero time). */
 bool mb_record_stats(const mb_record *r, mb_stats *out);
+/* Flags an ok case whose repetitions' rates vary more than c->max_cv allows
+ * (cv > max_cv, 2 or more repetitions) as noisy, with a note saying why.
+ * Returns r->noisy. */
+bool mb_record_check_noise(mb_record *r);
 const char *mb_case_status_name(mb_case_status s);
 cJSON *mb_record_to_json(const mb_record *r);
 
@@ -54,6 +59,7 @@ cJSON *mb_record_to_json(const mb_record *r);
 typedef struct mb_journal {
     char *path;
     cJSON *doc;
+    bool written; /* the file exists: at least one write succeeded */
 } mb_journal;
 
 /* Builds the document (schema, version, context, suite, command line) and
@@ -69,9 +75,12 @@ void mb_journal_close(mb_journal *j);
 /* Writes text to path atomically: path.tmp.PID, fsync, rename, fsync dir. */
 int mb_write_file_atomic(const char *path, const char *text, mb_err *err);
 
-/* The default results path: results/<host>-<UTC time>.json under the current
- * directory (creating results/). */
-int mb_default_results_path(char *buf, size_t len, mb_err *err);
+/* mb_journal_open on the default path, results/<host>-<UTC time>[-N].json
+ * under the current directory (creating results/): the first free name,
+ * claimed atomically, so runs started at once never share a file. Takes
+ * ownership of context in every case. */
+int mb_journal_open_default(mb_journal *j, const char *suite, int argc, char **argv, cJSON *context,
+                            mb_err *err);
 
 /* Reads a results file and checks schema and version: MB_EUSAGE with the
  * file and what was wrong. */

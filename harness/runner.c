@@ -27,6 +27,7 @@ static void bench_fn(mbgb_state *st, void *arg)
             mbgb_skip_with_error(st, bc->err.msg);
             break;
         }
+        mb_dist_watchdog_kick(); /* a collective step completed: every rank is alive */
         if (!(seconds > 0) || !isfinite(seconds)) {
             mb_errf(&bc->err, MB_EFAIL, "run() reported a non-positive time (%g s)", seconds);
             mbgb_skip_with_error(st, bc->err.msg);
@@ -92,6 +93,7 @@ static void time_case(const mb_case *c, const mb_runner_opts *o, void *state, mb
         for (int i = 0; i < 2 && bc.err.code == MB_OK; i++) {
             double s;
             ops->run(state, &s, &bc.err);
+            mb_dist_watchdog_kick();
         }
     } else {
         warm_up(ops, state, warmup, &bc.err);
@@ -198,6 +200,9 @@ void mb_run_case(const mb_case *c, const mb_runner_opts *o, mb_record *r)
         set_outcome(r, MB_ESKIP, "backend has no implementation");
         return;
     }
+    /* A collective blocks forever on a dead peer: the watchdog ends us. */
+    if (ops->collective)
+        mb_dist_watchdog_arm();
     rc = ops->setup(c->params, &state, &err);
     if (rc != MB_OK) {
         set_outcome(r, rc == MB_ESKIP ? MB_ESKIP : MB_EFAIL, err.msg);
@@ -215,9 +220,12 @@ void mb_run_case(const mb_case *c, const mb_runner_opts *o, mb_record *r)
         verify_case(ops, state, r);
     if (ops->report)
         ops->report(state, &r->report);
+    /* After the component's own notes: the flag is about the numbers. */
+    mb_record_check_noise(r);
 done:
     if (ops->teardown)
         ops->teardown(state);
+    mb_dist_watchdog_disarm();
 }
 
 /* ---- progress ------------------------------------------------------------ */
@@ -240,7 +248,11 @@ static void progress_start(const mb_runner_opts *o, int i, int n, const mb_case 
     fflush(stderr);
 }
 
-static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record *r, double elapsed)
+/* saved: the case is in the results file. A case that could not be saved is
+ * still shown (it was measured), but never in the "[i/n] status id:" form
+ * that promises it is in the file. */
+static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record *r, bool saved,
+                          double elapsed)
 {
     if (o->quiet)
         return;
@@ -250,8 +262,8 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
     char what[256];
     mb_stats st;
     if (r->status == MB_CASE_OK && mb_record_stats(r, &st)) {
-        snprintf(what, sizeof what, "%.4g %s (cv %.1f%%)", st.rate_median, r->c->ops->rate_unit,
-                 st.rate_cv * 100);
+        snprintf(what, sizeof what, "%.4g %s (cv %.1f%%%s)", st.rate_median, r->c->ops->rate_unit,
+                 st.rate_cv * 100, r->noisy ? ", NOISY: above max_cv, not a ceiling" : "");
         if (r->burst.measured && r->sustained.measured) {
             size_t used = strlen(what);
             snprintf(what + used, sizeof what - used, "; burst %.4g, sustained %.4g", r->burst.rate,
@@ -261,8 +273,8 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
         snprintf(what, sizeof what, "%.160s", r->reason);
     }
     bool tty = isatty(STDERR_FILENO);
-    fprintf(stderr, "%s[%d/%d] %-7s %s: %s [%s elapsed, ~%s left]\n", tty ? "\r\033[K" : "", i + 1, n,
-            mb_case_status_name(r->status), r->c->id, what, el, left);
+    fprintf(stderr, "%s[%d/%d] %s%-7s %s: %s [%s elapsed, ~%s left]\n", tty ? "\r\033[K" : "", i + 1, n,
+            saved ? "" : "NOT SAVED: ", mb_case_status_name(r->status), r->c->id, what, el, left);
     fflush(stderr);
 }
 
@@ -311,10 +323,13 @@ int mb_run_suite(const mb_suite *s, const mb_runner_opts *o, mb_journal *j, mb_r
             sum->skipped++;
         else
             sum->failed++;
-        progress_done(o, i, s->n_cases, &r, mb_now() - start);
+        /* Saved before it is announced: a case the progress shows as
+         * finished is in the results file, whatever ends the run next. */
         cJSON *cj = mb_record_to_json(&r);
+        int rc = journal_case(o, j, cj, err);
+        progress_done(o, i, s->n_cases, &r, rc == MB_OK, mb_now() - start);
         mb_record_free(&r);
-        if (journal_case(o, j, cj, err) != MB_OK)
+        if (rc != MB_OK)
             return err->code;
     }
     return MB_OK;

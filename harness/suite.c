@@ -65,7 +65,7 @@ typedef struct parse_ctx {
 static const char *const RUN_KEYS[] = { "repetitions",     "min_time",          "warmup_time",
                                         "iterations",      "burst_windows",     "burst_window_time",
                                         "burst_idle_time", "settle_time",       "sustained_time",
-                                        NULL };
+                                        "max_cv",          NULL };
 
 static bool is_run_key(const char *k)
 {
@@ -274,6 +274,11 @@ static int parse_run_key(const char *path, const kv *k, mb_case *c, mb_err *err)
             return mb_errf(err, MB_EUSAGE, "%s:%d: iterations: expected an integer in [0, 1e9], got '%s'",
                            path, k->line, k->value);
         c->iterations = (long long)v;
+    } else if (strcmp(k->key, "max_cv") == 0) {
+        if (!(v >= 0 && v <= 10))
+            return mb_errf(err, MB_EUSAGE, "%s:%d: max_cv: expected a fraction in [0, 10] (0 = no check), got '%s'",
+                           path, k->line, k->value);
+        c->max_cv = v;
     } else {
         return parse_phase_key(path, k, v, c, err);
     }
@@ -527,7 +532,8 @@ static int process_sections(const char *path, section *secs, int n, mb_suite *ou
                          .warmup_time = MB_DEFAULT_WARMUP_TIME,
                          .phases = { MB_DEFAULT_BURST_WINDOWS, MB_DEFAULT_BURST_WINDOW_TIME,
                                      MB_DEFAULT_BURST_IDLE_TIME, MB_DEFAULT_SETTLE_TIME,
-                                     MB_DEFAULT_SUSTAINED_TIME } };
+                                     MB_DEFAULT_SUSTAINED_TIME },
+                         .max_cv = MB_DEFAULT_MAX_CV };
     for (int i = 0; i < n; i++) {
         if (strcasecmp(secs[i].name, "global") != 0)
             continue;

@@ -110,7 +110,10 @@ static void phase_cell(const cJSON *c, const char *phase, char *buf, size_t len)
 static void fill_row(const cJSON *c, row *r)
 {
     memset(r, 0, sizeof *r);
-    snprintf(r->cells[C_STATUS], 512, "%s", str_of(c, "status"));
+    /* An ok case with a cv above its max_cv is shown as such, never as a
+     * plain "ok" ceiling. */
+    bool noisy = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "noisy"));
+    snprintf(r->cells[C_STATUS], 512, "%s", noisy && strcmp(str_of(c, "status"), "ok") == 0 ? "noisy" : str_of(c, "status"));
     mb_case_label(c, r->cells[C_CASE], 512);
     const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "rate");
     const char *unit = str_of(c, "rate_unit");
@@ -149,6 +152,11 @@ static void fill_row(const cJSON *c, row *r)
         snprintf(r->cells[C_NOTE], 512, "%s", reason);
     else if (cJSON_GetArraySize(notes) > 0 && cJSON_IsString(cJSON_GetArrayItem(notes, 0)))
         snprintf(r->cells[C_NOTE], 512, "%s", cJSON_GetArrayItem(notes, 0)->valuestring);
+    const cJSON *n;
+    const cJSON *scan = noisy && !*reason ? notes : NULL;
+    cJSON_ArrayForEach(n, scan)
+        if (cJSON_IsString(n) && strncmp(n->valuestring, "noisy:", 6) == 0)
+            snprintf(r->cells[C_NOTE], 512, "%s", n->valuestring);
 }
 
 static int write_table(FILE *out, const cJSON *cases, bool markdown)
@@ -304,9 +312,9 @@ int mb_write_results(FILE *out, const cJSON *doc, const char *format, mb_err *er
         }
         int rc = write_table(out, cases, md);
         fprintf(out, "%sceiling = median of the repetitions' rates; best = their maximum; cv = stddev/mean; "
-                     "eff = ceiling / peak.\ncompute cases: burst = median of short windows after idle gaps "
-                     "(clocks free); sustained = back-to-back work after the clocks settle, the ceiling `gap` "
-                     "uses; @ = mean SM clock.\n",
+                     "eff = ceiling / peak; noisy = ok but cv above max_cv: not a ceiling.\ncompute cases: "
+                     "burst = median of short windows after idle gaps (clocks free); sustained = back-to-back work "
+                     "after the clocks settle, the ceiling `gap` uses; @ = mean SM clock.\n",
                 md ? "\n" : "");
         return rc;
     }

@@ -2,6 +2,8 @@
  * of a disk case the three backends share (see disk_file.h). */
 #include "disk_file.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -227,6 +230,7 @@ int disk_file_create(const char *path, long long size, uint64_t seed, disk_file 
 {
     memset(out, 0, sizeof *out);
     out->cleanup_slot = -1;
+    out->lock_fd = -1;
     if (strlen(path) >= sizeof out->path)
         return mb_errf(err, MB_EUSAGE, "test file path too long: %s", path);
     int rc = check_free_space(path, size, err);
@@ -248,6 +252,13 @@ int disk_file_create(const char *path, long long size, uint64_t seed, disk_file 
     }
     snprintf(out->path, sizeof out->path, "%s", path);
     out->cleanup_slot = slot;
+    /* Held until the file is removed (or we exit): a later run's sweep never
+     * takes a live file for a stale one, even across PID namespaces. */
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        rc = mb_errno(err, MB_ESYS, "cannot lock the test file %s", path);
+        goto fail;
+    }
+    out->lock_fd = dup(fd);
     if (slot < 0) {
         rc = mb_errf(err, MB_ESYS, "cleanup table full: not creating %s", path);
         goto fail;
@@ -272,6 +283,9 @@ void disk_file_remove(disk_file *f)
 {
     if (f->path[0] && !f->kept)
         unlink(f->path);
+    if (f->lock_fd >= 0)
+        close(f->lock_fd);
+    f->lock_fd = -1;
     if (f->cleanup_slot >= 0)
         mb_cleanup_forget(f->cleanup_slot);
     f->cleanup_slot = -1;
@@ -288,6 +302,118 @@ static struct {
     disk_file user;
 } shared = { .tmpdir_slot = -1 };
 
+/* ---- stale files of killed runs ------------------------------------------------- */
+
+/* Parses "<digits>" up to stop (or the end); -1 when it is not that. */
+static long long parse_digits(const char *s, const char **rest)
+{
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    long long v = 0;
+    while (isdigit((unsigned char)*s)) {
+        if (v > (LLONG_MAX - 9) / 10)
+            return -1;
+        v = v * 10 + (*s++ - '0');
+    }
+    *rest = s;
+    return v;
+}
+
+/* "mlbench-disk-<pid>-<size>.dat": the pid, else -1. */
+static long stale_file_pid(const char *name)
+{
+    static const char prefix[] = "mlbench-disk-";
+    if (strncmp(name, prefix, sizeof prefix - 1) != 0)
+        return -1;
+    const char *p;
+    long long pid = parse_digits(name + sizeof prefix - 1, &p);
+    if (pid <= 0 || *p != '-')
+        return -1;
+    long long size = parse_digits(p + 1, &p);
+    if (size <= 0 || strcmp(p, ".dat") != 0)
+        return -1;
+    return (long)pid;
+}
+
+/* "mlbench-disk-<pid>-XXXXXX" (mkdtemp's six characters): the pid, else -1. */
+static long stale_dir_pid(const char *name)
+{
+    static const char prefix[] = "mlbench-disk-";
+    if (strncmp(name, prefix, sizeof prefix - 1) != 0)
+        return -1;
+    const char *p;
+    long long pid = parse_digits(name + sizeof prefix - 1, &p);
+    if (pid <= 0 || *p != '-' || strlen(p + 1) != 6)
+        return -1;
+    for (const char *q = p + 1; *q; q++)
+        if (!isalnum((unsigned char)*q))
+            return -1;
+    return (long)pid;
+}
+
+/* Removes path when it is a regular file whose owner is gone and whose lock
+ * is free (an unlocked file of a live pid could be one being created). */
+static bool remove_if_stale(const char *path, long pid)
+{
+    if (!mb_owner_gone(pid))
+        return false;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+              unlink(path) == 0;
+    close(fd);
+    if (ok)
+        fprintf(stderr, "mlbench: removed %s, a stale test file of mlbench process %ld (no longer running)\n",
+                path, pid);
+    return ok;
+}
+
+int disk_sweep_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            continue;
+        long pid = stale_file_pid(e->d_name);
+        if (pid > 0) {
+            removed += remove_if_stale(path, pid);
+            continue;
+        }
+        pid = stale_dir_pid(e->d_name);
+        struct stat st;
+        if (pid <= 0 || !mb_owner_gone(pid) || lstat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        /* Our temporary directory: its test files, then the directory,
+         * which rmdir removes only when nothing else is in it. */
+        removed += disk_sweep_stale(path);
+        if (rmdir(path) == 0)
+            fprintf(stderr, "mlbench: removed %s, a stale temporary directory of mlbench process %ld\n", path,
+                    pid);
+    }
+    closedir(d);
+    return removed;
+}
+
+/* Once per directory and run, before the first test file goes there. */
+static void sweep_once(const char *dir)
+{
+    static char swept[MAX_SHARED_FILES][4096];
+    static int n;
+    for (int i = 0; i < n; i++)
+        if (strcmp(swept[i], dir) == 0)
+            return;
+    if (n < MAX_SHARED_FILES)
+        snprintf(swept[n++], sizeof swept[0], "%s", dir);
+    disk_sweep_stale(dir);
+}
+
 static int ensure_tmpdir(mb_err *err)
 {
     if (shared.tmpdir[0])
@@ -296,7 +422,7 @@ static int ensure_tmpdir(mb_err *err)
     if (!getcwd(cwd, sizeof cwd))
         return mb_errno(err, MB_ESYS, "getcwd");
     char tmpl[4096];
-    if (snprintf(tmpl, sizeof tmpl, "%s/mlbench-disk-XXXXXX", cwd) >= (int)sizeof tmpl)
+    if (snprintf(tmpl, sizeof tmpl, "%s/mlbench-disk-%ld-XXXXXX", cwd, (long)getpid()) >= (int)sizeof tmpl)
         return mb_errf(err, MB_EUSAGE, "current directory path too long");
     sigset_t old;
     block_signals(&old);
@@ -346,6 +472,7 @@ static int acquire_user_file(const char *path, const disk_file **out, mb_err *er
     shared.user.size = st.st_size;
     shared.user.owned = false;
     shared.user.cleanup_slot = -1;
+    shared.user.lock_fd = -1;
     shared.user.memory_fs = disk_path_on_memory_fs(path);
     *out = &shared.user;
     return MB_OK;
@@ -365,7 +492,9 @@ int disk_file_acquire(long long size, const disk_file **out, mb_err *err)
         if (!S_ISDIR(st.st_mode))
             return mb_errf(err, MB_EUSAGE, "--disk-dir %s: not a directory", o->disk_dir);
         dir = o->disk_dir;
+        sweep_once(dir);
     } else {
+        sweep_once(".");
         int rc = ensure_tmpdir(err);
         if (rc != MB_OK)
             return rc;
@@ -381,8 +510,12 @@ int disk_file_acquire(long long size, const disk_file **out, mb_err *err)
         return mb_errf(err, MB_EUSAGE, "more than %d different disk file sizes in one run",
                        MAX_SHARED_FILES);
     char path[4096];
-    if (snprintf(path, sizeof path, "%s/mlbench-disk-%ld-%lld.dat", dir, (long)getpid(), size) >=
-        (int)sizeof path)
+    /* A file kept on purpose (MLBENCH_DISK_KEEP) is named apart, so that a
+     * later run's sweep of stale mlbench-disk-* files leaves it alone. */
+    const char *keep = getenv("MLBENCH_DISK_KEEP");
+    bool keeping = keep && strcmp(keep, "1") == 0 && o->disk_dir && o->disk_dir[0];
+    if (snprintf(path, sizeof path, "%s/mlbench-%s-%ld-%lld.dat", dir, keeping ? "kept" : "disk",
+                 (long)getpid(), size) >= (int)sizeof path)
         return mb_errf(err, MB_EUSAGE, "--disk-dir path too long");
     /* The seed makes files of different runs differ: a stale file from
      * another run can never pass verification by accident. */
@@ -396,8 +529,7 @@ int disk_file_acquire(long long size, const disk_file **out, mb_err *err)
     /* MLBENCH_DISK_KEEP=1 with --disk-dir keeps the finished file after exit
      * (its path is in each case's "file" info), so scripts/fio_compare.py can
      * run fio on the very file mlbench read. A partial file is still removed. */
-    const char *keep = getenv("MLBENCH_DISK_KEEP");
-    if (keep && strcmp(keep, "1") == 0 && o->disk_dir && o->disk_dir[0]) {
+    if (keeping) {
         mb_cleanup_forget(f->cleanup_slot);
         f->cleanup_slot = -1;
         f->kept = true;

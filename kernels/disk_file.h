@@ -59,6 +59,7 @@ typedef struct disk_file {
     bool memory_fs;  /* tmpfs/ramfs: no device behind it */
     bool kept;       /* MLBENCH_DISK_KEEP: left in place at exit */
     int cleanup_slot;
+    int lock_fd;     /* holds flock(LOCK_EX) while we run: the file is in use */
 } disk_file;
 
 /* Creates `path` (which must not exist: O_CREAT|O_EXCL), registers it with
@@ -67,6 +68,13 @@ typedef struct disk_file {
  * than size + a reserve free. On any error the file is removed again. */
 int disk_file_create(const char *path, long long size, uint64_t seed, disk_file *out,
                      mb_err *err);
+
+/* Removes stale test files of killed runs from dir: names of our own
+ * pattern (mlbench-disk-<pid>-<size>.dat, and mlbench-disk-<pid>-XXXXXX/
+ * temporary directories holding only such files) whose process <pid> no
+ * longer exists and whose lock nobody holds. Says on stderr what it removed;
+ * returns the number of files removed. Anything else is never touched. */
+int disk_sweep_stale(const char *dir);
 
 /* Removes a file created by disk_file_create and forgets its cleanup slot. */
 void disk_file_remove(disk_file *f);

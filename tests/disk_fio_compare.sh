@@ -49,7 +49,7 @@ for c in cases:
 print("ok:", len(cases), "cases")
 EOF
 
-left=$(find "$WORK" -name 'mlbench-disk-*' -o -name 'mlbench-fio-*' 2>/dev/null)
+left=$(find "$WORK" -name 'mlbench-disk-*' -o -name 'mlbench-kept-*' -o -name 'mlbench-fio-*' 2>/dev/null)
 [ -z "$left" ] || fail "left behind: $left"
 echo "ok: nothing left behind"
 exit 0

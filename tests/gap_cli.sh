@@ -25,6 +25,19 @@ check "gap table" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" --ceiling
 check "table: time lost per step" has "720 ms" "$WORK/out"
 check "table: no ceiling for other" has "no ceiling" "$WORK/out"
 check "table: diagnosis" has "Data-loading bound" "$WORK/out"
+check "table: a solid ceiling is not flagged" bash -c "! grep -q NOISY '$WORK/out'"
+# A ceiling measured with a cv above its max_cv is named as noisy where gap uses it.
+$PY -c "
+import json, sys
+d = json.load(open('$D/gap_here.json'))
+for c in d['cases']:
+    if c['status'] == 'ok':
+        c['noisy'] = True
+        c['rate']['cv'] = 0.3
+json.dump(d, open('$WORK/noisy.json', 'w'))
+"
+check "gap with noisy ceilings" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" --ceilings "$WORK/noisy.json"
+check "table: noisy ceiling named" has "NOISY ceiling: cv 30% above the run's max_cv" "$WORK/out"
 check "gap csv run, md" expect_exit 0 "$MLBENCH" gap "$D/gap_run.csv" --ceilings "$D/gap_here.json" --format md
 check "md: a table" has "| stage " "$WORK/out"
 check "gap json + target results" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" \

@@ -350,6 +350,87 @@ static void write_text(const char *path, const char *text)
     fclose(f);
 }
 
+/* Known answers for the noisy flag: rates 1 and 0.5 (work 1 per iteration,
+ * 1 s and 2 s) have mean 0.75, sample stddev sqrt(0.125) = 0.35355 and cv
+ * 0.47140; equal rates have cv 0. */
+static void test_noisy_flag(void **s)
+{
+    (void)s;
+    mb_case c = make_case();
+    mb_record r;
+    struct { double sec[3]; int n; double max_cv; bool noisy; } k[] = {
+        { { 1, 2 }, 2, 0.10, true },     /* cv 0.4714 > 10% */
+        { { 1, 2 }, 2, 0.48, false },    /* cv 0.4714 <= 48% */
+        { { 1, 2 }, 2, 0.47, true },     /* just above */
+        { { 1, 1, 1 }, 3, 0.10, false }, /* cv 0 */
+        { { 1 }, 1, 0.10, false },       /* one repetition: no cv */
+        { { 1, 2 }, 2, 0, false },       /* max_cv 0: no check */
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        c.max_cv = k[i].max_cv;
+        mb_record_init(&r, &c);
+        r.status = MB_CASE_OK;
+        r.work_per_iter = 1;
+        for (int j = 0; j < k[i].n; j++)
+            assert_int_equal(mb_record_add_repetition(&r, 1, k[i].sec[j]), MB_OK);
+        mb_stats st;
+        assert_true(mb_record_stats(&r, &st));
+        if (k[i].n == 2)
+            assert_float_equal(st.rate_cv, 0.4714045, 1e-6);
+        assert_int_equal(mb_record_check_noise(&r), k[i].noisy);
+        cJSON *j = mb_record_to_json(&r);
+        assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItem(j, "noisy")), k[i].noisy);
+        assert_int_equal(r.report.n_notes, k[i].noisy ? 1 : 0);
+        if (k[i].noisy)
+            assert_non_null(strstr(r.report.notes[0], "noisy: cv 47.1% > max_cv"));
+        cJSON_Delete(j);
+        mb_record_free(&r);
+    }
+    /* A failed case is never flagged: it has no ceiling to doubt. */
+    c.max_cv = 0.1;
+    mb_record_init(&r, &c);
+    r.status = MB_CASE_FAILED;
+    r.work_per_iter = 1;
+    mb_record_add_repetition(&r, 1, 1);
+    mb_record_add_repetition(&r, 1, 2);
+    assert_false(mb_record_check_noise(&r));
+    mb_record_free(&r);
+    free_case(&c);
+}
+
+/* Two runs opening the default results name at once get two files: the
+ * name is claimed by the first write (link), not checked then renamed over. */
+static void test_default_results_unique(void **s)
+{
+    (void)s;
+    char dir[] = "/tmp/mlbench-test-XXXXXX", cwd[4096];
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(dir), 0);
+    char *argv[] = { "mlbench" };
+    mb_journal a, b;
+    mb_err e = { 0 };
+    assert_int_equal(mb_journal_open_default(&a, "x", 1, argv, NULL, &e), MB_OK);
+    assert_int_equal(mb_journal_open_default(&b, "x", 1, argv, NULL, &e), MB_OK);
+    assert_string_not_equal(a.path, b.path);
+    size_t la = strlen(a.path);
+    /* Same second: the second run took the "-2" name. */
+    if (strncmp(a.path, b.path, la - 5) == 0)
+        assert_string_equal(b.path + la - 5, "-2.json");
+    cJSON *doc;
+    assert_int_equal(mb_results_load(a.path, &doc, &e), MB_OK);
+    cJSON_Delete(doc);
+    assert_int_equal(mb_results_load(b.path, &doc, &e), MB_OK);
+    cJSON_Delete(doc);
+    unlink(a.path);
+    unlink(b.path);
+    mb_journal_close(&a);
+    mb_journal_close(&b);
+    rmdir("results");
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_results_load_errors(void **s)
 {
     (void)s;
@@ -506,6 +587,7 @@ int main(void)
         cmocka_unit_test(test_runner_skip_fail_verify), cmocka_unit_test(test_journal_and_writers),
         cmocka_unit_test(test_results_load_errors), cmocka_unit_test(test_humanize),
         cmocka_unit_test(test_suite_hostile),
+        cmocka_unit_test(test_noisy_flag),      cmocka_unit_test(test_default_results_unique),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

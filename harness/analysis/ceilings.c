@@ -119,6 +119,10 @@ static int read_case(const cJSON *c, int i, const char *path, const mb_ini *matc
         return mb_errf(err, MB_EUSAGE, "%s: cases[%d].ceiling_phase: '%s' is not burst or sustained", path, i, cp);
     set_phase(r, cp ? cp : "sustained");
     mb_case_label(c, r->label, sizeof r->label);
+    r->noisy = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "noisy"));
+    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "rate");
+    const cJSON *cv = cJSON_IsObject(rate) ? cJSON_GetObjectItemCaseSensitive(rate, "cv") : NULL;
+    r->cv = cJSON_IsNumber(cv) ? cv->valuedouble : NAN;
     r->usable = ok && r->verification && strcmp(r->verification, "passed") == 0 && r->rate_abs > 0;
     return MB_OK;
 }

@@ -21,6 +21,8 @@ typedef struct mb_case_ref {
     const char *verification; /* passed | failed | not-run | NULL */
     const char *reason;    /* why skipped/failed, or NULL */
     bool usable;           /* a ceiling: status ok and verification passed, rate > 0 */
+    bool noisy;            /* its repetitions varied more than max_cv: a doubtful ceiling */
+    double cv;             /* rate.cv, NAN when absent */
     const char *work_unit;
     const char *rate_unit;
     double rate_scale;

@@ -456,6 +456,9 @@ static void explain_choice(const mb_stage *s, const mb_case_ref *c, const score 
     ADD(" nearest of %d usable %s case(s)", usable, cc);
     if (tied->n > 1)
         ADD("; the fastest of %d equally near (%s)", tied->n, tied->backends);
+    /* Still the best match, but never passed off as a solid ceiling. */
+    if (c->noisy)
+        ADD("; NOISY ceiling: cv %.0f%% above the run's max_cv (a busy machine?), re-measure it", c->cv * 100);
 #undef ADD
 }
 

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# fault_concurrent.sh: two `mlbench --suite quick` started at once in the
+# same directory with the same --disk-dir and the default results name
+# (docs/reliability.md, "Faults during a run"). Both must complete (exit 0,
+# status "complete", every case), in two different results files, having read
+# two different test files; nothing is left behind. Started in the same
+# second, both compute the same default name: the second must get "-2".
+# FAULT_RUNS pairs (default 2; docs/reliability.md quotes 20).
+# Needs $MLBENCH, $WORK (tests/CMakeLists.txt).
+set -u
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+[ -x "${MLBENCH:-}" ] || fail "MLBENCH is not an executable: '${MLBENCH:-}'"
+runs=${FAULT_RUNS:-2}
+rm -rf "$WORK"
+mkdir -p "$WORK" || fail "cannot create $WORK"
+cd "$WORK" || exit 1
+
+same_second=0
+for i in $(seq 1 "$runs"); do
+    rm -rf results dd
+    mkdir dd
+    "$MLBENCH" --suite quick --disk-dir dd >"a-$i.txt" 2>&1 &
+    a=$!
+    "$MLBENCH" --suite quick --disk-dir dd >"b-$i.txt" 2>&1 &
+    b=$!
+    wait $a
+    ra=$?
+    wait $b
+    rb=$?
+    [ $ra -eq 0 ] || { cat "a-$i.txt"; fail "pair $i: run a exited $ra"; }
+    [ $rb -eq 0 ] || { cat "b-$i.txt"; fail "pair $i: run b exited $rb"; }
+    python3 - "$i" results/*.json <<'EOF' || fail "pair $i: see above"
+import json, sys
+pair, files = sys.argv[1], sys.argv[2:]
+if len(files) != 2:
+    sys.exit(f"pair {pair}: {len(files)} results file(s) for two runs: {files}")
+disk_files = []
+for path in files:
+    doc = json.load(open(path))
+    cases = doc["cases"]
+    if doc["status"] != "complete" or len(cases) != 11:
+        sys.exit(f"{path}: status {doc['status']}, {len(cases)} cases")
+    bad = [c["id"] for c in cases if c["status"] == "failed"]
+    if bad:
+        sys.exit(f"{path}: failed cases {bad}")
+    disk_files += sorted({c["info"].get("file") for c in cases if c["component"] == "disk"})
+if len(disk_files) != 2 or len(set(disk_files)) != 2:
+    sys.exit(f"pair {pair}: the runs' test files: {disk_files}")
+print(f"ok: pair {pair}: {files[0]} and {files[1]}, test files {disk_files[0]} and {disk_files[1]}")
+EOF
+    ls results | grep -q -- '-2\.json$' && same_second=$((same_second + 1))
+    left=$(find . -name 'mlbench-disk-*' -o -name '*.tmp.*')
+    [ -z "$left" ] || fail "pair $i: left behind: $left"
+done
+echo "fault_concurrent: $runs/$runs pairs passed ($same_second started in the same second and got the -2 name)"
+exit 0
