@@ -78,6 +78,9 @@ void mb_cleanup_install(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    /* `mlbench 2>&1 | head`: the reader goes, the next progress line raises
+     * SIGPIPE, whose default action would leave the test files behind. */
+    sigaction(SIGPIPE, &sa, NULL);
     atexit(mb_cleanup_run);
 }
 

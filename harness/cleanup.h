@@ -1,7 +1,7 @@
 /* cleanup.h: files mlbench created and must remove, also on Ctrl-C.
  *
  * A fixed table of paths, unlinked (and rmdir'ed for directories) by
- * mb_cleanup_run() at exit, and by the SIGINT/SIGTERM/SIGHUP handler, which
+ * mb_cleanup_run() at exit, and by the SIGINT/SIGTERM/SIGHUP/SIGPIPE handler, which
  * then re-raises the signal with its default action so the exit status tells
  * the shell what happened. Only async-signal-safe calls in the handler. */
 #ifndef MB_CLEANUP_H

@@ -295,6 +295,7 @@ static int write_temp(const char *tmp, const char *text, int *slot, mb_err *err)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGPIPE);
     /* Created and registered with the cleanup signals blocked: the table
      * never lacks a file we made nor holds one we did not. */
     sigprocmask(SIG_BLOCK, &set, &old);

@@ -150,6 +150,7 @@ static void block_signals(sigset_t *old)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGPIPE);
     sigprocmask(SIG_BLOCK, &set, old);
 }
 

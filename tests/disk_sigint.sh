@@ -1,5 +1,5 @@
 #!/bin/sh
-# disk_sigint.sh: Ctrl-C (SIGINT) or SIGTERM in the middle of a disk suite
+# disk_sigint.sh: Ctrl-C (SIGINT), SIGTERM, SIGHUP or SIGPIPE in the middle of a disk suite
 # leaves no test file and no temporary directory behind: while the file is
 # being written, while a case is timed, in the default temporary directory and
 # in a --disk-dir (which is the user's: it stays, empty). A run that finishes
@@ -81,6 +81,9 @@ interrupt() {
 
 interrupt timed-default-dir INT 64m 2 ""
 interrupt timed-disk-dir TERM 64m 2 "$WORK/userdir"
+# A closed terminal, and a reader of its output gone (`mlbench 2>&1 | head`).
+interrupt hangup HUP 64m 2 ""
+interrupt broken-pipe PIPE 64m 2 ""
 # 2 GiB take seconds to write: the signal lands while the file is filled.
 free_kb=$(df -Pk "$WORK" | awk 'NR==2 {print $4}')
 if [ "$free_kb" -gt 4194304 ]; then
