@@ -66,7 +66,7 @@ class Gen:
                     "memcpy_bytes": {"h2d pinned": 0, "d2h pageable": 0},
                     "memcpys": 0, "memsets": 0, "memset_bytes": 0, "steps": 0,
                     "launches": 0, "syncs": 0, "dataloader": 0, "busy_ns": 0,
-                    "gpu_events": 0, "gemm_flops": 0, "conv_flops": 0,
+                    "gpu_events": 0, "gemm_flops": 0, "conv_flops": 0, "memory_bytes": 0,
                     "allreduce_bytes": 0, "step_ns": []}
 
     def x(self, cat, name, ts, dur, args, pid=PID, tid=TID):
@@ -179,6 +179,10 @@ class Gen:
                 gpu_free = kv[1]
                 cpu.append(self.op("aten::add_", end + 1000, 15_000, [[32, 64, 56, 56], [32, 64, 56, 56], []],
                                    ["float", "float", "Scalar"], ["", "", "1"]))
+                # bytes (docs/traces.md): batch_norm reads its input and writes
+                # one as large; add_ reads both inputs and writes in place
+                act = 32 * 64 * 56 * 56 * 4
+                self.sum["memory_bytes"] += 2 * act + 2 * act
                 end, kv = self.launch(cpu, gpu, end + 3000, ELEM, "other", gpu_free,
                                       rng.randrange(20_000, 60_000))
             else:  # gradient all-reduce on the comm stream, overlapping compute

@@ -1078,6 +1078,8 @@ static int check_large(const char *trace, const char *summary_path)
     SAME("gemm flops", s ? s->work : -1, num(sum, "gemm_flops"));
     s = stage(&r, "conv");
     SAME("conv flops", s ? s->work : -1, num(sum, "conv_flops"));
+    s = stage(&r, MB_MEMBOUND_STAGE);
+    SAME("memory-bound op bytes", s ? s->work : -1, num(sum, "memory_bytes"));
     s = stage(&r, "allreduce");
     SAME("allreduce bytes", s ? s->work : -1, num(sum, "allreduce_bytes"));
     s = stage(&r, "copy h2d pinned");
