@@ -657,6 +657,20 @@ static void test_rules(void **state)
         {TR_SET_ANNOTATION, "ProfilerStep#12 extra", "0"},
         {TR_SET_ANNOTATION, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", "2"},
         {TR_SET_ANNOTATION, "## forward ##", "0"},
+        /* [memory_op]: 1 out, 2 inplace, 3 reduce, 0 not a memory-bound op */
+        {TR_SET_MEMOP, "aten::add", "1"},
+        {TR_SET_MEMOP, "aten::add_", "2"},
+        {TR_SET_MEMOP, "aten::threshold_backward", "1"},
+        {TR_SET_MEMOP, "aten::native_batch_norm_backward", "1"},
+        {TR_SET_MEMOP, "aten::_softmax_backward_data", "1"},
+        {TR_SET_MEMOP, "aten::sum", "3"},
+        {TR_SET_MEMOP, "aten::_foreach_norm", "3"},
+        {TR_SET_MEMOP, "aten::_foreach_addcdiv_", "2"},
+        {TR_SET_MEMOP, "aten::_foreach_sqrt", "1"},
+        {TR_SET_MEMOP, "aten::addcmul_", "2"},
+        {TR_SET_MEMOP, "aten::addmm", "0"},
+        {TR_SET_MEMOP, "aten::empty_strided", "0"},
+        {TR_SET_MEMOP, "aten::add__", "0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int twice = 0; twice < 2; twice++) { /* second time from the cache */
@@ -683,6 +697,11 @@ static void test_rules(void **state)
     write_text(bad, text, strlen(text));
     assert_int_equal(tr_rules_load(&r, bad, &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "unknown section"));
+    mb_err_clear(&err);
+    text = "[runtime]\nlaunch = x\n[annotation]\nstep = y\n[memory_op]\nwrites = ^aten::add$\n";
+    write_text(bad, text, strlen(text));
+    assert_int_equal(tr_rules_load(&r, bad, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "out, inplace or reduce"));
     mb_err_clear(&err);
     assert_int_equal(tr_rules_load(&r, tmp_path("missing.ini"), &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "cannot open"));
@@ -899,7 +918,9 @@ static void test_fixture_a100_alexnet(void **state)
     assert_non_null(stage(&r, "conv"));
     assert_non_null(stage(&r, "gemm"));
     assert_true(partial_has(&r, "no ProfilerStep"));
-    assert_true(partial_has(&r, "shapes not recorded"));
+    assert_true(partial_has(&r, "matmul/conv shapes not recorded"));
+    assert_true(partial_has(&r, "memory-bound op shapes not recorded")); /* aten::add_, relu_, ... */
+    assert_null(stage(&r, MB_MEMBOUND_STAGE));
     assert_int_equal(r.steps, 0);
     assert_int_equal((int)num(r.evidence, "host.cuda_sync_events.Stream Sync"), 16);
     mb_run_free(&r);

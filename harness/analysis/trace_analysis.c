@@ -1321,10 +1321,17 @@ static void partial_reasons(analysis *a)
         partial(a, "no ProfilerStep#N annotations: no per-step figures or step time (profile "
                    "with torch.profiler.schedule and call prof.step() every iteration)");
     long long noshape = st->ops_without_shapes[TR_OP_GEMM] + st->ops_without_shapes[TR_OP_CONV];
-    if (noshape > 0 && st->n_flop_ops == 0)
+    size_t shaped[TR_N_OP_KINDS] = {0};
+    for (size_t i = 0; i < st->n_flop_ops; i++)
+        shaped[st->flop_ops[i].kind]++;
+    if (noshape > 0 && shaped[TR_OP_GEMM] + shaped[TR_OP_CONV] == 0)
         partial(a, "matmul/conv shapes not recorded (%s): gemm/conv stages carry time only, no "
                    "FLOP/s",
                 st->shape_why[TR_OP_GEMM][0] ? st->shape_why[TR_OP_GEMM] : st->shape_why[TR_OP_CONV]);
+    if (st->ops_without_shapes[TR_OP_MEM] > 0 && shaped[TR_OP_MEM] == 0)
+        partial(a, "memory-bound op shapes not recorded (%s): memory-bound kernels carry time only, no "
+                   "bytes/s",
+                st->shape_why[TR_OP_MEM]);
     if (st->gpu_events_without_device > 0)
         partial(a, "%lld GPU events name no device: counted as device -1",
                 st->gpu_events_without_device);
