@@ -180,6 +180,12 @@ def memory_bytes():
     check("memory bytes: the evidence says GB/s and % of the ceiling",
           any(e.startswith(line) and "%.0f%% of their time has recorded shapes" % (100 * want["shaped_share"]) in e
               for e in f["evidence"]), (line, f["evidence"]))
+    bare = gap(trace)  # ceilings without a membw case
+    ev, fig = bare["diagnosis"]["findings"][0]["evidence"], bare["diagnosis"]["figures"]
+    check("memory bytes: no membw case: bytes/s without a ceiling",
+          any("GB/s" in e and "no membw ceiling measured" in e for e in ev) and
+          fig["memory_bound_ceiling_bytes_per_s"] is None and fig["memory_bound_efficiency"] is None and
+          abs(fig["memory_bound_bytes_per_s"] - want["bytes_per_s"]) <= 1e-9 * want["bytes_per_s"], (ev, fig))
     plain = gap(os.path.join(WORK, "compute-memory.json"), ceilings)
     ev = plain["diagnosis"]["findings"][0]["evidence"]
     check("memory bytes: without shapes, time only", any("shapes not recorded: time only" in e for e in ev), ev)
