@@ -3,14 +3,18 @@
 benchmarks of the mlbench trace reader, and a summary of what it wrote.
 
     gen_large_trace.py --out trace.json [--mb 300] [--seed 1] [--summary s.json]
-    gen_large_trace.py --out trace.json --pattern NAME [--steps 8] [--summary s.json]
+    gen_large_trace.py --out trace.json --pattern NAME [--steps 8] [--summary s.json] [--record-shapes]
 
 --pattern writes a small trace whose step has a known bottleneck (the step
 table and diagnosis of `mlbench gap` must name it): dataloader,
 compute-tensor, compute-memory, launch-bound, sync-bound, copy-bound,
 comm-bound, cpu-bound, balanced, overlapped-launch. Its summary holds
 "expect": the pattern's finding id (null = balanced) and the step's known
-shares by construction.
+shares by construction. --record-shapes (compute-memory) wraps its batch-norm
+and add kernels in cpu_ops with Input Dims/Input type; "expect.memory_bound"
+then holds their bytes (counted here by the model of docs/traces.md), the
+GPU time of their kernels, bytes/s, and the share of memory-bound kernel
+time that has shapes.
 
 The events copy the shape of real Kineto output (see the fixtures under
 shared/fixtures/kineto): ProfilerStep#N and enumerate(DataLoader) annotations,
@@ -62,7 +66,7 @@ class Gen:
                     "memcpy_bytes": {"h2d pinned": 0, "d2h pageable": 0},
                     "memcpys": 0, "memsets": 0, "memset_bytes": 0, "steps": 0,
                     "launches": 0, "syncs": 0, "dataloader": 0, "busy_ns": 0,
-                    "gpu_events": 0, "gemm_flops": 0, "conv_flops": 0,
+                    "gpu_events": 0, "gemm_flops": 0, "conv_flops": 0, "memory_bytes": 0,
                     "allreduce_bytes": 0, "step_ns": []}
 
     def x(self, cat, name, ts, dur, args, pid=PID, tid=TID):
@@ -175,6 +179,10 @@ class Gen:
                 gpu_free = kv[1]
                 cpu.append(self.op("aten::add_", end + 1000, 15_000, [[32, 64, 56, 56], [32, 64, 56, 56], []],
                                    ["float", "float", "Scalar"], ["", "", "1"]))
+                # bytes (docs/traces.md): batch_norm reads its input and writes
+                # one as large; add_ reads both inputs and writes in place
+                act = 32 * 64 * 56 * 56 * 4
+                self.sum["memory_bytes"] += 2 * act + 2 * act
                 end, kv = self.launch(cpu, gpu, end + 3000, ELEM, "other", gpu_free,
                                       rng.randrange(20_000, 60_000))
             else:  # gradient all-reduce on the comm stream, overlapping compute
@@ -265,7 +273,7 @@ class PatternGen:
     """One host thread and one compute stream (plus a comm stream), all times
     in integer ns; every event written has a reason in the pattern."""
 
-    def __init__(self, seed):
+    def __init__(self, seed, record_shapes=False):
         self.rng = random.Random(seed)
         self.t = 1_700_000_000_000_000_000 // 1000 * 1000
         self.corr = 1
@@ -273,6 +281,38 @@ class PatternGen:
         self.gpu_free = 0
         self.comm_free = 0
         self.kernels = 0
+        self.record_shapes = record_shapes
+        # memory-bound ops with shapes: bytes by the model of docs/traces.md
+        # and their kernels' time; all memory-bound kernel time
+        self.mem = {"bytes": 0, "shaped_ns": 0, "kernel_ns": 0, "ops": 0}
+
+    def mem_launch(self, name, kdur, ldur, op=None):
+        """A memory-bound kernel; with record_shapes, launched inside the cpu_op
+        op = (name, dims, types, model) whose bytes are counted here by hand:
+        tensor inputs once each, plus the largest input again for "out"."""
+        self.mem["kernel_ns"] += kdur
+        if not (self.record_shapes and op):
+            self.launch(name, kdur, ldur)
+            return
+        opname, dims, types, model = op
+        size = {"c10::BFloat16": 2, "float": 4}
+        sizes = []
+        for d, t in zip(dims, types):
+            if t in size:
+                n = 1
+                for x in d:
+                    n *= x
+                sizes.append(n * size[t])
+        start = self.now
+        self.now += 1000
+        self.launch(name, kdur, ldur)
+        self.now += 1000
+        self.cpu.append(self.x("cpu_op", opname, start, self.now - start,
+                               '{"Input Dims": %s, "Input type": %s}' % (json.dumps(dims), json.dumps(types))))
+        self.now += 1000  # the op has ended before the next launch
+        self.mem["bytes"] += sum(sizes) + (max(sizes) if model == "out" else 0)
+        self.mem["shaped_ns"] += kdur
+        self.mem["ops"] += 1
 
     def x(self, cat, name, ts, dur, args="{}", pid=PID, tid=TID):
         return ('{"ph": "X", "cat": "%s", "name": %s, "pid": %d, "tid": %d, "ts": %s, "dur": %s, '
@@ -369,11 +409,15 @@ def p_compute_memory(g):
     norm/ReLU/adds/optimizer about half, and a final synchronize that waits
     ~4 ms on the busy GPU (not a sync bottleneck)."""
     g.host(3_000_000)
+    act = [32, 64, 56, 56]
+    bn = ("aten::native_batch_norm", [act, [64], [64], [64], [64], [], [], []],
+          ["c10::BFloat16", "float", "float", "float", "float", "Scalar", "Scalar", "Scalar"], "out")
+    add = ("aten::add_", [act, act, []], ["c10::BFloat16", "c10::BFloat16", "Scalar"], "inplace")
     for i in range(60):
         g.launch(CONV_BF16, 105_000, 5000)
-        g.launch(BN_BF16, 85_000, 5000)
-        g.launch(ELEM_BF16, 70_000, 5000)
-    g.launch(ADAM, 400_000, 5000)
+        g.mem_launch(BN_BF16, 85_000, 5000, bn)
+        g.mem_launch(ELEM_BF16, 70_000, 5000, add)
+    g.mem_launch(ADAM, 400_000, 5000)  # foreach lists record no dtype: time only
     g.host(max(0, g.gpu_free - g.now - 4_000_000))  # the host runs ahead, then waits ~4 ms in the sync
 
 
@@ -454,14 +498,15 @@ PATTERNS = {
 }
 
 
-def write_pattern(out, pattern, steps, seed, summary):
+def write_pattern(out, pattern, steps, seed, summary, record_shapes=False):
     body, finding = PATTERNS[pattern]
-    g = PatternGen(seed)
+    g = PatternGen(seed, record_shapes)
     for n in range(1, steps + 1):
         g.step(n, body, sync=pattern != "overlapped-launch")
     head = ('{\n  "schemaVersion": 1,\n  "deviceProperties": [\n    {"id": 0, "name": "NVIDIA H100 80GB HBM3", '
             '"totalGlobalMem": 85045379072, "computeMajor": 9, "computeMinor": 0, "numSms": 132}\n  ],\n'
-            '  "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 8},\n  "traceEvents": [\n  ')
+            '  "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 8},\n%s  "traceEvents": [\n  '
+            % ('  "record_shapes": 1,\n' if record_shapes else ''))
     tail = '\n  ],\n  "traceName": "gen_large_trace.py --pattern %s"\n}\n' % pattern
     events = g.cpu + g.gpu
     random.Random(seed).shuffle(events)  # file order is not time order
@@ -470,7 +515,12 @@ def write_pattern(out, pattern, steps, seed, summary):
         f.write(head + ",\n  ".join(events) + tail)
     if summary:
         with open(summary, "w", encoding="utf-8") as f:
-            json.dump({"pattern": pattern, "steps": steps, "expect": {"finding": finding},
+            expect = {"finding": finding}
+            if record_shapes and g.mem["ops"]:
+                expect["memory_bound"] = {"bytes": g.mem["bytes"], "seconds": g.mem["shaped_ns"] / 1e9,
+                                          "bytes_per_s": g.mem["bytes"] / (g.mem["shaped_ns"] / 1e9),
+                                          "shaped_share": g.mem["shaped_ns"] / g.mem["kernel_ns"]}
+            json.dump({"pattern": pattern, "steps": steps, "expect": expect,
                        "kernels_per_step": g.kernels / steps}, f, indent=1)
     print("wrote %s: pattern %s, %d steps, %d events" % (out, pattern, steps, len(events)), file=sys.stderr)
 
@@ -484,9 +534,12 @@ def main():
     ap.add_argument("--summary", help="write the expected figures here (JSON)")
     ap.add_argument("--pattern", choices=sorted(PATTERNS), help="a small trace with this known bottleneck")
     ap.add_argument("--steps", type=int, default=8, help="ProfilerSteps of a --pattern trace")
+    ap.add_argument("--record-shapes", action="store_true",
+                    help="--pattern compute-memory: its batch-norm and add ops record their shapes "
+                         "(summary: expect.memory_bound, the bytes/s by hand)")
     a = ap.parse_args()
     if a.pattern:
-        write_pattern(a.out, a.pattern, a.steps, a.seed, a.summary)
+        write_pattern(a.out, a.pattern, a.steps, a.seed, a.summary, a.record_shapes)
         return
     g = Gen(a.seed)
     target = int(a.mb * 1e6)

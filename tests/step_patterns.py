@@ -136,6 +136,62 @@ def specific(name, d):
               gap_text(os.path.join(WORK, "dataloader.json")).split("\n\n")[1].startswith("the step, end to end"))
 
 
+def memory_bytes():
+    """compute-memory --record-shapes: the batch-norm and add ops' bytes (counted
+    by hand in the generator) over their kernels' time, against a membw copy
+    ceiling of 2500 GB/s; without shapes the evidence says time only."""
+    ceil = json.load(open(CEILINGS))
+    ceil["cases"].append({
+        "id": "membw/cuda/dtype=fp32,op=copy,size=268435456", "section": "membw", "component": "membw",
+        "backend": "cuda", "params": {"op": "copy", "dtype": "fp32", "size": "268435456"}, "status": "ok",
+        "reason": None, "work_unit": "byte", "work_per_iteration": 536870912, "rate_unit": "GB/s",
+        "rate_scale": 1e9, "latency_first": False, "repetitions": 5, "iterations": 100,
+        "rate": {"median": 2500, "best": 2510, "mean": 2500, "cv": 0.01},
+        "peak": {"value": 3352.32, "source": "hand-made test figure"}, "efficiency": 0.7458,
+        "verification": {"status": "passed", "detail": "hand-made"}, "metrics": {}, "info": {}, "notes": []})
+    ceilings = os.path.join(WORK, "membw_ceilings.json")
+    with open(ceilings, "w") as f:
+        json.dump(ceil, f)
+    trace = os.path.join(WORK, "compute-memory-shapes.json")
+    summ = os.path.join(WORK, "compute-memory-shapes.summary.json")
+    subprocess.run([sys.executable, GEN, "--out", trace, "--pattern", "compute-memory", "--record-shapes",
+                    "--summary", summ], check=True, capture_output=True)
+    want = json.load(open(summ))["expect"]["memory_bound"]
+    d = gap(trace, ceilings)
+    common("compute-memory shapes", d)
+    fig, f = d["diagnosis"]["figures"], d["diagnosis"]["findings"][0]
+    rate = fig.get("memory_bound_bytes_per_s")
+    check("memory bytes: bytes/s of the shaped memory-bound ops", rate is not None and
+          abs(rate - want["bytes_per_s"]) <= 1e-9 * want["bytes_per_s"], (rate, want["bytes_per_s"]))
+    check("memory bytes: the membw copy case is the ceiling",
+          fig.get("memory_bound_ceiling_bytes_per_s") == 2500e9 and
+          fig.get("memory_bound_ceiling_case", "").startswith("membw/cuda/"), fig)
+    eff = fig.get("memory_bound_efficiency")
+    check("memory bytes: % of the ceiling", eff is not None and abs(eff - want["bytes_per_s"] / 2500e9) < 1e-12,
+          (eff, want["bytes_per_s"] / 2500e9))
+    sh = fig.get("memory_bound_shaped_share")
+    check("memory bytes: share of memory-bound time with shapes (the optimizer has none)",
+          sh is not None and abs(sh - want["shaped_share"]) < 1e-9, (sh, want["shaped_share"]))
+    s = stage(d, "memory-bound ops")
+    check("memory bytes: a membw stage with the bytes", s is not None and s["component"] == "membw" and
+          s["work"] == want["bytes"] and abs(s["seconds"] - want["seconds"]) < 1e-12, s)
+    line = "memory-bound kernels move %.4g GB/s, %.0f%% of the measured memory bandwidth ceiling 2500 GB/s" % (
+        want["bytes_per_s"] / 1e9, 100 * want["bytes_per_s"] / 2500e9)
+    check("memory bytes: the evidence says GB/s and % of the ceiling",
+          any(e.startswith(line) and "%.0f%% of their time has recorded shapes" % (100 * want["shaped_share"]) in e
+              for e in f["evidence"]), (line, f["evidence"]))
+    bare = gap(trace)  # ceilings without a membw case
+    ev, fig = bare["diagnosis"]["findings"][0]["evidence"], bare["diagnosis"]["figures"]
+    check("memory bytes: no membw case: bytes/s without a ceiling",
+          any("GB/s" in e and "no membw ceiling measured" in e for e in ev) and
+          fig["memory_bound_ceiling_bytes_per_s"] is None and fig["memory_bound_efficiency"] is None and
+          abs(fig["memory_bound_bytes_per_s"] - want["bytes_per_s"]) <= 1e-9 * want["bytes_per_s"], (ev, fig))
+    plain = gap(os.path.join(WORK, "compute-memory.json"), ceilings)
+    ev = plain["diagnosis"]["findings"][0]["evidence"]
+    check("memory bytes: without shapes, time only", any("shapes not recorded: time only" in e for e in ev), ev)
+    check("memory bytes: ... and no bytes/s", plain["diagnosis"]["figures"]["memory_bound_bytes_per_s"] is None)
+
+
 def h100():
     trace = os.path.join(SHARED, "h100", "resnet18-dataloader-bound.pt.trace.json.gz")
     ceilings = os.path.join(SHARED, "h100", "all.json")
@@ -186,6 +242,7 @@ def fixtures():
 
 for name, d in patterns():
     specific(name, d)
+memory_bytes()
 h100()
 fixtures()
 print("%d failure(s)" % fails)

@@ -488,6 +488,139 @@ static void test_op_flops(void **state)
     assert_string_equal(tr_dtype_of_torch("c10::Half"), "fp16");
 }
 
+static void test_memory_attribution(void **state)
+{
+    (void)state;
+    /* Bytes by hand (trace_bytes.c: tensor inputs read once + one output the
+     * size of the largest input for "out" ops):
+     *   add [1024,256] + [1024,256] fp32: 2 x 1048576 + 1048576 = 3145728 (10 us)
+     *   relu_ [1024,256] bf16, in place: 524288 (2 us)
+     *   batch_norm -> cudnn_batch_norm [8,64,32,32] fp32 + 4 x [64] fp32:
+     *     2097152 + 1024 + output 2097152 = 4195328, the leaf's only (5 us)
+     *   _foreach_mul_ ([[10],[6]], 0-d fp32): 16 x 4 + 4 = 68 (1 us)
+     *   addmm launching a bias copy_ ([8,16] <- [16] fp32, in place):
+     *     512 + 64 = 576 (1 us); the GEMM kernel stays addmm's (2 us)
+     *   _foreach_add_ (lists only: no element type) - time only (1 us)
+     * Shaped: 7865988 bytes in 19 us of the 20 us of memory-bound kernels. */
+    const char *text =
+        "{\"traceEvents\":[\n"
+        OP("aten::add", 1, 0, 50, "\"Input Dims\":[[1024,256],[1024,256],[]],"
+           "\"Input type\":[\"float\",\"float\",\"Scalar\"]")
+        LAUNCH(1, 5, 21)
+        OP("aten::relu_", 1, 100, 50, "\"Input Dims\":[[1024,256]],\"Input type\":[\"c10::BFloat16\"]")
+        LAUNCH(1, 105, 22)
+        OP("aten::batch_norm", 1, 200, 80, "\"Input Dims\":[[8,64,32,32],[64],[64],[64],[64],[],[],[],[]],"
+           "\"Input type\":[\"float\",\"float\",\"float\",\"float\",\"float\",\"Scalar\",\"Scalar\",\"Scalar\",\"Scalar\"]")
+        OP("aten::cudnn_batch_norm", 1, 210, 60, "\"Input Dims\":[[8,64,32,32],[64],[64],[64],[64],[],[],[]],"
+           "\"Input type\":[\"float\",\"float\",\"float\",\"float\",\"float\",\"Scalar\",\"Scalar\",\"Scalar\"]")
+        LAUNCH(1, 220, 23)
+        OP("aten::_foreach_mul_", 1, 300, 50, "\"Input Dims\":[[[10],[6]],[]],"
+           "\"Input type\":[\"TensorList\",\"float\"]")
+        LAUNCH(1, 305, 24)
+        OP("aten::addmm", 1, 400, 80, "\"Input Dims\":[[16],[8,32],[32,16],[],[]],"
+           "\"Input type\":[\"float\",\"float\",\"float\",\"Scalar\",\"Scalar\"]")
+        OP("aten::copy_", 1, 405, 20, "\"Input Dims\":[[8,16],[16],[]],"
+           "\"Input type\":[\"float\",\"float\",\"Scalar\"]")
+        LAUNCH(1, 410, 25)
+        LAUNCH(1, 450, 26)
+        OP("aten::_foreach_add_", 1, 500, 50, "\"Input Dims\":[[[4,4],[4]],[[4,4],[4]],[]],"
+           "\"Input type\":[\"TensorList\",\"TensorList\",\"Scalar\"]")
+        LAUNCH(1, 505, 27)
+        KERNEL("void at::native::vectorized_elementwise_kernel<4, add>", 1000, 10, 21) ",\n"
+        KERNEL("void at::native::vectorized_elementwise_kernel<4, relu>", 1100, 2, 22) ",\n"
+        KERNEL("void cudnn::bn_fw_tr_1C11_kernel_NCHW<float>", 1200, 5, 23) ",\n"
+        KERNEL("void at::native::multi_tensor_apply_kernel<mul>", 1300, 1, 24) ",\n"
+        KERNEL("void at::native::unrolled_elementwise_kernel<copy>", 1400, 1, 25) ",\n"
+        KERNEL("volta_sgemm_32x32_nn", 1450, 2, 26) ",\n"
+        KERNEL("void at::native::multi_tensor_apply_kernel<add>", 1500, 1, 27) "\n]}\n";
+    const char *path = tmp_path("membytes.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, MB_MEMBOUND_STAGE);
+    assert_non_null(s);
+    assert_string_equal(s->component, "membw");
+    assert_string_equal(s->work_unit, "byte");
+    assert_true(s->work == 7865988);
+    assert_int_equal(s->count, 5);
+    NS_EQ(s->seconds, 19000);
+    s = stage(&r, "gemm"); /* addmm keeps its GEMM kernel, not the copy */
+    assert_non_null(s);
+    assert_true(s->work == 8192);
+    NS_EQ(s->seconds, 2000);
+    s = stage(&r, "other compute"); /* the unshaped _foreach_add_ */
+    assert_non_null(s);
+    assert_int_equal(s->count, 1);
+    NS_EQ(s->seconds, 1000);
+    cJSON *ev = r.evidence;
+    assert_true(fabs(num(ev, "rates.memory_bound.shaped_share") - 0.95) < 1e-9);
+    assert_true(fabs(num(ev, "rates.memory_bound.bytes_per_s") - 7865988 / 19e-6) < 1e-3);
+    assert_int_equal((int)num(ev, "rates.ops_without_shapes.memory_bound"), 1);
+    mb_run_free(&r);
+}
+
+static void test_op_bytes(void **state)
+{
+    (void)state;
+    tr_shapes sh = {0};
+    double b;
+    const char *why;
+    /* mul(a [2,3,4] fp16, b [4] fp16) out of place: 48 + 8 + output 48 */
+    sh.n_tensors = sh.n_types = 2;
+    sh.rank[0] = 3;
+    memcpy(sh.dims[0], (int64_t[]){2, 3, 4}, 3 * sizeof(int64_t));
+    sh.rank[1] = 1;
+    sh.dims[1][0] = 4;
+    strcpy(sh.types[0], "c10::Half");
+    strcpy(sh.types[1], "c10::Half");
+    assert_true(tr_op_bytes(TR_MOP_OUT, &sh, &b, &why));
+    assert_true(b == 104);
+    /* the same in place (mul_): the output is the first input */
+    assert_true(tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
+    assert_true(b == 56);
+    assert_true(tr_op_bytes(TR_MOP_REDUCE, &sh, &b, &why));
+    assert_true(b == 56);
+    /* fill_(self [5] long, Scalar): the Scalar is no tensor; 0-d float = 4 */
+    sh.n_tensors = sh.n_types = 3;
+    sh.rank[0] = 1;
+    sh.dims[0][0] = 5;
+    strcpy(sh.types[0], "long int");
+    sh.rank[1] = 0;
+    strcpy(sh.types[1], "Scalar");
+    sh.rank[2] = 0;
+    strcpy(sh.types[2], "float");
+    assert_true(tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
+    assert_true(b == 44);
+    /* a TensorList of 10 + 6 elements beside a bf16 tensor [3]: 32 + 6 */
+    sh.n_tensors = sh.n_types = 2;
+    sh.rank[0] = TR_RANK_LIST;
+    sh.list_numel[0] = 16;
+    strcpy(sh.types[0], "TensorList");
+    sh.rank[1] = 1;
+    sh.dims[1][0] = 3;
+    strcpy(sh.types[1], "c10::BFloat16");
+    assert_true(tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
+    assert_true(b == 38);
+    /* lists only: no element size */
+    strcpy(sh.types[1], "TensorList");
+    sh.rank[1] = TR_RANK_LIST;
+    sh.list_numel[1] = 16;
+    assert_false(tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
+    assert_non_null(strstr(why, "TensorList"));
+    /* too many dims to keep: refused, not guessed */
+    sh.rank[0] = -1;
+    strcpy(sh.types[0], "float");
+    assert_false(tr_op_bytes(TR_MOP_OUT, &sh, &b, &why));
+    memset(&sh, 0, sizeof sh);
+    assert_false(tr_op_bytes(TR_MOP_OUT, &sh, &b, &why));
+    assert_non_null(strstr(why, "record_shapes"));
+    assert_false(tr_op_bytes(TR_MOP_NONE, &sh, &b, &why));
+    assert_int_equal(tr_dtype_bytes("c10::BFloat16"), 2);
+    assert_int_equal(tr_dtype_bytes("double"), 8);
+    assert_int_equal(tr_dtype_bytes("Scalar"), 0);
+}
+
 /* ---- class rules -------------------------------------------------------------------- */
 
 static void test_rules(void **state)
@@ -524,6 +657,20 @@ static void test_rules(void **state)
         {TR_SET_ANNOTATION, "ProfilerStep#12 extra", "0"},
         {TR_SET_ANNOTATION, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", "2"},
         {TR_SET_ANNOTATION, "## forward ##", "0"},
+        /* [memory_op]: 1 out, 2 inplace, 3 reduce, 0 not a memory-bound op */
+        {TR_SET_MEMOP, "aten::add", "1"},
+        {TR_SET_MEMOP, "aten::add_", "2"},
+        {TR_SET_MEMOP, "aten::threshold_backward", "1"},
+        {TR_SET_MEMOP, "aten::native_batch_norm_backward", "1"},
+        {TR_SET_MEMOP, "aten::_softmax_backward_data", "1"},
+        {TR_SET_MEMOP, "aten::sum", "3"},
+        {TR_SET_MEMOP, "aten::_foreach_norm", "3"},
+        {TR_SET_MEMOP, "aten::_foreach_addcdiv_", "2"},
+        {TR_SET_MEMOP, "aten::_foreach_sqrt", "1"},
+        {TR_SET_MEMOP, "aten::addcmul_", "2"},
+        {TR_SET_MEMOP, "aten::addmm", "0"},
+        {TR_SET_MEMOP, "aten::empty_strided", "0"},
+        {TR_SET_MEMOP, "aten::add__", "0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int twice = 0; twice < 2; twice++) { /* second time from the cache */
@@ -550,6 +697,11 @@ static void test_rules(void **state)
     write_text(bad, text, strlen(text));
     assert_int_equal(tr_rules_load(&r, bad, &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "unknown section"));
+    mb_err_clear(&err);
+    text = "[runtime]\nlaunch = x\n[annotation]\nstep = y\n[memory_op]\nwrites = ^aten::add$\n";
+    write_text(bad, text, strlen(text));
+    assert_int_equal(tr_rules_load(&r, bad, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "out, inplace or reduce"));
     mb_err_clear(&err);
     assert_int_equal(tr_rules_load(&r, tmp_path("missing.ini"), &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "cannot open"));
@@ -823,7 +975,9 @@ static void test_fixture_a100_alexnet(void **state)
     assert_non_null(stage(&r, "conv"));
     assert_non_null(stage(&r, "gemm"));
     assert_true(partial_has(&r, "no ProfilerStep"));
-    assert_true(partial_has(&r, "shapes not recorded"));
+    assert_true(partial_has(&r, "matmul/conv shapes not recorded"));
+    assert_true(partial_has(&r, "memory-bound op shapes not recorded")); /* aten::add_, relu_, ... */
+    assert_null(stage(&r, MB_MEMBOUND_STAGE));
     assert_int_equal(r.steps, 0);
     assert_int_equal((int)num(r.evidence, "host.cuda_sync_events.Stream Sync"), 16);
     mb_run_free(&r);
@@ -1002,6 +1156,8 @@ static int check_large(const char *trace, const char *summary_path)
     SAME("gemm flops", s ? s->work : -1, num(sum, "gemm_flops"));
     s = stage(&r, "conv");
     SAME("conv flops", s ? s->work : -1, num(sum, "conv_flops"));
+    s = stage(&r, MB_MEMBOUND_STAGE);
+    SAME("memory-bound op bytes", s ? s->work : -1, num(sum, "memory_bytes"));
     s = stage(&r, "allreduce");
     SAME("allreduce bytes", s ? s->work : -1, num(sum, "allreduce_bytes"));
     s = stage(&r, "copy h2d pinned");
@@ -1134,6 +1290,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_synthetic), cmocka_unit_test(test_flop_attribution),
         cmocka_unit_test(test_op_flops),  cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_memory_attribution), cmocka_unit_test(test_op_bytes),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
     };
     return cmocka_run_group_tests_name("trace", tests, make_tmpdir, remove_tmpdir);

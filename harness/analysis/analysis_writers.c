@@ -627,6 +627,14 @@ static cJSON *figures_json(const mb_diag_figures *f)
     add_num_or_null(o, "median_kernel_seconds", f->median_kernel_s, f->median_kernel_s > 0);
     add_num_or_null(o, "launch_ceiling_seconds", f->launch_ceiling_s, f->launch_ceiling_s > 0);
     add_num_or_null(o, "tensor_efficiency", f->tensor_efficiency, f->tensor_efficiency >= 0);
+    add_num_or_null(o, "memory_bound_bytes_per_s", f->memory_rate, f->memory_rate >= 0);
+    add_num_or_null(o, "memory_bound_ceiling_bytes_per_s", f->memory_ceiling, f->memory_ceiling > 0);
+    add_num_or_null(o, "memory_bound_efficiency", f->memory_efficiency, f->memory_efficiency >= 0);
+    if (f->memory_ceiling_case)
+        cJSON_AddStringToObject(o, "memory_bound_ceiling_case", f->memory_ceiling_case);
+    else
+        cJSON_AddNullToObject(o, "memory_bound_ceiling_case");
+    add_num_or_null(o, "memory_bound_shaped_share", f->memory_shaped_share, f->memory_shaped_share >= 0);
     return o;
 }
 

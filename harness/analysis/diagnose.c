@@ -223,6 +223,27 @@ static void figures_from_ceilings(const mb_gap *g, mb_diag_figures *f)
     f->tensor_efficiency = eff_time > 0 ? eff_sum / eff_time : -1;
 }
 
+/* The trace's memory-bound ops with recorded shapes against the membw
+ * ceiling (the stage the reader names MB_MEMBOUND_STAGE). */
+static void figures_from_memory_stage(const mb_gap *g, mb_diag_figures *f)
+{
+    f->memory_rate = f->memory_ceiling = f->memory_efficiency = f->memory_shaped_share = -1;
+    f->memory_ceiling_case = NULL;
+    for (int i = 0; i < g->n; i++) {
+        const mb_gap_stage *st = &g->stages[i];
+        const mb_stage *s = st->stage;
+        if (strcmp(s->name, MB_MEMBOUND_STAGE) != 0 || strcmp(s->component, "membw") != 0 ||
+            strcmp(s->work_unit, "byte") != 0 || s->seconds <= 0)
+            continue;
+        f->memory_rate = s->work / s->seconds;
+        if (st->match >= 0 && st->ceiling_rate > 0) {
+            f->memory_ceiling = st->ceiling_rate;
+            f->memory_efficiency = f->memory_rate / st->ceiling_rate;
+            f->memory_ceiling_case = g->ceilings->cases[st->match].id;
+        }
+    }
+}
+
 void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *f)
 {
     memset(f, 0, sizeof *f);
@@ -238,9 +259,13 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->median_kernel_s = -1;
     f->launch_ceiling_s = -1;
     figures_from_ceilings(g, f);
+    figures_from_memory_stage(g, f);
     if (cJSON_IsObject(g->run->evidence)) {
         f->source = "stages + trace evidence";
         figures_from_evidence(g->run->evidence, f);
+        double shaped = ev_num(g->run->evidence, "rates.memory_bound.shaped_share");
+        if (shaped >= 0)
+            f->memory_shaped_share = shaped;
         const cJSON *step = cJSON_GetObjectItemCaseSensitive(g->run->evidence, "step");
         if (cJSON_IsObject(step)) {
             f->source = "the trace's step table";
@@ -542,6 +567,28 @@ static void flop_evidence(builder *b, const mb_gap *g)
     }
 }
 
+/* Memory-bound kernels against the membw ceiling, when the trace recorded
+ * the shapes their bytes follow from. */
+static void memory_evidence(builder *b, const mb_diag_figures *f)
+{
+    char cover[96] = "";
+    if (f->memory_shaped_share >= 0)
+        snprintf(cover, sizeof cover, " (%.0f%% of their time has recorded shapes)", 100 * f->memory_shaped_share);
+    if (f->memory_rate < 0) {
+        EVIDENCE(b, "memory-bound kernels: shapes not recorded: time only (profile with record_shapes=True for "
+                    "bytes/s against the membw ceiling)");
+        return;
+    }
+    if (f->memory_ceiling > 0)
+        EVIDENCE(b, "memory-bound kernels move %.4g GB/s, %.0f%% of the measured memory bandwidth ceiling %.4g GB/s "
+                    "(%s)%s; bytes are a lower bound (inputs read once, one output written)",
+                 f->memory_rate / 1e9, 100 * f->memory_efficiency, f->memory_ceiling / 1e9,
+                 f->memory_ceiling_case ? f->memory_ceiling_case : "membw", cover);
+    else
+        EVIDENCE(b, "memory-bound kernels move %.4g GB/s%s; no membw ceiling measured to hold it against",
+                 f->memory_rate / 1e9, cover);
+}
+
 static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32], p3[32], p4[32];
@@ -564,7 +611,7 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
         else
             EVIDENCE(b, "no FLOP/s against the GEMM/conv ceilings: shapes not recorded (profile with "
                         "record_shapes=True)");
-        EVIDENCE(b, "memory-bound kernels judged by their time share: their bytes are not in the trace");
+        memory_evidence(b, f);
         if (f->gpu_util >= 0)
             EVIDENCE(b, "GPU busy %s of the step in all", pct(p1, sizeof p1, f->gpu_util));
         add_remedies(b, r, f, x->eff_low);

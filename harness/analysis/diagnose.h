@@ -47,6 +47,14 @@ typedef struct mb_diag_figures {
     double median_kernel_s;    /* -1 unknown */
     double launch_ceiling_s;   /* seconds per launch at the measured launch ceiling; -1 unknown */
     double tensor_efficiency;  /* GEMM/conv stages with FLOPs against their ceilings; -1 unknown */
+    /* Memory-bound ops with recorded shapes (stage MB_MEMBOUND_STAGE): bytes/s
+     * of their kernels, the membw ceiling it was held against, and the share
+     * of all memory-bound kernel time they cover. -1 unknown. */
+    double memory_rate;        /* bytes/s */
+    double memory_ceiling;     /* bytes/s; -1 when no membw case matched */
+    double memory_efficiency;  /* memory_rate / memory_ceiling */
+    const char *memory_ceiling_case; /* id of the matched case; NULL none */
+    double memory_shaped_share;
 } mb_diag_figures;
 
 typedef struct mb_finding {

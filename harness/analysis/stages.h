@@ -13,6 +13,10 @@
 #include "mb.h"
 
 /* Components a stage's work maps to (same names as the measuring side). */
+/* The trace reader's stage of memory-bound ops with recorded shapes (bytes
+ * over the GPU time of their kernels); the diagnosis looks it up by name. */
+#define MB_MEMBOUND_STAGE "memory-bound ops"
+
 #define MB_STAGE_COMPONENTS \
     "gemm|conv|copy|membw|disk|allreduce|allgather|reducescatter|broadcast|launch|sync|hostmem|other"
 

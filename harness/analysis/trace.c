@@ -102,6 +102,8 @@ typedef struct event {
     char coll[24], dtype[16], kind[24];
     tr_shapes sh;
     int cur_tensor;
+    bool in_list_elem; /* inside one shape of a TensorList input */
+    double list_prod;  /* ... its element count so far */
     char name[NAME_CAP];
 } event;
 
@@ -621,7 +623,12 @@ static bool fold_cpu_op(parser *p)
 {
     tr_state *st = p->st;
     event *e = &p->ev;
-    int kind = tr_op_kind(e->name);
+    int kind = tr_op_kind(e->name), model = TR_MOP_NONE;
+    if (kind == TR_OP_NONE && strncmp(e->name, "aten::", 6) == 0) {
+        model = tr_classify(&st->rules, TR_SET_MEMOP, e->name, e->name_len);
+        if (model != TR_MOP_NONE)
+            kind = TR_OP_MEM;
+    }
     if (kind == TR_OP_NONE) {
         /* c10d::allreduce_, record_param_comms: the host inside a collective */
         if (tr_classify(&st->rules, TR_SET_ANNOTATION, e->name, e->name_len) == TR_ANN_COLLECTIVE) {
@@ -630,9 +637,11 @@ static bool fold_cpu_op(parser *p)
         }
         return true;
     }
-    double flops;
+    double flops; /* bytes for a memory-bound op */
     const char *why;
-    if (!tr_op_flops(e->name, &e->sh, &flops, &why)) {
+    bool ok = kind == TR_OP_MEM ? tr_op_bytes(model, &e->sh, &flops, &why)
+                                : tr_op_flops(e->name, &e->sh, &flops, &why);
+    if (!ok) {
         st->ops_without_shapes[kind]++;
         if (st->shape_why[kind][0] == '\0')
             snprintf(st->shape_why[kind], sizeof st->shape_why[kind], "%.30s: %.60s", e->name, why);
@@ -701,6 +710,7 @@ static void begin_event(parser *p)
     e->name_len = 0;
     e->sh.n_tensors = e->sh.n_types = e->sh.n_concrete = 0;
     e->cur_tensor = -1;
+    e->in_list_elem = false;
     p->ev_key = p->arg_key = EK_NONE;
     p->in_args = p->arg_array = p->dims_inner = false;
     p->st->events++;
@@ -935,6 +945,16 @@ static void dim_value(parser *p, const char *s, size_t n)
     sh->dims[t][sh->rank[t]++] = v;
 }
 
+/* A dimension of one shape inside a TensorList input. */
+static void list_dim_value(parser *p, const char *s, size_t n)
+{
+    int64_t v;
+    if (parse_i64(s, n, &v))
+        p->ev.list_prod *= (double)v;
+    else
+        p->ev.list_prod = 0;
+}
+
 static int on_scalar(parser *p, int kind, const char *s, size_t n)
 {
     p->tokens++;
@@ -952,6 +972,8 @@ static int on_scalar(parser *p, int kind, const char *s, size_t n)
             arg_element(p, kind, s, n);
         else if (p->dims_inner && d == p->ev_depth + 3 && kind == SC_NUM)
             dim_value(p, s, n);
+        else if (p->ev.in_list_elem && d == p->ev_depth + 4 && kind == SC_NUM)
+            list_dim_value(p, s, n);
         return 1;
     }
     if (d == p->events_depth)
@@ -1124,7 +1146,17 @@ static int on_start(parser *p, bool is_map)
                 p->dims_inner = true;
                 p->ev.cur_tensor = t;
                 p->ev.sh.rank[t] = 0;
+                p->ev.sh.list_numel[t] = 0;
                 p->ev.sh.n_tensors = t + 1;
+            }
+        } else if (p->dims_inner && d == p->ev_depth + 3 && !is_map) {
+            /* A TensorList: [[4, 4], [4]] - one shape per tensor. */
+            tr_shapes *sh = &p->ev.sh;
+            int t = p->ev.cur_tensor;
+            if (sh->rank[t] == 0 || sh->rank[t] == TR_RANK_LIST) {
+                sh->rank[t] = TR_RANK_LIST;
+                p->ev.in_list_elem = true;
+                p->ev.list_prod = 1;
             }
         }
         return 1;
@@ -1177,7 +1209,10 @@ static int on_end(parser *p, bool is_map)
             p->in_args = false;
         else if (p->arg_array && d == p->ev_depth + 1)
             p->arg_array = false;
-        else if (p->dims_inner && d == p->ev_depth + 2)
+        else if (p->ev.in_list_elem && d == p->ev_depth + 3) {
+            p->ev.sh.list_numel[p->ev.cur_tensor] += p->ev.list_prod;
+            p->ev.in_list_elem = false;
+        } else if (p->dims_inner && d == p->ev_depth + 2)
             p->dims_inner = false;
         return 1;
     }

@@ -4,6 +4,7 @@
  *                     time into the compact state below
  *   trace_classes.c   class rules from configs/gap/kernel_classes.ini
  *   trace_flops.c     FLOPs of matmul/conv ops from recorded shapes
+ *   trace_bytes.c     bytes of memory-bound ops from recorded shapes
  *   trace_analysis.c  after the parse: interval merging, steps, FLOP
  *                     attribution, stages and evidence
  *
@@ -45,10 +46,12 @@ enum {
 
 enum tr_rt_kind { TR_RT_NONE = 0, TR_RT_LAUNCH, TR_RT_SYNC, TR_RT_BLOCKING };
 enum tr_ann_kind { TR_ANN_NONE = 0, TR_ANN_STEP, TR_ANN_DATALOADER, TR_ANN_COLLECTIVE };
-enum tr_rule_set { TR_SET_KERNEL = 0, TR_SET_RUNTIME, TR_SET_ANNOTATION, TR_N_SETS };
+enum tr_rule_set { TR_SET_KERNEL = 0, TR_SET_RUNTIME, TR_SET_ANNOTATION, TR_SET_MEMOP, TR_N_SETS };
+/* [memory_op] keys: how a memory-bound op's output is counted (trace_bytes.c). */
+enum tr_memop_model { TR_MOP_NONE = 0, TR_MOP_OUT, TR_MOP_INPLACE, TR_MOP_REDUCE };
 
 typedef struct tr_rule {
-    int value;  /* class index, tr_rt_kind or tr_ann_kind */
+    int value;  /* class index, tr_rt_kind, tr_ann_kind or tr_memop_model */
     regex_t re;
 } tr_rule;
 
@@ -83,20 +86,24 @@ int tr_classify(tr_rules *r, int set, const char *name, size_t len);
 
 /* ---- FLOPs of ops (trace_flops.c) ----------------------------------------- */
 
-enum tr_op_kind { TR_OP_NONE = 0, TR_OP_GEMM, TR_OP_CONV };
+enum tr_op_kind { TR_OP_NONE = 0, TR_OP_GEMM, TR_OP_CONV, TR_OP_MEM, TR_N_OP_KINDS };
 
 #define TR_MAX_TENSORS 8
 #define TR_MAX_DIMS 6
 #define TR_MAX_CONCRETE 12
 #define TR_TYPE_LEN 24
 #define TR_CONCRETE_LEN 40
+/* rank of an input recorded as a list of shapes (a TensorList, "Input Dims"
+ * [[[4, 4], [4]], ...]): only its total element count is kept. */
+#define TR_RANK_LIST (-2)
 
 /* The shapes a cpu_op recorded (args "Input Dims", "Input type",
  * "Concrete Inputs"), truncated to the first few inputs. */
 typedef struct tr_shapes {
     int n_tensors;                                /* entries of Input Dims seen */
-    int rank[TR_MAX_TENSORS];                     /* -1 = more dims than kept */
+    int rank[TR_MAX_TENSORS];                     /* -1 = more dims than kept, TR_RANK_LIST */
     int64_t dims[TR_MAX_TENSORS][TR_MAX_DIMS];
+    double list_numel[TR_MAX_TENSORS];            /* TR_RANK_LIST: elements of all the list's tensors */
     int n_types;
     char types[TR_MAX_TENSORS][TR_TYPE_LEN];
     int n_concrete;
@@ -114,6 +121,20 @@ bool tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const cha
 /* mlbench dtype ("fp32", "fp16", "bf16", "fp64", "fp8", "int8") of a
  * PyTorch scalar type name ("float", "c10::Half", ...); NULL if unknown. */
 const char *tr_dtype_of_torch(const char *type);
+/* Bytes per element of a PyTorch scalar type name as "Input type" records it
+ * ("float" 4, "c10::Half" 2, "long int" 8, "bool" 1, ...); 0 when the name
+ * is not a tensor's ("Scalar", "TensorList", "", unknown). */
+int tr_dtype_bytes(const char *type);
+/* ---- bytes of memory-bound ops (trace_bytes.c) ---------------------------- */
+/* Bytes a memory-bound op moves, from its recorded shapes: the sum over its
+ * tensor inputs of numel x element size, plus for TR_MOP_OUT one output the
+ * size of the largest input (TR_MOP_INPLACE: the output is an input). A
+ * lower bound: an in-place op also writes what it read, a reduction's
+ * (TR_MOP_REDUCE) output is not counted, and a kernel may read an input
+ * more than once. A TensorList takes the element size of the op's
+ * first plain tensor input (PyTorch does not record a list's dtype). Returns
+ * false with *why set when no byte count follows from the shapes. */
+bool tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why);
 /* The same as a small index (0 = unknown) and back: ops store the index. */
 int tr_dtype_index(const char *mb_dtype);
 const char *tr_dtype_name(int index);
@@ -192,15 +213,15 @@ typedef struct tr_launch {
     int64_t corr;
 } tr_launch;
 
-typedef struct tr_flop_op { /* 48 bytes: one per matmul/conv op with shapes */
+typedef struct tr_flop_op { /* 48 bytes: one per matmul/conv/memory-bound op with shapes */
     int64_t thread;
     int64_t start, end;
-    double flops;
+    double flops;       /* TR_OP_MEM: bytes moved (tr_op_bytes) */
     int64_t gpu_ns;     /* filled by the analysis */
     int32_t kernels;    /* filled by the analysis */
-    uint8_t kind;       /* TR_OP_GEMM / TR_OP_CONV */
+    uint8_t kind;       /* TR_OP_GEMM / TR_OP_CONV / TR_OP_MEM */
     uint8_t dtype;      /* index into tr_dtype_names (0 = unknown) */
-    bool has_flop_child;
+    bool has_flop_child; /* encloses an op of its own family (matmul/conv, or memory-bound) */
 } tr_flop_op;
 
 /* What the host was doing, as [start, end) pairs, for the step table: the
@@ -246,8 +267,8 @@ typedef struct tr_state {
     size_t n_launches, cap_launches;
     tr_flop_op *flop_ops;
     size_t n_flop_ops, cap_flop_ops;
-    long long ops_without_shapes[3]; /* by tr_op_kind */
-    char shape_why[3][96];           /* first reason a shape did not give FLOPs */
+    long long ops_without_shapes[TR_N_OP_KINDS]; /* by tr_op_kind */
+    char shape_why[TR_N_OP_KINDS][96];           /* first reason a shape did not give FLOPs/bytes */
 } tr_state;
 
 void tr_state_free(tr_state *st);

@@ -242,9 +242,17 @@ static int cmp_launch(const void *a, const void *b)
     return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-/* Ops on one thread nest; an op enclosing another matmul/conv op (matmul ->
- * bmm, linear -> addmm) does its work through it, so only innermost ("leaf")
- * ops count: their FLOPs and the kernels launched inside them. */
+static bool memory_family(int kind)
+{
+    return kind == TR_OP_MEM;
+}
+
+/* Ops on one thread nest; an op enclosing another op of its family (matmul
+ * -> bmm, linear -> addmm; batch_norm -> cudnn_batch_norm, to -> copy_) does
+ * its work through it, so only innermost ("leaf") ops count: their FLOPs or
+ * bytes and the kernels launched inside them. A memory-bound op inside a
+ * matmul (addmm copying its bias) leaves the matmul a leaf: each takes the
+ * kernels launched inside it. */
 static void mark_parents(tr_flop_op *ops, size_t n, size_t *stack)
 {
     size_t top = 0;
@@ -253,8 +261,16 @@ static void mark_parents(tr_flop_op *ops, size_t n, size_t *stack)
             top = 0;
         while (top > 0 && ops[stack[top - 1]].end <= ops[i].start)
             top--;
-        if (top > 0 && ops[i].end <= ops[stack[top - 1]].end)
-            ops[stack[top - 1]].has_flop_child = true;
+        /* the nearest enclosing op of the same family */
+        for (size_t k = top; k > 0; k--) {
+            tr_flop_op *up = &ops[stack[k - 1]];
+            if (ops[i].end > up->end)
+                break;
+            if (memory_family(up->kind) == memory_family(ops[i].kind)) {
+                up->has_flop_child = true;
+                break;
+            }
+        }
         stack[top++] = i;
     }
 }
@@ -289,6 +305,14 @@ static bool map_launches(tr_state *st, corr_map *map, size_t *stack)
     return true;
 }
 
+/* Kernel classes of tensor-core math (gemm, conv, an ini class named
+ * "attention"); every other compute class is memory-bound work. */
+static bool tensor_class(const tr_rules *r, int cls)
+{
+    return cls == TR_CLASS_GEMM || cls == TR_CLASS_CONV ||
+           (cls < r->n_classes && strcmp(r->class_names[cls], "attention") == 0);
+}
+
 /* Adds each kernel's time to the op that launched it; attributed_ns[class]
  * collects what the class stages must leave out. */
 static int attribute_kernels(tr_state *st, int64_t *attributed_ns, long long *attributed_count,
@@ -297,7 +321,7 @@ static int attribute_kernels(tr_state *st, int64_t *attributed_ns, long long *at
     if (st->n_flop_ops == 0 || st->n_launches == 0)
         return MB_OK;
     if (st->n_flop_ops > INT32_MAX)
-        return mb_errf(err, MB_ESYS, "too many matmul/conv ops (%zu)", st->n_flop_ops);
+        return mb_errf(err, MB_ESYS, "too many matmul/conv/memory-bound ops (%zu)", st->n_flop_ops);
     qsort(st->flop_ops, st->n_flop_ops, sizeof *st->flop_ops, cmp_op);
     qsort(st->launches, st->n_launches, sizeof *st->launches, cmp_launch);
     size_t *stack = malloc(sizeof *stack * st->n_flop_ops);
@@ -321,6 +345,10 @@ static int attribute_kernels(tr_state *st, int64_t *attributed_ns, long long *at
                 continue;
             int32_t op = corr_get(&map, w[2]);
             if (op < 0)
+                continue;
+            /* a memory-bound op takes only memory-bound kernels: a GEMM it
+             * launched stays GEMM time */
+            if (st->flop_ops[op].kind == TR_OP_MEM && tensor_class(&st->rules, cls))
                 continue;
             st->flop_ops[op].gpu_ns += ev_dur(w);
             st->flop_ops[op].kernels++;
@@ -876,7 +904,7 @@ static int flop_groups(const tr_state *st, flop_group *g, int max)
     int n = 0;
     for (size_t i = 0; i < st->n_flop_ops; i++) {
         const tr_flop_op *op = &st->flop_ops[i];
-        if (op->has_flop_child || op->kernels == 0)
+        if (op->has_flop_child || op->kernels == 0 || op->kind == TR_OP_MEM)
             continue;
         const char *dtype = tr_dtype_name(op->dtype);
         int k = 0;
@@ -927,6 +955,58 @@ static int flop_stages(analysis *a, const flop_group *g, int n, cJSON *rates, mb
         add_num(o, "tflops", g[i].ns > 0 ? g[i].flops / (double)g[i].ns / 1e3 : 0);
     }
     return MB_OK;
+}
+
+/* Memory-bound ops with recorded shapes: their bytes (trace_bytes.c) over the
+ * GPU time of the memory-bound kernels they launched, one membw stage that
+ * gap holds against the membw ceiling. rates.memory_bound says how much of
+ * all memory-bound kernel time that covers. */
+static int memory_stage(analysis *a, cJSON *rates, mb_err *err)
+{
+    const tr_state *st = a->st;
+    double bytes = 0;
+    int64_t ns = 0, all_ns = 0;
+    long long kernels = 0, ops = 0;
+    for (size_t i = 0; i < st->n_flop_ops; i++) {
+        const tr_flop_op *op = &st->flop_ops[i];
+        if (op->kind != TR_OP_MEM || op->has_flop_child || op->kernels == 0)
+            continue;
+        bytes += op->flops;
+        ns += op->gpu_ns;
+        kernels += op->kernels;
+        ops++;
+    }
+    for (int c = 0; c < st->rules.n_classes; c++) {
+        if (c == TR_CLASS_NCCL || c == TR_CLASS_MEMCPY || c == TR_CLASS_MEMSET || tensor_class(&st->rules, c))
+            continue;
+        for (int d = 0; d < st->n_devices; d++)
+            all_ns += st->devices[d].class_ns[c];
+    }
+    cJSON *o = add_obj(rates, "memory_bound");
+    add_num(o, "kernel_seconds", sec(all_ns));
+    add_num(o, "shaped_seconds", sec(ns));
+    if (all_ns > 0)
+        add_num(o, "shaped_share", (double)ns / (double)all_ns);
+    else
+        cJSON_AddNullToObject(o, "shaped_share");
+    if (ops == 0 || ns <= 0) {
+        cJSON_AddNullToObject(o, "bytes");
+        cJSON_AddNullToObject(o, "bytes_per_s");
+        return MB_OK;
+    }
+    add_num(o, "bytes", bytes);
+    add_num(o, "bytes_per_s", bytes / sec(ns));
+    add_num(o, "kernels", (double)kernels);
+    add_num(o, "ops", (double)ops);
+    char source[192];
+    snprintf(source, sizeof source,
+             "trace: %lld memory-bound ops with recorded shapes, %lld kernels (bytes: inputs + output, a "
+             "lower bound)",
+             ops, kernels);
+    mb_stage s = {.name = MB_MEMBOUND_STAGE, .component = "membw", .work = bytes, .work_unit = "byte",
+                  .seconds = sec(ns), .count = kernels, .source = source};
+    set_exposed(&s, gpu_exposed(a, SP_MEM));
+    return add_stage(a, &s, err);
 }
 
 /* Kernel time by class that no shaped op took: time-only stages. */
@@ -1241,10 +1321,17 @@ static void partial_reasons(analysis *a)
         partial(a, "no ProfilerStep#N annotations: no per-step figures or step time (profile "
                    "with torch.profiler.schedule and call prof.step() every iteration)");
     long long noshape = st->ops_without_shapes[TR_OP_GEMM] + st->ops_without_shapes[TR_OP_CONV];
-    if (noshape > 0 && st->n_flop_ops == 0)
+    size_t shaped[TR_N_OP_KINDS] = {0};
+    for (size_t i = 0; i < st->n_flop_ops; i++)
+        shaped[st->flop_ops[i].kind]++;
+    if (noshape > 0 && shaped[TR_OP_GEMM] + shaped[TR_OP_CONV] == 0)
         partial(a, "matmul/conv shapes not recorded (%s): gemm/conv stages carry time only, no "
                    "FLOP/s",
                 st->shape_why[TR_OP_GEMM][0] ? st->shape_why[TR_OP_GEMM] : st->shape_why[TR_OP_CONV]);
+    if (st->ops_without_shapes[TR_OP_MEM] > 0 && shaped[TR_OP_MEM] == 0)
+        partial(a, "memory-bound op shapes not recorded (%s): memory-bound kernels carry time only, no "
+                   "bytes/s",
+                st->shape_why[TR_OP_MEM]);
     if (st->gpu_events_without_device > 0)
         partial(a, "%lld GPU events name no device: counted as device -1",
                 st->gpu_events_without_device);
@@ -1370,13 +1457,16 @@ int tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     cJSON *rates = add_obj(a.ev, "rates");
     flop_group g[16];
     int ng = flop_groups(st, g, 16);
-    bool has_flops[3] = {false, false, false};
+    bool has_flops[TR_N_OP_KINDS] = {false, false, false, false};
     for (int i = 0; i < ng; i++)
         has_flops[g[i].kind] = true;
     rc = flop_stages(&a, g, ng, rates, err);
     cJSON *nos = add_obj(rates, "ops_without_shapes");
     add_num(nos, "gemm", (double)st->ops_without_shapes[TR_OP_GEMM]);
     add_num(nos, "conv", (double)st->ops_without_shapes[TR_OP_CONV]);
+    add_num(nos, "memory_bound", (double)st->ops_without_shapes[TR_OP_MEM]);
+    if (rc == MB_OK)
+        rc = memory_stage(&a, rates, err);
     if (rc == MB_OK)
         rc = class_stages(&a, has_flops, err);
     cJSON *colls = add_arr(a.ev, "collectives");

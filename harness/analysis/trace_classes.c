@@ -51,6 +51,13 @@ static int value_of(int set, const char *key)
         for (int i = 1; i <= TR_RT_BLOCKING; i++)
             if (strcmp(key, rt[i]) == 0)
                 return i;
+    } else if (set == TR_SET_MEMOP) {
+        if (strcmp(key, "out") == 0)
+            return TR_MOP_OUT;
+        if (strcmp(key, "inplace") == 0)
+            return TR_MOP_INPLACE;
+        if (strcmp(key, "reduce") == 0)
+            return TR_MOP_REDUCE;
     } else {
         for (int i = 1; i <= TR_ANN_COLLECTIVE; i++)
             if (strcmp(key, ann[i]) == 0)
@@ -151,8 +158,11 @@ static int on_key(void *user, const char *section, const char *name, const char 
         set = TR_SET_RUNTIME;
     else if (strcmp(section, "annotation") == 0)
         set = TR_SET_ANNOTATION;
+    else if (strcmp(section, "memory_op") == 0)
+        set = TR_SET_MEMOP;
     else {
-        mb_errf(c->err, MB_EUSAGE, "%s: unknown section [%s] (expected kernel, runtime, annotation)",
+        mb_errf(c->err, MB_EUSAGE,
+                "%s: unknown section [%s] (expected kernel, runtime, annotation, memory_op)",
                 r->path, section);
         c->failed = true;
         return 0;
@@ -174,7 +184,9 @@ static int on_key(void *user, const char *section, const char *name, const char 
         v = value_of(set, name);
         if (v < 0) {
             mb_errf(c->err, MB_EUSAGE, "%s: unknown key (expected %s)", where,
-                    set == TR_SET_RUNTIME ? "launch, sync or blocking" : "step, dataloader or collective");
+                    set == TR_SET_RUNTIME  ? "launch, sync or blocking"
+                    : set == TR_SET_MEMOP ? "out, inplace or reduce"
+                                          : "step, dataloader or collective");
             c->failed = true;
             return 0;
         }
