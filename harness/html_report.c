@@ -914,18 +914,29 @@ int mb_html_results(FILE *o, const cJSON *doc, mb_err *err)
     return MB_OK;
 }
 
-int mb_html_results_file(const char *path, const cJSON *doc, mb_err *err)
+int mb_html_write_file(const char *path, mb_html_page_fn fn, const void *what, mb_err *err)
 {
+    /* formatted in memory first: the page is written whole (atomically) or not at all */
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     if (mem == NULL)
         return mb_errno(err, MB_ESYS, "open_memstream");
-    int rc = mb_html_results(mem, doc, err);
+    int rc = fn(mem, what, err);
     if (fclose(mem) != 0 && rc == MB_OK)
         rc = mb_errno(err, MB_ESYS, "formatting the HTML page");
     if (rc == MB_OK)
         rc = mb_write_file_atomic(path, text, err);
     free(text);
     return rc;
+}
+
+static int results_page(FILE *o, const void *doc, mb_err *err)
+{
+    return mb_html_results(o, doc, err);
+}
+
+int mb_html_results_file(const char *path, const cJSON *doc, mb_err *err)
+{
+    return mb_html_write_file(path, results_page, doc, err);
 }

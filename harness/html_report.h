@@ -63,6 +63,11 @@ double mb_case_intensity(const cJSON *c);
  * sustained, skipped and failed cases, all cases. */
 int mb_html_results(FILE *o, const cJSON *doc, mb_err *err);
 
+/* Writes the page fn(out, what) makes to path, whole and atomically (a
+ * temporary file renamed), or nothing on an error. */
+typedef int (*mb_html_page_fn)(FILE *out, const void *what, mb_err *err);
+int mb_html_write_file(const char *path, mb_html_page_fn fn, const void *what, mb_err *err);
+
 /* Writes the page to path atomically (whole or not at all). */
 int mb_html_results_file(const char *path, const cJSON *doc, mb_err *err);
 

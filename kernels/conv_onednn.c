@@ -147,15 +147,6 @@ static int conv_probe(const mb_params *p, mb_err *why)
 
 /* ---- helpers -------------------------------------------------------------------- */
 
-#define DNNL_TRY(call, what)                                 \
-    do {                                                     \
-        dnnl_status_t s_ = (call);                           \
-        if (s_ != dnnl_success) {                            \
-            rc = mb_onednn_fail(err, s_, what);                   \
-            goto fail;                                       \
-        }                                                    \
-    } while (0)
-
 /* Round to nearest even, as oneDNN converts. */
 static float round_to_bf16(float f)
 {
@@ -390,16 +381,8 @@ fail:
 static int conv_run(void *state, double *seconds, mb_err *err)
 {
     conv_state *st = state;
-    int rc = MB_OK;
-    dnnl_exec_arg_t args[3] = {
-        { DNNL_ARG_SRC, st->src }, { DNNL_ARG_WEIGHTS, st->wei }, { DNNL_ARG_DST, st->dst }
-    };
-    double t0 = mb_now();
-    DNNL_TRY(dnnl_primitive_execute(st->conv, st->stream, 3, args), "convolution execute");
-    DNNL_TRY(dnnl_stream_wait(st->stream), "stream wait");
-    *seconds = mb_now() - t0;
-    st->ran = true;
-fail:
+    int rc = mb_onednn_run_timed(st->conv, st->stream, st->src, st->wei, st->dst, "convolution execute", seconds, err);
+    st->ran = st->ran || rc == MB_OK;
     return rc;
 }
 

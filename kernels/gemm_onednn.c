@@ -64,15 +64,6 @@ static const mb_param_spec onednn_gemm_params[] = {
     MB_PARAM_END,
 };
 
-#define DNNL_TRY(call, what)                                                                       \
-    do {                                                                                           \
-        dnnl_status_t s_ = (call);                                                                 \
-        if (s_ != dnnl_success) {                                                                  \
-            rc = mb_onednn_fail(err, s_, what);                                                    \
-            goto fail;                                                                             \
-        }                                                                                          \
-    } while (0)
-
 static bool want_bf16(const mb_params *p)
 {
     return strcmp(mb_param_str(p, "dtype"), "bf16") == 0;
@@ -266,16 +257,8 @@ fail:
 static int onednn_gemm_run(void *state, double *seconds, mb_err *err)
 {
     onednn_gemm *st = state;
-    int rc = MB_OK;
-    dnnl_exec_arg_t args[3] = {
-        { DNNL_ARG_SRC, st->src }, { DNNL_ARG_WEIGHTS, st->wei }, { DNNL_ARG_DST, st->dst }
-    };
-    double t0 = mb_now();
-    DNNL_TRY(dnnl_primitive_execute(st->prim, st->stream, 3, args), "matmul execute");
-    DNNL_TRY(dnnl_stream_wait(st->stream), "stream wait");
-    *seconds = mb_now() - t0;
-    st->ran = true;
-fail:
+    int rc = mb_onednn_run_timed(st->prim, st->stream, st->src, st->wei, st->dst, "matmul execute", seconds, err);
+    st->ran = st->ran || rc == MB_OK;
     return rc;
 }
 

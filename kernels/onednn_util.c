@@ -62,6 +62,19 @@ int mb_onednn_fail(mb_err *err, dnnl_status_t s, const char *what)
     return mb_errf(err, code, "oneDNN %s: %s", what, dnnl_status2str(s));
 }
 
+int mb_onednn_run_timed(dnnl_primitive_t prim, dnnl_stream_t stream, dnnl_memory_t src, dnnl_memory_t wei,
+                        dnnl_memory_t dst, const char *what, double *seconds, mb_err *err)
+{
+    int rc = MB_OK;
+    dnnl_exec_arg_t args[3] = { { DNNL_ARG_SRC, src }, { DNNL_ARG_WEIGHTS, wei }, { DNNL_ARG_DST, dst } };
+    double t0 = mb_now();
+    DNNL_TRY(dnnl_primitive_execute(prim, stream, 3, args), what);
+    DNNL_TRY(dnnl_stream_wait(stream), "stream wait");
+    *seconds = mb_now() - t0;
+fail:
+    return rc;
+}
+
 bool mb_onednn_isa_has_bf16(void)
 {
     dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();

@@ -26,6 +26,22 @@ void mb_onednn_restore_threads(void);
  * or ISA), MB_EFAIL otherwise, with oneDNN's status text. */
 int mb_onednn_fail(mb_err *err, dnnl_status_t s, const char *what);
 
+/* In a function with `int rc`, `mb_err *err` and a `fail:` label: a oneDNN
+ * call whose failure becomes rc (mb_onednn_fail) and a jump to fail. */
+#define DNNL_TRY(call, what)                     \
+    do {                                         \
+        dnnl_status_t s_ = (call);               \
+        if (s_ != dnnl_success) {                \
+            rc = mb_onednn_fail(err, s_, what);  \
+            goto fail;                           \
+        }                                        \
+    } while (0)
+
+/* One timed run of a primitive over src, weights and dst (what every
+ * oneDNN backend times): execute, wait for the stream, the seconds between. */
+int mb_onednn_run_timed(dnnl_primitive_t prim, dnnl_stream_t stream, dnnl_memory_t src, dnnl_memory_t wei,
+                        dnnl_memory_t dst, const char *what, double *seconds, mb_err *err);
+
 /* True when oneDNN's effective ISA includes native bf16 dot products. */
 bool mb_onednn_isa_has_bf16(void);
 

@@ -20,6 +20,7 @@
 #include "gap.h"
 #include "gapconfig.h"
 #include "hardware.h"
+#include "html_report.h"
 #include "reference.h"
 #include "run_read.h"
 #include "results.h"
@@ -102,23 +103,10 @@ static int format_and_emit(format_fn fn, const void *what, const char *format, c
 
 /* The HTML page, whole or not at all, after the text output: a page that
  * cannot be written does not take the text away. */
-typedef int (*html_fn)(FILE *out, const void *what, mb_err *err);
-static int html_emit(html_fn fn, const void *what, const char *path, mb_err *err)
+/* --html PAGE: also the page, when asked for. */
+static int html_emit(mb_html_page_fn fn, const void *what, const char *path, mb_err *err)
 {
-    if (path == NULL)
-        return MB_OK;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    if (mem == NULL)
-        return mb_errno(err, MB_ESYS, "open_memstream");
-    int rc = fn(mem, what, err);
-    if (fclose(mem) != 0 && rc == MB_OK)
-        rc = mb_errno(err, MB_ESYS, "formatting the HTML page");
-    if (rc == MB_OK)
-        rc = mb_write_file_atomic(path, text, err);
-    free(text);
-    return rc;
+    return path ? mb_html_write_file(path, fn, what, err) : MB_OK;
 }
 
 static int finish(int rc, const mb_err *err, const char *cmd)
