@@ -646,3 +646,22 @@ void mb_gemm_report_rotation(mb_report *r, const char *what, int sets, size_t se
         mb_report_note(r, "all buffer sets together (%.1f MiB) fit in L2 (%.1f MiB): inputs may be L2-resident",
                        moved / 1048576.0, l2_bytes / 1048576.0);
 }
+
+int mb_gemm_sample_positions(int m, int n, int *si, int *sj, int max)
+{
+    size_t total = (size_t)m * (size_t)n;
+    if (total <= (size_t)max) {
+        for (size_t e = 0; e < total; e++) {
+            si[e] = (int)(e / (size_t)n);
+            sj[e] = (int)(e % (size_t)n);
+        }
+        return (int)total;
+    }
+    int corners[4][2] = { { 0, 0 }, { 0, n - 1 }, { m - 1, 0 }, { m - 1, n - 1 } };
+    uint64_t seed = 0x53414D504C45ull;
+    for (int s = 0; s < max; s++) {
+        si[s] = s < 4 ? corners[s][0] : (int)(mb_splitmix64(&seed) % (uint64_t)m);
+        sj[s] = s < 4 ? corners[s][1] : (int)(mb_splitmix64(&seed) % (uint64_t)n);
+    }
+    return max;
+}

@@ -168,6 +168,11 @@ uint64_t mb_gemm_c_index(const mb_gemm_problem *p, long long i, long long j, lon
  * reduced in reduced precision, and of the output (fp16, bf16), whose size
  * follows the magnitude of the result and of the partial sums (norm2). int8 is
  * exact (0). See docs/gpu-gemm-conv.md for the numbers. */
+/* Positions of C to check on a CPU GEMM: the corners (indexing mistakes
+ * show there first), then random ones (a fixed seed); every element when C
+ * has no more than `max`. Fills si/sj (room for max), returns the count. */
+int mb_gemm_sample_positions(int m, int n, int *si, int *sj, int max);
+
 double mb_gemm_tolerance(const mb_gemm_problem *p, const mb_gemm_ref *r);
 
 /* Reads output element `c_index` of the device result into *value (decoded

@@ -18,6 +18,7 @@
  * in oneDNN's implementation name) is skipped: it is not a ceiling. */
 #include "component.h"
 #include "cpu_info.h"
+#include "gemm_common.h"
 #include "cpu_test_hooks.h"
 #include "onednn_util.h"
 
@@ -156,22 +157,7 @@ static void *fill_inputs(float *x, size_t count, uint64_t seed, bool bf16)
 
 static void choose_samples(onednn_gemm *st)
 {
-    size_t total = (size_t)st->m * (size_t)st->n;
-    if (total <= GEMM_SAMPLES) {
-        st->n_samples = (int)total;
-        for (size_t e = 0; e < total; e++) {
-            st->si[e] = (int)(e / (size_t)st->n);
-            st->sj[e] = (int)(e % (size_t)st->n);
-        }
-        return;
-    }
-    int corners[4][2] = { { 0, 0 }, { 0, st->n - 1 }, { st->m - 1, 0 }, { st->m - 1, st->n - 1 } };
-    uint64_t seed = 0x53414D504C45ull;
-    for (int s = 0; s < GEMM_SAMPLES; s++) {
-        st->si[s] = s < 4 ? corners[s][0] : (int)(mb_splitmix64(&seed) % (uint64_t)st->m);
-        st->sj[s] = s < 4 ? corners[s][1] : (int)(mb_splitmix64(&seed) % (uint64_t)st->n);
-    }
-    st->n_samples = GEMM_SAMPLES;
+    st->n_samples = mb_gemm_sample_positions(st->m, st->n, st->si, st->sj, GEMM_SAMPLES);
 }
 
 static int create_primitive(onednn_gemm *st, mb_err *err)
