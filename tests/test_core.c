@@ -509,6 +509,16 @@ static void test_suite_hostile(void **s)
     write_text(a, "[global]\ninclude = fifo.ini\n");
     expect_suite_error(a, "not a regular file", NULL);
     unlink(p);
+    /* strtod reads "nan" and "inf": refused before any range check (a NaN
+     * passed them and was converted to an integer, found by fuzz_suite) */
+    static const char *const nonfinite[] = { "iterations = nan", "repetitions = nan", "min_time = inf",
+                                             "max_cv = nan", "burst_windows = nan" };
+    for (size_t i = 0; i < sizeof nonfinite / sizeof *nonfinite; i++) {
+        char body[256];
+        snprintf(body, sizeof body, "[h]\ncomponent = hostmem\nbackend = stream\n%s\n", nonfinite[i]);
+        write_text(a, body);
+        expect_suite_error(a, "not a finite number", NULL);
+    }
     unlink(a);
     unlink(b);
     for (int i = 0; i <= 6; i++) {
