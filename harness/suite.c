@@ -226,9 +226,10 @@ static int parse_phase_key(const char *path, const kv *k, double v, mb_case *c, 
 {
     mb_phase_opts p = c->phases;
     if (strcmp(k->key, "burst_windows") == 0) {
-        if (v != (int)v)
-            return mb_errf(err, MB_EUSAGE, "%s:%d: burst_windows: expected an integer, got '%s'", path, k->line,
-                           k->value);
+        /* in range before the conversion: a double beyond int's range is undefined there (fuzz_suite) */
+        if (v < 0 || v > 1e6 || v != (int)v)
+            return mb_errf(err, MB_EUSAGE, "%s:%d: burst_windows: expected an integer in [0, 1e6], got '%s'", path,
+                           k->line, k->value);
         p.burst_windows = (int)v;
     } else if (strcmp(k->key, "burst_window_time") == 0) {
         p.burst_window = v;

@@ -513,6 +513,9 @@ static void test_suite_hostile(void **s)
      * passed them and was converted to an integer, found by fuzz_suite) */
     static const char *const nonfinite[] = { "iterations = nan", "repetitions = nan", "min_time = inf",
                                              "max_cv = nan", "burst_windows = nan" };
+    /* an integer key beyond int's range: refused before any conversion (fuzz_suite) */
+    write_text(a, "[h]\ncomponent = hostmem\nbackend = stream\nburst_windows = -42949672961\n");
+    expect_suite_error(a, "burst_windows: expected an integer in [0, 1e6]", NULL);
     for (size_t i = 0; i < sizeof nonfinite / sizeof *nonfinite; i++) {
         char body[256];
         snprintf(body, sizeof body, "[h]\ncomponent = hostmem\nbackend = stream\n%s\n", nonfinite[i]);
