@@ -7,6 +7,9 @@
 #
 #   scripts/fresh_check.sh [--keep] [--root DIR]
 #
+# ../shared (real traces, the H100 run), when present, is copied beside the
+# checkout in the root, so the tests that read it run there too.
+#
 # Needs root (mmdebstrap, chroot, mount) and network access to a Debian mirror.
 # Exits 77 (skip) with the reason when this machine cannot chroot.
 # Run it before every change to dependencies: a development machine keeps what
@@ -21,7 +24,7 @@ while (($#)); do
   case "$1" in
     --keep) KEEP=1 ;;
     --root) ROOT="$2"; shift ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fresh_check: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -103,11 +106,13 @@ copy_checkout() {
   git -C "$SRC_DIR" ls-files -z --cached --others --exclude-standard |
     (cd "$SRC_DIR" && tar --null --no-recursion --ignore-failed-read -T - -cf -) |
     tar -xf - -C "$ROOT/src/mlbench"
-  # A fixture for `gap` (never committed: it is read from ../shared in place).
-  local fixture="$SRC_DIR/../shared/h100/resnet18-dataloader-bound.pt.trace.json.gz"
-  if [ -f "$fixture" ]; then
-    mkdir -p "$ROOT/src/shared/h100"
-    cp "$fixture" "$SRC_DIR/../shared/h100/all.json" "$ROOT/src/shared/h100/"
+  # The project's shared data (real traces, the H100 run: a few MB) beside
+  # the checkout, as in a development clone: the tests read it in place and,
+  # with CI set, fail without it. Copied into the root, never into the repository.
+  local shared="$SRC_DIR/../shared"
+  if [ -d "$shared" ]; then
+    mkdir -p "$ROOT/src/shared"
+    cp -rL "$shared/." "$ROOT/src/shared/"
   fi
 }
 mount_filesystems() {
