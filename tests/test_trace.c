@@ -684,6 +684,17 @@ static void test_rules(void **state)
                 fail_msg("%s: got %s, expected %s", cases[i].name, got, cases[i].expect);
         }
     }
+    /* JSON names may hold \u0000: the cache keys on all len bytes, so names
+     * that differ only after the NUL are two entries, and each is classified
+     * by the text before the NUL, the same way from the cache (the cache
+     * once compared them as C strings and read past its copy: fuzz_trace). */
+    const char nul_a[] = "aten::add_\0a", nul_b[] = "aten::add_\0b";
+    size_t used = r.cache_used;
+    for (int twice = 0; twice < 2; twice++) {
+        assert_int_equal(tr_classify(&r, TR_SET_MEMOP, nul_a, sizeof nul_a - 1), TR_MOP_INPLACE);
+        assert_int_equal(tr_classify(&r, TR_SET_MEMOP, nul_b, sizeof nul_b - 1), TR_MOP_INPLACE);
+    }
+    assert_int_equal(r.cache_used, used + 2);
     tr_rules_free(&r);
 
     const char *bad = tmp_path("bad.ini");

@@ -20,11 +20,14 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yajl/yajl_parse.h>
 #include <zlib.h>
 
 enum {
-    CHUNK = 1 << 18,
+    CHUNK = 1 << 18,       /* the most read and parsed at once */
+    FIRST_CHUNK = 1 << 14, /* the first read; each read doubles it up to CHUNK */
+    ZBUF = 1 << 17,        /* zlib's input buffer for files at least this big */
     NAME_CAP = 4096,
     CAPTURE_MAX_NODES = 200000, /* deviceProperties/distributedInfo are small */
     CAPTURE_MAX_DEPTH = 32,
@@ -506,7 +509,7 @@ static bool fold_gpu(parser *p)
         return false;
     int cls;
     if (e->cat == CAT_KERNEL) {
-        cls = tr_classify(&p->st->rules, TR_SET_KERNEL, e->name, e->name_len);
+        cls = tr_classify(p->st->rules, TR_SET_KERNEL, e->name, e->name_len);
         d->kernels++;
         if (cls == TR_CLASS_NCCL)
             fold_collective(p);
@@ -571,7 +574,7 @@ static bool fold_runtime(parser *p)
 {
     tr_state *st = p->st;
     event *e = &p->ev;
-    int kind = tr_classify(&st->rules, TR_SET_RUNTIME, e->name, e->name_len);
+    int kind = tr_classify(st->rules, TR_SET_RUNTIME, e->name, e->name_len);
     switch (kind) {
     case TR_RT_LAUNCH:
         add_named(&st->launch, e);
@@ -596,7 +599,7 @@ static bool fold_annotation(parser *p)
 {
     tr_state *st = p->st;
     event *e = &p->ev;
-    int kind = tr_classify(&st->rules, TR_SET_ANNOTATION, e->name, e->name_len);
+    int kind = tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len);
     if (kind == TR_ANN_DATALOADER) {
         st->dataloader_count++;
         st->dataloader_ns += e->dur;
@@ -625,13 +628,13 @@ static bool fold_cpu_op(parser *p)
     event *e = &p->ev;
     int kind = tr_op_kind(e->name), model = TR_MOP_NONE;
     if (kind == TR_OP_NONE && strncmp(e->name, "aten::", 6) == 0) {
-        model = tr_classify(&st->rules, TR_SET_MEMOP, e->name, e->name_len);
+        model = tr_classify(st->rules, TR_SET_MEMOP, e->name, e->name_len);
         if (model != TR_MOP_NONE)
             kind = TR_OP_MEM;
     }
     if (kind == TR_OP_NONE) {
         /* c10d::allreduce_, record_param_comms: the host inside a collective */
-        if (tr_classify(&st->rules, TR_SET_ANNOTATION, e->name, e->name_len) == TR_ANN_COLLECTIVE) {
+        if (tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) == TR_ANN_COLLECTIVE) {
             st->coll_host_count++;
             return push_host_iv(p, TR_HOST_COLL);
         }
@@ -1309,8 +1312,15 @@ static int read_and_parse(const char *path, parser *p, mb_err *err)
     if (gz == NULL)
         return errno ? mb_errno(err, MB_EUSAGE, "%s: cannot open", path)
                      : mb_errf(err, MB_ESYS, "%s: cannot open (out of memory)", path);
-    gzbuffer(gz, 1 << 17);
-    buf = malloc(CHUNK);
+    /* Large buffers pay on big traces (fewer zlib and YAJL calls) but cost
+     * a small file more to allocate than to parse: zlib's own buffer is
+     * enlarged only for files past it, and the chunk starts small and
+     * doubles up to CHUNK. */
+    struct stat sb;
+    if (stat(path, &sb) != 0 || sb.st_size >= ZBUF)
+        gzbuffer(gz, ZBUF);
+    size_t chunk = FIRST_CHUNK;
+    buf = malloc(chunk);
     h = yajl_alloc(&callbacks, NULL, p);
     if (buf == NULL || h == NULL) {
         rc = mb_errf(err, MB_ESYS, "out of memory");
@@ -1319,7 +1329,16 @@ static int read_and_parse(const char *path, parser *p, mb_err *err)
     yajl_config(h, yajl_dont_validate_strings, 1);
     unsigned long long offset = 0, lines = 0, quiet = 0;
     for (;;) {
-        int n = gzread(gz, buf, CHUNK);
+        if (offset >= chunk && chunk < CHUNK) {
+            unsigned char *bigger = realloc(buf, chunk * 2);
+            if (bigger == NULL) {
+                rc = mb_errf(err, MB_ESYS, "out of memory");
+                goto fail;
+            }
+            buf = bigger;
+            chunk *= 2;
+        }
+        int n = gzread(gz, buf, (unsigned)chunk);
         if (n < 0) {
             int zerr;
             const char *msg = gzerror(gz, &zerr);
@@ -1398,7 +1417,7 @@ fail:
 
 void tr_state_free(tr_state *st)
 {
-    tr_rules_free(&st->rules);
+    tr_rules_free(&st->own_rules); /* the caller's rules stay the caller's */
     for (int i = 0; i < st->n_devices; i++)
         free(st->devices[i].ev);
     free(st->devices);
@@ -1413,7 +1432,7 @@ void tr_state_free(tr_state *st)
     memset(st, 0, sizeof *st);
 }
 
-int mb_trace_read(const char *path, mb_run *out, mb_err *err)
+int mb_trace_read_with(const char *path, tr_rules *rules, mb_run *out, mb_err *err)
 {
     mb_run_init(out);
     tr_state *st = calloc(1, sizeof *st);
@@ -1428,9 +1447,13 @@ int mb_trace_read(const char *path, mb_run *out, mb_err *err)
     st->span_start = INT64_MAX;
     st->span_end = INT64_MIN;
     st->record_shapes = -1;
-    rc = tr_rules_load(&st->rules, NULL, err);
-    if (rc != MB_OK)
-        goto done;
+    st->rules = rules;
+    if (rules == NULL) {
+        st->rules = &st->own_rules;
+        rc = tr_rules_load(st->rules, NULL, err);
+        if (rc != MB_OK)
+            goto done;
+    }
     p->st = st;
     rc = read_and_parse(path, p, err);
     if (rc != MB_OK)
@@ -1456,6 +1479,11 @@ done:
     free(st);
     free(p);
     return rc;
+}
+
+int mb_trace_read(const char *path, mb_run *out, mb_err *err)
+{
+    return mb_trace_read_with(path, NULL, out, err);
 }
 
 /* ---- debug view ------------------------------------------------------------ */
@@ -1487,8 +1515,13 @@ static cJSON *stage_json(const mb_stage *s)
 
 int mb_trace_dump(const char *path, FILE *out, mb_err *err)
 {
+    return mb_trace_dump_with(path, NULL, out, err);
+}
+
+int mb_trace_dump_with(const char *path, tr_rules *rules, FILE *out, mb_err *err)
+{
     mb_run run;
-    int rc = mb_trace_read(path, &run, err);
+    int rc = mb_trace_read_with(path, rules, &run, err);
     if (rc != MB_OK)
         return rc;
     cJSON *o = cJSON_CreateObject();

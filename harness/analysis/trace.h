@@ -30,6 +30,16 @@
  * stages[], warnings[], evidence} to `out`. Same errors as mb_trace_read. */
 int mb_trace_dump(const char *path, FILE *out, mb_err *err);
 
+struct tr_rules;
+/* mb_trace_read and mb_trace_dump with class rules the caller loaded
+ * (tr_rules_load) and keeps, instead of compiling configs/gap/
+ * kernel_classes.ini for every read: a process that reads many traces
+ * (the fuzzer, at hundreds of inputs a second) compiles the regular
+ * expressions once. The rules' name cache is used and grows (bounded).
+ * NULL rules: load the configured ones. */
+int mb_trace_read_with(const char *path, struct tr_rules *rules, mb_run *out, mb_err *err);
+int mb_trace_dump_with(const char *path, struct tr_rules *rules, FILE *out, mb_err *err);
+
 /* ---- class rules (trace_classes.c) ---------------------------------------- */
 
 /* Fixed kernel class indices; the ini may add more after TR_CLASS_FIXED. */
@@ -56,7 +66,8 @@ typedef struct tr_rule {
 } tr_rule;
 
 typedef struct tr_cache_entry {
-    char *name;       /* NULL = free slot */
+    char *name;       /* NULL = free slot; len bytes, may hold NULs */
+    size_t len;
     uint64_t hash;
     int set;
     int value;
@@ -235,7 +246,8 @@ typedef struct tr_ivlist {
 } tr_ivlist;
 
 typedef struct tr_state {
-    tr_rules rules;
+    tr_rules *rules;     /* own_rules, or the caller's (mb_trace_read_with) */
+    tr_rules own_rules;
     /* What the parse saw. */
     long long events, complete_events, skipped_events, other_phase_events;
     int64_t span_start, span_end; /* over complete events; start > end = none */

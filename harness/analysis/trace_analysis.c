@@ -348,7 +348,7 @@ static int attribute_kernels(tr_state *st, int64_t *attributed_ns, long long *at
                 continue;
             /* a memory-bound op takes only memory-bound kernels: a GEMM it
              * launched stays GEMM time */
-            if (st->flop_ops[op].kind == TR_OP_MEM && tensor_class(&st->rules, cls))
+            if (st->flop_ops[op].kind == TR_OP_MEM && tensor_class(st->rules, cls))
                 continue;
             st->flop_ops[op].gpu_ns += ev_dur(w);
             st->flop_ops[op].kernels++;
@@ -537,7 +537,7 @@ static int steps_evidence(analysis *a, cJSON **step_objs, size_t n_emit)
             cJSON_AddItemToArray(devs, o);
             add_num(o, "id", (double)dev->id);
             step_classes(st, dev, maxdur, st->steps[s].start, st->steps[s].end, cls);
-            classes_json(o, &st->rules, cls, NULL);
+            classes_json(o, st->rules, cls, NULL);
         }
     }
     return MB_OK;
@@ -589,7 +589,7 @@ static void device_evidence(analysis *a, cJSON *devices, cJSON *all_copies)
         add_num(o, "memcpys", (double)dev->memcpys);
         add_num(o, "memsets", (double)dev->memsets);
         add_num(o, "streams", dev->n_streams);
-        classes_json(o, &st->rules, dev->class_ns, dev->class_count);
+        classes_json(o, st->rules, dev->class_ns, dev->class_count);
         cJSON *copies = add_arr(o, "copies");
         for (int i = 0; i < TR_N_DIRS; i++)
             for (int j = 0; j < TR_N_MEMS; j++) {
@@ -763,7 +763,7 @@ static int main_device(const tr_state *st)
     int64_t best_ns = -1;
     for (int d = 0; d < st->n_devices; d++) {
         int64_t ns = 0;
-        for (int c = 0; c < st->rules.n_classes; c++)
+        for (int c = 0; c < st->rules->n_classes; c++)
             ns += st->devices[d].class_ns[c];
         if (ns > best_ns) {
             best_ns = ns;
@@ -780,7 +780,7 @@ static void step_table_build(analysis *a, cJSON **step_objs, size_t n_emit)
     memset(t, 0, sizeof *t);
     t->device = main_device(st);
     for (int c = 0; c < TR_MAX_CLASSES; c++)
-        t->sp_class[c] = sp_of_class(&st->rules, c);
+        t->sp_class[c] = sp_of_class(st->rules, c);
     for (int k = 0; k < TR_N_HOST; k++) {
         tr_ivlist *l = &st->host_iv[k];
         if (l->n > 0)
@@ -976,8 +976,8 @@ static int memory_stage(analysis *a, cJSON *rates, mb_err *err)
         kernels += op->kernels;
         ops++;
     }
-    for (int c = 0; c < st->rules.n_classes; c++) {
-        if (c == TR_CLASS_NCCL || c == TR_CLASS_MEMCPY || c == TR_CLASS_MEMSET || tensor_class(&st->rules, c))
+    for (int c = 0; c < st->rules->n_classes; c++) {
+        if (c == TR_CLASS_NCCL || c == TR_CLASS_MEMCPY || c == TR_CLASS_MEMSET || tensor_class(st->rules, c))
             continue;
         for (int d = 0; d < st->n_devices; d++)
             all_ns += st->devices[d].class_ns[c];
@@ -1013,7 +1013,7 @@ static int memory_stage(analysis *a, cJSON *rates, mb_err *err)
 static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
 {
     tr_state *st = a->st;
-    for (int c = 0; c < st->rules.n_classes; c++) {
+    for (int c = 0; c < st->rules->n_classes; c++) {
         if (c == TR_CLASS_NCCL || c == TR_CLASS_MEMCPY || c == TR_CLASS_MEMSET)
             continue;
         int64_t ns = 0;
@@ -1028,7 +1028,7 @@ static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
             continue;
         char name[96], source[160];
         const char *comp = "other";
-        const char *cname = st->rules.class_names[c];
+        const char *cname = st->rules->class_names[c];
         if (c == TR_CLASS_GEMM || c == TR_CLASS_CONV) {
             comp = cname;
             bool flops = has_flops[c == TR_CLASS_GEMM ? TR_OP_GEMM : TR_OP_CONV];

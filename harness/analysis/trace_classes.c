@@ -309,8 +309,9 @@ int tr_classify(tr_rules *r, int set, const char *name, size_t len)
             tr_cache_entry *e = &r->cache[j];
             if (e->name == NULL)
                 break;
-            if (e->hash == h && e->set == set && strncmp(e->name, name, len) == 0 &&
-                e->name[len] == '\0')
+            /* memcmp over len: a JSON name may hold \u0000, so the stored
+             * copy and the name are compared as bytes, not C strings. */
+            if (e->hash == h && e->set == set && e->len == len && memcmp(e->name, name, len) == 0)
                 return e->value;
         }
     }
@@ -319,13 +320,15 @@ int tr_classify(tr_rules *r, int set, const char *name, size_t len)
         return v;
     if ((r->cache_used + 1) * 2 > r->cache_cap && !cache_grow(r))
         return v; /* no memory for the cache: classification still works */
-    char *copy = strndup(name, len);
+    char *copy = malloc(len + 1);
     if (copy == NULL)
         return v;
+    memcpy(copy, name, len);
+    copy[len] = '\0';
     size_t j = h & (r->cache_cap - 1);
     while (r->cache[j].name)
         j = (j + 1) & (r->cache_cap - 1);
-    r->cache[j] = (tr_cache_entry){.name = copy, .hash = h, .set = set, .value = v};
+    r->cache[j] = (tr_cache_entry){.name = copy, .len = len, .hash = h, .set = set, .value = v};
     r->cache_used++;
     return v;
 }

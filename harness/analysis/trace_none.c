@@ -4,6 +4,12 @@
 
 int mb_trace_read(const char *path, mb_run *out, mb_err *err)
 {
+    return mb_trace_read_with(path, NULL, out, err);
+}
+
+int mb_trace_read_with(const char *path, struct tr_rules *rules, mb_run *out, mb_err *err)
+{
+    (void)rules;
     mb_run_init(out);
     return mb_errf(err, MB_EUSAGE,
                    "%s: this mlbench was built without YAJL/zlib, so it cannot read PyTorch "
@@ -13,7 +19,12 @@ int mb_trace_read(const char *path, mb_run *out, mb_err *err)
 
 int mb_trace_dump(const char *path, FILE *out, mb_err *err)
 {
+    return mb_trace_dump_with(path, NULL, out, err);
+}
+
+int mb_trace_dump_with(const char *path, struct tr_rules *rules, FILE *out, mb_err *err)
+{
     (void)out;
     mb_run run;
-    return mb_trace_read(path, &run, err);
+    return mb_trace_read_with(path, rules, &run, err);
 }
