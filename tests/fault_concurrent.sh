@@ -6,6 +6,9 @@
 # two different test files; nothing is left behind. Started in the same
 # second, both compute the same default name: the second must get "-2".
 # FAULT_RUNS pairs (default 2; docs/reliability.md quotes 20).
+# FAULT_NO_LINK=1 (ctest fault_concurrent_nolink): the same with link(2)
+# refused by $MB_WRITE_FAIL_SHIM, as on vfat: the results writer claims its
+# name with O_EXCL instead, and the shim's log shows it did.
 # Needs $MLBENCH, $WORK (tests/CMakeLists.txt).
 set -u
 
@@ -19,14 +22,21 @@ runs=${FAULT_RUNS:-2}
 rm -rf "$WORK"
 mkdir -p "$WORK" || fail "cannot create $WORK"
 cd "$WORK" || exit 1
+pre=() # what runs mlbench: nothing, or the shim refusing link()
+if [ "${FAULT_NO_LINK:-0}" = 1 ]; then
+    [ -f "${MB_WRITE_FAIL_SHIM:-}" ] || fail "FAULT_NO_LINK=1 needs MB_WRITE_FAIL_SHIM"
+    MB_SHIM_NO_LINK="$WORK/links-refused.log"
+    pre=(env LD_PRELOAD="$MB_WRITE_FAIL_SHIM" MB_SHIM_NO_LINK="$MB_SHIM_NO_LINK"
+        ASAN_OPTIONS="verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}")
+fi
 
 same_second=0
 for i in $(seq 1 "$runs"); do
     rm -rf results dd
     mkdir dd
-    "$MLBENCH" --suite quick --disk-dir dd >"a-$i.txt" 2>&1 &
+    "${pre[@]}" "$MLBENCH" --suite quick --disk-dir dd >"a-$i.txt" 2>&1 &
     a=$!
-    "$MLBENCH" --suite quick --disk-dir dd >"b-$i.txt" 2>&1 &
+    "${pre[@]}" "$MLBENCH" --suite quick --disk-dir dd >"b-$i.txt" 2>&1 &
     b=$!
     wait $a
     ra=$?
@@ -62,5 +72,12 @@ EOF
     left=$(find . -name 'mlbench-disk-*' -o -name '*.tmp.*')
     [ -z "$left" ] || fail "pair $i: left behind: $left"
 done
-echo "fault_concurrent: $runs/$runs pairs passed ($same_second started in the same second and got the -2 name)"
+how=""
+if [ "${FAULT_NO_LINK:-0}" = 1 ]; then
+    refused=$(grep -c 'link refused: .*results/' "$MB_SHIM_NO_LINK" 2>/dev/null || echo 0)
+    # every run claims its default name once: two per pair, all by O_EXCL
+    [ "$refused" -ge $((2 * runs)) ] || fail "the shim refused $refused link() calls for results files; expected >= $((2 * runs))"
+    how=", link() refused $refused times: names claimed with O_EXCL"
+fi
+echo "fault_concurrent: $runs/$runs pairs passed ($same_second started in the same second and got the -2 name$how)"
 exit 0

@@ -3,12 +3,19 @@
  * by MB_SHIM_TRIGGER exists, every write(2) to a file under the directory
  * MB_SHIM_DIR fails with MB_SHIM_ERRNO ("ENOSPC" or "EROFS"): the results
  * directory filling up or turning read-only in the middle of a run, as the
- * process sees it. A test tool only: nothing in mlbench knows about it. */
+ * process sees it.
+ *
+ * With MB_SHIM_NO_LINK set, link(2) fails with EPERM, as on file systems
+ * without hard links (vfat, some FUSE and SMB mounts), and each refusal is
+ * appended to the file MB_SHIM_NO_LINK names: tests/fault_concurrent.sh uses
+ * it to run the results writer's O_EXCL fallback and to see that it ran.
+ * A test tool only: nothing in mlbench knows about it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_NEXT */
 #endif
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,4 +50,24 @@ ssize_t write(int fd, const void *buf, size_t count)
         return -1;
     }
     return real(fd, buf, count);
+}
+
+typedef int (*link_fn)(const char *, const char *);
+
+int link(const char *from, const char *to)
+{
+    const char *log = getenv("MB_SHIM_NO_LINK");
+    if (log && *log) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            dprintf(fd, "link refused: %s\n", to);
+            close(fd);
+        }
+        errno = EPERM;
+        return -1;
+    }
+    static link_fn real;
+    if (real == NULL)
+        real = (link_fn)dlsym(RTLD_NEXT, "link");
+    return real(from, to);
 }
