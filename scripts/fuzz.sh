@@ -88,10 +88,12 @@ export MLBENCH_CONFIG_DIR="$SRC/configs"
 # malloc_context_size=0: ASan records no stack per allocation (1.7x more
 # executions a second on the regex-heavy targets). Reports lose the
 # allocation's stack, not the finding: for the full report, rerun the target
-# on the kept input with ASAN_OPTIONS=malloc_context_size=30
+# on the kept input with FUZZ_ASAN_OPTIONS=malloc_context_size=30
 # ($BUILD/fuzz/<target> FILE), or keep it and run ctest -R fuzz_regressions.
-# Set ASAN_OPTIONS to override.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:allocator_may_return_null=1:malloc_context_size=0}"
+# The caller's ASAN_OPTIONS are not used (CI exports detect_leaks=0 for its
+# sanitizer tests; the fuzzers must look for leaks): FUZZ_ASAN_OPTIONS is
+# appended, and a later option wins.
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=1:malloc_context_size=0${FUZZ_ASAN_OPTIONS:+:$FUZZ_ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
 failed=0
