@@ -792,7 +792,7 @@ static void capture_end(parser *p)
     *slot = done;
 }
 
-/* ---- YAJL callbacks ------------------------------------------------------ */
+/* ---- parser callbacks (json_stream.h) ----------------------------------- */
 
 static bool event_field(parser *p, int kind, const char *s, size_t n)
 {
