@@ -182,6 +182,11 @@ static void test_escapes(void **state)
     expect_error("[\"\\u12G4\"]", 6, "non-hex");
     expect_error("[\"a\x01\"]", 3, "invalid character inside string");
     expect_events("[\"\xff\xfe\"]", "[ s2:\xff\xfe ] "); /* UTF-8 not validated */
+    /* past the 8-bytes-at-a-time scan */
+    expect_error("[\"abcdefghijklmnop\x1f\"]", 18, "invalid character inside string");
+    expect_events("[\"abcdefghijklmnopq\\\"rstuvwxyz0123456789\\\\\"]",
+                  "[ s38:abcdefghijklmnopq\"rstuvwxyz0123456789\\ ] ");
+    expect_events("[\"\x7f\x80\xa0\xdc\xe0\xff~!#$%&'()*+,-.\"]", "[ s20:\x7f\x80\xa0\xdc\xe0\xff~!#$%&'()*+,-. ] ");
 }
 
 static void test_numbers(void **state)
