@@ -106,16 +106,25 @@ static bool plain(unsigned char c)
     return c >= 0x20 && c != '"' && c != '\\';
 }
 
-/* Whether 8 bytes from s are all plain, tested at once (SWAR): a byte
- * that is '"', '\\' or below 0x20 sets its high bit in `hit`. */
-static bool plain8(const unsigned char *s)
+/* The index (0..7) of the first byte of s[0..8) that is not plain, or 8:
+ * all 8 tested at once (SWAR). A byte that is '"', '\\' or below 0x20 sets
+ * its high bit in `hit`; borrows can set bits only above the first such
+ * byte, so the lowest set bit is exact (little-endian load). */
+static unsigned stop8(const unsigned char *s)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
     uint64_t v;
     memcpy(&v, s, sizeof v);
     uint64_t q = v ^ (ones * '"'), b = v ^ (ones * '\\');
-    uint64_t hit = ((q - ones) & ~q) | ((b - ones) & ~b) | ((v - ones * 0x20) & ~v);
-    return (hit & highs) == 0;
+    uint64_t hit = (((q - ones) & ~q) | ((b - ones) & ~b) | ((v - ones * 0x20) & ~v)) & highs;
+    return hit ? (unsigned)__builtin_ctzll(hit) >> 3 : 8;
+#else
+    unsigned k = 0;
+    while (k < 8 && plain(s[k]))
+        k++;
+    return k;
+#endif
 }
 
 /* Validates one escape at buf[i] == '\\': its length, CUT, or BAD. */
@@ -145,8 +154,12 @@ static ptrdiff_t scan_string(js_parser *p, const unsigned char *buf, size_t i, s
     i++;
     for (;;) {
         /* Kernel names run to hundreds of bytes: test 8 at a time. */
-        while (i + 8 <= len && plain8(buf + i))
-            i += 8;
+        while (i + 8 <= len) {
+            unsigned k = stop8(buf + i);
+            i += k;
+            if (k < 8)
+                break;
+        }
         while (i < len && plain(buf[i]))
             i++;
         if (i >= len)
