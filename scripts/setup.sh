@@ -20,7 +20,7 @@ PACKAGES=(
   libdnnl-dev         # CPU convolution (oneDNN)
   libopenmpi-dev openmpi-bin   # MPI backend and multi-node runs
   libhwloc-dev        # NUMA placement of pinned buffers
-  libyajl-dev zlib1g-dev       # streaming PyTorch trace reader (.json, .json.gz)
+  zlib1g-dev          # streaming PyTorch trace reader (.json, .json.gz)
   fio                 # the disk peer (scripts/fio_compare.py)
   python3             # stdlib-only helper scripts and test checks
 )

@@ -35,7 +35,6 @@ LOOKUPS = {
     "pkg:inih": ("libinih-dev", ("pc", "inih"), True),
     "pkg:liburing": ("liburing-dev", ("pc", "liburing"), False),
     "pkg:openblas": ("libopenblas-dev", ("pc", "openblas"), False),
-    "pkg:yajl": ("libyajl-dev", ("pc", "yajl"), False),
     # optional for the library, required by tests/CMakeLists.txt (unit tests)
     "pkg:cmocka": ("libcmocka-dev", ("pc", "cmocka"), True),
     "find_package:ZLIB": ("zlib1g-dev", ("cache", "ZLIB_INCLUDE_DIR", "/zlib.h"), False),
@@ -207,7 +206,7 @@ def check_optional(src, seen):
     optional = sorted({k for k, req in seen if not req and not LOOKUPS.get(k, (0, 0, True))[2]})
     host = [k for k in optional if k != "find_package:CUDAToolkit"]
     # what the summary line must then say for each host library
-    expect_off = {"pkg:liburing": "io_uring", "pkg:openblas": "OpenBLAS", "pkg:yajl": "yajl",
+    expect_off = {"pkg:liburing": "io_uring", "pkg:openblas": "OpenBLAS",
                   "find_package:ZLIB": "zlib", "find_library:MB_DNNL_LIB": "oneDNN", "find_package:MPI": "MPI"}
     with tempfile.TemporaryDirectory(prefix="mb-setup-packages-") as tmp:
         line = configure(src, tmp, "no-optional", host, [])

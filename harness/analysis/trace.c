@@ -1,7 +1,7 @@
 /* trace.c: streaming reader of PyTorch profiler (Kineto) Chrome traces.
  *
  * The file is read through zlib's gzread (which also passes plain .json
- * through unchanged) in fixed chunks and fed to YAJL's event parser: no DOM
+ * through unchanged) in chunks and fed to json_stream's event parser: no DOM
  * of traceEvents is ever built, and the only per-event state is one fixed
  * `event` record that is reset when the next event starts. Each finished
  * event is folded at once into tr_state (trace.h), whose growth is per GPU
@@ -14,6 +14,8 @@
  * from their text straight into int64 nanoseconds. */
 #include "trace.h"
 
+#include "json_stream.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -21,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <yajl/yajl_parse.h>
 #include <zlib.h>
 
 enum {
@@ -37,7 +38,7 @@ enum {
  * Kineto traces nest under 10 levels, hold strings of a few KB (kernel
  * names, shapes) and compress 10-25x with gzip. */
 #define MAX_NESTING 1000              /* the same limit as cJSON's for the other readers */
-#define MAX_TOKEN_BYTES (16ULL << 20) /* YAJL buffers a string that spans chunks whole */
+#define MAX_TOKEN_BYTES (16ULL << 20) /* a token cut by a read is kept whole in the buffer */
 #define MAX_GZIP_RATIO 100            /* 4x the most seen (23x); checked past MIN_BOMB_BYTES */
 #define MIN_BOMB_BYTES (256ULL << 20)
 
@@ -791,7 +792,7 @@ static void capture_end(parser *p)
     *slot = done;
 }
 
-/* ---- YAJL callbacks ------------------------------------------------------ */
+/* ---- parser callbacks (json_stream.h) ----------------------------------- */
 
 static bool event_field(parser *p, int kind, const char *s, size_t n)
 {
@@ -1244,16 +1245,16 @@ static int cb_end_array(void *ctx)
     return on_end(ctx, false);
 }
 
-static const yajl_callbacks callbacks = {
-    .yajl_null = cb_null,
-    .yajl_boolean = cb_boolean,
-    .yajl_number = cb_number,
-    .yajl_string = cb_string,
-    .yajl_start_map = cb_start_map,
-    .yajl_map_key = cb_map_key,
-    .yajl_end_map = cb_end_map,
-    .yajl_start_array = cb_start_array,
-    .yajl_end_array = cb_end_array,
+static const js_callbacks callbacks = {
+    .on_null = cb_null,
+    .on_boolean = cb_boolean,
+    .on_number = cb_number,
+    .on_string = cb_string,
+    .on_start_map = cb_start_map,
+    .on_map_key = cb_map_key,
+    .on_end_map = cb_end_map,
+    .on_start_array = cb_start_array,
+    .on_end_array = cb_end_array,
 };
 
 /* ---- driving the parse ----------------------------------------------------- */
@@ -1269,137 +1270,150 @@ static unsigned long long count_lines(const unsigned char *buf, size_t n)
     return lines;
 }
 
-/* "byte N (line L)" of the uncompressed JSON, plus YAJL's or our reason. */
-static int parse_error(const char *path, yajl_handle h, parser *p, const unsigned char *buf,
-                       size_t len, unsigned long long offset, unsigned long long lines,
-                       bool at_end, mb_err *err)
+/* "byte N (line L)" of the uncompressed JSON, plus the parser's or our
+ * reason; buf starts at byte `offset`, line `lines` + 1. */
+static int parse_error(const char *path, const js_parser *js, parser *p, const unsigned char *buf,
+                       size_t len, unsigned long long offset, unsigned long long lines, mb_err *err)
 {
-    /* YAJL counts the offending token as consumed: step back onto its last
-     * character so the offset is the 0-based position of the error. */
-    size_t used = at_end ? 0 : yajl_get_bytes_consumed(h);
-    if (used > len)
-        used = len;
-    if (used > 0)
-        used--;
-    unsigned long long line = lines + 1 + (at_end ? 0 : count_lines(buf, used));
+    size_t at = js->err_off < len ? js->err_off : len;
+    unsigned long long line = lines + 1 + count_lines(buf, at);
     if (p->fail_code)
-        return mb_errf(err, p->fail_code, "%s: byte %llu (line %llu): %s", path, offset + used, line,
+        return mb_errf(err, p->fail_code, "%s: byte %llu (line %llu): %s", path, offset + at, line,
                        p->fail);
-    unsigned char *msg = yajl_get_error(h, 0, NULL, 0);
-    char reason[256];
-    snprintf(reason, sizeof reason, "%s", msg ? (const char *)msg : "invalid JSON");
-    if (msg)
-        yajl_free_error(h, msg);
-    size_t rl = strlen(reason);
-    while (rl > 0 && (reason[rl - 1] == '\n' || reason[rl - 1] == ' '))
-        reason[--rl] = '\0';
-    if (at_end)
+    const char *reason = js->err ? js->err : "invalid JSON";
+    if (js->err_off >= len) /* the input ended inside a token or value */
         return mb_errf(err, MB_EUSAGE,
                        "%s: byte %llu (line %llu): %s: the trace ends early (truncated file?); "
                        "expected the rest of the JSON",
-                       path, offset, line, reason);
-    return mb_errf(err, MB_EUSAGE, "%s: byte %llu (line %llu): %s (expected Chrome-trace JSON)",
-                   path, offset + used, line, reason);
+                       path, offset + at, line, reason);
+    return mb_errf(err, MB_EUSAGE, "%s: byte %llu (line %llu): %s (expected Chrome-trace JSON)", path,
+                   offset + at, line, reason);
 }
 
+/* Makes room for at least `want` bytes in *buf: doubling, at most to
+ * MAX_TOKEN_BYTES + CHUNK (the driver refuses longer tokens first). */
+static int grow_buffer(unsigned char **buf, size_t *cap, size_t want, mb_err *err)
+{
+    size_t c = *cap;
+    while (c < want)
+        c *= 2;
+    if (c == *cap)
+        return MB_OK;
+    unsigned char *bigger = realloc(*buf, c);
+    if (bigger == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    *buf = bigger;
+    *cap = c;
+    return MB_OK;
+}
+
+/* Reads up to `room` bytes; 0 at the end, -1 (*rc set) on failure. */
+static int read_some(gzFile gz, const char *path, unsigned char *dst, size_t room,
+                     unsigned long long total, int *rc, mb_err *err)
+{
+    int n = gzread(gz, dst, (unsigned)room);
+    int zerr;
+    if (n < 0) {
+        const char *msg = gzerror(gz, &zerr);
+        if (zerr == Z_ERRNO)
+            *rc = mb_errno(err, MB_EUSAGE, "%s: cannot read", path);
+        else
+            *rc = mb_errf(err, MB_EUSAGE,
+                    "%s: compressed byte %lld (uncompressed byte %llu): gzip data is corrupt: %s", path,
+                    (long long)gzoffset(gz), total, msg);
+        return -1;
+    }
+    if (n == 0) {
+        const char *msg = gzerror(gz, &zerr);
+        if (zerr == Z_BUF_ERROR) {
+            *rc = mb_errf(err, MB_EUSAGE,
+                    "%s: compressed byte %lld (uncompressed byte %llu): the gzip stream ends early (%s): "
+                    "truncated file?",
+                    path, (long long)gzoffset(gz), total, msg);
+            return -1;
+        }
+    }
+    return n;
+}
+
+/* The buffer holds `have` unconsumed bytes (a token cut by the last read)
+ * at its front, then each read appends after them; js_parse consumes whole
+ * tokens only, so memory is bounded by the longest token. */
 static int read_and_parse(const char *path, parser *p, mb_err *err)
 {
     int rc = MB_OK;
     unsigned char *buf = NULL;
-    yajl_handle h = NULL;
     errno = 0;
     gzFile gz = gzopen(path, "rb");
     if (gz == NULL)
         return errno ? mb_errno(err, MB_EUSAGE, "%s: cannot open", path)
                      : mb_errf(err, MB_ESYS, "%s: cannot open (out of memory)", path);
-    /* Large buffers pay on big traces (fewer zlib and YAJL calls) but cost
-     * a small file more to allocate than to parse: zlib's own buffer is
-     * enlarged only for files past it, and the chunk starts small and
-     * doubles up to CHUNK. */
+    /* Large buffers pay on big traces (fewer zlib calls) but cost a small
+     * file more to allocate than to parse: zlib's own buffer is enlarged
+     * only for files past it, and the chunk starts small and doubles up to
+     * CHUNK. */
     struct stat sb;
     if (stat(path, &sb) != 0 || sb.st_size >= ZBUF)
         gzbuffer(gz, ZBUF);
-    size_t chunk = FIRST_CHUNK;
-    buf = malloc(chunk);
-    h = yajl_alloc(&callbacks, NULL, p);
-    if (buf == NULL || h == NULL) {
+    size_t cap = FIRST_CHUNK, have = 0;
+    js_parser *js = malloc(sizeof *js);
+    buf = malloc(cap);
+    if (buf == NULL || js == NULL) {
         rc = mb_errf(err, MB_ESYS, "out of memory");
         goto fail;
     }
-    yajl_config(h, yajl_dont_validate_strings, 1);
-    unsigned long long offset = 0, lines = 0, quiet = 0;
+    js_init(js, &callbacks, p);
+    unsigned long long offset = 0, lines = 0, total = 0; /* offset, lines: of buf[0] */
     for (;;) {
-        if (offset >= chunk && chunk < CHUNK) {
-            unsigned char *bigger = realloc(buf, chunk * 2);
-            if (bigger == NULL) {
-                rc = mb_errf(err, MB_ESYS, "out of memory");
-                goto fail;
-            }
-            buf = bigger;
-            chunk *= 2;
-        }
-        int n = gzread(gz, buf, (unsigned)chunk);
-        if (n < 0) {
-            int zerr;
-            const char *msg = gzerror(gz, &zerr);
-            if (zerr == Z_ERRNO)
-                rc = mb_errno(err, MB_EUSAGE, "%s: cannot read", path);
-            else
-                rc = mb_errf(err, MB_EUSAGE,
-                             "%s: compressed byte %lld (uncompressed byte %llu): gzip data is "
-                             "corrupt: %s",
-                             path, (long long)gzoffset(gz), offset, msg);
+        size_t want = total >= cap && cap < CHUNK ? cap * 2 : cap;
+        if (have > want / 2)
+            want = have * 2; /* a long token: keep reads at least as big as it */
+        if ((rc = grow_buffer(&buf, &cap, want, err)) != MB_OK)
+            goto fail;
+        /* A cut token is parsed again from its start after each read: reads
+         * at least as big as it keep that linear, and a read never takes it
+         * past MAX_TOKEN_BYTES + 1, so a longer one is caught still cut. */
+        size_t room = cap - have;
+        if (have > 0 && room > have && room > CHUNK)
+            room = have > CHUNK ? have : CHUNK;
+        if (have > 0 && have + room > MAX_TOKEN_BYTES + 1)
+            room = MAX_TOKEN_BYTES + 1 - have;
+        int n = read_some(gz, path, buf + have, room, total, &rc, err);
+        if (n < 0)
+            goto fail;
+        total += (unsigned long long)n;
+        size_t len = have + (size_t)n, used = 0;
+        bool eof = n == 0;
+        if (eof && total == 0)
+            break; /* empty file: said below */
+        if (js_parse(js, buf, len, eof, &used) != JS_OK) {
+            rc = parse_error(path, js, p, buf, len, offset, lines, err);
             goto fail;
         }
-        if (n == 0) {
-            int zerr;
-            const char *msg = gzerror(gz, &zerr);
-            if (zerr == Z_BUF_ERROR) {
-                rc = mb_errf(err, MB_EUSAGE,
-                             "%s: compressed byte %lld (uncompressed byte %llu): the gzip stream "
-                             "ends early (%s): truncated file?",
-                             path, (long long)gzoffset(gz), offset, msg);
-                goto fail;
-            }
+        lines += count_lines(buf, used);
+        offset += used;
+        have = len - used;
+        memmove(buf, buf + used, have);
+        if (eof)
             break;
-        }
-        unsigned long long tokens_before = p->tokens;
-        if (yajl_parse(h, buf, (size_t)n) != yajl_status_ok) {
-            rc = parse_error(path, h, p, buf, (size_t)n, offset, lines, false, err);
-            goto fail;
-        }
-        lines += count_lines(buf, (size_t)n);
-        offset += (unsigned long long)n;
-        /* No token completed for MAX_TOKEN_BYTES: one string (or number,
-         * or run of blanks) that YAJL would keep buffering in memory. */
-        quiet = p->tokens == tokens_before ? quiet + (unsigned long long)n : 0;
-        if (quiet > MAX_TOKEN_BYTES) {
+        if (have > MAX_TOKEN_BYTES) {
             rc = mb_errf(err, MB_EUSAGE,
                          "%s: byte %llu (line %llu): one JSON string, number or run of blanks longer than "
                          "%llu MiB: not a profiler trace",
-                         path, offset - quiet, lines + 1, MAX_TOKEN_BYTES >> 20);
+                         path, offset, lines + 1, MAX_TOKEN_BYTES >> 20);
             goto fail;
         }
         /* A gzip bomb: deflate reaches ~1000x on repeated bytes. */
         long long packed = gzdirect(gz) ? 0 : (long long)gzoffset(gz);
-        if (packed > 0 && offset > MIN_BOMB_BYTES && offset / (unsigned long long)packed > MAX_GZIP_RATIO) {
+        if (packed > 0 && total > MIN_BOMB_BYTES && total / (unsigned long long)packed > MAX_GZIP_RATIO) {
             rc = mb_errf(err, MB_EUSAGE,
                          "%s: gzip expands more than %dx (%llu MiB from %.2f MiB compressed): a gzip bomb, not "
                          "a profiler trace (real traces compress 10-25x)",
-                         path, MAX_GZIP_RATIO, offset >> 20, (double)packed / (1 << 20));
+                         path, MAX_GZIP_RATIO, total >> 20, (double)packed / (1 << 20));
             goto fail;
         }
     }
-    p->st->json_bytes = (double)offset;
-    if (!p->top_seen && offset == 0) {
-        rc = mb_errf(err, MB_EUSAGE, "%s: empty file (expected Chrome-trace JSON with traceEvents)",
-                     path);
-        goto fail;
-    }
-    if (yajl_complete_parse(h) != yajl_status_ok) {
-        rc = parse_error(path, h, p, buf, 0, offset, lines, true, err);
-        goto fail;
-    }
+    p->st->json_bytes = (double)total;
     if (!p->top_seen)
         rc = mb_errf(err, MB_EUSAGE, "%s: empty file (expected Chrome-trace JSON with traceEvents)",
                      path);
@@ -1408,8 +1422,7 @@ static int read_and_parse(const char *path, parser *p, mb_err *err)
                      "%s: not a PyTorch profiler trace: the JSON object has no traceEvents array",
                      path);
 fail:
-    if (h)
-        yajl_free(h);
+    free(js);
     free(buf);
     gzclose(gz);
     return rc;

@@ -1,6 +1,6 @@
 /* trace.h: internals of the PyTorch profiler (Kineto) trace reader.
  *
- *   trace.c           streaming parse (YAJL over zlib chunks), one event at a
+ *   trace.c           streaming parse (json_stream.c over zlib chunks), one event at a
  *                     time into the compact state below
  *   trace_classes.c   class rules from configs/gap/kernel_classes.ini
  *   trace_flops.c     FLOPs of matmul/conv ops from recorded shapes

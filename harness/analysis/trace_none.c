@@ -1,5 +1,6 @@
-/* trace_none.c: the trace reader when YAJL or zlib was missing at build
- * time (scripts/setup.sh installs libyajl-dev and zlib1g-dev). */
+/* trace_none.c: the trace reader when zlib was missing at build time
+ * (scripts/setup.sh installs zlib1g-dev; the JSON parser is mlbench's own,
+ * json_stream.c). */
 #include "trace.h"
 
 int mb_trace_read(const char *path, mb_run *out, mb_err *err)
@@ -12,8 +13,8 @@ int mb_trace_read_with(const char *path, struct tr_rules *rules, mb_run *out, mb
     (void)rules;
     mb_run_init(out);
     return mb_errf(err, MB_EUSAGE,
-                   "%s: this mlbench was built without YAJL/zlib, so it cannot read PyTorch "
-                   "traces (install libyajl-dev zlib1g-dev and rebuild)",
+                   "%s: this mlbench was built without zlib, so it cannot read PyTorch "
+                   "traces (install zlib1g-dev and rebuild)",
                    path);
 }
 
