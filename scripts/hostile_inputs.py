@@ -355,7 +355,7 @@ def main():
         "deep_nesting_top": r"nested deeper than 1000",
         "deep_nesting_stage": r"nested deeper than 1000",
         "deep_nesting_results": r"nested deeper than 1000",
-        "gzip_bomb": r"gzip expands more than|longer than 16 MiB",
+        "gzip_bomb": r"gzip expands more than",
         "gzip_bomb_events": r"gzip expands more than",
         "stage_inf": r"flops: not a finite number",
         "stage_negative": r"flops: negative value",

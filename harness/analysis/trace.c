@@ -1398,7 +1398,7 @@ static int read_and_parse(const char *path, parser *p, mb_err *err)
             break;
         if (have > MAX_TOKEN_BYTES) {
             rc = mb_errf(err, MB_EUSAGE,
-                         "%s: byte %llu (line %llu): one JSON string, number or run of blanks longer than "
+                         "%s: byte %llu (line %llu): one JSON string or number longer than "
                          "%llu MiB: not a profiler trace",
                          path, offset, lines + 1, MAX_TOKEN_BYTES >> 20);
             goto fail;
