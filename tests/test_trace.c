@@ -792,6 +792,28 @@ static void test_hostile_bounds(void **state)
     write_text(p, t, n);
     expect_usage(p, "longer than 16 MiB", NULL);
     free(t);
+
+    /* A copy claiming more than 2^53 bytes (found by fuzz_trace: its block
+     * size overflowed a long long) counts as unsized; the copy stage's work
+     * falls back to seconds, and a collective with such a size is unsized. */
+    static const char huge[] =
+        "{\"traceEvents\": ["
+        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pinned -> Device)\","
+        "\"ts\":1,\"dur\":2,\"args\":{\"device\":0,\"stream\":7,\"bytes\":4096}},"
+        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pinned -> Device)\","
+        "\"ts\":5,\"dur\":2,\"args\":{\"device\":0,\"stream\":7,"
+        "\"bytes\":48579223372036858076}}]}";
+    p = tmp_path("huge_bytes.json");
+    write_text(p, huge, sizeof huge - 1);
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(p, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, "copy h2d pinned");
+    assert_non_null(s);
+    assert_int_equal(s->count, 2);
+    assert_int_equal(s->block_size, 0);
+    assert_string_equal(s->work_unit, "s");
+    mb_run_free(&r);
 }
 
 static void test_malformed(void **state)

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -446,7 +447,7 @@ static void fold_collective(parser *p)
     }
     c->calls++;
     c->ns += e->dur;
-    if (e->have & H_GROUP && e->group > c->ranks)
+    if (e->have & H_GROUP && e->group > c->ranks && e->group <= INT_MAX)
         c->ranks = (int)e->group;
     /* Bytes as nccl-tests count them: all-gather the full output buffer,
      * reduce-scatter the full input, the others the (equal) input. */
@@ -459,7 +460,7 @@ static void fold_collective(parser *p)
     if (e->have & H_IN && e->have & H_OUT && strcmp(name, "allgather") != 0 &&
         strcmp(name, "reducescatter") != 0 && e->out_nelems > nel)
         nel = e->out_nelems;
-    if (es > 0 && nel >= 0) {
+    if (es > 0 && nel >= 0 && nel * es <= TR_MAX_EVENT_BYTES) {
         c->sized++;
         c->bytes += nel * es;
         c->sized_ns += e->dur;
@@ -495,7 +496,7 @@ static void add_copy(tr_copy_stat *c, const event *e)
 {
     c->count++;
     c->ns += e->dur;
-    if (e->have & H_BYTES && e->bytes >= 0) {
+    if (e->have & H_BYTES && e->bytes >= 0 && e->bytes <= TR_MAX_EVENT_BYTES) {
         c->sized++;
         c->bytes += e->bytes;
         c->sized_ns += e->dur;

@@ -156,6 +156,10 @@ const char *tr_dtype_name(int index);
  * three int64 so trace_analysis.c can merge intervals in place as pairs. */
 #define TR_EV_WORDS 3
 #define TR_DUR_MAX ((INT64_C(1) << 55) - 1)
+/* One copy or collective moving more than 2^53 bytes (8 PiB) is not a real
+ * event: its byte count is ignored (the event counts as unsized), so sums and
+ * the per-call block size stay exact integers that fit a long long. */
+#define TR_MAX_EVENT_BYTES 9007199254740992.0
 
 enum tr_dir { TR_DIR_H2D = 0, TR_DIR_D2H, TR_DIR_D2D, TR_DIR_P2P, TR_DIR_UNKNOWN, TR_N_DIRS };
 enum tr_mem { TR_MEM_PAGEABLE = 0, TR_MEM_PINNED, TR_MEM_DEVICE, TR_MEM_UNKNOWN, TR_N_MEMS };
