@@ -498,6 +498,30 @@ static void test_suite_hostile(void **s)
                   "file_size = 1m,2m,3m,4m,5m,6m,7m,8m,9m,10m,11m,12m,13m,14m,15m,16m,17m,18m,19m,20m\n"
                   "pattern = random, sequential\n");
     expect_suite_error(a, "cases; a suite holds at most", NULL);
+    /* exactly the most cases a suite holds loads (4 keys of 10 values: lines
+     * stay within the INI reader's 198 characters); one more list value is
+     * refused */
+    {
+        assert_int_equal(10 * 10 * 10 * 10, MB_SUITE_MAX_CASES);
+        char body[1024];
+        snprintf(body, sizeof body, "[d]\ncomponent = disk\nbackend = pread\n"
+                                    "seed = 1,2,3,4,5,6,7,8,9,10\nios_per_iter = 1,2,3,4,5,6,7,8,9,10\n"
+                                    "block_size = 1k,2k,3k,4k,5k,6k,7k,8k,9k,10k\n"
+                                    "file_size = 1m,2m,3m,4m,5m,6m,7m,8m,9m,10m\n");
+        write_text(a, body);
+        mb_suite big;
+        mb_err e = { 0 };
+        if (mb_suite_load_file(a, &big, &e) != MB_OK)
+            fail_msg("%s", e.msg);
+        assert_int_equal(big.n_cases, MB_SUITE_MAX_CASES);
+        assert_true(big.cap_cases >= big.n_cases);
+        for (int i = 0; i < big.n_cases; i++) /* every case is whole (the array grew by doubling) */
+            assert_non_null(strstr(big.cases[i].id, "disk/pread"));
+        mb_suite_free(&big);
+        strcat(body, "pattern = random, sequential\n");
+        write_text(a, body);
+        expect_suite_error(a, "the lists give 20000 cases; a suite holds at most 10000", NULL);
+    }
     /* a 300-character line: said, not parsed as two lines */
     char line[512];
     snprintf(line, sizeof line, "[h]\ncomponent = hostmem\nbackend = stream\ndescription = %0300d\n", 0);
