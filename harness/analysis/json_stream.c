@@ -6,8 +6,8 @@
  * consumes whole tokens from the caller's buffer, hands strings that need no
  * unescaping straight from that buffer (no copy), unescapes the others in
  * place, and keeps only a one-byte-per-level container stack. It is fuzzed
- * by fuzz/fuzz_trace.c and checked against known answers (and every chunk
- * boundary) in tests/test_trace.c.
+ * by fuzz/fuzz_trace.c (whole and in small chunks) and checked against known
+ * answers at every chunk size in tests/test_json_stream.c.
  *
  * Choices (RFC 8259 unless said): literals, numbers and escapes are
  * validated; control characters (< 0x20) inside strings are rejected, as
