@@ -44,6 +44,13 @@ void mb_scale_nice(mb_scale *s)
             s->d1 = s->d0 * 10;
         s->d0 = pow(10, floor(log10(s->d0) + 1e-9));
         s->d1 = pow(10, ceil(log10(s->d1) - 1e-9));
+        /* Whole decades past the doubles' range (a value above 1e308 rounds
+         * up to 1e309 = inf, one below 1e-308 down to a subnormal or 0) are
+         * clamped to the last finite ones: fuzz_results found the inf. */
+        if (!isfinite(s->d1))
+            s->d1 = 1e308;
+        if (!(s->d0 >= 1e-307))
+            s->d0 = 1e-307;
         if (s->d1 <= s->d0)
             s->d1 = s->d0 * 10;
         return;
@@ -54,6 +61,8 @@ void mb_scale_nice(mb_scale *s)
         s->d1 = 0;
     if (s->d1 == s->d0)
         s->d1 = s->d0 + 1;
+    if (!isfinite(s->d1 - s->d0)) /* no rounding beyond the doubles' range */
+        return;
     double step = nice_step(s->d1 - s->d0);
     s->d0 = floor(s->d0 / step + 1e-9) * step;
     s->d1 = ceil(s->d1 / step - 1e-9) * step;
@@ -62,6 +71,8 @@ void mb_scale_nice(mb_scale *s)
 int mb_scale_ticks(const mb_scale *s, double *ticks, int max)
 {
     int n = 0;
+    if (!isfinite(s->d0) || !isfinite(s->d1))
+        return 0;
     if (s->log) {
         if (!(s->d0 > 0) || !(s->d1 > s->d0))
             return 0;
@@ -70,6 +81,8 @@ int mb_scale_ticks(const mb_scale *s, double *ticks, int max)
         return n;
     }
     double step = nice_step(s->d1 - s->d0);
+    if (!isfinite(step))
+        return 0;
     for (double k = ceil(s->d0 / step - 1e-9); k * step <= s->d1 + step * 1e-9 && n < max; k++)
         ticks[n++] = fabs(k) < 1e-12 ? 0 : k * step;
     return n;

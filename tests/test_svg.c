@@ -67,6 +67,39 @@ static void test_nice_and_ticks(void **s)
     CLOSE(neg.d1, 0);
 }
 
+/* Domains at the edge of the doubles (fuzz_results found a log domain of
+ * 1.5e308 rounding up to 1e309 = inf, whose ticks converted inf to int):
+ * the domain stays finite, the ticks are finite and inside it. */
+static void test_extreme_domains(void **s)
+{
+    (void)s;
+    double t[32];
+    mb_scale lg = { 2, 1.5e308, 0, 100, true };
+    mb_scale_nice(&lg);
+    CLOSE(lg.d0, 1);
+    CLOSE(lg.d1, 1e308);
+    int n = mb_scale_ticks(&lg, t, 32);
+    assert_int_equal(n, 32); /* 309 decades, the first 32 */
+    CLOSE(t[0], 1);
+    CLOSE(t[31], 1e31);
+    mb_scale tiny = { 1e-320, 1e-300, 0, 100, true }; /* a subnormal low end */
+    mb_scale_nice(&tiny);
+    CLOSE(tiny.d0, 1e-307);
+    CLOSE(tiny.d1, 1e-300);
+    assert_int_equal(mb_scale_ticks(&tiny, t, 32), 8);
+    mb_scale wide = { -1.7e308, 1.7e308, 0, 100, false }; /* span overflows */
+    mb_scale_nice(&wide);
+    assert_true(isfinite(wide.d0) && isfinite(wide.d1));
+    n = mb_scale_ticks(&wide, t, 32);
+    for (int i = 0; i < n; i++)
+        assert_true(isfinite(t[i]) && t[i] >= wide.d0 && t[i] <= wide.d1);
+    mb_scale inf = { 1, INFINITY, 0, 100, true };
+    mb_scale_nice(&inf);
+    CLOSE(inf.d1, 1e308);
+    mb_scale raw = { 1, INFINITY, 0, 100, false }; /* never rounded */
+    assert_int_equal(mb_scale_ticks(&raw, t, 32), 0);
+}
+
 static void test_roofline(void **s)
 {
     (void)s;
@@ -169,7 +202,8 @@ static void test_legend_wraps(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scale_map), cmocka_unit_test(test_nice_and_ticks), cmocka_unit_test(test_roofline),
+        cmocka_unit_test(test_scale_map), cmocka_unit_test(test_nice_and_ticks), cmocka_unit_test(test_extreme_domains),
+        cmocka_unit_test(test_roofline),
         cmocka_unit_test(test_text),      cmocka_unit_test(test_chart_geometry), cmocka_unit_test(test_legend_wraps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
