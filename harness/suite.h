@@ -40,7 +40,7 @@ typedef struct mb_suite {
  * a case costs ~25 allocations (its parameters, defaults included, each its
  * own string), slow under ASan + UBSan, so fuzz_suite's rate follows the
  * cases its inputs expand to: with 10^4 it fell to 400-1500 inputs a second
- * (a 319-byte file of 9072 cases took 0.16 s), with 10^2 it runs ~13000.
+ * (a 319-byte file of 9072 cases took 0.16 s), with 10^2 it runs ~10000.
  * The bound itself is tested at 10^4 (test_core). */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 #define MB_SUITE_MAX_CASES 100
