@@ -87,12 +87,13 @@ static void test_extreme_domains(void **s)
     CLOSE(tiny.d0, 1e-307);
     CLOSE(tiny.d1, 1e-300);
     assert_int_equal(mb_scale_ticks(&tiny, t, 32), 8);
-    mb_scale wide = { -1.7e308, 1.7e308, 0, 100, false }; /* span overflows */
+    /* a span beyond the doubles: the domain is kept as given (rounding it
+     * would give NaN), and it gets no ticks rather than NaN ones */
+    mb_scale wide = { -1.7e308, 1.7e308, 0, 100, false };
     mb_scale_nice(&wide);
-    assert_true(isfinite(wide.d0) && isfinite(wide.d1));
-    n = mb_scale_ticks(&wide, t, 32);
-    for (int i = 0; i < n; i++)
-        assert_true(isfinite(t[i]) && t[i] >= wide.d0 && t[i] <= wide.d1);
+    CLOSE(wide.d0, -1.7e308);
+    CLOSE(wide.d1, 1.7e308);
+    assert_int_equal(mb_scale_ticks(&wide, t, 32), 0);
     mb_scale inf = { 1, INFINITY, 0, 100, true };
     mb_scale_nice(&inf);
     CLOSE(inf.d1, 1e308);
