@@ -775,46 +775,145 @@ int mb_gap_write(FILE *out, const mb_gap *g, const mb_diagnosis *d, const char *
 
 /* ---- compare ---------------------------------------------------------------------------- */
 
-static void fmt_rate_cell(char *buf, size_t len, const mb_compare *c, const mb_compare_row *r, int i)
+/* The symbol of a work unit: FLOP, B, else the unit itself (op, launch). */
+static const char *work_symbol(const char *work_unit)
 {
-    int k = r->idx[i];
-    if (r->from_sheet[i]) {
-        snprintf(buf, len, "%.4g %s (datasheet)", r->rate[i], r->rate_unit ? r->rate_unit : "");
-        return;
-    }
-    if (k < 0) {
-        snprintf(buf, len, "(absent)");
-        return;
-    }
-    const mb_case_ref *cr = &c->m[i].cases[k];
-    if (!cr->usable) {
-        snprintf(buf, len, "%s", strcmp(cr->status, "ok") != 0 ? cr->status : "not verified");
-        return;
-    }
-    if (r->latency_first && cr->rate_abs > 0) {
-        char t[32];
-        mb_fmt_seconds(t, sizeof t, 1.0 / cr->rate_abs);
-        snprintf(buf, len, "%s/%s", t, cr->work_unit ? cr->work_unit : "op");
-    } else {
-        snprintf(buf, len, "%.4g %s", cr->rate, cr->rate_unit ? cr->rate_unit : "");
-    }
+    if (work_unit == NULL || work_unit[0] == '\0')
+        return "op";
+    if (strcmp(work_unit, "flop") == 0)
+        return "FLOP";
+    if (strcmp(work_unit, "byte") == 0)
+        return "B";
+    return work_unit;
 }
 
-static void fmt_ratio(char *buf, size_t len, double ratio)
+void mb_fmt_si(char *buf, size_t len, double v, const char *unit)
 {
-    if (ratio < 0)
+    static const char *const up[] = { "", "k", "M", "G", "T", "P", "E", "Z" };
+    static const char *const down[] = { "", "m", "µ", "n", "p" };
+    if (!isfinite(v) || v < 0) {
         snprintf(buf, len, "-");
-    else
-        snprintf(buf, len, "%.2fx", ratio);
+        return;
+    }
+    int i = 0, j = 0;
+    while (v >= 999.5 && i < 7) {
+        v /= 1000;
+        i++;
+    }
+    while (v > 0 && v < 0.9995 && i == 0 && j < 4) {
+        v *= 1000;
+        j++;
+    }
+    snprintf(buf, len, "%.3g %s%s", v, i ? up[i] : down[j], unit);
 }
 
-static void per_usd_unit(char *buf, size_t len, const char *rate_unit)
+void mb_fmt_ratio(char *buf, size_t len, double r)
 {
-    size_t n = rate_unit ? strlen(rate_unit) : 0;
-    if (n > 2 && strcmp(rate_unit + n - 2, "/s") == 0)
-        snprintf(buf, len, "%.*s/$", (int)(n - 2), rate_unit);
+    if (!isfinite(r) || r <= 0) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    /* two significant digits at least, never an exponent: 1234x, 12.3x, 0.91x, 0.0034x */
+    int decimals = r >= 100 ? 0 : r >= 10 ? 1 : 2;
+    if (r < 0.1)
+        decimals = 1 - (int)floor(log10(r));
+    snprintf(buf, len, "%.*fx", decimals, r);
+}
+
+void mb_compare_fmt_rate(char *buf, size_t len, double rate_abs, const char *work_unit, bool latency_first)
+{
+    if (!(rate_abs > 0) || !isfinite(rate_abs)) {
+        snprintf(buf, len, "-");
+    } else if (latency_first) {
+        char t[32];
+        mb_fmt_seconds(t, sizeof t, 1.0 / rate_abs);
+        snprintf(buf, len, "%s/%s", t, work_symbol(work_unit));
+    } else {
+        char u[32];
+        snprintf(u, sizeof u, "%s/s", work_symbol(work_unit));
+        mb_fmt_si(buf, len, rate_abs, u);
+    }
+}
+
+void mb_compare_fmt_per_usd(char *buf, size_t len, double per_usd_abs, const char *work_unit)
+{
+    char u[32];
+    snprintf(u, sizeof u, "%s/$", work_symbol(work_unit));
+    if (per_usd_abs > 0)
+        mb_fmt_si(buf, len, per_usd_abs, u);
     else
-        snprintf(buf, len, "%s*h/$", rate_unit ? rate_unit : "");
+        snprintf(buf, len, "-");
+}
+
+const char *mb_compare_state(const mb_compare *c, const mb_compare_row *r, int i)
+{
+    if (r->from_sheet[i])
+        return "datasheet";
+    if (r->idx[i] < 0)
+        return "absent";
+    const mb_case_ref *cr = &c->m[i].cases[r->idx[i]];
+    if (cr->usable)
+        return "ok";
+    return strcmp(cr->status, "ok") != 0 ? cr->status : "not verified";
+}
+
+/* A row's rate on machine i: the ceiling the results file gives, scaled; else its state. */
+void mb_compare_fmt_cell(char *buf, size_t len, const mb_compare *c, const mb_compare_row *r, int i)
+{
+    if (r->from_sheet[i] && r->rate[i] > 0) {
+        const mb_case_ref *any = NULL;
+        for (int k = 0; k < c->n_m && any == NULL; k++)
+            if (r->idx[k] >= 0)
+                any = &c->m[k].cases[r->idx[k]];
+        char v[48];
+        mb_compare_fmt_rate(v, sizeof v, any ? r->rate[i] * any->rate_scale : -1, any ? any->work_unit : NULL,
+                            r->latency_first);
+        snprintf(buf, len, "%s (datasheet)", v);
+        return;
+    }
+    if (r->idx[i] < 0 || r->rate[i] < 0) {
+        snprintf(buf, len, "%s", mb_compare_state(c, r, i));
+        return;
+    }
+    const mb_case_ref *cr = &c->m[i].cases[r->idx[i]];
+    mb_compare_fmt_rate(buf, len, cr->rate_abs, cr->work_unit, r->latency_first);
+}
+
+/* Machine i's best case of a kind: "52.3 TFLOP/s cublaslt", or "-". */
+void mb_compare_fmt_best(char *buf, size_t len, const mb_compare *c, const mb_compare_best *b, int i)
+{
+    if (b->row[i] < 0) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    const mb_case_ref *cr = &c->m[i].cases[c->rows[b->row[i]].idx[i]];
+    char v[48];
+    mb_compare_fmt_rate(v, sizeof v, b->rate_abs[i], b->work_unit, b->latency_first);
+    snprintf(buf, len, "%s %s", v, cr->backend ? cr->backend : "");
+}
+
+/* "0.91x (2 of 11)": a geometric mean and its coverage. */
+static void fmt_geo(char *buf, size_t len, double geomean, int n, int total)
+{
+    char r[32];
+    mb_fmt_ratio(r, sizeof r, geomean);
+    if (geomean > 0)
+        snprintf(buf, len, "%s (%d of %d)", r, n, total);
+    else
+        snprintf(buf, len, "- (0 of %d)", total);
+}
+
+static bool compare_priced(const mb_compare *c)
+{
+    for (int i = 0; i < c->n_m; i++)
+        if (c->price[i] > 0)
+            return true;
+    return false;
+}
+
+static void section(FILE *o, bool md, const char *title)
+{
+    fprintf(o, md ? "\n## %s\n\n" : "\n%s\n", title);
 }
 
 /* A column head for machine i: the letter alone in a terminal (the labels
@@ -829,8 +928,9 @@ static void machine_head(char *buf, size_t len, const mb_compare *c, int i, bool
 }
 
 enum { CTX_CELL_MAX = 32 }; /* context values wider than this are cut in a terminal */
+enum { CELL = 96 };
 
-static void compare_text(FILE *o, const mb_compare *c, bool md)
+static void compare_machines_text(FILE *o, const mb_compare *c, bool md)
 {
     fprintf(o, md ? "# mlbench compare\n\n" : "mlbench compare\n");
     for (int i = 0; i < c->n_m; i++) {
@@ -840,39 +940,128 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
             fprintf(o, ", %.4g USD/hour", c->price[i]);
         fputc('\n', o);
     }
-    fprintf(o, md ? "\nRatios are to %s (A): above 1 is faster (a higher rate; for latencies, a shorter "
-                    "time).\n\n## Cases on every machine\n\n"
-                  : "  ratios are to %s (A): above 1 is faster (a higher rate; for latencies, a shorter time)\n\n"
-                    "cases on every machine\n",
-            c->label[0]);
+    fputs(md ? "\nRatios are to A: above 1x is faster than A (a higher rate; for latencies, a shorter time).\n"
+             : "  ratios are to A: above 1x is faster than A (a higher rate; for latencies, a shorter time)\n",
+          o);
+}
+
+/* Best per kind: what each machine does at its best, kind by kind. */
+static void compare_best_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Best verified case per component and kind" : "best verified case per component and kind");
+    fputs(md ? "Each machine's fastest case that ran and passed verification, with its backend: what a buyer "
+               "compares.\n\n"
+             : "  each machine's fastest case that ran and passed verification, with its backend\n",
+          o);
     tbl t;
-    tbl_init(&t, "l", "case");
-    char heads[2 * TBL_MAX_COLS][64];
-    int nh = 0;
+    tbl_init(&t, "ll", "component", "kind");
+    char heads[TBL_MAX_COLS][64];
     for (int i = 0; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
-        machine_head(heads[nh], sizeof heads[nh], c, i, md);
-        tbl_add_col(&t, heads[nh++], 'r');
+        machine_head(heads[t.ncol], sizeof heads[t.ncol], c, i, md);
+        tbl_add_col(&t, heads[t.ncol], 'r');
         if (i > 0 && t.ncol < TBL_MAX_COLS) {
-            snprintf(heads[nh], sizeof heads[nh], "%c/A", 'A' + i);
-            tbl_add_col(&t, heads[nh++], 'r');
+            snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A", 'A' + i);
+            tbl_add_col(&t, heads[t.ncol], 'r');
         }
     }
-    for (int r = 0; r < c->n_rows; r++) {
-        const mb_compare_row *row = &c->rows[r];
-        if (!row->everywhere)
+    for (int b = 0; b < c->n_best; b++) {
+        const mb_compare_best *k = &c->best[b];
+        bool any = false;
+        for (int i = 0; i < c->n_m; i++)
+            any = any || k->row[i] >= 0;
+        if (!any)
             continue;
-        char cells[TBL_MAX_COLS][64];
-        const char *p[TBL_MAX_COLS];
-        int k = 0;
-        p[k++] = row->label;
-        for (int i = 0; i < c->n_m && k < t.ncol; i++) {
-            fmt_rate_cell(cells[k], sizeof cells[k], c, row, i);
-            p[k] = cells[k];
-            k++;
-            if (i > 0 && k < t.ncol) {
-                fmt_ratio(cells[k], sizeof cells[k], row->ratio[i]);
-                p[k] = cells[k];
-                k++;
+        char cells[TBL_MAX_COLS][CELL];
+        const char *p[TBL_MAX_COLS] = { k->component, k->kind[0] ? k->kind : "(all)" };
+        int col = 2;
+        for (int i = 0; i < c->n_m && col < t.ncol; i++) {
+            mb_compare_fmt_best(cells[col], CELL, c, k, i);
+            p[col] = cells[col];
+            col++;
+            if (i > 0 && col < t.ncol) {
+                mb_fmt_ratio(cells[col], CELL, k->ratio[i]);
+                p[col] = cells[col];
+                col++;
+            }
+        }
+        tbl_row(&t, p);
+    }
+    tbl_print(o, &t, md, "  ");
+    tbl_free(&t);
+}
+
+static void compare_geomeans_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Geometric means of the ratios to A per component" : "geometric means of the ratios to A per component");
+    fputs(md ? "*Best per kind*: over the kinds where both machines have a best case (the table above). "
+               "*Like-for-like*: over the cases both ran and verified. (n of m): kinds or cases in the mean, of "
+               "those that ran on some machine.\n\n"
+             : "  best per kind: over the kinds both have (table above); like-for-like: over the cases both ran\n"
+               "  and verified; (n of m): kinds or cases in the mean, of those that ran on some machine\n",
+          o);
+    tbl t;
+    tbl_init(&t, "l", "component");
+    char heads[TBL_MAX_COLS][64];
+    for (int i = 1; i < c->n_m && t.ncol + 1 < TBL_MAX_COLS; i++) {
+        snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A best per kind", 'A' + i);
+        tbl_add_col(&t, heads[t.ncol], 'r');
+        snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A like-for-like", 'A' + i);
+        tbl_add_col(&t, heads[t.ncol], 'r');
+    }
+    for (int g = 0; g < c->n_geo; g++) {
+        const mb_compare_geo *geo = &c->geo[g];
+        if (geo->n_total == 0 && geo->best_total == 0)
+            continue;
+        char cells[TBL_MAX_COLS][CELL];
+        const char *p[TBL_MAX_COLS] = { geo->component };
+        for (int i = 1, col = 1; i < c->n_m && col + 1 < t.ncol; i++, col += 2) {
+            fmt_geo(cells[col], CELL, geo->best_geomean[i], geo->best_n[i], geo->best_total);
+            fmt_geo(cells[col + 1], CELL, geo->geomean[i], geo->n[i], geo->n_total);
+            p[col] = cells[col];
+            p[col + 1] = cells[col + 1];
+        }
+        tbl_row(&t, p);
+    }
+    tbl_print(o, &t, md, "  ");
+    tbl_free(&t);
+}
+
+static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Work per dollar" : "work per dollar");
+    fputs(md ? "Rate x 3600 / (USD per hour): the work an hour buys, per dollar, of the best case per kind.\n\n"
+             : "  rate x 3600 / (USD per hour): the work one dollar buys, best case per kind\n",
+          o);
+    tbl t;
+    tbl_init(&t, "ll", "component", "kind");
+    char heads[TBL_MAX_COLS][64];
+    for (int i = 0; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
+        machine_head(heads[t.ncol], sizeof heads[t.ncol], c, i, md);
+        tbl_add_col(&t, heads[t.ncol], 'r');
+        if (i > 0 && t.ncol < TBL_MAX_COLS) {
+            snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A per $", 'A' + i);
+            tbl_add_col(&t, heads[t.ncol], 'r');
+        }
+    }
+    for (int b = 0; b < c->n_best; b++) {
+        const mb_compare_best *k = &c->best[b];
+        bool any = false;
+        for (int i = 0; i < c->n_m; i++)
+            any = any || k->per_usd_abs[i] > 0;
+        if (!any)
+            continue;
+        char cells[TBL_MAX_COLS][CELL];
+        const char *p[TBL_MAX_COLS] = { k->component, k->kind[0] ? k->kind : "(all)" };
+        int col = 2;
+        for (int i = 0; i < c->n_m && col < t.ncol; i++) {
+            mb_compare_fmt_per_usd(cells[col], CELL, k->per_usd_abs[i], k->work_unit);
+            p[col] = cells[col];
+            col++;
+            if (i > 0 && col < t.ncol) {
+                bool both = k->per_usd_abs[i] > 0 && k->per_usd_abs[0] > 0;
+                mb_fmt_ratio(cells[col], CELL, both ? k->per_usd_abs[i] / k->per_usd_abs[0] : -1);
+                p[col] = cells[col];
+                col++;
             }
         }
         tbl_row(&t, p);
@@ -880,89 +1069,105 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
     tbl_print(o, &t, md, "  ");
     tbl_free(&t);
 
-    fprintf(o, md ? "\n## Geometric mean of the ratios per component\n\n" : "\ngeometric mean of the ratios per component\n");
+    fputs(md ? "\nGeometric means of the per-dollar ratios to A:\n\n" : "\n  geometric means of the per-dollar ratios to A\n", o);
     tbl g;
     tbl_init(&g, "l", "component");
-    char gh[TBL_MAX_COLS][64];
-    for (int i = 1; i < c->n_m && g.ncol < TBL_MAX_COLS; i++) {
-        snprintf(gh[i], sizeof gh[i], "%c/A", 'A' + i);
-        tbl_add_col(&g, gh[i], 'r');
+    for (int i = 1; i < c->n_m && g.ncol + 1 < TBL_MAX_COLS; i++) {
+        snprintf(heads[g.ncol], sizeof heads[g.ncol], "%c/A per $ best per kind", 'A' + i);
+        tbl_add_col(&g, heads[g.ncol], 'r');
+        snprintf(heads[g.ncol], sizeof heads[g.ncol], "%c/A per $ like-for-like", 'A' + i);
+        tbl_add_col(&g, heads[g.ncol], 'r');
     }
     for (int k = 0; k < c->n_geo; k++) {
-        char cells[TBL_MAX_COLS][64];
-        const char *p[TBL_MAX_COLS];
-        p[0] = c->geo[k].component;
-        for (int i = 1; i < c->n_m && i < g.ncol; i++) {
-            if (c->geo[k].geomean[i] < 0)
-                snprintf(cells[i], sizeof cells[i], "-");
-            else
-                snprintf(cells[i], sizeof cells[i], "%.2fx (%d)", c->geo[k].geomean[i], c->geo[k].n[i]);
-            p[i] = cells[i];
+        const mb_compare_geo *geo = &c->geo[k];
+        if (geo->n_total == 0 && geo->best_total == 0)
+            continue;
+        char cells[TBL_MAX_COLS][CELL];
+        const char *p[TBL_MAX_COLS] = { geo->component };
+        for (int i = 1, col = 1; i < c->n_m && col + 1 < g.ncol; i++, col += 2) {
+            fmt_geo(cells[col], CELL, geo->best_geomean_usd[i], geo->best_geomean_usd[i] > 0 ? geo->best_n[i] : 0,
+                    geo->best_total);
+            fmt_geo(cells[col + 1], CELL, geo->geomean_usd[i], geo->geomean_usd[i] > 0 ? geo->n[i] : 0,
+                    geo->n_total);
+            p[col] = cells[col];
+            p[col + 1] = cells[col + 1];
         }
         tbl_row(&g, p);
     }
     tbl_print(o, &g, md, "  ");
     tbl_free(&g);
+}
 
-    bool priced = false;
-    for (int i = 0; i < c->n_m; i++)
-        priced = priced || c->price[i] > 0;
-    if (priced) {
-        fprintf(o, md ? "\n## Throughput per dollar\n\nrate x 3600 / (USD per hour): work per dollar.\n\n"
-                      : "\nthroughput per dollar (rate x 3600 / USD per hour = work per dollar)\n");
-        tbl u;
-        tbl_init(&u, "l", "case");
-        char uh[TBL_MAX_COLS][64];
-        for (int i = 0; i < c->n_m && u.ncol < TBL_MAX_COLS; i++) {
-            machine_head(uh[i], sizeof uh[i], c, i, md);
-            tbl_add_col(&u, uh[i], 'r');
+/* Like-for-like: the cases that ran and passed verification on every machine. */
+static void compare_common_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Cases on every machine" : "cases on every machine");
+    fputs(md ? "The cases that ran and passed verification on every machine.\n\n"
+             : "  the cases that ran and passed verification on every machine\n",
+          o);
+    tbl t;
+    tbl_init(&t, "l", "case");
+    char heads[TBL_MAX_COLS][64];
+    for (int i = 0; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
+        machine_head(heads[t.ncol], sizeof heads[t.ncol], c, i, md);
+        tbl_add_col(&t, heads[t.ncol], 'r');
+        if (i > 0 && t.ncol < TBL_MAX_COLS) {
+            snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A", 'A' + i);
+            tbl_add_col(&t, heads[t.ncol], 'r');
         }
-        for (int r = 0; r < c->n_rows; r++) {
-            const mb_compare_row *row = &c->rows[r];
-            if (!row->everywhere)
-                continue;
-            char cells[TBL_MAX_COLS][64], unit[48];
-            const char *p[TBL_MAX_COLS];
-            p[0] = row->label;
-            per_usd_unit(unit, sizeof unit, row->rate_unit);
-            for (int i = 0; i < c->n_m && i + 1 < u.ncol; i++) {
-                if (row->per_usd[i] < 0)
-                    snprintf(cells[i + 1], sizeof cells[i + 1], "-");
-                else
-                    snprintf(cells[i + 1], sizeof cells[i + 1], "%.4g %s", row->per_usd[i], unit);
-                p[i + 1] = cells[i + 1];
-            }
-            tbl_row(&u, p);
-        }
-        tbl_print(o, &u, md, "  ");
-        tbl_free(&u);
-        fprintf(o, md ? "\nGeometric mean of the per-dollar ratios:\n\n" : "  geometric mean of the per-dollar ratios:");
-        for (int k = 0; k < c->n_geo; k++)
-            for (int i = 1; i < c->n_m; i++)
-                if (c->geo[k].geomean_usd[i] > 0)
-                    fprintf(o, md ? "- %s %c/A: %.2fx\n" : " %s %c/A %.2fx;", c->geo[k].component, 'A' + i,
-                            c->geo[k].geomean_usd[i]);
-        fputc('\n', o);
     }
+    int n = 0;
+    for (int r = 0; r < c->n_rows; r++) {
+        const mb_compare_row *row = &c->rows[r];
+        if (!row->everywhere)
+            continue;
+        char cells[TBL_MAX_COLS][CELL];
+        const char *p[TBL_MAX_COLS] = { row->label };
+        int col = 1;
+        for (int i = 0; i < c->n_m && col < t.ncol; i++) {
+            mb_compare_fmt_cell(cells[col], CELL, c, row, i);
+            p[col] = cells[col];
+            col++;
+            if (i > 0 && col < t.ncol) {
+                mb_fmt_ratio(cells[col], CELL, row->ratio[i]);
+                p[col] = cells[col];
+                col++;
+            }
+        }
+        tbl_row(&t, p);
+        n++;
+    }
+    if (n)
+        tbl_print(o, &t, md, "  ");
+    else
+        fputs(md ? "None.\n" : "  none\n", o);
+    tbl_free(&t);
+}
 
-    fprintf(o, md ? "\n## Cases not on every machine\n\n" : "\ncases not on every machine\n");
-    int only = 0;
+static void compare_partial_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Cases not on every machine" : "cases not on every machine");
+    int n = 0;
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
         if (row->everywhere)
             continue;
-        char on[64] = "";
-        size_t n = 0;
-        for (int i = 0; i < c->n_m && n < sizeof on - 2; i++)
-            if (row->idx[i] >= 0 || row->from_sheet[i])
-                n += (size_t)snprintf(on + n, sizeof on - n, "%s%c", n ? "," : "", 'A' + i);
-        fprintf(o, md ? "- `%s`: only on %s\n" : "  %s: only on %s\n", row->label, on);
-        only++;
+        fprintf(o, md ? "- `%s`:" : "  %s:", row->label);
+        for (int i = 0; i < c->n_m; i++) {
+            char cell[CELL];
+            mb_compare_fmt_cell(cell, sizeof cell, c, row, i);
+            fprintf(o, "%s %c %s", i ? "," : "", 'A' + i, cell);
+        }
+        fputc('\n', o);
+        n++;
     }
-    if (only == 0)
+    if (n == 0)
         fprintf(o, md ? "None.\n" : "  none\n");
+}
 
-    fprintf(o, md ? "\n## Context differences\n\n" : "\ncontext differences\n");
+static void compare_context_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Context differences" : "context differences");
     if (c->n_ctx == 0) {
         fprintf(o, md ? "None of the compared entries differ.\n" : "  none of the compared entries differ\n");
         return;
@@ -990,6 +1195,18 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
     }
     tbl_print(o, &x, md, "  ");
     tbl_free(&x);
+}
+
+static void compare_text(FILE *o, const mb_compare *c, bool md)
+{
+    compare_machines_text(o, c, md);
+    compare_best_text(o, c, md);
+    compare_geomeans_text(o, c, md);
+    if (compare_priced(c))
+        compare_per_dollar_text(o, c, md);
+    compare_common_text(o, c, md);
+    compare_partial_text(o, c, md);
+    compare_context_text(o, c, md);
 }
 
 static cJSON *nums_json(const double *v, int n)
@@ -1037,17 +1254,47 @@ cJSON *mb_compare_to_json(const mb_compare *c)
                                                            : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "ratio", nums_json(row->ratio, c->n_m));
         cJSON_AddItemToObject(o, "per_usd", nums_json(row->per_usd, c->n_m));
+        if (row->rate_unit && strlen(row->rate_unit) > 2 && !strcmp(row->rate_unit + strlen(row->rate_unit) - 2, "/s")) {
+            char u[48];
+            snprintf(u, sizeof u, "%.*s/$", (int)strlen(row->rate_unit) - 2, row->rate_unit);
+            cJSON_AddStringToObject(o, "per_usd_unit", u);
+        }
         cJSON_AddBoolToObject(o, "on_every_machine", row->everywhere);
         cJSON_AddItemToArray(cases, o);
     }
+    cJSON *best = cJSON_AddArrayToObject(doc, "best");
+    for (int b = 0; b < c->n_best; b++) {
+        const mb_compare_best *k = &c->best[b];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "component", k->component);
+        cJSON_AddStringToObject(o, "kind", k->kind);
+        cJSON_AddStringToObject(o, "work_unit", k->work_unit);
+        cJSON *ids = cJSON_AddArrayToObject(o, "case");
+        for (int i = 0; i < c->n_m; i++)
+            cJSON_AddItemToArray(ids, k->row[i] >= 0 ? cJSON_CreateString(c->rows[k->row[i]].id) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "rate_per_s", nums_json(k->rate_abs, c->n_m));
+        cJSON_AddItemToObject(o, "ratio", nums_json(k->ratio, c->n_m));
+        cJSON_AddItemToObject(o, "per_usd", nums_json(k->per_usd_abs, c->n_m));
+        cJSON_AddItemToArray(best, o);
+    }
     cJSON *geo = cJSON_AddObjectToObject(doc, "geomean");
     for (int k = 0; k < c->n_geo; k++) {
-        cJSON *o = cJSON_AddObjectToObject(geo, c->geo[k].component);
-        cJSON_AddItemToObject(o, "ratio", nums_json(c->geo[k].geomean, c->n_m));
-        cJSON_AddItemToObject(o, "per_usd_ratio", nums_json(c->geo[k].geomean_usd, c->n_m));
+        const mb_compare_geo *g = &c->geo[k];
+        cJSON *o = cJSON_AddObjectToObject(geo, g->component);
+        /* like-for-like: the cases both ran and verified */
+        cJSON_AddItemToObject(o, "ratio", nums_json(g->geomean, c->n_m));
+        cJSON_AddItemToObject(o, "per_usd_ratio", nums_json(g->geomean_usd, c->n_m));
         cJSON *n = cJSON_AddArrayToObject(o, "cases");
         for (int i = 0; i < c->n_m; i++)
-            cJSON_AddItemToArray(n, cJSON_CreateNumber(c->geo[k].n[i]));
+            cJSON_AddItemToArray(n, cJSON_CreateNumber(g->n[i]));
+        cJSON_AddNumberToObject(o, "cases_total", g->n_total);
+        cJSON *b = cJSON_AddObjectToObject(o, "best_per_kind");
+        cJSON_AddItemToObject(b, "ratio", nums_json(g->best_geomean, c->n_m));
+        cJSON_AddItemToObject(b, "per_usd_ratio", nums_json(g->best_geomean_usd, c->n_m));
+        cJSON *bn = cJSON_AddArrayToObject(b, "kinds");
+        for (int i = 0; i < c->n_m; i++)
+            cJSON_AddItemToArray(bn, cJSON_CreateNumber(g->best_n[i]));
+        cJSON_AddNumberToObject(b, "kinds_total", g->best_total);
     }
     cJSON *ctx = cJSON_AddObjectToObject(doc, "context_differences");
     for (int k = 0; k < c->n_ctx; k++)
