@@ -66,6 +66,11 @@ void mb_html_bar_chart(FILE *o, const mb_html_bars *b)
     double h = 44 + row * (b->n_cat > 0 ? b->n_cat : 1) + 44;
     mb_chart c;
     mb_chart_begin(&c, o, b->id, b->title, MB_HTML_WIDTH, h, b->label_px > 0 ? b->label_px : 320, 44);
+    if (b->log && b->from_one && isfinite(lo) && lo > 0 && hi > 0) {
+        double e = fmax(1, ceil(fmax(fabs(log10(lo)), fabs(log10(hi))) - 1e-9));
+        lo = pow(10, -e);
+        hi = pow(10, e);
+    }
     c.x = (mb_scale){ b->log ? (isfinite(lo) ? lo : 1) : 0, hi > 0 ? hi : 1, c.left, c.right, b->log };
     mb_scale_nice(&c.x);
     if (b->groups && b->n_group >= 1) { /* one group too: it says which machine the bars are */

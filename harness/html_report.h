@@ -35,6 +35,7 @@ typedef struct mb_html_bars {
     const char *const *groups; /* legend names, NULL for no legend */
     const double *lo, *hi;
     const double *err_lo, *err_hi;
+    bool from_one; /* log axis of ratios: symmetric about 1 (2x and 0.5x equally far), bars from lo to hi */
     const char *const *titles;
     const int *colors; /* per group; NULL = the palette in order */
     bool log;

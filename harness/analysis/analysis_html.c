@@ -395,22 +395,70 @@ static void compare_machines(FILE *o, const mb_compare *c)
         td(o, p, true);
         fputs("</tr>\n", o);
     }
-    fputs("</table>\n<p class=\"note\">Ratios are to A: above 1 is faster (a higher rate).</p>\n", o);
+    fputs("</table>\n<p class=\"note\">Ratios are to A: above 1x is faster than A (a higher rate; for latencies, a "
+          "shorter time).</p>\n",
+          o);
 }
 
-/* One chart per component and unit: a row per case, a bar per machine (log scale: machines differ by orders). */
-static int compare_component(FILE *o, const mb_compare *c, const char *comp, const char *unit, int chart, mb_err *err)
+/* Work units per second of a row's rate on machine i (rates are in the row's rate unit). */
+static double row_rate_abs(const mb_compare *c, const mb_compare_row *row, int i, const char **work_unit)
+{
+    for (int k = 0; k < c->n_m; k++)
+        if (row->idx[k] >= 0) {
+            const mb_case_ref *cr = &c->m[k].cases[row->idx[k]];
+            *work_unit = cr->work_unit;
+            return row->rate[i] > 0 && cr->rate_scale > 0 ? row->rate[i] * cr->rate_scale : -1;
+        }
+    return -1;
+}
+
+/* The SI prefix that shows `top` work units per second as 1..999: its factor and name. */
+static double si_factor(double top, const char *work_unit, char *unit, size_t len)
+{
+    static const char *const p[] = { "", "k", "M", "G", "T", "P", "E" };
+    const char *sym = work_unit && !strcmp(work_unit, "flop") ? "FLOP" : work_unit && !strcmp(work_unit, "byte") ? "B"
+                      : work_unit ? work_unit : "op";
+    double f = 1;
+    int i = 0;
+    while (top >= 1000 * f && i < 6) {
+        f *= 1000;
+        i++;
+    }
+    snprintf(unit, len, "%s%s/s", p[i], sym);
+    return f;
+}
+
+static bool row_in_chart(const mb_compare *c, const mb_compare_row *row, const char *comp, const char *work_unit)
+{
+    const char *wu = NULL;
+    bool any = false;
+    for (int i = 0; i < c->n_m; i++)
+        any = any || row_rate_abs(c, row, i, &wu) > 0;
+    return any && !strcmp(row->component, comp) && wu && !strcmp(wu, work_unit);
+}
+
+/* One chart per component and work unit: a row per case, a bar per machine,
+ * all in one SI unit (a CPU's GFLOP/s and a GPU's TFLOP/s on one axis; log
+ * scale: machines differ by orders). */
+static int compare_component(FILE *o, const mb_compare *c, const char *comp, const char *work_unit, int chart,
+                             mb_err *err)
 {
     int n = 0;
+    double top = 0;
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
-        bool any = false;
-        for (int i = 0; i < c->n_m; i++)
-            any = any || row->rate[i] > 0;
-        n += any && !strcmp(row->component, comp) && row->rate_unit && !strcmp(row->rate_unit, unit);
+        if (!row_in_chart(c, row, comp, work_unit))
+            continue;
+        n++;
+        for (int i = 0; i < c->n_m; i++) {
+            const char *wu;
+            top = fmax(top, row_rate_abs(c, row, i, &wu));
+        }
     }
     if (n == 0)
         return MB_OK;
+    char unit[32];
+    double f = si_factor(top, work_unit, unit, sizeof unit);
     const char **cats = calloc((size_t)n, sizeof *cats);
     double *hi = calloc((size_t)(n * c->n_m), sizeof *hi);
     char **titles = calloc((size_t)(n * c->n_m), sizeof *titles);
@@ -423,22 +471,20 @@ static int compare_component(FILE *o, const mb_compare *c, const char *comp, con
     int k = 0;
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
-        bool any = false;
-        for (int i = 0; i < c->n_m; i++)
-            any = any || row->rate[i] > 0;
-        if (!any || strcmp(row->component, comp) || !row->rate_unit || strcmp(row->rate_unit, unit))
+        if (!row_in_chart(c, row, comp, work_unit))
             continue;
         cats[k] = row->label;
         for (int i = 0; i < c->n_m; i++) {
-            hi[k * c->n_m + i] = row->rate[i] > 0 ? row->rate[i] : -1;
-            char t[512];
-            if (row->rate[i] > 0 && row->ratio[i] > 0)
-                snprintf(t, sizeof t, "%c %s: %.4g %s (%.2fx A)", 'A' + i, c->label[i], row->rate[i], unit,
-                         row->ratio[i]);
-            else if (row->rate[i] > 0)
-                snprintf(t, sizeof t, "%c %s: %.4g %s", 'A' + i, c->label[i], row->rate[i], unit);
+            const char *wu;
+            double v = row_rate_abs(c, row, i, &wu);
+            hi[k * c->n_m + i] = v > 0 ? v / f : -1;
+            char t[512], cell[96], ratio[32];
+            mb_compare_fmt_cell(cell, sizeof cell, c, row, i);
+            mb_fmt_ratio(ratio, sizeof ratio, row->ratio[i]);
+            if (row->ratio[i] > 0 && i > 0)
+                snprintf(t, sizeof t, "%s, %c %s: %s (%s A)", row->label, 'A' + i, c->label[i], cell, ratio);
             else
-                snprintf(t, sizeof t, "%c %s: %s", 'A' + i, c->label[i], row->idx[i] < 0 ? "absent" : "not usable");
+                snprintf(t, sizeof t, "%s, %c %s: %s", row->label, 'A' + i, c->label[i], cell);
             titles[k * c->n_m + i] = strdup(t);
         }
         k++;
@@ -475,13 +521,15 @@ static int compare_charts(FILE *o, const mb_compare *c, mb_err *err)
         int nu = 0;
         for (int r = 0; r < c->n_rows; r++) {
             const mb_compare_row *row = &c->rows[r];
-            if (strcmp(row->component, c->geo[g].component) || row->rate_unit == NULL)
+            const char *wu = NULL;
+            (void)row_rate_abs(c, row, 0, &wu); /* for its work unit */
+            if (strcmp(row->component, c->geo[g].component) || wu == NULL)
                 continue;
             bool seen = false;
             for (int u = 0; u < nu && !seen; u++)
-                seen = !strcmp(units[u], row->rate_unit);
+                seen = !strcmp(units[u], wu);
             if (!seen && nu < 8)
-                units[nu++] = row->rate_unit;
+                units[nu++] = wu;
         }
         for (int u = 0; u < nu; u++)
             if (compare_component(o, c, c->geo[g].component, units[u], chart++, err))
@@ -490,81 +538,161 @@ static int compare_charts(FILE *o, const mb_compare *c, mb_err *err)
     return MB_OK;
 }
 
-static int compare_geomeans(FILE *o, const mb_compare *c, bool usd, mb_err *err)
+typedef enum { GEO_BEST, GEO_LIKE, GEO_BEST_USD } geo_view;
+
+static double geo_value(const mb_compare_geo *g, geo_view v, int i, int *n, int *total)
 {
+    *n = v == GEO_LIKE ? g->n[i] : g->best_n[i];
+    *total = v == GEO_LIKE ? g->n_total : g->best_total;
+    return v == GEO_LIKE ? g->geomean[i] : v == GEO_BEST ? g->best_geomean[i] : g->best_geomean_usd[i];
+}
+
+/* "gemm: B 1 of 6": a component with each machine's coverage. */
+static void geo_category(char *buf, size_t len, const mb_compare *c, const mb_compare_geo *g, geo_view v)
+{
+    size_t at = (size_t)snprintf(buf, len, "%s:", g->component);
+    for (int i = 1; i < c->n_m && at < len; i++) {
+        int n, total;
+        double x = geo_value(g, v, i, &n, &total);
+        at += (size_t)snprintf(buf + at, len - at, "%s %c %d of %d", i > 1 ? "," : "", 'A' + i, x > 0 ? n : 0,
+                               total);
+    }
+}
+
+/* Geometric means against A, bars from 1x: a gain goes right, a loss left
+ * (log axis, so 0.5x and 2x are bars of one length). */
+static int compare_geomeans(FILE *o, const mb_compare *c, geo_view v, mb_err *err)
+{
+    static const char *const ids[] = { "geomean-best", "geomean", "geomean-usd" };
+    static const char *const heads[] = {
+        "Best verified case per component and kind: geometric mean of the ratios to A (log scale, from 1x)",
+        "Like-for-like, the cases both machines ran and verified: geometric mean of the ratios to A (log scale, "
+        "from 1x)",
+        "Work per dollar, best case per kind: geometric mean of the ratios to A (log scale, from 1x)",
+    };
     int n = 0;
     for (int g = 0; g < c->n_geo; g++) {
         bool any = false;
-        for (int i = 1; i < c->n_m; i++)
-            any = any || (usd ? c->geo[g].geomean_usd[i] : c->geo[g].geomean[i]) > 0;
+        for (int i = 1; i < c->n_m; i++) {
+            int k, t;
+            any = any || geo_value(&c->geo[g], v, i, &k, &t) > 0;
+        }
         n += any;
     }
     if (n == 0) {
-        fputs(usd ? "" : "<p>No component has a case usable on A and another machine.</p>\n", o);
+        fprintf(o, "<p>%s: no component has a case usable on A and another machine.</p>\n", ids[v]);
         return MB_OK;
     }
     int ng = c->n_m - 1;
     const char **cats = calloc((size_t)n, sizeof *cats);
+    char (*cat_text)[160] = calloc((size_t)n, sizeof *cat_text);
+    double *lo = calloc((size_t)(n * ng), sizeof *lo);
     double *hi = calloc((size_t)(n * ng), sizeof *hi);
     char **titles = calloc((size_t)(n * ng), sizeof *titles);
     int *colors = calloc((size_t)ng, sizeof *colors);
-    if (!cats || !hi || !titles || !colors) {
-        free(cats);
-        free(hi);
-        free(titles);
-        free(colors);
-        return mb_errf(err, MB_ESYS, "out of memory");
-    }
-    int k = 0;
-    for (int g = 0; g < c->n_geo; g++) {
+    int rc = cats && cat_text && lo && hi && titles && colors ? MB_OK : mb_errf(err, MB_ESYS, "out of memory");
+    for (int g = 0, k = 0; g < c->n_geo && rc == MB_OK; g++) {
+        const mb_compare_geo *geo = &c->geo[g];
         bool any = false;
-        for (int i = 1; i < c->n_m; i++)
-            any = any || (usd ? c->geo[g].geomean_usd[i] : c->geo[g].geomean[i]) > 0;
+        for (int i = 1; i < c->n_m; i++) {
+            int m, t;
+            any = any || geo_value(geo, v, i, &m, &t) > 0;
+        }
         if (!any)
             continue;
-        cats[k] = c->geo[g].component;
+        geo_category(cat_text[k], sizeof cat_text[k], c, geo, v);
+        cats[k] = cat_text[k];
         for (int i = 1; i < c->n_m; i++) {
-            double v = usd ? c->geo[g].geomean_usd[i] : c->geo[g].geomean[i];
-            hi[k * ng + i - 1] = v > 0 ? v : -1;
-            char t[256];
-            snprintf(t, sizeof t, "%s %c/A: %.3gx over %d case(s)", c->geo[g].component, 'A' + i, v, c->geo[g].n[i]);
+            int m, total;
+            double x = geo_value(geo, v, i, &m, &total);
+            lo[k * ng + i - 1] = x > 0 ? fmin(1, x) : -1;
+            hi[k * ng + i - 1] = x > 0 ? fmax(1, x) : -1;
+            char t[256], r[32];
+            mb_fmt_ratio(r, sizeof r, x);
+            snprintf(t, sizeof t, "%s %c/A: %s over %d of %d %s", geo->component, 'A' + i, r, x > 0 ? m : 0, total,
+                     v == GEO_LIKE ? "cases" : "kinds");
             titles[k * ng + i - 1] = strdup(t);
         }
         k++;
     }
-    for (int i = 0; i < ng; i++)
+    for (int i = 0; i < ng && rc == MB_OK; i++)
         colors[i] = i + 1;
-    mb_html_bars b = { .id = usd ? "geomean-usd" : "geomean",
-                       .title = usd ? "Throughput per dollar: geometric mean of the ratios to A (log scale)"
-                                    : "Geometric mean of the ratios to A per component (log scale)",
-                       .x_label = "ratio to A",
-                       .n_cat = n,
-                       .n_group = ng,
-                       .cats = cats,
-                       .groups = (const char *const *)c->label + 1,
-                       .hi = hi,
-                       .titles = (const char *const *)titles,
-                       .colors = colors,
-                       .log = true,
-                       .label_px = 160 };
-    mb_html_bar_chart(o, &b);
-    for (int i = 0; i < n * ng; i++)
+    if (rc == MB_OK) {
+        mb_html_bars b = { .id = ids[v],
+                           .title = heads[v],
+                           .x_label = "ratio to A (1x = as fast as A)",
+                           .n_cat = n,
+                           .n_group = ng,
+                           .cats = cats,
+                           .groups = (const char *const *)c->label + 1,
+                           .lo = lo,
+                           .hi = hi,
+                           .titles = (const char *const *)titles,
+                           .colors = colors,
+                           .log = true,
+                           .from_one = true,
+                           .label_px = 220 };
+        mb_html_bar_chart(o, &b);
+    }
+    for (int i = 0; titles && i < n * ng; i++)
         free(titles[i]);
     free(titles);
     free(cats);
+    free(cat_text);
+    free(lo);
     free(hi);
     free(colors);
-    return MB_OK;
+    return rc;
 }
 
-static void compare_table(FILE *o, const mb_compare *c, bool usd)
+/* Best per kind: each machine's best case, its ratio, and with prices its work per dollar. */
+static void compare_best_table(FILE *o, const mb_compare *c, bool usd)
+{
+    fputs("<table class=\"best\"><tr><th>component</th><th>kind</th>", o);
+    for (int i = 0; i < c->n_m; i++) {
+        fprintf(o, "<th>%c ", 'A' + i);
+        mb_html_escape(o, c->label[i]);
+        fputs(usd ? " per $</th>" : "</th>", o);
+        if (i > 0)
+            fprintf(o, usd ? "<th>%c/A per $</th>" : "<th>%c/A</th>", 'A' + i);
+    }
+    fputs("</tr>\n", o);
+    for (int b = 0; b < c->n_best; b++) {
+        const mb_compare_best *k = &c->best[b];
+        bool any = false;
+        for (int i = 0; i < c->n_m; i++)
+            any = any || (usd ? k->per_usd_abs[i] > 0 : k->row[i] >= 0);
+        if (!any)
+            continue;
+        fputs("<tr>", o);
+        td(o, k->component, false);
+        td(o, k->kind[0] ? k->kind : "(all)", false);
+        for (int i = 0; i < c->n_m; i++) {
+            char cell[128];
+            if (usd)
+                mb_compare_fmt_per_usd(cell, sizeof cell, k->per_usd_abs[i], k->work_unit);
+            else
+                mb_compare_fmt_best(cell, sizeof cell, c, k, i);
+            td(o, cell, true);
+            if (i > 0) {
+                bool both = usd ? k->per_usd_abs[i] > 0 && k->per_usd_abs[0] > 0 : k->ratio[i] > 0;
+                mb_fmt_ratio(cell, sizeof cell, both ? (usd ? k->per_usd_abs[i] / k->per_usd_abs[0] : k->ratio[i]) : -1);
+                td(o, cell, true);
+            }
+        }
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+static void compare_table(FILE *o, const mb_compare *c)
 {
     fputs("<table class=\"ratios\"><tr><th>case</th>", o);
     for (int i = 0; i < c->n_m; i++) {
         fprintf(o, "<th>%c ", 'A' + i);
         mb_html_escape(o, c->label[i]);
-        fputs(usd ? " per $</th>" : "</th>", o);
-        if (i > 0 && !usd)
+        fputs("</th>", o);
+        if (i > 0)
             fprintf(o, "<th>%c/A</th>", 'A' + i);
     }
     fputs("</tr>\n", o);
@@ -576,21 +704,35 @@ static void compare_table(FILE *o, const mb_compare *c, bool usd)
         mb_html_escape(o, row->label);
         fputs("</td>", o);
         for (int i = 0; i < c->n_m; i++) {
-            char b[96];
-            double v = usd ? row->per_usd[i] : row->rate[i];
-            if (v > 0)
-                snprintf(b, sizeof b, "%.4g %s%s", v, row->rate_unit ? row->rate_unit : "", usd ? " x h/$" : "");
-            else
-                snprintf(b, sizeof b, "%s", row->idx[i] < 0 ? "absent" : "-");
+            char b[128];
+            mb_compare_fmt_cell(b, sizeof b, c, row, i);
             td(o, b, true);
-            if (i > 0 && !usd) {
-                if (row->ratio[i] > 0)
-                    snprintf(b, sizeof b, "%.2fx", row->ratio[i]);
-                else
-                    snprintf(b, sizeof b, "-");
+            if (i > 0) {
+                mb_fmt_ratio(b, sizeof b, row->ratio[i]);
                 td(o, b, true);
             }
         }
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+static void compare_context(FILE *o, const mb_compare *c)
+{
+    if (c->n_ctx == 0)
+        return;
+    fputs("<h2>Context differences</h2>\n<table class=\"ctx\"><tr><th>entry</th>", o);
+    for (int i = 0; i < c->n_m; i++) {
+        fprintf(o, "<th>%c ", 'A' + i);
+        mb_html_escape(o, c->label[i]);
+        fputs("</th>", o);
+    }
+    fputs("</tr>\n", o);
+    for (int k = 0; k < c->n_ctx; k++) {
+        fputs("<tr>", o);
+        td(o, c->ctx[k].key, false);
+        for (int i = 0; i < c->n_m; i++)
+            td(o, c->ctx[k].value[i][0] ? c->ctx[k].value[i] : "(none)", false);
         fputs("</tr>\n", o);
     }
     fputs("</table>\n", o);
@@ -600,41 +742,34 @@ int mb_compare_html(FILE *o, const mb_compare *c, mb_err *err)
 {
     mb_html_begin(o, "mlbench compare");
     compare_machines(o, c);
-    fputs("<h2>Geometric means</h2>\n", o);
-    int rc = compare_geomeans(o, c, false, err);
+    fputs("<h2>Geometric means</h2>\n<p class=\"note\">Best per kind: each machine's fastest verified case per "
+          "component and kind of work (dtype, op, direction), what a buyer compares. Like-for-like: only the cases "
+          "both machines ran and verified. Each category says how many kinds or cases the mean covers, of those "
+          "that ran on some machine.</p>\n",
+          o);
+    int rc = compare_geomeans(o, c, GEO_BEST, err);
     if (rc == MB_OK)
+        rc = compare_geomeans(o, c, GEO_LIKE, err);
+    if (rc == MB_OK) {
+        fputs("<h2>Best verified case per component and kind</h2>\n", o);
+        compare_best_table(o, c, false);
         rc = compare_charts(o, c, err);
+    }
     bool priced = false;
     for (int i = 0; i < c->n_m; i++)
         priced = priced || c->price[i] > 0;
     if (rc == MB_OK && priced) {
-        fputs("<h2>Price-performance</h2>\n<p class=\"note\">Throughput per dollar: rate x 3600 / (USD per "
-              "hour).</p>\n",
+        fputs("<h2>Price-performance</h2>\n<p class=\"note\">Work per dollar: rate x 3600 / (USD per hour), the work "
+              "one dollar buys (e.g. TFLOP/$), of each machine's best case per kind.</p>\n",
               o);
-        rc = compare_geomeans(o, c, true, err);
+        rc = compare_geomeans(o, c, GEO_BEST_USD, err);
         if (rc == MB_OK)
-            compare_table(o, c, true);
+            compare_best_table(o, c, true);
     }
     if (rc == MB_OK) {
         fputs("<h2>All cases and ratios</h2>\n", o);
-        compare_table(o, c, false);
-        if (c->n_ctx) {
-            fputs("<h2>Context differences</h2>\n<table class=\"ctx\"><tr><th>entry</th>", o);
-            for (int i = 0; i < c->n_m; i++) {
-                fprintf(o, "<th>%c ", 'A' + i);
-                mb_html_escape(o, c->label[i]);
-                fputs("</th>", o);
-            }
-            fputs("</tr>\n", o);
-            for (int k = 0; k < c->n_ctx; k++) {
-                fputs("<tr>", o);
-                td(o, c->ctx[k].key, false);
-                for (int i = 0; i < c->n_m; i++)
-                    td(o, c->ctx[k].value[i][0] ? c->ctx[k].value[i] : "(none)", false);
-                fputs("</tr>\n", o);
-            }
-            fputs("</table>\n", o);
-        }
+        compare_table(o, c);
+        compare_context(o, c);
     }
     mb_html_end(o);
     return rc;
