@@ -933,12 +933,13 @@ enum { CELL = 96 };
 static void compare_machines_text(FILE *o, const mb_compare *c, bool md)
 {
     fprintf(o, md ? "# mlbench compare\n\n" : "mlbench compare\n");
+    /* the file on a line of its own: a label, a path and a price do not fit 120 columns together */
     for (int i = 0; i < c->n_m; i++) {
-        fprintf(o, md ? "- %c: **%s** `%s` (started %s)" : "  %c: %s  %s  (started %s)", 'A' + i, c->label[i],
-                c->m[i].path, c->m[i].started_utc ? c->m[i].started_utc : "?");
+        fprintf(o, md ? "- %c: **%s**" : "  %c: %s", 'A' + i, c->label[i]);
         if (c->price[i] > 0)
             fprintf(o, ", %.4g USD/hour", c->price[i]);
-        fputc('\n', o);
+        fprintf(o, md ? ", `%s` (started %s)\n" : "\n     %s (started %s)\n", c->m[i].path,
+                c->m[i].started_utc ? c->m[i].started_utc : "?");
     }
     fputs(md ? "\nRatios are to A: above 1x is faster than A (a higher rate; for latencies, a shorter time).\n"
              : "  ratios are to A: above 1x is faster than A (a higher rate; for latencies, a shorter time)\n",
