@@ -58,8 +58,8 @@ static void compare_usage(FILE *o)
             "                    measurement, marked (datasheet)\n"
             "  --label NAME=FILE name the machine of results file FILE (default: its GPU model\n"
             "                    and count, else CPU model; then host and file name where those tie)\n"
-            "  --price NAME=USD  price per hour of a machine (NAME: its label, host name or file):\n"
-            "                    adds throughput per dollar\n"
+            "  --price NAME=USD  price per hour of a machine (NAME: its letter A, B..., label,\n"
+            "                    host name or file): adds work per dollar (rate x 3600 / USD per hour)\n"
             "  --format F        table (default), json or md\n"
             "  --out FILE        write there (atomically) instead of stdout\n"
             "  --html PAGE       also write a self-contained HTML page with charts\n");
