@@ -1153,13 +1153,16 @@ static void compare_partial_text(FILE *o, const mb_compare *c, bool md)
         const mb_compare_row *row = &c->rows[r];
         if (row->everywhere)
             continue;
-        fprintf(o, md ? "- `%s`:" : "  %s:", row->label);
-        for (int i = 0; i < c->n_m; i++) {
+        char states[512];
+        size_t at = 0;
+        for (int i = 0; i < c->n_m && at < sizeof states; i++) {
             char cell[CELL];
             mb_compare_fmt_cell(cell, sizeof cell, c, row, i);
-            fprintf(o, "%s %c %s", i ? "," : "", 'A' + i, cell);
+            at += (size_t)snprintf(states + at, sizeof states - at, "%s%c %s", i ? ", " : "", 'A' + i, cell);
         }
-        fputc('\n', o);
+        /* a long case label puts the states on a line of their own: 120 columns */
+        bool wrap = !md && 2 + width(row->label) + 2 + width(states) > 120;
+        fprintf(o, md ? "- `%s`: %s\n" : wrap ? "  %s:\n      %s\n" : "  %s: %s\n", row->label, states);
         n++;
     }
     if (n == 0)
