@@ -89,6 +89,10 @@ check "  and it has the one both ran" has "hostmem/stream kernel=triad" "$WORK/e
 check "--reference: priced by letter" has "B: .*(reference), 3 USD/hour" "$WORK/ref.txt"
 check "--reference: rows fit 120 columns" fits 120 "$WORK/ref.txt"
 check "--reference: datasheet figures marked" has "B 1.98 PFLOP/s (datasheet)" "$WORK/ref.txt"
+"$MLBENCH" compare "$H100" "$D/cpu_quick.json" "$D/gap_here.json" --price A=3 --price B=0.2 --price C=1 \
+  >"$WORK/three.txt" 2>"$WORK/err"
+check "three machines fit 120 columns" fits 120 "$WORK/three.txt"
+check "  geomeans per view" has "like-for-like  *- (0 of 14)  *- (0 of 14)" "$WORK/three.txt"
 "$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price C=1 >"$WORK/o" 2>"$WORK/err"
 check "--price of no machine exits 2" test $? -eq 2
 check "  and lists the names" has "A, 'NVIDIA H100 80GB HBM3', all.json" "$WORK/err"

@@ -928,7 +928,21 @@ static void machine_head(char *buf, size_t len, const mb_compare *c, int i, bool
 }
 
 enum { CTX_CELL_MAX = 32 }; /* context values wider than this are cut in a terminal */
-enum { CELL = 96 };
+enum { CELL = 96, TEXT_COLS = 120 };
+
+/* Columns a table takes in a terminal, as tbl_print lays it out with indent "  ". */
+static int tbl_width(const tbl *t)
+{
+    int total = 2;
+    for (int c = 0; c < t->ncol; c++) {
+        int w = width(t->head[c]);
+        for (int r = 0; r < t->nrows; r++)
+            if (t->cells[r * t->ncol + c] && width(t->cells[r * t->ncol + c]) > w)
+                w = width(t->cells[r * t->ncol + c]);
+        total += w + (c < t->ncol - 1 ? 2 : 0);
+    }
+    return total;
+}
 
 static void compare_machines_text(FILE *o, const mb_compare *c, bool md)
 {
@@ -946,23 +960,17 @@ static void compare_machines_text(FILE *o, const mb_compare *c, bool md)
           o);
 }
 
-/* Best per kind: what each machine does at its best, kind by kind. */
-static void compare_best_text(FILE *o, const mb_compare *c, bool md)
+/* Best per kind: what each machine does at its best, kind by kind; with
+ * the backends when the table still fits a terminal. */
+static void best_table(tbl *t, const mb_compare *c, bool md, bool backends, char heads[][64])
 {
-    section(o, md, md ? "Best verified case per component and kind" : "best verified case per component and kind");
-    fputs(md ? "Each machine's fastest case that ran and passed verification, with its backend: what a buyer "
-               "compares.\n\n"
-             : "  each machine's fastest case that ran and passed verification, with its backend\n",
-          o);
-    tbl t;
-    tbl_init(&t, "ll", "component", "kind");
-    char heads[TBL_MAX_COLS][64];
-    for (int i = 0; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
-        machine_head(heads[t.ncol], sizeof heads[t.ncol], c, i, md);
-        tbl_add_col(&t, heads[t.ncol], 'r');
-        if (i > 0 && t.ncol < TBL_MAX_COLS) {
-            snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A", 'A' + i);
-            tbl_add_col(&t, heads[t.ncol], 'r');
+    tbl_init(t, "ll", "component", "kind");
+    for (int i = 0; i < c->n_m && t->ncol < TBL_MAX_COLS; i++) {
+        machine_head(heads[t->ncol], 64, c, i, md);
+        tbl_add_col(t, heads[t->ncol], 'r');
+        if (i > 0 && t->ncol < TBL_MAX_COLS) {
+            snprintf(heads[t->ncol], 64, "%c/A", 'A' + i);
+            tbl_add_col(t, heads[t->ncol], 'r');
         }
     }
     for (int b = 0; b < c->n_best; b++) {
@@ -975,17 +983,71 @@ static void compare_best_text(FILE *o, const mb_compare *c, bool md)
         char cells[TBL_MAX_COLS][CELL];
         const char *p[TBL_MAX_COLS] = { k->component, k->kind[0] ? k->kind : "(all)" };
         int col = 2;
-        for (int i = 0; i < c->n_m && col < t.ncol; i++) {
-            mb_compare_fmt_best(cells[col], CELL, c, k, i);
+        for (int i = 0; i < c->n_m && col < t->ncol; i++) {
+            if (backends)
+                mb_compare_fmt_best(cells[col], CELL, c, k, i);
+            else
+                mb_compare_fmt_rate(cells[col], CELL, k->rate_abs[i], k->work_unit, k->latency_first);
             p[col] = cells[col];
             col++;
-            if (i > 0 && col < t.ncol) {
+            if (i > 0 && col < t->ncol) {
                 mb_fmt_ratio(cells[col], CELL, k->ratio[i]);
                 p[col] = cells[col];
                 col++;
             }
         }
-        tbl_row(&t, p);
+        tbl_row(t, p);
+    }
+}
+
+static void compare_best_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Best verified case per component and kind" : "best verified case per component and kind");
+    tbl t;
+    char heads[TBL_MAX_COLS][64];
+    best_table(&t, c, md, true, heads);
+    bool backends = md || tbl_width(&t) <= TEXT_COLS;
+    if (!backends) {
+        tbl_free(&t);
+        best_table(&t, c, md, false, heads);
+    }
+    fputs(md ? "Each machine's fastest case that ran and passed verification, with its backend: what a buyer "
+               "compares.\n\n"
+          : backends ? "  each machine's fastest case that ran and passed verification, with its backend\n"
+                     : "  each machine's fastest case that ran and passed verification (its backend: --format md)\n",
+          o);
+    tbl_print(o, &t, md, "  ");
+    tbl_free(&t);
+}
+
+/* Geometric means as rows of component x view, a column per machine: stays
+ * narrow however many machines are compared. */
+static void geomean_table(FILE *o, const mb_compare *c, bool md, bool usd)
+{
+    tbl t;
+    tbl_init(&t, "ll", "component", "view");
+    char heads[TBL_MAX_COLS][64];
+    for (int i = 1; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
+        snprintf(heads[t.ncol], sizeof heads[t.ncol], usd ? "%c/A per $" : "%c/A", 'A' + i);
+        tbl_add_col(&t, heads[t.ncol], 'r');
+    }
+    for (int g = 0; g < c->n_geo; g++) {
+        const mb_compare_geo *geo = &c->geo[g];
+        if (geo->n_total == 0 && geo->best_total == 0)
+            continue;
+        for (int view = 0; view < 2; view++) {
+            char cells[TBL_MAX_COLS][CELL];
+            const char *p[TBL_MAX_COLS] = { view == 0 || md ? geo->component : "",
+                                            view == 0 ? "best per kind" : "like-for-like" };
+            for (int i = 1, col = 2; i < c->n_m && col < t.ncol; i++, col++) {
+                double x = view == 0 ? (usd ? geo->best_geomean_usd[i] : geo->best_geomean[i])
+                                     : (usd ? geo->geomean_usd[i] : geo->geomean[i]);
+                fmt_geo(cells[col], CELL, x, x > 0 ? (view == 0 ? geo->best_n[i] : geo->n[i]) : 0,
+                        view == 0 ? geo->best_total : geo->n_total);
+                p[col] = cells[col];
+            }
+            tbl_row(&t, p);
+        }
     }
     tbl_print(o, &t, md, "  ");
     tbl_free(&t);
@@ -1000,31 +1062,7 @@ static void compare_geomeans_text(FILE *o, const mb_compare *c, bool md)
              : "  best per kind: over the kinds both have (table above); like-for-like: over the cases both ran\n"
                "  and verified; (n of m): kinds or cases in the mean, of those that ran on some machine\n",
           o);
-    tbl t;
-    tbl_init(&t, "l", "component");
-    char heads[TBL_MAX_COLS][64];
-    for (int i = 1; i < c->n_m && t.ncol + 1 < TBL_MAX_COLS; i++) {
-        snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A best per kind", 'A' + i);
-        tbl_add_col(&t, heads[t.ncol], 'r');
-        snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A like-for-like", 'A' + i);
-        tbl_add_col(&t, heads[t.ncol], 'r');
-    }
-    for (int g = 0; g < c->n_geo; g++) {
-        const mb_compare_geo *geo = &c->geo[g];
-        if (geo->n_total == 0 && geo->best_total == 0)
-            continue;
-        char cells[TBL_MAX_COLS][CELL];
-        const char *p[TBL_MAX_COLS] = { geo->component };
-        for (int i = 1, col = 1; i < c->n_m && col + 1 < t.ncol; i++, col += 2) {
-            fmt_geo(cells[col], CELL, geo->best_geomean[i], geo->best_n[i], geo->best_total);
-            fmt_geo(cells[col + 1], CELL, geo->geomean[i], geo->n[i], geo->n_total);
-            p[col] = cells[col];
-            p[col + 1] = cells[col + 1];
-        }
-        tbl_row(&t, p);
-    }
-    tbl_print(o, &t, md, "  ");
-    tbl_free(&t);
+    geomean_table(o, c, md, false);
 }
 
 static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
@@ -1071,32 +1109,7 @@ static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
     tbl_free(&t);
 
     fputs(md ? "\nGeometric means of the per-dollar ratios to A:\n\n" : "\n  geometric means of the per-dollar ratios to A\n", o);
-    tbl g;
-    tbl_init(&g, "l", "component");
-    for (int i = 1; i < c->n_m && g.ncol + 1 < TBL_MAX_COLS; i++) {
-        snprintf(heads[g.ncol], sizeof heads[g.ncol], "%c/A per $ best per kind", 'A' + i);
-        tbl_add_col(&g, heads[g.ncol], 'r');
-        snprintf(heads[g.ncol], sizeof heads[g.ncol], "%c/A per $ like-for-like", 'A' + i);
-        tbl_add_col(&g, heads[g.ncol], 'r');
-    }
-    for (int k = 0; k < c->n_geo; k++) {
-        const mb_compare_geo *geo = &c->geo[k];
-        if (geo->n_total == 0 && geo->best_total == 0)
-            continue;
-        char cells[TBL_MAX_COLS][CELL];
-        const char *p[TBL_MAX_COLS] = { geo->component };
-        for (int i = 1, col = 1; i < c->n_m && col + 1 < g.ncol; i++, col += 2) {
-            fmt_geo(cells[col], CELL, geo->best_geomean_usd[i], geo->best_geomean_usd[i] > 0 ? geo->best_n[i] : 0,
-                    geo->best_total);
-            fmt_geo(cells[col + 1], CELL, geo->geomean_usd[i], geo->geomean_usd[i] > 0 ? geo->n[i] : 0,
-                    geo->n_total);
-            p[col] = cells[col];
-            p[col + 1] = cells[col + 1];
-        }
-        tbl_row(&g, p);
-    }
-    tbl_print(o, &g, md, "  ");
-    tbl_free(&g);
+    geomean_table(o, c, md, true);
 }
 
 /* Like-for-like: the cases that ran and passed verification on every machine. */
@@ -1183,15 +1196,21 @@ static void compare_context_text(FILE *o, const mb_compare *c, bool md)
         machine_head(xh[i], sizeof xh[i], c, i, md);
         tbl_add_col(&x, xh[i], 'l');
     }
+    /* a terminal row stays within 120 columns: the values share what the keys leave */
+    int key_w = 5;
+    for (int k = 0; k < c->n_ctx; k++)
+        key_w = width(c->ctx[k].key) > key_w ? width(c->ctx[k].key) : key_w;
+    int cell_max = (TEXT_COLS - 2 - key_w - 2 * (x.ncol - 1)) / (x.ncol - 1 > 0 ? x.ncol - 1 : 1);
+    cell_max = cell_max > CTX_CELL_MAX ? CTX_CELL_MAX : cell_max < 8 ? 8 : cell_max;
     for (int k = 0; k < c->n_ctx; k++) {
         const char *p[TBL_MAX_COLS];
         char cut[TBL_MAX_COLS][CTX_CELL_MAX + 4];
         p[0] = c->ctx[k].key;
         for (int i = 0; i < c->n_m && i + 1 < x.ncol; i++) {
             p[i + 1] = c->ctx[k].value[i][0] ? c->ctx[k].value[i] : "(none)";
-            /* a terminal row stays readable; Markdown and JSON keep the whole value */
-            if (!md && strlen(p[i + 1]) > CTX_CELL_MAX) {
-                snprintf(cut[i + 1], sizeof cut[i + 1], "%.*s...", CTX_CELL_MAX - 3, p[i + 1]);
+            /* Markdown and JSON keep the whole value */
+            if (!md && width(p[i + 1]) > cell_max) {
+                snprintf(cut[i + 1], sizeof cut[i + 1], "%.*s...", cell_max - 3, p[i + 1]);
                 p[i + 1] = cut[i + 1];
             }
         }
