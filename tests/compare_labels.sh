@@ -93,6 +93,9 @@ check "--reference: datasheet figures marked" has "B 1.98 PFLOP/s (datasheet)" "
   >"$WORK/three.txt" 2>"$WORK/err"
 check "three machines fit 120 columns" fits 120 "$WORK/three.txt"
 check "  geomeans per view" has "like-for-like  *- (0 of 14)  *- (0 of 14)" "$WORK/three.txt"
+"$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price vm=1 >"$WORK/o" 2>"$WORK/err"
+check "--price of a host both machines share exits 2" test $? -eq 2
+check "  and asks for the letter" has "names 2 machines" "$WORK/err"
 "$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price C=1 >"$WORK/o" 2>"$WORK/err"
 check "--price of no machine exits 2" test $? -eq 2
 check "  and lists the names" has "A, 'NVIDIA H100 80GB HBM3', all.json" "$WORK/err"

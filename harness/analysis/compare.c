@@ -51,12 +51,19 @@ static int parse_prices(const mb_ceilings *m, int n_m, char *const *labels, cons
             return mb_errf(err, MB_EUSAGE, "--price %s: '%s' is not a positive price in USD per hour", prices[p],
                            eq + 1);
         size_t n = (size_t)(eq - prices[p]);
-        int hits = 0;
+        int hits = 0, first = -1;
         for (int i = 0; i < n_m; i++)
             if (label_fits(&m[i], i, labels[i], prices[p], n)) {
-                price[i] = usd;
+                if (hits == 0)
+                    first = i;
                 hits++;
             }
+        /* one price, one machine: two machines on a host named "vm" must not both get it */
+        if (hits > 1)
+            return mb_errf(err, MB_EUSAGE, "--price %s: '%.*s' names %d machines; give each its letter (A, B, ...)",
+                           prices[p], (int)n, prices[p], hits);
+        if (hits == 1)
+            price[first] = usd;
         if (hits == 0) {
             char names[1024];
             price_names(m, n_m, labels, names, sizeof names);
