@@ -569,6 +569,8 @@ static int journal_write(mb_journal *j, bool exclusive, mb_err *err)
     return rc;
 }
 
+static cJSON *statistics_json(void);
+
 static int journal_open(mb_journal *j, const char *path, const char *suite, int argc, char **argv,
                         cJSON *context, bool exclusive, mb_err *err)
 {
@@ -590,7 +592,16 @@ static int journal_open(mb_journal *j, const char *path, const char *suite, int 
         cJSON_AddItemToArray(cl, cJSON_CreateString(argv[i]));
     cJSON_AddStringToObject(d, "started_utc", now);
     cJSON_AddNullToObject(d, "finished_utc");
-    cJSON *st = cJSON_AddObjectToObject(d, "statistics");
+    cJSON_AddItemToObject(d, "statistics", statistics_json());
+    cJSON_AddItemToObject(d, "context", context ? context : cJSON_CreateObject());
+    cJSON_AddArrayToObject(d, "cases");
+    return journal_write(j, exclusive, err);
+}
+
+/* How to read every case's numbers (the file's "statistics"). */
+static cJSON *statistics_json(void)
+{
+    cJSON *st = cJSON_CreateObject();
     cJSON_AddStringToObject(st, "ceiling", "one per case (case.ceiling): the sustained phase's rate for compute "
                                            "cases, else the median of the per-repetition rates");
     cJSON_AddStringToObject(st, "median", "median of the per-repetition rates (rate.median)");
@@ -599,9 +610,7 @@ static int journal_open(mb_journal *j, const char *path, const char *suite, int 
     cJSON_AddStringToObject(st, "noisy", "an ok case whose cv exceeds its max_cv, or whose median, burst and "
                                          "sustained rates disagree by more than max(3 x cv, 5%): not a reliable "
                                          "ceiling");
-    cJSON_AddItemToObject(d, "context", context ? context : cJSON_CreateObject());
-    cJSON_AddArrayToObject(d, "cases");
-    return journal_write(j, exclusive, err);
+    return st;
 }
 
 int mb_journal_append(mb_journal *j, cJSON *case_json, mb_err *err)
@@ -950,5 +959,8 @@ cJSON *mb_results_current(const cJSON *doc)
         if (cJSON_IsObject(c))
             upgrade_case(c);
     set_number(d, "schema_version", MB_RESULTS_SCHEMA_VERSION);
+    /* the statistics block says how this version's numbers read */
+    if (cJSON_HasObjectItem(d, "statistics"))
+        cJSON_ReplaceItemInObjectCaseSensitive(d, "statistics", statistics_json());
     return d;
 }
