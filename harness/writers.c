@@ -487,7 +487,7 @@ static const char TEXT_LEGEND[] =
     "repetitions' median and maximum; cv = their stddev / mean; eff = ceiling / peak. burst = median of short windows "
     "after idle gaps (clocks free); sustained = back-to-back work after the clocks settle; @ = mean SM clock. "
     "noisy = the repetitions' cv above max_cv, or median, burst and sustained apart by more than max(3 x cv, 5%): "
-    "not a reliable ceiling. not verified = ran, but its output was not checked: no ceiling.";
+    "not a reliable ceiling. not verified = ran, but its output was not checked: gap and compare do not use it.";
 
 int mb_write_results(FILE *out, const cJSON *doc, const char *format, mb_err *err)
 {
