@@ -286,7 +286,7 @@ static void put_row(FILE *out, int ws, const char *state, int wl, const char *la
     fprintf(out, "%s\n", line);
 }
 
-static const char *const TEXT_HEAD[] = { "state", "case", "ceiling", "from", "eff" };
+static const char *const TEXT_HEAD[] = { "state", "case", "ceiling", "source", "eff" };
 
 static int write_text_table(FILE *out, const cJSON *cases)
 {
@@ -359,7 +359,7 @@ static void md_notes(FILE *out, const text_row *r)
 
 static int write_md_table(FILE *out, const cJSON *cases)
 {
-    fputs("| state | case | ceiling | from | median | best | cv | burst | sustained | peak | eff | notes |\n"
+    fputs("| state | case | ceiling | source | median | best | cv | burst | sustained | peak | eff | notes |\n"
           "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
           out);
     const cJSON *c;
@@ -482,8 +482,8 @@ static int write_csv(FILE *out, const cJSON *cases)
 }
 
 static const char TEXT_LEGEND[] =
-    "ceiling = one per case: the sustained phase's rate for compute cases (from: sustained), else the median of the "
-    "repetitions' rates (from: median); the same number in every view (JSON case.ceiling). median, best = the "
+    "ceiling = one per case: the sustained phase's rate for compute cases (source: sustained), else the median of "
+    "the repetitions' rates (source: median); the same number in every view (JSON case.ceiling). median, best = the "
     "repetitions' median and maximum; cv = their stddev / mean; eff = ceiling / peak. burst = median of short windows "
     "after idle gaps (clocks free); sustained = back-to-back work after the clocks settle; @ = mean SM clock. "
     "noisy = the repetitions' cv above max_cv, or median, burst and sustained apart by more than max(3 x cv, 5%): "

@@ -158,5 +158,18 @@ if src.endswith("cpu-v1.json"):
     assert state(cases[0]) == "noisy" and state(cases[1]) == "ok"
 EOF
 done
+# The text outputs docs/report.md shows fit 120 columns as well.
+if $PY - "$SRC/docs/report.md" <<'EOF'; then echo "ok   docs/report.md: text examples fit 120 columns"; else echo "FAIL docs/report.md"; fails=$((fails + 1)); fi
+import sys
+inside, n = False, 0
+for i, l in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
+    if l.startswith("```"):
+        inside = not inside
+        continue
+    if inside:
+        n += 1
+        assert len(l.rstrip("\n")) <= 120, "line %d: %d columns" % (i, len(l.rstrip("\n")))
+assert n > 0, "no text example"
+EOF
 [ $fails -eq 0 ] || { echo "report_views: $fails failed"; exit 1; }
 echo "report_views: all passed"
