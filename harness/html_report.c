@@ -171,11 +171,19 @@ static const char *param_s(const cJSON *c, const char *k)
     return v ? v : "";
 }
 
-/* A case that can be drawn: status ok, verification passed, a rate. */
+/* The case's one ceiling (results.h): the number every view shows. */
+static double ceiling_of(const cJSON *c)
+{
+    mb_ceiling ce;
+    mb_case_ceiling(c, &ce);
+    return ce.value;
+}
+
+/* A case that can be drawn: status ok, verification passed, a ceiling. */
 static bool usable(const cJSON *c)
 {
     const char *st = str(c, "status"), *ver = str(obj(c, "verification"), "status");
-    return st && strcmp(st, "ok") == 0 && ver && strcmp(ver, "passed") == 0 && num(obj(c, "rate"), "median") > 0;
+    return st && strcmp(st, "ok") == 0 && ver && strcmp(ver, "passed") == 0 && ceiling_of(c) > 0;
 }
 
 static bool is(const cJSON *c, const char *component)
@@ -376,8 +384,9 @@ static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const c
 
 static void ceiling_vs_peak(FILE *o, const cJSON *cases)
 {
-    fputs("<h2>Ceilings against peaks</h2>\n<p class=\"note\">Per component: the measured ceiling (median of the "
-          "repetitions, error bar &plusmn; one coefficient of variation) next to the theoretical peak where one is "
+    fputs("<h2>Ceilings against peaks</h2>\n<p class=\"note\">Per component: the measured ceiling (the "
+          "sustained phase for compute cases, else the repetitions' median; error bar &plusmn; the repetitions' "
+          "coefficient of variation) next to the theoretical peak where one is "
           "known; the label gives the efficiency (ceiling / peak).</p>\n",
           o);
     const char *comps[64];
@@ -403,7 +412,7 @@ static void ceiling_vs_peak(FILE *o, const cJSON *cases)
 
 static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const char *unit, bool by_unit)
 {
-    static const char *const groups[] = { "ceiling (median)", "peak" };
+    static const char *const groups[] = { "ceiling", "peak" };
     static const int colors[] = { 0, 7 };
     {
         bars_buf b = { 0 };
@@ -417,7 +426,7 @@ static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const c
                 continue;
             char label[256], cat[300];
             mb_case_label(c, label, sizeof label);
-            double rate = num(obj(c, "rate"), "median"), cv = num(obj(c, "rate"), "cv");
+            double rate = ceiling_of(c), cv = num(obj(c, "rate"), "cv");
             double peak = num(obj(c, "peak"), "value");
             if (peak > 0)
                 snprintf(cat, sizeof cat, "%.0f%% %s", 100 * rate / peak, label);
@@ -502,7 +511,7 @@ static const char *device_of(const cJSON *c)
 static double abs_rate(const cJSON *c)
 {
     double s = num(c, "rate_scale");
-    return num(obj(c, "rate"), "median") * (s > 0 ? s : 1);
+    return ceiling_of(c) * (s > 0 ? s : 1);
 }
 
 static double abs_peak(const cJSON *c)
@@ -699,7 +708,7 @@ static void add_point(curve *c, const cJSON *cs, double x)
 {
     if (c == NULL || c->n == 64 || !(x > 0))
         return;
-    double y = num(obj(cs, "rate"), "median"), cv = num(obj(cs, "rate"), "cv");
+    double y = ceiling_of(cs), cv = num(obj(cs, "rate"), "cv");
     c->x[c->n] = x;
     c->y[c->n] = y;
     c->elo[c->n] = cv > 0 ? y * (1 - cv) : -1;
@@ -819,7 +828,9 @@ static void burst_sustained(FILE *o, const cJSON *cases)
         static const char *const g[] = { "burst", "sustained" };
         static const int col[] = { 0, 4 };
         fputs("<h2>Burst against sustained</h2>\n<p class=\"note\">The rate of a short burst and of a long run "
-              "(clocks and power settle); the gap is what a long training run loses.</p>\n",
+              "(clocks and power settle). Sustained below burst with the clocks held down (a GPU at its power cap) is "
+              "what a long training run loses; sustained above burst is noise (a long run cannot beat a short one): "
+              "beyond the case's own noise the case is marked noisy.</p>\n",
               o);
         bb_chart(o, &b, 2, "burst", "Burst vs sustained", unit, g, col, false);
     }
@@ -846,7 +857,7 @@ static void not_run(FILE *o, const cJSON *cases)
         fputs("<tr><td>", o);
         mb_html_escape(o, label);
         fputs("</td><td class=\"bad\">", o);
-        mb_html_escape(o, bad_ver ? "verification not passed" : st ? st : "?");
+        mb_html_escape(o, mb_case_state(c));
         fputs("</td><td>", o);
         const char *why = bad_ver ? str(obj(c, "verification"), "detail") : str(c, "reason");
         mb_html_escape(o, why ? why : "");
@@ -857,7 +868,7 @@ static void not_run(FILE *o, const cJSON *cases)
 
 static void all_cases(FILE *o, const cJSON *cases)
 {
-    fputs("<h2>All cases</h2>\n<table class=\"cases\"><tr><th>case</th><th>status</th><th>ceiling (median)</th>"
+    fputs("<h2>All cases</h2>\n<table class=\"cases\"><tr><th>case</th><th>status</th><th>ceiling</th>"
           "<th>cv</th><th>peak</th><th>efficiency</th></tr>\n",
           o);
     const cJSON *c;
@@ -870,23 +881,35 @@ static void all_cases(FILE *o, const cJSON *cases)
         fputs("\">", o);
         mb_html_escape(o, label);
         fputs("</td><td>", o);
-        mb_html_escape(o, str(c, "status") ? str(c, "status") : "?");
-        double r = num(obj(c, "rate"), "median"), cv = num(obj(c, "rate"), "cv"), pk = num(obj(c, "peak"), "value");
-        fputs("</td><td class=\"n\">", o);
+        mb_html_escape(o, mb_case_state(c));
+        double r = ceiling_of(c), cv = num(obj(c, "rate"), "cv"), pk = num(obj(c, "peak"), "value");
+        const char *unit = str(c, "rate_unit") ? str(c, "rate_unit") : "";
+        mb_ceiling ce;
+        mb_case_ceiling(c, &ce);
+        /* data-ceiling: the results file's number, for checks of the page */
+        if (r > 0)
+            fprintf(o, "</td><td class=\"n\" data-ceiling=\"%.17g\" title=\"from: %s\">", r, ce.source);
+        else
+            fputs("</td><td class=\"n\">", o);
         if (r > 0) {
-            snprintf(b, sizeof b, "%.4g ", r);
+            mb_fmt_number(b, sizeof b, r);
             mb_html_escape(o, b);
-            mb_html_escape(o, str(c, "rate_unit") ? str(c, "rate_unit") : "");
+            fputs(" ", o);
+            mb_html_escape(o, unit);
         }
         fputs("</td><td class=\"n\">", o);
         if (isfinite(cv))
             fprintf(o, "%.1f%%", 100 * cv);
         fputs("</td><td class=\"n\">", o);
-        if (pk > 0)
-            fprintf(o, "%.4g", pk);
+        if (pk > 0) {
+            mb_fmt_number(b, sizeof b, pk);
+            mb_html_escape(o, b);
+            fputs(" ", o);
+            mb_html_escape(o, unit);
+        }
         fputs("</td><td class=\"n\">", o);
-        if (pk > 0 && r > 0)
-            fprintf(o, "%.0f%%", 100 * r / pk);
+        if (isfinite(ce.efficiency))
+            fprintf(o, "%.0f%%", 100 * ce.efficiency);
         fputs("</td></tr>\n", o);
     }
     fputs("</table>\n", o);

@@ -186,10 +186,10 @@ static void test_cmd(void **state)
     free(out);
     free(err);
 
-    const char *bad = scratch_file("v2.json", "{\"schema\":\"mlbench-results\",\"schema_version\":2,\"cases\":[]}");
+    const char *bad = scratch_file("v9.json", "{\"schema\":\"mlbench-results\",\"schema_version\":9,\"cases\":[]}");
     char *badv[] = { "compare", (char *)data_path("gap_here.json"), (char *)bad, NULL };
     assert_int_equal(run_captured(mb_cmd_compare, 3, badv, &out, &err), 2);
-    assert_non_null(strstr(err, "v2.json"));
+    assert_non_null(strstr(err, "v9.json"));
     free(out);
     free(err);
 }

@@ -820,7 +820,7 @@ static void test_cmd_errors(void **state)
     free(out);
     free(err);
     /* a malformed results file */
-    const char *bad = scratch_file("bad_results.json", "{\"schema\":\"mlbench-results\",\"schema_version\":2,\"cases\":[]}");
+    const char *bad = scratch_file("bad_results.json", "{\"schema\":\"mlbench-results\",\"schema_version\":9,\"cases\":[]}");
     assert_int_equal(gap_argv(&out, &err, "--run", (char *)data_path("gap_run.json"), "--ceilings", (char *)bad, NULL), 2);
     assert_non_null(strstr(err, "schema_version"));
     free(out);
