@@ -84,8 +84,9 @@ void mb_html_bar_chart(FILE *o, const mb_html_bars *b)
             double from = b->lo && isfinite(b->lo[i]) && b->lo[i] >= 0 ? b->lo[i] : 0;
             if (b->log && from <= 0)
                 from = c.x.d0;
-            mb_chart_bar(&c, k, b->n_cat, g, b->n_group, from, b->hi[i], b->colors ? b->colors[g] : g,
-                         b->titles && b->titles[i] ? b->titles[i] : "");
+            const char *case_id = b->case_ids ? b->case_ids[i] : NULL;
+            mb_chart_bar_case(&c, k, b->n_cat, g, b->n_group, from, b->hi[i], b->colors ? b->colors[g] : g,
+                              b->titles && b->titles[i] ? b->titles[i] : "", case_id, case_id ? b->hi[i] : NAN);
             if (b->err_lo && b->err_hi && b->err_lo[i] >= 0 && b->err_hi[i] >= 0)
                 mb_chart_bar_error(&c, k, b->n_cat, g, b->n_group, b->err_lo[i], b->err_hi[i]);
         }
@@ -271,6 +272,7 @@ typedef struct bars_buf {
     char **cats;
     double *lo, *hi, *elo, *ehi;
     char **titles;
+    const char **ids; /* per bar: the case it shows (not owned), or NULL */
 } bars_buf;
 
 static int bb_add(bars_buf *b, int n_group, const char *cat)
@@ -295,7 +297,10 @@ static int bb_add(bars_buf *b, int n_group, const char *cat)
         char **t = realloc(b->titles, sizeof *t * (size_t)(cap * n_group));
         if (t)
             b->titles = t;
-        if (!c || !p[0] || !p[1] || !p[2] || !p[3] || !t)
+        const char **ids = realloc(b->ids, sizeof *ids * (size_t)(cap * n_group));
+        if (ids)
+            b->ids = ids;
+        if (!c || !p[0] || !p[1] || !p[2] || !p[3] || !t || !ids)
             return -1;
         b->cap = cap;
     }
@@ -307,6 +312,7 @@ static int bb_add(bars_buf *b, int n_group, const char *cat)
         b->hi[i] = -1;
         b->elo[i] = b->ehi[i] = -1;
         b->titles[i] = NULL;
+        b->ids[i] = NULL;
     }
     return b->cats[k] ? k : -1;
 }
@@ -324,6 +330,7 @@ static void bb_free(bars_buf *b, int n_group)
     free(b->elo);
     free(b->ehi);
     free(b->titles);
+    free(b->ids);
     memset(b, 0, sizeof *b);
 }
 
@@ -346,7 +353,8 @@ static void bb_chart(FILE *o, const bars_buf *b, int n_group, const char *id, co
                         .titles = (const char *const *)b->titles,
                         .colors = colors,
                         .log = log,
-                        .label_px = b->label_px };
+                        .label_px = b->label_px,
+                        .case_ids = b->ids };
     mb_html_bar_chart(o, &hb);
 }
 
@@ -422,6 +430,7 @@ static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const c
             if (i < 0)
                 break;
             b.hi[2 * i] = rate;
+            b.ids[2 * i] = str(c, "id");
             if (cv > 0) {
                 b.elo[2 * i] = rate * (1 - cv);
                 b.ehi[2 * i] = rate * (1 + cv);
@@ -630,14 +639,15 @@ static int collect_points(const cJSON *cases, const char *device, const dtype_pe
  * FLOP or (integer dtypes) OP. */
 static void point_title(const roof_point *p, char *t, size_t len)
 {
-    char label[256], r[48];
+    char label[256], r[48], ai[32];
     const char *d = param_s(p->c, "dtype");
     const char *w = int_dtype(d) ? "OP" : "FLOP";
     char unit[16];
     snprintf(unit, sizeof unit, "%s/s", w);
     mb_case_label(p->c, label, sizeof label);
     fmt_si_unit(r, sizeof r, p->rate, unit);
-    snprintf(t, len, "%s: %s at %.3g %s/byte", label, r, p->ai, w);
+    mb_svg_fmt_si(ai, sizeof ai, p->ai);
+    snprintf(t, len, "%s: %s at %s %s/byte", label, r, ai, w);
 }
 
 static void roofline_legend(mb_chart *ch, const roof *roofs, int nr, bool meas, bool sheet, bool no_peak)
@@ -1171,6 +1181,19 @@ static void not_run(FILE *o, const cJSON *cases)
     fputs(n ? "</table>\n" : "<p>None: every case ran and passed its verification.</p>\n", o);
 }
 
+/* Opens the cell of a case's headline number, with the case and the
+ * value as data-case/data-value for the browser test. */
+static void headline_cell(FILE *o, const cJSON *c, double value)
+{
+    fputs("</td><td class=\"n\"", o);
+    if (str(c, "id") && value > 0) {
+        fputs(" data-case=\"", o);
+        mb_html_escape(o, str(c, "id"));
+        fprintf(o, "\" data-value=\"%.9g\"", value);
+    }
+    fputs(">", o);
+}
+
 static void all_cases(FILE *o, const cJSON *cases)
 {
     fputs("<h2>All cases</h2>\n<table class=\"cases\"><tr><th>case</th><th>status</th><th>ceiling (median)</th>"
@@ -1188,7 +1211,7 @@ static void all_cases(FILE *o, const cJSON *cases)
         fputs("</td><td>", o);
         mb_html_escape(o, str(c, "status") ? str(c, "status") : "?");
         double r = num(obj(c, "rate"), "median"), cv = num(obj(c, "rate"), "cv"), pk = num(obj(c, "peak"), "value");
-        fputs("</td><td class=\"n\">", o);
+        headline_cell(o, c, r);
         if (r > 0) {
             snprintf(b, sizeof b, "%.4g ", r);
             mb_html_escape(o, b);
