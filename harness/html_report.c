@@ -719,7 +719,8 @@ static void roofline(FILE *o, const cJSON *cases, const char *device)
     }
     roof_point pts[256];
     int np = collect_points(cases, device, dt, nd, pts, 256);
-    if (nr == 0 || !(bw_meas > 0 || bw_sheet > 0))
+    /* no case to place (a page of peak and membw cases only): no chart of roofs alone */
+    if (nr == 0 || np == 0 || !(bw_meas > 0 || bw_sheet > 0))
         return;
     double top = 0, bw = fmax(bw_meas, bw_sheet);
     for (int k = 0; k < nr; k++)

@@ -189,12 +189,13 @@ void mb_chart_x_axis(mb_chart *c, const char *label)
         mb_svg_fmt_si(b, sizeof b, t[i]);
         fprintf(o, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#ddd\"/>", px, c->top, px,
                 c->bottom);
-        fprintf(o, "<text class=\"tick\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n", px, c->bottom + 14,
+        /* 18 px down: clear of the y axis' lowest tick label at the corner */
+        fprintf(o, "<text class=\"tick\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n", px, c->bottom + 18,
                 b);
     }
     if (label) {
         fprintf(o, "<text class=\"axis-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">", (c->left + c->right) / 2,
-                c->bottom + 30);
+                c->bottom + 34);
         mb_svg_escape(o, label);
         fprintf(o, "</text>\n");
     }

@@ -318,6 +318,11 @@ static void test_roofline_legend_and_heading(void **s)
     assert_null(strstr(t, "Roofline"));
     assert_null(strstr(t, "roofline-"));
     free(t);
+    /* roofs and a slope but no GEMM or conv case to place: no chart of lines alone */
+    t = page("{\"cases\":[" CPU_CASE("peak", "cuda", "{\"dtype\":\"fp32\"}", "TFLOP/s", "1e12", "65.6",
+                                     ",\"peak\":{\"value\":66.9}") "," GPU_MEMBW "]}");
+    assert_null(strstr(t, "Roofline"));
+    free(t);
 }
 
 #define COPY(dir, mem, size, rate, peak)                                                                               \

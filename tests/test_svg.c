@@ -166,8 +166,8 @@ static void test_chart_geometry(void **s)
     /* 5000 is outside 1..1000: left out, so one point only */
     assert_null(strstr(text, "cx=\"376.00\""));
     assert_non_null(strstr(text, "a &lt;title&gt;"));
-    /* ticks of the log x axis: 1, 10, 100, 1k at 100, 192, 284, 376 */
-    assert_non_null(strstr(text, "<text class=\"tick\" x=\"284.00\" y=\"274.00\" text-anchor=\"middle\">100</text>"));
+    /* ticks of the log x axis: 1, 10, 100, 1k at 100, 192, 284, 376, 18 px under the axis */
+    assert_non_null(strstr(text, "<text class=\"tick\" x=\"284.00\" y=\"278.00\" text-anchor=\"middle\">100</text>"));
     assert_non_null(strstr(text, ">1k</text>"));
     /* bar: row 1 starts at 44 + 108 = 152, + 10.8 = 162.8; 1..100 is 100..284 */
     assert_non_null(strstr(text, "<rect class=\"bar\" x=\"100.00\" y=\"162.80\" width=\"184.00\" height=\"86.40\""));
