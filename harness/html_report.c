@@ -1084,9 +1084,11 @@ static void disk_curves(FILE *o, const cJSON *cases)
             continue;
         char name[96];
         const char *qd = param_s(c, "qd");
-        const char *mode = *param_s(c, "mode") ? param_s(c, "mode") : param_s(c, "advice");
-        snprintf(name, sizeof name, "%s %s %s%s%s", str(c, "backend") ? str(c, "backend") : "", param_s(c, "pattern"),
-                 mode, *qd ? " qd=" : "", qd);
+        bool advice = !*param_s(c, "mode") && *param_s(c, "advice");
+        const char *mode = advice ? param_s(c, "advice") : param_s(c, "mode");
+        /* mmap's advice named as such: "mmap random random" read as a typo */
+        snprintf(name, sizeof name, "%s %s %s%s%s%s", str(c, "backend") ? str(c, "backend") : "", param_s(c, "pattern"),
+                 advice ? "advice=" : "", mode, *qd ? " qd=" : "", qd);
         add_point(curve_for(cs, &n, 16, name), c, param(c, "block_size"));
     }
     if (n == 0)
