@@ -223,6 +223,12 @@ def close(a, b, rel=1e-6):
     return a is not None and b is not None and abs(a - b) <= rel * max(abs(a), abs(b))
 
 
+def rounded(value, shown):
+    """value rounded to as many significant digits as the text `shown` has (\"154.3\" -> 4)."""
+    mant = re.split(r"[eE]", shown)[0].lstrip("+-").replace(".", "").lstrip("0")
+    return float("%.*g" % (max(len(mant), 1), value))
+
+
 def check_headline_figures(ck, kind, res, doc):
     """Every figure the page shows for a case (ceiling bar, roofline dot, the table's headline cell) is the
     results file's ceiling of that case; the table's visible text too, to its 4 significant digits."""
@@ -235,9 +241,9 @@ def check_headline_figures(ck, kind, res, doc):
         if not close(f["value"], want):
             wrong.append("%s in %s: %s, the file's ceiling %s" % (f["id"], f["where"], f["value"], want))
         if f["text"] is not None and want:
-            m = re.match(r"\s*([-+0-9.eE]+)", f["text"])
+            m = re.match(r"\s*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)", f["text"])
             shown = float(m.group(1)) if m else None
-            if not close(shown, float("%.4g" % want), 1e-9):
+            if m is None or not close(shown, rounded(want, m.group(1)), 1e-9):
                 wrong.append("%s: the table shows %r, the file's ceiling %s" % (f["id"], f["text"], want))
     shown_cases = {f["id"] for f in figs if f["where"] == "td"}
     want_cases = {c["id"] for c in doc["cases"] if usable(c)}
