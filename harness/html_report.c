@@ -698,6 +698,14 @@ static void roofline_points(mb_chart *ch, const roof *roofs, int nr, const roof_
     }
 }
 
+/* Where a memory slope enters the plot: at its left edge, or where it
+ * crosses the bottom edge (the rounded x domain can start below it, and a
+ * line below the x axis is drawn outside the chart). */
+static double slope_start(const mb_chart *ch, double bw)
+{
+    return fmax(ch->x.d0, ch->y.d0 / bw);
+}
+
 static void roofline(FILE *o, const cJSON *cases, const char *device)
 {
     dtype_peak dt[MAX_DTYPES];
@@ -782,12 +790,12 @@ static void roofline(FILE *o, const cJSON *cases, const char *device)
         char l[128], v[48];
         fmt_si_unit(v, sizeof v, bw_meas, "B/s");
         snprintf(l, sizeof l, "measured %s", v);
-        double x1 = fmin(ch.x.d1, mb_roofline_ridge(top, bw_meas));
-        mb_chart_segment(&ch, ch.x.d0, ch.x.d0 * bw_meas, x1, x1 * bw_meas, 0, false, l);
+        double x1 = fmin(ch.x.d1, mb_roofline_ridge(top, bw_meas)), x0 = slope_start(&ch, bw_meas);
+        mb_chart_segment(&ch, x0, x0 * bw_meas, x1, x1 * bw_meas, 0, false, l);
     }
     if (bw_sheet > 0) {
-        double x1 = fmin(ch.x.d1, mb_roofline_ridge(top, bw_sheet));
-        mb_chart_segment(&ch, ch.x.d0, ch.x.d0 * bw_sheet, x1, x1 * bw_sheet, 7, true, NULL);
+        double x1 = fmin(ch.x.d1, mb_roofline_ridge(top, bw_sheet)), x0 = slope_start(&ch, bw_sheet);
+        mb_chart_segment(&ch, x0, x0 * bw_sheet, x1, x1 * bw_sheet, 7, true, NULL);
     }
     roofline_points(&ch, roofs, nr, pts, np);
     mb_chart_end(&ch);

@@ -218,6 +218,31 @@ static int assert_dots_match_roofs(const char *svg, const label *roofs, int nr)
     return n;
 }
 
+/* Every roof and slope line lies inside the plot area (the y axis' line
+ * gives its top and bottom, the x axis' its left and right). */
+static void assert_lines_inside(const char *svg)
+{
+    const char *ya = strstr(svg, "<g class=\"axis y\">"), *xa = strstr(svg, "<g class=\"axis x\">");
+    assert_non_null(ya);
+    assert_non_null(xa);
+    double top, bottom, left, right, d;
+    assert_int_equal(sscanf(strstr(ya, "<line"), "<line x1=\"%lf\" y1=\"%lf\" x2=\"%lf\" y2=\"%lf\"", &left, &top, &d,
+                            &bottom),
+                     4);
+    assert_int_equal(sscanf(strstr(xa, "<line"), "<line x1=\"%lf\" y1=\"%lf\" x2=\"%lf\"", &d, &d, &right), 3);
+    int n = 0;
+    for (const char *p = strstr(svg, "<line class=\"roof\""); p; p = strstr(p + 1, "<line class=\"roof\"")) {
+        double x1, y1, x2, y2;
+        assert_int_equal(sscanf(p, "<line class=\"roof\" x1=\"%lf\" y1=\"%lf\" x2=\"%lf\" y2=\"%lf\"", &x1, &y1, &x2, &y2),
+                         4);
+        if (x1 < left - 0.01 || x2 > right + 0.01 || fmax(y1, y2) > bottom + 0.01 || fmin(y1, y2) < top - 0.01)
+            fail_msg("a roof or slope outside the plot: %.2f,%.2f - %.2f,%.2f (plot %.2f..%.2f x %.2f..%.2f)", x1, y1, x2,
+                     y2, left, right, top, bottom);
+        n++;
+    }
+    assert_true(n >= 2);
+}
+
 #define GPU_GEMM(dtype, rate, peak)                                                                                    \
     "{\"id\":\"gemm/cublaslt/" dtype "\",\"component\":\"gemm\",\"backend\":\"cublaslt\",\"params\":{\"shape\":"     \
     "\"8192x8192x8192\",\"m\":\"0\",\"dtype\":\"" dtype "\"},\"status\":\"ok\",\"rate_unit\":\"TFLOP/s\","             \
@@ -250,6 +275,7 @@ static void test_roofline_equal_peaks_colours_titles(void **s)
     assert_non_null(strstr(svg, ">fp16, bf16 peak 989 TFLOP/s<"));
     assert_non_null(strstr(svg, ">int8 peak 1.98 POP/s<"));
     assert_no_overlap(roofs, nr);
+    assert_lines_inside(svg);
     assert_int_equal(assert_dots_match_roofs(svg, roofs, nr), 6);
     /* the int8 case is in OP/s, the others in FLOP/s */
     assert_non_null(strstr(svg, "dtype=int8: 1.27 POP/s at"));
@@ -305,6 +331,19 @@ static void test_roofline_legend_and_heading(void **s)
     assert_non_null(strstr(svg, ">measured memory slope</text>"));
     assert_int_equal(count(svg, NULL, "stroke-dasharray"), 0);
     assert_non_null(strstr(t, "<h2>Roofline</h2>"));
+    assert_lines_inside(svg);
+    free(svg);
+    free(t);
+    /* this 2-core machine's quick run: a 512^3 GEMM at 38 GFLOP/s, triad 8.5 GB/s. The x domain rounds down to
+     * 1 FLOP/byte where the slope is at 8.5 GFLOP/s, under the y domain's 10 G: the slope starts at the bottom */
+    t = page("{\"cases\":[" CPU_CASE("gemm", "openblas", "{\"m\":\"512\",\"n\":\"512\",\"k\":\"512\",\"dtype\":\"fp32\"}",
+                                     "GFLOP/s", "1e9", "38", ",\"peak\":{\"value\":536}") "," CPU_CASE("hostmem", "stream",
+                                                                                                    "{\"kernel\":\"triad\"}",
+                                                                                                    "GB/s", "1e9", "8.5",
+                                                                                                    "") "]}");
+    svg = chart_svg(t, "roofline-cpu");
+    assert_non_null(svg);
+    assert_lines_inside(svg);
     free(svg);
     free(t);
     /* disk cases only, then a GEMM without any memory bandwidth: no roofline, no heading */
