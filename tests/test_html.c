@@ -233,11 +233,11 @@ static void assert_lines_inside(const char *svg)
     int n = 0;
     for (const char *p = strstr(svg, "<line class=\"roof\""); p; p = strstr(p + 1, "<line class=\"roof\"")) {
         double x1, y1, x2, y2;
-        assert_int_equal(sscanf(p, "<line class=\"roof\" x1=\"%lf\" y1=\"%lf\" x2=\"%lf\" y2=\"%lf\"", &x1, &y1, &x2, &y2),
-                         4);
+        const char *fmt = "<line class=\"roof\" x1=\"%lf\" y1=\"%lf\" x2=\"%lf\" y2=\"%lf\"";
+        assert_int_equal(sscanf(p, fmt, &x1, &y1, &x2, &y2), 4);
         if (x1 < left - 0.01 || x2 > right + 0.01 || fmax(y1, y2) > bottom + 0.01 || fmin(y1, y2) < top - 0.01)
-            fail_msg("a roof or slope outside the plot: %.2f,%.2f - %.2f,%.2f (plot %.2f..%.2f x %.2f..%.2f)", x1, y1, x2,
-                     y2, left, right, top, bottom);
+            fail_msg("a roof or slope outside the plot: %.2f,%.2f - %.2f,%.2f (plot %.2f..%.2f x %.2f..%.2f)", x1, y1,
+                     x2, y2, left, right, top, bottom);
         n++;
     }
     assert_true(n >= 2);
@@ -258,12 +258,15 @@ static void assert_lines_inside(const char *svg)
 static void test_roofline_equal_peaks_colours_titles(void **s)
 {
     (void)s;
-    char *t = page("{\"cases\":[" GPU_GEMM("fp64", "53.6", "67") "," GPU_GEMM("fp32", "51.7", "67") "," GPU_GEMM(
-        "tf32", "358.5", "494.7") "," GPU_GEMM("fp16", "655.4", "989.4") "," GPU_GEMM("bf16", "704.6",
-                                                                                      "989.4") "," GPU_GEMM("int8",
-                                                                                                            "1268",
-                                                                                                            "1978.9") "," GPU_MEMBW
-                   "]}");
+    /* one GEMM per dtype, then the memory */
+    char *t = page("{\"cases\":["
+                   GPU_GEMM("fp64", "53.6", "67") ","
+                   GPU_GEMM("fp32", "51.7", "67") ","
+                   GPU_GEMM("tf32", "358.5", "494.7") ","
+                   GPU_GEMM("fp16", "655.4", "989.4") ","
+                   GPU_GEMM("bf16", "704.6", "989.4") ","
+                   GPU_GEMM("int8", "1268", "1978.9") ","
+                   GPU_MEMBW "]}");
     char *svg = chart_svg(t, "roofline-gpu");
     assert_non_null(svg);
     label roofs[16];
@@ -314,17 +317,18 @@ static void test_roofline_close_peaks_offset(void **s)
     ",\"status\":\"ok\",\"rate_unit\":\"" unit "\",\"rate_scale\":" scale ",\"rate\":{\"median\":" rate               \
     ",\"cv\":0.02}" peak ",\"verification\":{\"status\":\"passed\"}}"
 
+/* An fp32 GEMM of n^3 on the CPU, and STREAM triad (no datasheet peak). */
+#define CPU_GEMM(n, rate, peak)                                                                                        \
+    CPU_CASE("gemm", "openblas", "{\"m\":\"" n "\",\"n\":\"" n "\",\"k\":\"" n "\",\"dtype\":\"fp32\"}", "GFLOP/s", "1e9",  \
+             rate, ",\"peak\":{\"value\":" peak "}")
+#define CPU_TRIAD(rate) CPU_CASE("hostmem", "stream", "{\"kernel\":\"triad\"}", "GB/s", "1e9", rate, "")
+
 /* A CPU machine: no datasheet memory bandwidth, so no dashed slope and none
  * in the legend; a page without a roofline has no Roofline heading. */
 static void test_roofline_legend_and_heading(void **s)
 {
     (void)s;
-    char *t = page("{\"cases\":[" CPU_CASE("gemm", "openblas",
-                                           "{\"m\":\"2048\",\"n\":\"2048\",\"k\":\"2048\",\"dtype\":\"fp32\"}",
-                                           "GFLOP/s", "1e9", "154.3",
-                                           ",\"peak\":{\"value\":2817}") "," CPU_CASE("hostmem", "stream",
-                                                                                      "{\"kernel\":\"triad\"}", "GB/s",
-                                                                                      "1e9", "20", "") "]}");
+    char *t = page("{\"cases\":[" CPU_GEMM("2048", "154.3", "2817") "," CPU_TRIAD("20") "]}");
     char *svg = chart_svg(t, "roofline-cpu");
     assert_non_null(svg);
     assert_null(strstr(svg, "datasheet"));
@@ -336,24 +340,17 @@ static void test_roofline_legend_and_heading(void **s)
     free(t);
     /* this 2-core machine's quick run: a 512^3 GEMM at 38 GFLOP/s, triad 8.5 GB/s. The x domain rounds down to
      * 1 FLOP/byte where the slope is at 8.5 GFLOP/s, under the y domain's 10 G: the slope starts at the bottom */
-    t = page("{\"cases\":[" CPU_CASE("gemm", "openblas", "{\"m\":\"512\",\"n\":\"512\",\"k\":\"512\",\"dtype\":\"fp32\"}",
-                                     "GFLOP/s", "1e9", "38", ",\"peak\":{\"value\":536}") "," CPU_CASE("hostmem", "stream",
-                                                                                                    "{\"kernel\":\"triad\"}",
-                                                                                                    "GB/s", "1e9", "8.5",
-                                                                                                    "") "]}");
+    t = page("{\"cases\":[" CPU_GEMM("512", "38", "536") "," CPU_TRIAD("8.5") "]}");
     svg = chart_svg(t, "roofline-cpu");
     assert_non_null(svg);
     assert_lines_inside(svg);
     free(svg);
     free(t);
     /* disk cases only, then a GEMM without any memory bandwidth: no roofline, no heading */
-    t = page("{\"cases\":[" CPU_CASE("disk", "pread", "{\"block_size\":\"4096\",\"pattern\":\"random\"}", "MB/s", "1e6",
-                                     "150", "") "]}");
+    t = page("{\"cases\":[" CPU_CASE("disk", "pread", "{\"block_size\":\"4096\"}", "MB/s", "1e6", "150", "") "]}");
     assert_null(strstr(t, "Roofline"));
     free(t);
-    t = page("{\"cases\":[" CPU_CASE("gemm", "openblas",
-                                     "{\"m\":\"2048\",\"n\":\"2048\",\"k\":\"2048\",\"dtype\":\"fp32\"}", "GFLOP/s",
-                                     "1e9", "154.3", ",\"peak\":{\"value\":2817}") "]}");
+    t = page("{\"cases\":[" CPU_GEMM("2048", "154.3", "2817") "]}");
     assert_null(strstr(t, "Roofline"));
     assert_null(strstr(t, "roofline-"));
     free(t);
@@ -376,15 +373,14 @@ static void test_roofline_legend_and_heading(void **s)
 static void test_copy_charts(void **s)
 {
     (void)s;
-    char *t = page("{\"context\":{\"gpus\":[{\"name\":\"G\",\"benchmark_device\":true,\"pcie\":{\"max\":\"PCIe 5.0 "
-                   "x16\",\"max_gbps_per_direction\":63.01538}}]},\"cases\":[" COPY("h2d", "pinned", "4096", "1.6",
-                                                                                   "63") "," COPY("h2d", "pinned",
-                                                                                                  "65536", "17",
-                                                                                                  "63") "," COPY("h2d",
-                                                                                                                 "pinned",
-                                                                                                                 "1048576",
-                                                                                                                 "47.6",
-                                                                                                                 "63") "," COPY("h2d", "pinned", "268435456", "54.1", "63") "," COPY("bidir", "pinned", "268435456", "92.7", "126") "," COPY("d2d", "pinned", "1073741824", "3012", "3352.32") "]}");
+    char *t = page("{\"context\":{\"gpus\":[{\"name\":\"G\",\"benchmark_device\":true,\"pcie\":{"
+                   "\"max\":\"PCIe 5.0 x16\",\"max_gbps_per_direction\":63.01538}}]},\"cases\":["
+                   COPY("h2d", "pinned", "4096", "1.6", "63") ","
+                   COPY("h2d", "pinned", "65536", "17", "63") ","
+                   COPY("h2d", "pinned", "1048576", "47.6", "63") ","
+                   COPY("h2d", "pinned", "268435456", "54.1", "63") ","
+                   COPY("bidir", "pinned", "268435456", "92.7", "126") ","
+                   COPY("d2d", "pinned", "1073741824", "3012", "3352.32") "]}");
     char *pcie = chart_svg(t, "copy-bw"), *d2d = chart_svg(t, "copy-d2d");
     assert_non_null(pcie);
     assert_non_null(d2d);
@@ -419,10 +415,10 @@ static void test_copy_charts(void **s)
 static void test_collectives_split_by_inplace(void **s)
 {
     (void)s;
-    char *t = page("{\"cases\":[" OK_CASE("allreduce", "nccl", "{\"size\":\"4096\",\"dtype\":\"bf16\",\"inplace\":\"0\"}",
-                                          "1", "") "," OK_CASE("allreduce", "nccl",
-                                                               "{\"size\":\"4096\",\"dtype\":\"bf16\",\"inplace\":\"1\"}",
-                                                               "1.2", "") "]}");
+    char *t = page("{\"cases\":["
+                   OK_CASE("allreduce", "nccl", "{\"size\":\"4096\",\"dtype\":\"bf16\",\"inplace\":\"0\"}", "1", "") ","
+                   OK_CASE("allreduce", "nccl", "{\"size\":\"4096\",\"dtype\":\"bf16\",\"inplace\":\"1\"}", "1.2", "")
+                   "]}");
     char *svg = chart_svg(t, "coll-bw");
     assert_non_null(svg);
     assert_int_equal(count(svg, NULL, "<g class=\"series\""), 2);
