@@ -60,6 +60,18 @@ CHECK_JS = r"""
                 lines: Array.prototype.filter.call(svg.querySelectorAll('polyline'), function (l) { return (l.getAttribute('points') || '').trim().length > 0; }).length,
                 overlaps: [] };
       c.data = c.points + c.bars + c.lines;
+      // roofs, slopes and curves stay inside the plot area (the axes' lines bound it)
+      var xa = svg.querySelector('g.axis.x line'), ya = svg.querySelector('g.axis.y line');
+      c.outside = [];
+      if (xa && ya) {
+        var xr = xa.getBoundingClientRect(), yr = ya.getBoundingClientRect();
+        svg.querySelectorAll('line.roof, polyline').forEach(function (l) {
+          var r = l.getBoundingClientRect();
+          if (r.left < xr.left - 2 || r.right > xr.right + 2 || r.top < yr.top - 2 || r.bottom > yr.bottom + 2)
+            c.outside.push(l.tagName + ' ' + Math.round(r.left) + ',' + Math.round(r.top) + '..' +
+                           Math.round(r.right) + ',' + Math.round(r.bottom));
+        });
+      }
       // no two drawn labels of a chart overlap (their laid-out boxes, 1 px of slack)
       var texts = Array.prototype.filter.call(svg.querySelectorAll('text'), function (t) { var r = t.getBoundingClientRect(); return r.width > 0 && r.height > 0; });
       var rects = texts.map(function (t) { return t.getBoundingClientRect(); });
@@ -468,6 +480,8 @@ def main():
         ck.ok(kind + ": no text overflows its box", not res["overflow"], res["overflow"][:5])
         empty = [c["id"] for c in res["charts"] if c["data"] == 0]
         ck.ok(kind + ": every chart has data (%d charts)" % len(res["charts"]), res["charts"] and not empty, empty)
+        outside = ["%s: %s" % (c["id"], o) for c in res["charts"] for o in c["outside"]]
+        ck.ok(kind + ": lines stay inside their plot", not outside, outside[:5])
         overlaps = ["%s: %s" % (c["id"], o) for c in res["charts"] for o in c["overlaps"]]
         ck.ok(kind + ": no two labels of a chart overlap", not overlaps, overlaps[:5])
         if kind in ("run", "report", "report-copy"):
