@@ -40,6 +40,10 @@ typedef struct mb_html_bars {
     const int *colors; /* per group; NULL = the palette in order */
     bool log;
     double label_px;   /* left margin for the category labels; 0 = 320 */
+    /* per bar (may be NULL; a NULL entry = none): the results case the bar
+     * shows, written as data-case with the bar's value (hi) as data-value, so
+     * that the browser test checks the figure against the results file */
+    const char *const *case_ids;
 } mb_html_bars;
 void mb_html_bar_chart(FILE *o, const mb_html_bars *b);
 
