@@ -1213,14 +1213,14 @@ static void not_run(FILE *o, const cJSON *cases)
 static void headline_cell(FILE *o, const cJSON *c, double value, const char *source)
 {
     fputs("</td><td class=\"n\"", o);
+    /* data-ceiling: the results file's number, for checks of the page */
+    if (value > 0)
+        fprintf(o, " data-ceiling=\"%.17g\" title=\"from: %s\"", value, source ? source : "");
     if (str(c, "id") && value > 0) {
         fputs(" data-case=\"", o);
         mb_html_escape(o, str(c, "id"));
         fprintf(o, "\" data-value=\"%.9g\"", value);
     }
-    /* data-ceiling: the results file's number, for checks of the page */
-    if (value > 0)
-        fprintf(o, " data-ceiling=\"%.17g\" title=\"from: %s\"", value, source ? source : "");
     fputs(">", o);
 }
 

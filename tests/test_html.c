@@ -437,7 +437,8 @@ static void test_headline_figures_marked(void **s)
     assert_non_null(svg);
     assert_non_null(strstr(svg, "<rect class=\"bar\""));
     assert_non_null(strstr(svg, "data-case=\"membw/cuda/triad\" data-value=\"2835\""));
-    assert_non_null(strstr(t, "<td class=\"n\" data-case=\"membw/cuda/triad\" data-value=\"2835\">2835 GB/s</td>"));
+    assert_non_null(strstr(t, "<td class=\"n\" data-ceiling=\"2835\" title=\"from: median\" "
+                             "data-case=\"membw/cuda/triad\" data-value=\"2835\">2835 GB/s</td>"));
     free(svg);
     free(t);
 }
