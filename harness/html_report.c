@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis_writers.h"
 #include "results.h"
 #include "svg.h"
 #include "writers.h"
@@ -99,14 +100,10 @@ void mb_html_bar_chart(FILE *o, const mb_html_bars *b)
     mb_chart_end(&c);
 }
 
+/* one time format in every view (analysis_writers.h) */
 static void fmt_secs(char *buf, size_t len, double s)
 {
-    if (s >= 1)
-        snprintf(buf, len, "%.4g s", s);
-    else if (s >= 1e-3)
-        snprintf(buf, len, "%.3g ms", s * 1e3);
-    else
-        snprintf(buf, len, "%.3g us", s * 1e6);
+    mb_fmt_seconds(buf, len, s);
 }
 
 void mb_html_stacked_bar(FILE *o, const char *id, const char *title, const mb_html_part *parts, int n)
@@ -449,12 +446,14 @@ static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const c
                 b.elo[2 * i] = rate * (1 - cv);
                 b.ehi[2 * i] = rate * (1 + cv);
             }
-            char t[512];
-            snprintf(t, sizeof t, "%s: %.4g %s, cv %.1f%%", label, rate, unit, 100 * (cv > 0 ? cv : 0));
+            char t[512], fig[64];
+            mb_fmt_case_rate(c, rate, fig, sizeof fig);
+            snprintf(t, sizeof t, "%s: %s, cv %.1f%%", label, fig, 100 * (cv > 0 ? cv : 0));
             b.titles[2 * i] = strdup(t);
             if (peak > 0) {
                 b.hi[2 * i + 1] = peak;
-                snprintf(t, sizeof t, "peak %.4g %s: %s", peak, unit,
+                mb_fmt_case_rate(c, peak, fig, sizeof fig);
+                snprintf(t, sizeof t, "peak %s: %s", fig,
                          str(obj(c, "peak"), "source") ? str(obj(c, "peak"), "source") : "");
                 b.titles[2 * i + 1] = strdup(t);
             }
@@ -649,17 +648,16 @@ static int collect_points(const cJSON *cases, const char *device, const dtype_pe
     return n;
 }
 
-/* The hover text of a case's dot: which case, its rate and intensity in
- * FLOP or (integer dtypes) OP. */
+/* The hover text of a case's dot: which case, its rate (the table's figure
+ * of its ceiling, in the case's unit) and intensity in FLOP or (integer
+ * dtypes) OP. */
 static void point_title(const roof_point *p, char *t, size_t len)
 {
     char label[256], r[48], ai[32];
     const char *d = param_s(p->c, "dtype");
     const char *w = int_dtype(d) ? "OP" : "FLOP";
-    char unit[16];
-    snprintf(unit, sizeof unit, "%s/s", w);
     mb_case_label(p->c, label, sizeof label);
-    fmt_si_unit(r, sizeof r, p->rate, unit);
+    mb_fmt_case_rate(p->c, ceiling_of(p->c), r, sizeof r);
     mb_svg_fmt_si(ai, sizeof ai, p->ai);
     snprintf(t, len, "%s: %s at %s %s/byte", label, r, ai, w);
 }
@@ -1161,9 +1159,12 @@ static void burst_sustained(FILE *o, const cJSON *cases)
             break;
         b.hi[2 * i] = bu;
         b.hi[2 * i + 1] = su;
-        snprintf(t, sizeof t, "burst %.4g %s", bu, unit);
+        char fb[64], fs[64];
+        mb_fmt_case_rate(c, bu, fb, sizeof fb);
+        mb_fmt_case_rate(c, su, fs, sizeof fs);
+        snprintf(t, sizeof t, "burst %s", fb);
         b.titles[2 * i] = strdup(t);
-        snprintf(t, sizeof t, "sustained %.4g %s (%.0f%% of burst)", su, unit, 100 * su / bu);
+        snprintf(t, sizeof t, "sustained %s (%.0f%% of burst)", fs, 100 * su / bu);
         b.titles[2 * i + 1] = strdup(t);
     }
     if (b.n_cat) {

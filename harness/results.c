@@ -228,7 +228,7 @@ static void add_timing(cJSON *o, const mb_record *r)
 }
 
 /* The case's one ceiling (schema 2): null when it has none. */
-static void add_ceiling(cJSON *o, const mb_record *r)
+static void add_ceiling(cJSON *o, const mb_record *r, const char *unit)
 {
     const char *source;
     double v = mb_record_ceiling(r, &source);
@@ -238,7 +238,7 @@ static void add_ceiling(cJSON *o, const mb_record *r)
     }
     cJSON *c = cJSON_AddObjectToObject(o, "ceiling");
     cJSON_AddNumberToObject(c, "value", v);
-    cJSON_AddStringToObject(c, "unit", r->c->ops->rate_unit);
+    cJSON_AddStringToObject(c, "unit", unit);
     cJSON_AddStringToObject(c, "source", source);
 }
 
@@ -319,7 +319,10 @@ cJSON *mb_record_to_json(const mb_record *r)
         cJSON_AddNullToObject(o, "reason");
     cJSON_AddStringToObject(o, "work_unit", ops->work_unit);
     add_number(o, "work_per_iteration", r->work_per_iter);
-    cJSON_AddStringToObject(o, "rate_unit", ops->rate_unit);
+    char unit_buf[32];
+    const char *unit = mb_rate_unit_for_dtype(ops->rate_unit, mb_param_str(c->params, "dtype"), unit_buf,
+                                              sizeof unit_buf);
+    cJSON_AddStringToObject(o, "rate_unit", unit);
     cJSON_AddNumberToObject(o, "rate_scale", ops->rate_scale);
     cJSON_AddBoolToObject(o, "latency_first", ops->latency_first);
     cJSON_AddNumberToObject(o, "repetitions", r->repetitions);
@@ -331,7 +334,7 @@ cJSON *mb_record_to_json(const mb_record *r)
     cJSON_AddNumberToObject(o, "iterations", r->repetitions ? (double)r->rep_iterations[0] : 0);
     add_timing(o, r);
     add_phases(o, r);
-    add_ceiling(o, r);
+    add_ceiling(o, r, unit);
     if (r->report.peak > 0) {
         cJSON *peak = cJSON_AddObjectToObject(o, "peak");
         cJSON_AddNumberToObject(peak, "value", r->report.peak);
@@ -745,6 +748,45 @@ static void line_col(const char *text, size_t off, int *line, int *col)
     }
 }
 
+const char *mb_rate_unit_for_dtype(const char *unit, const char *dtype, char *buf, size_t len)
+{
+    const char *flop = unit ? strstr(unit, "FLOP") : NULL;
+    bool integer = dtype && (strncmp(dtype, "int", 3) == 0 || strncmp(dtype, "uint", 4) == 0);
+    if (flop == NULL || !integer)
+        return unit;
+    snprintf(buf, len, "%.*sOP%s", (int)(flop - unit), unit, flop + 4);
+    return buf;
+}
+
+/* Replaces o.key's text by the integer dtype's unit where it differs. */
+static void retype_unit(cJSON *o, const char *key, const char *dtype)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsString(v))
+        return;
+    char buf[64];
+    const char *u = mb_rate_unit_for_dtype(v->valuestring, dtype, buf, sizeof buf);
+    if (u != v->valuestring)
+        cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateString(u));
+}
+
+/* Files written before int8 had its own unit say "TFLOP/s" for integer
+ * operations: every reader shows them as OP/s, like new files. */
+static void int_units_of_old_files(cJSON *doc)
+{
+    cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(doc, "cases"))
+    {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "params"), "dtype");
+        if (!cJSON_IsObject(c) || !cJSON_IsString(d))
+            continue;
+        retype_unit(c, "rate_unit", d->valuestring);
+        cJSON *ce = cJSON_GetObjectItemCaseSensitive(c, "ceiling");
+        if (cJSON_IsObject(ce))
+            retype_unit(ce, "unit", d->valuestring);
+    }
+}
+
 int mb_results_load(const char *path, cJSON **out, mb_err *err)
 {
     *out = NULL;
@@ -788,6 +830,7 @@ int mb_results_load(const char *path, cJSON **out, mb_err *err)
         cJSON_Delete(doc);
         return mb_errf(err, MB_EUSAGE, "%s: $.cases: expected an array", path);
     }
+    int_units_of_old_files(doc);
     *out = doc;
     return MB_OK;
 }

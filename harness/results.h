@@ -93,6 +93,12 @@ int mb_journal_open_default(mb_journal *j, const char *suite, int argc, char **a
  * file and what was wrong. */
 int mb_results_load(const char *path, cJSON **out, mb_err *err);
 
+/* The rate unit of a case of dtype: integer dtypes count operations, not
+ * floating-point ones, so "TFLOP/s" of an int8 case is "TOP/s" (buf holds it);
+ * any other unit or dtype is returned as it is. New files are written with it
+ * and mb_results_load rewrites older files' int8 units the same way. */
+const char *mb_rate_unit_for_dtype(const char *unit, const char *dtype, char *buf, size_t len);
+
 /* ---- one ceiling per case (results/README.md, "The ceiling") --------------- */
 
 /* A case's noise allowance: the measurements of one case may differ by

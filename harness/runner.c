@@ -265,7 +265,11 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
         /* the case's one ceiling, as the results file and the table give it */
         const char *source;
         double ceiling = mb_record_ceiling(r, &source);
-        snprintf(what, sizeof what, "%.4g %s %s (cv %.1f%%%s)", ceiling, r->c->ops->rate_unit, source,
+        char unit[32];
+        snprintf(what, sizeof what, "%.4g %s %s (cv %.1f%%%s)", ceiling,
+                 mb_rate_unit_for_dtype(r->c->ops->rate_unit, mb_param_str(r->c->params, "dtype"), unit,
+                                        sizeof unit),
+                 source,
                  st.rate_cv * 100, r->noisy ? ", NOISY: not a reliable ceiling" : "");
         if (r->burst.measured && r->sustained.measured) {
             size_t used = strlen(what);

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "writers.h"
+
 /* ---- scales -------------------------------------------------------------------- */
 
 double mb_scale_map(const mb_scale *s, double v)
@@ -92,23 +94,36 @@ int mb_scale_ticks(const mb_scale *s, double *ticks, int max)
 
 void mb_svg_fmt_si(char *buf, size_t len, double v)
 {
+    /* SI prefixes both ways, never an exponent: a tick of 1e-05 s reads "10u";
+     * the prefix is picked after rounding to 3 digits (999.7 is "1k", not "1e+03") */
     static const char *const big[] = { "", "k", "M", "G", "T", "P", "E" };
-    double a = fabs(v);
+    static const char *const small[] = { "", "m", "u", "n", "p" };
     if (v == 0 || !isfinite(v)) {
         snprintf(buf, len, "%s", v == 0 ? "0" : "-");
         return;
     }
-    if (a < 1) {
-        snprintf(buf, len, "%.3g", v);
-        return;
-    }
-    int i = 0;
-    while (a >= 1000 && i < 6) {
-        a /= 1000;
+    int i = 0, j = 0;
+    while (fabs(v) >= 999.5 && i < 6) {
         v /= 1000;
         i++;
     }
-    snprintf(buf, len, "%.3g%s", v, big[i]);
+    /* values from 0.01 on keep their decimals (0.25, 0.05): a prefix only below that */
+    while (fabs(v) < 0.00995 && j < 4) {
+        v *= 1000;
+        j++;
+    }
+    snprintf(buf, len, "%.3g%s", v, i ? big[i] : small[j]);
+}
+
+void mb_svg_fmt_bytes(char *buf, size_t len, double v)
+{
+    static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+    int i = 0;
+    while (fabs(v) >= 1023.5 && i < 5) {
+        v /= 1024;
+        i++;
+    }
+    snprintf(buf, len, "%.3g %s", v, u[i]);
 }
 
 void mb_svg_escape(FILE *o, const char *s)
@@ -521,10 +536,16 @@ void mb_chart_sweep(mb_chart *c, const char *name, int color, int n, const doubl
                 fprintf(c->o, "<line class=\"err\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\"/>", px,
                         fmin(a, c->bottom), px, fmax(b, c->top), col);
         }
+        /* the value as the table prints it (writers.h), a size in bytes as KiB/MiB */
         char xs[32], ys[32], t[512];
-        mb_svg_fmt_si(xs, sizeof xs, x[i]);
-        mb_svg_fmt_si(ys, sizeof ys, y[i]);
-        snprintf(t, sizeof t, "%s: %s %s at %s%s", name, ys, y_unit ? y_unit : "", xs, x_unit ? x_unit : "");
+        bool bytes = x_unit && strcmp(x_unit, "B") == 0;
+        if (bytes)
+            mb_svg_fmt_bytes(xs, sizeof xs, x[i]);
+        else
+            mb_svg_fmt_si(xs, sizeof xs, x[i]);
+        mb_fmt_number(ys, sizeof ys, y[i]);
+        snprintf(t, sizeof t, "%s: %s %s at %s%s", name, ys, y_unit ? y_unit : "", xs,
+                 bytes || !x_unit ? "" : x_unit);
         mb_chart_point(c, x[i], y[i], color, t, NULL, NAN);
     }
     mb_chart_series_end(c);

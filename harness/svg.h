@@ -38,6 +38,8 @@ int mb_scale_ticks(const mb_scale *s, double *ticks, int max);
 
 /* "1.5k", "20M", "1T", "0.25": tick labels with SI prefixes. */
 void mb_svg_fmt_si(char *buf, size_t len, double v);
+/* A size in bytes with binary prefixes and 3 digits: 65536 is "64 KiB". */
+void mb_svg_fmt_bytes(char *buf, size_t len, double v);
 
 /* Writes s with & < > " ' escaped for XML text and attributes. */
 void mb_svg_escape(FILE *o, const char *s);

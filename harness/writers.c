@@ -108,7 +108,12 @@ static void rate_text(const cJSON *c, double rate, char *buf, size_t len)
         snprintf(buf, len, "%s/%s", a, str_of(c, "work_unit"));
     } else {
         mb_fmt_number(a, sizeof a, rate);
-        snprintf(buf, len, "%s %s", a, str_of(c, "rate_unit"));
+        /* int8 in OP/s also where a document was not read by mb_results_load */
+        char u[32];
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "params"), "dtype");
+        snprintf(buf, len, "%s %s", a,
+                 mb_rate_unit_for_dtype(str_of(c, "rate_unit"), cJSON_IsString(d) ? d->valuestring : NULL, u,
+                                        sizeof u));
     }
 }
 
@@ -597,4 +602,9 @@ int mb_write_gbench_json(const char *path, const cJSON *doc, mb_err *err)
     int rc = mb_write_file_atomic(path, text, err);
     free(text);
     return rc;
+}
+
+void mb_fmt_case_rate(const cJSON *c, double rate, char *buf, size_t len)
+{
+    rate_text(c, rate, buf, len);
 }

@@ -31,4 +31,9 @@ void mb_humanize_value(const char *in, char *out, size_t len);
  * 0.001 and 10^9 ("10976", "154.3", "0.3510"); "-" when not finite. */
 void mb_fmt_number(char *buf, size_t len, double v);
 
+/* A rate of case c in its rate unit, as the text table prints it ("154.3 GFLOP/s",
+ * "10976 GFLOP/s"; latency-first cases as time per unit of work, "3.87 us/op"):
+ * the hover text of the HTML page says the same figure as the table. */
+void mb_fmt_case_rate(const cJSON *c, double rate, char *buf, size_t len);
+
 #endif

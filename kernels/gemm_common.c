@@ -569,7 +569,7 @@ int mb_gemm_choose_rotate(size_t set_bytes, size_t fixed_bytes, size_t l2_bytes,
 void mb_gpu_peak_report(mb_report *r, const char *device_name, int major, int minor, int sms,
                         double clock_hz, const char *key)
 {
-    const char *unit = strcmp(key, "int8") == 0 ? "TOPS" : "TFLOP/s";
+    const char *unit = strcmp(key, "int8") == 0 ? "TOP/s" : "TFLOP/s";
     /* Computed from attributes. */
     double computed = 0;
     mb_gpu_arch_row row = { 0 };

@@ -439,7 +439,7 @@ static void lt_report(void *state, mb_report *r)
     lt_state *s = state;
     const lt_candidate *best = &s->cand[s->best], *first = &s->cand[0];
     double flops = mb_gemm_problem_flops(&s->g.prob);
-    const char *unit = s->g.prob.dtype == MB_GEMM_INT8 ? "TOPS" : "TFLOP/s";
+    const char *unit = s->g.prob.dtype == MB_GEMM_INT8 ? "TOP/s" : "TFLOP/s";
     mb_gemm_report_math(r, &s->g.prob, s->fast_accum);
     mb_report_info(r, "algorithm", best->desc);
     char text[128];

@@ -434,8 +434,8 @@ void mb_gemm_bench_report(mb_gemm_bench *g, mb_report *r)
                           "stream, no synchronisation between them",
                        g->inner);
     if (p->dtype == MB_GEMM_INT8)
-        mb_report_note(r, "int8: the rate counts integer multiply-adds as 2 operations; read "
-                          "TFLOP/s as TOPS");
+        mb_report_note(r, "int8: the rate counts integer multiply-adds as 2 operations, in "
+                          "TOP/s");
     mb_gpu_peak_report(r, g->device, g->major, g->minor, g->sms, g->clock_hz, math_key(p->dtype));
 }
 #endif /* MB_HAVE_CUDA */

@@ -14,6 +14,9 @@
 
 #include <cmocka.h>
 
+#include <unistd.h>
+
+#include "analysis_writers.h"
 #include "baseline.h"
 #include "ceilings.h"
 #include "html_report.h"
@@ -313,6 +316,128 @@ static void test_table_fits(void **s)
     cJSON_Delete(doc);
 }
 
+/* ---- int8 counts operations: TOP/s in new files and in old ones read again ------------- */
+
+/* An H100 int8 GEMM as the first H100 run wrote it: rate_unit TFLOP/s. */
+static const char *OLD_INT8 =
+    "{\"id\":\"gemm/cublaslt/dtype=int8\",\"component\":\"gemm\",\"backend\":\"cublaslt\","
+    "\"params\":{\"dtype\":\"int8\"},\"params_set\":[\"dtype\"],\"status\":\"ok\",\"reason\":null,"
+    "\"work_unit\":\"flop\",\"work_per_iteration\":1099511627776,\"rate_unit\":\"TFLOP/s\",\"rate_scale\":1e12,"
+    "\"latency_first\":false,\"repetitions\":5,\"rate\":{\"median\":1268,\"best\":1281,\"mean\":1268,\"cv\":0.026},"
+    "\"ceiling\":{\"value\":1268,\"unit\":\"TFLOP/s\",\"source\":\"median\"},"
+    "\"peak\":{\"value\":1979,\"source\":\"datasheet\"},\"verification\":{\"status\":\"passed\",\"detail\":\"\"},"
+    "\"notes\":[]}";
+
+static void test_int8_unit(void **s)
+{
+    (void)s;
+    char b[32];
+    assert_string_equal(mb_rate_unit_for_dtype("TFLOP/s", "int8", b, sizeof b), "TOP/s");
+    assert_string_equal(mb_rate_unit_for_dtype("GFLOP/s", "uint8", b, sizeof b), "GOP/s");
+    assert_string_equal(mb_rate_unit_for_dtype("TFLOP/s", "bf16", b, sizeof b), "TFLOP/s");
+    assert_string_equal(mb_rate_unit_for_dtype("GB/s", "int8", b, sizeof b), "GB/s");
+    assert_string_equal(mb_rate_unit_for_dtype("TFLOP/s", NULL, b, sizeof b), "TFLOP/s");
+
+    /* an old file read again: rate_unit and ceiling.unit in TOP/s, the fp32 case untouched */
+    char path[] = "/tmp/mb_int8_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f,
+            "{\"schema\":\"mlbench-results\",\"schema_version\":2,\"started_utc\":\"2026-01-01T00:00:00Z\","
+            "\"context\":{},\"cases\":[%s,%s]}",
+            OLD_INT8, V1_GEMM);
+    fclose(f);
+    cJSON *doc = NULL;
+    mb_err e = { 0 };
+    assert_int_equal(mb_results_load(path, &doc, &e), MB_OK);
+    unlink(path);
+    const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0);
+    const cJSON *c1 = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 1);
+    assert_string_equal(cJSON_GetObjectItem(c0, "rate_unit")->valuestring, "TOP/s");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(c0, "ceiling"), "unit")->valuestring, "TOP/s");
+    assert_string_equal(cJSON_GetObjectItem(c1, "rate_unit")->valuestring, "GFLOP/s");
+    /* every view says TOP/s: the table, and the analysis (gap, compare) reads it without a unit clash */
+    char *t = written(doc, "table");
+    assert_non_null(strstr(t, "1268 TOP/s"));
+    assert_non_null(strstr(t, "peak 1979 TOP/s"));
+    assert_null(strstr(t, "TOP/s TFLOP/s"));
+    assert_null(strstr(t, "1268 TFLOP/s"));
+    free(t);
+    mb_ceilings m;
+    assert_int_equal(mb_ceilings_from_json(cJSON_Duplicate(doc, 1), "mem.json", &m, &e), MB_OK);
+    assert_string_equal(m.cases[0].rate_unit, "TOP/s");
+    mb_ceilings_free(&m);
+    cJSON_Delete(doc);
+    /* a document not read by mb_results_load (an in-memory one) still shows OP/s */
+    doc = doc_with(OLD_INT8, 2);
+    t = written(doc, "table");
+    assert_non_null(strstr(t, "1268 TOP/s"));
+    free(t);
+    cJSON_Delete(doc);
+}
+
+/* ---- one time format: 3 significant digits, s/ms/us/ns ------------------------------------ */
+
+static void test_seconds_format(void **s)
+{
+    (void)s;
+    char b[32];
+    mb_fmt_seconds(b, sizeof b, 1.2345);
+    assert_string_equal(b, "1.23 s");
+    mb_fmt_seconds(b, sizeof b, 0.008650);
+    assert_string_equal(b, "8.65 ms");
+    mb_fmt_seconds(b, sizeof b, 7.02e-05);
+    assert_string_equal(b, "70.2 us");
+    mb_fmt_seconds(b, sizeof b, 3.51e-07);
+    assert_string_equal(b, "351 ns");
+    mb_fmt_seconds(b, sizeof b, 4e-10);
+    assert_string_equal(b, "0.4 ns");
+    /* the unit after rounding: never "1e+03 ms" */
+    mb_fmt_seconds(b, sizeof b, 0.99996);
+    assert_string_equal(b, "1 s");
+    mb_fmt_seconds(b, sizeof b, 0.0009996);
+    assert_string_equal(b, "1 ms");
+    /* long times without an exponent */
+    mb_fmt_seconds(b, sizeof b, 1234.4);
+    assert_string_equal(b, "1234 s");
+    mb_fmt_seconds(b, sizeof b, 0);
+    assert_string_equal(b, "0 s");
+    mb_fmt_seconds(b, sizeof b, NAN);
+    assert_string_equal(b, "-");
+}
+
+/* ---- the HTML hover says the table's figure ---------------------------------------------- */
+
+static void test_html_hover_figures(void **s)
+{
+    (void)s;
+    /* the H100's noisy CPU conv: 10976 GFLOP/s in the table, so in the bar's hover (not 1.098e+04) */
+    cJSON *doc = doc_with("{\"id\":\"conv/onednn/dtype=bf16\",\"component\":\"conv\",\"backend\":\"onednn\","
+                          "\"params\":{\"dtype\":\"bf16\"},\"params_set\":[\"dtype\"],\"status\":\"ok\","
+                          "\"work_unit\":\"flop\",\"work_per_iteration\":1e9,\"rate_unit\":\"GFLOP/s\","
+                          "\"rate_scale\":1e9,\"latency_first\":false,\"repetitions\":5,"
+                          "\"rate\":{\"median\":10976.3,\"best\":16253,\"cv\":0.334},"
+                          "\"ceiling\":{\"value\":10976.3,\"unit\":\"GFLOP/s\",\"source\":\"median\"},"
+                          "\"peak\":{\"value\":45077,\"source\":\"computed\"},"
+                          "\"verification\":{\"status\":\"passed\",\"detail\":\"\"},\"notes\":[]}",
+                          2);
+    char *t = written(doc, "table");
+    assert_non_null(strstr(t, "10976 GFLOP/s"));
+    free(t);
+    char *page = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&page, &len);
+    mb_err e = { 0 };
+    assert_int_equal(mb_html_results(o, doc, &e), MB_OK);
+    fclose(o);
+    assert_non_null(strstr(page, "dtype=bf16: 10976 GFLOP/s, cv 33.4%</title>"));
+    assert_non_null(strstr(page, "<title>peak 45077 GFLOP/s: computed</title>"));
+    assert_null(strstr(page, "e+04"));
+    free(page);
+    cJSON_Delete(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +445,9 @@ int main(void)
         cmocka_unit_test(test_case_ceiling),
         cmocka_unit_test(test_one_number_everywhere),
         cmocka_unit_test(test_table_fits),
+        cmocka_unit_test(test_int8_unit),
+        cmocka_unit_test(test_seconds_format),
+        cmocka_unit_test(test_html_hover_figures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -686,7 +686,7 @@ static void test_peak_report(void **s)
     mb_report_init(&r);
     mb_gpu_peak_report(&r, "NVIDIA H100 PCIe", 9, 0, 114, 1.755e9, "int8");
     assert_true(fabs(r.peak - 1513) < 0.01);
-    assert_string_equal(mb_report_find_metric(&r, "peak_from_attributes")->unit, "TOPS");
+    assert_string_equal(mb_report_find_metric(&r, "peak_from_attributes")->unit, "TOP/s");
     mb_report_free(&r);
     /* No datasheet: the computed figure is the peak, and a note says so. */
     mb_report_init(&r);

@@ -280,10 +280,10 @@ static void test_roofline_equal_peaks_colours_titles(void **s)
     assert_no_overlap(roofs, nr);
     assert_lines_inside(svg);
     assert_int_equal(assert_dots_match_roofs(svg, roofs, nr), 6);
-    /* the int8 case is in OP/s, the others in FLOP/s */
-    assert_non_null(strstr(svg, "dtype=int8: 1.27 POP/s at"));
-    assert_null(strstr(svg, "dtype=int8: 1.27 PFLOP/s"));
-    assert_non_null(strstr(svg, "dtype=bf16: 705 TFLOP/s at"));
+    /* the int8 case is in OP/s, the others in FLOP/s; a dot's hover says the table's figure */
+    assert_non_null(strstr(svg, "dtype=int8: 1268 TOP/s at"));
+    assert_null(strstr(svg, "dtype=int8: 1268 TFLOP/s"));
+    assert_non_null(strstr(svg, "dtype=bf16: 704.6 TFLOP/s at"));
     assert_non_null(strstr(svg, ">FLOP/s (integer dtypes: OP/s)</text>"));
     /* the legend lists what is drawn: both slopes (membw has a datasheet peak) and each roof */
     assert_non_null(strstr(svg, ">datasheet memory slope</text>"));
@@ -406,7 +406,7 @@ static void test_copy_charts(void **s)
     assert_int_equal(count(bi, strstr(bi, "</g>"), "<polyline"), 0);
     /* a linear bandwidth axis from 0, the hover with its unit */
     assert_non_null(strstr(pcie, "text-anchor=\"end\">0</text>"));
-    assert_non_null(strstr(pcie, "h2d pinned: 54.1 GB/s at 268MB"));
+    assert_non_null(strstr(pcie, "h2d pinned: 54.1 GB/s at 256 MiB"));
     free(pcie);
     free(d2d);
     free(t);

@@ -126,6 +126,22 @@ static void test_text(void **s)
     assert_string_equal(b, "0.25");
     mb_svg_fmt_si(b, sizeof b, 0);
     assert_string_equal(b, "0");
+    /* small ticks with SI prefixes, never an exponent ("1e-05") */
+    mb_svg_fmt_si(b, sizeof b, 1e-5);
+    assert_string_equal(b, "10u");
+    mb_svg_fmt_si(b, sizeof b, 0.001);
+    assert_string_equal(b, "1m");
+    mb_svg_fmt_si(b, sizeof b, 2e-9);
+    assert_string_equal(b, "2n");
+    mb_svg_fmt_si(b, sizeof b, 0.05);
+    assert_string_equal(b, "0.05");
+    /* the prefix after rounding: 999.7 is 1k, not 1e+03 */
+    mb_svg_fmt_si(b, sizeof b, 999.7);
+    assert_string_equal(b, "1k");
+    mb_svg_fmt_bytes(b, sizeof b, 65536);
+    assert_string_equal(b, "64 KiB");
+    mb_svg_fmt_bytes(b, sizeof b, 268435456);
+    assert_string_equal(b, "256 MiB");
     char *text = NULL;
     size_t len = 0;
     FILE *o = open_memstream(&text, &len);
@@ -275,7 +291,9 @@ static void test_sweep_joins_neighbours_only(void **s)
         cb += *p == ',';
     assert_int_equal(ca, 3);
     assert_int_equal(cb, 2);
-    assert_non_null(strstr(text, "<title>s: 6 GB/s at 1MB</title>"));
+    /* the value as the table prints it, the size in binary units (1e6 B is 977 KiB, not "1MB") */
+    assert_non_null(strstr(text, "<title>s: 6 GB/s at 977 KiB</title>"));
+    assert_non_null(strstr(text, "<title>s: 4 GB/s at 1 KiB</title>"));
     free(text);
 }
 

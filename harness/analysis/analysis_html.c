@@ -406,7 +406,7 @@ static double row_rate_abs(const mb_compare *c, const mb_compare_row *row, int i
     for (int k = 0; k < c->n_m; k++)
         if (row->idx[k] >= 0) {
             const mb_case_ref *cr = &c->m[k].cases[row->idx[k]];
-            *work_unit = cr->work_unit;
+            *work_unit = mb_compare_work_unit(cr);
             return row->rate[i] > 0 && cr->rate_scale > 0 ? row->rate[i] * cr->rate_scale : -1;
         }
     return -1;

@@ -16,18 +16,24 @@
 
 void mb_fmt_seconds(char *buf, size_t len, double s)
 {
-    if (!isfinite(s))
+    /* 3 significant digits in s, ms, us or ns (ASCII "us", as every table and the docs write it);
+     * the unit is chosen after rounding, so 0.99996 s is "1 s", never "1e+03 ms" */
+    static const char *const unit[] = { "s", "ms", "us", "ns" };
+    if (!isfinite(s)) {
         snprintf(buf, len, "-");
-    else if (s == 0)
+        return;
+    }
+    if (s == 0) {
         snprintf(buf, len, "0 s");
-    else if (fabs(s) < 1e-6)
-        snprintf(buf, len, "%.3g ns", s * 1e9);
-    else if (fabs(s) < 1e-3)
-        snprintf(buf, len, "%.3g us", s * 1e6);
-    else if (fabs(s) < 1)
-        snprintf(buf, len, "%.3g ms", s * 1e3);
-    else
-        snprintf(buf, len, "%.4g s", s);
+        return;
+    }
+    double v = s;
+    int i = 0;
+    while (i < 3 && fabs(v) < 0.9995) {
+        v *= 1000;
+        i++;
+    }
+    snprintf(buf, len, fabs(v) >= 999.5 ? "%.0f %s" : "%.3g %s", v, unit[i]);
 }
 
 static void scaled(char *buf, size_t len, double v, const char *const *units, int n, double step)
@@ -790,7 +796,7 @@ static const char *work_symbol(const char *work_unit)
 void mb_fmt_si(char *buf, size_t len, double v, const char *unit)
 {
     static const char *const up[] = { "", "k", "M", "G", "T", "P", "E", "Z" };
-    static const char *const down[] = { "", "m", "µ", "n", "p" };
+    static const char *const down[] = { "", "m", "u", "n", "p" }; /* ASCII "u", as "us" everywhere */
     if (!isfinite(v) || v < 0) {
         snprintf(buf, len, "-");
         return;
@@ -866,7 +872,8 @@ void mb_compare_fmt_cell(char *buf, size_t len, const mb_compare *c, const mb_co
             if (r->idx[k] >= 0)
                 any = &c->m[k].cases[r->idx[k]];
         char v[48];
-        mb_compare_fmt_rate(v, sizeof v, any ? r->rate[i] * any->rate_scale : -1, any ? any->work_unit : NULL,
+        mb_compare_fmt_rate(v, sizeof v, any ? r->rate[i] * any->rate_scale : -1,
+                            any ? mb_compare_work_unit(any) : NULL,
                             r->latency_first);
         snprintf(buf, len, "%s (datasheet)", v);
         return;
@@ -876,7 +883,7 @@ void mb_compare_fmt_cell(char *buf, size_t len, const mb_compare *c, const mb_co
         return;
     }
     const mb_case_ref *cr = &c->m[i].cases[r->idx[i]];
-    mb_compare_fmt_rate(buf, len, cr->rate_abs, cr->work_unit, r->latency_first);
+    mb_compare_fmt_rate(buf, len, cr->rate_abs, mb_compare_work_unit(cr), r->latency_first);
 }
 
 /* Machine i's best case of a kind: "52.3 TFLOP/s cublaslt", or "-". */

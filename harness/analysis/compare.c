@@ -151,9 +151,18 @@ static void case_kind(const mb_case_ref *cr, const mb_ini *keys, char *buf, size
     }
 }
 
+const char *mb_compare_work_unit(const mb_case_ref *cr)
+{
+    const char *u = cr->rate_unit;
+    size_t n = u ? strlen(u) : 0;
+    if (n >= 4 && strcmp(u + n - 4, "OP/s") == 0 && (n == 4 || u[n - 5] != 'L'))
+        return "OP";
+    return cr->work_unit;
+}
+
 static mb_compare_best *best_for(mb_compare *c, const mb_case_ref *cr, const char *kind, mb_err *err)
 {
-    const char *unit = cr->work_unit ? cr->work_unit : "";
+    const char *unit = mb_compare_work_unit(cr) ? mb_compare_work_unit(cr) : "";
     for (int b = 0; b < c->n_best; b++)
         if (!strcmp(c->best[b].component, cr->component) && !strcmp(c->best[b].kind, kind) &&
             !strcmp(c->best[b].work_unit, unit))

@@ -99,4 +99,9 @@ void mb_compare_free(mb_compare *c);
  * usd_per_hour, rate x 3600 / usd_per_hour; < 0 without a price. */
 double mb_compare_per_usd(double rate, double usd_per_hour);
 
+/* The work unit compare counts a case in: its work_unit, except "OP" for
+ * integer operations (an int8 GEMM's rate_unit is TOP/s, results.h
+ * mb_rate_unit_for_dtype): int8 is shown in OP/s and pairs only with int8. */
+const char *mb_compare_work_unit(const mb_case_ref *cr);
+
 #endif
