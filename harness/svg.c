@@ -108,10 +108,11 @@ void mb_svg_fmt_si(char *buf, size_t len, double v)
         i++;
     }
     /* values from 0.01 on keep their decimals (0.25, 0.05): a prefix only below that */
-    while (fabs(v) < 0.00995 && j < 4) {
-        v *= 1000;
-        j++;
-    }
+    if (fabs(v) < 0.00995)
+        while (fabs(v) < 0.9995 && j < 4) {
+            v *= 1000;
+            j++;
+        }
     snprintf(buf, len, "%.3g%s", v, i ? big[i] : small[j]);
 }
 
