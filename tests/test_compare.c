@@ -510,6 +510,67 @@ static void test_unlike_machines_text(void **state)
     free(errs);
 }
 
+/* ---- one kind of work across backends; int8 in OP/s ---------------------------------- */
+
+/* A case of any component, rate in TFLOP/s (as the first H100 run wrote int8 too). */
+static int any_case(char *buf, size_t len, const char *component, const char *backend, const char *params_json,
+                    const char *id_params, double rate)
+{
+    return snprintf(buf, len,
+                    "{\"id\":\"%s/%s/%s\",\"section\":\"%s\",\"component\":\"%s\",\"backend\":\"%s\","
+                    "\"params\":%s,\"status\":\"ok\",\"reason\":null,\"work_unit\":\"flop\","
+                    "\"work_per_iteration\":1e9,\"rate_unit\":\"TFLOP/s\",\"rate_scale\":1e12,\"latency_first\":false,"
+                    "\"repetitions\":5,\"iterations\":10,\"rate\":{\"median\":%.17g,\"best\":%.17g,\"mean\":%.17g,"
+                    "\"cv\":0.01},\"verification\":{\"status\":\"passed\",\"detail\":\"test\"},\"metrics\":{},"
+                    "\"info\":{},\"notes\":[]}",
+                    component, backend, id_params, component, component, backend, params_json, rate, rate, rate);
+}
+
+/* oneDNN's conv has no direction: it is the forward pass (compare.ini [best.defaults]), one kind with
+ * cuDNN's direction=fwd. int8 GEMMs pair with int8 only, in OP/s, also from files that said TFLOP/s. */
+static void test_kinds_across_backends(void **state)
+{
+    fx *f = *state;
+    char a[3][1024], b[4][1024], all_a[3200], all_b[4200];
+    any_case(a[0], sizeof a[0], "conv", "onednn", "{\"dtype\":\"bf16\",\"n\":\"4\"}", "dtype=bf16", 0.011);
+    any_case(a[1], sizeof a[1], "gemm", "cublas", "{\"dtype\":\"int8\"}", "dtype=int8", 1000);
+    any_case(a[2], sizeof a[2], "gemm", "cublas", "{\"dtype\":\"bf16\"}", "dtype=bf16", 600);
+    any_case(b[0], sizeof b[0], "conv", "cudnn", "{\"dtype\":\"bf16\",\"direction\":\"fwd\"}",
+             "direction=fwd,dtype=bf16", 383);
+    any_case(b[1], sizeof b[1], "conv", "cudnn", "{\"dtype\":\"bf16\",\"direction\":\"bwd_data\"}",
+             "direction=bwd_data,dtype=bf16", 353);
+    any_case(b[2], sizeof b[2], "gemm", "cublaslt", "{\"dtype\":\"int8\"}", "dtype=int8", 1268);
+    any_case(b[3], sizeof b[3], "gemm", "cublaslt", "{\"dtype\":\"bf16\"}", "dtype=bf16", 700);
+    snprintf(all_a, sizeof all_a, "%s,%s,%s", a[0], a[1], a[2]);
+    snprintf(all_b, sizeof all_b, "%s,%s,%s,%s", b[0], b[1], b[2], b[3]);
+    mb_ceilings m[2];
+    load(results_file("kinds_a.json", "boxa", all_a), &m[0]);
+    load(results_file("kinds_b.json", "boxb", all_b), &m[1]);
+    mb_compare c;
+    mb_err err = { 0 };
+    if (mb_compare_build(m, 2, NULL, 0, NULL, 0, &f->keys, &c, &err))
+        fail_msg("%s", err.msg);
+    const mb_compare_best *fwd = best_kind(&c, "conv", "dtype=bf16 direction=fwd");
+    CLOSE(fwd->rate_abs[0], 0.011e12);
+    CLOSE(fwd->rate_abs[1], 383e12);
+    assert_int_equal(best_kind(&c, "conv", "dtype=bf16 direction=bwd_data")->row[0], -1);
+    for (int k = 0; k < c.n_best; k++) /* no conv kind of its own for oneDNN */
+        assert_false(!strcmp(c.best[k].component, "conv") && !strcmp(c.best[k].kind, "dtype=bf16"));
+    /* int8: one kind, in OP, its ratio against int8 only */
+    const mb_compare_best *i8 = best_kind(&c, "gemm", "dtype=int8");
+    assert_string_equal(i8->work_unit, "OP");
+    CLOSE(i8->ratio[1], 1268.0 / 1000);
+    assert_string_equal(best_kind(&c, "gemm", "dtype=bf16")->work_unit, "flop");
+    char cell[64];
+    mb_compare_fmt_best(cell, sizeof cell, &c, i8, 1);
+    assert_string_equal(cell, "1.27 POP/s cublaslt");
+    mb_compare_fmt_cell(cell, sizeof cell, &c, row(&c, "gemm/cublaslt/dtype=int8"), 1);
+    assert_string_equal(cell, "1.27 POP/s");
+    mb_compare_free(&c);
+    mb_ceilings_free(&m[0]);
+    mb_ceilings_free(&m[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_machine_label_ties), cmocka_unit_test(test_price_by_label_and_case_labels),
         cmocka_unit_test(test_unlike_machines_both_views), cmocka_unit_test(test_price_names_listed),
         cmocka_unit_test(test_human_figures),         cmocka_unit_test(test_unlike_machines_text),
+        cmocka_unit_test(test_kinds_across_backends),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

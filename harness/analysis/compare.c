@@ -146,6 +146,11 @@ static void case_kind(const mb_case_ref *cr, const mb_ini *keys, char *buf, size
     snprintf(copy, sizeof copy, "%s", list ? list : "dtype");
     for (char *k = strtok_r(copy, ", \t", &save); k && at < len; k = strtok_r(NULL, ", \t", &save)) {
         const char *v = mb_case_param(cr, k);
+        /* a backend without the parameter does one kind of it ([best.defaults]) */
+        char key[128];
+        snprintf(key, sizeof key, "%s.%s", cr->component, k);
+        if (v == NULL && keys)
+            v = mb_ini_get(keys, "best.defaults", key);
         if (v)
             at += (size_t)snprintf(buf + at, len - at, "%s%s=%s", at ? " " : "", k, v);
     }
