@@ -608,3 +608,8 @@ void mb_fmt_case_rate(const cJSON *c, double rate, char *buf, size_t len)
 {
     rate_text(c, rate, buf, len);
 }
+
+void mb_put_wrapped(FILE *out, const char *text, int indent)
+{
+    put_wrapped(out, text, indent);
+}

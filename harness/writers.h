@@ -36,4 +36,8 @@ void mb_fmt_number(char *buf, size_t len, double v);
  * the hover text of the HTML page says the same figure as the table. */
 void mb_fmt_case_rate(const cJSON *c, double rate, char *buf, size_t len);
 
+/* Prints text from column indent, wrapped at spaces to 120 columns, as the
+ * table's notes are (continuation lines indented two more). */
+void mb_put_wrapped(FILE *out, const char *text, int indent);
+
 #endif

@@ -438,6 +438,45 @@ static void test_html_hover_figures(void **s)
     cJSON_Delete(doc);
 }
 
+/* ---- --baseline names the case as the table does, with both ceilings and their unit -------- */
+
+static void test_baseline_printout(void **s)
+{
+    (void)s;
+    cJSON *doc = doc_with(V1_GEMM, 1);
+    cJSON *base = doc_with(V1_GEMM, 1);
+    cJSON *bc = cJSON_GetArrayItem(cJSON_GetObjectItem(base, "cases"), 0);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(bc, "sustained"), "rate", cJSON_CreateNumber(200));
+    cJSON_AddItemToArray(cJSON_GetObjectItem(base, "cases"),
+                         parse("{\"id\":\"hostmem/stream/kernel=triad,threads=0\",\"component\":\"hostmem\","
+                               "\"backend\":\"stream\",\"params\":{\"kernel\":\"triad\",\"threads\":\"0\"},"
+                               "\"params_set\":[\"kernel\"],\"status\":\"ok\",\"rate_unit\":\"GB/s\","
+                               "\"rate\":{\"median\":7.3}}"));
+    cJSON *out = NULL;
+    mb_err e = { 0 };
+    assert_int_equal(mb_baseline_check(doc, base, 0.05, &out, &e), MB_EFAIL);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    mb_baseline_print(f, out, 0.05);
+    fclose(f);
+    /* 175.7 against 200: 12.2% below */
+    assert_non_null(strstr(text, "  FAILED gemm/openblas dtype=fp32 m=2k n=2k k=2k: ceiling 175.7 GFLOP/s, 12.2% below "
+                                 "the baseline's 200 GFLOP/s\n    (tolerance 5.0%)\n"));
+    assert_non_null(strstr(text, "  not compared hostmem/stream kernel=triad: in the baseline, not in this run\n"));
+    assert_null(strstr(text, "threads=0"));
+    for (const char *l = text; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t n = nl ? (size_t)(nl - l) : strlen(l);
+        assert_true(n <= 120);
+        l += n + (nl != NULL);
+    }
+    free(text);
+    cJSON_Delete(out);
+    cJSON_Delete(base);
+    cJSON_Delete(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -448,6 +487,7 @@ int main(void)
         cmocka_unit_test(test_int8_unit),
         cmocka_unit_test(test_seconds_format),
         cmocka_unit_test(test_html_hover_figures),
+        cmocka_unit_test(test_baseline_printout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

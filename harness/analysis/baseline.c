@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "results.h"
+#include "writers.h"
 
 static const char *str_of(const cJSON *o, const char *name)
 {
@@ -65,20 +66,30 @@ static const cJSON *find_case(const cJSON *doc, const char *id)
     return NULL;
 }
 
-static void add_not_compared(cJSON *list, const char *id, const char *reason)
+/* What the run table calls the case ("gemm/openblas dtype=fp32 m=2k"), for the printout. */
+static void add_label(cJSON *e, const cJSON *c)
+{
+    char label[256];
+    mb_case_label(c, label, sizeof label);
+    cJSON_AddStringToObject(e, "label", label);
+}
+
+static void add_not_compared(cJSON *list, const cJSON *c, const char *id, const char *reason)
 {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "id", id);
+    add_label(e, c);
     cJSON_AddStringToObject(e, "reason", reason);
     cJSON_AddItemToArray(list, e);
 }
 
 /* Appends a failure; rank < 0 for the case as a whole. */
-static void add_failure(cJSON *list, const char *id, int rank, const char *host, double rate,
+static void add_failure(cJSON *list, const cJSON *c, const char *id, int rank, const char *host, double rate,
                         double base, const char *reason)
 {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "id", id);
+    add_label(e, c);
     if (rank >= 0) {
         cJSON_AddNumberToObject(e, "rank", rank);
         cJSON_AddStringToObject(e, "host", host ? host : "");
@@ -98,21 +109,25 @@ static void add_failure(cJSON *list, const char *id, int rank, const char *host,
 
 /* Checks one measured record (a case, or one rank's entry of it) against the
  * baseline's rate; returns true when it failed. */
-static bool check_one(cJSON *failed, const char *id, int rank, const char *host, const cJSON *rec,
+static bool check_one(cJSON *failed, const cJSON *c, const char *id, int rank, const char *host, const cJSON *rec,
                       double rate, double base, double tolerance)
 {
     char reason[MB_ERR_LEN];
     if (status_is(rec, "failed")) {
         const char *why = str_of(rec, "reason");
         snprintf(reason, sizeof reason, "failed: %s", why ? why : "no reason given");
-        add_failure(failed, id, rank, host, NAN, base, reason);
+        add_failure(failed, c, id, rank, host, NAN, base, reason);
         return true;
     }
     if (!isfinite(rate) || rate >= base * (1.0 - tolerance))
         return false;
-    snprintf(reason, sizeof reason, "%.1f%% below the baseline (tolerance %.1f%%)",
-             100.0 * (1.0 - rate / base), 100.0 * tolerance);
-    add_failure(failed, id, rank, host, rate, base, reason);
+    /* both ceilings with their unit, as the run table prints them */
+    char now[64], then[64];
+    mb_fmt_case_rate(c, rate, now, sizeof now);
+    mb_fmt_case_rate(c, base, then, sizeof then);
+    snprintf(reason, sizeof reason, "ceiling %s, %.1f%% below the baseline's %s (tolerance %.1f%%)", now,
+             100.0 * (1.0 - rate / base), then, 100.0 * tolerance);
+    add_failure(failed, c, id, rank, host, rate, base, reason);
     return true;
 }
 
@@ -124,26 +139,26 @@ static int compare_case(const cJSON *cur, const cJSON *base_case, double toleran
     const char *id = str_of(cur, "id");
     char reason[MB_ERR_LEN];
     if (base_case == NULL) {
-        add_not_compared(not_compared, id, "not in the baseline");
+        add_not_compared(not_compared, cur, id, "not in the baseline");
         return -1;
     }
     double base = rate_of(base_case);
     if (!status_is(base_case, "ok") || !isfinite(base) || base <= 0) {
         snprintf(reason, sizeof reason, "no rate in the baseline (status %s)",
                  str_of(base_case, "status") ? str_of(base_case, "status") : "unknown");
-        add_not_compared(not_compared, id, reason);
+        add_not_compared(not_compared, cur, id, reason);
         return -1;
     }
     if (status_is(cur, "skipped")) {
         const char *why = str_of(cur, "reason");
         snprintf(reason, sizeof reason, "skipped in this run: %s", why ? why : "no reason given");
-        add_not_compared(not_compared, id, reason);
+        add_not_compared(not_compared, cur, id, reason);
         return -1;
     }
     const char *u1 = str_of(cur, "rate_unit"), *u2 = str_of(base_case, "rate_unit");
     if (u1 && u2 && strcmp(u1, u2) != 0) {
         snprintf(reason, sizeof reason, "rate unit %s here, %s in the baseline", u1, u2);
-        add_not_compared(not_compared, id, reason);
+        add_not_compared(not_compared, cur, id, reason);
         return -1;
     }
     /* Fleet mode: every rank against the baseline (rank 0's rate is the
@@ -161,12 +176,12 @@ static int compare_case(const cJSON *cur, const cJSON *base_case, double toleran
         {
             const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "rank");
             const cJSON *rate = cJSON_GetObjectItemCaseSensitive(e, "rate");
-            any |= check_one(failed, id, cJSON_IsNumber(r) ? r->valueint : 0, str_of(e, "host"), e,
+            any |= check_one(failed, cur, id, cJSON_IsNumber(r) ? r->valueint : 0, str_of(e, "host"), e,
                              cJSON_IsNumber(rate) ? rate->valuedouble : NAN, base, tolerance);
         }
         return any ? 1 : 0;
     }
-    return check_one(failed, id, -1, NULL, cur, rate_of(cur), base, tolerance) ? 1 : 0;
+    return check_one(failed, cur, id, -1, NULL, cur, rate_of(cur), base, tolerance) ? 1 : 0;
 }
 
 int mb_baseline_check(const cJSON *results, const cJSON *baseline, double tolerance,
@@ -208,7 +223,7 @@ int mb_baseline_check(const cJSON *results, const cJSON *baseline, double tolera
     {
         const char *id = str_of(c, "id");
         if (id && find_case(results, id) == NULL)
-            add_not_compared(not_compared, id, "in the baseline, not in this run");
+            add_not_compared(not_compared, c, id, "in the baseline, not in this run");
     }
     cJSON_AddNumberToObject(out, "tolerance", tolerance);
     cJSON_AddNumberToObject(out, "compared", compared);
@@ -241,8 +256,17 @@ void mb_baseline_print(FILE *out, const cJSON *failures, double tolerance)
         char who[128] = "";
         if (cJSON_IsNumber(rank))
             snprintf(who, sizeof who, " rank %d (%s)", rank->valueint, str_or(e, "host", "?"));
-        fprintf(out, "  FAILED %s%s: %s\n", str_or(e, "id", "?"), who, str_or(e, "reason", "?"));
+        /* the case as the table names it (the id is in the JSON), wrapped to 120 columns */
+        char line[MB_ERR_LEN + 512];
+        snprintf(line, sizeof line, "FAILED %s%s: %s", str_or(e, "label", str_or(e, "id", "?")), who,
+                 str_or(e, "reason", "?"));
+        mb_put_wrapped(out, line, 2);
     }
     cJSON_ArrayForEach(e, skipped)
-        fprintf(out, "  not compared %s: %s\n", str_or(e, "id", "?"), str_or(e, "reason", "?"));
+    {
+        char line[MB_ERR_LEN + 512];
+        snprintf(line, sizeof line, "not compared %s: %s", str_or(e, "label", str_or(e, "id", "?")),
+                 str_or(e, "reason", "?"));
+        mb_put_wrapped(out, line, 2);
+    }
 }
