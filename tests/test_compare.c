@@ -571,6 +571,45 @@ static void test_kinds_across_backends(void **state)
     mb_ceilings_free(&m[1]);
 }
 
+/* A noisy case is noisy in compare too: in its cell, its best-per-kind cell and the JSON, as `report` says. */
+static void test_noisy_marked(void **state)
+{
+    fx *f = *state;
+    char a[1024], b[1024];
+    any_case(a, sizeof a, "gemm", "openblas", "{\"dtype\":\"fp32\"}", "dtype=fp32", 0.2);
+    any_case(b, sizeof b, "gemm", "openblas", "{\"dtype\":\"fp32\"}", "dtype=fp32", 0.3);
+    /* B's repetitions disagree: cv 33.4% against the default max_cv of 10% */
+    char *cv = strstr(b, "\"cv\":0.01");
+    assert_non_null(cv);
+    memcpy(cv, "\"cv\":0.33", 9);
+    mb_ceilings m[2];
+    load(results_file("noisy_a.json", "boxa", a), &m[0]);
+    load(results_file("noisy_b.json", "boxb", b), &m[1]);
+    assert_false(m[0].cases[0].noisy);
+    assert_true(m[1].cases[0].noisy);
+    mb_compare c;
+    mb_err err = { 0 };
+    if (mb_compare_build(m, 2, NULL, 0, NULL, 0, &f->keys, &c, &err))
+        fail_msg("%s", err.msg);
+    char cell[96];
+    mb_compare_fmt_cell(cell, sizeof cell, &c, &c.rows[0], 0);
+    assert_string_equal(cell, "200 GFLOP/s");
+    mb_compare_fmt_cell(cell, sizeof cell, &c, &c.rows[0], 1);
+    assert_string_equal(cell, "300 GFLOP/s noisy");
+    mb_compare_fmt_best(cell, sizeof cell, &c, best_kind(&c, "gemm", "dtype=fp32"), 1);
+    assert_string_equal(cell, "300 GFLOP/s openblas noisy");
+    cJSON *j = mb_compare_to_json(&c);
+    const cJSON *row0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"), 0);
+    assert_false(cJSON_IsTrue(cJSON_GetArrayItem(cJSON_GetObjectItem(row0, "noisy"), 0)));
+    assert_true(cJSON_IsTrue(cJSON_GetArrayItem(cJSON_GetObjectItem(row0, "noisy"), 1)));
+    const cJSON *best0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "best"), 0);
+    assert_true(cJSON_IsTrue(cJSON_GetArrayItem(cJSON_GetObjectItem(best0, "noisy"), 1)));
+    cJSON_Delete(j);
+    mb_compare_free(&c);
+    mb_ceilings_free(&m[0]);
+    mb_ceilings_free(&m[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -580,7 +619,7 @@ int main(void)
         cmocka_unit_test(test_machine_label_ties), cmocka_unit_test(test_price_by_label_and_case_labels),
         cmocka_unit_test(test_unlike_machines_both_views), cmocka_unit_test(test_price_names_listed),
         cmocka_unit_test(test_human_figures),         cmocka_unit_test(test_unlike_machines_text),
-        cmocka_unit_test(test_kinds_across_backends),
+        cmocka_unit_test(test_kinds_across_backends), cmocka_unit_test(test_noisy_marked),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -883,7 +883,10 @@ void mb_compare_fmt_cell(char *buf, size_t len, const mb_compare *c, const mb_co
         return;
     }
     const mb_case_ref *cr = &c->m[i].cases[r->idx[i]];
-    mb_compare_fmt_rate(buf, len, cr->rate_abs, mb_compare_work_unit(cr), r->latency_first);
+    char v[64];
+    mb_compare_fmt_rate(v, sizeof v, cr->rate_abs, mb_compare_work_unit(cr), r->latency_first);
+    /* the state every other view gives the case: its ceiling is not reliable */
+    snprintf(buf, len, "%s%s", v, cr->noisy ? " noisy" : "");
 }
 
 /* Machine i's best case of a kind: "52.3 TFLOP/s cublaslt", or "-". */
@@ -896,7 +899,7 @@ void mb_compare_fmt_best(char *buf, size_t len, const mb_compare *c, const mb_co
     const mb_case_ref *cr = &c->m[i].cases[c->rows[b->row[i]].idx[i]];
     char v[48];
     mb_compare_fmt_rate(v, sizeof v, b->rate_abs[i], b->work_unit, b->latency_first);
-    snprintf(buf, len, "%s %s", v, cr->backend ? cr->backend : "");
+    snprintf(buf, len, "%s %s%s", v, cr->backend ? cr->backend : "", cr->noisy ? " noisy" : "");
 }
 
 /* "0.91x (2 of 11)": a geometric mean and its coverage. */
@@ -1022,6 +1025,10 @@ static void compare_best_text(FILE *o, const mb_compare *c, bool md)
                "compares.\n\n"
           : backends ? "  each machine's fastest case that ran and passed verification, with its backend\n"
                      : "  each machine's fastest case that ran and passed verification (its backend: --format md)\n",
+          o);
+    fputs(md ? "A figure marked *noisy* is a case whose repetitions (or burst, sustained and median) disagree beyond its "
+               "own noise, as `mlbench report` marks it: not a reliable ceiling.\n\n"
+             : "  noisy = the case's repetitions disagree (as `mlbench report` marks it): not a reliable ceiling\n",
           o);
     tbl_print(o, &t, md, "  ");
     tbl_free(&t);
@@ -1277,6 +1284,9 @@ cJSON *mb_compare_to_json(const mb_compare *c)
             cJSON_AddItemToArray(st, cJSON_CreateString(s));
         }
         cJSON_AddItemToObject(o, "rate", nums_json(row->rate, c->n_m));
+        cJSON *noisy = cJSON_AddArrayToObject(o, "noisy");
+        for (int i = 0; i < c->n_m; i++)
+            cJSON_AddItemToArray(noisy, cJSON_CreateBool(row->idx[i] >= 0 && c->m[i].cases[row->idx[i]].noisy));
         cJSON *from = cJSON_AddArrayToObject(o, "rate_from");
         for (int i = 0; i < c->n_m; i++)
             cJSON_AddItemToArray(from, row->from_sheet[i] ? cJSON_CreateString("datasheet")
@@ -1303,6 +1313,10 @@ cJSON *mb_compare_to_json(const mb_compare *c)
         for (int i = 0; i < c->n_m; i++)
             cJSON_AddItemToArray(ids, k->row[i] >= 0 ? cJSON_CreateString(c->rows[k->row[i]].id) : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "rate_per_s", nums_json(k->rate_abs, c->n_m));
+        cJSON *noisy = cJSON_AddArrayToObject(o, "noisy");
+        for (int i = 0; i < c->n_m; i++)
+            cJSON_AddItemToArray(noisy, cJSON_CreateBool(k->row[i] >= 0 &&
+                                                         c->m[i].cases[c->rows[k->row[i]].idx[i]].noisy));
         cJSON_AddItemToObject(o, "ratio", nums_json(k->ratio, c->n_m));
         cJSON_AddItemToObject(o, "per_usd", nums_json(k->per_usd_abs, c->n_m));
         cJSON_AddItemToArray(best, o);
