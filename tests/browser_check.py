@@ -400,7 +400,8 @@ def make_pages(a, work):
          gap_json, "--html", pages["gap"]])
     pages["compare"] = os.path.join(work, "compare.html")
     cmp_json = os.path.join(work, "compare.json")
-    run([m, "compare", h100, cpu, "--price", "NVIDIA H100 80GB HBM3=3", "--price", "AMD EPYC=0.2",
+    # A the CPU machine, B the H100: ratios read "how many times the CPU box" (docs/report.md)
+    run([m, "compare", cpu, h100, "--price", "A=0.2", "--price", "B=3",
          "--format", "json", "--out", cmp_json, "--html", pages["compare"]])
     docs = {"run": json.load(open(run_json)), "report": json.load(open(h100)), "gap": json.load(open(gap_json)),
             "compare": json.load(open(cmp_json))}
