@@ -33,7 +33,9 @@ import re
 import shutil
 import subprocess
 import sys
+import struct
 import tempfile
+import zlib
 
 SKIP = 77
 
@@ -432,6 +434,58 @@ DOC_CHARTS = [
 ]
 
 
+def png_crop_bottom(png, margin=8):
+    """Cuts the white rows under a chart's image (headless chromium paints a window taller than a small
+    chart): an image of a chart, not a chart over an empty half. Stdlib only: 8-bit RGB/RGBA, not interlaced."""
+    data = open(png, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return False
+    pos, chunks = 8, []
+    while pos < len(data):
+        n = struct.unpack(">I", data[pos:pos + 4])[0]
+        chunks.append((data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]))
+        pos += 12 + n
+    w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", chunks[0][1])
+    if depth != 8 or ctype not in (2, 6) or interlace:
+        return False
+    bpp = 3 if ctype == 2 else 4
+    raw = zlib.decompress(b"".join(d for t, d in chunks if t == b"IDAT"))
+    stride = w * bpp
+    rows, prev = [], bytearray(stride)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        if f == 1:
+            for i in range(bpp, stride):
+                line[i] = (line[i] + line[i - bpp]) & 255
+        elif f == 2:
+            line = bytearray((a + b) & 255 for a, b in zip(line, prev))
+        elif f == 3:
+            for i in range(stride):
+                line[i] = (line[i] + ((line[i - bpp] if i >= bpp else 0) + prev[i]) // 2) & 255
+        elif f == 4:
+            for i in range(stride):
+                a = line[i - bpp] if i >= bpp else 0
+                b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    white = bytes([255]) * stride
+    last = max((y for y in range(h) if rows[y] != white), default=h - 1)
+    keep = min(h, last + 1 + margin)
+    if keep >= h:
+        return True
+    ihdr = struct.pack(">IIBBBBB", w, keep, 8, ctype, 0, 0, 0)
+    body = zlib.compress(b"".join(b"\x00" + r for r in rows[:keep]), 9)
+
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
+
+    with open(png, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", body) + chunk(b"IEND", b""))
+    return True
+
+
 def chart_alone(chromium, profile, page, cid, png, work):
     text = open(page, encoding="utf-8").read()
     m = re.search(r'<svg class="chart" data-chart="%s".*?</svg>' % re.escape(cid), text, re.S)
@@ -445,7 +499,7 @@ def chart_alone(chromium, profile, page, cid, png, work):
                 '</style></head><body>%s</body></html>' % svg)
     # headless chromium paints less than a small window's height: give it room (the rest is white)
     p = browse(chromium, profile, alone, ["--window-size=%s,%d" % (w, max(int(h) + 100, 300)), "--screenshot=" + png])
-    return p.returncode == 0 and os.path.exists(png)
+    return p.returncode == 0 and os.path.exists(png) and png_crop_bottom(png)
 
 
 def main():

@@ -617,10 +617,13 @@ static int compare_geomeans(FILE *o, const mb_compare *c, geo_view v, mb_err *er
     }
     for (int i = 0; i < ng && rc == MB_OK; i++)
         colors[i] = i + 1;
+    /* the chart names A itself: an image of it alone (docs) must say what the ratios are to */
+    char x_label[256];
+    snprintf(x_label, sizeof x_label, "ratio to A, %s (1x = as fast as A)", c->label[0]);
     if (rc == MB_OK) {
         mb_html_bars b = { .id = ids[v],
                            .title = heads[v],
-                           .x_label = "ratio to A (1x = as fast as A)",
+                           .x_label = x_label,
                            .n_cat = n,
                            .n_group = ng,
                            .cats = cats,
