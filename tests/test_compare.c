@@ -610,6 +610,39 @@ static void test_noisy_marked(void **state)
     mb_ceilings_free(&m[1]);
 }
 
+/* One wording per state: a case that ran but was not verified is "not verified" in compare's JSON too,
+ * as in report's table, CSV and HTML. */
+static void test_state_words(void **state)
+{
+    fx *f = *state;
+    char a[1024], b[1024];
+    any_case(a, sizeof a, "launch", "cuda", "{\"op\":\"stream_sync\"}", "op=stream_sync", 1);
+    any_case(b, sizeof b, "launch", "cuda", "{\"op\":\"stream_sync\"}", "op=stream_sync", 1);
+    const char *v = strstr(b, "\"passed\"");
+    assert_non_null(v);
+    char nv[1024];
+    snprintf(nv, sizeof nv, "%.*s\"not-run\"%s", (int)(v - b), b, v + 8); /* ran, verification not run */
+    snprintf(b, sizeof b, "%s", nv);
+    mb_ceilings m[2];
+    load(results_file("words_a.json", "boxa", a), &m[0]);
+    load(results_file("words_b.json", "boxb", b), &m[1]);
+    mb_compare c;
+    mb_err err = { 0 };
+    if (mb_compare_build(m, 2, NULL, 0, NULL, 0, &f->keys, &c, &err))
+        fail_msg("%s", err.msg);
+    cJSON *j = mb_compare_to_json(&c);
+    const cJSON *st = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"), 0), "status");
+    assert_string_equal(cJSON_GetArrayItem(st, 0)->valuestring, "ok");
+    assert_string_equal(cJSON_GetArrayItem(st, 1)->valuestring, "not verified");
+    char cell[96];
+    mb_compare_fmt_cell(cell, sizeof cell, &c, &c.rows[0], 1);
+    assert_string_equal(cell, "not verified");
+    cJSON_Delete(j);
+    mb_compare_free(&c);
+    mb_ceilings_free(&m[0]);
+    mb_ceilings_free(&m[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -620,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_unlike_machines_both_views), cmocka_unit_test(test_price_names_listed),
         cmocka_unit_test(test_human_figures),         cmocka_unit_test(test_unlike_machines_text),
         cmocka_unit_test(test_kinds_across_backends), cmocka_unit_test(test_noisy_marked),
+        cmocka_unit_test(test_state_words),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

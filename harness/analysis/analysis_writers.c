@@ -1280,7 +1280,7 @@ cJSON *mb_compare_to_json(const mb_compare *c)
             const char *s = row->idx[i] < 0 ? "absent"
                             : c->m[i].cases[row->idx[i]].usable ? "ok"
                             : strcmp(c->m[i].cases[row->idx[i]].status, "ok") ? c->m[i].cases[row->idx[i]].status
-                                                                              : "not-verified";
+                                                                              : "not verified";
             cJSON_AddItemToArray(st, cJSON_CreateString(s));
         }
         cJSON_AddItemToObject(o, "rate", nums_json(row->rate, c->n_m));
