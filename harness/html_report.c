@@ -448,7 +448,8 @@ static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const c
             }
             char t[512], fig[64];
             mb_fmt_case_rate(c, rate, fig, sizeof fig);
-            snprintf(t, sizeof t, "%s: %s, cv %.1f%%", label, fig, 100 * (cv > 0 ? cv : 0));
+            snprintf(t, sizeof t, "%s: %s, cv %.1f%%%s", label, fig, 100 * (cv > 0 ? cv : 0),
+                     strcmp(mb_case_state(c), "noisy") ? "" : ", noisy: not a reliable ceiling");
             b.titles[2 * i] = strdup(t);
             if (peak > 0) {
                 b.hi[2 * i + 1] = peak;
@@ -659,7 +660,8 @@ static void point_title(const roof_point *p, char *t, size_t len)
     mb_case_label(p->c, label, sizeof label);
     mb_fmt_case_rate(p->c, ceiling_of(p->c), r, sizeof r);
     mb_svg_fmt_si(ai, sizeof ai, p->ai);
-    snprintf(t, len, "%s: %s at %s %s/byte", label, r, ai, w);
+    snprintf(t, len, "%s: %s at %s %s/byte%s", label, r, ai, w,
+             strcmp(mb_case_state(p->c), "noisy") ? "" : " (noisy: not a reliable ceiling)");
 }
 
 static void roofline_legend(mb_chart *ch, const roof *roofs, int nr, bool meas, bool sheet, bool no_peak)
