@@ -6,7 +6,7 @@
  *   match = H100 80GB HBM3, H100 SXM        ; substrings of the CUDA device name
  *   kind = gpu                               ; gpu | cpu
  *   source = NVIDIA H100 Tensor Core GPU datasheet, 2023   ; default source
- *   [peak]                                   ; dense TFLOP/s (TOPS for int8), never sparsity
+ *   [peak]                                   ; dense TFLOP/s (TOP/s for int8), never sparsity
  *   fp64 = 34
  *   fp64_tensor = 67
  *   fp32 = 67
