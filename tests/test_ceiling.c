@@ -18,6 +18,8 @@
 
 #include "analysis_writers.h"
 #include "baseline.h"
+#include "params.h"
+#include "suite.h"
 #include "ceilings.h"
 #include "html_report.h"
 #include "results.h"
@@ -478,6 +480,37 @@ static void test_baseline_printout(void **s)
     cJSON_Delete(doc);
 }
 
+/* A new results file: an int8 GEMM of a backend whose rate unit is TFLOP/s is written in TOP/s, its
+ * ceiling too; an fp16 case of the same backend stays in TFLOP/s. */
+static const mb_param_spec GEMM_SPEC[] = { { "dtype", MB_P_ENUM, "fp16", "fp16|int8", 0, -1, "dtype" },
+                                           MB_PARAM_END };
+static const mb_component_ops GEMM_OPS = { .component = "gemm", .backend = "fake", .work_unit = "flop",
+                                           .rate_unit = "TFLOP/s", .rate_scale = 1e12, .params = GEMM_SPEC };
+
+static void test_int8_unit_at_source(void **s)
+{
+    (void)s;
+    const char *dtypes[] = { "int8", "fp16" }, *units[] = { "TOP/s", "TFLOP/s" };
+    for (int i = 0; i < 2; i++) {
+        const char *names[] = { "dtype" }, *values[] = { dtypes[i] };
+        mb_case c = { .id = "gemm/fake/x", .section = "s", .ops = &GEMM_OPS, .max_cv = 0.1 };
+        c.params = mb_params_build(GEMM_SPEC, names, values, 1, NULL);
+        assert_non_null(c.params);
+        mb_record r;
+        mb_record_init(&r, &c);
+        r.status = MB_CASE_OK;
+        r.verify = MB_VERIFY_PASSED;
+        r.work_per_iter = 1e12;
+        assert_int_equal(mb_record_add_repetition(&r, 10, 0.01), MB_OK);
+        cJSON *j = mb_record_to_json(&r);
+        assert_string_equal(cJSON_GetObjectItem(j, "rate_unit")->valuestring, units[i]);
+        assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "ceiling"), "unit")->valuestring, units[i]);
+        cJSON_Delete(j);
+        mb_record_free(&r);
+        mb_params_free(c.params);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -489,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_seconds_format),
         cmocka_unit_test(test_html_hover_figures),
         cmocka_unit_test(test_baseline_printout),
+        cmocka_unit_test(test_int8_unit_at_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
