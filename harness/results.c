@@ -784,6 +784,15 @@ static void int_units_of_old_files(cJSON *doc)
         cJSON *ce = cJSON_GetObjectItemCaseSensitive(c, "ceiling");
         if (cJSON_IsObject(ce))
             retype_unit(ce, "unit", d->valuestring);
+        /* the old kernels' note told the reader to do that conversion: now done, it says the unit */
+        cJSON *n;
+        cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(c, "notes"))
+        {
+            static const char OLD[] = "; read TFLOP/s as TOPS";
+            char *at = cJSON_IsString(n) ? strstr(n->valuestring, OLD) : NULL;
+            if (at && at[sizeof OLD - 1] == '\0') /* at its end; the new text is shorter: in place */
+                strcpy(at, ", in TOP/s");
+        }
     }
 }
 
