@@ -325,14 +325,21 @@ void mb_chart_category(mb_chart *c, int cat, int n_cat, const char *label)
     if (len <= fit) {
         mb_svg_escape(o, label);
     } else {
+        /* cut in the middle: the start names the case (component/backend), the end holds the parameter
+         * that tells neighbouring rows apart (mode=cached, mode=direct) */
         char cut[512];
         int keep = fit - 1 < (int)sizeof cut - 1 ? fit - 1 : (int)sizeof cut - 1;
+        int tail = keep > 0 ? keep / 2 : 0, head = keep > 0 ? keep - tail : 0;
+        int from = len - tail;
         /* never split a UTF-8 sequence */
-        while (keep > 0 && ((unsigned char)label[keep] & 0xC0) == 0x80)
-            keep--;
-        snprintf(cut, sizeof cut, "%.*s", keep > 0 ? keep : 0, label);
+        while (head > 0 && ((unsigned char)label[head] & 0xC0) == 0x80)
+            head--;
+        while (from < len && ((unsigned char)label[from] & 0xC0) == 0x80)
+            from++;
+        snprintf(cut, sizeof cut, "%.*s", head, label);
         mb_svg_escape(o, cut);
         fputs("\xE2\x80\xA6", o); /* … */
+        mb_svg_escape(o, label + from);
     }
     fprintf(o, "</text>\n");
 }
