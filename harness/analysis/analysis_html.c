@@ -502,7 +502,7 @@ static int compare_component(FILE *o, const mb_compare *c, const char *comp, con
                        .hi = hi,
                        .titles = (const char *const *)titles,
                        .log = true,
-                       .label_px = 440 };
+                       .label_px = 600 }; /* case labels run to 80 characters: cut fewer */
     mb_html_bar_chart(o, &b);
     for (int i = 0; i < n * c->n_m; i++)
         free(titles[i]);
