@@ -285,6 +285,9 @@ typedef struct tr_state {
     size_t n_flop_ops, cap_flop_ops;
     long long ops_without_shapes[TR_N_OP_KINDS]; /* by tr_op_kind */
     char shape_why[TR_N_OP_KINDS][96];           /* first reason a shape did not give FLOPs/bytes */
+    /* Optional: each complete event is also shown to this function
+     * (mb_trace_walk, for the kernel-level projection of project_trace.c). */
+    struct tr_event_view_hook *hook;
 } tr_state;
 
 void tr_state_free(tr_state *st);
@@ -292,5 +295,43 @@ void tr_state_free(tr_state *st);
 /* After a successful parse: builds the stages, warnings and evidence of
  * `run` from `st`. May reorder/overwrite st's arrays. */
 int tr_analyse(tr_state *st, mb_run *run, mb_err *err);
+
+/* ---- every event, one at a time (mb_trace_walk) --------------------------- */
+
+enum tr_view_kind { TR_V_KERNEL = 1, TR_V_MEMCPY, TR_V_MEMSET, TR_V_LAUNCH, TR_V_SYNC, TR_V_CPU_OP, TR_V_STEP };
+
+/* What one complete ('X') event said, for readers that keep more than the
+ * summary of tr_state: the kernel-level projection keeps every kernel with
+ * its grid, block and stream, every launch and sync call, and the FLOPs or
+ * bytes of ops with recorded shapes. -1 = not recorded. */
+typedef struct tr_event_view {
+    int kind;           /* tr_view_kind */
+    int cls;            /* TR_V_KERNEL/MEMCPY/MEMSET: kernel class; TR_V_SYNC: TR_RT_SYNC or TR_RT_BLOCKING */
+    const char *name;
+    int64_t thread, ts, dur;
+    int64_t device, stream, corr, ext_id;
+    int64_t grid[3], block[3]; /* 0 = not recorded */
+    int64_t regs, smem;        /* per thread / per block; -1 */
+    double bytes;              /* memcpy/memset bytes; -1 */
+    int copy_dir;              /* tr_dir of a memcpy */
+    const tr_shapes *sh;       /* TR_V_CPU_OP */
+    tr_rules *rules;
+} tr_event_view;
+
+/* Returns MB_OK to go on; anything else stops the read with that code and
+ * the message it put in err. */
+typedef int (*tr_event_fn)(void *ctx, const tr_event_view *v, mb_err *err);
+
+typedef struct tr_event_view_hook {
+    tr_event_fn fn;
+    void *ctx;
+    mb_err err;
+} tr_event_view_hook;
+
+/* Reads the trace at `path` (the same reader, bounds and errors as
+ * mb_trace_read) and shows each complete event to fn. *device_props (may be
+ * NULL) receives a copy of the trace's deviceProperties (NULL when absent),
+ * which the caller frees with cJSON_Delete. */
+int mb_trace_walk(const char *path, tr_event_fn fn, void *ctx, cJSON **device_props, mb_err *err);
 
 #endif
