@@ -3,6 +3,8 @@
  * lays them out. */
 #include "analysis_html.h"
 
+#include "project_rank.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,6 +366,8 @@ int mb_gap_html(FILE *o, const mb_gap *g, const mb_diagnosis *d, mb_err *err)
         gap_diagnosis(o, d);
     if (rc == MB_OK)
         rc = gap_projection(o, g, err);
+    if (rc == MB_OK && g->machines) /* the machines ranked (project_rank.c) */
+        mb_rank_html(o, g->machines);
     if (rc == MB_OK && (g->n_notes || g->run->n_warnings)) {
         fputs("<h2>Warnings</h2>\n<ul>\n", o);
         for (int i = 0; i < g->n_notes; i++)

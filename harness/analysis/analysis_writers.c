@@ -455,47 +455,91 @@ static void gap_diagnosis(FILE *o, const mb_diagnosis *d, bool md)
     }
 }
 
+/* Writes "<lead><text>" wrapped at 120 columns, continuation lines indented
+ * under the text: notes are wrapped, never cut. */
+static void print_wrapped(FILE *o, const char *lead, const char *text)
+{
+    enum { COLS = 120 };
+    int indent = width(lead), col = indent;
+    fputs(lead, o);
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *e = p;
+        while (*e && *e != ' ')
+            e++;
+        int wl = (int)(e - p);
+        if (col > indent && col + 1 + wl > COLS) {
+            fputc('\n', o);
+            pad(o, indent);
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', o);
+            col++;
+        }
+        fwrite(p, 1, (size_t)wl, o);
+        col += wl;
+        p = e;
+    }
+    fputc('\n', o);
+}
+
 static void gap_projection(FILE *o, const mb_gap *g, bool md)
 {
     if (!g->has_target)
         return;
     fprintf(o, md ? "\n## Projection onto %s (%s)\n\n" : "\nprojection onto %s (%s)\n", g->target_label,
             g->target_kind);
+    /* one time basis: each stage's exposed time here and there (hidden time
+     * stays hidden), so the rows add up to the step on both sides */
     tbl t;
-    tbl_init(&t, "lrrll", "stage", "here", "there", "from", "how");
+    tbl_init(&t, "lrrl", "stage", "here (exposed)", "there (exposed)", "from");
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         char h[32], th[32];
-        mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, st->stage->seconds));
+        mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, st->exposed));
         mb_fmt_seconds(th, sizeof th, mb_gap_per_step(g, st->target_seconds));
-        const char *row[] = { st->stage->name, h, th, st->target_source ? st->target_source : "kept",
-                              st->target_why };
+        const char *row[] = { st->stage->name, h, th, st->target_source ? st->target_source : "kept" };
         tbl_row(&t, row);
     }
     if (g->unaccounted > 0) {
         char h[32];
         mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, g->unaccounted));
-        const char *row[] = { "(no stage)", h, h, "kept", "time in no stage is unchanged" };
+        const char *row[] = { "(no stage)", h, h, "kept" };
         tbl_row(&t, row);
     }
     char h[32], th[32], sp[64];
     mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, g->total));
     mb_fmt_seconds(th, sizeof th, mb_gap_per_step(g, g->target_total));
     snprintf(sp, sizeof sp, "%.2fx faster there", mb_speedup(g->total, g->target_total));
-    const char *row[] = { run_unit_word(g), h, th, "", sp };
+    const char *row[] = { run_unit_word(g), h, th, sp };
     tbl_row(&t, row);
     tbl_print(o, &t, md, "  ");
     tbl_free(&t);
-    if (g->target_bottleneck >= 0) {
+    fprintf(o, md ? "\nHow each stage was projected:\n\n" : "  how each stage was projected:\n");
+    for (int i = 0; i < g->n; i++) {
+        char lead[96];
+        snprintf(lead, sizeof lead, md ? "- %.60s: " : "  - %.60s: ", g->stages[i].stage->name);
+        print_wrapped(o, lead, g->stages[i].target_why);
+    }
+    if (g->unaccounted > 0)
+        print_wrapped(o, md ? "- (no stage): " : "  - (no stage): ", "time in no stage is unchanged");
+    if (g->target_bottleneck >= 0 && g->target_bottleneck != g->bottleneck) {
         const mb_gap_stage *b = &g->stages[g->target_bottleneck];
         fprintf(o, md ? "\nNew bottleneck: **%s** (%.1f%% of the %s there; here: %s, %.1f%%)\n"
                       : "  new bottleneck: %s (%.1f%% of the %s there; here: %s, %.1f%%)\n",
                 b->stage->name, 100 * b->target_seconds / g->target_total, run_unit_word(g),
                 g->stages[g->bottleneck].stage->name, 100 * g->stages[g->bottleneck].share);
+    } else if (g->target_bottleneck >= 0) {
+        const mb_gap_stage *b = &g->stages[g->target_bottleneck];
+        fprintf(o, md ? "\nBottleneck unchanged: **%s** (%.1f%% of the %s there)\n"
+                      : "  bottleneck unchanged: %s (%.1f%% of the %s there)\n",
+                b->stage->name, 100 * b->target_seconds / g->target_total, run_unit_word(g));
     }
     fprintf(o, md ? "\nAssumptions:\n\n" : "  assumptions:\n");
     for (int i = 0; i < g->n_assumptions; i++)
-        fprintf(o, md ? "- %s\n" : "  - %s\n", g->assumptions[i]);
+        print_wrapped(o, md ? "- " : "  - ", g->assumptions[i]);
 }
 
 static void gap_warnings(FILE *o, const mb_gap *g, bool md)
@@ -521,6 +565,8 @@ static void gap_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, bool md)
     gap_amdahl(o, g, md);
     gap_diagnosis(o, d, md);
     gap_projection(o, g, md);
+    if (g->projection_text) /* the machines ranked (project_rank.c) */
+        fputs(g->projection_text, o);
     gap_warnings(o, g, md);
 }
 
@@ -745,6 +791,8 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
         cJSON_AddItemToObject(doc, "projection", projection_json(g));
     else
         cJSON_AddNullToObject(doc, "projection");
+    if (g->projection_json) /* the kernel-level projection and ranking (project_rank.c) */
+        cJSON_AddItemToObject(doc, "machines", cJSON_Duplicate(g->projection_json, true));
     return doc;
 }
 

@@ -80,6 +80,11 @@ typedef struct mb_gap {
     int target_bottleneck;
     char **assumptions;
     int n_assumptions;
+    /* the ranking of machines (project_rank.c), written after the projection
+     * when set; owned by the caller, not freed by mb_gap_free */
+    const char *projection_text;
+    const cJSON *projection_json;
+    const struct mb_ranking *machines; /* for the HTML page */
 } mb_gap;
 
 /* Builds the gap of `run` against `ceilings`. */

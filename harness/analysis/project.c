@@ -98,6 +98,11 @@ mb_proj_result mb_proj_kernel_time(const mb_proj_kernel *k, const mb_proj_gpu *h
         return r;
     }
     double f_here = peak_of(here, k->math), f_there = peak_of(there, k->math);
+    if (k->math > MB_PM_FP32 && k->math < MB_PM_N && here->flops[k->math] > 0 && there->flops[k->math] == 0 &&
+        (k->tensor || k->flops > 0)) {
+        r.no_peak = true; /* scaling tensor-core math by a CUDA-core figure would be wrong */
+        return r;
+    }
     if (f_here <= 0 || f_there <= 0 || here->bw <= 0 || there->bw <= 0 || here->sms <= 0 || there->sms <= 0)
         return r;
     if (k->flops > 0 || k->bytes > 0)

@@ -84,6 +84,7 @@ typedef struct mb_proj_result {
     double gamma;
     int bound;            /* mb_proj_bound */
     double waves_here, waves_there;
+    bool no_peak;         /* the target has no peak for the kernel's math: kept */
 } mb_proj_result;
 
 /* Projects one kernel from `here` onto `there`. */
@@ -137,6 +138,7 @@ typedef struct mb_proj_step_split {
 typedef struct mb_proj_outcome {
     mb_proj_step_split here, there;
     long long kernels, with_shapes, latency_bound, compute_bound, memory_bound;
+    long long no_peak;        /* kernels kept: the target has no peak for their math */
     int steps;
 } mb_proj_outcome;
 

@@ -338,6 +338,7 @@ static double project_gpu(const pt_gpu *g, bool tensor, const mb_proj_gpu *here,
     o->latency_bound += r.bound == MB_PB_LATENCY;
     o->compute_bound += r.bound == MB_PB_COMPUTE;
     o->memory_bound += r.bound == MB_PB_MEMORY;
+    o->no_peak += r.no_peak;
     return r.seconds;
 }
 
