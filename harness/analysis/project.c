@@ -230,14 +230,25 @@ int mb_proj_relay(mb_proj_event *ev, int n, int n_lanes, double step_end, double
             host[e->lane] = (lane_state){ .used = true, .orig_end = e->end, .new_end = e->new_end };
         }
     }
-    double end = 0;
-    for (int i = 0; i < n; i++)
-        end = fmax(end, ev[i].new_end);
+    /* The step ends where its host thread ends it (ProfilerStep is a host
+     * range): the lane that ran last here, plus what followed its last call.
+     * Kernels still running then delay the next step's syncs, not this step.
+     * A step with no host calls ends with its GPU work. */
+    int last = -1;
     for (int l = 0; l < n_lanes; l++)
-        if (host[l].used && host[l].orig_end <= step_end)
-            end = fmax(end, host[l].new_end + (step_end - host[l].orig_end));
-    if (n == 0)
-        end = step_end;
+        if (host[l].used && (last < 0 || host[l].orig_end > host[last].orig_end))
+            last = l;
+    double end;
+    if (last >= 0) {
+        end = host[last].new_end + (step_end - host[last].orig_end);
+    } else {
+        double gpu_orig = 0, gpu_new = 0;
+        for (int i = 0; i < n; i++) {
+            gpu_orig = fmax(gpu_orig, ev[i].end);
+            gpu_new = fmax(gpu_new, ev[i].new_end);
+        }
+        end = gpu_new + fmax(0, step_end - gpu_orig);
+    }
     *new_end = end;
 fail:
     free(order);

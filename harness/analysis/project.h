@@ -106,9 +106,10 @@ typedef struct mb_proj_event {
     double new_start, new_end;
 } mb_proj_event;
 
-/* Re-lays the events (sorted by start) with their GPU durations replaced by
- * new_seconds; returns the new step end (the step's last event end, host or
- * GPU, plus the host's tail after its last event up to `step_end`). Host
+/* Re-lays the events with their GPU durations replaced by new_seconds;
+ * returns the new step end: the step is a host range, so it ends where the
+ * host lane that ran last ends, plus what followed its last call up to
+ * `step_end` (a step without host calls: its last GPU event). Host
  * events of a lane keep their durations and the gaps between them; a
  * kernel starts at max(its launch, the end of the previous kernel of its
  * stream) + the delay it had here beyond both; a sync ends at

@@ -684,7 +684,7 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
                 fprintf(o, "| - | %s | | | |%s %s |\n", w->label[0] ? w->label : w->name, prices ? " | | |" : "",
                         w->note);
             else
-                fprintf(o, "  %-3s %-34.34s %s\n", "-", w->label[0] ? w->label : w->name, w->note);
+                fprintf(o, "  %-3s %-34.34s %s\n", "-", w->label[0] ? w->label : w->name, "not projected (note below)");
             continue;
         }
         mb_fmt_seconds(st, sizeof st, w->step);
@@ -706,8 +706,9 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
         }
     }
     for (int i = 0; i < r->n; i++)
-        if (r->rows[i].ok && r->rows[i].note[0]) {
-            snprintf(lead, sizeof lead, md ? "- %.40s: " : "  note, %.40s: ", r->rows[i].label);
+        if (r->rows[i].note[0]) {
+            snprintf(lead, sizeof lead, md ? "- %.40s: " : "  note, %.40s: ",
+                     r->rows[i].label[0] ? r->rows[i].label : r->rows[i].name);
             print_wrapped(o, lead, r->rows[i].note);
         }
     fprintf(o, md ? "\nAssumptions:\n\n" : "  assumptions:\n");
