@@ -11,7 +11,14 @@ count num_layer times), with the FLOPs and bytes this script derives from the
 recorded shapes (fp32), and one "(step)" row per workload and GPU with the
 measured end-to-end latency. bench/project_validate reads it.
 
+With --ceilings, instead: each GPU's measured ceilings from NeuSight's
+operator datasets (scripts/asplos/data/dataset/test: the fastest fp32
+bmm/linear in FLOP/s, the fastest elementwise add in bytes/s, 3 x 4 bytes per
+element), measured apart from the workloads above, for project_validate's
+"measured" mode (bench/data/neusight_ceilings.csv).
+
 usage: neusight_extract.py NEUSIGHT_GIT_DIR > bench/data/neusight_labels.csv
+       neusight_extract.py --ceilings NEUSIGHT_GIT_DIR > bench/data/neusight_ceilings.csv
 stdlib only; reads the repository with `git show`, writes nothing else."""
 import ast
 import csv
@@ -33,7 +40,8 @@ LAYER = re.compile(r"(^|[._])(layer|layers|h|block|blocks)[._]0([._]|$|')")
 LINEAR = re.compile(r"dense|query|key|value|decoder|c_fc|c_proj|c_attn|fc[12]|proj|lm_head|seq_relationship|"
                     r"out_proj|q_proj|k_proj|v_proj|mlp")
 MEMORY = re.compile(r"add|sub|mul|truediv|div|softmax|gelu|relu|tanh|dropout|LayerNorm|layer_norm|ln_|embeddings|"
-                    r"wte|wpe|pow|mean|where|masked_fill|baddbmm|contiguous|permute|transpose|cat|to")
+                    r"wte|wpe|pow|mean|where|masked_fill|contiguous|permute|transpose|cat|max|min|sum|amax|clamp|full|"
+                    r"fill|exp|log|sqrt|rsqrt|neg|cumsum|to")
 
 
 def git(repo, *args):
@@ -60,9 +68,12 @@ def op_work(row):
     target, name = row["target"], row["Name"]
     in_elems = sum(numel(s) for s in ins)
     out_elems = numel(out) if out else 0
-    if "matmul" in target or "bmm" in target:
-        if len(ins) >= 2 and len(ins[0]) >= 2 and out:
-            k = ins[0][-1]
+    if re.search(r"addmm|baddbmm|matmul|bmm", target + " " + name):
+        # addmm(bias, x, w), baddbmm(input, b1, b2): the inner size is the
+        # second input's last; matmul(a, b), bmm(a, b): the first input's last
+        first = 1 if "addmm" in target + name or "baddbmm" in target + name else 0
+        if len(ins) > first and len(ins[first]) >= 2 and out:
+            k = ins[first][-1]
             return "gemm", 2.0 * out_elems * k, 4.0 * (in_elems + out_elems)
     if row["op"] == "call_module" and LINEAR.search(target) and ins and out:
         k, n = ins[0][-1], out[-1]
@@ -73,7 +84,31 @@ def op_work(row):
     return "other", 0.0, 0.0
 
 
+def ceilings(repo):
+    names = {g.replace("_", " "): stem for g, stem in GPUS.items()}
+    names.update({"NVIDIA A100-PCIE-40GB": "a100-pcie-40gb", "Tesla V100-PCIE-32GB": "v100-pcie"})
+    flops, bw = {}, {}
+    for op in ("bmm", "linear"):
+        for r in csv.DictReader(git(repo, "show", f"HEAD:scripts/asplos/data/dataset/test/{op}.csv").splitlines()):
+            b, m, n, k = (int(r[x]) for x in "BMNK")
+            rate = 2.0 * b * m * n * k / (float(r["Latency"]) * 1e-3)
+            flops[r["Device"]] = max(flops.get(r["Device"], 0.0), rate)
+    for r in csv.DictReader(git(repo, "show", "HEAD:scripts/asplos/data/dataset/test/elem.csv").splitlines()):
+        if r["OPName"] == "add":
+            rate = 3 * 4.0 * int(r["B"]) * int(r["H"]) / (float(r["Latency"]) * 1e-3)
+            bw[r["Device"]] = max(bw.get(r["Device"], 0.0), rate)
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow(["gpu", "fp32_flops", "bw_bytes", "source"])
+    for dev in sorted(flops):
+        stem = names.get(dev)
+        if stem:
+            out.writerow([stem, f"{flops[dev]:.6g}", f"{bw.get(dev, 0):.6g}",
+                          "NeuSight dataset/test: fastest fp32 bmm/linear" + (", elementwise add" if dev in bw else "")])
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--ceilings":
+        return ceilings(sys.argv[2])
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     repo = sys.argv[1]

@@ -563,6 +563,11 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
         rc = add_note(r, err,
                       "per-stage model (a stage file has no kernels): each stage scaled by one ratio of the "
                       "target's ceiling or datasheet figure to the one here, hidden time stays hidden");
+    if (rc == MB_OK && strcmp(r->model, "kernel") == 0)
+        rc = add_note(r, err,
+                      "expected error of a projected step: %.0f%% mean absolute with datasheet figures, %.0f%% with "
+                      "measured ceilings (paired public measurements of 6 GPUs, bench/project_validate; docs/gap.md)",
+                      MB_RANK_EXPECTED_ERROR_DATASHEET_PCT, MB_RANK_EXPECTED_ERROR_MEASURED_PCT);
     if (rc == MB_OK)
         rc = add_note(r, err,
                       "'measured': the target's and this machine's measured ceilings (reference machines, results "
