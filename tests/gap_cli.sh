@@ -56,7 +56,7 @@ check "datasheet: disk kept" has "a GPU datasheet has no figure for disk" "$WORK
 check "gap reference target" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" \
   --ceilings "$D/gap_here.json" --target h100-sxm
 check "reference: kind" has "(reference)" "$WORK/out"
-check "reference: measured disk" has "dataloading .* measured " "$WORK/out"
+check "reference: measured disk" has "dataloading .* measured" "$WORK/out"
 
 # errors: exit 2 with the location; --out never half-written
 echo "keep me" >"$WORK/keep.txt"

@@ -75,6 +75,21 @@ assert sorted(r['usd_per_hour'] for r in rows) == [0.8, 5.5], rows"
 check "stage file" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" --ceilings "$D/gap_here.json" \
   --target h100-sxm,l4
 check "stage file: per-stage model" has "per-stage model" "$WORK/out"
+# one target, a stage file (issue 17): one time basis, 120 columns, the bottleneck named once when unchanged
+check "one target" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" --ceilings "$D/gap_here.json" --target h100-sxm
+check "one target: exposed here and there" has "here (exposed)  there (exposed)" "$WORK/out"
+check "one target: 120 columns" bash -c "sed -n '/projection onto/,\$p' '$WORK/out' | awk 'length(\$0) > 120 { bad = 1 } END { exit bad }'"
+check "one target: no 'new bottleneck' when it stays" bash -c "! grep -q 'new bottleneck' '$WORK/out'"
+check "one target: bottleneck unchanged" has "bottleneck unchanged: dataloading" "$WORK/out"
+check "one target: the rows add up" python3 - "$WORK/out" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read().split("projection onto", 1)[1]
+def sec(v, u): return float(v) * {"s": 1, "ms": 1e-3, "us": 1e-6}[u]
+rows = re.findall(r"^  (\S.*?)\s+([0-9.]+) (s|ms|us)\s+([0-9.]+) (s|ms|us)\s", text, re.M)
+here = sum(sec(r[1], r[2]) for r in rows if r[0] != "step")
+step = [sec(r[1], r[2]) for r in rows if r[0] == "step"][0]
+assert abs(here - step) <= 0.01 * step, (here, step, rows)
+PY
 # scripts/gpu_pair.py compare: two copies of one run on one GPU
 for d in A B; do mkdir -p $d; ln -s "$TRACE" $d/convnet-bf16.pt.trace.json.gz; ln -s "$H/all.json" $d/ceilings.json; done
 echo '{"gpu": "NVIDIA H100 80GB HBM3", "workloads": {"convnet-bf16": {"step_ms": 150.0}}}' > A/steps.json

@@ -478,6 +478,16 @@ static void print_wrapped(FILE *o, const char *lead, const char *text)
             fputc(' ', o);
             col++;
         }
+        /* a word longer than a line (a case id) is cut into lines */
+        while (wl > COLS - col && COLS - col > 8) {
+            int part = COLS - col;
+            fwrite(p, 1, (size_t)part, o);
+            fputc('\n', o);
+            pad(o, indent);
+            col = indent;
+            p += part;
+            wl -= part;
+        }
         fwrite(p, 1, (size_t)wl, o);
         col += wl;
         p = e;
@@ -512,7 +522,11 @@ static void gap_projection(FILE *o, const mb_gap *g, bool md)
     char h[32], th[32], sp[64];
     mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, g->total));
     mb_fmt_seconds(th, sizeof th, mb_gap_per_step(g, g->target_total));
-    snprintf(sp, sizeof sp, "%.2fx faster there", mb_speedup(g->total, g->target_total));
+    double speedup = mb_speedup(g->total, g->target_total);
+    if (speedup >= 1)
+        snprintf(sp, sizeof sp, "%.2fx faster there", speedup);
+    else
+        snprintf(sp, sizeof sp, "%.2fx slower there", speedup > 0 ? 1 / speedup : 0);
     const char *row[] = { run_unit_word(g), h, th, sp };
     tbl_row(&t, row);
     tbl_print(o, &t, md, "  ");

@@ -631,6 +631,14 @@ static void print_wrapped(FILE *o, const char *lead, const char *text)
             fputc(' ', o);
             col++;
         }
+        while (wl > COLS - col && COLS - col > 8) { /* a path longer than a line */
+            int part = COLS - col;
+            fwrite(p, 1, (size_t)part, o);
+            fprintf(o, "\n%*s", indent, "");
+            col = indent;
+            p += part;
+            wl -= part;
+        }
         fwrite(p, 1, (size_t)wl, o);
         col += wl;
         p = e;
