@@ -50,6 +50,16 @@ static void test_gamma(void **s)
     CLOSE(mb_proj_gamma(1e6, 1, 100), 5e-5);
 }
 
+static void test_sdpa_flops(void **s)
+{
+    (void)s;
+    /* b=2, h=16, l=s=1024, d=64: Q K^T and P V are 2 x 2*16*1024*1024*64 */
+    double one = 2.0 * 2 * 16 * 1024 * 1024 * 64;
+    CLOSE(mb_proj_sdpa_flops(2, 16, 1024, 1024, 64, false, false), 2 * one);
+    CLOSE(mb_proj_sdpa_flops(2, 16, 1024, 1024, 64, true, false), 5 * one);
+    CLOSE(mb_proj_sdpa_flops(2, 16, 1024, 1024, 64, false, true), one);
+}
+
 static mb_proj_gpu gpu(double sms, double fp32, double bf16, double bw_gbps, double mt)
 {
     mb_proj_gpu g;
@@ -292,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_waves),
         cmocka_unit_test(test_resident),
         cmocka_unit_test(test_gamma),
+        cmocka_unit_test(test_sdpa_flops),
         cmocka_unit_test(test_kernel_memory_bound),
         cmocka_unit_test(test_kernel_compute_waves),
         cmocka_unit_test(test_kernel_wave_quantization),

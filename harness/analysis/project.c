@@ -83,6 +83,12 @@ double mb_proj_gamma(double flops, double bytes, double ridge)
     return intensity <= ridge ? 1 - 0.5 * intensity / ridge : 0.5 * ridge / intensity;
 }
 
+double mb_proj_sdpa_flops(double b, double h, double l, double s, double d, bool backward, bool causal)
+{
+    double f = (backward ? 10 : 4) * b * h * l * s * d;
+    return causal ? f / 2 : f;
+}
+
 /* The peak of `math` on g, falling back to the CUDA cores' fp32. */
 static double peak_of(const mb_proj_gpu *g, int math)
 {

@@ -90,6 +90,13 @@ typedef struct mb_proj_result {
 /* Projects one kernel from `here` onto `there`. */
 mb_proj_result mb_proj_kernel_time(const mb_proj_kernel *k, const mb_proj_gpu *here, const mb_proj_gpu *there);
 
+/* FLOPs of scaled-dot-product attention (SDPA, FlashAttention) with query
+ * [b, h, l, d] and key/value [b, h, s, d]: two matmuls, Q K^T and P V, of
+ * 2 b h l s d each = 4 b h l s d forward; the backward recomputes P and runs
+ * four more (dQ, dK, dV, dP) = 10 b h l s d. A causal mask halves both
+ * (`causal`). The softmax's few FLOPs per element are not counted. */
+double mb_proj_sdpa_flops(double b, double h, double l, double s, double d, bool backward, bool causal);
+
 /* ---- the step re-laid on the target's timeline ------------------------- */
 
 enum mb_proj_ev { MB_PE_HOST = 0, MB_PE_LAUNCH, MB_PE_SYNC, MB_PE_GPU };

@@ -125,7 +125,35 @@ static int keep_host(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
     return MB_OK;
 }
 
-/* FLOPs (matmul/conv) or bytes (memory-bound ops) of an op with shapes. */
+/* Attention ops: FLOPs from the query and key shapes (mb_proj_sdpa_flops),
+ * bytes: Q, K, V and the output once. aten::scaled_dot_product_* ops take
+ * [b, h, l, d] tensors; the aten::_flash_attention_* and
+ * _efficient_attention_* ops they call (whose External id the kernels
+ * carry) take [b, l, h, d]. A backward op's first input is the output's
+ * gradient: query and key follow it. The causal flag is not read (recorded
+ * under different argument positions by each variant): full attention is
+ * counted, twice the work of a causal one. */
+static bool sdpa_work(const tr_event_view *v, double *flops, double *bytes)
+{
+    bool sdpa = strstr(v->name, "scaled_dot_product") != NULL;
+    bool inner = strstr(v->name, "_flash_attention_") != NULL || strstr(v->name, "_efficient_attention_") != NULL;
+    if (!sdpa && !inner)
+        return false;
+    bool backward = strstr(v->name, "backward") != NULL;
+    int q = backward ? 1 : 0, k = q + 1;
+    const tr_shapes *sh = v->sh;
+    if (sh->n_tensors <= k || sh->rank[q] != 4 || sh->rank[k] != 4)
+        return false;
+    const int64_t *qd = sh->dims[q], *kd = sh->dims[k];
+    double b = (double)qd[0], d = (double)qd[3];
+    double h = (double)(sdpa ? qd[1] : qd[2]), l = (double)(sdpa ? qd[2] : qd[1]), s = (double)(sdpa ? kd[2] : kd[1]);
+    int esize = sh->n_types > q ? tr_dtype_bytes(sh->types[q]) : 0;
+    *flops = mb_proj_sdpa_flops(b, h, l, s, d, backward, false);
+    *bytes = (esize > 0 ? esize : 2) * (2 * b * h * l * d + 2 * b * h * s * d);
+    return *flops > 0;
+}
+
+/* FLOPs (matmul/conv/attention) or bytes (memory-bound ops) of an op with shapes. */
 static int keep_op(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
 {
     if (v->ext_id < 0 || v->sh->n_tensors == 0)
@@ -133,7 +161,9 @@ static int keep_op(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
     int kind = tr_op_kind(v->name);
     double flops = 0, bytes = 0;
     const char *why;
-    if (kind == TR_OP_GEMM || kind == TR_OP_CONV) {
+    if (sdpa_work(v, &flops, &bytes)) {
+        kind = TR_OP_GEMM;
+    } else if (kind == TR_OP_GEMM || kind == TR_OP_CONV) {
         if (!tr_op_flops(v->name, v->sh, &flops, &why))
             return MB_OK;
         if (!tr_op_bytes(TR_MOP_OUT, v->sh, &bytes, &why))
