@@ -219,6 +219,54 @@ static void test_relay_host_bound(void **s)
     assert_int_equal(mb_proj_relay(ev, 3, 1, 1.0, &end, &err), MB_EUSAGE);
 }
 
+/* Back-pressure: L2 waits in the launch call until K1 ends (the queue is
+ * full), as a sync would:
+ *   L1 [0, 0.01] -> K1 [0.01, 1.01];  L2 [0.02, 1.01] -> K2 [1.01, 2.01];  step end 1.10
+ * With K1, K2 at 0.1 s: K1 0.01-0.11, L2 returns at 0.11, K2 0.11-0.21, the
+ * host ends at 0.11 + 0.09 = 0.20. Without the blocking flag, L2 keeps its
+ * 0.99 s and the step its 1.10 s. */
+static void test_relay_backpressure(void **s)
+{
+    (void)s;
+    mb_proj_event ev[] = {
+        { .kind = MB_PE_LAUNCH, .lane = 0, .start = 0, .end = 0.01, .launch = -1 },
+        { .kind = MB_PE_GPU, .lane = 0, .start = 0.01, .end = 1.01, .launch = 0, .new_seconds = 0.1 },
+        { .kind = MB_PE_LAUNCH, .lane = 0, .start = 0.02, .end = 1.01, .launch = -1, .blocking = true },
+        { .kind = MB_PE_GPU, .lane = 0, .start = 1.01, .end = 2.01, .launch = 2, .new_seconds = 0.1 },
+    };
+    double end;
+    mb_err err = { 0 };
+    assert_int_equal(mb_proj_relay(ev, 4, 1, 1.10, &end, &err), MB_OK);
+    CLOSE(ev[2].new_end, 0.11);
+    CLOSE(ev[3].new_end, 0.21);
+    CLOSE(end, 0.20);
+    ev[2].blocking = false;
+    assert_int_equal(mb_proj_relay(ev, 4, 1, 1.10, &end, &err), MB_OK);
+    CLOSE(end, 1.10);
+    /* identity, blocking: every event keeps its time */
+    ev[2].blocking = true;
+    ev[1].new_seconds = ev[3].new_seconds = 1.0;
+    assert_int_equal(mb_proj_relay(ev, 4, 1, 1.10, &end, &err), MB_OK);
+    CLOSE(end, 1.10);
+    CLOSE(ev[2].new_end, 1.01);
+    CLOSE(ev[3].new_start, 1.01);
+}
+
+/* A slower GPU stretches a step whose host never waits: its work spills
+ * over into the next step, which waits for it in a steady state. */
+static void test_relay_slower_gpu(void **s)
+{
+    (void)s;
+    mb_proj_event ev[] = {
+        { .kind = MB_PE_LAUNCH, .lane = 0, .start = 0, .end = 0.01, .launch = -1 },
+        { .kind = MB_PE_GPU, .lane = 0, .start = 0.02, .end = 0.90, .launch = 0, .new_seconds = 1.76 },
+    };
+    double end;
+    mb_err err = { 0 };
+    assert_int_equal(mb_proj_relay(ev, 2, 1, 1.0, &end, &err), MB_OK);
+    CLOSE(end, 1.78 + 0.10); /* K ends at 1.78; the 0.10 after it here follows it */
+}
+
 static void test_datasheet_gpu(void **s)
 {
     (void)s;
@@ -311,6 +359,8 @@ int main(void)
         cmocka_unit_test(test_relay_identity),
         cmocka_unit_test(test_relay_exposes_host),
         cmocka_unit_test(test_relay_host_bound),
+        cmocka_unit_test(test_relay_backpressure),
+        cmocka_unit_test(test_relay_slower_gpu),
         cmocka_unit_test(test_datasheet_gpu),
         cmocka_unit_test(test_trace_projection),
     };

@@ -155,6 +155,13 @@ static int item_cmp(const void *a, const void *b)
     return x->idx - y->idx;
 }
 
+/* A sync, or a launch that waited for the GPU: ends when the GPU work it
+ * waited for ends. */
+static bool waits(const mb_proj_event *e)
+{
+    return e->kind == MB_PE_SYNC || (e->kind == MB_PE_LAUNCH && e->blocking);
+}
+
 /* A host event's new start: the lane's new end plus the gap it had here. */
 static void host_start(mb_proj_event *e, lane_state *l)
 {
@@ -218,7 +225,7 @@ int mb_proj_relay(mb_proj_event *ev, int n, int n_lanes, double step_end, double
             goto fail;
         }
         order[m++] = (relay_item){ .key = ev[i].start, .rank = ev[i].kind == MB_PE_GPU ? 0 : 2, .idx = i };
-        if (ev[i].kind == MB_PE_SYNC)
+        if (waits(&ev[i]))
             order[m++] = (relay_item){ .key = ev[i].end, .rank = 1, .idx = i };
     }
     qsort(order, (size_t)m, sizeof *order, item_cmp);
@@ -228,7 +235,7 @@ int mb_proj_relay(mb_proj_event *ev, int n, int n_lanes, double step_end, double
             gpu_place(ev, e, &gpu[e->lane]);
         } else if (order[j].rank == 2) {
             host_start(e, &host[e->lane]);
-            if (e->kind != MB_PE_SYNC) {
+            if (!waits(e)) {
                 host[e->lane] = (lane_state){ .used = true, .orig_end = e->end, .new_end = e->new_end };
             }
         } else {
@@ -237,24 +244,26 @@ int mb_proj_relay(mb_proj_event *ev, int n, int n_lanes, double step_end, double
         }
     }
     /* The step ends where its host thread ends it (ProfilerStep is a host
-     * range): the lane that ran last here, plus what followed its last call.
-     * Kernels still running then delay the next step's syncs, not this step.
-     * A step with no host calls ends with its GPU work. */
+     * range): the lane that ran last here, plus what followed its last call;
+     * or, when later, where the GPU ends it: its last event plus what followed
+     * that here. A steady state makes a step wait for the previous one's GPU
+     * work (through a sync or a full launch queue), so a GPU that gets slower
+     * stretches the step even where this step shows no wait. */
     int last = -1;
     for (int l = 0; l < n_lanes; l++)
         if (host[l].used && (last < 0 || host[l].orig_end > host[last].orig_end))
             last = l;
-    double end;
-    if (last >= 0) {
-        end = host[last].new_end + (step_end - host[last].orig_end);
-    } else {
-        double gpu_orig = 0, gpu_new = 0;
-        for (int i = 0; i < n; i++) {
+    double gpu_orig = -INFINITY, gpu_new = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (ev[i].kind == MB_PE_GPU) {
             gpu_orig = fmax(gpu_orig, ev[i].end);
             gpu_new = fmax(gpu_new, ev[i].new_end);
         }
-        end = gpu_new + fmax(0, step_end - gpu_orig);
-    }
+    double end = isfinite(gpu_orig) ? gpu_new + (step_end - gpu_orig) : -INFINITY;
+    if (last >= 0)
+        end = fmax(end, host[last].new_end + (step_end - host[last].orig_end));
+    if (!isfinite(end))
+        end = step_end; /* no events */
     *new_end = end;
 fail:
     free(order);

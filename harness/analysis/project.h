@@ -108,6 +108,8 @@ typedef struct mb_proj_event {
     int lane;             /* host thread (LAUNCH/SYNC) or GPU stream (GPU), 0-based */
     double start, end;    /* measured here */
     int launch;           /* GPU: index of its LAUNCH event, -1 */
+    bool blocking;        /* LAUNCH: it waited for room in the launch queue here (back-pressure): it
+                           * ends, like a sync, when the GPU work it waited for ends */
     double new_seconds;   /* GPU: its projected duration (set by the caller) */
     /* out (mb_proj_relay) */
     double new_start, new_end;
@@ -121,8 +123,12 @@ typedef struct mb_proj_event {
  * kernel starts at max(its launch, the end of the previous kernel of its
  * stream) + the delay it had here beyond both; a sync ends at
  * max(its start, end of the kernels launched before it that ended before it
- * ended here) + its tail here. With new_seconds equal to the measured
- * durations, every event keeps its time. MB_EUSAGE on lanes out of range. */
+ * ended here) + its tail here; a blocking launch likewise. The step ends
+ * at the later of that host end and the GPU's (its last event's new end
+ * plus the time from its end here to the step's end): in a steady state a
+ * slower GPU's spill-over makes the next step wait. With new_seconds equal
+ * to the measured durations, every event keeps its time. MB_EUSAGE on lanes
+ * out of range. */
 int mb_proj_relay(mb_proj_event *ev, int n, int n_lanes, double step_end, double *new_end, mb_err *err);
 
 /* ---- a whole trace (project_trace.c) -------------------------------------- */

@@ -500,9 +500,37 @@ static int launch_of(const step_work *w, int n_launch, int64_t corr)
     return -1;
 }
 
+/* The first host call / GPU event at or after ts (both arrays are sorted
+ * by start). */
+static size_t first_host(const mb_proj_trace *t, int64_t ts)
+{
+    size_t lo = 0, hi = t->n_host;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->host[mid].ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static size_t first_gpu(const mb_proj_trace *t, int64_t ts)
+{
+    size_t lo = 0, hi = t->n_gpu;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->gpu[mid].ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The events of one step: its host calls, then the GPU events they launched
  * (or, without a recorded launch, that start in the step). */
-static int gather_step(const mb_proj_trace *t, int64_t t0, int64_t t1, const tr_rules *rules,
+static int gather_step(const mb_proj_trace *t, int64_t t0, int64_t t1, int64_t blocking_ns, const tr_rules *rules,
                        const mb_proj_gpu *here, const mb_proj_gpu *there, step_work *w, mb_proj_outcome *o,
                        int *n_out, int *n_lanes, mb_err *err)
 {
@@ -510,13 +538,12 @@ static int gather_step(const mb_proj_trace *t, int64_t t0, int64_t t1, const tr_
         return err->code;
     lane_map threads = { .n = 0 }, streams = { .n = 0 };
     int n = 0, n_launch = 0;
-    for (size_t i = 0; i < t->n_host; i++) {
+    for (size_t i = first_host(t, t0); i < t->n_host && t->host[i].ts < t1; i++) {
         const pt_host *h = &t->host[i];
-        if (h->ts < t0 || h->ts >= t1)
-            continue;
         w->ev[n] = (mb_proj_event){ .kind = h->kind, .lane = lane_of(&threads, h->thread), .launch = -1,
                                     .start = (double)(h->ts - t0) * 1e-9,
-                                    .end = (double)(h->ts + h->dur - t0) * 1e-9 };
+                                    .end = (double)(h->ts + h->dur - t0) * 1e-9,
+                                    .blocking = h->kind == MB_PE_LAUNCH && h->dur > blocking_ns };
         w->cls[n] = -1;
         if (h->kind == MB_PE_LAUNCH && h->corr >= 0) {
             w->corr[2 * n_launch] = h->corr;
@@ -526,7 +553,11 @@ static int gather_step(const mb_proj_trace *t, int64_t t0, int64_t t1, const tr_
         n++;
     }
     qsort(w->corr, (size_t)n_launch, 2 * sizeof *w->corr, cmp_i64);
-    for (size_t i = 0; i < t->n_gpu; i++) {
+    /* a kernel starts after its launch, so at t0 or later; one launched in
+     * the step may start after it ends, behind queued work: kernels up to
+     * one step length past the end are looked at */
+    int64_t horizon = t1 + (t1 - t0);
+    for (size_t i = first_gpu(t, t0); i < t->n_gpu && t->gpu[i].ts < horizon; i++) {
         const pt_gpu *g = &t->gpu[i];
         int launch = launch_of(w, n_launch, g->corr);
         if (launch < 0 && (g->ts < t0 || g->ts >= t1))
@@ -562,6 +593,23 @@ static int relay_step(step_work *w, int n, int n_lanes, double step, bool measur
     return MB_OK;
 }
 
+/* A launch call longer than this waited for room in the launch queue (the
+ * GPU is behind): 10x the trace's median launch, at least 50 us. */
+static int64_t blocking_launch_ns(const mb_proj_trace *t)
+{
+    size_t n = 0;
+    int64_t *d = malloc((t->n_host + 1) * sizeof *d);
+    if (d == NULL)
+        return INT64_MAX; /* no launch counts as blocking: the plain model */
+    for (size_t i = 0; i < t->n_host; i++)
+        if (t->host[i].kind == MB_PE_LAUNCH)
+            d[n++] = t->host[i].dur;
+    qsort(d, n, sizeof *d, cmp_i64);
+    int64_t median = n ? d[n / 2] : 0;
+    free(d);
+    return median * 10 > 50000 ? median * 10 : 50000;
+}
+
 int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_proj_gpu *there,
                       mb_proj_outcome *out, mb_err *err)
 {
@@ -586,13 +634,15 @@ int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_
         whole[1] = t->host[i].ts + t->host[i].dur > whole[1] ? t->host[i].ts + t->host[i].dur : whole[1];
     }
     whole[1]++;
+    int64_t blocking_ns = blocking_launch_ns(t);
     const int64_t *steps = t->n_steps > 0 ? t->steps : whole;
     int n_steps = t->n_steps > 0 ? (int)t->n_steps : 1;
     for (int s = 0; s < n_steps && rc == MB_OK; s++) {
         int n = 0, n_lanes = 1;
         int64_t t0 = steps[2 * s], t1 = steps[2 * s + 1];
         double step = (double)(t1 - t0) * 1e-9;
-        rc = gather_step(t, t0, t1, &rules, &here_adj, there ? there : &here_adj, &w, out, &n, &n_lanes, err);
+        rc = gather_step(t, t0, t1, blocking_ns, &rules, &here_adj, there ? there : &here_adj, &w, out, &n,
+                         &n_lanes, err);
         if (rc == MB_OK)
             rc = relay_step(&w, n, n_lanes, step, true, &out->here, err);
         if (rc == MB_OK)
