@@ -235,6 +235,12 @@ def check_gap_page(ck, res, gj):
         c = chart(res, "projection")
         want = 2 * (len(gj["stages"]) + 1)
         ck.ok("gap: projection has %d bars" % want, c is not None and c["bars"] == want, c and c["bars"])
+    if gj.get("machines"):  # --target LIST|all, or a trace: one stacked bar per machine
+        m = gj["machines"]
+        splits = [m["here"]["split_seconds"]] + [r["split_seconds"] for r in m["ranking"] if r.get("projected")]
+        want = sum(1 for s in splits for v in s.values() if v > 0)
+        c = chart(res, "machines")
+        ck.ok("gap: machines chart has %d bars" % want, c is not None and c["bars"] == want, c and c["bars"])
 
 
 def check_compare_page(ck, res, cj):
@@ -293,7 +299,7 @@ def make_pages(a, work):
     run([m, "report", h100, "--html", pages["report"]])
     pages["gap"] = os.path.join(work, "gap.html")
     gap_json = os.path.join(work, "gap.json")
-    run([m, "gap", "--run", trace, "--ceilings", h100, "--target", "h100-sxm", "--format", "json", "--out",
+    run([m, "gap", "--run", trace, "--ceilings", h100, "--target", "h100-sxm,b200,l4", "--format", "json", "--out",
          gap_json, "--html", pages["gap"]])
     pages["compare"] = os.path.join(work, "compare.html")
     cmp_json = os.path.join(work, "compare.json")
@@ -317,7 +323,7 @@ DOC_CHARTS = [
     ("gap", "step", "gap-step.png"),
     ("gap", "ranking", "gap-ranking.png"),
     ("gap", "waterfall", "gap-waterfall.png"),
-    ("gap", "projection", "gap-projection.png"),
+    ("gap", "machines", "gap-projection.png"),
     ("compare", "geomean", "compare-geomean.png"),
     ("compare", "compare-0", "compare-component.png"),
     ("compare", "geomean-usd", "compare-price.png"),
