@@ -562,7 +562,8 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
     if (rc == MB_OK && strcmp(r->model, "per-stage") == 0)
         rc = add_note(r, err,
                       "per-stage model (a stage file has no kernels): each stage scaled by one ratio of the "
-                      "target's ceiling or datasheet figure to the one here, hidden time stays hidden");
+                      "target's ceiling or datasheet figure to the one here, hidden time stays hidden; its error "
+                      "has not been measured against a second machine");
     if (rc == MB_OK && strcmp(r->model, "kernel") == 0)
         rc = add_note(r, err,
                       "expected error of a projected step: %.0f%% mean absolute with datasheet figures, %.0f%% with "
@@ -788,6 +789,14 @@ cJSON *mb_rank_json(const mb_ranking *r)
         if (w->note[0])
             cJSON_AddStringToObject(o, "note", w->note);
         cJSON_AddItemToArray(rows, o);
+    }
+    cJSON *e = cJSON_AddObjectToObject(doc, "expected_error_pct");
+    if (strcmp(r->model, "kernel") == 0) { /* mean absolute error of a step (bench/project_validate) */
+        cJSON_AddNumberToObject(e, "datasheet", MB_RANK_EXPECTED_ERROR_DATASHEET_PCT);
+        cJSON_AddNumberToObject(e, "measured", MB_RANK_EXPECTED_ERROR_MEASURED_PCT);
+    } else {
+        cJSON_AddNullToObject(e, "datasheet");
+        cJSON_AddNullToObject(e, "measured");
     }
     cJSON *a = cJSON_AddArrayToObject(doc, "assumptions");
     for (int i = 0; i < r->n_notes; i++)
