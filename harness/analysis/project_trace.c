@@ -99,7 +99,8 @@ static int keep_gpu(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
     memset(g, 0, sizeof *g);
     g->ts = v->ts;
     g->dur = v->dur;
-    g->stream = v->stream;
+    /* one lane per (device, stream): two GPUs' stream 7 are two queues */
+    g->stream = (int64_t)((uint64_t)(v->device >= 0 ? v->device : 0) * 1000003ULL ^ (uint64_t)v->stream);
     g->corr = v->corr;
     g->ext = v->ext_id;
     g->cls = v->cls;
