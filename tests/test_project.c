@@ -344,6 +344,47 @@ static void test_trace_projection(void **s)
     mb_proj_trace_free(t);
 }
 
+/* The grid and block a trace records reach the wave count: a bf16 GEMM
+ * kernel of 132 blocks of 1024 threads fills one wave on 132 SMs and needs
+ * two on 114 SMs of the same per-SM rate, so its 1 ms becomes 2 ms; the
+ * sync after it waits for it, and the 1.1 ms step becomes 2.1 ms. */
+static const char *waves_json =
+    "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}],\n"
+    "\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#3\", \"pid\": 1, \"tid\": 1, \"ts\": 1000,"
+    " \"dur\": 1100},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1000,"
+    " \"dur\": 10, \"args\": {\"correlation\": 21}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 1020, \"dur\": 1000, \"args\": {\"correlation\": 21, \"stream\": 7, \"device\": 0,"
+    " \"grid\": [132, 1, 1], \"block\": [1024, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 1030, \"dur\": 995}\n"
+    "]}\n";
+
+static void test_trace_waves(void **s)
+{
+    (void)s;
+    char path[] = "/tmp/mb_test_project_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_true(write(fd, waves_json, strlen(waves_json)) == (ssize_t)strlen(waves_json));
+    close(fd);
+    mb_proj_trace *t = NULL;
+    mb_err err = { 0 };
+    int rc = mb_proj_trace_load(path, &t, &err);
+    unlink(path);
+    assert_int_equal(rc, MB_OK);
+    mb_proj_gpu here = gpu(132, 66, 132, 3000, 1024), there = gpu(114, 57, 114, 3000, 1024);
+    mb_proj_outcome o;
+    assert_int_equal(mb_proj_trace_run(t, &here, &there, &o, &err), MB_OK);
+    CLOSE(o.here.step, 1.1e-3);
+    CLOSE(o.there.step, 2.1e-3);
+    CLOSE(o.there.cls[MB_PC_TENSOR], 2e-3);
+    assert_int_equal(o.compute_bound, 1);
+    mb_proj_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_relay_slower_gpu),
         cmocka_unit_test(test_datasheet_gpu),
         cmocka_unit_test(test_trace_projection),
+        cmocka_unit_test(test_trace_waves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
