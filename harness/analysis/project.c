@@ -228,7 +228,8 @@ int mb_proj_relay(mb_proj_event *ev, int n, int n_lanes, double step_end, double
         if (waits(&ev[i]))
             order[m++] = (relay_item){ .key = ev[i].end, .rank = 1, .idx = i };
     }
-    qsort(order, (size_t)m, sizeof *order, item_cmp);
+    if (m > 1)
+        qsort(order, (size_t)m, sizeof *order, item_cmp);
     for (int j = 0; j < m; j++) {
         mb_proj_event *e = &ev[order[j].idx];
         if (e->kind == MB_PE_GPU) {

@@ -115,7 +115,8 @@ static int list_all(name_list *l, mb_err *err)
             }
         }
         closedir(d);
-        qsort(found.v, (size_t)found.n, sizeof *found.v, cmp_str);
+        if (found.n > 1)
+            qsort(found.v, (size_t)found.n, sizeof *found.v, cmp_str);
         for (int i = 0; i < found.n && rc == MB_OK; i++)
             rc = list_add(l, found.v[i], err);
         list_free(&found);
@@ -539,7 +540,7 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
                     : stage_rows(run, here, matching, &names, o, r, err);
     }
     list_free(&names);
-    if (rc == MB_OK)
+    if (rc == MB_OK && r->n > 1)
         qsort(r->rows, (size_t)r->n, sizeof *r->rows, cmp_row);
     for (int i = 0; rc == MB_OK && i < o->n_prices; i++)
         rc = set_price(r, o->prices[i], "--price", err);

@@ -210,6 +210,13 @@ static int on_event(void *ctx, const tr_event_view *v, mb_err *err)
     }
 }
 
+/* qsort and bsearch take no NULL array, not even an empty one. */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
 static int cmp_op(const void *a, const void *b)
 {
     int64_t x = ((const pt_op *)a)->ext, y = ((const pt_op *)b)->ext;
@@ -247,8 +254,8 @@ static int cmp_step(const void *a, const void *b)
  * name says none. */
 static void attribute_ops(mb_proj_trace *t)
 {
-    qsort(t->ops, t->n_ops, sizeof *t->ops, cmp_op);
-    qsort(t->gpu, t->n_gpu, sizeof *t->gpu, cmp_gpu_ext);
+    sort(t->ops, t->n_ops, sizeof *t->ops, cmp_op);
+    sort(t->gpu, t->n_gpu, sizeof *t->gpu, cmp_gpu_ext);
     for (size_t i = 0; i < t->n_gpu;) {
         size_t j = i;
         int64_t sum = 0;
@@ -258,7 +265,8 @@ static void attribute_ops(mb_proj_trace *t)
             j++;
         }
         pt_op key = { .ext = t->gpu[i].ext };
-        const pt_op *op = t->gpu[i].ext >= 0 ? bsearch(&key, t->ops, t->n_ops, sizeof *t->ops, cmp_op) : NULL;
+        const pt_op *op =
+            t->gpu[i].ext >= 0 && t->n_ops > 0 ? bsearch(&key, t->ops, t->n_ops, sizeof *t->ops, cmp_op) : NULL;
         for (size_t k = i; op && sum > 0 && k < j; k++) {
             pt_gpu *g = &t->gpu[k];
             if (g->dir >= 0 || g->cls == TR_CLASS_MEMSET)
@@ -271,9 +279,9 @@ static void attribute_ops(mb_proj_trace *t)
         }
         i = j;
     }
-    qsort(t->gpu, t->n_gpu, sizeof *t->gpu, cmp_gpu_ts);
-    qsort(t->host, t->n_host, sizeof *t->host, cmp_host_ts);
-    qsort(t->steps, t->n_steps, 2 * sizeof *t->steps, cmp_step);
+    sort(t->gpu, t->n_gpu, sizeof *t->gpu, cmp_gpu_ts);
+    sort(t->host, t->n_host, sizeof *t->host, cmp_host_ts);
+    sort(t->steps, t->n_steps, 2 * sizeof *t->steps, cmp_step);
 }
 
 static void read_device(mb_proj_trace *t, const cJSON *props)
@@ -406,7 +414,7 @@ static double busy_of(const mb_proj_event *ev, int n, bool projected, int64_t *t
             tmp[2 * m + 1] = (int64_t)llround(e * 1e9);
             m++;
         }
-    qsort(tmp, (size_t)m, 2 * sizeof *tmp, cmp_i64);
+    sort(tmp, (size_t)m, 2 * sizeof *tmp, cmp_i64);
     double busy = 0;
     int64_t cur_s = 0, cur_e = INT64_MIN;
     for (int i = 0; i < m; i++) {
@@ -553,7 +561,7 @@ static int gather_step(const mb_proj_trace *t, int64_t t0, int64_t t1, int64_t b
         }
         n++;
     }
-    qsort(w->corr, (size_t)n_launch, 2 * sizeof *w->corr, cmp_i64);
+    sort(w->corr, (size_t)n_launch, 2 * sizeof *w->corr, cmp_i64);
     /* a kernel starts after its launch, so at t0 or later; one launched in
      * the step may start after it ends, behind queued work: kernels up to
      * one step length past the end are looked at */
@@ -605,7 +613,7 @@ static int64_t blocking_launch_ns(const mb_proj_trace *t)
     for (size_t i = 0; i < t->n_host; i++)
         if (t->host[i].kind == MB_PE_LAUNCH)
             d[n++] = t->host[i].dur;
-    qsort(d, n, sizeof *d, cmp_i64);
+    sort(d, n, sizeof *d, cmp_i64);
     int64_t median = n ? d[n / 2] : 0;
     free(d);
     return median * 10 > 50000 ? median * 10 : 50000;
