@@ -1187,7 +1187,7 @@ static int copy_stages(analysis *a, mb_err *err)
         char source[128];
         snprintf(source, sizeof source, "trace: %lld gpu_memset events", ms.count);
         bool sized = ms.sized == ms.count;
-        mb_stage s = {.name = "memset", .component = "membw",
+        mb_stage s = {.name = "memset", .component = "membw", .op = "write",
                       .block_size = sized ? (long long)(ms.bytes / (double)ms.count) : 0,
                       .work = sized ? ms.bytes : sec(ms.ns), .work_unit = sized ? "byte" : "s",
                       .seconds = sec(ms.ns), .count = ms.count, .source = source};
@@ -1229,7 +1229,7 @@ static int host_stages(analysis *a, mb_err *err)
         snprintf(source, sizeof source,
                  "trace: %lld enumerate(DataLoader) annotations; component disk is a guess",
                  st->dataloader_count);
-        mb_stage s = {.name = "dataloading", .component = "disk", .device = "cpu",
+        mb_stage s = {.name = "dataloading", .component = "disk", .device = "cpu", .role = "data",
                       .work = sec(st->dataloader_ns), .work_unit = "s",
                       .seconds = sec(st->dataloader_ns), .count = st->dataloader_count,
                       .source = source};
