@@ -634,6 +634,8 @@ static void gap_diagnosis(FILE *o, const mb_diagnosis *d, bool md)
         if (md)
             fputc('\n', o);
     }
+    for (int i = 0; i < d->n_notes; i++)
+        put_item(o, md, md ? "- note: " : "  note: ", d->notes[i]);
 }
 
 static void gap_projection(FILE *o, const mb_gap *g, bool md)
@@ -803,6 +805,8 @@ static cJSON *figures_json(const mb_diag_figures *f)
     cJSON_AddNumberToObject(o, "pageable_copy_share", f->pageable_share);
     cJSON_AddNumberToObject(o, "communication_share", f->comm_share);
     cJSON_AddNumberToObject(o, "cpu_compute_share", f->cpu_share);
+    cJSON_AddNumberToObject(o, "periodic_share", f->periodic_share);
+    cJSON_AddNumberToObject(o, "unattributed_share", f->unattributed_share);
     cJSON_AddBoolToObject(o, "random_disk", f->random_disk);
     cJSON_AddBoolToObject(o, "fp32_compute", f->fp32_compute);
     cJSON_AddBoolToObject(o, "step_table", f->step_table);
@@ -907,6 +911,22 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
         cJSON_AddNumberToObject(o, "share_of_step", st->time_lost / g->total);
         cJSON_AddItemToArray(rank, o);
     }
+    /* the headline: every stage by exposed time, with or without a ceiling */
+    cJSON *head = cJSON_AddObjectToObject(doc, "headline");
+    cJSON_AddNumberToObject(head, "bounded_share", g->bounded_share);
+    cJSON *hs = cJSON_AddArrayToObject(head, "stages");
+    for (int k = 0; k < g->n; k++) {
+        const mb_gap_stage *st = &g->stages[g->headline[k]];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", st->stage->name);
+        cJSON_AddNumberToObject(o, "exposed_seconds_per_step", mb_gap_per_step(g, st->exposed));
+        cJSON_AddNumberToObject(o, "share", st->share);
+        cJSON_AddBoolToObject(o, "has_ceiling", st->match >= 0);
+        add_num_or_null(o, "seconds_lost_per_step", mb_gap_per_step(g, st->time_lost), st->match >= 0);
+        add_num_or_null(o, "efficiency", st->efficiency, st->match >= 0);
+        add_str_or_null(o, "no_ceiling", st->match >= 0 ? NULL : st->bound_hint);
+        cJSON_AddItemToArray(hs, o);
+    }
     cJSON *am = cJSON_AddObjectToObject(doc, "amdahl");
     cJSON_AddNumberToObject(am, "step_seconds_now", mb_gap_per_step(g, g->total));
     cJSON_AddNumberToObject(am, "step_seconds_all_at_ceiling", mb_gap_per_step(g, g->all_total));
@@ -918,6 +938,7 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
         add_str_or_null(dj, "primary", d->n > 0 ? d->findings[0].id : NULL);
         add_str_or_null(dj, "runner_up", d->runner_up ? d->findings[1].id : NULL);
         add_str_or_null(dj, "balanced", d->n == 0 ? d->balanced : NULL);
+        cJSON_AddItemToObject(dj, "notes", strings_json(d->notes, d->n_notes));
         cJSON *fs = cJSON_AddArrayToObject(dj, "findings");
         for (int i = 0; i < d->n; i++) {
             const mb_finding *f = &d->findings[i];
