@@ -603,8 +603,11 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
     for (int i = 0; i < out->n; i++)
         out->stage_sum += mb_stage_exposed(&run->stages[i]);
     out->total = run->total_seconds > 0 ? run->total_seconds : out->stage_sum;
-    if (step_table_total(run) > 0)
-        out->total = step_table_total(run);
+    /* the step table's steps when the stages fit in them (they do when the
+     * reader cut them to the steps): shares then equal the step table's */
+    double steps_total = step_table_total(run);
+    if (steps_total > 0 && out->stage_sum <= steps_total * 1.0001)
+        out->total = steps_total;
     out->unaccounted = out->total > out->stage_sum ? out->total - out->stage_sum : 0;
     if (out->stage_sum > out->total * 1.01 &&
         add_note(out, err,
