@@ -1035,6 +1035,24 @@ static void test_roles_decide_not_names(void **state)
         assert_string_not_equal(f->diag.findings[i].id, "data_loading_bound");
 }
 
+/* One time format, 3 significant digits, the unit chosen after rounding. */
+static void test_fmt_seconds(void **state)
+{
+    (void)state;
+    static const struct {
+        double s;
+        const char *want;
+    } cases[] = {
+        { 0.00865, "8.65 ms" }, { 7.02e-05, "70.2 \u00b5s" }, { 0.99966, "1 s" }, { 0.0009997, "1 ms" },
+        { 12.345, "12.3 s" },   { 1234.4, "1234 s" },          { 5e-9, "5 ns" },   { 0, "0 s" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char buf[32];
+        mb_fmt_seconds(buf, sizeof buf, cases[i].s);
+        assert_string_equal(buf, cases[i].want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1066,6 +1084,7 @@ int main(void)
         cmocka_unit_test(test_headline_text_fits),
         cmocka_unit_test(test_membw_op_write),
         cmocka_unit_test(test_roles_decide_not_names),
+        cmocka_unit_test(test_fmt_seconds),
     };
     return cmocka_run_group_tests(tests, fx_setup, group_teardown);
 }

@@ -16,6 +16,12 @@
 
 void mb_fmt_seconds(char *buf, size_t len, double s)
 {
+    /* the unit follows the value rounded to 3 significant digits: 999.7 ms
+     * is "1 s", not "1e+03 ms" */
+    char r[32];
+    snprintf(r, sizeof r, "%.3g", s);
+    if (isfinite(s) && fabs(s) < 999.5) /* whole seconds above */
+        s = strtod(r, NULL);
     if (!isfinite(s))
         snprintf(buf, len, "-");
     else if (s == 0)

@@ -924,6 +924,11 @@ static void gpu_skip_reason(const mb_ceilings *c, char *buf, size_t len)
     }
 }
 
+static bool role_of(const mb_stage *s, const char *role)
+{
+    return s->role && strcmp(s->role, role) == 0;
+}
+
 static bool is_cpu_other(const mb_stage *s)
 {
     return s->device && strcmp(s->device, "cpu") == 0;
@@ -942,6 +947,10 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
     if (strcmp(c, "other") == 0 && trace)
         snprintf(st->bound_hint, len, "%s no benchmark measures: time only",
                  is_cpu_other(s) ? "host code (framework, Python)" : "kernels of a kind");
+    else if (strcmp(c, "other") == 0 && (role_of(s, "data") || role_of(s, "checkpoint")))
+        snprintf(st->bound_hint, len,
+                 "time only: as component disk with the bytes it %s (`bytes`) it is held against the disk ceiling",
+                 role_of(s, "data") ? "reads" : "writes");
     else if (strcmp(c, "other") == 0)
         snprintf(st->bound_hint, len, "time only: give the stage a component and its work (docs/stage-format.md)");
     else if (g->no_gpu_ceilings && is_gpu_stage(s))

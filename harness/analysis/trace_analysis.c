@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis_writers.h"
 #include "formulas.h"
 
 enum { MAX_STEPS_IN_EVIDENCE = 1000 };
@@ -1033,10 +1034,12 @@ static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
             comp = cname;
             bool flops = has_flops[c == TR_CLASS_GEMM ? TR_OP_GEMM : TR_OP_CONV];
             snprintf(name, sizeof name, "%s%s", cname, flops ? " (unattributed)" : "");
+            char t[32];
+            mb_fmt_seconds(t, sizeof t, sec(ns)); /* the one time format of the outputs */
             mb_run_warn(a->run,
-                        "%s: %.6f s of %s kernels not launched by a %s op with recorded shapes: "
+                        "%s: %s of %s kernels not launched by a %s op with recorded shapes: "
                         "time only, no FLOP/s",
-                        name, sec(ns), cname, c == TR_CLASS_GEMM ? "matmul" : "convolution");
+                        name, t, cname, c == TR_CLASS_GEMM ? "matmul" : "convolution");
         } else if (c == TR_CLASS_OTHER)
             snprintf(name, sizeof name, "other compute");
         else
