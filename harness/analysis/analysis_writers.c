@@ -307,9 +307,11 @@ static void gap_header(FILE *o, const mb_gap *g, bool md)
     fprintf(o, "%sceilings: %s (host %s, started %s)\n", b, c->path, c->host ? c->host : "?",
             c->started_utc ? c->started_utc : "?");
     if (g->unaccounted > 0) {
+        char sh[32];
         mb_fmt_seconds(u, sizeof u, mb_gap_per_step(g, g->unaccounted));
-        fprintf(o, "%stime in no stage: %s per %s (%.1f%%), counted in the %s time\n", b, u, run_unit_word(g),
-                100 * g->unaccounted / g->total, run_unit_word(g));
+        fmt_pct(sh, sizeof sh, g->unaccounted / g->total);
+        fprintf(o, "%stime in no stage: %s per %s (%s), counted in the %s time\n", b, u, run_unit_word(g), sh,
+                run_unit_word(g));
     }
     fprintf(o, "%stimes are per %s\n", b, run_unit_word(g));
 }
