@@ -235,6 +235,15 @@ def h100():
     text = gap_text(trace, cpu)
     check("h100 trace on CPU ceilings: one warning, the CUDA error not repeated per stage",
           text.count("without a usable GPU") == 1 and text.count("cudaError") == 0, text[-1500:])
+    other = json.load(open(ceilings))
+    for g in other["context"].get("gpus", []):
+        g["name"] = "NVIDIA A100-SXM4-80GB"
+    json.dump(other, open(os.path.join(WORK, "a100.json"), "w"))
+    notes = gap(trace, os.path.join(WORK, "a100.json"))["notes"]
+    check("h100 trace on another GPU's ceilings: one note naming both",
+          sum("the trace ran on NVIDIA H100 80GB HBM3" in n and "A100" in n for n in notes) == 1, notes)
+    check("h100 trace on its own GPU's ceilings: no such note",
+          not any("the trace ran on" in n for n in d["notes"]), d["notes"])
     stages = os.path.join(SHARED, "h100", "resnet18-dataloader-bound.stages.json")
     if os.path.exists(stages):
         d = gap(stages, ceilings)

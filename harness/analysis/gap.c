@@ -969,6 +969,51 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
         snprintf(st->bound_hint, len, "%s", why);
 }
 
+/* The GPU a trace ran on (its main device's name), NULL when it does not say. */
+static const char *trace_gpu(const mb_run *run)
+{
+    const cJSON *ev = run->evidence;
+    const cJSON *main = ev ? cJSON_GetObjectItemCaseSensitive(ev, "main_device") : NULL;
+    const cJSON *devs = ev ? cJSON_GetObjectItemCaseSensitive(ev, "devices") : NULL;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, devs)
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(d, "id");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
+        if (cJSON_IsString(name) && name->valuestring[0] &&
+            (!cJSON_IsNumber(main) || !cJSON_IsNumber(id) || id->valuedouble == main->valuedouble))
+            return name->valuestring;
+    }
+    return NULL;
+}
+
+/* Ceilings from another GPU model than the trace's: said once, the matches
+ * stay (a gap against another GPU is still a figure, not the true one). */
+static int other_gpu_note(mb_gap *g, mb_err *err)
+{
+    const char *ran = trace_gpu(g->run);
+    const cJSON *gpus = g->ceilings->context ? cJSON_GetObjectItemCaseSensitive(g->ceilings->context, "gpus") : NULL;
+    if (ran == NULL || cJSON_GetArraySize(gpus) == 0)
+        return MB_OK;
+    const char *other = NULL;
+    const cJSON *gp;
+    cJSON_ArrayForEach(gp, gpus)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(gp, "name");
+        if (!cJSON_IsString(name))
+            continue;
+        if (strcasecmp(name->valuestring, ran) == 0)
+            return MB_OK;
+        other = name->valuestring;
+    }
+    if (other == NULL)
+        return MB_OK;
+    return add_note(g, err,
+                    "the trace ran on %s, the ceilings (%s) were measured on %s: the GPU stages are held against "
+                    "another GPU's ceilings; measure on the trace's GPU for its true gap",
+                    ran, g->ceilings->path ? g->ceilings->path : "?", other);
+}
+
 static int cmp_exposed(const void *a, const void *b, void *ctx)
 {
     const mb_gap_stage *st = ctx;
@@ -996,7 +1041,7 @@ static int gap_headline(mb_gap *g, mb_err *err)
     g->bounded_share = g->total > 0 ? fmin(1, bounded / g->total) : 0;
     qsort_r(g->headline, (size_t)g->n, sizeof *g->headline, cmp_exposed, g->stages);
     if (!g->no_gpu_ceilings)
-        return MB_OK;
+        return other_gpu_note(g, err);
     char reason[160], names[256] = "";
     size_t at = 0;
     int n = 0;
