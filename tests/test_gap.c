@@ -16,6 +16,7 @@
 #include "gap.h"
 #include "gap_test_util.h"
 #include "run_read.h"
+#include "suite.h"
 #include "hardware.h"
 
 /* ---- fixtures ------------------------------------------------------------------ */
@@ -1053,6 +1054,27 @@ static void test_fmt_seconds(void **state)
     }
 }
 
+/* did you mean: the nearest name by edit distance, only when it is a likely
+ * typo (at most 2 edits, under half the word). */
+static void test_did_you_mean(void **state)
+{
+    (void)state;
+    const char *subs = "list, report, gap, compare, trace, run";
+    char near[64];
+    assert_true(mb_did_you_mean("repot", subs, near, sizeof near));
+    assert_string_equal(near, "report");
+    assert_true(mb_did_you_mean("comapre", subs, near, sizeof near)); /* a swap is 2 edits */
+    assert_string_equal(near, "compare");
+    assert_true(mb_did_you_mean("GAPP", subs, near, sizeof near)); /* case-insensitive */
+    assert_string_equal(near, "gap");
+    assert_false(mb_did_you_mean("zzzzzz", subs, near, sizeof near));
+    assert_false(mb_did_you_mean("ga", "gap, gemm", near, sizeof near) && strcmp(near, "gemm") == 0);
+    assert_false(mb_did_you_mean("x", subs, near, sizeof near)); /* 1 edit of a 1-letter word is no typo */
+    assert_false(mb_did_you_mean("report", subs, near, sizeof near)); /* an exact name needs no guess */
+    assert_true(mb_did_you_mean("gemn", "all, gemm, gemm-cpu, gemm-gpu", near, sizeof near));
+    assert_string_equal(near, "gemm");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1085,6 +1107,7 @@ int main(void)
         cmocka_unit_test(test_membw_op_write),
         cmocka_unit_test(test_roles_decide_not_names),
         cmocka_unit_test(test_fmt_seconds),
+        cmocka_unit_test(test_did_you_mean),
     };
     return cmocka_run_group_tests(tests, fx_setup, group_teardown);
 }
