@@ -945,8 +945,8 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
     bool time_only = strcmp(s->work_unit, "s") == 0;
     bool trace = g->run->kind && strcmp(g->run->kind, "pytorch-trace") == 0;
     if (strcmp(c, "other") == 0 && trace)
-        snprintf(st->bound_hint, len, "%s no benchmark measures: time only",
-                 is_cpu_other(s) ? "host code (framework, Python)" : "kernels of a kind");
+        snprintf(st->bound_hint, len, "no benchmark measures %s: time only",
+                 is_cpu_other(s) ? "host code (framework, Python)" : "these kernels");
     else if (strcmp(c, "other") == 0 && (role_of(s, "data") || role_of(s, "checkpoint")))
         snprintf(st->bound_hint, len,
                  "time only: as component disk with the bytes it %s (`bytes`) it is held against the disk ceiling",
@@ -954,7 +954,7 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
     else if (strcmp(c, "other") == 0)
         snprintf(st->bound_hint, len, "time only: give the stage a component and its work (docs/stage-format.md)");
     else if (g->no_gpu_ceilings && is_gpu_stage(s))
-        snprintf(st->bound_hint, len, "the ceilings have no GPU case: run mlbench on the GPU that ran this");
+        snprintf(st->bound_hint, len, "the ceilings have no GPU case (see the warning)");
     else if (time_only && (strcmp(c, "disk") == 0 || strcmp(c, "hostmem") == 0))
         snprintf(st->bound_hint, len,
                  "bytes read not recorded%s: a stage file with the bytes it reads (`bytes`) holds it against "
