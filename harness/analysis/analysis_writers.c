@@ -326,6 +326,17 @@ static void put_cell(FILE *o, const char *s, int w, char align)
     pad(o, (align == 'r' ? 0 : gap) + 2);
 }
 
+/* The column of stage names in gap's lists: the longest name + 1, at most
+ * 25 (a longer name takes its own line). */
+static int name_width(const mb_gap *g)
+{
+    int w = 8;
+    for (int i = 0; i < g->n; i++)
+        if (width(g->stages[i].stage->name) + 1 > w)
+            w = width(g->stages[i].stage->name) + 1;
+    return w > 25 ? 25 : w;
+}
+
 /* One headline row's verdict: the time lost against the ceiling, or what
  * would bound a stage that has none. */
 static void headline_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_stage *st)
@@ -356,10 +367,9 @@ static void gap_headline_text(FILE *o, const mb_gap *g, bool md)
     mb_fmt_seconds(step, sizeof step, mb_gap_per_step(g, g->total));
     mb_fmt_seconds(all, sizeof all, mb_gap_per_step(g, g->all_total));
     fprintf(o, md ? "## What the %s is made of\n\n" : "what the %s is made of, largest first\n", run_unit_word(g));
-    int nw = 5;
-    for (int i = 0; i < g->n; i++)
-        if (width(g->stages[i].stage->name) > nw)
-            nw = width(g->stages[i].stage->name);
+    int nw = name_width(g) - 1; /* a longer name takes its own line */
+    if (nw < 5)
+        nw = 5;
     if (md)
         fprintf(o, "| # | stage | time per %s | share | against its ceiling |\n| ---: | --- | ---: | ---: | --- |\n",
                 run_unit_word(g));
@@ -376,7 +386,13 @@ static void gap_headline_text(FILE *o, const mb_gap *g, bool md)
             continue;
         }
         fprintf(o, "  %3d. ", k + 1);
-        put_cell(o, st->stage->name, nw, 'l');
+        if (width(st->stage->name) > nw) {
+            fprintf(o, "%s\n", st->stage->name);
+            pad(o, 7);
+            put_cell(o, "", nw, 'l');
+        } else {
+            put_cell(o, st->stage->name, nw, 'l');
+        }
         put_cell(o, tm, 8, 'r');
         put_cell(o, share, 7, 'r');
         int at = 7 + nw + 2 + 8 + 2 + 7 + 2;
@@ -452,6 +468,22 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
     fputc('\n', o);
 }
 
+/* A name cut to `cols` display columns with "…" (the table keeps within 120
+ * columns; the headline and "ceilings matched" show it whole). */
+static void short_name(char *buf, size_t len, const char *name, int cols)
+{
+    if (width(name) <= cols) {
+        snprintf(buf, len, "%s", name);
+        return;
+    }
+    size_t at = 0;
+    for (int w = 0; name[at] && at + 4 < len; at++) {
+        if (((unsigned char)name[at] & 0xC0) != 0x80 && ++w > cols - 1)
+            break;
+    }
+    snprintf(buf, len, "%.*s\u2026", (int)at, name);
+}
+
 static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
 {
     tbl t;
@@ -482,7 +514,9 @@ static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
         }
         fmt_pct(share, sizeof share, st->share);
         (void)atc;
-        const char *row[] = { s->name, what, tm, ex, meas, ceil, eff, lost, share };
+        char name[96];
+        short_name(name, sizeof name, s->name, md ? 1 << 20 : 24);
+        const char *row[] = { name, what, tm, ex, meas, ceil, eff, lost, share };
         tbl_row(&t, row);
     }
     if (g->unaccounted > 0) {
@@ -504,11 +538,10 @@ static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
 
 /* "  name           text", the text wrapped under itself; a long name
  * takes its own line. */
-static int g_name_w = 15; /* set per gap from its longest stage name (gap_text) */
 
-static void put_named(FILE *o, const char *lead, const char *name, const char *text)
+static void put_named(FILE *o, const char *lead, int name_w, const char *name, const char *text)
 {
-    const int NAME_W = g_name_w;
+    const int NAME_W = name_w;
     int at = width(lead) + NAME_W;
     fprintf(o, "%s%s", lead, name);
     int w = width(name);
@@ -536,12 +569,12 @@ static void gap_matches(FILE *o, const mb_gap *g, bool md)
             } else {
                 char line[MB_GAP_WHY_LEN + 256];
                 snprintf(line, sizeof line, "%s%s", cr->label, rest);
-                put_named(o, "  ", st->stage->name, line);
+                put_named(o, "  ", name_width(g), st->stage->name, line);
             }
         } else if (md) {
             fprintf(o, "- **%s**: %s\n", st->stage->name, st->why);
         } else {
-            put_named(o, "  ", st->stage->name, st->why);
+            put_named(o, "  ", name_width(g), st->stage->name, st->why);
         }
         if (st->match >= 0 && strcmp(g->ceilings->cases[st->match].phase, "median") != 0)
             fprintf(o, "%s%-*sceiling: the case's %s rate (%s)\n", md ? "  - " : "  ", md ? 0 : 15, "",
@@ -575,7 +608,7 @@ static void gap_ranking(FILE *o, const mb_gap *g, bool md)
         } else {
             char num[16];
             snprintf(num, sizeof num, "  %d. ", ++shown);
-            put_named(o, num, st->stage->name, line);
+            put_named(o, num, name_width(g), st->stage->name, line);
         }
     }
     if (shown == 0)
@@ -601,7 +634,9 @@ static void gap_amdahl(FILE *o, const mb_gap *g, bool md)
         char a[32], sp[32];
         mb_fmt_seconds(a, sizeof a, mb_gap_per_step(g, st->amdahl_total));
         snprintf(sp, sizeof sp, "%.2fx", st->amdahl_speedup);
-        const char *row[] = { st->stage->name, a, sp };
+        char name[96];
+        short_name(name, sizeof name, st->stage->name, md ? 1 << 20 : 40);
+        const char *row[] = { name, a, sp };
         tbl_row(&t, row);
     }
     char a[32], sp[32];
@@ -703,13 +738,6 @@ static void gap_warnings(FILE *o, const mb_gap *g, bool md)
 
 static void gap_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, bool md)
 {
-    /* names up to 24 columns share one column; longer ones take their own line */
-    g_name_w = 8;
-    for (int i = 0; i < g->n; i++)
-        if (width(g->stages[i].stage->name) + 1 > g_name_w)
-            g_name_w = width(g->stages[i].stage->name) + 1;
-    if (g_name_w > 25)
-        g_name_w = 25;
     gap_header(o, g, md);
     fputc('\n', o);
     gap_headline_text(o, g, md);
