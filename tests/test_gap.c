@@ -1030,10 +1030,27 @@ static void test_roles_decide_not_names(void **state)
                           "\"seconds\":20}]}"));
     assert_string_equal(f->diag.findings[0].id, "periodic_work_bound");
     CLOSE(f->diag.fig.periodic_share, 0.8);
+    assert_string_equal(stage(&f->gap, "save")->stage->role, "checkpoint");
     CLOSE(f->diag.fig.data_share, 0); /* neither the disk stage nor the name counts as data */
     assert_int_equal(f->diag.n_notes, 0);
     for (int i = 0; i < f->diag.n; i++)
         assert_string_not_equal(f->diag.findings[i].id, "data_loading_bound");
+
+    /* the CSV form carries role and op as columns; an unknown role is refused */
+    build(f, scratch_file("roles.csv", "# mlbench-stages version 1\n"
+                                       "name,component,role,op,bytes,seconds\n"
+                                       "decode,other,data,,,8\n"
+                                       "zero,membw,,write,1e9,2\n"));
+    assert_string_equal(stage(&f->gap, "decode")->stage->role, "data");
+    assert_string_equal(stage(&f->gap, "zero")->stage->op, "write");
+    CLOSE(f->diag.fig.data_share, 0.8);
+    mb_run r;
+    mb_err err = { 0 };
+    assert_int_equal(mb_run_read(scratch_file("badrole.csv", "# mlbench-stages version 1\nname,component,role,seconds\n"
+                                                             "x,other,training,1\n"),
+                                 &r, &err),
+                     MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "role"));
 }
 
 /* One time format, 3 significant digits, the unit chosen after rounding. */
