@@ -289,7 +289,7 @@ static void test_gpu_stage_on_cpu_results(void **state)
     assert_true(g.no_gpu_ceilings);
     assert_non_null(strstr(g.stages[0].why, "no usable GPU case"));
     assert_int_equal(g.n_notes, 1);
-    assert_non_null(strstr(g.notes[0], "without a usable GPU"));
+    assert_non_null(strstr(g.notes[0], "hold no usable GPU case (no GPU case was measured)"));
     assert_non_null(strstr(g.notes[0], "(gpu_mm)"));
     CLOSE(g.total, 10); /* still counts */
     CLOSE(g.stages[0].share, 0.6);

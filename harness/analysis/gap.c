@@ -913,7 +913,7 @@ static bool ceilings_without_gpu(const mb_gap *g)
  * device"): the driver's full message belongs in the results file. */
 static void gpu_skip_reason(const mb_ceilings *c, char *buf, size_t len)
 {
-    snprintf(buf, len, "no GPU case measured");
+    snprintf(buf, len, "no GPU case was measured");
     for (int i = 0; i < c->n_cases; i++) {
         const mb_case_ref *r = &c->cases[i];
         if (r->device && strcmp(r->device, "gpu") == 0 && r->reason && r->reason[0]) {
@@ -1057,10 +1057,13 @@ static int gap_headline(mb_gap *g, mb_err *err)
         if (at + strlen(s->name) + 8 < sizeof names)
             at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? ", " : "", s->name);
     }
+    /* skipped GPU cases: the machine had no usable GPU; none at all: the
+     * suite measured none (a CPU suite, or a CPU box) */
+    bool skipped = strncmp(reason, "GPU cases skipped", 17) == 0;
     return add_note(g, err,
-                    "the ceilings (%s, host %s) come from a machine without a usable GPU (%s): the %d GPU "
-                    "stage(s) (%s) have no ceiling; run `mlbench --suite all` on the machine that ran this and "
-                    "pass its results as --ceilings",
+                    "the ceilings (%s, host %s) %s (%s): the %d GPU stage(s) (%s) have no ceiling; run `mlbench "
+                    "--suite all` on the machine that ran this and pass its results as --ceilings",
                     g->ceilings->path ? g->ceilings->path : "?", g->ceilings->host ? g->ceilings->host : "?",
-                    reason, n, names);
+                    skipped ? "come from a machine without a usable GPU" : "hold no usable GPU case", reason, n,
+                    names);
 }
