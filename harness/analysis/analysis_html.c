@@ -141,7 +141,7 @@ static void step_bar(FILE *o, const char *title, const mb_html_part *parts, int 
         snprintf(t, sizeof t, "%s: %s (%s)", parts[i].name, s, share);
         mb_chart_bar(&c, 0, 1, 0, 1, at * 1e3, (at + parts[i].seconds) * 1e3, i, t);
         double a = mb_scale_map(&c.x, at * 1e3), b = mb_scale_map(&c.x, (at + parts[i].seconds) * 1e3);
-        if (b - a >= 7.0 * (double)strlen(share) + 8) {
+        if (b - a >= 7.0 * (double)strlen(share) + 14) {
             fprintf(o, "<text class=\"share\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"12\" "
                        "stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">%s</text>\n",
                     (a + b) / 2, mid, share);
@@ -213,6 +213,17 @@ static void gap_headline(FILE *o, const mb_gap *g)
         td(o, tm, true);
         td(o, share, true);
         td(o, verdict, false);
+        fputs("</tr>\n", o);
+    }
+    if (g->unaccounted > 0) {
+        char tm[32], share[32];
+        mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
+        pct(share, sizeof share, g->unaccounted / g->total);
+        fputs("<tr><td></td>", o);
+        td(o, "(no stage)", false);
+        td(o, tm, true);
+        td(o, share, true);
+        td(o, "time no stage covers", false);
         fputs("</tr>\n", o);
     }
     fputs("</table>\n", o);
@@ -502,8 +513,10 @@ int mb_gap_html(FILE *o, const mb_gap *g, const mb_diagnosis *d, mb_err *err)
     gap_header(o, g);
     gap_headline(o, g);
     int rc = gap_stacked(o, g, err);
-    if (rc == MB_OK)
+    if (rc == MB_OK) {
+        fputs("<h2>Stages against their ceilings</h2>\n", o);
         gap_table(o, g);
+    }
     if (rc == MB_OK)
         rc = gap_ranking_and_waterfall(o, g, err);
     if (rc == MB_OK)
