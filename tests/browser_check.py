@@ -312,6 +312,12 @@ def check_gap_page(ck, res, gj):
     c = chart(res, "waterfall")
     ck.ok("gap: waterfall has %d bars" % (n_rank + 2), c is not None and c["bars"] == n_rank + 2, c and c["bars"])
     ck.ok("gap: stage table", res["tables"].get("stages") == len(gj["stages"]))
+    ck.ok("gap: headline lists every stage, with or without a ceiling",
+          res["tables"].get("headline") ==
+          len(gj["headline"]["stages"]) + (1 if gj["run"]["unaccounted_seconds"] > 0 else 0),
+          res["tables"].get("headline"))
+    ck.ok("gap: the step's parts with their shares under the bar", res["tables"].get("step-parts") == n_parts,
+          res["tables"].get("step-parts"))
     if gj.get("projection"):
         c = chart(res, "projection")
         want = 2 * (len(gj["stages"]) + 1)

@@ -227,10 +227,27 @@ static int html_gap(FILE *out, const void *what, mb_err *err)
     return mb_gap_html(out, &s->gap, &s->diag, err);
 }
 
+/* A file given in the other's place says so, with the option it belongs to. */
+static int check_file_kinds(const gap_args *a, mb_err *err)
+{
+    if (mb_run_file_kind(a->run) == MB_FILE_RESULTS)
+        return mb_errf(err, MB_EUSAGE,
+                       "%s: a results file, not a run: pass it as `--ceilings %s` (the run is a stage file or a "
+                       "PyTorch trace)",
+                       a->run, a->run);
+    mb_file_kind k = a->ceilings ? mb_run_file_kind(a->ceilings) : MB_FILE_UNKNOWN;
+    if (k == MB_FILE_TRACE || k == MB_FILE_STAGES)
+        return mb_errf(err, MB_EUSAGE, "--ceilings %s: a %s, not a results file: pass it as `--run %s`",
+                       a->ceilings, k == MB_FILE_TRACE ? "PyTorch trace" : "stage-metrics file", a->ceilings);
+    return MB_OK;
+}
+
 static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
 {
     char newest[PATH_MAX];
     const char *ceilings = a->ceilings;
+    if (check_file_kinds(a, err))
+        return err->code;
     if (mb_ini_load_gap("matching.ini", &s->matching, err) || mb_ini_load_gap("thresholds.ini", &s->thresholds, err) ||
         mb_ini_load_gap("remedies.ini", &s->remedies, err))
         return err->code;
