@@ -1174,7 +1174,7 @@ static void machine_head(char *buf, size_t len, const mb_compare *c, int i, bool
 }
 
 enum { CTX_CELL_MAX = 32 }; /* context values wider than this are cut in a terminal */
-enum { CELL = 96, TEXT_COLS = 120 };
+enum { CELL = 96 };
 
 /* Columns a table takes in a terminal, as tbl_print lays it out with indent "  ". */
 static int tbl_width(const tbl *t)
