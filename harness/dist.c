@@ -31,6 +31,7 @@
 #include "context.h"
 #include "coll_common.h" /* NIC speeds for the context */
 #include "formulas.h"
+#include "results.h"
 
 #define HOST_LEN 64
 
@@ -660,11 +661,13 @@ void mb_dist_context_add(cJSON *context)
     cJSON_AddItemToObject(context, "dist", d);
 }
 
+/* A rank's ceiling (results.h): what --baseline holds against the
+ * baseline's ceiling, so both are the same kind of number. */
 static double rate_median(const cJSON *c)
 {
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "rate"),
-                                                      "median");
-    return cJSON_IsNumber(m) ? m->valuedouble : NAN;
+    mb_ceiling ce;
+    mb_case_ceiling(c, &ce);
+    return ce.value;
 }
 
 static const char *str_field(const cJSON *c, const char *name)

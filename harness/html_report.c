@@ -66,6 +66,11 @@ void mb_html_bar_chart(FILE *o, const mb_html_bars *b)
     double h = 44 + row * (b->n_cat > 0 ? b->n_cat : 1) + 44;
     mb_chart c;
     mb_chart_begin(&c, o, b->id, b->title, MB_HTML_WIDTH, h, b->label_px > 0 ? b->label_px : 320, 44);
+    if (b->log && b->from_one && isfinite(lo) && lo > 0 && hi > 0) {
+        double e = fmax(1, ceil(fmax(fabs(log10(lo)), fabs(log10(hi))) - 1e-9));
+        lo = pow(10, -e);
+        hi = pow(10, e);
+    }
     c.x = (mb_scale){ b->log ? (isfinite(lo) ? lo : 1) : 0, hi > 0 ? hi : 1, c.left, c.right, b->log };
     mb_scale_nice(&c.x);
     if (b->groups && b->n_group >= 1) { /* one group too: it says which machine the bars are */
@@ -84,8 +89,9 @@ void mb_html_bar_chart(FILE *o, const mb_html_bars *b)
             double from = b->lo && isfinite(b->lo[i]) && b->lo[i] >= 0 ? b->lo[i] : 0;
             if (b->log && from <= 0)
                 from = c.x.d0;
-            mb_chart_bar(&c, k, b->n_cat, g, b->n_group, from, b->hi[i], b->colors ? b->colors[g] : g,
-                         b->titles && b->titles[i] ? b->titles[i] : "");
+            const char *case_id = b->case_ids ? b->case_ids[i] : NULL;
+            mb_chart_bar_case(&c, k, b->n_cat, g, b->n_group, from, b->hi[i], b->colors ? b->colors[g] : g,
+                              b->titles && b->titles[i] ? b->titles[i] : "", case_id, case_id ? b->hi[i] : NAN);
             if (b->err_lo && b->err_hi && b->err_lo[i] >= 0 && b->err_hi[i] >= 0)
                 mb_chart_bar_error(&c, k, b->n_cat, g, b->n_group, b->err_lo[i], b->err_hi[i]);
         }
@@ -166,11 +172,19 @@ static const char *param_s(const cJSON *c, const char *k)
     return v ? v : "";
 }
 
-/* A case that can be drawn: status ok, verification passed, a rate. */
+/* The case's one ceiling (results.h): the number every view shows. */
+static double ceiling_of(const cJSON *c)
+{
+    mb_ceiling ce;
+    mb_case_ceiling(c, &ce);
+    return ce.value;
+}
+
+/* A case that can be drawn: status ok, verification passed, a ceiling. */
 static bool usable(const cJSON *c)
 {
     const char *st = str(c, "status"), *ver = str(obj(c, "verification"), "status");
-    return st && strcmp(st, "ok") == 0 && ver && strcmp(ver, "passed") == 0 && num(obj(c, "rate"), "median") > 0;
+    return st && strcmp(st, "ok") == 0 && ver && strcmp(ver, "passed") == 0 && ceiling_of(c) > 0;
 }
 
 static bool is(const cJSON *c, const char *component)
@@ -271,6 +285,7 @@ typedef struct bars_buf {
     char **cats;
     double *lo, *hi, *elo, *ehi;
     char **titles;
+    const char **ids; /* per bar: the case it shows (not owned), or NULL */
 } bars_buf;
 
 static int bb_add(bars_buf *b, int n_group, const char *cat)
@@ -295,7 +310,10 @@ static int bb_add(bars_buf *b, int n_group, const char *cat)
         char **t = realloc(b->titles, sizeof *t * (size_t)(cap * n_group));
         if (t)
             b->titles = t;
-        if (!c || !p[0] || !p[1] || !p[2] || !p[3] || !t)
+        const char **ids = realloc(b->ids, sizeof *ids * (size_t)(cap * n_group));
+        if (ids)
+            b->ids = ids;
+        if (!c || !p[0] || !p[1] || !p[2] || !p[3] || !t || !ids)
             return -1;
         b->cap = cap;
     }
@@ -307,6 +325,7 @@ static int bb_add(bars_buf *b, int n_group, const char *cat)
         b->hi[i] = -1;
         b->elo[i] = b->ehi[i] = -1;
         b->titles[i] = NULL;
+        b->ids[i] = NULL;
     }
     return b->cats[k] ? k : -1;
 }
@@ -324,6 +343,7 @@ static void bb_free(bars_buf *b, int n_group)
     free(b->elo);
     free(b->ehi);
     free(b->titles);
+    free(b->ids);
     memset(b, 0, sizeof *b);
 }
 
@@ -346,7 +366,8 @@ static void bb_chart(FILE *o, const bars_buf *b, int n_group, const char *id, co
                         .titles = (const char *const *)b->titles,
                         .colors = colors,
                         .log = log,
-                        .label_px = b->label_px };
+                        .label_px = b->label_px,
+                        .case_ids = b->ids };
     mb_html_bar_chart(o, &hb);
 }
 
@@ -371,8 +392,9 @@ static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const c
 
 static void ceiling_vs_peak(FILE *o, const cJSON *cases)
 {
-    fputs("<h2>Ceilings against peaks</h2>\n<p class=\"note\">Per component: the measured ceiling (median of the "
-          "repetitions, error bar &plusmn; one coefficient of variation) next to the theoretical peak where one is "
+    fputs("<h2>Ceilings against peaks</h2>\n<p class=\"note\">Per component: the measured ceiling (the "
+          "sustained phase for compute cases, else the repetitions' median; error bar &plusmn; the repetitions' "
+          "coefficient of variation) next to the theoretical peak where one is "
           "known; the label gives the efficiency (ceiling / peak).</p>\n",
           o);
     const char *comps[64];
@@ -398,7 +420,7 @@ static void ceiling_vs_peak(FILE *o, const cJSON *cases)
 
 static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const char *unit, bool by_unit)
 {
-    static const char *const groups[] = { "ceiling (median)", "peak" };
+    static const char *const groups[] = { "ceiling", "peak" };
     static const int colors[] = { 0, 7 };
     {
         bars_buf b = { 0 };
@@ -412,7 +434,7 @@ static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const c
                 continue;
             char label[256], cat[300];
             mb_case_label(c, label, sizeof label);
-            double rate = num(obj(c, "rate"), "median"), cv = num(obj(c, "rate"), "cv");
+            double rate = ceiling_of(c), cv = num(obj(c, "rate"), "cv");
             double peak = num(obj(c, "peak"), "value");
             if (peak > 0)
                 snprintf(cat, sizeof cat, "%.0f%% %s", 100 * rate / peak, label);
@@ -422,6 +444,7 @@ static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const c
             if (i < 0)
                 break;
             b.hi[2 * i] = rate;
+            b.ids[2 * i] = str(c, "id");
             if (cv > 0) {
                 b.elo[2 * i] = rate * (1 - cv);
                 b.ehi[2 * i] = rate * (1 + cv);
@@ -497,7 +520,7 @@ static const char *device_of(const cJSON *c)
 static double abs_rate(const cJSON *c)
 {
     double s = num(c, "rate_scale");
-    return num(obj(c, "rate"), "median") * (s > 0 ? s : 1);
+    return ceiling_of(c) * (s > 0 ? s : 1);
 }
 
 static double abs_peak(const cJSON *c)
@@ -506,15 +529,203 @@ static double abs_peak(const cJSON *c)
     return num(obj(c, "peak"), "value") * (s > 0 ? s : 1);
 }
 
-typedef struct roof {
+/* Integer dtypes count operations, not floating-point ones: int8 is OP/s. */
+static bool int_dtype(const char *d)
+{
+    return d && (strncmp(d, "int", 3) == 0 || strncmp(d, "uint", 4) == 0);
+}
+
+/* "989 TFLOP/s": v with its SI prefix, a space, then the prefixed unit. */
+static void fmt_si_unit(char *buf, size_t len, double v, const char *unit)
+{
+    char n[32];
+    mb_svg_fmt_si(n, sizeof n, v);
+    size_t l = strlen(n);
+    if (l > 0 && strchr("kMGTPE", n[l - 1]))
+        snprintf(buf, len, "%.*s %c%s", (int)(l - 1), n, n[l - 1], unit);
+    else
+        snprintf(buf, len, "%s %s", n, unit);
+}
+
+/* A dtype's compute peak, and the roof it is drawn on. */
+typedef struct dtype_peak {
     char dtype[16];
     double peak;
+    int roof;
+} dtype_peak;
+
+/* One roof line: the dtypes whose peaks are equal share it (one line, one
+ * label "fp64, fp32 peak ..."), and their cases its colour. */
+typedef struct roof {
+    char dtypes[96];
+    double peak;
+    int color;
+    bool ints, floats;
 } roof;
+
+/* Roof colours: the palette without the measured slope's blue (0) and the
+ * datasheet slope's grey (7); black (6) is for cases without a peak. */
+static const int ROOF_COLORS[] = { 1, 2, 3, 4, 8, 9, 10, 11, 5 };
+enum { NO_PEAK_COLOR = 6, MAX_DTYPES = 16 };
+
+static int collect_peaks(const cJSON *cases, const char *device, dtype_peak *dt)
+{
+    int n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        if (strcmp(device_of(c), device) != 0 || !(is(c, "gemm") || is(c, "conv") || is(c, "peak")) ||
+            !(abs_peak(c) > 0))
+            continue;
+        const char *d = param_s(c, "dtype");
+        int k = 0;
+        while (k < n && strcmp(dt[k].dtype, d) != 0)
+            k++;
+        if (k == n) {
+            if (n == MAX_DTYPES)
+                continue;
+            snprintf(dt[n].dtype, sizeof dt[n].dtype, "%s", d);
+            dt[n++].peak = 0;
+        }
+        dt[k].peak = fmax(dt[k].peak, abs_peak(c));
+    }
+    return n;
+}
+
+/* Groups the dtypes into roofs of equal peaks (to 1e-6), in file order. */
+static int group_roofs(dtype_peak *dt, int nd, roof *roofs)
+{
+    int nr = 0;
+    for (int i = 0; i < nd; i++) {
+        int k = 0;
+        while (k < nr && fabs(roofs[k].peak - dt[i].peak) > 1e-6 * roofs[k].peak)
+            k++;
+        if (k == nr) {
+            roofs[nr] = (roof){ .peak = dt[i].peak,
+                                .color = ROOF_COLORS[nr % (int)(sizeof ROOF_COLORS / sizeof *ROOF_COLORS)] };
+            nr++;
+        }
+        size_t l = strlen(roofs[k].dtypes);
+        snprintf(roofs[k].dtypes + l, sizeof roofs[k].dtypes - l, "%s%s", l ? ", " : "", dt[i].dtype);
+        roofs[k].ints |= int_dtype(dt[i].dtype);
+        roofs[k].floats |= !int_dtype(dt[i].dtype);
+        dt[i].roof = k;
+    }
+    return nr;
+}
+
+static const char *roof_unit(const roof *r)
+{
+    return r->ints && r->floats ? "FLOP/s or OP/s" : r->ints ? "OP/s" : "FLOP/s";
+}
+
+static int roof_of(const dtype_peak *dt, int nd, const char *dtype)
+{
+    for (int i = 0; i < nd; i++)
+        if (strcmp(dt[i].dtype, dtype) == 0)
+            return dt[i].roof;
+    return -1;
+}
+
+typedef struct roof_point {
+    const cJSON *c;
+    double ai, rate;
+    int roof;
+} roof_point;
+
+static int collect_points(const cJSON *cases, const char *device, const dtype_peak *dt, int nd, roof_point *pts,
+                          int max)
+{
+    int n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        if (!(is(c, "gemm") || is(c, "conv")) || strcmp(device_of(c), device) != 0 || !usable(c) || n == max)
+            continue;
+        double ai = mb_case_intensity(c);
+        if (isfinite(ai) && ai > 0)
+            pts[n++] = (roof_point){ c, ai, abs_rate(c), roof_of(dt, nd, param_s(c, "dtype")) };
+    }
+    return n;
+}
+
+/* The hover text of a case's dot: which case, its rate and intensity in
+ * FLOP or (integer dtypes) OP. */
+static void point_title(const roof_point *p, char *t, size_t len)
+{
+    char label[256], r[48], ai[32];
+    const char *d = param_s(p->c, "dtype");
+    const char *w = int_dtype(d) ? "OP" : "FLOP";
+    char unit[16];
+    snprintf(unit, sizeof unit, "%s/s", w);
+    mb_case_label(p->c, label, sizeof label);
+    fmt_si_unit(r, sizeof r, p->rate, unit);
+    mb_svg_fmt_si(ai, sizeof ai, p->ai);
+    snprintf(t, len, "%s: %s at %s %s/byte", label, r, ai, w);
+}
+
+static void roofline_legend(mb_chart *ch, const roof *roofs, int nr, bool meas, bool sheet, bool no_peak)
+{
+    const char *names[24];
+    int cols[24], n = 0;
+    char texts[16][128];
+    if (meas) {
+        names[n] = "measured memory slope";
+        cols[n++] = 0;
+    }
+    if (sheet) {
+        names[n] = "datasheet memory slope";
+        cols[n++] = 7;
+    }
+    for (int k = 0; k < nr && k < 16; k++) {
+        snprintf(texts[k], sizeof texts[k], "%.100s: roof and cases", roofs[k].dtypes);
+        names[n] = texts[k];
+        cols[n++] = roofs[k].color;
+    }
+    if (no_peak) {
+        names[n] = "cases without a known peak";
+        cols[n++] = NO_PEAK_COLOR;
+    }
+    mb_chart_legend(ch, n, names, cols);
+}
+
+static void roofline_points(mb_chart *ch, const roof *roofs, int nr, const roof_point *pts, int np)
+{
+    /* one series per roof, then the cases without a peak */
+    for (int k = -1; k < nr; k++) {
+        int in = 0;
+        for (int i = 0; i < np; i++)
+            in += pts[i].roof == k;
+        if (in == 0)
+            continue;
+        mb_chart_series_begin(ch, k >= 0 ? roofs[k].dtypes : "no peak");
+        for (int i = 0; i < np; i++) {
+            if (pts[i].roof != k)
+                continue;
+            char t[512];
+            point_title(&pts[i], t, sizeof t);
+            double s = num(pts[i].c, "rate_scale");
+            mb_chart_point(ch, pts[i].ai, pts[i].rate, k >= 0 ? roofs[k].color : NO_PEAK_COLOR, t,
+                           str(pts[i].c, "id"), pts[i].rate / (s > 0 ? s : 1));
+        }
+        mb_chart_series_end(ch);
+    }
+}
+
+/* Where a memory slope enters the plot: at its left edge, or where it
+ * crosses the bottom edge (the rounded x domain can start below it, and a
+ * line below the x axis is drawn outside the chart). */
+static double slope_start(const mb_chart *ch, double bw)
+{
+    return fmax(ch->x.d0, ch->y.d0 / bw);
+}
 
 static void roofline(FILE *o, const cJSON *cases, const char *device)
 {
-    roof roofs[16];
-    int nr = 0;
+    dtype_peak dt[MAX_DTYPES];
+    roof roofs[MAX_DTYPES];
+    int nd = collect_peaks(cases, device, dt);
+    int nr = group_roofs(dt, nd, roofs);
     double bw_meas = 0, bw_sheet = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
@@ -527,35 +738,11 @@ static void roofline(FILE *o, const cJSON *cases, const char *device)
             if (abs_peak(c) > 0)
                 bw_sheet = fmax(bw_sheet, abs_peak(c));
         }
-        if ((is(c, "gemm") || is(c, "conv") || is(c, "peak")) && abs_peak(c) > 0) {
-            const char *d = param_s(c, "dtype");
-            int k = 0;
-            while (k < nr && strcmp(roofs[k].dtype, d) != 0)
-                k++;
-            if (k == nr && nr < 16) {
-                snprintf(roofs[nr].dtype, sizeof roofs[nr].dtype, "%s", d);
-                roofs[nr++].peak = 0;
-            }
-            if (k < 16)
-                roofs[k].peak = fmax(roofs[k].peak, abs_peak(c));
-        }
     }
-    /* the points: GEMM and conv cases by arithmetic intensity */
-    double xs[256], ys[256];
-    const char *names[256];
-    int np = 0;
-    cJSON_ArrayForEach(c, cases)
-    {
-        if ((is(c, "gemm") || is(c, "conv")) && strcmp(device_of(c), device) == 0 && usable(c) && np < 256) {
-            double ai = mb_case_intensity(c);
-            if (isfinite(ai) && ai > 0) {
-                xs[np] = ai;
-                ys[np] = abs_rate(c);
-                names[np++] = str(c, "component");
-            }
-        }
-    }
-    if (nr == 0 || !(bw_meas > 0 || bw_sheet > 0))
+    roof_point pts[256];
+    int np = collect_points(cases, device, dt, nd, pts, 256);
+    /* no case to place (a page of peak and membw cases only): no chart of roofs alone */
+    if (nr == 0 || np == 0 || !(bw_meas > 0 || bw_sheet > 0))
         return;
     double top = 0, bw = fmax(bw_meas, bw_sheet);
     for (int k = 0; k < nr; k++)
@@ -565,10 +752,17 @@ static void roofline(FILE *o, const cJSON *cases, const char *device)
         min_peak = fmin(min_peak, roofs[k].peak);
     double xmax = 4 * top / (bw_meas > 0 ? bw_meas : bw_sheet);
     for (int i = 0; i < np; i++)
-        xmax = fmax(xmax, 2 * xs[i]);
+        xmax = fmax(xmax, 2 * pts[i].ai);
     double xmin = 0.1 * min_peak / bw;
     for (int i = 0; i < np; i++)
-        xmin = fmin(xmin, xs[i] / 2);
+        xmin = fmin(xmin, pts[i].ai / 2);
+    bool ints = false, floats = false, no_peak = false;
+    for (int k = 0; k < nr; k++) {
+        ints |= roofs[k].ints;
+        floats |= roofs[k].floats;
+    }
+    for (int i = 0; i < np; i++)
+        no_peak |= pts[i].roof < 0;
     char title[128], id[32];
     snprintf(title, sizeof title, "Roofline (%s): compute peaks per dtype, memory bandwidth slope", device);
     snprintf(id, sizeof id, "roofline-%s", device);
@@ -578,40 +772,75 @@ static void roofline(FILE *o, const cJSON *cases, const char *device)
     /* low enough for the slowest case too: a case far below its roof is the point of the chart */
     double ymin = mb_roofline_at(xmin, min_peak, bw) / 2;
     for (int i = 0; i < np; i++)
-        ymin = fmin(ymin, ys[i] / 2);
+        ymin = fmin(ymin, pts[i].rate / 2);
     ch.y = (mb_scale){ ymin, top * 2, ch.bottom, ch.top, true };
     mb_scale_nice(&ch.x);
     mb_scale_nice(&ch.y);
-    const char *leg[3] = { "measured membw slope", "datasheet membw slope", "GEMM / conv cases" };
-    int legc[3] = { 0, 7, 4 };
-    mb_chart_legend(&ch, 3, leg, legc);
-    mb_chart_x_axis(&ch, "arithmetic intensity (FLOP per byte of operands)");
-    mb_chart_y_axis(&ch, "FLOP/s");
-    for (int k = 0; k < nr; k++) {
-        char l[512], v[32];
-        mb_svg_fmt_si(v, sizeof v, roofs[k].peak);
-        snprintf(l, sizeof l, "%s peak %sFLOP/s", roofs[k].dtype, v);
-        double ridge = mb_roofline_ridge(roofs[k].peak, bw_meas > 0 ? bw_meas : bw_sheet);
-        mb_chart_segment(&ch, fmax(ridge, ch.x.d0), roofs[k].peak, ch.x.d1, roofs[k].peak, 2 + k, false, l);
+    roofline_legend(&ch, roofs, nr, bw_meas > 0, bw_sheet > 0, no_peak);
+    mb_chart_x_axis(&ch, ints && floats ? "arithmetic intensity (FLOP, for int8 OP, per byte of operands)"
+                         : ints         ? "arithmetic intensity (OP per byte of operands)"
+                                        : "arithmetic intensity (FLOP per byte of operands)");
+    mb_chart_y_axis(&ch, ints && floats ? "FLOP/s (integer dtypes: OP/s)" : ints ? "OP/s" : "FLOP/s");
+    /* labels from the highest roof down: each moves clear of those above it */
+    int order[MAX_DTYPES];
+    for (int k = 0; k < nr; k++)
+        order[k] = k;
+    for (int i = 1; i < nr; i++)
+        for (int j = i; j > 0 && roofs[order[j]].peak > roofs[order[j - 1]].peak; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (int i = 0; i < nr; i++) {
+        const roof *r = &roofs[order[i]];
+        char l[256], v[48];
+        fmt_si_unit(v, sizeof v, r->peak, roof_unit(r));
+        snprintf(l, sizeof l, "%s peak %s", r->dtypes, v);
+        double ridge = mb_roofline_ridge(r->peak, bw_meas > 0 ? bw_meas : bw_sheet);
+        mb_chart_segment(&ch, fmax(ridge, ch.x.d0), r->peak, ch.x.d1, r->peak, r->color, false, l);
     }
     /* slopes: from the left edge to where the highest roof begins */
     if (bw_meas > 0) {
-        char l[512], v[32];
-        mb_svg_fmt_si(v, sizeof v, bw_meas);
-        snprintf(l, sizeof l, "measured %sB/s", v);
-        double x1 = fmin(ch.x.d1, mb_roofline_ridge(top, bw_meas));
-        mb_chart_segment(&ch, ch.x.d0, ch.x.d0 * bw_meas, x1, x1 * bw_meas, 0, false, l);
+        char l[128], v[48];
+        fmt_si_unit(v, sizeof v, bw_meas, "B/s");
+        snprintf(l, sizeof l, "measured %s", v);
+        double x1 = fmin(ch.x.d1, mb_roofline_ridge(top, bw_meas)), x0 = slope_start(&ch, bw_meas);
+        mb_chart_segment(&ch, x0, x0 * bw_meas, x1, x1 * bw_meas, 0, false, l);
     }
     if (bw_sheet > 0) {
-        char l[512], v[32];
-        mb_svg_fmt_si(v, sizeof v, bw_sheet);
-        snprintf(l, sizeof l, "datasheet %sB/s", v);
-        double x1 = fmin(ch.x.d1, mb_roofline_ridge(top, bw_sheet));
-        mb_chart_segment(&ch, ch.x.d0, ch.x.d0 * bw_sheet, x1, x1 * bw_sheet, 7, true, NULL);
+        double x1 = fmin(ch.x.d1, mb_roofline_ridge(top, bw_sheet)), x0 = slope_start(&ch, bw_sheet);
+        mb_chart_segment(&ch, x0, x0 * bw_sheet, x1, x1 * bw_sheet, 7, true, NULL);
     }
-    mb_chart_series(&ch, "GEMM / conv cases", 4, np, xs, ys, NULL, NULL, false, "FLOP/byte");
+    roofline_points(&ch, roofs, nr, pts, np);
     mb_chart_end(&ch);
-    (void)names;
+}
+
+/* The roofline section: its heading only where a roofline is drawn (a page
+ * of disk cases has no roof, and a heading over nothing misleads). */
+static int rooflines(FILE *o, const cJSON *cases, mb_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem == NULL)
+        return mb_errno(err, MB_ESYS, "open_memstream");
+    roofline(mem, cases, "gpu");
+    roofline(mem, cases, "cpu");
+    if (fclose(mem) != 0) {
+        free(text);
+        return mb_errno(err, MB_ESYS, "formatting the roofline");
+    }
+    if (len > 0) {
+        fputs("<h2>Roofline</h2>\n<p class=\"note\">Compute roofs are the peaks per dtype (datasheet or computed, as "
+              "the cases report them; dtypes of equal peaks share one roof); the solid slope is the measured "
+              "memory-bandwidth ceiling, the dashed one the datasheet's. GEMM and convolution cases sit at their "
+              "arithmetic intensity (operands read and result written once), in their dtype's roof colour; "
+              "integer dtypes count operations (OP/s), not FLOP/s. Hover a dot for its case.</p>\n",
+              o);
+        fwrite(text, 1, len, o);
+    }
+    free(text);
+    return MB_OK;
 }
 
 /* ---- curves (bandwidth vs size, disk by block size) ------------------------------------- */
@@ -653,8 +882,24 @@ static void sort_curve(curve *c)
         }
 }
 
-static void curve_chart(FILE *o, curve *cs, int n, const char *id, const char *title, const char *xl, const char *yl,
-                        const char *unit)
+/* A horizontal reference line on a curve chart: a link's or memory's peak. */
+typedef struct ref_line {
+    double y;
+    char label[160];
+} ref_line;
+
+/* Neighbouring sizes of a sweep further apart than this are two points, not
+ * a line: a line between 4 KiB and 256 MiB draws a curve nobody measured. */
+static const double SWEEP_JOIN = 16;
+
+typedef struct curve_view {
+    const char *id, *title, *x_label, *y_label, *y_unit;
+    bool log_y;         /* false: a linear axis from 0 (bandwidths that saturate read true there) */
+    const ref_line *refs;
+    int n_refs;
+} curve_view;
+
+static void curve_chart(FILE *o, curve *cs, int n, const curve_view *v)
 {
     double x0 = INFINITY, x1 = 0, y1 = 0, y0 = INFINITY;
     int pts = 0;
@@ -670,10 +915,12 @@ static void curve_chart(FILE *o, curve *cs, int n, const char *id, const char *t
     }
     if (pts == 0)
         return;
+    for (int r = 0; r < v->n_refs; r++)
+        y1 = fmax(y1, v->refs[r].y * 1.05);
     mb_chart ch;
-    mb_chart_begin(&ch, o, id, title, MB_HTML_WIDTH, 420, 90, 48);
+    mb_chart_begin(&ch, o, v->id, v->title, MB_HTML_WIDTH, 420, 90, 48);
     ch.x = (mb_scale){ x0, x1 > x0 ? x1 : x0 * 10, ch.left, ch.right, true };
-    ch.y = (mb_scale){ y0 / 2, y1, ch.bottom, ch.top, true };
+    ch.y = (mb_scale){ v->log_y ? y0 / 2 : 0, y1, ch.bottom, ch.top, v->log_y };
     mb_scale_nice(&ch.x);
     mb_scale_nice(&ch.y);
     const char *names[16];
@@ -683,10 +930,13 @@ static void curve_chart(FILE *o, curve *cs, int n, const char *id, const char *t
         cols[i] = i;
     }
     mb_chart_legend(&ch, n < 16 ? n : 16, names, cols);
-    mb_chart_x_axis(&ch, xl);
-    mb_chart_y_axis(&ch, yl);
+    mb_chart_x_axis(&ch, v->x_label);
+    mb_chart_y_axis(&ch, v->y_label);
+    for (int r = 0; r < v->n_refs; r++)
+        mb_chart_segment(&ch, ch.x.d0, v->refs[r].y, ch.x.d1, v->refs[r].y, 6, true, v->refs[r].label);
     for (int i = 0; i < n; i++)
-        mb_chart_series(&ch, cs[i].name, i, cs[i].n, cs[i].x, cs[i].y, cs[i].elo, cs[i].ehi, cs[i].n > 1, unit);
+        mb_chart_sweep(&ch, cs[i].name, i, cs[i].n, cs[i].x, cs[i].y, cs[i].elo, cs[i].ehi, SWEEP_JOIN, v->y_unit,
+                       "B");
     mb_chart_end(&ch);
 }
 
@@ -694,7 +944,7 @@ static void add_point(curve *c, const cJSON *cs, double x)
 {
     if (c == NULL || c->n == 64 || !(x > 0))
         return;
-    double y = num(obj(cs, "rate"), "median"), cv = num(obj(cs, "rate"), "cv");
+    double y = ceiling_of(cs), cv = num(obj(cs, "rate"), "cv");
     c->x[c->n] = x;
     c->y[c->n] = y;
     c->elo[c->n] = cv > 0 ? y * (1 - cv) : -1;
@@ -702,27 +952,125 @@ static void add_point(curve *c, const cJSON *cs, double x)
     c->n++;
 }
 
-static void bandwidth_curves(FILE *o, const cJSON *cases)
+/* The benchmarked GPU's PCIe link: its generation and width, and its peak
+ * per direction in GB/s (context.gpus[].pcie); 0 when the context does not
+ * say. */
+static double pcie_peak(const cJSON *doc, char *link, size_t len)
 {
-    curve cs[16];
-    int n = 0;
+    const cJSON *g, *pick = NULL;
+    cJSON_ArrayForEach(g, obj(obj(doc, "context"), "gpus"))
+    {
+        if (pick == NULL || cJSON_IsTrue(obj(g, "benchmark_device")))
+            pick = g;
+        if (cJSON_IsTrue(obj(g, "benchmark_device")))
+            break;
+    }
+    const cJSON *p = obj(pick, "pcie");
+    snprintf(link, len, "%s", str(p, "max") ? str(p, "max") : "PCIe");
+    double v = num(p, "max_gbps_per_direction");
+    return v > 0 ? v : 0;
+}
+
+static bool is_d2d(const cJSON *c)
+{
+    return strcmp(param_s(c, "direction"), "d2d") == 0;
+}
+
+/* The peak the copy cases themselves report (their rate unit, GB/s), the
+ * lowest of one direction's: the link when the context has no pcie. */
+static double copy_case_peak(const cJSON *cases, bool d2d, bool bidir)
+{
+    double v = INFINITY;
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
     {
-        if (!is(c, "copy") || !usable(c))
+        if (is(c, "copy") && usable(c) && is_d2d(c) == d2d &&
+            (strcmp(param_s(c, "direction"), "bidir") == 0) == bidir && num(obj(c, "peak"), "value") > 0)
+            v = fmin(v, num(obj(c, "peak"), "value"));
+    }
+    return isfinite(v) ? v : 0;
+}
+
+/* Host<->device copies (PCIe) and device<->device copies (GPU memory) on
+ * charts of their own: 55 GB/s and 3000 GB/s on one linear axis would
+ * flatten the PCIe curves to the floor. */
+static void copy_curves(FILE *o, const cJSON *doc, const cJSON *cases)
+{
+    curve cs[16];
+    for (int d2d = 0; d2d <= 1; d2d++) {
+        int n = 0;
+        bool bidir = false;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cases)
+        {
+            if (!is(c, "copy") || !usable(c) || is_d2d(c) != d2d)
+                continue;
+            char name[96];
+            /* d2d has no host memory: its "memory" parameter is the suite's default, not a property */
+            snprintf(name, sizeof name, "%s%s%s", param_s(c, "direction"), d2d ? "" : " ",
+                     d2d ? "" : param_s(c, "memory"));
+            bidir |= strcmp(param_s(c, "direction"), "bidir") == 0;
+            add_point(curve_for(cs, &n, 16, name), c, param(c, "size"));
+        }
+        if (n == 0)
             continue;
-        char name[96];
-        snprintf(name, sizeof name, "%s %s", param_s(c, "direction"), param_s(c, "memory"));
-        add_point(curve_for(cs, &n, 16, name), c, param(c, "size"));
+        ref_line refs[2];
+        int nr = 0;
+        if (!d2d) {
+            char link[64];
+            double peak = pcie_peak(doc, link, sizeof link);
+            if (!(peak > 0)) {
+                peak = copy_case_peak(cases, false, false);
+                snprintf(link, sizeof link, "PCIe link");
+            }
+            if (peak > 0) {
+                refs[nr].y = peak;
+                snprintf(refs[nr++].label, sizeof refs[0].label, "%s peak, one direction: %.1f GB/s", link, peak);
+                if (bidir) {
+                    refs[nr].y = 2 * peak;
+                    snprintf(refs[nr++].label, sizeof refs[0].label, "%s peak, both directions: %.1f GB/s", link,
+                             2 * peak);
+                }
+            }
+            fputs("<h2>Host&ndash;device copies: bandwidth against size</h2>\n<p class=\"note\">Copies over the "
+                  "PCIe link by direction and host memory (pinned, pageable, write-combined), against the link's "
+                  "peak (dashed): small copies are latency-bound, large ones approach the link. Sizes more than "
+                  "16&times; apart are not joined by a line (nothing was measured between them).</p>\n",
+                  o);
+            curve_chart(o, cs, n,
+                        &(curve_view){ "copy-bw", "Host-device copy bandwidth vs size (PCIe)", "bytes per copy", "GB/s",
+                                       "GB/s", false, refs, nr });
+        } else {
+            double peak = copy_case_peak(cases, true, false);
+            if (peak > 0) {
+                refs[nr].y = peak;
+                snprintf(refs[nr++].label, sizeof refs[0].label, "GPU memory peak (datasheet): %.0f GB/s", peak);
+            }
+            fputs("<h2>Device-to-device copies: bandwidth against size</h2>\n<p class=\"note\">Copies within GPU "
+                  "memory, counted as read + write (2 &times; size) to compare with the memory's peak (dashed). "
+                  "Copies small enough for the L2 cache can exceed it.</p>\n",
+                  o);
+            curve_chart(o, cs, n,
+                        &(curve_view){ "copy-d2d", "Device-to-device copy bandwidth vs size (GPU memory)",
+                                       "bytes per copy", "GB/s", "GB/s", false, refs, nr });
+        }
     }
-    if (n) {
-        fputs("<h2>Copies: bandwidth against size</h2>\n<p class=\"note\">Host&ndash;device copies by direction and "
-              "host memory (pinned or pageable): small copies are latency-bound, large ones reach the link's "
-              "rate.</p>\n",
-              o);
-        curve_chart(o, cs, n, "copy-bw", "Copy bandwidth vs size", "bytes per copy", "GB/s", "B");
-    }
-    n = 0;
+}
+
+static const char *inplace_name(const cJSON *c)
+{
+    const char *v = param_s(c, "inplace");
+    if (*v == '\0')
+        return "";
+    return strcmp(v, "1") == 0 || strcmp(v, "true") == 0 ? " in-place" : " out-of-place";
+}
+
+static void bandwidth_curves(FILE *o, const cJSON *doc, const cJSON *cases)
+{
+    copy_curves(o, doc, cases);
+    curve cs[16];
+    int n = 0;
+    const cJSON *c;
     cJSON_ArrayForEach(c, cases)
     {
         if (!usable(c))
@@ -732,14 +1080,18 @@ static void bandwidth_curves(FILE *o, const cJSON *cases)
                        strstr(comp, "alltoall")))
             continue;
         char name[96];
-        snprintf(name, sizeof name, "%s %s %s", comp, str(c, "backend") ? str(c, "backend") : "", param_s(c, "dtype"));
+        /* in-place and out-of-place are two curves: NCCL's in-place path can differ */
+        snprintf(name, sizeof name, "%s %s %s%s", comp, str(c, "backend") ? str(c, "backend") : "",
+                 param_s(c, "dtype"), inplace_name(c));
         add_point(curve_for(cs, &n, 16, name), c, param(c, "size"));
     }
     if (n) {
         fputs("<h2>Collectives: bus bandwidth against size</h2>\n<p class=\"note\">busbw, as nccl-tests report it "
-              "(algbw x the collective's factor; docs/collectives.md).</p>\n",
+              "(algbw x the collective's factor; docs/collectives.md), in-place and out-of-place apart.</p>\n",
               o);
-        curve_chart(o, cs, n, "coll-bw", "Collective busbw vs size", "bytes per rank", "busbw GB/s", "B");
+        curve_chart(o, cs, n,
+                    &(curve_view){ "coll-bw", "Collective busbw vs size", "bytes per rank", "busbw GB/s", "GB/s", true,
+                                   NULL, 0 });
     }
 }
 
@@ -754,9 +1106,11 @@ static void disk_curves(FILE *o, const cJSON *cases)
             continue;
         char name[96];
         const char *qd = param_s(c, "qd");
-        const char *mode = *param_s(c, "mode") ? param_s(c, "mode") : param_s(c, "advice");
-        snprintf(name, sizeof name, "%s %s %s%s%s", str(c, "backend") ? str(c, "backend") : "", param_s(c, "pattern"),
-                 mode, *qd ? " qd=" : "", qd);
+        bool advice = !*param_s(c, "mode") && *param_s(c, "advice");
+        const char *mode = advice ? param_s(c, "advice") : param_s(c, "mode");
+        /* mmap's advice named as such: "mmap random random" read as a typo */
+        snprintf(name, sizeof name, "%s %s %s%s%s%s", str(c, "backend") ? str(c, "backend") : "", param_s(c, "pattern"),
+                 advice ? "advice=" : "", mode, *qd ? " qd=" : "", qd);
         add_point(curve_for(cs, &n, 16, name), c, param(c, "block_size"));
     }
     if (n == 0)
@@ -764,7 +1118,9 @@ static void disk_curves(FILE *o, const cJSON *cases)
     fputs("<h2>Disk: sequential against random</h2>\n<p class=\"note\">Read rate by block size, per pattern, mode and "
           "queue depth. Small random reads at queue depth 1 are the trap a data loader falls into.</p>\n",
           o);
-    curve_chart(o, cs, n, "disk", "Disk read rate vs block size", "block size (bytes)", "MB/s", "B");
+    curve_chart(o, cs, n,
+                &(curve_view){ "disk", "Disk read rate vs block size", "block size (bytes)", "MB/s", "MB/s", true, NULL,
+                               0 });
 }
 
 /* ---- burst vs sustained ---------------------------------------------------------------- */
@@ -814,7 +1170,9 @@ static void burst_sustained(FILE *o, const cJSON *cases)
         static const char *const g[] = { "burst", "sustained" };
         static const int col[] = { 0, 4 };
         fputs("<h2>Burst against sustained</h2>\n<p class=\"note\">The rate of a short burst and of a long run "
-              "(clocks and power settle); the gap is what a long training run loses.</p>\n",
+              "(clocks and power settle). Sustained below burst with the clocks held down (a GPU at its power cap) is "
+              "what a long training run loses; sustained above burst is noise (a long run cannot beat a short one): "
+              "beyond the case's own noise the case is marked noisy.</p>\n",
               o);
         bb_chart(o, &b, 2, "burst", "Burst vs sustained", unit, g, col, false);
     }
@@ -841,7 +1199,7 @@ static void not_run(FILE *o, const cJSON *cases)
         fputs("<tr><td>", o);
         mb_html_escape(o, label);
         fputs("</td><td class=\"bad\">", o);
-        mb_html_escape(o, bad_ver ? "verification not passed" : st ? st : "?");
+        mb_html_escape(o, mb_case_state(c));
         fputs("</td><td>", o);
         const char *why = bad_ver ? str(obj(c, "verification"), "detail") : str(c, "reason");
         mb_html_escape(o, why ? why : "");
@@ -850,9 +1208,25 @@ static void not_run(FILE *o, const cJSON *cases)
     fputs(n ? "</table>\n" : "<p>None: every case ran and passed its verification.</p>\n", o);
 }
 
+/* Opens the cell of a case's headline number, with the case and the
+ * value as data-case/data-value for the browser test. */
+static void headline_cell(FILE *o, const cJSON *c, double value, const char *source)
+{
+    fputs("</td><td class=\"n\"", o);
+    /* data-ceiling: the results file's number, for checks of the page */
+    if (value > 0)
+        fprintf(o, " data-ceiling=\"%.17g\" title=\"from: %s\"", value, source ? source : "");
+    if (str(c, "id") && value > 0) {
+        fputs(" data-case=\"", o);
+        mb_html_escape(o, str(c, "id"));
+        fprintf(o, "\" data-value=\"%.9g\"", value);
+    }
+    fputs(">", o);
+}
+
 static void all_cases(FILE *o, const cJSON *cases)
 {
-    fputs("<h2>All cases</h2>\n<table class=\"cases\"><tr><th>case</th><th>status</th><th>ceiling (median)</th>"
+    fputs("<h2>All cases</h2>\n<table class=\"cases\"><tr><th>case</th><th>status</th><th>ceiling</th>"
           "<th>cv</th><th>peak</th><th>efficiency</th></tr>\n",
           o);
     const cJSON *c;
@@ -865,23 +1239,31 @@ static void all_cases(FILE *o, const cJSON *cases)
         fputs("\">", o);
         mb_html_escape(o, label);
         fputs("</td><td>", o);
-        mb_html_escape(o, str(c, "status") ? str(c, "status") : "?");
-        double r = num(obj(c, "rate"), "median"), cv = num(obj(c, "rate"), "cv"), pk = num(obj(c, "peak"), "value");
-        fputs("</td><td class=\"n\">", o);
+        mb_html_escape(o, mb_case_state(c));
+        double r = ceiling_of(c), cv = num(obj(c, "rate"), "cv"), pk = num(obj(c, "peak"), "value");
+        const char *unit = str(c, "rate_unit") ? str(c, "rate_unit") : "";
+        mb_ceiling ce;
+        mb_case_ceiling(c, &ce);
+        headline_cell(o, c, r, ce.source);
         if (r > 0) {
-            snprintf(b, sizeof b, "%.4g ", r);
+            mb_fmt_number(b, sizeof b, r);
             mb_html_escape(o, b);
-            mb_html_escape(o, str(c, "rate_unit") ? str(c, "rate_unit") : "");
+            fputs(" ", o);
+            mb_html_escape(o, unit);
         }
         fputs("</td><td class=\"n\">", o);
         if (isfinite(cv))
             fprintf(o, "%.1f%%", 100 * cv);
         fputs("</td><td class=\"n\">", o);
-        if (pk > 0)
-            fprintf(o, "%.4g", pk);
+        if (pk > 0) {
+            mb_fmt_number(b, sizeof b, pk);
+            mb_html_escape(o, b);
+            fputs(" ", o);
+            mb_html_escape(o, unit);
+        }
         fputs("</td><td class=\"n\">", o);
-        if (pk > 0 && r > 0)
-            fprintf(o, "%.0f%%", 100 * r / pk);
+        if (isfinite(ce.efficiency))
+            fprintf(o, "%.0f%%", 100 * ce.efficiency);
         fputs("</td></tr>\n", o);
     }
     fputs("</table>\n", o);
@@ -898,14 +1280,10 @@ int mb_html_results(FILE *o, const cJSON *doc, mb_err *err)
     mb_html_begin(o, title);
     machine_card(o, doc);
     ceiling_vs_peak(o, cases);
-    fputs("<h2>Roofline</h2>\n<p class=\"note\">Compute roofs are the peaks per dtype (datasheet or computed, as "
-          "the cases report them); the solid slope is the measured memory-bandwidth ceiling, the dashed one the "
-          "datasheet's. GEMM and convolution cases sit at their arithmetic intensity (operands read and result "
-          "written once).</p>\n",
-          o);
-    roofline(o, cases, "gpu");
-    roofline(o, cases, "cpu");
-    bandwidth_curves(o, cases);
+    int rc = rooflines(o, cases, err);
+    if (rc != MB_OK)
+        return rc;
+    bandwidth_curves(o, doc, cases);
     disk_curves(o, cases);
     burst_sustained(o, cases);
     not_run(o, cases);

@@ -35,10 +35,15 @@ typedef struct mb_html_bars {
     const char *const *groups; /* legend names, NULL for no legend */
     const double *lo, *hi;
     const double *err_lo, *err_hi;
+    bool from_one; /* log axis of ratios: symmetric about 1 (2x and 0.5x equally far), bars from lo to hi */
     const char *const *titles;
     const int *colors; /* per group; NULL = the palette in order */
     bool log;
     double label_px;   /* left margin for the category labels; 0 = 320 */
+    /* per bar (may be NULL; a NULL entry = none): the results case the bar
+     * shows, written as data-case with the bar's value (hi) as data-value, so
+     * that the browser test checks the figure against the results file */
+    const char *const *case_ids;
 } mb_html_bars;
 void mb_html_bar_chart(FILE *o, const mb_html_bars *b);
 

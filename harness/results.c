@@ -16,6 +16,7 @@
 #include "cleanup.h"
 #include "context.h"
 #include "formulas.h"
+#include "writers.h"
 
 void mb_record_init(mb_record *r, const mb_case *c)
 {
@@ -83,17 +84,90 @@ bool mb_record_stats(const mb_record *r, mb_stats *out)
     return true;
 }
 
+double mb_noise_allowance(double cv)
+{
+    double k = isfinite(cv) && cv > 0 ? MB_NOISE_K * cv : 0;
+    return k > MB_NOISE_FLOOR ? k : MB_NOISE_FLOOR;
+}
+
+static bool measured(double v)
+{
+    return isfinite(v) && v > 0;
+}
+
+/* How far apart two rates are, as a fraction of the smaller. */
+static double spread(double a, double b)
+{
+    return fabs(a - b) / fmin(a, b);
+}
+
+bool mb_noise_judge(const mb_noise_in *in, char *why, size_t len)
+{
+    char none[8];
+    if (why == NULL) {
+        why = none;
+        len = sizeof none;
+    }
+    why[0] = '\0';
+    if (in->max_cv > 0 && in->repetitions >= 2 && isfinite(in->cv) && in->cv > in->max_cv) {
+        snprintf(why, len,
+                 "noisy: cv %.1f%% > max_cv %.1f%%: the repetitions disagree (a busy machine, or too short a "
+                 "min_time); the ceiling is not reliable",
+                 in->cv * 100, in->max_cv * 100);
+        return true;
+    }
+    double tol = mb_noise_allowance(in->cv);
+    char a[32], b[32];
+    if (measured(in->median) && measured(in->sustained) && spread(in->sustained, in->median) > tol) {
+        mb_fmt_number(a, sizeof a, in->sustained);
+        mb_fmt_number(b, sizeof b, in->median);
+        snprintf(why, len,
+                 "noisy: sustained %s and the repetitions' median %s differ by %.1f%%, more than this case's noise "
+                 "allows (%.1f%% = max(%g x cv, %g%%)): both time back-to-back work and should agree",
+                 a, b, 100 * spread(in->sustained, in->median), 100 * tol, MB_NOISE_K, 100 * MB_NOISE_FLOOR);
+        return true;
+    }
+    if (measured(in->burst) && measured(in->sustained) && in->sustained > in->burst * (1 + tol)) {
+        mb_fmt_number(a, sizeof a, in->sustained);
+        mb_fmt_number(b, sizeof b, in->burst);
+        snprintf(why, len,
+                 "noisy: sustained %s is %.1f%% above burst %s, more than this case's noise allows (%.1f%%): a "
+                 "long run cannot beat a short one, so the difference is noise",
+                 a, 100 * spread(in->sustained, in->burst), b, 100 * tol);
+        return true;
+    }
+    return false;
+}
+
+double mb_record_ceiling(const mb_record *r, const char **source)
+{
+    mb_stats st;
+    *source = "median";
+    if (r->status != MB_CASE_OK || !mb_record_stats(r, &st))
+        return NAN;
+    if (r->c->ops->compute && r->sustained.measured && measured(r->sustained.rate)) {
+        *source = "sustained";
+        return r->sustained.rate;
+    }
+    return measured(st.rate_median) ? st.rate_median : NAN;
+}
+
 bool mb_record_check_noise(mb_record *r)
 {
     mb_stats st;
-    double max_cv = r->c->max_cv;
-    r->noisy = r->status == MB_CASE_OK && max_cv > 0 && r->repetitions >= 2 && mb_record_stats(r, &st) &&
-               st.rate_cv > max_cv;
+    r->noisy = false;
+    if (r->status != MB_CASE_OK || !mb_record_stats(r, &st))
+        return false;
+    mb_noise_in in = { .cv = st.rate_cv,
+                       .max_cv = r->c->max_cv,
+                       .repetitions = r->repetitions,
+                       .median = st.rate_median,
+                       .burst = r->burst.measured ? r->burst.rate : NAN,
+                       .sustained = r->sustained.measured ? r->sustained.rate : NAN };
+    char why[MB_ERR_LEN];
+    r->noisy = mb_noise_judge(&in, why, sizeof why);
     if (r->noisy)
-        mb_report_note(&r->report,
-                       "noisy: cv %.1f%% > max_cv %.1f%%: the repetitions disagree (a busy machine, or too "
-                       "short a min_time); the median is not a reliable ceiling",
-                       st.rate_cv * 100, max_cv * 100);
+        mb_report_note(&r->report, "%s", why);
     return r->noisy;
 }
 
@@ -145,10 +219,27 @@ static void add_timing(cJSON *o, const mb_record *r)
     cJSON *spu = cJSON_AddObjectToObject(o, "seconds_per_unit");
     double scale = r->c->ops->rate_scale > 0 ? r->c->ops->rate_scale : 1.0;
     add_number(spu, "median", st.rate_median > 0 ? 1.0 / (st.rate_median * scale) : NAN);
-    if (r->report.peak > 0)
-        add_number(o, "efficiency", mb_efficiency(st.rate_median, r->report.peak));
+    const char *source;
+    double ceiling = mb_record_ceiling(r, &source);
+    if (r->report.peak > 0 && isfinite(ceiling))
+        add_number(o, "efficiency", mb_efficiency(ceiling, r->report.peak));
     else
         cJSON_AddNullToObject(o, "efficiency");
+}
+
+/* The case's one ceiling (schema 2): null when it has none. */
+static void add_ceiling(cJSON *o, const mb_record *r)
+{
+    const char *source;
+    double v = mb_record_ceiling(r, &source);
+    if (!isfinite(v)) {
+        cJSON_AddNullToObject(o, "ceiling");
+        return;
+    }
+    cJSON *c = cJSON_AddObjectToObject(o, "ceiling");
+    cJSON_AddNumberToObject(c, "value", v);
+    cJSON_AddStringToObject(c, "unit", r->c->ops->rate_unit);
+    cJSON_AddStringToObject(c, "source", source);
 }
 
 /* One phase (harness/phases.h) as the schema's burst/sustained object;
@@ -240,6 +331,7 @@ cJSON *mb_record_to_json(const mb_record *r)
     cJSON_AddNumberToObject(o, "iterations", r->repetitions ? (double)r->rep_iterations[0] : 0);
     add_timing(o, r);
     add_phases(o, r);
+    add_ceiling(o, r);
     if (r->report.peak > 0) {
         cJSON *peak = cJSON_AddObjectToObject(o, "peak");
         cJSON_AddNumberToObject(peak, "value", r->report.peak);
@@ -477,6 +569,8 @@ static int journal_write(mb_journal *j, bool exclusive, mb_err *err)
     return rc;
 }
 
+static cJSON *statistics_json(void);
+
 static int journal_open(mb_journal *j, const char *path, const char *suite, int argc, char **argv,
                         cJSON *context, bool exclusive, mb_err *err)
 {
@@ -498,14 +592,25 @@ static int journal_open(mb_journal *j, const char *path, const char *suite, int 
         cJSON_AddItemToArray(cl, cJSON_CreateString(argv[i]));
     cJSON_AddStringToObject(d, "started_utc", now);
     cJSON_AddNullToObject(d, "finished_utc");
-    cJSON *st = cJSON_AddObjectToObject(d, "statistics");
-    cJSON_AddStringToObject(st, "ceiling", "median of the per-repetition rates (sustained ceiling)");
-    cJSON_AddStringToObject(st, "best", "maximum of the per-repetition rates (peak seen)");
-    cJSON_AddStringToObject(st, "cv", "sample standard deviation / mean of the per-repetition rates");
-    cJSON_AddStringToObject(st, "noisy", "an ok case whose cv exceeds its max_cv: not a reliable ceiling");
+    cJSON_AddItemToObject(d, "statistics", statistics_json());
     cJSON_AddItemToObject(d, "context", context ? context : cJSON_CreateObject());
     cJSON_AddArrayToObject(d, "cases");
     return journal_write(j, exclusive, err);
+}
+
+/* How to read every case's numbers (the file's "statistics"). */
+static cJSON *statistics_json(void)
+{
+    cJSON *st = cJSON_CreateObject();
+    cJSON_AddStringToObject(st, "ceiling", "one per case (case.ceiling): the sustained phase's rate for compute "
+                                           "cases, else the median of the per-repetition rates");
+    cJSON_AddStringToObject(st, "median", "median of the per-repetition rates (rate.median)");
+    cJSON_AddStringToObject(st, "best", "maximum of the per-repetition rates (peak seen)");
+    cJSON_AddStringToObject(st, "cv", "sample standard deviation / mean of the per-repetition rates");
+    cJSON_AddStringToObject(st, "noisy", "an ok case whose cv exceeds its max_cv, or whose median, burst and "
+                                         "sustained rates disagree by more than max(3 x cv, 5%): not a reliable "
+                                         "ceiling");
+    return st;
 }
 
 int mb_journal_append(mb_journal *j, cJSON *case_json, mb_err *err)
@@ -668,15 +773,16 @@ int mb_results_load(const char *path, cJSON **out, mb_err *err)
         return mb_errf(err, MB_EUSAGE, "%s: $.schema: expected \"%s\" (not an mlbench results file)", path,
                        MB_RESULTS_SCHEMA);
     }
-    if (!cJSON_IsNumber(ver) || ver->valueint != MB_RESULTS_SCHEMA_VERSION) {
+    if (!cJSON_IsNumber(ver) || ver->valuedouble != (double)ver->valueint ||
+        ver->valueint < MB_RESULTS_SCHEMA_VERSION_MIN || ver->valueint > MB_RESULTS_SCHEMA_VERSION) {
         char found[32];
         if (cJSON_IsNumber(ver))
             snprintf(found, sizeof found, "%g", ver->valuedouble);
         else
             snprintf(found, sizeof found, "none");
         cJSON_Delete(doc);
-        return mb_errf(err, MB_EUSAGE, "%s: $.schema_version: expected %d, found %s", path,
-                       MB_RESULTS_SCHEMA_VERSION, found);
+        return mb_errf(err, MB_EUSAGE, "%s: $.schema_version: expected %d to %d, found %s", path,
+                       MB_RESULTS_SCHEMA_VERSION_MIN, MB_RESULTS_SCHEMA_VERSION, found);
     }
     if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "cases"))) {
         cJSON_Delete(doc);
@@ -684,4 +790,177 @@ int mb_results_load(const char *path, cJSON **out, mb_err *err)
     }
     *out = doc;
     return MB_OK;
+}
+
+/* ---- one ceiling per case ------------------------------------------------- */
+
+static const cJSON *item(const cJSON *o, const char *k)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, k);
+}
+
+static double number_at(const cJSON *o, const char *k)
+{
+    const cJSON *v = item(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *text_at(const cJSON *o, const char *k)
+{
+    const cJSON *v = item(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static bool text_is(const cJSON *o, const char *k, const char *want)
+{
+    const char *v = text_at(o, k);
+    return v && strcmp(v, want) == 0;
+}
+
+/* A schema 1 file has no "ceiling": the rule of mb_record_ceiling on its numbers. */
+static void derive_ceiling(const cJSON *c, mb_ceiling *out)
+{
+    if (!text_is(c, "status", "ok"))
+        return;
+    double sustained = number_at(item(c, "sustained"), "rate");
+    if (measured(sustained)) {
+        out->value = sustained;
+        out->source = "sustained";
+        return;
+    }
+    double median = number_at(item(c, "rate"), "median");
+    if (measured(median))
+        out->value = median;
+}
+
+/* The max_cv a case was judged by: absent (files from before the key) is
+ * the default, null is "no check". */
+static double max_cv_of(const cJSON *c)
+{
+    const cJSON *m = item(c, "max_cv");
+    if (m == NULL)
+        return MB_DEFAULT_MAX_CV;
+    return cJSON_IsNumber(m) ? m->valuedouble : 0;
+}
+
+static void judge_case(const cJSON *c, mb_ceiling *out)
+{
+    if (!text_is(c, "status", "ok"))
+        return;
+    const cJSON *reps = item(c, "repetitions");
+    mb_noise_in in = { .cv = number_at(item(c, "rate"), "cv"),
+                       .max_cv = max_cv_of(c),
+                       .repetitions = cJSON_IsNumber(reps) ? reps->valueint : 0,
+                       .median = number_at(item(c, "rate"), "median"),
+                       .burst = number_at(item(c, "burst"), "rate"),
+                       .sustained = number_at(item(c, "sustained"), "rate") };
+    out->noisy = mb_noise_judge(&in, out->why, sizeof out->why);
+    if (out->noisy || !cJSON_IsTrue(item(c, "noisy")))
+        return;
+    /* flagged by the run on numbers this file no longer holds in full */
+    out->noisy = true;
+    const cJSON *n;
+    cJSON_ArrayForEach(n, item(c, "notes"))
+    {
+        if (cJSON_IsString(n) && strncmp(n->valuestring, "noisy:", 6) == 0) {
+            snprintf(out->why, sizeof out->why, "%s", n->valuestring);
+            return;
+        }
+    }
+    snprintf(out->why, sizeof out->why, "noisy: flagged so by the run");
+}
+
+bool mb_case_ceiling(const cJSON *c, mb_ceiling *out)
+{
+    memset(out, 0, sizeof *out);
+    out->value = NAN;
+    out->efficiency = NAN;
+    out->source = "median";
+    const char *unit = text_at(c, "rate_unit");
+    out->unit = unit ? unit : "";
+    const cJSON *ce = item(c, "ceiling");
+    if (cJSON_IsObject(ce)) {
+        double v = number_at(ce, "value");
+        out->value = measured(v) ? v : NAN;
+        if (text_is(ce, "source", "sustained") || text_is(ce, "source", "burst"))
+            out->source = text_at(ce, "source");
+    } else if (ce == NULL) {
+        derive_ceiling(c, out);
+    }
+    double peak = number_at(item(c, "peak"), "value");
+    if (measured(out->value) && measured(peak))
+        out->efficiency = out->value / peak;
+    judge_case(c, out);
+    return isfinite(out->value);
+}
+
+const char *mb_case_state(const cJSON *c)
+{
+    const char *status = text_at(c, "status");
+    if (status == NULL)
+        return "?";
+    if (strcmp(status, "ok") != 0)
+        return status;
+    const char *ver = text_at(item(c, "verification"), "status");
+    if (ver && strcmp(ver, "failed") == 0)
+        return "failed";
+    if (ver == NULL || strcmp(ver, "passed") != 0)
+        return "not verified";
+    mb_ceiling ce;
+    mb_case_ceiling(c, &ce);
+    return ce.noisy ? "noisy" : "ok";
+}
+
+/* Sets o.key to v (null when not finite), replacing what was there. */
+static void set_number(cJSON *o, const char *key, double v)
+{
+    cJSON *x = isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+    if (cJSON_HasObjectItem(o, key))
+        cJSON_ReplaceItemInObjectCaseSensitive(o, key, x);
+    else
+        cJSON_AddItemToObject(o, key, x);
+}
+
+static void upgrade_case(cJSON *c)
+{
+    mb_ceiling ce;
+    mb_case_ceiling(c, &ce);
+    if (!cJSON_HasObjectItem(c, "ceiling")) {
+        if (isfinite(ce.value)) {
+            cJSON *o = cJSON_AddObjectToObject(c, "ceiling");
+            cJSON_AddNumberToObject(o, "value", ce.value);
+            cJSON_AddStringToObject(o, "unit", ce.unit);
+            cJSON_AddStringToObject(o, "source", ce.source);
+        } else {
+            cJSON_AddNullToObject(c, "ceiling");
+        }
+    }
+    set_number(c, "efficiency", ce.efficiency);
+    if (cJSON_HasObjectItem(c, "noisy"))
+        cJSON_ReplaceItemInObjectCaseSensitive(c, "noisy", cJSON_CreateBool(ce.noisy));
+    else
+        cJSON_AddBoolToObject(c, "noisy", ce.noisy);
+    cJSON *notes = cJSON_GetObjectItemCaseSensitive(c, "notes");
+    bool noted = false;
+    const cJSON *n;
+    cJSON_ArrayForEach(n, notes)
+        noted |= cJSON_IsString(n) && strncmp(n->valuestring, "noisy:", 6) == 0;
+    if (ce.noisy && !noted && cJSON_IsArray(notes))
+        cJSON_AddItemToArray(notes, cJSON_CreateString(ce.why));
+}
+
+cJSON *mb_results_current(const cJSON *doc)
+{
+    cJSON *d = cJSON_Duplicate(doc, 1);
+    if (d == NULL)
+        return NULL;
+    cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(d, "cases"))
+        if (cJSON_IsObject(c))
+            upgrade_case(c);
+    set_number(d, "schema_version", MB_RESULTS_SCHEMA_VERSION);
+    /* the statistics block says how this version's numbers read */
+    if (cJSON_HasObjectItem(d, "statistics"))
+        cJSON_ReplaceItemInObjectCaseSensitive(d, "statistics", statistics_json());
+    return d;
 }

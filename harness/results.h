@@ -14,7 +14,11 @@
 #include "suite.h"
 
 #define MB_RESULTS_SCHEMA "mlbench-results"
-#define MB_RESULTS_SCHEMA_VERSION 1
+/* 2: every case has one "ceiling" {value, unit, source}; "efficiency" is
+ * ceiling / peak; "noisy" also covers phases that disagree (mb_noise_judge).
+ * Files of version 1 still read: their ceiling is derived by the same rule. */
+#define MB_RESULTS_SCHEMA_VERSION 2
+#define MB_RESULTS_SCHEMA_VERSION_MIN 1
 
 typedef enum mb_case_status { MB_CASE_OK, MB_CASE_SKIPPED, MB_CASE_FAILED } mb_case_status;
 typedef enum mb_verify_status { MB_VERIFY_NOT_RUN, MB_VERIFY_PASSED, MB_VERIFY_FAILED } mb_verify_status;
@@ -47,12 +51,15 @@ void mb_record_free(mb_record *r);
 int mb_record_add_repetition(mb_record *r, long long iterations, double seconds);
 /* False when there is nothing to compute (no repetition, zero time). */
 bool mb_record_stats(const mb_record *r, mb_stats *out);
-/* Flags an ok case whose repetitions' rates vary more than c->max_cv allows
- * (cv > max_cv, 2 or more repetitions) as noisy, with a note saying why.
- * Returns r->noisy. */
+/* Flags an ok case as noisy by mb_noise_judge (its cv above c->max_cv, or
+ * its burst, sustained and median disagreeing beyond the case's own noise),
+ * with a note saying why. Call after the phases. Returns r->noisy. */
 bool mb_record_check_noise(mb_record *r);
 const char *mb_case_status_name(mb_case_status s);
 cJSON *mb_record_to_json(const mb_record *r);
+/* The record's ceiling in its rate unit (sustained phase where measured,
+ * else the repetitions' median) and its source; NAN when there is none. */
+double mb_record_ceiling(const mb_record *r, const char **source);
 
 /* ---- the results document and its journal -------------------------------- */
 
@@ -85,5 +92,56 @@ int mb_journal_open_default(mb_journal *j, const char *suite, int argc, char **a
 /* Reads a results file and checks schema and version: MB_EUSAGE with the
  * file and what was wrong. */
 int mb_results_load(const char *path, cJSON **out, mb_err *err);
+
+/* ---- one ceiling per case (results/README.md, "The ceiling") --------------- */
+
+/* A case's noise allowance: the measurements of one case may differ by
+ * max(MB_NOISE_K x cv, MB_NOISE_FLOOR) of the smaller before it is noisy. */
+#define MB_NOISE_K 3.0
+#define MB_NOISE_FLOOR 0.05
+
+typedef struct mb_noise_in {
+    double cv;        /* the repetitions' rate cv (NAN: unknown) */
+    double max_cv;    /* the job file's max_cv (0: no check) */
+    int repetitions;
+    double median;    /* rate.median; <= 0 or NAN: not measured */
+    double burst;     /* burst.rate (compute cases) */
+    double sustained; /* sustained.rate (compute cases) */
+} mb_noise_in;
+
+/* The noise rule, one place for the run and every reader. A case is noisy
+ * when (1) its repetitions' cv exceeds max_cv, (2) its sustained rate and
+ * its repetitions' median (both back-to-back work) differ by more than the
+ * allowance, or (3) its sustained rate is above its burst rate by more than
+ * the allowance (a long run cannot beat a short one: that is noise). Burst
+ * above sustained is not noise: clocks that drop under load (a GPU at its
+ * power cap) make it real. why (may be NULL) gets "noisy: …" saying which. */
+bool mb_noise_judge(const mb_noise_in *in, char *why, size_t len);
+double mb_noise_allowance(double cv);
+
+typedef struct mb_ceiling {
+    double value;       /* in unit; NAN: the case has no ceiling (skipped, failed, no rate) */
+    const char *unit;   /* rate_unit ("" when absent) */
+    const char *source; /* "sustained" (compute cases' sustained phase) or "median" (of the repetitions) */
+    double efficiency;  /* value / peak.value; NAN without a peak */
+    bool noisy;         /* the "noisy" field, or mb_noise_judge on the case's numbers */
+    char why[384];      /* the noise rule's reason when noisy */
+} mb_ceiling;
+
+/* A case object's ceiling: its "ceiling" object (schema 2), or for older
+ * files the same rule applied to its numbers (sustained.rate where measured,
+ * else rate.median; status ok only). max_cv absent (files from before it)
+ * counts as MB_DEFAULT_MAX_CV. Returns true when value is a number. */
+bool mb_case_ceiling(const cJSON *c, mb_ceiling *out);
+
+/* A case's state, worded once for every view: "ok", "noisy" (ok and
+ * verified, but not a reliable ceiling), "not verified" (ok, verification
+ * not run), "failed", "skipped". */
+const char *mb_case_state(const cJSON *c);
+
+/* A copy of a results document in the current schema version: each case
+ * with its "ceiling" (derived for older files), "efficiency" = ceiling /
+ * peak, and "noisy" by mb_noise_judge (with its note). NULL: out of memory. */
+cJSON *mb_results_current(const cJSON *doc);
 
 #endif

@@ -262,8 +262,11 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
     char what[256];
     mb_stats st;
     if (r->status == MB_CASE_OK && mb_record_stats(r, &st)) {
-        snprintf(what, sizeof what, "%.4g %s (cv %.1f%%%s)", st.rate_median, r->c->ops->rate_unit,
-                 st.rate_cv * 100, r->noisy ? ", NOISY: above max_cv, not a ceiling" : "");
+        /* the case's one ceiling, as the results file and the table give it */
+        const char *source;
+        double ceiling = mb_record_ceiling(r, &source);
+        snprintf(what, sizeof what, "%.4g %s %s (cv %.1f%%%s)", ceiling, r->c->ops->rate_unit, source,
+                 st.rate_cv * 100, r->noisy ? ", NOISY: not a reliable ceiling" : "");
         if (r->burst.measured && r->sustained.measured) {
             size_t used = strlen(what);
             snprintf(what + used, sizeof what - used, "; burst %.4g, sustained %.4g", r->burst.rate,

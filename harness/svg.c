@@ -189,12 +189,13 @@ void mb_chart_x_axis(mb_chart *c, const char *label)
         mb_svg_fmt_si(b, sizeof b, t[i]);
         fprintf(o, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#ddd\"/>", px, c->top, px,
                 c->bottom);
-        fprintf(o, "<text class=\"tick\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n", px, c->bottom + 14,
+        /* 18 px down: clear of the y axis' lowest tick label at the corner */
+        fprintf(o, "<text class=\"tick\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">%s</text>\n", px, c->bottom + 18,
                 b);
     }
     if (label) {
         fprintf(o, "<text class=\"axis-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">", (c->left + c->right) / 2,
-                c->bottom + 30);
+                c->bottom + 34);
         mb_svg_escape(o, label);
         fprintf(o, "</text>\n");
     }
@@ -285,12 +286,8 @@ void mb_chart_segment(mb_chart *c, double x0, double y0, double x1, double y1, i
         o,
         "<line class=\"roof\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-width=\"1.5\"%s/>\n",
         a, b, p, q, mb_svg_color(color), dashed ? " stroke-dasharray=\"5 3\"" : "");
-    if (label) {
-        fprintf(o, "<text class=\"roof-label\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\" fill=\"%s\">", p - 2, q - 4,
-                mb_svg_color(color));
-        mb_svg_escape(o, label);
-        fprintf(o, "</text>\n");
-    }
+    if (label)
+        mb_chart_label(c, p - 2, q - 4, true, color, "roof-label", label);
 }
 
 static double row_h(const mb_chart *c, int n_cat)
@@ -336,19 +333,7 @@ static void bar_box(const mb_chart *c, int cat, int n_cat, int group, int n_grou
 void mb_chart_bar(mb_chart *c, int cat, int n_cat, int group, int n_group, double x0, double x1, int color,
                   const char *title)
 {
-    double y, h;
-    bar_box(c, cat, n_cat, group, n_group, &y, &h);
-    double a = mb_scale_map(&c->x, x0), b = mb_scale_map(&c->x, x1);
-    if (!isfinite(a))
-        a = c->left;
-    if (!isfinite(b))
-        return;
-    a = fmax(c->left, fmin(a, c->right));
-    b = fmax(c->left, fmin(b, c->right));
-    fprintf(c->o, "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"><title>",
-            fmin(a, b), y, fabs(b - a), h, mb_svg_color(color));
-    mb_svg_escape(c->o, title);
-    fprintf(c->o, "</title></rect>\n");
+    mb_chart_bar_case(c, cat, n_cat, group, n_group, x0, x1, color, title, NULL, NAN);
 }
 
 void mb_chart_bar_error(mb_chart *c, int cat, int n_cat, int group, int n_group, double lo, double hi)
@@ -394,4 +379,173 @@ void mb_chart_legend(mb_chart *c, int n, const char *const *names, const int *co
 void mb_chart_end(mb_chart *c)
 {
     fprintf(c->o, "</svg>\n");
+}
+
+/* ---- placed labels, single points, sweeps --------------------------------------------- */
+
+static int utf8_chars(const char *s)
+{
+    int n = 0;
+    for (; s && *s; s++)
+        n += ((unsigned char)*s & 0xC0) != 0x80;
+    return n;
+}
+
+void mb_svg_label_box(const char *text, double x, double y, bool end, double box[4])
+{
+    double w = CHAR_W * utf8_chars(text);
+    box[0] = end ? x - w : x;
+    box[1] = y - 10;
+    box[2] = end ? x : x + w;
+    box[3] = y + 2;
+}
+
+static bool boxes_overlap(const double a[4], const double b[4])
+{
+    return a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+}
+
+static bool label_clear(const mb_chart *c, const double box[4])
+{
+    for (int i = 0; i < c->n_labels; i++)
+        if (boxes_overlap(box, c->label_box[i]))
+            return false;
+    return true;
+}
+
+/* The baseline nearest y (down first) where the label's box is clear of
+ * the labels placed before and inside the plot area; y itself when none. */
+static double clear_baseline(const mb_chart *c, const char *text, double x, double y, bool end)
+{
+    enum { LINE = 12, TRIES = 24 };
+    double box[4];
+    for (int k = 0; k <= TRIES; k++) {
+        double at = y + LINE * ((k + 1) / 2) * (k % 2 ? 1 : -1);
+        if (at - 10 < c->top || at > c->bottom)
+            continue;
+        mb_svg_label_box(text, x, at, end, box);
+        if (label_clear(c, box))
+            return at;
+    }
+    return y;
+}
+
+double mb_chart_label(mb_chart *c, double x, double y, bool end, int color, const char *cls, const char *text)
+{
+    double at = clear_baseline(c, text, x, y, end);
+    if (c->n_labels < MB_CHART_LABELS)
+        mb_svg_label_box(text, x, at, end, c->label_box[c->n_labels++]);
+    fprintf(c->o, "<text class=\"%s\" x=\"%.2f\" y=\"%.2f\"%s fill=\"%s\">", cls, x, at,
+            end ? " text-anchor=\"end\"" : "", mb_svg_color(color));
+    mb_svg_escape(c->o, text);
+    fprintf(c->o, "</text>\n");
+    return at;
+}
+
+void mb_chart_series_begin(mb_chart *c, const char *name)
+{
+    fprintf(c->o, "<g class=\"series\" data-name=\"");
+    mb_svg_escape(c->o, name);
+    fprintf(c->o, "\">\n");
+}
+
+static void data_attrs(FILE *o, const char *case_id, double value)
+{
+    if (case_id) {
+        fprintf(o, " data-case=\"");
+        mb_svg_escape(o, case_id);
+        fprintf(o, "\"");
+    }
+    if (isfinite(value))
+        fprintf(o, " data-value=\"%.9g\"", value);
+}
+
+void mb_chart_point(mb_chart *c, double x, double y, int color, const char *title, const char *case_id,
+                    double value)
+{
+    double px = mb_scale_map(&c->x, x), py = mb_scale_map(&c->y, y);
+    if (!inside(c, px, py))
+        return;
+    fprintf(c->o, "<circle class=\"pt\" cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"", px, py, mb_svg_color(color));
+    data_attrs(c->o, case_id, value);
+    fprintf(c->o, "><title>");
+    mb_svg_escape(c->o, title);
+    fprintf(c->o, "</title></circle>\n");
+}
+
+void mb_chart_series_end(mb_chart *c)
+{
+    fprintf(c->o, "</g>\n");
+}
+
+static void sweep_lines(mb_chart *c, const char *col, int n, const double *x, const double *y, double max_ratio)
+{
+    bool open = false;
+    for (int i = 0; i < n; i++) {
+        double px = mb_scale_map(&c->x, x[i]), py = mb_scale_map(&c->y, y[i]);
+        bool joins_next = i + 1 < n && x[i] > 0 && x[i + 1] / x[i] <= max_ratio;
+        if (!inside(c, px, py)) {
+            if (open)
+                fprintf(c->o, "\"/>\n");
+            open = false;
+            continue;
+        }
+        if (!open && joins_next) {
+            fprintf(c->o, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
+            open = true;
+        }
+        if (open)
+            fprintf(c->o, "%.2f,%.2f ", px, py);
+        if (open && !joins_next) {
+            fprintf(c->o, "\"/>\n");
+            open = false;
+        }
+    }
+    if (open)
+        fprintf(c->o, "\"/>\n");
+}
+
+void mb_chart_sweep(mb_chart *c, const char *name, int color, int n, const double *x, const double *y,
+                    const double *err_lo, const double *err_hi, double max_ratio, const char *y_unit,
+                    const char *x_unit)
+{
+    const char *col = mb_svg_color(color);
+    mb_chart_series_begin(c, name);
+    sweep_lines(c, col, n, x, y, max_ratio);
+    for (int i = 0; i < n; i++) {
+        double px = mb_scale_map(&c->x, x[i]);
+        if (err_lo && err_hi && err_lo[i] >= 0 && err_hi[i] >= 0 && inside(c, px, mb_scale_map(&c->y, y[i]))) {
+            double a = fmax(mb_scale_map(&c->y, err_lo[i]), c->top),
+                   b = fmin(mb_scale_map(&c->y, err_hi[i]), c->bottom);
+            if (isfinite(a) && isfinite(b))
+                fprintf(c->o, "<line class=\"err\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\"/>", px,
+                        fmin(a, c->bottom), px, fmax(b, c->top), col);
+        }
+        char xs[32], ys[32], t[512];
+        mb_svg_fmt_si(xs, sizeof xs, x[i]);
+        mb_svg_fmt_si(ys, sizeof ys, y[i]);
+        snprintf(t, sizeof t, "%s: %s %s at %s%s", name, ys, y_unit ? y_unit : "", xs, x_unit ? x_unit : "");
+        mb_chart_point(c, x[i], y[i], color, t, NULL, NAN);
+    }
+    mb_chart_series_end(c);
+}
+
+void mb_chart_bar_case(mb_chart *c, int cat, int n_cat, int group, int n_group, double x0, double x1, int color,
+                       const char *title, const char *case_id, double value)
+{
+    double y, h;
+    bar_box(c, cat, n_cat, group, n_group, &y, &h);
+    double a = mb_scale_map(&c->x, x0), b = mb_scale_map(&c->x, x1);
+    if (!isfinite(a))
+        a = c->left;
+    if (!isfinite(b))
+        return;
+    a = fmax(c->left, fmin(a, c->right));
+    b = fmax(c->left, fmin(b, c->right));
+    fprintf(c->o, "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"", fmin(a, b), y,
+            fabs(b - a), h, mb_svg_color(color));
+    data_attrs(c->o, case_id, value);
+    fprintf(c->o, "><title>");
+    mb_svg_escape(c->o, title);
+    fprintf(c->o, "</title></rect>\n");
 }

@@ -52,11 +52,16 @@ enum { MB_SVG_COLORS = 12 };
 /* The palette: colour i % MB_SVG_COLORS (colour-blind-safe, prints in grey). */
 const char *mb_svg_color(int i);
 
+enum { MB_CHART_LABELS = 64 };
 typedef struct mb_chart {
     FILE *o;
     double w, h;                     /* the SVG's size in pixels */
     double left, right, top, bottom; /* the plot area's edges */
     mb_scale x, y;
+    /* boxes (x0, y0, x1, y1 px) of the labels placed by mb_chart_label, so
+     * that a later one moves clear of them */
+    double label_box[MB_CHART_LABELS][4];
+    int n_labels;
 } mb_chart;
 
 /* Opens an SVG of w x h with a title line; the plot area is the rest minus
@@ -95,5 +100,42 @@ void mb_chart_bar_error(mb_chart *c, int cat, int n_cat, int group, int n_group,
 void mb_chart_legend(mb_chart *c, int n, const char *const *names, const int *colors);
 
 void mb_chart_end(mb_chart *c);
+
+/* ---- placed labels, single points, sweeps (added for issue 17: charts that cannot mislead) ---- */
+
+/* The box (px) a label of `text` takes at baseline y, ending at x when `end`
+ * (text-anchor end) or starting there: CHAR_W per character (UTF-8 counted
+ * by code point), 12 px tall. */
+void mb_svg_label_box(const char *text, double x, double y, bool end, double box[4]);
+
+/* A text label of class `cls` at (x, y) px, anchored at its end when `end`.
+ * Where its box would overlap a label placed before on this chart, it moves
+ * down (then up) in steps of one line until it is clear, staying inside the
+ * plot area: two roofs of close peaks keep two readable labels. Returns the
+ * baseline y it was drawn at. */
+double mb_chart_label(mb_chart *c, double x, double y, bool end, int color, const char *cls, const char *text);
+
+/* A group of points drawn one by one (each with its own colour and hover
+ * title): mb_chart_series_begin, mb_chart_point..., mb_chart_series_end.
+ * case_id (may be NULL) and value (the number the page shows for that case,
+ * in the case's own unit; NaN for none) become data-case and data-value, so
+ * that a test can check the figure against the results file. */
+void mb_chart_series_begin(mb_chart *c, const char *name);
+void mb_chart_point(mb_chart *c, double x, double y, int color, const char *title, const char *case_id,
+                    double value);
+void mb_chart_series_end(mb_chart *c);
+
+/* mb_chart_series where a line joins two neighbouring points only when
+ * their x values are at most max_ratio apart (x sorted ascending): a sweep
+ * of 4 KiB and 256 MiB is two points, not a made-up curve between them.
+ * max_ratio INFINITY joins all, 0 none. y_unit and x_unit name the hover
+ * title's numbers ("54.8 GB/s at 268M B"). */
+void mb_chart_sweep(mb_chart *c, const char *name, int color, int n, const double *x, const double *y,
+                    const double *err_lo, const double *err_hi, double max_ratio, const char *y_unit,
+                    const char *x_unit);
+
+/* mb_chart_bar with data-case and data-value (as mb_chart_point). */
+void mb_chart_bar_case(mb_chart *c, int cat, int n_cat, int group, int n_group, double x0, double x1, int color,
+                       const char *title, const char *case_id, double value);
 
 #endif

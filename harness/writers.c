@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis_writers.h"
 #include "formulas.h"
 #include "results.h"
 
@@ -73,141 +74,322 @@ void mb_case_label(const cJSON *c, char *buf, size_t len)
     }
 }
 
-static void fmt_num(char *buf, size_t len, double v)
+void mb_fmt_number(char *buf, size_t len, double v)
 {
+    double a = fabs(v);
     if (!isfinite(v))
         snprintf(buf, len, "-");
-    else if (v != 0 && (fabs(v) >= 1e6 || fabs(v) < 1e-3))
+    else if (v == 0)
+        snprintf(buf, len, "0");
+    else if (a >= 1e9 || a < 1e-3)
         snprintf(buf, len, "%.3e", v);
+    else if (a >= 1e4)
+        snprintf(buf, len, "%.0f", v);
     else
         snprintf(buf, len, "%.4g", v);
 }
 
-typedef struct row {
-    char cells[11][512];
-} row;
+/* The terminal table fits this many columns: long case labels, the
+ * secondary figures and the notes wrap onto lines of their own. */
+enum { TEXT_WIDTH = 120, TEXT_MIN_CASE = 30 };
 
-enum { C_STATUS, C_CASE, C_CEIL, C_BEST, C_CV, C_BURST, C_SUST, C_PEAK, C_EFF, C_VERIFY, C_NOTE, N_COLS };
-static const char *const HEAD[N_COLS] = { "status", "case", "ceiling (median)", "best", "cv", "burst",
-                                          "sustained", "peak", "eff", "verify", "reason / notes" };
+/* A rate of case c in its rate unit, with its unit: "154.3 GFLOP/s", or
+ * for latency-first cases the time per unit of work: "3.87 us/op". */
+static void rate_text(const cJSON *c, double rate, char *buf, size_t len)
+{
+    if (!(isfinite(rate) && rate > 0)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    char a[48];
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "latency_first"))) {
+        double scale = num_of(c, "rate_scale");
+        mb_fmt_seconds(a, sizeof a, 1.0 / (rate * (scale > 0 ? scale : 1)));
+        snprintf(buf, len, "%s/%s", a, str_of(c, "work_unit"));
+    } else {
+        mb_fmt_number(a, sizeof a, rate);
+        snprintf(buf, len, "%s %s", a, str_of(c, "rate_unit"));
+    }
+}
 
-/* A compute case's phase rate (harness/phases.h), and its mean SM clock
- * when NVML read one: "787.1 @1980MHz". Empty for other cases. */
-static void phase_cell(const cJSON *c, const char *phase, char *buf, size_t len)
+static void pct_text(char *buf, size_t len, double f)
+{
+    if (isfinite(f))
+        snprintf(buf, len, "%.1f%%", 100 * f);
+    else
+        snprintf(buf, len, "-");
+}
+
+static size_t append(char *buf, size_t len, size_t off, const char *fmt, const char *a, const char *b)
+{
+    if (off >= len)
+        return off;
+    int w = snprintf(buf + off, len - off, fmt, a, b);
+    return w > 0 ? off + (size_t)w : off;
+}
+
+/* A compute case's phase rate with its mean SM clock when NVML read one. */
+static void phase_text(const cJSON *c, const char *phase, char *buf, size_t len)
 {
     const cJSON *p = cJSON_GetObjectItemCaseSensitive(c, phase);
+    buf[0] = '\0';
     if (!cJSON_IsObject(p))
         return;
-    char a[64];
-    fmt_num(a, sizeof a, num_of(p, "rate"));
+    rate_text(c, num_of(p, "rate"), buf, len);
     double mhz = nested(p, "sm_clock_mhz", "mean");
-    if (isfinite(mhz) && mhz > 0)
-        snprintf(buf, len, "%s @%.0fMHz", a, mhz);
-    else
-        snprintf(buf, len, "%s", a);
+    size_t l = strlen(buf);
+    if (isfinite(mhz) && mhz > 0 && l < len)
+        snprintf(buf + l, len - l, " @%.0f MHz", mhz);
 }
 
-static void fill_row(const cJSON *c, row *r)
+/* The secondary figures, each with its unit: "median …; best …; cv …;
+ * burst …; sustained …; peak …". */
+static void secondary_text(const cJSON *c, char *buf, size_t len)
+{
+    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "rate");
+    char v[96];
+    size_t off = 0;
+    buf[0] = '\0';
+    if (cJSON_IsObject(rate)) {
+        rate_text(c, num_of(rate, "median"), v, sizeof v);
+        off = append(buf, len, off, "%s%s", "median ", v);
+        rate_text(c, num_of(rate, "best"), v, sizeof v);
+        off = append(buf, len, off, "%s%s", "; best ", v);
+        pct_text(v, sizeof v, num_of(rate, "cv"));
+        off = append(buf, len, off, "%s%s", "; cv ", v);
+    }
+    static const char *const phases[] = { "burst", "sustained" };
+    for (int i = 0; i < 2; i++) {
+        phase_text(c, phases[i], v, sizeof v);
+        if (v[0])
+            off = append(buf, len, off, off ? "; %s %s" : "%s %s", phases[i], v);
+    }
+    double peak = nested(c, "peak", "value");
+    if (isfinite(peak) && peak > 0) {
+        rate_text(c, peak, v, sizeof v);
+        off = append(buf, len, off, off ? "; %s %s" : "%s %s", "peak", v);
+    }
+}
+
+typedef struct text_row {
+    const cJSON *c;
+    mb_ceiling ceiling;
+    char state[16], label[256], value[64], from[16], eff[16];
+} text_row;
+
+static void fill_row(const cJSON *c, text_row *r)
 {
     memset(r, 0, sizeof *r);
-    /* An ok case with a cv above its max_cv is shown as such, never as a
-     * plain "ok" ceiling. */
-    bool noisy = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "noisy"));
-    snprintf(r->cells[C_STATUS], 512, "%s", noisy && strcmp(str_of(c, "status"), "ok") == 0 ? "noisy" : str_of(c, "status"));
-    mb_case_label(c, r->cells[C_CASE], 512);
-    const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "rate");
-    const char *unit = str_of(c, "rate_unit");
-    bool lat = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "latency_first"));
-    char a[64], b[64];
-    if (cJSON_IsObject(rate)) {
-        if (lat) {
-            double spu = nested(c, "seconds_per_unit", "median");
-            fmt_num(a, sizeof a, spu * 1e6);
-            snprintf(r->cells[C_CEIL], 512, "%s us/%s", a, str_of(c, "work_unit"));
-            double best = num_of(rate, "best"), scale = num_of(c, "rate_scale");
-            fmt_num(b, sizeof b, best > 0 ? 1e6 / (best * scale) : NAN);
-            snprintf(r->cells[C_BEST], 512, "%s us", b);
-        } else {
-            fmt_num(a, sizeof a, num_of(rate, "median"));
-            snprintf(r->cells[C_CEIL], 512, "%s %s", a, unit);
-            fmt_num(b, sizeof b, num_of(rate, "best"));
-            snprintf(r->cells[C_BEST], 512, "%s", b);
-        }
-        snprintf(r->cells[C_CV], 512, "%.1f%%", num_of(rate, "cv") * 100);
+    r->c = c;
+    mb_case_ceiling(c, &r->ceiling);
+    snprintf(r->state, sizeof r->state, "%s", mb_case_state(c));
+    mb_case_label(c, r->label, sizeof r->label);
+    if (isfinite(r->ceiling.value)) {
+        rate_text(c, r->ceiling.value, r->value, sizeof r->value);
+        snprintf(r->from, sizeof r->from, "%s", r->ceiling.source);
     }
-    phase_cell(c, "burst", r->cells[C_BURST], 512);
-    phase_cell(c, "sustained", r->cells[C_SUST], 512);
-    const cJSON *peak = cJSON_GetObjectItemCaseSensitive(c, "peak");
-    if (cJSON_IsObject(peak)) {
-        fmt_num(a, sizeof a, num_of(peak, "value"));
-        snprintf(r->cells[C_PEAK], 512, "%s", a);
-    }
-    double eff = num_of(c, "efficiency");
-    if (isfinite(eff))
-        snprintf(r->cells[C_EFF], 512, "%.0f%%", eff * 100);
-    snprintf(r->cells[C_VERIFY], 512, "%s", str_of(cJSON_GetObjectItemCaseSensitive(c, "verification"), "status"));
-    const char *reason = str_of(c, "reason");
-    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(c, "notes");
-    if (*reason)
-        snprintf(r->cells[C_NOTE], 512, "%s", reason);
-    else if (cJSON_GetArraySize(notes) > 0 && cJSON_IsString(cJSON_GetArrayItem(notes, 0)))
-        snprintf(r->cells[C_NOTE], 512, "%s", cJSON_GetArrayItem(notes, 0)->valuestring);
-    const cJSON *n;
-    const cJSON *scan = noisy && !*reason ? notes : NULL;
-    cJSON_ArrayForEach(n, scan)
-        if (cJSON_IsString(n) && strncmp(n->valuestring, "noisy:", 6) == 0)
-            snprintf(r->cells[C_NOTE], 512, "%s", n->valuestring);
+    if (isfinite(r->ceiling.efficiency))
+        snprintf(r->eff, sizeof r->eff, "%.0f%%", 100 * r->ceiling.efficiency);
 }
 
-static int write_table(FILE *out, const cJSON *cases, bool markdown)
+/* Prints text from column `indent`, wrapped at spaces so no line passes
+ * TEXT_WIDTH; continuation lines are indented two more. A word longer than
+ * the room is cut, never lost: it continues on the next line. */
+static void put_wrapped(FILE *out, const char *text, int indent)
+{
+    int room = TEXT_WIDTH - indent;
+    bool first = true;
+    while (*text) {
+        int pad = first ? indent : indent + 2;
+        int width = first ? room : room - 2;
+        size_t n = strlen(text);
+        size_t take = n;
+        if ((int)n > width) {
+            take = (size_t)width;
+            while (take > 0 && text[take] != ' ')
+                take--;
+            if (take == 0)
+                take = (size_t)width;
+        }
+        fprintf(out, "%*s%.*s\n", pad, "", (int)take, text);
+        text += take;
+        while (*text == ' ')
+            text++;
+        first = false;
+    }
+}
+
+/* The notes a case carries, in the order people need them: why it did not
+ * run, why its verification failed, why it is noisy, then its own notes. */
+static void put_notes(FILE *out, const text_row *r, int indent)
+{
+    const cJSON *c = r->c;
+    const char *reason = str_of(c, "reason");
+    if (*reason)
+        put_wrapped(out, reason, indent);
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(c, "verification");
+    if (strcmp(str_of(ver, "status"), "failed") == 0 && *str_of(ver, "detail")) {
+        char buf[MB_ERR_LEN + 32];
+        snprintf(buf, sizeof buf, "verification: %s", str_of(ver, "detail"));
+        put_wrapped(out, buf, indent);
+    }
+    if (r->ceiling.noisy)
+        put_wrapped(out, r->ceiling.why, indent);
+    /* the first of its own notes in full (the component puts the one that
+     * matters first); the rest are counted, and shown by md and json */
+    int shown = 0, more = 0;
+    const cJSON *n;
+    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(c, "notes"))
+    {
+        if (!cJSON_IsString(n) || strncmp(n->valuestring, "noisy:", 6) == 0)
+            continue;
+        if (shown++ == 0)
+            put_wrapped(out, n->valuestring, indent);
+        else
+            more++;
+    }
+    if (more) {
+        char buf[96];
+        snprintf(buf, sizeof buf, "(%d more note%s: --format md or json)", more, more == 1 ? "" : "s");
+        put_wrapped(out, buf, indent);
+    }
+}
+
+/* The label wrapped into the case column: the first line's part in `line`,
+ * the rest returned (NULL when done). */
+static const char *label_part(const char *label, int width, char *line, size_t len)
+{
+    size_t n = strlen(label), take = n;
+    if ((int)n > width) {
+        take = (size_t)width;
+        while (take > 0 && label[take] != ' ')
+            take--;
+        if (take == 0)
+            take = (size_t)width;
+    }
+    snprintf(line, len, "%.*s", (int)take, label);
+    label += take;
+    while (*label == ' ')
+        label++;
+    return *label ? label : NULL;
+}
+
+/* One line of the table, without trailing blanks. */
+static void put_row(FILE *out, int ws, const char *state, int wl, const char *label, int wv, const char *value,
+                    int wf, const char *from, int we, const char *eff)
+{
+    char line[1024];
+    snprintf(line, sizeof line, "%-*s  %-*s  %*s  %-*s  %*s", ws, state, wl, label, wv, value, wf, from, we, eff);
+    size_t n = strlen(line);
+    while (n > 0 && line[n - 1] == ' ')
+        line[--n] = '\0';
+    fprintf(out, "%s\n", line);
+}
+
+static const char *const TEXT_HEAD[] = { "state", "case", "ceiling", "source", "eff" };
+
+static int write_text_table(FILE *out, const cJSON *cases)
 {
     int n = cJSON_GetArraySize(cases);
-    row *rows = calloc((size_t)n + 1, sizeof *rows);
+    text_row *rows = calloc((size_t)n + 1, sizeof *rows);
     if (rows == NULL)
         return MB_ESYS;
-    size_t width[N_COLS];
-    for (int k = 0; k < N_COLS; k++)
-        width[k] = strlen(HEAD[k]);
+    int ws = (int)strlen(TEXT_HEAD[0]), wl = (int)strlen(TEXT_HEAD[1]), wv = (int)strlen(TEXT_HEAD[2]),
+        wf = (int)strlen(TEXT_HEAD[3]), we = (int)strlen(TEXT_HEAD[4]);
     for (int i = 0; i < n; i++) {
         fill_row(cJSON_GetArrayItem(cases, i), &rows[i]);
-        for (int k = 0; k < N_COLS; k++) {
-            size_t l = strlen(rows[i].cells[k]);
-            if (!markdown && k == C_NOTE && l > 60)
-                l = 60;
-            if (l > width[k])
-                width[k] = l;
-        }
+        ws = (int)fmax(ws, (double)strlen(rows[i].state));
+        wl = (int)fmax(wl, (double)strlen(rows[i].label));
+        wv = (int)fmax(wv, (double)strlen(rows[i].value));
+        wf = (int)fmax(wf, (double)strlen(rows[i].from));
+        we = (int)fmax(we, (double)strlen(rows[i].eff));
     }
-    const char *sep = markdown ? " | " : "  ";
-    if (markdown)
-        fputs("| ", out);
-    for (int k = 0; k < N_COLS; k++)
-        fprintf(out, "%-*s%s", (int)width[k], HEAD[k], k + 1 < N_COLS ? sep : "");
-    fputs(markdown ? " |\n" : "\n", out);
-    if (markdown) {
-        fputs("|", out);
-        for (int k = 0; k < N_COLS; k++)
-            fprintf(out, "%s|", (k >= C_CEIL && k <= C_EFF) ? "---:" : "---");
-        fputs("\n", out);
-    }
+    int fixed = ws + wv + wf + we + 4 * 2;
+    if (wl > TEXT_WIDTH - fixed)
+        wl = (int)fmax(TEXT_MIN_CASE, TEXT_WIDTH - fixed);
+    put_row(out, ws, TEXT_HEAD[0], wl, TEXT_HEAD[1], wv, TEXT_HEAD[2], wf, TEXT_HEAD[3], we, TEXT_HEAD[4]);
+    int indent = ws + 2;
     for (int i = 0; i < n; i++) {
-        if (markdown)
-            fputs("| ", out);
-        for (int k = 0; k < N_COLS; k++) {
-            char cell[512];
-            snprintf(cell, sizeof cell, "%s", rows[i].cells[k]);
-            if (markdown)
-                for (char *p = cell; *p; p++)
-                    if (*p == '|')
-                        *p = '/';
-            if (!markdown && k == C_NOTE && strlen(cell) > 60)
-                strcpy(cell + 57, "...");
-            bool right = k >= C_CEIL && k <= C_EFF;
-            fprintf(out, right ? "%*s%s" : "%-*s%s", (int)width[k], cell, k + 1 < N_COLS ? sep : "");
+        const text_row *r = &rows[i];
+        char part[256];
+        const char *rest = label_part(r->label, wl, part, sizeof part);
+        put_row(out, ws, r->state, wl, part, wv, r->value, wf, r->from, we, r->eff);
+        while (rest) {
+            rest = label_part(rest, wl - 2, part, sizeof part);
+            fprintf(out, "%*s  %s\n", indent, "", part);
         }
-        fputs(markdown ? " |\n" : "\n", out);
+        char sec[768];
+        secondary_text(r->c, sec, sizeof sec);
+        if (sec[0])
+            put_wrapped(out, sec, indent);
+        put_notes(out, r, indent);
     }
     free(rows);
+    return MB_OK;
+}
+
+/* ---- Markdown: one row per case, every figure in its own column ---------- */
+
+static void md_cell(FILE *out, const char *s)
+{
+    fputs(" ", out);
+    for (; *s; s++)
+        fputc(*s == '|' ? '/' : *s == '\n' ? ' ' : *s, out);
+    fputs(" |", out);
+}
+
+static void md_notes(FILE *out, const text_row *r)
+{
+    char buf[4096];
+    size_t off = 0;
+    buf[0] = '\0';
+    const char *reason = str_of(r->c, "reason");
+    if (*reason)
+        off = append(buf, sizeof buf, off, "%s%s", reason, "");
+    if (r->ceiling.noisy)
+        off = append(buf, sizeof buf, off, "%s%s", off ? "; " : "", r->ceiling.why);
+    const cJSON *n;
+    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(r->c, "notes"))
+    {
+        if (cJSON_IsString(n) && strncmp(n->valuestring, "noisy:", 6) != 0)
+            off = append(buf, sizeof buf, off, "%s%s", off ? "; " : "", n->valuestring);
+    }
+    md_cell(out, buf);
+}
+
+static int write_md_table(FILE *out, const cJSON *cases)
+{
+    fputs("| state | case | ceiling | source | median | best | cv | burst | sustained | peak | eff | notes |\n"
+          "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
+          out);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        text_row r;
+        fill_row(c, &r);
+        const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "rate");
+        char v[96];
+        fputs("|", out);
+        md_cell(out, r.state);
+        md_cell(out, r.label);
+        md_cell(out, r.value[0] ? r.value : "-");
+        md_cell(out, r.from[0] ? r.from : "-");
+        rate_text(c, num_of(rate, "median"), v, sizeof v);
+        md_cell(out, v);
+        rate_text(c, num_of(rate, "best"), v, sizeof v);
+        md_cell(out, v);
+        pct_text(v, sizeof v, num_of(rate, "cv"));
+        md_cell(out, v);
+        phase_text(c, "burst", v, sizeof v);
+        md_cell(out, v[0] ? v : "-");
+        phase_text(c, "sustained", v, sizeof v);
+        md_cell(out, v[0] ? v : "-");
+        rate_text(c, nested(c, "peak", "value"), v, sizeof v);
+        md_cell(out, v);
+        md_cell(out, r.eff[0] ? r.eff : "-");
+        md_notes(out, &r);
+        fputs("\n", out);
+    }
     return MB_OK;
 }
 
@@ -237,7 +419,7 @@ static int write_csv(FILE *out, const cJSON *cases)
 {
     fputs("id,section,component,backend,params,status,reason,work_unit,work_per_iteration,rate_unit,"
           "rate_median,rate_best,rate_cv,seconds_per_iteration_median,peak,peak_source,efficiency,"
-          "verification,burst_rate,sustained_rate,ceiling_phase\n",
+          "verification,burst_rate,sustained_rate,ceiling_phase,ceiling,ceiling_unit,ceiling_source,state\n",
           out);
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
@@ -275,7 +457,9 @@ static int write_csv(FILE *out, const cJSON *cases)
         fputc(',', out);
         csv_field(out, cJSON_IsObject(peak) ? str_of(peak, "source") : "");
         fputc(',', out);
-        csv_num(out, num_of(c, "efficiency"));
+        mb_ceiling ce;
+        mb_case_ceiling(c, &ce);
+        csv_num(out, ce.efficiency);
         fputc(',', out);
         csv_field(out, str_of(cJSON_GetObjectItemCaseSensitive(c, "verification"), "status"));
         fputc(',', out);
@@ -284,16 +468,36 @@ static int write_csv(FILE *out, const cJSON *cases)
         csv_num(out, nested(c, "sustained", "rate"));
         fputc(',', out);
         csv_field(out, str_of(c, "ceiling_phase"));
+        fputc(',', out);
+        csv_num(out, ce.value);
+        fputc(',', out);
+        csv_field(out, ce.unit);
+        fputc(',', out);
+        csv_field(out, isfinite(ce.value) ? ce.source : "");
+        fputc(',', out);
+        csv_field(out, mb_case_state(c));
         fputc('\n', out);
     }
     return MB_OK;
 }
 
+static const char TEXT_LEGEND[] =
+    "ceiling = one per case: the sustained phase's rate for compute cases (source: sustained), else the median of "
+    "the repetitions' rates (source: median); the same number in every view (JSON case.ceiling). median, best = the "
+    "repetitions' median and maximum; cv = their stddev / mean; eff = ceiling / peak. burst = median of short windows "
+    "after idle gaps (clocks free); sustained = back-to-back work after the clocks settle; @ = mean SM clock. "
+    "noisy = the repetitions' cv above max_cv, or median, burst and sustained apart by more than max(3 x cv, 5%): "
+    "not a reliable ceiling. not verified = ran, but its output was not checked: gap and compare do not use it.";
+
 int mb_write_results(FILE *out, const cJSON *doc, const char *format, mb_err *err)
 {
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
     if (strcmp(format, "json") == 0) {
-        char *t = cJSON_Print(doc);
+        /* an older file comes out in the current version: its derived
+         * ceiling written, as every other view shows it */
+        cJSON *cur = mb_results_current(doc);
+        char *t = cur ? cJSON_Print(cur) : NULL;
+        cJSON_Delete(cur);
         if (t == NULL)
             return mb_errf(err, MB_ESYS, "out of memory");
         fprintf(out, "%s\n", t);
@@ -302,20 +506,18 @@ int mb_write_results(FILE *out, const cJSON *doc, const char *format, mb_err *er
     }
     if (strcmp(format, "csv") == 0)
         return write_csv(out, cases);
-    if (strcmp(format, "table") == 0 || strcmp(format, "md") == 0) {
-        bool md = strcmp(format, "md") == 0;
-        if (md) {
-            const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(doc, "context");
-            const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(ctx, "cpu");
-            fprintf(out, "### mlbench results: %s (%s)\n\n", str_of(cJSON_GetObjectItemCaseSensitive(ctx, "host"), "name"),
-                    str_of(cpu, "model"));
-        }
-        int rc = write_table(out, cases, md);
-        fprintf(out, "%sceiling = median of the repetitions' rates; best = their maximum; cv = stddev/mean; "
-                     "eff = ceiling / peak; noisy = ok but cv above max_cv: not a ceiling.\ncompute cases: "
-                     "burst = median of short windows after idle gaps (clocks free); sustained = back-to-back work "
-                     "after the clocks settle, the ceiling `gap` uses; @ = mean SM clock.\n",
-                md ? "\n" : "");
+    if (strcmp(format, "md") == 0) {
+        const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(doc, "context");
+        const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(ctx, "cpu");
+        fprintf(out, "### mlbench results: %s (%s)\n\n", str_of(cJSON_GetObjectItemCaseSensitive(ctx, "host"), "name"),
+                str_of(cpu, "model"));
+        int rc = write_md_table(out, cases);
+        fprintf(out, "\n%s\n", TEXT_LEGEND);
+        return rc;
+    }
+    if (strcmp(format, "table") == 0) {
+        int rc = write_text_table(out, cases);
+        put_wrapped(out, TEXT_LEGEND, 0);
         return rc;
     }
     return mb_errf(err, MB_EUSAGE, "unknown format '%s' (expected table, json, csv or md)", format);

@@ -27,4 +27,8 @@ void mb_case_label(const cJSON *c, char *buf, size_t len);
 /* "4096" -> "4k", "1048576" -> "1m"; other text unchanged. */
 void mb_humanize_value(const char *in, char *out, size_t len);
 
+/* A number as people read it: 4 significant digits, no exponent between
+ * 0.001 and 10^9 ("10976", "154.3", "0.3510"); "-" when not finite. */
+void mb_fmt_number(char *buf, size_t len, double v);
+
 #endif

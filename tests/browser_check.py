@@ -56,7 +56,31 @@ CHECK_JS = r"""
                 bars: svg.querySelectorAll('rect.bar').length,
                 axis_labels: Array.prototype.map.call(svg.querySelectorAll('text.axis-label'), function (t) { return t.textContent; }),
                 ticks: svg.querySelectorAll('text.tick').length,
-                series_points: Array.prototype.map.call(svg.querySelectorAll('g.series'), function (g) { return g.querySelectorAll('circle.pt').length; }) };
+                series_points: Array.prototype.map.call(svg.querySelectorAll('g.series'), function (g) { return g.querySelectorAll('circle.pt').length; }),
+                lines: Array.prototype.filter.call(svg.querySelectorAll('polyline'), function (l) { return (l.getAttribute('points') || '').trim().length > 0; }).length,
+                overlaps: [] };
+      c.data = c.points + c.bars + c.lines;
+      // roofs, slopes and curves stay inside the plot area (the axes' lines bound it)
+      var xa = svg.querySelector('g.axis.x line'), ya = svg.querySelector('g.axis.y line');
+      c.outside = [];
+      if (xa && ya) {
+        var xr = xa.getBoundingClientRect(), yr = ya.getBoundingClientRect();
+        svg.querySelectorAll('line.roof, polyline').forEach(function (l) {
+          var r = l.getBoundingClientRect();
+          if (r.left < xr.left - 2 || r.right > xr.right + 2 || r.top < yr.top - 2 || r.bottom > yr.bottom + 2)
+            c.outside.push(l.tagName + ' ' + Math.round(r.left) + ',' + Math.round(r.top) + '..' +
+                           Math.round(r.right) + ',' + Math.round(r.bottom));
+        });
+      }
+      // no two drawn labels of a chart overlap (their laid-out boxes, 1 px of slack)
+      var texts = Array.prototype.filter.call(svg.querySelectorAll('text'), function (t) { var r = t.getBoundingClientRect(); return r.width > 0 && r.height > 0; });
+      var rects = texts.map(function (t) { return t.getBoundingClientRect(); });
+      for (var i = 0; i < texts.length; i++)
+        for (var j = i + 1; j < texts.length; j++) {
+          var a = rects[i], b = rects[j];
+          if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1)
+            c.overlaps.push('"' + texts[i].firstChild.textContent + '" and "' + texts[j].firstChild.textContent + '"');
+        }
       out.charts.push(c);
       var barLeft = Infinity;
       svg.querySelectorAll('rect.bar').forEach(function (r) { barLeft = Math.min(barLeft, r.getBoundingClientRect().left); });
@@ -73,10 +97,18 @@ CHECK_JS = r"""
       if (td.scrollWidth > td.clientWidth + 1)
         out.overflow.push('table cell "' + td.textContent.slice(0, 60) + '" overflows');
     });
+    out.roofline_heading = Array.prototype.some.call(document.querySelectorAll('h2'), function (h) { return h.textContent === 'Roofline'; });
     document.querySelectorAll('table').forEach(function (t) {
       if (t.className) out.tables[t.className] = t.querySelectorAll('tr').length - 1;
     });
     if (out.width > 1280) out.overflow.push('page is ' + out.width + ' px wide at a 1280 px window');
+    // the figures the page shows for a case (bars, dots, table cells marked with data-case)
+    out.figures = Array.prototype.map.call(document.querySelectorAll('[data-case]'), function (e) {
+      var svg = e.closest('svg.chart');
+      return { id: e.getAttribute('data-case'), value: parseFloat(e.getAttribute('data-value')),
+               where: svg ? svg.getAttribute('data-chart') : e.tagName.toLowerCase(),
+               text: e.tagName.toLowerCase() === 'td' ? e.textContent : null };
+    });
     var pre = document.createElement('pre');
     pre.id = 'mb-check';
     pre.textContent = JSON.stringify(out);
@@ -177,8 +209,10 @@ def expect_results(doc):
                   and not c["backend"].startswith("cu"))
     exp["roofline-gpu"] = gpu_pts
     exp["roofline-cpu"] = cpu_pts
-    copies = [c for c in cases if usable(c) and c["component"] == "copy"]
+    copies = [c for c in cases if usable(c) and c["component"] == "copy" and c["params"]["direction"] != "d2d"]
     exp["copy-bw"] = (len({(c["params"]["direction"], c["params"]["memory"]) for c in copies}), len(copies))
+    d2d = [c for c in cases if usable(c) and c["component"] == "copy" and c["params"]["direction"] == "d2d"]
+    exp["copy-d2d"] = (1 if d2d else 0, len(d2d))
     disks = [c for c in cases if usable(c) and c["component"] == "disk"]
     exp["disk"] = (len({(c["backend"], c["params"].get("pattern"), c["params"].get("mode", c["params"].get("advice")),
                          c["params"].get("qd")) for c in disks}), len(disks))
@@ -188,8 +222,52 @@ def expect_results(doc):
     return exp
 
 
+def ceiling_of(case):
+    """The one figure of a case: its `ceiling` (results schema with one ceiling per case), else the
+    repetitions' median rate (the files before it)."""
+    ceil = case.get("ceiling")
+    if isinstance(ceil, dict) and isinstance(ceil.get("value"), (int, float)):
+        return ceil["value"]
+    return (case.get("rate") or {}).get("median")
+
+
+def close(a, b, rel=1e-6):
+    return a is not None and b is not None and abs(a - b) <= rel * max(abs(a), abs(b))
+
+
+def rounded(value, shown):
+    """value rounded to as many significant digits as the text `shown` has (\"154.3\" -> 4)."""
+    mant = re.split(r"[eE]", shown)[0].lstrip("+-").replace(".", "").lstrip("0")
+    return float("%.*g" % (max(len(mant), 1), value))
+
+
+def check_headline_figures(ck, kind, res, doc):
+    """Every figure the page shows for a case (ceiling bar, roofline dot, the table's headline cell) is the
+    results file's ceiling of that case; the table's visible text too, to its 4 significant digits."""
+    by_id = {c["id"]: c for c in doc["cases"]}
+    figs = res.get("figures") or []
+    wrong = []
+    for f in figs:
+        c = by_id.get(f["id"])
+        want = ceiling_of(c) if c else None
+        if not close(f["value"], want):
+            wrong.append("%s in %s: %s, the file's ceiling %s" % (f["id"], f["where"], f["value"], want))
+        if f["text"] is not None and want:
+            m = re.match(r"\s*([-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?)", f["text"])
+            shown = float(m.group(1)) if m else None
+            if m is None or not close(shown, rounded(want, m.group(1)), 1e-9):
+                wrong.append("%s: the table shows %r, the file's ceiling %s" % (f["id"], f["text"], want))
+    shown_cases = {f["id"] for f in figs if f["where"] == "td"}
+    want_cases = {c["id"] for c in doc["cases"] if usable(c)}
+    ck.ok(kind + ": every usable case's headline figure is marked in the table", want_cases <= shown_cases,
+          sorted(want_cases - shown_cases)[:3])
+    ck.ok(kind + ": each figure shown for a case is the results file's ceiling (%d figures)" % len(figs),
+          figs and not wrong, wrong[:5])
+
+
 def check_results_page(ck, kind, res, doc):
     exp = expect_results(doc)
+    ids = {c["id"] for c in res["charts"]}
     ceil = [c for c in res["charts"] if c["id"].startswith("ceiling-")]
     ck.ok(kind + ": ceiling charts", len(ceil) > 0)
     ck.ok(kind + ": ceiling + peak bars", sum(c["bars"] for c in ceil) == exp["ceiling_bars"],
@@ -203,13 +281,16 @@ def check_results_page(ck, kind, res, doc):
                   rc and rc["points"])
             ck.ok("%s: roofline %s axes" % (kind, dev), rc is not None and len(rc["axis_labels"]) == 2
                   and rc["ticks"] >= 4, rc and rc["axis_labels"])
-    for cid in ("copy-bw", "disk"):
+    for cid in ("copy-bw", "copy-d2d", "disk"):
         series, points = exp[cid]
         rc = chart(res, cid)
         if points:
             ck.ok("%s: %s has %d series, %d points" % (kind, cid, series, points),
                   rc is not None and rc["series"] == series and rc["points"] == points,
                   rc and (rc["series"], rc["points"]))
+    ck.ok(kind + ": a Roofline heading only with a roofline",
+          ("roofline-gpu" in ids or "roofline-cpu" in ids) == res["roofline_heading"], res["roofline_heading"])
+    check_headline_figures(ck, kind, res, doc)
     ck.ok(kind + ": skipped/failed listed", res["tables"].get("not-run", 0) == exp["not_run"],
           (res["tables"].get("not-run"), exp["not_run"]))
     ck.ok(kind + ": all cases listed", res["tables"].get("cases") == exp["cases"])
@@ -231,6 +312,12 @@ def check_gap_page(ck, res, gj):
     c = chart(res, "waterfall")
     ck.ok("gap: waterfall has %d bars" % (n_rank + 2), c is not None and c["bars"] == n_rank + 2, c and c["bars"])
     ck.ok("gap: stage table", res["tables"].get("stages") == len(gj["stages"]))
+    ck.ok("gap: headline lists every stage, with or without a ceiling",
+          res["tables"].get("headline") ==
+          len(gj["headline"]["stages"]) + (1 if gj["run"]["unaccounted_seconds"] > 0 else 0),
+          res["tables"].get("headline"))
+    ck.ok("gap: the step's parts with their shares under the bar", res["tables"].get("step-parts") == n_parts,
+          res["tables"].get("step-parts"))
     if gj.get("projection"):
         c = chart(res, "projection")
         want = 2 * (len(gj["stages"]) + 1)
@@ -251,13 +338,28 @@ def check_compare_page(ck, res, cj):
           sum(c["bars"] for c in per))
     geo = sum(1 for g in cj["geomean"].values() for r in g["ratio"][1:] if r is not None and r > 0)
     c = chart(res, "geomean")
-    ck.ok("compare: geomean bars (%d)" % geo, (c["bars"] if c else 0) == geo, c and c["bars"])
+    ck.ok("compare: like-for-like geomean bars (%d)" % geo, (c["bars"] if c else 0) == geo, c and c["bars"])
+    best = sum(1 for g in cj["geomean"].values() for r in g["best_per_kind"]["ratio"][1:] if r is not None and r > 0)
+    c = chart(res, "geomean-best")
+    ck.ok("compare: best-per-kind geomean bars (%d)" % best, (c["bars"] if c else 0) == best, c and c["bars"])
     priced = any(m.get("usd_per_hour") for m in cj["machines"])
     if priced:
-        geo_usd = sum(1 for g in cj["geomean"].values() for r in g["per_usd_ratio"][1:] if r is not None and r > 0)
+        geo_usd = sum(1 for g in cj["geomean"].values() for r in g["best_per_kind"]["per_usd_ratio"][1:]
+                      if r is not None and r > 0)
         c = chart(res, "geomean-usd")
         ck.ok("compare: price-performance bars (%d)" % geo_usd, (c["bars"] if c else 0) == geo_usd, c and c["bars"])
     ck.ok("compare: machines table", res["tables"].get("machines") == n_m)
+    # the rate compare shows for a case on a machine is that machine's results file's ceiling
+    files = [json.load(open(m["path"])) for m in cj["machines"]]
+    by_id = [{c["id"]: c for c in f["cases"]} for f in files]
+    wrong = []
+    for c in cj["cases"]:
+        for i, r in enumerate(c["rate"]):
+            src = by_id[i].get(c["id"]) if r is not None else None
+            if src is not None and not close(r, ceiling_of(src)):
+                wrong.append("%s on %s: %s, its file's ceiling %s" % (c["id"], cj["machines"][i]["label"], r,
+                                                                       ceiling_of(src)))
+    ck.ok("compare: each machine's rate is its results file's ceiling", not wrong, wrong[:5])
     ck.ok("compare: log axes labelled", all(c["axis_labels"] and c["ticks"] >= 2 for c in per))
 
 
@@ -275,8 +377,8 @@ def make_pages(a, work):
     h100 = a.h100 or os.path.join(a.src, "results", "reference", "h100-sxm", "all.json")
     cpu = a.cpu or os.path.join(data, "cpu_quick.json")
     trace = a.trace
+    shared = os.environ.get("MLBENCH_SHARED", os.path.join(a.src, "..", "shared"))
     if trace is None:
-        shared = os.environ.get("MLBENCH_SHARED", os.path.join(a.src, "..", "shared"))
         cand = os.path.join(shared, "h100", "resnet18-dataloader-bound.pt.trace.json.gz")
         if not os.path.exists(cand) and os.environ.get("CI"):
             sys.exit("fixture missing (CI is set): " + cand)
@@ -297,6 +399,13 @@ def make_pages(a, work):
         run(cmd, cwd=work)
     pages["report"] = os.path.join(work, "report.html")
     run([m, "report", h100, "--html", pages["report"]])
+    # the H100's copy sweep (4 KiB .. 1 GiB): the copy charts drawn from a measured curve
+    copy_json = os.path.join(shared, "h100", "copy-membw-peak-launch.json")
+    if not os.path.exists(copy_json) and os.environ.get("CI"):
+        sys.exit("fixture missing (CI is set): " + copy_json)
+    if os.path.exists(copy_json):
+        pages["report-copy"] = os.path.join(work, "report-copy.html")
+        run([m, "report", copy_json, "--html", pages["report-copy"]])
     pages["gap"] = os.path.join(work, "gap.html")
     gap_json = os.path.join(work, "gap.json")
     run([m, "gap", "--run", trace, "--ceilings", h100, "--target", "h100-sxm,b200,l4", "--format", "json", "--out",
@@ -307,6 +416,8 @@ def make_pages(a, work):
          "--format", "json", "--out", cmp_json, "--html", pages["compare"]])
     docs = {"run": json.load(open(run_json)), "report": json.load(open(h100)), "gap": json.load(open(gap_json)),
             "compare": json.load(open(cmp_json))}
+    if "report-copy" in pages:
+        docs["report-copy"] = json.load(open(copy_json))
     # same input, same bytes
     again = os.path.join(work, "report-again.html")
     run([m, "report", h100, "--html", again])
@@ -318,12 +429,14 @@ def make_pages(a, work):
 DOC_CHARTS = [
     ("report", "ceiling-membw", "ceiling-vs-peak.png"),
     ("report", "roofline-gpu", "roofline.png"),
-    ("report", "copy-bw", "copy-bandwidth.png"),
+    ("report-copy", "copy-bw", "copy-bandwidth.png"),
+    ("report-copy", "copy-d2d", "copy-d2d.png"),
     ("report", "disk", "disk.png"),
     ("gap", "step", "gap-step.png"),
     ("gap", "ranking", "gap-ranking.png"),
     ("gap", "waterfall", "gap-waterfall.png"),
     ("gap", "machines", "gap-projection.png"),
+    ("compare", "geomean-best", "compare-best.png"),
     ("compare", "geomean", "compare-geomean.png"),
     ("compare", "compare-0", "compare-component.png"),
     ("compare", "geomean-usd", "compare-price.png"),
@@ -372,7 +485,9 @@ def main():
     pages, docs = make_pages(a, work)
     ck = Checker()
     ck.ok("HTML is deterministic (same input, same bytes)", docs["deterministic"])
-    for kind in ("run", "report", "gap", "compare"):
+    for kind in ("run", "report", "report-copy", "gap", "compare"):
+        if kind not in pages:
+            continue
         res, errs = check_page(chromium, profile, pages[kind], work)
         ck.ok(kind + ": page loads and is checked", res is not None, errs)
         if res is None:
@@ -380,7 +495,13 @@ def main():
         ck.ok(kind + ": no console or script errors", not res["errors"] and not res["console"],
               res["errors"] + res["console"])
         ck.ok(kind + ": no text overflows its box", not res["overflow"], res["overflow"][:5])
-        if kind in ("run", "report"):
+        empty = [c["id"] for c in res["charts"] if c["data"] == 0]
+        ck.ok(kind + ": every chart has data (%d charts)" % len(res["charts"]), res["charts"] and not empty, empty)
+        outside = ["%s: %s" % (c["id"], o) for c in res["charts"] for o in c["outside"]]
+        ck.ok(kind + ": lines stay inside their plot", not outside, outside[:5])
+        overlaps = ["%s: %s" % (c["id"], o) for c in res["charts"] for o in c["overlaps"]]
+        ck.ok(kind + ": no two labels of a chart overlap", not overlaps, overlaps[:5])
+        if kind in ("run", "report", "report-copy"):
             check_results_page(ck, kind, res, docs[kind])
         elif kind == "gap":
             check_gap_page(ck, res, docs["gap"])
@@ -391,6 +512,8 @@ def main():
     if a.docs_img:
         os.makedirs(a.docs_img, exist_ok=True)
         for kind, cid, name in DOC_CHARTS:
+            if kind not in pages:
+                kind = "report"  # without ../shared: the reference's two-size copies
             ck.ok("docs image " + name, chart_alone(chromium, profile, pages[kind], cid,
                                                     os.path.join(a.docs_img, name), work))
     shutil.rmtree(profile, ignore_errors=True)

@@ -22,6 +22,15 @@ check "help exits 0" expect_exit 0 "$MLBENCH" --help
 check "help names the suites" grep -q "suites: .*all" "$WORK/out"
 check "version" expect_exit 0 "$MLBENCH" --version
 check "unknown option exits 2" expect_exit 2 "$MLBENCH" --frobnicate
+# did you mean: a mistyped subcommand or suite, a suite without --suite (edit distance)
+check "mistyped subcommand exits 2" expect_exit 2 "$MLBENCH" repot x.json
+check "  did you mean report" grep -q "did you mean 'mlbench report'" "$WORK/err"
+check "suite name without --suite exits 2" expect_exit 2 "$MLBENCH" gemm
+check "  did you mean --suite gemm" grep -q "did you mean '--suite gemm'" "$WORK/err"
+check "mistyped suite exits 2" expect_exit 2 "$MLBENCH" --suite gemn
+check "  did you mean gemm" grep -q "did you mean 'gemm'" "$WORK/err"
+check "a far word gets no guess" expect_exit 2 "$MLBENCH" zzzzzz
+check "  no did-you-mean" bash -c "! grep -q 'did you mean' '$WORK/err'"
 check "unknown suite exits 2" expect_exit 2 "$MLBENCH" --suite no-such-suite
 check "unknown suite names the known ones" grep -q "known: .*quick" "$WORK/err"
 check "bad format exits 2" expect_exit 2 "$MLBENCH" --suite "$TINY" --format xml
@@ -66,7 +75,7 @@ check "progress on stderr" grep -q "\[2/2\]" "$WORK/err"
 check "results are sane" $PY - "$WORK/r.json" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["schema"] == "mlbench-results" and d["schema_version"] == 1 and d["status"] == "complete"
+assert d["schema"] == "mlbench-results" and d["schema_version"] == 2 and d["status"] == "complete"
 assert d["context"]["cpu"]["logical_cpus"] >= 1 and d["context"]["host"]["name"]
 assert len(d["cases"]) == 2
 for c in d["cases"]:
@@ -75,6 +84,8 @@ for c in d["cases"]:
     assert c["rate"]["median"] > 0 and c["rate"]["best"] >= c["rate"]["median"]
     assert c["repetitions"] == 3 and len(c["per_repetition"]) == 3
     assert c["rate_unit"] == "GB/s"
+    # hostmem has no sustained phase: its one ceiling is the repetitions' median
+    assert c["ceiling"] == {"value": c["rate"]["median"], "unit": "GB/s", "source": "median"}, c["ceiling"]
 PYEOF
 check "gbench json" $PY - "$WORK/gb.json" <<'PYEOF'
 import json, sys
@@ -103,7 +114,7 @@ import json, sys
 for out, factor in ((sys.argv[2], 0.01), (sys.argv[3], 100)):
     d = json.load(open(sys.argv[1]))
     for c in d["cases"]:
-        c["rate"]["median"] *= factor
+        c["ceiling"]["value"] *= factor  # what --baseline compares
     json.dump(d, open(out, "w"))
 PYEOF
 check "baseline pass" expect_exit 0 "$MLBENCH" --suite "$TINY" -q --baseline "$WORK/deflated.json" --tolerance 0.1

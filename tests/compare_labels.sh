@@ -23,8 +23,8 @@ fits() { # every line at most $1 characters
 
 "$MLBENCH" compare "$H100" "$D/cpu_quick.json" >"$WORK/t.txt" 2>"$WORK/err"
 check "compare exits 0" test $? -eq 0
-check "A is the GPU" has "A: NVIDIA H100 80GB HBM3 " "$WORK/t.txt"
-check "B is the CPU" has "B: AMD EPYC " "$WORK/t.txt"
+check "A is the GPU" has "A: NVIDIA H100 80GB HBM3$" "$WORK/t.txt"
+check "B is the CPU" has "B: AMD EPYC" "$WORK/t.txt"
 check "host name alone is not the label" hasnt "A: vm " "$WORK/t.txt"
 check "rows fit 120 columns" fits 120 "$WORK/t.txt"
 check "cases by the parameters set" has "hostmem/stream kernel=triad threads=0" "$WORK/t.txt"
@@ -41,12 +41,12 @@ check "json keeps full ids" has "file_size=536870912" "$WORK/t.json"
 "$MLBENCH" compare "$H100" "$D/cpu_quick.json" --label "rented=all.json" \
   --price "rented=2.5" --price "AMD EPYC=0.1" >"$WORK/p.txt" 2>"$WORK/err"
 check "--label and --price by label" test $? -eq 0
-check "override shown" has "A: rented " "$WORK/p.txt"
+check "override shown" has "A: rented, " "$WORK/p.txt"
 check "priced" has "2.5 USD/hour" "$WORK/p.txt"
 check "priced rows fit" fits 120 "$WORK/p.txt"
 
 "$MLBENCH" compare "$H100" "$H100" >"$WORK/same.txt" 2>"$WORK/err"
-check "same file twice still told apart" has "B: NVIDIA H100 80GB HBM3 #2 " "$WORK/same.txt"
+check "same file twice still told apart" has "B: NVIDIA H100 80GB HBM3 #2$" "$WORK/same.txt"
 
 "$MLBENCH" compare "$H100" "$D/cpu_quick.json" --label "x=nope.json" >"$WORK/o" 2>"$WORK/err"
 check "unknown --label file exits 2" test $? -eq 2
@@ -67,6 +67,64 @@ check "gap --html: waterfall" has 'data-chart="waterfall"' "$WORK/g.html"
 "$MLBENCH" report "$H100" --html "$WORK/no/such/dir/r.html" >/dev/null 2>"$WORK/err"
 check "report --html to a bad path fails" test $? -ne 0
 check "  and says where" has "no/such/dir" "$WORK/err"
+
+# unlike machines (issue 17 item 2): both views with their coverage, the
+# machines priced by the letters the output shows, human numbers and units
+"$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price A=3 --price B=0.2 >"$WORK/a.txt" 2>"$WORK/err"
+check "--price by letter" test $? -eq 0
+check "  A priced" has "A: NVIDIA H100 80GB HBM3, 3 USD/hour" "$WORK/a.txt"
+"$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price "NVIDIA H100 80GB HBM3=3" --price "AMD EPYC=0.2" \
+  >"$WORK/u.txt" 2>"$WORK/err"
+check "--price by label" test $? -eq 0
+check "best per kind: GPU GEMM against CPU GEMM" has "gemm  *dtype=fp32  .* cublaslt  .* openblas" "$WORK/u.txt"
+check "geomeans state their coverage" has "x ([0-9]* of [0-9]*)" "$WORK/u.txt"
+check "no geomean without its coverage" hasnt "[0-9]x ([0-9]*)" "$WORK/u.txt"
+check "work per dollar in FLOP/\$" has "PFLOP/\\$" "$WORK/u.txt"
+check "no exponents" hasnt "[0-9]e[+-][0-9]" "$WORK/u.txt"
+check "unlike rows fit 120 columns" fits 120 "$WORK/u.txt"
+sed -n '/^cases on every machine/,/^cases not on every machine/p' "$WORK/u.txt" >"$WORK/every.txt"
+check "cases on every machine: only cases that ran" hasnt "skipped\|failed\|absent\|not verified" "$WORK/every.txt"
+check "  and it has the one both ran" has "hostmem/stream kernel=triad" "$WORK/every.txt"
+"$MLBENCH" compare "$D/cpu_quick.json" --reference h100-sxm --price B=3 >"$WORK/ref.txt" 2>"$WORK/err"
+check "--reference: priced by letter" has "B: .*(reference), 3 USD/hour" "$WORK/ref.txt"
+check "--reference: rows fit 120 columns" fits 120 "$WORK/ref.txt"
+check "--reference: datasheet figures marked" has "B 1.98 PFLOP/s (datasheet)" "$WORK/ref.txt"
+"$MLBENCH" compare "$H100" "$D/cpu_quick.json" "$D/gap_here.json" --price A=3 --price B=0.2 --price C=1 \
+  >"$WORK/three.txt" 2>"$WORK/err"
+check "three machines fit 120 columns" fits 120 "$WORK/three.txt"
+check "  geomeans per view" has "like-for-like  *- (0 of 14)  *- (0 of 14)" "$WORK/three.txt"
+"$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price vm=1 >"$WORK/o" 2>"$WORK/err"
+check "--price of a host both machines share exits 2" test $? -eq 2
+check "  and asks for the letter" has "names 2 machines" "$WORK/err"
+"$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price C=1 >"$WORK/o" 2>"$WORK/err"
+check "--price of no machine exits 2" test $? -eq 2
+check "  and lists the names" has "A, 'NVIDIA H100 80GB HBM3', all.json" "$WORK/err"
+"$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price "NVIDIA H100 80GB HBM3=3" --price "AMD EPYC=0.2" \
+  --html "$WORK/u.html" >/dev/null 2>&1
+check "html: per-dollar unit" has "PFLOP/\\$" "$WORK/u.html"
+check "html: no rate x h/\$ unit" hasnt "h/\\$" "$WORK/u.html"
+# (axis tick labels are svg.c's: left to the charts' own checks)
+check "html: no exponents" hasnt ">[^<]*[0-9]e[+-][0-9]" <(grep -v 'class="tick"' "$WORK/u.html")
+check "html: best-per-kind geomeans" has 'data-chart="geomean-best"' "$WORK/u.html"
+# geomean bars grow from 1x: every bar of the chart starts or ends at the x of the tick "1"
+from_one() {
+  python3 - "$1" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read()
+bad = 0
+for cid in ("geomean-best", "geomean", "geomean-usd"):
+    i = s.index('data-chart="%s"' % cid)
+    svg = s[i:s.index("</svg>", i)]
+    one = float(re.search(r'<text class="tick" x="([0-9.]+)"[^>]*>1</text>', svg).group(1))
+    bars = [(float(x), float(w)) for x, w in re.findall(r'<rect class="bar" x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)"', svg)]
+    ends = [x for x, w in bars if abs(x - one) > 0.05 and abs(x + w - one) > 0.05]
+    if not bars or ends:
+        print("  %s: %d bars, %d not from 1x" % (cid, len(bars), len(ends)))
+        bad += 1
+sys.exit(bad)
+PY
+}
+check "html: geomean bars from 1x" from_one "$WORK/u.html"
 
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all checks passed"

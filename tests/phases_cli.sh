@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Burst and sustained phases end to end on the CPU compute cases (OpenBLAS
 # GEMM, oneDNN conv): both objects in the results with the lengths asked for
-# in the job file, ceiling_phase, the table's columns, and none on a
+# in the job file, ceiling_phase and the ceiling, the table's figures, and none on a
 # non-compute case. The bookkeeping itself: tests/test_phases.c.
 set -uo pipefail
 : "${MLBENCH:?} ${SRC:?} ${WORK:?}"
@@ -41,7 +41,14 @@ for c in d["cases"]:
     assert c["verification"]["status"] == "passed", c
 assert seen >= 1, "no compute case ran"
 PY
-check "table: burst and sustained columns" grep -q "burst *sustained" "$WORK/table"
+check "table: burst and sustained figures" grep -Eq "; burst [0-9.]+ GFLOP/s; sustained [0-9.]+ GFLOP/s" "$WORK/table"
+check "table: the sustained rate is the ceiling" grep -Eq "[0-9.]+ GFLOP/s  sustained" "$WORK/table"
+check "results: the sustained rate is the ceiling" python3 - "$WORK/r.json" <<'PY'
+import json, sys
+for c in json.load(open(sys.argv[1]))["cases"]:
+    if c["status"] == "ok" and c.get("sustained"):
+        assert c["ceiling"] == {"value": c["sustained"]["rate"], "unit": c["rate_unit"], "source": "sustained"}, c
+PY
 check "table: says which is the ceiling" grep -q "sustained = back-to-back" "$WORK/table"
 check "csv: phase columns" sh -c "'$MLBENCH' report '$WORK/r.json' --format csv | head -1 | grep -q 'burst_rate,sustained_rate,ceiling_phase'"
 printf '[global]\nsustained_time = 0\n[g]\ncomponent = gemm\nbackend = openblas\n' >"$WORK/bad.ini"

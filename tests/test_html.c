@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "html_report.h"
+#include "svg.h"
 
 #define CLOSE(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fmax(1.0, fabs((double)(b))))
 
@@ -110,11 +111,439 @@ static void test_collectives_and_burst(void **s)
     free(t);
 }
 
+
+/* ---- charts that cannot mislead (issue 17, item 4) ------------------------------------ */
+
+/* The chart `id` of page t: its text from <svg to </svg> (a copy). */
+static char *chart_svg(const char *t, const char *id)
+{
+    char key[128];
+    snprintf(key, sizeof key, "data-chart=\"%s\"", id);
+    const char *a = strstr(t, key);
+    if (a == NULL)
+        return NULL;
+    const char *b = strstr(a, "</svg>");
+    assert_non_null(b);
+    return strndup(a, (size_t)(b - a));
+}
+
+/* The value of attribute `name` in the element starting at el (up to its '>'). */
+static bool attr(const char *el, const char *name, char *out, size_t len)
+{
+    char key[64];
+    snprintf(key, sizeof key, " %s=\"", name);
+    const char *end = strchr(el, '>'), *p = strstr(el, key);
+    if (p == NULL || (end && p > end))
+        return false;
+    p += strlen(key);
+    const char *q = strchr(p, '"');
+    snprintf(out, len, "%.*s", (int)(q - p), p);
+    return true;
+}
+
+/* The text content of the element at el (after its '>', up to '<'). */
+static void content(const char *el, char *out, size_t len)
+{
+    const char *p = strchr(el, '>') + 1, *q = strchr(p, '<');
+    snprintf(out, len, "%.*s", (int)(q - p), p);
+}
+
+typedef struct label {
+    char text[256], fill[16];
+    double box[4];
+} label;
+
+/* The labels of class cls in svg, with the boxes svg.c estimates for them. */
+static int labels_of(const char *svg, const char *cls, label *out, int max)
+{
+    char key[64];
+    snprintf(key, sizeof key, "<text class=\"%s\"", cls);
+    int n = 0;
+    for (const char *p = strstr(svg, key); p && n < max; p = strstr(p + 1, key)) {
+        char x[32], y[32], anchor[16] = "";
+        assert_true(attr(p, "x", x, sizeof x) && attr(p, "y", y, sizeof y));
+        bool end = attr(p, "text-anchor", anchor, sizeof anchor) && strcmp(anchor, "end") == 0;
+        attr(p, "fill", out[n].fill, sizeof out[n].fill);
+        content(p, out[n].text, sizeof out[n].text);
+        mb_svg_label_box(out[n].text, atof(x), atof(y), end, out[n].box);
+        n++;
+    }
+    return n;
+}
+
+static void assert_no_overlap(const label *l, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++) {
+            bool over = l[i].box[0] < l[j].box[2] && l[j].box[0] < l[i].box[2] && l[i].box[1] < l[j].box[3] &&
+                        l[j].box[1] < l[i].box[3];
+            if (over)
+                fail_msg("labels overlap: \"%s\" and \"%s\"", l[i].text, l[j].text);
+        }
+}
+
+/* Every dot of a roofline has the colour of the roof its dtype is on (the
+ * roof label that lists the dtype), and its hover title names its case
+ * (component/backend and dtype). Returns the number of dots. */
+static int assert_dots_match_roofs(const char *svg, const label *roofs, int nr)
+{
+    int n = 0;
+    for (const char *p = strstr(svg, "<circle class=\"pt\""); p; p = strstr(p + 1, "<circle class=\"pt\"")) {
+        char fill[16], title[512];
+        assert_true(attr(p, "fill", fill, sizeof fill));
+        const char *t = strstr(p, "<title>");
+        assert_non_null(t);
+        content(t, title, sizeof title);
+        const char *d = strstr(title, "dtype=");
+        if (d == NULL)
+            fail_msg("the dot's hover title names no case and dtype: %s", title);
+        char dtype[16];
+        sscanf(d + 6, "%15[a-z0-9]", dtype);
+        int k = 0;
+        for (; k < nr; k++) {
+            char with[32];
+            snprintf(with, sizeof with, "%s peak ", dtype);
+            char listed[32];
+            snprintf(listed, sizeof listed, "%s, ", dtype);
+            if (strncmp(roofs[k].text, with, strlen(with)) == 0 || strstr(roofs[k].text, listed) == roofs[k].text ||
+                strstr(roofs[k].text, with))
+                break;
+        }
+        if (k == nr)
+            fail_msg("no roof for the dot of %s", title);
+        if (strcmp(fill, roofs[k].fill) != 0)
+            fail_msg("dot of %s is %s, its roof \"%s\" is %s", title, fill, roofs[k].text, roofs[k].fill);
+        n++;
+    }
+    return n;
+}
+
+/* Every roof and slope line lies inside the plot area (the y axis' line
+ * gives its top and bottom, the x axis' its left and right). */
+static void assert_lines_inside(const char *svg)
+{
+    const char *ya = strstr(svg, "<g class=\"axis y\">"), *xa = strstr(svg, "<g class=\"axis x\">");
+    assert_non_null(ya);
+    assert_non_null(xa);
+    double top, bottom, left, right, d;
+    assert_int_equal(sscanf(strstr(ya, "<line"), "<line x1=\"%lf\" y1=\"%lf\" x2=\"%lf\" y2=\"%lf\"", &left, &top, &d,
+                            &bottom),
+                     4);
+    assert_int_equal(sscanf(strstr(xa, "<line"), "<line x1=\"%lf\" y1=\"%lf\" x2=\"%lf\"", &d, &d, &right), 3);
+    int n = 0;
+    for (const char *p = strstr(svg, "<line class=\"roof\""); p; p = strstr(p + 1, "<line class=\"roof\"")) {
+        double x1, y1, x2, y2;
+        const char *fmt = "<line class=\"roof\" x1=\"%lf\" y1=\"%lf\" x2=\"%lf\" y2=\"%lf\"";
+        assert_int_equal(sscanf(p, fmt, &x1, &y1, &x2, &y2), 4);
+        if (x1 < left - 0.01 || x2 > right + 0.01 || fmax(y1, y2) > bottom + 0.01 || fmin(y1, y2) < top - 0.01)
+            fail_msg("a roof or slope outside the plot: %.2f,%.2f - %.2f,%.2f (plot %.2f..%.2f x %.2f..%.2f)", x1, y1,
+                     x2, y2, left, right, top, bottom);
+        n++;
+    }
+    assert_true(n >= 2);
+}
+
+#define GPU_GEMM(dtype, rate, peak)                                                                                    \
+    "{\"id\":\"gemm/cublaslt/" dtype "\",\"component\":\"gemm\",\"backend\":\"cublaslt\",\"params\":{\"shape\":"     \
+    "\"8192x8192x8192\",\"m\":\"0\",\"dtype\":\"" dtype "\"},\"status\":\"ok\",\"rate_unit\":\"TFLOP/s\","             \
+    "\"rate_scale\":1e12,\"rate\":{\"median\":" rate ",\"cv\":0.01},\"peak\":{\"value\":" peak "},"                   \
+    "\"verification\":{\"status\":\"passed\"}}"
+#define GPU_MEMBW                                                                                                      \
+    "{\"id\":\"membw/cuda/triad\",\"component\":\"membw\",\"backend\":\"cuda\",\"params\":{\"op\":\"triad\"},"       \
+    "\"status\":\"ok\",\"rate_unit\":\"GB/s\",\"rate_scale\":1e9,\"rate\":{\"median\":2835,\"cv\":0.01},"              \
+    "\"peak\":{\"value\":3352.32},\"verification\":{\"status\":\"passed\"}}"
+
+/* The H100's dtypes as its results give them: fp64 and fp32 share 67
+ * TFLOP/s, fp16 and bf16 989.4; int8 counts operations. */
+static void test_roofline_equal_peaks_colours_titles(void **s)
+{
+    (void)s;
+    /* one GEMM per dtype, then the memory */
+    char *t = page("{\"cases\":["
+                   GPU_GEMM("fp64", "53.6", "67") ","
+                   GPU_GEMM("fp32", "51.7", "67") ","
+                   GPU_GEMM("tf32", "358.5", "494.7") ","
+                   GPU_GEMM("fp16", "655.4", "989.4") ","
+                   GPU_GEMM("bf16", "704.6", "989.4") ","
+                   GPU_GEMM("int8", "1268", "1978.9") ","
+                   GPU_MEMBW "]}");
+    char *svg = chart_svg(t, "roofline-gpu");
+    assert_non_null(svg);
+    label roofs[16];
+    int nr = labels_of(svg, "roof-label", roofs, 16);
+    /* four roofs (equal peaks share one) and the measured slope's label */
+    assert_int_equal(nr, 5);
+    assert_int_equal(count(svg, NULL, "<line class=\"roof\""), 4 + 2);
+    assert_non_null(strstr(svg, ">fp64, fp32 peak 67 TFLOP/s<"));
+    assert_non_null(strstr(svg, ">fp16, bf16 peak 989 TFLOP/s<"));
+    assert_non_null(strstr(svg, ">int8 peak 1.98 POP/s<"));
+    assert_no_overlap(roofs, nr);
+    assert_lines_inside(svg);
+    assert_int_equal(assert_dots_match_roofs(svg, roofs, nr), 6);
+    /* the int8 case is in OP/s, the others in FLOP/s */
+    assert_non_null(strstr(svg, "dtype=int8: 1.27 POP/s at"));
+    assert_null(strstr(svg, "dtype=int8: 1.27 PFLOP/s"));
+    assert_non_null(strstr(svg, "dtype=bf16: 705 TFLOP/s at"));
+    assert_non_null(strstr(svg, ">FLOP/s (integer dtypes: OP/s)</text>"));
+    /* the legend lists what is drawn: both slopes (membw has a datasheet peak) and each roof */
+    assert_non_null(strstr(svg, ">datasheet memory slope</text>"));
+    assert_non_null(strstr(svg, ">fp64, fp32: roof and cases</text>"));
+    /* the dot is the figure of its case: data-case and data-value in the case's unit */
+    assert_non_null(strstr(svg, "data-case=\"gemm/cublaslt/bf16\" data-value=\"704.6\""));
+    free(svg);
+    free(t);
+}
+
+/* Peaks that are close but not equal keep two labels, the second moved
+ * clear of the first. */
+static void test_roofline_close_peaks_offset(void **s)
+{
+    (void)s;
+    char *t = page("{\"cases\":[" GPU_GEMM("fp16", "80", "100") "," GPU_GEMM("bf16", "81", "101") "," GPU_MEMBW "]}");
+    char *svg = chart_svg(t, "roofline-gpu");
+    assert_non_null(svg);
+    label roofs[8];
+    int nr = labels_of(svg, "roof-label", roofs, 8);
+    assert_int_equal(nr, 3);
+    assert_no_overlap(roofs, nr);
+    assert_int_equal(assert_dots_match_roofs(svg, roofs, nr), 2);
+    assert_string_not_equal(roofs[0].fill, roofs[1].fill);
+    free(svg);
+    free(t);
+}
+
+#define CPU_CASE(comp, backend, params, unit, scale, rate, peak)                                                      \
+    "{\"id\":\"" comp "/" backend "\",\"component\":\"" comp "\",\"backend\":\"" backend "\",\"params\":" params        \
+    ",\"status\":\"ok\",\"rate_unit\":\"" unit "\",\"rate_scale\":" scale ",\"rate\":{\"median\":" rate               \
+    ",\"cv\":0.02}" peak ",\"verification\":{\"status\":\"passed\"}}"
+
+/* An fp32 GEMM of n^3 on the CPU, and STREAM triad (no datasheet peak). */
+#define CPU_GEMM(n, rate, peak)                                                                                        \
+    CPU_CASE("gemm", "openblas", "{\"m\":\"" n "\",\"n\":\"" n "\",\"k\":\"" n "\",\"dtype\":\"fp32\"}", "GFLOP/s", "1e9",  \
+             rate, ",\"peak\":{\"value\":" peak "}")
+#define CPU_TRIAD(rate) CPU_CASE("hostmem", "stream", "{\"kernel\":\"triad\"}", "GB/s", "1e9", rate, "")
+
+/* A CPU machine: no datasheet memory bandwidth, so no dashed slope and none
+ * in the legend; a page without a roofline has no Roofline heading. */
+static void test_roofline_legend_and_heading(void **s)
+{
+    (void)s;
+    char *t = page("{\"cases\":[" CPU_GEMM("2048", "154.3", "2817") "," CPU_TRIAD("20") "]}");
+    char *svg = chart_svg(t, "roofline-cpu");
+    assert_non_null(svg);
+    assert_null(strstr(svg, "datasheet"));
+    assert_non_null(strstr(svg, ">measured memory slope</text>"));
+    assert_int_equal(count(svg, NULL, "stroke-dasharray"), 0);
+    assert_non_null(strstr(t, "<h2>Roofline</h2>"));
+    assert_lines_inside(svg);
+    free(svg);
+    free(t);
+    /* this 2-core machine's quick run: a 512^3 GEMM at 38 GFLOP/s, triad 8.5 GB/s. The x domain rounds down to
+     * 1 FLOP/byte where the slope is at 8.5 GFLOP/s, under the y domain's 10 G: the slope starts at the bottom */
+    t = page("{\"cases\":[" CPU_GEMM("512", "38", "536") "," CPU_TRIAD("8.5") "]}");
+    svg = chart_svg(t, "roofline-cpu");
+    assert_non_null(svg);
+    assert_lines_inside(svg);
+    free(svg);
+    free(t);
+    /* disk cases only, then a GEMM without any memory bandwidth: no roofline, no heading */
+    t = page("{\"cases\":[" CPU_CASE("disk", "pread", "{\"block_size\":\"4096\"}", "MB/s", "1e6", "150", "") "]}");
+    assert_null(strstr(t, "Roofline"));
+    free(t);
+    t = page("{\"cases\":[" CPU_GEMM("2048", "154.3", "2817") "]}");
+    assert_null(strstr(t, "Roofline"));
+    assert_null(strstr(t, "roofline-"));
+    free(t);
+    /* roofs and a slope but no GEMM or conv case to place: no chart of lines alone */
+    t = page("{\"cases\":[" CPU_CASE("peak", "cuda", "{\"dtype\":\"fp32\"}", "TFLOP/s", "1e12", "65.6",
+                                     ",\"peak\":{\"value\":66.9}") "," GPU_MEMBW "]}");
+    assert_null(strstr(t, "Roofline"));
+    free(t);
+}
+
+#define COPY(dir, mem, size, rate, peak)                                                                               \
+    "{\"id\":\"copy/cuda/" dir "-" mem "-" size "\",\"component\":\"copy\",\"backend\":\"cuda\",\"params\":{"      \
+    "\"direction\":\"" dir "\",\"memory\":\"" mem "\",\"size\":\"" size "\"},\"status\":\"ok\",\"rate_unit\":"     \
+    "\"GB/s\",\"rate_scale\":1e9,\"rate\":{\"median\":" rate ",\"cv\":0.01},\"peak\":{\"value\":" peak "},"          \
+    "\"verification\":{\"status\":\"passed\"}}"
+
+/* Copies: PCIe and device-to-device on charts of their own, the link's peak
+ * from the context as a line, d2d without a host-memory kind, and no line
+ * across a gap in the sweep. */
+static void test_copy_charts(void **s)
+{
+    (void)s;
+    char *t = page("{\"context\":{\"gpus\":[{\"name\":\"G\",\"benchmark_device\":true,\"pcie\":{"
+                   "\"max\":\"PCIe 5.0 x16\",\"max_gbps_per_direction\":63.01538}}]},\"cases\":["
+                   COPY("h2d", "pinned", "4096", "1.6", "63") ","
+                   COPY("h2d", "pinned", "65536", "17", "63") ","
+                   COPY("h2d", "pinned", "1048576", "47.6", "63") ","
+                   COPY("h2d", "pinned", "268435456", "54.1", "63") ","
+                   COPY("bidir", "pinned", "268435456", "92.7", "126") ","
+                   COPY("d2d", "pinned", "1073741824", "3012", "3352.32") "]}");
+    char *pcie = chart_svg(t, "copy-bw"), *d2d = chart_svg(t, "copy-d2d");
+    assert_non_null(pcie);
+    assert_non_null(d2d);
+    /* d2d is on its own chart, and not "pinned" */
+    assert_null(strstr(pcie, "d2d"));
+    assert_non_null(strstr(d2d, "<g class=\"series\" data-name=\"d2d\">"));
+    assert_null(strstr(d2d, "pinned"));
+    assert_non_null(strstr(d2d, ">GPU memory peak (datasheet): 3352 GB/s</text>"));
+    /* the link's peak, one direction and (a bidir curve is drawn) both */
+    assert_non_null(strstr(pcie, ">PCIe 5.0 x16 peak, one direction: 63.0 GB/s</text>"));
+    assert_non_null(strstr(pcie, ">PCIe 5.0 x16 peak, both directions: 126.0 GB/s</text>"));
+    /* 4k, 64k, 1m are one line (16x apart); 256m is 256x from 1m: a point alone */
+    const char *h2d = strstr(pcie, "data-name=\"h2d pinned\"");
+    assert_non_null(h2d);
+    const char *h2d_end = strstr(h2d, "</g>");
+    assert_int_equal(count(h2d, h2d_end, "<polyline"), 1);
+    const char *pl = strstr(h2d, "points=\"");
+    const char *pl_end = strchr(pl + 8, '"');
+    assert_int_equal(count(pl, pl_end, ","), 3);
+    assert_int_equal(count(h2d, h2d_end, "<circle class=\"pt\""), 4);
+    /* one point of bidir: no line */
+    const char *bi = strstr(pcie, "data-name=\"bidir pinned\"");
+    assert_int_equal(count(bi, strstr(bi, "</g>"), "<polyline"), 0);
+    /* a linear bandwidth axis from 0, the hover with its unit */
+    assert_non_null(strstr(pcie, "text-anchor=\"end\">0</text>"));
+    assert_non_null(strstr(pcie, "h2d pinned: 54.1 GB/s at 268MB"));
+    free(pcie);
+    free(d2d);
+    free(t);
+}
+
+static void test_collectives_split_by_inplace(void **s)
+{
+    (void)s;
+    char *t = page("{\"cases\":["
+                   OK_CASE("allreduce", "nccl", "{\"size\":\"4096\",\"dtype\":\"bf16\",\"inplace\":\"0\"}", "1", "") ","
+                   OK_CASE("allreduce", "nccl", "{\"size\":\"4096\",\"dtype\":\"bf16\",\"inplace\":\"1\"}", "1.2", "")
+                   "]}");
+    char *svg = chart_svg(t, "coll-bw");
+    assert_non_null(svg);
+    assert_int_equal(count(svg, NULL, "<g class=\"series\""), 2);
+    assert_non_null(strstr(svg, "data-name=\"allreduce nccl bf16 out-of-place\""));
+    assert_non_null(strstr(svg, "data-name=\"allreduce nccl bf16 in-place\""));
+    free(svg);
+    free(t);
+}
+
+/* The ceiling bar and the table cell of a case carry the number they show. */
+static void test_headline_figures_marked(void **s)
+{
+    (void)s;
+    char *t = page("{\"cases\":[" GPU_MEMBW "]}");
+    char *svg = chart_svg(t, "ceiling-membw");
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "<rect class=\"bar\""));
+    assert_non_null(strstr(svg, "data-case=\"membw/cuda/triad\" data-value=\"2835\""));
+    assert_non_null(strstr(t, "<td class=\"n\" data-ceiling=\"2835\" title=\"from: median\" "
+                             "data-case=\"membw/cuda/triad\" data-value=\"2835\">2835 GB/s</td>"));
+    free(svg);
+    free(t);
+}
+
+/* The real H100 results (../shared/h100; skipped without it unless CI). */
+static char *shared_page(const char *name)
+{
+    const char *shared = getenv("MLBENCH_SHARED");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/h100/%s", shared ? shared : "", name);
+    FILE *f = shared ? fopen(path, "rb") : NULL;
+    if (f == NULL) {
+        if (getenv("CI"))
+            fail_msg("CI is set and the fixture %s is missing", path);
+        return NULL;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, m);
+    fclose(f);
+    fclose(m);
+    char *p = page(text);
+    free(text);
+    return p;
+}
+
+static void test_h100_roofline(void **s)
+{
+    (void)s;
+    char *t = shared_page("all.json");
+    if (t == NULL)
+        skip();
+    char *svg = chart_svg(t, "roofline-gpu");
+    assert_non_null(svg);
+    label roofs[16];
+    int nr = labels_of(svg, "roof-label", roofs, 16);
+    assert_no_overlap(roofs, nr);
+    assert_non_null(strstr(svg, ">fp64, fp32 peak 67 TFLOP/s<"));
+    assert_non_null(strstr(svg, ">fp16, bf16 peak 989 TFLOP/s<"));
+    assert_non_null(strstr(svg, ">int8 peak 1.98 POP/s<"));
+    /* 8 GEMMs and 3 convolutions passed on the GPU */
+    assert_int_equal(assert_dots_match_roofs(svg, roofs, nr), 11);
+    free(svg);
+    svg = chart_svg(t, "roofline-cpu");
+    assert_non_null(svg);
+    nr = labels_of(svg, "roof-label", roofs, 16);
+    assert_no_overlap(roofs, nr);
+    assert_int_equal(assert_dots_match_roofs(svg, roofs, nr), 5);
+    assert_null(strstr(svg, "datasheet")); /* the CPU's memory has no datasheet figure here */
+    free(svg);
+    /* its copies: 4 KiB and 256 MiB only, so points and no line */
+    svg = chart_svg(t, "copy-bw");
+    assert_non_null(svg);
+    assert_int_equal(count(svg, NULL, "<polyline"), 0);
+    assert_non_null(strstr(svg, ">PCIe 5.0 x16 peak, one direction: 63.0 GB/s</text>"));
+    assert_null(strstr(svg, "d2d"));
+    free(svg);
+    svg = chart_svg(t, "copy-d2d");
+    assert_non_null(svg);
+    assert_null(strstr(svg, "pinned"));
+    free(svg);
+    free(t);
+}
+
+static void test_h100_copy_sweep(void **s)
+{
+    (void)s;
+    char *t = shared_page("copy-membw-peak-launch.json");
+    if (t == NULL)
+        skip();
+    char *svg = chart_svg(t, "copy-bw");
+    assert_non_null(svg);
+    /* five curves swept 4 KiB..1 GiB in steps of 16: one line of 6 points each; wc (1m, 256m) has none */
+    assert_int_equal(count(svg, NULL, "<polyline"), 5);
+    assert_int_equal(count(svg, NULL, "<circle class=\"pt\""), 5 * 6 + 2);
+    label l[8];
+    int n = labels_of(svg, "roof-label", l, 8);
+    assert_int_equal(n, 2);
+    assert_no_overlap(l, n);
+    free(svg);
+    svg = chart_svg(t, "copy-d2d");
+    assert_non_null(svg);
+    assert_int_equal(count(svg, NULL, "<polyline"), 1);
+    assert_int_equal(count(svg, NULL, "<circle class=\"pt\""), 6);
+    free(svg);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_intensity),
         cmocka_unit_test(test_collectives_and_burst),
+        cmocka_unit_test(test_roofline_equal_peaks_colours_titles),
+        cmocka_unit_test(test_roofline_close_peaks_offset),
+        cmocka_unit_test(test_roofline_legend_and_heading),
+        cmocka_unit_test(test_copy_charts),
+        cmocka_unit_test(test_collectives_split_by_inplace),
+        cmocka_unit_test(test_headline_figures_marked),
+        cmocka_unit_test(test_h100_roofline),
+        cmocka_unit_test(test_h100_copy_sweep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

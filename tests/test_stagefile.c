@@ -227,7 +227,7 @@ static void expect_results_error(const char *name, const char *text, const char 
 static void test_results_errors(void **s)
 {
     (void)s;
-    expect_results_error("r_ver.json", "{\"schema\":\"mlbench-results\",\"schema_version\":2,\"cases\":[]}",
+    expect_results_error("r_ver.json", "{\"schema\":\"mlbench-results\",\"schema_version\":9,\"cases\":[]}",
                          "schema_version");
     expect_results_error("r_trunc.json", RHEAD CASE_OK("1"), "r_trunc.json:1:");
     expect_results_error("r_schema.json", "{\"schema_version\":1,\"cases\":[]}", "schema");

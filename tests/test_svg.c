@@ -166,8 +166,8 @@ static void test_chart_geometry(void **s)
     /* 5000 is outside 1..1000: left out, so one point only */
     assert_null(strstr(text, "cx=\"376.00\""));
     assert_non_null(strstr(text, "a &lt;title&gt;"));
-    /* ticks of the log x axis: 1, 10, 100, 1k at 100, 192, 284, 376 */
-    assert_non_null(strstr(text, "<text class=\"tick\" x=\"284.00\" y=\"274.00\" text-anchor=\"middle\">100</text>"));
+    /* ticks of the log x axis: 1, 10, 100, 1k at 100, 192, 284, 376, 18 px under the axis */
+    assert_non_null(strstr(text, "<text class=\"tick\" x=\"284.00\" y=\"278.00\" text-anchor=\"middle\">100</text>"));
     assert_non_null(strstr(text, ">1k</text>"));
     /* bar: row 1 starts at 44 + 108 = 152, + 10.8 = 162.8; 1..100 is 100..284 */
     assert_non_null(strstr(text, "<rect class=\"bar\" x=\"100.00\" y=\"162.80\" width=\"184.00\" height=\"86.40\""));
@@ -200,12 +200,119 @@ static void test_legend_wraps(void **s)
     free(text);
 }
 
+
+/* A label's box: 7 px per character (code points, not bytes), 12 px tall
+ * from 10 above the baseline to 2 below. */
+static void test_label_box(void **s)
+{
+    (void)s;
+    double b[4];
+    mb_svg_label_box("abcd", 100, 50, true, b); /* ends at x */
+    CLOSE(b[0], 72);
+    CLOSE(b[1], 40);
+    CLOSE(b[2], 100);
+    CLOSE(b[3], 52);
+    mb_svg_label_box("\xC2\xB5s", 10, 50, false, b); /* "µs": two characters, three bytes */
+    CLOSE(b[0], 10);
+    CLOSE(b[2], 24);
+}
+
+/* Two labels for the same place: the second moves one line (12 px) down,
+ * a third one line up; a label far away stays where it was put. */
+static void test_labels_move_clear(void **s)
+{
+    (void)s;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&text, &len);
+    mb_chart c;
+    mb_chart_begin(&c, o, "t", "t", 400, 300, 50, 40);
+    CLOSE(mb_chart_label(&c, 300, 100, true, 1, "roof-label", "fp64 peak 67T"), 100);
+    CLOSE(mb_chart_label(&c, 300, 100, true, 2, "roof-label", "fp32 peak 67T"), 112);
+    CLOSE(mb_chart_label(&c, 300, 100, true, 3, "roof-label", "tf32 peak 67T"), 88);
+    CLOSE(mb_chart_label(&c, 100, 200, false, 4, "roof-label", "far"), 200);
+    /* at the plot's top edge (44): up is out of the plot, so down past the others */
+    mb_chart_label(&c, 300, 60, true, 1, "roof-label", "top one");
+    CLOSE(mb_chart_label(&c, 300, 60, true, 1, "roof-label", "top two"), 72);
+    assert_int_equal(c.n_labels, 6);
+    mb_chart_end(&c);
+    fclose(o);
+    assert_non_null(strstr(text, "<text class=\"roof-label\" x=\"300.00\" y=\"112.00\" text-anchor=\"end\" "
+                                 "fill=\"#009E73\">fp32 peak 67T</text>"));
+    assert_non_null(strstr(text, "<text class=\"roof-label\" x=\"100.00\" y=\"200.00\" fill=\"#D55E00\">far</text>"));
+    free(text);
+}
+
+/* A sweep joins neighbours at most max_ratio apart: 1, 4, 16 one line;
+ * 16 -> 1024 (64x) a gap; 1024, 4096 a second line; 10^6 alone. */
+static void test_sweep_joins_neighbours_only(void **s)
+{
+    (void)s;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&text, &len);
+    mb_chart c;
+    mb_chart_begin(&c, o, "t", "t", 400, 300, 50, 40);
+    c.x = (mb_scale){ 1, 1e7, c.left, c.right, true };
+    c.y = (mb_scale){ 0, 10, c.bottom, c.top, false };
+    double x[] = { 1, 4, 16, 1024, 4096, 1e6 }, y[] = { 1, 2, 3, 4, 5, 6 };
+    mb_chart_sweep(&c, "s", 0, 6, x, y, NULL, NULL, 16, "GB/s", "B");
+    mb_chart_end(&c);
+    fclose(o);
+    int lines = 0, pts = 0;
+    for (const char *p = strstr(text, "<polyline"); p; p = strstr(p + 1, "<polyline"))
+        lines++;
+    for (const char *p = strstr(text, "<circle class=\"pt\""); p; p = strstr(p + 1, "<circle class=\"pt\""))
+        pts++;
+    assert_int_equal(lines, 2);
+    assert_int_equal(pts, 6);
+    /* the first line has three points, the second two */
+    const char *a = strstr(text, "points=\""), *b = strstr(a + 1, "points=\"");
+    int ca = 0, cb = 0;
+    for (const char *p = a + 8; *p != '"'; p++)
+        ca += *p == ',';
+    for (const char *p = b + 8; *p != '"'; p++)
+        cb += *p == ',';
+    assert_int_equal(ca, 3);
+    assert_int_equal(cb, 2);
+    assert_non_null(strstr(text, "<title>s: 6 GB/s at 1MB</title>"));
+    free(text);
+}
+
+/* A bar and a point that show a case carry it and their value. */
+static void test_case_attributes(void **s)
+{
+    (void)s;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&text, &len);
+    mb_chart c;
+    mb_chart_begin(&c, o, "t", "t", 400, 300, 100, 40);
+    c.x = (mb_scale){ 0, 100, c.left, c.right, false };
+    c.y = (mb_scale){ 0, 100, c.bottom, c.top, false };
+    mb_chart_bar_case(&c, 0, 1, 0, 1, 0, 50, 0, "t", "gemm/x\"1", 50);
+    mb_chart_series_begin(&c, "p");
+    mb_chart_point(&c, 50, 50, 3, "a case", "conv/y", 0.1234567891);
+    mb_chart_point(&c, 500, 50, 3, "outside", "conv/z", 1); /* outside the domain: left out */
+    mb_chart_series_end(&c);
+    mb_chart_end(&c);
+    fclose(o);
+    assert_non_null(strstr(text, "data-case=\"gemm/x&quot;1\" data-value=\"50\"><title>t</title></rect>"));
+    assert_non_null(strstr(text, "fill=\"#CC79A7\" data-case=\"conv/y\" data-value=\"0.123456789\"><title>a case"));
+    assert_null(strstr(text, "conv/z"));
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_scale_map), cmocka_unit_test(test_nice_and_ticks), cmocka_unit_test(test_extreme_domains),
         cmocka_unit_test(test_roofline),
         cmocka_unit_test(test_text),      cmocka_unit_test(test_chart_geometry), cmocka_unit_test(test_legend_wraps),
+        cmocka_unit_test(test_label_box),
+        cmocka_unit_test(test_labels_move_clear),
+        cmocka_unit_test(test_sweep_joins_neighbours_only),
+        cmocka_unit_test(test_case_attributes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,8 +67,8 @@ static void compare_usage(FILE *o)
             "                    measurement, marked (datasheet)\n"
             "  --label NAME=FILE name the machine of results file FILE (default: its GPU model\n"
             "                    and count, else CPU model; then host and file name where those tie)\n"
-            "  --price NAME=USD  price per hour of a machine (NAME: its label, host name or file):\n"
-            "                    adds throughput per dollar\n"
+            "  --price NAME=USD  price per hour of a machine (NAME: its letter A, B..., label,\n"
+            "                    host name or file): adds work per dollar (rate x 3600 / USD per hour)\n"
             "  --format F        table (default), json or md\n"
             "  --out FILE        write there (atomically) instead of stdout\n"
             "  --html PAGE       also write a self-contained HTML page with charts\n");
@@ -284,10 +284,27 @@ static int html_gap(FILE *out, const void *what, mb_err *err)
     return mb_gap_html(out, &s->gap, &s->diag, err);
 }
 
+/* A file given in the other's place says so, with the option it belongs to. */
+static int check_file_kinds(const gap_args *a, mb_err *err)
+{
+    if (mb_run_file_kind(a->run) == MB_FILE_RESULTS)
+        return mb_errf(err, MB_EUSAGE,
+                       "%s: a results file, not a run: pass it as `--ceilings %s` (the run is a stage file or a "
+                       "PyTorch trace)",
+                       a->run, a->run);
+    mb_file_kind k = a->ceilings ? mb_run_file_kind(a->ceilings) : MB_FILE_UNKNOWN;
+    if (k == MB_FILE_TRACE || k == MB_FILE_STAGES)
+        return mb_errf(err, MB_EUSAGE, "--ceilings %s: a %s, not a results file: pass it as `--run %s`",
+                       a->ceilings, k == MB_FILE_TRACE ? "PyTorch trace" : "stage-metrics file", a->ceilings);
+    return MB_OK;
+}
+
 static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
 {
     char newest[PATH_MAX];
     const char *ceilings = a->ceilings;
+    if (check_file_kinds(a, err))
+        return err->code;
     if (mb_ini_load_gap("matching.ini", &s->matching, err) || mb_ini_load_gap("thresholds.ini", &s->thresholds, err) ||
         mb_ini_load_gap("remedies.ini", &s->remedies, err))
         return err->code;

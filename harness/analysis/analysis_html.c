@@ -12,6 +12,7 @@
 #include "analysis_writers.h"
 #include "formulas.h"
 #include "html_report.h"
+#include "svg.h"
 
 static void p_text(FILE *o, const char *tag, const char *text)
 {
@@ -28,6 +29,15 @@ static void td(FILE *o, const char *text, bool numeric)
 }
 
 /* ---- gap ---------------------------------------------------------------------------- */
+
+/* A share as the text writers print it (0.02%, not 0.0%): one rounding rule. */
+static void pct(char *buf, size_t len, double f)
+{
+    if (f > 0 && f < 0.001)
+        snprintf(buf, len, "%.1g%%", 100 * f);
+    else
+        snprintf(buf, len, "%.1f%%", 100 * f);
+}
 
 static const char *per(const mb_gap *g)
 {
@@ -80,6 +90,148 @@ static int step_parts(const mb_gap *g, mb_html_part *parts, int max, char names[
 
 enum { MAX_STEP_PARTS = 32 };
 
+/* Legend rows mb_chart_legend will need for these names at this width (its
+ * own wrapping rule), so the chart can grow by them instead of squeezing
+ * the bar. */
+static int legend_rows(const char *const *names, int n, double w)
+{
+    double x = 8;
+    int rows = 1;
+    for (int i = 0; i < n; i++) {
+        double iw = 14 + 7.0 * (double)strlen(names[i]) + 14;
+        if (x > 8 && x + iw > w - 8) {
+            x = 8;
+            rows++;
+        }
+        x += iw;
+    }
+    return rows;
+}
+
+/* The step as one stacked bar, tall enough to read (72 px), each part with
+ * its share written on it where the label fits; every part's time and share
+ * are in the table under it. */
+static void step_bar(FILE *o, const char *title, const mb_html_part *parts, int n)
+{
+    enum { BAR_PX = 72, AXIS_PX = 44, TOP_PX = 44 };
+    double total = 0;
+    const char *names[64];
+    int cols[64], nl = 0;
+    for (int i = 0; i < n; i++)
+        if (parts[i].seconds > 0) {
+            total += parts[i].seconds;
+            if (nl < 64) {
+                names[nl] = parts[i].name;
+                cols[nl++] = i;
+            }
+        }
+    double h = TOP_PX + 16.0 * (legend_rows(names, nl, MB_HTML_WIDTH) - 1) + BAR_PX + AXIS_PX;
+    mb_chart c;
+    mb_chart_begin(&c, o, "step", title, MB_HTML_WIDTH, h, 60, AXIS_PX);
+    c.x = (mb_scale){ 0, total > 0 ? total * 1e3 : 1, c.left, c.right, false };
+    mb_scale_nice(&c.x);
+    mb_chart_legend(&c, nl, names, cols);
+    mb_chart_x_axis(&c, "milliseconds");
+    mb_chart_category(&c, 0, 1, "step");
+    double at = 0, mid = (c.top + c.bottom) / 2 + 4;
+    for (int i = 0; i < n; i++) {
+        if (!(parts[i].seconds > 0))
+            continue;
+        char t[256], s[32], share[32];
+        mb_fmt_seconds(s, sizeof s, parts[i].seconds);
+        pct(share, sizeof share, parts[i].seconds / total);
+        snprintf(t, sizeof t, "%s: %s (%s)", parts[i].name, s, share);
+        mb_chart_bar(&c, 0, 1, 0, 1, at * 1e3, (at + parts[i].seconds) * 1e3, i, t);
+        double a = mb_scale_map(&c.x, at * 1e3), b = mb_scale_map(&c.x, (at + parts[i].seconds) * 1e3);
+        if (b - a >= 7.0 * (double)strlen(share) + 14) {
+            fprintf(o, "<text class=\"share\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"12\" "
+                       "stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">%s</text>\n",
+                    (a + b) / 2, mid, share);
+        }
+        at += parts[i].seconds;
+    }
+    mb_chart_end(&c);
+}
+
+/* The parts of the bar with their times and shares: for a trace the GPU
+ * busy/idle table (the same parts as the text's step table). */
+static void step_table(FILE *o, const mb_gap *g, const mb_html_part *parts, int n, bool trace)
+{
+    double total = 0;
+    for (int i = 0; i < n; i++)
+        total += parts[i].seconds > 0 ? parts[i].seconds : 0;
+    fprintf(o, "<table class=\"step-parts\"><tr><th></th><th>%s</th>%s<th>time per %s</th><th>share</th></tr>\n",
+            trace ? "part" : "stage", trace ? "<th>GPU</th>" : "", per(g));
+    for (int i = 0; i < n; i++) {
+        if (!(parts[i].seconds > 0))
+            continue;
+        char tm[32], share[32];
+        const char *name = parts[i].name;
+        bool idle = strncmp(name, "GPU idle: ", 10) == 0, busy = strncmp(name, "GPU busy: ", 10) == 0;
+        mb_fmt_seconds(tm, sizeof tm, parts[i].seconds);
+        pct(share, sizeof share, parts[i].seconds / total);
+        fprintf(o, "<tr><td><span style=\"display:inline-block;width:10px;height:10px;background:%s\"></span></td>",
+                mb_svg_color(i));
+        td(o, trace && (idle || busy) ? name + 10 : name, false);
+        if (trace)
+            td(o, idle ? "idle" : busy ? "busy" : "", false);
+        td(o, tm, true);
+        td(o, share, true);
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+/* What the step is made of, largest first, with or without a ceiling: the
+ * same headline the text output starts with. */
+static void gap_headline(FILE *o, const mb_gap *g)
+{
+    char bounded[32], all[32];
+    pct(bounded, sizeof bounded, g->bounded_share);
+    mb_fmt_seconds(all, sizeof all, mb_gap_per_step(g, g->all_total));
+    fprintf(o, "<h2>What the %s is made of</h2>\n<p><b>%s</b> of the %s has a ceiling: every stage with one at its "
+               "ceiling gives %s per %s (%.2fx); the rest has none and stays as it is.</p>\n",
+            per(g), bounded, per(g), all, per(g), g->all_speedup);
+    fprintf(o, "<table class=\"headline\"><tr><th>#</th><th>stage</th><th>time per %s</th><th>share</th>"
+               "<th>against its ceiling</th></tr>\n",
+            per(g));
+    for (int k = 0; k < g->n; k++) {
+        const mb_gap_stage *st = &g->stages[g->headline[k]];
+        char num[16], tm[32], share[32], verdict[MB_GAP_WHY_LEN + 64];
+        snprintf(num, sizeof num, "%d", k + 1);
+        mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->exposed));
+        pct(share, sizeof share, st->share);
+        if (st->match < 0) {
+            snprintf(verdict, sizeof verdict, "no ceiling: %s", st->bound_hint);
+        } else {
+            char lost[32];
+            mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
+            snprintf(verdict, sizeof verdict, "%s lost, at %.1f%% of its ceiling", st->above_ceiling ? "0 s" : lost,
+                     100 * st->efficiency);
+        }
+        fputs("<tr>", o);
+        td(o, num, true);
+        td(o, st->stage->name, false);
+        td(o, tm, true);
+        td(o, share, true);
+        td(o, verdict, false);
+        fputs("</tr>\n", o);
+    }
+    if (g->unaccounted > 0) {
+        char tm[32], share[32];
+        mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
+        pct(share, sizeof share, g->unaccounted / g->total);
+        fputs("<tr><td></td>", o);
+        td(o, "(no stage)", false);
+        td(o, tm, true);
+        td(o, share, true);
+        td(o, "time no stage covers", false);
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+
 static int gap_stacked(FILE *o, const mb_gap *g, mb_err *err)
 {
     int max = g->n + 1 > MAX_STEP_PARTS ? g->n + 1 : MAX_STEP_PARTS;
@@ -91,7 +243,7 @@ static int gap_stacked(FILE *o, const mb_gap *g, mb_err *err)
         return mb_errf(err, MB_ESYS, "out of memory");
     }
     char title[96];
-    int n = step_parts(g, parts, max, names);
+    int n = step_parts(g, parts, max, names), n_trace = n;
     if (n > 0) {
         /* a trace: the step explained end to end, GPU busy and idle */
         snprintf(title, sizeof title, "The step, end to end: GPU busy by kernel group, GPU idle by host activity");
@@ -103,7 +255,8 @@ static int gap_stacked(FILE *o, const mb_gap *g, mb_err *err)
         snprintf(title, sizeof title, "The %s, end to end: exposed time per stage", per(g));
     }
     fprintf(o, "<h2>The %s end to end</h2>\n", per(g));
-    mb_html_stacked_bar(o, "step", title, parts, n);
+    step_bar(o, title, parts, n);
+    step_table(o, g, parts, n, n_trace > 0);
     free(parts);
     free(names);
     return MB_OK;
@@ -118,7 +271,7 @@ static void gap_table(FILE *o, const mb_gap *g)
         const mb_gap_stage *st = &g->stages[i];
         char tm[32], atc[32], lost[32], eff[32], share[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->stage->seconds));
-        snprintf(share, sizeof share, "%.1f%%", 100 * st->share);
+        pct(share, sizeof share, st->share);
         fputs("<tr>", o);
         td(o, st->stage->name, false);
         if (st->match >= 0) {
@@ -228,7 +381,8 @@ static int gap_ranking_and_waterfall(FILE *o, const mb_gap *g, mb_err *err)
     }
     labels[i] = strdup("every ceiling");
     mb_fmt_seconds(s, sizeof s, mb_gap_per_step(g, g->all_total));
-    snprintf(t, sizeof t, "every stage at its ceiling: %s (%.2fx)", s, g->all_speedup);
+    snprintf(t, sizeof t, "every stage with a ceiling at it: %s (%.2fx); %.1f%% of the %s has no ceiling", s,
+             g->all_speedup, 100 * (1 - g->bounded_share), per(g));
     titles[i] = strdup(t);
     lo[i] = 0;
     hi[i] = 1e3 * mb_gap_per_step(g, g->all_total);
@@ -288,6 +442,8 @@ static void gap_diagnosis(FILE *o, const mb_diagnosis *d)
             fputs("</ul>\n", o);
         }
     }
+    for (int i = 0; i < d->n_notes; i++)
+        p_text(o, "p", d->notes[i]);
 }
 
 static int gap_projection(FILE *o, const mb_gap *g, mb_err *err)
@@ -357,9 +513,12 @@ int mb_gap_html(FILE *o, const mb_gap *g, const mb_diagnosis *d, mb_err *err)
 {
     mb_html_begin(o, "mlbench gap");
     gap_header(o, g);
+    gap_headline(o, g);
     int rc = gap_stacked(o, g, err);
-    if (rc == MB_OK)
+    if (rc == MB_OK) {
+        fputs("<h2>Stages against their ceilings</h2>\n", o);
         gap_table(o, g);
+    }
     if (rc == MB_OK)
         rc = gap_ranking_and_waterfall(o, g, err);
     if (rc == MB_OK)
@@ -399,22 +558,70 @@ static void compare_machines(FILE *o, const mb_compare *c)
         td(o, p, true);
         fputs("</tr>\n", o);
     }
-    fputs("</table>\n<p class=\"note\">Ratios are to A: above 1 is faster (a higher rate).</p>\n", o);
+    fputs("</table>\n<p class=\"note\">Ratios are to A: above 1x is faster than A (a higher rate; for latencies, a "
+          "shorter time).</p>\n",
+          o);
 }
 
-/* One chart per component and unit: a row per case, a bar per machine (log scale: machines differ by orders). */
-static int compare_component(FILE *o, const mb_compare *c, const char *comp, const char *unit, int chart, mb_err *err)
+/* Work units per second of a row's rate on machine i (rates are in the row's rate unit). */
+static double row_rate_abs(const mb_compare *c, const mb_compare_row *row, int i, const char **work_unit)
+{
+    for (int k = 0; k < c->n_m; k++)
+        if (row->idx[k] >= 0) {
+            const mb_case_ref *cr = &c->m[k].cases[row->idx[k]];
+            *work_unit = cr->work_unit;
+            return row->rate[i] > 0 && cr->rate_scale > 0 ? row->rate[i] * cr->rate_scale : -1;
+        }
+    return -1;
+}
+
+/* The SI prefix that shows `top` work units per second as 1..999: its factor and name. */
+static double si_factor(double top, const char *work_unit, char *unit, size_t len)
+{
+    static const char *const p[] = { "", "k", "M", "G", "T", "P", "E" };
+    const char *sym = work_unit && !strcmp(work_unit, "flop") ? "FLOP" : work_unit && !strcmp(work_unit, "byte") ? "B"
+                      : work_unit ? work_unit : "op";
+    double f = 1;
+    int i = 0;
+    while (top >= 1000 * f && i < 6) {
+        f *= 1000;
+        i++;
+    }
+    snprintf(unit, len, "%s%s/s", p[i], sym);
+    return f;
+}
+
+static bool row_in_chart(const mb_compare *c, const mb_compare_row *row, const char *comp, const char *work_unit)
+{
+    const char *wu = NULL;
+    bool any = false;
+    for (int i = 0; i < c->n_m; i++)
+        any = any || row_rate_abs(c, row, i, &wu) > 0;
+    return any && !strcmp(row->component, comp) && wu && !strcmp(wu, work_unit);
+}
+
+/* One chart per component and work unit: a row per case, a bar per machine,
+ * all in one SI unit (a CPU's GFLOP/s and a GPU's TFLOP/s on one axis; log
+ * scale: machines differ by orders). */
+static int compare_component(FILE *o, const mb_compare *c, const char *comp, const char *work_unit, int chart,
+                             mb_err *err)
 {
     int n = 0;
+    double top = 0;
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
-        bool any = false;
-        for (int i = 0; i < c->n_m; i++)
-            any = any || row->rate[i] > 0;
-        n += any && !strcmp(row->component, comp) && row->rate_unit && !strcmp(row->rate_unit, unit);
+        if (!row_in_chart(c, row, comp, work_unit))
+            continue;
+        n++;
+        for (int i = 0; i < c->n_m; i++) {
+            const char *wu;
+            top = fmax(top, row_rate_abs(c, row, i, &wu));
+        }
     }
     if (n == 0)
         return MB_OK;
+    char unit[32];
+    double f = si_factor(top, work_unit, unit, sizeof unit);
     const char **cats = calloc((size_t)n, sizeof *cats);
     double *hi = calloc((size_t)(n * c->n_m), sizeof *hi);
     char **titles = calloc((size_t)(n * c->n_m), sizeof *titles);
@@ -427,22 +634,20 @@ static int compare_component(FILE *o, const mb_compare *c, const char *comp, con
     int k = 0;
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
-        bool any = false;
-        for (int i = 0; i < c->n_m; i++)
-            any = any || row->rate[i] > 0;
-        if (!any || strcmp(row->component, comp) || !row->rate_unit || strcmp(row->rate_unit, unit))
+        if (!row_in_chart(c, row, comp, work_unit))
             continue;
         cats[k] = row->label;
         for (int i = 0; i < c->n_m; i++) {
-            hi[k * c->n_m + i] = row->rate[i] > 0 ? row->rate[i] : -1;
-            char t[512];
-            if (row->rate[i] > 0 && row->ratio[i] > 0)
-                snprintf(t, sizeof t, "%c %s: %.4g %s (%.2fx A)", 'A' + i, c->label[i], row->rate[i], unit,
-                         row->ratio[i]);
-            else if (row->rate[i] > 0)
-                snprintf(t, sizeof t, "%c %s: %.4g %s", 'A' + i, c->label[i], row->rate[i], unit);
+            const char *wu;
+            double v = row_rate_abs(c, row, i, &wu);
+            hi[k * c->n_m + i] = v > 0 ? v / f : -1;
+            char t[512], cell[96], ratio[32];
+            mb_compare_fmt_cell(cell, sizeof cell, c, row, i);
+            mb_fmt_ratio(ratio, sizeof ratio, row->ratio[i]);
+            if (row->ratio[i] > 0 && i > 0)
+                snprintf(t, sizeof t, "%s, %c %s: %s (%s A)", row->label, 'A' + i, c->label[i], cell, ratio);
             else
-                snprintf(t, sizeof t, "%c %s: %s", 'A' + i, c->label[i], row->idx[i] < 0 ? "absent" : "not usable");
+                snprintf(t, sizeof t, "%s, %c %s: %s", row->label, 'A' + i, c->label[i], cell);
             titles[k * c->n_m + i] = strdup(t);
         }
         k++;
@@ -479,13 +684,15 @@ static int compare_charts(FILE *o, const mb_compare *c, mb_err *err)
         int nu = 0;
         for (int r = 0; r < c->n_rows; r++) {
             const mb_compare_row *row = &c->rows[r];
-            if (strcmp(row->component, c->geo[g].component) || row->rate_unit == NULL)
+            const char *wu = NULL;
+            (void)row_rate_abs(c, row, 0, &wu); /* for its work unit */
+            if (strcmp(row->component, c->geo[g].component) || wu == NULL)
                 continue;
             bool seen = false;
             for (int u = 0; u < nu && !seen; u++)
-                seen = !strcmp(units[u], row->rate_unit);
+                seen = !strcmp(units[u], wu);
             if (!seen && nu < 8)
-                units[nu++] = row->rate_unit;
+                units[nu++] = wu;
         }
         for (int u = 0; u < nu; u++)
             if (compare_component(o, c, c->geo[g].component, units[u], chart++, err))
@@ -494,81 +701,161 @@ static int compare_charts(FILE *o, const mb_compare *c, mb_err *err)
     return MB_OK;
 }
 
-static int compare_geomeans(FILE *o, const mb_compare *c, bool usd, mb_err *err)
+typedef enum { GEO_BEST, GEO_LIKE, GEO_BEST_USD } geo_view;
+
+static double geo_value(const mb_compare_geo *g, geo_view v, int i, int *n, int *total)
 {
+    *n = v == GEO_LIKE ? g->n[i] : g->best_n[i];
+    *total = v == GEO_LIKE ? g->n_total : g->best_total;
+    return v == GEO_LIKE ? g->geomean[i] : v == GEO_BEST ? g->best_geomean[i] : g->best_geomean_usd[i];
+}
+
+/* "gemm: B 1 of 6": a component with each machine's coverage. */
+static void geo_category(char *buf, size_t len, const mb_compare *c, const mb_compare_geo *g, geo_view v)
+{
+    size_t at = (size_t)snprintf(buf, len, "%s:", g->component);
+    for (int i = 1; i < c->n_m && at < len; i++) {
+        int n, total;
+        double x = geo_value(g, v, i, &n, &total);
+        at += (size_t)snprintf(buf + at, len - at, "%s %c %d of %d", i > 1 ? "," : "", 'A' + i, x > 0 ? n : 0,
+                               total);
+    }
+}
+
+/* Geometric means against A, bars from 1x: a gain goes right, a loss left
+ * (log axis, so 0.5x and 2x are bars of one length). */
+static int compare_geomeans(FILE *o, const mb_compare *c, geo_view v, mb_err *err)
+{
+    static const char *const ids[] = { "geomean-best", "geomean", "geomean-usd" };
+    static const char *const heads[] = {
+        "Best verified case per component and kind: geometric mean of the ratios to A (log scale, from 1x)",
+        "Like-for-like, the cases both machines ran and verified: geometric mean of the ratios to A (log scale, "
+        "from 1x)",
+        "Work per dollar, best case per kind: geometric mean of the ratios to A (log scale, from 1x)",
+    };
     int n = 0;
     for (int g = 0; g < c->n_geo; g++) {
         bool any = false;
-        for (int i = 1; i < c->n_m; i++)
-            any = any || (usd ? c->geo[g].geomean_usd[i] : c->geo[g].geomean[i]) > 0;
+        for (int i = 1; i < c->n_m; i++) {
+            int k, t;
+            any = any || geo_value(&c->geo[g], v, i, &k, &t) > 0;
+        }
         n += any;
     }
     if (n == 0) {
-        fputs(usd ? "" : "<p>No component has a case usable on A and another machine.</p>\n", o);
+        fprintf(o, "<p>%s: no component has a case usable on A and another machine.</p>\n", ids[v]);
         return MB_OK;
     }
     int ng = c->n_m - 1;
     const char **cats = calloc((size_t)n, sizeof *cats);
+    char (*cat_text)[160] = calloc((size_t)n, sizeof *cat_text);
+    double *lo = calloc((size_t)(n * ng), sizeof *lo);
     double *hi = calloc((size_t)(n * ng), sizeof *hi);
     char **titles = calloc((size_t)(n * ng), sizeof *titles);
     int *colors = calloc((size_t)ng, sizeof *colors);
-    if (!cats || !hi || !titles || !colors) {
-        free(cats);
-        free(hi);
-        free(titles);
-        free(colors);
-        return mb_errf(err, MB_ESYS, "out of memory");
-    }
-    int k = 0;
-    for (int g = 0; g < c->n_geo; g++) {
+    int rc = cats && cat_text && lo && hi && titles && colors ? MB_OK : mb_errf(err, MB_ESYS, "out of memory");
+    for (int g = 0, k = 0; g < c->n_geo && rc == MB_OK; g++) {
+        const mb_compare_geo *geo = &c->geo[g];
         bool any = false;
-        for (int i = 1; i < c->n_m; i++)
-            any = any || (usd ? c->geo[g].geomean_usd[i] : c->geo[g].geomean[i]) > 0;
+        for (int i = 1; i < c->n_m; i++) {
+            int m, t;
+            any = any || geo_value(geo, v, i, &m, &t) > 0;
+        }
         if (!any)
             continue;
-        cats[k] = c->geo[g].component;
+        geo_category(cat_text[k], sizeof cat_text[k], c, geo, v);
+        cats[k] = cat_text[k];
         for (int i = 1; i < c->n_m; i++) {
-            double v = usd ? c->geo[g].geomean_usd[i] : c->geo[g].geomean[i];
-            hi[k * ng + i - 1] = v > 0 ? v : -1;
-            char t[256];
-            snprintf(t, sizeof t, "%s %c/A: %.3gx over %d case(s)", c->geo[g].component, 'A' + i, v, c->geo[g].n[i]);
+            int m, total;
+            double x = geo_value(geo, v, i, &m, &total);
+            lo[k * ng + i - 1] = x > 0 ? fmin(1, x) : -1;
+            hi[k * ng + i - 1] = x > 0 ? fmax(1, x) : -1;
+            char t[256], r[32];
+            mb_fmt_ratio(r, sizeof r, x);
+            snprintf(t, sizeof t, "%s %c/A: %s over %d of %d %s", geo->component, 'A' + i, r, x > 0 ? m : 0, total,
+                     v == GEO_LIKE ? "cases" : "kinds");
             titles[k * ng + i - 1] = strdup(t);
         }
         k++;
     }
-    for (int i = 0; i < ng; i++)
+    for (int i = 0; i < ng && rc == MB_OK; i++)
         colors[i] = i + 1;
-    mb_html_bars b = { .id = usd ? "geomean-usd" : "geomean",
-                       .title = usd ? "Throughput per dollar: geometric mean of the ratios to A (log scale)"
-                                    : "Geometric mean of the ratios to A per component (log scale)",
-                       .x_label = "ratio to A",
-                       .n_cat = n,
-                       .n_group = ng,
-                       .cats = cats,
-                       .groups = (const char *const *)c->label + 1,
-                       .hi = hi,
-                       .titles = (const char *const *)titles,
-                       .colors = colors,
-                       .log = true,
-                       .label_px = 160 };
-    mb_html_bar_chart(o, &b);
-    for (int i = 0; i < n * ng; i++)
+    if (rc == MB_OK) {
+        mb_html_bars b = { .id = ids[v],
+                           .title = heads[v],
+                           .x_label = "ratio to A (1x = as fast as A)",
+                           .n_cat = n,
+                           .n_group = ng,
+                           .cats = cats,
+                           .groups = (const char *const *)c->label + 1,
+                           .lo = lo,
+                           .hi = hi,
+                           .titles = (const char *const *)titles,
+                           .colors = colors,
+                           .log = true,
+                           .from_one = true,
+                           .label_px = 220 };
+        mb_html_bar_chart(o, &b);
+    }
+    for (int i = 0; titles && i < n * ng; i++)
         free(titles[i]);
     free(titles);
     free(cats);
+    free(cat_text);
+    free(lo);
     free(hi);
     free(colors);
-    return MB_OK;
+    return rc;
 }
 
-static void compare_table(FILE *o, const mb_compare *c, bool usd)
+/* Best per kind: each machine's best case, its ratio, and with prices its work per dollar. */
+static void compare_best_table(FILE *o, const mb_compare *c, bool usd)
+{
+    fputs("<table class=\"best\"><tr><th>component</th><th>kind</th>", o);
+    for (int i = 0; i < c->n_m; i++) {
+        fprintf(o, "<th>%c ", 'A' + i);
+        mb_html_escape(o, c->label[i]);
+        fputs(usd ? " per $</th>" : "</th>", o);
+        if (i > 0)
+            fprintf(o, usd ? "<th>%c/A per $</th>" : "<th>%c/A</th>", 'A' + i);
+    }
+    fputs("</tr>\n", o);
+    for (int b = 0; b < c->n_best; b++) {
+        const mb_compare_best *k = &c->best[b];
+        bool any = false;
+        for (int i = 0; i < c->n_m; i++)
+            any = any || (usd ? k->per_usd_abs[i] > 0 : k->row[i] >= 0);
+        if (!any)
+            continue;
+        fputs("<tr>", o);
+        td(o, k->component, false);
+        td(o, k->kind[0] ? k->kind : "(all)", false);
+        for (int i = 0; i < c->n_m; i++) {
+            char cell[128];
+            if (usd)
+                mb_compare_fmt_per_usd(cell, sizeof cell, k->per_usd_abs[i], k->work_unit);
+            else
+                mb_compare_fmt_best(cell, sizeof cell, c, k, i);
+            td(o, cell, true);
+            if (i > 0) {
+                bool both = usd ? k->per_usd_abs[i] > 0 && k->per_usd_abs[0] > 0 : k->ratio[i] > 0;
+                mb_fmt_ratio(cell, sizeof cell, both ? (usd ? k->per_usd_abs[i] / k->per_usd_abs[0] : k->ratio[i]) : -1);
+                td(o, cell, true);
+            }
+        }
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+static void compare_table(FILE *o, const mb_compare *c)
 {
     fputs("<table class=\"ratios\"><tr><th>case</th>", o);
     for (int i = 0; i < c->n_m; i++) {
         fprintf(o, "<th>%c ", 'A' + i);
         mb_html_escape(o, c->label[i]);
-        fputs(usd ? " per $</th>" : "</th>", o);
-        if (i > 0 && !usd)
+        fputs("</th>", o);
+        if (i > 0)
             fprintf(o, "<th>%c/A</th>", 'A' + i);
     }
     fputs("</tr>\n", o);
@@ -580,21 +867,35 @@ static void compare_table(FILE *o, const mb_compare *c, bool usd)
         mb_html_escape(o, row->label);
         fputs("</td>", o);
         for (int i = 0; i < c->n_m; i++) {
-            char b[96];
-            double v = usd ? row->per_usd[i] : row->rate[i];
-            if (v > 0)
-                snprintf(b, sizeof b, "%.4g %s%s", v, row->rate_unit ? row->rate_unit : "", usd ? " x h/$" : "");
-            else
-                snprintf(b, sizeof b, "%s", row->idx[i] < 0 ? "absent" : "-");
+            char b[128];
+            mb_compare_fmt_cell(b, sizeof b, c, row, i);
             td(o, b, true);
-            if (i > 0 && !usd) {
-                if (row->ratio[i] > 0)
-                    snprintf(b, sizeof b, "%.2fx", row->ratio[i]);
-                else
-                    snprintf(b, sizeof b, "-");
+            if (i > 0) {
+                mb_fmt_ratio(b, sizeof b, row->ratio[i]);
                 td(o, b, true);
             }
         }
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+static void compare_context(FILE *o, const mb_compare *c)
+{
+    if (c->n_ctx == 0)
+        return;
+    fputs("<h2>Context differences</h2>\n<table class=\"ctx\"><tr><th>entry</th>", o);
+    for (int i = 0; i < c->n_m; i++) {
+        fprintf(o, "<th>%c ", 'A' + i);
+        mb_html_escape(o, c->label[i]);
+        fputs("</th>", o);
+    }
+    fputs("</tr>\n", o);
+    for (int k = 0; k < c->n_ctx; k++) {
+        fputs("<tr>", o);
+        td(o, c->ctx[k].key, false);
+        for (int i = 0; i < c->n_m; i++)
+            td(o, c->ctx[k].value[i][0] ? c->ctx[k].value[i] : "(none)", false);
         fputs("</tr>\n", o);
     }
     fputs("</table>\n", o);
@@ -604,41 +905,34 @@ int mb_compare_html(FILE *o, const mb_compare *c, mb_err *err)
 {
     mb_html_begin(o, "mlbench compare");
     compare_machines(o, c);
-    fputs("<h2>Geometric means</h2>\n", o);
-    int rc = compare_geomeans(o, c, false, err);
+    fputs("<h2>Geometric means</h2>\n<p class=\"note\">Best per kind: each machine's fastest verified case per "
+          "component and kind of work (dtype, op, direction), what a buyer compares. Like-for-like: only the cases "
+          "both machines ran and verified. Each category says how many kinds or cases the mean covers, of those "
+          "that ran on some machine.</p>\n",
+          o);
+    int rc = compare_geomeans(o, c, GEO_BEST, err);
     if (rc == MB_OK)
+        rc = compare_geomeans(o, c, GEO_LIKE, err);
+    if (rc == MB_OK) {
+        fputs("<h2>Best verified case per component and kind</h2>\n", o);
+        compare_best_table(o, c, false);
         rc = compare_charts(o, c, err);
+    }
     bool priced = false;
     for (int i = 0; i < c->n_m; i++)
         priced = priced || c->price[i] > 0;
     if (rc == MB_OK && priced) {
-        fputs("<h2>Price-performance</h2>\n<p class=\"note\">Throughput per dollar: rate x 3600 / (USD per "
-              "hour).</p>\n",
+        fputs("<h2>Price-performance</h2>\n<p class=\"note\">Work per dollar: rate x 3600 / (USD per hour), the work "
+              "one dollar buys (e.g. TFLOP/$), of each machine's best case per kind.</p>\n",
               o);
-        rc = compare_geomeans(o, c, true, err);
+        rc = compare_geomeans(o, c, GEO_BEST_USD, err);
         if (rc == MB_OK)
-            compare_table(o, c, true);
+            compare_best_table(o, c, true);
     }
     if (rc == MB_OK) {
         fputs("<h2>All cases and ratios</h2>\n", o);
-        compare_table(o, c, false);
-        if (c->n_ctx) {
-            fputs("<h2>Context differences</h2>\n<table class=\"ctx\"><tr><th>entry</th>", o);
-            for (int i = 0; i < c->n_m; i++) {
-                fprintf(o, "<th>%c ", 'A' + i);
-                mb_html_escape(o, c->label[i]);
-                fputs("</th>", o);
-            }
-            fputs("</tr>\n", o);
-            for (int k = 0; k < c->n_ctx; k++) {
-                fputs("<tr>", o);
-                td(o, c->ctx[k].key, false);
-                for (int i = 0; i < c->n_m; i++)
-                    td(o, c->ctx[k].value[i][0] ? c->ctx[k].value[i] : "(none)", false);
-                fputs("</tr>\n", o);
-            }
-            fputs("</table>\n", o);
-        }
+        compare_table(o, c);
+        compare_context(o, c);
     }
     mb_html_end(o);
     return rc;

@@ -16,6 +16,12 @@
 
 void mb_fmt_seconds(char *buf, size_t len, double s)
 {
+    /* the unit follows the value rounded to 3 significant digits: 999.7 ms
+     * is "1 s", not "1e+03 ms" */
+    char r[32];
+    snprintf(r, sizeof r, "%.3g", s);
+    if (isfinite(s) && fabs(s) < 999.5) /* whole seconds above */
+        s = strtod(r, NULL);
     if (!isfinite(s))
         snprintf(buf, len, "-");
     else if (s == 0)
@@ -23,11 +29,13 @@ void mb_fmt_seconds(char *buf, size_t len, double s)
     else if (fabs(s) < 1e-6)
         snprintf(buf, len, "%.3g ns", s * 1e9);
     else if (fabs(s) < 1e-3)
-        snprintf(buf, len, "%.3g us", s * 1e6);
+        snprintf(buf, len, "%.3g \u00b5s", s * 1e6);
     else if (fabs(s) < 1)
         snprintf(buf, len, "%.3g ms", s * 1e3);
+    else if (fabs(s) < 1000) /* 3 significant digits, one format everywhere */
+        snprintf(buf, len, "%.3g s", s);
     else
-        snprintf(buf, len, "%.4g s", s);
+        snprintf(buf, len, "%.0f s", s);
 }
 
 static void scaled(char *buf, size_t len, double v, const char *const *units, int n, double step)
@@ -73,7 +81,8 @@ static void fmt_pct(char *buf, size_t len, double f)
         snprintf(buf, len, "%.1f%%", 100 * f);
 }
 
-static void fmt_size(char *buf, size_t len, double v)
+/* unused by gap's table since sizes moved to "ceilings matched"; kept for the other views */
+__attribute__((unused)) static void fmt_size(char *buf, size_t len, double v)
 {
     static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
     int i = 0;
@@ -158,6 +167,55 @@ static void pad(FILE *o, int n)
         fputc(' ', o);
 }
 
+/* Terminal output fits this many columns (issue 17: notes wrapped, never cut). */
+enum { TEXT_COLS = 120 };
+
+/* Prints text wrapped at TEXT_COLS: the first line after `first` columns of
+ * indent already printed by the caller, the next ones indented by `hang`.
+ * Breaks at spaces; a word longer than a line is printed whole. */
+static void put_wrapped(FILE *o, int first, int hang, const char *text)
+{
+    int col = first;
+    const char *p = text;
+    bool line_start = true;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        if (*p == '\0')
+            break;
+        size_t n = strcspn(p, " ");
+        char word[1024];
+        snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word - 1 ? n : sizeof word - 1), p);
+        int w = width(word);
+        if (!line_start && col + 1 + w > TEXT_COLS) {
+            fputc('\n', o);
+            pad(o, hang);
+            col = hang;
+            line_start = true;
+        }
+        if (!line_start) {
+            fputc(' ', o);
+            col++;
+        }
+        fwrite(p, 1, n, o);
+        col += w;
+        line_start = false;
+        p += n;
+    }
+    fputc('\n', o);
+}
+
+/* A bullet or item line: the prefix, then the text wrapped under itself. */
+static void put_item(FILE *o, bool md, const char *prefix, const char *text)
+{
+    if (md) {
+        fprintf(o, "%s%s\n", prefix, text);
+        return;
+    }
+    fputs(prefix, o);
+    put_wrapped(o, width(prefix), width(prefix), text);
+}
+
 static void tbl_print(FILE *o, const tbl *t, bool md, const char *indent)
 {
     int w[TBL_MAX_COLS] = { 0 };
@@ -213,11 +271,7 @@ static void stage_what(char *buf, size_t len, const mb_stage *s)
         ADD(" %s", s->memory);
     if (s->pattern)
         ADD(" %s", s->pattern);
-    if (s->block_size > 0) {
-        char b[32];
-        fmt_size(b, sizeof b, (double)s->block_size);
-        ADD(" %s", b);
-    }
+    /* the size per call is in "ceilings matched" (the table keeps within 120 columns) */
     if (s->ranks > 0)
         ADD(" %d ranks", s->ranks);
     if (s->device && strcmp(s->device, "cpu") == 0 &&
@@ -253,11 +307,119 @@ static void gap_header(FILE *o, const mb_gap *g, bool md)
     fprintf(o, "%sceilings: %s (host %s, started %s)\n", b, c->path, c->host ? c->host : "?",
             c->started_utc ? c->started_utc : "?");
     if (g->unaccounted > 0) {
+        char sh[32];
         mb_fmt_seconds(u, sizeof u, mb_gap_per_step(g, g->unaccounted));
-        fprintf(o, "%stime in no stage: %s per %s (%.1f%%), counted in the %s time\n", b, u, run_unit_word(g),
-                100 * g->unaccounted / g->total, run_unit_word(g));
+        fmt_pct(sh, sizeof sh, g->unaccounted / g->total);
+        fprintf(o, "%stime in no stage: %s per %s (%s), counted in the %s time\n", b, u, run_unit_word(g), sh,
+                run_unit_word(g));
     }
     fprintf(o, "%stimes are per %s\n", b, run_unit_word(g));
+}
+
+/* A cell padded to w display columns, then two spaces. */
+static void put_cell(FILE *o, const char *s, int w, char align)
+{
+    int gap = w - width(s);
+    if (align == 'r')
+        pad(o, gap);
+    fputs(s, o);
+    pad(o, (align == 'r' ? 0 : gap) + 2);
+}
+
+/* The column of stage names in gap's lists: the longest name + 1, at most
+ * 25 (a longer name takes its own line). */
+static int name_width(const mb_gap *g)
+{
+    int w = 8;
+    for (int i = 0; i < g->n; i++)
+        if (width(g->stages[i].stage->name) + 1 > w)
+            w = width(g->stages[i].stage->name) + 1;
+    return w > 25 ? 25 : w;
+}
+
+/* One headline row's verdict: the time lost against the ceiling, or what
+ * would bound a stage that has none. */
+static void headline_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_stage *st)
+{
+    char lost[32], eff[32], share[32];
+    if (st->match < 0) {
+        snprintf(buf, len, "no ceiling: %s", st->bound_hint);
+        return;
+    }
+    fmt_pct(eff, sizeof eff, st->efficiency);
+    if (st->above_ceiling || st->time_lost <= 0) {
+        snprintf(buf, len, "at %s of its ceiling: nothing lost", eff);
+        return;
+    }
+    mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
+    fmt_pct(share, sizeof share, st->time_lost / g->total);
+    snprintf(buf, len, "%s lost (%s of the %s), at %s of its ceiling", lost, share, run_unit_word(g), eff);
+}
+
+/* The headline: every stage by exposed time, the ones without a ceiling
+ * too, so the part of the step that dominates comes first whether or not
+ * mlbench can bound it; then how much of the step has a ceiling. */
+static void gap_headline_text(FILE *o, const mb_gap *g, bool md)
+{
+    char bounded[32], rest[32], step[32], all[32];
+    fmt_pct(bounded, sizeof bounded, g->bounded_share);
+    fmt_pct(rest, sizeof rest, 1 - g->bounded_share);
+    mb_fmt_seconds(step, sizeof step, mb_gap_per_step(g, g->total));
+    mb_fmt_seconds(all, sizeof all, mb_gap_per_step(g, g->all_total));
+    fprintf(o, md ? "## What the %s is made of\n\n" : "what the %s is made of, largest first\n", run_unit_word(g));
+    int nw = name_width(g) - 1; /* a longer name takes its own line */
+    if (nw < 5)
+        nw = 5;
+    if (md)
+        fprintf(o, "| # | stage | time per %s | share | against its ceiling |\n| ---: | --- | ---: | ---: | --- |\n",
+                run_unit_word(g));
+    else
+        fprintf(o, "       %-*s  %8s  %7s  %s\n", nw, "stage", "time", "share", "against its ceiling");
+    for (int k = 0; k < g->n; k++) {
+        const mb_gap_stage *st = &g->stages[g->headline[k]];
+        char tm[32], share[32], verdict[MB_GAP_WHY_LEN + 64];
+        mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->exposed));
+        fmt_pct(share, sizeof share, st->share);
+        headline_verdict(verdict, sizeof verdict, g, st);
+        if (md) {
+            fprintf(o, "| %d | %s | %s | %s | %s |\n", k + 1, st->stage->name, tm, share, verdict);
+            continue;
+        }
+        fprintf(o, "  %3d. ", k + 1);
+        if (width(st->stage->name) > nw) {
+            fprintf(o, "%s\n", st->stage->name);
+            pad(o, 7);
+            put_cell(o, "", nw, 'l');
+        } else {
+            put_cell(o, st->stage->name, nw, 'l');
+        }
+        put_cell(o, tm, 8, 'r');
+        put_cell(o, share, 7, 'r');
+        int at = 7 + nw + 2 + 8 + 2 + 7 + 2;
+        put_wrapped(o, at, at, verdict);
+    }
+    if (g->unaccounted > 0) {
+        char tm[32], share[32];
+        mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
+        fmt_pct(share, sizeof share, g->unaccounted / g->total);
+        if (md)
+            fprintf(o, "| | (no stage) | %s | %s | time no stage covers |\n", tm, share);
+        else
+        {
+            fprintf(o, "       ");
+            put_cell(o, "(no stage)", nw, 'l');
+            put_cell(o, tm, 8, 'r');
+            put_cell(o, share, 7, 'r');
+            fprintf(o, "time no stage covers\n");
+        }
+    }
+    char line[512];
+    snprintf(line, sizeof line,
+             "%s of the %s has a ceiling: every stage with one at its ceiling gives %s per %s (%.2fx, from %s); "
+             "the other %s has none and stays as it is",
+             bounded, run_unit_word(g), all, run_unit_word(g), g->all_speedup, step, rest);
+    put_item(o, md, md ? "\n" : "  ", line);
+    fputc('\n', o);
 }
 
 /* The trace's step table (evidence "step"): what the step is made of. */
@@ -306,11 +468,29 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
     fputc('\n', o);
 }
 
+/* A name cut to `cols` display columns with "…" (the table keeps within 120
+ * columns; the headline and "ceilings matched" show it whole). */
+static void short_name(char *buf, size_t len, const char *name, int cols)
+{
+    if (width(name) <= cols) {
+        snprintf(buf, len, "%s", name);
+        return;
+    }
+    size_t at = 0;
+    for (int w = 0; name[at] && at + 4 < len; at++) {
+        if (((unsigned char)name[at] & 0xC0) != 0x80 && ++w > cols - 1)
+            break;
+    }
+    snprintf(buf, len, "%.*s\u2026", (int)at, name);
+}
+
 static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
 {
     tbl t;
-    tbl_init(&t, "llrrrrrrrr", "stage", "component", "time", "exposed", "measured", "ceiling", "eff.", "at ceiling",
-             "lost", "share");
+    /* "at ceiling" is in the JSON (seconds_at_ceiling): the table keeps
+     * within 120 columns */
+    tbl_init(&t, "llrrrrrrr", "stage", "component", "time", "exposed", "measured", "ceiling", "eff.", "lost",
+             "share");
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         const mb_stage *s = st->stage;
@@ -333,24 +513,45 @@ static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
             snprintf(lost, sizeof lost, "-");
         }
         fmt_pct(share, sizeof share, st->share);
-        const char *row[] = { s->name, what, tm, ex, meas, ceil, eff, atc, lost, share };
+        (void)atc;
+        char name[96];
+        short_name(name, sizeof name, s->name, md ? 1 << 20 : 24);
+        const char *row[] = { name, what, tm, ex, meas, ceil, eff, lost, share };
         tbl_row(&t, row);
     }
     if (g->unaccounted > 0) {
         char tm[32], share[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
         fmt_pct(share, sizeof share, g->unaccounted / g->total);
-        const char *row[] = { "(no stage)", "", tm, tm, "", "", "", "", "", share };
+        const char *row[] = { "(no stage)", "", tm, tm, "", "", "", "", share };
         tbl_row(&t, row);
     }
     {
         char tm[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->total));
-        const char *row[] = { md ? "**total**" : "total", "", "", tm, "", "", "", "", "", "100.0%" };
+        const char *row[] = { md ? "**total**" : "total", "", "", tm, "", "", "", "", "100.0%" };
         tbl_row(&t, row);
     }
     tbl_print(o, &t, md, "  ");
     tbl_free(&t);
+}
+
+/* "  name           text", the text wrapped under itself; a long name
+ * takes its own line. */
+
+static void put_named(FILE *o, const char *lead, int name_w, const char *name, const char *text)
+{
+    const int NAME_W = name_w;
+    int at = width(lead) + NAME_W;
+    fprintf(o, "%s%s", lead, name);
+    int w = width(name);
+    if (w >= NAME_W) {
+        fputc('\n', o);
+        pad(o, at);
+    } else {
+        pad(o, NAME_W - w);
+    }
+    put_wrapped(o, at, at, text);
 }
 
 static void gap_matches(FILE *o, const mb_gap *g, bool md)
@@ -363,11 +564,17 @@ static void gap_matches(FILE *o, const mb_gap *g, bool md)
             const mb_case_ref *cr = &g->ceilings->cases[st->match];
             size_t n = strlen(cr->id);
             const char *rest = strncmp(st->why, cr->id, n) == 0 ? st->why + n : st->why;
-            fprintf(o, md ? "- **%s**: `%s`%s\n" : "  %-14s %s%s\n", st->stage->name, cr->label, rest);
+            if (md) {
+                fprintf(o, "- **%s**: `%s`%s\n", st->stage->name, cr->label, rest);
+            } else {
+                char line[MB_GAP_WHY_LEN + 256];
+                snprintf(line, sizeof line, "%s%s", cr->label, rest);
+                put_named(o, "  ", name_width(g), st->stage->name, line);
+            }
         } else if (md) {
             fprintf(o, "- **%s**: %s\n", st->stage->name, st->why);
         } else {
-            fprintf(o, "  %-14s %s\n", st->stage->name, st->why);
+            put_named(o, "  ", name_width(g), st->stage->name, st->why);
         }
         if (st->match >= 0 && strcmp(g->ceilings->cases[st->match].phase, "median") != 0)
             fprintf(o, "%s%-*sceiling: the case's %s rate (%s)\n", md ? "  - " : "  ", md ? 0 : 15, "",
@@ -390,12 +597,19 @@ static void gap_ranking(FILE *o, const mb_gap *g, bool md)
         const mb_gap_stage *st = &g->stages[g->ranking[k]];
         if (st->match < 0 || st->time_lost <= 0)
             continue;
-        char lost[32];
+        char lost[32], share[32], eff[32], line[256];
         mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
-        fprintf(o, md ? "%d. **%s**: %s per %s (%.1f%% of the %s), at %.1f%% of its ceiling\n"
-                      : "  %d. %-14s %s per %s (%.1f%% of the %s), at %.1f%% of its ceiling\n",
-                ++shown, st->stage->name, lost, run_unit_word(g), 100 * st->time_lost / g->total, run_unit_word(g),
-                100 * st->efficiency);
+        fmt_pct(share, sizeof share, st->time_lost / g->total);
+        fmt_pct(eff, sizeof eff, st->efficiency);
+        snprintf(line, sizeof line, "%s per %s (%s of the %s), at %s of its ceiling", lost, run_unit_word(g), share,
+                 run_unit_word(g), eff);
+        if (md) {
+            fprintf(o, "%d. **%s**: %s\n", ++shown, st->stage->name, line);
+        } else {
+            char num[16];
+            snprintf(num, sizeof num, "  %d. ", ++shown);
+            put_named(o, num, name_width(g), st->stage->name, line);
+        }
     }
     if (shown == 0)
         fprintf(o, md ? "No stage loses time against a ceiling.\n" : "  no stage loses time against a ceiling\n");
@@ -420,13 +634,18 @@ static void gap_amdahl(FILE *o, const mb_gap *g, bool md)
         char a[32], sp[32];
         mb_fmt_seconds(a, sizeof a, mb_gap_per_step(g, st->amdahl_total));
         snprintf(sp, sizeof sp, "%.2fx", st->amdahl_speedup);
-        const char *row[] = { st->stage->name, a, sp };
+        char name[96];
+        short_name(name, sizeof name, st->stage->name, md ? 1 << 20 : 40);
+        const char *row[] = { name, a, sp };
         tbl_row(&t, row);
     }
     char a[32], sp[32];
     mb_fmt_seconds(a, sizeof a, mb_gap_per_step(g, g->all_total));
     snprintf(sp, sizeof sp, "%.2fx", g->all_speedup);
-    const char *all[] = { "all stages at ceiling", a, sp };
+    char label[96], bounded[32];
+    fmt_pct(bounded, sizeof bounded, g->bounded_share);
+    snprintf(label, sizeof label, "all stages with a ceiling (%s of the %s)", bounded, run_unit_word(g));
+    const char *all[] = { label, a, sp };
     tbl_row(&t, all);
     tbl_print(o, &t, md, "  ");
     tbl_free(&t);
@@ -438,28 +657,35 @@ static void gap_diagnosis(FILE *o, const mb_diagnosis *d, bool md)
         return;
     fprintf(o, md ? "\n## Diagnosis\n\nFrom %s.\n\n" : "\ndiagnosis (from %s)\n", d->fig.source);
     if (d->n == 0)
-        fprintf(o, md ? "%s.\n" : "  %s\n", d->balanced);
+    {
+        if (md)
+            fprintf(o, "%s.\n", d->balanced);
+        else
+            put_item(o, md, "  ", d->balanced);
+    }
     for (int i = 0; i < d->n; i++) {
         const mb_finding *f = &d->findings[i];
         const char *rank = i == 0 ? "primary" : i == 1 && d->runner_up ? "runner-up" : "also";
         fprintf(o, md ? "### %d. %s (%s, %.1f%%)\n\n" : "  %d. %s (%s, %.1f%%)\n", i + 1, f->title, rank,
                 100 * f->weight);
         for (int j = 0; j < f->n_evidence; j++)
-            fprintf(o, md ? "- %s\n" : "     - %s\n", f->evidence[j]);
+            put_item(o, md, md ? "- " : "     - ", f->evidence[j]);
         if (f->n_remedies)
             fprintf(o, md ? "\nRemedies:\n\n" : "     remedies:\n");
         for (int j = 0; j < f->n_remedies; j++)
-            fprintf(o, md ? "- %s\n" : "     * %s\n", f->remedies[j]);
+            put_item(o, md, md ? "- " : "     * ", f->remedies[j]);
         if (md)
             fputc('\n', o);
     }
+    for (int i = 0; i < d->n_notes; i++)
+        put_item(o, md, md ? "- note: " : "  note: ", d->notes[i]);
 }
 
 /* Writes "<lead><text>" wrapped at 120 columns, continuation lines indented
  * under the text: notes are wrapped, never cut. */
 static void print_wrapped(FILE *o, const char *lead, const char *text)
 {
-    enum { COLS = 120 };
+    enum { COLS = TEXT_COLS };
     int indent = width(lead), col = indent;
     fputs(lead, o);
     const char *p = text;
@@ -563,15 +789,16 @@ static void gap_warnings(FILE *o, const mb_gap *g, bool md)
         return;
     fprintf(o, md ? "\n## Warnings\n\n" : "\nwarnings\n");
     for (int i = 0; i < g->n_notes; i++)
-        fprintf(o, md ? "- %s\n" : "  - %s\n", g->notes[i]);
+        put_item(o, md, md ? "- " : "  - ", g->notes[i]);
     for (int i = 0; i < r->n_warnings; i++)
-        fprintf(o, md ? "- %s\n" : "  - %s\n", r->warnings[i]);
+        put_item(o, md, md ? "- " : "  - ", r->warnings[i]);
 }
 
 static void gap_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, bool md)
 {
     gap_header(o, g, md);
     fputc('\n', o);
+    gap_headline_text(o, g, md);
     gap_step_table(o, g, md);
     gap_stage_table(o, g, md);
     gap_matches(o, g, md);
@@ -674,6 +901,8 @@ static cJSON *figures_json(const mb_diag_figures *f)
     cJSON_AddNumberToObject(o, "pageable_copy_share", f->pageable_share);
     cJSON_AddNumberToObject(o, "communication_share", f->comm_share);
     cJSON_AddNumberToObject(o, "cpu_compute_share", f->cpu_share);
+    cJSON_AddNumberToObject(o, "periodic_share", f->periodic_share);
+    cJSON_AddNumberToObject(o, "unattributed_share", f->unattributed_share);
     cJSON_AddBoolToObject(o, "random_disk", f->random_disk);
     cJSON_AddBoolToObject(o, "fp32_compute", f->fp32_compute);
     cJSON_AddBoolToObject(o, "step_table", f->step_table);
@@ -778,6 +1007,22 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
         cJSON_AddNumberToObject(o, "share_of_step", st->time_lost / g->total);
         cJSON_AddItemToArray(rank, o);
     }
+    /* the headline: every stage by exposed time, with or without a ceiling */
+    cJSON *head = cJSON_AddObjectToObject(doc, "headline");
+    cJSON_AddNumberToObject(head, "bounded_share", g->bounded_share);
+    cJSON *hs = cJSON_AddArrayToObject(head, "stages");
+    for (int k = 0; k < g->n; k++) {
+        const mb_gap_stage *st = &g->stages[g->headline[k]];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", st->stage->name);
+        cJSON_AddNumberToObject(o, "exposed_seconds_per_step", mb_gap_per_step(g, st->exposed));
+        cJSON_AddNumberToObject(o, "share", st->share);
+        cJSON_AddBoolToObject(o, "has_ceiling", st->match >= 0);
+        add_num_or_null(o, "seconds_lost_per_step", mb_gap_per_step(g, st->time_lost), st->match >= 0);
+        add_num_or_null(o, "efficiency", st->efficiency, st->match >= 0);
+        add_str_or_null(o, "no_ceiling", st->match >= 0 ? NULL : st->bound_hint);
+        cJSON_AddItemToArray(hs, o);
+    }
     cJSON *am = cJSON_AddObjectToObject(doc, "amdahl");
     cJSON_AddNumberToObject(am, "step_seconds_now", mb_gap_per_step(g, g->total));
     cJSON_AddNumberToObject(am, "step_seconds_all_at_ceiling", mb_gap_per_step(g, g->all_total));
@@ -789,6 +1034,7 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
         add_str_or_null(dj, "primary", d->n > 0 ? d->findings[0].id : NULL);
         add_str_or_null(dj, "runner_up", d->runner_up ? d->findings[1].id : NULL);
         add_str_or_null(dj, "balanced", d->n == 0 ? d->balanced : NULL);
+        cJSON_AddItemToObject(dj, "notes", strings_json(d->notes, d->n_notes));
         cJSON *fs = cJSON_AddArrayToObject(dj, "findings");
         for (int i = 0; i < d->n; i++) {
             const mb_finding *f = &d->findings[i];
@@ -837,46 +1083,145 @@ int mb_gap_write(FILE *out, const mb_gap *g, const mb_diagnosis *d, const char *
 
 /* ---- compare ---------------------------------------------------------------------------- */
 
-static void fmt_rate_cell(char *buf, size_t len, const mb_compare *c, const mb_compare_row *r, int i)
+/* The symbol of a work unit: FLOP, B, else the unit itself (op, launch). */
+static const char *work_symbol(const char *work_unit)
 {
-    int k = r->idx[i];
-    if (r->from_sheet[i]) {
-        snprintf(buf, len, "%.4g %s (datasheet)", r->rate[i], r->rate_unit ? r->rate_unit : "");
-        return;
-    }
-    if (k < 0) {
-        snprintf(buf, len, "(absent)");
-        return;
-    }
-    const mb_case_ref *cr = &c->m[i].cases[k];
-    if (!cr->usable) {
-        snprintf(buf, len, "%s", strcmp(cr->status, "ok") != 0 ? cr->status : "not verified");
-        return;
-    }
-    if (r->latency_first && cr->rate_abs > 0) {
-        char t[32];
-        mb_fmt_seconds(t, sizeof t, 1.0 / cr->rate_abs);
-        snprintf(buf, len, "%s/%s", t, cr->work_unit ? cr->work_unit : "op");
-    } else {
-        snprintf(buf, len, "%.4g %s", cr->rate, cr->rate_unit ? cr->rate_unit : "");
-    }
+    if (work_unit == NULL || work_unit[0] == '\0')
+        return "op";
+    if (strcmp(work_unit, "flop") == 0)
+        return "FLOP";
+    if (strcmp(work_unit, "byte") == 0)
+        return "B";
+    return work_unit;
 }
 
-static void fmt_ratio(char *buf, size_t len, double ratio)
+void mb_fmt_si(char *buf, size_t len, double v, const char *unit)
 {
-    if (ratio < 0)
+    static const char *const up[] = { "", "k", "M", "G", "T", "P", "E", "Z" };
+    static const char *const down[] = { "", "m", "µ", "n", "p" };
+    if (!isfinite(v) || v < 0) {
         snprintf(buf, len, "-");
-    else
-        snprintf(buf, len, "%.2fx", ratio);
+        return;
+    }
+    int i = 0, j = 0;
+    while (v >= 999.5 && i < 7) {
+        v /= 1000;
+        i++;
+    }
+    while (v > 0 && v < 0.9995 && i == 0 && j < 4) {
+        v *= 1000;
+        j++;
+    }
+    snprintf(buf, len, "%.3g %s%s", v, i ? up[i] : down[j], unit);
 }
 
-static void per_usd_unit(char *buf, size_t len, const char *rate_unit)
+void mb_fmt_ratio(char *buf, size_t len, double r)
 {
-    size_t n = rate_unit ? strlen(rate_unit) : 0;
-    if (n > 2 && strcmp(rate_unit + n - 2, "/s") == 0)
-        snprintf(buf, len, "%.*s/$", (int)(n - 2), rate_unit);
+    if (!isfinite(r) || r <= 0) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    /* two significant digits at least, never an exponent: 1234x, 12.3x, 0.91x, 0.0034x */
+    int decimals = r >= 100 ? 0 : r >= 10 ? 1 : 2;
+    if (r < 0.1)
+        decimals = 1 - (int)floor(log10(r));
+    snprintf(buf, len, "%.*fx", decimals, r);
+}
+
+void mb_compare_fmt_rate(char *buf, size_t len, double rate_abs, const char *work_unit, bool latency_first)
+{
+    if (!(rate_abs > 0) || !isfinite(rate_abs)) {
+        snprintf(buf, len, "-");
+    } else if (latency_first) {
+        char t[32];
+        mb_fmt_seconds(t, sizeof t, 1.0 / rate_abs);
+        snprintf(buf, len, "%s/%s", t, work_symbol(work_unit));
+    } else {
+        char u[32];
+        snprintf(u, sizeof u, "%s/s", work_symbol(work_unit));
+        mb_fmt_si(buf, len, rate_abs, u);
+    }
+}
+
+void mb_compare_fmt_per_usd(char *buf, size_t len, double per_usd_abs, const char *work_unit)
+{
+    char u[32];
+    snprintf(u, sizeof u, "%s/$", work_symbol(work_unit));
+    if (per_usd_abs > 0)
+        mb_fmt_si(buf, len, per_usd_abs, u);
     else
-        snprintf(buf, len, "%s*h/$", rate_unit ? rate_unit : "");
+        snprintf(buf, len, "-");
+}
+
+const char *mb_compare_state(const mb_compare *c, const mb_compare_row *r, int i)
+{
+    if (r->from_sheet[i])
+        return "datasheet";
+    if (r->idx[i] < 0)
+        return "absent";
+    const mb_case_ref *cr = &c->m[i].cases[r->idx[i]];
+    if (cr->usable)
+        return "ok";
+    return strcmp(cr->status, "ok") != 0 ? cr->status : "not verified";
+}
+
+/* A row's rate on machine i: the ceiling the results file gives, scaled; else its state. */
+void mb_compare_fmt_cell(char *buf, size_t len, const mb_compare *c, const mb_compare_row *r, int i)
+{
+    if (r->from_sheet[i] && r->rate[i] > 0) {
+        const mb_case_ref *any = NULL;
+        for (int k = 0; k < c->n_m && any == NULL; k++)
+            if (r->idx[k] >= 0)
+                any = &c->m[k].cases[r->idx[k]];
+        char v[48];
+        mb_compare_fmt_rate(v, sizeof v, any ? r->rate[i] * any->rate_scale : -1, any ? any->work_unit : NULL,
+                            r->latency_first);
+        snprintf(buf, len, "%s (datasheet)", v);
+        return;
+    }
+    if (r->idx[i] < 0 || r->rate[i] < 0) {
+        snprintf(buf, len, "%s", mb_compare_state(c, r, i));
+        return;
+    }
+    const mb_case_ref *cr = &c->m[i].cases[r->idx[i]];
+    mb_compare_fmt_rate(buf, len, cr->rate_abs, cr->work_unit, r->latency_first);
+}
+
+/* Machine i's best case of a kind: "52.3 TFLOP/s cublaslt", or "-". */
+void mb_compare_fmt_best(char *buf, size_t len, const mb_compare *c, const mb_compare_best *b, int i)
+{
+    if (b->row[i] < 0) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    const mb_case_ref *cr = &c->m[i].cases[c->rows[b->row[i]].idx[i]];
+    char v[48];
+    mb_compare_fmt_rate(v, sizeof v, b->rate_abs[i], b->work_unit, b->latency_first);
+    snprintf(buf, len, "%s %s", v, cr->backend ? cr->backend : "");
+}
+
+/* "0.91x (2 of 11)": a geometric mean and its coverage. */
+static void fmt_geo(char *buf, size_t len, double geomean, int n, int total)
+{
+    char r[32];
+    mb_fmt_ratio(r, sizeof r, geomean);
+    if (geomean > 0)
+        snprintf(buf, len, "%s (%d of %d)", r, n, total);
+    else
+        snprintf(buf, len, "- (0 of %d)", total);
+}
+
+static bool compare_priced(const mb_compare *c)
+{
+    for (int i = 0; i < c->n_m; i++)
+        if (c->price[i] > 0)
+            return true;
+    return false;
+}
+
+static void section(FILE *o, bool md, const char *title)
+{
+    fprintf(o, md ? "\n## %s\n\n" : "\n%s\n", title);
 }
 
 /* A column head for machine i: the letter alone in a terminal (the labels
@@ -891,50 +1236,179 @@ static void machine_head(char *buf, size_t len, const mb_compare *c, int i, bool
 }
 
 enum { CTX_CELL_MAX = 32 }; /* context values wider than this are cut in a terminal */
+enum { CELL = 96 };
 
-static void compare_text(FILE *o, const mb_compare *c, bool md)
+/* Columns a table takes in a terminal, as tbl_print lays it out with indent "  ". */
+static int tbl_width(const tbl *t)
+{
+    int total = 2;
+    for (int c = 0; c < t->ncol; c++) {
+        int w = width(t->head[c]);
+        for (int r = 0; r < t->nrows; r++)
+            if (t->cells[r * t->ncol + c] && width(t->cells[r * t->ncol + c]) > w)
+                w = width(t->cells[r * t->ncol + c]);
+        total += w + (c < t->ncol - 1 ? 2 : 0);
+    }
+    return total;
+}
+
+static void compare_machines_text(FILE *o, const mb_compare *c, bool md)
 {
     fprintf(o, md ? "# mlbench compare\n\n" : "mlbench compare\n");
+    /* the file on a line of its own: a label, a path and a price do not fit 120 columns together */
     for (int i = 0; i < c->n_m; i++) {
-        fprintf(o, md ? "- %c: **%s** `%s` (started %s)" : "  %c: %s  %s  (started %s)", 'A' + i, c->label[i],
-                c->m[i].path, c->m[i].started_utc ? c->m[i].started_utc : "?");
+        fprintf(o, md ? "- %c: **%s**" : "  %c: %s", 'A' + i, c->label[i]);
         if (c->price[i] > 0)
             fprintf(o, ", %.4g USD/hour", c->price[i]);
-        fputc('\n', o);
+        fprintf(o, md ? ", `%s` (started %s)\n" : "\n     %s (started %s)\n", c->m[i].path,
+                c->m[i].started_utc ? c->m[i].started_utc : "?");
     }
-    fprintf(o, md ? "\nRatios are to %s (A): above 1 is faster (a higher rate; for latencies, a shorter "
-                    "time).\n\n## Cases on every machine\n\n"
-                  : "  ratios are to %s (A): above 1 is faster (a higher rate; for latencies, a shorter time)\n\n"
-                    "cases on every machine\n",
-            c->label[0]);
-    tbl t;
-    tbl_init(&t, "l", "case");
-    char heads[2 * TBL_MAX_COLS][64];
-    int nh = 0;
-    for (int i = 0; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
-        machine_head(heads[nh], sizeof heads[nh], c, i, md);
-        tbl_add_col(&t, heads[nh++], 'r');
-        if (i > 0 && t.ncol < TBL_MAX_COLS) {
-            snprintf(heads[nh], sizeof heads[nh], "%c/A", 'A' + i);
-            tbl_add_col(&t, heads[nh++], 'r');
+    fputs(md ? "\nRatios are to A: above 1x is faster than A (a higher rate; for latencies, a shorter time).\n"
+             : "  ratios are to A: above 1x is faster than A (a higher rate; for latencies, a shorter time)\n",
+          o);
+}
+
+/* Best per kind: what each machine does at its best, kind by kind; with
+ * the backends when the table still fits a terminal. */
+static void best_table(tbl *t, const mb_compare *c, bool md, bool backends, char heads[][64])
+{
+    tbl_init(t, "ll", "component", "kind");
+    for (int i = 0; i < c->n_m && t->ncol < TBL_MAX_COLS; i++) {
+        machine_head(heads[t->ncol], 64, c, i, md);
+        tbl_add_col(t, heads[t->ncol], 'r');
+        if (i > 0 && t->ncol < TBL_MAX_COLS) {
+            snprintf(heads[t->ncol], 64, "%c/A", 'A' + i);
+            tbl_add_col(t, heads[t->ncol], 'r');
         }
     }
-    for (int r = 0; r < c->n_rows; r++) {
-        const mb_compare_row *row = &c->rows[r];
-        if (!row->everywhere)
+    for (int b = 0; b < c->n_best; b++) {
+        const mb_compare_best *k = &c->best[b];
+        bool any = false;
+        for (int i = 0; i < c->n_m; i++)
+            any = any || k->row[i] >= 0;
+        if (!any)
             continue;
-        char cells[TBL_MAX_COLS][64];
-        const char *p[TBL_MAX_COLS];
-        int k = 0;
-        p[k++] = row->label;
-        for (int i = 0; i < c->n_m && k < t.ncol; i++) {
-            fmt_rate_cell(cells[k], sizeof cells[k], c, row, i);
-            p[k] = cells[k];
-            k++;
-            if (i > 0 && k < t.ncol) {
-                fmt_ratio(cells[k], sizeof cells[k], row->ratio[i]);
-                p[k] = cells[k];
-                k++;
+        char cells[TBL_MAX_COLS][CELL];
+        const char *p[TBL_MAX_COLS] = { k->component, k->kind[0] ? k->kind : "(all)" };
+        int col = 2;
+        for (int i = 0; i < c->n_m && col < t->ncol; i++) {
+            if (backends)
+                mb_compare_fmt_best(cells[col], CELL, c, k, i);
+            else
+                mb_compare_fmt_rate(cells[col], CELL, k->rate_abs[i], k->work_unit, k->latency_first);
+            p[col] = cells[col];
+            col++;
+            if (i > 0 && col < t->ncol) {
+                mb_fmt_ratio(cells[col], CELL, k->ratio[i]);
+                p[col] = cells[col];
+                col++;
+            }
+        }
+        tbl_row(t, p);
+    }
+}
+
+static void compare_best_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Best verified case per component and kind" : "best verified case per component and kind");
+    tbl t;
+    char heads[TBL_MAX_COLS][64];
+    best_table(&t, c, md, true, heads);
+    bool backends = md || tbl_width(&t) <= TEXT_COLS;
+    if (!backends) {
+        tbl_free(&t);
+        best_table(&t, c, md, false, heads);
+    }
+    fputs(md ? "Each machine's fastest case that ran and passed verification, with its backend: what a buyer "
+               "compares.\n\n"
+          : backends ? "  each machine's fastest case that ran and passed verification, with its backend\n"
+                     : "  each machine's fastest case that ran and passed verification (its backend: --format md)\n",
+          o);
+    tbl_print(o, &t, md, "  ");
+    tbl_free(&t);
+}
+
+/* Geometric means as rows of component x view, a column per machine: stays
+ * narrow however many machines are compared. */
+static void geomean_table(FILE *o, const mb_compare *c, bool md, bool usd)
+{
+    tbl t;
+    tbl_init(&t, "ll", "component", "view");
+    char heads[TBL_MAX_COLS][64];
+    for (int i = 1; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
+        snprintf(heads[t.ncol], sizeof heads[t.ncol], usd ? "%c/A per $" : "%c/A", 'A' + i);
+        tbl_add_col(&t, heads[t.ncol], 'r');
+    }
+    for (int g = 0; g < c->n_geo; g++) {
+        const mb_compare_geo *geo = &c->geo[g];
+        if (geo->n_total == 0 && geo->best_total == 0)
+            continue;
+        for (int view = 0; view < 2; view++) {
+            char cells[TBL_MAX_COLS][CELL];
+            const char *p[TBL_MAX_COLS] = { view == 0 || md ? geo->component : "",
+                                            view == 0 ? "best per kind" : "like-for-like" };
+            for (int i = 1, col = 2; i < c->n_m && col < t.ncol; i++, col++) {
+                double x = view == 0 ? (usd ? geo->best_geomean_usd[i] : geo->best_geomean[i])
+                                     : (usd ? geo->geomean_usd[i] : geo->geomean[i]);
+                fmt_geo(cells[col], CELL, x, x > 0 ? (view == 0 ? geo->best_n[i] : geo->n[i]) : 0,
+                        view == 0 ? geo->best_total : geo->n_total);
+                p[col] = cells[col];
+            }
+            tbl_row(&t, p);
+        }
+    }
+    tbl_print(o, &t, md, "  ");
+    tbl_free(&t);
+}
+
+static void compare_geomeans_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Geometric means of the ratios to A per component" : "geometric means of the ratios to A per component");
+    fputs(md ? "*Best per kind*: over the kinds where both machines have a best case (the table above). "
+               "*Like-for-like*: over the cases both ran and verified. (n of m): kinds or cases in the mean, of "
+               "those that ran on some machine.\n\n"
+             : "  best per kind: over the kinds both have (table above); like-for-like: over the cases both ran\n"
+               "  and verified; (n of m): kinds or cases in the mean, of those that ran on some machine\n",
+          o);
+    geomean_table(o, c, md, false);
+}
+
+static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Work per dollar" : "work per dollar");
+    fputs(md ? "Rate x 3600 / (USD per hour): the work an hour buys, per dollar, of the best case per kind.\n\n"
+             : "  rate x 3600 / (USD per hour): the work one dollar buys, best case per kind\n",
+          o);
+    tbl t;
+    tbl_init(&t, "ll", "component", "kind");
+    char heads[TBL_MAX_COLS][64];
+    for (int i = 0; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
+        machine_head(heads[t.ncol], sizeof heads[t.ncol], c, i, md);
+        tbl_add_col(&t, heads[t.ncol], 'r');
+        if (i > 0 && t.ncol < TBL_MAX_COLS) {
+            snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A per $", 'A' + i);
+            tbl_add_col(&t, heads[t.ncol], 'r');
+        }
+    }
+    for (int b = 0; b < c->n_best; b++) {
+        const mb_compare_best *k = &c->best[b];
+        bool any = false;
+        for (int i = 0; i < c->n_m; i++)
+            any = any || k->per_usd_abs[i] > 0;
+        if (!any)
+            continue;
+        char cells[TBL_MAX_COLS][CELL];
+        const char *p[TBL_MAX_COLS] = { k->component, k->kind[0] ? k->kind : "(all)" };
+        int col = 2;
+        for (int i = 0; i < c->n_m && col < t.ncol; i++) {
+            mb_compare_fmt_per_usd(cells[col], CELL, k->per_usd_abs[i], k->work_unit);
+            p[col] = cells[col];
+            col++;
+            if (i > 0 && col < t.ncol) {
+                bool both = k->per_usd_abs[i] > 0 && k->per_usd_abs[0] > 0;
+                mb_fmt_ratio(cells[col], CELL, both ? k->per_usd_abs[i] / k->per_usd_abs[0] : -1);
+                p[col] = cells[col];
+                col++;
             }
         }
         tbl_row(&t, p);
@@ -942,89 +1416,83 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
     tbl_print(o, &t, md, "  ");
     tbl_free(&t);
 
-    fprintf(o, md ? "\n## Geometric mean of the ratios per component\n\n" : "\ngeometric mean of the ratios per component\n");
-    tbl g;
-    tbl_init(&g, "l", "component");
-    char gh[TBL_MAX_COLS][64];
-    for (int i = 1; i < c->n_m && g.ncol < TBL_MAX_COLS; i++) {
-        snprintf(gh[i], sizeof gh[i], "%c/A", 'A' + i);
-        tbl_add_col(&g, gh[i], 'r');
-    }
-    for (int k = 0; k < c->n_geo; k++) {
-        char cells[TBL_MAX_COLS][64];
-        const char *p[TBL_MAX_COLS];
-        p[0] = c->geo[k].component;
-        for (int i = 1; i < c->n_m && i < g.ncol; i++) {
-            if (c->geo[k].geomean[i] < 0)
-                snprintf(cells[i], sizeof cells[i], "-");
-            else
-                snprintf(cells[i], sizeof cells[i], "%.2fx (%d)", c->geo[k].geomean[i], c->geo[k].n[i]);
-            p[i] = cells[i];
-        }
-        tbl_row(&g, p);
-    }
-    tbl_print(o, &g, md, "  ");
-    tbl_free(&g);
+    fputs(md ? "\nGeometric means of the per-dollar ratios to A:\n\n" : "\n  geometric means of the per-dollar ratios to A\n", o);
+    geomean_table(o, c, md, true);
+}
 
-    bool priced = false;
-    for (int i = 0; i < c->n_m; i++)
-        priced = priced || c->price[i] > 0;
-    if (priced) {
-        fprintf(o, md ? "\n## Throughput per dollar\n\nrate x 3600 / (USD per hour): work per dollar.\n\n"
-                      : "\nthroughput per dollar (rate x 3600 / USD per hour = work per dollar)\n");
-        tbl u;
-        tbl_init(&u, "l", "case");
-        char uh[TBL_MAX_COLS][64];
-        for (int i = 0; i < c->n_m && u.ncol < TBL_MAX_COLS; i++) {
-            machine_head(uh[i], sizeof uh[i], c, i, md);
-            tbl_add_col(&u, uh[i], 'r');
+/* Like-for-like: the cases that ran and passed verification on every machine. */
+static void compare_common_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Cases on every machine" : "cases on every machine");
+    fputs(md ? "The cases that ran and passed verification on every machine.\n\n"
+             : "  the cases that ran and passed verification on every machine\n",
+          o);
+    tbl t;
+    tbl_init(&t, "l", "case");
+    char heads[TBL_MAX_COLS][64];
+    for (int i = 0; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
+        machine_head(heads[t.ncol], sizeof heads[t.ncol], c, i, md);
+        tbl_add_col(&t, heads[t.ncol], 'r');
+        if (i > 0 && t.ncol < TBL_MAX_COLS) {
+            snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A", 'A' + i);
+            tbl_add_col(&t, heads[t.ncol], 'r');
         }
-        for (int r = 0; r < c->n_rows; r++) {
-            const mb_compare_row *row = &c->rows[r];
-            if (!row->everywhere)
-                continue;
-            char cells[TBL_MAX_COLS][64], unit[48];
-            const char *p[TBL_MAX_COLS];
-            p[0] = row->label;
-            per_usd_unit(unit, sizeof unit, row->rate_unit);
-            for (int i = 0; i < c->n_m && i + 1 < u.ncol; i++) {
-                if (row->per_usd[i] < 0)
-                    snprintf(cells[i + 1], sizeof cells[i + 1], "-");
-                else
-                    snprintf(cells[i + 1], sizeof cells[i + 1], "%.4g %s", row->per_usd[i], unit);
-                p[i + 1] = cells[i + 1];
+    }
+    int n = 0;
+    for (int r = 0; r < c->n_rows; r++) {
+        const mb_compare_row *row = &c->rows[r];
+        if (!row->everywhere)
+            continue;
+        char cells[TBL_MAX_COLS][CELL];
+        const char *p[TBL_MAX_COLS] = { row->label };
+        int col = 1;
+        for (int i = 0; i < c->n_m && col < t.ncol; i++) {
+            mb_compare_fmt_cell(cells[col], CELL, c, row, i);
+            p[col] = cells[col];
+            col++;
+            if (i > 0 && col < t.ncol) {
+                mb_fmt_ratio(cells[col], CELL, row->ratio[i]);
+                p[col] = cells[col];
+                col++;
             }
-            tbl_row(&u, p);
         }
-        tbl_print(o, &u, md, "  ");
-        tbl_free(&u);
-        fprintf(o, md ? "\nGeometric mean of the per-dollar ratios:\n\n" : "  geometric mean of the per-dollar ratios:");
-        for (int k = 0; k < c->n_geo; k++)
-            for (int i = 1; i < c->n_m; i++)
-                if (c->geo[k].geomean_usd[i] > 0)
-                    fprintf(o, md ? "- %s %c/A: %.2fx\n" : " %s %c/A %.2fx;", c->geo[k].component, 'A' + i,
-                            c->geo[k].geomean_usd[i]);
-        fputc('\n', o);
+        tbl_row(&t, p);
+        n++;
     }
+    if (n)
+        tbl_print(o, &t, md, "  ");
+    else
+        fputs(md ? "None.\n" : "  none\n", o);
+    tbl_free(&t);
+}
 
-    fprintf(o, md ? "\n## Cases not on every machine\n\n" : "\ncases not on every machine\n");
-    int only = 0;
+static void compare_partial_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Cases not on every machine" : "cases not on every machine");
+    int n = 0;
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
         if (row->everywhere)
             continue;
-        char on[64] = "";
-        size_t n = 0;
-        for (int i = 0; i < c->n_m && n < sizeof on - 2; i++)
-            if (row->idx[i] >= 0 || row->from_sheet[i])
-                n += (size_t)snprintf(on + n, sizeof on - n, "%s%c", n ? "," : "", 'A' + i);
-        fprintf(o, md ? "- `%s`: only on %s\n" : "  %s: only on %s\n", row->label, on);
-        only++;
+        char states[512];
+        size_t at = 0;
+        for (int i = 0; i < c->n_m && at < sizeof states; i++) {
+            char cell[CELL];
+            mb_compare_fmt_cell(cell, sizeof cell, c, row, i);
+            at += (size_t)snprintf(states + at, sizeof states - at, "%s%c %s", i ? ", " : "", 'A' + i, cell);
+        }
+        /* a long case label puts the states on a line of their own: 120 columns */
+        bool wrap = !md && 2 + width(row->label) + 2 + width(states) > 120;
+        fprintf(o, md ? "- `%s`: %s\n" : wrap ? "  %s:\n      %s\n" : "  %s: %s\n", row->label, states);
+        n++;
     }
-    if (only == 0)
+    if (n == 0)
         fprintf(o, md ? "None.\n" : "  none\n");
+}
 
-    fprintf(o, md ? "\n## Context differences\n\n" : "\ncontext differences\n");
+static void compare_context_text(FILE *o, const mb_compare *c, bool md)
+{
+    section(o, md, md ? "Context differences" : "context differences");
     if (c->n_ctx == 0) {
         fprintf(o, md ? "None of the compared entries differ.\n" : "  none of the compared entries differ\n");
         return;
@@ -1036,15 +1504,21 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
         machine_head(xh[i], sizeof xh[i], c, i, md);
         tbl_add_col(&x, xh[i], 'l');
     }
+    /* a terminal row stays within 120 columns: the values share what the keys leave */
+    int key_w = 5;
+    for (int k = 0; k < c->n_ctx; k++)
+        key_w = width(c->ctx[k].key) > key_w ? width(c->ctx[k].key) : key_w;
+    int cell_max = (TEXT_COLS - 2 - key_w - 2 * (x.ncol - 1)) / (x.ncol - 1 > 0 ? x.ncol - 1 : 1);
+    cell_max = cell_max > CTX_CELL_MAX ? CTX_CELL_MAX : cell_max < 8 ? 8 : cell_max;
     for (int k = 0; k < c->n_ctx; k++) {
         const char *p[TBL_MAX_COLS];
         char cut[TBL_MAX_COLS][CTX_CELL_MAX + 4];
         p[0] = c->ctx[k].key;
         for (int i = 0; i < c->n_m && i + 1 < x.ncol; i++) {
             p[i + 1] = c->ctx[k].value[i][0] ? c->ctx[k].value[i] : "(none)";
-            /* a terminal row stays readable; Markdown and JSON keep the whole value */
-            if (!md && strlen(p[i + 1]) > CTX_CELL_MAX) {
-                snprintf(cut[i + 1], sizeof cut[i + 1], "%.*s...", CTX_CELL_MAX - 3, p[i + 1]);
+            /* Markdown and JSON keep the whole value */
+            if (!md && width(p[i + 1]) > cell_max) {
+                snprintf(cut[i + 1], sizeof cut[i + 1], "%.*s...", cell_max - 3, p[i + 1]);
                 p[i + 1] = cut[i + 1];
             }
         }
@@ -1052,6 +1526,18 @@ static void compare_text(FILE *o, const mb_compare *c, bool md)
     }
     tbl_print(o, &x, md, "  ");
     tbl_free(&x);
+}
+
+static void compare_text(FILE *o, const mb_compare *c, bool md)
+{
+    compare_machines_text(o, c, md);
+    compare_best_text(o, c, md);
+    compare_geomeans_text(o, c, md);
+    if (compare_priced(c))
+        compare_per_dollar_text(o, c, md);
+    compare_common_text(o, c, md);
+    compare_partial_text(o, c, md);
+    compare_context_text(o, c, md);
 }
 
 static cJSON *nums_json(const double *v, int n)
@@ -1099,17 +1585,47 @@ cJSON *mb_compare_to_json(const mb_compare *c)
                                                            : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "ratio", nums_json(row->ratio, c->n_m));
         cJSON_AddItemToObject(o, "per_usd", nums_json(row->per_usd, c->n_m));
+        if (row->rate_unit && strlen(row->rate_unit) > 2 && !strcmp(row->rate_unit + strlen(row->rate_unit) - 2, "/s")) {
+            char u[48];
+            snprintf(u, sizeof u, "%.*s/$", (int)strlen(row->rate_unit) - 2, row->rate_unit);
+            cJSON_AddStringToObject(o, "per_usd_unit", u);
+        }
         cJSON_AddBoolToObject(o, "on_every_machine", row->everywhere);
         cJSON_AddItemToArray(cases, o);
     }
+    cJSON *best = cJSON_AddArrayToObject(doc, "best");
+    for (int b = 0; b < c->n_best; b++) {
+        const mb_compare_best *k = &c->best[b];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "component", k->component);
+        cJSON_AddStringToObject(o, "kind", k->kind);
+        cJSON_AddStringToObject(o, "work_unit", k->work_unit);
+        cJSON *ids = cJSON_AddArrayToObject(o, "case");
+        for (int i = 0; i < c->n_m; i++)
+            cJSON_AddItemToArray(ids, k->row[i] >= 0 ? cJSON_CreateString(c->rows[k->row[i]].id) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "rate_per_s", nums_json(k->rate_abs, c->n_m));
+        cJSON_AddItemToObject(o, "ratio", nums_json(k->ratio, c->n_m));
+        cJSON_AddItemToObject(o, "per_usd", nums_json(k->per_usd_abs, c->n_m));
+        cJSON_AddItemToArray(best, o);
+    }
     cJSON *geo = cJSON_AddObjectToObject(doc, "geomean");
     for (int k = 0; k < c->n_geo; k++) {
-        cJSON *o = cJSON_AddObjectToObject(geo, c->geo[k].component);
-        cJSON_AddItemToObject(o, "ratio", nums_json(c->geo[k].geomean, c->n_m));
-        cJSON_AddItemToObject(o, "per_usd_ratio", nums_json(c->geo[k].geomean_usd, c->n_m));
+        const mb_compare_geo *g = &c->geo[k];
+        cJSON *o = cJSON_AddObjectToObject(geo, g->component);
+        /* like-for-like: the cases both ran and verified */
+        cJSON_AddItemToObject(o, "ratio", nums_json(g->geomean, c->n_m));
+        cJSON_AddItemToObject(o, "per_usd_ratio", nums_json(g->geomean_usd, c->n_m));
         cJSON *n = cJSON_AddArrayToObject(o, "cases");
         for (int i = 0; i < c->n_m; i++)
-            cJSON_AddItemToArray(n, cJSON_CreateNumber(c->geo[k].n[i]));
+            cJSON_AddItemToArray(n, cJSON_CreateNumber(g->n[i]));
+        cJSON_AddNumberToObject(o, "cases_total", g->n_total);
+        cJSON *b = cJSON_AddObjectToObject(o, "best_per_kind");
+        cJSON_AddItemToObject(b, "ratio", nums_json(g->best_geomean, c->n_m));
+        cJSON_AddItemToObject(b, "per_usd_ratio", nums_json(g->best_geomean_usd, c->n_m));
+        cJSON *bn = cJSON_AddArrayToObject(b, "kinds");
+        for (int i = 0; i < c->n_m; i++)
+            cJSON_AddItemToArray(bn, cJSON_CreateNumber(g->best_n[i]));
+        cJSON_AddNumberToObject(b, "kinds_total", g->best_total);
     }
     cJSON *ctx = cJSON_AddObjectToObject(doc, "context_differences");
     for (int k = 0; k < c->n_ctx; k++)

@@ -23,4 +23,21 @@ cJSON *mb_compare_to_json(const mb_compare *c);
 void mb_fmt_seconds(char *buf, size_t len, double seconds);
 void mb_fmt_rate(char *buf, size_t len, double rate, const char *work_unit);
 
+/* ---- compare's figures (text, Markdown and HTML show the same strings) ---- */
+/* v with an SI prefix and unit, 3 significant digits, never an exponent:
+ * "3.93 PFLOP/$", "12.5 ms"; "-" when negative or not finite. */
+void mb_fmt_si(char *buf, size_t len, double v, const char *unit);
+/* A ratio: "0.91x", "12.3x", "0.0034x" (two significant digits at least). */
+void mb_fmt_ratio(char *buf, size_t len, double ratio);
+/* A rate in work units per second: "52.3 TFLOP/s"; latency-first: "4.1 us/op". */
+void mb_compare_fmt_rate(char *buf, size_t len, double rate_abs, const char *work_unit, bool latency_first);
+/* Work per dollar: "1.08 EFLOP/$". */
+void mb_compare_fmt_per_usd(char *buf, size_t len, double per_usd_abs, const char *work_unit);
+/* A case's state on machine i: ok, absent, skipped, failed, not verified, datasheet. */
+const char *mb_compare_state(const mb_compare *c, const mb_compare_row *r, int i);
+/* A case's rate on machine i, or its state. */
+void mb_compare_fmt_cell(char *buf, size_t len, const mb_compare *c, const mb_compare_row *r, int i);
+/* Machine i's best case of a kind: "52.3 TFLOP/s cublaslt". */
+void mb_compare_fmt_best(char *buf, size_t len, const mb_compare *c, const mb_compare_best *b, int i);
+
 #endif

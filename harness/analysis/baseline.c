@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "results.h"
+
 static const char *str_of(const cJSON *o, const char *name)
 {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -19,11 +21,13 @@ static const char *str_or(const cJSON *o, const char *name, const char *fallback
     return s ? s : fallback;
 }
 
+/* The case's one ceiling (results.h: "ceiling", derived for older files),
+ * the number every view shows. */
 static double rate_of(const cJSON *c)
 {
-    const cJSON *m = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "rate"),
-                                                      "median");
-    return cJSON_IsNumber(m) ? m->valuedouble : NAN;
+    mb_ceiling ce;
+    mb_case_ceiling(c, &ce);
+    return ce.value;
 }
 
 static bool status_is(const cJSON *o, const char *want)
@@ -176,10 +180,14 @@ int mb_baseline_check(const cJSON *results, const cJSON *baseline, double tolera
     if (check_file(results, "results", &v_run, err) != MB_OK ||
         check_file(baseline, "baseline", &v_base, err) != MB_OK)
         return MB_EUSAGE;
-    if (v_run != v_base)
+    /* every version this mlbench reads gives each case the same ceiling
+     * (older files: derived by the same rule), so they compare */
+    int newest = v_run > v_base ? v_run : v_base, oldest = v_run < v_base ? v_run : v_base;
+    if (newest > MB_RESULTS_SCHEMA_VERSION || oldest < MB_RESULTS_SCHEMA_VERSION_MIN)
         return mb_errf(err, MB_EUSAGE,
-                       "baseline has schema_version %d, this run %d: re-run the baseline with this mlbench",
-                       v_base, v_run);
+                       "baseline has schema_version %d, this run %d: this mlbench reads %d to %d; re-run the "
+                       "baseline with this mlbench",
+                       v_base, v_run, MB_RESULTS_SCHEMA_VERSION_MIN, MB_RESULTS_SCHEMA_VERSION);
 
     cJSON *out = cJSON_CreateObject();
     cJSON *failed = cJSON_CreateArray(), *not_compared = cJSON_CreateArray();

@@ -1,7 +1,8 @@
 /* baseline.h: a run checked against an earlier results file (`--baseline
  * FILE --tolerance 0.10`), e.g. one taken on a node already accepted.
  *
- * Cases are joined by "id" and compared on rate.median (the ceiling). A case
+ * Cases are joined by "id" and compared on their ceiling (results.h,
+ * mb_case_ceiling: "ceiling", derived for files of schema 1). A case
  * fails when its rate is more than `tolerance` (a fraction: 0.10 = 10%) below
  * the baseline's, when it failed (status "failed") where the baseline's ran,
  * and, in fleet mode, for every rank (case "ranks" array) whose rate is that
@@ -22,8 +23,9 @@
  *    "failed": [{"id", "rank"?, "host"?, "rate", "baseline", "ratio", "reason"}],
  *    "not_compared": [{"id", "reason"}]}
  * Returns MB_OK when nothing failed, MB_EFAIL (exit status 1) when something
- * did, MB_EUSAGE when either file is not a results file, their
- * schema_version differ, or the tolerance is not in [0, 1). */
+ * did, MB_EUSAGE when either file is not a results file, either
+ * schema_version is one this mlbench does not read, or the tolerance is
+ * not in [0, 1). */
 int mb_baseline_check(const cJSON *results, const cJSON *baseline, double tolerance,
                       cJSON **failures, mb_err *err);
 

@@ -72,6 +72,36 @@ static void set_phase(mb_case_ref *r, const char *phase)
     r->rate_abs = r->rate * r->rate_scale;
 }
 
+/* The case's one ceiling (schema 2: "ceiling" {value, unit, source}), the
+ * number every view shows; and whether it is noisy, by results.c's rule. */
+static int read_ceiling(const cJSON *c, int i, const char *path, mb_case_ref *r, mb_err *err)
+{
+    const cJSON *ce = cJSON_GetObjectItemCaseSensitive(c, "ceiling");
+    if (ce && !cJSON_IsObject(ce) && !cJSON_IsNull(ce))
+        return mb_errf(err, MB_EUSAGE, "%s: cases[%d].ceiling: expected an object or null", path, i);
+    double v = 0;
+    if (num_at(c, "ceiling", "value", false, path, i, &v, err))
+        return err->code;
+    const char *src = cJSON_IsObject(ce) ? opt_string(ce, "source") : NULL;
+    if (src && strcmp(src, "median") && strcmp(src, "burst") && strcmp(src, "sustained"))
+        return mb_errf(err, MB_EUSAGE, "%s: cases[%d].ceiling.source: '%s' is not median, burst or sustained", path,
+                       i, src);
+    const char *unit = cJSON_IsObject(ce) ? opt_string(ce, "unit") : NULL;
+    if (unit && r->rate_unit && strcmp(unit, r->rate_unit) != 0)
+        return mb_errf(err, MB_EUSAGE, "%s: cases[%d].ceiling.unit: '%s', but the case's rate_unit is '%s'", path, i,
+                       unit, r->rate_unit);
+    mb_ceiling m;
+    mb_case_ceiling(c, &m);
+    if (cJSON_IsObject(ce) && v > 0) {
+        r->rate = v;
+        r->phase = m.source;
+        r->rate_abs = r->rate * r->rate_scale;
+    }
+    r->noisy = m.noisy;
+    snprintf(r->noise, sizeof r->noise, "%s", m.noisy ? m.why : "");
+    return MB_OK;
+}
+
 static int read_case(const cJSON *c, int i, const char *path, const mb_ini *match, mb_case_ref *r, mb_err *err)
 {
     memset(r, 0, sizeof *r);
@@ -117,9 +147,13 @@ static int read_case(const cJSON *c, int i, const char *path, const mb_ini *matc
     const char *cp = opt_string(c, "ceiling_phase");
     if (cp && strcmp(cp, "burst") && strcmp(cp, "sustained"))
         return mb_errf(err, MB_EUSAGE, "%s: cases[%d].ceiling_phase: '%s' is not burst or sustained", path, i, cp);
+    /* files of schema 1: the phase rule (which results.c's mb_case_ceiling
+     * applies too, so both give one number) */
     set_phase(r, cp ? cp : "sustained");
+    int rc = read_ceiling(c, i, path, r, err);
+    if (rc)
+        return rc;
     mb_case_label(c, r->label, sizeof r->label);
-    r->noisy = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "noisy"));
     const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "rate");
     const cJSON *cv = cJSON_IsObject(rate) ? cJSON_GetObjectItemCaseSensitive(rate, "cv") : NULL;
     r->cv = cJSON_IsNumber(cv) ? cv->valuedouble : NAN;

@@ -1,4 +1,4 @@
-/* ceilings.h: a results file (results/README.md, schema_version 1) as the
+/* ceilings.h: a results file (results/README.md, schema_version 1 or 2) as the
  * analysis reads it: the cases with their rates in absolute units, and
  * whether each one may serve as a ceiling (status ok AND verification
  * passed — a fast wrong number is no ceiling). */
@@ -21,15 +21,18 @@ typedef struct mb_case_ref {
     const char *verification; /* passed | failed | not-run | NULL */
     const char *reason;    /* why skipped/failed, or NULL */
     bool usable;           /* a ceiling: status ok and verification passed, rate > 0 */
-    bool noisy;            /* its repetitions varied more than max_cv: a doubtful ceiling */
+    bool noisy;            /* a doubtful ceiling by results.h's mb_noise_judge (cv above max_cv, or its
+                              median, burst and sustained disagree beyond its own noise) */
+    char noise[384];       /* why it is noisy ("noisy: …"), empty when not */
     double cv;             /* rate.cv, NAN when absent */
     const char *work_unit;
     const char *rate_unit;
     double rate_scale;
     bool latency_first;
     double work_per_iter;
-    double rate;           /* the ceiling in rate_unit (0 when none): the `phase` rate */
-    const char *phase;     /* "median" (rate.median), "burst" or "sustained" (compute cases) */
+    double rate;           /* the ceiling in rate_unit (0 when none): the case's "ceiling" (older
+                              files: the `phase` rate), or the phase --ceiling names */
+    const char *phase;     /* where it came from: "median" (rate.median), "burst" or "sustained" */
     double rate_median;    /* rate.median: the repetitions' median */
     double rate_burst;     /* burst.rate of a compute case (0 when none) */
     double rate_sustained; /* sustained.rate of a compute case (0 when none) */

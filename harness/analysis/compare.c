@@ -12,13 +12,28 @@
 
 /* ---- prices ------------------------------------------------------------------ */
 
-static bool label_fits(const mb_ceilings *m, const char *label, const char *name, size_t n)
+/* Any name the output shows for machine i: its letter, label, host, path or file name. */
+static bool label_fits(const mb_ceilings *m, int i, const char *label, const char *name, size_t n)
 {
     const char *base = strrchr(m->path, '/');
     base = base ? base + 1 : m->path;
-    return (strlen(label) == n && strncmp(label, name, n) == 0) || (m->host && strlen(m->host) == n && strncmp(m->host, name, n) == 0) ||
+    return (n == 1 && name[0] == 'A' + i) || (strlen(label) == n && strncmp(label, name, n) == 0) ||
+           (m->host && strlen(m->host) == n && strncmp(m->host, name, n) == 0) ||
            (strlen(m->path) == n && strncmp(m->path, name, n) == 0) ||
            (strlen(base) == n && strncmp(base, name, n) == 0);
+}
+
+/* "A 'label' (file), B ...": what --price accepts, for its error. */
+static void price_names(const mb_ceilings *m, int n_m, char *const *labels, char *buf, size_t len)
+{
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n_m && at < len; i++) {
+        const char *base = strrchr(m[i].path, '/');
+        base = base ? base + 1 : m[i].path;
+        at += (size_t)snprintf(buf + at, len - at, "%s%c, '%s', %s%s%s", i ? "; " : "", 'A' + i, labels[i], base,
+                               m[i].host ? ", " : "", m[i].host ? m[i].host : "");
+    }
 }
 
 static int parse_prices(const mb_ceilings *m, int n_m, char *const *labels, const char *const *prices, int n_prices,
@@ -27,7 +42,8 @@ static int parse_prices(const mb_ceilings *m, int n_m, char *const *labels, cons
     for (int p = 0; p < n_prices; p++) {
         const char *eq = strrchr(prices[p], '=');
         if (eq == NULL || eq == prices[p])
-            return mb_errf(err, MB_EUSAGE, "--price %s: expected NAME=USD_PER_HOUR (NAME: label, host or file)", prices[p]);
+            return mb_errf(err, MB_EUSAGE,
+                           "--price %s: expected NAME=USD_PER_HOUR (NAME: letter, label, host or file)", prices[p]);
         char *end;
         errno = 0;
         double usd = strtod(eq + 1, &end);
@@ -35,18 +51,32 @@ static int parse_prices(const mb_ceilings *m, int n_m, char *const *labels, cons
             return mb_errf(err, MB_EUSAGE, "--price %s: '%s' is not a positive price in USD per hour", prices[p],
                            eq + 1);
         size_t n = (size_t)(eq - prices[p]);
-        int hits = 0;
+        int hits = 0, first = -1;
         for (int i = 0; i < n_m; i++)
-            if (label_fits(&m[i], labels[i], prices[p], n)) {
-                price[i] = usd;
+            if (label_fits(&m[i], i, labels[i], prices[p], n)) {
+                if (hits == 0)
+                    first = i;
                 hits++;
             }
-        if (hits == 0)
-            return mb_errf(err, MB_EUSAGE, "--price %s: '%.*s' is not the label, host name or file of a results "
-                                           "file compared",
-                           prices[p], (int)n, prices[p]);
+        /* one price, one machine: two machines on a host named "vm" must not both get it */
+        if (hits > 1)
+            return mb_errf(err, MB_EUSAGE, "--price %s: '%.*s' names %d machines; give each its letter (A, B, ...)",
+                           prices[p], (int)n, prices[p], hits);
+        if (hits == 1)
+            price[first] = usd;
+        if (hits == 0) {
+            char names[1024];
+            price_names(m, n_m, labels, names, sizeof names);
+            return mb_errf(err, MB_EUSAGE, "--price %s: '%.*s' names no machine compared; names: %s", prices[p],
+                           (int)n, prices[p], names);
+        }
     }
     return MB_OK;
+}
+
+double mb_compare_per_usd(double rate, double usd_per_hour)
+{
+    return rate >= 0 && usd_per_hour > 0 ? rate * 3600.0 / usd_per_hour : -1;
 }
 
 /* ---- rows ---------------------------------------------------------------------- */
@@ -92,13 +122,132 @@ static int add_row(mb_compare *c, const mb_case_ref *cr, mb_err *err)
         int k = find_case(&c->m[i], cr->id);
         r->idx[i] = k;
         r->rate[i] = k >= 0 && c->m[i].cases[k].usable ? c->m[i].cases[k].rate : -1;
-        r->everywhere = r->everywhere && k >= 0;
+        r->everywhere = r->everywhere && r->rate[i] >= 0;
         if (k >= 0 && r->rate_unit == NULL)
             r->rate_unit = c->m[i].cases[k].rate_unit;
     }
     for (int i = 0; i < c->n_m; i++) {
         r->ratio[i] = r->rate[i] >= 0 && r->rate[0] > 0 ? r->rate[i] / r->rate[0] : -1;
-        r->per_usd[i] = r->rate[i] >= 0 && c->price[i] > 0 ? r->rate[i] * 3600.0 / c->price[i] : -1;
+        r->per_usd[i] = mb_compare_per_usd(r->rate[i], c->price[i]);
+    }
+    return MB_OK;
+}
+
+/* ---- best verified case per component and kind ------------------------------------------ */
+
+/* "dtype=fp32 op=read": the values of the kind parameters ([best] kind_params
+ * of compare.ini) the case sets, in that order. */
+static void case_kind(const mb_case_ref *cr, const mb_ini *keys, char *buf, size_t len)
+{
+    const char *list = keys ? mb_ini_get(keys, "best", "kind_params") : NULL;
+    char copy[512], *save = NULL;
+    size_t at = 0;
+    buf[0] = '\0';
+    snprintf(copy, sizeof copy, "%s", list ? list : "dtype");
+    for (char *k = strtok_r(copy, ", \t", &save); k && at < len; k = strtok_r(NULL, ", \t", &save)) {
+        const char *v = mb_case_param(cr, k);
+        if (v)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s=%s", at ? " " : "", k, v);
+    }
+}
+
+static mb_compare_best *best_for(mb_compare *c, const mb_case_ref *cr, const char *kind, mb_err *err)
+{
+    const char *unit = cr->work_unit ? cr->work_unit : "";
+    for (int b = 0; b < c->n_best; b++)
+        if (!strcmp(c->best[b].component, cr->component) && !strcmp(c->best[b].kind, kind) &&
+            !strcmp(c->best[b].work_unit, unit))
+            return &c->best[b];
+    mb_compare_best *grown = realloc(c->best, sizeof *grown * (size_t)(c->n_best + 1));
+    if (grown == NULL) {
+        mb_errf(err, MB_ESYS, "out of memory");
+        return NULL;
+    }
+    c->best = grown;
+    mb_compare_best *b = &c->best[c->n_best++];
+    memset(b, 0, sizeof *b);
+    b->component = cr->component;
+    snprintf(b->kind, sizeof b->kind, "%s", kind);
+    b->work_unit = unit;
+    b->latency_first = cr->latency_first;
+    b->row = malloc(sizeof *b->row * (size_t)c->n_m);
+    b->rate_abs = malloc(sizeof *b->rate_abs * (size_t)c->n_m);
+    b->ratio = malloc(sizeof *b->ratio * (size_t)c->n_m);
+    b->per_usd_abs = malloc(sizeof *b->per_usd_abs * (size_t)c->n_m);
+    if (!b->row || !b->rate_abs || !b->ratio || !b->per_usd_abs) {
+        mb_errf(err, MB_ESYS, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < c->n_m; i++) {
+        b->row[i] = -1;
+        b->rate_abs[i] = b->ratio[i] = b->per_usd_abs[i] = -1;
+    }
+    return b;
+}
+
+/* Kinds of one component next to each other, in the order components first
+ * appear (an insertion sort: stable, and the lists are short). */
+static void group_by_component(mb_compare *c)
+{
+    const char *order[256];
+    int n = 0;
+    for (int b = 0; b < c->n_best; b++) {
+        bool seen = false;
+        for (int k = 0; k < n && !seen; k++)
+            seen = strcmp(order[k], c->best[b].component) == 0;
+        if (!seen && n < 256)
+            order[n++] = c->best[b].component;
+    }
+    int *rank = calloc((size_t)c->n_best + 1, sizeof *rank);
+    if (rank == NULL)
+        return; /* the order is cosmetic */
+    for (int b = 0; b < c->n_best; b++) {
+        rank[b] = n;
+        for (int k = 0; k < n; k++)
+            if (strcmp(order[k], c->best[b].component) == 0)
+                rank[b] = k;
+    }
+    for (int b = 1; b < c->n_best; b++)
+        for (int j = b; j > 0 && rank[j - 1] > rank[j]; j--) {
+            mb_compare_best t = c->best[j];
+            c->best[j] = c->best[j - 1];
+            c->best[j - 1] = t;
+            int r = rank[j];
+            rank[j] = rank[j - 1];
+            rank[j - 1] = r;
+        }
+    free(rank);
+}
+
+/* Per kind, each machine's fastest usable case (the highest rate in work
+ * units per second: for latency-first cases, the shortest time). Only
+ * measured, verified cases: a buyer's comparison of what was seen to work. */
+static int best_cases(mb_compare *c, const mb_ini *keys, mb_err *err)
+{
+    for (int r = 0; r < c->n_rows; r++) {
+        const mb_compare_row *row = &c->rows[r];
+        for (int i = 0; i < c->n_m; i++) {
+            if (row->idx[i] < 0)
+                continue;
+            const mb_case_ref *cr = &c->m[i].cases[row->idx[i]];
+            char kind[128];
+            case_kind(cr, keys, kind, sizeof kind);
+            mb_compare_best *b = best_for(c, cr, kind, err);
+            if (b == NULL)
+                return err->code;
+            if (cr->usable && cr->rate_abs > 0 && cr->rate_abs > b->rate_abs[i]) {
+                b->row[i] = r;
+                b->rate_abs[i] = cr->rate_abs;
+            }
+        }
+    }
+    group_by_component(c);
+    for (int b = 0; b < c->n_best; b++) {
+        mb_compare_best *k = &c->best[b];
+        for (int i = 0; i < c->n_m; i++) {
+            k->ratio[i] = k->rate_abs[i] > 0 && k->rate_abs[0] > 0 ? k->rate_abs[i] / k->rate_abs[0] : -1;
+            k->per_usd_abs[i] = k->rate_abs[i] > 0 ? mb_compare_per_usd(k->rate_abs[i], c->price[i]) : -1;
+        }
     }
     return MB_OK;
 }
@@ -117,59 +266,127 @@ static mb_compare_geo *geo_for(mb_compare *c, const char *component, mb_err *err
     }
     c->geo = grown;
     mb_compare_geo *g = &c->geo[c->n_geo++];
+    memset(g, 0, sizeof *g);
     g->component = component;
     g->geomean = calloc((size_t)c->n_m, sizeof *g->geomean);
     g->geomean_usd = calloc((size_t)c->n_m, sizeof *g->geomean_usd);
     g->n = calloc((size_t)c->n_m, sizeof *g->n);
-    if (!g->geomean || !g->geomean_usd || !g->n) {
+    g->best_geomean = calloc((size_t)c->n_m, sizeof *g->best_geomean);
+    g->best_geomean_usd = calloc((size_t)c->n_m, sizeof *g->best_geomean_usd);
+    g->best_n = calloc((size_t)c->n_m, sizeof *g->best_n);
+    if (!g->geomean || !g->geomean_usd || !g->n || !g->best_geomean || !g->best_geomean_usd || !g->best_n) {
         mb_errf(err, MB_ESYS, "out of memory");
         return NULL;
     }
     return g;
 }
 
-/* exp(mean(log ratio)) over the cases usable on both machines. */
+/* A running geometric mean: exp(mean(log x)). */
+typedef struct geo_acc {
+    double sum;
+    int n;
+} geo_acc;
+
+static void geo_add(geo_acc *a, double x)
+{
+    a->sum += log(x);
+    a->n++;
+}
+
+static double geo_value(const geo_acc *a)
+{
+    return a->n ? exp(a->sum / a->n) : -1;
+}
+
+/* Like-for-like: the cases usable (measured, verified) on A and on machine i. */
+static void geomean_like(const mb_compare *c, mb_compare_geo *geo, int i)
+{
+    geo_acc all = { 0 }, usd = { 0 };
+    for (int r = 0; r < c->n_rows; r++) {
+        const mb_compare_row *row = &c->rows[r];
+        if (strcmp(row->component, geo->component) != 0 || row->ratio[i] <= 0 || row->from_sheet[0] ||
+            row->from_sheet[i])
+            continue;
+        geo_add(&all, row->ratio[i]);
+        if (row->per_usd[i] > 0 && row->per_usd[0] > 0)
+            geo_add(&usd, row->per_usd[i] / row->per_usd[0]);
+    }
+    geo->n[i] = all.n;
+    geo->geomean[i] = geo_value(&all);
+    geo->geomean_usd[i] = geo_value(&usd);
+}
+
+/* Best per kind: the kinds where A and machine i both have a best case. */
+static void geomean_best(const mb_compare *c, mb_compare_geo *geo, int i)
+{
+    geo_acc all = { 0 }, usd = { 0 };
+    for (int b = 0; b < c->n_best; b++) {
+        const mb_compare_best *k = &c->best[b];
+        if (strcmp(k->component, geo->component) != 0 || k->ratio[i] <= 0)
+            continue;
+        geo_add(&all, k->ratio[i]);
+        if (k->per_usd_abs[i] > 0 && k->per_usd_abs[0] > 0)
+            geo_add(&usd, k->per_usd_abs[i] / k->per_usd_abs[0]);
+    }
+    geo->best_n[i] = all.n;
+    geo->best_geomean[i] = geo_value(&all);
+    geo->best_geomean_usd[i] = geo_value(&usd);
+}
+
 static int geomeans(mb_compare *c, mb_err *err)
 {
-    for (int r = 0; r < c->n_rows; r++)
-        if (geo_for(c, c->rows[r].component, err) == NULL)
+    /* the coverage counts what ran somewhere: a case skipped everywhere is no evidence either way */
+    for (int r = 0; r < c->n_rows; r++) {
+        mb_compare_geo *g = geo_for(c, c->rows[r].component, err);
+        if (g == NULL)
             return err->code;
-    for (int g = 0; g < c->n_geo; g++) {
-        mb_compare_geo *geo = &c->geo[g];
-        for (int i = 0; i < c->n_m; i++) {
-            double sum = 0, sum_usd = 0;
-            int n = 0, n_usd = 0;
-            for (int r = 0; r < c->n_rows; r++) {
-                const mb_compare_row *row = &c->rows[r];
-                if (strcmp(row->component, geo->component) != 0 || row->ratio[i] <= 0)
-                    continue;
-                sum += log(row->ratio[i]);
-                n++;
-                if (row->per_usd[i] > 0 && row->per_usd[0] > 0) {
-                    sum_usd += log(row->per_usd[i] / row->per_usd[0]);
-                    n_usd++;
-                }
-            }
-            geo->n[i] = n;
-            geo->geomean[i] = n ? exp(sum / n) : -1;
-            geo->geomean_usd[i] = n_usd ? exp(sum_usd / n_usd) : -1;
-        }
+        bool ran = false;
+        for (int i = 0; i < c->n_m; i++)
+            ran = ran || c->rows[r].rate[i] >= 0;
+        g->n_total += ran;
     }
+    for (int b = 0; b < c->n_best; b++) {
+        mb_compare_geo *g = geo_for(c, c->best[b].component, err);
+        if (g == NULL)
+            return err->code;
+        bool ran = false;
+        for (int i = 0; i < c->n_m; i++)
+            ran = ran || c->best[b].row[i] >= 0;
+        g->best_total += ran;
+    }
+    for (int g = 0; g < c->n_geo; g++)
+        for (int i = 0; i < c->n_m; i++) {
+            geomean_like(c, &c->geo[g], i);
+            geomean_best(c, &c->geo[g], i);
+        }
     return MB_OK;
 }
 
 /* ---- context differences ----------------------------------------------------------- */
 
-static void scalar_text(const cJSON *v, char *buf, size_t len)
+/* A context value as people read it: byte counts in binary units
+ * ("126 GiB", not 135148564480), other numbers to 6 significant digits. */
+static void scalar_text(const char *key, const cJSON *v, char *buf, size_t len)
 {
-    if (cJSON_IsString(v))
+    size_t kl = strlen(key);
+    if (cJSON_IsString(v)) {
         snprintf(buf, len, "%s", v->valuestring);
-    else if (cJSON_IsNumber(v))
-        snprintf(buf, len, "%.15g", v->valuedouble);
-    else if (cJSON_IsBool(v))
+    } else if (cJSON_IsNumber(v) && kl > 6 && strcmp(key + kl - 6, "_bytes") == 0 && v->valuedouble >= 1024) {
+        static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+        double x = v->valuedouble;
+        int i = 0;
+        while (x >= 1024 && i < 5) {
+            x /= 1024;
+            i++;
+        }
+        snprintf(buf, len, "%.3g %s", x, u[i]);
+    } else if (cJSON_IsNumber(v)) {
+        snprintf(buf, len, "%.6g", v->valuedouble);
+    } else if (cJSON_IsBool(v)) {
         snprintf(buf, len, "%s", cJSON_IsTrue(v) ? "true" : "false");
-    else
+    } else {
         buf[0] = '\0';
+    }
 }
 
 static const cJSON *at_path(const cJSON *o, const char *path)
@@ -263,7 +480,7 @@ static int context_diffs(mb_compare *c, const mb_ini *keys, mb_err *err)
         bool differ = false;
         for (int i = 0; i < c->n_m; i++) {
             char buf[512];
-            scalar_text(ctx_lookup(c->m[i].context, c->ctx[k].key), buf, sizeof buf);
+            scalar_text(c->ctx[k].key, ctx_lookup(c->m[i].context, c->ctx[k].key), buf, sizeof buf);
             c->ctx[k].value[i] = strdup(buf);
             if (c->ctx[k].value[i] == NULL)
                 return mb_errf(err, MB_ESYS, "out of memory");
@@ -303,6 +520,8 @@ int mb_compare_build(const mb_ceilings *machines, int n, const char *const *labe
         for (int k = 0; k < machines[i].n_cases && rc == MB_OK; k++)
             if (!row_exists(out, machines[i].cases[k].id))
                 rc = add_row(out, &machines[i].cases[k], err);
+    if (rc == MB_OK)
+        rc = best_cases(out, keys, err);
     if (rc == MB_OK)
         rc = geomeans(out, err);
     if (rc == MB_OK)
@@ -353,10 +572,8 @@ int mb_compare_fill_datasheet(mb_compare *c, int m, const mb_datasheet *d, mb_er
             row->rate_unit = cr->rate_unit;
         if (m > 0 && row->rate[0] > 0 && !row->from_sheet[0])
             row->ratio[m] = row->rate[m] / row->rate[0];
-        row->per_usd[m] = c->price[m] > 0 ? row->rate[m] * 3600.0 / c->price[m] : -1;
-        row->everywhere = true;
-        for (int i = 0; i < c->n_m; i++)
-            row->everywhere = row->everywhere && (row->idx[i] >= 0 || row->from_sheet[i]);
+        row->per_usd[m] = mb_compare_per_usd(row->rate[m], c->price[m]);
+        /* a datasheet figure is not a run: the row stays off "cases on every machine" */
     }
     return MB_OK;
 }
@@ -377,8 +594,18 @@ void mb_compare_free(mb_compare *c)
         free(c->geo[g].geomean);
         free(c->geo[g].geomean_usd);
         free(c->geo[g].n);
+        free(c->geo[g].best_geomean);
+        free(c->geo[g].best_geomean_usd);
+        free(c->geo[g].best_n);
     }
     free(c->geo);
+    for (int b = 0; b < c->n_best; b++) {
+        free(c->best[b].row);
+        free(c->best[b].rate_abs);
+        free(c->best[b].ratio);
+        free(c->best[b].per_usd_abs);
+    }
+    free(c->best);
     for (int k = 0; k < c->n_ctx; k++) {
         if (c->ctx[k].value)
             for (int i = 0; i < c->n_m; i++)

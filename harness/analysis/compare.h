@@ -1,9 +1,14 @@
 /* compare.h: machines side by side. Cases of several results files joined
  * by identity ("id": component/backend/params), ratios to the first file,
- * the geometric mean of the ratios per component, cases present on some
- * machines only, throughput per dollar when prices are given, and the
- * context differences that explain numbers (driver, clocks, PCIe link, CPU
- * model, kernel; the keys are configs/gap/compare.ini). */
+ * cases present on some machines only, throughput per dollar when prices
+ * are given, and the context differences that explain numbers (driver,
+ * clocks, PCIe link, CPU model, kernel; the keys are configs/gap/compare.ini).
+ *
+ * Two views, because unlike machines (an H100 box and a CPU box) share few
+ * cases: like-for-like, the cases both machines ran and verified; and best
+ * per kind, each machine's best verified case per component and kind of
+ * work (dtype, op, direction...: configs/gap/compare.ini [best]), what a
+ * buyer compares. Every geometric mean carries its coverage (n of m). */
 #ifndef MB_COMPARE_H
 #define MB_COMPARE_H
 
@@ -24,14 +29,34 @@ typedef struct mb_compare_row {
     double *ratio;   /* per machine: rate / first machine's rate; < 0 = none */
     double *per_usd; /* per machine: rate x 3600 / price (rate unit x s per $); < 0 = no price */
     bool *from_sheet; /* per machine: rate is a datasheet figure, not a measurement (mb_compare_fill_datasheet) */
-    bool everywhere; /* present on every machine */
+    bool everywhere; /* ran and verified (usable, measured) on every machine */
 } mb_compare_row;
+
+/* One kind of work of a component (e.g. gemm dtype=fp32): each machine's
+ * best verified, measured case of that kind. */
+typedef struct mb_compare_best {
+    const char *component;
+    char kind[128];       /* the kind parameters, "dtype=fp32 op=read"; "" = the whole component */
+    const char *work_unit; /* "flop", "byte", "op"... */
+    bool latency_first;
+    int *row;             /* per machine: index into rows of its best case, -1 = none */
+    double *rate_abs;     /* per machine: that case's rate in work units per second; < 0 = none */
+    double *ratio;        /* per machine: rate_abs / A's; < 0 = none */
+    double *per_usd_abs;  /* per machine: work units per dollar = rate_abs x 3600 / USD per hour; < 0 = none */
+} mb_compare_best;
 
 typedef struct mb_compare_geo {
     const char *component;
+    /* like-for-like: over the cases usable (measured, verified) on A and machine i */
     double *geomean;     /* per machine: geometric mean of the ratios; < 0 = none */
-    int *n;              /* per machine: cases in it */
+    int *n;              /* per machine: cases in it ... */
+    int n_total;         /* ... of this many cases of the component usable on some machine */
     double *geomean_usd; /* per machine: the same for throughput per dollar */
+    /* best per kind: over the kinds where A and machine i both have a best case */
+    double *best_geomean;     /* per machine; < 0 = none */
+    int *best_n;              /* per machine: kinds in it ... */
+    int best_total;           /* ... of this many kinds with a best case on some machine */
+    double *best_geomean_usd; /* per machine: the same per dollar */
 } mb_compare_geo;
 
 typedef struct mb_compare_ctx {
@@ -48,14 +73,18 @@ typedef struct mb_compare {
     int n_rows;
     mb_compare_geo *geo;
     int n_geo;
+    mb_compare_best *best; /* in order of first appearance */
+    int n_best;
     mb_compare_ctx *ctx;  /* only the keys whose values differ */
     int n_ctx;
 } mb_compare;
 
 /* labels: "NAME=FILE" overrides of the machine labels (mb_machine_labels).
- * prices: "NAME=USD_PER_HOUR" strings, NAME = a machine's label, host name,
- * file path or file name. MB_EUSAGE on a malformed label or price, or a NAME
- * that fits no file. */
+ * prices: "NAME=USD_PER_HOUR" strings, NAME = any name the output shows for
+ * a machine: its letter (A, B, ...), label, host name, file path or file
+ * name. MB_EUSAGE on a malformed label or price, or a NAME that fits no
+ * machine (the message lists the names that do). keys: [context] and
+ * [best] of configs/gap/compare.ini. */
 int mb_compare_build(const mb_ceilings *machines, int n, const char *const *labels, int n_labels,
                      const char *const *prices, int n_prices, const mb_ini *keys, mb_compare *out, mb_err *err);
 /* Fills the cells of machine `m` that hold no usable measurement with its
@@ -65,5 +94,9 @@ int mb_compare_build(const mb_ceilings *machines, int n, const char *const *labe
  * ratio is computed against a datasheet figure in the first column. */
 int mb_compare_fill_datasheet(mb_compare *c, int m, const mb_datasheet *d, mb_err *err);
 void mb_compare_free(mb_compare *c);
+
+/* Work per dollar: a rate (work units per second) for an hour at
+ * usd_per_hour, rate x 3600 / usd_per_hour; < 0 without a price. */
+double mb_compare_per_usd(double rate, double usd_per_hour);
 
 #endif

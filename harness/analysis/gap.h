@@ -54,6 +54,9 @@ typedef struct mb_gap_stage {
     int target_match;       /* case index in the target results, -1 */
     const char *target_source; /* "measured" | "datasheet": what target_rate is; NULL when kept */
     char target_why[MB_GAP_WHY_LEN];
+    /* Without a ceiling: what would bound the stage ("bytes read not
+     * recorded: ..."), for the headline; "" when it has one. */
+    char bound_hint[MB_GAP_WHY_LEN];
 } mb_gap_stage;
 
 typedef struct mb_gap {
@@ -80,6 +83,11 @@ typedef struct mb_gap {
     int target_bottleneck;
     char **assumptions;
     int n_assumptions;
+    /* The headline: every stage by exposed time, largest first, with or
+     * without a ceiling (what dominates the step comes first). */
+    int *headline;
+    double bounded_share;  /* exposed time of the stages with a ceiling / run total */
+    bool no_gpu_ceilings;  /* GPU stages, and the ceilings hold no usable GPU case */
     /* the ranking of machines (project_rank.c), written after the projection
      * when set; owned by the caller, not freed by mb_gap_free */
     const char *projection_text;

@@ -91,7 +91,7 @@ static const component_def *component_find(const char *name)
 static const char *const work_keys[] = { "flops", "bytes", "launches", "syncs" };
 
 static const char *const string_keys[] = { "name", "component", "device", "dtype",
-                                           "direction", "memory", "pattern" };
+                                           "direction", "memory", "pattern", "op", "role" };
 static const char *const number_keys[] = {
     "flops", "bytes", "launches", "syncs",
     "flops_per_step", "bytes_per_step", "launches_per_step", "syncs_per_step",
@@ -235,8 +235,8 @@ static int check_keys(const cJSON *o, const loc *l, mb_err *err)
     for (const cJSON *c = o->child; c; c = c->next) {
         if (!is_stage_key(c->string))
             return mb_errf(err, MB_EUSAGE,
-                           "%s: unknown key (a stage has name, component, device, dtype, direction, "
-                           "memory, pattern, block_size, ranks, calls, steps, flops|bytes|launches|syncs "
+                           "%s: unknown key (a stage has name, component, role, device, dtype, direction, "
+                           "memory, pattern, op, block_size, ranks, calls, steps, flops|bytes|launches|syncs "
                            "[_per_step], seconds[_per_step])",
                            where(l, c->string, w, sizeof w));
         for (const cJSON *d = o->child; d != c; d = d->next)
@@ -273,6 +273,8 @@ static int check_component_fields(const cJSON *o, const component_def *cd, mb_st
     if (strcmp(c, "disk") == 0 && s->pattern == NULL)
         return mb_errf(err, MB_EUSAGE, "%s: a disk stage needs a pattern (sequential, random)",
                        where(l, "pattern", w, sizeof w));
+    if (s->op && strcmp(c, "membw") != 0)
+        return mb_errf(err, MB_EUSAGE, "%s: only membw stages have an op", where(l, "op", w, sizeof w));
     if (s->ranks && !is_coll)
         return mb_errf(err, MB_EUSAGE, "%s: only collectives have ranks", where(l, "ranks", w, sizeof w));
     if (is_coll && s->ranks < 2)
@@ -284,11 +286,12 @@ static int check_component_fields(const cJSON *o, const component_def *cd, mb_st
 
 static int read_strings(const cJSON *o, mb_stage *s, const loc *l, const char **component, mb_err *err)
 {
-    const char *name, *device, *dtype, *direction, *memory, *pattern;
+    const char *name, *device, *dtype, *direction, *memory, *pattern, *op, *role;
     if (get_string(o, "name", l, &name, err) || get_string(o, "component", l, component, err) ||
         get_string(o, "device", l, &device, err) || get_string(o, "dtype", l, &dtype, err) ||
         get_string(o, "direction", l, &direction, err) || get_string(o, "memory", l, &memory, err) ||
-        get_string(o, "pattern", l, &pattern, err))
+        get_string(o, "pattern", l, &pattern, err) || get_string(o, "op", l, &op, err) ||
+        get_string(o, "role", l, &role, err))
         return err->code;
     char w[512];
     if (name == NULL)
@@ -300,7 +303,8 @@ static int read_strings(const cJSON *o, mb_stage *s, const loc *l, const char **
         check_choice(device, "gpu|cpu", l, "device", err) ||
         check_choice(direction, "h2d|d2h|d2d", l, "direction", err) ||
         check_choice(memory, "pageable|pinned", l, "memory", err) ||
-        check_choice(pattern, "sequential|random", l, "pattern", err))
+        check_choice(pattern, "sequential|random", l, "pattern", err) ||
+        check_choice(op, MB_STAGE_OPS, l, "op", err) || check_choice(role, MB_STAGE_ROLES, l, "role", err))
         return err->code;
     if (dtype && mb_dtype_canonical(dtype) == NULL)
         return mb_errf(err, MB_EUSAGE, "%s: unknown dtype '%s' (fp64, fp32, tf32, fp16, bf16, fp8, int8)",
@@ -311,6 +315,8 @@ static int read_strings(const cJSON *o, mb_stage *s, const loc *l, const char **
     s->direction = (char *)direction;
     s->memory = (char *)memory;
     s->pattern = (char *)pattern;
+    s->op = (char *)op;
+    s->role = (char *)role;
     return MB_OK;
 }
 

@@ -1,0 +1,325 @@
+/* test_ceiling.c: one ceiling per case (results.h mb_case_ceiling), the
+ * noise rule (mb_noise_judge) with known answers, and the same number in
+ * every reader: the writers, the HTML page, --baseline and the analysis
+ * (ceilings.c). The script test report_views.sh checks the same on real
+ * results files through the binary. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "baseline.h"
+#include "ceilings.h"
+#include "html_report.h"
+#include "results.h"
+#include "writers.h"
+
+#define CLOSE(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fmax(1.0, fabs((double)(b))))
+
+/* ---- the noise rule ----------------------------------------------------------- */
+
+static bool judge(double cv, double max_cv, double median, double burst, double sustained, char *why, size_t len)
+{
+    mb_noise_in in = { .cv = cv, .max_cv = max_cv, .repetitions = 5, .median = median, .burst = burst,
+                       .sustained = sustained };
+    return mb_noise_judge(&in, why, len);
+}
+
+static void test_noise_rule(void **s)
+{
+    (void)s;
+    char why[512];
+    /* the allowance: max(3 x cv, 5%) */
+    CLOSE(mb_noise_allowance(0.001), 0.05);
+    CLOSE(mb_noise_allowance(0.10), 0.30);
+    CLOSE(mb_noise_allowance(NAN), 0.05);
+    /* the issue's CPU GEMM: median 154.3, sustained 175.7 (13.9% apart), cv 2%: allowance 6% -> noisy */
+    assert_true(judge(0.02, 0.10, 154.3, 170.0, 175.7, why, sizeof why));
+    assert_non_null(strstr(why, "differ by 13.9%"));
+    assert_non_null(strstr(why, "6.0%"));
+    /* 4% apart with cv 1%: within the 5% floor */
+    assert_false(judge(0.01, 0.10, 100, 110, 104, why, sizeof why));
+    assert_string_equal(why, "");
+    /* sustained 11.1% above burst with cv 1%: a long run cannot beat a short one -> noise */
+    assert_true(judge(0.01, 0.10, 100, 90, 100, why, sizeof why));
+    assert_non_null(strstr(why, "11.1% above burst"));
+    /* the same spreads (12%) pass when the repetitions' own cv is 5% (allowance 15%) */
+    assert_false(judge(0.05, 0.10, 100, 100, 112, NULL, 0));
+    /* a GPU at its power cap: burst 787 far above sustained 673 = median is real, not noise */
+    assert_false(judge(0.01, 0.10, 673, 787, 673, NULL, 0));
+    /* cv 33.4% (the H100 reference's bf16 oneDNN conv) over max_cv 10% */
+    assert_true(judge(0.334, 0.10, 10976, NAN, NAN, why, sizeof why));
+    assert_non_null(strstr(why, "cv 33.4% > max_cv 10.0%"));
+    /* no check asked (max_cv 0), no phases: nothing to disagree */
+    assert_false(judge(0.334, 0, 10976, NAN, NAN, NULL, 0));
+    /* one repetition has no cv to judge */
+    mb_noise_in one = { .cv = 0.5, .max_cv = 0.1, .repetitions = 1, .median = 1 };
+    assert_false(mb_noise_judge(&one, NULL, 0));
+}
+
+/* ---- a case's ceiling, schema 1 and 2 ---------------------------------------------- */
+
+/* A CPU compute case of schema 1 (no "ceiling", no max_cv key): median
+ * 154.3, best 160, burst 170, sustained 175.7, cv 1.2%, peak 2817. */
+static const char *V1_GEMM =
+    "{\"id\":\"gemm/openblas/dtype=fp32,k=2048,m=2048,n=2048\",\"component\":\"gemm\",\"backend\":\"openblas\","
+    "\"params\":{\"dtype\":\"fp32\",\"m\":\"2048\",\"n\":\"2048\",\"k\":\"2048\"},\"status\":\"ok\",\"reason\":null,"
+    "\"work_unit\":\"flop\",\"work_per_iteration\":17179869184,\"rate_unit\":\"GFLOP/s\",\"rate_scale\":1e9,"
+    "\"latency_first\":false,\"repetitions\":5,\"rate\":{\"median\":154.3,\"best\":160,\"mean\":155,\"cv\":0.012},"
+    "\"burst\":{\"rate\":170,\"rate_best\":171},\"sustained\":{\"rate\":175.7,\"rate_best\":175.7},"
+    "\"ceiling_phase\":\"sustained\",\"peak\":{\"value\":2817,\"source\":\"computed\"},\"efficiency\":0.0548,"
+    "\"verification\":{\"status\":\"passed\",\"detail\":\"\"},\"notes\":[]}";
+
+static cJSON *parse(const char *text)
+{
+    cJSON *c = cJSON_Parse(text);
+    assert_non_null(c);
+    return c;
+}
+
+static void test_case_ceiling(void **s)
+{
+    (void)s;
+    mb_ceiling ce;
+    cJSON *c = parse(V1_GEMM);
+    /* schema 1: derived, the sustained phase; its efficiency is ceiling / peak, not the file's median / peak */
+    assert_true(mb_case_ceiling(c, &ce));
+    CLOSE(ce.value, 175.7);
+    assert_string_equal(ce.source, "sustained");
+    assert_string_equal(ce.unit, "GFLOP/s");
+    CLOSE(ce.efficiency, 175.7 / 2817);
+    assert_true(ce.noisy); /* 13.9% apart, allowance max(3.6%, 5%) */
+    assert_string_equal(mb_case_state(c), "noisy");
+    /* schema 2: the file's "ceiling" is the number, whatever else it holds */
+    cJSON_AddItemToObject(c, "ceiling", parse("{\"value\":150,\"unit\":\"GFLOP/s\",\"source\":\"median\"}"));
+    assert_true(mb_case_ceiling(c, &ce));
+    CLOSE(ce.value, 150);
+    assert_string_equal(ce.source, "median");
+    cJSON_ReplaceItemInObject(c, "ceiling", cJSON_CreateNull());
+    assert_false(mb_case_ceiling(c, &ce));
+    assert_true(isnan(ce.value));
+    cJSON_Delete(c);
+
+    /* no phases: the median; cv 33.4% without a max_cv key (files from before it) is judged by the default */
+    c = parse("{\"status\":\"ok\",\"rate_unit\":\"GFLOP/s\",\"repetitions\":5,\"rate\":{\"median\":10976,\"cv\":0.334},"
+              "\"verification\":{\"status\":\"passed\"}}");
+    assert_true(mb_case_ceiling(c, &ce));
+    CLOSE(ce.value, 10976);
+    assert_string_equal(ce.source, "median");
+    assert_true(ce.noisy);
+    assert_non_null(strstr(ce.why, "cv 33.4% > max_cv 10.0%"));
+    /* max_cv null: the job file turned the check off */
+    cJSON_AddNullToObject(c, "max_cv");
+    mb_case_ceiling(c, &ce);
+    assert_false(ce.noisy);
+    assert_string_equal(mb_case_state(c), "ok");
+    /* ran, but its output was not checked */
+    cJSON_ReplaceItemInObject(c, "verification", parse("{\"status\":\"not-run\"}"));
+    assert_string_equal(mb_case_state(c), "not verified");
+    cJSON_Delete(c);
+
+    /* a failed case keeps its numbers for inspection, never as a ceiling */
+    c = parse("{\"status\":\"failed\",\"rate\":{\"median\":5,\"cv\":0.9},\"repetitions\":3,"
+              "\"verification\":{\"status\":\"failed\"}}");
+    assert_false(mb_case_ceiling(c, &ce));
+    assert_false(ce.noisy);
+    assert_string_equal(mb_case_state(c), "failed");
+    cJSON_Delete(c);
+    c = parse("{\"status\":\"skipped\",\"reason\":\"no GPU\"}");
+    assert_false(mb_case_ceiling(c, &ce));
+    assert_string_equal(mb_case_state(c), "skipped");
+    cJSON_Delete(c);
+}
+
+/* ---- the same number in every view ----------------------------------------------- */
+
+static cJSON *doc_with(const char *case_json, int version)
+{
+    char text[8192];
+    snprintf(text, sizeof text,
+             "{\"schema\":\"mlbench-results\",\"schema_version\":%d,\"started_utc\":\"2026-01-01T00:00:00Z\","
+             "\"context\":{\"host\":{\"name\":\"box\"},\"cpu\":{\"model\":\"cpu\"}},\"cases\":[%s]}",
+             version, case_json);
+    return parse(text);
+}
+
+static char *written(const cJSON *doc, const char *format)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    mb_err e = { 0 };
+    assert_int_equal(mb_write_results(f, doc, format, &e), MB_OK);
+    fclose(f);
+    return buf;
+}
+
+static void test_one_number_everywhere(void **s)
+{
+    (void)s;
+    cJSON *doc = doc_with(V1_GEMM, 1);
+    /* text: the headline is the sustained 175.7, named as such, and the case is noisy */
+    char *t = written(doc, "table");
+    assert_non_null(strstr(t, "175.7 GFLOP/s  sustained"));
+    assert_non_null(strstr(t, "\nnoisy "));
+    assert_non_null(strstr(t, "median 154.3 GFLOP/s; best 160 GFLOP/s; cv 1.2%; burst 170 GFLOP/s; sustained "
+                              "175.7 GFLOP/s; peak 2817 GFLOP/s"));
+    free(t);
+    /* Markdown: ceiling and source columns, the secondary figures with their unit */
+    t = written(doc, "md");
+    assert_non_null(strstr(t, "| noisy | gemm/openblas dtype=fp32 m=2k n=2k k=2k | 175.7 GFLOP/s | sustained | "
+                              "154.3 GFLOP/s | 160 GFLOP/s | 1.2% | 170 GFLOP/s | 175.7 GFLOP/s | 2817 GFLOP/s | 6% |"));
+    free(t);
+    /* CSV: the ceiling columns, and efficiency = ceiling / peak */
+    t = written(doc, "csv");
+    assert_non_null(strstr(t, ",ceiling,ceiling_unit,ceiling_source,state\n"));
+    assert_non_null(strstr(t, ",175.7,GFLOP/s,sustained,noisy\n"));
+    char eff[64];
+    snprintf(eff, sizeof eff, ",%.9g,", 175.7 / 2817);
+    assert_non_null(strstr(t, eff));
+    free(t);
+    /* JSON: the file in the current version, with its ceiling and noisy flag */
+    t = written(doc, "json");
+    cJSON *j = parse(t);
+    free(t);
+    assert_int_equal(cJSON_GetObjectItem(j, "schema_version")->valueint, MB_RESULTS_SCHEMA_VERSION);
+    const cJSON *jc = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"), 0);
+    CLOSE(cJSON_GetObjectItem(cJSON_GetObjectItem(jc, "ceiling"), "value")->valuedouble, 175.7);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(jc, "noisy")));
+    CLOSE(cJSON_GetObjectItem(jc, "efficiency")->valuedouble, 175.7 / 2817);
+    cJSON_Delete(j);
+
+    /* HTML: the table's ceiling cell and state */
+    char *page = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&page, &len);
+    mb_err e = { 0 };
+    assert_int_equal(mb_html_results(o, doc, &e), MB_OK);
+    fclose(o);
+    assert_non_null(strstr(page, "data-ceiling=\"175.69999999999999\""));
+    assert_non_null(strstr(page, "<td>noisy</td>"));
+    assert_null(strstr(page, "ceiling (median)"));
+    free(page);
+
+    /* --baseline: a baseline ceiling of 200 fails this run's 175.7, whatever the medians say */
+    cJSON *base = doc_with(V1_GEMM, 1);
+    cJSON *bc = cJSON_GetArrayItem(cJSON_GetObjectItem(base, "cases"), 0);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(bc, "sustained"), "rate", cJSON_CreateNumber(200));
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(bc, "rate"), "median", cJSON_CreateNumber(100));
+    cJSON *out = NULL;
+    assert_int_equal(mb_baseline_check(doc, base, 0.05, &out, &e), MB_EFAIL);
+    const cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(out, "failed"), 0);
+    CLOSE(cJSON_GetObjectItem(f0, "rate")->valuedouble, 175.7);
+    CLOSE(cJSON_GetObjectItem(f0, "baseline")->valuedouble, 200);
+    cJSON_Delete(out);
+    /* a schema 2 baseline against a schema 1 run: both carry the one ceiling */
+    cJSON *v2 = mb_results_current(base);
+    mb_err e2 = { 0 };
+    assert_int_equal(mb_baseline_check(doc, v2, 0.05, &out, &e2), MB_EFAIL);
+    CLOSE(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(out, "failed"), 0), "baseline")->valuedouble,
+          200);
+    cJSON_Delete(out);
+    cJSON_Delete(v2);
+    cJSON_Delete(base);
+
+    /* the analysis (gap, compare): the same rate, source and noise */
+    mb_ceilings m;
+    mb_err e3 = { 0 };
+    assert_int_equal(mb_ceilings_from_json(cJSON_Duplicate(doc, 1), "mem.json", &m, &e3), MB_OK);
+    CLOSE(m.cases[0].rate, 175.7);
+    assert_string_equal(m.cases[0].phase, "sustained");
+    CLOSE(m.cases[0].rate_median, 154.3);
+    assert_true(m.cases[0].noisy);
+    assert_non_null(strstr(m.cases[0].noise, "differ by 13.9%"));
+    /* gap --ceiling burst still picks the burst phase */
+    assert_int_equal(mb_ceilings_use_phase(&m, "burst", &e3), MB_OK);
+    CLOSE(m.cases[0].rate, 170);
+    mb_ceilings_free(&m);
+    cJSON_Delete(doc);
+
+    /* schema 2: the file's ceiling object is what the analysis takes */
+    doc = doc_with(V1_GEMM, 2);
+    cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(doc, "cases"), 0);
+    cJSON_AddItemToObject(c0, "ceiling", parse("{\"value\":150,\"unit\":\"GFLOP/s\",\"source\":\"median\"}"));
+    assert_int_equal(mb_ceilings_from_json(cJSON_Duplicate(doc, 1), "mem.json", &m, &e3), MB_OK);
+    CLOSE(m.cases[0].rate, 150);
+    assert_string_equal(m.cases[0].phase, "median");
+    mb_ceilings_free(&m);
+    /* a malformed ceiling is named by its path */
+    cJSON_ReplaceItemInObject(c0, "ceiling", parse("{\"value\":-1}"));
+    assert_int_equal(mb_ceilings_from_json(cJSON_Duplicate(doc, 1), "mem.json", &m, &e3), MB_EUSAGE);
+    assert_non_null(strstr(e3.msg, "cases[0].ceiling.value"));
+    cJSON_Delete(doc);
+}
+
+/* ---- the text table fits 120 columns, wraps and never cuts ---------------------------- */
+
+static void test_table_fits(void **s)
+{
+    (void)s;
+    cJSON *doc = doc_with(
+        "{\"id\":\"conv/cudnn/x\",\"component\":\"conv\",\"backend\":\"cudnn\",\"params\":{\"n\":\"256\",\"c\":\"64\","
+        "\"h\":\"56\",\"w\":\"56\",\"k\":\"64\",\"direction\":\"bwd_filter\",\"layout\":\"nhwc\",\"dtype\":\"bf16\","
+        "\"algorithm\":\"CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1_WITH_A_VERY_LONG_NAME\"},\"status\":\"ok\","
+        "\"work_unit\":\"flop\",\"rate_unit\":\"TFLOP/s\",\"rate_scale\":1e12,\"repetitions\":5,"
+        "\"rate\":{\"median\":391.6,\"best\":393.5,\"cv\":0.016},\"max_cv\":0.1,"
+        "\"peak\":{\"value\":989.4},\"verification\":{\"status\":\"passed\"},\"notes\":[\"GPU clocks were held down "
+        "at the end of the case because the board reached its configured power limit for longer than a second: "
+        "sw_power_cap\", \"second note\"]},"
+        "{\"id\":\"gemm/cublaslt/y\",\"component\":\"gemm\",\"backend\":\"cublaslt\",\"params\":{\"dtype\":\"fp8\"},"
+        "\"status\":\"skipped\",\"reason\":\"the CUDA driver on this machine is older than the runtime mlbench was "
+        "built with, so every CUDA call fails with cudaErrorInsufficientDriver\",\"verification\":{\"status\":"
+        "\"not-run\"}},"
+        "{\"id\":\"launch/cuda/op=launch\",\"component\":\"launch\",\"backend\":\"cuda\",\"params\":{\"op\":\"launch\"},"
+        "\"status\":\"ok\",\"work_unit\":\"op\",\"rate_unit\":\"Mop/s\",\"rate_scale\":1e6,\"latency_first\":true,"
+        "\"repetitions\":5,\"rate\":{\"median\":0.25866528,\"best\":0.2668,\"cv\":0.04},\"max_cv\":0.1,"
+        "\"verification\":{\"status\":\"passed\"},\"notes\":[]},"
+        "{\"id\":\"membw/cuda/op=write\",\"component\":\"membw\",\"backend\":\"cuda\",\"params\":{\"op\":\"write\"},"
+        "\"status\":\"ok\",\"work_unit\":\"byte\",\"rate_unit\":\"GB/s\",\"rate_scale\":1e9,\"repetitions\":5,"
+        "\"rate\":{\"median\":25276063.744,\"best\":25276063.744,\"cv\":0},\"max_cv\":0.1,"
+        "\"peak\":{\"value\":63.0153846153846},\"verification\":{\"status\":\"passed\"},\"notes\":[]}",
+        2);
+    char *t = written(doc, "table");
+    int width = 0, w = 0;
+    for (const char *p = t; *p; p++) {
+        w = *p == '\n' ? 0 : w + 1;
+        width = w > width ? w : width;
+    }
+    assert_true(width <= 120);
+    /* wrapped, not cut: the part that carries the information is there */
+    assert_non_null(strstr(t, "sw_power_cap"));
+    assert_non_null(strstr(t, "cudaErrorInsufficientDriver"));
+    assert_non_null(strstr(t, "VERY_LONG_NAME"));
+    assert_null(strstr(t, "..."));
+    /* one time format (3 significant digits), units on every figure, no raw numbers */
+    assert_non_null(strstr(t, "3.87 us/op"));
+    assert_non_null(strstr(t, "best 3.75 us/op"));
+    assert_non_null(strstr(t, "391.6 TFLOP/s  median"));
+    assert_non_null(strstr(t, "peak 989.4 TFLOP/s"));
+    assert_non_null(strstr(t, "peak 63.02 GB/s"));
+    assert_non_null(strstr(t, "25276064 GB/s"));
+    assert_null(strstr(t, "63.0153846153846"));
+    assert_null(strstr(t, "e+"));
+    assert_non_null(strstr(t, "\nskipped "));
+    /* the rest of a case's notes are counted, not dropped silently */
+    assert_non_null(strstr(t, "(1 more note: --format md or json)"));
+    free(t);
+    cJSON_Delete(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_noise_rule),
+        cmocka_unit_test(test_case_ceiling),
+        cmocka_unit_test(test_one_number_everywhere),
+        cmocka_unit_test(test_table_fits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
