@@ -298,8 +298,8 @@ static void test_table_fits(void **s)
     assert_non_null(strstr(t, "VERY_LONG_NAME"));
     assert_null(strstr(t, "..."));
     /* one time format (3 significant digits), units on every figure, no raw numbers */
-    assert_non_null(strstr(t, "3.87 us/op"));
-    assert_non_null(strstr(t, "best 3.75 us/op"));
+    assert_non_null(strstr(t, "3.87 µs/op"));
+    assert_non_null(strstr(t, "best 3.75 µs/op"));
     assert_non_null(strstr(t, "391.6 TFLOP/s  median"));
     assert_non_null(strstr(t, "peak 989.4 TFLOP/s"));
     assert_non_null(strstr(t, "peak 63.02 GB/s"));
