@@ -721,7 +721,11 @@ def build_document(s):
 
 def _loader_stage(s, full):
     ld = s.modes.get("loader")
-    st = {"name": "data loading", "seconds_per_step": max(full["data_wait_per_step"], 1e-9)}
+    # The loader works beside the step (in its workers): in the loop it
+    # delivers one batch per step, so its in-loop time is the step's, and the
+    # step waits for it only while next() blocks (its exposed time).
+    st = {"name": "data loading", "seconds_per_step": full["step_seconds"],
+          "exposed_seconds_per_step": min(max(full["data_wait_per_step"], 0.0), full["step_seconds"])}
     if ld:
         st["isolated_seconds_per_step"] = ld["seconds_per_batch"]
     per_batch = (ld or {}).get("batches") or 0

@@ -103,8 +103,8 @@ static void test_json_errors(void **s)
     expect_error("syntax.json", HEAD "\n\"stages\": [\n  {\"name\": \"a\",, \"component\": \"other\"}]}",
                  "syntax.json:3:", "malformed JSON");
     expect_error("fmt.json", "{\"version\":1,\"stages\":[]}", "format", NULL);
-    expect_error("ver.json", "{\"format\":\"mlbench-stages\",\"version\":2,\"stages\":[]}", "version: 2",
-                 "reads version 1");
+    expect_error("ver.json", "{\"format\":\"mlbench-stages\",\"version\":3,\"stages\":[]}", "version: 3",
+                 "reads version 1 and 2");
     expect_error("comp.json", HEAD "\"stages\":[{\"name\":\"a\",\"component\":\"gpu\",\"seconds\":1}]}",
                  "stages[0].component", "not one of");
     expect_error("units.json",
