@@ -289,7 +289,8 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
             continue;
         bool idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0;
         char label[160], c[64], pt[32], share[32];
-        snprintf(label, sizeof label, "%s%s", idle ? "GPU idle: " : "GPU busy: ", name->valuestring);
+        bool cpu = cJSON_IsString(kind) && strcmp(kind->valuestring, "cpu") == 0; /* CPU-only trace */
+        snprintf(label, sizeof label, "%s%s", cpu ? "CPU: " : idle ? "GPU idle: " : "GPU busy: ", name->valuestring);
         snprintf(c, sizeof c, "%s", cJSON_IsString(cls) ? cls->valuestring : "");
         mb_fmt_seconds(pt, sizeof pt, ps->valuedouble);
         fmt_pct(share, sizeof share, sh->valuedouble);
