@@ -159,7 +159,7 @@ static void test_csv_errors(void **s)
 {
     (void)s;
     expect_error("nover.csv", "name,component,seconds\na,other,1\n", "nover.csv:1:", "mlbench-stages version 1");
-    expect_error("ver2.csv", "# mlbench-stages version 2\nname,component,seconds\n", "ver2.csv:1:", "version 2");
+    expect_error("ver3.csv", "# mlbench-stages version 3\nname,component,seconds\n", "ver3.csv:1:", "version 3");
     expect_error("nan.csv", "# mlbench-stages version 1\nname,component,seconds\na,other,nan\n", "nan.csv:3:",
                  "finite");
     expect_error("cells.csv", "# mlbench-stages version 1\nname,component,seconds\na,other\n", "cells.csv:3:",
