@@ -627,7 +627,7 @@ class Simplifier:
             if not self.errors and not self.interrupted:
                 self.flops, self.flops_source = self._guarded("step", self._count_flops)
         finally:
-            if _main_thread():
+            if _main_thread() and old is not None:
                 signal.signal(signal.SIGTERM, old)
         doc = self.document()
         if self.out:
@@ -869,6 +869,10 @@ def summary(doc):
                      "in all, workers' CPU %.2f s, main %.2f s)"
                      % (_ms(ld["seconds_per_batch"]), ld["batches_per_second"], ld["read_bytes"] / ld["batches"],
                         ld["rchar"] / ld["batches"], ld["worker_cpu_seconds"], ld["main_cpu_seconds"]))
+        if ld["bytes_in_batches"] and ld["read_bytes"] > 1.5 * ld["bytes_in_batches"]:
+            lines.append("               storage delivered %.1fx the bytes the batches hold: read amplification "
+                         "(readahead around random reads, whole files for a part of each)"
+                         % (ld["read_bytes"] / ld["bytes_in_batches"]))
     if "step" in m:
         lines.append("step alone     %s/step" % _ms(m["step"]["seconds_per_step"]))
     if "transfer" in m:
