@@ -35,12 +35,32 @@ static int cpu_class(const tr_state *st, const char *name, size_t len)
     return -1;
 }
 
+static size_t merge(int64_t *iv, size_t n);
+
 bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur)
 {
+    /* Only a run without GPU events uses these (tr_cpu_stages): once one is
+     * seen, the reader's memory stays per GPU event, not per host op. */
+    if (st->n_devices > 0) {
+        for (int k = 0; k < TR_CPU_N; k++) {
+            free(st->cpu_iv[k].iv);
+            st->cpu_iv[k] = (tr_ivlist){ 0 };
+        }
+        return true;
+    }
     int c = cpu_class(st, name, len);
     if (c < 0)
         return true;
     tr_ivlist *l = &st->cpu_iv[c];
+    st->cpu_count[c]++;
+    /* nested or back-to-back ops of a class (linear -> addmm) extend the last interval */
+    if (l->n > 0 && ts >= l->iv[2 * l->n - 2] && ts <= l->iv[2 * l->n - 1]) {
+        if (ts + dur > l->iv[2 * l->n - 1])
+            l->iv[2 * l->n - 1] = ts + dur;
+        return true;
+    }
+    if (l->n * 2 + 2 > l->cap && l->n >= (1u << 16))
+        l->n = merge(l->iv, l->n); /* a long CPU-only trace: merge before growing */
     if (l->n * 2 + 2 > l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 256;
         int64_t *g = realloc(l->iv, cap * sizeof *g);
@@ -52,7 +72,6 @@ bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t
     l->iv[l->n * 2] = ts;
     l->iv[l->n * 2 + 1] = ts + dur;
     l->n++;
-    st->cpu_count[c]++;
     return true;
 }
 
