@@ -445,7 +445,8 @@ class Simplifier:
             try:
                 return next(state["it"])
             except StopIteration:
-                raise ValueError("the loader gives no batch") from None
+                raise ValueError("the loader gives no batch (a generator runs once: pass a re-iterable "
+                                 "such as a DataLoader or a list)") from None
 
     # -- modes --------------------------------------------------------------------------------
     def mode_loader(self):
