@@ -65,11 +65,11 @@ PAGE_CACHE_SHARE = 0.5
 class SimplifyError(RuntimeError):
     """An exception raised by the user's code, with the mode it happened in."""
 
-    def __init__(self, mode, exc, tb_text=""):
+    def __init__(self, mode, error, tb_text=""):
         self.mode = mode
-        self.exc = exc
+        self.error = error  # "Type: message" of the user's exception
         self.tb_text = tb_text
-        super().__init__("mode '%s': %s: %s" % (mode, type(exc).__name__, exc))
+        super().__init__("mode '%s': %s" % (mode, error))
 
 
 class ModeTimeout(Exception):
@@ -932,7 +932,7 @@ def simplify(loader, step, **kwargs):
         s._say("%s", line)
     if s.errors:
         e = s.errors[0]
-        err = SimplifyError(e["mode"], RuntimeError(e["error"]), e["traceback"])
+        err = SimplifyError(e["mode"], e["error"], e["traceback"])
         err.document = doc
         raise err
     if s.interrupted:
@@ -979,7 +979,7 @@ def main(argv=None):
     try:
         simplify(out=a.out, seconds=a.seconds, warmup=a.warmup, **parts)
     except SimplifyError as e:
-        print("mlbench_simplify: %s (in mode '%s'); %s holds the modes done before it" % (e, e.mode, a.out),
+        print("mlbench_simplify: your code failed in %s; %s holds the modes done before it" % (e, a.out),
               file=sys.stderr)
         if e.tb_text:
             print(e.tb_text, file=sys.stderr, end="")
