@@ -510,6 +510,30 @@ class HonestStubs(unittest.TestCase):
             self.assertEqual(rc, 0, err)
             self.assertIn("interrupted in mode 'loader'", text)
 
+    def test_collective_timed_and_stubbed(self):
+        """A 20 ms collective inside a 10 ms step: timed in the full loop,
+        stubbed in no_collective, restored afterwards."""
+        class Comm:
+            def all_reduce(self, t, async_op=False):
+                time.sleep(0.020)
+
+        comm = Comm()
+        original = comm.all_reduce
+
+        def step(b):
+            time.sleep(0.010)
+            comm.all_reduce(b)
+
+        doc = ms.simplify([torch.ones(4)] * 3, step, collective=(comm, "all_reduce"), seconds=0.4, warmup=0.05,
+                          log=None)
+        m = doc["simplify"]["modes"]
+        self.assertGreater(m["full"]["collective_per_step"], 0.019)
+        self.assertLess(m["no_collective"]["seconds_per_step"], m["step"]["seconds_per_step"] - 0.015)
+        st = {s["name"]: s for s in doc["stages"]}
+        self.assertGreater(st["collective"]["isolated_seconds_per_step"], 0.015)
+        self.assertEqual(comm.all_reduce, original)
+        self.assertNotIn("all_reduce", vars(comm))
+
     def test_gpu_path_without_a_gpu(self):
         """device="cuda": the transfer mode runs and every measured window
         ends in torch.cuda.synchronize (counted here: no GPU on this machine;
