@@ -4,6 +4,7 @@
 #   BUILD_DIR=b WERROR=ON SANITIZE=ON scripts/setup.sh
 #   BUILD_DIR=build-nocuda CUDA=OFF scripts/setup.sh   (no GPU components,
 #                                    as on a machine without a CUDA toolkit)
+#   TEST_DEPS=OFF scripts/setup.sh   without the tests' packages (python3-torch)
 # CUDA is optional: with /usr/local/cuda (or nvcc on PATH) the GPU components
 # are built, otherwise they list as "not built in".
 set -euo pipefail
@@ -24,6 +25,16 @@ PACKAGES=(
   fio                 # the disk peer (scripts/fio_compare.py)
   python3             # stdlib-only helper scripts and test checks
 )
+
+# The tests' dependencies (TEST_DEPS=OFF leaves them out): Debian's CPU
+# PyTorch runs the simplify known-answer tests (tests/simplify.sh) and
+# writes the CPU-only trace that `mlbench gap` reads there.
+TEST_PACKAGES=(
+  python3-torch       # tests/simplify_test.py: real DataLoader, model, profiler trace
+)
+if [ "${TEST_DEPS:-ON}" != OFF ]; then
+  PACKAGES+=("${TEST_PACKAGES[@]}")
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

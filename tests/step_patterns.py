@@ -49,11 +49,16 @@ def common(name, d):
     """What every trace must satisfy: shares add up, nothing counted twice."""
     total = sum(p["share"] for p in d["step"]["parts"])
     check("%s: step shares add up to 100%% +- 1" % name, abs(total - 1) <= 0.01, total)
-    busy = sum(p["share"] for p in d["step"]["parts"] if p["kind"] == "gpu")
-    check("%s: run.gpu_utilization is the step table's GPU busy share" % name,
-          abs(d["run"]["gpu_utilization"] - busy) < 1e-9, (d["run"]["gpu_utilization"], busy))
-    check("%s: diagnosis utilization is the same figure" % name,
-          abs(d["diagnosis"]["figures"]["gpu_utilization"] - busy) < 1e-9)
+    if d["step"].get("where") == "cpu":  # a CPU-only trace (trace_cpu.c): its parts are the host's
+        check("%s: CPU step table: parts on the CPU, gpu_utilization unknown" % name,
+              all(p["kind"] == "cpu" for p in d["step"]["parts"]) and d["run"]["gpu_utilization"] is None,
+              (d["step"]["parts"], d["run"]["gpu_utilization"]))
+    else:
+        busy = sum(p["share"] for p in d["step"]["parts"] if p["kind"] == "gpu")
+        check("%s: run.gpu_utilization is the step table's GPU busy share" % name,
+              abs(d["run"]["gpu_utilization"] - busy) < 1e-9, (d["run"]["gpu_utilization"], busy))
+        check("%s: diagnosis utilization is the same figure" % name,
+              abs(d["diagnosis"]["figures"]["gpu_utilization"] - busy) < 1e-9)
     check("%s: no 'stages add up to' note" % name, not any("add up to" in n for n in d["notes"]), d["notes"])
     check("%s: exposed stage time fits in the run" % name,
           d["run"]["stage_seconds"] <= d["run"]["total_seconds"] * 1.01,

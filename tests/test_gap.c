@@ -1092,6 +1092,62 @@ static void test_did_you_mean(void **state)
     assert_string_equal(near, "gemm");
 }
 
+/* Stage files version 2: three levels per stage and which gap is which
+ * (mb_gap_stage_levels), known answers against gap_here.json's disk random
+ * (2 GB/s) and bf16 GEMM (600 TFLOP/s) ceilings. */
+static void test_levels_known_answers(void **state)
+{
+    fx *f = *state;
+    const char *p = scratch_file(
+        "levels.json",
+        "{\"format\":\"mlbench-stages\",\"version\":2,\"run\":{\"steps\":1,\"total_seconds\":10},"
+        "\"stages\":["
+        "{\"name\":\"load\",\"component\":\"disk\",\"pattern\":\"random\",\"block_size\":131072,"
+        "\"bytes\":2e9,\"seconds\":4,\"exposed_seconds\":3,\"isolated_seconds\":2},"
+        "{\"name\":\"fwd\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":6e14,\"seconds\":1.1,"
+        "\"isolated_seconds\":1.05},"
+        "{\"name\":\"mm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":6e14,\"seconds\":4,"
+        "\"isolated_seconds\":3.9},"
+        "{\"name\":\"hid\",\"component\":\"other\",\"seconds\":1,\"exposed_seconds\":0.01,"
+        "\"isolated_seconds\":2},"
+        "{\"name\":\"opt\",\"component\":\"other\",\"seconds\":1,\"isolated_seconds\":1},"
+        "{\"name\":\"plain\",\"component\":\"other\",\"seconds\":0.5}],"
+        "\"simplify\":{\"complete\":true}}");
+    build(f, p);
+    assert_true(mb_gap_has_levels(&f->gap));
+    const mb_gap *g = &f->gap;
+    mb_gap_levels L = mb_gap_stage_levels(g, 0, 0.10);
+    assert_true(L.has_levels && L.has_ceiling);
+    assert_true(fabs(L.ceiling_seconds - 2e9 / g->stages[0].ceiling_rate) < 1e-9);
+    CLOSE(L.isolated_rate, 1e9);
+    CLOSE(L.loop_rate, 5e8);
+    CLOSE(L.pipeline_gap, (4 - 2) * 0.75); /* the loop's extra 2 s, 3 of its 4 s exposed */
+    CLOSE(L.self_gap, 2 - L.ceiling_seconds);
+    assert_int_equal(L.verdict, MB_VERDICT_PIPELINE);
+    assert_string_equal(L.verdict_text, "slow only in the pipeline");
+    L = mb_gap_stage_levels(g, 1, 0.10); /* 600 TFLOP/s: 1 s at the ceiling, 1.05 alone, 1.1 in the loop */
+    CLOSE(L.ceiling_seconds, 1.0);
+    assert_int_equal(L.verdict, MB_VERDICT_AT_CEILING);
+    L = mb_gap_stage_levels(g, 2, 0.10);
+    CLOSE(L.self_gap, 2.9);
+    assert_int_equal(L.verdict, MB_VERDICT_ITSELF);
+    assert_string_equal(L.verdict_text, "slow by itself");
+    L = mb_gap_stage_levels(g, 3, 0.10);
+    assert_int_equal(L.verdict, MB_VERDICT_HIDDEN);
+    L = mb_gap_stage_levels(g, 4, 0.10);
+    assert_false(L.has_ceiling);
+    assert_int_equal(L.verdict, MB_VERDICT_AS_ALONE);
+    assert_false(mb_gap_stage_levels(g, 5, 0.10).has_levels);
+    /* JSON: the levels per stage, null without an isolated time */
+    cJSON *doc = mb_gap_to_json(g, &f->diag);
+    const cJSON *stages = cJSON_GetObjectItemCaseSensitive(doc, "stages");
+    const cJSON *lv = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(stages, 0), "levels");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(lv, "verdict")->valuestring, "slow only in the pipeline");
+    CLOSE(cJSON_GetObjectItemCaseSensitive(lv, "isolated_seconds_per_step")->valuedouble, 2);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(stages, 5), "levels")));
+    cJSON_Delete(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1125,6 +1181,7 @@ int main(void)
         cmocka_unit_test(test_roles_decide_not_names),
         cmocka_unit_test(test_fmt_seconds),
         cmocka_unit_test(test_did_you_mean),
+        cmocka_unit_test_setup_teardown(test_levels_known_answers, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, fx_setup, group_teardown);
 }

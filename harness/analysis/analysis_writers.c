@@ -451,7 +451,8 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
             continue;
         bool idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0;
         char label[160], c[64], pt[32], share[32];
-        snprintf(label, sizeof label, "%s%s", idle ? "GPU idle: " : "GPU busy: ", name->valuestring);
+        bool cpu = cJSON_IsString(kind) && strcmp(kind->valuestring, "cpu") == 0; /* CPU-only trace */
+        snprintf(label, sizeof label, "%s%s", cpu ? "CPU: " : idle ? "GPU idle: " : "GPU busy: ", name->valuestring);
         snprintf(c, sizeof c, "%s", cJSON_IsString(cls) ? cls->valuestring : "");
         mb_fmt_seconds(pt, sizeof pt, ps->valuedouble);
         fmt_pct(share, sizeof share, sh->valuedouble);
@@ -794,6 +795,53 @@ static void gap_warnings(FILE *o, const mb_gap *g, bool md)
         put_item(o, md, md ? "- " : "  - ", r->warnings[i]);
 }
 
+/* Simplify runs (stage files version 2): each stage at three levels, the
+ * hardware ceiling, the part alone, the part in the full loop, and which gap
+ * is which (mb_gap_stage_levels). */
+#define MB_LEVELS_TOLERANCE 0.10
+
+static void gap_levels_table(FILE *o, const mb_gap *g, bool md)
+{
+    if (!mb_gap_has_levels(g))
+        return;
+    fprintf(o, md ? "\n## Three levels per stage (simplify)\n\n"
+                  : "\nthree levels per stage (simplify): hardware ceiling -> the part alone -> in the full loop\n");
+    tbl t;
+    tbl_init(&t, "lrrrrrrl", "stage", "at ceiling", "alone", "in loop", "rate alone", "rate in loop", "exposed",
+             "verdict");
+    for (int i = 0; i < g->n; i++) {
+        mb_gap_levels L = mb_gap_stage_levels(g, i, MB_LEVELS_TOLERANCE);
+        if (!L.has_levels)
+            continue;
+        const mb_gap_stage *st = &g->stages[i];
+        char atc[32], alone[32], loop[32], ra[32], rl[32], ex[32];
+        if (L.has_ceiling)
+            mb_fmt_seconds(atc, sizeof atc, mb_gap_per_step(g, L.ceiling_seconds));
+        else
+            snprintf(atc, sizeof atc, "no ceiling");
+        mb_fmt_seconds(alone, sizeof alone, mb_gap_per_step(g, L.isolated_seconds));
+        mb_fmt_seconds(loop, sizeof loop, mb_gap_per_step(g, L.loop_seconds));
+        mb_fmt_seconds(ex, sizeof ex, mb_gap_per_step(g, st->exposed));
+        if (L.isolated_rate > 0) {
+            mb_fmt_rate(ra, sizeof ra, L.isolated_rate, st->stage->work_unit);
+            mb_fmt_rate(rl, sizeof rl, L.loop_rate, st->stage->work_unit);
+        } else {
+            snprintf(ra, sizeof ra, "-");
+            snprintf(rl, sizeof rl, "-");
+        }
+        const char *row[] = { st->stage->name, atc, alone, loop, ra, rl, ex, L.verdict_text };
+        tbl_row(&t, row);
+    }
+    tbl_print(o, &t, md, "  ");
+    tbl_free(&t);
+    fprintf(o, md ? "\n" : "");
+    fprintf(o, "%sslow by itself: alone it is more than %.0f%% from its ceiling (optimise the part); slow only in "
+               "the pipeline: in the loop it takes more than %.0f%% longer than alone while the step waits for it "
+               "(overlap, workers, pinning, prefetch, contention)\n",
+            md ? "" : "  ", MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100);
+}
+
+
 static void gap_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, bool md)
 {
     gap_header(o, g, md);
@@ -801,6 +849,7 @@ static void gap_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, bool md)
     gap_headline_text(o, g, md);
     gap_step_table(o, g, md);
     gap_stage_table(o, g, md);
+    gap_levels_table(o, g, md);
     gap_matches(o, g, md);
     gap_ranking(o, g, md);
     gap_amdahl(o, g, md);
@@ -827,6 +876,24 @@ static void add_str_or_null(cJSON *o, const char *k, const char *v)
         cJSON_AddStringToObject(o, k, v);
     else
         cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *levels_json(const mb_gap *g, const mb_gap_stage *st)
+{
+    mb_gap_levels L = mb_gap_stage_levels(g, (int)(st - g->stages), MB_LEVELS_TOLERANCE);
+    if (!L.has_levels)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    add_num_or_null(o, "ceiling_seconds_per_step", mb_gap_per_step(g, L.ceiling_seconds), L.has_ceiling);
+    cJSON_AddNumberToObject(o, "isolated_seconds_per_step", mb_gap_per_step(g, L.isolated_seconds));
+    cJSON_AddNumberToObject(o, "loop_seconds_per_step", mb_gap_per_step(g, L.loop_seconds));
+    add_num_or_null(o, "ceiling_rate", st->ceiling_rate, L.has_ceiling);
+    add_num_or_null(o, "isolated_rate", L.isolated_rate, L.isolated_rate > 0);
+    add_num_or_null(o, "loop_rate", L.loop_rate, L.loop_rate > 0);
+    cJSON_AddNumberToObject(o, "self_gap_seconds_per_step", mb_gap_per_step(g, L.self_gap));
+    cJSON_AddNumberToObject(o, "pipeline_gap_seconds_per_step", mb_gap_per_step(g, L.pipeline_gap));
+    cJSON_AddStringToObject(o, "verdict", L.verdict_text);
+    return o;
 }
 
 static cJSON *stage_json(const mb_gap *g, const mb_gap_stage *st)
@@ -878,6 +945,7 @@ static cJSON *stage_json(const mb_gap *g, const mb_gap_stage *st)
         cJSON_AddNullToObject(o, "amdahl");
     }
     add_str_or_null(o, "source", s->source);
+    cJSON_AddItemToObject(o, "levels", levels_json(g, st));
     return o;
 }
 

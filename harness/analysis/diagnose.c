@@ -299,7 +299,10 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
         if (shaped >= 0)
             f->memory_shaped_share = shaped;
         const cJSON *step = cJSON_GetObjectItemCaseSensitive(g->run->evidence, "step");
-        if (cJSON_IsObject(step)) {
+        const cJSON *where = cJSON_IsObject(step) ? cJSON_GetObjectItemCaseSensitive(step, "where") : NULL;
+        /* A CPU-only trace's step table (trace_cpu.c) has no GPU shares: its
+         * stages (device cpu) give the figures. */
+        if (cJSON_IsObject(step) && !(cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0)) {
             f->source = "the trace's step table";
             figures_from_step(step, f);
         }

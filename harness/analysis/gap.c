@@ -1067,3 +1067,71 @@ static int gap_headline(mb_gap *g, mb_err *err)
                     skipped ? "come from a machine without a usable GPU" : "hold no usable GPU case", reason, n,
                     names);
 }
+
+/* ---- three levels (simplify runs) --------------------------------------------------- */
+
+bool mb_gap_has_levels(const mb_gap *g)
+{
+    for (int i = 0; i < g->n; i++)
+        if (g->stages[i].stage->has_isolated)
+            return true;
+    return false;
+}
+
+static const char *verdict_text(mb_gap_verdict v)
+{
+    switch (v) {
+    case MB_VERDICT_HIDDEN:
+        return "hidden by overlap";
+    case MB_VERDICT_PIPELINE:
+        return "slow only in the pipeline";
+    case MB_VERDICT_ITSELF:
+        return "slow by itself";
+    case MB_VERDICT_AT_CEILING:
+        return "near its ceiling";
+    case MB_VERDICT_AS_ALONE:
+        return "as fast as alone (no ceiling)";
+    default:
+        return NULL;
+    }
+}
+
+/* Which gap is which. The loop's gap counts only as far as the step waits for
+ * the stage (its exposed share): a loader that runs beside a slower step
+ * takes the step's time in the loop but costs nothing. "Slow by itself"
+ * wants the part optimised; "slow only in the pipeline" wants overlap,
+ * workers, pinning, prefetch, less contention. */
+mb_gap_levels mb_gap_stage_levels(const mb_gap *g, int i, double tolerance)
+{
+    mb_gap_levels L = { 0 };
+    const mb_gap_stage *st = &g->stages[i];
+    const mb_stage *s = st->stage;
+    if (!s->has_isolated || s->isolated_seconds <= 0 || s->seconds <= 0)
+        return L;
+    L.has_levels = true;
+    L.has_ceiling = st->match >= 0 && st->ceiling_rate > 0;
+    L.isolated_seconds = s->isolated_seconds;
+    L.loop_seconds = s->seconds;
+    L.ceiling_seconds = L.has_ceiling ? st->time_at_ceiling : 0;
+    bool timed_only = strcmp(s->work_unit, "s") == 0;
+    L.isolated_rate = timed_only ? 0 : s->work / s->isolated_seconds;
+    L.loop_rate = timed_only ? 0 : s->work / s->seconds;
+    double exposed_share = st->exposed / s->seconds;
+    L.pipeline_gap = (L.loop_seconds - L.isolated_seconds) * exposed_share;
+    if (L.pipeline_gap < 0)
+        L.pipeline_gap = 0;
+    L.self_gap = L.has_ceiling && L.isolated_seconds > L.ceiling_seconds ? L.isolated_seconds - L.ceiling_seconds
+                                                                           : 0;
+    bool self_big = L.self_gap > tolerance * L.isolated_seconds;
+    bool pipe_big = L.pipeline_gap > tolerance * L.loop_seconds;
+    if (g->total > 0 && st->exposed < 0.05 * g->total && st->exposed < 0.5 * L.isolated_seconds)
+        L.verdict = MB_VERDICT_HIDDEN;
+    else if (pipe_big && (!self_big || L.pipeline_gap >= L.self_gap))
+        L.verdict = MB_VERDICT_PIPELINE;
+    else if (self_big)
+        L.verdict = MB_VERDICT_ITSELF;
+    else
+        L.verdict = L.has_ceiling ? MB_VERDICT_AT_CEILING : MB_VERDICT_AS_ALONE;
+    L.verdict_text = verdict_text(L.verdict);
+    return L;
+}

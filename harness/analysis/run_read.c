@@ -33,8 +33,14 @@ static int looks_like_trace(const char *path, int *is_trace, mb_err *err)
         return mb_errno(err, MB_EUSAGE, "%s: cannot read", path);
     }
     buf[n] = '\0';
+    /* A JSON array at the top is the bare-array Chrome trace that
+     * torch.autograd.profiler writes without Kineto; a stage file is always
+     * an object (or CSV). */
+    size_t first = 0;
+    while (first < n && (buf[first] == ' ' || buf[first] == '\t' || buf[first] == '\n' || buf[first] == '\r'))
+        first++;
     *is_trace = (n >= 2 && (unsigned char)buf[0] == 0x1f && (unsigned char)buf[1] == 0x8b) ||
-                memmem(buf, n, "\"traceEvents\"", 13) != NULL;
+                memmem(buf, n, "\"traceEvents\"", 13) != NULL || (first < n && buf[first] == '[');
     free(buf);
     return MB_OK;
 }

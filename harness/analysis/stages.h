@@ -58,6 +58,11 @@ typedef struct mb_stage {
      * stage-format.md): data|checkpoint|eval|logging; NULL = not said. The
      * diagnosis decides from component and role, never from the name alone. */
     char *role;
+    /* Stage files version 2 (scripts/mlbench_simplify.py): the time the same
+     * work took with the part run alone, the rest of the loop stubbed out
+     * (docs/simplify.md). `seconds` stays the time inside the full loop. */
+    bool has_isolated;
+    double isolated_seconds;
 } mb_stage;
 
 /* Exposed seconds of a stage, clamped to [0, seconds]. */

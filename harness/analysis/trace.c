@@ -725,6 +725,13 @@ static bool show_event(parser *p)
     return rc == MB_OK || fail(p, rc, "%s", st->hook->err.msg);
 }
 
+static bool fold_cpu_class(parser *p)
+{
+    if (!tr_cpu_fold(p->st, p->ev.name, p->ev.name_len, p->ev.ts, p->ev.dur))
+        return fail(p, MB_ESYS, "out of memory");
+    return true;
+}
+
 static bool finish_event(parser *p)
 {
     tr_state *st = p->st;
@@ -757,9 +764,14 @@ static bool finish_event(parser *p)
         add_named(&st->cuda_sync_events, e);
         return true;
     case CAT_CPU_OP:
-        return fold_cpu_op(p);
+        return fold_cpu_op(p) && fold_cpu_class(p);
     case CAT_ANNOTATION:
-        return fold_annotation(p);
+        return fold_annotation(p) && fold_cpu_class(p);
+    case CAT_NONE:
+        /* No "cat": the array form written by torch.autograd.profiler
+         * without Kineto (Debian's python3-torch), CPU events only:
+         * annotations and ops read by their names. */
+        return fold_annotation(p) && fold_cpu_op(p) && fold_cpu_class(p);
     default:
         return true;
     }
@@ -1521,6 +1533,8 @@ void tr_state_free(tr_state *st)
     free(st->host_wait);
     for (int k = 0; k < TR_N_HOST; k++)
         free(st->host_iv[k].iv);
+    for (int k = 0; k < TR_CPU_N; k++)
+        free(st->cpu_iv[k].iv);
     free(st->steps);
     free(st->launches);
     free(st->flop_ops);

@@ -249,6 +249,10 @@ typedef struct tr_ivlist {
     size_t n, cap;
 } tr_ivlist;
 
+/* Host-side classes of a CPU-only run (trace_cpu.c), in priority order after
+ * data loading: an instant covered by several counts in the first. */
+enum tr_cpu_class { TR_CPU_COLL = 0, TR_CPU_OPT, TR_CPU_CONV, TR_CPU_GEMM, TR_CPU_OPS, TR_CPU_N };
+
 typedef struct tr_state {
     tr_rules *rules;     /* own_rules, or the caller's (mb_trace_read_with) */
     tr_rules own_rules;
@@ -288,9 +292,18 @@ typedef struct tr_state {
     /* Optional: each complete event is also shown to this function
      * (mb_trace_walk, for the kernel-level projection of project_trace.c). */
     struct tr_event_view_hook *hook;
+    tr_ivlist cpu_iv[TR_CPU_N];                  /* host events by tr_cpu_class (trace_cpu.c) */
+    long long cpu_count[TR_CPU_N];
 } tr_state;
 
 void tr_state_free(tr_state *st);
+
+/* trace_cpu.c: keeps a host event's interval by class (false: out of memory). */
+bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur);
+/* trace_cpu.c: a trace without GPU events: the step split into data
+ * loading, collective, optimizer, conv, gemm, other aten ops and Python,
+ * as stages of `run` and as evidence "step" in `ev`. */
+int tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err);
 
 /* After a successful parse: builds the stages, warnings and evidence of
  * `run` from `st`. May reorder/overwrite st's arrays. */

@@ -1479,6 +1479,8 @@ int tr_analyse(tr_state *st, mb_run *run, mb_err *err)
         rc = copy_stages(&a, err);
     if (rc == MB_OK)
         rc = host_stages(&a, err);
+    if (rc == MB_OK && st->n_devices == 0)
+        rc = tr_cpu_stages(st, run, a.ev, err); /* CPU-only: the host's ops are the step */
     if (rc == MB_OK)
         rc = idle_stages(&a, err);
     if (rc != MB_OK)
