@@ -72,6 +72,7 @@ typedef struct uring_state {
     bool ring_ok;
     bool want_registered, sqpoll, iopoll;
     bool reg_bufs, reg_file;  /* what the kernel accepted */
+    unsigned setup_flags;     /* IORING_SETUP_* the ring was created with */
     char fallback[320];       /* why registration was refused, reported as a note */
     int nbuf;                 /* 2 x qd buffers */
     unsigned char *pool;      /* nbuf buffers of bs bytes, DISK_BUF_ALIGN aligned */
@@ -171,21 +172,34 @@ static void uring_teardown(void *state)
     free(s);
 }
 
+/* The task-work flags fio sets too (engines/io_uring.c): completions are
+ * run when this task asks for them (DEFER_TASKRUN, which needs
+ * SINGLE_ISSUER) instead of interrupting it with an IPI for each one
+ * (COOP_TASKRUN). A kernel that does not know one answers EINVAL: the flag
+ * is dropped and the setup retried, as fio does. */
 static int ring_init(uring_state *s, mb_err *err)
 {
     struct io_uring_params params;
-    memset(&params, 0, sizeof params);
-    if (s->sqpoll)
-        params.flags |= IORING_SETUP_SQPOLL;
-    if (s->iopoll)
-        params.flags |= IORING_SETUP_IOPOLL;
-    int qd = s->c->qd;
-    int rc = io_uring_queue_init_params((unsigned)qd, &s->ring, &params);
+    unsigned mode = (s->sqpoll ? IORING_SETUP_SQPOLL : 0) | (s->iopoll ? IORING_SETUP_IOPOLL : 0);
+    unsigned extra = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+    int qd = s->c->qd, rc;
+    for (;;) {
+        memset(&params, 0, sizeof params);
+        params.flags = mode | extra;
+        rc = io_uring_queue_init_params((unsigned)qd, &s->ring, &params);
+        if (rc != -EINVAL || extra == 0)
+            break;
+        if (extra & IORING_SETUP_DEFER_TASKRUN)
+            extra &= ~(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER);
+        else
+            extra = 0;
+    }
     if (rc == 0) {
         s->ring_ok = true;
+        s->setup_flags = params.flags;
         return MB_OK;
     }
-    if (params.flags && (rc == -EPERM || rc == -EINVAL || rc == -EOPNOTSUPP))
+    if (mode && (rc == -EPERM || rc == -EINVAL || rc == -EOPNOTSUPP))
         return mb_errf(err, MB_ESKIP, "io_uring_queue_init with %s%s refused: %s", s->sqpoll ? "SQPOLL " : "",
                        s->iopoll ? "IOPOLL " : "", strerror(-rc));
     if (rc == -EPERM || rc == -ENOSYS || rc == -EACCES)
@@ -412,6 +426,8 @@ static int uring_run(void *state, double *seconds, mb_err *err)
 
     /* Untimed: what completed since the last iteration returned is checked
      * and replaced, so the clock starts with qd reads in flight. */
+    if (s->setup_flags & IORING_SETUP_DEFER_TASKRUN)
+        io_uring_get_events(&s->ring); /* post what completed meanwhile */
     s->untimed_reads += reap(s, s->nbuf, 0, false, &rc, err);
     if (rc == MB_OK)
         rc = check_done(s, err);
@@ -501,11 +517,14 @@ static void uring_timing_start(void *state)
 static void uring_report(void *state, mb_report *r)
 {
     uring_state *s = state;
-    char how[256];
-    snprintf(how, sizeof how, "%s buffers, %s file, SQPOLL %s, IOPOLL %s; batched submit and reap; queue kept "
-                              "full across iterations",
+    char how[320];
+    unsigned f = s->setup_flags;
+    snprintf(how, sizeof how, "%s buffers, %s file, SQPOLL %s, IOPOLL %s, task work %s; batched submit and reap; "
+                              "queue kept full across iterations",
              s->reg_bufs ? "registered (READ_FIXED)" : "plain", s->reg_file ? "registered" : "plain",
-             s->sqpoll ? "on" : "off", s->iopoll ? "on" : "off");
+             s->sqpoll ? "on" : "off", s->iopoll ? "on" : "off",
+             (f & IORING_SETUP_DEFER_TASKRUN) ? "deferred (COOP_TASKRUN|SINGLE_ISSUER|DEFER_TASKRUN)"
+             : (f & IORING_SETUP_COOP_TASKRUN) ? "cooperative (COOP_TASKRUN)" : "default");
     mb_report_info(r, "io_uring", how);
     if (s->queue_at_return_min >= 0)
         mb_report_metric(r, "queue_at_iteration_end", (double)s->queue_at_return_min, "reads");
