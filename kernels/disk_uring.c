@@ -456,8 +456,9 @@ static int uring_run(void *state, double *seconds, mb_err *err)
     if (rc != MB_OK)
         return rc;
     /* Reads the kernel holds now (submitted, not reaped): qd unless the
-     * queue drained. */
-    long long held = s->inflight - (long long)io_uring_sq_ready(&s->ring);
+     * queue drained. With SQPOLL the entries still in the ring are the
+     * poller's to take: handed over already. */
+    long long held = s->inflight - (s->sqpoll ? 0 : (long long)io_uring_sq_ready(&s->ring));
     if (s->queue_at_return_min < 0 || held < s->queue_at_return_min)
         s->queue_at_return_min = held;
     *seconds = now - start;
