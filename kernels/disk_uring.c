@@ -48,6 +48,19 @@
 #include <sys/resource.h>
 #include <sys/uio.h>
 
+/* Kernel ABI values (include/uapi/linux/io_uring.h) for a liburing older
+ * than the kernel: 2.2 lacks the last two, 2.1 all three. The kernel
+ * answers EINVAL where it lacks one, and ring_init retries without. */
+#ifndef IORING_SETUP_COOP_TASKRUN
+#define IORING_SETUP_COOP_TASKRUN (1U << 8)
+#endif
+#ifndef IORING_SETUP_SINGLE_ISSUER
+#define IORING_SETUP_SINGLE_ISSUER (1U << 12)
+#endif
+#ifndef IORING_SETUP_DEFER_TASKRUN
+#define IORING_SETUP_DEFER_TASKRUN (1U << 13)
+#endif
+
 static const mb_param_spec uring_params[] = {
     DISK_PARAM_FILE_SIZE,
     DISK_PARAM_BLOCK_SIZE,
@@ -426,8 +439,8 @@ static int uring_run(void *state, double *seconds, mb_err *err)
 
     /* Untimed: what completed since the last iteration returned is checked
      * and replaced, so the clock starts with qd reads in flight. */
-    if (s->setup_flags & IORING_SETUP_DEFER_TASKRUN)
-        io_uring_get_events(&s->ring); /* post what completed meanwhile */
+    if (s->setup_flags & IORING_SETUP_DEFER_TASKRUN) /* post what completed meanwhile */
+        io_uring_enter((unsigned)s->ring.ring_fd, 0, 0, IORING_ENTER_GETEVENTS, NULL);
     s->untimed_reads += reap(s, s->nbuf, 0, false, &rc, err);
     if (rc == MB_OK)
         rc = check_done(s, err);
