@@ -24,6 +24,8 @@ PACKAGES=(
   zlib1g-dev          # streaming PyTorch trace reader (.json, .json.gz)
   fio                 # the disk peer (scripts/fio_compare.py)
   python3             # stdlib-only helper scripts and test checks
+  python3-numpy       # scripts/peers: the OpenBLAS GEMM peer (numpy a @ b, /usr/bin/python3)
+  python3-torch       # scripts/peers: the oneDNN GEMM peer (torch mkldnn_linear)
 )
 
 # The tests' dependencies (TEST_DEPS=OFF leaves them out): Debian's CPU
