@@ -152,6 +152,9 @@ def inflate(src, dst, k):
     for c in doc.get("cases", []):
         if isinstance(c.get("rate"), dict) and c["rate"].get("median"):
             c["rate"]["median"] *= k
+        # schema 2: the one ceiling --baseline compares
+        if isinstance(c.get("ceiling"), dict) and c["ceiling"].get("value"):
+            c["ceiling"]["value"] *= k
         for r in c.get("ranks") or []:
             if isinstance(r.get("rate"), (int, float)):
                 r["rate"] *= k
