@@ -122,10 +122,13 @@ on() { # on NODE CMD...: run CMD inside node NODE (1..3 or head)
     nsenter --net="/run/netns/$(ns_of "$n")" --uts="$RUN/uts-$n" "${mnt[@]}" -- "$@"
 }
 
-# Slurm's nodes each need their own munged (munge refuses to decode one
-# credential twice: one shared munged sees every node's decode as a replay)
-# and their own PMIx client directory (/tmp/spmix_appdir_* would collide):
-# each node gets a mount namespace where $RUN/node is its own $RUN/node-N.
+# Each node (not the head) has its own mount namespace, as a container has: /sys mounted
+# from inside its network namespace (else /sys/class/net shows the host's
+# interfaces, not the node's veth; the host's cgroups stay mounted in it, as
+# slurmd needs them), and $RUN/node being its own $RUN/node-N.
+# Slurm needs the latter: one munged per node (munge refuses to decode one
+# credential twice: a shared munged sees the second node's decode as a
+# replay) and one PMIx client directory per node (/tmp/spmix_appdir_*).
 make_mount_ns() { # make_mount_ns NODE
     if [ ! -d "$RUN/ns" ]; then
         mkdir -p "$RUN/ns" "$RUN/node" && mount --bind "$RUN/ns" "$RUN/ns" && MOUNTS+=("$RUN/ns") &&
@@ -133,7 +136,10 @@ make_mount_ns() { # make_mount_ns NODE
     fi
     mkdir -p "$RUN/node-$1/munge" "$RUN/node-$1/pmix" && chmod 700 "$RUN/node-$1/munge" &&
         touch "$RUN/ns/mnt-$1" &&
-        unshare --mount="$RUN/ns/mnt-$1" --propagation private mount --bind "$RUN/node-$1" "$RUN/node" &&
+        nsenter --net="/run/netns/$(ns_of "$1")" unshare --mount="$RUN/ns/mnt-$1" --propagation private \
+            sh -c "mount --bind '$RUN/node-$1' '$RUN/node' && mkdir -p '$RUN/node/cgroup' &&
+                   mount --rbind /sys/fs/cgroup '$RUN/node/cgroup' && mount -t sysfs sysfs /sys &&
+                   mount --move '$RUN/node/cgroup' /sys/fs/cgroup" &&
         MOUNTS=("$RUN/ns/mnt-$1" "${MOUNTS[@]}")
 }
 
@@ -150,6 +156,10 @@ make_netns() {
 make_nodes() {
     make_netns "$HEAD" || return 1
     make_uts head mbhead || return 1
+    # The head stays in this mount namespace (mpirun's rsh agent opens the
+    # nodes' namespace files from here): its $RUN/node is bound here.
+    mkdir -p "$RUN/node" "$RUN/node-head/munge" "$RUN/node-head/pmix" && chmod 700 "$RUN/node-head/munge" &&
+        mount --bind "$RUN/node-head" "$RUN/node" && MOUNTS+=("$RUN/node") || return 1
     ip -n "$HEAD" link add br0 type bridge || return 1
     ip -n "$HEAD" addr add "$NET.254/24" dev br0 && ip -n "$HEAD" link set br0 up || return 1
     : >"$RUN/nodes"
@@ -158,11 +168,12 @@ make_nodes() {
         ns=$(ns_of "$i")
         make_netns "$ns" || return 1
         make_uts "$i" "mbnode$i" || return 1
+        make_mount_ns "$i" || return 1
         ip link add "${P}a$i" type veth peer name "${P}b$i" || return 1
         ip link set "${P}a$i" netns "$ns" && ip -n "$ns" link set "${P}a$i" name eth0 || return 1
         ip -n "$ns" addr add "$NET.$i/24" dev eth0 && ip -n "$ns" link set eth0 up || return 1
         ip link set "${P}b$i" netns "$HEAD" && ip -n "$HEAD" link set "${P}b$i" master br0 up || return 1
-        echo "$NET.$i $ns $RUN/uts-$i" >>"$RUN/nodes"
+        echo "$NET.$i $ns $RUN/uts-$i $RUN/ns/mnt-$i" >>"$RUN/nodes"
     done
 }
 
@@ -261,7 +272,8 @@ check env mpi3ring.json OMPI_MCA_coll_tuned_allreduce_algorithm $ring || bad "3 
 check busbw mpi3ring.json "$link" 0.6 1.05 || bad "3 nodes, ring: busbw against the link"
 
 step "mpirun, 3 nodes, the library's own all-reduce algorithm (reported, not bounded)"
-mpirun_on 3 "$MLBENCH" --suite "$WORK/link.ini" --out "$WORK/mpi3.json" -q >mpi3.out 2>&1 ||
+sed 's/^size = .*/size = 16m/' link.ini >link16.ini
+mpirun_on 3 "$MLBENCH" --suite "$WORK/link16.ini" --out "$WORK/mpi3.json" -q >mpi3.out 2>&1 ||
     { cat mpi3.out; bad "mlbench under mpirun on 3 nodes"; }
 check busbw mpi3.json "$link" 0 1.05 || bad "3 nodes, default algorithm"
 
@@ -282,21 +294,29 @@ component = hostmem
 backend = memcpy
 size = 16m
 EOF
-margin=0.4 # the "nodes" share two cores: healthy ones differ by tens of percent
+# The "nodes" share this machine's cores (three ranks on two cores here):
+# healthy ones differ by tens of percent, the slowed one by ~90%.
+margin=0.5
 
 step "fleet, 3 nodes alike: none flagged"
-mpirun_on 3 "$MLBENCH" --suite "$WORK/fleet.ini" --out "$WORK/fleet-base.json" --fleet-margin $margin \
-    >fleet-base.out 2>&1 || { cat fleet-base.out; bad "fleet run, nodes alike"; }
-grep -A3 '^fleet' fleet-base.out
-check fleet fleet-base.json || bad "fleet: a node flagged with none slowed"
+# A second try when a node is flagged: other work on a shared machine can
+# take a core from one "node" for a whole run; twice is a finding.
+for try in 1 2; do
+    mpirun_on 3 "$MLBENCH" --suite "$WORK/fleet.ini" --out "$WORK/fleet-base.json" --fleet-margin $margin \
+        >fleet-base.out 2>&1 || { cat fleet-base.out; bad "fleet run, nodes alike"; }
+    check fleet fleet-base.json && break
+    [ $try = 2 ] && bad "fleet: a node flagged with none slowed, twice"
+done
 
-step "fleet, node 3's CPU quota cut to 20% (cgroup): node 3 flagged, and only it"
+# 1 ms of CPU per 100 ms: far below what a healthy node gets even on a
+# machine busy with other work.
+step "fleet, node 3's CPU quota cut to 1% (cgroup): node 3 flagged, and only it"
 if [ -d /sys/fs/cgroup/cpu ] && [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
     CGROUP=/sys/fs/cgroup/cpu/$P-slow
-    mkdir "$CGROUP" && echo 10000 >"$CGROUP/cpu.cfs_period_us" && echo 2000 >"$CGROUP/cpu.cfs_quota_us" || CGROUP=""
+    mkdir "$CGROUP" && echo 100000 >"$CGROUP/cpu.cfs_period_us" && echo 1000 >"$CGROUP/cpu.cfs_quota_us" || CGROUP=""
 elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
     CGROUP=/sys/fs/cgroup/$P-slow
-    mkdir "$CGROUP" && echo "2000 10000" >"$CGROUP/cpu.max" || CGROUP=""
+    mkdir "$CGROUP" && echo "1000 100000" >"$CGROUP/cpu.max" || CGROUP=""
 fi
 if [ -z "$CGROUP" ]; then
     bad "no cgroup CPU controller to slow a node with"
@@ -342,11 +362,11 @@ for mode in plain recovery; do
     for try in $(seq 100); do
         victim=$(for pid in $(ip netns pids "$(ns_of 2)"); do
             [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = mlbench ] && echo "$pid"; done | head -1)
-        [ -n "$victim" ] && grep -q 'allreduce' "kill-$mode.out" && break
+        [ -n "$victim" ] && break
         sleep 0.1
     done
     [ -n "$victim" ] || { bad "$mode: no mlbench process on node 2"; wait $job; continue; }
-    sleep 1
+    sleep 3 # past MPI_Init and the context exchange: inside the all-reduce cases
     killed_at=$SECONDS
     kill -KILL "$victim"
     rc=0
@@ -354,7 +374,9 @@ for mode in plain recovery; do
     took=$((SECONDS - killed_at))
     echo "ended $took s after the kill, exit $rc"
     grep -E "rank 1|mbnode2|$NET.2" "kill-$mode.out" | head -5
-    [ $rc != 0 ] || bad "$mode: the job exited 0 after a rank was killed"
+    # mpirun --enable-recovery exits 0 whatever its ranks' status (Open MPI
+    # 4.1): there the survivors' own message and timing are what count.
+    [ $rc != 0 ] || [ $mode = recovery ] || bad "$mode: the job exited 0 after a rank was killed"
     [ $took -le $((dist_timeout + 5)) ] || bad "$mode: the job took $took s to end (--dist-timeout $dist_timeout)"
     grep -Eq "rank 1[^0-9].*(mbnode2|$NET\.2)|(mbnode2|$NET\.2).*rank 1[^0-9]|process rank 1 .* on node (mbnode2|$NET\.2)" "kill-$mode.out" ||
         { cat "kill-$mode.out"; bad "$mode: no message names rank 1 on mbnode2"; }
@@ -373,7 +395,6 @@ slurm_start() {
     dd if=/dev/urandom of="$RUN/munge.key" bs=1024 count=1 2>/dev/null && chmod 400 "$RUN/munge.key" || return 1
     for i in head $(seq "$NODES"); do
         mkdir -p "$RUN/slurmd-mbnode$i"
-        make_mount_ns "$i" || { echo "cannot make node $i's mount namespace"; return 1; }
         cp -p "$RUN/munge.key" "$RUN/node-$i/munge/key"
         on "$i" munged --force --foreground --socket="$RUN/node/munge/sock" --key-file="$RUN/node/munge/key" \
             --pid-file="$RUN/node/munge/pid" --log-file="$RUN/node/munge/log" \
@@ -426,7 +447,7 @@ EOF
         sleep 0.2
     done
     on head sinfo 2>&1
-    tail -5 "$RUN/slurmctld.log" "$RUN"/slurmd-*.log "$RUN"/node-*/munge/log 2>/dev/null
+    tail -5 "$RUN/slurmctld.log" "$RUN"/slurmd-*.log "$RUN"/slurmd-*.out "$RUN"/node-*/munge/log 2>/dev/null
     return 1
 }
 

@@ -3,7 +3,7 @@
 # nodes (--mca plm_rsh_agent): "agent HOST COMMAND..." runs COMMAND, as ssh
 # would, inside HOST's network and UTS namespaces instead of on another
 # machine. HOST is a node's address; $MBN_RUN/nodes maps it:
-#   ADDRESS NETNS UTS_FILE
+#   ADDRESS NETNS UTS_FILE MOUNT_NS_FILE
 # When $MBN_RUN/slow names this address, the command first joins the cgroup
 # written there (the CPU quota of the injected slow node).
 host=$1
@@ -12,8 +12,9 @@ shift
 line=$(grep -m1 "^$host " "$MBN_RUN/nodes") || { echo "multinode_agent: unknown node '$host'" >&2; exit 1; }
 netns=$(echo "$line" | cut -d' ' -f2)
 uts=$(echo "$line" | cut -d' ' -f3)
+mnt=$(echo "$line" | cut -d' ' -f4)
 if [ -f "$MBN_RUN/slow" ] && [ "$(cut -d' ' -f1 "$MBN_RUN/slow")" = "$host" ]; then
     echo $$ >"$(cut -d' ' -f2 "$MBN_RUN/slow")/cgroup.procs" || exit 1
 fi
 # ssh hands the remote shell one string: the same here.
-exec nsenter --net="/run/netns/$netns" --uts="$uts" -- /bin/sh -c "$*"
+exec nsenter --net="/run/netns/$netns" --uts="$uts" --mount="$mnt" -- /bin/sh -c "$*"
