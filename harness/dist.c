@@ -1027,14 +1027,14 @@ static cJSON *machine_finding(const placed *all, int n, const char *machine)
     }
     cpu_list_text(&uni, text, sizeof text);
     char why[1024];
-    if (ranks > cpus)
-        snprintf(why, sizeof why, "%d ranks on one machine (%s) may run on %d CPU%s (%.200s) between them: they take "
-                                  "turns, and every time that depends on another rank waits for it",
-                 ranks, hosts, cpus, cpus == 1 ? "" : "s", text);
-    else
+    if (a >= 0) /* the binding is the cause to fix: say so first */
         snprintf(why, sizeof why, "ranks %d (%s) and %d (%s) run on one machine and are bound to overlapping CPUs: "
                                   "they take turns on them (bind each rank to its own cores, or --bind-to none)",
                  all[a].rank, all[a].host, all[b].rank, all[b].host);
+    else
+        snprintf(why, sizeof why, "%d ranks on one machine (%s) may run on %d CPU%s (%.200s) between them: they take "
+                                  "turns, and every time that depends on another rank waits for it",
+                 ranks, hosts, cpus, cpus == 1 ? "" : "s", text);
     cJSON_AddStringToObject(f, "reason", why);
     return f;
 }

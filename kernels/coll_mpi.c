@@ -196,9 +196,10 @@ static void find_peak(coll_mpi *s)
     }
 }
 
-/* Reads an int MPI_T control variable; with `enum_name`, the name of its
- * value when the variable is an enumeration. False when the library has no
- * such variable (another MPI, or the component not loaded). */
+/* Reads an int or bool MPI_T control variable (Open MPI exposes its bool MCA
+ * variables as MPI_C_BOOL); with `enum_name`, the name of its value when the
+ * variable is an enumeration. False when the library has no such variable
+ * (another MPI, or the component not loaded). */
 static bool read_cvar_int(const char *cvar, int *value, char *enum_name, size_t len)
 {
     int idx, count, verbosity, bind, scope, name_len = 0, desc_len = 0;
@@ -208,11 +209,17 @@ static bool read_cvar_int(const char *cvar, int *value, char *enum_name, size_t 
     if (MPI_T_cvar_get_index(cvar, &idx) != MPI_SUCCESS ||
         MPI_T_cvar_get_info(idx, NULL, &name_len, &verbosity, &type, &etype, NULL, &desc_len, &bind, &scope) !=
             MPI_SUCCESS ||
-        type != MPI_INT || bind != MPI_T_BIND_NO_OBJECT)
+        (type != MPI_INT && type != MPI_C_BOOL) || bind != MPI_T_BIND_NO_OBJECT)
         return false;
     if (MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS)
         return false;
-    bool ok = count == 1 && MPI_T_cvar_read(h, value) == MPI_SUCCESS;
+    bool ok = false, flag = false;
+    if (count == 1 && type == MPI_C_BOOL && MPI_T_cvar_read(h, &flag) == MPI_SUCCESS) {
+        *value = flag;
+        ok = true;
+    } else if (count == 1 && type == MPI_INT) {
+        ok = MPI_T_cvar_read(h, value) == MPI_SUCCESS;
+    }
     MPI_T_cvar_handle_free(&h);
     if (ok && enum_name && len) {
         enum_name[0] = '\0';

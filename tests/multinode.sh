@@ -64,7 +64,7 @@ DAEMONS=()   # pids of the daemons started here
 NETNS=()     # namespaces created here
 UTS=()       # UTS namespace files bound here
 MOUNTS=()    # mount points made here, innermost first
-CGROUP=""
+CGROUPS=()   # cgroups made here
 
 # ---- cleanup: on every exit path -------------------------------------------
 
@@ -95,11 +95,12 @@ cleanup() {
         ip netns del "$ns" 2>/dev/null
     done
     for f in "${UTS[@]}" "${MOUNTS[@]}"; do umount "$f" 2>/dev/null; done
-    if [ -n "$CGROUP" ] && [ -d "$CGROUP" ]; then
-        for pid in $(cat "$CGROUP/cgroup.procs" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
-        sleep 0.2
-        rmdir "$CGROUP" 2>/dev/null
-    fi
+    for cg in "${CGROUPS[@]}"; do # their processes were started here
+        for pid in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null; done
+    done
+    for cg in "${CGROUPS[@]}"; do
+        for i in $(seq 20); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+    done
     rm -rf "$RUN"
     for ns in "${NETNS[@]}"; do
         [ -e "/run/netns/$ns" ] && echo "WARNING: namespace $ns left behind"
@@ -222,6 +223,11 @@ echo "link: $link GB/s per direction (tbf $RATE)"
 # ---- Open MPI across the nodes -----------------------------------------------
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The ranks (mpirun's through the agent, srun's through slurmd) run at nice
+# -10: on a machine shared with other work the link, not the wait for a
+# CPU, must bound busbw. Waiting ranks yield their core (Open MPI polls
+# otherwise): the "nodes" share this machine's cores.
+export MBN_NICE=-10
 hostfile() { # hostfile N: nodes 1..N, one slot each
     local i
     for i in $(seq "$1"); do echo "$NET.$i slots=1"; done >"hosts$1"
@@ -229,7 +235,7 @@ hostfile() { # hostfile N: nodes 1..N, one slot each
 # The settings docs/collectives.md names: TCP on the nodes' network only
 # (btl_tcp_if_include / oob_tcp_if_include), no binding (the "nodes" share
 # this machine's cores: --bind-to core would stack them on one core).
-MPIRUN=(mpirun --mca plm_rsh_agent "$SRC/tests/multinode_agent.sh" --mca btl tcp,self
+MPIRUN=(mpirun --mca plm_rsh_agent "$SRC/tests/multinode_agent.sh" --mca btl tcp,self --mca mpi_yield_when_idle 1
         --mca btl_tcp_if_include "$NET.0/24" --mca oob_tcp_if_include "$NET.0/24" --bind-to none)
 mpirun_on() { # mpirun_on N ARGS...: mpirun from the head across nodes 1..N
     local n=$1
@@ -254,92 +260,136 @@ EOF
 
 check() { $PY "$SRC/tests/multinode_check.py" "$@"; }
 
+# linked_run NAME LO HI LAUNCH...: runs LAUNCH (writing NAME.json), checks
+# busbw within [LO, HI] x the link; a second try when it is outside: other
+# work on a shared machine can take the CPU from a "node" for a whole run,
+# and twice is a finding.
+linked_run() {
+    local name=$1 lo=$2 hi=$3 try
+    shift 3
+    for try in 1 2; do
+        rm -f "$name.json"
+        "$@" --out "$WORK/$name.json" -q >"$name.out" 2>&1 || { cat "$name.out"; return 1; }
+        check busbw "$name.json" "$link" "$lo" "$hi" && return 0
+        [ $try = 1 ] && echo "(busbw outside the bounds: a second try)"
+    done
+    return 1
+}
+
 steps_mpi() {
-step "mpirun, 2 nodes, $RATE"
-mpirun_on 2 "$MLBENCH" --suite "$WORK/link.ini" --out "$WORK/mpi2.json" -q >mpi2.out 2>&1 ||
-    { cat mpi2.out; bad "mlbench under mpirun on 2 nodes"; }
-check contexts mpi2.json mbnode1 mbnode2 || bad "2 nodes: contexts"
-check launcher mpi2.json mpirun || bad "2 nodes: the launcher in the context"
-check busbw mpi2.json "$link" 0.6 1.05 || bad "2 nodes: busbw against the link"
+    step "mpirun, 2 nodes, $RATE"
+    linked_run mpi2 0.6 1.05 mpirun_on 2 "$MLBENCH" --suite "$WORK/link.ini" ||
+        bad "2 nodes: the run, or busbw against the link"
+    check contexts mpi2.json mbnode1 mbnode2 || bad "2 nodes: contexts"
+    check launcher mpi2.json mpirun || bad "2 nodes: the launcher in the context"
 
-ring=4 # Open MPI 4.1 coll_tuned: 4 = ring (ompi_info --param coll tuned --level 9)
-step "mpirun, 3 nodes, $RATE, all-reduce forced to the ring (coll_tuned_allreduce_algorithm $ring)"
-mpirun_on 3 --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm $ring \
-    "$MLBENCH" --suite "$WORK/link.ini" --out "$WORK/mpi3ring.json" -q >mpi3ring.out 2>&1 ||
-    { cat mpi3ring.out; bad "mlbench under mpirun on 3 nodes (ring)"; }
-check contexts mpi3ring.json mbnode1 mbnode2 mbnode3 || bad "3 nodes: contexts"
-check env mpi3ring.json OMPI_MCA_coll_tuned_allreduce_algorithm $ring || bad "3 nodes: the forced algorithm is not recorded"
-check busbw mpi3ring.json "$link" 0.6 1.05 || bad "3 nodes, ring: busbw against the link"
+    local ring=4 # Open MPI 4.1 coll_tuned: 4 = ring (ompi_info --param coll tuned --level 9)
+    step "mpirun, 3 nodes, $RATE, all-reduce forced to the ring (coll_tuned_allreduce_algorithm $ring)"
+    linked_run mpi3ring 0.6 1.05 mpirun_on 3 --mca coll_tuned_use_dynamic_rules 1 \
+        --mca coll_tuned_allreduce_algorithm $ring "$MLBENCH" --suite "$WORK/link.ini" ||
+        bad "3 nodes, ring: the run, or busbw against the link"
+    check contexts mpi3ring.json mbnode1 mbnode2 mbnode3 || bad "3 nodes: contexts"
+    check env mpi3ring.json OMPI_MCA_coll_tuned_allreduce_algorithm $ring ||
+        bad "3 nodes: the forced algorithm is not recorded"
+    check info mpi3ring.json algorithm "ring (forced" || bad "3 nodes: the case does not say it ran the ring"
+    check core_sharing mpi3ring.json mbnode1 mbnode2 mbnode3 || bad "3 nodes: three ranks on two CPUs not reported"
 
-step "mpirun, 3 nodes, the library's own all-reduce algorithm (reported, not bounded)"
-sed 's/^size = .*/size = 16m/' link.ini >link16.ini
-mpirun_on 3 "$MLBENCH" --suite "$WORK/link16.ini" --out "$WORK/mpi3.json" -q >mpi3.out 2>&1 ||
-    { cat mpi3.out; bad "mlbench under mpirun on 3 nodes"; }
-check busbw mpi3.json "$link" 0 1.05 || bad "3 nodes, default algorithm"
-
+    step "mpirun, 3 nodes, the library's own all-reduce algorithm (reported, not bounded)"
+    sed 's/^size = .*/size = 16m/' link.ini >link16.ini
+    linked_run mpi3 0 1.05 mpirun_on 3 "$MLBENCH" --suite "$WORK/link16.ini" || bad "3 nodes, default algorithm"
 }
 
 # ---- fleet mode: one slow node ------------------------------------------------
 
 steps_fleet() {
-cat >fleet.ini <<'EOF'
-; tests/multinode.sh: fleet mode, a host copy on every node at once.
+    cat >fleet.ini <<'EOF'
+; tests/multinode.sh: fleet mode, a small single-threaded GEMM on every node
+; at once: bound by the CPU a node gets (cache-resident: the nodes share this
+; machine's memory bandwidth, which would blur the comparison).
 [global]
 repetitions = 5
 min_time = 0.2
 warmup_time = 0.05
 
-[copy]
-component = hostmem
-backend = memcpy
-size = 16m
+[gemm]
+component = gemm
+backend = openblas
+dtype = fp32
+m = 384
+n = 384
+k = 384
+threads = 1
 EOF
-# The "nodes" share this machine's cores (three ranks on two cores here):
-# healthy ones differ by tens of percent, the slowed one by ~90%.
-margin=0.5
+    # Nodes of equal size: each node's processes in a cgroup with half a CPU
+    # (the agent puts them there), as a container's CPU limit does. Without
+    # it, three ranks on two cores split 1 : 1/2 : 1/2 and healthy nodes
+    # would differ by 2x. Healthy nodes then differ by tens of percent (other
+    # work on the machine); the slowed one by ~90%.
+    # The slow node: 1 ms of CPU per 25 ms (4%, a twelfth of a healthy
+    # node's), shorter than one GEMM (~3 ms at full speed).
+    local margin=0.5 half=50000 period=100000 slow=1000 slow_period=25000 i cg
+    : >"$RUN/cgroups.new"
+    for i in $(seq "$NODES"); do
+        cg=$(make_cpu_cgroup "$P-n$i" $half $period) || { bad "no cgroup CPU controller to size the nodes with"; return; }
+        CGROUPS+=("$cg")
+        echo "$NET.$i $cg" >>"$RUN/cgroups.new"
+    done
+    mv "$RUN/cgroups.new" "$RUN/cgroups"
 
-step "fleet, 3 nodes alike: none flagged"
-# A second try when a node is flagged: other work on a shared machine can
-# take a core from one "node" for a whole run; twice is a finding.
-for try in 1 2; do
-    mpirun_on 3 "$MLBENCH" --suite "$WORK/fleet.ini" --out "$WORK/fleet-base.json" --fleet-margin $margin \
-        >fleet-base.out 2>&1 || { cat fleet-base.out; bad "fleet run, nodes alike"; }
-    check fleet fleet-base.json && break
-    [ $try = 2 ] && bad "fleet: a node flagged with none slowed, twice"
-done
+    step "fleet, 3 nodes alike (half a CPU each): none flagged"
+    # A second try when a node is flagged: other work on a shared machine can
+    # take the CPU from one "node" for a whole run; twice is a finding.
+    for try in 1 2; do
+        mpirun_on 3 "$MLBENCH" --suite "$WORK/fleet.ini" --out "$WORK/fleet-base.json" --fleet-margin $margin \
+            >fleet-base.out 2>&1 || { cat fleet-base.out; bad "fleet run, nodes alike"; }
+        check fleet fleet-base.json && break
+        [ $try = 2 ] && bad "fleet: a node flagged with none slowed, twice"
+    done
 
-# 1 ms of CPU per 100 ms: far below what a healthy node gets even on a
-# machine busy with other work.
-step "fleet, node 3's CPU quota cut to 1% (cgroup): node 3 flagged, and only it"
-if [ -d /sys/fs/cgroup/cpu ] && [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
-    CGROUP=/sys/fs/cgroup/cpu/$P-slow
-    mkdir "$CGROUP" && echo 100000 >"$CGROUP/cpu.cfs_period_us" && echo 1000 >"$CGROUP/cpu.cfs_quota_us" || CGROUP=""
-elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
-    CGROUP=/sys/fs/cgroup/$P-slow
-    mkdir "$CGROUP" && echo "1000 100000" >"$CGROUP/cpu.max" || CGROUP=""
-fi
-if [ -z "$CGROUP" ]; then
-    bad "no cgroup CPU controller to slow a node with"
-else
-    echo "$NET.3 $CGROUP" >"$RUN/slow"
+    step "fleet, node 3's CPU quota cut to 4% (cgroup): node 3 flagged, and only it; --baseline fails on it"
+    cg=$(grep "^$NET.3 " "$RUN/cgroups" | cut -d' ' -f2)
+    set_cpu_quota "$cg" $slow $slow_period || { bad "cannot change node 3's CPU quota"; return; }
     rc=0
     mpirun_on 3 "$MLBENCH" --suite "$WORK/fleet.ini" --out "$WORK/fleet-slow.json" --fleet-margin $margin \
         --baseline "$WORK/fleet-base.json" --tolerance $margin >fleet-slow.out 2>&1 || rc=$?
-    rm -f "$RUN/slow"
-    cat fleet-slow.out | grep -v '^\[' | tail -15
+    rm -f "$RUN/cgroups" # the later steps run without CPU limits
+    grep -E "FLAGGED|FAILED|baseline" fleet-slow.out
     check fleet fleet-slow.json mbnode3 || bad "fleet: the slow node is not the one flagged"
     [ $rc = 1 ] || bad "--baseline on the slow node: exit $rc, expected 1"
     grep -q "FAILED.*mbnode3" fleet-slow.out || bad "--baseline does not name mbnode3"
     grep "FAILED" fleet-slow.out | grep -qv "mbnode3" && bad "--baseline fails a node other than mbnode3"
-fi
 
+}
+
+# ---- CPU limits (cgroup v1 cpu controller, or v2) ------------------------------------
+
+set_cpu_quota() { # set_cpu_quota CGROUP QUOTA_US PERIOD_US
+    if [ -f "$1/cpu.cfs_quota_us" ]; then
+        echo "$3" >"$1/cpu.cfs_period_us" && echo "$2" >"$1/cpu.cfs_quota_us"
+    else
+        echo "$2 $3" >"$1/cpu.max"
+    fi
+}
+
+make_cpu_cgroup() { # make_cpu_cgroup NAME QUOTA_US PERIOD_US: makes it, prints its path
+    local cg
+    if [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+        cg=/sys/fs/cgroup/cpu/$1
+    elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control; then
+        cg=/sys/fs/cgroup/$1
+    else
+        return 1
+    fi
+    mkdir "$cg" || return 1
+    set_cpu_quota "$cg" "$2" "$3" || { rmdir "$cg"; return 1; }
+    echo "$cg"
 }
 
 # ---- a rank killed on one node ---------------------------------------------------
 
 steps_kill() {
-dist_timeout=10
-cat >long.ini <<'EOF'
+    dist_timeout=10
+    cat >long.ini <<'EOF'
 ; tests/multinode.sh: all-reduce long enough to kill a rank in the middle.
 [global]
 repetitions = 50
@@ -351,36 +401,36 @@ component = allreduce
 backend = mpi
 size = 1m
 EOF
-for mode in plain recovery; do
-    step "a rank killed on node 2 ($mode mpirun, --dist-timeout $dist_timeout)"
-    extra=()
-    [ $mode = recovery ] && extra=(--enable-recovery)
-    mpirun_on 2 "${extra[@]}" "$MLBENCH" --suite "$WORK/long.ini" --out "$WORK/kill-$mode.json" \
-        --dist-timeout $dist_timeout >"kill-$mode.out" 2>&1 &
-    job=$!
-    victim=""
-    for try in $(seq 100); do
-        victim=$(for pid in $(ip netns pids "$(ns_of 2)"); do
-            [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = mlbench ] && echo "$pid"; done | head -1)
-        [ -n "$victim" ] && break
-        sleep 0.1
+    for mode in plain recovery; do
+        step "a rank killed on node 2 ($mode mpirun, --dist-timeout $dist_timeout)"
+        extra=()
+        [ $mode = recovery ] && extra=(--enable-recovery)
+        mpirun_on 2 "${extra[@]}" "$MLBENCH" --suite "$WORK/long.ini" --out "$WORK/kill-$mode.json" \
+            --dist-timeout $dist_timeout >"kill-$mode.out" 2>&1 &
+        job=$!
+        victim=""
+        for try in $(seq 100); do
+            victim=$(for pid in $(ip netns pids "$(ns_of 2)"); do
+                [ "$(cat /proc/"$pid"/comm 2>/dev/null)" = mlbench ] && echo "$pid"; done | head -1)
+            [ -n "$victim" ] && break
+            sleep 0.1
+        done
+        [ -n "$victim" ] || { bad "$mode: no mlbench process on node 2"; wait $job; continue; }
+        sleep 3 # past MPI_Init and the context exchange: inside the all-reduce cases
+        killed_at=$SECONDS
+        kill -KILL "$victim"
+        rc=0
+        wait $job || rc=$?
+        took=$((SECONDS - killed_at))
+        echo "ended $took s after the kill, exit $rc"
+        grep -E "rank 1|mbnode2|$NET.2" "kill-$mode.out" | head -5
+        # mpirun --enable-recovery exits 0 whatever its ranks' status (Open MPI
+        # 4.1): there the survivors' own message and timing are what count.
+        [ $rc != 0 ] || [ $mode = recovery ] || bad "$mode: the job exited 0 after a rank was killed"
+        [ $took -le $((dist_timeout + 5)) ] || bad "$mode: the job took $took s to end (--dist-timeout $dist_timeout)"
+        grep -Eq "rank 1[^0-9].*(mbnode2|$NET\.2)|(mbnode2|$NET\.2).*rank 1[^0-9]|process rank 1 .* on node (mbnode2|$NET\.2)" "kill-$mode.out" ||
+            { cat "kill-$mode.out"; bad "$mode: no message names rank 1 on mbnode2"; }
     done
-    [ -n "$victim" ] || { bad "$mode: no mlbench process on node 2"; wait $job; continue; }
-    sleep 3 # past MPI_Init and the context exchange: inside the all-reduce cases
-    killed_at=$SECONDS
-    kill -KILL "$victim"
-    rc=0
-    wait $job || rc=$?
-    took=$((SECONDS - killed_at))
-    echo "ended $took s after the kill, exit $rc"
-    grep -E "rank 1|mbnode2|$NET.2" "kill-$mode.out" | head -5
-    # mpirun --enable-recovery exits 0 whatever its ranks' status (Open MPI
-    # 4.1): there the survivors' own message and timing are what count.
-    [ $rc != 0 ] || [ $mode = recovery ] || bad "$mode: the job exited 0 after a rank was killed"
-    [ $took -le $((dist_timeout + 5)) ] || bad "$mode: the job took $took s to end (--dist-timeout $dist_timeout)"
-    grep -Eq "rank 1[^0-9].*(mbnode2|$NET\.2)|(mbnode2|$NET\.2).*rank 1[^0-9]|process rank 1 .* on node (mbnode2|$NET\.2)" "kill-$mode.out" ||
-        { cat "kill-$mode.out"; bad "$mode: no message names rank 1 on mbnode2"; }
-done
 
 }
 
@@ -439,7 +489,7 @@ EOF
     on head slurmctld -D -i -f "$SLURM_CONF" >"$RUN/slurmctld.out" 2>&1 &
     DAEMONS+=($!)
     for i in $(seq "$NODES"); do
-        on "$i" slurmd -D -N "mbnode$i" -f "$SLURM_CONF" >"$RUN/slurmd-$i.out" 2>&1 &
+        on "$i" nice -n "$MBN_NICE" slurmd -D -N "mbnode$i" -f "$SLURM_CONF" >"$RUN/slurmd-$i.out" 2>&1 &
         DAEMONS+=($!)
     done
     for i in $(seq 150); do
@@ -461,12 +511,12 @@ steps_slurm() {
         bad "the Slurm nodes did not come up"
     else
         step "srun --mpi=pmix, 2 nodes, $RATE"
-        on head env OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include="$NET.0/24" \
-            timeout 120 srun --mpi=pmix -N 2 -n 2 --ntasks-per-node=1 "$MLBENCH" --suite "$WORK/link.ini" --out "$WORK/srun2.json" -q >srun2.out 2>&1 ||
-            { cat srun2.out; cp "$RUN"/*.log "$WORK/" 2>/dev/null; bad "mlbench under srun on 2 nodes"; }
+        linked_run srun2 0.6 1.05 on head env OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include="$NET.0/24" \
+            OMPI_MCA_mpi_yield_when_idle=1 timeout 120 srun --mpi=pmix -N 2 -n 2 --ntasks-per-node=1 \
+            "$MLBENCH" --suite "$WORK/link.ini" ||
+            { cp "$RUN"/*.log "$WORK/" 2>/dev/null; bad "srun: the run, or busbw against the link"; }
         check contexts srun2.json mbnode1 mbnode2 || bad "srun: contexts"
         check launcher srun2.json srun || bad "srun: the launcher in the context"
-        check busbw srun2.json "$link" 0.6 1.05 || bad "srun: busbw against the link"
     fi
 }
 

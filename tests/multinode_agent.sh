@@ -4,8 +4,8 @@
 # would, inside HOST's network and UTS namespaces instead of on another
 # machine. HOST is a node's address; $MBN_RUN/nodes maps it:
 #   ADDRESS NETNS UTS_FILE MOUNT_NS_FILE
-# When $MBN_RUN/slow names this address, the command first joins the cgroup
-# written there (the CPU quota of the injected slow node).
+# When $MBN_RUN/cgroups names this address ("ADDRESS CGROUP" lines), the
+# command first joins that cgroup (the node's CPU limit).
 host=$1
 shift
 [ -n "${MBN_RUN:-}" ] || { echo "multinode_agent: MBN_RUN is not set" >&2; exit 1; }
@@ -13,8 +13,9 @@ line=$(grep -m1 "^$host " "$MBN_RUN/nodes") || { echo "multinode_agent: unknown 
 netns=$(echo "$line" | cut -d' ' -f2)
 uts=$(echo "$line" | cut -d' ' -f3)
 mnt=$(echo "$line" | cut -d' ' -f4)
-if [ -f "$MBN_RUN/slow" ] && [ "$(cut -d' ' -f1 "$MBN_RUN/slow")" = "$host" ]; then
-    echo $$ >"$(cut -d' ' -f2 "$MBN_RUN/slow")/cgroup.procs" || exit 1
+if [ -f "$MBN_RUN/cgroups" ] && cg=$(grep -m1 "^$host " "$MBN_RUN/cgroups"); then
+    echo $$ >"$(echo "$cg" | cut -d' ' -f2)/cgroup.procs" || exit 1
 fi
 # ssh hands the remote shell one string: the same here.
-exec nsenter --net="/run/netns/$netns" --uts="$uts" --mount="$mnt" -- /bin/sh -c "$*"
+# $MBN_NICE: the priority of the node's daemon and ranks (tests/multinode.sh).
+exec nice -n "${MBN_NICE:-0}" nsenter --net="/run/netns/$netns" --uts="$uts" --mount="$mnt" -- /bin/sh -c "$*"

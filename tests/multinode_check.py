@@ -10,6 +10,9 @@
   busbw FILE LINK LO HI        every all-reduce case verified, busbw within
                                [LO, HI] x LINK (GB/s); prints busbw/link
   fleet FILE [HOST...]         every fleet case flags exactly these hosts
+  info FILE KEY TEXT           every all-reduce case's info[KEY] contains TEXT
+  core_sharing FILE HOST...    context.dist.core_sharing names these hosts'
+                               ranks (one machine), and the cases note it
 Exit 0 when the check holds, 1 with the reason when not. Stdlib only."""
 import json
 import sys
@@ -125,6 +128,27 @@ def check_fleet(doc, hosts):
             fail("flagged %s, expected %s" % (flagged, sorted(hosts)))
 
 
+def check_info(doc, key, text):
+    for c in allreduce_cases(doc):
+        got = (c.get("info") or {}).get(key) or ""
+        if text not in got:
+            fail("%s: info %s = %r, expected it to contain %r" % (c.get("id"), key, got, text))
+    print("info %s: %s" % (key, got))
+
+
+def check_core_sharing(doc, hosts):
+    found = ((doc.get("context") or {}).get("dist") or {}).get("core_sharing") or []
+    if len(found) != 1:
+        fail("context.dist.core_sharing: %r, expected one finding" % found)
+    got = sorted(r.get("host") for r in found[0].get("ranks") or [])
+    if got != sorted(hosts):
+        fail("core sharing names %s, expected %s" % (got, sorted(hosts)))
+    for c in allreduce_cases(doc):
+        if not any("CPUs shared" in n for n in c.get("notes") or []):
+            fail("%s: no note of the shared CPUs: %s" % (c.get("id"), c.get("notes")))
+    print("core sharing: " + found[0].get("reason", ""))
+
+
 def main(argv):
     if len(argv) < 3:
         fail(__doc__)
@@ -138,6 +162,10 @@ def main(argv):
         check_env(doc, rest[0], rest[1])
     elif what == "busbw" and len(rest) == 3:
         check_busbw(doc, float(rest[0]), float(rest[1]), float(rest[2]))
+    elif what == "info" and len(rest) == 2:
+        check_info(doc, rest[0], rest[1])
+    elif what == "core_sharing":
+        check_core_sharing(doc, rest)
     elif what == "fleet":
         check_fleet(doc, rest)
     else:
