@@ -115,12 +115,25 @@ trap 'exit 143' TERM
 # ---- the nodes ---------------------------------------------------------------
 
 ns_of() { [ "$1" = head ] && echo "$HEAD" || echo "${P}n$1"; }
+enter_args() { # the nsenter options that enter node $1
+    echo "--net=/run/netns/$(ns_of "$1")"
+    echo "--uts=$RUN/uts-$1"
+    [ -e "$RUN/ns/mnt-$1" ] && echo "--mount=$RUN/ns/mnt-$1"
+}
 on() { # on NODE CMD...: run CMD inside node NODE (1..3 or head)
-    local n=$1
+    local n=$1 args
     shift
-    local mnt=()
-    [ -e "$RUN/ns/mnt-$n" ] && mnt=(--mount="$RUN/ns/mnt-$n")
-    nsenter --net="/run/netns/$(ns_of "$n")" --uts="$RUN/uts-$n" "${mnt[@]}" -- "$@"
+    mapfile -t args < <(enter_args "$n")
+    nsenter "${args[@]}" -- "$@"
+}
+# daemon NODE LOG CMD...: starts CMD in node NODE in the background; nsenter
+# execs it, so the pid recorded for the cleanup is the daemon's own.
+daemon() {
+    local n=$1 log=$2 args
+    shift 2
+    mapfile -t args < <(enter_args "$n")
+    nsenter "${args[@]}" -- "$@" >"$log" 2>&1 &
+    DAEMONS+=($!)
 }
 
 # Each node (not the head) has its own mount namespace, as a container has: /sys mounted
@@ -206,12 +219,11 @@ echo "built in $((SECONDS - t0)) s"
 
 # ---- the link, as iperf3 sees it -------------------------------------------
 
-step "iperf3: node 2 -> node 1"
-on 1 iperf3 -s -1 -B "$NET.1" -p 15201 >"$RUN/iperf-s.log" 2>&1 &
-DAEMONS+=($!)
+step "iperf3: node 2 -> node 1 (4 s, the first one omitted: TCP slow start)"
+daemon 1 "$RUN/iperf-s.log" iperf3 -s -1 -B "$NET.1" -p 15201
 link=""
 for try in $(seq 20); do
-    if on 2 timeout 20 iperf3 -c "$NET.1" -p 15201 -t 3 -J >iperf.json 2>/dev/null; then
+    if on 2 timeout 20 iperf3 -c "$NET.1" -p 15201 -t 4 -O 1 -J >iperf.json 2>/dev/null; then
         link=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"]/8e9)' iperf.json 2>/dev/null)
         [ -n "$link" ] && break
     fi
@@ -446,10 +458,9 @@ slurm_start() {
     for i in head $(seq "$NODES"); do
         mkdir -p "$RUN/slurmd-mbnode$i"
         cp -p "$RUN/munge.key" "$RUN/node-$i/munge/key"
-        on "$i" munged --force --foreground --socket="$RUN/node/munge/sock" --key-file="$RUN/node/munge/key" \
-            --pid-file="$RUN/node/munge/pid" --log-file="$RUN/node/munge/log" \
-            --seed-file="$RUN/node/munge/seed" 2>/dev/null &
-        DAEMONS+=($!)
+        daemon "$i" /dev/null munged --force --foreground --socket="$RUN/node/munge/sock" \
+            --key-file="$RUN/node/munge/key" --pid-file="$RUN/node/munge/pid" --log-file="$RUN/node/munge/log" \
+            --seed-file="$RUN/node/munge/seed"
     done
     echo "PMIxCliTmpDirBase=$RUN/node/pmix" >"$RUN/mpi.conf"
     cat >"$RUN/slurm.conf" <<EOF
@@ -486,11 +497,9 @@ EOF
     echo "PartitionName=mb Nodes=ALL Default=YES MaxTime=10 State=UP" >>"$RUN/slurm.conf"
     export SLURM_CONF=$RUN/slurm.conf
     for i in $(seq 50); do [ -S "$RUN/node-head/munge/sock" ] && [ -S "$RUN/node-$NODES/munge/sock" ] && break; sleep 0.1; done
-    on head slurmctld -D -i -f "$SLURM_CONF" >"$RUN/slurmctld.out" 2>&1 &
-    DAEMONS+=($!)
+    daemon head "$RUN/slurmctld.out" slurmctld -D -i -f "$SLURM_CONF"
     for i in $(seq "$NODES"); do
-        on "$i" nice -n "$MBN_NICE" slurmd -D -N "mbnode$i" -f "$SLURM_CONF" >"$RUN/slurmd-$i.out" 2>&1 &
-        DAEMONS+=($!)
+        daemon "$i" "$RUN/slurmd-$i.out" nice -n "$MBN_NICE" slurmd -D -N "mbnode$i" -f "$SLURM_CONF"
     done
     for i in $(seq 150); do
         [ "$(on head sinfo -h -o %t 2>/dev/null | sort -u | tr -d '\n')" = idle ] && return 0
