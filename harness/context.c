@@ -3,6 +3,7 @@
 #include "context.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,10 @@
 #include "gbench_shim.h"
 #include "gpu_hooks.h"
 #include "paths.h"
+
+#ifdef MB_HAVE_MPI
+#include <mpi.h>
+#endif
 
 static long long parse_cache_size(const char *s)
 {
@@ -332,14 +337,34 @@ static cJSON *disk_json(const char *dir)
 }
 
 /* Prefixes of the variables libraries read to pick kernels, ISAs, thread
- * counts, algorithms or transports; exact names for the few without one. */
+ * counts, algorithms or transports; exact names for the few without one.
+ * The MPI stack's own: Open MPI's MCA parameters (mpirun --mca X passes them
+ * as OMPI_MCA_X), UCX, PMIx's MCA, MPICH/Intel MPI, libfabric; and the
+ * Slurm variables that decide placement and binding. */
 static const char *const env_prefixes[] = { "OPENBLAS_", "GOTO_", "OMP_", "KMP_",    "MKL_",
                                             "DNNL_",     "ONEDNN_", "CUBLAS_", "CUBLASLT_",
-                                            "NCCL_",     "CUDA_",   "CUDNN_",  NULL };
-static const char *const env_names[] = { "NVIDIA_TF32_OVERRIDE", NULL };
+                                            "NCCL_",     "CUDA_",   "CUDNN_",  "OMPI_MCA_",
+                                            "UCX_",      "PMIX_MCA_", "MPICH_", "I_MPI_",
+                                            "FI_",       "SLURM_CPU_BIND", NULL };
+static const char *const env_names[] = { "NVIDIA_TF32_OVERRIDE", "SLURM_DISTRIBUTION", "SLURM_MPI_TYPE",
+                                         "SLURM_CPUS_PER_TASK", "SLURM_HINT", NULL };
+/* The launcher's plumbing under those prefixes: addresses, session
+ * directories, job and process ids that differ on every run (two runs with the
+ * same settings must give the same environment), and
+ * orte_precondition_transports, a per-job secret key. Who launched and where
+ * is context.launcher's. */
+static const char *const env_plumbing_prefixes[] = { "OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_initial_wdir",
+                                                     NULL };
+static const char *const env_plumbing_names[] = { "OMPI_MCA_pmix", NULL };
 
 bool mb_context_env_recorded(const char *name)
 {
+    for (int i = 0; env_plumbing_prefixes[i]; i++)
+        if (strncmp(name, env_plumbing_prefixes[i], strlen(env_plumbing_prefixes[i])) == 0)
+            return false;
+    for (int i = 0; env_plumbing_names[i]; i++)
+        if (strcmp(name, env_plumbing_names[i]) == 0)
+            return false;
     for (int i = 0; env_prefixes[i]; i++)
         if (strncmp(name, env_prefixes[i], strlen(env_prefixes[i])) == 0)
             return true;
@@ -401,6 +426,243 @@ cJSON *mb_context_collect(const char *disk_dir)
     cJSON_AddItemToObject(ctx, "build", build_json());
     cJSON_AddItemToObject(ctx, "disk", disk_json(disk_dir ? disk_dir : "."));
     cJSON_AddItemToObject(ctx, "environment", mb_context_environment(NULL));
+    cJSON_AddItemToObject(ctx, "launcher", mb_context_launcher(NULL));
     mb_gpu_context_add(ctx);
     return ctx;
+}
+
+/* ---- the launcher ------------------------------------------------------------ */
+
+static const char *env_in(char *const *envp, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; envp && envp[i]; i++)
+        if (strncmp(envp[i], name, len) == 0 && envp[i][len] == '=')
+            return envp[i] + len + 1;
+    return NULL;
+}
+
+/* The first of `names` set in envp (NULL-terminated list). */
+static const char *env_first(char *const *envp, const char *const *names)
+{
+    for (int i = 0; names[i]; i++) {
+        const char *v = env_in(envp, names[i]);
+        if (v && *v)
+            return v;
+    }
+    return NULL;
+}
+
+static void add_env_string(cJSON *o, const char *key, char *const *envp, const char *const *names)
+{
+    const char *v = env_first(envp, names);
+    if (v)
+        cJSON_AddStringToObject(o, key, v);
+    else
+        cJSON_AddNullToObject(o, key);
+}
+
+/* Which launcher started this process, from the variables each one sets.
+ * Open MPI's mpirun sets OMPI_COMM_WORLD_SIZE (also when it runs inside a
+ * Slurm allocation); srun, SLURM_STEP_ID; MPICH's and Intel MPI's Hydra,
+ * PMI_RANK; a PMIx launcher (prterun), PMIX_RANK. */
+static const char *launcher_name(char *const *envp)
+{
+    if (env_in(envp, "OMPI_COMM_WORLD_SIZE"))
+        return "mpirun";
+    if (env_in(envp, "SLURM_STEP_ID") && env_in(envp, "SLURM_PROCID"))
+        return "srun";
+    if (env_in(envp, "PMI_RANK"))
+        return "mpiexec (PMI)";
+    if (env_in(envp, "PMIX_RANK"))
+        return "PMIx launcher";
+    return NULL;
+}
+
+static bool is_launcher_command(const char *comm)
+{
+    static const char *const names[] = { "mpirun", "mpiexec", "orterun", "prterun", "prun", "srun",
+                                         "mpiexec.hydra", "mpiexec.openmpi", "mpirun.openmpi", NULL };
+    for (int i = 0; names[i]; i++)
+        if (strcmp(comm, names[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The command line of the nearest ancestor that is a launcher (mpirun, srun,
+ * ...) under `proc` (/proc), arguments joined by spaces; false when no
+ * ancestor is one: on another node than mpirun's, the parent is Open MPI's
+ * orted or slurmstepd, and the user's command line is not on this machine. */
+bool mb_context_launcher_command_at(const char *proc, long pid, char *out, size_t len)
+{
+    out[0] = '\0';
+    for (int depth = 0; depth < 32 && pid > 1; depth++) {
+        char path[PATH_MAX], line[1024];
+        snprintf(path, sizeof path, "%s/%ld/stat", proc, pid);
+        if (!mb_read_first_line(path, line, sizeof line))
+            return false;
+        /* pid (comm) state ppid ...: comm may hold spaces and parentheses. */
+        char *open = strchr(line, '('), *close = strrchr(line, ')');
+        long ppid = 0;
+        if (open == NULL || close == NULL || sscanf(close + 1, " %*c %ld", &ppid) != 1)
+            return false;
+        *close = '\0';
+        if (is_launcher_command(open + 1)) {
+            snprintf(path, sizeof path, "%s/%ld/cmdline", proc, pid);
+            FILE *f = fopen(path, "r");
+            if (f == NULL)
+                return false;
+            size_t n = fread(out, 1, len - 1, f);
+            fclose(f);
+            while (n > 0 && out[n - 1] == '\0')
+                n--;
+            for (size_t i = 0; i < n; i++)
+                if (out[i] == '\0')
+                    out[i] = ' ';
+            out[n] = '\0';
+            return n > 0;
+        }
+        pid = ppid;
+    }
+    return false;
+}
+
+/* The MPI library's own description (MPI_Get_library_version, allowed
+ * before MPI_Init), its first line: "Open MPI v4.1.4, package: ...". */
+static void mpi_library(char *out, size_t len)
+{
+    out[0] = '\0';
+#ifdef MB_HAVE_MPI
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+    int n = 0;
+    if (MPI_Get_library_version(lib, &n) == MPI_SUCCESS) {
+        lib[strcspn(lib, "\n")] = '\0';
+        snprintf(out, len, "%s", lib);
+    }
+#else
+    (void)len;
+#endif
+}
+
+cJSON *mb_context_launcher(char *const *envp)
+{
+    extern char **environ;
+    char *const *env = envp ? envp : environ;
+    cJSON *l = cJSON_CreateObject();
+    const char *name = launcher_name(env);
+    if (name)
+        cJSON_AddStringToObject(l, "name", name);
+    else
+        cJSON_AddNullToObject(l, "name");
+    char cmd[2048] = "";
+    if (envp == NULL && mb_context_launcher_command_at("/proc", (long)getppid(), cmd, sizeof cmd))
+        cJSON_AddStringToObject(l, "command_line", cmd);
+    else
+        cJSON_AddNullToObject(l, "command_line");
+    static const char *const size_names[] = { "OMPI_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS",
+                                              "PMI_SIZE", NULL };
+    const char *size = env_first(env, size_names);
+    if (size)
+        cJSON_AddNumberToObject(l, "world_size", atof(size));
+    else
+        cJSON_AddNullToObject(l, "world_size");
+    char lib[256];
+    mpi_library(lib, sizeof lib);
+    if (lib[0])
+        cJSON_AddStringToObject(l, "mpi_library", lib);
+    else
+        cJSON_AddNullToObject(l, "mpi_library");
+    add_env_string(l, "pmix_version", env, (const char *const[]){ "PMIX_VERSION", NULL });
+    if (env_in(env, "SLURM_JOB_ID") || env_in(env, "SLURM_JOBID")) {
+        cJSON *s = cJSON_AddObjectToObject(l, "slurm");
+        add_env_string(s, "job_id", env, (const char *const[]){ "SLURM_JOB_ID", "SLURM_JOBID", NULL });
+        add_env_string(s, "step_id", env, (const char *const[]){ "SLURM_STEP_ID", "SLURM_STEPID", NULL });
+        add_env_string(s, "job_name", env, (const char *const[]){ "SLURM_JOB_NAME", NULL });
+        add_env_string(s, "cluster", env, (const char *const[]){ "SLURM_CLUSTER_NAME", NULL });
+        add_env_string(s, "partition", env, (const char *const[]){ "SLURM_JOB_PARTITION", NULL });
+        add_env_string(s, "node_list", env,
+                       (const char *const[]){ "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST", NULL });
+        add_env_string(s, "nodes", env, (const char *const[]){ "SLURM_STEP_NUM_NODES", "SLURM_JOB_NUM_NODES",
+                                                               "SLURM_NNODES", NULL });
+        add_env_string(s, "ntasks", env, (const char *const[]){ "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", NULL });
+        add_env_string(s, "tasks_per_node", env,
+                       (const char *const[]){ "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", NULL });
+        add_env_string(s, "cpus_per_task", env, (const char *const[]){ "SLURM_CPUS_PER_TASK", NULL });
+        add_env_string(s, "mpi_type", env, (const char *const[]){ "SLURM_MPI_TYPE", NULL });
+    }
+    return l;
+}
+
+/* ---- network interfaces ---------------------------------------------------------- */
+
+cJSON *mb_context_nics_at(const char *sysfs_net)
+{
+    cJSON *a = cJSON_CreateArray();
+    DIR *d = opendir(sysfs_net);
+    if (d == NULL)
+        return a;
+    struct dirent *e;
+    char *names[256];
+    int n = 0;
+    while ((e = readdir(d)) != NULL && n < 256)
+        if (e->d_name[0] != '.' && strcmp(e->d_name, "lo") != 0)
+            names[n++] = strdup(e->d_name);
+    closedir(d);
+    qsort(names, (size_t)n, sizeof *names, env_entry_cmp); /* the same order on every run */
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX], text[64];
+        struct stat st;
+        if (names[i] == NULL)
+            continue;
+        snprintf(path, sizeof path, "%s/%s/operstate", sysfs_net, names[i]);
+        /* "unknown": tun and similar devices that carry traffic without a state. */
+        bool up = mb_read_first_line(path, text, sizeof text) &&
+                  (strcmp(text, "up") == 0 || strcmp(text, "unknown") == 0);
+        if (up) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", names[i]);
+            snprintf(path, sizeof path, "%s/%s/speed", sysfs_net, names[i]);
+            long mbps = mb_read_first_line(path, text, sizeof text) ? strtol(text, NULL, 10) : -1;
+            if (mbps > 0)
+                cJSON_AddNumberToObject(o, "speed_mbps", (double)mbps);
+            else
+                cJSON_AddNullToObject(o, "speed_mbps");
+            /* A physical device has a device/ link (PCI, USB, virtio). A veth,
+             * bridge, bond or tunnel has none: its speed is what the driver
+             * says (a veth always 10000 Mb/s), not what the wire carries. */
+            snprintf(path, sizeof path, "%s/%s/device", sysfs_net, names[i]);
+            cJSON_AddBoolToObject(o, "virtual", stat(path, &st) != 0);
+            cJSON_AddItemToArray(a, o);
+        }
+        free(names[i]);
+    }
+    return a;
+}
+
+cJSON *mb_context_nics(void)
+{
+    return mb_context_nics_at("/sys/class/net");
+}
+
+size_t mb_context_virtual_nics_text(const cJSON *nics, char *out, size_t len)
+{
+    size_t count = 0;
+    out[0] = '\0';
+    const cJSON *n;
+    cJSON_ArrayForEach(n, nics)
+    {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(n, "virtual");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(n, "name");
+        const cJSON *speed = cJSON_GetObjectItemCaseSensitive(n, "speed_mbps");
+        if (!cJSON_IsTrue(v) || !cJSON_IsString(name))
+            continue;
+        size_t used = strlen(out);
+        if (cJSON_IsNumber(speed))
+            snprintf(out + used, len - used, "%s%s %.0f Mb/s", count ? ", " : "", name->valuestring,
+                     speed->valuedouble);
+        else
+            snprintf(out + used, len - used, "%s%s (no speed)", count ? ", " : "", name->valuestring);
+        count++;
+    }
+    return count;
 }

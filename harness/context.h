@@ -4,6 +4,7 @@
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Host name, CPU model, cores/threads, sockets, NUMA nodes, caches, RAM, OS,
  * kernel, compiler, mlbench version and git revision, UTC time, and for the
@@ -30,5 +31,29 @@ long long mb_ram_bytes(void);
 long long mb_ram_available_bytes(void);
 /* Short host name (no domain). */
 const char *mb_hostname(void);
+
+/* context.launcher: who started this process and with what, so that runs
+ * under different launchers or settings can be told apart: {name ("mpirun",
+ * "srun", "mpiexec (PMI)", "PMIx launcher" or null), command_line (the
+ * nearest launcher ancestor's, null where it runs on another machine),
+ * world_size, mpi_library (MPI_Get_library_version's first line),
+ * pmix_version, and under Slurm slurm: {job_id, step_id, job_name, cluster,
+ * partition, node_list, nodes, ntasks, tasks_per_node, cpus_per_task,
+ * mpi_type}}; a value not set is null. `envp`: environ-style (NULL: the
+ * process's own; then the command line is looked up too). */
+cJSON *mb_context_launcher(char *const *envp);
+/* The command line of the nearest ancestor of `pid` that is a launcher
+ * (mpirun, mpiexec, srun, ...) under a /proc-like directory; false when none. */
+bool mb_context_launcher_command_at(const char *proc, long pid, char *out, size_t len);
+
+/* Every network interface that is up (loopback left out), sorted by name:
+ * [{name, speed_mbps (as the driver reports it; null when none), virtual
+ * (no device/ link: veth, bridge, bond, tunnel)}], from a
+ * /sys/class/net-like directory, or this machine's. */
+cJSON *mb_context_nics_at(const char *sysfs_net);
+cJSON *mb_context_nics(void);
+/* "eth0 10000 Mb/s, br0 (no speed)" for the virtual ones of such an array;
+ * returns how many. */
+size_t mb_context_virtual_nics_text(const cJSON *nics, char *out, size_t len);
 
 #endif

@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include "context.h"
 #include "coll_common.h" /* NIC speeds for the context */
 #include "formulas.h"
+#include "paths.h"
 #include "results.h"
 
 #define HOST_LEN 64
@@ -578,6 +580,25 @@ static int gone_ranks(char *buf, size_t len)
     return n;
 }
 
+/* "rank 1 (nodeB), rank 2 (nodeC)": the ranks on other hosts, whose
+ * processes this one cannot look at; the suspects when none here is gone. */
+static void remote_ranks(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    int n = 0;
+    for (int r = 0; r < g.size; r++) {
+        if (strcmp(mb_dist_host_of(r), self_host()) == 0)
+            continue;
+        size_t used = strlen(buf);
+        if (n == 8) {
+            snprintf(buf + used, len - used, ", ...");
+            break;
+        }
+        snprintf(buf + used, len - used, "%srank %d (%s)", n ? ", " : "", r, mb_dist_host_of(r));
+        n++;
+    }
+}
+
 static void *watchdog_main(void *arg)
 {
     (void)arg;
@@ -593,10 +614,14 @@ static void *watchdog_main(void *arg)
             fprintf(stderr, "mlbench: rank %d (%s): no collective progress for %.0f s (--dist-timeout): rank%s %s "
                             "ended; stopping this rank (results saved so far are kept)\n",
                     g.rank, self_host(), limit, n > 1 ? "s" : "", gone);
-        else
+        else {
+            char others[512];
+            remote_ranks(others, sizeof others);
             fprintf(stderr, "mlbench: rank %d (%s): no collective progress for %.0f s (--dist-timeout): a rank on "
-                            "another node died or hangs; stopping this rank (results saved so far are kept)\n",
-                    g.rank, self_host(), limit);
+                            "another node died or hangs (from here they cannot be told apart: %s); stopping this "
+                            "rank (results saved so far are kept)\n",
+                    g.rank, self_host(), limit, others);
+        }
         fflush(stderr);
         mb_cleanup_run();
         _exit(1); /* the main thread is stuck inside MPI: nothing else can end it */
@@ -643,6 +668,9 @@ void mb_dist_watchdog_disarm(void)
 
 /* ---- context and fleet merge (no MPI calls) ------------------------------------ */
 
+static void add_placement(cJSON *dist);
+static void report_core_sharing(cJSON *doc, const cJSON *fleet_ranks);
+
 void mb_dist_context_add(cJSON *context)
 {
     if (context == NULL)
@@ -655,8 +683,9 @@ void mb_dist_context_add(cJSON *context)
     cJSON_AddNumberToObject(d, "nodes", g.nodes);
     cJSON_AddStringToObject(d, "host", self_host());
     cJSON_AddStringToObject(d, "mpi", mb_dist_describe());
-    cJSON_AddItemToObject(d, "nics", mb_coll_nics_json());
+    cJSON_AddItemToObject(d, "nics", mb_context_nics());
     cJSON_AddNumberToObject(d, "nic_total_gbps", mb_coll_nic_gbps(NULL, 0));
+    add_placement(d);
     cJSON_DeleteItemFromObject(context, "dist");
     cJSON_AddItemToObject(context, "dist", d);
 }
@@ -804,6 +833,7 @@ void mb_dist_add_contexts(cJSON *doc, const char *disk_dir, double timeout_s)
         cJSON_AddItemToArray(ranks, e);
     }
     cJSON_Delete(all);
+    report_core_sharing(doc, ranks);
     cJSON_DeleteItemFromObjectCaseSensitive(doc, "fleet_ranks");
     cJSON_AddItemToObject(doc, "fleet_ranks", ranks);
 }
@@ -848,4 +878,216 @@ void mb_dist_fleet_print(FILE *out, const cJSON *doc)
                     100 * num_of(f, "below_median"));
         }
     }
+}
+
+/* ---- placement: CPUs shared by ranks of one machine ---------------------------- */
+
+/* "0-3,8" for a CPU set; returns the number of CPUs. */
+static int cpu_list_text(const cpu_set_t *set, char *out, size_t len)
+{
+    out[0] = '\0';
+    int count = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, set))
+            continue;
+        int last = c;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+            last++;
+        size_t used = strlen(out);
+        if (last == c)
+            snprintf(out + used, len - used, "%s%d", used ? "," : "", c);
+        else
+            snprintf(out + used, len - used, "%s%d-%d", used ? "," : "", c, last);
+        count += last - c + 1;
+        c = last;
+    }
+    return count;
+}
+
+/* Parses "0-3,8" into a CPU set; -1 on a malformed list. */
+static int cpu_list_parse(const char *text, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    const char *p = text;
+    int count = 0;
+    while (*p) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p || a < 0 || a >= CPU_SETSIZE)
+            return -1;
+        p = end;
+        if (*p == '-') {
+            b = strtol(p + 1, &end, 10);
+            if (end == p + 1 || b < a || b >= CPU_SETSIZE)
+                return -1;
+            p = end;
+        }
+        for (long c = a; c <= b; c++)
+            CPU_SET((int)c, set);
+        count += (int)(b - a + 1);
+        if (*p == ',')
+            p++;
+        else if (*p)
+            return -1;
+    }
+    return count;
+}
+
+/* The CPUs this rank may run on and the machine it runs on: the kernel's
+ * boot id, the same for every container or namespace "node" of one machine,
+ * whatever their host names. */
+static void add_placement(cJSON *dist)
+{
+    cpu_set_t set;
+    char text[4096], boot[64];
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        cJSON_AddNumberToObject(dist, "cpu_affinity_count", cpu_list_text(&set, text, sizeof text));
+        cJSON_AddStringToObject(dist, "cpu_affinity", text);
+    } else {
+        cJSON_AddNullToObject(dist, "cpu_affinity_count");
+        cJSON_AddNullToObject(dist, "cpu_affinity");
+    }
+    if (mb_read_first_line("/proc/sys/kernel/random/boot_id", boot, sizeof boot))
+        cJSON_AddStringToObject(dist, "machine_id", boot);
+    else
+        cJSON_AddNullToObject(dist, "machine_id");
+}
+
+typedef struct placed {
+    int rank;
+    const char *host, *machine;
+    cpu_set_t cpus;
+    int count, online; /* CPUs it may use; the machine's online CPUs */
+} placed;
+
+/* Reads rank r's placement from a fleet_ranks entry; false without one. */
+static bool placement_of(const cJSON *entry, placed *p)
+{
+    const cJSON *ctx = cJSON_GetObjectItemCaseSensitive(entry, "context");
+    const cJSON *dist = cJSON_GetObjectItemCaseSensitive(ctx, "dist");
+    const char *list = str_field(dist, "cpu_affinity");
+    const cJSON *rank = cJSON_GetObjectItemCaseSensitive(entry, "rank");
+    p->machine = str_field(dist, "machine_id");
+    p->host = str_field(entry, "host");
+    if (!list || !p->machine || !cJSON_IsNumber(rank))
+        return false;
+    p->rank = rank->valueint;
+    if (!p->host)
+        p->host = "?";
+    p->count = cpu_list_parse(list, &p->cpus);
+    const cJSON *online = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ctx, "cpu"),
+                                                          "logical_cpus");
+    p->online = cJSON_IsNumber(online) ? online->valueint : p->count;
+    return p->count > 0;
+}
+
+/* One finding for the ranks of one machine: more ranks than the CPUs they
+ * may use together, or two ranks bound to overlapping CPUs. */
+static cJSON *machine_finding(const placed *all, int n, const char *machine)
+{
+    cpu_set_t uni;
+    CPU_ZERO(&uni);
+    int ranks = 0, a = -1, b = -1;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(all[i].machine, machine) != 0)
+            continue;
+        CPU_OR(&uni, &uni, &all[i].cpus);
+        ranks++;
+        /* Two bound ranks (fewer CPUs than the machine has) that overlap.
+         * Unbound ranks overlap by design and the scheduler spreads them:
+         * for those only too few CPUs in all (below) is a finding. */
+        for (int j = 0; j < i && a < 0; j++) {
+            cpu_set_t both;
+            CPU_AND(&both, &all[i].cpus, &all[j].cpus);
+            if (strcmp(all[j].machine, machine) == 0 && CPU_COUNT(&both) > 0 &&
+                all[i].count < all[i].online && all[j].count < all[j].online)
+                a = j, b = i;
+        }
+    }
+    int cpus = CPU_COUNT(&uni);
+    if (ranks < 2 || (ranks <= cpus && a < 0))
+        return NULL;
+    cJSON *f = cJSON_CreateObject();
+    cJSON_AddStringToObject(f, "machine_id", machine);
+    cJSON *list = cJSON_AddArrayToObject(f, "ranks");
+    char hosts[512] = "", text[4096];
+    for (int i = 0; i < n; i++) {
+        if (strcmp(all[i].machine, machine) != 0)
+            continue;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "rank", all[i].rank);
+        cJSON_AddStringToObject(e, "host", all[i].host);
+        cpu_list_text(&all[i].cpus, text, sizeof text);
+        cJSON_AddStringToObject(e, "cpus", text);
+        cJSON_AddItemToArray(list, e);
+        if (!strstr(hosts, all[i].host)) {
+            size_t used = strlen(hosts);
+            snprintf(hosts + used, sizeof hosts - used, "%s%s", used ? ", " : "", all[i].host);
+        }
+    }
+    cpu_list_text(&uni, text, sizeof text);
+    char why[1024];
+    if (a >= 0) /* the binding is the cause to fix: say so first */
+        snprintf(why, sizeof why, "ranks %d (%s) and %d (%s) run on one machine and are bound to overlapping CPUs: "
+                                  "they take turns on them (bind each rank to its own cores, or --bind-to none)",
+                 all[a].rank, all[a].host, all[b].rank, all[b].host);
+    else
+        snprintf(why, sizeof why, "%d ranks on one machine (%s) may run on %d CPU%s (%.200s) between them: they take "
+                                  "turns, and every time that depends on another rank waits for it",
+                 ranks, hosts, cpus, cpus == 1 ? "" : "s", text);
+    cJSON_AddStringToObject(f, "reason", why);
+    return f;
+}
+
+cJSON *mb_dist_core_sharing(const cJSON *fleet_ranks)
+{
+    int n = cJSON_GetArraySize(fleet_ranks);
+    placed *all = calloc((size_t)(n > 0 ? n : 1), sizeof *all);
+    cJSON *out = cJSON_CreateArray();
+    if (all == NULL)
+        return out;
+    int m = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, fleet_ranks)
+        if (placement_of(e, &all[m]))
+            m++;
+    for (int i = 0; i < m; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = strcmp(all[j].machine, all[i].machine) == 0;
+        cJSON *f = seen ? NULL : machine_finding(all, m, all[i].machine);
+        if (f)
+            cJSON_AddItemToArray(out, f);
+    }
+    free(all);
+    return out;
+}
+
+static char core_sharing_note[1024];
+
+const char *mb_dist_core_sharing_note(void)
+{
+    return core_sharing_note;
+}
+
+/* Rank 0, after gathering every rank's context: the findings go into the
+ * document's context.dist.core_sharing, on stderr, and (the first one) into
+ * the notes of the collective cases. */
+static void report_core_sharing(cJSON *doc, const cJSON *fleet_ranks)
+{
+    cJSON *found = mb_dist_core_sharing(fleet_ranks);
+    cJSON *dist = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(doc, "context"), "dist");
+    if (cJSON_GetArraySize(found) == 0 || !cJSON_IsObject(dist)) {
+        cJSON_Delete(found);
+        return;
+    }
+    const cJSON *f;
+    cJSON_ArrayForEach(f, found)
+    {
+        const char *why = str_field(f, "reason");
+        fprintf(stderr, "mlbench: warning: %s\n", why ? why : "ranks share CPUs");
+        if (!core_sharing_note[0] && why)
+            snprintf(core_sharing_note, sizeof core_sharing_note, "CPUs shared: %s", why);
+    }
+    cJSON_AddItemToObject(dist, "core_sharing", found);
 }

@@ -52,6 +52,17 @@ void mb_dist_add_contexts(cJSON *doc, const char *disk_dir, double timeout_s);
  * over ranks, then the flagged ranks. Prints nothing without fleet data. */
 void mb_dist_fleet_print(FILE *out, const cJSON *doc);
 
+/* Ranks of one machine (same kernel boot id: containers and namespaces
+ * count as one machine, whatever their host names) that share CPUs, from
+ * fleet_ranks' contexts (dist.cpu_affinity, dist.machine_id): per machine
+ * where there are more ranks than the CPUs they may use together, or two
+ * ranks bound to overlapping CPUs, {machine_id, ranks: [{rank, host, cpus}],
+ * reason}. An empty array when none. Rank 0 stores it as
+ * context.dist.core_sharing and warns on stderr. */
+cJSON *mb_dist_core_sharing(const cJSON *fleet_ranks);
+/* The first such finding as a note for the collective cases ("" when none). */
+const char *mb_dist_core_sharing_note(void);
+
 #ifdef MB_HAVE_MPI
 #include <mpi.h>
 /* The communicator the collective backends use (a duplicate of the world,

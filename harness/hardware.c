@@ -50,7 +50,7 @@ struct mb_datasheet {
     int n_sources;
 };
 
-static const char *const known_sections[] = { "product", "peak", "memory", "interconnect", "power" };
+static const char *const known_sections[] = { "product", "peak", "memory", "interconnect", "power", "gpu" };
 
 /* ---- small helpers ----------------------------------------------------------- */
 
@@ -263,7 +263,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
     if (!known)
         return fail_at(c,
                        "unknown section [%s] (expected product, peak, memory, interconnect, "
-                       "power)%s",
+                       "power, gpu)%s",
                        section, "");
     if (strcmp(section, "product") == 0)
         return on_product_key(c, name, value);

@@ -24,6 +24,10 @@
  *   pcie_width = 16
  *   [power]
  *   tdp_w = 700
+ *   [gpu]                       ; what the kernel-level projection needs (project.h)
+ *   sms = 132                   ; streaming multiprocessors
+ *   boost_clock_mhz = 1980
+ *   max_threads_per_sm = 2048   ; CUDA C++ Programming Guide, by compute capability
  * Any key may have its own source as `<key>_source = ...` in the same section;
  * otherwise the section's `source`, otherwise [product] source.
  * Keys are addressed as "section.key", e.g. "peak.bf16", "memory.bandwidth_gbps".

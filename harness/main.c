@@ -27,6 +27,7 @@
 #include "params.h"
 #include "paths.h"
 #include "results.h"
+#include "run_read.h"
 #include "runner.h"
 #include "suite.h"
 #include "trace.h"
@@ -104,6 +105,26 @@ enum {
     OPT_WARMUP, OPT_DISK_DIR, OPT_DISK_FILE, OPT_BASELINE, OPT_TOLERANCE, OPT_FLEET_MARGIN,
     OPT_DIST_TIMEOUT, OPT_HTML,
 };
+
+/* A stray word: a suite name without --suite, or a mistyped subcommand or
+ * suite: said with the likely meaning. */
+static void unexpected_argument(const char *arg)
+{
+    static const char subcommands[] = "list, report, gap, compare, trace, run";
+    char near[64], suites[1024], quoted[96];
+    mb_suite_names(suites, sizeof suites);
+    snprintf(quoted, sizeof quoted, ", %s,", arg);
+    char padded[1100];
+    snprintf(padded, sizeof padded, ", %s,", suites);
+    if (strstr(padded, quoted))
+        fprintf(stderr, "mlbench: unexpected argument '%s' - did you mean '--suite %s'? (see --help)\n", arg, arg);
+    else if (mb_did_you_mean(arg, subcommands, near, sizeof near))
+        fprintf(stderr, "mlbench: unknown command '%s' - did you mean 'mlbench %s'? (see --help)\n", arg, near);
+    else if (mb_did_you_mean(arg, suites, near, sizeof near))
+        fprintf(stderr, "mlbench: unexpected argument '%s' - did you mean '--suite %s'? (see --help)\n", arg, near);
+    else
+        fprintf(stderr, "mlbench: unexpected argument '%s' (see --help)\n", arg);
+}
 
 /* Parses the measuring command line. Returns MB_OK, MB_EUSAGE, or -1 when
  * --help/--version was handled. */
@@ -195,7 +216,7 @@ static int parse_cli(int argc, char **argv, cli *c)
         }
     }
     if (optind < argc) {
-        fprintf(stderr, "mlbench: unexpected argument '%s' (see --help)\n", argv[optind]);
+        unexpected_argument(argv[optind]);
         return MB_EUSAGE;
     }
     if (!mb_format_valid(c->format)) {
@@ -314,7 +335,13 @@ static int cmd_report(int argc, char **argv)
     mb_err err = { 0 };
     cJSON *doc;
     if (mb_results_load(file, &doc, &err) != MB_OK) {
-        fprintf(stderr, "mlbench report: %s\n", err.msg);
+        /* a run file given to report: name the command that reads it */
+        mb_file_kind kind = mb_run_file_kind(file);
+        if (kind == MB_FILE_TRACE || kind == MB_FILE_STAGES)
+            fprintf(stderr, "mlbench report: %s: a %s, not a results file: use `mlbench gap --run %s`\n", file,
+                    kind == MB_FILE_TRACE ? "PyTorch trace" : "stage-metrics file", file);
+        else
+            fprintf(stderr, "mlbench report: %s\n", err.msg);
         return 2;
     }
     mb_write_results(stdout, doc, format, &err);

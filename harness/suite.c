@@ -1,5 +1,6 @@
 #include "suite.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -708,10 +709,12 @@ int mb_suite_load(const char *spec, mb_suite *out, mb_err *err)
     for (int i = 0; i < n && rc == MB_OK; i++) {
         char path[PATH_MAX];
         if (resolve_suite(items[i], path, sizeof path) != 0) {
-            char names[1024];
+            char names[1024], near[64], hint[96] = "";
             mb_suite_names(names, sizeof names);
-            rc = mb_errf(err, MB_EUSAGE, "--suite: no suite named '%s' (known: %s; or a path to a job file)",
-                         items[i], names);
+            if (mb_did_you_mean(items[i], names, near, sizeof near))
+                snprintf(hint, sizeof hint, " - did you mean '%s'?", near);
+            rc = mb_errf(err, MB_EUSAGE, "--suite: no suite named '%s'%s (known: %s; or a path to a job file)",
+                         items[i], hint, names);
         } else {
             int n_files = 0;
             rc = load_file(path, out, NULL, &n_files, err);
@@ -781,4 +784,52 @@ void mb_suite_names(char *buf, size_t len)
             off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", names[i]);
         free(names[i]);
     }
+}
+
+/* ---- did you mean ------------------------------------------------------------- */
+
+/* Levenshtein distance (insert, delete, substitute), case-insensitive; words
+ * here are short names (suites, subcommands): longer ones count as far. */
+static int edit_distance(const char *a, const char *b)
+{
+    enum { MAX = 64 };
+    size_t la = strlen(a), lb = strlen(b);
+    if (la >= MAX || lb >= MAX)
+        return MAX;
+    int prev[MAX + 1], cur[MAX + 1];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = (int)i;
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            int del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, sizeof(int) * (lb + 1));
+    }
+    return prev[lb];
+}
+
+bool mb_did_you_mean(const char *word, const char *list, char *buf, size_t len)
+{
+    int best = -1;
+    const char *p = list;
+    while (p && *p) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        size_t n = strcspn(p, ", ");
+        char name[64];
+        if (n > 0 && n < sizeof name) {
+            memcpy(name, p, n);
+            name[n] = '\0';
+            int d = edit_distance(word, name);
+            if (d > 0 && d <= 2 && 2 * d < (int)strlen(word) && (best < 0 || d < best)) {
+                best = d;
+                snprintf(buf, len, "%s", name);
+            }
+        }
+        p += n;
+    }
+    return best >= 0;
 }

@@ -69,4 +69,9 @@ void mb_suite_free(mb_suite *s);
  * writes a comma-separated list into buf. */
 void mb_suite_names(char *buf, size_t len);
 
+/* The entry of `list` (names separated by ", ") nearest to `word` by edit
+ * distance, copied into buf; false when none is near enough to be a likely
+ * typo (distance at most 2, and less than half the word). */
+bool mb_did_you_mean(const char *word, const char *list, char *buf, size_t len);
+
 #endif

@@ -94,10 +94,10 @@ int mb_scale_ticks(const mb_scale *s, double *ticks, int max)
 
 void mb_svg_fmt_si(char *buf, size_t len, double v)
 {
-    /* SI prefixes both ways, never an exponent: a tick of 1e-05 s reads "10u";
+    /* SI prefixes both ways, never an exponent: a tick of 1e-05 s reads "10µ";
      * the prefix is picked after rounding to 3 digits (999.7 is "1k", not "1e+03") */
     static const char *const big[] = { "", "k", "M", "G", "T", "P", "E" };
-    static const char *const small[] = { "", "m", "u", "n", "p" };
+    static const char *const small[] = { "", "m", "µ", "n", "p" };
     if (v == 0 || !isfinite(v)) {
         snprintf(buf, len, "%s", v == 0 ? "0" : "-");
         return;

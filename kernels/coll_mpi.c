@@ -34,7 +34,8 @@ typedef struct coll_mpi {
     mb_coll_samples samples;
     double peak;
     char peak_source[320];
-    char note[256];
+    char note[512];
+    char algorithm[256];
 } coll_mpi;
 
 static const mb_param_spec coll_mpi_params[] = {
@@ -179,10 +180,92 @@ static void find_peak(coll_mpi *s)
         snprintf(s->peak_source, sizeof s->peak_source,
                  "network: sum of the up links of the slowest node (/sys/class/net; here %s)", names);
     } else {
-        snprintf(s->note, sizeof s->note,
-                 "%d nodes, but some node reports no network link speed (/sys/class/net/*/speed): no peak",
-                 mb_dist_nodes());
+        cJSON *nics = mb_context_nics();
+        char virt[200];
+        size_t n_virtual = mb_context_virtual_nics_text(nics, virt, sizeof virt);
+        cJSON_Delete(nics);
+        if (n_virtual > 0) /* containers, pods, namespaces: the veth's speed is a driver constant */
+            snprintf(s->note, sizeof s->note,
+                     "%d nodes, linked here by virtual interfaces only (%s, as their driver reports it, not what "
+                     "carries the traffic): no peak claimed; compare busbw with a measured link (iperf3)",
+                     mb_dist_nodes(), virt);
+        else
+            snprintf(s->note, sizeof s->note,
+                     "%d nodes, but some node reports no network link speed (/sys/class/net/*/speed): no peak",
+                     mb_dist_nodes());
     }
+}
+
+/* Reads an int or bool MPI_T control variable (Open MPI exposes its bool MCA
+ * variables as MPI_C_BOOL); with `enum_name`, the name of its value when the
+ * variable is an enumeration. False when the library has no such variable
+ * (another MPI, or the component not loaded). */
+static bool read_cvar_int(const char *cvar, int *value, char *enum_name, size_t len)
+{
+    int idx, count, verbosity, bind, scope, name_len = 0, desc_len = 0;
+    MPI_Datatype type;
+    MPI_T_enum etype = MPI_T_ENUM_NULL;
+    MPI_T_cvar_handle h;
+    if (MPI_T_cvar_get_index(cvar, &idx) != MPI_SUCCESS ||
+        MPI_T_cvar_get_info(idx, NULL, &name_len, &verbosity, &type, &etype, NULL, &desc_len, &bind, &scope) !=
+            MPI_SUCCESS ||
+        (type != MPI_INT && type != MPI_C_BOOL) || bind != MPI_T_BIND_NO_OBJECT)
+        return false;
+    if (MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) != MPI_SUCCESS)
+        return false;
+    bool ok = false, flag = false;
+    if (count == 1 && type == MPI_C_BOOL && MPI_T_cvar_read(h, &flag) == MPI_SUCCESS) {
+        *value = flag;
+        ok = true;
+    } else if (count == 1 && type == MPI_INT) {
+        ok = MPI_T_cvar_read(h, value) == MPI_SUCCESS;
+    }
+    MPI_T_cvar_handle_free(&h);
+    if (ok && enum_name && len) {
+        enum_name[0] = '\0';
+        int items = 0;
+        char ename[64];
+        int elen = sizeof ename;
+        if (etype != MPI_T_ENUM_NULL && MPI_T_enum_get_info(etype, &items, ename, &elen) == MPI_SUCCESS)
+            for (int i = 0; i < items; i++) {
+                int v = 0, nlen = (int)len;
+                if (MPI_T_enum_get_item(etype, i, &v, enum_name, &nlen) == MPI_SUCCESS && v == *value)
+                    break;
+                enum_name[0] = '\0';
+            }
+    }
+    return ok;
+}
+
+/* The algorithm, where the library says which: Open MPI's coll/tuned runs
+ * the one forced by coll_tuned_use_dynamic_rules=1 and
+ * coll_tuned_<collective>_algorithm=N (MCA variables, read through MPI_T);
+ * otherwise its fixed decision rules pick one by size and rank count, and
+ * nothing reports which (on 3 ranks Open MPI 4.1's all-reduce default is no
+ * ring: busbw is then not comparable with the link, docs/collectives.md). */
+static void find_algorithm(coll_mpi *s)
+{
+    static const char *const vars[] = { [MB_COLL_ALLREDUCE] = "coll_tuned_allreduce_algorithm",
+                                        [MB_COLL_ALLGATHER] = "coll_tuned_allgather_algorithm",
+                                        [MB_COLL_REDUCESCATTER] = "coll_tuned_reduce_scatter_block_algorithm",
+                                        [MB_COLL_BROADCAST] = "coll_tuned_bcast_algorithm" };
+    const char *var = vars[s->shape.coll];
+    snprintf(s->algorithm, sizeof s->algorithm, "not reported by the MPI library");
+    int provided = 0, dynamic = 0, forced = 0;
+    char name[64] = "";
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return;
+    if (!read_cvar_int("coll_tuned_use_dynamic_rules", &dynamic, NULL, 0)) {
+        /* not Open MPI's coll/tuned: nothing to read */
+    } else if (dynamic && read_cvar_int(var, &forced, name, sizeof name) && forced > 0) {
+        snprintf(s->algorithm, sizeof s->algorithm, "%s (forced: coll_tuned_use_dynamic_rules=1, %s=%d)",
+                 name[0] ? name : "?", var, forced);
+    } else {
+        snprintf(s->algorithm, sizeof s->algorithm,
+                 "Open MPI coll/tuned's fixed decision rules (which algorithm is not reported; force one with "
+                 "coll_tuned_use_dynamic_rules=1 and %s)", var);
+    }
+    MPI_T_finalize();
 }
 
 static int coll_mpi_setup(mb_collective coll, const mb_params *p, void **state, mb_err *err)
@@ -204,8 +287,10 @@ static int coll_mpi_setup(mb_collective coll, const mb_params *p, void **state, 
     if (rc == MB_OK)
         rc = mb_mpi_err(MPI_Barrier(s->comm), err, "MPI_Barrier");
     rc = mb_dist_agree_err(rc, err);
-    if (rc == MB_OK)
+    if (rc == MB_OK) {
         find_peak(s);
+        find_algorithm(s);
+    }
     if (rc != MB_OK) {
         coll_mpi_teardown(s);
         return rc;
@@ -281,10 +366,13 @@ static void coll_mpi_report(void *state, mb_report *r)
     coll_mpi *s = state;
     mb_coll_report_common(r, &s->shape, &s->samples, s->batch, s->inplace);
     mb_report_info(r, "mpi", mb_dist_describe());
+    mb_report_info(r, "algorithm", s->algorithm);
     if (s->peak > 0)
         mb_report_peak(r, s->peak, s->peak_source);
     if (s->note[0])
         mb_report_note(r, "%s", s->note);
+    if (mb_dist_core_sharing_note()[0])
+        mb_report_note(r, "%s", mb_dist_core_sharing_note());
     if (s->inplace && s->shape.coll != MB_COLL_ALLGATHER && s->shape.coll != MB_COLL_BROADCAST)
         mb_report_note(r, "in place: timed iterations reduce their own results (values grow; "
                           "speed is unaffected); verification re-runs from the known inputs");

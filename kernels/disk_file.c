@@ -1155,3 +1155,23 @@ void disk_case_report(disk_case *c, mb_report *r, const char *engine_note)
         mb_report_note(r, "--disk-file %s read-only: verified against reference reads of the same "
                           "offsets, not a known pattern", c->file->path);
 }
+
+int disk_case_check_window(disk_case *c, const unsigned char *buf, long long offset, mb_err *err)
+{
+    /* The window moves on with every iteration, as in disk_case_check_slots,
+     * so that over a run every part of a block is compared. */
+    const long long window = c->bs < DISK_CHECK_WINDOW ? c->bs : DISK_CHECK_WINDOW;
+    long long n = c->n_iters > 0 ? c->n_iters - 1 : 0;
+    long long start = n % (c->bs / window) * window;
+    if (offset < 0)
+        return MB_OK;
+    const unsigned char *ref = NULL;
+    if (!c->file->owned) {
+        int rc = disk_pread_full(c->ref_fd, c->check, (size_t)window, offset + start, err);
+        if (rc != MB_OK)
+            return rc;
+        ref = c->check;
+    }
+    return compare_range(c, buf, offset, start, window, ref,
+                         ref ? "a buffered re-read of the same offset" : "the written pattern", err);
+}

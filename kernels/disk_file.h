@@ -233,6 +233,10 @@ int disk_case_check_read(disk_case *c, const unsigned char *buf, long long offse
  * every iteration (pattern, or a fresh buffered re-read for --disk-file). */
 int disk_case_check_slots(disk_case *c, mb_err *err);
 
+/* The same byte-for-byte check of a moving window, for a block read at
+ * offset into buf by a backend that keeps its own buffers (io_uring). */
+int disk_case_check_window(disk_case *c, const unsigned char *buf, long long offset, mb_err *err);
+
 /* Reads one block at offset through the case's own path into buf (verify()). */
 typedef int (*disk_read_fn)(void *ctx, disk_case *c, unsigned char *buf, long long offset,
                             mb_err *err);

@@ -1,11 +1,34 @@
 /* disk_uring.c: disk reads through io_uring (liburing) at queue depth qd.
  *
- * One iteration keeps qd reads in flight until ios_per_iter have completed;
- * its seconds are the wall time from the first submission to the last
- * completion. Inside that region each completion's stamps are checked on a
- * stride of sectors (DISK_STAMP_STEP; first and last always), a few cache
- * lines per read; a byte-for-byte check of a window of one buffer follows
- * the region.
+ * The fastest path the kernel offers, and nothing per read that fio does not
+ * do inside the timed window:
+ *
+ *  - registered buffers and file (io_uring_register_buffers/_files,
+ *    IORING_OP_READ_FIXED, IOSQE_FIXED_FILE), as fio's --fixedbufs
+ *    --registerfiles: no page pinning and no file lookup per read. Where the
+ *    kernel refuses (RLIMIT_MEMLOCK without CAP_IPC_LOCK, an old kernel) the
+ *    case falls back to plain reads and says so in a note; `registered = off`
+ *    asks for plain reads (fio's default);
+ *  - batched submission and completion: every completion that is there is
+ *    reaped in one pass (io_uring_for_each_cqe + io_uring_cq_advance), and all
+ *    the refills go in with the one io_uring_enter that also waits for the
+ *    next completion;
+ *  - the queue is kept full across iterations: when an iteration has counted
+ *    its ios_per_iter completions the clock stops, the refills are submitted
+ *    and run() returns with qd reads in flight. The next iteration first reaps
+ *    (without counting or timing them) what completed meanwhile, refills, and
+ *    only then starts the clock: the queue is full at both ends of the timed
+ *    window, as in fio's time-based runs, rather than draining at the end of
+ *    every iteration;
+ *  - 2 x qd buffers: a completed buffer's stamps are checked only after the
+ *    refills are submitted (into other buffers), while the device is busy, so
+ *    the check never delays a submission. Every read's stamps are checked
+ *    (DISK_STAMP_STEP stride; first and last sector always); after each
+ *    iteration, untimed, a window of the last read is compared byte for byte;
+ *  - `sqpoll = on` (IORING_SETUP_SQPOLL: a kernel thread submits) and
+ *    `iopoll = on` (IORING_SETUP_IOPOLL: completions polled, direct mode only,
+ *    needs a device with poll queues) as job-file options; a case whose
+ *    option the kernel or device refuses is skipped with the reason.
  *
  * Where io_uring is not permitted (io_uring_queue_init fails with EPERM or
  * ENOSYS: seccomp in containers, kernel.io_uring_disabled) the case is
@@ -19,8 +42,24 @@
 
 #include <errno.h>
 #include <liburing.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
+
+/* Kernel ABI values (include/uapi/linux/io_uring.h) for a liburing older
+ * than the kernel: 2.2 lacks the last two, 2.1 all three. The kernel
+ * answers EINVAL where it lacks one, and ring_init retries without. */
+#ifndef IORING_SETUP_COOP_TASKRUN
+#define IORING_SETUP_COOP_TASKRUN (1U << 8)
+#endif
+#ifndef IORING_SETUP_SINGLE_ISSUER
+#define IORING_SETUP_SINGLE_ISSUER (1U << 12)
+#endif
+#ifndef IORING_SETUP_DEFER_TASKRUN
+#define IORING_SETUP_DEFER_TASKRUN (1U << 13)
+#endif
 
 static const mb_param_spec uring_params[] = {
     DISK_PARAM_FILE_SIZE,
@@ -28,6 +67,13 @@ static const mb_param_spec uring_params[] = {
     DISK_PARAM_PATTERN,
     DISK_PARAM_MODE,
     { "qd", MB_P_INT, "32", NULL, 1, 1024, "reads kept in flight (io_uring queue depth)" },
+    { "registered", MB_P_ENUM, "auto", "auto|off",
+      0, -1, "auto: registered buffers and file (READ_FIXED), plain reads with a note where refused; "
+             "off: plain reads (fio's default)" },
+    { "sqpoll", MB_P_ENUM, "off", "off|on", 0, -1,
+      "on: IORING_SETUP_SQPOLL, a kernel thread submits (costs a CPU)" },
+    { "iopoll", MB_P_ENUM, "off", "off|on", 0, -1,
+      "on: IORING_SETUP_IOPOLL, completions polled (direct mode, devices with poll queues)" },
     DISK_PARAM_IOS,
     DISK_PARAM_SEED,
     MB_PARAM_END,
@@ -37,11 +83,22 @@ typedef struct uring_state {
     disk_case *c;
     struct io_uring ring;
     bool ring_ok;
-    double *issued;  /* per buffer: when its read was submitted */
-    int *free_slots; /* stack of idle buffers */
-    int n_free;
-    int *fresh;      /* buffers prepared since the last submit */
-    int n_fresh;
+    bool want_registered, sqpoll, iopoll;
+    bool reg_bufs, reg_file;  /* what the kernel accepted */
+    unsigned setup_flags;     /* IORING_SETUP_* the ring was created with */
+    char fallback[320];       /* why registration was refused, reported as a note */
+    int nbuf;                 /* 2 x qd buffers */
+    unsigned char *pool;      /* nbuf buffers of bs bytes, DISK_BUF_ALIGN aligned */
+    long long *off;           /* per buffer: offset of its last read */
+    double *issued;           /* per buffer: when its read was submitted */
+    int *free_slots, n_free;  /* idle buffers */
+    int *fresh, n_fresh;      /* prepared since the last submit */
+    int *done, n_done;        /* completed, stamps not checked yet */
+    int inflight;             /* prepared or submitted, not completed */
+    /* Over the timed iterations: the fewest reads left in flight when run()
+     * returned (qd: the queue stayed full), and the reads that completed
+     * between iterations, neither timed nor counted. */
+    long long queue_at_return_min, untimed_reads;
 } uring_state;
 
 static int not_permitted(int rc, mb_err *err)
@@ -50,6 +107,11 @@ static int not_permitted(int rc, mb_err *err)
                    "io_uring not permitted here (io_uring_queue_init: %s; seccomp or "
                    "kernel.io_uring_disabled); the disk/pread cases give the depth-1 baseline",
                    strerror(-rc));
+}
+
+static bool on(const mb_params *p, const char *name)
+{
+    return strcmp(mb_param_str(p, name), "on") == 0;
 }
 
 static int uring_probe(const mb_params *p, mb_err *why)
@@ -62,7 +124,45 @@ static int uring_probe(const mb_params *p, mb_err *why)
         return mb_errf(why, MB_ESKIP, "io_uring_queue_init: %s", strerror(-rc));
     }
     io_uring_queue_exit(&ring);
+    if (p && on(p, "iopoll") && strcmp(mb_param_str(p, "mode"), "direct") != 0)
+        return mb_errf(why, MB_ESKIP, "iopoll = on needs mode = direct (polled completions exist only "
+                                      "for O_DIRECT reads)");
     return disk_case_probe(p, DISK_HAS_MODE | DISK_HAS_QD, why);
+}
+
+static unsigned char *slot_buf(const uring_state *s, int slot)
+{
+    return s->pool + (size_t)slot * (size_t)s->c->bs;
+}
+
+/* Waits for every read still in flight (submitting what is prepared): the
+ * kernel owns those buffers until they complete. Their stamps are checked
+ * when `check` (nothing is left unverified that was read). */
+static int drain(uring_state *s, bool check, mb_err *err)
+{
+    int rc = MB_OK;
+    while (s->inflight > 0) {
+        int r = io_uring_submit_and_wait(&s->ring, 1);
+        if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+            if (rc == MB_OK)
+                rc = mb_errf(err, MB_ESYS, "io_uring_submit_and_wait: %s", strerror(-r));
+            break;
+        }
+        s->n_fresh = 0;
+        unsigned head, seen = 0;
+        struct io_uring_cqe *cqe;
+        io_uring_for_each_cqe(&s->ring, head, cqe)
+        {
+            int slot = (int)io_uring_cqe_get_data64(cqe);
+            seen++;
+            s->inflight--;
+            if (check && rc == MB_OK && cqe->res == s->c->bs)
+                rc = disk_case_check_read(s->c, slot_buf(s, slot), s->off[slot], DISK_STAMP_STEP, err);
+            s->free_slots[s->n_free++] = slot;
+        }
+        io_uring_cq_advance(&s->ring, seen);
+    }
+    return rc;
 }
 
 static void uring_teardown(void *state)
@@ -70,13 +170,216 @@ static void uring_teardown(void *state)
     uring_state *s = state;
     if (!s)
         return;
-    if (s->ring_ok)
+    if (s->ring_ok) {
+        mb_err ignored = { 0 };
+        drain(s, false, &ignored);
         io_uring_queue_exit(&s->ring);
+    }
     disk_case_free(s->c);
+    free(s->pool);
+    free(s->off);
     free(s->issued);
     free(s->free_slots);
     free(s->fresh);
+    free(s->done);
     free(s);
+}
+
+/* The task-work flags fio sets too (engines/io_uring.c): completions are
+ * run when this task asks for them (DEFER_TASKRUN, which needs
+ * SINGLE_ISSUER) instead of interrupting it with an IPI for each one
+ * (COOP_TASKRUN). A kernel that does not know one answers EINVAL: the flag
+ * is dropped and the setup retried, as fio does. */
+static int ring_init(uring_state *s, mb_err *err)
+{
+    struct io_uring_params params;
+    unsigned mode = (s->sqpoll ? IORING_SETUP_SQPOLL : 0) | (s->iopoll ? IORING_SETUP_IOPOLL : 0);
+    unsigned extra = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+    int qd = s->c->qd, rc;
+    for (;;) {
+        memset(&params, 0, sizeof params);
+        params.flags = mode | extra;
+        rc = io_uring_queue_init_params((unsigned)qd, &s->ring, &params);
+        if (rc != -EINVAL || extra == 0)
+            break;
+        if (extra & IORING_SETUP_DEFER_TASKRUN)
+            extra &= ~(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_SINGLE_ISSUER);
+        else
+            extra = 0;
+    }
+    if (rc == 0) {
+        s->ring_ok = true;
+        s->setup_flags = params.flags;
+        return MB_OK;
+    }
+    if (mode && (rc == -EPERM || rc == -EINVAL || rc == -EOPNOTSUPP))
+        return mb_errf(err, MB_ESKIP, "io_uring_queue_init with %s%s refused: %s", s->sqpoll ? "SQPOLL " : "",
+                       s->iopoll ? "IOPOLL " : "", strerror(-rc));
+    if (rc == -EPERM || rc == -ENOSYS || rc == -EACCES)
+        return not_permitted(rc, err);
+    return mb_errf(err, MB_ESYS, "io_uring_queue_init(%d): %s", qd, strerror(-rc));
+}
+
+static void memlock_text(char *buf, size_t len)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(buf, len, "RLIMIT_MEMLOCK %llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+    else
+        snprintf(buf, len, "RLIMIT_MEMLOCK unlimited");
+}
+
+/* Registered buffers and file, or plain reads with the reason in a note. */
+static int register_resources(uring_state *s, mb_err *err)
+{
+    if (!s->want_registered)
+        return MB_OK;
+    disk_case *c = s->c;
+    struct iovec *iov = calloc((size_t)s->nbuf, sizeof *iov);
+    if (!iov)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    for (int i = 0; i < s->nbuf; i++) {
+        iov[i].iov_base = slot_buf(s, i);
+        iov[i].iov_len = (size_t)c->bs;
+    }
+    int rb = io_uring_register_buffers(&s->ring, iov, (unsigned)s->nbuf);
+    free(iov);
+    s->reg_bufs = rb == 0;
+    int rf = io_uring_register_files(&s->ring, &c->fd, 1);
+    s->reg_file = rf == 0;
+    if (rb < 0 || rf < 0) {
+        char lim[64];
+        memlock_text(lim, sizeof lim);
+        snprintf(s->fallback, sizeof s->fallback,
+                 "io_uring registration refused, plain reads instead:%s%s%s%s (%s; registered buffers are "
+                 "locked memory: raise the limit or grant CAP_IPC_LOCK)",
+                 rb < 0 ? " io_uring_register_buffers: " : "", rb < 0 ? strerror(-rb) : "",
+                 rf < 0 ? " io_uring_register_files: " : "", rf < 0 ? strerror(-rf) : "", lim);
+    }
+    return MB_OK;
+}
+
+static void prep_read(uring_state *s)
+{
+    disk_case *c = s->c;
+    int slot = s->free_slots[--s->n_free];
+    long long off = disk_next_offset(c);
+    /* Never NULL: at most qd reads are prepared or in flight. */
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
+    int fd = s->reg_file ? 0 : c->fd;
+    if (s->reg_bufs)
+        io_uring_prep_read_fixed(sqe, fd, slot_buf(s, slot), (unsigned)c->bs, (unsigned long long)off, slot);
+    else
+        io_uring_prep_read(sqe, fd, slot_buf(s, slot), (unsigned)c->bs, (unsigned long long)off);
+    if (s->reg_file)
+        sqe->flags |= IOSQE_FIXED_FILE;
+    io_uring_sqe_set_data64(sqe, (uint64_t)slot);
+    s->off[slot] = off;
+    s->fresh[s->n_fresh++] = slot;
+    s->inflight++;
+}
+
+static void refill(uring_state *s)
+{
+    while (s->inflight < s->c->qd)
+        prep_read(s);
+}
+
+/* Stamps of the reads reaped last time; their buffers become free again. */
+static int check_done(uring_state *s, mb_err *err)
+{
+    int rc = MB_OK;
+    for (int i = 0; i < s->n_done; i++) {
+        int slot = s->done[i];
+        if (rc == MB_OK)
+            rc = disk_case_check_read(s->c, slot_buf(s, slot), s->off[slot], DISK_STAMP_STEP, err);
+        s->free_slots[s->n_free++] = slot;
+    }
+    s->n_done = 0;
+    return rc;
+}
+
+static int completion_error(const uring_state *s, int res, long long off, mb_err *err)
+{
+    const disk_case *c = s->c;
+    if (res >= 0)
+        return mb_errf(err, MB_EVERIFY, "short read: %d of %lld bytes at offset %lld", res, c->bs, off);
+    if (res == -EOPNOTSUPP && s->iopoll)
+        return mb_errf(err, MB_ESKIP, "iopoll = on: the device has no poll queues (read: %s; e.g. NVMe "
+                                      "needs nvme.poll_queues=N)", strerror(-res));
+    if (res == -EINVAL && c->mode == DISK_DIRECT)
+        return mb_errf(err, MB_ESYS,
+                       "O_DIRECT read of %lld bytes at %lld rejected: %s (block size or alignment "
+                       "not accepted by the device)", c->bs, off, strerror(-res));
+    return mb_errf(err, MB_ESYS, "io_uring read of %lld bytes at offset %lld: %s", c->bs, off,
+                   strerror(-res));
+}
+
+/* Reaps up to `limit` completions that are there. Timed ones record their
+ * latency (from submission to `now`). Returns the number reaped; *rc gets
+ * the first failed read. */
+static long long reap(uring_state *s, long long limit, double now, bool timed, int *rc, mb_err *err)
+{
+    unsigned head, seen = 0;
+    struct io_uring_cqe *cqe;
+    io_uring_for_each_cqe(&s->ring, head, cqe)
+    {
+        if ((long long)seen == limit)
+            break;
+        int slot = (int)io_uring_cqe_get_data64(cqe);
+        seen++;
+        s->inflight--;
+        if (timed)
+            disk_lat_record(&s->c->lat, now - s->issued[slot]);
+        if (cqe->res != s->c->bs && *rc == MB_OK)
+            *rc = completion_error(s, cqe->res, s->off[slot], err);
+        s->done[s->n_done++] = slot;
+    }
+    io_uring_cq_advance(&s->ring, seen);
+    return seen;
+}
+
+static int submit_and_wait(uring_state *s, unsigned wait, mb_err *err)
+{
+    double t = mb_now();
+    for (int i = 0; i < s->n_fresh; i++)
+        s->issued[s->fresh[i]] = t;
+    s->n_fresh = 0;
+    int r = wait ? io_uring_submit_and_wait(&s->ring, wait) : io_uring_submit(&s->ring);
+    if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+        return mb_errf(err, MB_ESYS, "io_uring_submit%s: %s", wait ? "_and_wait" : "", strerror(-r));
+    return MB_OK;
+}
+
+/* One read of block 0 through the ring as the timed loop does it: an
+ * IOPOLL ring on a device without poll queues, or a READ_FIXED the kernel
+ * rejects, shows here rather than in the first timed iteration. */
+static int first_read(uring_state *s, mb_err *err)
+{
+    disk_case *c = s->c;
+    int slot = s->free_slots[--s->n_free];
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
+    int fd = s->reg_file ? 0 : c->fd;
+    if (s->reg_bufs)
+        io_uring_prep_read_fixed(sqe, fd, slot_buf(s, slot), (unsigned)c->bs, 0, slot);
+    else
+        io_uring_prep_read(sqe, fd, slot_buf(s, slot), (unsigned)c->bs, 0);
+    if (s->reg_file)
+        sqe->flags |= IOSQE_FIXED_FILE;
+    io_uring_sqe_set_data64(sqe, (uint64_t)slot);
+    s->off[slot] = 0;
+    s->inflight++;
+    int rc = MB_OK;
+    while (s->inflight > 0 && rc == MB_OK) {
+        rc = submit_and_wait(s, 1, err);
+        if (rc == MB_OK)
+            reap(s, 1, 0, false, &rc, err);
+    }
+    if (rc == MB_OK)
+        rc = check_done(s, err);
+    else
+        s->free_slots[s->n_free++] = s->done[--s->n_done];
+    return rc;
 }
 
 static int uring_setup(const mb_params *p, void **state, mb_err *err)
@@ -87,22 +390,39 @@ static int uring_setup(const mb_params *p, void **state, mb_err *err)
     int rc = disk_case_setup(p, DISK_HAS_MODE | DISK_HAS_QD, &s->c, err);
     if (rc != MB_OK)
         goto fail;
+    s->want_registered = strcmp(mb_param_str(p, "registered"), "auto") == 0;
+    s->sqpoll = on(p, "sqpoll");
+    s->iopoll = on(p, "iopoll");
     int qd = s->c->qd;
-    s->issued = calloc((size_t)qd, sizeof *s->issued);
-    s->free_slots = calloc((size_t)qd, sizeof *s->free_slots);
-    s->fresh = calloc((size_t)qd, sizeof *s->fresh);
-    if (!s->issued || !s->free_slots || !s->fresh) {
+    s->nbuf = 2 * qd;
+    size_t bytes = (size_t)s->nbuf * (size_t)s->c->bs;
+    if (posix_memalign((void **)&s->pool, DISK_BUF_ALIGN, bytes) != 0) {
+        s->pool = NULL;
+        rc = mb_errf(err, MB_ESKIP, "cannot allocate %zu bytes of read buffers", bytes);
+        goto fail;
+    }
+    /* Touched now (no page fault in a timed read); 0xA5 is no valid stamp,
+     * so a read that never lands is caught. */
+    memset(s->pool, 0xA5, bytes);
+    s->off = calloc((size_t)s->nbuf, sizeof *s->off);
+    s->issued = calloc((size_t)s->nbuf, sizeof *s->issued);
+    s->free_slots = calloc((size_t)s->nbuf, sizeof *s->free_slots);
+    s->fresh = calloc((size_t)s->nbuf, sizeof *s->fresh);
+    s->done = calloc((size_t)s->nbuf, sizeof *s->done);
+    if (!s->off || !s->issued || !s->free_slots || !s->fresh || !s->done) {
         rc = mb_errf(err, MB_ESYS, "out of memory");
         goto fail;
     }
-    rc = io_uring_queue_init((unsigned)qd, &s->ring, 0);
-    if (rc < 0) {
-        rc = (rc == -EPERM || rc == -ENOSYS || rc == -EACCES)
-                 ? not_permitted(rc, err)
-                 : mb_errf(err, MB_ESYS, "io_uring_queue_init(%d): %s", qd, strerror(-rc));
+    for (int i = s->nbuf - 1; i >= 0; i--)
+        s->free_slots[s->n_free++] = i;
+    rc = ring_init(s, err);
+    if (rc == MB_OK)
+        rc = register_resources(s, err);
+    if (rc == MB_OK)
+        rc = first_read(s, err);
+    if (rc != MB_OK)
         goto fail;
-    }
-    s->ring_ok = true;
+    s->queue_at_return_min = -1;
     *state = s;
     return MB_OK;
 fail:
@@ -110,101 +430,59 @@ fail:
     return rc;
 }
 
-static void queue_read(uring_state *s, long long *submitted)
-{
-    disk_case *c = s->c;
-    int slot = s->free_slots[--s->n_free];
-    long long off = disk_next_offset(c);
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring); /* never NULL: at most qd queued */
-    io_uring_prep_read(sqe, c->fd, c->bufs + (size_t)slot * (size_t)c->bs, (unsigned)c->bs,
-                       (unsigned long long)off);
-    io_uring_sqe_set_data64(sqe, (uint64_t)slot);
-    c->slot_off[slot] = off;
-    s->fresh[s->n_fresh++] = slot;
-    (*submitted)++;
-}
-
-static int completion_error(const disk_case *c, int res, long long off, mb_err *err)
-{
-    if (res >= 0)
-        return mb_errf(err, MB_EVERIFY, "short read: %d of %lld bytes at offset %lld", res, c->bs, off);
-    if (res == -EINVAL && c->mode == DISK_DIRECT)
-        return mb_errf(err, MB_ESYS,
-                       "O_DIRECT read of %lld bytes at %lld rejected: %s (block size or alignment "
-                       "not accepted by the device)", c->bs, off, strerror(-res));
-    return mb_errf(err, MB_ESYS, "io_uring read of %lld bytes at offset %lld: %s", c->bs, off,
-                   strerror(-res));
-}
-
 static int uring_run(void *state, double *seconds, mb_err *err)
 {
     uring_state *s = state;
     disk_case *c = s->c;
-    long long n = c->ios_per_iter, submitted = 0, completed = 0, inflight = 0;
+    const long long n = c->ios_per_iter;
     int rc = MB_OK;
 
-    s->n_free = 0;
-    for (int i = c->qd - 1; i >= 0; i--)
-        s->free_slots[s->n_free++] = i;
-    s->n_fresh = 0;
-    while (s->n_free > 0 && submitted < n)
-        queue_read(s, &submitted);
-
-    double start = mb_now(), now = start;
-    while (completed < n) {
-        double t_issue = mb_now();
-        for (int i = 0; i < s->n_fresh; i++)
-            s->issued[s->fresh[i]] = t_issue;
-        inflight += s->n_fresh;
-        s->n_fresh = 0;
-        int r = io_uring_submit_and_wait(&s->ring, 1);
-        if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
-            rc = mb_errf(err, MB_ESYS, "io_uring_submit_and_wait: %s", strerror(-r));
-            break;
-        }
-        now = mb_now();
-        unsigned head, seen = 0;
-        struct io_uring_cqe *cqe;
-        io_uring_for_each_cqe(&s->ring, head, cqe)
-        {
-            int slot = (int)io_uring_cqe_get_data64(cqe);
-            long long off = c->slot_off[slot];
-            seen++;
-            inflight--;
-            completed++;
-            s->free_slots[s->n_free++] = slot;
-            disk_lat_record(&c->lat, now - s->issued[slot]);
-            if (rc != MB_OK)
-                continue;
-            if (cqe->res != c->bs)
-                rc = completion_error(c, cqe->res, off, err);
-            else
-                rc = disk_case_check_read(c, c->bufs + (size_t)slot * (size_t)c->bs, off,
-                                          DISK_STAMP_STEP, err);
-        }
-        io_uring_cq_advance(&s->ring, seen);
-        if (rc != MB_OK)
-            break;
-        while (s->n_free > 0 && submitted < n)
-            queue_read(s, &submitted);
-    }
-    /* After an error, wait for what is still in flight (submitting what is
-     * still queued): the kernel owns those buffers until they complete. */
-    while (inflight > 0) {
-        int r = io_uring_submit_and_wait(&s->ring, 1);
-        if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
-            break;
-        unsigned head, seen = 0;
-        struct io_uring_cqe *cqe;
-        io_uring_for_each_cqe(&s->ring, head, cqe) seen++;
-        io_uring_cq_advance(&s->ring, seen);
-        inflight -= seen;
-    }
+    /* Untimed: what completed since the last iteration returned is checked
+     * and replaced, so the clock starts with qd reads in flight. */
+    if (s->setup_flags & IORING_SETUP_DEFER_TASKRUN) /* post what completed meanwhile */
+        io_uring_enter((unsigned)s->ring.ring_fd, 0, 0, IORING_ENTER_GETEVENTS, NULL);
+    s->untimed_reads += reap(s, s->nbuf, 0, false, &rc, err);
+    if (rc == MB_OK)
+        rc = check_done(s, err);
     if (rc != MB_OK)
         return rc;
+    refill(s);
+
+    long long completed = 0;
+    double start = mb_now(), now = start;
+    while (completed < n) {
+        rc = submit_and_wait(s, 1, err);
+        if (rc != MB_OK)
+            return rc;
+        now = mb_now();
+        /* The refills are with the device: check last round's buffers now. */
+        rc = check_done(s, err);
+        if (rc == MB_OK)
+            completed += reap(s, n - completed, now, true, &rc, err);
+        if (rc != MB_OK)
+            return rc;
+        refill(s);
+    }
+    /* The clock has stopped at the n-th completion. The refills go in now,
+     * so the device stays busy while the harness books the iteration. */
+    rc = submit_and_wait(s, 0, err);
+    if (rc != MB_OK)
+        return rc;
+    /* Reads the kernel holds now (submitted, not reaped): qd unless the
+     * queue drained. With SQPOLL the entries still in the ring are the
+     * poller's to take: handed over already. */
+    long long held = s->inflight - (s->sqpoll ? 0 : (long long)io_uring_sq_ready(&s->ring));
+    if (s->queue_at_return_min < 0 || held < s->queue_at_return_min)
+        s->queue_at_return_min = held;
     *seconds = now - start;
     disk_case_account(c, now - start);
-    return disk_case_check_slots(c, err);
+    /* The last read reaped is in done[] until check_done(): its buffer is
+     * not in flight, so its window can be compared byte for byte. */
+    int last = s->done[s->n_done - 1];
+    rc = disk_case_check_window(c, slot_buf(s, last), s->off[last], err);
+    if (rc == MB_OK)
+        rc = check_done(s, err);
+    return rc;
 }
 
 /* verify(): one read through the ring, nothing else in flight. */
@@ -222,12 +500,18 @@ static int uring_read_one(void *ctx, disk_case *c, unsigned char *buf, long long
         return mb_errf(err, MB_ESYS, "io_uring_wait_cqe: %s", strerror(-r));
     int res = cqe->res;
     io_uring_cqe_seen(ring, cqe);
-    return res == c->bs ? MB_OK : completion_error(c, res, off, err);
+    return res == c->bs ? MB_OK : completion_error(ctx, res, off, err);
 }
 
 static int uring_verify(void *state, mb_err *err)
 {
     uring_state *s = state;
+    /* The reads still in flight from the last iteration are checked too. */
+    int rc = drain(s, true, err);
+    if (rc == MB_OK)
+        rc = check_done(s, err);
+    if (rc != MB_OK)
+        return rc;
     return disk_case_verify(s->c, uring_read_one, s, err);
 }
 
@@ -238,12 +522,28 @@ static double uring_work(void *state)
 
 static void uring_timing_start(void *state)
 {
-    disk_case_timing_start(((uring_state *)state)->c);
+    uring_state *s = state;
+    s->queue_at_return_min = -1;
+    s->untimed_reads = 0;
+    disk_case_timing_start(s->c);
 }
 
 static void uring_report(void *state, mb_report *r)
 {
-    disk_case_report(((uring_state *)state)->c, r, NULL);
+    uring_state *s = state;
+    char how[320];
+    unsigned f = s->setup_flags;
+    snprintf(how, sizeof how, "%s buffers, %s file, SQPOLL %s, IOPOLL %s, task work %s; batched submit and reap; "
+                              "queue kept full across iterations",
+             s->reg_bufs ? "registered (READ_FIXED)" : "plain", s->reg_file ? "registered" : "plain",
+             s->sqpoll ? "on" : "off", s->iopoll ? "on" : "off",
+             (f & IORING_SETUP_DEFER_TASKRUN) ? "deferred (COOP_TASKRUN|SINGLE_ISSUER|DEFER_TASKRUN)"
+             : (f & IORING_SETUP_COOP_TASKRUN) ? "cooperative (COOP_TASKRUN)" : "default");
+    mb_report_info(r, "io_uring", how);
+    if (s->queue_at_return_min >= 0)
+        mb_report_metric(r, "queue_at_iteration_end", (double)s->queue_at_return_min, "reads");
+    mb_report_metric(r, "untimed_reads", (double)s->untimed_reads, "reads");
+    disk_case_report(s->c, r, s->fallback);
 }
 
 const mb_component_ops mb_disk_uring = {

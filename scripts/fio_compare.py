@@ -15,6 +15,9 @@ Same-conditions choices (docs/disk.md explains each):
                       io_uring: mlbench reaps what has completed and submits
                       the refills in one call; fio submits one read per call
                       by default, which halves 4 KiB page-cache IOPS
+  --fixedbufs --registerfiles
+                      io_uring: mlbench reads into registered buffers from a
+                      registered file (registered = auto, its default)
   --iomem_align=4096  mlbench's buffers are page aligned; fio's default malloc
                       buffer is not, and copies into a misaligned buffer are
                       ~40% slower for 1 MiB page-cache reads on some CPUs
@@ -120,6 +123,14 @@ def fio_command(case, path, runtime, ramp):
         # refills with one io_uring_enter; fio's default is one read per call.
         qd = p.get("qd", "1")
         cmd += [f"--iodepth_batch_submit={qd}", f"--iodepth_batch_complete_max={qd}"]
+        # mlbench registers its buffers and file unless told otherwise (or
+        # refused: then its note says so): fio's equivalent.
+        if p.get("registered", "auto") == "auto":
+            cmd += ["--fixedbufs", "--registerfiles"]
+        if p.get("sqpoll") == "on":
+            cmd.append("--sqthread_poll=1")
+        if p.get("iopoll") == "on":
+            cmd.append("--hipri")
     if backend == "mmap":
         advice = p.get("advice", "normal")
         # fio's mmap engine madvises RANDOM/SEQUENTIAL after the pattern when

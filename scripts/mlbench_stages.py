@@ -49,7 +49,7 @@ WORK_KEYS = {
     "launch": "launches", "sync": "syncs",
     "other": None,
 }
-ATTRIBUTES = ("device", "dtype", "direction", "memory", "pattern", "block_size", "ranks")
+ATTRIBUTES = ("device", "dtype", "direction", "memory", "pattern", "block_size", "ranks", "op", "role")
 RUN_FIGURES = ("gpu_utilization", "cpu_utilization", "batches_per_second")
 
 

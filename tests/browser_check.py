@@ -314,10 +314,22 @@ def check_gap_page(ck, res, gj):
     c = chart(res, "waterfall")
     ck.ok("gap: waterfall has %d bars" % (n_rank + 2), c is not None and c["bars"] == n_rank + 2, c and c["bars"])
     ck.ok("gap: stage table", res["tables"].get("stages") == len(gj["stages"]))
+    ck.ok("gap: headline lists every stage, with or without a ceiling",
+          res["tables"].get("headline") ==
+          len(gj["headline"]["stages"]) + (1 if gj["run"]["unaccounted_seconds"] > 0 else 0),
+          res["tables"].get("headline"))
+    ck.ok("gap: the step's parts with their shares under the bar", res["tables"].get("step-parts") == n_parts,
+          res["tables"].get("step-parts"))
     if gj.get("projection"):
         c = chart(res, "projection")
         want = 2 * (len(gj["stages"]) + 1)
         ck.ok("gap: projection has %d bars" % want, c is not None and c["bars"] == want, c and c["bars"])
+    if gj.get("machines"):  # --target LIST|all, or a trace: one stacked bar per machine
+        m = gj["machines"]
+        splits = [m["here"]["split_seconds"]] + [r["split_seconds"] for r in m["ranking"] if r.get("projected")]
+        want = sum(1 for s in splits for v in s.values() if v > 0)
+        c = chart(res, "machines")
+        ck.ok("gap: machines chart has %d bars" % want, c is not None and c["bars"] == want, c and c["bars"])
 
 
 def check_compare_page(ck, res, cj):
@@ -398,7 +410,7 @@ def make_pages(a, work):
         run([m, "report", copy_json, "--html", pages["report-copy"]])
     pages["gap"] = os.path.join(work, "gap.html")
     gap_json = os.path.join(work, "gap.json")
-    run([m, "gap", "--run", trace, "--ceilings", h100, "--target", "h100-sxm", "--format", "json", "--out",
+    run([m, "gap", "--run", trace, "--ceilings", h100, "--target", "h100-sxm,b200,l4", "--format", "json", "--out",
          gap_json, "--html", pages["gap"]])
     pages["compare"] = os.path.join(work, "compare.html")
     cmp_json = os.path.join(work, "compare.json")
@@ -426,7 +438,7 @@ DOC_CHARTS = [
     ("gap", "step", "gap-step.png"),
     ("gap", "ranking", "gap-ranking.png"),
     ("gap", "waterfall", "gap-waterfall.png"),
-    ("gap", "projection", "gap-projection.png"),
+    ("gap", "machines", "gap-projection.png"),
     ("compare", "geomean-best", "compare-best.png"),
     ("compare", "geomean", "compare-geomean.png"),
     ("compare", "compare-0", "compare-component.png"),

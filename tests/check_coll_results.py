@@ -152,7 +152,7 @@ def inflate(src, dst, k):
     for c in doc.get("cases", []):
         if isinstance(c.get("rate"), dict) and c["rate"].get("median"):
             c["rate"]["median"] *= k
-        # --baseline compares the case's one ceiling (results/README.md)
+        # schema 2: the one ceiling --baseline compares
         if isinstance(c.get("ceiling"), dict) and c["ceiling"].get("value"):
             c["ceiling"]["value"] *= k
         for r in c.get("ranks") or []:

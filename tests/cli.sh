@@ -22,6 +22,15 @@ check "help exits 0" expect_exit 0 "$MLBENCH" --help
 check "help names the suites" grep -q "suites: .*all" "$WORK/out"
 check "version" expect_exit 0 "$MLBENCH" --version
 check "unknown option exits 2" expect_exit 2 "$MLBENCH" --frobnicate
+# did you mean: a mistyped subcommand or suite, a suite without --suite (edit distance)
+check "mistyped subcommand exits 2" expect_exit 2 "$MLBENCH" repot x.json
+check "  did you mean report" grep -q "did you mean 'mlbench report'" "$WORK/err"
+check "suite name without --suite exits 2" expect_exit 2 "$MLBENCH" gemm
+check "  did you mean --suite gemm" grep -q "did you mean '--suite gemm'" "$WORK/err"
+check "mistyped suite exits 2" expect_exit 2 "$MLBENCH" --suite gemn
+check "  did you mean gemm" grep -q "did you mean 'gemm'" "$WORK/err"
+check "a far word gets no guess" expect_exit 2 "$MLBENCH" zzzzzz
+check "  no did-you-mean" bash -c "! grep -q 'did you mean' '$WORK/err'"
 check "unknown suite exits 2" expect_exit 2 "$MLBENCH" --suite no-such-suite
 check "unknown suite names the known ones" grep -q "known: .*quick" "$WORK/err"
 check "bad format exits 2" expect_exit 2 "$MLBENCH" --suite "$TINY" --format xml

@@ -56,7 +56,7 @@ check "datasheet: disk kept" has "a GPU datasheet has no figure for disk" "$WORK
 check "gap reference target" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" \
   --ceilings "$D/gap_here.json" --target h100-sxm
 check "reference: kind" has "(reference)" "$WORK/out"
-check "reference: measured disk" has "dataloading .* measured " "$WORK/out"
+check "reference: measured disk" has "dataloading .* measured" "$WORK/out"
 
 # errors: exit 2 with the location; --out never half-written
 echo "keep me" >"$WORK/keep.txt"
@@ -130,5 +130,25 @@ check "no phases in the file: the median" phase_of "$WORK/gap.json" forward medi
 check "gap --ceiling bogus exits 2" expect_exit 2 "$MLBENCH" gap --run "$D/gap_run.json" \
   --ceilings "$WORK/phases.json" --ceiling peak
 check "  says what is expected" has "burst or sustained" "$WORK/err"
+
+# Wrong files say what they are and where they go (issue 17, item 6).
+$PY -c "
+import gzip, json
+json.dump({'traceEvents': [], 'schemaVersion': 1}, gzip.open('$WORK/t.pt.trace.json.gz', 'wt'))
+"
+check "report on a trace exits 2" expect_exit 2 "$MLBENCH" report "$WORK/t.pt.trace.json.gz"
+check "  says: a PyTorch trace, use gap --run" has "a PyTorch trace, not a results file: use \`mlbench gap --run" "$WORK/err"
+check "report on a stage file exits 2" expect_exit 2 "$MLBENCH" report "$D/gap_run.json"
+check "  says: use gap --run" has "a stage-metrics file, not a results file: use \`mlbench gap --run" "$WORK/err"
+check "gap --run on a results file exits 2" expect_exit 2 "$MLBENCH" gap --run "$D/gap_here.json"
+check "  says: pass it as --ceilings" has "a results file, not a run: pass it as \`--ceilings" "$WORK/err"
+check "gap --ceilings on a trace exits 2" expect_exit 2 "$MLBENCH" gap --run "$D/gap_run.json" \
+  --ceilings "$WORK/t.pt.trace.json.gz"
+check "  says: pass it as --run" has "a PyTorch trace, not a results file: pass it as \`--run" "$WORK/err"
+# The headline: what dominates first, the share with a ceiling, 120 columns.
+check "gap table again" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" --ceilings "$D/gap_here.json"
+check "table: headline first" bash -c "sed -n '/^\$/{n;p;q}' '$WORK/out' | grep -q '^what the step is made of'"
+check "table: bounded share" has "of the step has a ceiling" "$WORK/out"
+check "table: within 120 columns" bash -c "! awk '{ if (length(\$0) > 120) { print; bad = 1 } } END { exit !bad }' '$WORK/out'"
 
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

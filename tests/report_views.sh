@@ -95,7 +95,7 @@ text = open(work + "/t.txt", encoding="utf-8").read().splitlines()
 assert max(len(l) for l in text) <= 120, max(len(l) for l in text)
 rows = [l for l in text[1:] if re.match(r"(ok|noisy|not verified|failed|skipped) ", l)]
 assert len(rows) == len(cases), (len(rows), len(cases))
-scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1}
+scale = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1}
 for l, c in zip(rows, cases):
     assert l.startswith(state(c) + " "), (l, state(c))
     m = re.search(r"  ([-0-9.]+) (\S+)  (sustained|median)(\s+\d+%)?$", l)

@@ -49,11 +49,16 @@ def common(name, d):
     """What every trace must satisfy: shares add up, nothing counted twice."""
     total = sum(p["share"] for p in d["step"]["parts"])
     check("%s: step shares add up to 100%% +- 1" % name, abs(total - 1) <= 0.01, total)
-    busy = sum(p["share"] for p in d["step"]["parts"] if p["kind"] == "gpu")
-    check("%s: run.gpu_utilization is the step table's GPU busy share" % name,
-          abs(d["run"]["gpu_utilization"] - busy) < 1e-9, (d["run"]["gpu_utilization"], busy))
-    check("%s: diagnosis utilization is the same figure" % name,
-          abs(d["diagnosis"]["figures"]["gpu_utilization"] - busy) < 1e-9)
+    if d["step"].get("where") == "cpu":  # a CPU-only trace (trace_cpu.c): its parts are the host's
+        check("%s: CPU step table: parts on the CPU, gpu_utilization unknown" % name,
+              all(p["kind"] == "cpu" for p in d["step"]["parts"]) and d["run"]["gpu_utilization"] is None,
+              (d["step"]["parts"], d["run"]["gpu_utilization"]))
+    else:
+        busy = sum(p["share"] for p in d["step"]["parts"] if p["kind"] == "gpu")
+        check("%s: run.gpu_utilization is the step table's GPU busy share" % name,
+              abs(d["run"]["gpu_utilization"] - busy) < 1e-9, (d["run"]["gpu_utilization"], busy))
+        check("%s: diagnosis utilization is the same figure" % name,
+              abs(d["diagnosis"]["figures"]["gpu_utilization"] - busy) < 1e-9)
     check("%s: no 'stages add up to' note" % name, not any("add up to" in n for n in d["notes"]), d["notes"])
     check("%s: exposed stage time fits in the run" % name,
           d["run"]["stage_seconds"] <= d["run"]["total_seconds"] * 1.01,
@@ -132,8 +137,11 @@ def specific(name, d):
         check("overlapped-launch: host launch time hidden (>= 99%)", s["hidden_seconds"] >= 0.99 * s["seconds"],
               (s["hidden_seconds"], s["seconds"]))
     if name == "dataloader":
-        check("dataloader: the step table comes first in the text output",
-              gap_text(os.path.join(WORK, "dataloader.json")).split("\n\n")[1].startswith("the step, end to end"))
+        blocks = gap_text(os.path.join(WORK, "dataloader.json")).split("\n\n")
+        check("dataloader: the headline comes first in the text output, led by data loading",
+              blocks[1].startswith("what the step is made of") and "1. dataloading" in blocks[1].split("\n")[2],
+              blocks[1])
+        check("dataloader: then the step table", blocks[2].startswith("the step, end to end"), blocks[2])
 
 
 def memory_bytes():
@@ -208,6 +216,39 @@ def h100():
     check("h100 dataloader: data loading >= 85%", parts[0]["share"] >= 0.85, parts[0]["share"])
     check("h100 dataloader: diagnosed data-loading bound", d["diagnosis"]["primary"] == "data_loading_bound",
           d["diagnosis"]["primary"])
+    # issue 17: the headline starts with what dominates the step, with or
+    # without a ceiling; one share per figure; memset against membw write
+    head = d["headline"]["stages"]
+    check("h100 dataloader: the headline starts with data loading", head[0]["name"] == "dataloading", head[0])
+    check("h100 dataloader: ... which has no ceiling and says what would bound it",
+          not head[0]["has_ceiling"] and "bytes" in (head[0]["no_ceiling"] or ""), head[0])
+    check("h100 dataloader: headline share = step table share",
+          abs(head[0]["share"] - share(d, "data")) < 1e-9, (head[0]["share"], share(d, "data")))
+    check("h100 dataloader: bounded share under 5% (data loading has no ceiling)",
+          0 < d["headline"]["bounded_share"] < 0.05, d["headline"]["bounded_share"])
+    ms = stage(d, "memset")
+    check("h100 dataloader: memset held against membw write",
+          ms is not None and ms["ceiling"] is not None and "op=write" in ms["ceiling"]["id"], ms and ms["ceiling"])
+    text = gap_text(trace, ceilings)
+    wide = [l for l in text.split("\n") if len(l) > 120]
+    check("h100 dataloader: text within 120 columns", not wide, wide[:3])
+    check("h100 dataloader: the text says how much of the step has a ceiling", "of the step has a ceiling" in text)
+    for pct in ("87.9%",):
+        check("h100 dataloader: one rounding of the data share (%s, never 87.8%%)" % pct,
+              pct in text and "87.8%" not in text)
+    cpu = os.path.join(SRC, "tests", "data", "cpu_quick.json")
+    text = gap_text(trace, cpu)
+    check("h100 trace on CPU ceilings: one warning, the CUDA error not repeated per stage",
+          text.count("without a usable GPU") == 1 and text.count("cudaError") == 0, text[-1500:])
+    other = json.load(open(ceilings))
+    for g in other["context"].get("gpus", []):
+        g["name"] = "NVIDIA A100-SXM4-80GB"
+    json.dump(other, open(os.path.join(WORK, "a100.json"), "w"))
+    notes = gap(trace, os.path.join(WORK, "a100.json"))["notes"]
+    check("h100 trace on another GPU's ceilings: one note naming both",
+          sum("the trace ran on NVIDIA H100 80GB HBM3" in n and "A100" in n for n in notes) == 1, notes)
+    check("h100 trace on its own GPU's ceilings: no such note",
+          not any("the trace ran on" in n for n in d["notes"]), d["notes"])
     stages = os.path.join(SHARED, "h100", "resnet18-dataloader-bound.stages.json")
     if os.path.exists(stages):
         d = gap(stages, ceilings)

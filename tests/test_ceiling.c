@@ -303,8 +303,8 @@ static void test_table_fits(void **s)
     assert_non_null(strstr(t, "VERY_LONG_NAME"));
     assert_null(strstr(t, "..."));
     /* one time format (3 significant digits), units on every figure, no raw numbers */
-    assert_non_null(strstr(t, "3.87 us/op"));
-    assert_non_null(strstr(t, "best 3.75 us/op"));
+    assert_non_null(strstr(t, "3.87 µs/op"));
+    assert_non_null(strstr(t, "best 3.75 µs/op"));
     assert_non_null(strstr(t, "391.6 TFLOP/s  median"));
     assert_non_null(strstr(t, "peak 989.4 TFLOP/s"));
     assert_non_null(strstr(t, "peak 63.02 GB/s"));
@@ -393,7 +393,7 @@ static void test_seconds_format(void **s)
     mb_fmt_seconds(b, sizeof b, 0.008650);
     assert_string_equal(b, "8.65 ms");
     mb_fmt_seconds(b, sizeof b, 7.02e-05);
-    assert_string_equal(b, "70.2 us");
+    assert_string_equal(b, "70.2 µs");
     mb_fmt_seconds(b, sizeof b, 3.51e-07);
     assert_string_equal(b, "351 ns");
     mb_fmt_seconds(b, sizeof b, 4e-10);

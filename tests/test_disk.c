@@ -17,12 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/syscall.h>
@@ -553,6 +555,7 @@ static void test_verification_catches_modified_byte(void **st)
      * sample, which always includes block 0) must not. */
     check_catches(&mb_disk_pread, "direct", flip_data_byte, "pread direct modified byte");
     check_catches(&mb_disk_uring, "cached", flip_data_byte, "io_uring cached modified byte");
+    check_catches(&mb_disk_uring, "direct", flip_data_byte, "io_uring direct modified byte");
     check_catches(&mb_disk_mmap, "", flip_data_byte, "mmap modified byte");
 }
 
@@ -762,6 +765,157 @@ static void test_uring_not_permitted_skips(void **st)
 #endif
 }
 
+
+/* ---- io_uring: registered buffers, their fallback, a full queue ----------------------------------- */
+
+static bool has_note(const outcome *o, const char *text)
+{
+    for (int i = 0; i < o->report.n_notes; i++)
+        if (strstr(o->report.notes[i], text))
+            return true;
+    return false;
+}
+
+static const char *uring_info(const outcome *o)
+{
+    const char *how = mb_report_find_info(&o->report, "io_uring");
+    if (!how)
+        fail_msg("info io_uring missing");
+    return how;
+}
+
+/* Registered buffers and file where the kernel allows it (it does for root
+ * and for 2 x 8 x 16 KiB under the usual 8 MiB RLIMIT_MEMLOCK), and qd reads
+ * still with the kernel every time run() returned: the queue is not drained
+ * between iterations. `registered = off` reads into plain buffers. */
+static void test_uring_registered_and_queue_full(void **st)
+{
+    (void)st;
+    outcome o;
+    const char *kv[] = { "file_size", FILE_MIB, "block_size", "16k", "qd", "8", "mode", "direct",
+                         "ios_per_iter", "256", "registered", "auto" };
+    run_case(&mb_disk_uring, kv, 6, 4, NULL, &o);
+    if (o.setup_rc == MB_ESKIP) {
+        print_message("io_uring skipped: %s\n", o.err.msg);
+        mb_report_free(&o.report);
+        skip();
+    }
+    expect_ok(&o, "io_uring direct 16k qd8 registered");
+    assert_non_null(strstr(uring_info(&o), "registered (READ_FIXED) buffers, registered file"));
+    assert_false(has_note(&o, "registration refused"));
+    assert_int_equal((int)metric(&o, "queue_at_iteration_end"), 8);
+    mb_report_free(&o.report);
+
+    kv[11] = "off";
+    run_case(&mb_disk_uring, kv, 6, 2, NULL, &o);
+    expect_ok(&o, "io_uring direct 16k qd8 plain");
+    assert_non_null(strstr(uring_info(&o), "plain buffers, plain file"));
+    assert_false(has_note(&o, "registration refused"));
+    mb_report_free(&o.report);
+
+    /* Cached reads complete in microseconds: the queue is full at return all the same. */
+    const char *cached[] = { "file_size", FILE_MIB, "block_size", "4k", "qd", "16", "mode", "cached",
+                             "ios_per_iter", "1024" };
+    run_case(&mb_disk_uring, cached, 5, 3, NULL, &o);
+    expect_ok(&o, "io_uring cached 4k qd16 registered");
+    assert_int_equal((int)metric(&o, "queue_at_iteration_end"), 16);
+    mb_report_free(&o.report);
+}
+
+/* Drops CAP_IPC_LOCK from this process (root is exempt from RLIMIT_MEMLOCK
+ * only through it). Returns false when capget/capset fail. */
+static bool drop_ipc_lock(void)
+{
+    struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &hdr, data) != 0)
+        return false;
+    data[CAP_IPC_LOCK / 32].effective &= ~(1u << (CAP_IPC_LOCK % 32));
+    data[CAP_IPC_LOCK / 32].permitted &= ~(1u << (CAP_IPC_LOCK % 32));
+    data[CAP_IPC_LOCK / 32].inheritable &= ~(1u << (CAP_IPC_LOCK % 32));
+    return syscall(SYS_capset, &hdr, data) == 0;
+}
+
+/* In a child: locked memory limited to 64 KiB and no CAP_IPC_LOCK, so
+ * io_uring_register_buffers is refused as it is for a user under a small
+ * RLIMIT_MEMLOCK. The case must still run, verified, with plain reads and
+ * a note that says why. Exit 0 = as expected, 77 = cannot set up. */
+static void test_uring_registration_refused_falls_back(void **st)
+{
+    (void)st;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* 64 KiB: room for the rings of qd 4, not for 2 x 4 x 64 KiB of buffers. */
+        struct rlimit small = { 64 << 10, 64 << 10 };
+        if (!drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &small) != 0)
+            _exit(77);
+        outcome o;
+        const char *kv[] = { "file_size", FILE_MIB, "block_size", "64k", "qd", "4", "mode", "direct",
+                             "ios_per_iter", "64" };
+        run_case(&mb_disk_uring, kv, 5, 3, NULL, &o);
+        disk_files_release();
+        if (o.setup_rc == MB_ESKIP) {
+            fprintf(stderr, "fallback case skipped: %s\n", o.err.msg);
+            _exit(77);
+        }
+        int code = 0;
+        if (o.setup_rc || o.run_rc || o.verify_rc) {
+            fprintf(stderr, "fallback case failed: %s\n", o.err.msg);
+            code = 1;
+        } else if (!has_note(&o, "io_uring registration refused, plain reads instead") ||
+                   !has_note(&o, "RLIMIT_MEMLOCK 64 KiB")) {
+            fprintf(stderr, "no fallback note\n");
+            code = 2;
+        } else {
+            const char *how = mb_report_find_info(&o.report, "io_uring");
+            if (!how || !strstr(how, "plain buffers")) {
+                fprintf(stderr, "info io_uring: %s\n", how ? how : "(none)");
+                code = 3;
+            }
+        }
+        mb_report_free(&o.report);
+        _exit(code);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77)
+        skip();
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* The polled and kernel-thread variants run and verify, or skip with the
+ * reason (a device without poll queues, a kernel that refuses). */
+static void test_uring_sqpoll_iopoll_run_or_skip(void **st)
+{
+    (void)st;
+    const char *names[] = { "sqpoll", "iopoll" };
+    for (int i = 0; i < 2; i++) {
+        outcome o;
+        const char *kv[] = { "file_size", FILE_MIB, "block_size", "4k", "qd", "4", "mode", "direct",
+                             "ios_per_iter", "128", names[i], "on" };
+        run_case(&mb_disk_uring, kv, 6, 2, NULL, &o);
+        if (o.setup_rc == MB_ESKIP || o.run_rc == MB_ESKIP) {
+            print_message("%s skipped: %s\n", names[i], o.err.msg);
+            assert_true(o.err.msg[0] != '\0');
+        } else {
+            expect_ok(&o, names[i]);
+            char want[32];
+            snprintf(want, sizeof want, "%s on", i == 0 ? "SQPOLL" : "IOPOLL");
+            assert_non_null(strstr(uring_info(&o), want));
+        }
+        mb_report_free(&o.report);
+    }
+    /* Polled completions exist only for O_DIRECT: cached mode is refused. */
+    const char *cached[] = { "file_size", FILE_MIB, "mode", "cached", "iopoll", "on" };
+    mb_params *p = params_of(&mb_disk_uring, cached, 3);
+    mb_err why = { 0 };
+    assert_int_equal(mb_disk_uring.probe(p, &why), MB_ESKIP);
+    assert_non_null(strstr(why.msg, "iopoll = on needs mode = direct"));
+    mb_params_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -780,6 +934,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tmpfs_skips_direct_and_mmap, make_scratch, drop_scratch),
         cmocka_unit_test_setup_teardown(test_cached_refuses_file_larger_than_memory, make_scratch, drop_scratch),
         cmocka_unit_test(test_uring_not_permitted_skips),
+        cmocka_unit_test_setup_teardown(test_uring_registered_and_queue_full, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_uring_registration_refused_falls_back, make_scratch, drop_scratch),
+        cmocka_unit_test_setup_teardown(test_uring_sqpoll_iopoll_run_or_skip, make_scratch, drop_scratch),
         cmocka_unit_test(test_blockdev_stat_known_answers),
         cmocka_unit_test(test_blockdev_find_fake_sysfs),
     };

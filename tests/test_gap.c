@@ -16,6 +16,7 @@
 #include "gap.h"
 #include "gap_test_util.h"
 #include "run_read.h"
+#include "suite.h"
 #include "hardware.h"
 
 /* ---- fixtures ------------------------------------------------------------------ */
@@ -283,7 +284,13 @@ static void test_gpu_stage_on_cpu_results(void **state)
     assert_int_equal(mb_gap_build(&r, &cpu, &f->matching, &g, &err), MB_OK);
     assert_int_equal(g.stages[0].match, -1);
     assert_non_null(strstr(g.stages[0].why, "no ceiling"));
-    assert_non_null(strstr(g.stages[0].why, "ran on the cpu"));
+    /* the ceilings hold no GPU case: one warning naming the GPU stages, not
+     * the reason repeated per stage */
+    assert_true(g.no_gpu_ceilings);
+    assert_non_null(strstr(g.stages[0].why, "no usable GPU case"));
+    assert_int_equal(g.n_notes, 1);
+    assert_non_null(strstr(g.notes[0], "hold no usable GPU case (no GPU case was measured)"));
+    assert_non_null(strstr(g.notes[0], "(gpu_mm)"));
     CLOSE(g.total, 10); /* still counts */
     CLOSE(g.stages[0].share, 0.6);
     assert_int_equal(g.stages[1].match, 0);
@@ -878,6 +885,269 @@ static int group_teardown(void **state)
     return 0;
 }
 
+/* ---- the headline, roles, op (issue 17) ------------------------------------------------ */
+
+/* The headline ranks every stage by exposed time: a stage with no ceiling
+ * that dominates the step comes first, with what would bound it; the share
+ * of the step with a ceiling is said. decode 8 s (other, role data),
+ * forward 2 s of bf16 GEMM at 300 TFLOP/s against the 8192^3 ceiling of
+ * 600: 1 s lost. Bounded: 2 / 10. */
+static void test_headline_unbounded_first(void **state)
+{
+    fx *f = *state;
+    build(f, scratch_file("headline.json",
+                          "{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"steps\":10},\"stages\":["
+                          "{\"name\":\"forward\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":6e14,"
+                          "\"calls\":1,\"seconds\":2},"
+                          "{\"name\":\"decode\",\"component\":\"other\",\"role\":\"data\",\"seconds\":8}]}"));
+    const mb_gap *g = &f->gap;
+    assert_string_equal(g->stages[g->headline[0]].stage->name, "decode");
+    assert_string_equal(g->stages[g->headline[1]].stage->name, "forward");
+    CLOSE(g->bounded_share, 0.2);
+    assert_int_equal(stage(g, "decode")->match, -1);
+    assert_non_null(strstr(stage(g, "decode")->bound_hint, "time only"));
+    assert_string_equal(stage(g, "forward")->bound_hint, "");
+    CLOSE(stage(g, "forward")->time_lost, 1);
+    /* the time-lost ranking still holds only forward; the headline both */
+    assert_string_equal(g->stages[g->ranking[0]].stage->name, "forward");
+    /* role data decides data loading (no name needed), and no name note */
+    assert_int_equal(f->diag.n, 1);
+    assert_string_equal(f->diag.findings[0].id, "data_loading_bound");
+    CLOSE(f->diag.fig.data_share, 0.8);
+    assert_int_equal(f->diag.n_notes, 0);
+    /* the JSON carries it in the same order with the same shares */
+    cJSON *doc = mb_gap_to_json(g, &f->diag);
+    const cJSON *head = cJSON_GetObjectItemCaseSensitive(doc, "headline");
+    CLOSE(cJSON_GetObjectItemCaseSensitive(head, "bounded_share")->valuedouble, 0.2);
+    const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(head, "stages"), 0);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(first, "name")->valuestring, "decode");
+    CLOSE(cJSON_GetObjectItemCaseSensitive(first, "share")->valuedouble, 0.8);
+    assert_true(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(first, "no_ceiling")));
+    cJSON_Delete(doc);
+}
+
+/* The headline text: the dominant stage first, the bounded share, every
+ * line within 120 columns (notes wrapped, not cut). */
+static void test_headline_text_fits(void **state)
+{
+    fx *f = *state;
+    build(f, data_path("gap_run.json"));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&buf, &len);
+    mb_err err = { 0 };
+    assert_int_equal(mb_gap_write(o, &f->gap, &f->diag, "table", &err), MB_OK);
+    fclose(o);
+    const char *h = strstr(buf, "what the step is made of");
+    assert_non_null(h);
+    /* dataloading (85 s of the 300) is the largest stage */
+    const char *first = strstr(h, "1. ");
+    assert_non_null(first);
+    assert_memory_equal(first, "1. dataloading", 14);
+    assert_non_null(strstr(h, "of the step has a ceiling"));
+    int col = 0;
+    for (const char *p = buf; *p; p++) {
+        if (*p == '\n') {
+            assert_true(col <= 120);
+            col = 0;
+        } else if (((unsigned char)*p & 0xC0) != 0x80) {
+            col++;
+        }
+    }
+    /* one time format: no "0.000..." seconds, no "e-0" exponents */
+    assert_null(strstr(buf, "e-0"));
+    free(buf);
+}
+
+/* A memset is a write: a membw stage with op write takes the write case,
+ * not the preferred copy. */
+static void test_membw_op_write(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    const char *res = scratch_file(
+        "membw.json",
+        "{\"schema\":\"mlbench-results\",\"schema_version\":1,\"started_utc\":\"2026-01-01T00:00:00Z\","
+        "\"context\":{\"host\":{\"name\":\"gpubox\"},\"gpus\":[{\"name\":\"G\"}]},\"cases\":["
+        "{\"id\":\"membw/cuda/op=copy\",\"component\":\"membw\",\"backend\":\"cuda\",\"params\":{\"op\":\"copy\"},"
+        "\"status\":\"ok\",\"work_unit\":\"byte\",\"work_per_iteration\":1e9,\"rate_unit\":\"GB/s\","
+        "\"rate_scale\":1e9,\"rate\":{\"median\":3000},\"verification\":{\"status\":\"passed\"}},"
+        "{\"id\":\"membw/cuda/op=write\",\"component\":\"membw\",\"backend\":\"cuda\",\"params\":{\"op\":\"write\"},"
+        "\"status\":\"ok\",\"work_unit\":\"byte\",\"work_per_iteration\":1e9,\"rate_unit\":\"GB/s\","
+        "\"rate_scale\":1e9,\"rate\":{\"median\":2500},\"verification\":{\"status\":\"passed\"}}]}");
+    mb_ceilings c;
+    assert_int_equal(mb_ceilings_load(res, &c, &err), MB_OK);
+    const char *run = scratch_file("memset.json",
+                                   "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                                   "{\"name\":\"zero\",\"component\":\"membw\",\"op\":\"write\",\"bytes\":1e9,"
+                                   "\"seconds\":1},"
+                                   "{\"name\":\"move\",\"component\":\"membw\",\"bytes\":1e9,\"seconds\":1}]}");
+    mb_run r;
+    mb_gap g;
+    assert_int_equal(mb_run_read(run, &r, &err), MB_OK);
+    assert_int_equal(mb_gap_build(&r, &c, &f->matching, &g, &err), MB_OK);
+    assert_string_equal(c.cases[g.stages[0].match].id, "membw/cuda/op=write");
+    CLOSE(g.stages[0].ceiling_rate, 2500e9);
+    assert_string_equal(c.cases[g.stages[1].match].id, "membw/cuda/op=copy"); /* no op: copy preferred */
+    mb_gap_free(&g);
+    mb_run_free(&r);
+    mb_ceilings_free(&c);
+    /* an op on another component is refused, as is an unknown op */
+    const char *bad = scratch_file("badop.json", "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                                                 "{\"name\":\"x\",\"component\":\"disk\",\"pattern\":\"random\","
+                                                 "\"op\":\"write\",\"bytes\":1,\"seconds\":1}]}");
+    assert_int_equal(mb_run_read(bad, &r, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "only membw stages have an op"));
+}
+
+/* A stage's name never decides silently: a dominant 'other' stage with no
+ * role is a finding, not "balanced"; role checkpoint names the periodic
+ * pattern (and a disk stage with that role is not data loading); a name
+ * used as a data-loading hint is said in a note. */
+static void test_roles_decide_not_names(void **state)
+{
+    fx *f = *state;
+    build(f, scratch_file("ckpt_other.json",
+                          "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                          "{\"name\":\"checkpoint_save\",\"component\":\"other\",\"seconds\":75},"
+                          "{\"name\":\"fetch_batch\",\"component\":\"other\",\"seconds\":5},"
+                          "{\"name\":\"forward\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":1.2e16,"
+                          "\"seconds\":20}]}"));
+    assert_true(f->diag.n >= 1);
+    assert_string_equal(f->diag.findings[0].id, "unattributed_time");
+    CLOSE(f->diag.findings[0].weight, 0.75);
+    CLOSE(f->diag.fig.data_share, 0.05); /* fetch_batch, by its name ... */
+    assert_int_equal(f->diag.n_notes, 1); /* ... said in a note */
+    assert_non_null(strstr(f->diag.notes[0], "fetch_batch"));
+    assert_non_null(strstr(f->diag.notes[0], "from its name"));
+
+    build(f, scratch_file("ckpt_role.json",
+                          "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                          "{\"name\":\"save\",\"component\":\"disk\",\"pattern\":\"sequential\",\"role\":\"checkpoint\","
+                          "\"bytes\":1e10,\"seconds\":75},"
+                          "{\"name\":\"fetch_batch\",\"component\":\"other\",\"role\":\"eval\",\"seconds\":5},"
+                          "{\"name\":\"forward\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":1.2e16,"
+                          "\"seconds\":20}]}"));
+    assert_string_equal(f->diag.findings[0].id, "periodic_work_bound");
+    CLOSE(f->diag.fig.periodic_share, 0.8);
+    assert_string_equal(stage(&f->gap, "save")->stage->role, "checkpoint");
+    CLOSE(f->diag.fig.data_share, 0); /* neither the disk stage nor the name counts as data */
+    assert_int_equal(f->diag.n_notes, 0);
+    for (int i = 0; i < f->diag.n; i++)
+        assert_string_not_equal(f->diag.findings[i].id, "data_loading_bound");
+
+    /* the CSV form carries role and op as columns; an unknown role is refused */
+    build(f, scratch_file("roles.csv", "# mlbench-stages version 1\n"
+                                       "name,component,role,op,bytes,seconds\n"
+                                       "decode,other,data,,,8\n"
+                                       "zero,membw,,write,1e9,2\n"));
+    assert_string_equal(stage(&f->gap, "decode")->stage->role, "data");
+    assert_string_equal(stage(&f->gap, "zero")->stage->op, "write");
+    CLOSE(f->diag.fig.data_share, 0.8);
+    mb_run r;
+    mb_err err = { 0 };
+    assert_int_equal(mb_run_read(scratch_file("badrole.csv", "# mlbench-stages version 1\nname,component,role,seconds\n"
+                                                             "x,other,training,1\n"),
+                                 &r, &err),
+                     MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "role"));
+}
+
+/* One time format, 3 significant digits, the unit chosen after rounding. */
+static void test_fmt_seconds(void **state)
+{
+    (void)state;
+    static const struct {
+        double s;
+        const char *want;
+    } cases[] = {
+        { 0.00865, "8.65 ms" }, { 7.02e-05, "70.2 \u00b5s" }, { 0.99966, "1 s" }, { 0.0009997, "1 ms" },
+        { 12.345, "12.3 s" },   { 1234.4, "1234 s" },          { 5e-9, "5 ns" },   { 0, "0 s" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char buf[32];
+        mb_fmt_seconds(buf, sizeof buf, cases[i].s);
+        assert_string_equal(buf, cases[i].want);
+    }
+}
+
+/* did you mean: the nearest name by edit distance, only when it is a likely
+ * typo (at most 2 edits, under half the word). */
+static void test_did_you_mean(void **state)
+{
+    (void)state;
+    const char *subs = "list, report, gap, compare, trace, run";
+    char near[64];
+    assert_true(mb_did_you_mean("repot", subs, near, sizeof near));
+    assert_string_equal(near, "report");
+    assert_true(mb_did_you_mean("comapre", subs, near, sizeof near)); /* a swap is 2 edits */
+    assert_string_equal(near, "compare");
+    assert_true(mb_did_you_mean("GAPP", subs, near, sizeof near)); /* case-insensitive */
+    assert_string_equal(near, "gap");
+    assert_false(mb_did_you_mean("zzzzzz", subs, near, sizeof near));
+    assert_false(mb_did_you_mean("ga", "gap, gemm", near, sizeof near) && strcmp(near, "gemm") == 0);
+    assert_false(mb_did_you_mean("x", subs, near, sizeof near)); /* 1 edit of a 1-letter word is no typo */
+    assert_false(mb_did_you_mean("report", subs, near, sizeof near)); /* an exact name needs no guess */
+    assert_true(mb_did_you_mean("gemn", "all, gemm, gemm-cpu, gemm-gpu", near, sizeof near));
+    assert_string_equal(near, "gemm");
+}
+
+/* Stage files version 2: three levels per stage and which gap is which
+ * (mb_gap_stage_levels), known answers against gap_here.json's disk random
+ * (2 GB/s) and bf16 GEMM (600 TFLOP/s) ceilings. */
+static void test_levels_known_answers(void **state)
+{
+    fx *f = *state;
+    const char *p = scratch_file(
+        "levels.json",
+        "{\"format\":\"mlbench-stages\",\"version\":2,\"run\":{\"steps\":1,\"total_seconds\":10},"
+        "\"stages\":["
+        "{\"name\":\"load\",\"component\":\"disk\",\"pattern\":\"random\",\"block_size\":131072,"
+        "\"bytes\":2e9,\"seconds\":4,\"exposed_seconds\":3,\"isolated_seconds\":2},"
+        "{\"name\":\"fwd\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":6e14,\"seconds\":1.1,"
+        "\"isolated_seconds\":1.05},"
+        "{\"name\":\"mm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":6e14,\"seconds\":4,"
+        "\"isolated_seconds\":3.9},"
+        "{\"name\":\"hid\",\"component\":\"other\",\"seconds\":1,\"exposed_seconds\":0.01,"
+        "\"isolated_seconds\":2},"
+        "{\"name\":\"opt\",\"component\":\"other\",\"seconds\":1,\"isolated_seconds\":1},"
+        "{\"name\":\"plain\",\"component\":\"other\",\"seconds\":0.5}],"
+        "\"simplify\":{\"complete\":true}}");
+    build(f, p);
+    assert_true(mb_gap_has_levels(&f->gap));
+    const mb_gap *g = &f->gap;
+    mb_gap_levels L = mb_gap_stage_levels(g, 0, 0.10);
+    assert_true(L.has_levels && L.has_ceiling);
+    assert_true(fabs(L.ceiling_seconds - 2e9 / g->stages[0].ceiling_rate) < 1e-9);
+    CLOSE(L.isolated_rate, 1e9);
+    CLOSE(L.loop_rate, 5e8);
+    CLOSE(L.pipeline_gap, (4 - 2) * 0.75); /* the loop's extra 2 s, 3 of its 4 s exposed */
+    CLOSE(L.self_gap, 2 - L.ceiling_seconds);
+    assert_int_equal(L.verdict, MB_VERDICT_PIPELINE);
+    assert_string_equal(L.verdict_text, "slow only in the pipeline");
+    L = mb_gap_stage_levels(g, 1, 0.10); /* 600 TFLOP/s: 1 s at the ceiling, 1.05 alone, 1.1 in the loop */
+    CLOSE(L.ceiling_seconds, 1.0);
+    assert_int_equal(L.verdict, MB_VERDICT_AT_CEILING);
+    L = mb_gap_stage_levels(g, 2, 0.10);
+    CLOSE(L.self_gap, 2.9);
+    assert_int_equal(L.verdict, MB_VERDICT_ITSELF);
+    assert_string_equal(L.verdict_text, "slow by itself");
+    L = mb_gap_stage_levels(g, 3, 0.10);
+    assert_int_equal(L.verdict, MB_VERDICT_HIDDEN);
+    L = mb_gap_stage_levels(g, 4, 0.10);
+    assert_false(L.has_ceiling);
+    assert_int_equal(L.verdict, MB_VERDICT_AS_ALONE);
+    assert_false(mb_gap_stage_levels(g, 5, 0.10).has_levels);
+    /* JSON: the levels per stage, null without an isolated time */
+    cJSON *doc = mb_gap_to_json(g, &f->diag);
+    const cJSON *stages = cJSON_GetObjectItemCaseSensitive(doc, "stages");
+    const cJSON *lv = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(stages, 0), "levels");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(lv, "verdict")->valuestring, "slow only in the pipeline");
+    CLOSE(cJSON_GetObjectItemCaseSensitive(lv, "isolated_seconds_per_step")->valuedouble, 2);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(stages, 5), "levels")));
+    cJSON_Delete(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -905,6 +1175,13 @@ int main(void)
         cmocka_unit_test(test_cmd_table_and_md),
         cmocka_unit_test(test_cmd_errors),
         cmocka_unit_test(test_cmd_default_ceilings),
+        cmocka_unit_test(test_headline_unbounded_first),
+        cmocka_unit_test(test_headline_text_fits),
+        cmocka_unit_test(test_membw_op_write),
+        cmocka_unit_test(test_roles_decide_not_names),
+        cmocka_unit_test(test_fmt_seconds),
+        cmocka_unit_test(test_did_you_mean),
+        cmocka_unit_test_setup_teardown(test_levels_known_answers, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, fx_setup, group_teardown);
 }

@@ -103,8 +103,8 @@ static void test_json_errors(void **s)
     expect_error("syntax.json", HEAD "\n\"stages\": [\n  {\"name\": \"a\",, \"component\": \"other\"}]}",
                  "syntax.json:3:", "malformed JSON");
     expect_error("fmt.json", "{\"version\":1,\"stages\":[]}", "format", NULL);
-    expect_error("ver.json", "{\"format\":\"mlbench-stages\",\"version\":2,\"stages\":[]}", "version: 2",
-                 "reads version 1");
+    expect_error("ver.json", "{\"format\":\"mlbench-stages\",\"version\":3,\"stages\":[]}", "version: 3",
+                 "reads version 1 and 2");
     expect_error("comp.json", HEAD "\"stages\":[{\"name\":\"a\",\"component\":\"gpu\",\"seconds\":1}]}",
                  "stages[0].component", "not one of");
     expect_error("units.json",
@@ -159,7 +159,7 @@ static void test_csv_errors(void **s)
 {
     (void)s;
     expect_error("nover.csv", "name,component,seconds\na,other,1\n", "nover.csv:1:", "mlbench-stages version 1");
-    expect_error("ver2.csv", "# mlbench-stages version 2\nname,component,seconds\n", "ver2.csv:1:", "version 2");
+    expect_error("ver3.csv", "# mlbench-stages version 3\nname,component,seconds\n", "ver3.csv:1:", "version 3");
     expect_error("nan.csv", "# mlbench-stages version 1\nname,component,seconds\na,other,nan\n", "nan.csv:3:",
                  "finite");
     expect_error("cells.csv", "# mlbench-stages version 1\nname,component,seconds\na,other\n", "cells.csv:3:",
@@ -303,6 +303,46 @@ static int group_teardown(void **state)
     return 0;
 }
 
+/* Version 2 (mlbench_simplify.py): isolated times, the simplify object, and
+ * the errors that name the version or the mode a run stopped in. */
+static void test_version2(void **s)
+{
+    (void)s;
+    mb_run r;
+    mb_err err = { 0 };
+    const char *p = scratch_file("v2.json", "{\"format\":\"mlbench-stages\",\"version\":2,\"run\":{\"steps\":4},"
+                                            "\"stages\":[{\"name\":\"a\",\"component\":\"other\","
+                                            "\"seconds_per_step\":2,\"isolated_seconds_per_step\":0.5}],"
+                                            "\"simplify\":{\"errors\":[{\"mode\":\"step\",\"error\":\"E: x\"}]}}");
+    assert_int_equal(mb_run_read(p, &r, &err), MB_OK);
+    assert_true(r.stages[0].has_isolated);
+    CLOSE(r.stages[0].isolated_seconds, 2.0); /* 0.5 x 4 steps */
+    CLOSE(r.stages[0].seconds, 8.0);
+    assert_int_equal(r.n_warnings, 1);
+    assert_non_null(strstr(r.warnings[0], "failed in mode 'step': E: x"));
+    assert_non_null(cJSON_GetObjectItemCaseSensitive(r.evidence, "simplify"));
+    mb_run_free(&r);
+    p = scratch_file("v2.csv", "# mlbench-stages version 2\nname,component,seconds,isolated_seconds\na,other,3,1\n");
+    assert_int_equal(mb_run_read(p, &r, &err), MB_OK);
+    CLOSE(r.stages[0].isolated_seconds, 1.0);
+    mb_run_free(&r);
+    expect_error("v1iso.json", HEAD "\"stages\":[{\"name\":\"a\",\"component\":\"other\",\"seconds\":1,"
+                               "\"isolated_seconds\":1}]}", "stages[0].isolated_seconds", "version 2");
+    expect_error("v1iso.csv", "# mlbench-stages version 1\nname,component,seconds,isolated_seconds\na,other,3,1\n",
+                 "v1iso.csv:3:", "version 2");
+    expect_error("v1simp.json", HEAD "\"stages\":[{\"name\":\"a\",\"component\":\"other\",\"seconds\":1}],"
+                                "\"simplify\":{}}", "simplify: unknown key", NULL);
+    expect_error("iso0.json", "{\"format\":\"mlbench-stages\",\"version\":2,\"stages\":[{\"name\":\"a\","
+                              "\"component\":\"other\",\"seconds\":1,\"isolated_seconds\":0}]}",
+                 "isolated_seconds", "greater than zero");
+    expect_error("intr.json", "{\"format\":\"mlbench-stages\",\"version\":2,"
+                              "\"simplify\":{\"interrupted_in\":\"full\"}}", "no stages",
+                 "interrupted in mode 'full'");
+    expect_error("fail.json", "{\"format\":\"mlbench-stages\",\"version\":2,"
+                              "\"simplify\":{\"errors\":[{\"mode\":\"full\",\"error\":\"KeyError: 'x'\"}]}}",
+                 "failed in mode 'full'", "KeyError");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,7 +350,7 @@ int main(void)
         cmocka_unit_test(test_overlap_warning), cmocka_unit_test(test_json_errors),
         cmocka_unit_test(test_csv_errors),      cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_results_errors),  cmocka_unit_test(test_cmd_exit_2_with_location),
-        cmocka_unit_test(test_hostile_values),
+        cmocka_unit_test(test_hostile_values),    cmocka_unit_test(test_version2),
     };
     return cmocka_run_group_tests(tests, NULL, group_teardown);
 }

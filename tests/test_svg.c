@@ -128,7 +128,7 @@ static void test_text(void **s)
     assert_string_equal(b, "0");
     /* small ticks with SI prefixes, never an exponent ("1e-05") */
     mb_svg_fmt_si(b, sizeof b, 1e-5);
-    assert_string_equal(b, "10u");
+    assert_string_equal(b, "10\xC2\xB5"); /* 10µ */
     mb_svg_fmt_si(b, sizeof b, 0.001);
     assert_string_equal(b, "1m");
     mb_svg_fmt_si(b, sizeof b, 2e-9);

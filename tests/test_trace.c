@@ -29,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "run_read.h"
 #include "trace.h"
 
 #ifndef MB_TEST_SRC
@@ -1094,10 +1095,20 @@ static void test_fixture_cpu_only(void **state)
     mb_run r = read_fixture("cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
     assert_true(partial_has(&r, "no GPU events"));
     assert_true(partial_has(&r, "deviceProperties is empty"));
-    assert_int_equal(r.n_stages, 0);
     assert_int_equal(r.steps, 1);
     assert_true(r.gpu_utilization < 0);
-    assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r.evidence, "step")));
+    /* CPU-only (trace_cpu.c): the one 210.109 ms ProfilerStep is mostly the
+     * host inside gloo:all_reduce (two threads, counted once); the rest is
+     * Python. The stages add up to the step. */
+    const mb_stage *coll = stage(&r, "collective (host)"), *py = stage(&r, "python (host code)");
+    assert_non_null(coll);
+    assert_non_null(py);
+    assert_string_equal(coll->device, "cpu");
+    assert_true(coll->seconds > 0.15 && coll->seconds < 0.2101);
+    assert_true(fabs(coll->seconds + py->seconds - 0.210109162) < 1e-6);
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(r.evidence, "step");
+    assert_true(cJSON_IsObject(step));
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(step, "where")->valuestring, "cpu");
     assert_int_equal((int)num(r.evidence, "world_size"), 300);
     mb_run_free(&r);
     /* `mlbench trace` JSON: an unknown utilization is null, not -1 */
@@ -1294,6 +1305,77 @@ static int remove_tmpdir(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A CPU-only run (trace_cpu.c), in Kineto's object form with shapes and in
+ * the bare-array form torch.autograd.profiler writes without Kineto (no
+ * "cat": events read by their names), known answers in microseconds: one
+ * 1000 us step = data 100 + gemm 300 (linear -> addmm, 2*5*128*128 FLOPs
+ * once) + other ops 50 + optimizer 200 (its add_ inside counts there) +
+ * Python 350. */
+static const char *const cpu_events[] = {
+    "{\"ph\":\"X\",%s\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":1000}",
+    "{\"ph\":\"X\",%s\"name\":\"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__\",\"pid\":1,"
+    "\"tid\":1,\"ts\":0,\"dur\":100}",
+    "{\"ph\":\"X\",%s\"name\":\"aten::linear\",\"pid\":1,\"tid\":1,\"ts\":100,\"dur\":300,\"args\":{"
+    "\"Input Dims\":[[5,128],[128,128],[128]],\"Input type\":[\"float\",\"float\",\"float\"]}}",
+    "{\"ph\":\"X\",%s\"name\":\"aten::addmm\",\"pid\":1,\"tid\":1,\"ts\":110,\"dur\":280,\"args\":{"
+    "\"Input Dims\":[[128],[5,128],[128,128]],\"Input type\":[\"float\",\"float\",\"float\"]}}",
+    "{\"ph\":\"X\",%s\"name\":\"aten::relu\",\"pid\":1,\"tid\":1,\"ts\":450,\"dur\":50}",
+    "{\"ph\":\"X\",%s\"name\":\"Optimizer.step#SGD.step\",\"pid\":1,\"tid\":1,\"ts\":600,\"dur\":200}",
+    "{\"ph\":\"X\",%s\"name\":\"aten::add_\",\"pid\":1,\"tid\":1,\"ts\":610,\"dur\":100}",
+};
+
+static void check_cpu_run(const mb_run *r)
+{
+    assert_int_equal(r->steps, 1);
+    NS_EQ(r->total_seconds, 1000000);
+    const mb_stage *g = stage(r, "gemm (cpu)");
+    assert_non_null(g);
+    assert_string_equal(g->component, "gemm");
+    assert_string_equal(g->device, "cpu");
+    NS_EQ(g->seconds, 300000);
+    assert_string_equal(g->work_unit, "flop");
+    assert_true(g->work == 2.0 * 5 * 128 * 128);
+    assert_string_equal(g->dtype, "fp32");
+    NS_EQ(stage(r, "optimizer")->seconds, 200000);
+    NS_EQ(stage(r, "other aten ops")->seconds, 50000);
+    NS_EQ(stage(r, "python (host code)")->seconds, 350000);
+    NS_EQ(stage(r, "dataloading")->seconds, 100000);
+    double sum = 0;
+    for (int i = 0; i < r->n_stages; i++)
+        sum += r->stages[i].seconds;
+    NS_EQ(sum, 1000000);
+    cJSON *step = cJSON_GetObjectItemCaseSensitive(r->evidence, "step");
+    assert_true(cJSON_IsObject(step));
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(step, "where")->valuestring, "cpu");
+    NS_EQ(num(r->evidence, "step.seconds"), 1000000);
+}
+
+static void test_cpu_only(void **state)
+{
+    (void)state;
+    for (int form = 0; form < 2; form++) {
+        bool kineto = form == 0;
+        char text[8192];
+        size_t n = (size_t)snprintf(text, sizeof text, "%s", kineto ? "{\"traceEvents\":[" : "[");
+        for (size_t i = 0; i < sizeof cpu_events / sizeof *cpu_events; i++) {
+            const char *cat = !kineto ? ""
+                              : strstr(cpu_events[i], "aten::") ? "\"cat\":\"cpu_op\","
+                                                                 : "\"cat\":\"user_annotation\",";
+            n += (size_t)snprintf(text + n, sizeof text - n, i ? ",\n" : "\n");
+            n += (size_t)snprintf(text + n, sizeof text - n, cpu_events[i], cat);
+        }
+        snprintf(text + n, sizeof text - n, "%s", kineto ? "]}\n" : "]\n");
+        const char *path = tmp_path(kineto ? "cpu_kineto.json" : "cpu_legacy.json");
+        write_text(path, text, strlen(text));
+        mb_run r;
+        mb_err err = {0};
+        assert_int_equal(mb_run_read(path, &r, &err), MB_OK); /* the array is told from a stage file */
+        assert_string_equal(r.kind, "pytorch-trace");
+        check_cpu_run(&r); /* shapes read the same in both forms (torch 1.13 writes none) */
+        mb_run_free(&r);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "dump") == 0) {
@@ -1325,6 +1407,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_op_flops),  cmocka_unit_test(test_rules),
         cmocka_unit_test(test_memory_attribution), cmocka_unit_test(test_op_bytes),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
+        cmocka_unit_test(test_cpu_only),
     };
     return cmocka_run_group_tests_name("trace", tests, make_tmpdir, remove_tmpdir);
 }

@@ -21,6 +21,7 @@
 #include "gapconfig.h"
 #include "hardware.h"
 #include "html_report.h"
+#include "project_rank.h"
 #include "reference.h"
 #include "run_read.h"
 #include "results.h"
@@ -29,7 +30,8 @@
 static void gap_usage(FILE *o)
 {
     fprintf(o,
-            "usage: mlbench gap --run RUN [--ceilings RESULTS.json] [--target THERE.json|DATASHEET]\n"
+            "usage: mlbench gap --run RUN [--ceilings RESULTS.json] [--target T[,T...]|all]\n"
+            "                   [--price NAME=USD_PER_HOUR ...] [--prices FILE] [--epoch-steps N]\n"
             "                   [--format table|json|md] [--out FILE] [--html PAGE]\n"
             "  --run RUN         a stage-metrics file (.json/.csv, docs/stage-format.md) or a PyTorch\n"
             "                    profiler trace (.json/.json.gz, docs/traces.md); also the first argument\n"
@@ -38,7 +40,14 @@ static void gap_usage(FILE *o)
             "  --target T        project the run onto another machine: its results file, a reference\n"
             "                    machine (results/reference/NAME: measured figures first, its\n"
             "                    datasheet where it has no measurement, e.g. h100-sxm), or a\n"
-            "                    datasheet (configs/hardware/NAME.ini or a NAME with no reference)\n"
+            "                    datasheet (configs/hardware/NAME.ini or a NAME with no reference);\n"
+            "                    a comma-separated list or `all` (every GPU datasheet and reference\n"
+            "                    machine) ranks the machines by projected step time. A PyTorch trace\n"
+            "                    is projected kernel by kernel, a stage file stage by stage\n"
+            "  --price NAME=USD  price per hour of a ranked machine (NAME: --target name or label):\n"
+            "                    adds cost per 1000 steps (and per epoch with --epoch-steps)\n"
+            "  --prices FILE     prices kept in a file, one NAME = USD_PER_HOUR per line\n"
+            "  --epoch-steps N   steps per epoch, for the cost per epoch\n"
             "  --ceiling P       which rate of the compute cases (GEMM, conv, peak) is their ceiling:\n"
             "                    sustained (default: what a long run gets) or burst (clocks free)\n"
             "  --format F        table (default), json or md\n"
@@ -121,6 +130,10 @@ static int finish(int rc, const mb_err *err, const char *cmd)
 typedef struct gap_args {
     const char *run, *ceilings, *target, *format, *out, *html;
     const char *ceiling; /* burst | sustained */
+    const char **prices;
+    int n_prices;
+    const char *prices_file;
+    long long epoch_steps;
     bool help;
 } gap_args;
 
@@ -131,9 +144,13 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
         { "target", required_argument, NULL, 't' }, { "format", required_argument, NULL, 'f' },
         { "out", required_argument, NULL, 'o' },    { "help", no_argument, NULL, 'h' },
         { "ceiling", required_argument, NULL, 'p' }, { "html", required_argument, NULL, 'H' },
+        { "price", required_argument, NULL, 'P' },   { "prices", required_argument, NULL, 'F' },
+        { "epoch-steps", required_argument, NULL, 'E' },
         { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof *a);
+    if ((a->prices = calloc((size_t)argc + 1, sizeof *a->prices)) == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
     a->format = "table";
     a->ceiling = "sustained";
     optind = 0; /* glibc: full re-initialisation, so tests can call twice */
@@ -152,6 +169,15 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
             a->ceiling = optarg;
             break;
         case 'H': a->html = optarg; break;
+        case 'P': a->prices[a->n_prices++] = optarg; break;
+        case 'F': a->prices_file = optarg; break;
+        case 'E': {
+            char *end = NULL;
+            a->epoch_steps = strtoll(optarg, &end, 10);
+            if (end == optarg || *end || a->epoch_steps <= 0)
+                return mb_errf(err, MB_EUSAGE, "--epoch-steps %s: expected a positive whole number", optarg);
+            break;
+        }
         case 'h': a->help = true; return MB_OK;
         case ':':
             return mb_errf(err, MB_EUSAGE, "%s needs a value (see mlbench gap --help)", argv[optind - 1]);
@@ -189,6 +215,9 @@ typedef struct gap_state {
     mb_reference ref;
     mb_gap gap;
     mb_diagnosis diag;
+    mb_ranking ranking;
+    char *ranking_text;
+    cJSON *ranking_json;
 } gap_state;
 
 static int project(gap_state *s, const char *target, const char *phase, mb_err *err)
@@ -215,6 +244,34 @@ static int project(gap_state *s, const char *target, const char *phase, mb_err *
     return mb_gap_project_datasheet(&s->gap, s->sheet, mb_datasheet_is_gpu(s->sheet), err);
 }
 
+/* --target LIST|all, or any target of a trace: the machines ranked
+ * (project_rank.h). A trace the kernel-level model cannot read (no GPU in
+ * it, one target) falls back to the per-stage projection, saying so. */
+static int rank(const gap_args *a, gap_state *s, mb_err *err)
+{
+    mb_rank_opts o = { .targets = a->target, .prices = a->prices, .n_prices = a->n_prices,
+                       .prices_file = a->prices_file, .epoch_steps = a->epoch_steps, .phase = a->ceiling };
+    int rc = mb_rank_build(a->run, &s->run, &s->here, &s->matching, &o, &s->ranking, err);
+    bool single = strcmp(a->target, "all") != 0 && strchr(a->target, ',') == NULL;
+    if (rc == MB_EUSAGE && single && !a->n_prices && !a->prices_file) {
+        fprintf(stderr, "mlbench gap: no kernel-level projection (%s): the per-stage model projects it\n",
+                err->msg);
+        mb_rank_free(&s->ranking);
+        *err = (mb_err){ 0 };
+        return project(s, a->target, a->ceiling, err);
+    }
+    if (rc)
+        return rc;
+    if (mb_rank_text(&s->ranking, strcmp(a->format, "md") == 0, &s->ranking_text, err))
+        return err->code;
+    if ((s->ranking_json = mb_rank_json(&s->ranking)) == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    s->gap.projection_text = s->ranking_text;
+    s->gap.projection_json = s->ranking_json;
+    s->gap.machines = &s->ranking;
+    return MB_OK;
+}
+
 static int write_gap(FILE *out, const void *what, const char *format, mb_err *err)
 {
     const gap_state *s = what;
@@ -227,10 +284,27 @@ static int html_gap(FILE *out, const void *what, mb_err *err)
     return mb_gap_html(out, &s->gap, &s->diag, err);
 }
 
+/* A file given in the other's place says so, with the option it belongs to. */
+static int check_file_kinds(const gap_args *a, mb_err *err)
+{
+    if (mb_run_file_kind(a->run) == MB_FILE_RESULTS)
+        return mb_errf(err, MB_EUSAGE,
+                       "%s: a results file, not a run: pass it as `--ceilings %s` (the run is a stage file or a "
+                       "PyTorch trace)",
+                       a->run, a->run);
+    mb_file_kind k = a->ceilings ? mb_run_file_kind(a->ceilings) : MB_FILE_UNKNOWN;
+    if (k == MB_FILE_TRACE || k == MB_FILE_STAGES)
+        return mb_errf(err, MB_EUSAGE, "--ceilings %s: a %s, not a results file: pass it as `--run %s`",
+                       a->ceilings, k == MB_FILE_TRACE ? "PyTorch trace" : "stage-metrics file", a->ceilings);
+    return MB_OK;
+}
+
 static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
 {
     char newest[PATH_MAX];
     const char *ceilings = a->ceilings;
+    if (check_file_kinds(a, err))
+        return err->code;
     if (mb_ini_load_gap("matching.ini", &s->matching, err) || mb_ini_load_gap("thresholds.ini", &s->thresholds, err) ||
         mb_ini_load_gap("remedies.ini", &s->remedies, err))
         return err->code;
@@ -243,8 +317,14 @@ static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
         mb_ceilings_use_phase(&s->here, a->ceiling, err) || mb_gap_build(&s->run, &s->here, &s->matching, &s->gap, err) ||
         mb_diagnose(&s->gap, &s->thresholds, &s->remedies, &s->diag, err))
         return err->code;
-    if (a->target && project(s, a->target, a->ceiling, err))
+    if (a->target && mb_rank_wanted(a->target, &s->run)) {
+        if (rank(a, s, err))
+            return err->code;
+    } else if (a->target && project(s, a->target, a->ceiling, err)) {
         return err->code;
+    } else if (a->n_prices || a->prices_file || a->epoch_steps) {
+        return mb_errf(err, MB_EUSAGE, "--price, --prices and --epoch-steps go with --target (see mlbench gap --help)");
+    }
 
     if (format_and_emit(write_gap, s, a->format, a->out, err))
         return err->code;
@@ -258,11 +338,12 @@ int mb_cmd_gap(int argc, char **argv)
     int rc = parse_gap_args(argc, argv, &a, &err);
     if (rc == MB_OK && a.help) {
         gap_usage(stdout);
+        free(a.prices);
         return 0;
     }
     if (rc != MB_OK) {
-        int st = finish(rc, &err, "gap");
-        return st;
+        free(a.prices);
+        return finish(rc, &err, "gap");
     }
     gap_state s;
     memset(&s, 0, sizeof s);
@@ -270,6 +351,10 @@ int mb_cmd_gap(int argc, char **argv)
     rc = run_gap(&a, &s, &err);
     mb_diagnosis_free(&s.diag);
     mb_gap_free(&s.gap);
+    mb_rank_free(&s.ranking);
+    free(s.ranking_text);
+    cJSON_Delete(s.ranking_json);
+    free(a.prices);
     mb_datasheet_free(s.sheet);
     mb_reference_free(&s.ref);
     mb_ceilings_free(&s.there);

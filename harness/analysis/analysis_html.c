@@ -3,6 +3,8 @@
  * lays them out. */
 #include "analysis_html.h"
 
+#include "project_rank.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include "analysis_writers.h"
 #include "formulas.h"
 #include "html_report.h"
+#include "svg.h"
 
 static void p_text(FILE *o, const char *tag, const char *text)
 {
@@ -26,6 +29,15 @@ static void td(FILE *o, const char *text, bool numeric)
 }
 
 /* ---- gap ---------------------------------------------------------------------------- */
+
+/* A share as the text writers print it (0.02%, not 0.0%): one rounding rule. */
+static void pct(char *buf, size_t len, double f)
+{
+    if (f > 0 && f < 0.001)
+        snprintf(buf, len, "%.1g%%", 100 * f);
+    else
+        snprintf(buf, len, "%.1f%%", 100 * f);
+}
 
 static const char *per(const mb_gap *g)
 {
@@ -78,6 +90,148 @@ static int step_parts(const mb_gap *g, mb_html_part *parts, int max, char names[
 
 enum { MAX_STEP_PARTS = 32 };
 
+/* Legend rows mb_chart_legend will need for these names at this width (its
+ * own wrapping rule), so the chart can grow by them instead of squeezing
+ * the bar. */
+static int legend_rows(const char *const *names, int n, double w)
+{
+    double x = 8;
+    int rows = 1;
+    for (int i = 0; i < n; i++) {
+        double iw = 14 + 7.0 * (double)strlen(names[i]) + 14;
+        if (x > 8 && x + iw > w - 8) {
+            x = 8;
+            rows++;
+        }
+        x += iw;
+    }
+    return rows;
+}
+
+/* The step as one stacked bar, tall enough to read (72 px), each part with
+ * its share written on it where the label fits; every part's time and share
+ * are in the table under it. */
+static void step_bar(FILE *o, const char *title, const mb_html_part *parts, int n)
+{
+    enum { BAR_PX = 72, AXIS_PX = 44, TOP_PX = 44 };
+    double total = 0;
+    const char *names[64];
+    int cols[64], nl = 0;
+    for (int i = 0; i < n; i++)
+        if (parts[i].seconds > 0) {
+            total += parts[i].seconds;
+            if (nl < 64) {
+                names[nl] = parts[i].name;
+                cols[nl++] = i;
+            }
+        }
+    double h = TOP_PX + 16.0 * (legend_rows(names, nl, MB_HTML_WIDTH) - 1) + BAR_PX + AXIS_PX;
+    mb_chart c;
+    mb_chart_begin(&c, o, "step", title, MB_HTML_WIDTH, h, 60, AXIS_PX);
+    c.x = (mb_scale){ 0, total > 0 ? total * 1e3 : 1, c.left, c.right, false };
+    mb_scale_nice(&c.x);
+    mb_chart_legend(&c, nl, names, cols);
+    mb_chart_x_axis(&c, "milliseconds");
+    mb_chart_category(&c, 0, 1, "step");
+    double at = 0, mid = (c.top + c.bottom) / 2 + 4;
+    for (int i = 0; i < n; i++) {
+        if (!(parts[i].seconds > 0))
+            continue;
+        char t[256], s[32], share[32];
+        mb_fmt_seconds(s, sizeof s, parts[i].seconds);
+        pct(share, sizeof share, parts[i].seconds / total);
+        snprintf(t, sizeof t, "%s: %s (%s)", parts[i].name, s, share);
+        mb_chart_bar(&c, 0, 1, 0, 1, at * 1e3, (at + parts[i].seconds) * 1e3, i, t);
+        double a = mb_scale_map(&c.x, at * 1e3), b = mb_scale_map(&c.x, (at + parts[i].seconds) * 1e3);
+        if (b - a >= 7.0 * (double)strlen(share) + 14) {
+            fprintf(o, "<text class=\"share\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"12\" "
+                       "stroke=\"#fff\" stroke-width=\"3\" paint-order=\"stroke\">%s</text>\n",
+                    (a + b) / 2, mid, share);
+        }
+        at += parts[i].seconds;
+    }
+    mb_chart_end(&c);
+}
+
+/* The parts of the bar with their times and shares: for a trace the GPU
+ * busy/idle table (the same parts as the text's step table). */
+static void step_table(FILE *o, const mb_gap *g, const mb_html_part *parts, int n, bool trace)
+{
+    double total = 0;
+    for (int i = 0; i < n; i++)
+        total += parts[i].seconds > 0 ? parts[i].seconds : 0;
+    fprintf(o, "<table class=\"step-parts\"><tr><th></th><th>%s</th>%s<th>time per %s</th><th>share</th></tr>\n",
+            trace ? "part" : "stage", trace ? "<th>GPU</th>" : "", per(g));
+    for (int i = 0; i < n; i++) {
+        if (!(parts[i].seconds > 0))
+            continue;
+        char tm[32], share[32];
+        const char *name = parts[i].name;
+        bool idle = strncmp(name, "GPU idle: ", 10) == 0, busy = strncmp(name, "GPU busy: ", 10) == 0;
+        mb_fmt_seconds(tm, sizeof tm, parts[i].seconds);
+        pct(share, sizeof share, parts[i].seconds / total);
+        fprintf(o, "<tr><td><span style=\"display:inline-block;width:10px;height:10px;background:%s\"></span></td>",
+                mb_svg_color(i));
+        td(o, trace && (idle || busy) ? name + 10 : name, false);
+        if (trace)
+            td(o, idle ? "idle" : busy ? "busy" : "", false);
+        td(o, tm, true);
+        td(o, share, true);
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+/* What the step is made of, largest first, with or without a ceiling: the
+ * same headline the text output starts with. */
+static void gap_headline(FILE *o, const mb_gap *g)
+{
+    char bounded[32], all[32];
+    pct(bounded, sizeof bounded, g->bounded_share);
+    mb_fmt_seconds(all, sizeof all, mb_gap_per_step(g, g->all_total));
+    fprintf(o, "<h2>What the %s is made of</h2>\n<p><b>%s</b> of the %s has a ceiling: every stage with one at its "
+               "ceiling gives %s per %s (%.2fx); the rest has none and stays as it is.</p>\n",
+            per(g), bounded, per(g), all, per(g), g->all_speedup);
+    fprintf(o, "<table class=\"headline\"><tr><th>#</th><th>stage</th><th>time per %s</th><th>share</th>"
+               "<th>against its ceiling</th></tr>\n",
+            per(g));
+    for (int k = 0; k < g->n; k++) {
+        const mb_gap_stage *st = &g->stages[g->headline[k]];
+        char num[16], tm[32], share[32], verdict[MB_GAP_WHY_LEN + 64];
+        snprintf(num, sizeof num, "%d", k + 1);
+        mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->exposed));
+        pct(share, sizeof share, st->share);
+        if (st->match < 0) {
+            snprintf(verdict, sizeof verdict, "no ceiling: %s", st->bound_hint);
+        } else {
+            char lost[32];
+            mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
+            snprintf(verdict, sizeof verdict, "%s lost, at %.1f%% of its ceiling", st->above_ceiling ? "0 s" : lost,
+                     100 * st->efficiency);
+        }
+        fputs("<tr>", o);
+        td(o, num, true);
+        td(o, st->stage->name, false);
+        td(o, tm, true);
+        td(o, share, true);
+        td(o, verdict, false);
+        fputs("</tr>\n", o);
+    }
+    if (g->unaccounted > 0) {
+        char tm[32], share[32];
+        mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
+        pct(share, sizeof share, g->unaccounted / g->total);
+        fputs("<tr><td></td>", o);
+        td(o, "(no stage)", false);
+        td(o, tm, true);
+        td(o, share, true);
+        td(o, "time no stage covers", false);
+        fputs("</tr>\n", o);
+    }
+    fputs("</table>\n", o);
+}
+
+
 static int gap_stacked(FILE *o, const mb_gap *g, mb_err *err)
 {
     int max = g->n + 1 > MAX_STEP_PARTS ? g->n + 1 : MAX_STEP_PARTS;
@@ -89,7 +243,7 @@ static int gap_stacked(FILE *o, const mb_gap *g, mb_err *err)
         return mb_errf(err, MB_ESYS, "out of memory");
     }
     char title[96];
-    int n = step_parts(g, parts, max, names);
+    int n = step_parts(g, parts, max, names), n_trace = n;
     if (n > 0) {
         /* a trace: the step explained end to end, GPU busy and idle */
         snprintf(title, sizeof title, "The step, end to end: GPU busy by kernel group, GPU idle by host activity");
@@ -101,7 +255,8 @@ static int gap_stacked(FILE *o, const mb_gap *g, mb_err *err)
         snprintf(title, sizeof title, "The %s, end to end: exposed time per stage", per(g));
     }
     fprintf(o, "<h2>The %s end to end</h2>\n", per(g));
-    mb_html_stacked_bar(o, "step", title, parts, n);
+    step_bar(o, title, parts, n);
+    step_table(o, g, parts, n, n_trace > 0);
     free(parts);
     free(names);
     return MB_OK;
@@ -116,7 +271,7 @@ static void gap_table(FILE *o, const mb_gap *g)
         const mb_gap_stage *st = &g->stages[i];
         char tm[32], atc[32], lost[32], eff[32], share[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->stage->seconds));
-        snprintf(share, sizeof share, "%.1f%%", 100 * st->share);
+        pct(share, sizeof share, st->share);
         fputs("<tr>", o);
         td(o, st->stage->name, false);
         if (st->match >= 0) {
@@ -226,7 +381,8 @@ static int gap_ranking_and_waterfall(FILE *o, const mb_gap *g, mb_err *err)
     }
     labels[i] = strdup("every ceiling");
     mb_fmt_seconds(s, sizeof s, mb_gap_per_step(g, g->all_total));
-    snprintf(t, sizeof t, "every stage at its ceiling: %s (%.2fx)", s, g->all_speedup);
+    snprintf(t, sizeof t, "every stage with a ceiling at it: %s (%.2fx); %.1f%% of the %s has no ceiling", s,
+             g->all_speedup, 100 * (1 - g->bounded_share), per(g));
     titles[i] = strdup(t);
     lo[i] = 0;
     hi[i] = 1e3 * mb_gap_per_step(g, g->all_total);
@@ -286,6 +442,8 @@ static void gap_diagnosis(FILE *o, const mb_diagnosis *d)
             fputs("</ul>\n", o);
         }
     }
+    for (int i = 0; i < d->n_notes; i++)
+        p_text(o, "p", d->notes[i]);
 }
 
 static int gap_projection(FILE *o, const mb_gap *g, mb_err *err)
@@ -355,15 +513,20 @@ int mb_gap_html(FILE *o, const mb_gap *g, const mb_diagnosis *d, mb_err *err)
 {
     mb_html_begin(o, "mlbench gap");
     gap_header(o, g);
+    gap_headline(o, g);
     int rc = gap_stacked(o, g, err);
-    if (rc == MB_OK)
+    if (rc == MB_OK) {
+        fputs("<h2>Stages against their ceilings</h2>\n", o);
         gap_table(o, g);
+    }
     if (rc == MB_OK)
         rc = gap_ranking_and_waterfall(o, g, err);
     if (rc == MB_OK)
         gap_diagnosis(o, d);
     if (rc == MB_OK)
         rc = gap_projection(o, g, err);
+    if (rc == MB_OK && g->machines) /* the machines ranked (project_rank.c) */
+        mb_rank_html(o, g->machines);
     if (rc == MB_OK && (g->n_notes || g->run->n_warnings)) {
         fputs("<h2>Warnings</h2>\n<ul>\n", o);
         for (int i = 0; i < g->n_notes; i++)

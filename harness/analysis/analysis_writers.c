@@ -16,24 +16,26 @@
 
 void mb_fmt_seconds(char *buf, size_t len, double s)
 {
-    /* 3 significant digits in s, ms, us or ns (ASCII "us", as every table and the docs write it);
-     * the unit is chosen after rounding, so 0.99996 s is "1 s", never "1e+03 ms" */
-    static const char *const unit[] = { "s", "ms", "us", "ns" };
-    if (!isfinite(s)) {
+    /* the unit follows the value rounded to 3 significant digits: 999.7 ms
+     * is "1 s", not "1e+03 ms" */
+    char r[32];
+    snprintf(r, sizeof r, "%.3g", s);
+    if (isfinite(s) && fabs(s) < 999.5) /* whole seconds above */
+        s = strtod(r, NULL);
+    if (!isfinite(s))
         snprintf(buf, len, "-");
-        return;
-    }
-    if (s == 0) {
+    else if (s == 0)
         snprintf(buf, len, "0 s");
-        return;
-    }
-    double v = s;
-    int i = 0;
-    while (i < 3 && fabs(v) < 0.9995) {
-        v *= 1000;
-        i++;
-    }
-    snprintf(buf, len, fabs(v) >= 999.5 ? "%.0f %s" : "%.3g %s", v, unit[i]);
+    else if (fabs(s) < 1e-6)
+        snprintf(buf, len, "%.3g ns", s * 1e9);
+    else if (fabs(s) < 1e-3)
+        snprintf(buf, len, "%.3g \u00b5s", s * 1e6);
+    else if (fabs(s) < 1)
+        snprintf(buf, len, "%.3g ms", s * 1e3);
+    else if (fabs(s) < 1000) /* 3 significant digits, one format everywhere */
+        snprintf(buf, len, "%.3g s", s);
+    else
+        snprintf(buf, len, "%.0f s", s);
 }
 
 static void scaled(char *buf, size_t len, double v, const char *const *units, int n, double step)
@@ -79,7 +81,8 @@ static void fmt_pct(char *buf, size_t len, double f)
         snprintf(buf, len, "%.1f%%", 100 * f);
 }
 
-static void fmt_size(char *buf, size_t len, double v)
+/* unused by gap's table since sizes moved to "ceilings matched"; kept for the other views */
+__attribute__((unused)) static void fmt_size(char *buf, size_t len, double v)
 {
     static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
     int i = 0;
@@ -164,6 +167,55 @@ static void pad(FILE *o, int n)
         fputc(' ', o);
 }
 
+/* Terminal output fits this many columns (issue 17: notes wrapped, never cut). */
+enum { TEXT_COLS = 120 };
+
+/* Prints text wrapped at TEXT_COLS: the first line after `first` columns of
+ * indent already printed by the caller, the next ones indented by `hang`.
+ * Breaks at spaces; a word longer than a line is printed whole. */
+static void put_wrapped(FILE *o, int first, int hang, const char *text)
+{
+    int col = first;
+    const char *p = text;
+    bool line_start = true;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        if (*p == '\0')
+            break;
+        size_t n = strcspn(p, " ");
+        char word[1024];
+        snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word - 1 ? n : sizeof word - 1), p);
+        int w = width(word);
+        if (!line_start && col + 1 + w > TEXT_COLS) {
+            fputc('\n', o);
+            pad(o, hang);
+            col = hang;
+            line_start = true;
+        }
+        if (!line_start) {
+            fputc(' ', o);
+            col++;
+        }
+        fwrite(p, 1, n, o);
+        col += w;
+        line_start = false;
+        p += n;
+    }
+    fputc('\n', o);
+}
+
+/* A bullet or item line: the prefix, then the text wrapped under itself. */
+static void put_item(FILE *o, bool md, const char *prefix, const char *text)
+{
+    if (md) {
+        fprintf(o, "%s%s\n", prefix, text);
+        return;
+    }
+    fputs(prefix, o);
+    put_wrapped(o, width(prefix), width(prefix), text);
+}
+
 static void tbl_print(FILE *o, const tbl *t, bool md, const char *indent)
 {
     int w[TBL_MAX_COLS] = { 0 };
@@ -219,11 +271,7 @@ static void stage_what(char *buf, size_t len, const mb_stage *s)
         ADD(" %s", s->memory);
     if (s->pattern)
         ADD(" %s", s->pattern);
-    if (s->block_size > 0) {
-        char b[32];
-        fmt_size(b, sizeof b, (double)s->block_size);
-        ADD(" %s", b);
-    }
+    /* the size per call is in "ceilings matched" (the table keeps within 120 columns) */
     if (s->ranks > 0)
         ADD(" %d ranks", s->ranks);
     if (s->device && strcmp(s->device, "cpu") == 0 &&
@@ -259,11 +307,119 @@ static void gap_header(FILE *o, const mb_gap *g, bool md)
     fprintf(o, "%sceilings: %s (host %s, started %s)\n", b, c->path, c->host ? c->host : "?",
             c->started_utc ? c->started_utc : "?");
     if (g->unaccounted > 0) {
+        char sh[32];
         mb_fmt_seconds(u, sizeof u, mb_gap_per_step(g, g->unaccounted));
-        fprintf(o, "%stime in no stage: %s per %s (%.1f%%), counted in the %s time\n", b, u, run_unit_word(g),
-                100 * g->unaccounted / g->total, run_unit_word(g));
+        fmt_pct(sh, sizeof sh, g->unaccounted / g->total);
+        fprintf(o, "%stime in no stage: %s per %s (%s), counted in the %s time\n", b, u, run_unit_word(g), sh,
+                run_unit_word(g));
     }
     fprintf(o, "%stimes are per %s\n", b, run_unit_word(g));
+}
+
+/* A cell padded to w display columns, then two spaces. */
+static void put_cell(FILE *o, const char *s, int w, char align)
+{
+    int gap = w - width(s);
+    if (align == 'r')
+        pad(o, gap);
+    fputs(s, o);
+    pad(o, (align == 'r' ? 0 : gap) + 2);
+}
+
+/* The column of stage names in gap's lists: the longest name + 1, at most
+ * 25 (a longer name takes its own line). */
+static int name_width(const mb_gap *g)
+{
+    int w = 8;
+    for (int i = 0; i < g->n; i++)
+        if (width(g->stages[i].stage->name) + 1 > w)
+            w = width(g->stages[i].stage->name) + 1;
+    return w > 25 ? 25 : w;
+}
+
+/* One headline row's verdict: the time lost against the ceiling, or what
+ * would bound a stage that has none. */
+static void headline_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_stage *st)
+{
+    char lost[32], eff[32], share[32];
+    if (st->match < 0) {
+        snprintf(buf, len, "no ceiling: %s", st->bound_hint);
+        return;
+    }
+    fmt_pct(eff, sizeof eff, st->efficiency);
+    if (st->above_ceiling || st->time_lost <= 0) {
+        snprintf(buf, len, "at %s of its ceiling: nothing lost", eff);
+        return;
+    }
+    mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
+    fmt_pct(share, sizeof share, st->time_lost / g->total);
+    snprintf(buf, len, "%s lost (%s of the %s), at %s of its ceiling", lost, share, run_unit_word(g), eff);
+}
+
+/* The headline: every stage by exposed time, the ones without a ceiling
+ * too, so the part of the step that dominates comes first whether or not
+ * mlbench can bound it; then how much of the step has a ceiling. */
+static void gap_headline_text(FILE *o, const mb_gap *g, bool md)
+{
+    char bounded[32], rest[32], step[32], all[32];
+    fmt_pct(bounded, sizeof bounded, g->bounded_share);
+    fmt_pct(rest, sizeof rest, 1 - g->bounded_share);
+    mb_fmt_seconds(step, sizeof step, mb_gap_per_step(g, g->total));
+    mb_fmt_seconds(all, sizeof all, mb_gap_per_step(g, g->all_total));
+    fprintf(o, md ? "## What the %s is made of\n\n" : "what the %s is made of, largest first\n", run_unit_word(g));
+    int nw = name_width(g) - 1; /* a longer name takes its own line */
+    if (nw < 5)
+        nw = 5;
+    if (md)
+        fprintf(o, "| # | stage | time per %s | share | against its ceiling |\n| ---: | --- | ---: | ---: | --- |\n",
+                run_unit_word(g));
+    else
+        fprintf(o, "       %-*s  %8s  %7s  %s\n", nw, "stage", "time", "share", "against its ceiling");
+    for (int k = 0; k < g->n; k++) {
+        const mb_gap_stage *st = &g->stages[g->headline[k]];
+        char tm[32], share[32], verdict[MB_GAP_WHY_LEN + 64];
+        mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->exposed));
+        fmt_pct(share, sizeof share, st->share);
+        headline_verdict(verdict, sizeof verdict, g, st);
+        if (md) {
+            fprintf(o, "| %d | %s | %s | %s | %s |\n", k + 1, st->stage->name, tm, share, verdict);
+            continue;
+        }
+        fprintf(o, "  %3d. ", k + 1);
+        if (width(st->stage->name) > nw) {
+            fprintf(o, "%s\n", st->stage->name);
+            pad(o, 7);
+            put_cell(o, "", nw, 'l');
+        } else {
+            put_cell(o, st->stage->name, nw, 'l');
+        }
+        put_cell(o, tm, 8, 'r');
+        put_cell(o, share, 7, 'r');
+        int at = 7 + nw + 2 + 8 + 2 + 7 + 2;
+        put_wrapped(o, at, at, verdict);
+    }
+    if (g->unaccounted > 0) {
+        char tm[32], share[32];
+        mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
+        fmt_pct(share, sizeof share, g->unaccounted / g->total);
+        if (md)
+            fprintf(o, "| | (no stage) | %s | %s | time no stage covers |\n", tm, share);
+        else
+        {
+            fprintf(o, "       ");
+            put_cell(o, "(no stage)", nw, 'l');
+            put_cell(o, tm, 8, 'r');
+            put_cell(o, share, 7, 'r');
+            fprintf(o, "time no stage covers\n");
+        }
+    }
+    char line[512];
+    snprintf(line, sizeof line,
+             "%s of the %s has a ceiling: every stage with one at its ceiling gives %s per %s (%.2fx, from %s); "
+             "the other %s has none and stays as it is",
+             bounded, run_unit_word(g), all, run_unit_word(g), g->all_speedup, step, rest);
+    put_item(o, md, md ? "\n" : "  ", line);
+    fputc('\n', o);
 }
 
 /* The trace's step table (evidence "step"): what the step is made of. */
@@ -295,7 +451,8 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
             continue;
         bool idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0;
         char label[160], c[64], pt[32], share[32];
-        snprintf(label, sizeof label, "%s%s", idle ? "GPU idle: " : "GPU busy: ", name->valuestring);
+        bool cpu = cJSON_IsString(kind) && strcmp(kind->valuestring, "cpu") == 0; /* CPU-only trace */
+        snprintf(label, sizeof label, "%s%s", cpu ? "CPU: " : idle ? "GPU idle: " : "GPU busy: ", name->valuestring);
         snprintf(c, sizeof c, "%s", cJSON_IsString(cls) ? cls->valuestring : "");
         mb_fmt_seconds(pt, sizeof pt, ps->valuedouble);
         fmt_pct(share, sizeof share, sh->valuedouble);
@@ -312,11 +469,29 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
     fputc('\n', o);
 }
 
+/* A name cut to `cols` display columns with "…" (the table keeps within 120
+ * columns; the headline and "ceilings matched" show it whole). */
+static void short_name(char *buf, size_t len, const char *name, int cols)
+{
+    if (width(name) <= cols) {
+        snprintf(buf, len, "%s", name);
+        return;
+    }
+    size_t at = 0;
+    for (int w = 0; name[at] && at + 4 < len; at++) {
+        if (((unsigned char)name[at] & 0xC0) != 0x80 && ++w > cols - 1)
+            break;
+    }
+    snprintf(buf, len, "%.*s\u2026", (int)at, name);
+}
+
 static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
 {
     tbl t;
-    tbl_init(&t, "llrrrrrrrr", "stage", "component", "time", "exposed", "measured", "ceiling", "eff.", "at ceiling",
-             "lost", "share");
+    /* "at ceiling" is in the JSON (seconds_at_ceiling): the table keeps
+     * within 120 columns */
+    tbl_init(&t, "llrrrrrrr", "stage", "component", "time", "exposed", "measured", "ceiling", "eff.", "lost",
+             "share");
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         const mb_stage *s = st->stage;
@@ -339,24 +514,45 @@ static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
             snprintf(lost, sizeof lost, "-");
         }
         fmt_pct(share, sizeof share, st->share);
-        const char *row[] = { s->name, what, tm, ex, meas, ceil, eff, atc, lost, share };
+        (void)atc;
+        char name[96];
+        short_name(name, sizeof name, s->name, md ? 1 << 20 : 24);
+        const char *row[] = { name, what, tm, ex, meas, ceil, eff, lost, share };
         tbl_row(&t, row);
     }
     if (g->unaccounted > 0) {
         char tm[32], share[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
         fmt_pct(share, sizeof share, g->unaccounted / g->total);
-        const char *row[] = { "(no stage)", "", tm, tm, "", "", "", "", "", share };
+        const char *row[] = { "(no stage)", "", tm, tm, "", "", "", "", share };
         tbl_row(&t, row);
     }
     {
         char tm[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->total));
-        const char *row[] = { md ? "**total**" : "total", "", "", tm, "", "", "", "", "", "100.0%" };
+        const char *row[] = { md ? "**total**" : "total", "", "", tm, "", "", "", "", "100.0%" };
         tbl_row(&t, row);
     }
     tbl_print(o, &t, md, "  ");
     tbl_free(&t);
+}
+
+/* "  name           text", the text wrapped under itself; a long name
+ * takes its own line. */
+
+static void put_named(FILE *o, const char *lead, int name_w, const char *name, const char *text)
+{
+    const int NAME_W = name_w;
+    int at = width(lead) + NAME_W;
+    fprintf(o, "%s%s", lead, name);
+    int w = width(name);
+    if (w >= NAME_W) {
+        fputc('\n', o);
+        pad(o, at);
+    } else {
+        pad(o, NAME_W - w);
+    }
+    put_wrapped(o, at, at, text);
 }
 
 static void gap_matches(FILE *o, const mb_gap *g, bool md)
@@ -369,11 +565,17 @@ static void gap_matches(FILE *o, const mb_gap *g, bool md)
             const mb_case_ref *cr = &g->ceilings->cases[st->match];
             size_t n = strlen(cr->id);
             const char *rest = strncmp(st->why, cr->id, n) == 0 ? st->why + n : st->why;
-            fprintf(o, md ? "- **%s**: `%s`%s\n" : "  %-14s %s%s\n", st->stage->name, cr->label, rest);
+            if (md) {
+                fprintf(o, "- **%s**: `%s`%s\n", st->stage->name, cr->label, rest);
+            } else {
+                char line[MB_GAP_WHY_LEN + 256];
+                snprintf(line, sizeof line, "%s%s", cr->label, rest);
+                put_named(o, "  ", name_width(g), st->stage->name, line);
+            }
         } else if (md) {
             fprintf(o, "- **%s**: %s\n", st->stage->name, st->why);
         } else {
-            fprintf(o, "  %-14s %s\n", st->stage->name, st->why);
+            put_named(o, "  ", name_width(g), st->stage->name, st->why);
         }
         if (st->match >= 0 && strcmp(g->ceilings->cases[st->match].phase, "median") != 0)
             fprintf(o, "%s%-*sceiling: the case's %s rate (%s)\n", md ? "  - " : "  ", md ? 0 : 15, "",
@@ -396,12 +598,19 @@ static void gap_ranking(FILE *o, const mb_gap *g, bool md)
         const mb_gap_stage *st = &g->stages[g->ranking[k]];
         if (st->match < 0 || st->time_lost <= 0)
             continue;
-        char lost[32];
+        char lost[32], share[32], eff[32], line[256];
         mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
-        fprintf(o, md ? "%d. **%s**: %s per %s (%.1f%% of the %s), at %.1f%% of its ceiling\n"
-                      : "  %d. %-14s %s per %s (%.1f%% of the %s), at %.1f%% of its ceiling\n",
-                ++shown, st->stage->name, lost, run_unit_word(g), 100 * st->time_lost / g->total, run_unit_word(g),
-                100 * st->efficiency);
+        fmt_pct(share, sizeof share, st->time_lost / g->total);
+        fmt_pct(eff, sizeof eff, st->efficiency);
+        snprintf(line, sizeof line, "%s per %s (%s of the %s), at %s of its ceiling", lost, run_unit_word(g), share,
+                 run_unit_word(g), eff);
+        if (md) {
+            fprintf(o, "%d. **%s**: %s\n", ++shown, st->stage->name, line);
+        } else {
+            char num[16];
+            snprintf(num, sizeof num, "  %d. ", ++shown);
+            put_named(o, num, name_width(g), st->stage->name, line);
+        }
     }
     if (shown == 0)
         fprintf(o, md ? "No stage loses time against a ceiling.\n" : "  no stage loses time against a ceiling\n");
@@ -426,13 +635,18 @@ static void gap_amdahl(FILE *o, const mb_gap *g, bool md)
         char a[32], sp[32];
         mb_fmt_seconds(a, sizeof a, mb_gap_per_step(g, st->amdahl_total));
         snprintf(sp, sizeof sp, "%.2fx", st->amdahl_speedup);
-        const char *row[] = { st->stage->name, a, sp };
+        char name[96];
+        short_name(name, sizeof name, st->stage->name, md ? 1 << 20 : 40);
+        const char *row[] = { name, a, sp };
         tbl_row(&t, row);
     }
     char a[32], sp[32];
     mb_fmt_seconds(a, sizeof a, mb_gap_per_step(g, g->all_total));
     snprintf(sp, sizeof sp, "%.2fx", g->all_speedup);
-    const char *all[] = { "all stages at ceiling", a, sp };
+    char label[96], bounded[32];
+    fmt_pct(bounded, sizeof bounded, g->bounded_share);
+    snprintf(label, sizeof label, "all stages with a ceiling (%s of the %s)", bounded, run_unit_word(g));
+    const char *all[] = { label, a, sp };
     tbl_row(&t, all);
     tbl_print(o, &t, md, "  ");
     tbl_free(&t);
@@ -444,21 +658,68 @@ static void gap_diagnosis(FILE *o, const mb_diagnosis *d, bool md)
         return;
     fprintf(o, md ? "\n## Diagnosis\n\nFrom %s.\n\n" : "\ndiagnosis (from %s)\n", d->fig.source);
     if (d->n == 0)
-        fprintf(o, md ? "%s.\n" : "  %s\n", d->balanced);
+    {
+        if (md)
+            fprintf(o, "%s.\n", d->balanced);
+        else
+            put_item(o, md, "  ", d->balanced);
+    }
     for (int i = 0; i < d->n; i++) {
         const mb_finding *f = &d->findings[i];
         const char *rank = i == 0 ? "primary" : i == 1 && d->runner_up ? "runner-up" : "also";
         fprintf(o, md ? "### %d. %s (%s, %.1f%%)\n\n" : "  %d. %s (%s, %.1f%%)\n", i + 1, f->title, rank,
                 100 * f->weight);
         for (int j = 0; j < f->n_evidence; j++)
-            fprintf(o, md ? "- %s\n" : "     - %s\n", f->evidence[j]);
+            put_item(o, md, md ? "- " : "     - ", f->evidence[j]);
         if (f->n_remedies)
             fprintf(o, md ? "\nRemedies:\n\n" : "     remedies:\n");
         for (int j = 0; j < f->n_remedies; j++)
-            fprintf(o, md ? "- %s\n" : "     * %s\n", f->remedies[j]);
+            put_item(o, md, md ? "- " : "     * ", f->remedies[j]);
         if (md)
             fputc('\n', o);
     }
+    for (int i = 0; i < d->n_notes; i++)
+        put_item(o, md, md ? "- note: " : "  note: ", d->notes[i]);
+}
+
+/* Writes "<lead><text>" wrapped at 120 columns, continuation lines indented
+ * under the text: notes are wrapped, never cut. */
+static void print_wrapped(FILE *o, const char *lead, const char *text)
+{
+    enum { COLS = TEXT_COLS };
+    int indent = width(lead), col = indent;
+    fputs(lead, o);
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        const char *e = p;
+        while (*e && *e != ' ')
+            e++;
+        int wl = (int)(e - p);
+        if (col > indent && col + 1 + wl > COLS) {
+            fputc('\n', o);
+            pad(o, indent);
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', o);
+            col++;
+        }
+        /* a word longer than a line (a case id) is cut into lines */
+        while (wl > COLS - col && COLS - col > 8) {
+            int part = COLS - col;
+            fwrite(p, 1, (size_t)part, o);
+            fputc('\n', o);
+            pad(o, indent);
+            col = indent;
+            p += part;
+            wl -= part;
+        }
+        fwrite(p, 1, (size_t)wl, o);
+        col += wl;
+        p = e;
+    }
+    fputc('\n', o);
 }
 
 static void gap_projection(FILE *o, const mb_gap *g, bool md)
@@ -467,41 +728,59 @@ static void gap_projection(FILE *o, const mb_gap *g, bool md)
         return;
     fprintf(o, md ? "\n## Projection onto %s (%s)\n\n" : "\nprojection onto %s (%s)\n", g->target_label,
             g->target_kind);
+    /* one time basis: each stage's exposed time here and there (hidden time
+     * stays hidden), so the rows add up to the step on both sides */
     tbl t;
-    tbl_init(&t, "lrrll", "stage", "here", "there", "from", "how");
+    tbl_init(&t, "lrrl", "stage", "here (exposed)", "there (exposed)", "from");
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         char h[32], th[32];
-        mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, st->stage->seconds));
+        mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, st->exposed));
         mb_fmt_seconds(th, sizeof th, mb_gap_per_step(g, st->target_seconds));
-        const char *row[] = { st->stage->name, h, th, st->target_source ? st->target_source : "kept",
-                              st->target_why };
+        const char *row[] = { st->stage->name, h, th, st->target_source ? st->target_source : "kept" };
         tbl_row(&t, row);
     }
     if (g->unaccounted > 0) {
         char h[32];
         mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, g->unaccounted));
-        const char *row[] = { "(no stage)", h, h, "kept", "time in no stage is unchanged" };
+        const char *row[] = { "(no stage)", h, h, "kept" };
         tbl_row(&t, row);
     }
     char h[32], th[32], sp[64];
     mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, g->total));
     mb_fmt_seconds(th, sizeof th, mb_gap_per_step(g, g->target_total));
-    snprintf(sp, sizeof sp, "%.2fx faster there", mb_speedup(g->total, g->target_total));
-    const char *row[] = { run_unit_word(g), h, th, "", sp };
+    double speedup = mb_speedup(g->total, g->target_total);
+    if (speedup >= 1)
+        snprintf(sp, sizeof sp, "%.2fx faster there", speedup);
+    else
+        snprintf(sp, sizeof sp, "%.2fx slower there", speedup > 0 ? 1 / speedup : 0);
+    const char *row[] = { run_unit_word(g), h, th, sp };
     tbl_row(&t, row);
     tbl_print(o, &t, md, "  ");
     tbl_free(&t);
-    if (g->target_bottleneck >= 0) {
+    fprintf(o, md ? "\nHow each stage was projected:\n\n" : "  how each stage was projected:\n");
+    for (int i = 0; i < g->n; i++) {
+        char lead[96];
+        snprintf(lead, sizeof lead, md ? "- %.60s: " : "  - %.60s: ", g->stages[i].stage->name);
+        print_wrapped(o, lead, g->stages[i].target_why);
+    }
+    if (g->unaccounted > 0)
+        print_wrapped(o, md ? "- (no stage): " : "  - (no stage): ", "time in no stage is unchanged");
+    if (g->target_bottleneck >= 0 && g->target_bottleneck != g->bottleneck) {
         const mb_gap_stage *b = &g->stages[g->target_bottleneck];
         fprintf(o, md ? "\nNew bottleneck: **%s** (%.1f%% of the %s there; here: %s, %.1f%%)\n"
                       : "  new bottleneck: %s (%.1f%% of the %s there; here: %s, %.1f%%)\n",
                 b->stage->name, 100 * b->target_seconds / g->target_total, run_unit_word(g),
                 g->stages[g->bottleneck].stage->name, 100 * g->stages[g->bottleneck].share);
+    } else if (g->target_bottleneck >= 0) {
+        const mb_gap_stage *b = &g->stages[g->target_bottleneck];
+        fprintf(o, md ? "\nBottleneck unchanged: **%s** (%.1f%% of the %s there)\n"
+                      : "  bottleneck unchanged: %s (%.1f%% of the %s there)\n",
+                b->stage->name, 100 * b->target_seconds / g->target_total, run_unit_word(g));
     }
     fprintf(o, md ? "\nAssumptions:\n\n" : "  assumptions:\n");
     for (int i = 0; i < g->n_assumptions; i++)
-        fprintf(o, md ? "- %s\n" : "  - %s\n", g->assumptions[i]);
+        print_wrapped(o, md ? "- " : "  - ", g->assumptions[i]);
 }
 
 static void gap_warnings(FILE *o, const mb_gap *g, bool md)
@@ -511,22 +790,73 @@ static void gap_warnings(FILE *o, const mb_gap *g, bool md)
         return;
     fprintf(o, md ? "\n## Warnings\n\n" : "\nwarnings\n");
     for (int i = 0; i < g->n_notes; i++)
-        fprintf(o, md ? "- %s\n" : "  - %s\n", g->notes[i]);
+        put_item(o, md, md ? "- " : "  - ", g->notes[i]);
     for (int i = 0; i < r->n_warnings; i++)
-        fprintf(o, md ? "- %s\n" : "  - %s\n", r->warnings[i]);
+        put_item(o, md, md ? "- " : "  - ", r->warnings[i]);
 }
+
+/* Simplify runs (stage files version 2): each stage at three levels, the
+ * hardware ceiling, the part alone, the part in the full loop, and which gap
+ * is which (mb_gap_stage_levels). */
+#define MB_LEVELS_TOLERANCE 0.10
+
+static void gap_levels_table(FILE *o, const mb_gap *g, bool md)
+{
+    if (!mb_gap_has_levels(g))
+        return;
+    fprintf(o, md ? "\n## Three levels per stage (simplify)\n\n"
+                  : "\nthree levels per stage (simplify): hardware ceiling -> the part alone -> in the full loop\n");
+    tbl t;
+    tbl_init(&t, "lrrrrrrl", "stage", "at ceiling", "alone", "in loop", "rate alone", "rate in loop", "exposed",
+             "verdict");
+    for (int i = 0; i < g->n; i++) {
+        mb_gap_levels L = mb_gap_stage_levels(g, i, MB_LEVELS_TOLERANCE);
+        if (!L.has_levels)
+            continue;
+        const mb_gap_stage *st = &g->stages[i];
+        char atc[32], alone[32], loop[32], ra[32], rl[32], ex[32];
+        if (L.has_ceiling)
+            mb_fmt_seconds(atc, sizeof atc, mb_gap_per_step(g, L.ceiling_seconds));
+        else
+            snprintf(atc, sizeof atc, "no ceiling");
+        mb_fmt_seconds(alone, sizeof alone, mb_gap_per_step(g, L.isolated_seconds));
+        mb_fmt_seconds(loop, sizeof loop, mb_gap_per_step(g, L.loop_seconds));
+        mb_fmt_seconds(ex, sizeof ex, mb_gap_per_step(g, st->exposed));
+        if (L.isolated_rate > 0) {
+            mb_fmt_rate(ra, sizeof ra, L.isolated_rate, st->stage->work_unit);
+            mb_fmt_rate(rl, sizeof rl, L.loop_rate, st->stage->work_unit);
+        } else {
+            snprintf(ra, sizeof ra, "-");
+            snprintf(rl, sizeof rl, "-");
+        }
+        const char *row[] = { st->stage->name, atc, alone, loop, ra, rl, ex, L.verdict_text };
+        tbl_row(&t, row);
+    }
+    tbl_print(o, &t, md, "  ");
+    tbl_free(&t);
+    fprintf(o, md ? "\n" : "");
+    fprintf(o, "%sslow by itself: alone it is more than %.0f%% from its ceiling (optimise the part); slow only in "
+               "the pipeline: in the loop it takes more than %.0f%% longer than alone while the step waits for it "
+               "(overlap, workers, pinning, prefetch, contention)\n",
+            md ? "" : "  ", MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100);
+}
+
 
 static void gap_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, bool md)
 {
     gap_header(o, g, md);
     fputc('\n', o);
+    gap_headline_text(o, g, md);
     gap_step_table(o, g, md);
     gap_stage_table(o, g, md);
+    gap_levels_table(o, g, md);
     gap_matches(o, g, md);
     gap_ranking(o, g, md);
     gap_amdahl(o, g, md);
     gap_diagnosis(o, d, md);
     gap_projection(o, g, md);
+    if (g->projection_text) /* the machines ranked (project_rank.c) */
+        fputs(g->projection_text, o);
     gap_warnings(o, g, md);
 }
 
@@ -546,6 +876,24 @@ static void add_str_or_null(cJSON *o, const char *k, const char *v)
         cJSON_AddStringToObject(o, k, v);
     else
         cJSON_AddNullToObject(o, k);
+}
+
+static cJSON *levels_json(const mb_gap *g, const mb_gap_stage *st)
+{
+    mb_gap_levels L = mb_gap_stage_levels(g, (int)(st - g->stages), MB_LEVELS_TOLERANCE);
+    if (!L.has_levels)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    add_num_or_null(o, "ceiling_seconds_per_step", mb_gap_per_step(g, L.ceiling_seconds), L.has_ceiling);
+    cJSON_AddNumberToObject(o, "isolated_seconds_per_step", mb_gap_per_step(g, L.isolated_seconds));
+    cJSON_AddNumberToObject(o, "loop_seconds_per_step", mb_gap_per_step(g, L.loop_seconds));
+    add_num_or_null(o, "ceiling_rate", st->ceiling_rate, L.has_ceiling);
+    add_num_or_null(o, "isolated_rate", L.isolated_rate, L.isolated_rate > 0);
+    add_num_or_null(o, "loop_rate", L.loop_rate, L.loop_rate > 0);
+    cJSON_AddNumberToObject(o, "self_gap_seconds_per_step", mb_gap_per_step(g, L.self_gap));
+    cJSON_AddNumberToObject(o, "pipeline_gap_seconds_per_step", mb_gap_per_step(g, L.pipeline_gap));
+    cJSON_AddStringToObject(o, "verdict", L.verdict_text);
+    return o;
 }
 
 static cJSON *stage_json(const mb_gap *g, const mb_gap_stage *st)
@@ -597,6 +945,7 @@ static cJSON *stage_json(const mb_gap *g, const mb_gap_stage *st)
         cJSON_AddNullToObject(o, "amdahl");
     }
     add_str_or_null(o, "source", s->source);
+    cJSON_AddItemToObject(o, "levels", levels_json(g, st));
     return o;
 }
 
@@ -620,6 +969,8 @@ static cJSON *figures_json(const mb_diag_figures *f)
     cJSON_AddNumberToObject(o, "pageable_copy_share", f->pageable_share);
     cJSON_AddNumberToObject(o, "communication_share", f->comm_share);
     cJSON_AddNumberToObject(o, "cpu_compute_share", f->cpu_share);
+    cJSON_AddNumberToObject(o, "periodic_share", f->periodic_share);
+    cJSON_AddNumberToObject(o, "unattributed_share", f->unattributed_share);
     cJSON_AddBoolToObject(o, "random_disk", f->random_disk);
     cJSON_AddBoolToObject(o, "fp32_compute", f->fp32_compute);
     cJSON_AddBoolToObject(o, "step_table", f->step_table);
@@ -724,6 +1075,22 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
         cJSON_AddNumberToObject(o, "share_of_step", st->time_lost / g->total);
         cJSON_AddItemToArray(rank, o);
     }
+    /* the headline: every stage by exposed time, with or without a ceiling */
+    cJSON *head = cJSON_AddObjectToObject(doc, "headline");
+    cJSON_AddNumberToObject(head, "bounded_share", g->bounded_share);
+    cJSON *hs = cJSON_AddArrayToObject(head, "stages");
+    for (int k = 0; k < g->n; k++) {
+        const mb_gap_stage *st = &g->stages[g->headline[k]];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", st->stage->name);
+        cJSON_AddNumberToObject(o, "exposed_seconds_per_step", mb_gap_per_step(g, st->exposed));
+        cJSON_AddNumberToObject(o, "share", st->share);
+        cJSON_AddBoolToObject(o, "has_ceiling", st->match >= 0);
+        add_num_or_null(o, "seconds_lost_per_step", mb_gap_per_step(g, st->time_lost), st->match >= 0);
+        add_num_or_null(o, "efficiency", st->efficiency, st->match >= 0);
+        add_str_or_null(o, "no_ceiling", st->match >= 0 ? NULL : st->bound_hint);
+        cJSON_AddItemToArray(hs, o);
+    }
     cJSON *am = cJSON_AddObjectToObject(doc, "amdahl");
     cJSON_AddNumberToObject(am, "step_seconds_now", mb_gap_per_step(g, g->total));
     cJSON_AddNumberToObject(am, "step_seconds_all_at_ceiling", mb_gap_per_step(g, g->all_total));
@@ -735,6 +1102,7 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
         add_str_or_null(dj, "primary", d->n > 0 ? d->findings[0].id : NULL);
         add_str_or_null(dj, "runner_up", d->runner_up ? d->findings[1].id : NULL);
         add_str_or_null(dj, "balanced", d->n == 0 ? d->balanced : NULL);
+        cJSON_AddItemToObject(dj, "notes", strings_json(d->notes, d->n_notes));
         cJSON *fs = cJSON_AddArrayToObject(dj, "findings");
         for (int i = 0; i < d->n; i++) {
             const mb_finding *f = &d->findings[i];
@@ -751,6 +1119,8 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
         cJSON_AddItemToObject(doc, "projection", projection_json(g));
     else
         cJSON_AddNullToObject(doc, "projection");
+    if (g->projection_json) /* the kernel-level projection and ranking (project_rank.c) */
+        cJSON_AddItemToObject(doc, "machines", cJSON_Duplicate(g->projection_json, true));
     return doc;
 }
 
@@ -796,7 +1166,7 @@ static const char *work_symbol(const char *work_unit)
 void mb_fmt_si(char *buf, size_t len, double v, const char *unit)
 {
     static const char *const up[] = { "", "k", "M", "G", "T", "P", "E", "Z" };
-    static const char *const down[] = { "", "m", "u", "n", "p" }; /* ASCII "u", as "us" everywhere */
+    static const char *const down[] = { "", "m", "µ", "n", "p" };
     if (!isfinite(v) || v < 0) {
         snprintf(buf, len, "-");
         return;
@@ -938,7 +1308,7 @@ static void machine_head(char *buf, size_t len, const mb_compare *c, int i, bool
 }
 
 enum { CTX_CELL_MAX = 32 }; /* context values wider than this are cut in a terminal */
-enum { CELL = 96, TEXT_COLS = 120 };
+enum { CELL = 96 };
 
 /* Columns a table takes in a terminal, as tbl_print lays it out with indent "  ". */
 static int tbl_width(const tbl *t)

@@ -28,6 +28,35 @@ static bool is_collective(const char *c)
            strcmp(c, "broadcast") == 0;
 }
 
+static bool role_is(const mb_stage *s, const char *role)
+{
+    return s->role && strcmp(s->role, role) == 0;
+}
+
+/* Work outside the training step proper: saving state, evaluating, logging. */
+static bool is_periodic(const mb_stage *s)
+{
+    return role_is(s, "checkpoint") || role_is(s, "eval") || role_is(s, "logging");
+}
+
+/* A stage with no role whose component does not say what it is for, taken
+ * as data loading because of its name alone: a hint, said in a note. */
+static bool data_by_name(const mb_stage *s, const char *data_names)
+{
+    const char *c = s->component;
+    return s->role == NULL && (strcmp(c, "other") == 0 || strcmp(c, "hostmem") == 0) &&
+           name_has_any(s->name, data_names);
+}
+
+/* Data loading is decided by the role, else the component (a disk stage in
+ * the loop reads input); the name only hints, for 'other'/'hostmem'. */
+static bool is_data_stage(const mb_stage *s, const char *data_names)
+{
+    if (s->role)
+        return role_is(s, "data");
+    return strcmp(s->component, "disk") == 0 || data_by_name(s, data_names);
+}
+
 static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figures *f)
 {
     const char *data_names = mb_ini_get(t, "data_loading_bound", "names");
@@ -41,9 +70,10 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
         double secs = mb_stage_exposed(s); /* only exposed time explains the run */
         /* a name only classifies stages without a specific component: an
          * "upload" copy stays a copy */
-        bool is_data = strcmp(c, "disk") == 0 ||
-                       ((strcmp(c, "other") == 0 || strcmp(c, "hostmem") == 0) && name_has_any(s->name, data_names));
-        if (is_data) {
+        bool is_data = is_data_stage(s, data_names);
+        if (is_periodic(s)) {
+            f->periodic_share += secs / f->wall;
+        } else if (is_data) {
             data += secs;
             if (s->pattern && strcmp(s->pattern, "random") == 0)
                 f->random_disk = true;
@@ -71,6 +101,8 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
             comm += secs;
         } else if (on_cpu && (strcmp(c, "other") == 0 || strcmp(c, "hostmem") == 0)) {
             cpu += secs;
+        } else if (strcmp(c, "other") == 0) {
+            f->unattributed_share += secs / f->wall;
         }
     }
     double w = f->wall;
@@ -267,7 +299,10 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
         if (shaped >= 0)
             f->memory_shaped_share = shaped;
         const cJSON *step = cJSON_GetObjectItemCaseSensitive(g->run->evidence, "step");
-        if (cJSON_IsObject(step)) {
+        const cJSON *where = cJSON_IsObject(step) ? cJSON_GetObjectItemCaseSensitive(step, "where") : NULL;
+        /* A CPU-only trace's step table (trace_cpu.c) has no GPU shares: its
+         * stages (device cpu) give the figures. */
+        if (cJSON_IsObject(step) && !(cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0)) {
             f->source = "the trace's step table";
             figures_from_step(step, f);
         }
@@ -370,12 +405,14 @@ typedef struct th {
     double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short;
     double sb_share, sb_util;
     double cc_share, cc_cpu, cc_gpu, cc_launch;
-    double dl_share, cp_share, cm_share, eff_low;
+    double dl_share, cp_share, cm_share, eff_low, pw_share;
+    const char *data_names; /* [data_loading_bound] names: a hint, never silent */
     double dominant, runner_up;
 } th;
 
 static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
 {
+    x->data_names = mb_ini_get(t, "data_loading_bound", "names"); /* optional: no name hints without it */
     if (mb_ini_number(t, "gpu_compute_bound", "gpu_utilization_min", &x->gcb_util, err) ||
         mb_ini_number(t, "gpu_compute_bound", "compute_share_min", &x->gcb_share, err) ||
         mb_ini_number(t, "launch_bound", "share_min", &x->lb_share, err) ||
@@ -391,6 +428,7 @@ static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
         mb_ini_number(t, "cpu_compute_bound", "gpu_utilization_max", &x->cc_gpu, err) ||
         mb_ini_number(t, "cpu_compute_bound", "launch_share_max", &x->cc_launch, err) ||
         mb_ini_number(t, "data_loading_bound", "share_min", &x->dl_share, err) ||
+        mb_ini_number(t, "periodic_work_bound", "share_min", &x->pw_share, err) ||
         mb_ini_number(t, "copy_bound", "share_min", &x->cp_share, err) ||
         mb_ini_number(t, "communication_bound", "share_min", &x->cm_share, err) ||
         mb_ini_number(t, "efficiency", "low", &x->eff_low, err) ||
@@ -707,6 +745,78 @@ static void try_share(builder *b, const mb_gap *g, const char *id, const char *w
     add_remedies(b, r, f, x->eff_low);
 }
 
+/* The stages behind a share, "checkpoint_save 75.0%, ...", for evidence. */
+static void stages_with(builder *b, const mb_gap *g, bool (*pick)(const mb_stage *, const char *),
+                        const char *names, const char *lead)
+{
+    char list[400] = "";
+    size_t at = 0;
+    for (int i = 0; i < g->n; i++) {
+        const mb_stage *s = g->stages[i].stage;
+        if (!pick(s, names) || at + strlen(s->name) + 16 >= sizeof list)
+            continue;
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s%s %.1f%%", at ? ", " : "", s->name,
+                               100 * g->stages[i].share);
+    }
+    if (at)
+        EVIDENCE(b, "%s: %s", lead, list);
+}
+
+static bool unattributed_stage(const mb_stage *s, const char *data_names)
+{
+    return strcmp(s->component, "other") == 0 && s->role == NULL && !(s->device && strcmp(s->device, "cpu") == 0) &&
+           !data_by_name(s, data_names);
+}
+
+static bool periodic_stage(const mb_stage *s, const char *data_names)
+{
+    (void)data_names;
+    return is_periodic(s);
+}
+
+/* Checkpoints, evaluation, logging (the stage's role says so). */
+static void try_periodic(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
+{
+    char p1[32], p2[32];
+    if (!passes(f->periodic_share, x->pw_share, x) ||
+        !begin_finding(b, "periodic_work_bound", f->periodic_share, r))
+        return;
+    EVIDENCE(b, "stages with role checkpoint, eval or logging take %s of the %s (threshold %s)",
+             pct(p1, sizeof p1, f->periodic_share), f->step_table ? "step" : "run", pct(p2, sizeof p2, x->pw_share));
+    stages_with(b, g, periodic_stage, NULL, "the stages");
+    add_remedies(b, r, f, x->eff_low);
+}
+
+/* Time in 'other' stages that say neither role nor device: no pattern can
+ * explain it; when it is most of the run, that is the finding, not
+ * "balanced". */
+static void try_unattributed(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x,
+                             const mb_ini *r)
+{
+    char p1[32];
+    if (f->step_table || !(f->unattributed_share > x->dominant) ||
+        !begin_finding(b, "unattributed_time", f->unattributed_share, r))
+        return;
+    EVIDENCE(b, "'other' stages with no role take %s of the run: no pattern covers them",
+             pct(p1, sizeof p1, f->unattributed_share));
+    stages_with(b, g, unattributed_stage, x->data_names, "the stages");
+    add_remedies(b, r, f, x->eff_low);
+}
+
+/* A note for each stage counted as data loading because of its name. */
+static void name_hint_notes(builder *b, const mb_gap *g, const mb_ini *t)
+{
+    const char *names = mb_ini_get(t, "data_loading_bound", "names");
+    for (int i = 0; i < g->n; i++) {
+        const mb_stage *s = g->stages[i].stage;
+        if (data_by_name(s, names))
+            push_str(b, &b->d->notes, &b->d->n_notes,
+                     "%s: counted as data loading from its name alone (a hint: the stage has no role); give it "
+                     "\"role\": \"data\" to confirm, or another role (checkpoint, eval, logging)",
+                     s->name);
+    }
+}
+
 static int cmp_weight(const void *a, const void *b)
 {
     double x = ((const mb_finding *)a)->weight, y = ((const mb_finding *)b)->weight;
@@ -747,6 +857,9 @@ int mb_diagnose(const mb_gap *g, const mb_ini *thresholds, const mb_ini *remedie
     try_cpu_compute(&b, f, &x, remedies);
     try_share(&b, g, "copy_bound", "host<->device copies", f->copy_share, x.cp_share, f, &x, remedies);
     try_share(&b, g, "communication_bound", "collectives", f->comm_share, x.cm_share, f, &x, remedies);
+    try_periodic(&b, g, f, &x, remedies);
+    try_unattributed(&b, g, f, &x, remedies);
+    name_hint_notes(&b, g, thresholds);
     if (b.oom) {
         mb_diagnosis_free(out);
         return mb_errf(err, MB_ESYS, "out of memory");
@@ -773,5 +886,8 @@ void mb_diagnosis_free(mb_diagnosis *d)
         free(f->remedies);
     }
     free(d->findings);
+    for (int i = 0; i < d->n_notes; i++)
+        free(d->notes[i]);
+    free(d->notes);
     memset(d, 0, sizeof *d);
 }

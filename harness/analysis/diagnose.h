@@ -33,6 +33,8 @@ typedef struct mb_diag_figures {
     double pageable_share;     /* ... of them from pageable memory */
     double comm_share;         /* collectives */
     double cpu_share;          /* compute stages marked "device": "cpu" */
+    double periodic_share;     /* stages with role checkpoint, eval or logging */
+    double unattributed_share; /* 'other' stages with no role and no device: no pattern covers them */
     bool random_disk;          /* a data stage reads at random offsets */
     bool fp32_compute;         /* GEMM/conv time in fp32 or tf32 */
     /* From a trace's step table (evidence "step"); step_table false when
@@ -78,6 +80,10 @@ typedef struct mb_diagnosis {
     int n;
     bool runner_up;
     char balanced[512];
+    /* Where a stage's name was used as a hint (no role given): said, never
+     * silent. */
+    char **notes;
+    int n_notes;
 } mb_diagnosis;
 
 /* MB_EUSAGE naming the file and key when a threshold is missing. */

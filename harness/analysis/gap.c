@@ -257,6 +257,14 @@ static bool hard_ok(const mb_stage *s, const mb_case_ref *c, const mb_ini *m, co
             return false;
         }
     }
+    if (s->op) {
+        /* a memset writes: held against membw write, not copy */
+        const char *p = case_attr(c, m, "op", buf, sizeof buf);
+        if (p && strcasecmp(p, s->op) != 0) {
+            snprintf(k->hard_what, sizeof k->hard_what, "op %s", s->op);
+            return false;
+        }
+    }
     if (s->pattern) {
         const char *p = case_attr(c, m, "pattern", buf, sizeof buf);
         if (p && strcasecmp(p, s->pattern) != 0) {
@@ -437,6 +445,8 @@ static void explain_choice(const mb_stage *s, const mb_case_ref *c, const score 
         ADD(" direction %s;", s->direction);
     if (s->pattern)
         ADD(" pattern %s;", s->pattern);
+    if (s->op)
+        ADD(" op %s;", s->op);
     if (s->memory && sc->case_mem[0])
         ADD(sc->mem_d ? " %s memory not measured, case uses %s;" : " %s memory;", s->memory, sc->case_mem);
     if (s->ranks > 0 && sc->case_ranks > 0)
@@ -566,6 +576,9 @@ static int cmp_lost(const void *a, const void *b, void *ctx)
     return i - j;
 }
 
+static double step_table_total(const mb_run *run);
+static int gap_headline(mb_gap *g, mb_err *err);
+
 int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *matching, mb_gap *out,
                  mb_err *err)
 {
@@ -577,7 +590,8 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
         return mb_errf(err, MB_EUSAGE, "%s: the run has no stages", run->path ? run->path : "run");
     out->stages = calloc((size_t)run->n_stages, sizeof *out->stages);
     out->ranking = calloc((size_t)run->n_stages, sizeof *out->ranking);
-    if (out->stages == NULL || out->ranking == NULL) {
+    out->headline = calloc((size_t)run->n_stages, sizeof *out->headline);
+    if (out->stages == NULL || out->ranking == NULL || out->headline == NULL) {
         mb_gap_free(out);
         return mb_errf(err, MB_ESYS, "out of memory");
     }
@@ -589,6 +603,11 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
     for (int i = 0; i < out->n; i++)
         out->stage_sum += mb_stage_exposed(&run->stages[i]);
     out->total = run->total_seconds > 0 ? run->total_seconds : out->stage_sum;
+    /* the step table's steps when the stages fit in them (they do when the
+     * reader cut them to the steps): shares then equal the step table's */
+    double steps_total = step_table_total(run);
+    if (steps_total > 0 && out->stage_sum <= steps_total * 1.0001)
+        out->total = steps_total;
     out->unaccounted = out->total > out->stage_sum ? out->total - out->stage_sum : 0;
     if (out->stage_sum > out->total * 1.01 &&
         add_note(out, err,
@@ -636,6 +655,10 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
     out->all_total = all;
     out->all_speedup = mb_speedup(out->total, all);
     qsort_r(out->ranking, (size_t)out->n, sizeof *out->ranking, cmp_lost, out->stages);
+    if (gap_headline(out, err)) {
+        mb_gap_free(out);
+        return err->code;
+    }
     return MB_OK;
 }
 
@@ -835,6 +858,7 @@ void mb_gap_free(mb_gap *g)
         return;
     free(g->stages);
     free(g->ranking);
+    free(g->headline);
     free(g->target_label);
     free(g->target_kind);
     for (int i = 0; i < g->n_assumptions; i++)
@@ -844,4 +868,270 @@ void mb_gap_free(mb_gap *g)
         free(g->notes[i]);
     free(g->notes);
     memset(g, 0, sizeof *g);
+}
+
+/* ---- the headline: what the step is made of ------------------------------------------ */
+
+/* A trace's step table covers its ProfilerSteps (steps x mean step): the
+ * stages add up to it, and its shares are the ones the step table prints,
+ * so the run total is that, not the trace's whole span (one share per
+ * figure). 0 when the run has no step table. */
+static double step_table_total(const mb_run *run)
+{
+    const cJSON *step = run->evidence ? cJSON_GetObjectItemCaseSensitive(run->evidence, "step") : NULL;
+    const cJSON *secs = cJSON_IsObject(step) ? cJSON_GetObjectItemCaseSensitive(step, "seconds") : NULL;
+    const cJSON *n = cJSON_IsObject(step) ? cJSON_GetObjectItemCaseSensitive(step, "steps") : NULL;
+    if (!cJSON_IsNumber(secs) || !cJSON_IsNumber(n) || !(secs->valuedouble > 0) || !(n->valuedouble >= 1) ||
+        !isfinite(secs->valuedouble * n->valuedouble))
+        return 0;
+    return secs->valuedouble * n->valuedouble;
+}
+
+static bool is_gpu_stage(const mb_stage *s)
+{
+    return strcmp(stage_device(s), "gpu") == 0 && strcmp(s->component, "other") != 0;
+}
+
+/* The ceilings hold no usable GPU case (a CPU box's results, or a GPU run
+ * whose GPU cases were all skipped) while the run has GPU stages. */
+static bool ceilings_without_gpu(const mb_gap *g)
+{
+    bool gpu_stages = false;
+    for (int i = 0; i < g->n; i++)
+        gpu_stages |= is_gpu_stage(g->stages[i].stage);
+    if (!gpu_stages)
+        return false;
+    for (int i = 0; i < g->ceilings->n_cases; i++) {
+        const mb_case_ref *c = &g->ceilings->cases[i];
+        if (c->usable && c->device && strcmp(c->device, "gpu") == 0)
+            return false;
+    }
+    return true;
+}
+
+/* The first GPU case's skip reason up to its first ':' ("no usable CUDA
+ * device"): the driver's full message belongs in the results file. */
+static void gpu_skip_reason(const mb_ceilings *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "no GPU case was measured");
+    for (int i = 0; i < c->n_cases; i++) {
+        const mb_case_ref *r = &c->cases[i];
+        if (r->device && strcmp(r->device, "gpu") == 0 && r->reason && r->reason[0]) {
+            size_t n = strcspn(r->reason, ":");
+            snprintf(buf, len, "GPU cases skipped: %.*s", (int)(n < 120 ? n : 120), r->reason);
+            return;
+        }
+    }
+}
+
+static bool role_of(const mb_stage *s, const char *role)
+{
+    return s->role && strcmp(s->role, role) == 0;
+}
+
+static bool is_cpu_other(const mb_stage *s)
+{
+    return s->device && strcmp(s->device, "cpu") == 0;
+}
+
+/* What would give a stage without a ceiling one: the work it lacks, or the
+ * measurement the ceilings lack. */
+static void bound_hint(const mb_gap *g, mb_gap_stage *st)
+{
+    const mb_stage *s = st->stage;
+    const char *c = s->component;
+    size_t len = sizeof st->bound_hint;
+    const char *why = strncmp(st->why, "no ceiling: ", 12) == 0 ? st->why + 12 : st->why;
+    bool time_only = strcmp(s->work_unit, "s") == 0;
+    bool trace = g->run->kind && strcmp(g->run->kind, "pytorch-trace") == 0;
+    if (strcmp(c, "other") == 0 && trace)
+        snprintf(st->bound_hint, len, "no benchmark measures %s: time only",
+                 is_cpu_other(s) ? "host code (framework, Python)" : "these kernels");
+    else if (strcmp(c, "other") == 0 && (role_of(s, "data") || role_of(s, "checkpoint")))
+        snprintf(st->bound_hint, len,
+                 "time only: as component disk with the bytes it %s (`bytes`) it is held against the disk ceiling",
+                 role_of(s, "data") ? "reads" : "writes");
+    else if (strcmp(c, "other") == 0)
+        snprintf(st->bound_hint, len, "time only: give the stage a component and its work (docs/stage-format.md)");
+    else if (g->no_gpu_ceilings && is_gpu_stage(s))
+        snprintf(st->bound_hint, len, "the ceilings have no GPU case (see the warning)");
+    else if (time_only && (strcmp(c, "disk") == 0 || strcmp(c, "hostmem") == 0))
+        snprintf(st->bound_hint, len,
+                 "bytes read not recorded%s: a stage file with the bytes it reads (`bytes`) holds it against "
+                 "the %s ceiling",
+                 trace ? " (a trace has none)" : "", c);
+    else if (time_only && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0))
+        snprintf(st->bound_hint, len, "FLOPs not recorded: profile with record_shapes=True or give `flops`");
+    else if (time_only)
+        snprintf(st->bound_hint, len, "its work (%s) not recorded: time only",
+                 strcmp(c, "launch") == 0 ? "launches" : strcmp(c, "sync") == 0 ? "syncs" : "bytes");
+    else
+        snprintf(st->bound_hint, len, "%s", why);
+}
+
+/* The GPU a trace ran on (its main device's name), NULL when it does not say. */
+static const char *trace_gpu(const mb_run *run)
+{
+    const cJSON *ev = run->evidence;
+    const cJSON *main = ev ? cJSON_GetObjectItemCaseSensitive(ev, "main_device") : NULL;
+    const cJSON *devs = ev ? cJSON_GetObjectItemCaseSensitive(ev, "devices") : NULL;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, devs)
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(d, "id");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(d, "name");
+        if (cJSON_IsString(name) && name->valuestring[0] &&
+            (!cJSON_IsNumber(main) || !cJSON_IsNumber(id) || id->valuedouble == main->valuedouble))
+            return name->valuestring;
+    }
+    return NULL;
+}
+
+/* Ceilings from another GPU model than the trace's: said once, the matches
+ * stay (a gap against another GPU is still a figure, not the true one). */
+static int other_gpu_note(mb_gap *g, mb_err *err)
+{
+    const char *ran = trace_gpu(g->run);
+    const cJSON *gpus = g->ceilings->context ? cJSON_GetObjectItemCaseSensitive(g->ceilings->context, "gpus") : NULL;
+    if (ran == NULL || cJSON_GetArraySize(gpus) == 0)
+        return MB_OK;
+    const char *other = NULL;
+    const cJSON *gp;
+    cJSON_ArrayForEach(gp, gpus)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(gp, "name");
+        if (!cJSON_IsString(name))
+            continue;
+        if (strcasecmp(name->valuestring, ran) == 0)
+            return MB_OK;
+        other = name->valuestring;
+    }
+    if (other == NULL)
+        return MB_OK;
+    return add_note(g, err,
+                    "the trace ran on %s, the ceilings (%s) were measured on %s: the GPU stages are held against "
+                    "another GPU's ceilings; measure on the trace's GPU for its true gap",
+                    ran, g->ceilings->path ? g->ceilings->path : "?", other);
+}
+
+static int cmp_exposed(const void *a, const void *b, void *ctx)
+{
+    const mb_gap_stage *st = ctx;
+    int i = *(const int *)a, j = *(const int *)b;
+    double x = st[i].exposed, y = st[j].exposed;
+    if (x != y)
+        return x < y ? 1 : -1;
+    return i - j;
+}
+
+/* Every stage by exposed time, the share of the step with a ceiling, and
+ * one warning (not one per stage) when the ceilings have no GPU. */
+static int gap_headline(mb_gap *g, mb_err *err)
+{
+    double bounded = 0;
+    g->no_gpu_ceilings = ceilings_without_gpu(g);
+    for (int i = 0; i < g->n; i++) {
+        mb_gap_stage *st = &g->stages[i];
+        g->headline[i] = i;
+        if (st->match >= 0)
+            bounded += st->exposed;
+        else
+            bound_hint(g, st);
+    }
+    g->bounded_share = g->total > 0 ? fmin(1, bounded / g->total) : 0;
+    qsort_r(g->headline, (size_t)g->n, sizeof *g->headline, cmp_exposed, g->stages);
+    if (!g->no_gpu_ceilings)
+        return other_gpu_note(g, err);
+    char reason[160], names[256] = "";
+    size_t at = 0;
+    int n = 0;
+    gpu_skip_reason(g->ceilings, reason, sizeof reason);
+    for (int i = 0; i < g->n; i++) {
+        const mb_stage *s = g->stages[i].stage;
+        if (!is_gpu_stage(s) || g->stages[i].match >= 0)
+            continue;
+        n++;
+        /* the reason once, in the warning, not once per stage */
+        snprintf(g->stages[i].why, sizeof g->stages[i].why,
+                 "no ceiling: the ceilings have no usable GPU case (see the warning)");
+        if (at + strlen(s->name) + 8 < sizeof names)
+            at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? ", " : "", s->name);
+    }
+    /* skipped GPU cases: the machine had no usable GPU; none at all: the
+     * suite measured none (a CPU suite, or a CPU box) */
+    bool skipped = strncmp(reason, "GPU cases skipped", 17) == 0;
+    return add_note(g, err,
+                    "the ceilings (%s, host %s) %s (%s): the %d GPU stage(s) (%s) have no ceiling; run `mlbench "
+                    "--suite all` on the machine that ran this and pass its results as --ceilings",
+                    g->ceilings->path ? g->ceilings->path : "?", g->ceilings->host ? g->ceilings->host : "?",
+                    skipped ? "come from a machine without a usable GPU" : "hold no usable GPU case", reason, n,
+                    names);
+}
+
+/* ---- three levels (simplify runs) --------------------------------------------------- */
+
+bool mb_gap_has_levels(const mb_gap *g)
+{
+    for (int i = 0; i < g->n; i++)
+        if (g->stages[i].stage->has_isolated)
+            return true;
+    return false;
+}
+
+static const char *verdict_text(mb_gap_verdict v)
+{
+    switch (v) {
+    case MB_VERDICT_HIDDEN:
+        return "hidden by overlap";
+    case MB_VERDICT_PIPELINE:
+        return "slow only in the pipeline";
+    case MB_VERDICT_ITSELF:
+        return "slow by itself";
+    case MB_VERDICT_AT_CEILING:
+        return "near its ceiling";
+    case MB_VERDICT_AS_ALONE:
+        return "as fast as alone (no ceiling)";
+    default:
+        return NULL;
+    }
+}
+
+/* Which gap is which. The loop's gap counts only as far as the step waits for
+ * the stage (its exposed share): a loader that runs beside a slower step
+ * takes the step's time in the loop but costs nothing. "Slow by itself"
+ * wants the part optimised; "slow only in the pipeline" wants overlap,
+ * workers, pinning, prefetch, less contention. */
+mb_gap_levels mb_gap_stage_levels(const mb_gap *g, int i, double tolerance)
+{
+    mb_gap_levels L = { 0 };
+    const mb_gap_stage *st = &g->stages[i];
+    const mb_stage *s = st->stage;
+    if (!s->has_isolated || s->isolated_seconds <= 0 || s->seconds <= 0)
+        return L;
+    L.has_levels = true;
+    L.has_ceiling = st->match >= 0 && st->ceiling_rate > 0;
+    L.isolated_seconds = s->isolated_seconds;
+    L.loop_seconds = s->seconds;
+    L.ceiling_seconds = L.has_ceiling ? st->time_at_ceiling : 0;
+    bool timed_only = strcmp(s->work_unit, "s") == 0;
+    L.isolated_rate = timed_only ? 0 : s->work / s->isolated_seconds;
+    L.loop_rate = timed_only ? 0 : s->work / s->seconds;
+    double exposed_share = st->exposed / s->seconds;
+    L.pipeline_gap = (L.loop_seconds - L.isolated_seconds) * exposed_share;
+    if (L.pipeline_gap < 0)
+        L.pipeline_gap = 0;
+    L.self_gap = L.has_ceiling && L.isolated_seconds > L.ceiling_seconds ? L.isolated_seconds - L.ceiling_seconds
+                                                                           : 0;
+    bool self_big = L.self_gap > tolerance * L.isolated_seconds;
+    bool pipe_big = L.pipeline_gap > tolerance * L.loop_seconds;
+    if (g->total > 0 && st->exposed < 0.05 * g->total && st->exposed < 0.5 * L.isolated_seconds)
+        L.verdict = MB_VERDICT_HIDDEN;
+    else if (pipe_big && (!self_big || L.pipeline_gap >= L.self_gap))
+        L.verdict = MB_VERDICT_PIPELINE;
+    else if (self_big)
+        L.verdict = MB_VERDICT_ITSELF;
+    else
+        L.verdict = L.has_ceiling ? MB_VERDICT_AT_CEILING : MB_VERDICT_AS_ALONE;
+    L.verdict_text = verdict_text(L.verdict);
+    return L;
 }

@@ -54,6 +54,9 @@ typedef struct mb_gap_stage {
     int target_match;       /* case index in the target results, -1 */
     const char *target_source; /* "measured" | "datasheet": what target_rate is; NULL when kept */
     char target_why[MB_GAP_WHY_LEN];
+    /* Without a ceiling: what would bound the stage ("bytes read not
+     * recorded: ..."), for the headline; "" when it has one. */
+    char bound_hint[MB_GAP_WHY_LEN];
 } mb_gap_stage;
 
 typedef struct mb_gap {
@@ -80,6 +83,16 @@ typedef struct mb_gap {
     int target_bottleneck;
     char **assumptions;
     int n_assumptions;
+    /* The headline: every stage by exposed time, largest first, with or
+     * without a ceiling (what dominates the step comes first). */
+    int *headline;
+    double bounded_share;  /* exposed time of the stages with a ceiling / run total */
+    bool no_gpu_ceilings;  /* GPU stages, and the ceilings hold no usable GPU case */
+    /* the ranking of machines (project_rank.c), written after the projection
+     * when set; owned by the caller, not freed by mb_gap_free */
+    const char *projection_text;
+    const cJSON *projection_json;
+    const struct mb_ranking *machines; /* for the HTML page */
 } mb_gap;
 
 /* Builds the gap of `run` against `ceilings`. */
@@ -97,6 +110,38 @@ int mb_gap_project_datasheet(mb_gap *g, const mb_datasheet *d, bool target_is_gp
 int mb_gap_project_reference(mb_gap *g, const char *label, const mb_ceilings *measured, const mb_datasheet *d,
                              const mb_ini *matching, mb_err *err);
 void mb_gap_free(mb_gap *g);
+
+/* Three levels of a stage from a simplify run (stage file version 2,
+ * docs/simplify.md): the hardware ceiling, the part run alone, the part in
+ * the full loop, all as run-total seconds for the stage's work, and which gap
+ * is which. has_levels false: the stage has no isolated time. */
+typedef enum mb_gap_verdict {
+    MB_VERDICT_NONE = 0,     /* no isolated time */
+    MB_VERDICT_HIDDEN,       /* the step hardly waits for it: overlapped */
+    MB_VERDICT_PIPELINE,     /* alone it is much faster than in the loop */
+    MB_VERDICT_ITSELF,       /* alone it is already far from its ceiling */
+    MB_VERDICT_AT_CEILING,   /* alone and in the loop near the ceiling */
+    MB_VERDICT_AS_ALONE,     /* in the loop as fast as alone; no ceiling to say more */
+} mb_gap_verdict;
+
+typedef struct mb_gap_levels {
+    bool has_levels;
+    bool has_ceiling;
+    double ceiling_seconds;  /* work at the ceiling rate (time_at_ceiling) */
+    double isolated_seconds; /* the part alone */
+    double loop_seconds;     /* the part in the full loop (stage seconds) */
+    double isolated_rate, loop_rate; /* work units / s; 0 for time-only stages */
+    double self_gap;         /* isolated - ceiling seconds (0 without a ceiling) */
+    double pipeline_gap;     /* loop - isolated seconds, scaled by the exposed share */
+    mb_gap_verdict verdict;
+    const char *verdict_text; /* "slow by itself", "slow only in the pipeline", ... */
+} mb_gap_levels;
+
+/* The levels of stage i of the gap; a gap within `tolerance` (a fraction,
+ * e.g. 0.10) of the slower level is not called a gap. */
+mb_gap_levels mb_gap_stage_levels(const mb_gap *g, int i, double tolerance);
+/* Whether any stage of the run carries an isolated time. */
+bool mb_gap_has_levels(const mb_gap *g);
 
 /* Per-step view of a run-total figure. */
 static inline double mb_gap_per_step(const mb_gap *g, double run_total)

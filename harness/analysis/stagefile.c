@@ -22,7 +22,8 @@
 #include "stages.h"
 
 #define FORMAT_NAME "mlbench-stages"
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 1     /* what a hand-written file says (the CSV hint) */
+#define FORMAT_VERSION_MAX 2 /* version 2 adds isolated times and "simplify" (mlbench_simplify.py) */
 /* No real run comes near these, and below them every sum, product and rate
  * the gap model forms stays a finite double (docs/reliability.md): a larger
  * number is a unit mistake or a hostile file, not a measurement. */
@@ -38,6 +39,7 @@ typedef struct loc {
     const char *path;
     int csv_line; /* > 0: CSV line number */
     int index;    /* stage index (JSON) */
+    int version;  /* of the file: 1 or 2 */
 } loc;
 
 static const char *where(const loc *l, const char *key, char *buf, size_t len)
@@ -91,12 +93,13 @@ static const component_def *component_find(const char *name)
 static const char *const work_keys[] = { "flops", "bytes", "launches", "syncs" };
 
 static const char *const string_keys[] = { "name", "component", "device", "dtype",
-                                           "direction", "memory", "pattern" };
+                                           "direction", "memory", "pattern", "op", "role" };
 static const char *const number_keys[] = {
     "flops", "bytes", "launches", "syncs",
     "flops_per_step", "bytes_per_step", "launches_per_step", "syncs_per_step",
     "seconds", "seconds_per_step", "steps", "calls", "ranks", "block_size",
     "exposed_seconds", "exposed_seconds_per_step",
+    "isolated_seconds", "isolated_seconds_per_step", /* version 2 */
 };
 
 static bool in_list(const char *s, const char *const *list, size_t n)
@@ -235,8 +238,8 @@ static int check_keys(const cJSON *o, const loc *l, mb_err *err)
     for (const cJSON *c = o->child; c; c = c->next) {
         if (!is_stage_key(c->string))
             return mb_errf(err, MB_EUSAGE,
-                           "%s: unknown key (a stage has name, component, device, dtype, direction, "
-                           "memory, pattern, block_size, ranks, calls, steps, flops|bytes|launches|syncs "
+                           "%s: unknown key (a stage has name, component, role, device, dtype, direction, "
+                           "memory, pattern, op, block_size, ranks, calls, steps, flops|bytes|launches|syncs "
                            "[_per_step], seconds[_per_step])",
                            where(l, c->string, w, sizeof w));
         for (const cJSON *d = o->child; d != c; d = d->next)
@@ -273,6 +276,8 @@ static int check_component_fields(const cJSON *o, const component_def *cd, mb_st
     if (strcmp(c, "disk") == 0 && s->pattern == NULL)
         return mb_errf(err, MB_EUSAGE, "%s: a disk stage needs a pattern (sequential, random)",
                        where(l, "pattern", w, sizeof w));
+    if (s->op && strcmp(c, "membw") != 0)
+        return mb_errf(err, MB_EUSAGE, "%s: only membw stages have an op", where(l, "op", w, sizeof w));
     if (s->ranks && !is_coll)
         return mb_errf(err, MB_EUSAGE, "%s: only collectives have ranks", where(l, "ranks", w, sizeof w));
     if (is_coll && s->ranks < 2)
@@ -284,11 +289,12 @@ static int check_component_fields(const cJSON *o, const component_def *cd, mb_st
 
 static int read_strings(const cJSON *o, mb_stage *s, const loc *l, const char **component, mb_err *err)
 {
-    const char *name, *device, *dtype, *direction, *memory, *pattern;
+    const char *name, *device, *dtype, *direction, *memory, *pattern, *op, *role;
     if (get_string(o, "name", l, &name, err) || get_string(o, "component", l, component, err) ||
         get_string(o, "device", l, &device, err) || get_string(o, "dtype", l, &dtype, err) ||
         get_string(o, "direction", l, &direction, err) || get_string(o, "memory", l, &memory, err) ||
-        get_string(o, "pattern", l, &pattern, err))
+        get_string(o, "pattern", l, &pattern, err) || get_string(o, "op", l, &op, err) ||
+        get_string(o, "role", l, &role, err))
         return err->code;
     char w[512];
     if (name == NULL)
@@ -300,7 +306,8 @@ static int read_strings(const cJSON *o, mb_stage *s, const loc *l, const char **
         check_choice(device, "gpu|cpu", l, "device", err) ||
         check_choice(direction, "h2d|d2h|d2d", l, "direction", err) ||
         check_choice(memory, "pageable|pinned", l, "memory", err) ||
-        check_choice(pattern, "sequential|random", l, "pattern", err))
+        check_choice(pattern, "sequential|random", l, "pattern", err) ||
+        check_choice(op, MB_STAGE_OPS, l, "op", err) || check_choice(role, MB_STAGE_ROLES, l, "role", err))
         return err->code;
     if (dtype && mb_dtype_canonical(dtype) == NULL)
         return mb_errf(err, MB_EUSAGE, "%s: unknown dtype '%s' (fp64, fp32, tf32, fp16, bf16, fp8, int8)",
@@ -311,6 +318,27 @@ static int read_strings(const cJSON *o, mb_stage *s, const loc *l, const char **
     s->direction = (char *)direction;
     s->memory = (char *)memory;
     s->pattern = (char *)pattern;
+    s->op = (char *)op;
+    s->role = (char *)role;
+    return MB_OK;
+}
+
+/* Version 2: the part's time alone ("isolated_seconds[_per_step]"), for the
+ * same work as `seconds`. A version-1 file naming it is a version mistake. */
+static int read_isolated(const cJSON *o, const loc *l, double steps, mb_stage *s, mb_err *err)
+{
+    char w[512];
+    const char *key = cJSON_GetObjectItemCaseSensitive(o, "isolated_seconds")            ? "isolated_seconds"
+                      : cJSON_GetObjectItemCaseSensitive(o, "isolated_seconds_per_step") ? "isolated_seconds_per_step"
+                                                                                          : NULL;
+    if (key && l->version < 2)
+        return mb_errf(err, MB_EUSAGE, "%s: isolated times need a version 2 stage file (this one says version %d)",
+                       where(l, key, w, sizeof w), l->version);
+    if (total_of(o, "isolated_seconds", l, steps, true, &s->isolated_seconds, &s->has_isolated, err))
+        return err->code;
+    if (s->has_isolated && !isfinite(s->work / s->isolated_seconds))
+        return mb_errf(err, MB_EUSAGE, "%s: %g in %g s is not a finite rate (seconds too small?)",
+                       where(l, key, w, sizeof w), s->work, s->isolated_seconds);
     return MB_OK;
 }
 
@@ -361,6 +389,7 @@ static int read_amounts(const cJSON *o, const component_def *cd, double run_step
     if (s->has_exposed && (s->exposed_seconds < 0 || s->exposed_seconds > s->seconds * (1 + 1e-9)))
         return mb_errf(err, MB_EUSAGE, "%s: exposed time must be between 0 and the stage's seconds (%g)",
                        where(l, "exposed_seconds", w, sizeof w), s->seconds);
+
     if (cd->work_key) {
         if (total_of(o, cd->work_key, l, steps, true, &s->work, &has_work, err))
             return err->code;
@@ -375,6 +404,8 @@ static int read_amounts(const cJSON *o, const component_def *cd, double run_step
         return mb_errf(err, MB_EUSAGE, "%s: %g %s in %g s is not a finite rate (seconds too small?)",
                        where(l, "seconds", w, sizeof w), s->work, cd->work_key ? cd->work_key : "s",
                        s->seconds);
+    if (read_isolated(o, l, steps, s, err))
+        return err->code;
     s->work_unit = (char *)cd->work_unit;
     return MB_OK;
 }
@@ -573,6 +604,58 @@ static int read_json_run(const cJSON *root, const char *path, mb_run *run, mb_er
     return MB_OK;
 }
 
+/* A version-2 file written by mlbench_simplify.py before any stage could be
+ * built (interrupted or failed in its first mode): say so, not "no array". */
+static int simplify_without_stages(const cJSON *root, const char *path, mb_err *err)
+{
+    const cJSON *simp = cJSON_GetObjectItemCaseSensitive(root, "simplify");
+    if (!cJSON_IsObject(simp))
+        return mb_errf(err, MB_EUSAGE, "%s: stages: expected an array of stage objects", path);
+    const cJSON *intr = cJSON_GetObjectItemCaseSensitive(simp, "interrupted_in");
+    const cJSON *errs = cJSON_GetObjectItemCaseSensitive(simp, "errors");
+    const cJSON *e0 = cJSON_IsArray(errs) ? cJSON_GetArrayItem(errs, 0) : NULL;
+    const cJSON *mode = e0 ? cJSON_GetObjectItemCaseSensitive(e0, "mode") : NULL;
+    const cJSON *what = e0 ? cJSON_GetObjectItemCaseSensitive(e0, "error") : NULL;
+    if (cJSON_IsString(intr))
+        return mb_errf(err, MB_EUSAGE, "%s: no stages: the simplify run was interrupted in mode '%s' before the "
+                       "full loop was measured", path, intr->valuestring);
+    if (cJSON_IsString(mode) && cJSON_IsString(what))
+        return mb_errf(err, MB_EUSAGE, "%s: no stages: the simplify run failed in mode '%s': %s", path,
+                       mode->valuestring, what->valuestring);
+    return mb_errf(err, MB_EUSAGE, "%s: no stages: the simplify run did not measure the full loop", path);
+}
+
+/* "simplify" (version 2): what mlbench_simplify.py measured beyond the
+ * stages. Kept as evidence for the writers; a run that stopped early (an
+ * error in the user's code, Ctrl-C) is said in a warning. */
+static int read_simplify(const cJSON *root, const char *path, mb_run *run, mb_err *err)
+{
+    const cJSON *simp = cJSON_GetObjectItemCaseSensitive(root, "simplify");
+    if (simp == NULL)
+        return MB_OK;
+    if (!cJSON_IsObject(simp))
+        return mb_errf(err, MB_EUSAGE, "%s: simplify: expected an object", path);
+    const cJSON *intr = cJSON_GetObjectItemCaseSensitive(simp, "interrupted_in");
+    const cJSON *errs = cJSON_GetObjectItemCaseSensitive(simp, "errors");
+    if (cJSON_IsString(intr))
+        mb_run_warn(run, "the simplify run was interrupted in mode '%s': the modes after it are missing",
+                    intr->valuestring);
+    for (const cJSON *e = cJSON_IsArray(errs) ? errs->child : NULL; e; e = e->next) {
+        const cJSON *mode = cJSON_GetObjectItemCaseSensitive(e, "mode");
+        const cJSON *what = cJSON_GetObjectItemCaseSensitive(e, "error");
+        if (cJSON_IsString(mode) && cJSON_IsString(what))
+            mb_run_warn(run, "the simplify run failed in mode '%s': %s", mode->valuestring, what->valuestring);
+    }
+    if (run->evidence == NULL && (run->evidence = cJSON_CreateObject()) == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    cJSON *copy = cJSON_Duplicate(simp, true);
+    if (copy == NULL || !cJSON_AddItemToObject(run->evidence, "simplify", copy)) {
+        cJSON_Delete(copy);
+        return mb_errf(err, MB_ESYS, "out of memory");
+    }
+    return MB_OK;
+}
+
 static int read_json(const char *path, const char *buf, size_t len, mb_run *run, mb_err *err)
 {
     cJSON *root = cJSON_ParseWithOpts(buf, NULL, 1);
@@ -588,21 +671,25 @@ static int read_json(const char *path, const char *buf, size_t len, mb_run *run,
         rc = mb_errf(err, MB_EUSAGE, "%s: format: expected \"%s\" (see docs/stage-format.md)", path, FORMAT_NAME);
     } else if (!cJSON_IsNumber(ver)) {
         rc = mb_errf(err, MB_EUSAGE, "%s: version: expected a number (%d)", path, FORMAT_VERSION);
-    } else if (ver->valuedouble != FORMAT_VERSION) {
-        rc = mb_errf(err, MB_EUSAGE, "%s: version: %g is not supported (this mlbench reads version %d)", path,
-                     ver->valuedouble, FORMAT_VERSION);
+    } else if (ver->valuedouble != 1 && ver->valuedouble != FORMAT_VERSION_MAX) {
+        rc = mb_errf(err, MB_EUSAGE, "%s: version: %g is not supported (this mlbench reads version %d and %d)",
+                     path, ver->valuedouble, FORMAT_VERSION, FORMAT_VERSION_MAX);
     } else if (!cJSON_IsArray(stages)) {
-        rc = mb_errf(err, MB_EUSAGE, "%s: stages: expected an array of stage objects", path);
+        rc = simplify_without_stages(root, path, err);
     } else {
+        int version = (int)ver->valuedouble;
         for (const cJSON *c = root->child; c && rc == MB_OK; c = c->next)
             if (strcmp(c->string, "format") && strcmp(c->string, "version") && strcmp(c->string, "stages") &&
-                strcmp(c->string, "run"))
-                rc = mb_errf(err, MB_EUSAGE, "%s: %s: unknown key (format, version, run, stages)", path, c->string);
+                strcmp(c->string, "run") && !(version >= 2 && strcmp(c->string, "simplify") == 0))
+                rc = mb_errf(err, MB_EUSAGE, "%s: %s: unknown key (format, version, run, stages%s)", path, c->string,
+                             version >= 2 ? ", simplify" : "");
         if (rc == MB_OK)
             rc = read_json_run(root, path, run, err);
+        if (rc == MB_OK)
+            rc = read_simplify(root, path, run, err);
         int i = 0;
         for (const cJSON *st = stages->child; st && rc == MB_OK; st = st->next, i++) {
-            loc l = { .path = path, .index = i };
+            loc l = { .path = path, .index = i, .version = version };
             rc = add_stage_object(st, &l, run->steps, run, err);
         }
     }
@@ -697,16 +784,17 @@ static int cell_to_json(cJSON *obj, const char *key, const char *cell, const cha
 }
 
 /* "# mlbench-stages version 1" or "# key = value" (a run figure) or a comment. */
-static int csv_comment(char *text, const char *path, int lineno, bool *have_version, mb_run *run, mb_err *err)
+static int csv_comment(char *text, const char *path, int lineno, int *have_version, mb_run *run, mb_err *err)
 {
     char *t = trim(text + 1);
     int version;
     char tail;
     if (sscanf(t, FORMAT_NAME " version %d %c", &version, &tail) == 1) {
-        if (version != FORMAT_VERSION)
-            return mb_errf(err, MB_EUSAGE, "%s:%d: version %d is not supported (this mlbench reads version %d)",
-                           path, lineno, version, FORMAT_VERSION);
-        *have_version = true;
+        if (version != FORMAT_VERSION && version != FORMAT_VERSION_MAX)
+            return mb_errf(err, MB_EUSAGE,
+                           "%s:%d: version %d is not supported (this mlbench reads version %d and %d)", path,
+                           lineno, version, FORMAT_VERSION, FORMAT_VERSION_MAX);
+        *have_version = version;
         return MB_OK;
     }
     char *eq = strchr(t, '=');
@@ -745,8 +833,8 @@ static int csv_header(char **cells, int n, char **names, const char *path, int l
     return MB_OK;
 }
 
-static int csv_row(char **cells, int n, char **names, int n_names, const char *path, int lineno, mb_run *run,
-                   mb_err *err)
+static int csv_row(char **cells, int n, char **names, int n_names, const char *path, int lineno, int version,
+                   mb_run *run, mb_err *err)
 {
     if (n != n_names)
         return mb_errf(err, MB_EUSAGE, "%s:%d: %d cells, the header has %d columns (truncated line?)", path,
@@ -759,7 +847,7 @@ static int csv_row(char **cells, int n, char **names, int n_names, const char *p
         if (cells[i][0] != '\0')
             rc = cell_to_json(obj, names[i], cells[i], path, lineno, err);
     if (rc == MB_OK) {
-        loc l = { .path = path, .csv_line = lineno };
+        loc l = { .path = path, .csv_line = lineno, .version = version };
         rc = add_stage_object(obj, &l, run->steps, run, err);
     }
     cJSON_Delete(obj);
@@ -770,7 +858,7 @@ static int read_csv(const char *path, char *buf, mb_run *run, mb_err *err)
 {
     char *names[MAX_COLUMNS] = { 0 };
     int n_names = 0, lineno = 0, rc = MB_OK;
-    bool have_version = false;
+    int have_version = 0; /* the version line's number, 0 = not seen yet */
     /* strtok_r on "\n" skips empty lines, so count lines by hand. */
     for (char *line = buf; line && rc == MB_OK;) {
         char *nl = strchr(line, '\n');
@@ -796,7 +884,7 @@ static int read_csv(const char *path, char *buf, mb_run *run, mb_err *err)
                     rc = csv_header(cells, n, names, path, lineno, err);
                     n_names = n;
                 } else {
-                    rc = csv_row(cells, n, names, n_names, path, lineno, run, err);
+                    rc = csv_row(cells, n, names, n_names, path, lineno, have_version, run, err);
                 }
             }
         }

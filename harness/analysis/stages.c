@@ -30,6 +30,8 @@ static void stage_free(mb_stage *s)
     free(s->work_unit);
     free(s->source);
     free(s->device);
+    free(s->op);
+    free(s->role);
 }
 
 void mb_run_free(mb_run *run)
@@ -76,6 +78,8 @@ int mb_run_add_stage(mb_run *run, const mb_stage *s, mb_err *err)
     c.work_unit = dup_or_null(s->work_unit, &ok);
     c.source = dup_or_null(s->source, &ok);
     c.device = dup_or_null(s->device, &ok);
+    c.op = dup_or_null(s->op, &ok);
+    c.role = dup_or_null(s->role, &ok);
     if (!ok) {
         stage_free(&c);
         return mb_errf(err, MB_ESYS, "out of memory adding stage");

@@ -20,6 +20,10 @@
 #define MB_STAGE_COMPONENTS \
     "gemm|conv|copy|membw|disk|allreduce|allgather|reducescatter|broadcast|launch|sync|hostmem|other"
 
+/* A membw stage's op and a stage's role (docs/stage-format.md). */
+#define MB_STAGE_OPS "read|write|copy|triad"
+#define MB_STAGE_ROLES "data|checkpoint|eval|logging"
+
 typedef struct mb_stage {
     char *name;       /* "forward", "dataloading", ... */
     char *component;  /* one of MB_STAGE_COMPONENTS */
@@ -46,6 +50,19 @@ typedef struct mb_stage {
      * of it (stage files without "exposed_seconds"). */
     bool has_exposed;
     double exposed_seconds;
+    /* membw: the memory traffic, read|write|copy|triad (a memset writes);
+     * NULL = not said (the matching prefers copy). Matched against the
+     * case's `op`. */
+    char *op;
+    /* What the stage is for, when its component does not say it (docs/
+     * stage-format.md): data|checkpoint|eval|logging; NULL = not said. The
+     * diagnosis decides from component and role, never from the name alone. */
+    char *role;
+    /* Stage files version 2 (scripts/mlbench_simplify.py): the time the same
+     * work took with the part run alone, the rest of the loop stubbed out
+     * (docs/simplify.md). `seconds` stays the time inside the full loop. */
+    bool has_isolated;
+    double isolated_seconds;
 } mb_stage;
 
 /* Exposed seconds of a stage, clamped to [0, seconds]. */

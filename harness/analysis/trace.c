@@ -72,6 +72,11 @@ enum arg_key {
     AK_DIMS,
     AK_TYPES,
     AK_CONCRETE,
+    AK_GRID,
+    AK_BLOCK,
+    AK_REGS,
+    AK_SMEM,
+    AK_EXT_ID,
 };
 
 enum have {
@@ -106,6 +111,7 @@ typedef struct event {
     double bytes, in_nelems, out_nelems;
     char coll[24], dtype[16], kind[24];
     tr_shapes sh;
+    int64_t grid[3], block[3], regs, smem, ext_id; /* for the event view; -1/0 = not recorded */
     int cur_tensor;
     bool in_list_elem; /* inside one shape of a TensorList input */
     double list_prod;  /* ... its element count so far */
@@ -667,6 +673,65 @@ static bool fold_cpu_op(parser *p)
     return true;
 }
 
+/* The event to the caller's hook (mb_trace_walk). */
+static bool show_event(parser *p)
+{
+    tr_state *st = p->st;
+    const event *e = &p->ev;
+    tr_event_view v = {
+        .name = e->name, .thread = thread_of(e), .ts = e->ts, .dur = e->dur,
+        .device = e->have & H_DEVICE ? e->device : -1, .stream = e->have & H_STREAM ? e->stream : -1,
+        .corr = e->have & H_CORR ? e->corr : -1, .ext_id = e->ext_id, .regs = e->regs, .smem = e->smem,
+        .bytes = e->have & H_BYTES ? e->bytes : -1, .rules = st->rules, .sh = &e->sh,
+    };
+    memcpy(v.grid, e->grid, sizeof v.grid);
+    memcpy(v.block, e->block, sizeof v.block);
+    switch (e->cat) {
+    case CAT_KERNEL:
+        v.kind = TR_V_KERNEL;
+        v.cls = tr_classify(st->rules, TR_SET_KERNEL, e->name, e->name_len);
+        break;
+    case CAT_MEMCPY: {
+        int mem;
+        v.kind = TR_V_MEMCPY;
+        v.cls = TR_CLASS_MEMCPY;
+        copy_kind(e, &v.copy_dir, &mem);
+        break;
+    }
+    case CAT_MEMSET:
+        v.kind = TR_V_MEMSET;
+        v.cls = TR_CLASS_MEMSET;
+        break;
+    case CAT_RUNTIME: {
+        int rt = tr_classify(st->rules, TR_SET_RUNTIME, e->name, e->name_len);
+        if (rt == TR_RT_NONE)
+            return true;
+        v.kind = rt == TR_RT_LAUNCH ? TR_V_LAUNCH : TR_V_SYNC;
+        v.cls = rt;
+        break;
+    }
+    case CAT_CPU_OP:
+        v.kind = TR_V_CPU_OP;
+        break;
+    case CAT_ANNOTATION:
+        if (tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) != TR_ANN_STEP)
+            return true;
+        v.kind = TR_V_STEP;
+        break;
+    default:
+        return true;
+    }
+    int rc = st->hook->fn(st->hook->ctx, &v, &st->hook->err);
+    return rc == MB_OK || fail(p, rc, "%s", st->hook->err.msg);
+}
+
+static bool fold_cpu_class(parser *p)
+{
+    if (!tr_cpu_fold(p->st, p->ev.name, p->ev.name_len, p->ev.ts, p->ev.dur))
+        return fail(p, MB_ESYS, "out of memory");
+    return true;
+}
+
 static bool finish_event(parser *p)
 {
     tr_state *st = p->st;
@@ -686,6 +751,8 @@ static bool finish_event(parser *p)
         st->span_end = e->ts + e->dur;
     if (!(e->have & H_NAME))
         e->name[0] = '\0';
+    if (st->hook && !show_event(p))
+        return false;
     switch (e->cat) {
     case CAT_KERNEL:
     case CAT_MEMCPY:
@@ -697,9 +764,14 @@ static bool finish_event(parser *p)
         add_named(&st->cuda_sync_events, e);
         return true;
     case CAT_CPU_OP:
-        return fold_cpu_op(p);
+        return fold_cpu_op(p) && fold_cpu_class(p);
     case CAT_ANNOTATION:
-        return fold_annotation(p);
+        return fold_annotation(p) && fold_cpu_class(p);
+    case CAT_NONE:
+        /* No "cat": the array form written by torch.autograd.profiler
+         * without Kineto (Debian's python3-torch), CPU events only:
+         * annotations and ops read by their names. */
+        return fold_annotation(p) && fold_cpu_op(p) && fold_cpu_class(p);
     default:
         return true;
     }
@@ -716,6 +788,9 @@ static void begin_event(parser *p)
     e->sh.n_tensors = e->sh.n_types = e->sh.n_concrete = 0;
     e->cur_tensor = -1;
     e->in_list_elem = false;
+    memset(e->grid, 0, sizeof e->grid);
+    memset(e->block, 0, sizeof e->block);
+    e->regs = e->smem = e->ext_id = -1;
     p->ev_key = p->arg_key = EK_NONE;
     p->in_args = p->arg_array = p->dims_inner = false;
     p->st->events++;
@@ -914,6 +989,14 @@ static bool arg_value(parser *p, int kind, const char *s, size_t n)
             e->have |= H_DTYPE;
         }
         break;
+    case AK_REGS:
+    case AK_SMEM:
+    case AK_EXT_ID: {
+        int64_t v;
+        if (num && parse_i64(s, n, &v))
+            *(p->arg_key == AK_REGS ? &e->regs : p->arg_key == AK_SMEM ? &e->smem : &e->ext_id) = v;
+        break;
+    }
     default:
         break;
     }
@@ -925,6 +1008,12 @@ static void arg_element(parser *p, int kind, const char *s, size_t n)
 {
     tr_shapes *sh = &p->ev.sh;
     int i = p->arg_elem++;
+    if ((p->arg_key == AK_GRID || p->arg_key == AK_BLOCK) && kind == SC_NUM && i < 3) {
+        int64_t v;
+        if (parse_i64(s, n, &v) && v > 0)
+            (p->arg_key == AK_GRID ? p->ev.grid : p->ev.block)[i] = v;
+        return;
+    }
     if (kind != SC_STR)
         return;
     if (p->arg_key == AK_TYPES && i < TR_MAX_TENSORS) {
@@ -1078,9 +1167,12 @@ static int arg_key_of(const char *s, size_t n)
 {
     switch (n) {
     case 4:
-        return KEY_IS(s, n, "kind") ? AK_KIND : AK_NONE;
+        return KEY_IS(s, n, "kind") ? AK_KIND : KEY_IS(s, n, "grid") ? AK_GRID : AK_NONE;
     case 5:
-        return KEY_IS(s, n, "bytes") ? AK_BYTES : KEY_IS(s, n, "dtype") ? AK_DTYPE : AK_NONE;
+        return KEY_IS(s, n, "bytes")   ? AK_BYTES
+               : KEY_IS(s, n, "dtype") ? AK_DTYPE
+               : KEY_IS(s, n, "block") ? AK_BLOCK
+                                       : AK_NONE;
     case 6:
         return KEY_IS(s, n, "device") ? AK_DEVICE : KEY_IS(s, n, "stream") ? AK_STREAM : AK_NONE;
     case 10:
@@ -1089,11 +1181,13 @@ static int arg_key_of(const char *s, size_t n)
                : KEY_IS(s, n, "Group size") ? AK_GROUP
                                             : AK_NONE;
     case 11:
-        return KEY_IS(s, n, "correlation") ? AK_CORR : AK_NONE;
+        return KEY_IS(s, n, "correlation") ? AK_CORR : KEY_IS(s, n, "External id") ? AK_EXT_ID : AK_NONE;
     case 13:
-        return KEY_IS(s, n, "In msg nelems") ? AK_IN_NELEMS : AK_NONE;
+        return KEY_IS(s, n, "In msg nelems") ? AK_IN_NELEMS : KEY_IS(s, n, "shared memory") ? AK_SMEM : AK_NONE;
     case 14:
         return KEY_IS(s, n, "Out msg nelems") ? AK_OUT_NELEMS : AK_NONE;
+    case 20:
+        return KEY_IS(s, n, "registers per thread") ? AK_REGS : AK_NONE;
     case 15:
         if (KEY_IS(s, n, "Collective name"))
             return AK_COLL;
@@ -1142,7 +1236,8 @@ static int on_start(parser *p, bool is_map)
         if (d == p->ev_depth && is_map && p->ev_key == EK_ARGS)
             p->in_args = true;
         else if (p->in_args && d == p->ev_depth + 1 && !is_map &&
-                 (p->arg_key == AK_DIMS || p->arg_key == AK_TYPES || p->arg_key == AK_CONCRETE)) {
+                 (p->arg_key == AK_DIMS || p->arg_key == AK_TYPES || p->arg_key == AK_CONCRETE ||
+                  p->arg_key == AK_GRID || p->arg_key == AK_BLOCK)) {
             p->arg_array = true;
             p->arg_elem = 0;
         } else if (p->arg_array && d == p->ev_depth + 2) {
@@ -1438,6 +1533,8 @@ void tr_state_free(tr_state *st)
     free(st->host_wait);
     for (int k = 0; k < TR_N_HOST; k++)
         free(st->host_iv[k].iv);
+    for (int k = 0; k < TR_CPU_N; k++)
+        free(st->cpu_iv[k].iv);
     free(st->steps);
     free(st->launches);
     free(st->flop_ops);
@@ -1498,6 +1595,41 @@ done:
 int mb_trace_read(const char *path, mb_run *out, mb_err *err)
 {
     return mb_trace_read_with(path, NULL, out, err);
+}
+
+int mb_trace_walk(const char *path, tr_event_fn fn, void *ctx, cJSON **device_props, mb_err *err)
+{
+    if (device_props)
+        *device_props = NULL;
+    tr_state *st = calloc(1, sizeof *st);
+    parser *p = calloc(1, sizeof *p);
+    tr_event_view_hook hook = {.fn = fn, .ctx = ctx};
+    int rc;
+    if (st == NULL || p == NULL) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto done;
+    }
+    st->span_start = INT64_MAX;
+    st->span_end = INT64_MIN;
+    st->record_shapes = -1;
+    st->rules = &st->own_rules;
+    st->hook = &hook;
+    if ((rc = tr_rules_load(st->rules, NULL, err)) != MB_OK)
+        goto done;
+    p->st = st;
+    rc = read_and_parse(path, p, err);
+    if (rc == MB_OK && device_props) {
+        *device_props = st->device_props;
+        st->device_props = NULL;
+    }
+done:
+    if (st)
+        tr_state_free(st);
+    if (p && p->cap_n > 0)
+        cJSON_Delete(p->cap_stack[0]);
+    free(st);
+    free(p);
+    return rc;
 }
 
 /* ---- debug view ------------------------------------------------------------ */

@@ -249,6 +249,10 @@ typedef struct tr_ivlist {
     size_t n, cap;
 } tr_ivlist;
 
+/* Host-side classes of a CPU-only run (trace_cpu.c), in priority order after
+ * data loading: an instant covered by several counts in the first. */
+enum tr_cpu_class { TR_CPU_COLL = 0, TR_CPU_OPT, TR_CPU_CONV, TR_CPU_GEMM, TR_CPU_OPS, TR_CPU_N };
+
 typedef struct tr_state {
     tr_rules *rules;     /* own_rules, or the caller's (mb_trace_read_with) */
     tr_rules own_rules;
@@ -285,12 +289,62 @@ typedef struct tr_state {
     size_t n_flop_ops, cap_flop_ops;
     long long ops_without_shapes[TR_N_OP_KINDS]; /* by tr_op_kind */
     char shape_why[TR_N_OP_KINDS][96];           /* first reason a shape did not give FLOPs/bytes */
+    /* Optional: each complete event is also shown to this function
+     * (mb_trace_walk, for the kernel-level projection of project_trace.c). */
+    struct tr_event_view_hook *hook;
+    tr_ivlist cpu_iv[TR_CPU_N];                  /* host events by tr_cpu_class (trace_cpu.c) */
+    long long cpu_count[TR_CPU_N];
 } tr_state;
 
 void tr_state_free(tr_state *st);
 
+/* trace_cpu.c: keeps a host event's interval by class (false: out of memory). */
+bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur);
+/* trace_cpu.c: a trace without GPU events: the step split into data
+ * loading, collective, optimizer, conv, gemm, other aten ops and Python,
+ * as stages of `run` and as evidence "step" in `ev`. */
+int tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err);
+
 /* After a successful parse: builds the stages, warnings and evidence of
  * `run` from `st`. May reorder/overwrite st's arrays. */
 int tr_analyse(tr_state *st, mb_run *run, mb_err *err);
+
+/* ---- every event, one at a time (mb_trace_walk) --------------------------- */
+
+enum tr_view_kind { TR_V_KERNEL = 1, TR_V_MEMCPY, TR_V_MEMSET, TR_V_LAUNCH, TR_V_SYNC, TR_V_CPU_OP, TR_V_STEP };
+
+/* What one complete ('X') event said, for readers that keep more than the
+ * summary of tr_state: the kernel-level projection keeps every kernel with
+ * its grid, block and stream, every launch and sync call, and the FLOPs or
+ * bytes of ops with recorded shapes. -1 = not recorded. */
+typedef struct tr_event_view {
+    int kind;           /* tr_view_kind */
+    int cls;            /* TR_V_KERNEL/MEMCPY/MEMSET: kernel class; TR_V_SYNC: TR_RT_SYNC or TR_RT_BLOCKING */
+    const char *name;
+    int64_t thread, ts, dur;
+    int64_t device, stream, corr, ext_id;
+    int64_t grid[3], block[3]; /* 0 = not recorded */
+    int64_t regs, smem;        /* per thread / per block; -1 */
+    double bytes;              /* memcpy/memset bytes; -1 */
+    int copy_dir;              /* tr_dir of a memcpy */
+    const tr_shapes *sh;       /* TR_V_CPU_OP */
+    tr_rules *rules;
+} tr_event_view;
+
+/* Returns MB_OK to go on; anything else stops the read with that code and
+ * the message it put in err. */
+typedef int (*tr_event_fn)(void *ctx, const tr_event_view *v, mb_err *err);
+
+typedef struct tr_event_view_hook {
+    tr_event_fn fn;
+    void *ctx;
+    mb_err err;
+} tr_event_view_hook;
+
+/* Reads the trace at `path` (the same reader, bounds and errors as
+ * mb_trace_read) and shows each complete event to fn. *device_props (may be
+ * NULL) receives a copy of the trace's deviceProperties (NULL when absent),
+ * which the caller frees with cJSON_Delete. */
+int mb_trace_walk(const char *path, tr_event_fn fn, void *ctx, cJSON **device_props, mb_err *err);
 
 #endif

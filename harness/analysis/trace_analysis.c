@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis_writers.h"
 #include "formulas.h"
 
 enum { MAX_STEPS_IN_EVIDENCE = 1000 };
@@ -1033,10 +1034,12 @@ static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
             comp = cname;
             bool flops = has_flops[c == TR_CLASS_GEMM ? TR_OP_GEMM : TR_OP_CONV];
             snprintf(name, sizeof name, "%s%s", cname, flops ? " (unattributed)" : "");
+            char t[32];
+            mb_fmt_seconds(t, sizeof t, sec(ns)); /* the one time format of the outputs */
             mb_run_warn(a->run,
-                        "%s: %.6f s of %s kernels not launched by a %s op with recorded shapes: "
+                        "%s: %s of %s kernels not launched by a %s op with recorded shapes: "
                         "time only, no FLOP/s",
-                        name, sec(ns), cname, c == TR_CLASS_GEMM ? "matmul" : "convolution");
+                        name, t, cname, c == TR_CLASS_GEMM ? "matmul" : "convolution");
         } else if (c == TR_CLASS_OTHER)
             snprintf(name, sizeof name, "other compute");
         else
@@ -1187,7 +1190,7 @@ static int copy_stages(analysis *a, mb_err *err)
         char source[128];
         snprintf(source, sizeof source, "trace: %lld gpu_memset events", ms.count);
         bool sized = ms.sized == ms.count;
-        mb_stage s = {.name = "memset", .component = "membw",
+        mb_stage s = {.name = "memset", .component = "membw", .op = "write",
                       .block_size = sized ? (long long)(ms.bytes / (double)ms.count) : 0,
                       .work = sized ? ms.bytes : sec(ms.ns), .work_unit = sized ? "byte" : "s",
                       .seconds = sec(ms.ns), .count = ms.count, .source = source};
@@ -1229,7 +1232,7 @@ static int host_stages(analysis *a, mb_err *err)
         snprintf(source, sizeof source,
                  "trace: %lld enumerate(DataLoader) annotations; component disk is a guess",
                  st->dataloader_count);
-        mb_stage s = {.name = "dataloading", .component = "disk", .device = "cpu",
+        mb_stage s = {.name = "dataloading", .component = "disk", .device = "cpu", .role = "data",
                       .work = sec(st->dataloader_ns), .work_unit = "s",
                       .seconds = sec(st->dataloader_ns), .count = st->dataloader_count,
                       .source = source};
@@ -1476,6 +1479,8 @@ int tr_analyse(tr_state *st, mb_run *run, mb_err *err)
         rc = copy_stages(&a, err);
     if (rc == MB_OK)
         rc = host_stages(&a, err);
+    if (rc == MB_OK && st->n_devices == 0)
+        rc = tr_cpu_stages(st, run, a.ev, err); /* CPU-only: the host's ops are the step */
     if (rc == MB_OK)
         rc = idle_stages(&a, err);
     if (rc != MB_OK)

@@ -3,6 +3,8 @@
  * json_stream.c). */
 #include "trace.h"
 
+#include "project.h"
+
 int mb_trace_read(const char *path, mb_run *out, mb_err *err)
 {
     return mb_trace_read_with(path, NULL, out, err);
@@ -28,4 +30,46 @@ int mb_trace_dump_with(const char *path, struct tr_rules *rules, FILE *out, mb_e
     (void)out;
     mb_run run;
     return mb_trace_read_with(path, rules, &run, err);
+}
+
+int mb_trace_walk(const char *path, tr_event_fn fn, void *ctx, cJSON **device_props, mb_err *err)
+{
+    (void)fn;
+    (void)ctx;
+    if (device_props)
+        *device_props = NULL;
+    return mb_trace_read_with(path, NULL, &(mb_run){ 0 }, err);
+}
+
+int mb_proj_trace_load(const char *path, mb_proj_trace **out, mb_err *err)
+{
+    *out = NULL;
+    return mb_trace_read_with(path, NULL, &(mb_run){ 0 }, err);
+}
+
+void mb_proj_trace_free(mb_proj_trace *t)
+{
+    (void)t;
+}
+
+const char *mb_proj_trace_device(const mb_proj_trace *t)
+{
+    (void)t;
+    return "";
+}
+
+int mb_proj_trace_steps(const mb_proj_trace *t)
+{
+    (void)t;
+    return 0;
+}
+
+int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_proj_gpu *there,
+                      mb_proj_outcome *out, mb_err *err)
+{
+    (void)t;
+    (void)here;
+    (void)there;
+    (void)out;
+    return mb_errf(err, MB_EUSAGE, "this mlbench was built without zlib: no trace projection");
 }

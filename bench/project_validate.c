@@ -1,0 +1,304 @@
+/* project_validate: the measured error of the kernel-level projection
+ * (harness/analysis/project.h) on paired measurements: the same workloads
+ * timed on two or more GPUs. Each workload measured on GPU A is projected
+ * onto every other GPU B it was measured on, operator by operator, with the
+ * datasheets of configs/hardware on both sides, and compared with what B
+ * measured; next to three baselines: no change, the ratio of FP32 peaks,
+ * the ratio of memory bandwidths.
+ *
+ *   project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload]
+ *
+ * --ceilings: measured figures instead of the datasheets' on both sides
+ * (gpu,fp32_flops,bw_bytes,source; a 0 keeps the datasheet's; rows of one
+ * GPU merge): the "measured target" mode.
+ *
+ * DATA.csv: workload,gpu,op,kind,weight,flops,bytes,ms (bench/data/
+ * neusight_labels.csv, made by bench/neusight_extract.py): one "(step)" row
+ * per workload and GPU with the measured step (end-to-end) time, then its
+ * operators in graph order (kind gemm, memory or other; weight = how many
+ * times the op runs per step). --max-mean: exit 1 when the model's mean
+ * absolute step error exceeds PCT (the figure docs/gap.md states), so CI
+ * notices a model change that makes it worse. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hardware.h"
+#include "project.h"
+
+enum { MAX_OPS = 512, MAX_RUNS = 128, MAX_GPUS = 16, N_METHODS = 4 };
+static const char *const method_names[N_METHODS] = { "model", "no change", "fp32 peak ratio", "bandwidth ratio" };
+
+typedef struct op {
+    char kind[16];
+    double weight, flops, bytes, ms;
+} op;
+
+typedef struct run {
+    char workload[64], gpu[32];
+    double step_ms;
+    op *ops;
+    int n_ops;
+} run;
+
+typedef struct stats {
+    double sum_abs, max_abs, sum_signed, sum_speedup;
+    long n;
+    double op_sum_abs;
+    long op_n;
+} stats;
+
+static int read_csv(const char *path, run *runs, int *n_runs)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        perror(path);
+        return -1;
+    }
+    char line[1024];
+    int lineno = 0;
+    *n_runs = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        if (lineno == 1)
+            continue; /* header */
+        char w[64], g[32], name[128], kind[16];
+        double weight, flops, bytes, ms;
+        if (sscanf(line, "%63[^,],%31[^,],%127[^,],%15[^,],%lf,%lf,%lf,%lf", w, g, name, kind, &weight, &flops,
+                   &bytes, &ms) != 8) {
+            fprintf(stderr, "%s:%d: expected workload,gpu,op,kind,weight,flops,bytes,ms\n", path, lineno);
+            fclose(f);
+            return -1;
+        }
+        if (strcmp(name, "(step)") == 0) {
+            if (*n_runs == MAX_RUNS) {
+                fprintf(stderr, "%s:%d: more than %d runs\n", path, lineno, MAX_RUNS);
+                fclose(f);
+                return -1;
+            }
+            run *r = &runs[(*n_runs)++];
+            memset(r, 0, sizeof *r);
+            snprintf(r->workload, sizeof r->workload, "%s", w);
+            snprintf(r->gpu, sizeof r->gpu, "%s", g);
+            r->step_ms = ms;
+            r->ops = calloc(MAX_OPS, sizeof *r->ops);
+            if (r->ops == NULL) {
+                fclose(f);
+                return -1;
+            }
+            continue;
+        }
+        run *r = *n_runs ? &runs[*n_runs - 1] : NULL;
+        if (r == NULL || strcmp(r->workload, w) || strcmp(r->gpu, g) || r->n_ops == MAX_OPS) {
+            fprintf(stderr, "%s:%d: an operator outside its (step) row's run\n", path, lineno);
+            fclose(f);
+            return -1;
+        }
+        op *o = &r->ops[r->n_ops++];
+        snprintf(o->kind, sizeof o->kind, "%s", kind);
+        o->weight = weight;
+        o->flops = flops;
+        o->bytes = bytes;
+        o->ms = ms;
+    }
+    fclose(f);
+    return 0;
+}
+
+typedef struct ceiling {
+    char gpu[32];
+    double flops, bw;
+} ceiling;
+static ceiling ceilings[MAX_GPUS];
+static int n_ceilings;
+
+static int read_ceilings(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        perror(path);
+        return -1;
+    }
+    char line[512], g[32];
+    double fl, bw;
+    int lineno = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (++lineno == 1)
+            continue;
+        if (sscanf(line, "%31[^,],%lf,%lf", g, &fl, &bw) != 3 || n_ceilings == MAX_GPUS) {
+            fprintf(stderr, "%s:%d: expected gpu,fp32_flops,bw_bytes,source\n", path, lineno);
+            fclose(f);
+            return -1;
+        }
+        ceiling *c = NULL;
+        for (int i = 0; i < n_ceilings; i++)
+            if (strcmp(ceilings[i].gpu, g) == 0)
+                c = &ceilings[i];
+        if (c == NULL) {
+            c = &ceilings[n_ceilings++];
+            snprintf(c->gpu, sizeof c->gpu, "%s", g);
+        }
+        if (fl > 0)
+            c->flops = fl;
+        if (bw > 0)
+            c->bw = bw;
+    }
+    fclose(f);
+    return 0;
+}
+
+static int load_gpu(const char *stem, mb_proj_gpu *g)
+{
+    mb_datasheet *d = NULL;
+    mb_err err = { 0 };
+    int rc = mb_datasheet_find(stem, &d, &err);
+    if (rc == MB_OK)
+        rc = mb_proj_gpu_from_datasheet(d, g, &err);
+    mb_datasheet_free(d);
+    if (rc != MB_OK)
+        fprintf(stderr, "%s: %s\n", stem, err.msg);
+    for (int i = 0; rc == MB_OK && i < n_ceilings; i++)
+        if (strcmp(ceilings[i].gpu, stem) == 0) {
+            if (ceilings[i].flops > 0)
+                g->flops[MB_PM_FP32] = ceilings[i].flops;
+            if (ceilings[i].bw > 0)
+                g->bw = ceilings[i].bw;
+        }
+    return rc;
+}
+
+/* One operator's projected time (seconds): gemm compute-bound by its shapes,
+ * memory-bound ops by their bytes, the rest (views, getitem, size: framework
+ * overhead) kept. */
+static double project_op(const op *o, const mb_proj_gpu *a, const mb_proj_gpu *b)
+{
+    double s = o->ms * 1e-3;
+    if (strcmp(o->kind, "other") == 0)
+        return s;
+    mb_proj_kernel k = { .seconds = s, .flops = o->flops, .bytes = o->bytes, .math = MB_PM_FP32,
+                         .tensor = strcmp(o->kind, "gemm") == 0 };
+    return mb_proj_kernel_time(&k, a, b).seconds;
+}
+
+static void add(stats *st, double pred, double meas, double from)
+{
+    double e = (pred - meas) / meas;
+    st->sum_abs += fabs(e);
+    st->sum_signed += e;
+    st->max_abs = fmax(st->max_abs, fabs(e));
+    /* error of the predicted speed-up from -> there */
+    st->sum_speedup += fabs((from / pred) / (from / meas) - 1);
+    st->n++;
+}
+
+static void print_stats(const char *title, stats *st)
+{
+    printf("%s\n", title);
+    printf("  %-16s %9s %9s %9s %11s %10s\n", "method", "mean|e|", "max|e|", "bias", "speedup|e|", "op mean|e|");
+    for (int m = 0; m < N_METHODS; m++) {
+        const stats *s = &st[m];
+        if (s->n == 0)
+            continue;
+        char opcol[32] = "-";
+        if (s->op_n)
+            snprintf(opcol, sizeof opcol, "%.1f%%", 100 * s->op_sum_abs / (double)s->op_n);
+        printf("  %-16s %8.1f%% %8.1f%% %+8.1f%% %10.1f%% %10s\n", method_names[m], 100 * s->sum_abs / (double)s->n,
+               100 * s->max_abs, 100 * s->sum_signed / (double)s->n, 100 * s->sum_speedup / (double)s->n, opcol);
+    }
+    printf("  (%ld projections)\n", st[0].n);
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = NULL;
+    double max_mean = -1;
+    int per_workload = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--max-mean") == 0 && i + 1 < argc)
+            max_mean = strtod(argv[++i], NULL);
+        else if (strcmp(argv[i], "--ceilings") == 0 && i + 1 < argc) {
+            if (read_ceilings(argv[++i]) != 0)
+                return 2;
+        } else if (strcmp(argv[i], "--per-workload") == 0)
+            per_workload = 1;
+        else if (path == NULL && argv[i][0] != '-')
+            path = argv[i];
+        else {
+            fprintf(stderr, "usage: project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload]\n");
+            return 2;
+        }
+    }
+    if (path == NULL) {
+        fprintf(stderr, "usage: project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload]\n");
+        return 2;
+    }
+    static run runs[MAX_RUNS];
+    int n = 0;
+    if (read_csv(path, runs, &n) != 0)
+        return 2;
+    stats all[N_METHODS] = { 0 };
+    long worse = 0, workloads = 0, worse_than[N_METHODS] = { 0 };
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            run *a = &runs[i], *b = &runs[j];
+            if (i == j || strcmp(a->workload, b->workload) != 0)
+                continue;
+            mb_proj_gpu ga, gb;
+            if (load_gpu(a->gpu, &ga) || load_gpu(b->gpu, &gb))
+                return 2;
+            double sum_a = 0, sum_proj = 0;
+            for (int k = 0; k < a->n_ops; k++) {
+                const op *o = &a->ops[k];
+                double p = project_op(o, &ga, &gb);
+                sum_a += o->weight * o->ms * 1e-3;
+                sum_proj += o->weight * p;
+                /* per operator: the same graph on both GPUs, in the same order */
+                if (a->n_ops == b->n_ops && strcmp(o->kind, "other") != 0 && b->ops[k].ms >= 0.05) {
+                    double meas = b->ops[k].ms * 1e-3;
+                    double base[N_METHODS] = { p, o->ms * 1e-3, o->ms * 1e-3 * ga.flops[MB_PM_FP32] / gb.flops[MB_PM_FP32],
+                                               o->ms * 1e-3 * ga.bw / gb.bw };
+                    for (int m = 0; m < N_METHODS; m++) {
+                        all[m].op_sum_abs += fabs(base[m] - meas) / meas;
+                        all[m].op_n++;
+                    }
+                }
+            }
+            if (sum_a <= 0)
+                continue;
+            double from = a->step_ms * 1e-3, meas = b->step_ms * 1e-3;
+            double pred[N_METHODS] = { from * sum_proj / sum_a, from, from * ga.flops[MB_PM_FP32] / gb.flops[MB_PM_FP32],
+                                       from * ga.bw / gb.bw };
+            double best_base = INFINITY;
+            double model_err = fabs(pred[0] - meas) / meas;
+            for (int m = 0; m < N_METHODS; m++) {
+                add(&all[m], pred[m], meas, from);
+                if (m > 0)
+                    best_base = fmin(best_base, fabs(pred[m] - meas) / meas);
+                if (m > 0 && model_err > fabs(pred[m] - meas) / meas + 1e-12)
+                    worse_than[m]++;
+            }
+            workloads++;
+            if (model_err > best_base + 1e-12)
+                worse++;
+            if (per_workload)
+                printf("%-28s %-15s -> %-15s measured %9.2f ms  model %9.2f ms (%+6.1f%%)  best baseline %5.1f%%\n",
+                       a->workload, a->gpu, b->gpu, b->step_ms, 1e3 * pred[0], 100 * (pred[0] - meas) / meas,
+                       100 * best_base);
+        }
+    printf("kernel-level projection against paired measurements (%s): %s figures on both sides\n", path,
+           n_ceilings ? "measured" : "datasheet");
+    print_stats("per step (end to end), every ordered pair of GPUs that ran the same workload:", all);
+    printf("  the model is worse than the best of the three baselines (chosen per projection) on %ld of %ld\n", worse,
+           workloads);
+    for (int m = 1; m < N_METHODS; m++)
+        printf("  the model is worse than '%s' on %ld of %ld\n", method_names[m], worse_than[m], workloads);
+    for (int i = 0; i < n; i++)
+        free(runs[i].ops);
+    double mean = all[0].n ? 100 * all[0].sum_abs / (double)all[0].n : 0;
+    if (max_mean >= 0 && mean > max_mean) {
+        fprintf(stderr, "project_validate: mean absolute error %.1f%% exceeds %.1f%%\n", mean, max_mean);
+        return 1;
+    }
+    return 0;
+}

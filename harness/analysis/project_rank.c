@@ -1,0 +1,868 @@
+/* project_rank.c: the run projected onto several machines and ranked
+ * (project_rank.h). */
+#include "project_rank.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "analysis_writers.h"
+#include "html_report.h"
+#include "svg.h"
+#include "gap.h"
+#include "hardware.h"
+#include "paths.h"
+#include "reference.h"
+
+static const char *const class_names[MB_PC_N] = { "tensor", "memory", "communication", "host" };
+static const char class_marks[MB_PC_N] = { '#', '=', '~', '.' };
+
+static bool is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static bool is_trace(const mb_run *run)
+{
+    return run->kind && strcmp(run->kind, "pytorch-trace") == 0;
+}
+
+bool mb_rank_wanted(const char *targets, const mb_run *run)
+{
+    if (targets == NULL)
+        return false;
+    return strcmp(targets, "all") == 0 || strchr(targets, ',') != NULL || is_trace(run);
+}
+
+/* ---- the machines ------------------------------------------------------------ */
+
+typedef struct name_list {
+    char **v;
+    int n;
+} name_list;
+
+static int list_add(name_list *l, const char *s, mb_err *err)
+{
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->v[i], s) == 0)
+            return MB_OK; /* a reference and its datasheet's stem may coincide: once */
+    char **v = realloc(l->v, sizeof *v * (size_t)(l->n + 1));
+    if (v == NULL || (v[l->n] = strdup(s)) == NULL) {
+        if (v)
+            l->v = v;
+        return mb_errf(err, MB_ESYS, "out of memory");
+    }
+    l->v = v;
+    l->n++;
+    return MB_OK;
+}
+
+static void list_free(name_list *l)
+{
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* `all`: every reference machine, then every GPU datasheet not already a
+ * reference's, each list sorted. */
+static int list_all(name_list *l, mb_err *err)
+{
+    const char *roots[2] = { mb_reference_root(), NULL };
+    char hw[PATH_MAX];
+    mb_config_path(hw, sizeof hw, "hardware");
+    roots[1] = hw;
+    for (int k = 0; k < 2; k++) {
+        DIR *d = opendir(roots[k]);
+        if (d == NULL)
+            continue;
+        name_list found = { 0 };
+        struct dirent *e;
+        int rc = MB_OK;
+        while ((e = readdir(d)) != NULL && rc == MB_OK) {
+            if (e->d_name[0] == '.')
+                continue;
+            char stem[256];
+            snprintf(stem, sizeof stem, "%s", e->d_name);
+            if (k == 0 && mb_reference_exists(stem))
+                rc = list_add(&found, stem, err);
+            else if (k == 1 && ends_with(stem, ".ini")) {
+                stem[strlen(stem) - 4] = '\0';
+                mb_datasheet *s = NULL;
+                mb_err why = { 0 };
+                if (mb_datasheet_find(stem, &s, &why) == MB_OK && mb_datasheet_is_gpu(s))
+                    rc = list_add(&found, stem, err);
+                mb_datasheet_free(s);
+            }
+        }
+        closedir(d);
+        if (found.n > 1)
+            qsort(found.v, (size_t)found.n, sizeof *found.v, cmp_str);
+        for (int i = 0; i < found.n && rc == MB_OK; i++)
+            rc = list_add(l, found.v[i], err);
+        list_free(&found);
+        if (rc)
+            return rc;
+    }
+    return MB_OK;
+}
+
+static int parse_targets(const char *targets, name_list *l, mb_err *err)
+{
+    if (strcmp(targets, "all") == 0)
+        return list_all(l, err);
+    char *copy = strdup(targets), *save = NULL;
+    if (copy == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    int rc = MB_OK;
+    for (char *t = strtok_r(copy, ",", &save); t && rc == MB_OK; t = strtok_r(NULL, ",", &save)) {
+        while (isspace((unsigned char)*t))
+            t++;
+        if (*t == '\0')
+            continue;
+        rc = strcmp(t, "all") == 0 ? list_all(l, err) : list_add(l, t, err);
+    }
+    free(copy);
+    if (rc == MB_OK && l->n == 0)
+        rc = mb_errf(err, MB_EUSAGE, "--target %s: no machine named", targets);
+    return rc;
+}
+
+/* The best verified rate of GPU cases of `component` (and dtype, when
+ * given), in work units per second; 0 when none. */
+static double best_case(const mb_ceilings *c, const char *component, const char *dtype)
+{
+    double best = 0;
+    for (int i = 0; c && i < c->n_cases; i++) {
+        const mb_case_ref *k = &c->cases[i];
+        if (!k->usable || strcmp(k->component, component) != 0 || (k->device && strcmp(k->device, "gpu") != 0))
+            continue;
+        const char *d = mb_case_param(k, "dtype");
+        if (dtype && (d == NULL || strcmp(d, dtype) != 0))
+            continue;
+        if (k->rate_abs > best)
+            best = k->rate_abs;
+    }
+    return best;
+}
+
+/* Replaces the datasheet figures of g by what `c` measured on that GPU:
+ * memory bandwidth (membw), GEMM math per dtype, the CUDA cores' fp32
+ * (peak). True when any figure was measured. */
+static bool overlay_measured(mb_proj_gpu *g, const mb_ceilings *c)
+{
+    static const char *const dt[MB_PM_N] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp64" };
+    bool any = false;
+    double bw = best_case(c, "membw", NULL);
+    if (bw > 0) {
+        g->bw = bw;
+        any = true;
+    }
+    for (int m = 0; m < MB_PM_N; m++) {
+        double f = best_case(c, "gemm", dt[m]);
+        if (m == MB_PM_FP32)
+            f = fmax(f, best_case(c, "peak", "fp32"));
+        if (f > 0) {
+            g->flops[m] = f;
+            any = true;
+        }
+    }
+    return any;
+}
+
+/* A machine to project onto: its GPU figures for the kernel model, and the
+ * pieces the per-stage model needs. */
+typedef struct machine {
+    char label[96];
+    bool measured;
+    bool have_gpu;
+    char gpu_why[1100];
+    mb_proj_gpu gpu;
+    mb_reference ref;
+    bool is_ref;
+    mb_ceilings results;
+    bool is_results;
+    mb_datasheet *sheet; /* owned when not the reference's */
+} machine;
+
+static void machine_free(machine *m)
+{
+    if (m->is_ref)
+        mb_reference_free(&m->ref);
+    else
+        mb_datasheet_free(m->sheet);
+    if (m->is_results)
+        mb_ceilings_free(&m->results);
+    memset(m, 0, sizeof *m);
+}
+
+static void machine_gpu(machine *m, const mb_datasheet *sheet, const mb_ceilings *measured)
+{
+    mb_err why = { 0 };
+    if (sheet == NULL) {
+        snprintf(m->gpu_why, sizeof m->gpu_why, "no GPU datasheet for this machine");
+        return;
+    }
+    if (!mb_datasheet_is_gpu(sheet)) {
+        snprintf(m->gpu_why, sizeof m->gpu_why, "%s is not a GPU", mb_datasheet_name(sheet));
+        return;
+    }
+    if (mb_proj_gpu_from_datasheet(sheet, &m->gpu, &why)) {
+        snprintf(m->gpu_why, sizeof m->gpu_why, "%s", why.msg);
+        return;
+    }
+    m->have_gpu = true;
+    if (measured)
+        m->measured = overlay_measured(&m->gpu, measured);
+}
+
+static int machine_load(const char *name, const char *phase, machine *m, mb_err *err)
+{
+    memset(m, 0, sizeof *m);
+    if (!is_file(name) && mb_reference_exists(name)) {
+        if (mb_reference_load(name, &m->ref, err) || mb_ceilings_use_phase(&m->ref.measured, phase, err))
+            return err->code;
+        m->is_ref = true;
+        m->sheet = m->ref.sheet;
+        snprintf(m->label, sizeof m->label, "%s", mb_reference_label(&m->ref));
+        machine_gpu(m, m->sheet, &m->ref.measured);
+        return MB_OK;
+    }
+    if (ends_with(name, ".json") || (is_file(name) && !ends_with(name, ".ini"))) {
+        if (mb_ceilings_load(name, &m->results, err) || mb_ceilings_use_phase(&m->results, phase, err))
+            return err->code;
+        m->is_results = true;
+        snprintf(m->label, sizeof m->label, "%s", mb_ceilings_label(&m->results));
+        mb_err why = { 0 };
+        if (mb_datasheet_match(m->results.machine, &m->sheet, &why) != MB_OK)
+            m->sheet = NULL;
+        machine_gpu(m, m->sheet, &m->results);
+        return MB_OK;
+    }
+    mb_err why = { 0 };
+    int rc = is_file(name) ? mb_datasheet_load(name, &m->sheet, &why) : mb_datasheet_find(name, &m->sheet, &why);
+    if (rc)
+        return mb_errf(err, rc == MB_ESYS ? MB_ESYS : MB_EUSAGE,
+                       "--target %s: %s (a target is a results file, a reference machine, a datasheet of "
+                       "configs/hardware, a comma-separated list of them, or all)",
+                       name, why.msg);
+    snprintf(m->label, sizeof m->label, "%s", mb_datasheet_name(m->sheet));
+    machine_gpu(m, m->sheet, NULL);
+    return MB_OK;
+}
+
+/* ---- the per-stage model (stage files) ------------------------------------------- */
+
+static int class_of_component(const char *c)
+{
+    if (c == NULL)
+        return MB_PC_HOST;
+    if (!strcmp(c, "gemm") || !strcmp(c, "conv") || !strcmp(c, "attention") || !strcmp(c, "peak"))
+        return MB_PC_TENSOR;
+    if (!strcmp(c, "membw") || !strcmp(c, "memset"))
+        return MB_PC_MEMORY;
+    if (!strcmp(c, "nccl") || !strcmp(c, "coll") || !strcmp(c, "pcie") || !strcmp(c, "copy") ||
+        !strcmp(c, "p2p"))
+        return MB_PC_COMM;
+    return MB_PC_HOST;
+}
+
+static void stage_split(const mb_gap *g, bool there, double *cls)
+{
+    for (int c = 0; c < MB_PC_N; c++)
+        cls[c] = 0;
+    for (int i = 0; i < g->n; i++) {
+        const mb_gap_stage *s = &g->stages[i];
+        cls[class_of_component(s->stage->component)] +=
+            mb_gap_per_step(g, there ? s->target_seconds : s->exposed);
+    }
+    cls[MB_PC_HOST] += mb_gap_per_step(g, g->unaccounted);
+}
+
+static int per_stage_row(const mb_run *run, const mb_ceilings *here, const mb_ini *matching, machine *m,
+                         mb_rank_row *row, mb_err *err)
+{
+    mb_gap g;
+    memset(&g, 0, sizeof g);
+    int rc = mb_gap_build(run, here, matching, &g, err);
+    if (rc == MB_OK) {
+        if (m->is_ref)
+            rc = mb_gap_project_reference(&g, mb_reference_label(&m->ref), &m->ref.measured, m->ref.sheet,
+                                          matching, err);
+        else if (m->is_results)
+            rc = mb_gap_project_results(&g, &m->results, matching, err);
+        else
+            rc = mb_gap_project_datasheet(&g, m->sheet, mb_datasheet_is_gpu(m->sheet), err);
+    }
+    if (rc == MB_OK) {
+        row->ok = true;
+        row->step = mb_gap_per_step(&g, g.target_total);
+        stage_split(&g, true, row->cls);
+        snprintf(row->source, sizeof row->source, "%s", m->is_ref || m->is_results ? "measured" : "datasheet");
+    }
+    mb_gap_free(&g);
+    return rc;
+}
+
+/* ---- prices ------------------------------------------------------------------------ */
+
+static bool name_is(const mb_rank_row *r, const char *name, size_t n)
+{
+    return (strlen(r->name) == n && strncasecmp(r->name, name, n) == 0) ||
+           (strlen(r->label) == n && strncasecmp(r->label, name, n) == 0);
+}
+
+static int set_price(mb_ranking *r, const char *spec, const char *where, mb_err *err)
+{
+    const char *eq = strrchr(spec, '=');
+    char *end = NULL;
+    double usd = eq ? strtod(eq + 1, &end) : NAN;
+    if (eq == NULL || eq == spec || end == eq + 1 || !isfinite(usd) || usd <= 0 ||
+        (end && *end && !isspace((unsigned char)*end)))
+        return mb_errf(err, MB_EUSAGE, "%s %s: expected NAME=USD_PER_HOUR with a positive price", where, spec);
+    size_t n = (size_t)(eq - spec);
+    while (n > 0 && isspace((unsigned char)spec[n - 1]))
+        n--;
+    for (int i = 0; i < r->n; i++)
+        if (name_is(&r->rows[i], spec, n)) {
+            r->rows[i].price = usd;
+            return MB_OK;
+        }
+    char names[1024] = "";
+    for (int i = 0; i < r->n; i++) {
+        size_t l = strlen(names);
+        snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", r->rows[i].name);
+    }
+    return mb_errf(err, MB_EUSAGE, "%s %.*s: no machine of the ranking has that name (machines: %s)", where,
+                   (int)n, spec, names);
+}
+
+static int read_prices(mb_ranking *r, const char *path, mb_err *err)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return mb_errno(err, MB_EUSAGE, "--prices %s: cannot open", path);
+    char line[512], where[PATH_MAX + 32];
+    int rc = MB_OK, no = 0;
+    while (rc == MB_OK && fgets(line, sizeof line, f)) {
+        no++;
+        char *p = line;
+        while (isspace((unsigned char)*p))
+            p++;
+        p[strcspn(p, "\r\n")] = '\0';
+        if (*p == '\0' || *p == '#' || *p == ';')
+            continue;
+        snprintf(where, sizeof where, "%s:%d:", path, no);
+        rc = set_price(r, p, where, err);
+    }
+    fclose(f);
+    return rc;
+}
+
+/* ---- building ---------------------------------------------------------------------- */
+
+static int add_note(mb_ranking *r, mb_err *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int add_note(mb_ranking *r, mb_err *err, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    char **v = realloc(r->notes, sizeof *v * (size_t)(r->n_notes + 1));
+    if (v == NULL || (v[r->n_notes] = strdup(buf)) == NULL) {
+        if (v)
+            r->notes = v;
+        return mb_errf(err, MB_ESYS, "out of memory");
+    }
+    r->notes = v;
+    r->n_notes++;
+    return MB_OK;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+    const mb_rank_row *x = a, *y = b;
+    if (x->ok != y->ok)
+        return x->ok ? -1 : 1;
+    if (!x->ok)
+        return strcmp(x->name, y->name);
+    return (x->step > y->step) - (x->step < y->step);
+}
+
+/* The trace's GPU, from its datasheet; measured figures only where the
+ * ceilings are of that same GPU. */
+static int here_gpu(const mb_proj_trace *t, const mb_ceilings *here, mb_proj_gpu *sheet_gpu,
+                    mb_proj_gpu *measured_gpu, bool *have_measured, char *label, size_t len, mb_err *err)
+{
+    mb_datasheet *d = NULL, *dc = NULL;
+    mb_err why = { 0 };
+    const char *dev = mb_proj_trace_device(t);
+    if (*dev == '\0')
+        return mb_errf(err, MB_EUSAGE,
+                       "the trace records no GPU (deviceProperties): the kernel-level projection needs the GPU "
+                       "it ran on");
+    if (mb_datasheet_match(dev, &d, &why) != MB_OK)
+        return mb_errf(err, MB_EUSAGE, "the trace ran on %s: %s", dev, why.msg);
+    int rc = mb_proj_gpu_from_datasheet(d, sheet_gpu, err);
+    *measured_gpu = *sheet_gpu;
+    *have_measured = false;
+    if (rc == MB_OK && here && mb_datasheet_match(here->machine, &dc, &why) == MB_OK &&
+        strcmp(mb_datasheet_file(dc), mb_datasheet_file(d)) == 0)
+        *have_measured = overlay_measured(measured_gpu, here);
+    snprintf(label, len, "%s", dev);
+    mb_datasheet_free(d);
+    mb_datasheet_free(dc);
+    return rc;
+}
+
+static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list *names, const mb_rank_opts *o,
+                       mb_ranking *r, mb_err *err)
+{
+    mb_proj_trace *t = NULL;
+    mb_proj_gpu h_sheet, h_meas;
+    bool have_meas = false;
+    mb_proj_outcome base;
+    int rc = mb_proj_trace_load(run_path, &t, err);
+    if (rc == MB_OK)
+        rc = here_gpu(t, here, &h_sheet, &h_meas, &have_meas, r->here, sizeof r->here, err);
+    if (rc == MB_OK)
+        rc = mb_proj_trace_run(t, &h_sheet, NULL, &base, err);
+    if (rc) {
+        mb_proj_trace_free(t);
+        return rc;
+    }
+    snprintf(r->here_source, sizeof r->here_source, "%s", have_meas ? "measured" : "datasheet");
+    r->here_step = base.here.step;
+    memcpy(r->here_cls, base.here.cls, sizeof r->here_cls);
+    r->steps = base.steps;
+    for (int i = 0; i < names->n && rc == MB_OK; i++) {
+        mb_rank_row *row = &r->rows[r->n++];
+        machine m;
+        snprintf(row->name, sizeof row->name, "%s", names->v[i]);
+        snprintf(row->model, sizeof row->model, "kernel");
+        rc = machine_load(names->v[i], o->phase, &m, err);
+        if (rc)
+            break;
+        snprintf(row->label, sizeof row->label, "%s", m.label);
+        if (!m.have_gpu) {
+            snprintf(row->note, sizeof row->note, "not projected: %s", m.gpu_why);
+        } else {
+            /* like with like: a measured target against what was measured here */
+            const mb_proj_gpu *hg = m.measured && have_meas ? &h_meas : &h_sheet;
+            mb_proj_gpu there = m.gpu;
+            if (m.measured && !have_meas) /* nothing measured here: both from datasheets */
+                machine_gpu(&m, m.sheet, NULL), there = m.gpu;
+            mb_proj_outcome out;
+            rc = mb_proj_trace_run(t, hg, &there, &out, err);
+            if (rc == MB_OK) {
+                row->ok = true;
+                row->step = out.there.step;
+                memcpy(row->cls, out.there.cls, sizeof row->cls);
+                snprintf(row->source, sizeof row->source, "%s", m.measured && have_meas ? "measured" : "datasheet");
+                r->kernels = out.kernels / (out.steps > 0 ? out.steps : 1);
+                r->with_shapes = out.with_shapes / (out.steps > 0 ? out.steps : 1);
+                if (out.no_peak > 0)
+                    snprintf(row->note, sizeof row->note,
+                             "%lld kernels per step kept their time: the datasheet has no peak for their math",
+                             out.no_peak / (out.steps > 0 ? out.steps : 1));
+            }
+        }
+        machine_free(&m);
+    }
+    mb_proj_trace_free(t);
+    return rc;
+}
+
+static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *matching, name_list *names,
+                      const mb_rank_opts *o, mb_ranking *r, mb_err *err)
+{
+    mb_gap g;
+    memset(&g, 0, sizeof g);
+    int rc = mb_gap_build(run, here, matching, &g, err);
+    if (rc)
+        return rc;
+    snprintf(r->here, sizeof r->here, "%s", mb_ceilings_label(here));
+    snprintf(r->here_source, sizeof r->here_source, "measured");
+    r->here_step = mb_gap_per_step(&g, g.total);
+    stage_split(&g, false, r->here_cls);
+    r->steps = g.steps;
+    mb_gap_free(&g);
+    for (int i = 0; i < names->n && rc == MB_OK; i++) {
+        mb_rank_row *row = &r->rows[r->n++];
+        machine m;
+        snprintf(row->name, sizeof row->name, "%s", names->v[i]);
+        snprintf(row->model, sizeof row->model, "per-stage");
+        rc = machine_load(names->v[i], o->phase, &m, err);
+        if (rc)
+            break;
+        snprintf(row->label, sizeof row->label, "%s", m.label);
+        mb_err why = { 0 };
+        if (per_stage_row(run, here, matching, &m, row, &why) != MB_OK)
+            snprintf(row->note, sizeof row->note, "not projected: %s", why.msg);
+        machine_free(&m);
+    }
+    return rc;
+}
+
+int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *here, const mb_ini *matching,
+                  const mb_rank_opts *o, mb_ranking *r, mb_err *err)
+{
+    memset(r, 0, sizeof *r);
+    name_list names = { 0 };
+    int rc = parse_targets(o->targets, &names, err);
+    if (rc == MB_OK && (r->rows = calloc((size_t)names.n + 1, sizeof *r->rows)) == NULL)
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+    r->epoch_steps = o->epoch_steps;
+    if (rc == MB_OK) {
+        bool kernel = is_trace(run);
+        snprintf(r->model, sizeof r->model, "%s", kernel ? "kernel" : "per-stage");
+        rc = kernel ? kernel_rows(run_path, here, &names, o, r, err)
+                    : stage_rows(run, here, matching, &names, o, r, err);
+    }
+    list_free(&names);
+    if (rc == MB_OK && r->n > 1)
+        qsort(r->rows, (size_t)r->n, sizeof *r->rows, cmp_row);
+    for (int i = 0; rc == MB_OK && i < o->n_prices; i++)
+        rc = set_price(r, o->prices[i], "--price", err);
+    if (rc == MB_OK && o->prices_file)
+        rc = read_prices(r, o->prices_file, err);
+    if (rc == MB_OK && strcmp(r->model, "kernel") == 0)
+        rc = add_note(r, err,
+                      "kernel-level model: each GPU kernel scaled by what bounds it (Habitat's roofline exponent "
+                      "from its FLOPs/bytes against the target's ridge point; %lld of %lld kernels per step have "
+                      "recorded shapes, the others count as compute-bound for matmul/conv/attention and "
+                      "memory-bound otherwise), its grid's waves on the target's SMs; kernels of %.0f us or less "
+                      "keep their time (latency-bound)",
+                      r->with_shapes, r->kernels, MB_PROJ_LATENCY_S * 1e6);
+    if (rc == MB_OK && strcmp(r->model, "kernel") == 0)
+        rc = add_note(r, err,
+                      "the step re-laid on the target's timeline: host calls keep their durations and the gaps "
+                      "between them, kernels their stream order and launch, syncs wait for what they waited for "
+                      "here; host-to-device copies scale by PCIe, collectives by NVLink (kept when a datasheet "
+                      "lacks the figure)");
+    if (rc == MB_OK && strcmp(r->model, "per-stage") == 0)
+        rc = add_note(r, err,
+                      "per-stage model (a stage file has no kernels): each stage scaled by one ratio of the "
+                      "target's ceiling or datasheet figure to the one here, hidden time stays hidden; its error "
+                      "has not been measured against a second machine");
+    if (rc == MB_OK && strcmp(r->model, "kernel") == 0)
+        rc = add_note(r, err,
+                      "expected error of a projected step: %.0f%% mean absolute with datasheet figures, %.0f%% with "
+                      "measured ceilings (paired public measurements of 6 GPUs, bench/project_validate; docs/gap.md)",
+                      MB_RANK_EXPECTED_ERROR_DATASHEET_PCT, MB_RANK_EXPECTED_ERROR_MEASURED_PCT);
+    if (rc == MB_OK)
+        rc = add_note(r, err,
+                      "'measured': the target's and this machine's measured ceilings (reference machines, results "
+                      "files); 'datasheet': datasheet figures on both sides, so the ratio compares like with like");
+    return rc;
+}
+
+void mb_rank_free(mb_ranking *r)
+{
+    free(r->rows);
+    for (int i = 0; i < r->n_notes; i++)
+        free(r->notes[i]);
+    free(r->notes);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- output --------------------------------------------------------------------------- */
+
+static void fmt_usd(char *buf, size_t len, double usd)
+{
+    if (usd <= 0 || !isfinite(usd))
+        snprintf(buf, len, "-");
+    else if (usd >= 100)
+        snprintf(buf, len, "$%.0f", usd);
+    else if (usd >= 0.01)
+        snprintf(buf, len, "$%.3g", usd);
+    else
+        snprintf(buf, len, "$%.2g", usd); /* %g keeps 3 significant digits of small sums */
+}
+
+/* A bar of `w` characters for cls scaled to `max`, one mark per class. */
+static void bar(char *buf, int w, const double *cls, double max)
+{
+    int at = 0;
+    double acc = 0;
+    for (int c = 0; c < MB_PC_N; c++) {
+        acc += cls[c];
+        int upto = max > 0 ? (int)lround(w * acc / max) : 0;
+        while (at < upto && at < w)
+            buf[at++] = class_marks[c];
+    }
+    buf[at] = '\0';
+}
+
+static void print_wrapped(FILE *o, const char *lead, const char *text)
+{
+    enum { COLS = 120 };
+    int indent = (int)strlen(lead), col = indent;
+    fputs(lead, o);
+    for (const char *p = text; *p;) {
+        while (*p == ' ')
+            p++;
+        const char *e = p;
+        while (*e && *e != ' ')
+            e++;
+        int wl = (int)(e - p);
+        if (col > indent && col + 1 + wl > COLS) {
+            fprintf(o, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', o);
+            col++;
+        }
+        while (wl > COLS - col && COLS - col > 8) { /* a path longer than a line */
+            int part = COLS - col;
+            fwrite(p, 1, (size_t)part, o);
+            fprintf(o, "\n%*s", indent, "");
+            col = indent;
+            p += part;
+            wl -= part;
+        }
+        fwrite(p, 1, (size_t)wl, o);
+        col += wl;
+        p = e;
+    }
+    fputc('\n', o);
+}
+
+static void rank_text(FILE *o, const mb_ranking *r, bool md)
+{
+    bool prices = false;
+    double max = r->here_step;
+    for (int i = 0; i < r->n; i++) {
+        prices |= r->rows[i].price > 0;
+        if (r->rows[i].ok && r->rows[i].step > max)
+            max = r->rows[i].step;
+    }
+    const int bw = prices ? 16 : 30;
+    char hs[32];
+    mb_fmt_seconds(hs, sizeof hs, r->here_step);
+    fprintf(o, md ? "\n## Machines ranked by projected step time\n\n" : "\nmachines ranked by projected step time\n");
+    char lead[512];
+    snprintf(lead, sizeof lead, "%s model; here: %s (%s), %s per step (mean of %d); bar: %c tensor-core math, %c "
+             "memory-bound, %c communication, %c host (GPU idle)",
+             strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage", r->here, r->here_source, hs,
+             r->steps, class_marks[0], class_marks[1], class_marks[2], class_marks[3]);
+    print_wrapped(o, md ? "" : "  ", lead);
+    if (md)
+        fputc('\n', o);
+    const char *fmt_head = md ? "| # | machine | from | step | vs here |%s bar |\n" : "  %-3s %-34s %-9s %9s %8s %s\n";
+    if (md) {
+        fprintf(o, fmt_head, prices ? " $/h | $/1k steps | $/epoch |" : "");
+        fprintf(o, "| ---: | --- | --- | ---: | ---: |%s --- |\n", prices ? " ---: | ---: | ---: |" : "");
+    } else {
+        fprintf(o, "  %-3s %-34s %-9s %9s %8s", "#", "machine", "from", "step", "vs here");
+        if (prices)
+            fprintf(o, " %7s %10s %9s", "$/h", "$/1k steps", "$/epoch");
+        fprintf(o, "  %s\n", "step split");
+    }
+    char b[64], st[32], sp[32], ph[24], pk[24], pe[24];
+    bar(b, bw, r->here_cls, max);
+    if (md)
+        fprintf(o, "| - | %s (here) | %s | %s | 1.00x |%s `%s` |\n", r->here, r->here_source, hs,
+                prices ? " | | |" : "", b);
+    else {
+        fprintf(o, "  %-3s %-34.34s %-9s %9s %8s", "-", r->here, r->here_source, hs, "1.00x");
+        if (prices)
+            fprintf(o, " %7s %10s %9s", "", "", "");
+        fprintf(o, "  %s\n", b);
+    }
+    for (int i = 0; i < r->n; i++) {
+        const mb_rank_row *w = &r->rows[i];
+        char num[16];
+        snprintf(num, sizeof num, "%d", i + 1);
+        if (!w->ok) {
+            if (md)
+                fprintf(o, "| - | %s | | | |%s %s |\n", w->label[0] ? w->label : w->name, prices ? " | | |" : "",
+                        w->note);
+            else
+                fprintf(o, "  %-3s %-34.34s %s\n", "-", w->label[0] ? w->label : w->name, "not projected (note below)");
+            continue;
+        }
+        mb_fmt_seconds(st, sizeof st, w->step);
+        snprintf(sp, sizeof sp, "%.2fx", w->step > 0 ? r->here_step / w->step : 0);
+        bar(b, bw, w->cls, max);
+        fmt_usd(ph, sizeof ph, w->price);
+        fmt_usd(pk, sizeof pk, w->price / 3600 * w->step * 1000);
+        fmt_usd(pe, sizeof pe, r->epoch_steps > 0 ? w->price / 3600 * w->step * (double)r->epoch_steps : 0);
+        if (md) {
+            fprintf(o, "| %s | %s | %s | %s | %s |", num, w->label, w->source, st, sp);
+            if (prices)
+                fprintf(o, " %s | %s | %s |", ph, pk, pe);
+            fprintf(o, " `%s` |\n", b);
+        } else {
+            fprintf(o, "  %-3s %-34.34s %-9s %9s %8s", num, w->label, w->source, st, sp);
+            if (prices)
+                fprintf(o, " %7s %10s %9s", ph, pk, pe);
+            fprintf(o, "  %s\n", b);
+        }
+    }
+    for (int i = 0; i < r->n; i++)
+        if (r->rows[i].note[0]) {
+            snprintf(lead, sizeof lead, md ? "- %.40s: " : "  note, %.40s: ",
+                     r->rows[i].label[0] ? r->rows[i].label : r->rows[i].name);
+            print_wrapped(o, lead, r->rows[i].note);
+        }
+    fprintf(o, md ? "\nAssumptions:\n\n" : "  assumptions:\n");
+    for (int i = 0; i < r->n_notes; i++)
+        print_wrapped(o, md ? "- " : "  - ", r->notes[i]);
+}
+
+int mb_rank_text(const mb_ranking *r, bool md, char **text, mb_err *err)
+{
+    size_t len = 0;
+    *text = NULL;
+    FILE *o = open_memstream(text, &len);
+    if (o == NULL)
+        return mb_errno(err, MB_ESYS, "open_memstream");
+    rank_text(o, r, md);
+    if (fclose(o) != 0) {
+        free(*text);
+        *text = NULL;
+        return mb_errno(err, MB_ESYS, "formatting the ranking");
+    }
+    return MB_OK;
+}
+
+static cJSON *split_json(const double *cls)
+{
+    cJSON *s = cJSON_CreateObject();
+    for (int c = 0; c < MB_PC_N; c++)
+        cJSON_AddNumberToObject(s, class_names[c], cls[c]);
+    return s;
+}
+
+cJSON *mb_rank_json(const mb_ranking *r)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "model", r->model);
+    cJSON *h = cJSON_AddObjectToObject(doc, "here");
+    cJSON_AddStringToObject(h, "machine", r->here);
+    cJSON_AddStringToObject(h, "figures", r->here_source);
+    cJSON_AddNumberToObject(h, "step_seconds", r->here_step);
+    cJSON_AddItemToObject(h, "split_seconds", split_json(r->here_cls));
+    cJSON_AddNumberToObject(doc, "steps", r->steps);
+    cJSON *rows = cJSON_AddArrayToObject(doc, "ranking");
+    for (int i = 0; i < r->n; i++) {
+        const mb_rank_row *w = &r->rows[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "target", w->name);
+        cJSON_AddStringToObject(o, "machine", w->label);
+        cJSON_AddStringToObject(o, "model", w->model);
+        cJSON_AddBoolToObject(o, "projected", w->ok);
+        if (w->ok) {
+            cJSON_AddStringToObject(o, "figures", w->source);
+            cJSON_AddNumberToObject(o, "step_seconds", w->step);
+            cJSON_AddNumberToObject(o, "speedup", w->step > 0 ? r->here_step / w->step : 0);
+            cJSON_AddItemToObject(o, "split_seconds", split_json(w->cls));
+        }
+        if (w->price > 0) {
+            cJSON_AddNumberToObject(o, "usd_per_hour", w->price);
+            if (w->ok) {
+                cJSON_AddNumberToObject(o, "usd_per_step", w->price / 3600 * w->step);
+                if (r->epoch_steps > 0)
+                    cJSON_AddNumberToObject(o, "usd_per_epoch", w->price / 3600 * w->step * (double)r->epoch_steps);
+            }
+        }
+        if (w->note[0])
+            cJSON_AddStringToObject(o, "note", w->note);
+        cJSON_AddItemToArray(rows, o);
+    }
+    cJSON *e = cJSON_AddObjectToObject(doc, "expected_error_pct");
+    if (strcmp(r->model, "kernel") == 0) { /* mean absolute error of a step (bench/project_validate) */
+        cJSON_AddNumberToObject(e, "datasheet", MB_RANK_EXPECTED_ERROR_DATASHEET_PCT);
+        cJSON_AddNumberToObject(e, "measured", MB_RANK_EXPECTED_ERROR_MEASURED_PCT);
+    } else {
+        cJSON_AddNullToObject(e, "datasheet");
+        cJSON_AddNullToObject(e, "measured");
+    }
+    cJSON *a = cJSON_AddArrayToObject(doc, "assumptions");
+    for (int i = 0; i < r->n_notes; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateString(r->notes[i]));
+    return doc;
+}
+
+/* ---- HTML ------------------------------------------------------------------------------- */
+
+/* One stacked bar per machine (here first), split by class, on one time
+ * axis; then the assumptions. */
+void mb_rank_html(FILE *o, const mb_ranking *r)
+{
+    int n = r->n + 1;
+    double max = r->here_step;
+    for (int i = 0; i < r->n; i++)
+        if (r->rows[i].ok && r->rows[i].step > max)
+            max = r->rows[i].step;
+    fputs("<h2>Machines ranked by projected step time</h2>\n", o);
+    mb_chart c;
+    char title[256];
+    snprintf(title, sizeof title, "Step time projected onto each machine (%s model), split by what bounds it",
+             strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage");
+    mb_chart_begin(&c, o, "machines", title, MB_HTML_WIDTH, 60 + 26.0 * n + 44, 300, 44);
+    c.x = (mb_scale){ 0, max > 0 ? max * 1e3 : 1, c.left, c.right, false };
+    mb_scale_nice(&c.x);
+    const char *names[MB_PC_N] = { "tensor-core math", "memory-bound", "communication", "host (GPU idle)" };
+    int cols[MB_PC_N] = { 0, 1, 2, 3 };
+    mb_chart_legend(&c, MB_PC_N, names, cols);
+    mb_chart_x_axis(&c, "milliseconds per step");
+    for (int i = 0; i < n; i++) {
+        const double *cls = i == 0 ? r->here_cls : r->rows[i - 1].cls;
+        char label[160];
+        if (i == 0)
+            snprintf(label, sizeof label, "%.120s (here)", r->here);
+        else
+            snprintf(label, sizeof label, "%d. %.120s%s", i, r->rows[i - 1].label, r->rows[i - 1].ok ? "" : " (not projected)");
+        mb_chart_category(&c, i, n, label);
+        if (i > 0 && !r->rows[i - 1].ok)
+            continue;
+        double at = 0;
+        for (int k = 0; k < MB_PC_N; k++) {
+            if (!(cls[k] > 0))
+                continue;
+            char t[256], s[32];
+            mb_fmt_seconds(s, sizeof s, cls[k]);
+            snprintf(t, sizeof t, "%s: %s", names[k], s);
+            mb_chart_bar(&c, i, n, 0, 1, at * 1e3, (at + cls[k]) * 1e3, k, t);
+            at += cls[k];
+        }
+    }
+    mb_chart_end(&c);
+    fputs("<ul>\n", o);
+    for (int i = 0; i < r->n; i++)
+        if (r->rows[i].note[0]) {
+            fputs("<li>", o);
+            mb_html_escape(o, r->rows[i].label);
+            fputs(": ", o);
+            mb_html_escape(o, r->rows[i].note);
+            fputs("</li>\n", o);
+        }
+    for (int i = 0; i < r->n_notes; i++) {
+        fputs("<li>", o);
+        mb_html_escape(o, r->notes[i]);
+        fputs("</li>\n", o);
+    }
+    fputs("</ul>\n", o);
+}

@@ -1,0 +1,82 @@
+/* project_rank.h: `mlbench gap --target LIST|all`: the run projected onto
+ * several machines, ranked by step time and, with prices, by cost.
+ *
+ * A PyTorch trace is projected kernel by kernel (project.h); a stage file
+ * keeps the per-stage model of gap.c (each stage scaled by one ratio), and
+ * the output says which model made each row. Machines: the datasheets of
+ * configs/hardware (kind gpu), the reference machines of results/reference
+ * (their measured ceilings over their datasheet), and results files. */
+#ifndef MB_PROJECT_RANK_H
+#define MB_PROJECT_RANK_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "ceilings.h"
+#include "gapconfig.h"
+#include "mb.h"
+#include "project.h"
+#include "stages.h"
+
+typedef struct mb_rank_opts {
+    const char *targets;          /* "all", or names/paths separated by commas */
+    const char *const *prices;    /* "NAME=USD_PER_HOUR" */
+    int n_prices;
+    const char *prices_file;      /* lines NAME = USD_PER_HOUR (# ; comments) */
+    long long epoch_steps;        /* steps per epoch, 0 = not given */
+    const char *phase;            /* ceiling phase of measured compute cases */
+} mb_rank_opts;
+
+typedef struct mb_rank_row {
+    char name[64];        /* what --target named: a datasheet stem, reference name or file */
+    char label[96];       /* the machine */
+    char source[16];      /* "datasheet" | "measured" */
+    char model[16];       /* "kernel" | "per-stage" */
+    bool ok;
+    char note[1200];      /* why not projected, or what the row lacks */
+    double step;          /* projected seconds per step */
+    double cls[MB_PC_N];  /* of which, by class */
+    double price;         /* USD per hour, 0 = none */
+} mb_rank_row;
+
+typedef struct mb_ranking {
+    char here[128];       /* the machine the run ran on */
+    char here_source[16];
+    char model[16];       /* "kernel" | "per-stage" */
+    double here_step;
+    double here_cls[MB_PC_N];
+    int steps;
+    long long epoch_steps;
+    long long kernels, with_shapes;
+    mb_rank_row *rows;    /* ranked: fastest first, rows that failed last */
+    int n;
+    char **notes;
+    int n_notes;
+} mb_ranking;
+
+/* Whether --target asks for the ranking (a list or `all`) rather than one machine. */
+bool mb_rank_wanted(const char *targets, const mb_run *run);
+
+/* Builds the ranking of `run` (read from run_path) against `here` (the
+ * ceilings of the machine that ran it). MB_EUSAGE on an unknown target, a
+ * malformed price, or a price naming no machine of the ranking. */
+int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *here, const mb_ini *matching,
+                  const mb_rank_opts *o, mb_ranking *out, mb_err *err);
+void mb_rank_free(mb_ranking *r);
+
+/* Text (table or md, 120 columns) and JSON of the ranking. */
+int mb_rank_text(const mb_ranking *r, bool md, char **text, mb_err *err);
+cJSON *mb_rank_json(const mb_ranking *r);
+/* The HTML section: one stacked bar per machine, the notes. */
+void mb_rank_html(FILE *o, const mb_ranking *r);
+
+/* The measured error of the kernel-level projection of a step: mean
+ * absolute % error over 180 projections of 62 (workload, GPU) runs of
+ * NeuSight's paired public measurements (bench/project_validate,
+ * docs/gap.md), with datasheet figures and with measured ceilings. */
+#define MB_RANK_EXPECTED_ERROR_DATASHEET_PCT 31.2
+#define MB_RANK_EXPECTED_ERROR_MEASURED_PCT 14.8
+
+#endif

@@ -1,0 +1,671 @@
+/* project_trace.c: a Kineto trace, kernel by kernel, for the projection
+ * (project.h). One pass of the trace reader (mb_trace_walk) keeps each GPU
+ * event with its grid, block and stream, each launch and sync call, each
+ * profiler step, and the FLOPs or bytes of ops with recorded shapes by their
+ * External id (a kernel carries its op's). Then, per step, the events go
+ * through the kernel model and the timeline re-lay. */
+#include "project.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+
+typedef struct pt_gpu {
+    int64_t ts, dur, stream, corr, ext;
+    int cls, math, dir;
+    double blocks, threads;
+    double flops, bytes; /* the kernel's share of its op's */
+} pt_gpu;
+
+typedef struct pt_host {
+    int64_t thread, ts, dur, corr;
+    int kind; /* MB_PE_LAUNCH / MB_PE_SYNC */
+} pt_host;
+
+typedef struct pt_op {
+    int64_t ext;
+    double flops, bytes;
+    int dtype;
+} pt_op;
+
+struct mb_proj_trace {
+    pt_gpu *gpu;
+    size_t n_gpu, cap_gpu;
+    pt_host *host;
+    size_t n_host, cap_host;
+    pt_op *ops;
+    size_t n_ops, cap_ops;
+    int64_t *steps; /* [start, end) pairs */
+    size_t n_steps, cap_steps;
+    char device[128];
+    double max_threads_per_sm;
+};
+
+static bool grow(void **data, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 256;
+    while (c < need)
+        c *= 2;
+    void *d = realloc(*data, c * elem);
+    if (d == NULL)
+        return false;
+    *data = d;
+    *cap = c;
+    return true;
+}
+
+/* The math a kernel's name says it runs (cuBLAS/cuDNN/CUTLASS spell the
+ * dtypes into their names); -1 when it says none. */
+static int math_of_name(const char *n)
+{
+    static const struct {
+        const char *needle;
+        int math;
+    } hints[] = {
+        { "e4m3", MB_PM_FP8 }, { "e5m2", MB_PM_FP8 },  { "fp8", MB_PM_FP8 },   { "bf16", MB_PM_BF16 },
+        { "bfloat16", MB_PM_BF16 }, { "tf32", MB_PM_TF32 }, { "imma", MB_PM_INT8 }, { "i8i8", MB_PM_INT8 },
+        { "f16", MB_PM_FP16 }, { "half", MB_PM_FP16 },  { "hgemm", MB_PM_FP16 }, { "h884", MB_PM_FP16 },
+        { "h1688", MB_PM_FP16 }, { "h16816", MB_PM_FP16 }, { "s1688", MB_PM_TF32 }, { "s16816", MB_PM_TF32 },
+        { "dgemm", MB_PM_FP64 }, { "sgemm", MB_PM_FP32 }, { "scudnn", MB_PM_FP32 },
+    };
+    for (size_t i = 0; i < sizeof hints / sizeof *hints; i++)
+        if (strstr(n, hints[i].needle))
+            return hints[i].math;
+    return -1;
+}
+
+static int math_of_dtype(int dtype_index)
+{
+    const char *d = tr_dtype_name(dtype_index);
+    if (d == NULL)
+        return -1;
+    static const char *const names[MB_PM_N] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp64" };
+    for (int m = 0; m < MB_PM_N; m++)
+        if (strcmp(d, names[m]) == 0)
+            return m;
+    return -1;
+}
+
+static int keep_gpu(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
+{
+    if (!grow((void **)&t->gpu, &t->cap_gpu, t->n_gpu + 1, sizeof *t->gpu))
+        return mb_errf(err, MB_ESYS, "out of memory");
+    pt_gpu *g = &t->gpu[t->n_gpu++];
+    memset(g, 0, sizeof *g);
+    g->ts = v->ts;
+    g->dur = v->dur;
+    /* one lane per (device, stream): two GPUs' stream 7 are two queues */
+    g->stream = (int64_t)((uint64_t)(v->device >= 0 ? v->device : 0) * 1000003ULL ^ (uint64_t)v->stream);
+    g->corr = v->corr;
+    g->ext = v->ext_id;
+    g->cls = v->cls;
+    g->dir = v->kind == TR_V_MEMCPY ? v->copy_dir : -1;
+    g->math = v->kind == TR_V_KERNEL ? math_of_name(v->name) : -1;
+    if (v->grid[0] > 0)
+        g->blocks = (double)v->grid[0] * (double)(v->grid[1] > 0 ? v->grid[1] : 1) *
+                    (double)(v->grid[2] > 0 ? v->grid[2] : 1);
+    if (v->block[0] > 0)
+        g->threads = (double)v->block[0] * (double)(v->block[1] > 0 ? v->block[1] : 1) *
+                     (double)(v->block[2] > 0 ? v->block[2] : 1);
+    if (v->kind != TR_V_KERNEL && v->bytes > 0)
+        g->bytes = v->bytes;
+    return MB_OK;
+}
+
+static int keep_host(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
+{
+    if (!grow((void **)&t->host, &t->cap_host, t->n_host + 1, sizeof *t->host))
+        return mb_errf(err, MB_ESYS, "out of memory");
+    t->host[t->n_host++] = (pt_host){ .thread = v->thread, .ts = v->ts, .dur = v->dur, .corr = v->corr,
+                                      .kind = v->kind == TR_V_LAUNCH ? MB_PE_LAUNCH : MB_PE_SYNC };
+    return MB_OK;
+}
+
+/* Attention ops: FLOPs from the query and key shapes (mb_proj_sdpa_flops),
+ * bytes: Q, K, V and the output once. aten::scaled_dot_product_* ops take
+ * [b, h, l, d] tensors; the aten::_flash_attention_* and
+ * _efficient_attention_* ops they call (whose External id the kernels
+ * carry) take [b, l, h, d]. A backward op's first input is the output's
+ * gradient: query and key follow it. The causal flag is not read (recorded
+ * under different argument positions by each variant): full attention is
+ * counted, twice the work of a causal one. */
+static bool sdpa_work(const tr_event_view *v, double *flops, double *bytes)
+{
+    bool sdpa = strstr(v->name, "scaled_dot_product") != NULL;
+    bool inner = strstr(v->name, "_flash_attention_") != NULL || strstr(v->name, "_efficient_attention_") != NULL;
+    if (!sdpa && !inner)
+        return false;
+    bool backward = strstr(v->name, "backward") != NULL;
+    int q = backward ? 1 : 0, k = q + 1;
+    const tr_shapes *sh = v->sh;
+    if (sh->n_tensors <= k || sh->rank[q] != 4 || sh->rank[k] != 4)
+        return false;
+    const int64_t *qd = sh->dims[q], *kd = sh->dims[k];
+    double b = (double)qd[0], d = (double)qd[3];
+    double h = (double)(sdpa ? qd[1] : qd[2]), l = (double)(sdpa ? qd[2] : qd[1]), s = (double)(sdpa ? kd[2] : kd[1]);
+    int esize = sh->n_types > q ? tr_dtype_bytes(sh->types[q]) : 0;
+    *flops = mb_proj_sdpa_flops(b, h, l, s, d, backward, false);
+    *bytes = (esize > 0 ? esize : 2) * (2 * b * h * l * d + 2 * b * h * s * d);
+    return *flops > 0;
+}
+
+/* FLOPs (matmul/conv/attention) or bytes (memory-bound ops) of an op with shapes. */
+static int keep_op(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
+{
+    if (v->ext_id < 0 || v->sh->n_tensors == 0)
+        return MB_OK;
+    int kind = tr_op_kind(v->name);
+    double flops = 0, bytes = 0;
+    const char *why;
+    if (sdpa_work(v, &flops, &bytes)) {
+        kind = TR_OP_GEMM;
+    } else if (kind == TR_OP_GEMM || kind == TR_OP_CONV) {
+        if (!tr_op_flops(v->name, v->sh, &flops, &why))
+            return MB_OK;
+        if (!tr_op_bytes(TR_MOP_OUT, v->sh, &bytes, &why))
+            bytes = 0;
+    } else if (strncmp(v->name, "aten::", 6) == 0) {
+        int model = tr_classify(v->rules, TR_SET_MEMOP, v->name, strlen(v->name));
+        if (model == TR_MOP_NONE || !tr_op_bytes(model, v->sh, &bytes, &why))
+            return MB_OK;
+    } else {
+        return MB_OK;
+    }
+    if (!grow((void **)&t->ops, &t->cap_ops, t->n_ops + 1, sizeof *t->ops))
+        return mb_errf(err, MB_ESYS, "out of memory");
+    int dtype = 0;
+    for (int i = 0; i < v->sh->n_types && dtype == 0; i++)
+        dtype = tr_dtype_index(tr_dtype_of_torch(v->sh->types[i]));
+    t->ops[t->n_ops++] = (pt_op){ .ext = v->ext_id, .flops = flops, .bytes = bytes, .dtype = dtype };
+    return MB_OK;
+}
+
+static int on_event(void *ctx, const tr_event_view *v, mb_err *err)
+{
+    mb_proj_trace *t = ctx;
+    switch (v->kind) {
+    case TR_V_KERNEL:
+    case TR_V_MEMCPY:
+    case TR_V_MEMSET:
+        return keep_gpu(t, v, err);
+    case TR_V_LAUNCH:
+    case TR_V_SYNC:
+        return keep_host(t, v, err);
+    case TR_V_CPU_OP:
+        return keep_op(t, v, err);
+    case TR_V_STEP:
+        if (!grow((void **)&t->steps, &t->cap_steps, (t->n_steps + 1) * 2, sizeof *t->steps))
+            return mb_errf(err, MB_ESYS, "out of memory");
+        t->steps[t->n_steps * 2] = v->ts;
+        t->steps[t->n_steps * 2 + 1] = v->ts + v->dur;
+        t->n_steps++;
+        return MB_OK;
+    default:
+        return MB_OK;
+    }
+}
+
+/* qsort and bsearch take no NULL array, not even an empty one. */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, size, cmp);
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+    int64_t x = ((const pt_op *)a)->ext, y = ((const pt_op *)b)->ext;
+    return (x > y) - (x < y);
+}
+
+static int cmp_gpu_ext(const void *a, const void *b)
+{
+    const pt_gpu *x = a, *y = b;
+    if (x->ext != y->ext)
+        return (x->ext > y->ext) - (x->ext < y->ext);
+    return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+static int cmp_gpu_ts(const void *a, const void *b)
+{
+    int64_t x = ((const pt_gpu *)a)->ts, y = ((const pt_gpu *)b)->ts;
+    return (x > y) - (x < y);
+}
+
+static int cmp_host_ts(const void *a, const void *b)
+{
+    int64_t x = ((const pt_host *)a)->ts, y = ((const pt_host *)b)->ts;
+    return (x > y) - (x < y);
+}
+
+static int cmp_step(const void *a, const void *b)
+{
+    int64_t x = ((const int64_t *)a)[0], y = ((const int64_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
+/* Each kernel takes its op's FLOPs and bytes in proportion to its time among
+ * the op's kernels (an op may launch several), and the op's dtype where its
+ * name says none. */
+static void attribute_ops(mb_proj_trace *t)
+{
+    sort(t->ops, t->n_ops, sizeof *t->ops, cmp_op);
+    sort(t->gpu, t->n_gpu, sizeof *t->gpu, cmp_gpu_ext);
+    for (size_t i = 0; i < t->n_gpu;) {
+        size_t j = i;
+        int64_t sum = 0;
+        while (j < t->n_gpu && t->gpu[j].ext == t->gpu[i].ext) {
+            if (t->gpu[j].dir < 0 && t->gpu[j].cls != TR_CLASS_MEMSET)
+                sum += t->gpu[j].dur;
+            j++;
+        }
+        pt_op key = { .ext = t->gpu[i].ext };
+        const pt_op *op =
+            t->gpu[i].ext >= 0 && t->n_ops > 0 ? bsearch(&key, t->ops, t->n_ops, sizeof *t->ops, cmp_op) : NULL;
+        for (size_t k = i; op && sum > 0 && k < j; k++) {
+            pt_gpu *g = &t->gpu[k];
+            if (g->dir >= 0 || g->cls == TR_CLASS_MEMSET)
+                continue;
+            double share = (double)g->dur / (double)sum;
+            g->flops = op->flops * share;
+            g->bytes = op->bytes * share;
+            if (g->math < 0)
+                g->math = math_of_dtype(op->dtype);
+        }
+        i = j;
+    }
+    sort(t->gpu, t->n_gpu, sizeof *t->gpu, cmp_gpu_ts);
+    sort(t->host, t->n_host, sizeof *t->host, cmp_host_ts);
+    sort(t->steps, t->n_steps, 2 * sizeof *t->steps, cmp_step);
+}
+
+static void read_device(mb_proj_trace *t, const cJSON *props)
+{
+    const cJSON *d = cJSON_IsArray(props) ? cJSON_GetArrayItem(props, 0) : NULL;
+    const cJSON *name = d ? cJSON_GetObjectItemCaseSensitive(d, "name") : NULL;
+    const cJSON *mt = d ? cJSON_GetObjectItemCaseSensitive(d, "maxThreadsPerMultiprocessor") : NULL;
+    if (cJSON_IsString(name))
+        snprintf(t->device, sizeof t->device, "%s", name->valuestring);
+    if (cJSON_IsNumber(mt) && mt->valuedouble > 0)
+        t->max_threads_per_sm = mt->valuedouble;
+}
+
+int mb_proj_trace_load(const char *path, mb_proj_trace **out, mb_err *err)
+{
+    *out = NULL;
+    mb_proj_trace *t = calloc(1, sizeof *t);
+    cJSON *props = NULL;
+    if (t == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    int rc = mb_trace_walk(path, on_event, t, &props, err);
+    if (rc == MB_OK && t->n_gpu == 0)
+        rc = mb_errf(err, MB_EUSAGE, "%s: no GPU kernels in the trace: nothing to project kernel by kernel", path);
+    if (rc != MB_OK) {
+        cJSON_Delete(props);
+        mb_proj_trace_free(t);
+        return rc;
+    }
+    read_device(t, props);
+    cJSON_Delete(props);
+    attribute_ops(t);
+    *out = t;
+    return MB_OK;
+}
+
+void mb_proj_trace_free(mb_proj_trace *t)
+{
+    if (t == NULL)
+        return;
+    free(t->gpu);
+    free(t->host);
+    free(t->ops);
+    free(t->steps);
+    free(t);
+}
+
+const char *mb_proj_trace_device(const mb_proj_trace *t)
+{
+    return t ? t->device : "";
+}
+
+int mb_proj_trace_steps(const mb_proj_trace *t)
+{
+    return t && t->n_steps > 0 ? (int)t->n_steps : 1;
+}
+
+/* ---- projecting one step ------------------------------------------------------ */
+
+static int class_of(const pt_gpu *g)
+{
+    if (g->cls == TR_CLASS_NCCL || g->dir == TR_DIR_H2D || g->dir == TR_DIR_D2H || g->dir == TR_DIR_P2P)
+        return MB_PC_COMM;
+    if (g->cls == TR_CLASS_GEMM || g->cls == TR_CLASS_CONV)
+        return MB_PC_TENSOR;
+    return MB_PC_MEMORY;
+}
+
+static bool is_tensor_kernel(const pt_gpu *g, const tr_rules *r)
+{
+    if (g->cls == TR_CLASS_GEMM || g->cls == TR_CLASS_CONV)
+        return true;
+    return g->cls >= TR_CLASS_FIXED && g->cls < r->n_classes && strcmp(r->class_names[g->cls], "attention") == 0;
+}
+
+/* A copy or collective scales by its link; a kernel by the model. */
+static double project_gpu(const pt_gpu *g, bool tensor, const mb_proj_gpu *here, const mb_proj_gpu *there,
+                          mb_proj_outcome *o)
+{
+    double s = (double)g->dur * 1e-9;
+    if (there == NULL)
+        return s;
+    if (g->dir == TR_DIR_H2D || g->dir == TR_DIR_D2H)
+        return here->pcie_bw > 0 && there->pcie_bw > 0 ? s * here->pcie_bw / there->pcie_bw : s;
+    if (g->cls == TR_CLASS_NCCL)
+        return here->nvlink_bw > 0 && there->nvlink_bw > 0 ? s * here->nvlink_bw / there->nvlink_bw : s;
+    if (g->dir >= 0 || g->cls == TR_CLASS_MEMSET)
+        return s * here->bw / there->bw;
+    mb_proj_kernel k = { .seconds = s, .flops = g->flops, .bytes = g->bytes, .tensor = tensor,
+                         .math = g->math >= 0 ? g->math : MB_PM_FP32, .blocks = g->blocks, .threads = g->threads };
+    mb_proj_result r = mb_proj_kernel_time(&k, here, there);
+    o->kernels++;
+    o->with_shapes += g->flops > 0 || g->bytes > 0;
+    o->latency_bound += r.bound == MB_PB_LATENCY;
+    o->compute_bound += r.bound == MB_PB_COMPUTE;
+    o->memory_bound += r.bound == MB_PB_MEMORY;
+    o->no_peak += r.no_peak;
+    return r.seconds;
+}
+
+typedef struct lane_map {
+    int64_t key[256];
+    int n;
+} lane_map;
+
+/* A small index for a thread or stream (lanes past 255 share the last). */
+static int lane_of(lane_map *m, int64_t key)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->key[i] == key)
+            return i;
+    if (m->n < 256)
+        m->key[m->n++] = key;
+    return m->n - 1;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Seconds the intervals [start, end) of the GPU events cover together. */
+static double busy_of(const mb_proj_event *ev, int n, bool projected, int64_t *tmp)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (ev[i].kind == MB_PE_GPU) {
+            double s = projected ? ev[i].new_start : ev[i].start, e = projected ? ev[i].new_end : ev[i].end;
+            tmp[2 * m] = (int64_t)llround(s * 1e9);
+            tmp[2 * m + 1] = (int64_t)llround(e * 1e9);
+            m++;
+        }
+    sort(tmp, (size_t)m, 2 * sizeof *tmp, cmp_i64);
+    double busy = 0;
+    int64_t cur_s = 0, cur_e = INT64_MIN;
+    for (int i = 0; i < m; i++) {
+        if (tmp[2 * i] > cur_e) {
+            if (cur_e > cur_s)
+                busy += (double)(cur_e - cur_s);
+            cur_s = tmp[2 * i];
+            cur_e = tmp[2 * i + 1];
+        } else if (tmp[2 * i + 1] > cur_e) {
+            cur_e = tmp[2 * i + 1];
+        }
+    }
+    if (cur_e > cur_s)
+        busy += (double)(cur_e - cur_s);
+    return busy * 1e-9;
+}
+
+/* Splits a step: the GPU's busy time by class in proportion to the class's
+ * kernel time, the rest of the step is host (the GPU idle). */
+static void split_step(mb_proj_step_split *sp, double step, double busy, const double *cls_sum)
+{
+    double sum = cls_sum[MB_PC_TENSOR] + cls_sum[MB_PC_MEMORY] + cls_sum[MB_PC_COMM];
+    busy = fmin(busy, step);
+    sp->step += step;
+    sp->gpu_busy += busy;
+    for (int c = 0; c < MB_PC_HOST; c++)
+        sp->cls[c] += sum > 0 ? busy * cls_sum[c] / sum : 0;
+    sp->cls[MB_PC_HOST] += step - busy;
+}
+
+typedef struct step_work {
+    mb_proj_event *ev;
+    size_t cap_ev;
+    double *proj;   /* projected seconds of GPU events */
+    int *cls;       /* class of GPU events */
+    int64_t *corr;  /* (correlation, event index) pairs of the step's launches */
+    int64_t *tmp;
+    size_t cap;
+} step_work;
+
+static int work_reserve(step_work *w, size_t need, mb_err *err)
+{
+    if (need <= w->cap)
+        return MB_OK;
+    size_t c = need + need / 2 + 16;
+    mb_proj_event *ev = realloc(w->ev, c * sizeof *ev);
+    if (ev)
+        w->ev = ev;
+    double *proj = realloc(w->proj, c * sizeof *proj);
+    if (proj)
+        w->proj = proj;
+    int *cls = realloc(w->cls, c * sizeof *cls);
+    if (cls)
+        w->cls = cls;
+    int64_t *corr = realloc(w->corr, c * 2 * sizeof *corr);
+    if (corr)
+        w->corr = corr;
+    int64_t *tmp = realloc(w->tmp, c * 2 * sizeof *tmp);
+    if (tmp)
+        w->tmp = tmp;
+    if (!ev || !proj || !cls || !corr || !tmp)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    w->cap = c;
+    return MB_OK;
+}
+
+static void work_free(step_work *w)
+{
+    free(w->ev);
+    free(w->proj);
+    free(w->cls);
+    free(w->corr);
+    free(w->tmp);
+}
+
+/* The index of the step's launch event with correlation id corr, -1. */
+static int launch_of(const step_work *w, int n_launch, int64_t corr)
+{
+    if (corr < 0)
+        return -1;
+    int lo = 0, hi = n_launch - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        int64_t c = w->corr[2 * mid];
+        if (c == corr)
+            return (int)w->corr[2 * mid + 1];
+        if (c < corr)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
+
+/* The first host call / GPU event at or after ts (both arrays are sorted
+ * by start). */
+static size_t first_host(const mb_proj_trace *t, int64_t ts)
+{
+    size_t lo = 0, hi = t->n_host;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->host[mid].ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static size_t first_gpu(const mb_proj_trace *t, int64_t ts)
+{
+    size_t lo = 0, hi = t->n_gpu;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->gpu[mid].ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The events of one step: its host calls, then the GPU events they launched
+ * (or, without a recorded launch, that start in the step). */
+static int gather_step(const mb_proj_trace *t, int64_t t0, int64_t t1, int64_t blocking_ns, const tr_rules *rules,
+                       const mb_proj_gpu *here, const mb_proj_gpu *there, step_work *w, mb_proj_outcome *o,
+                       int *n_out, int *n_lanes, mb_err *err)
+{
+    if (work_reserve(w, t->n_gpu + t->n_host + 1, err))
+        return err->code;
+    lane_map threads = { .n = 0 }, streams = { .n = 0 };
+    int n = 0, n_launch = 0;
+    for (size_t i = first_host(t, t0); i < t->n_host && t->host[i].ts < t1; i++) {
+        const pt_host *h = &t->host[i];
+        w->ev[n] = (mb_proj_event){ .kind = h->kind, .lane = lane_of(&threads, h->thread), .launch = -1,
+                                    .start = (double)(h->ts - t0) * 1e-9,
+                                    .end = (double)(h->ts + h->dur - t0) * 1e-9,
+                                    .blocking = h->kind == MB_PE_LAUNCH && h->dur > blocking_ns };
+        w->cls[n] = -1;
+        if (h->kind == MB_PE_LAUNCH && h->corr >= 0) {
+            w->corr[2 * n_launch] = h->corr;
+            w->corr[2 * n_launch + 1] = n;
+            n_launch++;
+        }
+        n++;
+    }
+    sort(w->corr, (size_t)n_launch, 2 * sizeof *w->corr, cmp_i64);
+    /* a kernel starts after its launch, so at t0 or later; one launched in
+     * the step may start after it ends, behind queued work: kernels up to
+     * one step length past the end are looked at */
+    int64_t horizon = t1 + (t1 - t0);
+    for (size_t i = first_gpu(t, t0); i < t->n_gpu && t->gpu[i].ts < horizon; i++) {
+        const pt_gpu *g = &t->gpu[i];
+        int launch = launch_of(w, n_launch, g->corr);
+        if (launch < 0 && (g->ts < t0 || g->ts >= t1))
+            continue;
+        w->proj[n] = project_gpu(g, is_tensor_kernel(g, rules), here, there, o);
+        w->cls[n] = class_of(g);
+        w->ev[n] = (mb_proj_event){ .kind = MB_PE_GPU, .lane = lane_of(&streams, g->stream), .launch = launch,
+                                    .start = (double)(g->ts - t0) * 1e-9,
+                                    .end = (double)(g->ts + g->dur - t0) * 1e-9 };
+        n++;
+    }
+    *n_out = n;
+    *n_lanes = threads.n > streams.n ? threads.n : streams.n;
+    if (*n_lanes < 1)
+        *n_lanes = 1;
+    return MB_OK;
+}
+
+/* Re-lays the step with the GPU durations `measured` (true: as here) or
+ * projected, and adds its split to sp. */
+static int relay_step(step_work *w, int n, int n_lanes, double step, bool measured, mb_proj_step_split *sp,
+                      mb_err *err)
+{
+    double cls_sum[MB_PC_N] = { 0 }, end;
+    for (int i = 0; i < n; i++)
+        if (w->ev[i].kind == MB_PE_GPU) {
+            w->ev[i].new_seconds = measured ? w->ev[i].end - w->ev[i].start : w->proj[i];
+            cls_sum[w->cls[i]] += w->ev[i].new_seconds;
+        }
+    if (mb_proj_relay(w->ev, n, n_lanes, step, &end, err))
+        return err->code;
+    split_step(sp, end, busy_of(w->ev, n, true, w->tmp), cls_sum);
+    return MB_OK;
+}
+
+/* A launch call longer than this waited for room in the launch queue (the
+ * GPU is behind): 10x the trace's median launch, at least 50 us. */
+static int64_t blocking_launch_ns(const mb_proj_trace *t)
+{
+    size_t n = 0;
+    int64_t *d = malloc((t->n_host + 1) * sizeof *d);
+    if (d == NULL)
+        return INT64_MAX; /* no launch counts as blocking: the plain model */
+    for (size_t i = 0; i < t->n_host; i++)
+        if (t->host[i].kind == MB_PE_LAUNCH)
+            d[n++] = t->host[i].dur;
+    sort(d, n, sizeof *d, cmp_i64);
+    int64_t median = n ? d[n / 2] : 0;
+    free(d);
+    return median * 10 > 50000 ? median * 10 : 50000;
+}
+
+int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_proj_gpu *there,
+                      mb_proj_outcome *out, mb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    tr_rules rules;
+    memset(&rules, 0, sizeof rules);
+    step_work w = { 0 };
+    int rc = tr_rules_load(&rules, NULL, err);
+    if (rc)
+        return rc;
+    mb_proj_gpu here_adj = *here;
+    if (here_adj.max_threads_per_sm == 0)
+        here_adj.max_threads_per_sm = t->max_threads_per_sm;
+    /* no steps: the trace's whole span is one */
+    int64_t whole[2] = { INT64_MAX, INT64_MIN };
+    for (size_t i = 0; i < t->n_gpu; i++) {
+        whole[0] = t->gpu[i].ts < whole[0] ? t->gpu[i].ts : whole[0];
+        whole[1] = t->gpu[i].ts + t->gpu[i].dur > whole[1] ? t->gpu[i].ts + t->gpu[i].dur : whole[1];
+    }
+    for (size_t i = 0; i < t->n_host; i++) {
+        whole[0] = t->host[i].ts < whole[0] ? t->host[i].ts : whole[0];
+        whole[1] = t->host[i].ts + t->host[i].dur > whole[1] ? t->host[i].ts + t->host[i].dur : whole[1];
+    }
+    whole[1]++;
+    int64_t blocking_ns = blocking_launch_ns(t);
+    const int64_t *steps = t->n_steps > 0 ? t->steps : whole;
+    int n_steps = t->n_steps > 0 ? (int)t->n_steps : 1;
+    for (int s = 0; s < n_steps && rc == MB_OK; s++) {
+        int n = 0, n_lanes = 1;
+        int64_t t0 = steps[2 * s], t1 = steps[2 * s + 1];
+        double step = (double)(t1 - t0) * 1e-9;
+        rc = gather_step(t, t0, t1, blocking_ns, &rules, &here_adj, there ? there : &here_adj, &w, out, &n,
+                         &n_lanes, err);
+        if (rc == MB_OK)
+            rc = relay_step(&w, n, n_lanes, step, true, &out->here, err);
+        if (rc == MB_OK)
+            rc = relay_step(&w, n, n_lanes, step, there == NULL, &out->there, err);
+    }
+    out->steps = n_steps;
+    for (int side = 0; side < 2; side++) {
+        mb_proj_step_split *sp = side ? &out->there : &out->here;
+        sp->step /= n_steps;
+        sp->gpu_busy /= n_steps;
+        for (int c = 0; c < MB_PC_N; c++)
+            sp->cls[c] /= n_steps;
+    }
+    work_free(&w);
+    tr_rules_free(&rules);
+    return rc;
+}

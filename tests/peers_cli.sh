@@ -1,0 +1,122 @@
+#!/bin/sh
+# peers_cli.sh: scripts/peers refuses what it cannot do, reads STREAM's
+# output with known answers, and runs its disk and stream comparisons end to
+# end on small sizes (one ratio per case, nothing left behind). The ratios
+# themselves are not checked (a shared CI machine is too noisy); docs/disk.md
+# and docs/cpu.md have measured ones.
+# Environment (tests/CMakeLists.txt): $MLBENCH, $SRC, $WORK.
+set -u
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+[ -x "${MLBENCH:-}" ] || fail "MLBENCH is not an executable: '${MLBENCH:-}'"
+rm -rf "$WORK"
+mkdir -p "$WORK" || fail "cannot create $WORK"
+cd "$WORK" || exit 1
+PEERS="$SRC/scripts/peers"
+
+# STREAM is not packaged: without stream.c the script says where it is published and stops.
+python3 "$PEERS" --mlbench "$MLBENCH" --only stream > out.txt 2> err.txt
+[ $? -eq 2 ] || fail "--only stream without --stream-c: expected exit 2"
+grep -q "www.cs.virginia.edu/stream" err.txt || fail "no pointer to McCalpin's site: $(cat err.txt)"
+python3 "$PEERS" --mlbench "$MLBENCH" --only stream --stream-c "$WORK/none.c" > out.txt 2> err.txt
+[ $? -eq 2 ] || fail "--stream-c of a missing file: expected exit 2"
+grep -q "no such file" err.txt || fail "missing stream.c not named: $(cat err.txt)"
+python3 "$PEERS" --mlbench "$MLBENCH" --pairs 2 > out.txt 2> err.txt
+[ $? -eq 2 ] || fail "--pairs 2: expected exit 2"
+python3 "$PEERS" --mlbench "$MLBENCH" --only tape > out.txt 2> err.txt
+[ $? -eq 2 ] || fail "--only tape: expected exit 2"
+
+# STREAM's output format, known answers (MB/s -> GB/s), and a run that did not validate.
+python3 - "$PEERS" <<'PYEOF' || fail "parse_stream"
+import importlib.machinery, sys
+peers = importlib.machinery.SourceFileLoader("peers", sys.argv[1]).load_module()
+text = """-------------------------------------------------------------
+Function    Best Rate MB/s  Avg time     Min time     Max time
+Copy:           12345.6     0.021800     0.021743     0.021900
+Scale:          11000.0     0.024500     0.024403     0.024600
+Add:            13000.5     0.031000     0.030969     0.031100
+Triad:          13500.0     0.030000     0.029822     0.030100
+-------------------------------------------------------------
+Solution Validates: avg error less than 1.000000e-13 on all three arrays
+"""
+got = peers.parse_stream(text)
+want = {"copy": 12.3456, "scale": 11.0, "add": 13.0005, "triad": 13.5}
+assert got.keys() == want.keys() and all(abs(got[k] - want[k]) < 1e-9 for k in want), got
+try:
+    peers.parse_stream(text.replace("Solution Validates", "Failed Validation"))
+    raise SystemExit("a run that did not validate was accepted")
+except ValueError:
+    pass
+try:
+    peers.parse_stream("Copy: 1.0 2 3 4\n")
+    raise SystemExit("output without all four kernels was accepted")
+except ValueError:
+    pass
+assert peers.ratio([2.0, 3.0, 10.0], [1.0, 3.0, 4.0]) == 2.0
+print("ok: parse_stream, ratio")
+PYEOF
+
+# Disk end to end, where fio is installed: calibration, three pairs, a JSON
+# row with both ratios and the peer's exact command line, nothing left behind.
+if command -v fio > /dev/null 2>&1; then
+    python3 "$PEERS" --mlbench "$MLBENCH" --only disk --filter 'pread 4k' --dir "$WORK" --size 64m \
+        --reps 1 --min-time 0.05 --runtime 0.3 --ramp 0 --json disk.json > out.txt 2> err.txt
+    status=$?
+    cat out.txt
+    [ $status -eq 0 ] || { cat err.txt; fail "peers --only disk exited with $status"; }
+    python3 - disk.json <<'PYEOF' || fail "disk.json is not as expected"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert len(rows) == 1, rows
+r = rows[0]
+if "error" in r:
+    # a file system without O_DIRECT (tmpfs): the reason is given
+    assert "skipped" in r["error"] or "O_DIRECT" in r["error"], r
+else:
+    assert len(r["rates"]["mlbench"]) == 3 and len(r["rates"]["fio default"]) == 3, r
+    assert r["ratios"]["vs fio default"] > 0 and r["ratios"]["vs fio best"] > 0, r
+    assert r["peer_commands"]["fio default"].startswith("fio ") and "--readonly" in r["peer_commands"]["fio best"]
+print("ok: disk row")
+PYEOF
+fi
+
+# STREAM end to end with a stand-in stream.c that prints STREAM's format
+# (the real one is not here): built with the flags, paired with mlbench.
+cat > fake_stream.c <<'CEOF'
+#include <stdio.h>
+int main(void)
+{
+#ifndef STREAM_ARRAY_SIZE
+#error "STREAM_ARRAY_SIZE must be set by the script"
+#endif
+    printf("Function    Best Rate MB/s  Avg time     Min time     Max time\n");
+    printf("Copy:           10000.0     0.1 0.1 0.1\nScale:          10000.0     0.1 0.1 0.1\n");
+    printf("Add:            10000.0     0.1 0.1 0.1\nTriad:          10000.0     0.1 0.1 0.1\n");
+    printf("Solution Validates: avg error less than 1.000000e-13 on all three arrays\n");
+    return 0;
+}
+CEOF
+python3 "$PEERS" --mlbench "$MLBENCH" --only stream --stream-c fake_stream.c --stream-elements 1048576 \
+    --reps 1 --min-time 0.05 --json stream.json > out.txt 2> err.txt
+status=$?
+cat out.txt
+[ $status -eq 0 ] || { cat err.txt; fail "peers --only stream exited with $status"; }
+python3 - stream.json <<'PYEOF' || fail "stream.json is not as expected"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [r["case"].split()[0] for r in rows] == ["copy", "scale", "add", "triad"], rows
+for r in rows:
+    assert r["rates"]["STREAM"] == [10.0, 10.0, 10.0], r
+    assert abs(r["ratios"]["vs STREAM"] - sorted(x / 10.0 for x in r["rates"]["mlbench"])[1]) < 1e-12, r
+    assert "-O3 -march=native -fopenmp" in r["peer_commands"]["build"], r
+print("ok: stream rows")
+PYEOF
+
+left=$(find "$WORK" -name 'mlbench-disk-*' -o -name 'mlbench-kept-*' -o -name 'mlbench-peers-*' 2>/dev/null)
+[ -z "$left" ] || fail "left behind: $left"
+echo "ok: nothing left behind"
+exit 0

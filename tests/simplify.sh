@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# scripts/mlbench_simplify.py with real PyTorch (tests/simplify_test.py):
+# designed pipelines, the disk ceiling on this file system, the random-read
+# trap, honest stubs, and a CPU trace of this torch through `mlbench gap`.
+# Needs Debian's python3-torch (scripts/setup.sh's test dependencies): without
+# it the test skips (77), and fails when CI is set.
+set -uo pipefail
+: "${MLBENCH:?} ${SRC:?} ${WORK:?}"
+PY=/usr/bin/python3   # Debian's Python: the one that sees python3-torch
+if ! "$PY" -c 'import torch' 2>/dev/null; then
+  echo "python3-torch is not installed (scripts/setup.sh installs it)"
+  [ -n "${CI:-}" ] && exit 1
+  exit 77
+fi
+rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
+export PYTHONPATH="$SRC/scripts:$SRC/tests" PYTHONDONTWRITEBYTECODE=1 MLBENCH SRC WORK
+cd "$WORK" && "$PY" -m unittest -v simplify_test 2>&1

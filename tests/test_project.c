@@ -1,0 +1,410 @@
+/* The kernel-level projection (harness/analysis/project.h): waves, blocks
+ * per SM, the roofline exponent, one kernel's projected time, the step
+ * re-laid on the target's timeline, and a synthetic trace read kernel by
+ * kernel. Every expected value is worked out by hand in the comments. Needs
+ * MLBENCH_CONFIG_DIR (set by ctest) for the trace rules and datasheets. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "hardware.h"
+#include "project.h"
+
+#define CLOSE(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fmax(1, fabs((double)(b))))
+
+static void test_waves(void **s)
+{
+    (void)s;
+    assert_true(mb_proj_waves(264, 2, 132) == 1); /* exactly one full wave */
+    assert_true(mb_proj_waves(265, 2, 132) == 2); /* one block more: a second, nearly empty wave */
+    assert_true(mb_proj_waves(10, 1, 132) == 1);  /* a partial wave still takes one */
+    assert_true(mb_proj_waves(0, 1, 132) == 1);
+    assert_true(mb_proj_waves(1000, 8, 100) == 2);
+}
+
+static void test_resident(void **s)
+{
+    (void)s;
+    assert_true(mb_proj_resident(256, 2048) == 8);
+    assert_true(mb_proj_resident(1024, 1536) == 1); /* 1.5 blocks do not fit: one */
+    assert_true(mb_proj_resident(32, 2048) == 32);  /* 64 by threads, 32 by the block limit */
+    assert_true(mb_proj_resident(0, 2048) == 1);    /* unknown block size */
+}
+
+static void test_gamma(void **s)
+{
+    (void)s;
+    CLOSE(mb_proj_gamma(0, 1e6, 100), 1);     /* no math: memory-bound */
+    CLOSE(mb_proj_gamma(1e9, 0, 100), 0);     /* math, no bytes: compute-bound */
+    CLOSE(mb_proj_gamma(50, 1, 100), 0.75);   /* I = R/2: 1 - 0.5 x 0.5 */
+    CLOSE(mb_proj_gamma(100, 1, 100), 0.5);   /* at the ridge, from both sides */
+    CLOSE(mb_proj_gamma(200, 1, 100), 0.25);  /* I = 2R: 0.5 x R / I */
+    CLOSE(mb_proj_gamma(1e6, 1, 100), 5e-5);
+}
+
+static void test_sdpa_flops(void **s)
+{
+    (void)s;
+    /* b=2, h=16, l=s=1024, d=64: Q K^T and P V are 2 x 2*16*1024*1024*64 */
+    double one = 2.0 * 2 * 16 * 1024 * 1024 * 64;
+    CLOSE(mb_proj_sdpa_flops(2, 16, 1024, 1024, 64, false, false), 2 * one);
+    CLOSE(mb_proj_sdpa_flops(2, 16, 1024, 1024, 64, true, false), 5 * one);
+    CLOSE(mb_proj_sdpa_flops(2, 16, 1024, 1024, 64, false, true), one);
+}
+
+static mb_proj_gpu gpu(double sms, double fp32, double bf16, double bw_gbps, double mt)
+{
+    mb_proj_gpu g;
+    memset(&g, 0, sizeof g);
+    g.sms = sms;
+    g.flops[MB_PM_FP32] = fp32 * 1e12;
+    g.flops[MB_PM_BF16] = bf16 * 1e12;
+    g.bw = bw_gbps * 1e9;
+    g.max_threads_per_sm = mt;
+    return g;
+}
+
+static void test_kernel_memory_bound(void **s)
+{
+    (void)s;
+    mb_proj_gpu here = gpu(100, 10, 100, 1000, 2048), there = gpu(100, 10, 100, 2000, 2048);
+    mb_proj_kernel k = { .seconds = 1e-3, .bytes = 1e6, .blocks = 1e5, .threads = 256 };
+    mb_proj_result r = mb_proj_kernel_time(&k, &here, &there);
+    CLOSE(r.gamma, 1);
+    CLOSE(r.seconds, 0.5e-3); /* twice the bandwidth, half the time */
+    assert_int_equal(r.bound, MB_PB_MEMORY);
+}
+
+static void test_kernel_compute_waves(void **s)
+{
+    (void)s;
+    /* bf16 matmul without shapes: compute-bound. Here 100 SMs, 100 TFLOP/s
+     * (1 per SM); there 200 SMs, 400 (2 per SM). 100000 blocks of 256
+     * threads, 8 per SM: 125 waves here, ceil(100000/1600) = 63 there.
+     * C = 63/125 x 1/2 = 0.252. */
+    mb_proj_gpu here = gpu(100, 10, 100, 1000, 2048), there = gpu(200, 20, 400, 1000, 2048);
+    mb_proj_kernel k = { .seconds = 1e-3, .tensor = true, .math = MB_PM_BF16, .blocks = 1e5, .threads = 256 };
+    mb_proj_result r = mb_proj_kernel_time(&k, &here, &there);
+    CLOSE(r.gamma, 0);
+    CLOSE(r.waves_here, 125);
+    CLOSE(r.waves_there, 63);
+    CLOSE(r.seconds, 0.252e-3);
+    assert_int_equal(r.bound, MB_PB_COMPUTE);
+}
+
+static void test_kernel_wave_quantization(void **s)
+{
+    (void)s;
+    /* 132 blocks of 1024 threads (one per SM) fill one wave on 132 SMs; on
+     * 114 SMs of the same per-SM rate they need two: twice the time,
+     * although the peak ratio alone says 1.16x. */
+    mb_proj_gpu here = gpu(132, 66, 132, 3000, 1024), there = gpu(114, 57, 114, 3000, 1024);
+    mb_proj_kernel k = { .seconds = 1e-3, .tensor = true, .math = MB_PM_BF16, .blocks = 132, .threads = 1024 };
+    mb_proj_result r = mb_proj_kernel_time(&k, &here, &there);
+    CLOSE(r.waves_here, 1);
+    CLOSE(r.waves_there, 2);
+    CLOSE(r.seconds, 2e-3);
+}
+
+static void test_kernel_roofline_mix(void **s)
+{
+    (void)s;
+    /* 1e9 FLOPs over 1e7 bytes: I = 100 against the target's ridge
+     * 400e12 / 2e12 = 200, so g = 1 - 0.5 x 100/200 = 0.75. Memory ratio
+     * 1000/2000 = 0.5; compute: many waves (SM ratio 100/100) x per-SM
+     * 1/4 = 0.25. T = 1 ms x 0.5^0.75 x 0.25^0.25. */
+    mb_proj_gpu here = gpu(100, 10, 100, 1000, 2048), there = gpu(100, 10, 400, 2000, 2048);
+    mb_proj_kernel k = { .seconds = 1e-3, .flops = 1e9, .bytes = 1e7, .tensor = true, .math = MB_PM_BF16 };
+    mb_proj_result r = mb_proj_kernel_time(&k, &here, &there);
+    CLOSE(r.gamma, 0.75);
+    CLOSE(r.seconds, 1e-3 * pow(0.5, 0.75) * pow(0.25, 0.25));
+}
+
+static void test_kernel_latency_and_no_peak(void **s)
+{
+    (void)s;
+    mb_proj_gpu here = gpu(100, 10, 100, 1000, 2048), there = gpu(200, 20, 0, 4000, 2048);
+    mb_proj_kernel tiny = { .seconds = 3e-6, .bytes = 1e3 };
+    mb_proj_result r = mb_proj_kernel_time(&tiny, &here, &there);
+    CLOSE(r.seconds, 3e-6); /* launch-bound either way */
+    assert_int_equal(r.bound, MB_PB_LATENCY);
+    mb_proj_kernel mm = { .seconds = 1e-3, .tensor = true, .math = MB_PM_BF16 };
+    r = mb_proj_kernel_time(&mm, &here, &there);
+    assert_true(r.no_peak); /* no bf16 figure there: kept, never scaled by fp32 */
+    CLOSE(r.seconds, 1e-3);
+}
+
+/* One host thread, one stream (times in seconds from the step's start):
+ *   L1 launch [0, 0.01]      K1 [0.02, 1.02]
+ *   S1 sync   [0.05, 1.03]   waits for K1, returns 0.01 after it
+ *   L2 launch [1.10, 1.11]   K2 [1.12, 2.12]
+ *   S2 sync   [1.15, 2.13]   waits for K2
+ *   the step ends at 2.20
+ * GPU-bound here. With K1, K2 at 0.1 s: K1 0.02-0.12, S1 ends 0.13, L2 at
+ * 0.13 + 0.07 = 0.20, K2 0.22-0.32, S2 starts 0.21 + 0.04 = 0.25 and ends
+ * 0.33, the step 0.33 + 0.07 = 0.40: the host's gaps (0.07 + 0.04 + ...)
+ * that the long kernels hid are now exposed, not a 10x shorter step. */
+static int scenario(mb_proj_event *ev)
+{
+    mb_proj_event e[] = {
+        { .kind = MB_PE_LAUNCH, .lane = 0, .start = 0, .end = 0.01, .launch = -1 },
+        { .kind = MB_PE_GPU, .lane = 0, .start = 0.02, .end = 1.02, .launch = 0 },
+        { .kind = MB_PE_SYNC, .lane = 0, .start = 0.05, .end = 1.03, .launch = -1 },
+        { .kind = MB_PE_LAUNCH, .lane = 0, .start = 1.10, .end = 1.11, .launch = -1 },
+        { .kind = MB_PE_GPU, .lane = 0, .start = 1.12, .end = 2.12, .launch = 3 },
+        { .kind = MB_PE_SYNC, .lane = 0, .start = 1.15, .end = 2.13, .launch = -1 },
+    };
+    memcpy(ev, e, sizeof e);
+    return (int)(sizeof e / sizeof *e);
+}
+
+static void test_relay_identity(void **s)
+{
+    (void)s;
+    mb_proj_event ev[8];
+    int n = scenario(ev);
+    for (int i = 0; i < n; i++)
+        ev[i].new_seconds = ev[i].end - ev[i].start;
+    double end;
+    mb_err err = { 0 };
+    assert_int_equal(mb_proj_relay(ev, n, 1, 2.20, &end, &err), MB_OK);
+    CLOSE(end, 2.20);
+    for (int i = 0; i < n; i++) {
+        CLOSE(ev[i].new_start, ev[i].start);
+        CLOSE(ev[i].new_end, ev[i].end);
+    }
+}
+
+static void test_relay_exposes_host(void **s)
+{
+    (void)s;
+    mb_proj_event ev[8];
+    int n = scenario(ev);
+    ev[1].new_seconds = ev[4].new_seconds = 0.1;
+    double end;
+    mb_err err = { 0 };
+    assert_int_equal(mb_proj_relay(ev, n, 1, 2.20, &end, &err), MB_OK);
+    CLOSE(ev[1].new_end, 0.12);
+    CLOSE(ev[2].new_end, 0.13);
+    CLOSE(ev[3].new_start, 0.20);
+    CLOSE(ev[4].new_start, 0.22);
+    CLOSE(ev[5].new_end, 0.33);
+    CLOSE(end, 0.40);
+}
+
+static void test_relay_host_bound(void **s)
+{
+    (void)s;
+    /* No sync: the host never waits, so a faster GPU leaves the step as it
+     * was (the kernels end earlier inside the same host range). */
+    mb_proj_event ev[] = {
+        { .kind = MB_PE_LAUNCH, .lane = 0, .start = 0, .end = 0.01, .launch = -1 },
+        { .kind = MB_PE_GPU, .lane = 0, .start = 0.02, .end = 0.50, .launch = 0, .new_seconds = 0.05 },
+        { .kind = MB_PE_LAUNCH, .lane = 0, .start = 0.90, .end = 0.91, .launch = -1 },
+    };
+    double end;
+    mb_err err = { 0 };
+    assert_int_equal(mb_proj_relay(ev, 3, 1, 1.0, &end, &err), MB_OK);
+    CLOSE(end, 1.0);
+    CLOSE(ev[1].new_end, 0.07);
+    ev[0].lane = 5;
+    assert_int_equal(mb_proj_relay(ev, 3, 1, 1.0, &end, &err), MB_EUSAGE);
+}
+
+/* Back-pressure: L2 waits in the launch call until K1 ends (the queue is
+ * full), as a sync would:
+ *   L1 [0, 0.01] -> K1 [0.01, 1.01];  L2 [0.02, 1.01] -> K2 [1.01, 2.01];  step end 1.10
+ * With K1, K2 at 0.1 s: K1 0.01-0.11, L2 returns at 0.11, K2 0.11-0.21, the
+ * host ends at 0.11 + 0.09 = 0.20. Without the blocking flag, L2 keeps its
+ * 0.99 s and the step its 1.10 s. */
+static void test_relay_backpressure(void **s)
+{
+    (void)s;
+    mb_proj_event ev[] = {
+        { .kind = MB_PE_LAUNCH, .lane = 0, .start = 0, .end = 0.01, .launch = -1 },
+        { .kind = MB_PE_GPU, .lane = 0, .start = 0.01, .end = 1.01, .launch = 0, .new_seconds = 0.1 },
+        { .kind = MB_PE_LAUNCH, .lane = 0, .start = 0.02, .end = 1.01, .launch = -1, .blocking = true },
+        { .kind = MB_PE_GPU, .lane = 0, .start = 1.01, .end = 2.01, .launch = 2, .new_seconds = 0.1 },
+    };
+    double end;
+    mb_err err = { 0 };
+    assert_int_equal(mb_proj_relay(ev, 4, 1, 1.10, &end, &err), MB_OK);
+    CLOSE(ev[2].new_end, 0.11);
+    CLOSE(ev[3].new_end, 0.21);
+    CLOSE(end, 0.20);
+    ev[2].blocking = false;
+    assert_int_equal(mb_proj_relay(ev, 4, 1, 1.10, &end, &err), MB_OK);
+    CLOSE(end, 1.10);
+    /* identity, blocking: every event keeps its time */
+    ev[2].blocking = true;
+    ev[1].new_seconds = ev[3].new_seconds = 1.0;
+    assert_int_equal(mb_proj_relay(ev, 4, 1, 1.10, &end, &err), MB_OK);
+    CLOSE(end, 1.10);
+    CLOSE(ev[2].new_end, 1.01);
+    CLOSE(ev[3].new_start, 1.01);
+}
+
+/* A slower GPU stretches a step whose host never waits: its work spills
+ * over into the next step, which waits for it in a steady state. */
+static void test_relay_slower_gpu(void **s)
+{
+    (void)s;
+    mb_proj_event ev[] = {
+        { .kind = MB_PE_LAUNCH, .lane = 0, .start = 0, .end = 0.01, .launch = -1 },
+        { .kind = MB_PE_GPU, .lane = 0, .start = 0.02, .end = 0.90, .launch = 0, .new_seconds = 1.76 },
+    };
+    double end;
+    mb_err err = { 0 };
+    assert_int_equal(mb_proj_relay(ev, 2, 1, 1.0, &end, &err), MB_OK);
+    CLOSE(end, 1.78 + 0.10); /* K ends at 1.78; the 0.10 after it here follows it */
+}
+
+static void test_datasheet_gpu(void **s)
+{
+    (void)s;
+    mb_datasheet *d = NULL;
+    mb_err err = { 0 };
+    assert_int_equal(mb_datasheet_find("h100-sxm", &d, &err), MB_OK);
+    mb_proj_gpu g;
+    assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_OK);
+    CLOSE(g.sms, 132);
+    CLOSE(g.bw, 3350e9);
+    CLOSE(g.flops[MB_PM_BF16], 989.4e12);
+    CLOSE(g.pcie_bw, 3.938e9 * 16);
+    mb_datasheet_free(d);
+    /* a datasheet without [gpu] sms: a clear error naming the file */
+    assert_int_equal(mb_datasheet_find("a10g", &d, &err), MB_OK);
+    assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "a10g.ini"));
+    mb_datasheet_free(d);
+}
+
+/* The scenario above as a Kineto trace (microseconds), read kernel by
+ * kernel: elementwise kernels (memory-bound), the target with 10x the
+ * bandwidth. */
+static const char *trace_json =
+    "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"numSms\": 132,"
+    " \"maxThreadsPerMultiprocessor\": 2048}],\n"
+    "\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 1000000,"
+    " \"dur\": 2200000},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1000000,"
+    " \"dur\": 10000, \"args\": {\"correlation\": 11}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_elementwise_kernel\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 1020000, \"dur\": 1000000, \"args\": {\"correlation\": 11, \"stream\": 7, \"device\": 0,"
+    " \"grid\": [100000, 1, 1], \"block\": [128, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaDeviceSynchronize\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 1050000, \"dur\": 980000},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 2100000,"
+    " \"dur\": 10000, \"args\": {\"correlation\": 12}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_elementwise_kernel\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 2120000, \"dur\": 1000000, \"args\": {\"correlation\": 12, \"stream\": 7, \"device\": 0,"
+    " \"grid\": [100000, 1, 1], \"block\": [128, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaDeviceSynchronize\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 2150000, \"dur\": 980000}\n"
+    "]}\n";
+
+static void test_trace_projection(void **s)
+{
+    (void)s;
+    char path[] = "/tmp/mb_test_project_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_true(write(fd, trace_json, strlen(trace_json)) == (ssize_t)strlen(trace_json));
+    close(fd);
+    mb_proj_trace *t = NULL;
+    mb_err err = { 0 };
+    int rc = mb_proj_trace_load(path, &t, &err);
+    unlink(path);
+    assert_int_equal(rc, MB_OK);
+    assert_string_equal(mb_proj_trace_device(t), "NVIDIA H100 80GB HBM3");
+    assert_int_equal(mb_proj_trace_steps(t), 1);
+    mb_proj_gpu here = gpu(132, 67, 989.4, 1000, 2048), there = gpu(132, 67, 989.4, 10000, 2048);
+    mb_proj_outcome o;
+    assert_int_equal(mb_proj_trace_run(t, &here, NULL, &o, &err), MB_OK);
+    CLOSE(o.here.step, 2.2);
+    CLOSE(o.there.step, 2.2);
+    CLOSE(o.here.gpu_busy, 2.0);
+    CLOSE(o.here.cls[MB_PC_MEMORY], 2.0);
+    CLOSE(o.here.cls[MB_PC_HOST], 0.2);
+    assert_int_equal(mb_proj_trace_run(t, &here, &there, &o, &err), MB_OK);
+    CLOSE(o.there.step, 0.40); /* as test_relay_exposes_host */
+    CLOSE(o.there.cls[MB_PC_MEMORY], 0.2);
+    CLOSE(o.there.cls[MB_PC_HOST], 0.2);
+    assert_int_equal(o.kernels, 2);
+    assert_int_equal(o.memory_bound, 2);
+    mb_proj_trace_free(t);
+}
+
+/* The grid and block a trace records reach the wave count: a bf16 GEMM
+ * kernel of 132 blocks of 1024 threads fills one wave on 132 SMs and needs
+ * two on 114 SMs of the same per-SM rate, so its 1 ms becomes 2 ms; the
+ * sync after it waits for it, and the 1.1 ms step becomes 2.1 ms. */
+static const char *waves_json =
+    "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}],\n"
+    "\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#3\", \"pid\": 1, \"tid\": 1, \"ts\": 1000,"
+    " \"dur\": 1100},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1000,"
+    " \"dur\": 10, \"args\": {\"correlation\": 21}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 1020, \"dur\": 1000, \"args\": {\"correlation\": 21, \"stream\": 7, \"device\": 0,"
+    " \"grid\": [132, 1, 1], \"block\": [1024, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 1030, \"dur\": 995}\n"
+    "]}\n";
+
+static void test_trace_waves(void **s)
+{
+    (void)s;
+    char path[] = "/tmp/mb_test_project_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_true(write(fd, waves_json, strlen(waves_json)) == (ssize_t)strlen(waves_json));
+    close(fd);
+    mb_proj_trace *t = NULL;
+    mb_err err = { 0 };
+    int rc = mb_proj_trace_load(path, &t, &err);
+    unlink(path);
+    assert_int_equal(rc, MB_OK);
+    mb_proj_gpu here = gpu(132, 66, 132, 3000, 1024), there = gpu(114, 57, 114, 3000, 1024);
+    mb_proj_outcome o;
+    assert_int_equal(mb_proj_trace_run(t, &here, &there, &o, &err), MB_OK);
+    CLOSE(o.here.step, 1.1e-3);
+    CLOSE(o.there.step, 2.1e-3);
+    CLOSE(o.there.cls[MB_PC_TENSOR], 2e-3);
+    assert_int_equal(o.compute_bound, 1);
+    mb_proj_trace_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_waves),
+        cmocka_unit_test(test_resident),
+        cmocka_unit_test(test_gamma),
+        cmocka_unit_test(test_sdpa_flops),
+        cmocka_unit_test(test_kernel_memory_bound),
+        cmocka_unit_test(test_kernel_compute_waves),
+        cmocka_unit_test(test_kernel_wave_quantization),
+        cmocka_unit_test(test_kernel_roofline_mix),
+        cmocka_unit_test(test_kernel_latency_and_no_peak),
+        cmocka_unit_test(test_relay_identity),
+        cmocka_unit_test(test_relay_exposes_host),
+        cmocka_unit_test(test_relay_host_bound),
+        cmocka_unit_test(test_relay_backpressure),
+        cmocka_unit_test(test_relay_slower_gpu),
+        cmocka_unit_test(test_datasheet_gpu),
+        cmocka_unit_test(test_trace_projection),
+        cmocka_unit_test(test_trace_waves),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
