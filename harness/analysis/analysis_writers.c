@@ -287,6 +287,17 @@ static const char *run_unit_word(const mb_gap *g)
 
 /* ---- gap: text and Markdown ----------------------------------------------------------- */
 
+static void print_wrapped(FILE *o, const char *lead, const char *text);
+
+/* A header line: Markdown as it is, text wrapped at 120 columns. */
+static void header_line(FILE *o, bool md, const char *lead, const char *text)
+{
+    if (md)
+        fprintf(o, "%s%s\n", lead, text);
+    else
+        print_wrapped(o, lead, text);
+}
+
 static void gap_header(FILE *o, const mb_gap *g, bool md)
 {
     const mb_run *r = g->run;
@@ -297,15 +308,18 @@ static void gap_header(FILE *o, const mb_gap *g, bool md)
     else
         fprintf(o, "mlbench gap\n");
     const char *b = md ? "- " : "  ";
-    fprintf(o, "%srun: %s (%s", b, r->path ? r->path : "?", r->kind ? r->kind : "?");
+    /* paths can be longer than a line: wrapped (cut) at 120 columns */
+    char line[8192];
+    int at = snprintf(line, sizeof line, "%s (%s", r->path ? r->path : "?", r->kind ? r->kind : "?");
     if (g->steps_known)
-        fprintf(o, ", %d steps, %s per step", g->steps, t);
+        snprintf(line + at, sizeof line - (size_t)at, ", %d steps, %s per step)", g->steps, t);
     else
-        fprintf(o, ", %s in all, step count unknown", t);
-    fprintf(o, ")\n");
+        snprintf(line + at, sizeof line - (size_t)at, ", %s in all, step count unknown)", t);
+    header_line(o, md, md ? "- run: " : "  run: ", line);
     const mb_ceilings *c = g->ceilings;
-    fprintf(o, "%sceilings: %s (host %s, started %s)\n", b, c->path, c->host ? c->host : "?",
-            c->started_utc ? c->started_utc : "?");
+    snprintf(line, sizeof line, "%s (host %s, started %s)", c->path, c->host ? c->host : "?",
+             c->started_utc ? c->started_utc : "?");
+    header_line(o, md, md ? "- ceilings: " : "  ceilings: ", line);
     if (g->unaccounted > 0) {
         char sh[32];
         mb_fmt_seconds(u, sizeof u, mb_gap_per_step(g, g->unaccounted));
