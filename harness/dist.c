@@ -34,6 +34,7 @@
 #include "formulas.h"
 #include "paths.h"
 #include "results.h"
+#include "writers.h" /* mb_fmt_number */
 
 #define HOST_LEN 64
 
@@ -866,16 +867,20 @@ void mb_dist_fleet_print(FILE *out, const cJSON *doc)
             fprintf(out, "  %s: no rank measured it\n", id ? id : "?");
             continue;
         }
-        fprintf(out, "  %s: median %.4g, min %.4g, max %.4g%s%s over %.0f of %d ranks\n", id ? id : "?", med,
-                num_of(fleet, "min"), num_of(fleet, "max"), unit ? " " : "", unit ? unit : "",
-                num_of(fleet, "ranks_ok"), cJSON_GetArraySize(ranks));
+        char m[32], lo[32], hi[32];
+        mb_fmt_number(m, sizeof m, med);
+        mb_fmt_number(lo, sizeof lo, num_of(fleet, "min"));
+        mb_fmt_number(hi, sizeof hi, num_of(fleet, "max"));
+        fprintf(out, "  %s: median %s, min %s, max %s%s%s over %.0f of %d ranks\n", id ? id : "?", m, lo, hi,
+                unit ? " " : "", unit ? unit : "", num_of(fleet, "ranks_ok"), cJSON_GetArraySize(ranks));
         const cJSON *f;
         cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(fleet, "flagged"))
         {
             const char *host = str_field(f, "host");
-            fprintf(out, "    FLAGGED rank %.0f (%s): %.4g%s%s, %.1f%% below the median\n", num_of(f, "rank"),
-                    host ? host : "?", num_of(f, "rate"), unit ? " " : "", unit ? unit : "",
-                    100 * num_of(f, "below_median"));
+            char rate[32];
+            mb_fmt_number(rate, sizeof rate, num_of(f, "rate"));
+            fprintf(out, "    FLAGGED rank %.0f (%s): %s%s%s, %.1f%% below the median\n", num_of(f, "rank"),
+                    host ? host : "?", rate, unit ? " " : "", unit ? unit : "", 100 * num_of(f, "below_median"));
         }
     }
 }

@@ -9,6 +9,7 @@
 #include "dist.h"
 #include "gbench_shim.h"
 #include "gpu_hooks.h"
+#include "writers.h" /* mb_fmt_number: the table's number format */
 
 /* What the Google Benchmark function needs to call the component. */
 typedef struct bench_ctx {
@@ -265,23 +266,28 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
         /* the case's one ceiling, as the results file and the table give it */
         const char *source;
         double ceiling = mb_record_ceiling(r, &source);
-        char unit[32];
-        snprintf(what, sizeof what, "%.4g %s %s (cv %.1f%%%s)", ceiling,
+        char unit[32], num[32];
+        mb_fmt_number(num, sizeof num, ceiling);
+        snprintf(what, sizeof what, "%s %s %s (cv %.1f%%%s)", num,
                  mb_rate_unit_for_dtype(r->c->ops->rate_unit, mb_param_str(r->c->params, "dtype"), unit,
                                         sizeof unit),
                  source,
-                 st.rate_cv * 100, r->noisy ? ", NOISY: not a reliable ceiling" : "");
+                 st.rate_cv * 100, r->noisy ? ", noisy: not a reliable ceiling" : "");
         if (r->burst.measured && r->sustained.measured) {
+            char burst[32], sustained[32];
+            mb_fmt_number(burst, sizeof burst, r->burst.rate);
+            mb_fmt_number(sustained, sizeof sustained, r->sustained.rate);
             size_t used = strlen(what);
-            snprintf(what + used, sizeof what - used, "; burst %.4g, sustained %.4g", r->burst.rate,
-                     r->sustained.rate);
+            snprintf(what + used, sizeof what - used, "; burst %s, sustained %s", burst, sustained);
         }
     } else {
         snprintf(what, sizeof what, "%.160s", r->reason);
     }
     bool tty = isatty(STDERR_FILENO);
     fprintf(stderr, "%s[%d/%d] %s%-7s %s: %s [%s elapsed, ~%s left]\n", tty ? "\r\033[K" : "", i + 1, n,
-            saved ? "" : "NOT SAVED: ", mb_case_status_name(r->status), r->c->id, what, el, left);
+            saved ? "" : "NOT SAVED: ",
+            r->status == MB_CASE_OK && r->noisy ? "noisy" : mb_case_status_name(r->status), r->c->id, what, el,
+            left);
     fflush(stderr);
 }
 
