@@ -37,7 +37,7 @@ for c in d['cases']:
 json.dump(d, open('$WORK/noisy.json', 'w'))
 "
 check "gap with noisy ceilings" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" --ceilings "$WORK/noisy.json"
-check "table: noisy ceiling named" has "NOISY ceiling: cv 30% above the run's max_cv" "$WORK/out"
+check "table: noisy ceiling named" has "noisy: cv 30.0% > max_cv 10.0%" "$WORK/out"
 check "gap csv run, md" expect_exit 0 "$MLBENCH" gap "$D/gap_run.csv" --ceilings "$D/gap_here.json" --format md
 check "md: a table" has "| stage " "$WORK/out"
 check "gap json + target results" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" \

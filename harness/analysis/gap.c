@@ -467,8 +467,10 @@ static void explain_choice(const mb_stage *s, const mb_case_ref *c, const score 
     if (tied->n > 1)
         ADD("; the fastest of %d equally near (%s)", tied->n, tied->backends);
     /* Still the best match, but never passed off as a solid ceiling. */
-    if (c->noisy)
-        ADD("; NOISY ceiling: cv %.0f%% above the run's max_cv (a busy machine?), re-measure it", c->cv * 100);
+    if (c->noisy && c->noise[0])
+        ADD("; %s; re-measure it", c->noise); /* "noisy: why" */
+    else if (c->noisy)
+        ADD("; noisy: cv %.1f%% above the run's max_cv; re-measure it", c->cv * 100);
 #undef ADD
 }
 
