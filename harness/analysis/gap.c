@@ -379,6 +379,7 @@ static const char *case_component(const mb_ini *m, const char *stage_comp)
 static void explain_none(const mb_stage *s, const mb_ini *m, const counts *k, char *why, size_t len)
 {
     const char *cc = case_component(m, s->component);
+    mb_collective coll;
     if (strcmp(s->component, "other") == 0)
         snprintf(why, len, "no ceiling: an 'other' stage has no benchmark (its time still counts)");
     else if (k->component == 0)
@@ -396,6 +397,11 @@ static void explain_none(const mb_stage *s, const mb_ini *m, const counts *k, ch
                  "without a GPU? set \"device\" if the stage ran elsewhere)",
                  cc, strcmp(stage_device(s), "gpu") == 0 ? "cpu" : "gpu",
                  k->other_device_backend ? k->other_device_backend : "?", stage_device(s));
+    else if (k->unit == 0 && collective_of(s->component, &coll) && coll != MB_COLL_BROADCAST && s->ranks <= 1)
+        snprintf(why, len,
+                 "no ceiling: the stage's rank count is %s: the %s ceiling (bus bandwidth) holds for a rank count "
+                 "(give `ranks`)",
+                 s->ranks <= 0 ? "unknown" : "1", cc);
     else if (k->unit == 0)
         snprintf(why, len, "no ceiling: the %s cases count work in another unit than the stage (%s)", cc,
                  s->work_unit);
@@ -944,7 +950,11 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
     const char *why = strncmp(st->why, "no ceiling: ", 12) == 0 ? st->why + 12 : st->why;
     bool time_only = strcmp(s->work_unit, "s") == 0;
     bool trace = g->run->kind && strcmp(g->run->kind, "pytorch-trace") == 0;
-    if (strcmp(c, "other") == 0 && trace)
+    if (strcmp(c, "other") == 0 && role_of(s, "communication"))
+        snprintf(st->bound_hint, len,
+                 "a collective mlbench does not measure (barrier, all-to-all, send/recv), or of unknown kind: "
+                 "time only");
+    else if (strcmp(c, "other") == 0 && trace)
         snprintf(st->bound_hint, len, "no benchmark measures %s: time only",
                  is_cpu_other(s) ? "host code (framework, Python)" : "these kernels");
     else if (strcmp(c, "other") == 0 && (role_of(s, "data") || role_of(s, "checkpoint")))
