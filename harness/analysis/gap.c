@@ -380,7 +380,11 @@ static void explain_none(const mb_stage *s, const mb_ini *m, const counts *k, ch
 {
     const char *cc = case_component(m, s->component);
     mb_collective coll;
-    if (strcmp(s->component, "other") == 0)
+    if (strcmp(s->component, "other") == 0 && s->role && strcmp(s->role, "communication") == 0)
+        snprintf(why, len,
+                 "no ceiling: a collective mlbench does not measure (barrier, all-to-all, send/recv) or of unknown "
+                 "kind (its time still counts)");
+    else if (strcmp(s->component, "other") == 0)
         snprintf(why, len, "no ceiling: an 'other' stage has no benchmark (its time still counts)");
     else if (k->component == 0)
         snprintf(why, len, "no ceiling: the results have no %s case", cc);
