@@ -797,8 +797,7 @@ static void gap_warnings(FILE *o, const mb_gap *g, bool md)
 
 /* Simplify runs (stage files version 2): each stage at three levels, the
  * hardware ceiling, the part alone, the part in the full loop, and which gap
- * is which (mb_gap_stage_levels). */
-#define MB_LEVELS_TOLERANCE 0.10
+ * is which (mb_gap_stage_levels, MB_LEVELS_TOLERANCE in gap.h). */
 
 static void gap_levels_table(FILE *o, const mb_gap *g, bool md)
 {

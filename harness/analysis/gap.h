@@ -137,6 +137,9 @@ typedef struct mb_gap_levels {
     const char *verdict_text; /* "slow by itself", "slow only in the pipeline", ... */
 } mb_gap_levels;
 
+/* The tolerance every view (text, JSON, HTML) gives mb_gap_stage_levels. */
+#define MB_LEVELS_TOLERANCE 0.10
+
 /* The levels of stage i of the gap; a gap within `tolerance` (a fraction,
  * e.g. 0.10) of the slower level is not called a gap. */
 mb_gap_levels mb_gap_stage_levels(const mb_gap *g, int i, double tolerance);
