@@ -465,6 +465,21 @@ int tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         excl[k] = now - covered;
         covered = now;
     }
+    /* The DataLoader stage (host_stages) summed its annotations' durations:
+     * nested ones (torch's own inside the user's record_function) counted
+     * twice, ones outside the steps too. Here it takes the step table's
+     * figure, each instant once, so table, headline and step agree. */
+    for (int i = 0; i < run->n_stages; i++) {
+        mb_stage *d = &run->stages[i];
+        if (d->role && strcmp(d->role, "data") == 0 && strcmp(d->work_unit, "s") == 0) {
+            d->seconds = d->work = (double)excl[0] / 1e9;
+            d->has_exposed = false;
+        }
+    }
+    cJSON *host = cJSON_GetObjectItemCaseSensitive(ev, "host");
+    cJSON *dl = cJSON_IsObject(host) ? cJSON_GetObjectItemCaseSensitive(host, "dataloader") : NULL;
+    if (cJSON_IsObject(dl)) /* the diagnosis's data share: the same figure */
+        cJSON_ReplaceItemInObjectCaseSensitive(dl, "seconds", cJSON_CreateNumber((double)excl[0] / 1e9));
     double per = (double)(st->n_steps > 0 ? st->n_steps : 1);
     cJSON_DeleteItemFromObjectCaseSensitive(ev, "step"); /* null: no GPU to split a step by */
     cJSON *step = cJSON_AddObjectToObject(ev, "step");
