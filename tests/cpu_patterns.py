@@ -221,6 +221,9 @@ def compute_bound(ceil, kineto):
     check("compute-bound (%s): evidence: the GEMM rate against its ceiling, no GPU launch figures" % form,
           "gemm (cpu): %.3g GFLOP/s, %.0f%% of the measured gemm ceiling" % (rate / 1e9, 100 * rate / 1e11) in evid
           and "kernel launches" not in evid, evid)
+    rem = " ".join(f["remedies"])
+    check("compute-bound (%s): CPU remedies, none that assumes a GPU" % form,
+          "the GPU" not in rem + evid and "CUDA" not in rem + evid and "GEMM ceiling" in rem and dg["figures"]["cpu_only"], (rem, evid))
 
 
 def data_bound(ceil):

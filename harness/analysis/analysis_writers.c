@@ -991,6 +991,7 @@ static cJSON *figures_json(const mb_diag_figures *f)
     else
         cJSON_AddNullToObject(o, "memory_bound_ceiling_case");
     add_num_or_null(o, "memory_bound_shaped_share", f->memory_shaped_share, f->memory_shaped_share >= 0);
+    cJSON_AddBoolToObject(o, "cpu_only", f->cpu_only);
     return o;
 }
 

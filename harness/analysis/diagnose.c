@@ -326,7 +326,8 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
         const cJSON *where = cJSON_IsObject(step) ? cJSON_GetObjectItemCaseSensitive(step, "where") : NULL;
         /* A CPU-only trace's step table (trace_cpu.c) has no GPU shares: its
          * stages (device cpu) give the figures. */
-        if (cJSON_IsObject(step) && !(cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0)) {
+        f->cpu_only = cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0;
+        if (cJSON_IsObject(step) && !f->cpu_only) {
             f->source = "the trace's step table";
             figures_from_step(step, f);
         }
@@ -397,12 +398,18 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
         return f->fp32_compute;
     if (strcmp(cond, "low_efficiency") == 0)
         return f->compute_efficiency >= 0 && f->compute_efficiency < low;
+    if (strcmp(cond, "cpu_only") == 0)
+        return f->cpu_only;
+    if (strcmp(cond, "gpu_run") == 0)
+        return !f->cpu_only;
     return false;
 }
 
 static void add_remedies(builder *b, const mb_ini *remedies, const mb_diag_figures *f, double low)
 {
-    const char *signs = mb_ini_get(remedies, b->cur->id, "signs");
+    const char *signs = f->cpu_only ? mb_ini_get(remedies, b->cur->id, "signs.cpu_only") : NULL;
+    if (signs == NULL)
+        signs = mb_ini_get(remedies, b->cur->id, "signs");
     if (signs)
         EVIDENCE(b, "the pattern: %s", signs);
     for (int i = 0; i < remedies->n; i++) {
