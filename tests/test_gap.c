@@ -1191,6 +1191,25 @@ static void test_levels_known_answers(void **state)
     levels_html(g, &f->diag);
 }
 
+/* A part slower alone than in the full loop (the machine was busier while it
+ * ran alone, as a simplify run on a shared 2-core box gave: forward+backward
+ * 97.5 ms alone, 52.1 ms in the loop): neither gap is called. */
+static void test_levels_unsteady(void **state)
+{
+    fx *f = *state;
+    const char *p = scratch_file("levels_unsteady.json",
+                                 "{\"format\":\"mlbench-stages\",\"version\":2,\"run\":{\"steps\":1},\"stages\":["
+                                 "{\"name\":\"fwd\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":6e14,"
+                                 "\"seconds\":1.5,\"isolated_seconds\":3},"
+                                 "{\"name\":\"opt\",\"component\":\"other\",\"seconds\":1,\"isolated_seconds\":1.09}]}");
+    build(f, p);
+    mb_gap_levels L = mb_gap_stage_levels(&f->gap, 0, MB_LEVELS_TOLERANCE);
+    assert_int_equal(L.verdict, MB_VERDICT_UNSTEADY);
+    assert_string_equal(L.verdict_text, "slower alone than in the loop: re-measure");
+    L = mb_gap_stage_levels(&f->gap, 1, MB_LEVELS_TOLERANCE); /* 9% slower alone: within the tolerance */
+    assert_int_equal(L.verdict, MB_VERDICT_AS_ALONE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1225,6 +1244,7 @@ int main(void)
         cmocka_unit_test(test_fmt_seconds),
         cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test_setup_teardown(test_levels_known_answers, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_levels_unsteady, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, fx_setup, group_teardown);
 }

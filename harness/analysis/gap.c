@@ -1105,6 +1105,8 @@ static const char *verdict_text(mb_gap_verdict v)
         return "near its ceiling";
     case MB_VERDICT_AS_ALONE:
         return "as fast as alone (no ceiling)";
+    case MB_VERDICT_UNSTEADY:
+        return "slower alone than in the loop: re-measure";
     default:
         return NULL;
     }
@@ -1138,8 +1140,13 @@ mb_gap_levels mb_gap_stage_levels(const mb_gap *g, int i, double tolerance)
                                                                            : 0;
     bool self_big = L.self_gap > tolerance * L.isolated_seconds;
     bool pipe_big = L.pipeline_gap > tolerance * L.loop_seconds;
+    /* The same work cannot be slower alone than with the rest of the loop
+     * around it (a busy or throttled machine while the part ran alone):
+     * unless the step hardly waits for it, neither gap is a figure to act on. */
     if (g->total > 0 && st->exposed < 0.05 * g->total && st->exposed < 0.5 * L.isolated_seconds)
         L.verdict = MB_VERDICT_HIDDEN;
+    else if (L.isolated_seconds > (1 + tolerance) * L.loop_seconds)
+        L.verdict = MB_VERDICT_UNSTEADY;
     else if (pipe_big && (!self_big || L.pipeline_gap >= L.self_gap))
         L.verdict = MB_VERDICT_PIPELINE;
     else if (self_big)

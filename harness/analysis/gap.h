@@ -122,6 +122,7 @@ typedef enum mb_gap_verdict {
     MB_VERDICT_ITSELF,       /* alone it is already far from its ceiling */
     MB_VERDICT_AT_CEILING,   /* alone and in the loop near the ceiling */
     MB_VERDICT_AS_ALONE,     /* in the loop as fast as alone; no ceiling to say more */
+    MB_VERDICT_UNSTEADY,     /* alone slower than in the loop: the isolated figure is not to be trusted */
 } mb_gap_verdict;
 
 typedef struct mb_gap_levels {
