@@ -584,9 +584,9 @@ static int gap_levels(FILE *o, const mb_gap *g, mb_err *err)
     }
     fprintf(o, "</table>\n<p>slow by itself: alone it is more than %.0f%% from its ceiling (optimise the part); slow "
                "only in the pipeline: in the loop it takes more than %.0f%% longer than alone while the step waits "
-               "for it (overlap, workers, pinning, prefetch, contention); slower alone than in the loop: the machine "
-               "was busier while the part ran alone, neither gap holds</p>\n",
-            MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100);
+               "for it (overlap, workers, pinning, prefetch, contention); slower alone: alone it took more than %.0f%% "
+               "longer than in the loop, the machine was busier while the part ran alone and neither gap holds</p>\n",
+            MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100);
     static const char *const groups[3] = { "hardware ceiling", "alone", "in the full loop" };
     char title[96];
     snprintf(title, sizeof title, "Each stage at three levels: time per %s", per(g));

@@ -838,9 +838,9 @@ static void gap_levels_table(FILE *o, const mb_gap *g, bool md)
     snprintf(legend, sizeof legend,
              "slow by itself: alone it is more than %.0f%% from its ceiling (optimise the part); slow only in the "
              "pipeline: in the loop it takes more than %.0f%% longer than alone while the step waits for it (overlap, "
-             "workers, pinning, prefetch, contention); slower alone than in the loop: the machine was busier while "
-             "the part ran alone, neither gap holds",
-             MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100);
+             "workers, pinning, prefetch, contention); slower alone: alone it took more than %.0f%% longer than "
+             "in the loop, the machine was busier while the part ran alone and neither gap holds",
+             MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100);
     print_wrapped(o, md ? "" : "  ", legend); /* 120 columns, like every text output */
 }
 

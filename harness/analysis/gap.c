@@ -1106,7 +1106,7 @@ static const char *verdict_text(mb_gap_verdict v)
     case MB_VERDICT_AS_ALONE:
         return "as fast as alone (no ceiling)";
     case MB_VERDICT_UNSTEADY:
-        return "slower alone than in the loop: re-measure";
+        return "slower alone: re-measure";
     default:
         return NULL;
     }
