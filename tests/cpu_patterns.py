@@ -246,11 +246,27 @@ def data_bound(ceil):
     check("data-bound: the headline leads with data loading at 70%", close(head["share"], 0.7), head)
 
 
+def legacy_no_shapes(ceil):
+    """The array torch.autograd.profiler writes without Kineto has no shapes,
+    even with record_shapes=True: the matmul stage says what would give it
+    FLOPs there, and no warning blames record_shapes=False."""
+    def body(t0):
+        return [ev("aten::mm", t0 + 100, 9000, "cpu_op"), ev("aten::add_", t0 + 9200, 100, "cpu_op")]
+    d = gap(write("cpu-legacy", steps(body), kineto=False), ceil)
+    head = d["headline"]["stages"][0]
+    check("legacy array: gemm (cpu) leads, time only, pointing to torch.profiler or mlbench_simplify",
+          head["name"] == "gemm (cpu)" and "mlbench_simplify" in (head["no_ceiling"] or ""), head)
+    w = " ".join(d["run"]["warnings"])
+    check("legacy array: no 'record_shapes=False' and no memory-bound kernels on a CPU",
+          "record_shapes=False" not in w and "memory-bound kernels" not in w and "even with record_shapes=True" in w, w)
+
+
 os.makedirs(WORK, exist_ok=True)
 ceil = ceilings()
 collective_bound(ceil)
 compute_bound(ceil, kineto=True)
 compute_bound(ceil, kineto=False)
 data_bound(ceil)
+legacy_no_shapes(ceil)
 print("%d failure(s)" % fails)
 sys.exit(1 if fails else 0)

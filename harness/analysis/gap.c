@@ -944,6 +944,14 @@ static bool is_cpu_other(const mb_stage *s)
     return s->device && strcmp(s->device, "cpu") == 0;
 }
 
+/* A trace in the bare-array form (evidence trace.form): it never has shapes. */
+static bool array_trace(const mb_run *run)
+{
+    const cJSON *t = run->evidence ? cJSON_GetObjectItemCaseSensitive(run->evidence, "trace") : NULL;
+    const cJSON *form = cJSON_IsObject(t) ? cJSON_GetObjectItemCaseSensitive(t, "form") : NULL;
+    return cJSON_IsString(form) && strcmp(form->valuestring, "array") == 0;
+}
+
 /* What would give a stage without a ceiling one: the work it lacks, or the
  * measurement the ceilings lack. */
 static void bound_hint(const mb_gap *g, mb_gap_stage *st)
@@ -974,6 +982,10 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
                  "bytes read not recorded%s: a stage file with the bytes it reads (`bytes`) holds it against "
                  "the %s ceiling",
                  trace ? " (a trace has none)" : "", c);
+    else if (time_only && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0) && array_trace(g->run))
+        snprintf(st->bound_hint, len,
+                 "FLOPs not recorded: torch.autograd.profiler without Kineto writes no shapes; use torch.profiler "
+                 "with record_shapes=True, or scripts/mlbench_simplify.py");
     else if (time_only && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0))
         snprintf(st->bound_hint, len, "FLOPs not recorded: profile with record_shapes=True or give `flops`");
     else if (time_only)

@@ -1284,6 +1284,7 @@ static int on_start(parser *p, bool is_map)
         p->top_seen = true;
         if (!is_map) {
             p->top_is_array = p->saw_events = true; /* the bare-array form of the format */
+            p->st->array_form = true;
             p->events_depth = 1;
         }
         return 1;

@@ -306,6 +306,7 @@ typedef struct tr_state {
     struct tr_event_view_hook *hook;
     tr_ivlist cpu_iv[TR_CPU_N];                  /* host events by tr_cpu_class (trace_cpu.c) */
     long long cpu_count[TR_CPU_N];
+    bool array_form;                             /* a bare JSON array (torch.autograd.profiler without Kineto) */
     tr_host_coll *host_colls;                    /* CPU-only: the host collectives with their sizes */
     size_t n_host_colls, cap_host_colls;
 } tr_state;
