@@ -909,7 +909,11 @@ def summary(doc):
 
 def _overlap_words(ov):
     """Where the full step falls between the slowest isolated part (full
-    overlap) and their sum (none), 10% either way."""
+    overlap) and their sum (none), 10% either way. A full step faster than
+    its slowest part alone cannot be: the isolated figures are off."""
+    if ov["full_vs_max"] < 0.9:
+        return ("the full step is faster than its slowest part alone: the isolated figures are not reliable "
+                "(a busier machine while a part ran alone?): re-run, with more --seconds")
     if ov["full_vs_max"] <= 1.1:
         return "the parts overlap: the step runs at the pace of its slowest part"
     if ov["full_vs_sum"] > 1.1:

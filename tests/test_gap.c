@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "analysis.h"
+#include "analysis_html.h"
 #include "analysis_writers.h"
 #include "context.h"
 #include "diagnose.h"
@@ -1092,6 +1093,47 @@ static void test_did_you_mean(void **state)
     assert_string_equal(near, "gemm");
 }
 
+/* The gap page shows the same three levels: a table with the text's figures
+ * and verdicts, and a grouped bar per stage (no ceiling bar where there is no
+ * ceiling). */
+static void levels_html(const mb_gap *g, const mb_diagnosis *d)
+{
+    char *page = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&page, &len);
+    assert_non_null(m);
+    mb_err err = {0};
+    assert_int_equal(mb_gap_html(m, g, d, &err), MB_OK);
+    fclose(m);
+    const char *lv = strstr(page, "<h2>Three levels per stage (simplify)</h2>");
+    assert_non_null(lv);
+    assert_non_null(strstr(lv, "<table class=\"levels\">"));
+    /* load: 1 s at the 2 GB/s ceiling, 2 s alone, 4 s in the loop, 3 s exposed */
+    char row[512], c[32];
+    mb_fmt_seconds(c, sizeof c, g->stages[0].time_at_ceiling);
+    snprintf(row, sizeof row,
+             "<tr><td>load</td><td class=\"n\">%s</td><td class=\"n\">2 s</td><td class=\"n\">4 s</td>"
+             "<td class=\"n\">1 GB/s</td><td class=\"n\">500 MB/s</td><td class=\"n\">3 s</td>"
+             "<td class=\"verdict\" data-verdict=\"%d\">slow only in the pipeline</td></tr>",
+             c, MB_VERDICT_PIPELINE);
+    assert_non_null(strstr(lv, row));
+    assert_non_null(strstr(lv, ">slow by itself</td>"));
+    assert_non_null(strstr(lv, ">hidden by overlap</td>"));
+    assert_non_null(strstr(lv, "<td>opt</td><td class=\"n\">no ceiling</td>"));
+    assert_null(strstr(lv, "<td>plain</td>")); /* no isolated time, no row */
+    /* the chart: 5 stages x 3 levels, less the 2 ceilings hid and opt lack */
+    const char *chart = strstr(lv, "data-chart=\"levels\"");
+    assert_non_null(chart);
+    const char *end = strstr(chart, "</svg>");
+    assert_non_null(end);
+    int bars = 0;
+    for (const char *p = strstr(chart, "<rect class=\"bar\""); p && p < end; p = strstr(p + 1, "<rect class=\"bar\""))
+        bars++;
+    assert_int_equal(bars, 5 * 3 - 2);
+    assert_non_null(strstr(chart, "hardware ceiling"));
+    free(page);
+}
+
 /* Stage files version 2: three levels per stage and which gap is which
  * (mb_gap_stage_levels), known answers against gap_here.json's disk random
  * (2 GB/s) and bf16 GEMM (600 TFLOP/s) ceilings. */
@@ -1146,6 +1188,26 @@ static void test_levels_known_answers(void **state)
     CLOSE(cJSON_GetObjectItemCaseSensitive(lv, "isolated_seconds_per_step")->valuedouble, 2);
     assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(stages, 5), "levels")));
     cJSON_Delete(doc);
+    levels_html(g, &f->diag);
+}
+
+/* A part slower alone than in the full loop (the machine was busier while it
+ * ran alone, as a simplify run on a shared 2-core box gave: forward+backward
+ * 97.5 ms alone, 52.1 ms in the loop): neither gap is called. */
+static void test_levels_unsteady(void **state)
+{
+    fx *f = *state;
+    const char *p = scratch_file("levels_unsteady.json",
+                                 "{\"format\":\"mlbench-stages\",\"version\":2,\"run\":{\"steps\":1},\"stages\":["
+                                 "{\"name\":\"fwd\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops\":6e14,"
+                                 "\"seconds\":1.5,\"isolated_seconds\":3},"
+                                 "{\"name\":\"opt\",\"component\":\"other\",\"seconds\":1,\"isolated_seconds\":1.09}]}");
+    build(f, p);
+    mb_gap_levels L = mb_gap_stage_levels(&f->gap, 0, MB_LEVELS_TOLERANCE);
+    assert_int_equal(L.verdict, MB_VERDICT_UNSTEADY);
+    assert_string_equal(L.verdict_text, "slower alone: re-measure");
+    L = mb_gap_stage_levels(&f->gap, 1, MB_LEVELS_TOLERANCE); /* 9% slower alone: within the tolerance */
+    assert_int_equal(L.verdict, MB_VERDICT_AS_ALONE);
 }
 
 int main(void)
@@ -1182,6 +1244,7 @@ int main(void)
         cmocka_unit_test(test_fmt_seconds),
         cmocka_unit_test(test_did_you_mean),
         cmocka_unit_test_setup_teardown(test_levels_known_answers, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_levels_unsteady, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, fx_setup, group_teardown);
 }

@@ -1099,11 +1099,19 @@ static void test_fixture_cpu_only(void **state)
     assert_true(r.gpu_utilization < 0);
     /* CPU-only (trace_cpu.c): the one 210.109 ms ProfilerStep is mostly the
      * host inside gloo:all_reduce (two threads, counted once); the rest is
-     * Python. The stages add up to the step. */
-    const mb_stage *coll = stage(&r, "collective (host)"), *py = stage(&r, "python (host code)");
+     * Python. The stages add up to the step. Each gloo:all_reduce records
+     * its tensor (Input Dims x Input type): the two in the step move
+     * (321271 + 2082411) floats, among distributedInfo's 300 ranks. */
+    const mb_stage *coll = stage(&r, "allreduce (host)"), *py = stage(&r, "python (host code)");
     assert_non_null(coll);
     assert_non_null(py);
     assert_string_equal(coll->device, "cpu");
+    assert_string_equal(coll->component, "allreduce");
+    assert_string_equal(coll->work_unit, "byte");
+    assert_true(coll->work == (321271.0 + 2082411.0) * 4);
+    assert_int_equal(coll->count, 2);
+    assert_int_equal(coll->ranks, 300);
+    assert_string_equal(coll->dtype, "float");
     assert_true(coll->seconds > 0.15 && coll->seconds < 0.2101);
     assert_true(fabs(coll->seconds + py->seconds - 0.210109162) < 1e-6);
     const cJSON *step = cJSON_GetObjectItemCaseSensitive(r.evidence, "step");

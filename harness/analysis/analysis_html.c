@@ -509,6 +509,100 @@ static int gap_projection(FILE *o, const mb_gap *g, mb_err *err)
     return MB_OK;
 }
 
+/* Simplify runs (stage files version 2, docs/simplify.md): each stage at
+ * three levels, the hardware ceiling, the part alone and the part in the
+ * full loop, and the verdict, with the same strings the text table prints;
+ * then one group of three bars per stage (time per step at each level). */
+static void levels_row(FILE *o, const mb_gap *g, int i, const mb_gap_levels *L)
+{
+    const mb_gap_stage *st = &g->stages[i];
+    char atc[32], alone[32], loop[32], ra[32] = "-", rl[32] = "-", ex[32];
+    if (L->has_ceiling)
+        mb_fmt_seconds(atc, sizeof atc, mb_gap_per_step(g, L->ceiling_seconds));
+    else
+        snprintf(atc, sizeof atc, "no ceiling");
+    mb_fmt_seconds(alone, sizeof alone, mb_gap_per_step(g, L->isolated_seconds));
+    mb_fmt_seconds(loop, sizeof loop, mb_gap_per_step(g, L->loop_seconds));
+    mb_fmt_seconds(ex, sizeof ex, mb_gap_per_step(g, st->exposed));
+    if (L->isolated_rate > 0) {
+        mb_fmt_rate(ra, sizeof ra, L->isolated_rate, st->stage->work_unit);
+        mb_fmt_rate(rl, sizeof rl, L->loop_rate, st->stage->work_unit);
+    }
+    fputs("<tr>", o);
+    td(o, st->stage->name, false);
+    td(o, atc, true);
+    td(o, alone, true);
+    td(o, loop, true);
+    td(o, ra, true);
+    td(o, rl, true);
+    td(o, ex, true);
+    fprintf(o, "<td class=\"verdict\" data-verdict=\"%d\">", (int)L->verdict);
+    mb_html_escape(o, L->verdict_text);
+    fputs("</td></tr>\n", o);
+}
+
+static int gap_levels(FILE *o, const mb_gap *g, mb_err *err)
+{
+    if (!mb_gap_has_levels(g))
+        return MB_OK;
+    int n = 0;
+    for (int i = 0; i < g->n; i++)
+        n += mb_gap_stage_levels(g, i, MB_LEVELS_TOLERANCE).has_levels;
+    const char **cats = calloc((size_t)n, sizeof *cats);
+    double *hi = calloc((size_t)n * 3, sizeof *hi);
+    char **titles = calloc((size_t)n * 3, sizeof *titles);
+    int rc = MB_OK;
+    if (cats == NULL || hi == NULL || titles == NULL) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto fail;
+    }
+    fputs("<h2>Three levels per stage (simplify)</h2>\n"
+          "<p>Hardware ceiling, the part alone (the rest of the loop stubbed out), the part in the full loop; "
+          "see docs/simplify.md.</p>\n<table class=\"levels\"><tr><th>stage</th><th>at ceiling</th><th>alone</th>"
+          "<th>in loop</th><th>rate alone</th><th>rate in loop</th><th>exposed</th><th>verdict</th></tr>\n",
+          o);
+    int k = 0;
+    for (int i = 0; i < g->n; i++) {
+        mb_gap_levels L = mb_gap_stage_levels(g, i, MB_LEVELS_TOLERANCE);
+        if (!L.has_levels)
+            continue;
+        levels_row(o, g, i, &L);
+        const double secs[3] = { L.has_ceiling ? L.ceiling_seconds : NAN, L.isolated_seconds, L.loop_seconds };
+        static const char *const what[3] = { "at its ceiling", "alone", "in the full loop" };
+        cats[k] = g->stages[i].stage->name;
+        for (int j = 0; j < 3; j++) {
+            char t[256], s[32];
+            hi[3 * k + j] = 1e3 * mb_gap_per_step(g, secs[j]); /* NAN: no bar, no ceiling */
+            mb_fmt_seconds(s, sizeof s, mb_gap_per_step(g, secs[j]));
+            snprintf(t, sizeof t, "%s %s: %s per %s (%s)", cats[k], what[j], s, per(g), L.verdict_text);
+            if ((titles[3 * k + j] = strdup(t)) == NULL) {
+                rc = mb_errf(err, MB_ESYS, "out of memory");
+                goto fail;
+            }
+        }
+        k++;
+    }
+    fprintf(o, "</table>\n<p>slow by itself: alone it is more than %.0f%% from its ceiling (optimise the part); slow "
+               "only in the pipeline: in the loop it takes more than %.0f%% longer than alone while the step waits "
+               "for it (overlap, workers, pinning, prefetch, contention); slower alone: alone it took more than %.0f%% "
+               "longer than in the loop, the machine was busier while the part ran alone and neither gap holds</p>\n",
+            MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100);
+    static const char *const groups[3] = { "hardware ceiling", "alone", "in the full loop" };
+    char title[96];
+    snprintf(title, sizeof title, "Each stage at three levels: time per %s", per(g));
+    mb_html_bars bars = { .id = "levels", .title = title, .x_label = "milliseconds", .n_cat = n, .n_group = 3,
+                          .cats = cats, .groups = groups, .hi = hi, .titles = (const char *const *)titles,
+                          .label_px = 220 };
+    mb_html_bar_chart(o, &bars);
+fail:
+    for (int j = 0; titles && j < 3 * n; j++)
+        free(titles[j]);
+    free(titles);
+    free(cats);
+    free(hi);
+    return rc;
+}
+
 int mb_gap_html(FILE *o, const mb_gap *g, const mb_diagnosis *d, mb_err *err)
 {
     mb_html_begin(o, "mlbench gap");
@@ -518,6 +612,7 @@ int mb_gap_html(FILE *o, const mb_gap *g, const mb_diagnosis *d, mb_err *err)
     if (rc == MB_OK) {
         fputs("<h2>Stages against their ceilings</h2>\n", o);
         gap_table(o, g);
+        rc = gap_levels(o, g, err);
     }
     if (rc == MB_OK)
         rc = gap_ranking_and_waterfall(o, g, err);

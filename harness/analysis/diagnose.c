@@ -1,6 +1,9 @@
 /* diagnose.c: recognising the seed method's patterns in a gap. */
 #include "diagnose.h"
 
+#include "analysis_writers.h"
+#include "formulas.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -22,15 +25,36 @@ static bool name_has_any(const char *name, const char *list)
     return false;
 }
 
+static bool collective_kind(const char *c, mb_collective *kind)
+{
+    static const struct {
+        const char *name;
+        mb_collective kind;
+    } map[] = { { "allreduce", MB_COLL_ALLREDUCE }, { "allgather", MB_COLL_ALLGATHER },
+                { "reducescatter", MB_COLL_REDUCESCATTER }, { "broadcast", MB_COLL_BROADCAST } };
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (strcmp(c, map[i].name) == 0) {
+            *kind = map[i].kind;
+            return true;
+        }
+    return false;
+}
+
 static bool is_collective(const char *c)
 {
-    return strcmp(c, "allreduce") == 0 || strcmp(c, "allgather") == 0 || strcmp(c, "reducescatter") == 0 ||
-           strcmp(c, "broadcast") == 0;
+    mb_collective kind;
+    return collective_kind(c, &kind);
 }
 
 static bool role_is(const mb_stage *s, const char *role)
 {
     return s->role && strcmp(s->role, role) == 0;
+}
+
+/* A collective, on the GPU or the host, or a stage whose role says it communicates. */
+static bool comm_stage(const mb_stage *s)
+{
+    return is_collective(s->component) || role_is(s, "communication");
 }
 
 /* Work outside the training step proper: saving state, evaluating, logging. */
@@ -77,6 +101,8 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
             data += secs;
             if (s->pattern && strcmp(s->pattern, "random") == 0)
                 f->random_disk = true;
+        } else if (comm_stage(s)) {
+            comm += secs; /* a host (gloo, MPI) collective too: waiting for the others is not compute */
         } else if ((strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0) && on_cpu) {
             cpu += secs;
         } else if (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "membw") == 0) {
@@ -97,8 +123,6 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
             copy += secs;
             if (s->memory && strcmp(s->memory, "pageable") == 0)
                 pageable += secs;
-        } else if (is_collective(c)) {
-            comm += secs;
         } else if (on_cpu && (strcmp(c, "other") == 0 || strcmp(c, "hostmem") == 0)) {
             cpu += secs;
         } else if (strcmp(c, "other") == 0) {
@@ -302,7 +326,8 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
         const cJSON *where = cJSON_IsObject(step) ? cJSON_GetObjectItemCaseSensitive(step, "where") : NULL;
         /* A CPU-only trace's step table (trace_cpu.c) has no GPU shares: its
          * stages (device cpu) give the figures. */
-        if (cJSON_IsObject(step) && !(cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0)) {
+        f->cpu_only = cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0;
+        if (cJSON_IsObject(step) && !f->cpu_only) {
             f->source = "the trace's step table";
             figures_from_step(step, f);
         }
@@ -373,12 +398,18 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
         return f->fp32_compute;
     if (strcmp(cond, "low_efficiency") == 0)
         return f->compute_efficiency >= 0 && f->compute_efficiency < low;
+    if (strcmp(cond, "cpu_only") == 0)
+        return f->cpu_only;
+    if (strcmp(cond, "gpu_run") == 0)
+        return !f->cpu_only;
     return false;
 }
 
 static void add_remedies(builder *b, const mb_ini *remedies, const mb_diag_figures *f, double low)
 {
-    const char *signs = mb_ini_get(remedies, b->cur->id, "signs");
+    const char *signs = f->cpu_only ? mb_ini_get(remedies, b->cur->id, "signs.cpu_only") : NULL;
+    if (signs == NULL)
+        signs = mb_ini_get(remedies, b->cur->id, "signs");
     if (signs)
         EVIDENCE(b, "the pattern: %s", signs);
     for (int i = 0; i < remedies->n; i++) {
@@ -599,9 +630,11 @@ static void flop_evidence(builder *b, const mb_gap *g)
         const mb_stage *s = st->stage;
         if (st->match < 0 || strcmp(s->work_unit, "flop") != 0)
             continue;
-        EVIDENCE(b, "%s: %.4g TFLOP/s, %.0f%% of the measured %s ceiling (%.4g TFLOP/s, %s)", s->name,
-                 st->measured_rate / 1e12, 100 * st->efficiency, s->component, st->ceiling_rate / 1e12,
-                 g->ceilings->cases[st->match].id);
+        char m[32], c[32];
+        mb_fmt_rate(m, sizeof m, st->measured_rate, "flop");
+        mb_fmt_rate(c, sizeof c, st->ceiling_rate, "flop");
+        EVIDENCE(b, "%s: %s, %.0f%% of the measured %s ceiling (%s, %s)", s->name, m, 100 * st->efficiency,
+                 s->component, c, g->ceilings->cases[st->match].id);
     }
 }
 
@@ -675,7 +708,27 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
     add_remedies(b, r, f, x->eff_low);
 }
 
-static void try_cpu_compute(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
+/* The CPU stages behind the CPU share, largest first as the gap lists them,
+ * and those with FLOPs against the CPU GEMM/conv ceilings. */
+static void cpu_stage_evidence(builder *b, const mb_gap *g)
+{
+    char list[400] = "";
+    size_t at = 0;
+    for (int k = 0; k < g->n; k++) {
+        int i = g->headline ? g->headline[k] : k;
+        const mb_stage *s = g->stages[i].stage;
+        bool on_cpu = s->device && strcmp(s->device, "cpu") == 0;
+        if (!on_cpu || comm_stage(s) || s->role || at + strlen(s->name) + 16 >= sizeof list)
+            continue;
+        at += (size_t)snprintf(list + at, sizeof list - at, "%s%s %.1f%%", at ? ", " : "", s->name,
+                               100 * g->stages[i].share);
+    }
+    if (at)
+        EVIDENCE(b, "on the CPU: %s", list);
+    flop_evidence(b, g);
+}
+
+static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32];
     if (f->step_table) {
@@ -706,7 +759,9 @@ static void try_cpu_compute(builder *b, const mb_diag_figures *f, const th *x, c
     if (f->gpu_util >= 0)
         EVIDENCE(b, "GPU busy %s (CPU bound below %s)", pct(p1, sizeof p1, f->gpu_util),
                  pct(p2, sizeof p2, x->cc_gpu));
-    EVIDENCE(b, "kernel launches: %s of the run", pct(p1, sizeof p1, f->launch_share));
+    if (f->gpu_util >= 0 || f->launches > 0)
+        EVIDENCE(b, "kernel launches: %s of the run", pct(p1, sizeof p1, f->launch_share));
+    cpu_stage_evidence(b, g);
     add_remedies(b, r, f, x->eff_low);
 }
 
@@ -730,6 +785,42 @@ static void copy_evidence(builder *b, const mb_gap *g)
     }
 }
 
+/* Each collective stage: its time and share, calls, size per call, ranks,
+ * and its bus bandwidth against the matched all-reduce (etc.) ceiling. */
+static void comm_evidence(builder *b, const mb_gap *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        const mb_gap_stage *st = &g->stages[i];
+        const mb_stage *s = st->stage;
+        if (!comm_stage(s))
+            continue;
+        char t[32], size[64] = "", ranks[32] = "", rate[MB_GAP_WHY_LEN + 64], bw[32], cbw[32];
+        mb_fmt_seconds(t, sizeof t, mb_gap_per_step(g, st->exposed));
+        bool bytes = strcmp(s->work_unit, "byte") == 0 && s->seconds > 0;
+        if (bytes && s->count > 0)
+            snprintf(size, sizeof size, ", %.4g MiB per call", s->work / (double)s->count / (1 << 20));
+        if (s->ranks > 0)
+            snprintf(ranks, sizeof ranks, ", %d ranks", s->ranks);
+        mb_collective kind;
+        double f = 0;
+        if (bytes && collective_kind(s->component, &kind))
+            f = mb_busbw_factor(kind, s->ranks);
+        mb_fmt_rate(bw, sizeof bw, st->measured_rate * (f > 0 ? f : 1), "byte");
+        mb_fmt_rate(cbw, sizeof cbw, st->ceiling_rate * f, "byte");
+        if (!bytes)
+            snprintf(rate, sizeof rate, "size not recorded: time only");
+        else if (f <= 0)
+            snprintf(rate, sizeof rate, "%s algorithm bandwidth (no bus bandwidth without the rank count)", bw);
+        else if (st->match >= 0 && st->ceiling_rate > 0)
+            snprintf(rate, sizeof rate, "busbw %s, %.0f%% of the measured %s ceiling (busbw %s, %s)", bw,
+                     100 * st->efficiency, s->component, cbw, g->ceilings->cases[st->match].id);
+        else
+            snprintf(rate, sizeof rate, "busbw %s; %s", bw, st->why);
+        EVIDENCE(b, "%s: %lld calls, %s per step (%.1f%% of the %s)%s%s: %s", s->name, s->count, t,
+                 100 * st->share, g->steps_known ? "step" : "run", size, ranks, rate);
+    }
+}
+
 static void try_share(builder *b, const mb_gap *g, const char *id, const char *what, double share, double min,
                       const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
@@ -742,6 +833,8 @@ static void try_share(builder *b, const mb_gap *g, const char *id, const char *w
         EVIDENCE(b, "copies from pageable memory: %s of the run", pct(p1, sizeof p1, f->pageable_share));
     if (strcmp(id, "copy_bound") == 0)
         copy_evidence(b, g);
+    if (strcmp(id, "communication_bound") == 0)
+        comm_evidence(b, g);
     add_remedies(b, r, f, x->eff_low);
 }
 
@@ -854,7 +947,7 @@ int mb_diagnose(const mb_gap *g, const mb_ini *thresholds, const mb_ini *remedie
     try_launch(&b, f, &x, remedies);
     try_sync(&b, f, &x, remedies);
     try_gpu_compute(&b, g, f, &x, remedies);
-    try_cpu_compute(&b, f, &x, remedies);
+    try_cpu_compute(&b, g, f, &x, remedies);
     try_share(&b, g, "copy_bound", "host<->device copies", f->copy_share, x.cp_share, f, &x, remedies);
     try_share(&b, g, "communication_bound", "collectives", f->comm_share, x.cm_share, f, &x, remedies);
     try_periodic(&b, g, f, &x, remedies);

@@ -57,6 +57,7 @@ typedef struct mb_diag_figures {
     double memory_efficiency;  /* memory_rate / memory_ceiling */
     const char *memory_ceiling_case; /* id of the matched case; NULL none */
     double memory_shaped_share;
+    bool cpu_only;             /* a trace without GPU events (its step table is the CPU's, trace_cpu.c) */
 } mb_diag_figures;
 
 typedef struct mb_finding {

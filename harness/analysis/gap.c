@@ -379,7 +379,12 @@ static const char *case_component(const mb_ini *m, const char *stage_comp)
 static void explain_none(const mb_stage *s, const mb_ini *m, const counts *k, char *why, size_t len)
 {
     const char *cc = case_component(m, s->component);
-    if (strcmp(s->component, "other") == 0)
+    mb_collective coll;
+    if (strcmp(s->component, "other") == 0 && s->role && strcmp(s->role, "communication") == 0)
+        snprintf(why, len,
+                 "no ceiling: a collective mlbench does not measure (barrier, all-to-all, send/recv) or of unknown "
+                 "kind (its time still counts)");
+    else if (strcmp(s->component, "other") == 0)
         snprintf(why, len, "no ceiling: an 'other' stage has no benchmark (its time still counts)");
     else if (k->component == 0)
         snprintf(why, len, "no ceiling: the results have no %s case", cc);
@@ -396,6 +401,11 @@ static void explain_none(const mb_stage *s, const mb_ini *m, const counts *k, ch
                  "without a GPU? set \"device\" if the stage ran elsewhere)",
                  cc, strcmp(stage_device(s), "gpu") == 0 ? "cpu" : "gpu",
                  k->other_device_backend ? k->other_device_backend : "?", stage_device(s));
+    else if (k->unit == 0 && collective_of(s->component, &coll) && coll != MB_COLL_BROADCAST && s->ranks <= 1)
+        snprintf(why, len,
+                 "no ceiling: the stage's rank count is %s: the %s ceiling (bus bandwidth) holds for a rank count "
+                 "(give `ranks`)",
+                 s->ranks <= 0 ? "unknown" : "1", cc);
     else if (k->unit == 0)
         snprintf(why, len, "no ceiling: the %s cases count work in another unit than the stage (%s)", cc,
                  s->work_unit);
@@ -936,6 +946,14 @@ static bool is_cpu_other(const mb_stage *s)
     return s->device && strcmp(s->device, "cpu") == 0;
 }
 
+/* A trace in the bare-array form (evidence trace.form): it never has shapes. */
+static bool array_trace(const mb_run *run)
+{
+    const cJSON *t = run->evidence ? cJSON_GetObjectItemCaseSensitive(run->evidence, "trace") : NULL;
+    const cJSON *form = cJSON_IsObject(t) ? cJSON_GetObjectItemCaseSensitive(t, "form") : NULL;
+    return cJSON_IsString(form) && strcmp(form->valuestring, "array") == 0;
+}
+
 /* What would give a stage without a ceiling one: the work it lacks, or the
  * measurement the ceilings lack. */
 static void bound_hint(const mb_gap *g, mb_gap_stage *st)
@@ -946,7 +964,11 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
     const char *why = strncmp(st->why, "no ceiling: ", 12) == 0 ? st->why + 12 : st->why;
     bool time_only = strcmp(s->work_unit, "s") == 0;
     bool trace = g->run->kind && strcmp(g->run->kind, "pytorch-trace") == 0;
-    if (strcmp(c, "other") == 0 && trace)
+    if (strcmp(c, "other") == 0 && role_of(s, "communication"))
+        snprintf(st->bound_hint, len,
+                 "a collective mlbench does not measure (barrier, all-to-all, send/recv), or of unknown kind: "
+                 "time only");
+    else if (strcmp(c, "other") == 0 && trace)
         snprintf(st->bound_hint, len, "no benchmark measures %s: time only",
                  is_cpu_other(s) ? "host code (framework, Python)" : "these kernels");
     else if (strcmp(c, "other") == 0 && (role_of(s, "data") || role_of(s, "checkpoint")))
@@ -962,6 +984,10 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
                  "bytes read not recorded%s: a stage file with the bytes it reads (`bytes`) holds it against "
                  "the %s ceiling",
                  trace ? " (a trace has none)" : "", c);
+    else if (time_only && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0) && array_trace(g->run))
+        snprintf(st->bound_hint, len,
+                 "FLOPs not recorded: torch.autograd.profiler without Kineto writes no shapes; use torch.profiler "
+                 "with record_shapes=True, or scripts/mlbench_simplify.py");
     else if (time_only && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0))
         snprintf(st->bound_hint, len, "FLOPs not recorded: profile with record_shapes=True or give `flops`");
     else if (time_only)
@@ -1093,6 +1119,8 @@ static const char *verdict_text(mb_gap_verdict v)
         return "near its ceiling";
     case MB_VERDICT_AS_ALONE:
         return "as fast as alone (no ceiling)";
+    case MB_VERDICT_UNSTEADY:
+        return "slower alone: re-measure";
     default:
         return NULL;
     }
@@ -1126,8 +1154,13 @@ mb_gap_levels mb_gap_stage_levels(const mb_gap *g, int i, double tolerance)
                                                                            : 0;
     bool self_big = L.self_gap > tolerance * L.isolated_seconds;
     bool pipe_big = L.pipeline_gap > tolerance * L.loop_seconds;
+    /* The same work cannot be slower alone than with the rest of the loop
+     * around it (a busy or throttled machine while the part ran alone):
+     * unless the step hardly waits for it, neither gap is a figure to act on. */
     if (g->total > 0 && st->exposed < 0.05 * g->total && st->exposed < 0.5 * L.isolated_seconds)
         L.verdict = MB_VERDICT_HIDDEN;
+    else if (L.isolated_seconds > (1 + tolerance) * L.loop_seconds)
+        L.verdict = MB_VERDICT_UNSTEADY;
     else if (pipe_big && (!self_big || L.pipeline_gap >= L.self_gap))
         L.verdict = MB_VERDICT_PIPELINE;
     else if (self_big)

@@ -122,6 +122,7 @@ typedef enum mb_gap_verdict {
     MB_VERDICT_ITSELF,       /* alone it is already far from its ceiling */
     MB_VERDICT_AT_CEILING,   /* alone and in the loop near the ceiling */
     MB_VERDICT_AS_ALONE,     /* in the loop as fast as alone; no ceiling to say more */
+    MB_VERDICT_UNSTEADY,     /* alone slower than in the loop: the isolated figure is not to be trusted */
 } mb_gap_verdict;
 
 typedef struct mb_gap_levels {
@@ -136,6 +137,9 @@ typedef struct mb_gap_levels {
     mb_gap_verdict verdict;
     const char *verdict_text; /* "slow by itself", "slow only in the pipeline", ... */
 } mb_gap_levels;
+
+/* The tolerance every view (text, JSON, HTML) gives mb_gap_stage_levels. */
+#define MB_LEVELS_TOLERANCE 0.10
 
 /* The levels of stage i of the gap; a gap within `tolerance` (a fraction,
  * e.g. 0.10) of the slower level is not called a gap. */

@@ -22,7 +22,7 @@
 
 /* A membw stage's op and a stage's role (docs/stage-format.md). */
 #define MB_STAGE_OPS "read|write|copy|triad"
-#define MB_STAGE_ROLES "data|checkpoint|eval|logging"
+#define MB_STAGE_ROLES "data|checkpoint|eval|logging|communication"
 
 typedef struct mb_stage {
     char *name;       /* "forward", "dataloading", ... */
@@ -55,7 +55,7 @@ typedef struct mb_stage {
      * case's `op`. */
     char *op;
     /* What the stage is for, when its component does not say it (docs/
-     * stage-format.md): data|checkpoint|eval|logging; NULL = not said. The
+     * stage-format.md): data|checkpoint|eval|logging|communication; NULL = not said. The
      * diagnosis decides from component and role, never from the name alone. */
     char *role;
     /* Stage files version 2 (scripts/mlbench_simplify.py): the time the same

@@ -725,11 +725,67 @@ static bool show_event(parser *p)
     return rc == MB_OK || fail(p, rc, "%s", st->hook->err.msg);
 }
 
+/* Bytes of one host collective as nccl-tests counts them, from its args:
+ * "In/Out msg nelems" with "dtype" (record_param_comms), else the first
+ * input's "Input Dims" x "Input type" (gloo:all_reduce, c10d ops), which is
+ * the message only where input and output are the same size. -1 unknown. */
+static double host_coll_bytes(const event *e, const char *name)
+{
+    if (e->have & H_DTYPE && e->have & (H_IN | H_OUT)) {
+        int es = elem_size(e->dtype);
+        double nel = -1;
+        if (strcmp(name, "allgather") == 0)
+            nel = e->have & H_OUT ? e->out_nelems : -1;
+        else if (strcmp(name, "reducescatter") == 0)
+            nel = e->have & H_IN ? e->in_nelems : -1;
+        else
+            nel = fmax(e->have & H_IN ? e->in_nelems : -1, e->have & H_OUT ? e->out_nelems : -1);
+        return es > 0 && nel >= 0 && nel * es <= TR_MAX_EVENT_BYTES ? nel * es : -1;
+    }
+    const tr_shapes *sh = &e->sh;
+    bool same_size = strcmp(name, "allreduce") == 0 || strcmp(name, "broadcast") == 0 ||
+                     strcmp(name, "reduce") == 0;
+    if (!same_size || sh->n_tensors < 1 || sh->n_types < 1 || sh->rank[0] < 0)
+        return -1;
+    int es = tr_dtype_bytes(sh->types[0]);
+    double nel = 1;
+    for (int d = 0; d < sh->rank[0]; d++)
+        nel *= (double)sh->dims[0][d];
+    return es > 0 && nel >= 0 && nel * es <= TR_MAX_EVENT_BYTES ? nel * es : -1;
+}
+
+/* A host collective of a run without GPU events, with its kind, size and
+ * group size where the event records them. */
+static bool fold_cpu_collective(parser *p)
+{
+    tr_state *st = p->st;
+    const event *e = &p->ev;
+    if (st->n_devices > 0 || tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) != TR_ANN_COLLECTIVE)
+        return true;
+    tr_host_coll c = {.thread = thread_of(e), .start = e->ts, .end = e->ts + e->dur};
+    collective_of(e, c.name, sizeof c.name);
+    c.bytes = host_coll_bytes(e, c.name);
+    if (e->have & H_GROUP && e->group > 0 && e->group <= INT32_MAX)
+        c.ranks = (int32_t)e->group;
+    const char *dt = e->have & H_DTYPE ? coll_dtype(e->dtype) : NULL;
+    if (dt == NULL && e->sh.n_types > 0) {
+        /* "Input type" spells c10::Half: the collectives' names, as the dtype arg */
+        static const char *const mb[] = {"fp32", "fp16", "bf16", "fp64"}, *const coll[] = {"float", "half", "bf16",
+                                                                                            "double"};
+        const char *t = tr_dtype_of_torch(e->sh.types[0]);
+        for (int i = 0; i < 4 && t; i++)
+            if (strcmp(t, mb[i]) == 0)
+                dt = coll[i];
+    }
+    snprintf(c.dtype, sizeof c.dtype, "%s", dt ? dt : "");
+    return tr_cpu_coll_add(st, &c) || fail(p, MB_ESYS, "out of memory");
+}
+
 static bool fold_cpu_class(parser *p)
 {
     if (!tr_cpu_fold(p->st, p->ev.name, p->ev.name_len, p->ev.ts, p->ev.dur))
         return fail(p, MB_ESYS, "out of memory");
-    return true;
+    return fold_cpu_collective(p);
 }
 
 static bool finish_event(parser *p)
@@ -1228,6 +1284,7 @@ static int on_start(parser *p, bool is_map)
         p->top_seen = true;
         if (!is_map) {
             p->top_is_array = p->saw_events = true; /* the bare-array form of the format */
+            p->st->array_form = true;
             p->events_depth = 1;
         }
         return 1;
@@ -1535,6 +1592,7 @@ void tr_state_free(tr_state *st)
         free(st->host_iv[k].iv);
     for (int k = 0; k < TR_CPU_N; k++)
         free(st->cpu_iv[k].iv);
+    free(st->host_colls);
     free(st->steps);
     free(st->launches);
     free(st->flop_ops);

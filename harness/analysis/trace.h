@@ -253,6 +253,18 @@ typedef struct tr_ivlist {
  * data loading: an instant covered by several counts in the first. */
 enum tr_cpu_class { TR_CPU_COLL = 0, TR_CPU_OPT, TR_CPU_CONV, TR_CPU_GEMM, TR_CPU_OPS, TR_CPU_N };
 
+/* One host collective event of a CPU-only run (gloo:all_reduce,
+ * c10d::allreduce_, record_param_comms), with the size its args record:
+ * trace_cpu.c counts each call once and splits the step's collective time
+ * by kind (docs/traces.md, "CPU-only traces"). */
+typedef struct tr_host_coll {
+    int64_t thread, start, end;
+    double bytes;      /* as nccl-tests counts them; -1 = not recorded */
+    int32_t ranks;     /* "Group size"; 0 = not recorded */
+    char name[20];     /* allreduce, allgather, ..., barrier, unknown */
+    char dtype[12];    /* float, half, bf16, double; "" = unknown */
+} tr_host_coll;
+
 typedef struct tr_state {
     tr_rules *rules;     /* own_rules, or the caller's (mb_trace_read_with) */
     tr_rules own_rules;
@@ -294,12 +306,18 @@ typedef struct tr_state {
     struct tr_event_view_hook *hook;
     tr_ivlist cpu_iv[TR_CPU_N];                  /* host events by tr_cpu_class (trace_cpu.c) */
     long long cpu_count[TR_CPU_N];
+    bool array_form;                             /* a bare JSON array (torch.autograd.profiler without Kineto) */
+    tr_host_coll *host_colls;                    /* CPU-only: the host collectives with their sizes */
+    size_t n_host_colls, cap_host_colls;
 } tr_state;
 
 void tr_state_free(tr_state *st);
 
 /* trace_cpu.c: keeps a host event's interval by class (false: out of memory). */
 bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur);
+/* trace_cpu.c: keeps a host collective of a run without GPU events (false:
+ * out of memory). */
+bool tr_cpu_coll_add(tr_state *st, const tr_host_coll *c);
 /* trace_cpu.c: a trace without GPU events: the step split into data
  * loading, collective, optimizer, conv, gemm, other aten ops and Python,
  * as stages of `run` and as evidence "step" in `ev`. */

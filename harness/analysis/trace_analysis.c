@@ -1288,6 +1288,7 @@ static void header_evidence(analysis *a)
         add_num(t, "schema_version", (double)st->schema_version);
     if (st->record_shapes >= 0)
         cJSON_AddBoolToObject(t, "record_shapes", st->record_shapes);
+    add_str(t, "form", st->array_form ? "array" : "object");
     if (st->device_props) {
         cJSON_AddItemToObject(a->ev, "device_properties", st->device_props);
         st->device_props = NULL;
@@ -1327,14 +1328,19 @@ static void partial_reasons(analysis *a)
     size_t shaped[TR_N_OP_KINDS] = {0};
     for (size_t i = 0; i < st->n_flop_ops; i++)
         shaped[st->flop_ops[i].kind]++;
-    if (noshape > 0 && shaped[TR_OP_GEMM] + shaped[TR_OP_CONV] == 0)
+    if (noshape > 0 && shaped[TR_OP_GEMM] + shaped[TR_OP_CONV] == 0 && st->array_form)
+        partial(a, "matmul/conv shapes not recorded: the JSON array torch.autograd.profiler writes without Kineto "
+                   "holds none, even with record_shapes=True: gemm/conv stages carry time only; torch.profiler "
+                   "with record_shapes=True (where Kineto is built in) or scripts/mlbench_simplify.py (counts the "
+                   "step's FLOPs) gives FLOP/s");
+    else if (noshape > 0 && shaped[TR_OP_GEMM] + shaped[TR_OP_CONV] == 0)
         partial(a, "matmul/conv shapes not recorded (%s): gemm/conv stages carry time only, no "
                    "FLOP/s",
                 st->shape_why[TR_OP_GEMM][0] ? st->shape_why[TR_OP_GEMM] : st->shape_why[TR_OP_CONV]);
-    if (st->ops_without_shapes[TR_OP_MEM] > 0 && shaped[TR_OP_MEM] == 0)
+    if (st->ops_without_shapes[TR_OP_MEM] > 0 && shaped[TR_OP_MEM] == 0 && st->n_devices > 0)
         partial(a, "memory-bound op shapes not recorded (%s): memory-bound kernels carry time only, no "
                    "bytes/s",
-                st->shape_why[TR_OP_MEM]);
+                st->shape_why[TR_OP_MEM]); /* a CPU-only run has no memory-bound kernels to speak of */
     if (st->gpu_events_without_device > 0)
         partial(a, "%lld GPU events name no device: counted as device -1",
                 st->gpu_events_without_device);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formulas.h"
 #include "gap.h"
 
 static const char *const cpu_class_names[TR_CPU_N] = { "collective (host)", "optimizer", "conv (cpu)",
@@ -36,6 +37,26 @@ static int cpu_class(const tr_state *st, const char *name, size_t len)
 }
 
 static size_t merge(int64_t *iv, size_t n);
+
+bool tr_cpu_coll_add(tr_state *st, const tr_host_coll *c)
+{
+    if (st->n_devices > 0) { /* a GPU run: its collectives are the NCCL kernels */
+        free(st->host_colls);
+        st->host_colls = NULL;
+        st->n_host_colls = st->cap_host_colls = 0;
+        return true;
+    }
+    if (st->n_host_colls == st->cap_host_colls) {
+        size_t cap = st->cap_host_colls ? st->cap_host_colls * 2 : 64;
+        tr_host_coll *g = realloc(st->host_colls, cap * sizeof *g);
+        if (g == NULL)
+            return false;
+        st->host_colls = g;
+        st->cap_host_colls = cap;
+    }
+    st->host_colls[st->n_host_colls++] = *c;
+    return true;
+}
 
 bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur)
 {
@@ -163,6 +184,219 @@ static bool leaf_flops(tr_state *st, int kind, double *flops, const char **dtype
     return leaves > 0 && *flops > 0;
 }
 
+/* ---- host collectives: calls, bytes, ranks ------------------------------------- */
+
+static int cmp_coll(const void *a, const void *b)
+{
+    const tr_host_coll *x = a, *y = b;
+    if (x->thread != y->thread)
+        return (x->thread > y->thread) - (x->thread < y->thread);
+    if (x->start != y->start)
+        return (x->start > y->start) - (x->start < y->start);
+    return (x->end < y->end) - (x->end > y->end); /* the enclosing event first */
+}
+
+/* The collectives of the step by kind, and whether their size was recorded. */
+typedef struct coll_bucket {
+    char name[20];
+    char dtype[12];  /* "" unknown or mixed */
+    bool sized;
+    long long calls;
+    double bytes;    /* of the calls' time inside the windows */
+    int64_t ns;      /* the calls' time inside the windows, summed over threads */
+    int ranks;       /* the largest group size recorded; 0 none */
+} coll_bucket;
+
+#define MAX_COLL_BUCKETS 16
+
+static coll_bucket *bucket_of(coll_bucket *b, int *n, const char *name, bool sized)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(b[i].name, name) == 0 && b[i].sized == sized)
+            return &b[i];
+    if (*n == MAX_COLL_BUCKETS)
+        return &b[MAX_COLL_BUCKETS - 1]; /* folded into the last kind */
+    coll_bucket *o = &b[(*n)++];
+    memset(o, 0, sizeof *o);
+    snprintf(o->name, sizeof o->name, "%s", name);
+    o->sized = sized;
+    o->dtype[0] = '?'; /* no call yet */
+    return o;
+}
+
+/* One call = an outermost collective event of a thread (c10d::allreduce_
+ * around record_param_comms around gloo:all_reduce is one all-reduce). Its
+ * bytes are those of the sized events inside it that hold no other sized
+ * event, so a nest counts its message once and a coalesced call the sum of
+ * its parts. Only the call's time inside the windows counts, and its bytes
+ * in the same proportion. */
+static int coll_buckets(tr_state *st, const int64_t *win, size_t nw, coll_bucket *b)
+{
+    tr_host_coll *c = st->host_colls;
+    size_t n = st->n_host_colls;
+    int nb = 0;
+    if (n == 0)
+        return 0;
+    qsort(c, n, sizeof *c, cmp_coll);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && c[j].thread == c[i].thread && c[j].start < c[i].end)
+            j++; /* c[i+1 .. j) lie inside call i */
+        double bytes = 0;
+        bool sized = false;
+        const char *name = strcmp(c[i].name, "unknown") != 0 ? c[i].name : NULL;
+        const char *dtype = c[i].dtype;
+        int ranks = c[i].ranks;
+        for (size_t k = i; k < j; k++) {
+            if (c[k].ranks > ranks)
+                ranks = c[k].ranks;
+            if (!dtype[0])
+                dtype = c[k].dtype;
+            if (c[k].bytes < 0)
+                continue;
+            bool leaf = true;
+            for (size_t m = k + 1; m < j && c[m].start < c[k].end && leaf; m++)
+                leaf = c[m].bytes < 0;
+            if (!leaf)
+                continue;
+            bytes += c[k].bytes;
+            sized = true;
+            if (strcmp(c[k].name, "unknown") != 0)
+                name = c[k].name; /* the sized event knows what it moved */
+        }
+        if (name == NULL)
+            for (size_t k = i + 1; k < j && name == NULL; k++)
+                name = strcmp(c[k].name, "unknown") != 0 ? c[k].name : NULL;
+        int64_t call[2] = { c[i].start, c[i].end };
+        int64_t in = overlap(call, 1, win, nw);
+        if (in > 0) {
+            coll_bucket *o = bucket_of(b, &nb, name ? name : "unknown", sized);
+            o->calls++;
+            o->ns += in;
+            o->bytes += sized ? bytes * (double)in / (double)(c[i].end - c[i].start) : 0;
+            if (ranks > o->ranks)
+                o->ranks = ranks;
+            if (o->dtype[0] == '?')
+                snprintf(o->dtype, sizeof o->dtype, "%s", dtype);
+            else if (strcmp(o->dtype, dtype) != 0)
+                o->dtype[0] = '\0';
+        }
+        i = j;
+    }
+    for (int i = 0; i < nb; i++)
+        if (b[i].dtype[0] == '?')
+            b[i].dtype[0] = '\0';
+    return nb;
+}
+
+/* The component a host collective is held against: the kinds mlbench
+ * measures; others (barrier, alltoall, send/recv) are 'other' with role
+ * communication, so the diagnosis still counts them as communication. */
+static const char *coll_component(const char *name)
+{
+    static const char *const measured[] = { "allreduce", "allgather", "reducescatter", "broadcast" };
+    for (size_t i = 0; i < sizeof measured / sizeof *measured; i++)
+        if (strcmp(name, measured[i]) == 0)
+            return measured[i];
+    return "other";
+}
+
+/* distributedInfo.world_size, as the evidence keeps it (trace_analysis.c). */
+static int world_size(const cJSON *ev)
+{
+    const cJSON *ws = cJSON_GetObjectItemCaseSensitive(ev, "world_size");
+    return cJSON_IsNumber(ws) && ws->valuedouble >= 1 && ws->valuedouble <= 1e9 ? (int)ws->valuedouble : 0;
+}
+
+/* The step's collective time (`excl`, counted once) as one stage per kind,
+ * split by the kinds' call time; each with its bytes and group size where
+ * the trace records them, so an all-reduce is held against the all-reduce
+ * ceiling (busbw for its rank count). Also evidence "collectives". */
+static int coll_stages(tr_state *st, mb_run *run, cJSON *ev, const int64_t *win, size_t nw, int64_t excl,
+                       mb_err *err)
+{
+    coll_bucket b[MAX_COLL_BUCKETS];
+    int nb = coll_buckets(st, win, nw, b);
+    int64_t total = 0;
+    for (int i = 0; i < nb; i++)
+        total += b[i].ns;
+    const char *where = st->n_steps ? "ProfilerSteps" : "trace";
+    int ws = world_size(ev);
+    cJSON *arr = cJSON_GetObjectItemCaseSensitive(ev, "collectives");
+    char name[48], source[320];
+    if (total <= 0) { /* the events lie outside the windows, or none was kept */
+        snprintf(source, sizeof source, "trace: %lld host collective events within the %s (time only)",
+                 st->cpu_count[TR_CPU_COLL], where);
+        mb_stage s = { .name = "collective (host)", .component = "other", .role = "communication",
+                       .device = "cpu", .work = (double)excl / 1e9, .work_unit = "s",
+                       .seconds = (double)excl / 1e9, .count = st->cpu_count[TR_CPU_COLL], .source = source };
+        return mb_run_add_stage(run, &s, err);
+    }
+    bool ranks_unknown = false;
+    for (int i = 0; i < nb; i++) {
+        coll_bucket *o = &b[i];
+        if (o->ns <= 0)
+            continue;
+        /* the kinds share the step's collective time by their call time */
+        double secs = (double)excl / 1e9 * (double)o->ns / (double)total;
+        const char *comp = coll_component(o->name);
+        bool known = strcmp(o->name, "unknown") != 0;
+        int ranks = o->ranks > 0 ? o->ranks : ws;
+        ranks_unknown |= ranks == 0 && strcmp(comp, "other") != 0 && strcmp(comp, "broadcast") != 0;
+        snprintf(name, sizeof name, "%s (host%s)", known ? o->name : "collective",
+                 o->sized || !known ? "" : ", size unknown");
+        snprintf(source, sizeof source,
+                 "trace: %lld host %s calls within the %s; %s; %s; their share of the step's collective time "
+                 "by call time",
+                 o->calls, known ? o->name : "collective", where,
+                 o->sized ? "bytes from their args (In msg nelems x dtype, or Input Dims x Input type)"
+                          : "no size in their args: time only",
+                 o->ranks > 0 ? "ranks from Group size" : ws > 0 ? "ranks from distributedInfo.world_size"
+                                                                : "rank count not recorded");
+        bool bytes = o->sized && o->bytes > 0;
+        mb_stage s = { .name = name, .component = (char *)comp, .role = strcmp(comp, "other") == 0 ? "communication"
+                                                                                                  : NULL,
+                       .dtype = o->dtype[0] ? o->dtype : NULL, .device = "cpu", .ranks = ranks,
+                       .block_size = bytes ? (long long)(o->bytes / (double)o->calls) : 0,
+                       .work = bytes ? o->bytes : secs, .work_unit = bytes ? "byte" : "s", .seconds = secs,
+                       .count = o->calls, .source = source };
+        int rc = mb_run_add_stage(run, &s, err);
+        if (rc != MB_OK)
+            return rc;
+        if (!cJSON_IsArray(arr))
+            continue;
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddItemToArray(arr, j);
+        cJSON_AddStringToObject(j, "name", o->name);
+        cJSON_AddStringToObject(j, "where", "host");
+        if (o->dtype[0])
+            cJSON_AddStringToObject(j, "dtype", o->dtype);
+        else
+            cJSON_AddNullToObject(j, "dtype");
+        cJSON_AddNumberToObject(j, "calls", (double)o->calls);
+        cJSON_AddNumberToObject(j, "seconds", secs);
+        if (ranks > 0)
+            cJSON_AddNumberToObject(j, "ranks", ranks);
+        else
+            cJSON_AddNullToObject(j, "ranks");
+        if (bytes) {
+            mb_collective kind = strcmp(comp, "allgather") == 0       ? MB_COLL_ALLGATHER
+                                 : strcmp(comp, "reducescatter") == 0 ? MB_COLL_REDUCESCATTER
+                                 : strcmp(comp, "broadcast") == 0     ? MB_COLL_BROADCAST
+                                                                      : MB_COLL_ALLREDUCE;
+            cJSON_AddNumberToObject(j, "bytes", o->bytes);
+            cJSON_AddNumberToObject(j, "algbw_gbps", mb_algbw(o->bytes, secs) / 1e9);
+            if (ranks > 0 && strcmp(comp, "other") != 0)
+                cJSON_AddNumberToObject(j, "busbw_gbps", mb_busbw(kind, o->bytes, secs, ranks) / 1e9);
+        } else
+            cJSON_AddNullToObject(j, "bytes");
+    }
+    if (ranks_unknown)
+        mb_run_warn(run, "host collectives: rank count unknown (no Group size arg, no distributedInfo.world_size): "
+                         "no bus bandwidth, no ceiling");
+    return MB_OK;
+}
+
 /* ---- stages and the step table ------------------------------------------------ */
 
 static cJSON *part_json(cJSON *parts, const char *id, const char *name, const char *cls, int64_t ns, double per,
@@ -231,6 +465,21 @@ int tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         excl[k] = now - covered;
         covered = now;
     }
+    /* The DataLoader stage (host_stages) summed its annotations' durations:
+     * nested ones (torch's own inside the user's record_function) counted
+     * twice, ones outside the steps too. Here it takes the step table's
+     * figure, each instant once, so table, headline and step agree. */
+    for (int i = 0; i < run->n_stages; i++) {
+        mb_stage *d = &run->stages[i];
+        if (d->role && strcmp(d->role, "data") == 0 && strcmp(d->work_unit, "s") == 0) {
+            d->seconds = d->work = (double)excl[0] / 1e9;
+            d->has_exposed = false;
+        }
+    }
+    cJSON *host = cJSON_GetObjectItemCaseSensitive(ev, "host");
+    cJSON *dl = cJSON_IsObject(host) ? cJSON_GetObjectItemCaseSensitive(host, "dataloader") : NULL;
+    if (cJSON_IsObject(dl)) /* the diagnosis's data share: the same figure */
+        cJSON_ReplaceItemInObjectCaseSensitive(dl, "seconds", cJSON_CreateNumber((double)excl[0] / 1e9));
     double per = (double)(st->n_steps > 0 ? st->n_steps : 1);
     cJSON_DeleteItemFromObjectCaseSensitive(ev, "step"); /* null: no GPU to split a step by */
     cJSON *step = cJSON_AddObjectToObject(ev, "step");
@@ -250,6 +499,10 @@ int tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         if (k == 0)
             continue; /* the dataloading stage comes from the annotations (host_stages) */
         int c = k - 1;
+        if (c == TR_CPU_COLL) {
+            rc = coll_stages(st, run, ev, win, nw, excl[k], err);
+            continue;
+        }
         double flops = 0;
         const char *dtype = NULL;
         const char *comp = "other";

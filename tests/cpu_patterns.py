@@ -1,0 +1,272 @@
+#!/usr/bin/env python3
+"""cpu_patterns: `mlbench gap` on CPU-only traces (no GPU events; docs/traces.md
+"CPU-only traces") names the bottleneck the trace was built with, and holds
+each stage against the CPU ceiling it belongs to: a step dominated by a host
+(gloo) all-reduce is communication bound, with the all-reduce's bytes, ranks
+and bus bandwidth against the MPI all-reduce ceiling; one dominated by aten
+matmuls with shapes is CPU compute bound, against the CPU GEMM ceiling; one
+waiting for its DataLoader is data-loading bound.
+
+The traces and the ceilings are written here with known figures (every
+expected number below follows from them by hand), in both forms PyTorch
+writes: Kineto's object with "cat" and distributedInfo, and the bare array of
+torch.autograd.profiler without Kineto.
+
+Environment (tests/CMakeLists.txt): MLBENCH (the binary), WORK (scratch).
+"""
+import json
+import os
+import subprocess
+import sys
+
+MLBENCH, WORK = os.environ["MLBENCH"], os.environ["WORK"]
+fails = 0
+
+STEP_US = 10000  # every step lasts 10 ms
+STEPS = 4
+GEMM_GFLOPS = 100.0  # the CPU GEMM ceiling of the hand-made results
+BUSBW_GBS = 2.0  # the MPI all-reduce ceiling (bus bandwidth, 2 ranks)
+MSG = 1 << 20  # elements of each all-reduce (float): 4 MiB
+
+
+def check(name, cond, detail=""):
+    global fails
+    print("%s %s%s" % ("ok  " if cond else "FAIL", name, "" if cond else ": %s" % (detail,)))
+    fails += 0 if cond else 1
+
+
+def case(cid, component, backend, params, work_unit, work, rate_unit, scale, rate, metrics=None):
+    return {"id": cid, "section": component, "component": component, "backend": backend, "params": params,
+            "status": "ok", "reason": None, "work_unit": work_unit, "work_per_iteration": work,
+            "rate_unit": rate_unit, "rate_scale": scale, "repetitions": 5, "iterations": 10,
+            "rate": {"median": rate, "best": rate, "mean": rate, "cv": 0.01},
+            "verification": {"status": "passed", "detail": "hand-made"}, "metrics": metrics or {}, "info": {},
+            "notes": []}
+
+
+def ceilings():
+    gemm = case("gemm/openblas/dtype=fp32,k=1024,m=1024,n=1024", "gemm", "openblas",
+                {"dtype": "fp32", "m": "1024", "n": "1024", "k": "1024"}, "flop", 2 * 1024 ** 3, "GFLOP/s", 1e9,
+                GEMM_GFLOPS)
+    mpi = case("allreduce/mpi/dtype=float,size=4194304", "allreduce", "mpi", {"dtype": "float", "size": "4194304"},
+               "byte", 4 * MSG, "GB/s", 1e9, BUSBW_GBS,
+               {"ranks": {"value": 2, "unit": ""}, "busbw_factor": {"value": 1, "unit": ""}})
+    doc = {"schema": "mlbench-results", "schema_version": 1, "started_utc": "2026-01-01T00:00:00Z",
+           "context": {"host": {"name": "cpubox"}, "gpus": []}, "cases": [gemm, mpi]}
+    path = os.path.join(WORK, "cpu_ceilings.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def ev(name, ts, dur, cat=None, args=None, tid=1):
+    e = {"ph": "X", "name": name, "pid": 1, "tid": tid, "ts": ts, "dur": dur}
+    if cat:
+        e["cat"] = cat
+    if args:
+        e["args"] = args
+    return e
+
+
+def write(name, events, kineto, world_size=None):
+    """Kineto's object form (with cat) or the bare array (without)."""
+    if not kineto:
+        for e in events:
+            e.pop("cat", None)
+        doc = events
+    else:
+        doc = {"schemaVersion": 1, "deviceProperties": [], "traceEvents": events}
+        if world_size:
+            doc["distributedInfo"] = {"backend": "gloo", "rank": 0, "world_size": world_size}
+    path = os.path.join(WORK, name + ".json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def steps(body):
+    out = []
+    for n in range(STEPS):
+        t0 = n * (STEP_US + 1000)  # 1 ms between steps: outside every window
+        out.append(ev("ProfilerStep#%d" % n, t0, STEP_US, "user_annotation"))
+        out += body(t0)
+    return out
+
+
+def loader(t0, dur):
+    return ev("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", t0, dur, "user_annotation")
+
+
+def matmul(t0, dur):
+    """linear -> addmm: 2 x 256 x 512 x 1024 FLOPs, counted once."""
+    shapes = {"Input Dims": [[256, 1024], [512, 1024], [512]], "Input type": ["float", "float", "float"]}
+    inner = {"Input Dims": [[512], [256, 1024], [1024, 512]], "Input type": ["float", "float", "float"]}
+    return [ev("aten::linear", t0, dur, "cpu_op", shapes), ev("aten::addmm", t0 + 10, dur - 20, "cpu_op", inner)]
+
+
+def optimizer(t0, dur):
+    return [ev("Optimizer.step#SGD.step", t0, dur, "user_annotation"), ev("aten::add_", t0 + 10, dur - 20, "cpu_op")]
+
+
+def gap(path, ceil):
+    r = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", ceil, "--format", "json"], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        raise SystemExit("mlbench gap %s failed: %s" % (path, r.stderr))
+    return json.loads(r.stdout)
+
+
+def stage(d, name):
+    return next((s for s in d["stages"] if s["name"] == name), None)
+
+
+def close(a, b, rel=1e-6):
+    return a is not None and b is not None and abs(a - b) <= rel * abs(b)
+
+
+def collective_bound(ceil):
+    """Per step: data 0.5 ms, matmul 1 ms, an all-reduce of 4 MiB among 4 ranks
+    7 ms (c10d::allreduce_ around record_param_comms around gloo:all_reduce:
+    one call), optimizer 1 ms, Python the rest (0.5 ms)."""
+    def body(t0):
+        ar = t0 + 1500
+        return ([loader(t0, 500)] + matmul(t0 + 500, 1000) + [
+            ev("c10d::allreduce_", ar, 7000, "cpu_op", {"Input Dims": [[[MSG]], [], []],
+                                                         "Input type": ["TensorList", "", "Scalar"]}),
+            ev("record_param_comms", ar + 5, 6990, "cpu_op",
+               {"Collective name": "allreduce", "In msg nelems": MSG, "Out msg nelems": MSG, "dtype": "Float",
+                "Group size": 4}),
+            ev("gloo:all_reduce", ar + 10, 6980, "user_annotation", {"Input Dims": [[MSG]], "Input type": ["float"]}),
+        ] + optimizer(t0 + 8500, 1000))
+    d = gap(write("cpu-collective", steps(body), kineto=True, world_size=4), ceil)
+    dg = d["diagnosis"]
+    check("collective-bound: primary communication_bound (not CPU compute)", dg["primary"] == "communication_bound",
+          [(f["pattern"], f["weight"]) for f in dg["findings"]])
+    f = dg["findings"][0]
+    check("collective-bound: weight = the all-reduce's share, 70%", close(f["weight"], 0.7), f["weight"])
+    s = stage(d, "allreduce (host)")
+    check("collective-bound: an allreduce stage on the CPU", s is not None and s["component"] == "allreduce" and
+          s["device"] == "cpu", s)
+    # one call per step however deep the nest: 4 calls, 4 MiB each
+    check("collective-bound: 4 calls of 4 MiB (the nest counted once)",
+          s["calls"] == STEPS and s["work"] == STEPS * 4 * MSG and s["block_size"] == 4 * MSG, s)
+    check("collective-bound: 4 ranks (Group size)", s["ranks"] == 4, s["ranks"])
+    check("collective-bound: 7 ms per step", close(s["seconds_per_step"], 7e-3), s["seconds_per_step"])
+    algbw = 4 * MSG / 7e-3
+    check("collective-bound: measured = algorithm bandwidth 4 MiB / 7 ms", close(s["measured_rate"], algbw),
+          (s["measured_rate"], algbw))
+    factor = 2 * (4 - 1) / 4  # all-reduce busbw factor for 4 ranks
+    ceiling = BUSBW_GBS * 1e9 / factor  # the MPI ceiling's busbw as this stage's algbw
+    check("collective-bound: against the MPI all-reduce ceiling (busbw / factor for 4 ranks)",
+          s["ceiling"] is not None and s["ceiling"]["id"].startswith("allreduce/mpi/") and
+          close(s["ceiling_rate"], ceiling), (s["ceiling"], s["ceiling_rate"], ceiling))
+    check("collective-bound: efficiency = busbw / the ceiling's busbw", close(s["efficiency"], algbw / ceiling),
+          (s["efficiency"], algbw / ceiling))
+    evid = " ".join(f["evidence"])
+    busbw = "busbw %.3g MB/s" % (algbw * factor / 1e6)
+    check("collective-bound: evidence with time, share, size, ranks and busbw against the ceiling",
+          "allreduce (host): 4 calls, 7 ms per step (70.0% of the step), 4 MiB per call, 4 ranks" in evid and
+          busbw in evid and "%.0f%% of the measured allreduce ceiling" % (100 * algbw / ceiling) in evid, evid)
+    check("collective-bound: the headline leads with the all-reduce",
+          d["headline"]["stages"][0]["name"] == "allreduce (host)", d["headline"]["stages"][0])
+
+    # The same all-reduce as the fixture of a gloo run records it: only the
+    # annotation with Input Dims, in the bare array (no distributedInfo, no
+    # Group size): the bytes are known, the rank count is not.
+    def bare(t0):
+        return [ev("gloo:all_reduce", t0 + 1000, 8000, "user_annotation",
+                   {"Input Dims": [[MSG]], "Input type": ["float"]})]
+    d = gap(write("cpu-collective-bare", steps(bare), kineto=False), ceil)
+    s = stage(d, "allreduce (host)")
+    check("bare gloo all-reduce: communication bound", d["diagnosis"]["primary"] == "communication_bound",
+          d["diagnosis"]["primary"])
+    check("bare gloo all-reduce: bytes from Input Dims x Input type", s is not None and s["work"] == STEPS * 4 * MSG,
+          s)
+    check("bare gloo all-reduce: no ceiling, and says the rank count is unknown",
+          s["ceiling"] is None and "rank count is unknown" in (s["no_ceiling"] or ""), s)
+    check("bare gloo all-reduce: a warning says so",
+          any("rank count unknown" in w for w in d["run"]["warnings"]), d["run"]["warnings"])
+
+    # A kind mlbench does not measure (a barrier) is still communication.
+    def barrier(t0):
+        return [ev("gloo:barrier", t0 + 1000, 8000, "user_annotation")]
+    d = gap(write("cpu-barrier", steps(barrier), kineto=False), ceil)
+    s = stage(d, "barrier (host, size unknown)")
+    check("barrier: communication bound", d["diagnosis"]["primary"] == "communication_bound",
+          d["diagnosis"]["primary"])
+    check("barrier: a time-only stage that says why it has no ceiling",
+          s is not None and s["ceiling"] is None and "does not measure" in (s["no_ceiling"] or ""), s)
+
+
+def compute_bound(ceil, kineto):
+    """Per step: data 0.5 ms, matmul 8 ms, optimizer 1 ms, Python 0.5 ms."""
+    def body(t0):
+        return [loader(t0, 500)] + matmul(t0 + 500, 8000) + optimizer(t0 + 8500, 1000)
+    form = "object" if kineto else "array"
+    d = gap(write("cpu-compute-" + form, steps(body), kineto=kineto), ceil)
+    dg = d["diagnosis"]
+    check("compute-bound (%s): primary cpu_compute_bound" % form, dg["primary"] == "cpu_compute_bound",
+          [(f["pattern"], f["weight"]) for f in dg["findings"]])
+    f = dg["findings"][0]
+    check("compute-bound (%s): weight = the CPU's share, 95%%" % form, close(f["weight"], 0.95), f["weight"])
+    s = stage(d, "gemm (cpu)")
+    flops = 2.0 * 256 * 512 * 1024
+    check("compute-bound (%s): the innermost matmul's FLOPs, once per step" % form,
+          s is not None and s["work"] == STEPS * flops and s["work_unit"] == "flop", s)
+    rate = flops / 8e-3
+    check("compute-bound (%s): against the CPU GEMM ceiling" % form,
+          s["ceiling"] is not None and s["ceiling"]["id"].startswith("gemm/openblas/") and
+          close(s["measured_rate"], rate) and close(s["efficiency"], rate / (GEMM_GFLOPS * 1e9)), s)
+    evid = " ".join(f["evidence"])
+    check("compute-bound (%s): evidence: the GEMM rate against its ceiling, no GPU launch figures" % form,
+          "gemm (cpu): %.3g GFLOP/s, %.0f%% of the measured gemm ceiling" % (rate / 1e9, 100 * rate / 1e11) in evid
+          and "kernel launches" not in evid, evid)
+    rem = " ".join(f["remedies"])
+    check("compute-bound (%s): CPU remedies, none that assumes a GPU" % form,
+          "the GPU" not in rem + evid and "CUDA" not in rem + evid and "GEMM ceiling" in rem and dg["figures"]["cpu_only"], (rem, evid))
+
+
+def data_bound(ceil):
+    """Per step: waiting for the DataLoader 7 ms, matmul 2 ms, Python 1 ms. The
+    user's own record_function around the loop's next() holds torch's
+    DataLoader annotation (as the legacy profiler records it): 7 ms, once."""
+    def body(t0):
+        return [loader(t0, 7000), loader(t0 + 5, 6990)] + matmul(t0 + 7000, 2000)
+    d = gap(write("cpu-data", steps(body), kineto=False), ceil)
+    s = stage(d, "dataloading")
+    check("data-bound: nested DataLoader annotations count once: 7 ms per step, the step table's figure",
+          close(s["seconds_per_step"], 7e-3) and close(s["share"], sum(p["share"] for p in d["step"]["parts"]
+                                                                       if p["id"] == "data")), s)
+    check("data-bound: no 'stages add up to' note", not any("add up to" in n for n in d["notes"]), d["notes"])
+    dg = d["diagnosis"]
+    check("data-bound: primary data_loading_bound", dg["primary"] == "data_loading_bound",
+          [(f["pattern"], f["weight"]) for f in dg["findings"]])
+    check("data-bound: weight 70%", close(dg["findings"][0]["weight"], 0.7), dg["findings"][0]["weight"])
+    head = d["headline"]["stages"][0]
+    check("data-bound: the headline leads with data loading at 70%", close(head["share"], 0.7), head)
+
+
+def legacy_no_shapes(ceil):
+    """The array torch.autograd.profiler writes without Kineto has no shapes,
+    even with record_shapes=True: the matmul stage says what would give it
+    FLOPs there, and no warning blames record_shapes=False."""
+    def body(t0):
+        return [ev("aten::mm", t0 + 100, 9000, "cpu_op"), ev("aten::add_", t0 + 9200, 100, "cpu_op")]
+    d = gap(write("cpu-legacy", steps(body), kineto=False), ceil)
+    head = d["headline"]["stages"][0]
+    check("legacy array: gemm (cpu) leads, time only, pointing to torch.profiler or mlbench_simplify",
+          head["name"] == "gemm (cpu)" and "mlbench_simplify" in (head["no_ceiling"] or ""), head)
+    w = " ".join(d["run"]["warnings"])
+    check("legacy array: no 'record_shapes=False' and no memory-bound kernels on a CPU",
+          "record_shapes=False" not in w and "memory-bound kernels" not in w and "even with record_shapes=True" in w, w)
+
+
+os.makedirs(WORK, exist_ok=True)
+ceil = ceilings()
+collective_bound(ceil)
+compute_bound(ceil, kineto=True)
+compute_bound(ceil, kineto=False)
+data_bound(ceil)
+legacy_no_shapes(ceil)
+print("%d failure(s)" % fails)
+sys.exit(1 if fails else 0)
