@@ -4,7 +4,9 @@
 #   BUILD_DIR=b WERROR=ON SANITIZE=ON scripts/setup.sh
 #   BUILD_DIR=build-nocuda CUDA=OFF scripts/setup.sh   (no GPU components,
 #                                    as on a machine without a CUDA toolkit)
-#   TEST_DEPS=OFF scripts/setup.sh   without the tests' packages (python3-torch, Slurm, iperf3)
+#   TEST_DEPS=ON scripts/setup.sh    with the tests' packages too (python3-torch, numpy, Slurm,
+#                                    iperf3); scripts/test.sh sets it. A machine that only
+#                                    measures gets no daemons (slurmd, munge) and no torch.
 # CUDA is optional: with /usr/local/cuda (or nvcc on PATH) the GPU components
 # are built, otherwise they list as "not built in".
 set -euo pipefail
@@ -24,22 +26,23 @@ PACKAGES=(
   zlib1g-dev          # streaming PyTorch trace reader (.json, .json.gz)
   fio                 # the disk peer (scripts/fio_compare.py)
   python3             # stdlib-only helper scripts and test checks
-  python3-numpy       # scripts/peers: the OpenBLAS GEMM peer (numpy a @ b, /usr/bin/python3)
-  python3-torch       # scripts/peers: the oneDNN GEMM peer (torch mkldnn_linear)
 )
 
-# The tests' dependencies (TEST_DEPS=OFF leaves them out): Debian's CPU
+# The tests' dependencies (TEST_DEPS=ON adds them; scripts/test.sh does):
+# they are also what scripts/peers' GEMM peers need. Debian's CPU
 # PyTorch runs the simplify known-answer tests (tests/simplify.sh) and
 # writes the CPU-only trace that `mlbench gap` reads there. tests/multinode.sh
 # builds simulated nodes and launches mlbench on them the way users do.
 TEST_PACKAGES=(
-  python3-torch       # tests/simplify_test.py: real DataLoader, model, profiler trace
+  python3-torch       # tests/simplify_test.py: real DataLoader, model, profiler trace;
+                      # scripts/peers: the oneDNN GEMM peer (torch mkldnn_linear)
+  python3-numpy       # scripts/peers: the OpenBLAS GEMM peer (numpy a @ b, /usr/bin/python3)
   iproute2            # tests/multinode.sh: network namespaces, veths, a bridge, tc tbf
   iperf3              # tests/multinode.sh: the link busbw is compared with
   slurm-wlm slurmctld slurmd munge   # tests/multinode.sh: srun across the simulated nodes
   libpmix-dev         # srun --mpi=pmix: Slurm's PMIx plugin loads libpmix.so (only in -dev)
 )
-if [ "${TEST_DEPS:-ON}" != OFF ]; then
+if [ "${TEST_DEPS:-OFF}" = ON ]; then
   PACKAGES+=("${TEST_PACKAGES[@]}")
 fi
 
