@@ -60,6 +60,10 @@ MODES = ("full", "loader", "step", "transfer", "no_optimizer", "no_collective")
 # Fraction of the storage reads below which a loader counts as served from the
 # page cache: its bytes are then held against host memory, not the disk.
 PAGE_CACHE_SHARE = 0.5
+# A loader that reads less than this share of the bytes it delivers is not
+# bound by storage or memory: it generates or decodes its batches (CPU work),
+# and its few incidental reads (a config, a label file) make no ceiling.
+READ_SHARE_MIN = 0.01
 
 
 class SimplifyError(RuntimeError):
@@ -741,7 +745,14 @@ def _loader_stage(s, full):
     per_batch = (ld or {}).get("batches") or 0
     storage = ld["read_bytes"] / per_batch if per_batch and ld["io_counted"] else 0
     cached = ld["rchar"] / per_batch if per_batch and ld["io_counted"] else 0
-    if storage > 0 and storage >= PAGE_CACHE_SHARE * cached:
+    delivered = batch_bytes(s.host_batch) if s.host_batch is not None else 0
+    if delivered and max(storage, cached) < READ_SHARE_MIN * delivered:
+        # generated or decoded batches: CPU time, no storage/memory ceiling
+        st.update(component="other", role="data", device="cpu")
+        s._say("data loading reads %.0f B per batch, %.2g%% of the %.0f B it delivers: its time is CPU work "
+               "(generating or decoding), held against no storage or memory ceiling",
+               max(storage, cached), 100 * max(storage, cached) / delivered, delivered)
+    elif storage > 0 and storage >= PAGE_CACHE_SHARE * cached:
         pattern = s.pattern or _guess_pattern(s.loader)
         st.update(component="disk", pattern=pattern, bytes_per_step=storage, device="cpu")
         size = _item_count(s.host_batch)

@@ -415,6 +415,20 @@ class HonestStubs(unittest.TestCase):
         self.assertLess(time.perf_counter() - t0, 0.25 * 3 + 1.5)   # three modes, not an unbounded run
         self.assertTrue(doc["simplify"]["complete"])
 
+    def test_generated_batches_have_no_storage_ceiling(self):
+        # A loader that makes its batches (no file behind them) reads next to
+        # nothing: its stage is CPU data work (role data), not disk or hostmem
+        # held at a tiny fraction of a bandwidth ceiling.
+        class Gen:
+            def __iter__(self):
+                while True:
+                    yield torch.rand(64, 1024)   # 256 KiB made, 0 B read
+        doc = ms.simplify(Gen(), lambda b: None, seconds=0.2, warmup=0.05, log=None)
+        st = [x for x in doc["stages"] if x["name"] == "data loading"][0]
+        self.assertEqual(st["component"], "other")
+        self.assertEqual(st["role"], "data")
+        self.assertNotIn("bytes_per_step", st)
+
     def test_a_call_that_never_returns_is_stopped(self):
         calls = [0]
 
