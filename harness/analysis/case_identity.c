@@ -1,0 +1,177 @@
+/* case_identity.c: one rule for "the same case" across results files
+ * (case_identity.h). */
+#include "case_identity.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "component.h"
+#include "params.h"
+
+#define MAX_PARAMS 64
+
+/* A case as the rule sees it: component, backend and name=value pairs,
+ * pointing into the JSON or into `buf` (a copy of the id cut into pieces). */
+typedef struct case_key {
+    const char *id, *component, *backend;
+    const char *name[MAX_PARAMS], *value[MAX_PARAMS];
+    int n;
+    char buf[4096];
+} case_key;
+
+static const char *str_of(const cJSON *o, const char *name)
+{
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, name);
+    return cJSON_IsString(s) ? s->valuestring : NULL;
+}
+
+static bool key_from_params(const cJSON *params, case_key *k)
+{
+    const cJSON *p;
+    cJSON_ArrayForEach(p, params)
+    {
+        if (!cJSON_IsString(p) || p->string == NULL || k->n == MAX_PARAMS)
+            return false;
+        k->name[k->n] = p->string;
+        k->value[k->n++] = p->valuestring;
+    }
+    return true;
+}
+
+/* "k1=v1,k2=v2": a piece without '=' belongs to the value before it (a text
+ * parameter's value may hold a comma). */
+static bool key_from_tail(char *tail, case_key *k)
+{
+    for (char *s = tail; s && *s;) {
+        char *comma = strchr(s, ',');
+        if (comma)
+            *comma = '\0';
+        char *eq = strchr(s, '=');
+        if (eq == NULL && k->n == 0)
+            return false;
+        if (eq == NULL) {
+            s[-1] = ','; /* the comma cut before this piece: glued back onto the previous value */
+        } else {
+            if (k->n == MAX_PARAMS)
+                return false;
+            *eq = '\0';
+            k->name[k->n] = s;
+            k->value[k->n++] = eq + 1;
+        }
+        s = comma ? comma + 1 : NULL;
+    }
+    return true;
+}
+
+/* Reads a case object; false when it cannot be read (then only the exact id
+ * pairs it). */
+static bool key_of(const cJSON *c, case_key *k)
+{
+    memset(k, 0, offsetof(case_key, buf));
+    k->buf[0] = '\0';
+    k->id = str_of(c, "id");
+    k->component = str_of(c, "component");
+    k->backend = str_of(c, "backend");
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(c, "params");
+    if (k->id == NULL || (size_t)snprintf(k->buf, sizeof k->buf, "%s", k->id) >= sizeof k->buf)
+        return false;
+    char *slash1 = strchr(k->buf, '/'), *slash2 = slash1 ? strchr(slash1 + 1, '/') : NULL;
+    if (slash2 == NULL)
+        return false;
+    *slash1 = *slash2 = '\0';
+    if (k->component == NULL)
+        k->component = k->buf;
+    if (k->backend == NULL)
+        k->backend = slash1 + 1;
+    if (cJSON_IsObject(params))
+        return key_from_params(params, k);
+    return key_from_tail(slash2 + 1, k);
+}
+
+static const char *value_in(const case_key *k, const char *name)
+{
+    for (int i = 0; i < k->n; i++)
+        if (strcmp(k->name[i], name) == 0)
+            return k->value[i];
+    return NULL;
+}
+
+/* The backend's parameter table, or NULL when this build does not know it. */
+static const mb_param_spec *spec_of(const case_key *k)
+{
+    const mb_component_ops *ops = mb_registry_find(k->component, k->backend);
+    return ops && !ops->params_unknown ? ops->params : NULL;
+}
+
+/* Every parameter of `a` agrees with `b`: equal where b has it, else the
+ * default. *spec is looked up on first need only: a registry lookup may load
+ * a GPU module, which a comparison of two files of one version never needs. */
+static bool agrees(const case_key *a, const case_key *b, const mb_param_spec **spec, bool *looked)
+{
+    for (int i = 0; i < a->n; i++) {
+        const char *other = value_in(b, a->name[i]);
+        if (other && strcmp(other, a->value[i]) == 0)
+            continue;
+        if (!*looked) {
+            *spec = spec_of(a);
+            *looked = true;
+        }
+        if (*spec == NULL)
+            return false;
+        const mb_param_spec *ps = mb_param_spec_find(*spec, a->name[i]);
+        if (other == NULL && (ps == NULL || ps->def == NULL))
+            return false; /* a parameter this build lacks, or one without default: no value to hold it to */
+        if (!mb_param_values_equal(ps, a->value[i], other ? other : ps->def))
+            return false;
+    }
+    return true;
+}
+
+bool mb_case_same(const cJSON *a, const cJSON *b)
+{
+    const char *ida = str_of(a, "id"), *idb = str_of(b, "id");
+    if (ida && idb && strcmp(ida, idb) == 0)
+        return true;
+    case_key ka, kb;
+    if (!key_of(a, &ka) || !key_of(b, &kb))
+        return false;
+    if (strcmp(ka.component, kb.component) != 0 || strcmp(ka.backend, kb.backend) != 0)
+        return false;
+    const mb_param_spec *spec = NULL;
+    bool looked = false;
+    return agrees(&ka, &kb, &spec, &looked) && agrees(&kb, &ka, &spec, &looked);
+}
+
+const cJSON *mb_case_find_same(const cJSON *cases, const cJSON *c)
+{
+    const char *id = str_of(c, "id");
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cases)
+    {
+        const char *other = str_of(it, "id");
+        if (id && other && strcmp(id, other) == 0)
+            return it;
+    }
+    cJSON_ArrayForEach(it, cases)
+    {
+        if (mb_case_same(c, it))
+            return it;
+    }
+    return NULL;
+}
+
+const char *mb_case_param_or_default(const cJSON *c, const char *name)
+{
+    const char *own = str_of(cJSON_GetObjectItemCaseSensitive(c, "params"), name);
+    if (own)
+        return own;
+    const char *component = str_of(c, "component"), *backend = str_of(c, "backend");
+    if (component == NULL || backend == NULL)
+        return NULL;
+    const mb_component_ops *ops = mb_registry_find(component, backend);
+    if (ops == NULL || ops->params_unknown)
+        return NULL;
+    const mb_param_spec *ps = mb_param_spec_find(ops->params, name);
+    return ps ? ps->def : NULL;
+}
