@@ -12,9 +12,9 @@
 #define MAX_PARAMS 64
 
 /* A case as the rule sees it: component, backend and name=value pairs,
- * pointing into the JSON or into `buf` (a copy of the id cut into pieces). */
+ * pointing into `buf` (a copy of the id cut into pieces). */
 typedef struct case_key {
-    const char *id, *component, *backend;
+    const char *component, *backend;
     const char *name[MAX_PARAMS], *value[MAX_PARAMS];
     int n;
     char buf[4096];
@@ -24,19 +24,6 @@ static const char *str_of(const cJSON *o, const char *name)
 {
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, name);
     return cJSON_IsString(s) ? s->valuestring : NULL;
-}
-
-static bool key_from_params(const cJSON *params, case_key *k)
-{
-    const cJSON *p;
-    cJSON_ArrayForEach(p, params)
-    {
-        if (!cJSON_IsString(p) || p->string == NULL || k->n == MAX_PARAMS)
-            return false;
-        k->name[k->n] = p->string;
-        k->value[k->n++] = p->valuestring;
-    }
-    return true;
 }
 
 /* "k1=v1,k2=v2": a piece without '=' belongs to the value before it (a text
@@ -64,28 +51,21 @@ static bool key_from_tail(char *tail, case_key *k)
     return true;
 }
 
-/* Reads a case object; false when it cannot be read (then only the exact id
- * pairs it). */
-static bool key_of(const cJSON *c, case_key *k)
+/* Cuts an id into component, backend and pairs; false when it is not of the
+ * form component/backend/k=v,... (then only the exact id pairs it). The id,
+ * not the "params" object, is what the rule relaxes: it is what the case is
+ * known by. */
+static bool key_of(const char *id, case_key *k)
 {
     memset(k, 0, offsetof(case_key, buf));
-    k->buf[0] = '\0';
-    k->id = str_of(c, "id");
-    k->component = str_of(c, "component");
-    k->backend = str_of(c, "backend");
-    const cJSON *params = cJSON_GetObjectItemCaseSensitive(c, "params");
-    if (k->id == NULL || (size_t)snprintf(k->buf, sizeof k->buf, "%s", k->id) >= sizeof k->buf)
+    if (id == NULL || (size_t)snprintf(k->buf, sizeof k->buf, "%s", id) >= sizeof k->buf)
         return false;
     char *slash1 = strchr(k->buf, '/'), *slash2 = slash1 ? strchr(slash1 + 1, '/') : NULL;
     if (slash2 == NULL)
         return false;
     *slash1 = *slash2 = '\0';
-    if (k->component == NULL)
-        k->component = k->buf;
-    if (k->backend == NULL)
-        k->backend = slash1 + 1;
-    if (cJSON_IsObject(params))
-        return key_from_params(params, k);
+    k->component = k->buf;
+    k->backend = slash1 + 1;
     return key_from_tail(slash2 + 1, k);
 }
 
@@ -128,10 +108,11 @@ static bool agrees(const case_key *a, const case_key *b, const mb_param_spec **s
     return true;
 }
 
-bool mb_case_same(const cJSON *a, const cJSON *b)
+bool mb_case_ids_same(const char *a, const char *b)
 {
-    const char *ida = str_of(a, "id"), *idb = str_of(b, "id");
-    if (ida && idb && strcmp(ida, idb) == 0)
+    if (a == NULL || b == NULL)
+        return false;
+    if (strcmp(a, b) == 0)
         return true;
     case_key ka, kb;
     if (!key_of(a, &ka) || !key_of(b, &kb))
@@ -141,6 +122,11 @@ bool mb_case_same(const cJSON *a, const cJSON *b)
     const mb_param_spec *spec = NULL;
     bool looked = false;
     return agrees(&ka, &kb, &spec, &looked) && agrees(&kb, &ka, &spec, &looked);
+}
+
+bool mb_case_same(const cJSON *a, const cJSON *b)
+{
+    return mb_case_ids_same(str_of(a, "id"), str_of(b, "id"));
 }
 
 const cJSON *mb_case_find_same(const cJSON *cases, const cJSON *c)

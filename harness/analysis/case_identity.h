@@ -17,8 +17,10 @@
 
 #include <cjson/cJSON.h>
 
-/* a and b: case objects of results files (id, component, backend, params;
- * without "params" the parameters are read from the id's tail). */
+/* a and b: case ids. An id not of the form component/backend/k=v,... pairs
+ * only with itself. */
+bool mb_case_ids_same(const char *a, const char *b);
+/* The same for two case objects of results files, by their "id". */
 bool mb_case_same(const cJSON *a, const cJSON *b);
 
 /* The case of `cases` (a JSON array of case objects) that is the same as c:
