@@ -160,21 +160,6 @@ static void test_find_same_prefers_exact_id(void **state)
     cJSON_Delete(cases);
 }
 
-static void test_param_or_default(void **state)
-{
-    (void)state;
-    expect_default("pread", "pattern", "random");
-    cJSON *c = case_obj("disk/pread/seed=7", "disk", "pread", "{\"seed\": \"7\"}");
-    assert_string_equal(mb_case_param_or_default(c, "seed"), "7");
-    assert_string_equal(mb_case_param_or_default(c, "pattern"), "random");
-    assert_null(mb_case_param_or_default(c, "dtype")); /* not pread's */
-    cJSON *u = case_obj("disk/nosuch/a=1", "disk", "nosuch", "{\"a\": \"1\"}");
-    assert_string_equal(mb_case_param_or_default(u, "a"), "1");
-    assert_null(mb_case_param_or_default(u, "seed"));
-    cJSON_Delete(c);
-    cJSON_Delete(u);
-}
-
 /* ---- the real reference file against its copy with today's io_uring ids -------- */
 
 static int cmp_str(const void *a, const void *b)
@@ -361,7 +346,6 @@ int main(void)
         cmocka_unit_test(test_rule_on_pread),
         cmocka_unit_test(test_unknown_backend_exact_id),
         cmocka_unit_test(test_find_same_prefers_exact_id),
-        cmocka_unit_test(test_param_or_default),
         cmocka_unit_test(test_h100_compare_pairs_every_disk_case),
         cmocka_unit_test(test_h100_baseline_pairs_every_disk_case),
     };

@@ -77,10 +77,14 @@ static const char *value_in(const case_key *k, const char *name)
     return NULL;
 }
 
-/* The backend's parameter table, or NULL when this build does not know it. */
+/* The backend's parameter table, or NULL when this build does not know it.
+ * Built-in tables first: the full registry loads the GPU modules (200+ MB of
+ * libraries), which only a GPU backend's table is worth. */
 static const mb_param_spec *spec_of(const case_key *k)
 {
-    const mb_component_ops *ops = mb_registry_find(k->component, k->backend);
+    const mb_component_ops *ops = mb_registry_find_builtin(k->component, k->backend);
+    if (ops == NULL)
+        ops = mb_registry_find(k->component, k->backend);
     return ops && !ops->params_unknown ? ops->params : NULL;
 }
 
@@ -108,12 +112,24 @@ static bool agrees(const case_key *a, const case_key *b, const mb_param_spec **s
     return true;
 }
 
+/* "component/backend/" equal in both ids. */
+static bool same_prefix(const char *a, const char *b)
+{
+    const char *slash1 = strchr(a, '/'), *slash2 = slash1 ? strchr(slash1 + 1, '/') : NULL;
+    if (slash2 == NULL)
+        return false;
+    size_t n = (size_t)(slash2 - a) + 1;
+    return strncmp(a, b, n) == 0;
+}
+
 bool mb_case_ids_same(const char *a, const char *b)
 {
     if (a == NULL || b == NULL)
         return false;
     if (strcmp(a, b) == 0)
         return true;
+    if (!same_prefix(a, b))
+        return false; /* the common answer, before cutting the ids up */
     case_key ka, kb;
     if (!key_of(a, &ka) || !key_of(b, &kb))
         return false;
@@ -145,19 +161,4 @@ const cJSON *mb_case_find_same(const cJSON *cases, const cJSON *c)
             return it;
     }
     return NULL;
-}
-
-const char *mb_case_param_or_default(const cJSON *c, const char *name)
-{
-    const char *own = str_of(cJSON_GetObjectItemCaseSensitive(c, "params"), name);
-    if (own)
-        return own;
-    const char *component = str_of(c, "component"), *backend = str_of(c, "backend");
-    if (component == NULL || backend == NULL)
-        return NULL;
-    const mb_component_ops *ops = mb_registry_find(component, backend);
-    if (ops == NULL || ops->params_unknown)
-        return NULL;
-    const mb_param_spec *ps = mb_param_spec_find(ops->params, name);
-    return ps ? ps->def : NULL;
 }

@@ -27,8 +27,4 @@ bool mb_case_same(const cJSON *a, const cJSON *b);
  * the one with c's exact id first, else the first mb_case_same; NULL none. */
 const cJSON *mb_case_find_same(const cJSON *cases, const cJSON *c);
 
-/* A parameter of a case as text: its own value, else (the case predates the
- * parameter) its backend's default in this build; NULL when neither exists. */
-const char *mb_case_param_or_default(const cJSON *c, const char *name);
-
 #endif

@@ -152,8 +152,7 @@ static void case_kind(const mb_case_ref *cr, const mb_ini *keys, char *buf, size
     buf[0] = '\0';
     snprintf(copy, sizeof copy, "%s", list ? list : "dtype");
     for (char *k = strtok_r(copy, ", \t", &save); k && at < len; k = strtok_r(NULL, ", \t", &save)) {
-        /* a file from before its backend gained k holds the default: one kind with the newer file's */
-        const char *v = mb_case_param_or_default(cr->json, k);
+        const char *v = mb_case_param(cr, k);
         if (v)
             at += (size_t)snprintf(buf + at, len - at, "%s%s=%s", at ? " " : "", k, v);
     }
