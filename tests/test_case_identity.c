@@ -10,6 +10,9 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
+#include <sys/stat.h>
+
 #include "analysis.h"
 #include "baseline.h"
 #include "case_identity.h"
@@ -17,6 +20,7 @@
 #include "component.h"
 #include "gap_test_util.h"
 #include "params.h"
+#include "reference.h"
 #include "results.h"
 
 #ifndef MB_SOURCE_DIR
@@ -338,6 +342,66 @@ static void test_h100_baseline_pairs_every_disk_case(void **state)
     cJSON_Delete(copy);
 }
 
+static void write_file(const char *dir, const char *name, const cJSON *doc)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *text = cJSON_PrintUnformatted(doc);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    free(text);
+}
+
+/* A reference joining a newer file (today's io_uring ids) and the older one
+ * it was run after: the older file's io_uring cases are the newer file's
+ * measurements, not cases of their own. */
+static void test_reference_join_pairs_old_ids(void **state)
+{
+    (void)state;
+    if (!uring_built_in())
+        skip();
+    static const char *const defaults[] = { "registered=auto", "sqpoll=off", "iopoll=off" };
+    char refs[512], dir[600];
+    snprintf(refs, sizeof refs, "%s/refs", scratch_dir());
+    snprintf(dir, sizeof dir, "%s/joined", refs);
+    assert_int_equal(mkdir(refs, 0755) == 0 || errno == EEXIST, 1);
+    assert_int_equal(mkdir(dir, 0755) == 0 || errno == EEXIST, 1);
+    char ini[700];
+    snprintf(ini, sizeof ini, "%s/reference.ini", dir);
+    FILE *f = fopen(ini, "w");
+    assert_non_null(f);
+    fputs("[reference]\nlabel = Joined\nfiles = new.json, old.json\n[provenance]\nsource = test\n", f);
+    fclose(f);
+    cJSON *old = load_h100();
+    cJSON *copy = cJSON_Duplicate(old, true);
+    add_uring_params(copy, defaults, 3);
+    write_file(dir, "new.json", copy);
+    write_file(dir, "old.json", old);
+    int n_cases = cJSON_GetArraySize(cJSON_GetObjectItem(old, "cases"));
+    cJSON_Delete(old);
+    cJSON_Delete(copy);
+
+    setenv("MLBENCH_REFERENCE_DIR", refs, 1);
+    mb_reference r;
+    mb_err err = { 0 };
+    if (mb_reference_load("joined", &r, &err))
+        fail_msg("%s", err.msg);
+    assert_int_equal(r.measured.n_cases, n_cases);
+    for (int i = 0; i < r.measured.n_cases; i++)
+        assert_string_equal(cJSON_GetObjectItem(r.measured.cases[i].json, "reference_file")->valuestring, "new.json");
+    mb_reference_free(&r);
+    unsetenv("MLBENCH_REFERENCE_DIR");
+}
+
+static int remove_scratch(void **state)
+{
+    (void)state;
+    rm_scratch();
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_find_same_prefers_exact_id),
         cmocka_unit_test(test_h100_compare_pairs_every_disk_case),
         cmocka_unit_test(test_h100_baseline_pairs_every_disk_case),
+        cmocka_unit_test(test_reference_join_pairs_old_ids),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, NULL, remove_scratch);
 }
