@@ -88,27 +88,40 @@ static const mb_param_spec *spec_of(const case_key *k)
     return ops && !ops->params_unknown ? ops->params : NULL;
 }
 
-/* Every parameter of `a` agrees with `b`: equal where b has it, else the
- * default. *spec is looked up on first need only: a registry lookup may load
- * a GPU module, which a comparison of two files of one version never needs. */
-static bool agrees(const case_key *a, const case_key *b, const mb_param_spec **spec, bool *looked)
+/* The parameters both ids have are equal. As text: the harness writes ids
+ * normalised (sizes in bytes, booleans true/false: params.c). */
+static bool shared_equal(const case_key *a, const case_key *b)
 {
     for (int i = 0; i < a->n; i++) {
         const char *other = value_in(b, a->name[i]);
-        if (other && strcmp(other, a->value[i]) == 0)
-            continue;
-        if (!*looked) {
-            *spec = spec_of(a);
-            *looked = true;
-        }
-        if (*spec == NULL)
-            return false;
-        const mb_param_spec *ps = mb_param_spec_find(*spec, a->name[i]);
-        if (other == NULL && (ps == NULL || ps->def == NULL))
-            return false; /* a parameter this build lacks, or one without default: no value to hold it to */
-        if (!mb_param_values_equal(ps, a->value[i], other ? other : ps->def))
+        if (other && strcmp(other, a->value[i]) != 0)
             return false;
     }
+    return true;
+}
+
+/* Every parameter `a` has and `b` lacks holds the backend's default in a. */
+static bool rest_default(const case_key *a, const case_key *b, const mb_param_spec *spec)
+{
+    for (int i = 0; i < a->n; i++) {
+        if (value_in(b, a->name[i]))
+            continue;
+        const mb_param_spec *ps = mb_param_spec_find(spec, a->name[i]);
+        if (ps == NULL || ps->def == NULL)
+            return false; /* a parameter this build lacks, or one without default: no value to hold it to */
+        if (!mb_param_values_equal(ps, a->value[i], ps->def))
+            return false;
+    }
+    return true;
+}
+
+static bool same_names(const case_key *a, const case_key *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (int i = 0; i < a->n; i++)
+        if (value_in(b, a->name[i]) == NULL)
+            return false;
     return true;
 }
 
@@ -135,9 +148,14 @@ bool mb_case_ids_same(const char *a, const char *b)
         return false;
     if (strcmp(ka.component, kb.component) != 0 || strcmp(ka.backend, kb.backend) != 0)
         return false;
-    const mb_param_spec *spec = NULL;
-    bool looked = false;
-    return agrees(&ka, &kb, &spec, &looked) && agrees(&kb, &ka, &spec, &looked);
+    if (!shared_equal(&ka, &kb))
+        return false;
+    if (same_names(&ka, &kb))
+        return true; /* the same pairs in another order */
+    /* Only now the table: files of two versions of a backend; a lookup may
+     * load a GPU module, which files of one version never need. */
+    const mb_param_spec *spec = spec_of(&ka);
+    return spec && rest_default(&ka, &kb, spec) && rest_default(&kb, &ka, spec);
 }
 
 bool mb_case_same(const cJSON *a, const cJSON *b)

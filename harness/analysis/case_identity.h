@@ -9,7 +9,9 @@
  * have is equal, and a parameter only one has holds this build's default for
  * that backend there (configs and `mlbench list` show the defaults). A
  * backend this build does not know (not in the registry, or its table is not
- * loadable) falls back to the exact id. The ids written stay as they are. */
+ * loadable) falls back to the exact id (its pairs in any order). Values
+ * compare as the ids hold them: the harness writes them normalised. The ids
+ * written stay as they are. */
 #ifndef MB_CASE_IDENTITY_H
 #define MB_CASE_IDENTITY_H
 
