@@ -121,6 +121,28 @@ static void test_rule_on_pread(void **state)
                                        "file_size=1073741824,block_size=4096"));
 }
 
+/* A GPU module's backend: its table once the module loads (skipped where it does
+ * not load: then the backend is unknown here and pairs by exact id only). */
+static void test_rule_on_module_backend(void **state)
+{
+    (void)state;
+    const mb_component_ops *ops = mb_registry_find("copy", "cuda");
+    if (ops == NULL || ops->params_unknown)
+        skip();
+    const mb_param_spec *numa = mb_param_spec_find(ops->params, "numa");
+    const mb_param_spec *size = mb_param_spec_find(ops->params, "size");
+    assert_non_null(numa);
+    assert_non_null(size);
+    assert_string_equal(numa->def, "true");
+    assert_string_equal(size->def, "64m");
+    const char *old = "copy/cuda/copies=0,direction=h2d,memory=pinned,size=1048576";
+    assert_true(mb_case_ids_same(old, "copy/cuda/copies=0,direction=h2d,memory=pinned,numa=true,size=1048576"));
+    assert_false(mb_case_ids_same(old, "copy/cuda/copies=0,direction=h2d,memory=pinned,numa=false,size=1048576"));
+    /* size at its default, written "64m" in the table and in bytes in the id */
+    assert_true(mb_case_ids_same("copy/cuda/copies=0,direction=h2d,memory=pinned",
+                                 "copy/cuda/copies=0,direction=h2d,memory=pinned,size=67108864"));
+}
+
 static void test_unknown_backend_exact_id(void **state)
 {
     (void)state;
@@ -408,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_values_equal),
         cmocka_unit_test(test_uring_old_and_new_ids),
         cmocka_unit_test(test_rule_on_pread),
+        cmocka_unit_test(test_rule_on_module_backend),
         cmocka_unit_test(test_unknown_backend_exact_id),
         cmocka_unit_test(test_find_same_prefers_exact_id),
         cmocka_unit_test(test_h100_compare_pairs_every_disk_case),
