@@ -142,6 +142,9 @@ size_t mb_registry_count(void);
 const mb_component_ops *mb_registry_at(size_t i);
 /* backend NULL: the component's first backend. */
 const mb_component_ops *mb_registry_find(const char *component, const char *backend);
+/* The same among the built-in tables only: loads no GPU module (for the
+ * analysis, which must not map the GPU libraries for a disk case). */
+const mb_component_ops *mb_registry_find_builtin(const char *component, const char *backend);
 
 /* A table for a backend whose library was not found at build time: it lists,
  * and every probe says why it cannot run. */

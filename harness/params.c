@@ -366,3 +366,31 @@ char *mb_params_key(const mb_params *p)
     free(order);
     return key;
 }
+
+bool mb_param_values_equal(const mb_param_spec *ps, const char *a, const char *b)
+{
+    if (a == NULL || b == NULL)
+        return a == b;
+    if (strcmp(a, b) == 0)
+        return true;
+    if (ps == NULL)
+        return false;
+    /* "4k" and "4096", "on" and "true", "032" and "32" name one value */
+    long long ia, ib;
+    double da, db;
+    bool ba, bb;
+    switch (ps->type) {
+    case MB_P_SIZE:
+        return mb_parse_size(a, &ia, NULL) == MB_OK && mb_parse_size(b, &ib, NULL) == MB_OK && ia == ib;
+    case MB_P_INT:
+        return parse_int(a, &ia) == 0 && parse_int(b, &ib) == 0 && ia == ib;
+    case MB_P_DOUBLE:
+        return parse_double(a, &da) == 0 && parse_double(b, &db) == 0 && da == db;
+    case MB_P_BOOL:
+        return parse_bool(a, &ba) == 0 && parse_bool(b, &bb) == 0 && ba == bb;
+    case MB_P_ENUM:
+    case MB_P_STRING:
+        return false;
+    }
+    return false;
+}

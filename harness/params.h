@@ -29,4 +29,8 @@ char *mb_params_key(const mb_params *p);
 /* Short text of a type for `mlbench list`. */
 const char *mb_param_type_name(mb_param_type t);
 
+/* Whether two texts are one value of the parameter `ps` ("4k" = "4096" for a
+ * size, "on" = "true" for a bool); NULL ps: the texts are equal. */
+bool mb_param_values_equal(const mb_param_spec *ps, const char *a, const char *b);
+
 #endif

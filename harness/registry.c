@@ -77,3 +77,11 @@ const mb_component_ops *mb_registry_find(const char *component, const char *back
     }
     return NULL;
 }
+
+const mb_component_ops *mb_registry_find_builtin(const char *component, const char *backend)
+{
+    for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+        if (strcmp(builtin[i]->component, component) == 0 && strcmp(builtin[i]->backend, backend) == 0)
+            return builtin[i];
+    return NULL;
+}

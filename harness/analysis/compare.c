@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "case_identity.h"
 #include "reference.h"
 
 /* ---- prices ------------------------------------------------------------------ */
@@ -81,18 +82,24 @@ double mb_compare_per_usd(double rate, double usd_per_hour)
 
 /* ---- rows ---------------------------------------------------------------------- */
 
-static int find_case(const mb_ceilings *m, const char *id)
+/* The case of m that is cr's (case_identity.h: exact id first, then the same
+ * measurement under an id written before its backend gained a parameter). */
+static int find_case(const mb_ceilings *m, const mb_case_ref *cr)
 {
     for (int i = 0; i < m->n_cases; i++)
-        if (strcmp(m->cases[i].id, id) == 0)
+        if (strcmp(m->cases[i].id, cr->id) == 0)
+            return i;
+    for (int i = 0; i < m->n_cases; i++)
+        if (mb_case_same(cr->json, m->cases[i].json))
             return i;
     return -1;
 }
 
-static bool row_exists(const mb_compare *c, const char *id)
+/* Case k of machine i already sits in a row. */
+static bool row_exists(const mb_compare *c, int i, int k)
 {
     for (int r = 0; r < c->n_rows; r++)
-        if (strcmp(c->rows[r].id, id) == 0)
+        if (c->rows[r].idx[i] == k)
             return true;
     return false;
 }
@@ -119,7 +126,7 @@ static int add_row(mb_compare *c, const mb_case_ref *cr, mb_err *err)
         return mb_errf(err, MB_ESYS, "out of memory");
     r->everywhere = true;
     for (int i = 0; i < c->n_m; i++) {
-        int k = find_case(&c->m[i], cr->id);
+        int k = find_case(&c->m[i], cr);
         r->idx[i] = k;
         r->rate[i] = k >= 0 && c->m[i].cases[k].usable ? c->m[i].cases[k].rate : -1;
         r->everywhere = r->everywhere && r->rate[i] >= 0;
@@ -532,7 +539,7 @@ int mb_compare_build(const mb_ceilings *machines, int n, const char *const *labe
         rc = parse_prices(machines, n, out->label, prices, n_prices, out->price, err);
     for (int i = 0; i < n && rc == MB_OK; i++)
         for (int k = 0; k < machines[i].n_cases && rc == MB_OK; k++)
-            if (!row_exists(out, machines[i].cases[k].id))
+            if (!row_exists(out, i, k))
                 rc = add_row(out, &machines[i].cases[k], err);
     if (rc == MB_OK)
         rc = best_cases(out, keys, err);

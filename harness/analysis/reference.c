@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "case_identity.h"
 #include "formulas.h"
 #include "paths.h"
 #include "results.h"
@@ -65,16 +66,11 @@ static void known_names(char *buf, size_t len)
         snprintf(buf, len, "none under %s", mb_reference_root());
 }
 
-static bool has_case(const cJSON *cases, const char *id)
+/* By case_identity.h's rule: an older file's case whose id lacks a newer
+ * parameter is the same measurement as the newer file's, not a second one. */
+static bool has_case(const cJSON *cases, const cJSON *c)
 {
-    const cJSON *c;
-    cJSON_ArrayForEach(c, cases)
-    {
-        const cJSON *cid = cJSON_GetObjectItemCaseSensitive(c, "id");
-        if (cJSON_IsString(cid) && strcmp(cid->valuestring, id) == 0)
-            return true;
-    }
-    return false;
+    return mb_case_find_same(cases, c) != NULL;
 }
 
 /* Marks every case of `cases` with the file it came from. */
@@ -102,7 +98,7 @@ static int join_cases(cJSON *into, cJSON *from, const char *file, mb_err *err)
     while (src->child) {
         cJSON *c = cJSON_DetachItemViaPointer(src, src->child);
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id");
-        if (cJSON_IsString(id) && !has_case(dst, id->valuestring))
+        if (cJSON_IsString(id) && !has_case(dst, c))
             cJSON_AddItemToArray(dst, c);
         else
             cJSON_Delete(c);
