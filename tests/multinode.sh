@@ -205,6 +205,10 @@ if ! make_nodes 2>"$RUN/setup.err"; then
     cat "$RUN/setup.err"
     grep -qiE "operation not permitted|permission denied|not supported|no such file" "$RUN/setup.err" &&
         skip "cannot create network/UTS namespaces or veths here"
+    # A chroot (scripts/fresh_check.sh) has a root that is no mount point:
+    # no mount namespace with its own propagation can be made there.
+    grep -qE "make-r?(slave|private|shared).*(Invalid argument|failed)" "$RUN/setup.err" &&
+        skip "cannot make a mount namespace here (the root is not a mount point, as in a chroot)"
     echo "FAIL: building the nodes"
     exit 1
 fi
