@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gap.h"
+#include "grow.h"
 
 static const char *const cpu_class_names[TR_CPU_N] = { "collective (host)", "optimizer", "conv (cpu)",
                                                         "gemm (cpu)", "other aten ops" };
@@ -61,14 +62,8 @@ bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t
     }
     if (l->n * 2 + 2 > l->cap && l->n >= (1u << 16))
         l->n = merge(l->iv, l->n); /* a long CPU-only trace: merge before growing */
-    if (l->n * 2 + 2 > l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        int64_t *g = realloc(l->iv, cap * sizeof *g);
-        if (g == NULL)
-            return false;
-        l->iv = g;
-        l->cap = cap;
-    }
+    if (!mb_grow((void **)&l->iv, &l->cap, l->n * 2 + 2, sizeof *l->iv))
+        return false;
     l->iv[l->n * 2] = ts;
     l->iv[l->n * 2 + 1] = ts + dur;
     l->n++;
