@@ -1529,6 +1529,32 @@ void tr_state_free(tr_state *st)
     memset(st, 0, sizeof *st);
 }
 
+/* A fresh parse of st by p with `rules`, or the configured ones when NULL. */
+static int parse_start(tr_state *st, parser *p, tr_rules *rules, mb_err *err)
+{
+    st->span_start = INT64_MAX;
+    st->span_end = INT64_MIN;
+    st->record_shapes = -1;
+    p->st = st;
+    st->rules = rules;
+    if (rules != NULL)
+        return MB_OK;
+    st->rules = &st->own_rules;
+    return tr_rules_load(st->rules, NULL, err);
+}
+
+static void parse_free(tr_state *st, parser *p)
+{
+    if (st)
+        tr_state_free(st);
+    /* A parse that stopped inside deviceProperties/distributedInfo leaves
+     * the half-built copy on the capture stack, not yet in st. */
+    if (p && p->cap_n > 0)
+        cJSON_Delete(p->cap_stack[0]);
+    free(st);
+    free(p);
+}
+
 int mb_trace_read_with(const char *path, tr_rules *rules, mb_run *out, mb_err *err)
 {
     mb_run_init(out);
@@ -1541,17 +1567,8 @@ int mb_trace_read_with(const char *path, tr_rules *rules, mb_run *out, mb_err *e
         rc = mb_errf(err, MB_ESYS, "out of memory");
         goto done;
     }
-    st->span_start = INT64_MAX;
-    st->span_end = INT64_MIN;
-    st->record_shapes = -1;
-    st->rules = rules;
-    if (rules == NULL) {
-        st->rules = &st->own_rules;
-        rc = tr_rules_load(st->rules, NULL, err);
-        if (rc != MB_OK)
-            goto done;
-    }
-    p->st = st;
+    if ((rc = parse_start(st, p, rules, err)) != MB_OK)
+        goto done;
     rc = read_and_parse(path, p, err);
     if (rc != MB_OK)
         goto done;
@@ -1567,14 +1584,7 @@ done:
         *out = run;
     else
         mb_run_free(&run);
-    if (st)
-        tr_state_free(st);
-    /* A parse that stopped inside deviceProperties/distributedInfo leaves
-     * the half-built copy on the capture stack, not yet in st. */
-    if (p && p->cap_n > 0)
-        cJSON_Delete(p->cap_stack[0]);
-    free(st);
-    free(p);
+    parse_free(st, p);
     return rc;
 }
 
@@ -1595,26 +1605,16 @@ int mb_trace_walk(const char *path, tr_event_fn fn, void *ctx, cJSON **device_pr
         rc = mb_errf(err, MB_ESYS, "out of memory");
         goto done;
     }
-    st->span_start = INT64_MAX;
-    st->span_end = INT64_MIN;
-    st->record_shapes = -1;
-    st->rules = &st->own_rules;
     st->hook = &hook;
-    if ((rc = tr_rules_load(st->rules, NULL, err)) != MB_OK)
+    if ((rc = parse_start(st, p, NULL, err)) != MB_OK)
         goto done;
-    p->st = st;
     rc = read_and_parse(path, p, err);
     if (rc == MB_OK && device_props) {
         *device_props = st->device_props;
         st->device_props = NULL;
     }
 done:
-    if (st)
-        tr_state_free(st);
-    if (p && p->cap_n > 0)
-        cJSON_Delete(p->cap_stack[0]);
-    free(st);
-    free(p);
+    parse_free(st, p);
     return rc;
 }
 

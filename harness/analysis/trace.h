@@ -305,6 +305,12 @@ bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t
  * as stages of `run` and as evidence "step" in `ev`. */
 int tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err);
 
+/* trace_analysis.c: [start, end) pairs sorted and merged in place (touching
+ * ones too); returns the new count. */
+size_t tr_merge_intervals(int64_t *iv, size_t n);
+/* trace_analysis.c: length of the intersection of two merged lists. */
+int64_t tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t ny);
+
 /* After a successful parse: builds the stages, warnings and evidence of
  * `run` from `st`. May reorder/overwrite st's arrays. */
 int tr_analyse(tr_state *st, mb_run *run, mb_err *err);
