@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "text.h"
+
 /* ---- scales -------------------------------------------------------------------- */
 
 double mb_scale_map(const mb_scale *s, double v)
@@ -385,10 +387,7 @@ void mb_chart_end(mb_chart *c)
 
 static int utf8_chars(const char *s)
 {
-    int n = 0;
-    for (; s && *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
+    return mb_text_width(s);
 }
 
 void mb_svg_label_box(const char *text, double x, double y, bool end, double box[4])

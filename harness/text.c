@@ -76,3 +76,8 @@ void mb_text_wrap(FILE *out, int first_col, int indent, const char *text, unsign
     }
     fputc('\n', out);
 }
+
+int mb_text_width(const char *s)
+{
+    return s ? span_cols(s, strlen(s), 0) : 0;
+}

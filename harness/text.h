@@ -21,3 +21,7 @@ enum {
  * the `first_col` columns the caller already printed, the next ones start
  * with `indent` spaces. Runs of spaces collapse into one; ends the line. */
 void mb_text_wrap(FILE *out, int first_col, int indent, const char *text, unsigned flags);
+
+/* Columns a UTF-8 string takes: its characters (continuation bytes do not
+ * count); 0 for NULL. */
+int mb_text_width(const char *s);

@@ -120,6 +120,15 @@ static void test_cut_keeps_characters_whole(void **s)
     expect(0, 0, text, MB_TEXT_CUT, want);
 }
 
+static void test_width_counts_characters(void **s)
+{
+    (void)s;
+    assert_int_equal(mb_text_width(""), 0);
+    assert_int_equal(mb_text_width(NULL), 0);
+    assert_int_equal(mb_text_width("3.87 µs/op"), 10);   /* µ is 2 bytes */
+    assert_int_equal(mb_text_width("a label far\xE2\x80\xA6"), 12); /* … is 3 */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -129,6 +138,7 @@ int main(void)
         cmocka_unit_test(test_long_word_whole_or_cut),
         cmocka_unit_test(test_no_cut_when_the_room_is_narrow),
         cmocka_unit_test(test_cut_keeps_characters_whole),
+        cmocka_unit_test(test_width_counts_characters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

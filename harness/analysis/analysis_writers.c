@@ -156,10 +156,7 @@ static void tbl_free(tbl *t)
 /* Display width in characters (UTF-8 continuation bytes do not count). */
 static int width(const char *s)
 {
-    int w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
+    return mb_text_width(s);
 }
 
 static void pad(FILE *o, int n)
