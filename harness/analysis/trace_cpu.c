@@ -36,6 +36,8 @@ static int cpu_class(const tr_state *st, const char *name, size_t len)
     return -1;
 }
 
+static size_t merge(int64_t *iv, size_t n);
+
 bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur)
 {
     /* Only a run without GPU events uses these (tr_cpu_stages): once one is
@@ -59,13 +61,27 @@ bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t
         return true;
     }
     if (l->n * 2 + 2 > l->cap && l->n >= (1u << 16))
-        l->n = tr_merge_intervals(l->iv, l->n); /* a long CPU-only trace: merge before growing */
+        l->n = merge(l->iv, l->n); /* a long CPU-only trace: merge before growing */
     if (!mb_grow((void **)&l->iv, &l->cap, l->n * 2 + 2, sizeof *l->iv))
         return false;
     l->iv[l->n * 2] = ts;
     l->iv[l->n * 2 + 1] = ts + dur;
     l->n++;
     return true;
+}
+
+/* ---- interval arithmetic on [start, end) pairs --------------------------- */
+
+/* Sorts and merges in place; returns the new count. */
+static size_t merge(int64_t *iv, size_t n)
+{
+    return tr_merge_intervals(iv, n);
+}
+
+/* Length of the intersection of two merged lists. */
+static int64_t overlap(const int64_t *a, size_t na, const int64_t *b, size_t nb)
+{
+    return tr_intersection(a, na, b, nb);
 }
 
 /* ---- FLOPs of leaf matmul/conv ops ------------------------------------------ */
@@ -154,8 +170,8 @@ int tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         win[0] = st->span_start;
         win[1] = st->span_end;
     }
-    nw = tr_merge_intervals(win, nw);
-    int64_t wall = tr_intersection(win, nw, win, nw);
+    nw = merge(win, nw);
+    int64_t wall = overlap(win, nw, win, nw);
     /* The classes in priority order; data loading is the host's wait list. */
     const tr_ivlist *lists[1 + TR_CPU_N];
     lists[0] = &st->host_iv[TR_HOST_DATA];
@@ -173,8 +189,8 @@ int tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     size_t nc = 0;
     for (int k = 0; k <= TR_CPU_N; k++) {
         memcpy(cover + 2 * nc, lists[k]->iv, 2 * lists[k]->n * sizeof *cover);
-        nc = tr_merge_intervals(cover, nc + lists[k]->n);
-        int64_t now = tr_intersection(cover, nc, win, nw);
+        nc = merge(cover, nc + lists[k]->n);
+        int64_t now = overlap(cover, nc, win, nw);
         excl[k] = now - covered;
         covered = now;
     }
