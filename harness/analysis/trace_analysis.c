@@ -323,7 +323,7 @@ static int attribute_kernels(tr_state *st, int64_t *attributed_ns, long long *at
         return MB_OK;
     if (st->n_flop_ops > INT32_MAX)
         return mb_errf(err, MB_ESYS, "too many matmul/conv/memory-bound ops (%zu)", st->n_flop_ops);
-    qsort(st->flop_ops, st->n_flop_ops, sizeof *st->flop_ops, cmp_op);
+    tr_sort_flop_ops(st);
     qsort(st->launches, st->n_launches, sizeof *st->launches, cmp_launch);
     size_t *stack = malloc(sizeof *stack * st->n_flop_ops);
     corr_map map = {0};
@@ -1504,4 +1504,9 @@ size_t tr_merge_intervals(int64_t *iv, size_t n)
 int64_t tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t ny)
 {
     return clip_intersection(x, nx, y, ny, INT64_MIN, INT64_MAX);
+}
+
+void tr_sort_flop_ops(tr_state *st)
+{
+    qsort(st->flop_ops, st->n_flop_ops, sizeof *st->flop_ops, cmp_op);
 }

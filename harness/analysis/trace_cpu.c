@@ -86,16 +86,6 @@ static int64_t overlap(const int64_t *a, size_t na, const int64_t *b, size_t nb)
 
 /* ---- FLOPs of leaf matmul/conv ops ------------------------------------------ */
 
-static int cmp_op(const void *a, const void *b)
-{
-    const tr_flop_op *x = a, *y = b;
-    if (x->thread != y->thread)
-        return (x->thread > y->thread) - (x->thread < y->thread);
-    if (x->start != y->start)
-        return (x->start > y->start) - (x->start < y->start);
-    return (x->end < y->end) - (x->end > y->end); /* the enclosing op first */
-}
-
 /* FLOPs of the innermost ops of `kind` (linear -> addmm counts once) and
  * their dtype when they agree; false when no op of that kind had shapes. */
 static bool leaf_flops(tr_state *st, int kind, double *flops, const char **dtype)
@@ -104,7 +94,7 @@ static bool leaf_flops(tr_state *st, int kind, double *flops, const char **dtype
     *dtype = NULL;
     if (st->n_flop_ops == 0)
         return false;
-    qsort(st->flop_ops, st->n_flop_ops, sizeof *st->flop_ops, cmp_op);
+    tr_sort_flop_ops(st);
     int dt = -1;
     long long leaves = 0;
     for (size_t i = 0; i < st->n_flop_ops; i++) {
