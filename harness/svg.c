@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "text.h"
 #include "writers.h"
 
 /* ---- scales -------------------------------------------------------------------- */
@@ -408,10 +409,7 @@ void mb_chart_end(mb_chart *c)
 
 static int utf8_chars(const char *s)
 {
-    int n = 0;
-    for (; s && *s; s++)
-        n += ((unsigned char)*s & 0xC0) != 0x80;
-    return n;
+    return mb_text_width(s);
 }
 
 void mb_svg_label_box(const char *text, double x, double y, bool end, double box[4])

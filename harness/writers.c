@@ -7,6 +7,7 @@
 #include "analysis_writers.h"
 #include "formulas.h"
 #include "results.h"
+#include "text.h"
 
 int mb_format_valid(const char *f)
 {
@@ -91,7 +92,7 @@ void mb_fmt_number(char *buf, size_t len, double v)
 
 /* The terminal table fits this many columns: long case labels, the
  * secondary figures and the notes wrap onto lines of their own. */
-enum { TEXT_WIDTH = 120, TEXT_MIN_CASE = 30 };
+enum { TEXT_WIDTH = MB_TEXT_COLS, TEXT_MIN_CASE = 30 };
 
 /* A rate of case c in its rate unit, with its unit: "154.3 GFLOP/s", or
  * for latency-first cases the time per unit of work: "3.87 us/op". */
@@ -199,29 +200,14 @@ static void fill_row(const cJSON *c, text_row *r)
 
 /* Prints text from column `indent`, wrapped at spaces so no line passes
  * TEXT_WIDTH; continuation lines are indented two more. A word longer than
- * the room is cut, never lost: it continues on the next line. */
+ * the room is cut, never lost: it continues on the next line. No text, no
+ * line. */
 static void put_wrapped(FILE *out, const char *text, int indent)
 {
-    int room = TEXT_WIDTH - indent;
-    bool first = true;
-    while (*text) {
-        int pad = first ? indent : indent + 2;
-        int width = first ? room : room - 2;
-        size_t n = strlen(text);
-        size_t take = n;
-        if ((int)n > width) {
-            take = (size_t)width;
-            while (take > 0 && text[take] != ' ')
-                take--;
-            if (take == 0)
-                take = (size_t)width;
-        }
-        fprintf(out, "%*s%.*s\n", pad, "", (int)take, text);
-        text += take;
-        while (*text == ' ')
-            text++;
-        first = false;
-    }
+    if (*text == '\0')
+        return;
+    fprintf(out, "%*s", indent, "");
+    mb_text_wrap(out, indent, indent + 2, text, MB_TEXT_CUT | MB_TEXT_BYTES);
 }
 
 /* The notes a case carries, in the order people need them: why it did not

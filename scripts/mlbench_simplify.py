@@ -48,12 +48,11 @@ import math
 import os
 import signal
 import sys
-import tempfile
 import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mlbench_stages import FORMAT  # noqa: E402  (the sibling helper)
+from mlbench_stages import FORMAT, write_json_atomic  # noqa: E402  (the sibling helper)
 
 VERSION = 2
 MODES = ("full", "loader", "step", "transfer", "no_optimizer", "no_collective")
@@ -853,21 +852,7 @@ def _overlap(s):
 
 
 def write_atomic(path, doc):
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".mlbench-simplify.", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_json_atomic(path, doc, ".mlbench-simplify.")
 
 
 def _ms(x):

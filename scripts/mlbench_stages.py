@@ -210,21 +210,7 @@ class StageTimer:
     def write(self, path, **run_figures):
         """Writes the stage file atomically (a temporary file, then rename)."""
         doc = self.to_dict(**run_figures)
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".mlbench-stages.", dir=directory)
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(doc, f, indent=2)
-                f.write("\n")
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        write_json_atomic(path, doc, ".mlbench-stages.")
         return doc
 
 
@@ -263,3 +249,24 @@ def main(argv):
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
+
+
+def write_json_atomic(path, doc, prefix):
+    """Writes doc as JSON to path atomically: a temporary file named
+    prefix* in the same folder, synced, then renamed over path; on any
+    error the temporary file is removed and path is left as it was."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

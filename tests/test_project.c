@@ -312,19 +312,27 @@ static const char *trace_json =
     " \"ts\": 2150000, \"dur\": 980000}\n"
     "]}\n";
 
-static void test_trace_projection(void **s)
+/* The trace in `json`, loaded through a scratch file it removes. */
+static mb_proj_trace *load_trace(const char *json)
 {
-    (void)s;
     char path[] = "/tmp/mb_test_project_XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
-    assert_true(write(fd, trace_json, strlen(trace_json)) == (ssize_t)strlen(trace_json));
+    assert_true(write(fd, json, strlen(json)) == (ssize_t)strlen(json));
     close(fd);
     mb_proj_trace *t = NULL;
     mb_err err = { 0 };
     int rc = mb_proj_trace_load(path, &t, &err);
     unlink(path);
     assert_int_equal(rc, MB_OK);
+    return t;
+}
+
+static void test_trace_projection(void **s)
+{
+    (void)s;
+    mb_proj_trace *t = load_trace(trace_json);
+    mb_err err = { 0 };
     assert_string_equal(mb_proj_trace_device(t), "NVIDIA H100 80GB HBM3");
     assert_int_equal(mb_proj_trace_steps(t), 1);
     mb_proj_gpu here = gpu(132, 67, 989.4, 1000, 2048), there = gpu(132, 67, 989.4, 10000, 2048);
@@ -365,16 +373,8 @@ static const char *waves_json =
 static void test_trace_waves(void **s)
 {
     (void)s;
-    char path[] = "/tmp/mb_test_project_XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_true(write(fd, waves_json, strlen(waves_json)) == (ssize_t)strlen(waves_json));
-    close(fd);
-    mb_proj_trace *t = NULL;
+    mb_proj_trace *t = load_trace(waves_json);
     mb_err err = { 0 };
-    int rc = mb_proj_trace_load(path, &t, &err);
-    unlink(path);
-    assert_int_equal(rc, MB_OK);
     mb_proj_gpu here = gpu(132, 66, 132, 3000, 1024), there = gpu(114, 57, 114, 3000, 1024);
     mb_proj_outcome o;
     assert_int_equal(mb_proj_trace_run(t, &here, &there, &o, &err), MB_OK);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "formulas.h"
+#include "text.h"
 
 /* ---- human figures ------------------------------------------------------------- */
 
@@ -155,10 +156,7 @@ static void tbl_free(tbl *t)
 /* Display width in characters (UTF-8 continuation bytes do not count). */
 static int width(const char *s)
 {
-    int w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
+    return mb_text_width(s);
 }
 
 static void pad(FILE *o, int n)
@@ -167,42 +165,14 @@ static void pad(FILE *o, int n)
         fputc(' ', o);
 }
 
-/* Terminal output fits this many columns (issue 17: notes wrapped, never cut). */
-enum { TEXT_COLS = 120 };
+enum { TEXT_COLS = MB_TEXT_COLS };
 
 /* Prints text wrapped at TEXT_COLS: the first line after `first` columns of
  * indent already printed by the caller, the next ones indented by `hang`.
- * Breaks at spaces; a word longer than a line is printed whole. */
+ * A word longer than a line is printed whole. */
 static void put_wrapped(FILE *o, int first, int hang, const char *text)
 {
-    int col = first;
-    const char *p = text;
-    bool line_start = true;
-    while (*p) {
-        while (*p == ' ')
-            p++;
-        if (*p == '\0')
-            break;
-        size_t n = strcspn(p, " ");
-        char word[1024];
-        snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word - 1 ? n : sizeof word - 1), p);
-        int w = width(word);
-        if (!line_start && col + 1 + w > TEXT_COLS) {
-            fputc('\n', o);
-            pad(o, hang);
-            col = hang;
-            line_start = true;
-        }
-        if (!line_start) {
-            fputc(' ', o);
-            col++;
-        }
-        fwrite(p, 1, n, o);
-        col += w;
-        line_start = false;
-        p += n;
-    }
-    fputc('\n', o);
+    mb_text_wrap(o, first, hang, text, 0);
 }
 
 /* A bullet or item line: the prefix, then the text wrapped under itself. */
@@ -697,43 +667,12 @@ static void gap_diagnosis(FILE *o, const mb_diagnosis *d, bool md)
 }
 
 /* Writes "<lead><text>" wrapped at 120 columns, continuation lines indented
- * under the text: notes are wrapped, never cut. */
+ * under the text: notes are wrapped, never cut; a word longer than a line (a
+ * case id) is cut into lines. */
 static void print_wrapped(FILE *o, const char *lead, const char *text)
 {
-    enum { COLS = TEXT_COLS };
-    int indent = width(lead), col = indent;
     fputs(lead, o);
-    const char *p = text;
-    while (*p) {
-        while (*p == ' ')
-            p++;
-        const char *e = p;
-        while (*e && *e != ' ')
-            e++;
-        int wl = (int)(e - p);
-        if (col > indent && col + 1 + wl > COLS) {
-            fputc('\n', o);
-            pad(o, indent);
-            col = indent;
-        } else if (col > indent) {
-            fputc(' ', o);
-            col++;
-        }
-        /* a word longer than a line (a case id) is cut into lines */
-        while (wl > COLS - col && COLS - col > 8) {
-            int part = COLS - col;
-            fwrite(p, 1, (size_t)part, o);
-            fputc('\n', o);
-            pad(o, indent);
-            col = indent;
-            p += part;
-            wl -= part;
-        }
-        fwrite(p, 1, (size_t)wl, o);
-        col += wl;
-        p = e;
-    }
-    fputc('\n', o);
+    mb_text_wrap(o, width(lead), width(lead), text, MB_TEXT_CUT | MB_TEXT_BYTES);
 }
 
 static void gap_projection(FILE *o, const mb_gap *g, bool md)
@@ -1576,7 +1515,7 @@ static void compare_partial_text(FILE *o, const mb_compare *c, bool md)
             at += (size_t)snprintf(states + at, sizeof states - at, "%s%c %s", i ? ", " : "", 'A' + i, cell);
         }
         /* a long case label puts the states on a line of their own: 120 columns */
-        bool wrap = !md && 2 + width(row->label) + 2 + width(states) > 120;
+        bool wrap = !md && 2 + width(row->label) + 2 + width(states) > TEXT_COLS;
         fprintf(o, md ? "- `%s`: %s\n" : wrap ? "  %s:\n      %s\n" : "  %s: %s\n", row->label, states);
         n++;
     }

@@ -16,6 +16,7 @@
 #include "analysis_writers.h"
 #include "html_report.h"
 #include "svg.h"
+#include "text.h"
 #include "gap.h"
 #include "hardware.h"
 #include "paths.h"
@@ -614,38 +615,13 @@ static void bar(char *buf, int w, const double *cls, double max)
     buf[at] = '\0';
 }
 
+/* "<lead><text>", the text wrapped under itself; a word longer than a line
+ * (a path) is cut into lines. */
 static void print_wrapped(FILE *o, const char *lead, const char *text)
 {
-    enum { COLS = 120 };
-    int indent = (int)strlen(lead), col = indent;
     fputs(lead, o);
-    for (const char *p = text; *p;) {
-        while (*p == ' ')
-            p++;
-        const char *e = p;
-        while (*e && *e != ' ')
-            e++;
-        int wl = (int)(e - p);
-        if (col > indent && col + 1 + wl > COLS) {
-            fprintf(o, "\n%*s", indent, "");
-            col = indent;
-        } else if (col > indent) {
-            fputc(' ', o);
-            col++;
-        }
-        while (wl > COLS - col && COLS - col > 8) { /* a path longer than a line */
-            int part = COLS - col;
-            fwrite(p, 1, (size_t)part, o);
-            fprintf(o, "\n%*s", indent, "");
-            col = indent;
-            p += part;
-            wl -= part;
-        }
-        fwrite(p, 1, (size_t)wl, o);
-        col += wl;
-        p = e;
-    }
-    fputc('\n', o);
+    int indent = (int)strlen(lead);
+    mb_text_wrap(o, indent, indent, text, MB_TEXT_CUT | MB_TEXT_BYTES);
 }
 
 static void rank_text(FILE *o, const mb_ranking *r, bool md)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "trace.h"
 
 typedef struct pt_gpu {
@@ -43,21 +44,6 @@ struct mb_proj_trace {
     char device[128];
     double max_threads_per_sm;
 };
-
-static bool grow(void **data, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 256;
-    while (c < need)
-        c *= 2;
-    void *d = realloc(*data, c * elem);
-    if (d == NULL)
-        return false;
-    *data = d;
-    *cap = c;
-    return true;
-}
 
 /* The math a kernel's name says it runs (cuBLAS/cuDNN/CUTLASS spell the
  * dtypes into their names); -1 when it says none. */
@@ -93,7 +79,7 @@ static int math_of_dtype(int dtype_index)
 
 static int keep_gpu(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
 {
-    if (!grow((void **)&t->gpu, &t->cap_gpu, t->n_gpu + 1, sizeof *t->gpu))
+    if (!mb_grow((void **)&t->gpu, &t->cap_gpu, t->n_gpu + 1, sizeof *t->gpu))
         return mb_errf(err, MB_ESYS, "out of memory");
     pt_gpu *g = &t->gpu[t->n_gpu++];
     memset(g, 0, sizeof *g);
@@ -119,7 +105,7 @@ static int keep_gpu(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
 
 static int keep_host(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
 {
-    if (!grow((void **)&t->host, &t->cap_host, t->n_host + 1, sizeof *t->host))
+    if (!mb_grow((void **)&t->host, &t->cap_host, t->n_host + 1, sizeof *t->host))
         return mb_errf(err, MB_ESYS, "out of memory");
     t->host[t->n_host++] = (pt_host){ .thread = v->thread, .ts = v->ts, .dur = v->dur, .corr = v->corr,
                                       .kind = v->kind == TR_V_LAUNCH ? MB_PE_LAUNCH : MB_PE_SYNC };
@@ -176,7 +162,7 @@ static int keep_op(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
     } else {
         return MB_OK;
     }
-    if (!grow((void **)&t->ops, &t->cap_ops, t->n_ops + 1, sizeof *t->ops))
+    if (!mb_grow((void **)&t->ops, &t->cap_ops, t->n_ops + 1, sizeof *t->ops))
         return mb_errf(err, MB_ESYS, "out of memory");
     int dtype = 0;
     for (int i = 0; i < v->sh->n_types && dtype == 0; i++)
@@ -199,7 +185,7 @@ static int on_event(void *ctx, const tr_event_view *v, mb_err *err)
     case TR_V_CPU_OP:
         return keep_op(t, v, err);
     case TR_V_STEP:
-        if (!grow((void **)&t->steps, &t->cap_steps, (t->n_steps + 1) * 2, sizeof *t->steps))
+        if (!mb_grow((void **)&t->steps, &t->cap_steps, (t->n_steps + 1) * 2, sizeof *t->steps))
             return mb_errf(err, MB_ESYS, "out of memory");
         t->steps[t->n_steps * 2] = v->ts;
         t->steps[t->n_steps * 2 + 1] = v->ts + v->dur;

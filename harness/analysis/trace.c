@@ -14,6 +14,7 @@
  * from their text straight into int64 nanoseconds. */
 #include "trace.h"
 
+#include "grow.h"
 #include "json_stream.h"
 
 #include <errno.h>
@@ -153,21 +154,6 @@ static bool fail(parser *p, int code, const char *fmt, ...)
         p->fail_code = code;
     }
     return false;
-}
-
-static bool grow(void **data, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t c = *cap ? *cap * 2 : 256;
-    while (c < need)
-        c *= 2;
-    void *d = realloc(*data, c * elem);
-    if (d == NULL)
-        return false;
-    *data = d;
-    *cap = c;
-    return true;
 }
 
 #define KEY_IS(s, n, lit) ((n) == sizeof(lit) - 1 && memcmp((s), (lit), sizeof(lit) - 1) == 0)
@@ -326,7 +312,7 @@ static void note_stream(tr_device *d, int64_t stream)
 static bool push_gpu_event(parser *p, tr_device *d, int cls)
 {
     const event *e = &p->ev;
-    if (!grow((void **)&d->ev, &d->cap_ev, (d->n_ev + 1) * TR_EV_WORDS, sizeof(int64_t)))
+    if (!mb_grow((void **)&d->ev, &d->cap_ev, (d->n_ev + 1) * TR_EV_WORDS, sizeof(int64_t)))
         return fail(p, MB_ESYS, "out of memory (%zu GPU events)", d->n_ev);
     int64_t dur = e->dur < TR_DUR_MAX ? e->dur : TR_DUR_MAX;
     int64_t *w = d->ev + d->n_ev * TR_EV_WORDS;
@@ -557,7 +543,7 @@ static void add_named(tr_named_table *t, const event *e)
 static bool push_host_wait(parser *p)
 {
     tr_state *st = p->st;
-    if (!grow((void **)&st->host_wait, &st->cap_host_wait, (st->n_host_wait + 1) * 2,
+    if (!mb_grow((void **)&st->host_wait, &st->cap_host_wait, (st->n_host_wait + 1) * 2,
               sizeof(int64_t)))
         return fail(p, MB_ESYS, "out of memory");
     st->host_wait[st->n_host_wait * 2] = p->ev.ts;
@@ -570,7 +556,7 @@ static bool push_host_wait(parser *p)
 static bool push_host_iv(parser *p, int kind)
 {
     tr_ivlist *l = &p->st->host_iv[kind];
-    if (!grow((void **)&l->iv, &l->cap, (l->n + 1) * 2, sizeof(int64_t)))
+    if (!mb_grow((void **)&l->iv, &l->cap, (l->n + 1) * 2, sizeof(int64_t)))
         return fail(p, MB_ESYS, "out of memory");
     l->iv[l->n * 2] = p->ev.ts;
     l->iv[l->n * 2 + 1] = p->ev.ts + p->ev.dur;
@@ -586,7 +572,7 @@ static bool fold_runtime(parser *p)
     switch (kind) {
     case TR_RT_LAUNCH:
         add_named(&st->launch, e);
-        if (!grow((void **)&st->launches, &st->cap_launches, st->n_launches + 1,
+        if (!mb_grow((void **)&st->launches, &st->cap_launches, st->n_launches + 1,
                   sizeof *st->launches))
             return fail(p, MB_ESYS, "out of memory");
         st->launches[st->n_launches++] =
@@ -618,7 +604,7 @@ static bool fold_annotation(parser *p)
         return push_host_iv(p, TR_HOST_COLL);
     }
     if (kind == TR_ANN_STEP) {
-        if (!grow((void **)&st->steps, &st->cap_steps, st->n_steps + 1, sizeof *st->steps))
+        if (!mb_grow((void **)&st->steps, &st->cap_steps, st->n_steps + 1, sizeof *st->steps))
             return fail(p, MB_ESYS, "out of memory");
         const char *hash = strrchr(e->name, '#');
         long long n = hash ? strtoll(hash + 1, NULL, 10) : -1;
@@ -658,7 +644,7 @@ static bool fold_cpu_op(parser *p)
             snprintf(st->shape_why[kind], sizeof st->shape_why[kind], "%.30s: %.60s", e->name, why);
         return true;
     }
-    if (!grow((void **)&st->flop_ops, &st->cap_flop_ops, st->n_flop_ops + 1, sizeof *st->flop_ops))
+    if (!mb_grow((void **)&st->flop_ops, &st->cap_flop_ops, st->n_flop_ops + 1, sizeof *st->flop_ops))
         return fail(p, MB_ESYS, "out of memory");
     tr_flop_op *op = &st->flop_ops[st->n_flop_ops++];
     memset(op, 0, sizeof *op);
@@ -1601,6 +1587,32 @@ void tr_state_free(tr_state *st)
     memset(st, 0, sizeof *st);
 }
 
+/* A fresh parse of st by p with `rules`, or the configured ones when NULL. */
+static int parse_start(tr_state *st, parser *p, tr_rules *rules, mb_err *err)
+{
+    st->span_start = INT64_MAX;
+    st->span_end = INT64_MIN;
+    st->record_shapes = -1;
+    p->st = st;
+    st->rules = rules;
+    if (rules != NULL)
+        return MB_OK;
+    st->rules = &st->own_rules;
+    return tr_rules_load(st->rules, NULL, err);
+}
+
+static void parse_free(tr_state *st, parser *p)
+{
+    if (st)
+        tr_state_free(st);
+    /* A parse that stopped inside deviceProperties/distributedInfo leaves
+     * the half-built copy on the capture stack, not yet in st. */
+    if (p && p->cap_n > 0)
+        cJSON_Delete(p->cap_stack[0]);
+    free(st);
+    free(p);
+}
+
 int mb_trace_read_with(const char *path, tr_rules *rules, mb_run *out, mb_err *err)
 {
     mb_run_init(out);
@@ -1613,17 +1625,8 @@ int mb_trace_read_with(const char *path, tr_rules *rules, mb_run *out, mb_err *e
         rc = mb_errf(err, MB_ESYS, "out of memory");
         goto done;
     }
-    st->span_start = INT64_MAX;
-    st->span_end = INT64_MIN;
-    st->record_shapes = -1;
-    st->rules = rules;
-    if (rules == NULL) {
-        st->rules = &st->own_rules;
-        rc = tr_rules_load(st->rules, NULL, err);
-        if (rc != MB_OK)
-            goto done;
-    }
-    p->st = st;
+    if ((rc = parse_start(st, p, rules, err)) != MB_OK)
+        goto done;
     rc = read_and_parse(path, p, err);
     if (rc != MB_OK)
         goto done;
@@ -1639,14 +1642,7 @@ done:
         *out = run;
     else
         mb_run_free(&run);
-    if (st)
-        tr_state_free(st);
-    /* A parse that stopped inside deviceProperties/distributedInfo leaves
-     * the half-built copy on the capture stack, not yet in st. */
-    if (p && p->cap_n > 0)
-        cJSON_Delete(p->cap_stack[0]);
-    free(st);
-    free(p);
+    parse_free(st, p);
     return rc;
 }
 
@@ -1667,26 +1663,16 @@ int mb_trace_walk(const char *path, tr_event_fn fn, void *ctx, cJSON **device_pr
         rc = mb_errf(err, MB_ESYS, "out of memory");
         goto done;
     }
-    st->span_start = INT64_MAX;
-    st->span_end = INT64_MIN;
-    st->record_shapes = -1;
-    st->rules = &st->own_rules;
     st->hook = &hook;
-    if ((rc = tr_rules_load(st->rules, NULL, err)) != MB_OK)
+    if ((rc = parse_start(st, p, NULL, err)) != MB_OK)
         goto done;
-    p->st = st;
     rc = read_and_parse(path, p, err);
     if (rc == MB_OK && device_props) {
         *device_props = st->device_props;
         st->device_props = NULL;
     }
 done:
-    if (st)
-        tr_state_free(st);
-    if (p && p->cap_n > 0)
-        cJSON_Delete(p->cap_stack[0]);
-    free(st);
-    free(p);
+    parse_free(st, p);
     return rc;
 }
 

@@ -323,6 +323,15 @@ bool tr_cpu_coll_add(tr_state *st, const tr_host_coll *c);
  * as stages of `run` and as evidence "step" in `ev`. */
 int tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err);
 
+/* trace_analysis.c: [start, end) pairs sorted and merged in place (touching
+ * ones too); returns the new count. */
+size_t tr_merge_intervals(int64_t *iv, size_t n);
+/* trace_analysis.c: length of the intersection of two merged lists. */
+int64_t tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t ny);
+/* trace_analysis.c: st's matmul/conv ops by thread, then start, the
+ * enclosing op before the ops inside it. */
+void tr_sort_flop_ops(tr_state *st);
+
 /* After a successful parse: builds the stages, warnings and evidence of
  * `run` from `st`. May reorder/overwrite st's arrays. */
 int tr_analyse(tr_state *st, mb_run *run, mb_err *err);

@@ -323,7 +323,7 @@ static int attribute_kernels(tr_state *st, int64_t *attributed_ns, long long *at
         return MB_OK;
     if (st->n_flop_ops > INT32_MAX)
         return mb_errf(err, MB_ESYS, "too many matmul/conv/memory-bound ops (%zu)", st->n_flop_ops);
-    qsort(st->flop_ops, st->n_flop_ops, sizeof *st->flop_ops, cmp_op);
+    tr_sort_flop_ops(st);
     qsort(st->launches, st->n_launches, sizeof *st->launches, cmp_launch);
     size_t *stack = malloc(sizeof *stack * st->n_flop_ops);
     corr_map map = {0};
@@ -784,9 +784,7 @@ static void step_table_build(analysis *a, cJSON **step_objs, size_t n_emit)
         t->sp_class[c] = sp_of_class(st->rules, c);
     for (int k = 0; k < TR_N_HOST; k++) {
         tr_ivlist *l = &st->host_iv[k];
-        if (l->n > 0)
-            qsort(l->iv, l->n, 2 * sizeof *l->iv, cmp_pair);
-        l->n = merge_pairs(l->iv, l->n);
+        l->n = tr_merge_intervals(l->iv, l->n);
     }
     int64_t maxdur = 0;
     if (t->device >= 0) {
@@ -1418,9 +1416,7 @@ int tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     /* 1. time order */
     if (st->n_steps > 0)
         qsort(st->steps, st->n_steps, sizeof *st->steps, cmp_step);
-    if (st->n_host_wait > 0)
-        qsort(st->host_wait, st->n_host_wait, 2 * sizeof *st->host_wait, cmp_pair);
-    st->n_host_wait = merge_pairs(st->host_wait, st->n_host_wait);
+    st->n_host_wait = tr_merge_intervals(st->host_wait, st->n_host_wait);
     for (int d = 0; d < st->n_devices; d++)
         qsort(st->devices[d].ev, st->devices[d].n_ev, TR_EV_WORDS * sizeof(int64_t), cmp_ev);
 
@@ -1502,4 +1498,21 @@ done:
     free(a.merged);
     free(step_objs);
     return rc;
+}
+
+size_t tr_merge_intervals(int64_t *iv, size_t n)
+{
+    if (n > 0)
+        qsort(iv, n, 2 * sizeof *iv, cmp_pair);
+    return merge_pairs(iv, n);
+}
+
+int64_t tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t ny)
+{
+    return clip_intersection(x, nx, y, ny, INT64_MIN, INT64_MAX);
+}
+
+void tr_sort_flop_ops(tr_state *st)
+{
+    qsort(st->flop_ops, st->n_flop_ops, sizeof *st->flop_ops, cmp_op);
 }

@@ -15,6 +15,7 @@
 
 #include "formulas.h"
 #include "gap.h"
+#include "grow.h"
 
 static const char *const cpu_class_names[TR_CPU_N] = { "collective (host)", "optimizer", "conv (cpu)",
                                                         "gemm (cpu)", "other aten ops" };
@@ -82,14 +83,8 @@ bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t
     }
     if (l->n * 2 + 2 > l->cap && l->n >= (1u << 16))
         l->n = merge(l->iv, l->n); /* a long CPU-only trace: merge before growing */
-    if (l->n * 2 + 2 > l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        int64_t *g = realloc(l->iv, cap * sizeof *g);
-        if (g == NULL)
-            return false;
-        l->iv = g;
-        l->cap = cap;
-    }
+    if (!mb_grow((void **)&l->iv, &l->cap, l->n * 2 + 2, sizeof *l->iv))
+        return false;
     l->iv[l->n * 2] = ts;
     l->iv[l->n * 2 + 1] = ts + dur;
     l->n++;
@@ -98,61 +93,19 @@ bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t
 
 /* ---- interval arithmetic on [start, end) pairs --------------------------- */
 
-static int cmp_start(const void *a, const void *b)
-{
-    const int64_t *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]);
-}
-
 /* Sorts and merges in place; returns the new count. */
 static size_t merge(int64_t *iv, size_t n)
 {
-    if (n == 0)
-        return 0;
-    qsort(iv, n, 2 * sizeof *iv, cmp_start);
-    size_t m = 0;
-    for (size_t i = 1; i < n; i++) {
-        if (iv[2 * i] <= iv[2 * m + 1]) {
-            if (iv[2 * i + 1] > iv[2 * m + 1])
-                iv[2 * m + 1] = iv[2 * i + 1];
-        } else {
-            m++;
-            iv[2 * m] = iv[2 * i];
-            iv[2 * m + 1] = iv[2 * i + 1];
-        }
-    }
-    return m + 1;
+    return tr_merge_intervals(iv, n);
 }
 
 /* Length of the intersection of two merged lists. */
 static int64_t overlap(const int64_t *a, size_t na, const int64_t *b, size_t nb)
 {
-    int64_t total = 0;
-    size_t i = 0, j = 0;
-    while (i < na && j < nb) {
-        int64_t lo = a[2 * i] > b[2 * j] ? a[2 * i] : b[2 * j];
-        int64_t hi = a[2 * i + 1] < b[2 * j + 1] ? a[2 * i + 1] : b[2 * j + 1];
-        if (hi > lo)
-            total += hi - lo;
-        if (a[2 * i + 1] < b[2 * j + 1])
-            i++;
-        else
-            j++;
-    }
-    return total;
+    return tr_intersection(a, na, b, nb);
 }
 
 /* ---- FLOPs of leaf matmul/conv ops ------------------------------------------ */
-
-static int cmp_op(const void *a, const void *b)
-{
-    const tr_flop_op *x = a, *y = b;
-    if (x->thread != y->thread)
-        return (x->thread > y->thread) - (x->thread < y->thread);
-    if (x->start != y->start)
-        return (x->start > y->start) - (x->start < y->start);
-    return (x->end < y->end) - (x->end > y->end); /* the enclosing op first */
-}
 
 /* FLOPs of the innermost ops of `kind` (linear -> addmm counts once) and
  * their dtype when they agree; false when no op of that kind had shapes. */
@@ -162,7 +115,7 @@ static bool leaf_flops(tr_state *st, int kind, double *flops, const char **dtype
     *dtype = NULL;
     if (st->n_flop_ops == 0)
         return false;
-    qsort(st->flop_ops, st->n_flop_ops, sizeof *st->flop_ops, cmp_op);
+    tr_sort_flop_ops(st);
     int dt = -1;
     long long leaves = 0;
     for (size_t i = 0; i < st->n_flop_ops; i++) {
