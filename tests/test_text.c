@@ -112,7 +112,7 @@ static void test_cut_keeps_characters_whole(void **s)
 {
     (void)s;
     /* 130 two-byte characters measured as characters: 120 then 10 */
-    char text[300] = "", l1[300] = "", l2[64] = "", want[400];
+    char text[400] = "", l1[300] = "", l2[64] = "", want[400];
     for (int i = 0; i < 130; i++)
         strcat(i < 120 ? l1 : l2, "é");
     snprintf(text, sizeof text, "%s%s", l1, l2);
