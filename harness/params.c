@@ -278,6 +278,14 @@ static int index_of(const mb_params *p, const char *name)
     return -1;
 }
 
+const char *mb_param_str_opt(const mb_params *p, const char *name)
+{
+    for (int i = 0; p && i < p->n; i++)
+        if (strcmp(p->spec[i].name, name) == 0)
+            return p->values[i];
+    return NULL;
+}
+
 const char *mb_param_str(const mb_params *p, const char *name)
 {
     int i = index_of(p, name);

@@ -22,6 +22,9 @@ mb_params *mb_params_clone(const mb_params *p);
 int mb_params_count(const mb_params *p);
 const char *mb_params_name(const mb_params *p, int i);
 const char *mb_params_value(const mb_params *p, int i); /* normalised text */
+/* A parameter's value, NULL when the component has no such parameter
+ * (mb_param_str asserts it exists: for code that serves every component). */
+const char *mb_param_str_opt(const mb_params *p, const char *name);
 
 /* "name=value,name=value" in name order (the case identity's tail). */
 char *mb_params_key(const mb_params *p);

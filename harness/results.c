@@ -320,7 +320,7 @@ cJSON *mb_record_to_json(const mb_record *r)
     cJSON_AddStringToObject(o, "work_unit", ops->work_unit);
     add_number(o, "work_per_iteration", r->work_per_iter);
     char unit_buf[32];
-    const char *unit = mb_rate_unit_for_dtype(ops->rate_unit, mb_param_str(c->params, "dtype"), unit_buf,
+    const char *unit = mb_rate_unit_for_dtype(ops->rate_unit, mb_param_str_opt(c->params, "dtype"), unit_buf,
                                               sizeof unit_buf);
     cJSON_AddStringToObject(o, "rate_unit", unit);
     cJSON_AddNumberToObject(o, "rate_scale", ops->rate_scale);

@@ -269,7 +269,7 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
         char unit[32], num[32];
         mb_fmt_number(num, sizeof num, ceiling);
         snprintf(what, sizeof what, "%s %s %s (cv %.1f%%%s)", num,
-                 mb_rate_unit_for_dtype(r->c->ops->rate_unit, mb_param_str(r->c->params, "dtype"), unit,
+                 mb_rate_unit_for_dtype(r->c->ops->rate_unit, mb_param_str_opt(r->c->params, "dtype"), unit,
                                         sizeof unit),
                  source,
                  st.rate_cv * 100, r->noisy ? ", noisy: not a reliable ceiling" : "");

@@ -412,7 +412,8 @@ int tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     int64_t excl[1 + TR_CPU_N], covered = 0;
     size_t nc = 0;
     for (int k = 0; k <= TR_CPU_N; k++) {
-        memcpy(cover + 2 * nc, lists[k]->iv, 2 * lists[k]->n * sizeof *cover);
+        if (lists[k]->n) /* an empty list's iv may be NULL: no memcpy from NULL */
+            memcpy(cover + 2 * nc, lists[k]->iv, 2 * lists[k]->n * sizeof *cover);
         nc = merge(cover, nc + lists[k]->n);
         int64_t now = overlap(cover, nc, win, nw);
         excl[k] = now - covered;
