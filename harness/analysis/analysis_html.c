@@ -824,8 +824,8 @@ static int compare_geomeans(FILE *o, const mb_compare *c, geo_view v, mb_err *er
     static const char *const ids[] = { "geomean-best", "geomean", "geomean-usd" };
     static const char *const heads[] = {
         "Best verified case per component and kind: geometric mean of the ratios to A (log scale, from 1x)",
-        "Like-for-like, the cases both machines ran and verified: geometric mean of the ratios to A (log scale, "
-        "from 1x)",
+        ("Like-for-like, the cases both machines ran and verified: geometric mean of the ratios to A (log scale, "
+         "from 1x)"),
         "Work per dollar, best case per kind: geometric mean of the ratios to A (log scale, from 1x)",
     };
     int n = 0;
