@@ -155,6 +155,19 @@ static cJSON *doc_with(const char *case_json, int version)
     return parse(text);
 }
 
+/* The HTML page of a results document (the caller frees it). */
+static char *html_page(const cJSON *doc)
+{
+    char *page = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&page, &len);
+    assert_non_null(o);
+    mb_err e = { 0 };
+    assert_int_equal(mb_html_results(o, doc, &e), MB_OK);
+    fclose(o);
+    return page;
+}
+
 static char *written(const cJSON *doc, const char *format)
 {
     char *buf = NULL;
@@ -202,12 +215,7 @@ static void test_one_number_everywhere(void **s)
     cJSON_Delete(j);
 
     /* HTML: the table's ceiling cell and state */
-    char *page = NULL;
-    size_t len = 0;
-    FILE *o = open_memstream(&page, &len);
-    mb_err e = { 0 };
-    assert_int_equal(mb_html_results(o, doc, &e), MB_OK);
-    fclose(o);
+    char *page = html_page(doc);
     assert_non_null(strstr(page, "data-ceiling=\"175.69999999999999\""));
     assert_non_null(strstr(page, "<td>noisy</td>"));
     assert_null(strstr(page, "ceiling (median)"));
@@ -219,6 +227,7 @@ static void test_one_number_everywhere(void **s)
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(bc, "sustained"), "rate", cJSON_CreateNumber(200));
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(bc, "rate"), "median", cJSON_CreateNumber(100));
     cJSON *out = NULL;
+    mb_err e = { 0 };
     assert_int_equal(mb_baseline_check(doc, base, 0.05, &out, &e), MB_EFAIL);
     const cJSON *f0 = cJSON_GetArrayItem(cJSON_GetObjectItem(out, "failed"), 0);
     CLOSE(cJSON_GetObjectItem(f0, "rate")->valuedouble, 175.7);
@@ -426,12 +435,7 @@ static void test_html_hover_figures(void **s)
     char *t = written(doc, "table");
     assert_non_null(strstr(t, "10976 GFLOP/s"));
     free(t);
-    char *page = NULL;
-    size_t len = 0;
-    FILE *o = open_memstream(&page, &len);
-    mb_err e = { 0 };
-    assert_int_equal(mb_html_results(o, doc, &e), MB_OK);
-    fclose(o);
+    char *page = html_page(doc);
     /* and noisy there too, as in the table */
     assert_non_null(strstr(page, "dtype=bf16: 10976 GFLOP/s, cv 33.4%, noisy: not a reliable ceiling</title>"));
     assert_non_null(strstr(page, "<title>peak 45077 GFLOP/s: computed</title>"));
