@@ -22,87 +22,6 @@
 #include <mpi.h>
 #endif
 
-static long long parse_cache_size(const char *s)
-{
-    char *end;
-    long long v = strtoll(s, &end, 10);
-    if (*end == 'K')
-        v *= 1024;
-    else if (*end == 'M')
-        v *= 1024 * 1024;
-    return v;
-}
-
-long long mb_llc_bytes(void)
-{
-    long long best = 0;
-    int best_level = 0;
-    for (int i = 0; i < 16; i++) {
-        char p[PATH_MAX], buf[64];
-        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        if (!mb_read_first_line(p, buf, sizeof buf))
-            break;
-        int level = atoi(buf);
-        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        if (!mb_read_first_line(p, buf, sizeof buf))
-            continue;
-        if (level >= best_level) {
-            best_level = level;
-            best = parse_cache_size(buf);
-        }
-    }
-    return best;
-}
-
-int mb_online_cpus(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
-static long long meminfo(const char *key)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (f == NULL)
-        return 0;
-    char line[256];
-    long long v = 0;
-    size_t klen = strlen(key);
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
-            v = strtoll(line + klen + 1, NULL, 10) * 1024;
-            break;
-        }
-    }
-    fclose(f);
-    return v;
-}
-
-long long mb_ram_bytes(void)
-{
-    return meminfo("MemTotal");
-}
-
-long long mb_ram_available_bytes(void)
-{
-    return meminfo("MemAvailable");
-}
-
-const char *mb_hostname(void)
-{
-    static char name[256];
-    if (name[0] == '\0') {
-        if (gethostname(name, sizeof name - 1) != 0)
-            snprintf(name, sizeof name, "unknown-host");
-        char *dot = strchr(name, '.');
-        if (dot)
-            *dot = '\0';
-        for (char *p = name; *p; p++)
-            if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_')
-                *p = '_';
-    }
-    return name;
-}
 
 static cJSON *cpu_json(void)
 {
@@ -199,7 +118,7 @@ static cJSON *cpu_json(void)
         cJSON *c = cJSON_CreateObject();
         cJSON_AddNumberToObject(c, "level", atoi(level));
         cJSON_AddStringToObject(c, "type", type);
-        cJSON_AddNumberToObject(c, "size_bytes", (double)parse_cache_size(size));
+        cJSON_AddNumberToObject(c, "size_bytes", (double)mb_parse_cache_size(size));
         cJSON_AddItemToArray(caches, c);
     }
     return cpu;

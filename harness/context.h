@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "host.h" /* the host facts were here; kept visible to the harness */
+
 /* Host name, CPU model, cores/threads, sockets, NUMA nodes, caches, RAM, OS,
  * kernel, compiler, mlbench version and git revision, UTC time, and for the
  * disk the device and file system under disk_dir (may be NULL), then the GPU
@@ -22,15 +24,6 @@ cJSON *mb_context_environment(char *const *envp);
 /* True when a variable of this name is recorded there. */
 bool mb_context_env_recorded(const char *name);
 
-/* Size in bytes of the last-level cache (0 when unknown). */
-long long mb_llc_bytes(void);
-/* Online logical CPUs. */
-int mb_online_cpus(void);
-/* Physical memory in bytes (0 when unknown) and what is available now. */
-long long mb_ram_bytes(void);
-long long mb_ram_available_bytes(void);
-/* Short host name (no domain). */
-const char *mb_hostname(void);
 
 /* context.launcher: who started this process and with what, so that runs
  * under different launchers or settings can be told apart: {name ("mpirun",

@@ -242,7 +242,7 @@ static void add_ceiling(cJSON *o, const mb_record *r, const char *unit)
     cJSON_AddStringToObject(c, "source", source);
 }
 
-/* One phase (harness/phases.h) as the schema's burst/sustained object;
+/* One phase (harness/api/phases.h) as the schema's burst/sustained object;
  * readings that were not available are null. */
 static cJSON *phase_json(const mb_record *r, const mb_phase_result *p, const char *reasons, bool sustained)
 {

@@ -136,7 +136,7 @@ static bool phase_read(void *user, mb_phase_reading *out)
     return mb_gpu_read(out);
 }
 
-/* After the repetitions, a compute case's two phases (harness/phases.h).
+/* After the repetitions, a compute case's two phases (harness/api/phases.h).
  * Their iterations also count for verify(), which follows. A failure fails
  * the case: a ceiling that stops working under load is no ceiling. */
 static void phases_case(const mb_case *c, void *state, mb_record *r)

@@ -219,7 +219,7 @@ static void free_list(char **items, int n)
     free(items);
 }
 
-/* The burst/sustained lengths (harness/phases.h) of compute cases. */
+/* The burst/sustained lengths (harness/api/phases.h) of compute cases. */
 static int parse_phase_key(const char *path, const kv *k, double v, mb_case *c, mb_err *err)
 {
     mb_phase_opts p = c->phases;

@@ -159,7 +159,7 @@ def niced(args, cmd):
 
 def stat_file(path):
     """/sys/block/DEV/stat of the disk holding path (a partition's parent, as
-    kernels/blockdev.c finds it), or None (overlay, tmpfs: no device)."""
+    harness/platform/blockdev.c finds it), or None (overlay, tmpfs: no device)."""
     st = os.stat(path)
     link = f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
     if not os.path.exists(link):

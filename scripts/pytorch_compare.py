@@ -17,7 +17,7 @@ warm-up calls, 5 repetitions, median rate. Outputs are checked (copies
 exactly, GEMM rows against an fp32 reference).
 
 GEMM rows are also compared like for like in mlbench's two phases
-(harness/phases.h, docs/gpu-gemm-conv.md "Burst and sustained"): PyTorch runs
+(harness/api/phases.h, docs/gpu-gemm-conv.md "Burst and sustained"): PyTorch runs
 the same burst windows (count, length, idle gap before each) and the same
 settle + sustained stretch, with the lengths read from mlbench's results file,
 the same batch of GEMMs per timed call (mlbench's gemms_per_iteration) and the
@@ -187,7 +187,7 @@ def set_tf32(torch, on):
 
 
 def uniform(torch, n, t, g):
-    """n x n in [-1, 1), as mlbench fills GEMM inputs (kernels/gemm_common.c
+    """n x n in [-1, 1), as mlbench fills GEMM inputs (kernels/shared/gemm_common.c
     mb_gemm_input: uniform doubles rounded to the type). The distribution
     matters: a GPU at its power cap runs slower on inputs that toggle more
     bits (randn's and uniform's power differ)."""

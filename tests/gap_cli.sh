@@ -96,7 +96,7 @@ check "compare md" expect_exit 0 "$MLBENCH" compare "$D/gap_here.json" "$D/gap_t
 check "compare one file exits 2" expect_exit 2 "$MLBENCH" compare "$D/gap_here.json"
 check "compare bad price exits 2" expect_exit 2 "$MLBENCH" compare "$D/gap_here.json" "$D/gap_there.json" --price x=1
 
-# Burst and sustained ceilings (harness/phases.h): the bf16 8192 case gets
+# Burst and sustained ceilings (harness/api/phases.h): the bf16 8192 case gets
 # both; gap uses the sustained rate unless --ceiling burst.
 $PY - "$D/gap_here.json" "$WORK/phases.json" <<'PYEOF'
 import json, sys

@@ -5,7 +5,7 @@ and a missing optional library never stops the configure step (stdlib only).
   setup_packages.py SRC BUILD     (BUILD: a configured build tree, for its cache)
 
 1. Every find_package / pkg_check_modules / find_library / find_path in
-   CMakeLists.txt, cmake/*.cmake and tests/CMakeLists.txt must have a row in
+   every CMakeLists.txt and cmake/*.cmake must have a row in
    LOOKUPS below, naming the Debian package of scripts/setup.sh's PACKAGES that
    provides it (or saying why none does: the CUDA toolkit is not a Debian
    package). A new lookup without a row fails the test: that is how a fresh
@@ -61,7 +61,12 @@ def bad(msg):
 
 def lookups(src):
     """(key, required) for every lookup call of the build's CMake files."""
-    files = [os.path.join(src, "CMakeLists.txt"), os.path.join(src, "tests", "CMakeLists.txt")]
+    files = []
+    for top, dirs, names in os.walk(src):  # every folder's list (kernels/* have their own)
+        keep = ("kernels", "harness", "tests", "fuzz", "bench") if top == src else None
+        dirs[:] = sorted(d for d in dirs if (d in keep if keep else not d.startswith(".")))
+        if "CMakeLists.txt" in names:
+            files.append(os.path.join(top, "CMakeLists.txt"))
     cmake_dir = os.path.join(src, "cmake")
     if os.path.isdir(cmake_dir):
         files += [os.path.join(cmake_dir, f) for f in sorted(os.listdir(cmake_dir)) if f.endswith(".cmake")]

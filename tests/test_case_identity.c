@@ -42,7 +42,7 @@ static bool uring_built_in(void)
     return ops && !ops->params_unknown;
 }
 
-/* The defaults the known answers assume are this build's (kernels/disk_uring.c). */
+/* The defaults the known answers assume are this build's (kernels/disk/disk_io_uring.c). */
 static void expect_default(const char *backend, const char *name, const char *def)
 {
     const mb_component_ops *ops = mb_registry_find("disk", backend);

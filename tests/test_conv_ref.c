@@ -1,4 +1,4 @@
-/* The host side of the cuDNN convolution benchmark (kernels/conv_ref.c), no
+/* The host side of the cuDNN convolution benchmark (kernels/shared/conv_ref.c), no
  * GPU needed: shapes, layouts, the three references (checked against a naive
  * convolution and against each other through the adjoint identities
  * <dy, conv(x, w)> = <dx(dy, w), x> = <dw(dy, x), w>), the tolerance (strict

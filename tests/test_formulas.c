@@ -1,4 +1,4 @@
-/* Known answers for every formula in harness/formulas.h, computed by hand. */
+/* Known answers for every formula in harness/api/formulas.h, computed by hand. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

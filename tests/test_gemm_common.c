@@ -1,4 +1,4 @@
-/* The host side of the GPU GEMM backends (kernels/gemm_common.c), no GPU
+/* The host side of the GPU GEMM backends (kernels/shared/gemm_common.c), no GPU
  * needed: problem set-up and the libraries' layout rules, the random inputs,
  * the CPU reference against an independent naive GEMM, the tolerance, the
  * sampled check (which must catch corrupted outputs), buffer rotation, and

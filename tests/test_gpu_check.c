@@ -1,5 +1,5 @@
 /* What the GPU benchmarks count and how they check their output
- * (kernels/gpu_check.c, kernels/gpu_arch.c), on host data: known answers for
+ * (kernels/shared/gpu_check.c, harness/platform/gpu_arch.c), on host data: known answers for
  * bytes and FLOPs, closed forms against an emulation of the device code, and
  * corrupted outputs that the checks must reject. Also: without a GPU every
  * GPU backend skips with the CUDA error text, and the context says why. */

@@ -25,7 +25,7 @@
 #include "suite.h"
 #endif
 
-/* kernels/gemm_cublaslt.c */
+/* kernels/gpu/gemm_cublaslt.c */
 int mb_gemm_lt_describe_only(const mb_gemm_problem *p, bool fast_accum, size_t workspace, mb_err *err);
 int mb_gemm_lt_describe_scales(const mb_gemm_problem *p, bool fast_accum, size_t workspace, const float *a_scale,
                                const float *b_scale, mb_err *err);
@@ -114,7 +114,7 @@ static void test_fp8_scales_side_by_side_are_refused(void **st)
 }
 
 #ifdef MB_HAVE_CUDNN
-/* kernels/conv_cudnn.c */
+/* kernels/cudnn/conv_cudnn.c */
 int mb_conv_cudnn_describe_only(const mb_conv_problem *p, const mb_params *params, mb_err *err);
 
 /* n, c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w, dilation */
@@ -200,7 +200,7 @@ static void test_cudnn_describes_the_shipped_suites(void **st)
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-/* kernels/coll_nccl.c */
+/* kernels/nccl/coll_nccl.c */
 void mb_nccl_version_text(int code, char *buf, size_t len);
 
 /* The NCCL calls the NCCL backend makes that run on the host, checked

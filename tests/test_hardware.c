@@ -1,4 +1,4 @@
-/* Datasheets (harness/hardware.c, configs/hardware/NAME.ini): every shipped file
+/* Datasheets (harness/platform/hardware.c, configs/hardware/NAME.ini): every shipped file
  * parses, CUDA device names map to the right product (longest match on token
  * boundaries), dense peaks are the dense ones (never the sparsity figures),
  * and malformed files are rejected with FILE:LINE. Needs MLBENCH_CONFIG_DIR

@@ -1,4 +1,4 @@
-/* PCIe link and NUMA node from sysfs (kernels/pcie.c), on fake sysfs trees
+/* PCIe link and NUMA node from sysfs (harness/platform/pcie.c), on fake sysfs trees
  * built in a temporary directory: known answers, odd values, missing files. */
 #include <math.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* test_svg.c: the SVG chart writer (harness/svg.c) against values computed
+/* test_svg.c: the SVG chart writer (harness/report/svg.c) against values computed
  * by hand: linear and log scale positions, nice domains and their ticks, the
  * roofline and its ridge point, escaping, and the pixel geometry a chart
  * writes. */

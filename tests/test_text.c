@@ -1,4 +1,4 @@
-/* mb_text_wrap (harness/text.c): known answers for each way it breaks. */
+/* mb_text_wrap (harness/report/text.c): known answers for each way it breaks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* trace_flops.c: FLOPs of the matmul and convolution ops a trace recorded
  * with record_shapes=True ("Input Dims", "Input type", "Concrete Inputs").
  *
- * The counts use harness/formulas.h: 2*M*N*K per GEMM, 2*N*K*C*R*S*P*Q per
+ * The counts use harness/api/formulas.h: 2*M*N*K per GEMM, 2*N*K*C*R*S*P*Q per
  * convolution (C per group, from the weight's second dimension). */
 #include "trace.h"
 

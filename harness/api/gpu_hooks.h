@@ -1,5 +1,5 @@
 /* gpu_hooks.h: what the harness asks of the GPU side, implemented in
- * kernels/gpu_context.c (with CUDA) and kernels/gpu_context_none.c (without).
+ * kernels/gpu/helpers/gpu_context.c (with CUDA) and kernels/gpu_context_none.c (without).
  * The harness itself never includes CUDA headers. */
 #ifndef MB_GPU_HOOKS_H
 #define MB_GPU_HOOKS_H

@@ -9,7 +9,7 @@
  *     any element without a host copy of the matrices;
  *   - the CPU reference of one output element (in double) and the tolerance it
  *     is checked with, and the sampled check that drives both;
- *   - theoretical peaks: the datasheet figure (harness/hardware.h) and the one
+ *   - theoretical peaks: the datasheet figure (harness/platform/hardware.h) and the one
  *     computed from device attributes with the per-architecture table in
  *     configs/gpu-arch.ini (gpu_arch.h; also used by the cuDNN convolution
  *     backend).

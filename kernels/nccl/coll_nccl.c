@@ -577,7 +577,7 @@ static int init_comms(coll_nccl *s, mb_err *err)
 }
 
 /* Active NVLink links of a GPU, from NVML (the driver's library, loaded at
- * run time as kernels/gpu_context.c does, and declared by hand for the same
+ * run time as kernels/gpu/helpers/gpu_context.c does, and declared by hand for the same
  * reason: the toolkit has no nvml.h). NVML sees every link of the device
  * whatever CUDA_VISIBLE_DEVICES hides, so a rank given one GPU (srun
  * --gpus-per-task=1) still finds its NVLinks. -1 when NVML cannot tell. */

@@ -37,7 +37,7 @@ int mb_test_conv_bf16_support(const mb_cpu_info *ci, mb_err *why)
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
+#include "host.h"
 #include "formulas.h"
 
 #define CONV_DEFAULT_SAMPLES 256

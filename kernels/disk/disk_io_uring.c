@@ -1,4 +1,4 @@
-/* disk_uring.c: disk reads through io_uring (liburing) at queue depth qd.
+/* disk_io_uring.c: disk reads through io_uring (liburing) at queue depth qd.
  *
  * The fastest path the kernel offers, and nothing per read that fio does not
  * do inside the timed window:

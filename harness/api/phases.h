@@ -17,7 +17,7 @@
  * The bookkeeping is here, apart from the runner, with an injectable clock so
  * tests/test_phases.c checks it with a fake one. Device readings (SM clock,
  * power, throttle reasons) come through an optional callback: the runner
- * passes NVML's (harness/gpu_hooks.h), a test passes its own. */
+ * passes NVML's (harness/api/gpu_hooks.h), a test passes its own. */
 #ifndef MB_PHASES_H
 #define MB_PHASES_H
 

@@ -127,7 +127,7 @@ typedef struct mb_component_ops {
      * before and after the case. */
     bool uses_gpu;
     /* A compute ceiling (GEMM, conv, peak): after its repetitions the runner
-     * also measures the burst and sustained phases (harness/phases.h), whose
+     * also measures the burst and sustained phases (harness/api/phases.h), whose
      * rates differ once a power cap holds the clocks down. */
     bool compute;
     /* The real table is not available (library not built in or not

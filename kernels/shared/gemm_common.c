@@ -73,7 +73,7 @@ size_t mb_elem_size(mb_elem e)
     }
 }
 
-/* Host conversions for half, bf16 and e4m3 (kernels/halfconv.c). */
+/* Host conversions for half, bf16 and e4m3 (kernels/shared/halfconv.c). */
 #define to_half mb_float_to_half
 #define from_half mb_half_to_float
 #define to_bf16 mb_float_to_bf16

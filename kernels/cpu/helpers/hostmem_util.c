@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "context.h"
+#include "host.h"
 #include "cpu_info.h"
 
 long long mb_hostmem_array_bytes(long long requested, long long *llc)

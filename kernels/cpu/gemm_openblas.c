@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
+#include "host.h"
 #include "cpu_info.h"
 #include "gemm_common.h"
 #include "cpu_test_hooks.h"

@@ -1,5 +1,5 @@
 /* gpu_context.c: the GPU part of the machine context and the NVML monitor
- * around each GPU case (harness/gpu_hooks.h), built with CUDA.
+ * around each GPU case (harness/api/gpu_hooks.h), built with CUDA.
  *
  * NVML is loaded at run time with dlopen("libnvidia-ml.so.1"): it ships with
  * the driver, not with the toolkit (no nvml.h or libnvidia-ml here), and a
@@ -348,7 +348,7 @@ void *mb_gpu_monitor_begin_impl(void)
     return snap;
 }
 
-/* One reading for the burst/sustained phases (harness/phases.h). The handle
+/* One reading for the burst/sustained phases (harness/api/phases.h). The handle
  * is looked up once per device: readings come every 20 ms of a phase. */
 bool mb_gpu_read_impl(mb_phase_reading *out)
 {

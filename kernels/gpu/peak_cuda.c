@@ -1,4 +1,4 @@
-/* gpu_peak.c: peak arithmetic on the CUDA cores (component `peak`, backend
+/* peak_cuda.c: peak arithmetic on the CUDA cores (component `peak`, backend
  * `cuda`), mixbench / ERT style.
  *
  * Every thread runs MB_PEAK_CHAINS independent FMA chains (fp32 FFMA, fp64

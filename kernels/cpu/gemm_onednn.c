@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "context.h"
+#include "host.h"
 #include "formulas.h"
 
 #define GEMM_SAMPLES 256

@@ -1,4 +1,4 @@
-/* gpu_launch.c: kernel launch and synchronisation costs (component `launch`,
+/* launch_cuda.c: kernel launch and synchronisation costs (component `launch`,
  * backend `cuda`). Latency-type: tables lead with microseconds per op.
  *
  * op (one run() = `count` ops, timed on the host with CLOCK_MONOTONIC, since

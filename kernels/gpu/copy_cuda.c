@@ -1,4 +1,4 @@
-/* gpu_copy.c: host<->device and device<->device copies (component `copy`,
+/* copy_cuda.c: host<->device and device<->device copies (component `copy`,
  * backend `cuda`), nvbandwidth's method.
  *
  * One run() = one timed region of `copies` cudaMemcpyAsync calls of `size`

@@ -1,4 +1,4 @@
-/* gpu_membw.c: device memory bandwidth, BabelStream's kernels (component
+/* membw_cuda.c: device memory bandwidth, BabelStream's kernels (component
  * `membw`, backend `cuda`).
  *
  * read (a reduction whose sum is checked), write, copy and triad over arrays
