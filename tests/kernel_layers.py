@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """kernel_layers.py: the rules of kernels/ that the build and the style guide state.
 
-  kernel_layers.py includes   a kernel includes harness/api and harness/platform
-                              headers, never a harness internal (harness/,
-                              harness/analysis, harness/report): no source under
-                              kernels/ names one, and the kernels' include path
-                              (CMake's MB_KERNEL_INCLUDE_DIRS, in $KERNEL_INCLUDE_DIRS,
-                              ':'-separated) cannot find one, while it finds every
-                              api header;
+  kernel_layers.py includes   the layers (README, "Development"): harness/api
+                              includes itself only, harness/platform includes
+                              harness/api, a kernel includes harness/api,
+                              harness/platform and kernels/ headers, never a harness
+                              internal (harness/, harness/analysis, harness/report).
+                              No source names a header it may not, and the kernels'
+                              include path (CMake's MB_KERNEL_INCLUDE_DIRS, in
+                              $KERNEL_INCLUDE_DIRS, ':'-separated) finds every api
+                              header and no harness internal;
   kernel_layers.py printing   kernels produce numbers and never print: no source
                               under kernels/ writes to stdout or stderr (printf,
                               puts, perror, fprintf(stderr), write(2, ...), std::cerr);
@@ -61,11 +63,19 @@ def strip_comments_and_strings(text):
     return "".join(out)
 
 
-def kernel_sources(src):
-    for root, _, files in os.walk(os.path.join(src, "kernels")):
+def sources_under(src, folder):
+    for root, _, files in os.walk(os.path.join(src, folder)):
         for name in sorted(files):
             if name.endswith(SOURCE_EXT):
                 yield os.path.join(root, name)
+
+
+def kernel_sources(src):
+    return sources_under(src, "kernels")
+
+
+def headers_under(src, folder):
+    return {os.path.basename(p) for p in sources_under(src, folder) if p.endswith((".h", ".cuh"))}
 
 
 def internal_headers(src):
@@ -76,20 +86,31 @@ def internal_headers(src):
     return names
 
 
-def named_includes(src, internal):
-    """Offences: a kernel source that includes a harness internal, or reaches
-    into harness/ by a path."""
+def named_includes(src, folder, forbidden, what):
+    """Offences: a source under folder that includes a header named in
+    forbidden, or reaches into harness/ or kernels/ by a path."""
     found = []
-    for path in kernel_sources(src):
+    for path in sources_under(src, folder):
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
         for m in INCLUDE_RE.finditer(text):
             name = m.group(2)
-            if os.path.basename(name) in internal or "harness/" in name or name.startswith(".."):
+            if os.path.basename(name) in forbidden or re.search(r"(^|/)(harness|kernels)/", name) or ".." in name:
                 line = text.count("\n", 0, m.start()) + 1
-                found.append(f"{os.path.relpath(path, src)}:{line}: includes {m.group(0).strip()} "
-                             "(a harness internal; what kernels need is in harness/api/services.h)")
+                found.append(f"{os.path.relpath(path, src)}:{line}: includes {m.group(0).strip()} ({what})")
     return found
+
+
+def layer_offences(src, internal):
+    """api includes api only; platform includes api; kernels include api,
+    platform and kernels (README, "Development")."""
+    platform, kernels = headers_under(src, "harness/platform"), headers_under(src, "kernels")
+    return (named_includes(src, "kernels", internal,
+                           "a harness internal; what kernels need is in harness/api/services.h") +
+            named_includes(src, "harness/platform", internal | kernels,
+                           "the platform layer includes harness/api only") +
+            named_includes(src, "harness/api", internal | kernels | platform,
+                           "harness/api includes itself only"))
 
 
 def preprocess(cc, dirs, header, workdir):
@@ -143,7 +164,7 @@ def main(argv):
         if not internal:  # the scan must see the tree it checks
             print(f"kernel_layers: no harness headers under {src}", file=sys.stderr)
             return 2
-        found = named_includes(src, internal) + include_path_offences(src, internal)
+        found = layer_offences(src, internal) + include_path_offences(src, internal)
     else:
         found = printing_offences(src)
     for f in found:
