@@ -281,6 +281,8 @@ static int coll_stages(tr_state *st, mb_run *run, cJSON *ev, const int64_t *win,
             continue;
         /* the kinds share the step's collective time by their call time */
         double secs = (double)excl / 1e9 * (double)o->ns / (double)total;
+        /* a kind mlbench does not measure (barrier, alltoall, send/recv) is 'other' with role
+         * communication, so the diagnosis still counts it as communication */
         const char *comp = mb_coll_stage_component(o->name);
         bool known = strcmp(o->name, "unknown") != 0;
         int ranks = o->ranks > 0 ? o->ranks : ws;
