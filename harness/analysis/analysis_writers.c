@@ -1161,9 +1161,14 @@ static bool compare_priced(const mb_compare *c)
     return false;
 }
 
+/* A section's title: capitalized as a Markdown heading, in lower case in a
+ * terminal. */
 static void section(FILE *o, bool md, const char *title)
 {
-    fprintf(o, md ? "\n## %s\n\n" : "\n%s\n", title);
+    if (md)
+        fprintf(o, "\n## %s\n\n", title);
+    else
+        fprintf(o, "\n%c%s\n", title[0] >= 'A' && title[0] <= 'Z' ? title[0] - 'A' + 'a' : title[0], title + 1);
 }
 
 /* A column head for machine i: the letter alone in a terminal (the labels
@@ -1179,6 +1184,34 @@ static void machine_head(char *buf, size_t len, const mb_compare *c, int i, bool
 
 enum { CTX_CELL_MAX = 32 }; /* context values wider than this are cut in a terminal */
 enum { CELL = 96 };
+
+/* A column per machine and, after each but A's, its ratio to A: the heads
+ * of compare's tables ("B/A", or "B/A per $" with ratio_suffix " per $"). */
+static void machine_columns(mb_table *t, const mb_compare *c, bool md, const char *ratio_suffix,
+                            char heads[][64])
+{
+    for (int i = 0; i < c->n_m && t->ncol < MB_TABLE_MAX_COLS; i++) {
+        machine_head(heads[t->ncol], 64, c, i, md);
+        mb_table_add_col(t, heads[t->ncol], 'r');
+        if (i > 0 && t->ncol < MB_TABLE_MAX_COLS) {
+            snprintf(heads[t->ncol], 64, "%c/A%s", 'A' + i, ratio_suffix);
+            mb_table_add_col(t, heads[t->ncol], 'r');
+        }
+    }
+}
+
+/* A row's cells under machine_columns: machine i's figure, already in
+ * cells[*col], then (but for A) its ratio to A. */
+static void machine_cells(const mb_table *t, char cells[][CELL], const char **p, int *col, int i, double ratio)
+{
+    p[*col] = cells[*col];
+    (*col)++;
+    if (i > 0 && *col < t->ncol) {
+        mb_fmt_ratio(cells[*col], CELL, ratio);
+        p[*col] = cells[*col];
+        (*col)++;
+    }
+}
 
 static void compare_machines_text(FILE *o, const mb_compare *c, bool md)
 {
@@ -1201,14 +1234,7 @@ static void compare_machines_text(FILE *o, const mb_compare *c, bool md)
 static void best_table(mb_table *t, const mb_compare *c, bool md, bool backends, char heads[][64])
 {
     mb_table_init(t, "ll", "component", "kind");
-    for (int i = 0; i < c->n_m && t->ncol < MB_TABLE_MAX_COLS; i++) {
-        machine_head(heads[t->ncol], 64, c, i, md);
-        mb_table_add_col(t, heads[t->ncol], 'r');
-        if (i > 0 && t->ncol < MB_TABLE_MAX_COLS) {
-            snprintf(heads[t->ncol], 64, "%c/A", 'A' + i);
-            mb_table_add_col(t, heads[t->ncol], 'r');
-        }
-    }
+    machine_columns(t, c, md, "", heads);
     for (int b = 0; b < c->n_best; b++) {
         const mb_compare_best *k = &c->best[b];
         bool any = false;
@@ -1224,13 +1250,7 @@ static void best_table(mb_table *t, const mb_compare *c, bool md, bool backends,
                 mb_compare_fmt_best(cells[col], CELL, c, k, i);
             else
                 mb_compare_fmt_rate(cells[col], CELL, k->rate_abs[i], k->work_unit, k->latency_first);
-            p[col] = cells[col];
-            col++;
-            if (i > 0 && col < t->ncol) {
-                mb_fmt_ratio(cells[col], CELL, k->ratio[i]);
-                p[col] = cells[col];
-                col++;
-            }
+            machine_cells(t, cells, p, &col, i, k->ratio[i]);
         }
         mb_table_row(t, p);
     }
@@ -1238,7 +1258,7 @@ static void best_table(mb_table *t, const mb_compare *c, bool md, bool backends,
 
 static void compare_best_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, md ? "Best verified case per component and kind" : "best verified case per component and kind");
+    section(o, md, "Best verified case per component and kind");
     mb_table t;
     char heads[MB_TABLE_MAX_COLS][64];
     best_table(&t, c, md, true, heads);
@@ -1295,7 +1315,7 @@ static void geomean_table(FILE *o, const mb_compare *c, bool md, bool usd)
 
 static void compare_geomeans_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, md ? "Geometric means of the ratios to A per component" : "geometric means of the ratios to A per component");
+    section(o, md, "Geometric means of the ratios to A per component");
     fputs(md ? "*Best per kind*: over the kinds where both machines have a best case (the table above). "
                "*Like-for-like*: over the cases both ran and verified. (n of m): kinds or cases in the mean, of "
                "those that ran on some machine.\n\n"
@@ -1307,21 +1327,14 @@ static void compare_geomeans_text(FILE *o, const mb_compare *c, bool md)
 
 static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, md ? "Work per dollar" : "work per dollar");
+    section(o, md, "Work per dollar");
     fputs(md ? "Rate x 3600 / (USD per hour): the work an hour buys, per dollar, of the best case per kind.\n\n"
              : "  rate x 3600 / (USD per hour): the work one dollar buys, best case per kind\n",
           o);
     mb_table t;
     mb_table_init(&t, "ll", "component", "kind");
     char heads[MB_TABLE_MAX_COLS][64];
-    for (int i = 0; i < c->n_m && t.ncol < MB_TABLE_MAX_COLS; i++) {
-        machine_head(heads[t.ncol], sizeof heads[t.ncol], c, i, md);
-        mb_table_add_col(&t, heads[t.ncol], 'r');
-        if (i > 0 && t.ncol < MB_TABLE_MAX_COLS) {
-            snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A per $", 'A' + i);
-            mb_table_add_col(&t, heads[t.ncol], 'r');
-        }
-    }
+    machine_columns(&t, c, md, " per $", heads);
     for (int b = 0; b < c->n_best; b++) {
         const mb_compare_best *k = &c->best[b];
         bool any = false;
@@ -1334,14 +1347,8 @@ static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
         int col = 2;
         for (int i = 0; i < c->n_m && col < t.ncol; i++) {
             mb_compare_fmt_per_usd(cells[col], CELL, k->per_usd_abs[i], k->work_unit);
-            p[col] = cells[col];
-            col++;
-            if (i > 0 && col < t.ncol) {
-                bool both = k->per_usd_abs[i] > 0 && k->per_usd_abs[0] > 0;
-                mb_fmt_ratio(cells[col], CELL, both ? k->per_usd_abs[i] / k->per_usd_abs[0] : -1);
-                p[col] = cells[col];
-                col++;
-            }
+            bool both = k->per_usd_abs[i] > 0 && k->per_usd_abs[0] > 0;
+            machine_cells(&t, cells, p, &col, i, both ? k->per_usd_abs[i] / k->per_usd_abs[0] : -1);
         }
         mb_table_row(&t, p);
     }
@@ -1355,21 +1362,14 @@ static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
 /* Like-for-like: the cases that ran and passed verification on every machine. */
 static void compare_common_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, md ? "Cases on every machine" : "cases on every machine");
+    section(o, md, "Cases on every machine");
     fputs(md ? "The cases that ran and passed verification on every machine.\n\n"
              : "  the cases that ran and passed verification on every machine\n",
           o);
     mb_table t;
     mb_table_init(&t, "l", "case");
     char heads[MB_TABLE_MAX_COLS][64];
-    for (int i = 0; i < c->n_m && t.ncol < MB_TABLE_MAX_COLS; i++) {
-        machine_head(heads[t.ncol], sizeof heads[t.ncol], c, i, md);
-        mb_table_add_col(&t, heads[t.ncol], 'r');
-        if (i > 0 && t.ncol < MB_TABLE_MAX_COLS) {
-            snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A", 'A' + i);
-            mb_table_add_col(&t, heads[t.ncol], 'r');
-        }
-    }
+    machine_columns(&t, c, md, "", heads);
     int n = 0;
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
@@ -1380,13 +1380,7 @@ static void compare_common_text(FILE *o, const mb_compare *c, bool md)
         int col = 1;
         for (int i = 0; i < c->n_m && col < t.ncol; i++) {
             mb_compare_fmt_cell(cells[col], CELL, c, row, i);
-            p[col] = cells[col];
-            col++;
-            if (i > 0 && col < t.ncol) {
-                mb_fmt_ratio(cells[col], CELL, row->ratio[i]);
-                p[col] = cells[col];
-                col++;
-            }
+            machine_cells(&t, cells, p, &col, i, row->ratio[i]);
         }
         mb_table_row(&t, p);
         n++;
@@ -1400,7 +1394,7 @@ static void compare_common_text(FILE *o, const mb_compare *c, bool md)
 
 static void compare_partial_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, md ? "Cases not on every machine" : "cases not on every machine");
+    section(o, md, "Cases not on every machine");
     int n = 0;
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
@@ -1424,7 +1418,7 @@ static void compare_partial_text(FILE *o, const mb_compare *c, bool md)
 
 static void compare_context_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, md ? "Context differences" : "context differences");
+    section(o, md, "Context differences");
     if (c->n_ctx == 0) {
         fprintf(o, md ? "None of the compared entries differ.\n" : "  none of the compared entries differ\n");
         return;
