@@ -456,14 +456,16 @@ int mb_write_results(FILE *out, const cJSON *doc, const char *format, mb_err *er
         const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(ctx, "cpu");
         fprintf(out, "### mlbench results: %s (%s)\n\n", str_of(cJSON_GetObjectItemCaseSensitive(ctx, "host"), "name"),
                 str_of(cpu, "model"));
-        int rc = write_md_table(out, cases);
+        if (write_md_table(out, cases) != MB_OK)
+            return mb_errf(err, MB_ESYS, "out of memory formatting the results table");
         fprintf(out, "\n%s\n", TEXT_LEGEND);
-        return rc;
+        return MB_OK;
     }
     if (strcmp(format, "table") == 0) {
-        int rc = write_text_table(out, cases);
+        if (write_text_table(out, cases) != MB_OK)
+            return mb_errf(err, MB_ESYS, "out of memory formatting the results table");
         put_wrapped(out, TEXT_LEGEND, 0);
-        return rc;
+        return MB_OK;
     }
     return mb_errf(err, MB_EUSAGE, "unknown format '%s' (expected table, json, csv or md)", format);
 }
