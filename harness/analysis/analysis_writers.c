@@ -1229,28 +1229,52 @@ static void compare_machines_text(FILE *o, const mb_compare *c, bool md)
           o);
 }
 
-/* Best per kind: what each machine does at its best, kind by kind; with
- * the backends when the table still fits a terminal. */
-static void best_table(mb_table *t, const mb_compare *c, bool md, bool backends, char heads[][64])
+/* What a best-per-kind table shows of each machine's best case. */
+typedef enum best_view {
+    BEST_WITH_BACKEND, /* its rate and backend */
+    BEST_RATE,         /* its rate alone (a terminal too narrow for the backends) */
+    BEST_PER_USD,      /* the work a dollar buys */
+} best_view;
+
+/* A kind is a row when some machine has a figure for it. */
+static bool best_shown(const mb_compare *c, const mb_compare_best *k, best_view v)
+{
+    for (int i = 0; i < c->n_m; i++)
+        if (v == BEST_PER_USD ? k->per_usd_abs[i] > 0 : k->row[i] >= 0)
+            return true;
+    return false;
+}
+
+/* Machine i's figure of kind k into buf; its ratio to A returned. */
+static double best_cell(char *buf, const mb_compare *c, const mb_compare_best *k, int i, best_view v)
+{
+    if (v == BEST_WITH_BACKEND)
+        mb_compare_fmt_best(buf, CELL, c, k, i);
+    else if (v == BEST_RATE)
+        mb_compare_fmt_rate(buf, CELL, k->rate_abs[i], k->work_unit, k->latency_first);
+    else
+        mb_compare_fmt_per_usd(buf, CELL, k->per_usd_abs[i], k->work_unit);
+    if (v != BEST_PER_USD)
+        return k->ratio[i];
+    bool both = k->per_usd_abs[i] > 0 && k->per_usd_abs[0] > 0;
+    return both ? k->per_usd_abs[i] / k->per_usd_abs[0] : -1;
+}
+
+/* Best per kind: what each machine does at its best, kind by kind. */
+static void best_table(mb_table *t, const mb_compare *c, bool md, best_view v, char heads[][64])
 {
     mb_table_init(t, "ll", "component", "kind");
-    machine_columns(t, c, md, "", heads);
+    machine_columns(t, c, md, v == BEST_PER_USD ? " per $" : "", heads);
     for (int b = 0; b < c->n_best; b++) {
         const mb_compare_best *k = &c->best[b];
-        bool any = false;
-        for (int i = 0; i < c->n_m; i++)
-            any = any || k->row[i] >= 0;
-        if (!any)
+        if (!best_shown(c, k, v))
             continue;
         char cells[MB_TABLE_MAX_COLS][CELL];
         const char *p[MB_TABLE_MAX_COLS] = { k->component, k->kind[0] ? k->kind : "(all)" };
         int col = 2;
         for (int i = 0; i < c->n_m && col < t->ncol; i++) {
-            if (backends)
-                mb_compare_fmt_best(cells[col], CELL, c, k, i);
-            else
-                mb_compare_fmt_rate(cells[col], CELL, k->rate_abs[i], k->work_unit, k->latency_first);
-            machine_cells(t, cells, p, &col, i, k->ratio[i]);
+            double ratio = best_cell(cells[col], c, k, i, v);
+            machine_cells(t, cells, p, &col, i, ratio);
         }
         mb_table_row(t, p);
     }
@@ -1261,11 +1285,12 @@ static void compare_best_text(FILE *o, const mb_compare *c, bool md)
     section(o, md, "Best verified case per component and kind");
     mb_table t;
     char heads[MB_TABLE_MAX_COLS][64];
-    best_table(&t, c, md, true, heads);
+    /* with the backends when the table still fits a terminal */
+    best_table(&t, c, md, BEST_WITH_BACKEND, heads);
     bool backends = md || mb_table_text_width(indented(&t)) <= TEXT_COLS;
     if (!backends) {
         mb_table_free(&t);
-        best_table(&t, c, md, false, heads);
+        best_table(&t, c, md, BEST_RATE, heads);
     }
     fputs(md ? "Each machine's fastest case that ran and passed verification, with its backend: what a buyer "
                "compares.\n\n"
@@ -1332,26 +1357,8 @@ static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
              : "  rate x 3600 / (USD per hour): the work one dollar buys, best case per kind\n",
           o);
     mb_table t;
-    mb_table_init(&t, "ll", "component", "kind");
     char heads[MB_TABLE_MAX_COLS][64];
-    machine_columns(&t, c, md, " per $", heads);
-    for (int b = 0; b < c->n_best; b++) {
-        const mb_compare_best *k = &c->best[b];
-        bool any = false;
-        for (int i = 0; i < c->n_m; i++)
-            any = any || k->per_usd_abs[i] > 0;
-        if (!any)
-            continue;
-        char cells[MB_TABLE_MAX_COLS][CELL];
-        const char *p[MB_TABLE_MAX_COLS] = { k->component, k->kind[0] ? k->kind : "(all)" };
-        int col = 2;
-        for (int i = 0; i < c->n_m && col < t.ncol; i++) {
-            mb_compare_fmt_per_usd(cells[col], CELL, k->per_usd_abs[i], k->work_unit);
-            bool both = k->per_usd_abs[i] > 0 && k->per_usd_abs[0] > 0;
-            machine_cells(&t, cells, p, &col, i, both ? k->per_usd_abs[i] / k->per_usd_abs[0] : -1);
-        }
-        mb_table_row(&t, p);
-    }
+    best_table(&t, c, md, BEST_PER_USD, heads);
     mb_table_print(o, indented(&t), md);
     mb_table_free(&t);
 
