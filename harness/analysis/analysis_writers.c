@@ -1171,6 +1171,14 @@ static void section(FILE *o, bool md, const char *title)
         fprintf(o, "\n%c%s\n", title[0] >= 'A' && title[0] <= 'Z' ? title[0] - 'A' + 'a' : title[0], title + 1);
 }
 
+/* A section's title and the paragraph that says what it shows: worded for
+ * the page in Markdown, shorter and indented in a terminal. */
+static void section_lead(FILE *o, bool md, const char *title, const char *md_lead, const char *text_lead)
+{
+    section(o, md, title);
+    fputs(md ? md_lead : text_lead, o);
+}
+
 /* A column head for machine i: the letter alone in a terminal (the labels
  * are listed above the tables, and a GPU model per column would push rows
  * past 120 columns), the letter and label in Markdown. */
@@ -1340,22 +1348,20 @@ static void geomean_table(FILE *o, const mb_compare *c, bool md, bool usd)
 
 static void compare_geomeans_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, "Geometric means of the ratios to A per component");
-    fputs(md ? "*Best per kind*: over the kinds where both machines have a best case (the table above). "
-               "*Like-for-like*: over the cases both ran and verified. (n of m): kinds or cases in the mean, of "
-               "those that ran on some machine.\n\n"
-             : "  best per kind: over the kinds both have (table above); like-for-like: over the cases both ran\n"
-               "  and verified; (n of m): kinds or cases in the mean, of those that ran on some machine\n",
-          o);
+    section_lead(o, md, "Geometric means of the ratios to A per component",
+                 "*Best per kind*: over the kinds where both machines have a best case (the table above). "
+                 "*Like-for-like*: over the cases both ran and verified. (n of m): kinds or cases in the mean, of "
+                 "those that ran on some machine.\n\n",
+                 "  best per kind: over the kinds both have (table above); like-for-like: over the cases both ran\n"
+                 "  and verified; (n of m): kinds or cases in the mean, of those that ran on some machine\n");
     geomean_table(o, c, md, false);
 }
 
 static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, "Work per dollar");
-    fputs(md ? "Rate x 3600 / (USD per hour): the work an hour buys, per dollar, of the best case per kind.\n\n"
-             : "  rate x 3600 / (USD per hour): the work one dollar buys, best case per kind\n",
-          o);
+    section_lead(o, md, "Work per dollar",
+                 "Rate x 3600 / (USD per hour): the work an hour buys, per dollar, of the best case per kind.\n\n",
+                 "  rate x 3600 / (USD per hour): the work one dollar buys, best case per kind\n");
     mb_table t;
     char heads[MB_TABLE_MAX_COLS][64];
     best_table(&t, c, md, BEST_PER_USD, heads);
@@ -1369,10 +1375,8 @@ static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
 /* Like-for-like: the cases that ran and passed verification on every machine. */
 static void compare_common_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, "Cases on every machine");
-    fputs(md ? "The cases that ran and passed verification on every machine.\n\n"
-             : "  the cases that ran and passed verification on every machine\n",
-          o);
+    section_lead(o, md, "Cases on every machine", "The cases that ran and passed verification on every machine.\n\n",
+                 "  the cases that ran and passed verification on every machine\n");
     mb_table t;
     mb_table_init(&t, "l", "case");
     char heads[MB_TABLE_MAX_COLS][64];
