@@ -309,7 +309,8 @@ const mb_backend_code mb_gemm_openblas = {
 
 #else /* !MB_HAVE_OPENBLAS */
 
-MB_NOT_BUILT_IN(mb_gemm_openblas, "gemm", "openblas", "OpenBLAS not found at build time (apt-get install libopenblas-dev)");
+MB_NOT_BUILT_IN(mb_gemm_openblas, "gemm", "openblas",
+                "OpenBLAS not found at build time (apt-get install libopenblas-dev)");
 
 void mb_test_gemm_corrupt(void *state)
 {

@@ -543,6 +543,7 @@ const mb_backend_code mb_disk_io_uring = {
 
 #else
 
-MB_NOT_BUILT_IN(mb_disk_io_uring, "disk", "io_uring", "liburing not found at build time (apt-get install liburing-dev)");
+MB_NOT_BUILT_IN(mb_disk_io_uring, "disk", "io_uring",
+                "liburing not found at build time (apt-get install liburing-dev)");
 
 #endif
