@@ -174,6 +174,13 @@ typedef struct mb_backend_desc {
     bool collective, uses_gpu, compute;
 } mb_backend_desc;
 
+/* A description's names, units, parameters and `mlbench list` line, in the
+ * order a table of them reads; flags follow in the braces:
+ *   { MB_DESCRIBE("gemm", "cublas", "flop", "TFLOP/s", 1e12, params, "..."), .compute = true }, */
+#define MB_DESCRIBE(comp, back, unit, rateunit, scale, param_list, summary_text)                     \
+    .component = comp, .backend = back, .work_unit = unit, .rate_unit = rateunit, .rate_scale = scale, \
+    .params = param_list, .summary = summary_text
+
 /* Terminates a description list. */
 #define MB_BACKEND_DESC_END { NULL, NULL, NULL, NULL, NULL, 0, false, NULL, false, false, false }
 

@@ -372,18 +372,10 @@ static int setup_allgather(const mb_params *p, void **st, mb_err *e) { return co
 static int setup_reducescatter(const mb_params *p, void **st, mb_err *e) { return coll_mpi_setup(MB_COLL_REDUCESCATTER, p, st, e); }
 static int setup_broadcast(const mb_params *p, void **st, mb_err *e) { return coll_mpi_setup(MB_COLL_BROADCAST, p, st, e); }
 
-#define COLL_MPI_CODE(comp, setup_fn)                                                        \
-    {                                                                                        \
-        .component = comp, .backend = "mpi", .probe = coll_mpi_probe, .setup = setup_fn,      \
-        .run = coll_mpi_run, .work_per_iter = coll_mpi_work, .verify = coll_mpi_verify,       \
-        .report = coll_mpi_report, .timing_start = coll_mpi_timing_start,                     \
-        .teardown = coll_mpi_teardown,                                                       \
-    }
-
-const mb_backend_code mb_allreduce_mpi = COLL_MPI_CODE("allreduce", setup_allreduce);
-const mb_backend_code mb_allgather_mpi = COLL_MPI_CODE("allgather", setup_allgather);
-const mb_backend_code mb_reducescatter_mpi = COLL_MPI_CODE("reducescatter", setup_reducescatter);
-const mb_backend_code mb_broadcast_mpi = COLL_MPI_CODE("broadcast", setup_broadcast);
+const mb_backend_code mb_allreduce_mpi = MB_COLL_CODE("allreduce", "mpi", coll_mpi, setup_allreduce);
+const mb_backend_code mb_allgather_mpi = MB_COLL_CODE("allgather", "mpi", coll_mpi, setup_allgather);
+const mb_backend_code mb_reducescatter_mpi = MB_COLL_CODE("reducescatter", "mpi", coll_mpi, setup_reducescatter);
+const mb_backend_code mb_broadcast_mpi = MB_COLL_CODE("broadcast", "mpi", coll_mpi, setup_broadcast);
 
 #else /* !MB_HAVE_MPI */
 

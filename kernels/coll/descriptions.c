@@ -19,46 +19,14 @@ static const mb_param_spec coll_mpi_params[] = {
     MB_PARAM_END,
 };
 
+/* The four collectives differ only in name and summary. */
+#define COLL_MPI(comp, summary_text) \
+    { MB_DESCRIBE(comp, "mpi", "byte", "GB/s", 1e9, coll_mpi_params, summary_text), .collective = true }
+
 const mb_backend_desc mb_coll_backends[] = {
-    {
-        .component = "allreduce",
-        .backend = "mpi",
-        .summary = "MPI_Allreduce (sum) on host buffers: bus bandwidth, GB/s",
-        .work_unit = "byte",
-        .rate_unit = "GB/s",
-        .rate_scale = 1e9,
-        .params = coll_mpi_params,
-        .collective = true,
-    },
-    {
-        .component = "allgather",
-        .backend = "mpi",
-        .summary = "MPI_Allgather on host buffers: bus bandwidth, GB/s",
-        .work_unit = "byte",
-        .rate_unit = "GB/s",
-        .rate_scale = 1e9,
-        .params = coll_mpi_params,
-        .collective = true,
-    },
-    {
-        .component = "reducescatter",
-        .backend = "mpi",
-        .summary = "MPI_Reduce_scatter_block (sum) on host buffers: bus bandwidth, GB/s",
-        .work_unit = "byte",
-        .rate_unit = "GB/s",
-        .rate_scale = 1e9,
-        .params = coll_mpi_params,
-        .collective = true,
-    },
-    {
-        .component = "broadcast",
-        .backend = "mpi",
-        .summary = "MPI_Bcast from rank 0 on host buffers: bus bandwidth, GB/s",
-        .work_unit = "byte",
-        .rate_unit = "GB/s",
-        .rate_scale = 1e9,
-        .params = coll_mpi_params,
-        .collective = true,
-    },
+    COLL_MPI("allreduce", "MPI_Allreduce (sum) on host buffers: bus bandwidth, GB/s"),
+    COLL_MPI("allgather", "MPI_Allgather on host buffers: bus bandwidth, GB/s"),
+    COLL_MPI("reducescatter", "MPI_Reduce_scatter_block (sum) on host buffers: bus bandwidth, GB/s"),
+    COLL_MPI("broadcast", "MPI_Bcast from rank 0 on host buffers: bus bandwidth, GB/s"),
     MB_BACKEND_DESC_END,
 };

@@ -26,13 +26,17 @@ static const mb_param_spec hostmem_memcpy_params[] = {
     MB_PARAM_END,
 };
 
+/* The shape both CPU GEMMs take. */
+#define CPU_GEMM_SHAPE_PARAMS                                                                      \
+    { "m", MB_P_INT, "1024", NULL, 1, 1 << 20, "rows of A and C" },                                \
+        { "n", MB_P_INT, "1024", NULL, 1, 1 << 20, "columns of B and C" },                         \
+        { "k", MB_P_INT, "1024", NULL, 1, 1 << 20, "columns of A, rows of B" },                    \
+        { "trans", MB_P_ENUM, "nn", "nn|nt|tn|tt", 0, 0,                                           \
+          "A and B transposed (t) or not (n), as stored row-major" }
+
 static const mb_param_spec gemm_openblas_params[] = {
     { "dtype", MB_P_ENUM, "fp32", "fp32|fp64", 0, 0, "fp32 = cblas_sgemm, fp64 = cblas_dgemm" },
-    { "m", MB_P_INT, "1024", NULL, 1, 1 << 20, "rows of A and C" },
-    { "n", MB_P_INT, "1024", NULL, 1, 1 << 20, "columns of B and C" },
-    { "k", MB_P_INT, "1024", NULL, 1, 1 << 20, "columns of A, rows of B" },
-    { "trans", MB_P_ENUM, "nn", "nn|nt|tn|tt", 0, 0,
-      "A and B transposed (t) or not (n), as stored row-major" },
+    CPU_GEMM_SHAPE_PARAMS,
     { "threads", MB_P_INT, "0", NULL, 0, 4096,
       "OpenBLAS threads; 0 = OpenBLAS's default (OPENBLAS_NUM_THREADS or every core)" },
     MB_PARAM_END,
@@ -41,11 +45,7 @@ static const mb_param_spec gemm_openblas_params[] = {
 static const mb_param_spec gemm_onednn_params[] = {
     { "dtype", MB_P_ENUM, "fp32", "fp32|bf16", 0, 0,
       "fp32, or bf16 (A, B, C; f32 accumulation) where the CPU has native bf16" },
-    { "m", MB_P_INT, "1024", NULL, 1, 1 << 20, "rows of A and C" },
-    { "n", MB_P_INT, "1024", NULL, 1, 1 << 20, "columns of B and C" },
-    { "k", MB_P_INT, "1024", NULL, 1, 1 << 20, "columns of A, rows of B" },
-    { "trans", MB_P_ENUM, "nn", "nn|nt|tn|tt", 0, 0,
-      "A and B transposed (t) or not (n), as stored row-major" },
+    CPU_GEMM_SHAPE_PARAMS,
     { "threads", MB_P_INT, "0", NULL, 0, 4096,
       "OpenMP threads for oneDNN; 0 = its default (OMP_NUM_THREADS or every CPU)" },
     MB_PARAM_END,
@@ -73,54 +73,17 @@ static const mb_param_spec conv_onednn_params[] = {
 };
 
 const mb_backend_desc mb_cpu_backends[] = {
-    {
-        .component = "hostmem",
-        .backend = "stream",
-        .summary = "STREAM copy/scale/add/triad over arrays >= 4x LLC, pinned threads (GB/s)",
-        .work_unit = "byte",
-        .rate_unit = "GB/s",
-        .rate_scale = 1e9,
-        .params = hostmem_stream_params,
-    },
-    {
-        .component = "hostmem",
-        .backend = "memcpy",
-        .summary = "single-thread glibc memcpy over buffers >= 4x LLC (GB/s, read+write counted)",
-        .work_unit = "byte",
-        .rate_unit = "GB/s",
-        .rate_scale = 1e9,
-        .params = hostmem_memcpy_params,
-    },
-    {
-        .component = "gemm",
-        .backend = "openblas",
-        .summary = "CPU sgemm/dgemm via OpenBLAS cblas, all cores (GFLOP/s, computed CPU peak)",
-        .work_unit = "flop",
-        .rate_unit = "GFLOP/s",
-        .rate_scale = 1e9,
-        .params = gemm_openblas_params,
-        .compute = true,
-    },
-    {
-        .component = "gemm",
-        .backend = "onednn",
-        .summary = "CPU GEMM via oneDNN matmul, fp32 and native bf16, all cores (GFLOP/s, computed "
-               "CPU peak)",
-        .work_unit = "flop",
-        .rate_unit = "GFLOP/s",
-        .rate_scale = 1e9,
-        .params = gemm_onednn_params,
-        .compute = true,
-    },
-    {
-        .component = "conv",
-        .backend = "onednn",
-        .summary = "CPU forward convolution via oneDNN, fp32 and native bf16 (GFLOP/s, computed peak)",
-        .work_unit = "flop",
-        .rate_unit = "GFLOP/s",
-        .rate_scale = 1e9,
-        .params = conv_onednn_params,
-        .compute = true,
-    },
+    { MB_DESCRIBE("hostmem", "stream", "byte", "GB/s", 1e9, hostmem_stream_params,
+                  "STREAM copy/scale/add/triad over arrays >= 4x LLC, pinned threads (GB/s)") },
+    { MB_DESCRIBE("hostmem", "memcpy", "byte", "GB/s", 1e9, hostmem_memcpy_params,
+                  "single-thread glibc memcpy over buffers >= 4x LLC (GB/s, read+write counted)") },
+    { MB_DESCRIBE("gemm", "openblas", "flop", "GFLOP/s", 1e9, gemm_openblas_params,
+                  "CPU sgemm/dgemm via OpenBLAS cblas, all cores (GFLOP/s, computed CPU peak)"), .compute = true },
+    { MB_DESCRIBE("gemm", "onednn", "flop", "GFLOP/s", 1e9, gemm_onednn_params,
+                  "CPU GEMM via oneDNN matmul, fp32 and native bf16, all cores (GFLOP/s, computed CPU peak)"),
+      .compute = true },
+    { MB_DESCRIBE("conv", "onednn", "flop", "GFLOP/s", 1e9, conv_onednn_params,
+                  "CPU forward convolution via oneDNN, fp32 and native bf16 (GFLOP/s, computed peak)"),
+      .compute = true },
     MB_BACKEND_DESC_END,
 };

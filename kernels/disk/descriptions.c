@@ -45,32 +45,11 @@ static const mb_param_spec disk_mmap_params[] = {
 };
 
 const mb_backend_desc mb_disk_backends[] = {
-    {
-        .component = "disk",
-        .backend = "pread",
-        .summary = "file reads with pread, queue depth 1 (direct: O_DIRECT device; cached: page cache)",
-        .work_unit = "byte",
-        .rate_unit = "MB/s",
-        .rate_scale = 1e6,
-        .params = disk_pread_params,
-    },
-    {
-        .component = "disk",
-        .backend = "io_uring",
-        .summary = "file reads through io_uring at queue depth qd (direct: O_DIRECT device; cached: page cache)",
-        .work_unit = "byte",
-        .rate_unit = "MB/s",
-        .rate_scale = 1e6,
-        .params = disk_io_uring_params,
-    },
-    {
-        .component = "disk",
-        .backend = "mmap",
-        .summary = "memcpy out of a memory-mapped file, page cache made cold before every iteration",
-        .work_unit = "byte",
-        .rate_unit = "MB/s",
-        .rate_scale = 1e6,
-        .params = disk_mmap_params,
-    },
+    { MB_DESCRIBE("disk", "pread", "byte", "MB/s", 1e6, disk_pread_params,
+                  "file reads with pread, queue depth 1 (direct: O_DIRECT device; cached: page cache)") },
+    { MB_DESCRIBE("disk", "io_uring", "byte", "MB/s", 1e6, disk_io_uring_params,
+                  "file reads through io_uring at queue depth qd (direct: O_DIRECT device; cached: page cache)") },
+    { MB_DESCRIBE("disk", "mmap", "byte", "MB/s", 1e6, disk_mmap_params,
+                  "memcpy out of a memory-mapped file, page cache made cold before every iteration") },
     MB_BACKEND_DESC_END,
 };

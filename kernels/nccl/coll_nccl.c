@@ -838,18 +838,10 @@ static int setup_allgather(const mb_params *p, void **st, mb_err *e) { return co
 static int setup_reducescatter(const mb_params *p, void **st, mb_err *e) { return coll_nccl_setup(MB_COLL_REDUCESCATTER, p, st, e); }
 static int setup_broadcast(const mb_params *p, void **st, mb_err *e) { return coll_nccl_setup(MB_COLL_BROADCAST, p, st, e); }
 
-#define COLL_NCCL_CODE(comp, setup_fn)                                                       \
-    {                                                                                        \
-        .component = comp, .backend = "nccl", .probe = coll_nccl_probe, .setup = setup_fn,    \
-        .run = coll_nccl_run, .work_per_iter = coll_nccl_work, .verify = coll_nccl_verify,    \
-        .report = coll_nccl_report, .timing_start = coll_nccl_timing_start,                   \
-        .teardown = coll_nccl_teardown,                                                      \
-    }
-
-const mb_backend_code mb_allreduce_nccl = COLL_NCCL_CODE("allreduce", setup_allreduce);
-const mb_backend_code mb_allgather_nccl = COLL_NCCL_CODE("allgather", setup_allgather);
-const mb_backend_code mb_reducescatter_nccl = COLL_NCCL_CODE("reducescatter", setup_reducescatter);
-const mb_backend_code mb_broadcast_nccl = COLL_NCCL_CODE("broadcast", setup_broadcast);
+const mb_backend_code mb_allreduce_nccl = MB_COLL_CODE("allreduce", "nccl", coll_nccl, setup_allreduce);
+const mb_backend_code mb_allgather_nccl = MB_COLL_CODE("allgather", "nccl", coll_nccl, setup_allgather);
+const mb_backend_code mb_reducescatter_nccl = MB_COLL_CODE("reducescatter", "nccl", coll_nccl, setup_reducescatter);
+const mb_backend_code mb_broadcast_nccl = MB_COLL_CODE("broadcast", "nccl", coll_nccl, setup_broadcast);
 
 #else /* no NCCL or no CUDA */
 
