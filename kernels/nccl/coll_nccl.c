@@ -16,8 +16,7 @@
  * Peak: NVLink (datasheet) or PCIe (the GPU's link) within a node, the
  * network's link speed across nodes. See docs/collectives.md. */
 #include "coll_common.h"
-#include "dist.h"
-#include "dist_extra.h"
+#include "services.h"
 
 #if defined(MB_HAVE_NCCL) && defined(MB_HAVE_CUDA)
 

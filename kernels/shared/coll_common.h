@@ -26,6 +26,7 @@
 
 #include "component.h"
 #include "formulas.h"
+#include "vocabulary.h" /* mb_coll_name */
 
 typedef enum mb_coll_dtype {
     MB_DT_FLOAT,
@@ -41,8 +42,6 @@ typedef enum mb_coll_dtype {
 int mb_coll_dtype_parse(const char *name, mb_coll_dtype *out, mb_err *err);
 const char *mb_coll_dtype_name(mb_coll_dtype t);
 size_t mb_coll_dtype_size(mb_coll_dtype t);
-/* "all-reduce", ... as nccl-tests names them. */
-const char *mb_coll_name(mb_collective c);
 
 /* ---- geometry ------------------------------------------------------------ */
 
