@@ -144,4 +144,14 @@ double mb_coll_nic_gbps_at(const char *sysfs_net, char *names, size_t len);
 /* The NICs as a JSON array [{name, speed_mbps}] for the results context. */
 cJSON *mb_coll_nics_json(void);
 
+/* A collective backend's code for one collective (component.h): its
+ * functions are named <prefix>_probe, <prefix>_run, ..., only setup differs
+ * per collective. */
+#define MB_COLL_CODE(comp, back, prefix, setup_fn)                                                    \
+    {                                                                                                  \
+        .component = comp, .backend = back, .probe = prefix##_probe, .setup = setup_fn,                \
+        .run = prefix##_run, .work_per_iter = prefix##_work, .verify = prefix##_verify,                \
+        .report = prefix##_report, .timing_start = prefix##_timing_start, .teardown = prefix##_teardown, \
+    }
+
 #endif
