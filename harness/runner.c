@@ -210,8 +210,9 @@ static void check_rates(const mb_component_ops *ops, void *state, mb_record *r)
     mb_stats st;
     /* rate_best is the largest rate: finite means every repetition's is */
     if (!mb_record_stats(r, &st) || !isfinite(st.rate_best) || !(st.rate_median > 0)) {
-        snprintf(msg, sizeof msg, "the rate is not a positive finite number (%g %s per iteration in %g s "
-                 "per iteration): the component's work or time is wrong", work, ops->work_unit, st.spi_median);
+        snprintf(msg, sizeof msg, "the rate is not a positive finite number (%g %s per iteration in as "
+                 "little as %g s): the component's work or time is wrong", work, ops->work_unit, st.spi_min);
+        r->work_per_iter = NAN; /* as above: no rate of a repetition is kept */
         set_outcome(r, MB_EFAIL, msg);
     }
 }

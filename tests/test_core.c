@@ -120,6 +120,7 @@ typedef struct fake {
     bool setup_sets_state;    /* a failing setup() has already handed out its state */
     bool work_given;          /* work_per_iter returns `work` (else 2e9) */
     double work;
+    int tiny_from_run;        /* from this run() on, a subnormal time (0 = never) */
 } fake;
 
 static fake g_fake;
@@ -170,7 +171,7 @@ static int fake_run(void *state, double *seconds, mb_err *err)
     if (f->fail_run_at && f->runs >= f->fail_run_at)
         return mb_errf(err, MB_EFAIL, "fake failure at run %d", f->runs);
     /* Alternate to give a known spread: every iteration takes `seconds`. */
-    *seconds = f->seconds;
+    *seconds = f->tiny_from_run && f->runs >= f->tiny_from_run ? 1e-320 : f->seconds;
     return MB_OK;
 }
 static double fake_work(void *state)
@@ -549,6 +550,14 @@ static void test_runner_rejects_infinite_rate(void **s)
     g_fake.work_given = true;
     g_fake.work = 1.7e308;
     expect_refused(&c, "the rate is not a positive finite number");
+    /* One repetition of five infinite: the median is finite, still refused.
+     * No warm-up here: run 1 is its one iteration, runs 18-21 the fifth. */
+    fake_reset();
+    c.repetitions = 5;
+    g_fake.tiny_from_run = 18;
+    expect_refused(&c, "the rate is not a positive finite number");
+    assert_int_equal(g_fake.runs, 21);
+    c.repetitions = 3;
     /* The same fixed iterations with sane numbers pass: the check is the rate. */
     fake_reset();
     g_fake.work_given = true;
