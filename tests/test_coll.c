@@ -541,6 +541,7 @@ static void test_world_of_one(void **s)
     mb_dist_finalize();
 }
 
+#ifdef MB_TEST_NCCL_MODULE
 /* GPUs on this machine, from the device nodes the driver makes (/dev/nvidia0,
  * /dev/nvidia1, ...; a container sees only its own): a fact that needs no
  * CUDA call, to check the NCCL probe's verdict against. */
@@ -554,6 +555,7 @@ static int gpu_device_nodes(void)
     }
     return n;
 }
+#endif
 
 static bool starts_with(const char *text, const char *prefix)
 {
