@@ -450,8 +450,9 @@ static void test_runner_setup_failure(void **s)
 }
 
 /* Runs the fake and expects a failed case whose reason holds `want`, no rate
- * in the results case, and no inf or nan anywhere in it. */
-static void expect_refused(const mb_case *c, const char *want)
+ * in the results case, and no inf or nan anywhere in it. times_kept: the
+ * repetitions were timed before the refusal, and their times stay. */
+static void expect_refused(const mb_case *c, const char *want, bool times_kept)
 {
     mb_record r;
     run_fake(c, &r);
@@ -465,6 +466,11 @@ static void expect_refused(const mb_case *c, const char *want)
     assert_true(cJSON_IsNull(rate) || cJSON_IsNull(json_at(j, "rate", "median")));
     assert_true(cJSON_IsNull(json_at(j, "ceiling", NULL)));
     assert_true(cJSON_IsNull(json_at(j, "efficiency", NULL)));
+    if (times_kept) {
+        assert_true(r.repetitions > 0);
+        assert_true(cJSON_IsNull(json_at(j, "work_per_iteration", NULL)));
+        assert_true(cJSON_IsNumber(json_at(j, "seconds_per_iteration", "median")));
+    }
     expect_finite_numbers(j);
     char *text = cJSON_PrintUnformatted(j);
     cJSON *back = cJSON_Parse(text); /* what a reader of the file gets */
@@ -476,59 +482,37 @@ static void expect_refused(const mb_case *c, const char *want)
     mb_record_free(&r);
 }
 
-/* run() must report a positive, finite time: zero, negative, NaN and
- * infinite seconds fail the case, saying which, and never divide. */
-static void test_runner_rejects_bad_time(void **s)
+/* run() must report a positive, finite time, and work_per_iter positive,
+ * finite work: zero, negative, NaN and infinite values fail the case, saying
+ * which with the value, and never divide. A refused work leaves no rate in
+ * the results case (null, never 0 or a negative rate); the times are kept. */
+static void test_runner_rejects_bad_numbers(void **s)
 {
     (void)s;
     static const struct {
-        double seconds;
+        bool work; /* the value is the work per iteration (else run()'s seconds) */
+        double value;
         const char *want;
     } k[] = {
-        { 0, "run() reported a non-positive time (0 s)" },
-        { -0.001, "run() reported a non-positive time (-0.001 s)" },
-        { -INFINITY, "run() reported a non-positive time (-inf s)" },
-        { NAN, "run() reported a non-finite time (nan s)" },
-        { INFINITY, "run() reported a non-finite time (inf s)" },
+        { false, 0, "run() reported a non-positive time (0 s)" },
+        { false, -0.001, "run() reported a non-positive time (-0.001 s)" },
+        { false, -INFINITY, "run() reported a non-positive time (-inf s)" },
+        { false, NAN, "run() reported a non-finite time (nan s)" },
+        { false, INFINITY, "run() reported a non-finite time (inf s)" },
+        { true, 0, "the component reported no work per iteration" },
+        { true, -2e9, "the component reported -2e+09 byte per iteration: work must be positive and finite" },
+        { true, NAN, "the component reported nan byte per iteration" },
+        { true, INFINITY, "the component reported inf byte per iteration" },
     };
     mb_case c = make_case();
     for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
         fake_reset();
-        g_fake.seconds = k[i].seconds;
-        expect_refused(&c, k[i].want);
-    }
-    free_case(&c);
-}
-
-/* work_per_iter must be positive and finite: zero, negative, NaN and
- * infinite work fail the case with the value, and the results case keeps no
- * rate (null, never 0 or a negative rate) although the times are true. */
-static void test_runner_rejects_bad_work(void **s)
-{
-    (void)s;
-    static const struct {
-        double work;
-        const char *want;
-    } k[] = {
-        { 0, "the component reported no work per iteration" },
-        { -2e9, "the component reported -2e+09 byte per iteration: work must be positive and finite" },
-        { NAN, "the component reported nan byte per iteration" },
-        { INFINITY, "the component reported inf byte per iteration" },
-    };
-    mb_case c = make_case();
-    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
-        fake_reset();
-        g_fake.work_given = true;
-        g_fake.work = k[i].work;
-        expect_refused(&c, k[i].want);
-        mb_record r;
-        run_fake(&c, &r);
-        assert_true(r.repetitions > 0); /* timed, then refused */
-        cJSON *j = mb_record_to_json(&r);
-        assert_true(cJSON_IsNull(json_at(j, "work_per_iteration", NULL)));
-        assert_true(cJSON_IsNumber(json_at(j, "seconds_per_iteration", "median")));
-        cJSON_Delete(j);
-        mb_record_free(&r);
+        g_fake.work_given = k[i].work;
+        if (k[i].work)
+            g_fake.work = k[i].value;
+        else
+            g_fake.seconds = k[i].value;
+        expect_refused(&c, k[i].want, k[i].work);
     }
     free_case(&c);
 }
@@ -544,18 +528,18 @@ static void test_runner_rejects_infinite_rate(void **s)
     c.iterations = 4;
     fake_reset();
     g_fake.seconds = 1e-320; /* 2e9 B / 1e-320 s overflows */
-    expect_refused(&c, "the rate is not a positive finite number");
+    expect_refused(&c, "the rate is not a positive finite number", true);
     fake_reset();
     g_fake.seconds = 1e-6;
     g_fake.work_given = true;
     g_fake.work = 1.7e308;
-    expect_refused(&c, "the rate is not a positive finite number");
+    expect_refused(&c, "the rate is not a positive finite number", true);
     /* One repetition of five infinite: the median is finite, still refused.
      * No warm-up here: run 1 is its one iteration, runs 18-21 the fifth. */
     fake_reset();
     c.repetitions = 5;
     g_fake.tiny_from_run = 18;
-    expect_refused(&c, "the rate is not a positive finite number");
+    expect_refused(&c, "the rate is not a positive finite number", true);
     assert_int_equal(g_fake.runs, 21);
     c.repetitions = 3;
     /* The same fixed iterations with sane numbers pass: the check is the rate. */
@@ -928,7 +912,7 @@ int main(void)
         cmocka_unit_test(test_params_errors),   cmocka_unit_test(test_runner_ok),
         cmocka_unit_test(test_runner_skip_fail_verify), cmocka_unit_test(test_journal_and_writers),
         cmocka_unit_test(test_runner_teardown_every_path), cmocka_unit_test(test_runner_setup_failure),
-        cmocka_unit_test(test_runner_rejects_bad_time), cmocka_unit_test(test_runner_rejects_bad_work),
+        cmocka_unit_test(test_runner_rejects_bad_numbers),
         cmocka_unit_test(test_runner_rejects_infinite_rate),
         cmocka_unit_test(test_results_load_errors), cmocka_unit_test(test_humanize),
         cmocka_unit_test(test_suite_hostile),
