@@ -30,7 +30,9 @@ static void bench_fn(mbgb_state *st, void *arg)
         }
         mb_dist_watchdog_kick(); /* a collective step completed: every rank is alive */
         if (!(seconds > 0) || !isfinite(seconds)) {
-            mb_errf(&bc->err, MB_EFAIL, "run() reported a non-positive time (%g s)", seconds);
+            /* NaN is neither: say which, so the kernel's bug is found */
+            mb_errf(&bc->err, MB_EFAIL, "run() reported a %s time (%g s)",
+                    seconds <= 0 ? "non-positive" : "non-finite", seconds);
             mbgb_skip_with_error(st, bc->err.msg);
             break;
         }
@@ -185,6 +187,36 @@ static void verify_case(const mb_component_ops *ops, void *state, mb_record *r)
     }
 }
 
+/* The work per iteration and the rates it gives: a case whose numbers are
+ * not positive and finite fails here, so no table, chart or results file
+ * shows an infinite rate (or a null where a rate should be) for an "ok". */
+static void check_rates(const mb_component_ops *ops, void *state, mb_record *r)
+{
+    double work = ops->work_per_iter ? ops->work_per_iter(state) : 0;
+    char msg[MB_ERR_LEN];
+    if (!(work > 0) || !isfinite(work)) {
+        /* The reason keeps the value; the record keeps no rate made of it
+         * (NAN: the results file writes null, never a zero or negative rate). */
+        r->work_per_iter = NAN;
+        if (work == 0)
+            snprintf(msg, sizeof msg, "the component reported no work per iteration");
+        else
+            snprintf(msg, sizeof msg, "the component reported %g %s per iteration: work must be positive "
+                     "and finite", work, ops->work_unit);
+        set_outcome(r, MB_EFAIL, msg);
+        return;
+    }
+    r->work_per_iter = work;
+    mb_stats st;
+    /* rate_best is the largest rate: finite means every repetition's is */
+    if (!mb_record_stats(r, &st) || !isfinite(st.rate_best) || !(st.rate_median > 0)) {
+        snprintf(msg, sizeof msg, "the rate is not a positive finite number (%g %s per iteration in as "
+                 "little as %g s): the component's work or time is wrong", work, ops->work_unit, st.spi_min);
+        r->work_per_iter = NAN; /* as above: no rate of a repetition is kept */
+        set_outcome(r, MB_EFAIL, msg);
+    }
+}
+
 void mb_run_case(const mb_case *c, const mb_runner_opts *o, mb_record *r)
 {
     const mb_component_ops *ops = c->ops;
@@ -211,11 +243,8 @@ void mb_run_case(const mb_case *c, const mb_runner_opts *o, mb_record *r)
     }
     r->status = MB_CASE_OK;
     time_case(c, o, state, r);
-    if (r->status == MB_CASE_OK) {
-        r->work_per_iter = ops->work_per_iter ? ops->work_per_iter(state) : 0;
-        if (!(r->work_per_iter > 0))
-            set_outcome(r, MB_EFAIL, "the component reported no work per iteration");
-    }
+    if (r->status == MB_CASE_OK)
+        check_rates(ops, state, r);
     phases_case(c, state, r);
     if (r->status == MB_CASE_OK)
         verify_case(ops, state, r);

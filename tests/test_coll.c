@@ -541,28 +541,100 @@ static void test_world_of_one(void **s)
     mb_dist_finalize();
 }
 
-/* Without ranks the MPI backend skips, saying how to start it; the NCCL
- * backend runs (2+ GPUs) or skips with the reason (here: no GPU). */
-static void test_probes_alone(void **s)
+#ifdef MB_TEST_NCCL_MODULE
+/* GPUs on this machine, from the device nodes the driver makes (/dev/nvidia0,
+ * /dev/nvidia1, ...; a container sees only its own): a fact that needs no
+ * CUDA call, to check the NCCL probe's verdict against. */
+static int gpu_device_nodes(void)
+{
+    int n = 0;
+    for (int i = 0; i < 64; i++) {
+        char path[32];
+        snprintf(path, sizeof path, "/dev/nvidia%d", i);
+        n += access(path, F_OK) == 0;
+    }
+    return n;
+}
+#endif
+
+static bool starts_with(const char *text, const char *prefix)
+{
+    return strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
+static void expect_prefix(const char *text, const char *prefix)
+{
+    if (!starts_with(text, prefix))
+        fail_msg("'%s' does not start with '%s'", text, prefix);
+}
+
+/* Without ranks the MPI backends skip for the one documented reason: how to
+ * start them (built with MPI) or that MPI was not found at build time. The
+ * same backends with one rank under mpirun must run and verify: dist_mpi
+ * (mpi_coll_check coll, mpirun -np 1) asserts that. */
+static void test_mpi_probe_alone(void **s)
 {
     (void)s;
-    const mb_component_ops *allreduce_mpi = mb_registry_find_builtin("allreduce", "mpi");
-    const mb_component_ops *broadcast_mpi = mb_registry_find_builtin("broadcast", "mpi");
+    const mb_component_ops *const tables[] = {
+        mb_registry_find_builtin("allreduce", "mpi"), mb_registry_find_builtin("allgather", "mpi"),
+        mb_registry_find_builtin("reducescatter", "mpi"), mb_registry_find_builtin("broadcast", "mpi") };
+#ifdef MB_HAVE_MPI
+    const char *want = "needs MPI ranks: start with mpirun -np N or srun "
+                       "(this process is not under an MPI launcher)";
+#else
+    const char *want = "not built in: MPI not found at build time";
+#endif
+    for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
+        mb_err why = { 0 };
+        assert_non_null(tables[i]);
+        assert_int_equal(tables[i]->probe(NULL, &why), MB_ESKIP);
+        assert_string_equal(why.msg, want);
+        assert_true(tables[i]->collective);
+        assert_string_equal(tables[i]->work_unit, "byte");
+#ifdef MB_HAVE_MPI
+        assert_non_null(tables[i]->setup); /* the real table, not a placeholder */
+        assert_false(tables[i]->params_unknown);
+#endif
+    }
+}
+
+/* The NCCL backend's verdict is what this machine must give: with the module
+ * built it loads (a placeholder saying "cannot load" fails), then skips for
+ * no GPU or one GPU with that reason, and runs with two or more. Without the
+ * module: the "not built in" placeholder. */
+static void test_nccl_probe_alone(void **s)
+{
+    (void)s;
     /* NCCL is a loadable module: reach it (or its placeholder) by the registry. */
     const mb_component_ops *nccl = mb_registry_find("allreduce", "nccl");
     assert_non_null(nccl);
-    mb_err why = { 0 };
-    assert_int_equal(allreduce_mpi->probe(NULL, &why), MB_ESKIP);
-    assert_true(strstr(why.msg, "mpirun") || strstr(why.msg, "not built in"));
-    assert_true(allreduce_mpi->collective);
-    assert_true(broadcast_mpi->collective);
-    assert_string_equal(allreduce_mpi->work_unit, "byte");
-    mb_err_clear(&why);
-    int rc = nccl->probe(NULL, &why);
-    assert_true(rc == MB_OK || rc == MB_ESKIP);
-    if (rc == MB_ESKIP)
-        assert_true(strlen(why.msg) > 10);
     assert_true(nccl->collective);
+    mb_err why = { 0 };
+    int rc = nccl->probe(NULL, &why);
+#ifdef MB_TEST_NCCL_MODULE
+    if (nccl->params_unknown)
+        fail_msg("the NCCL module was built but did not load: %s", why.msg);
+    int gpus = gpu_device_nodes();
+    /* CUDA_VISIBLE_DEVICES may hide some: then only the documented texts. */
+    bool hidden = getenv("CUDA_VISIBLE_DEVICES") != NULL;
+    if (gpus == 0) {
+        assert_int_equal(rc, MB_ESKIP);
+        expect_prefix(why.msg, "no usable CUDA device: cudaGetDeviceCount: ");
+    } else if (gpus == 1 && !hidden) {
+        assert_int_equal(rc, MB_ESKIP);
+        expect_prefix(why.msg, "fewer than two GPUs in total (1 visible, one process)");
+    } else if (!hidden) {
+        if (rc != MB_OK)
+            fail_msg("%d GPUs, but the NCCL probe skips: %s", gpus, why.msg);
+    } else if (rc != MB_OK && !starts_with(why.msg, "no usable CUDA device: ")) {
+        expect_prefix(why.msg, "fewer than two GPUs in total (");
+    }
+#else
+    assert_int_equal(rc, MB_ESKIP);
+    expect_prefix(why.msg, "not built in: ");
+    assert_non_null(strstr(why.msg, "NCCL"));
+    assert_true(nccl->params_unknown);
+#endif
 }
 
 int main(void)
@@ -578,7 +650,8 @@ int main(void)
         cmocka_unit_test(test_fleet_merge),
         cmocka_unit_test(test_baseline),
         cmocka_unit_test(test_world_of_one),
-        cmocka_unit_test(test_probes_alone),
+        cmocka_unit_test(test_mpi_probe_alone),
+        cmocka_unit_test(test_nccl_probe_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -116,10 +116,34 @@ typedef struct fake {
     int fail_run_at;  /* run() fails on this call (0 = never) */
     int verify_rc;
     int runs_at_timing_start; /* -1 until timing_start is called */
+    int setup_rc;             /* setup() fails with this code (MB_OK = succeeds) */
+    bool setup_sets_state;    /* a failing setup() has already handed out its state */
+    bool work_given;          /* work_per_iter returns `work` (else 2e9) */
+    double work;
+    int tiny_from_run;        /* from this run() on, a subnormal time (0 = never) */
 } fake;
 
 static fake g_fake;
 static int fake_probe_rc;
+
+/* What the runner called, for the lifecycle contract (harness/api/component.h:
+ * teardown "always, also after errors"): counted across one mb_run_case. */
+typedef struct fake_calls {
+    int setups, teardowns, reports;
+    void *torn_down;          /* the state teardown() was given */
+    bool used_after_teardown; /* run, work, verify or report on a torn-down state */
+    bool report_saw_state;    /* report() was given setup's state */
+} fake_calls;
+
+static fake_calls g_calls;
+
+/* Live between a setup() and its teardown(). */
+static void note_use(void *state)
+{
+    (void)state;
+    if (g_calls.teardowns >= g_calls.setups)
+        g_calls.used_after_teardown = true;
+}
 
 static int fake_probe(const mb_params *p, mb_err *why)
 {
@@ -129,34 +153,44 @@ static int fake_probe(const mb_params *p, mb_err *why)
 static int fake_setup(const mb_params *p, void **state, mb_err *err)
 {
     (void)p;
-    (void)err;
+    g_calls.setups++;
     g_fake.runs = 0;
+    if (g_fake.setup_rc != MB_OK) {
+        if (g_fake.setup_sets_state)
+            *state = &g_fake; /* as a setup that fails after allocating */
+        return mb_errf(err, g_fake.setup_rc, "fake setup failed: 3 GiB do not fit");
+    }
     *state = &g_fake;
     return MB_OK;
 }
 static int fake_run(void *state, double *seconds, mb_err *err)
 {
     fake *f = state;
+    note_use(state);
     f->runs++;
     if (f->fail_run_at && f->runs >= f->fail_run_at)
         return mb_errf(err, MB_EFAIL, "fake failure at run %d", f->runs);
     /* Alternate to give a known spread: every iteration takes `seconds`. */
-    *seconds = f->seconds;
+    *seconds = f->tiny_from_run && f->runs >= f->tiny_from_run ? 1e-320 : f->seconds;
     return MB_OK;
 }
 static double fake_work(void *state)
 {
-    (void)state;
-    return 2e9; /* bytes per iteration */
+    fake *f = state;
+    note_use(state);
+    return f->work_given ? f->work : 2e9; /* bytes per iteration */
 }
 static int fake_verify(void *state, mb_err *err)
 {
     fake *f = state;
+    note_use(state);
     return f->verify_rc == MB_OK ? MB_OK : mb_errf(err, f->verify_rc, "byte 17 differs");
 }
 static void fake_report(void *state, mb_report *r)
 {
-    (void)state;
+    note_use(state);
+    g_calls.reports++;
+    g_calls.report_saw_state = state == &g_fake;
     mb_report_metric(r, "latency_p99", 12.5, "us");
     mb_report_info(r, "algorithm", "fake-algo");
     mb_report_peak(r, 4.0, "fake datasheet");
@@ -168,7 +202,8 @@ static void fake_timing_start(void *state)
 }
 static void fake_teardown(void *state)
 {
-    (void)state;
+    g_calls.teardowns++;
+    g_calls.torn_down = state;
 }
 
 static const mb_param_spec FAKE_SPEC[] = { { "n", MB_P_INT, "1", NULL, 1, 10, "n" }, MB_PARAM_END };
@@ -203,6 +238,24 @@ static void free_case(mb_case *c)
 
 static const mb_runner_opts OPTS = { .warmup_time = -1, .quiet = true };
 
+/* One case through the runner, the lifecycle calls counted from zero. */
+static void run_fake(const mb_case *c, mb_record *r)
+{
+    memset(&g_calls, 0, sizeof g_calls);
+    mb_run_case(c, &OPTS, r);
+}
+
+/* setups setup() calls, each followed by exactly one teardown(), which was
+ * given `state`; nothing used the state after it. */
+static void expect_torn_down(int setups, void *state)
+{
+    if (g_calls.setups != setups || g_calls.teardowns != setups)
+        fail_msg("%d setup(), %d teardown(): wanted %d of each", g_calls.setups, g_calls.teardowns, setups);
+    if (setups)
+        assert_ptr_equal(g_calls.torn_down, state);
+    assert_false(g_calls.used_after_teardown);
+}
+
 static void test_runner_ok(void **s)
 {
     (void)s;
@@ -213,8 +266,11 @@ static void test_runner_ok(void **s)
     mb_case c = make_case();
     c.warmup_time = 0.005;
     mb_record r;
-    mb_run_case(&c, &OPTS, &r);
+    run_fake(&c, &r);
     assert_int_equal(r.status, MB_CASE_OK);
+    expect_torn_down(1, &g_fake);
+    assert_int_equal(g_calls.reports, 1);
+    assert_true(g_calls.report_saw_state);
     assert_int_equal(r.repetitions, 3);
     /* timing_start came after the warm-up and before the timed iterations. */
     assert_true(g_fake.runs_at_timing_start >= 5);
@@ -246,24 +302,257 @@ static void test_runner_skip_fail_verify(void **s)
     memset(&g_fake, 0, sizeof g_fake);
     g_fake.seconds = 0.001;
     fake_probe_rc = MB_ESKIP;
-    mb_run_case(&c, &OPTS, &r);
+    run_fake(&c, &r);
     assert_int_equal(r.status, MB_CASE_SKIPPED);
     assert_string_equal(r.reason, "fake device missing");
+    expect_torn_down(0, NULL); /* no setup, so nothing to tear down */
     mb_record_free(&r);
     /* a run error mid-way: failed with the component's message */
     fake_probe_rc = MB_OK;
     g_fake.fail_run_at = 5;
-    mb_run_case(&c, &OPTS, &r);
+    run_fake(&c, &r);
     assert_int_equal(r.status, MB_CASE_FAILED);
     assert_non_null(strstr(r.reason, "fake failure"));
+    expect_torn_down(1, &g_fake);
     mb_record_free(&r);
     /* wrong output: failed, numbers kept, verification failed */
     g_fake.fail_run_at = 0;
     g_fake.verify_rc = MB_EVERIFY;
-    mb_run_case(&c, &OPTS, &r);
+    run_fake(&c, &r);
     assert_int_equal(r.status, MB_CASE_FAILED);
+    expect_torn_down(1, &g_fake);
+    assert_int_equal(g_calls.reports, 1);
     assert_int_equal(r.verify, MB_VERIFY_FAILED);
     assert_non_null(strstr(r.reason, "verification failed: byte 17 differs"));
+    mb_record_free(&r);
+    free_case(&c);
+}
+
+/* Every number of a results case is finite: JSON has no inf or nan, and a
+ * reader must never meet one (harness/results.c writes null instead). */
+static void expect_finite_numbers(const cJSON *j)
+{
+    const cJSON *it;
+    if (cJSON_IsNumber(j) && !isfinite(j->valuedouble))
+        fail_msg("%s is %g", j->string ? j->string : "(item)", j->valuedouble);
+    cJSON_ArrayForEach(it, j)
+        expect_finite_numbers(it);
+}
+
+static const cJSON *json_at(const cJSON *o, const char *key, const char *sub)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, key);
+    return sub && cJSON_IsObject(v) ? cJSON_GetObjectItem(v, sub) : v;
+}
+
+/* The fake as every runner test starts it: ok, 1 ms per iteration. */
+static void fake_reset(void)
+{
+    memset(&g_fake, 0, sizeof g_fake);
+    g_fake.seconds = 0.001;
+    g_fake.runs_at_timing_start = -1;
+    fake_probe_rc = MB_OK;
+}
+
+/* The lifecycle contract on every path: setup() is called only after a
+ * probe that passed; then teardown() exactly once, given whatever state
+ * setup() handed out (NULL when a failing setup handed out none), whether the
+ * case passed, failed or was skipped, and after report(). */
+static void test_runner_teardown_every_path(void **s)
+{
+    (void)s;
+    enum { OK = MB_CASE_OK, SKIP = MB_CASE_SKIPPED, FAIL = MB_CASE_FAILED };
+    struct {
+        const char *path;
+        int probe_rc, setup_rc;
+        bool setup_sets_state;
+        int fail_run_at, verify_rc;
+        double seconds;
+        bool no_work; /* work_per_iter returns 0 (else the fake's 2e9) */
+        int status, setups, reports;
+        bool state_given; /* teardown() gets &g_fake (else NULL) */
+    } k[] = {
+        { "ok", MB_OK, MB_OK, false, 0, MB_OK, 0.001, false, OK, 1, 1, true },
+        { "verification fails", MB_OK, MB_OK, false, 0, MB_EVERIFY, 0.001, false, FAIL, 1, 1, true },
+        { "no check possible", MB_OK, MB_OK, false, 0, MB_ESKIP, 0.001, false, OK, 1, 1, true },
+        { "run() fails in the warm-up", MB_OK, MB_OK, false, 1, MB_OK, 0.001, false, FAIL, 1, 1, true },
+        { "run() fails while timed", MB_OK, MB_OK, false, 5, MB_OK, 0.001, false, FAIL, 1, 1, true },
+        { "run() reports no time", MB_OK, MB_OK, false, 0, MB_OK, 0, false, FAIL, 1, 1, true },
+        { "no work per iteration", MB_OK, MB_OK, false, 0, MB_OK, 0.001, true, FAIL, 1, 1, true },
+        { "probe skips", MB_ESKIP, MB_OK, false, 0, MB_OK, 0.001, false, SKIP, 0, 0, false },
+        { "probe fails", MB_EFAIL, MB_OK, false, 0, MB_OK, 0.001, false, FAIL, 0, 0, false },
+        { "setup fails, no state", MB_OK, MB_ESYS, false, 0, MB_OK, 0.001, false, FAIL, 1, 0, false },
+        { "setup fails after allocating", MB_OK, MB_ESYS, true, 0, MB_OK, 0.001, false, FAIL, 1, 0, true },
+        { "setup skips", MB_OK, MB_ESKIP, false, 0, MB_OK, 0.001, false, SKIP, 1, 0, false },
+        { "setup skips after allocating", MB_OK, MB_ESKIP, true, 0, MB_OK, 0.001, false, SKIP, 1, 0, true },
+    };
+    mb_case c = make_case();
+    c.warmup_time = 0.002;
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        fake_reset();
+        fake_probe_rc = k[i].probe_rc;
+        g_fake.setup_rc = k[i].setup_rc;
+        g_fake.setup_sets_state = k[i].setup_sets_state;
+        g_fake.fail_run_at = k[i].fail_run_at;
+        g_fake.verify_rc = k[i].verify_rc;
+        g_fake.seconds = k[i].seconds;
+        g_fake.work_given = k[i].no_work; /* with work 0 */
+        mb_record r;
+        run_fake(&c, &r);
+        if ((int)r.status != k[i].status || g_calls.setups != k[i].setups ||
+            g_calls.teardowns != k[i].setups || g_calls.reports != k[i].reports)
+            fail_msg("%s: status %s (%s), %d setup, %d teardown, %d report; wanted %s, %d, %d, %d", k[i].path,
+                     mb_case_status_name(r.status), r.reason, g_calls.setups, g_calls.teardowns, g_calls.reports,
+                     mb_case_status_name((mb_case_status)k[i].status), k[i].setups, k[i].setups, k[i].reports);
+        expect_torn_down(k[i].setups, k[i].state_given ? &g_fake : NULL);
+        if (k[i].reports)
+            assert_true(g_calls.report_saw_state);
+        mb_record_free(&r);
+    }
+    free_case(&c);
+}
+
+/* A setup() that fails: the case is failed, or skipped when setup said
+ * MB_ESKIP (dtype missing, does not fit), with setup's own message; nothing
+ * ran and the results case carries no numbers. */
+static void test_runner_setup_failure(void **s)
+{
+    (void)s;
+    static const struct {
+        int rc;
+        mb_case_status status;
+        const char *name;
+    } k[] = { { MB_ESYS, MB_CASE_FAILED, "failed" },
+              { MB_EFAIL, MB_CASE_FAILED, "failed" },
+              { MB_EVERIFY, MB_CASE_FAILED, "failed" },
+              { MB_ESKIP, MB_CASE_SKIPPED, "skipped" } };
+    mb_case c = make_case();
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        fake_reset();
+        g_fake.setup_rc = k[i].rc;
+        mb_record r;
+        run_fake(&c, &r);
+        assert_int_equal(r.status, k[i].status);
+        assert_string_equal(r.reason, "fake setup failed: 3 GiB do not fit");
+        assert_int_equal(g_fake.runs, 0);
+        assert_int_equal(r.repetitions, 0);
+        assert_int_equal(r.verify, MB_VERIFY_NOT_RUN);
+        cJSON *j = mb_record_to_json(&r);
+        assert_string_equal(json_at(j, "status", NULL)->valuestring, k[i].name);
+        assert_string_equal(json_at(j, "reason", NULL)->valuestring, "fake setup failed: 3 GiB do not fit");
+        assert_true(cJSON_IsNull(json_at(j, "rate", NULL)));
+        assert_true(cJSON_IsNull(json_at(j, "ceiling", NULL)));
+        expect_finite_numbers(j);
+        cJSON_Delete(j);
+        mb_record_free(&r);
+    }
+    free_case(&c);
+}
+
+/* Runs the fake and expects a failed case whose reason holds `want`, no rate
+ * in the results case, and no inf or nan anywhere in it. times_kept: the
+ * repetitions were timed before the refusal, and their times stay. */
+static void expect_refused(const mb_case *c, const char *want, bool times_kept)
+{
+    mb_record r;
+    run_fake(c, &r);
+    if (r.status != MB_CASE_FAILED || strstr(r.reason, want) == NULL)
+        fail_msg("status %s, reason '%s': wanted failed with '%s'", mb_case_status_name(r.status), r.reason, want);
+    expect_torn_down(1, &g_fake);
+    assert_int_not_equal(r.verify, MB_VERIFY_PASSED); /* no verdict on numbers refused */
+    cJSON *j = mb_record_to_json(&r);
+    assert_string_equal(json_at(j, "status", NULL)->valuestring, "failed");
+    const cJSON *rate = json_at(j, "rate", NULL);
+    assert_true(cJSON_IsNull(rate) || cJSON_IsNull(json_at(j, "rate", "median")));
+    assert_true(cJSON_IsNull(json_at(j, "ceiling", NULL)));
+    assert_true(cJSON_IsNull(json_at(j, "efficiency", NULL)));
+    if (times_kept) {
+        assert_true(r.repetitions > 0);
+        assert_true(cJSON_IsNull(json_at(j, "work_per_iteration", NULL)));
+        assert_true(cJSON_IsNumber(json_at(j, "seconds_per_iteration", "median")));
+    }
+    expect_finite_numbers(j);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON *back = cJSON_Parse(text); /* what a reader of the file gets */
+    assert_non_null(back);
+    expect_finite_numbers(back);
+    cJSON_Delete(back);
+    free(text);
+    cJSON_Delete(j);
+    mb_record_free(&r);
+}
+
+/* run() must report a positive, finite time, and work_per_iter positive,
+ * finite work: zero, negative, NaN and infinite values fail the case, saying
+ * which with the value, and never divide. A refused work leaves no rate in
+ * the results case (null, never 0 or a negative rate); the times are kept. */
+static void test_runner_rejects_bad_numbers(void **s)
+{
+    (void)s;
+    static const struct {
+        bool work; /* the value is the work per iteration (else run()'s seconds) */
+        double value;
+        const char *want;
+    } k[] = {
+        { false, 0, "run() reported a non-positive time (0 s)" },
+        { false, -0.001, "run() reported a non-positive time (-0.001 s)" },
+        { false, -INFINITY, "run() reported a non-positive time (-inf s)" },
+        { false, NAN, "run() reported a non-finite time (nan s)" },
+        { false, INFINITY, "run() reported a non-finite time (inf s)" },
+        { true, 0, "the component reported no work per iteration" },
+        { true, -2e9, "the component reported -2e+09 byte per iteration: work must be positive and finite" },
+        { true, NAN, "the component reported nan byte per iteration" },
+        { true, INFINITY, "the component reported inf byte per iteration" },
+    };
+    mb_case c = make_case();
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        fake_reset();
+        g_fake.work_given = k[i].work;
+        if (k[i].work)
+            g_fake.work = k[i].value;
+        else
+            g_fake.seconds = k[i].value;
+        expect_refused(&c, k[i].want, k[i].work);
+    }
+    free_case(&c);
+}
+
+/* Finite, positive work and time can still make an infinite rate (a
+ * subnormal time, or work near DBL_MAX): refused, not written as null for
+ * an "ok" case. Fixed iterations: Google Benchmark would otherwise run
+ * 1e9 of them to fill min_time with subnormal seconds. */
+static void test_runner_rejects_infinite_rate(void **s)
+{
+    (void)s;
+    mb_case c = make_case();
+    c.iterations = 4;
+    fake_reset();
+    g_fake.seconds = 1e-320; /* 2e9 B / 1e-320 s overflows */
+    expect_refused(&c, "the rate is not a positive finite number", true);
+    fake_reset();
+    g_fake.seconds = 1e-6;
+    g_fake.work_given = true;
+    g_fake.work = 1.7e308;
+    expect_refused(&c, "the rate is not a positive finite number", true);
+    /* One repetition of five infinite: the median is finite, still refused.
+     * No warm-up here: run 1 is its one iteration, runs 18-21 the fifth. */
+    fake_reset();
+    c.repetitions = 5;
+    g_fake.tiny_from_run = 18;
+    expect_refused(&c, "the rate is not a positive finite number", true);
+    assert_int_equal(g_fake.runs, 21);
+    c.repetitions = 3;
+    /* The same fixed iterations with sane numbers pass: the check is the rate. */
+    fake_reset();
+    g_fake.work_given = true;
+    g_fake.work = 1e12;
+    mb_record r;
+    run_fake(&c, &r);
+    assert_int_equal(r.status, MB_CASE_OK);
+    mb_stats st;
+    assert_true(mb_record_stats(&r, &st));
+    assert_float_equal(st.rate_median, 1e12 / 0.001 / 1e9, 1e-6); /* 1e6 GB/s */
+    assert_int_equal(r.rep_iterations[0], 4);
     mb_record_free(&r);
     free_case(&c);
 }
@@ -622,6 +911,9 @@ int main(void)
         cmocka_unit_test(test_params_build),
         cmocka_unit_test(test_params_errors),   cmocka_unit_test(test_runner_ok),
         cmocka_unit_test(test_runner_skip_fail_verify), cmocka_unit_test(test_journal_and_writers),
+        cmocka_unit_test(test_runner_teardown_every_path), cmocka_unit_test(test_runner_setup_failure),
+        cmocka_unit_test(test_runner_rejects_bad_numbers),
+        cmocka_unit_test(test_runner_rejects_infinite_rate),
         cmocka_unit_test(test_results_load_errors), cmocka_unit_test(test_humanize),
         cmocka_unit_test(test_suite_hostile),
         cmocka_unit_test(test_noisy_flag),      cmocka_unit_test(test_default_results_unique),

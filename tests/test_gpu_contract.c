@@ -203,11 +203,50 @@ static void test_cudnn_describes_the_shipped_suites(void **st)
 /* kernels/nccl/coll_nccl.c */
 void mb_nccl_version_text(int code, char *buf, size_t len);
 
+/* With a GPU: the communicator the local topology builds (coll_nccl.c,
+ * ncclCommInitAll over the visible GPUs), here on GPU 0 alone, is made and
+ * reports the rank, size and device asked for. Not run on the CPU-only
+ * development machine: unverified until a GPU machine runs it. */
+static void expect_nccl_init_on_gpu(int count)
+{
+    ncclComm_t comm = NULL;
+    int dev = 0, n = 0, cu = -1, rank = -1;
+    ncclResult_t r = ncclCommInitAll(&comm, 1, &dev);
+    if (r != ncclSuccess)
+        fail_msg("ncclCommInitAll on GPU 0 (%d visible): %s: %s", count, ncclGetErrorString(r),
+                 ncclGetLastError(comm));
+    assert_non_null(comm);
+    assert_int_equal(ncclCommCount(comm, &n), ncclSuccess);
+    assert_int_equal(n, 1);
+    assert_int_equal(ncclCommUserRank(comm, &rank), ncclSuccess);
+    assert_int_equal(rank, 0);
+    assert_int_equal(ncclCommCuDevice(comm, &cu), ncclSuccess);
+    assert_int_equal(cu, dev);
+    assert_int_equal(ncclCommDestroy(comm), ncclSuccess);
+}
+
+/* Without a GPU: CUDA says why (an error, never "success, 0 devices": the
+ * NCCL probe's reason is that error's text), and the same init fails with
+ * the error text nccl_err puts in the skip or failure. */
+static void expect_nccl_init_fails_without_gpu(cudaError_t count_err)
+{
+    assert_int_not_equal(count_err, cudaSuccess);
+    assert_true(strlen(cudaGetErrorName(count_err)) > 5);
+    ncclComm_t comm = NULL;
+    int dev = 0;
+    ncclResult_t r = ncclCommInitAll(&comm, 1, &dev);
+    assert_int_not_equal(r, ncclSuccess);
+    assert_true(strlen(ncclGetErrorString(r)) > 5);
+    const char *last = ncclGetLastError(NULL);
+    assert_non_null(last);
+    assert_true(strlen(last) > 5); /* "Cuda failure 'CUDA driver version is insufficient ...'" */
+}
+
 /* The NCCL calls the NCCL backend makes that run on the host, checked
  * without a GPU: the run-time version (reported per case; bf16 needs 2.10),
  * the unique id rank 0 broadcasts over MPI (made without a GPU: a bootstrap
- * socket), an empty group, and the error a failed init returns (the text
- * nccl_err puts in the skip or failure). */
+ * socket), an empty group; then the communicator's init, which must work
+ * on a GPU and fail with a reason without one. */
 static void test_nccl_host_calls(void **st)
 {
     (void)st;
@@ -236,16 +275,11 @@ static void test_nccl_host_calls(void **st)
     assert_int_equal(ncclGroupEnd(), ncclSuccess);
 
     int count = 0;
-    if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0)
-        return; /* a GPU here: the failing init below would succeed */
-    ncclComm_t comm = NULL;
-    int dev = 0;
-    ncclResult_t r = ncclCommInitAll(&comm, 1, &dev);
-    assert_int_not_equal(r, ncclSuccess);
-    assert_true(strlen(ncclGetErrorString(r)) > 5);
-    const char *last = ncclGetLastError(NULL);
-    assert_non_null(last);
-    assert_true(strlen(last) > 5); /* "Cuda failure 'CUDA driver version is insufficient ...'" */
+    cudaError_t count_err = cudaGetDeviceCount(&count);
+    if (count_err == cudaSuccess && count > 0)
+        expect_nccl_init_on_gpu(count);
+    else
+        expect_nccl_init_fails_without_gpu(count_err);
 }
 #endif
 
