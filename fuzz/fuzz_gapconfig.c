@@ -38,13 +38,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tr_rules r;
     memset(&r, 0, sizeof r);
     mb_err rerr = { 0 };
-    rc = tr_rules_load(&r, path, &rerr);
+    rc = mb_tr_rules_load(&r, path, &rerr);
     fuzz_check_error(rc, &rerr);
     if (rc == MB_OK) {
         for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
             for (int set = 0; set < TR_N_SETS; set++)
-                (void)tr_classify(&r, set, names[i], strlen(names[i]));
+                (void)mb_tr_classify(&r, set, names[i], strlen(names[i]));
     }
-    tr_rules_free(&r);
+    mb_tr_rules_free(&r);
     return 0;
 }

@@ -54,13 +54,13 @@ static js_result js_chunked(const uint8_t *data, size_t size, size_t chunk)
     unsigned char *buf = malloc(size + 1);
     if (p == NULL || buf == NULL)
         abort();
-    js_init(p, &hash_cbs, &r.hash);
+    mb_js_init(p, &hash_cbs, &r.hash);
     size_t have = 0, fed = 0, base = 0;
     for (;;) {
         size_t n = size - fed < chunk ? size - fed : chunk, used = 0;
         memcpy(buf + have, data + fed, n);
         fed += n;
-        r.st = js_parse(p, buf, have + n, n == 0, &used);
+        r.st = mb_js_parse(p, buf, have + n, n == 0, &used);
         if (r.st != JS_OK) {
             r.at = base + p->err_off;
             break;
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static int loaded;
     if (!loaded) {
         mb_err lerr = { 0 };
-        if (tr_rules_load(&rules, NULL, &lerr) != MB_OK) {
+        if (mb_tr_rules_load(&rules, NULL, &lerr) != MB_OK) {
             fprintf(stderr, "fuzz_trace: %s\n", lerr.msg);
             abort();
         }

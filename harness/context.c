@@ -174,7 +174,7 @@ static cJSON *build_json(void)
     cJSON_AddFalseToObject(b, "cuda_built");
 #endif
     cJSON *libs = cJSON_AddObjectToObject(b, "libraries");
-    cJSON_AddStringToObject(libs, "google_benchmark", mbgb_version());
+    cJSON_AddStringToObject(libs, "google_benchmark", mb_gb_version());
     char v[32];
     snprintf(v, sizeof v, "%s", cJSON_Version());
     cJSON_AddStringToObject(libs, "cjson", v);

@@ -75,7 +75,7 @@ class CaptureReporter : public benchmark::BenchmarkReporter {
 
 extern "C" {
 
-int mbgb_init(int nflags, char **flags, mb_err *err) {
+int mb_gb_init(int nflags, char **flags, mb_err *err) {
     if (g_initialized)
         return MB_OK;
     std::vector<char *> argv;
@@ -97,7 +97,7 @@ int mbgb_init(int nflags, char **flags, mb_err *err) {
     return MB_OK;
 }
 
-const char *mbgb_version(void) {
+const char *mb_gb_version(void) {
 #ifdef MB_GBENCH_VERSION
     return MB_GBENCH_VERSION;
 #else
@@ -105,8 +105,8 @@ const char *mbgb_version(void) {
 #endif
 }
 
-int mbgb_register(const char *name, mbgb_fn fn, void *ctx, const mbgb_options *opt, mb_err *err) {
-    if (!g_initialized && mbgb_init(0, nullptr, err) != MB_OK)
+int mb_gb_register(const char *name, mbgb_fn fn, void *ctx, const mbgb_options *opt, mb_err *err) {
+    if (!g_initialized && mb_gb_init(0, nullptr, err) != MB_OK)
         return err ? err->code : MB_EUSAGE;
     if (opt->repetitions < 1 || (opt->iterations <= 0 && opt->min_time <= 0))
         return mb_errf(err, MB_EUSAGE, "benchmark %s: repetitions must be >= 1 and min_time > 0", name);
@@ -122,7 +122,7 @@ int mbgb_register(const char *name, mbgb_fn fn, void *ctx, const mbgb_options *o
     return MB_OK;
 }
 
-int mbgb_run_all(mbgb_run_cb cb, void *user, mb_err *err) {
+int mb_gb_run_all(mbgb_run_cb cb, void *user, mb_err *err) {
     (void)err;
     CaptureReporter reporter(cb, user);
     benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -130,20 +130,20 @@ int mbgb_run_all(mbgb_run_cb cb, void *user, mb_err *err) {
     return MB_OK;
 }
 
-bool mbgb_keep_running(mbgb_state *st) {
+bool mb_gb_keep_running(mbgb_state *st) {
     return st->state->KeepRunning();
 }
 
-void mbgb_set_iteration_time(mbgb_state *st, double seconds) {
+void mb_gb_set_iteration_time(mbgb_state *st, double seconds) {
     st->state->SetIterationTime(seconds);
 }
 
-void mbgb_set_counter(mbgb_state *st, const char *name, double value, bool is_rate) {
+void mb_gb_set_counter(mbgb_state *st, const char *name, double value, bool is_rate) {
     st->state->counters[name] =
         benchmark::Counter(value, is_rate ? benchmark::Counter::kIsRate : benchmark::Counter::kDefaults);
 }
 
-void mbgb_skip_with_error(mbgb_state *st, const char *message) {
+void mb_gb_skip_with_error(mbgb_state *st, const char *message) {
     st->state->SkipWithError(message);
 }
 

@@ -33,7 +33,7 @@ typedef struct mbgb_run {
     int repetitions;
     long long iterations;
     double seconds;        /* accumulated manual time of the repetition */
-    bool error;            /* the benchmark called mbgb_skip_with_error */
+    bool error;            /* the benchmark called mb_gb_skip_with_error */
     const char *error_message;
 } mbgb_run;
 typedef void (*mbgb_run_cb)(const mbgb_run *run, void *user);
@@ -41,24 +41,24 @@ typedef void (*mbgb_run_cb)(const mbgb_run *run, void *user);
 /* Initialises Google Benchmark once with a synthesised argv holding only the
  * given --benchmark_* flags (Initialize would otherwise exit the process on
  * --help or a bad flag). Flags it does not recognise give MB_EUSAGE. */
-int mbgb_init(int nflags, char **flags, mb_err *err);
+int mb_gb_init(int nflags, char **flags, mb_err *err);
 /* The library's version as the build saw it ("1.7.1" or "unknown"). */
-const char *mbgb_version(void);
+const char *mb_gb_version(void);
 
-/* Registers one benchmark; run it with mbgb_run_all. */
-int mbgb_register(const char *name, mbgb_fn fn, void *ctx, const mbgb_options *opt, mb_err *err);
+/* Registers one benchmark; run it with mb_gb_run_all. */
+int mb_gb_register(const char *name, mbgb_fn fn, void *ctx, const mbgb_options *opt, mb_err *err);
 /* Runs every registered benchmark, reports each repetition to cb, then
  * unregisters them all. */
-int mbgb_run_all(mbgb_run_cb cb, void *user, mb_err *err);
+int mb_gb_run_all(mbgb_run_cb cb, void *user, mb_err *err);
 
 /* Inside the benchmark function. */
-bool mbgb_keep_running(mbgb_state *st);
-void mbgb_set_iteration_time(mbgb_state *st, double seconds);
+bool mb_gb_keep_running(mbgb_state *st);
+void mb_gb_set_iteration_time(mbgb_state *st, double seconds);
 /* A user counter in Google Benchmark's own output; is_rate: divided by the
  * (manual) time by Google Benchmark. */
-void mbgb_set_counter(mbgb_state *st, const char *name, double value, bool is_rate);
+void mb_gb_set_counter(mbgb_state *st, const char *name, double value, bool is_rate);
 /* Marks the repetition as failed; the loop must end (keep_running is false). */
-void mbgb_skip_with_error(mbgb_state *st, const char *message);
+void mb_gb_skip_with_error(mbgb_state *st, const char *message);
 
 #ifdef __cplusplus
 }

@@ -446,7 +446,7 @@ static int cmd_measure(int argc, char **argv)
         return rc < 0 ? 0 : 2;
     }
     mb_err err = { 0 };
-    if (mbgb_init(c.n_gb_flags, c.gb_flags, &err) != MB_OK) {
+    if (mb_gb_init(c.n_gb_flags, c.gb_flags, &err) != MB_OK) {
         fprintf(stderr, "mlbench: %s\n", err.msg);
         free(full_argv);
         return 2;

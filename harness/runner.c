@@ -22,10 +22,10 @@ typedef struct bench_ctx {
 static void bench_fn(mbgb_state *st, void *arg)
 {
     bench_ctx *bc = arg;
-    while (mbgb_keep_running(st)) {
+    while (mb_gb_keep_running(st)) {
         double seconds = 0;
         if (bc->ops->run(bc->state, &seconds, &bc->err) != MB_OK) {
-            mbgb_skip_with_error(st, bc->err.msg);
+            mb_gb_skip_with_error(st, bc->err.msg);
             break;
         }
         mb_dist_watchdog_kick(); /* a collective step completed: every rank is alive */
@@ -33,10 +33,10 @@ static void bench_fn(mbgb_state *st, void *arg)
             /* NaN is neither: say which, so the kernel's bug is found */
             mb_errf(&bc->err, MB_EFAIL, "run() reported a %s time (%g s)",
                     seconds <= 0 ? "non-positive" : "non-finite", seconds);
-            mbgb_skip_with_error(st, bc->err.msg);
+            mb_gb_skip_with_error(st, bc->err.msg);
             break;
         }
-        mbgb_set_iteration_time(st, seconds);
+        mb_gb_set_iteration_time(st, seconds);
     }
 }
 
@@ -107,8 +107,8 @@ static void time_case(const mb_case *c, const mb_runner_opts *o, void *state, mb
      * repetitions alone: after the warm-up the clocks are up, so a drop
      * between the two samples is throttling during the measurement. */
     void *gpu_snapshot = bc.err.code == MB_OK && ops->uses_gpu ? mb_gpu_monitor_begin() : NULL;
-    if (bc.err.code == MB_OK && mbgb_register(c->id, bench_fn, &bc, &g, &bc.err) == MB_OK)
-        mbgb_run_all(on_repetition, &bc, &bc.err);
+    if (bc.err.code == MB_OK && mb_gb_register(c->id, bench_fn, &bc, &g, &bc.err) == MB_OK)
+        mb_gb_run_all(on_repetition, &bc, &bc.err);
     if (gpu_snapshot)
         mb_gpu_monitor_end(gpu_snapshot, &r->report);
     if (bc.err.code != MB_OK) {

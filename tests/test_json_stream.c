@@ -101,7 +101,7 @@ static outcome run(const char *doc, size_t len, size_t chunk, rec *r)
     unsigned char *buf = malloc(len + 1);
     assert_non_null(p);
     assert_non_null(buf);
-    js_init(p, &cbs, r);
+    mb_js_init(p, &cbs, r);
     size_t have = 0, fed = 0, base = 0;
     outcome o = {JS_OK, 0, NULL};
     for (;;) {
@@ -110,7 +110,7 @@ static outcome run(const char *doc, size_t len, size_t chunk, rec *r)
         fed += n;
         bool eof = n == 0;
         size_t used = 0;
-        o.st = js_parse(p, buf, have + n, eof, &used);
+        o.st = mb_js_parse(p, buf, have + n, eof, &used);
         if (o.st != JS_OK) {
             o.err_at = base + p->err_off;
             o.why = p->err;
@@ -121,7 +121,7 @@ static outcome run(const char *doc, size_t len, size_t chunk, rec *r)
         have = have + n - used;
         memmove(buf, buf + used, have);
         if (eof) {
-            assert_true(js_done(p));
+            assert_true(mb_js_done(p));
             break;
         }
     }

@@ -453,18 +453,18 @@ static void test_op_flops(void **state)
     memcpy(sh.dims[0], (int64_t[]){4, 10, 32}, 3 * sizeof(int64_t));
     sh.rank[1] = 2;
     memcpy(sh.dims[1], (int64_t[]){16, 32}, 2 * sizeof(int64_t));
-    assert_true(tr_op_flops("aten::linear", &sh, &f, &why));
+    assert_true(mb_tr_op_flops("aten::linear", &sh, &f, &why));
     assert_true(f == 40960);
     /* matmul broadcast: [3,1,5,6] @ [4,6,7] -> batch 3x4, 2*12*5*7*6 */
     sh.rank[0] = 4;
     memcpy(sh.dims[0], (int64_t[]){3, 1, 5, 6}, 4 * sizeof(int64_t));
     sh.rank[1] = 3;
     memcpy(sh.dims[1], (int64_t[]){4, 6, 7}, 3 * sizeof(int64_t));
-    assert_true(tr_op_flops("aten::matmul", &sh, &f, &why));
+    assert_true(mb_tr_op_flops("aten::matmul", &sh, &f, &why));
     assert_true(f == 5040);
     /* mismatched inner dims are refused */
     sh.dims[1][1] = 5;
-    assert_false(tr_op_flops("aten::matmul", &sh, &f, &why));
+    assert_false(mb_tr_op_flops("aten::matmul", &sh, &f, &why));
     /* ResNet-50 conv1 through cudnn_convolution(self, weight, padding,
      * stride, dilation, groups): 236027904 (tests/test_formulas.c). */
     memset(&sh, 0, sizeof sh);
@@ -472,21 +472,21 @@ static void test_op_flops(void **state)
     sh.rank[0] = sh.rank[1] = 4;
     memcpy(sh.dims[0], (int64_t[]){1, 3, 224, 224}, 4 * sizeof(int64_t));
     memcpy(sh.dims[1], (int64_t[]){64, 3, 7, 7}, 4 * sizeof(int64_t));
-    assert_false(tr_op_flops("aten::cudnn_convolution", &sh, &f, &why));
+    assert_false(mb_tr_op_flops("aten::cudnn_convolution", &sh, &f, &why));
     assert_non_null(strstr(why, "stride/padding"));
     sh.n_concrete = 6;
     strcpy(sh.concrete[2], "[3, 3]");
     strcpy(sh.concrete[3], "[2, 2]");
     strcpy(sh.concrete[4], "[1, 1]");
     strcpy(sh.concrete[5], "1");
-    assert_true(tr_op_flops("aten::cudnn_convolution", &sh, &f, &why));
+    assert_true(mb_tr_op_flops("aten::cudnn_convolution", &sh, &f, &why));
     assert_true(f == 236027904.0);
     /* no shapes at all */
     memset(&sh, 0, sizeof sh);
-    assert_false(tr_op_flops("aten::mm", &sh, &f, &why));
+    assert_false(mb_tr_op_flops("aten::mm", &sh, &f, &why));
     assert_non_null(strstr(why, "record_shapes"));
-    assert_int_equal(tr_op_kind("aten::relu"), TR_OP_NONE);
-    assert_string_equal(tr_dtype_of_torch("c10::Half"), "fp16");
+    assert_int_equal(mb_tr_op_kind("aten::relu"), TR_OP_NONE);
+    assert_string_equal(mb_tr_dtype_of_torch("c10::Half"), "fp16");
 }
 
 static void test_memory_attribution(void **state)
@@ -575,12 +575,12 @@ static void test_op_bytes(void **state)
     sh.dims[1][0] = 4;
     strcpy(sh.types[0], "c10::Half");
     strcpy(sh.types[1], "c10::Half");
-    assert_true(tr_op_bytes(TR_MOP_OUT, &sh, &b, &why));
+    assert_true(mb_tr_op_bytes(TR_MOP_OUT, &sh, &b, &why));
     assert_true(b == 104);
     /* the same in place (mul_): the output is the first input */
-    assert_true(tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
+    assert_true(mb_tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
     assert_true(b == 56);
-    assert_true(tr_op_bytes(TR_MOP_REDUCE, &sh, &b, &why));
+    assert_true(mb_tr_op_bytes(TR_MOP_REDUCE, &sh, &b, &why));
     assert_true(b == 56);
     /* fill_(self [5] long, Scalar): the Scalar is no tensor; 0-d float = 4 */
     sh.n_tensors = sh.n_types = 3;
@@ -591,7 +591,7 @@ static void test_op_bytes(void **state)
     strcpy(sh.types[1], "Scalar");
     sh.rank[2] = 0;
     strcpy(sh.types[2], "float");
-    assert_true(tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
+    assert_true(mb_tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
     assert_true(b == 44);
     /* a TensorList of 10 + 6 elements beside a bf16 tensor [3]: 32 + 6 */
     sh.n_tensors = sh.n_types = 2;
@@ -601,25 +601,25 @@ static void test_op_bytes(void **state)
     sh.rank[1] = 1;
     sh.dims[1][0] = 3;
     strcpy(sh.types[1], "c10::BFloat16");
-    assert_true(tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
+    assert_true(mb_tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
     assert_true(b == 38);
     /* lists only: no element size */
     strcpy(sh.types[1], "TensorList");
     sh.rank[1] = TR_RANK_LIST;
     sh.list_numel[1] = 16;
-    assert_false(tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
+    assert_false(mb_tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
     assert_non_null(strstr(why, "TensorList"));
     /* too many dims to keep: refused, not guessed */
     sh.rank[0] = -1;
     strcpy(sh.types[0], "float");
-    assert_false(tr_op_bytes(TR_MOP_OUT, &sh, &b, &why));
+    assert_false(mb_tr_op_bytes(TR_MOP_OUT, &sh, &b, &why));
     memset(&sh, 0, sizeof sh);
-    assert_false(tr_op_bytes(TR_MOP_OUT, &sh, &b, &why));
+    assert_false(mb_tr_op_bytes(TR_MOP_OUT, &sh, &b, &why));
     assert_non_null(strstr(why, "record_shapes"));
-    assert_false(tr_op_bytes(TR_MOP_NONE, &sh, &b, &why));
-    assert_int_equal(tr_dtype_bytes("c10::BFloat16"), 2);
-    assert_int_equal(tr_dtype_bytes("double"), 8);
-    assert_int_equal(tr_dtype_bytes("Scalar"), 0);
+    assert_false(mb_tr_op_bytes(TR_MOP_NONE, &sh, &b, &why));
+    assert_int_equal(mb_tr_dtype_bytes("c10::BFloat16"), 2);
+    assert_int_equal(mb_tr_dtype_bytes("double"), 8);
+    assert_int_equal(mb_tr_dtype_bytes("Scalar"), 0);
 }
 
 /* ---- class rules -------------------------------------------------------------------- */
@@ -629,7 +629,7 @@ static void test_rules(void **state)
     (void)state;
     tr_rules r;
     mb_err err = {0};
-    assert_int_equal(tr_rules_load(&r, NULL, &err), MB_OK);
+    assert_int_equal(mb_tr_rules_load(&r, NULL, &err), MB_OK);
     static const struct {
         int set;
         const char *name;
@@ -675,7 +675,7 @@ static void test_rules(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int twice = 0; twice < 2; twice++) { /* second time from the cache */
-            int v = tr_classify(&r, cases[i].set, cases[i].name, strlen(cases[i].name));
+            int v = mb_tr_classify(&r, cases[i].set, cases[i].name, strlen(cases[i].name));
             char got[32];
             if (cases[i].set == TR_SET_KERNEL)
                 snprintf(got, sizeof got, "%s", r.class_names[v]);
@@ -692,30 +692,30 @@ static void test_rules(void **state)
     const char nul_a[] = "aten::add_\0a", nul_b[] = "aten::add_\0b";
     size_t used = r.cache_used;
     for (int twice = 0; twice < 2; twice++) {
-        assert_int_equal(tr_classify(&r, TR_SET_MEMOP, nul_a, sizeof nul_a - 1), TR_MOP_INPLACE);
-        assert_int_equal(tr_classify(&r, TR_SET_MEMOP, nul_b, sizeof nul_b - 1), TR_MOP_INPLACE);
+        assert_int_equal(mb_tr_classify(&r, TR_SET_MEMOP, nul_a, sizeof nul_a - 1), TR_MOP_INPLACE);
+        assert_int_equal(mb_tr_classify(&r, TR_SET_MEMOP, nul_b, sizeof nul_b - 1), TR_MOP_INPLACE);
     }
     assert_int_equal(r.cache_used, used + 2);
-    tr_rules_free(&r);
+    mb_tr_rules_free(&r);
 
     const char *bad = tmp_path("bad.ini");
     const char *text = "[kernel]\ngemm = gemm\nconv = (unclosed\n";
     write_text(bad, text, strlen(text));
-    assert_int_equal(tr_rules_load(&r, bad, &err), MB_EUSAGE);
+    assert_int_equal(mb_tr_rules_load(&r, bad, &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "bad regular expression"));
     assert_non_null(strstr(err.msg, "line 3"));
     mb_err_clear(&err);
     text = "[kernels]\ngemm = gemm\n";
     write_text(bad, text, strlen(text));
-    assert_int_equal(tr_rules_load(&r, bad, &err), MB_EUSAGE);
+    assert_int_equal(mb_tr_rules_load(&r, bad, &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "unknown section"));
     mb_err_clear(&err);
     text = "[runtime]\nlaunch = x\n[annotation]\nstep = y\n[memory_op]\nwrites = ^aten::add$\n";
     write_text(bad, text, strlen(text));
-    assert_int_equal(tr_rules_load(&r, bad, &err), MB_EUSAGE);
+    assert_int_equal(mb_tr_rules_load(&r, bad, &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "out, inplace or reduce"));
     mb_err_clear(&err);
-    assert_int_equal(tr_rules_load(&r, tmp_path("missing.ini"), &err), MB_EUSAGE);
+    assert_int_equal(mb_tr_rules_load(&r, tmp_path("missing.ini"), &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "cannot open"));
     /* Stacked or nested repetitions make glibc's regcomp exponential
      * (fuzz_gapconfig): refused before compiling, with the line. */
@@ -727,7 +727,7 @@ static void test_rules(void **state)
     for (size_t i = 0; i < sizeof costly / sizeof *costly; i++) {
         mb_err_clear(&err);
         write_text(bad, costly[i], strlen(costly[i]));
-        assert_int_equal(tr_rules_load(&r, bad, &err), MB_EUSAGE);
+        assert_int_equal(mb_tr_rules_load(&r, bad, &err), MB_EUSAGE);
         if (!strstr(err.msg, "too costly to compile") || !strstr(err.msg, "line 2"))
             fail_msg("%s: %s", costly[i], err.msg);
     }
@@ -736,8 +736,8 @@ static void test_rules(void **state)
     text = "[kernel]\ngemm = gemm|[+*]x+\n[runtime]\nlaunch = cudaLaunchKernel\nsync = Synchronize\n"
            "[annotation]\nstep = ^ProfilerStep#[0-9]+$\n";
     write_text(bad, text, strlen(text));
-    assert_int_equal(tr_rules_load(&r, bad, &err), MB_OK);
-    tr_rules_free(&r);
+    assert_int_equal(mb_tr_rules_load(&r, bad, &err), MB_OK);
+    mb_tr_rules_free(&r);
 }
 
 /* ---- malformed inputs ----------------------------------------------------------------- */

@@ -36,7 +36,7 @@ enum {
 /* A scan's result: an offset past the token, or one of these. */
 enum { CUT = 0, BAD = -1 };
 
-void js_init(js_parser *p, const js_callbacks *cb, void *ctx)
+void mb_js_init(js_parser *p, const js_callbacks *cb, void *ctx)
 {
     memset(p, 0, offsetof(js_parser, stack));
     p->cb = cb;
@@ -44,7 +44,7 @@ void js_init(js_parser *p, const js_callbacks *cb, void *ctx)
     p->state = ST_START;
 }
 
-bool js_done(const js_parser *p)
+bool mb_js_done(const js_parser *p)
 {
     return p->state == ST_DONE;
 }
@@ -453,7 +453,7 @@ static ptrdiff_t do_token(js_parser *p, unsigned char *buf, size_t i, size_t len
     }
 }
 
-js_status js_parse(js_parser *p, unsigned char *buf, size_t len, bool at_eof, size_t *used)
+js_status mb_js_parse(js_parser *p, unsigned char *buf, size_t len, bool at_eof, size_t *used)
 {
     size_t i = 0;
     int st = p->state;

@@ -1,13 +1,13 @@
 /* json_stream.h: a small streaming (SAX) JSON parser for the trace reader.
  *
- * The caller owns the buffer. js_parse consumes whole tokens only: when a
+ * The caller owns the buffer. mb_js_parse consumes whole tokens only: when a
  * token is cut at the end of the buffer it stops before it and says how many
  * bytes it consumed; the caller keeps the unconsumed tail, appends more input
- * after it and calls js_parse again from the tail. Memory is therefore the
+ * after it and calls mb_js_parse again from the tail. Memory is therefore the
  * caller's buffer, bounded by the largest token, never by the document.
  *
  * Strings are unescaped in place (the unescaped form is never longer), so
- * js_parse may rewrite bytes of strings it has consumed. */
+ * mb_js_parse may rewrite bytes of strings it has consumed. */
 #ifndef MB_JSON_STREAM_H
 #define MB_JSON_STREAM_H
 
@@ -18,7 +18,7 @@
  * its own message from on_start. */
 #define JS_MAX_DEPTH 1024
 
-/* Each callback returns 0 to stop the parse (js_parse then returns
+/* Each callback returns 0 to stop the parse (mb_js_parse then returns
  * JS_CANCELED), nonzero to go on. Strings and keys are the unescaped bytes
  * (not NUL-terminated; may hold NUL from \u0000); numbers their raw text. */
 typedef struct {
@@ -45,16 +45,16 @@ typedef struct {
     unsigned char stack[JS_MAX_DEPTH]; /* 1 = object, 0 = array */
 } js_parser;
 
-void js_init(js_parser *p, const js_callbacks *cb, void *ctx);
+void mb_js_init(js_parser *p, const js_callbacks *cb, void *ctx);
 
 /* Parses buf[0..len). *used is set to the bytes consumed (the rest is a cut
  * token to present again with more input). With at_eof the input ends here:
  * a cut token or an unfinished value is an error ("premature EOF"). On
  * JS_ERROR/JS_CANCELED, err_off is the offset in buf of the offending byte
  * (for JS_CANCELED, the first byte of the token whose callback said stop). */
-js_status js_parse(js_parser *p, unsigned char *buf, size_t len, bool at_eof, size_t *used);
+js_status mb_js_parse(js_parser *p, unsigned char *buf, size_t len, bool at_eof, size_t *used);
 
 /* True once one complete top-level value has been parsed. */
-bool js_done(const js_parser *p);
+bool mb_js_done(const js_parser *p);
 
 #endif

@@ -67,7 +67,7 @@ static int math_of_name(const char *n)
 
 static int math_of_dtype(int dtype_index)
 {
-    const char *d = tr_dtype_name(dtype_index);
+    const char *d = mb_tr_dtype_name(dtype_index);
     if (d == NULL)
         return -1;
     static const char *const names[MB_PM_N] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp64" };
@@ -134,7 +134,7 @@ static bool sdpa_work(const tr_event_view *v, double *flops, double *bytes)
     const int64_t *qd = sh->dims[q], *kd = sh->dims[k];
     double b = (double)qd[0], d = (double)qd[3];
     double h = (double)(sdpa ? qd[1] : qd[2]), l = (double)(sdpa ? qd[2] : qd[1]), s = (double)(sdpa ? kd[2] : kd[1]);
-    int esize = sh->n_types > q ? tr_dtype_bytes(sh->types[q]) : 0;
+    int esize = sh->n_types > q ? mb_tr_dtype_bytes(sh->types[q]) : 0;
     *flops = mb_proj_sdpa_flops(b, h, l, s, d, backward, false);
     *bytes = (esize > 0 ? esize : 2) * (2 * b * h * l * d + 2 * b * h * s * d);
     return *flops > 0;
@@ -145,19 +145,19 @@ static int keep_op(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
 {
     if (v->ext_id < 0 || v->sh->n_tensors == 0)
         return MB_OK;
-    int kind = tr_op_kind(v->name);
+    int kind = mb_tr_op_kind(v->name);
     double flops = 0, bytes = 0;
     const char *why;
     if (sdpa_work(v, &flops, &bytes)) {
         kind = TR_OP_GEMM;
     } else if (kind == TR_OP_GEMM || kind == TR_OP_CONV) {
-        if (!tr_op_flops(v->name, v->sh, &flops, &why))
+        if (!mb_tr_op_flops(v->name, v->sh, &flops, &why))
             return MB_OK;
-        if (!tr_op_bytes(TR_MOP_OUT, v->sh, &bytes, &why))
+        if (!mb_tr_op_bytes(TR_MOP_OUT, v->sh, &bytes, &why))
             bytes = 0;
     } else if (strncmp(v->name, "aten::", 6) == 0) {
-        int model = tr_classify(v->rules, TR_SET_MEMOP, v->name, strlen(v->name));
-        if (model == TR_MOP_NONE || !tr_op_bytes(model, v->sh, &bytes, &why))
+        int model = mb_tr_classify(v->rules, TR_SET_MEMOP, v->name, strlen(v->name));
+        if (model == TR_MOP_NONE || !mb_tr_op_bytes(model, v->sh, &bytes, &why))
             return MB_OK;
     } else {
         return MB_OK;
@@ -166,7 +166,7 @@ static int keep_op(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
         return mb_errf(err, MB_ESYS, "out of memory");
     int dtype = 0;
     for (int i = 0; i < v->sh->n_types && dtype == 0; i++)
-        dtype = tr_dtype_index(tr_dtype_of_torch(v->sh->types[i]));
+        dtype = mb_tr_dtype_index(mb_tr_dtype_of_torch(v->sh->types[i]));
     t->ops[t->n_ops++] = (pt_op){ .ext = v->ext_id, .flops = flops, .bytes = bytes, .dtype = dtype };
     return MB_OK;
 }
@@ -612,7 +612,7 @@ int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_
     tr_rules rules;
     memset(&rules, 0, sizeof rules);
     step_work w = { 0 };
-    int rc = tr_rules_load(&rules, NULL, err);
+    int rc = mb_tr_rules_load(&rules, NULL, err);
     if (rc)
         return rc;
     mb_proj_gpu here_adj = *here;
@@ -652,6 +652,6 @@ int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_
             sp->cls[c] /= n_steps;
     }
     work_free(&w);
-    tr_rules_free(&rules);
+    mb_tr_rules_free(&rules);
     return rc;
 }

@@ -488,7 +488,7 @@ static bool fold_gpu(parser *p)
         return false;
     int cls;
     if (e->cat == CAT_KERNEL) {
-        cls = tr_classify(p->st->rules, TR_SET_KERNEL, e->name, e->name_len);
+        cls = mb_tr_classify(p->st->rules, TR_SET_KERNEL, e->name, e->name_len);
         d->kernels++;
         if (cls == TR_CLASS_NCCL)
             fold_collective(p);
@@ -553,7 +553,7 @@ static bool fold_runtime(parser *p)
 {
     tr_state *st = p->st;
     event *e = &p->ev;
-    int kind = tr_classify(st->rules, TR_SET_RUNTIME, e->name, e->name_len);
+    int kind = mb_tr_classify(st->rules, TR_SET_RUNTIME, e->name, e->name_len);
     switch (kind) {
     case TR_RT_LAUNCH:
         add_named(&st->launch, e);
@@ -578,7 +578,7 @@ static bool fold_annotation(parser *p)
 {
     tr_state *st = p->st;
     event *e = &p->ev;
-    int kind = tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len);
+    int kind = mb_tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len);
     if (kind == TR_ANN_DATALOADER) {
         st->dataloader_count++;
         st->dataloader_ns += e->dur;
@@ -605,15 +605,15 @@ static bool fold_cpu_op(parser *p)
 {
     tr_state *st = p->st;
     event *e = &p->ev;
-    int kind = tr_op_kind(e->name), model = TR_MOP_NONE;
+    int kind = mb_tr_op_kind(e->name), model = TR_MOP_NONE;
     if (kind == TR_OP_NONE && strncmp(e->name, "aten::", 6) == 0) {
-        model = tr_classify(st->rules, TR_SET_MEMOP, e->name, e->name_len);
+        model = mb_tr_classify(st->rules, TR_SET_MEMOP, e->name, e->name_len);
         if (model != TR_MOP_NONE)
             kind = TR_OP_MEM;
     }
     if (kind == TR_OP_NONE) {
         /* c10d::allreduce_, record_param_comms: the host inside a collective */
-        if (tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) == TR_ANN_COLLECTIVE) {
+        if (mb_tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) == TR_ANN_COLLECTIVE) {
             st->coll_host_count++;
             return push_host_iv(p, TR_HOST_COLL);
         }
@@ -621,8 +621,8 @@ static bool fold_cpu_op(parser *p)
     }
     double flops; /* bytes for a memory-bound op */
     const char *why;
-    bool ok = kind == TR_OP_MEM ? tr_op_bytes(model, &e->sh, &flops, &why)
-                                : tr_op_flops(e->name, &e->sh, &flops, &why);
+    bool ok = kind == TR_OP_MEM ? mb_tr_op_bytes(model, &e->sh, &flops, &why)
+                                : mb_tr_op_flops(e->name, &e->sh, &flops, &why);
     if (!ok) {
         st->ops_without_shapes[kind]++;
         if (st->shape_why[kind][0] == '\0')
@@ -640,7 +640,7 @@ static bool fold_cpu_op(parser *p)
     op->kind = kind;
     /* The first input with a known tensor type (a bias may be None, "") */
     for (int i = 0; i < e->sh.n_types && op->dtype == 0; i++)
-        op->dtype = (uint8_t)tr_dtype_index(tr_dtype_of_torch(e->sh.types[i]));
+        op->dtype = (uint8_t)mb_tr_dtype_index(mb_tr_dtype_of_torch(e->sh.types[i]));
     return true;
 }
 
@@ -660,7 +660,7 @@ static bool show_event(parser *p)
     switch (e->cat) {
     case CAT_KERNEL:
         v.kind = TR_V_KERNEL;
-        v.cls = tr_classify(st->rules, TR_SET_KERNEL, e->name, e->name_len);
+        v.cls = mb_tr_classify(st->rules, TR_SET_KERNEL, e->name, e->name_len);
         break;
     case CAT_MEMCPY: {
         int mem;
@@ -674,7 +674,7 @@ static bool show_event(parser *p)
         v.cls = TR_CLASS_MEMSET;
         break;
     case CAT_RUNTIME: {
-        int rt = tr_classify(st->rules, TR_SET_RUNTIME, e->name, e->name_len);
+        int rt = mb_tr_classify(st->rules, TR_SET_RUNTIME, e->name, e->name_len);
         if (rt == TR_RT_NONE)
             return true;
         v.kind = rt == TR_RT_LAUNCH ? TR_V_LAUNCH : TR_V_SYNC;
@@ -685,7 +685,7 @@ static bool show_event(parser *p)
         v.kind = TR_V_CPU_OP;
         break;
     case CAT_ANNOTATION:
-        if (tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) != TR_ANN_STEP)
+        if (mb_tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) != TR_ANN_STEP)
             return true;
         v.kind = TR_V_STEP;
         break;
@@ -718,7 +718,7 @@ static double host_coll_bytes(const event *e, const char *name)
     const mb_coll_kind *k = mb_coll_kind_find(name);
     if (k == NULL || !k->input_is_message || sh->n_tensors < 1 || sh->n_types < 1 || sh->rank[0] < 0)
         return -1;
-    int es = tr_dtype_bytes(sh->types[0]);
+    int es = mb_tr_dtype_bytes(sh->types[0]);
     double nel = 1;
     for (int d = 0; d < sh->rank[0]; d++)
         nel *= (double)sh->dims[0][d];
@@ -731,7 +731,7 @@ static bool fold_cpu_collective(parser *p)
 {
     tr_state *st = p->st;
     const event *e = &p->ev;
-    if (st->n_devices > 0 || tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) != TR_ANN_COLLECTIVE)
+    if (st->n_devices > 0 || mb_tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) != TR_ANN_COLLECTIVE)
         return true;
     tr_host_coll c = {.thread = thread_of(e), .start = e->ts, .end = e->ts + e->dur};
     collective_of(e, c.name, sizeof c.name);
@@ -743,18 +743,18 @@ static bool fold_cpu_collective(parser *p)
         /* "Input type" spells c10::Half: the collectives' names, as the dtype arg */
         static const char *const mb[] = {"fp32", "fp16", "bf16", "fp64"}, *const coll[] = {"float", "half", "bf16",
                                                                                             "double"};
-        const char *t = tr_dtype_of_torch(e->sh.types[0]);
+        const char *t = mb_tr_dtype_of_torch(e->sh.types[0]);
         for (int i = 0; i < 4 && t; i++)
             if (strcmp(t, mb[i]) == 0)
                 dt = coll[i];
     }
     snprintf(c.dtype, sizeof c.dtype, "%s", dt ? dt : "");
-    return tr_cpu_coll_add(st, &c) || fail(p, MB_ESYS, "out of memory");
+    return mb_tr_cpu_coll_add(st, &c) || fail(p, MB_ESYS, "out of memory");
 }
 
 static bool fold_cpu_class(parser *p)
 {
-    if (!tr_cpu_fold(p->st, p->ev.name, p->ev.name_len, p->ev.ts, p->ev.dur))
+    if (!mb_tr_cpu_fold(p->st, p->ev.name, p->ev.name_len, p->ev.ts, p->ev.dur))
         return fail(p, MB_ESYS, "out of memory");
     return fold_cpu_collective(p);
 }
@@ -1461,7 +1461,7 @@ static int read_some(gzFile gz, const char *path, unsigned char *dst, size_t roo
 }
 
 /* The buffer holds `have` unconsumed bytes (a token cut by the last read)
- * at its front, then each read appends after them; js_parse consumes whole
+ * at its front, then each read appends after them; mb_js_parse consumes whole
  * tokens only, so memory is bounded by the longest token. */
 static int read_and_parse(const char *path, parser *p, mb_err *err)
 {
@@ -1486,7 +1486,7 @@ static int read_and_parse(const char *path, parser *p, mb_err *err)
         rc = mb_errf(err, MB_ESYS, "out of memory");
         goto fail;
     }
-    js_init(js, &callbacks, p);
+    mb_js_init(js, &callbacks, p);
     unsigned long long offset = 0, lines = 0, total = 0; /* offset, lines: of buf[0] */
     for (;;) {
         size_t want = total >= cap && cap < CHUNK ? cap * 2 : cap;
@@ -1510,7 +1510,7 @@ static int read_and_parse(const char *path, parser *p, mb_err *err)
         bool eof = n == 0;
         if (eof && total == 0)
             break; /* empty file: said below */
-        if (js_parse(js, buf, len, eof, &used) != JS_OK) {
+        if (mb_js_parse(js, buf, len, eof, &used) != JS_OK) {
             rc = parse_error(path, js, p, buf, len, offset, lines, err);
             goto fail;
         }
@@ -1552,9 +1552,9 @@ fail:
     return rc;
 }
 
-void tr_state_free(tr_state *st)
+void mb_tr_state_free(tr_state *st)
 {
-    tr_rules_free(&st->own_rules); /* the caller's rules stay the caller's */
+    mb_tr_rules_free(&st->own_rules); /* the caller's rules stay the caller's */
     for (int i = 0; i < st->n_devices; i++)
         free(st->devices[i].ev);
     free(st->devices);
@@ -1583,13 +1583,13 @@ static int parse_start(tr_state *st, parser *p, tr_rules *rules, mb_err *err)
     if (rules != NULL)
         return MB_OK;
     st->rules = &st->own_rules;
-    return tr_rules_load(st->rules, NULL, err);
+    return mb_tr_rules_load(st->rules, NULL, err);
 }
 
 static void parse_free(tr_state *st, parser *p)
 {
     if (st)
-        tr_state_free(st);
+        mb_tr_state_free(st);
     /* A parse that stopped inside deviceProperties/distributedInfo leaves
      * the half-built copy on the capture stack, not yet in st. */
     if (p && p->cap_n > 0)
@@ -1621,7 +1621,7 @@ int mb_trace_read_with(const char *path, tr_rules *rules, mb_run *out, mb_err *e
         rc = mb_errf(err, MB_ESYS, "out of memory");
         goto done;
     }
-    rc = tr_analyse(st, &run, err);
+    rc = mb_tr_analyse(st, &run, err);
 done:
     if (rc == MB_OK)
         *out = run;

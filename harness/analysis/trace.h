@@ -32,7 +32,7 @@ int mb_trace_dump(const char *path, FILE *out, mb_err *err);
 
 struct tr_rules;
 /* mb_trace_read and mb_trace_dump with class rules the caller loaded
- * (tr_rules_load) and keeps, instead of compiling configs/gap/
+ * (mb_tr_rules_load) and keeps, instead of compiling configs/gap/
  * kernel_classes.ini for every read: a process that reads many traces
  * (the fuzzer, at hundreds of inputs a second) compiles the regular
  * expressions once. The rules' name cache is used and grows (bounded).
@@ -89,15 +89,15 @@ typedef struct tr_rules {
 
 /* Loads the rules from `path` (NULL: configs/gap/kernel_classes.ini via
  * mb_config_path). MB_EUSAGE naming file:line on a bad rule. */
-int tr_rules_load(tr_rules *r, const char *path, mb_err *err);
-void tr_rules_free(tr_rules *r);
+int mb_tr_rules_load(tr_rules *r, const char *path, mb_err *err);
+void mb_tr_rules_free(tr_rules *r);
 /* Classifies a NUL-terminated name with the rules of `set`; 0 when no rule
  * matches (TR_CLASS_OTHER / TR_RT_NONE / TR_ANN_NONE). */
-int tr_classify(tr_rules *r, int set, const char *name, size_t len);
+int mb_tr_classify(tr_rules *r, int set, const char *name, size_t len);
 
 /* ---- FLOPs of ops (trace_flops.c) ----------------------------------------- */
 
-enum tr_op_kind { TR_OP_NONE = 0, TR_OP_GEMM, TR_OP_CONV, TR_OP_MEM, TR_N_OP_KINDS };
+enum mb_tr_op_kind { TR_OP_NONE = 0, TR_OP_GEMM, TR_OP_CONV, TR_OP_MEM, TR_N_OP_KINDS };
 
 #define TR_MAX_TENSORS 8
 #define TR_MAX_DIMS 6
@@ -125,17 +125,17 @@ typedef struct tr_shapes {
  * aten::baddbmm, aten::matmul, aten::linear -> GEMM; aten::convolution,
  * aten::_convolution, aten::conv1d/2d/3d, aten::cudnn_convolution,
  * aten::miopen_convolution, aten::convolution_backward -> CONV). */
-int tr_op_kind(const char *name);
+int mb_tr_op_kind(const char *name);
 /* FLOPs of one op from its shapes. Returns false with *why set when the
  * shapes needed were not recorded or do not fit the op. */
-bool tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const char **why);
+bool mb_tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const char **why);
 /* mlbench dtype ("fp32", "fp16", "bf16", "fp64", "fp8", "int8") of a
  * PyTorch scalar type name ("float", "c10::Half", ...); NULL if unknown. */
-const char *tr_dtype_of_torch(const char *type);
+const char *mb_tr_dtype_of_torch(const char *type);
 /* Bytes per element of a PyTorch scalar type name as "Input type" records it
  * ("float" 4, "c10::Half" 2, "long int" 8, "bool" 1, ...); 0 when the name
  * is not a tensor's ("Scalar", "TensorList", "", unknown). */
-int tr_dtype_bytes(const char *type);
+int mb_tr_dtype_bytes(const char *type);
 /* ---- bytes of memory-bound ops (trace_bytes.c) ---------------------------- */
 /* Bytes a memory-bound op moves, from its recorded shapes: the sum over its
  * tensor inputs of numel x element size, plus for TR_MOP_OUT one output the
@@ -145,10 +145,10 @@ int tr_dtype_bytes(const char *type);
  * more than once. A TensorList takes the element size of the op's
  * first plain tensor input (PyTorch does not record a list's dtype). Returns
  * false with *why set when no byte count follows from the shapes. */
-bool tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why);
+bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why);
 /* The same as a small index (0 = unknown) and back: ops store the index. */
-int tr_dtype_index(const char *mb_dtype);
-const char *tr_dtype_name(int index);
+int mb_tr_dtype_index(const char *mb_dtype);
+const char *mb_tr_dtype_name(int index);
 
 /* ---- the state the parse fills (trace.c) and the analysis reads ---------- */
 
@@ -231,7 +231,7 @@ typedef struct tr_launch {
 typedef struct tr_flop_op { /* 48 bytes: one per matmul/conv/memory-bound op with shapes */
     int64_t thread;
     int64_t start, end;
-    double flops;       /* TR_OP_MEM: bytes moved (tr_op_bytes) */
+    double flops;       /* TR_OP_MEM: bytes moved (mb_tr_op_bytes) */
     int64_t gpu_ns;     /* filled by the analysis */
     int32_t kernels;    /* filled by the analysis */
     uint8_t kind;       /* TR_OP_GEMM / TR_OP_CONV / TR_OP_MEM */
@@ -299,7 +299,7 @@ typedef struct tr_state {
     size_t n_launches, cap_launches;
     tr_flop_op *flop_ops;
     size_t n_flop_ops, cap_flop_ops;
-    long long ops_without_shapes[TR_N_OP_KINDS]; /* by tr_op_kind */
+    long long ops_without_shapes[TR_N_OP_KINDS]; /* by mb_tr_op_kind */
     char shape_why[TR_N_OP_KINDS][96];           /* first reason a shape did not give FLOPs/bytes */
     /* Optional: each complete event is also shown to this function
      * (mb_trace_walk, for the kernel-level projection of project_trace.c). */
@@ -311,30 +311,30 @@ typedef struct tr_state {
     size_t n_host_colls, cap_host_colls;
 } tr_state;
 
-void tr_state_free(tr_state *st);
+void mb_tr_state_free(tr_state *st);
 
 /* trace_cpu.c: keeps a host event's interval by class (false: out of memory). */
-bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur);
+bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur);
 /* trace_cpu.c: keeps a host collective of a run without GPU events (false:
  * out of memory). */
-bool tr_cpu_coll_add(tr_state *st, const tr_host_coll *c);
+bool mb_tr_cpu_coll_add(tr_state *st, const tr_host_coll *c);
 /* trace_cpu.c: a trace without GPU events: the step split into data
  * loading, collective, optimizer, conv, gemm, other aten ops and Python,
  * as stages of `run` and as evidence "step" in `ev`. */
-int tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err);
+int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err);
 
 /* trace_analysis.c: [start, end) pairs sorted and merged in place (touching
  * ones too); returns the new count. */
-size_t tr_merge_intervals(int64_t *iv, size_t n);
+size_t mb_tr_merge_intervals(int64_t *iv, size_t n);
 /* trace_analysis.c: length of the intersection of two merged lists. */
-int64_t tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t ny);
+int64_t mb_tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t ny);
 /* trace_analysis.c: st's matmul/conv ops by thread, then start, the
  * enclosing op before the ops inside it. */
-void tr_sort_flop_ops(tr_state *st);
+void mb_tr_sort_flop_ops(tr_state *st);
 
 /* After a successful parse: builds the stages, warnings and evidence of
  * `run` from `st`. May reorder/overwrite st's arrays. */
-int tr_analyse(tr_state *st, mb_run *run, mb_err *err);
+int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err);
 
 /* ---- every event, one at a time (mb_trace_walk) --------------------------- */
 

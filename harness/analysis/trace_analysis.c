@@ -324,7 +324,7 @@ static int attribute_kernels(tr_state *st, int64_t *attributed_ns, long long *at
         return MB_OK;
     if (st->n_flop_ops > INT32_MAX)
         return mb_errf(err, MB_ESYS, "too many matmul/conv/memory-bound ops (%zu)", st->n_flop_ops);
-    tr_sort_flop_ops(st);
+    mb_tr_sort_flop_ops(st);
     qsort(st->launches, st->n_launches, sizeof *st->launches, cmp_launch);
     size_t *stack = malloc(sizeof *stack * st->n_flop_ops);
     corr_map map = {0};
@@ -785,7 +785,7 @@ static void step_table_build(analysis *a, cJSON **step_objs, size_t n_emit)
         t->sp_class[c] = sp_of_class(st->rules, c);
     for (int k = 0; k < TR_N_HOST; k++) {
         tr_ivlist *l = &st->host_iv[k];
-        l->n = tr_merge_intervals(l->iv, l->n);
+        l->n = mb_tr_merge_intervals(l->iv, l->n);
     }
     int64_t maxdur = 0;
     if (t->device >= 0) {
@@ -906,7 +906,7 @@ static int flop_groups(const tr_state *st, flop_group *g, int max)
         const tr_flop_op *op = &st->flop_ops[i];
         if (op->has_flop_child || op->kernels == 0 || op->kind == TR_OP_MEM)
             continue;
-        const char *dtype = tr_dtype_name(op->dtype);
+        const char *dtype = mb_tr_dtype_name(op->dtype);
         int k = 0;
         while (k < n && !(g[k].kind == op->kind && g[k].dtype == dtype))
             k++;
@@ -1373,7 +1373,7 @@ static int run_figures(analysis *a)
     return MB_OK;
 }
 
-int tr_analyse(tr_state *st, mb_run *run, mb_err *err)
+int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
 {
     step_table table;
     analysis a = {.st = st, .run = run, .tablep = &table};
@@ -1398,7 +1398,7 @@ int tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     /* 1. time order */
     if (st->n_steps > 0)
         qsort(st->steps, st->n_steps, sizeof *st->steps, cmp_step);
-    st->n_host_wait = tr_merge_intervals(st->host_wait, st->n_host_wait);
+    st->n_host_wait = mb_tr_merge_intervals(st->host_wait, st->n_host_wait);
     for (int d = 0; d < st->n_devices; d++)
         qsort(st->devices[d].ev, st->devices[d].n_ev, TR_EV_WORDS * sizeof(int64_t), cmp_ev);
 
@@ -1464,7 +1464,7 @@ int tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     if (rc == MB_OK)
         rc = host_stages(&a, err);
     if (rc == MB_OK && st->n_devices == 0)
-        rc = tr_cpu_stages(st, run, a.ev, err); /* CPU-only: the host's ops are the step */
+        rc = mb_tr_cpu_stages(st, run, a.ev, err); /* CPU-only: the host's ops are the step */
     if (rc == MB_OK)
         rc = idle_stages(&a, err);
     if (rc != MB_OK)
@@ -1482,19 +1482,19 @@ done:
     return rc;
 }
 
-size_t tr_merge_intervals(int64_t *iv, size_t n)
+size_t mb_tr_merge_intervals(int64_t *iv, size_t n)
 {
     if (n > 0)
         qsort(iv, n, 2 * sizeof *iv, cmp_pair);
     return merge_pairs(iv, n);
 }
 
-int64_t tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t ny)
+int64_t mb_tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t ny)
 {
     return clip_intersection(x, nx, y, ny, INT64_MIN, INT64_MAX);
 }
 
-void tr_sort_flop_ops(tr_state *st)
+void mb_tr_sort_flop_ops(tr_state *st)
 {
     qsort(st->flop_ops, st->n_flop_ops, sizeof *st->flop_ops, cmp_op);
 }

@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-int tr_dtype_bytes(const char *type)
+int mb_tr_dtype_bytes(const char *type)
 {
     /* The names c10::ScalarType gets in "Input type" (toString of the
      * scalar type's C++ name). */
@@ -41,7 +41,7 @@ static double numel(const int64_t *d, int rank)
     return n;
 }
 
-bool tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why)
+bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why)
 {
     if (model != TR_MOP_OUT && model != TR_MOP_INPLACE && model != TR_MOP_REDUCE) {
         *why = "not a memory-bound op";
@@ -56,7 +56,7 @@ bool tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why
     int list_es = 0;
     for (int t = 0; t < sh->n_tensors && t < sh->n_types && list_es == 0; t++)
         if (sh->rank[t] >= 0)
-            list_es = tr_dtype_bytes(sh->types[t]);
+            list_es = mb_tr_dtype_bytes(sh->types[t]);
     double sum = 0, largest = 0;
     for (int t = 0; t < sh->n_tensors; t++) {
         const char *type = t < sh->n_types ? sh->types[t] : "";
@@ -70,7 +70,7 @@ bool tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why
             }
             b = sh->list_numel[t] * list_es;
         } else {
-            int es = tr_dtype_bytes(type);
+            int es = mb_tr_dtype_bytes(type);
             if (es == 0)
                 continue; /* a Scalar, None or non-tensor argument */
             if (sh->rank[t] < 0) {

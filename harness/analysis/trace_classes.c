@@ -198,13 +198,13 @@ static int on_key(void *user, const char *section, const char *name, const char 
     return 1;
 }
 
-int tr_rules_load(tr_rules *r, const char *path, mb_err *err)
+int mb_tr_rules_load(tr_rules *r, const char *path, mb_err *err)
 {
     memset(r, 0, sizeof *r);
     for (int i = 0; i < TR_CLASS_FIXED; i++) {
         r->class_names[i] = strdup(fixed_classes[i]);
         if (r->class_names[i] == NULL) {
-            tr_rules_free(r);
+            mb_tr_rules_free(r);
             return mb_errf(err, MB_ESYS, "out of memory");
         }
         r->n_classes++;
@@ -216,7 +216,7 @@ int tr_rules_load(tr_rules *r, const char *path, mb_err *err)
     FILE *f = fopen(r->path, "r");
     if (f == NULL) {
         int rc = mb_errno(err, MB_EUSAGE, "cannot open the kernel class rules %s", r->path);
-        tr_rules_free(r);
+        mb_tr_rules_free(r);
         return rc;
     }
     load_ctx c = {.r = r, .err = err};
@@ -231,18 +231,18 @@ int tr_rules_load(tr_rules *r, const char *path, mb_err *err)
             snprintf(tail, sizeof tail, " (line %d)", line);
             strcat(err->msg, tail);
         }
-        tr_rules_free(r);
+        mb_tr_rules_free(r);
         return err ? err->code : MB_EUSAGE;
     }
     if (r->n_rules[TR_SET_ANNOTATION] == 0 || r->n_rules[TR_SET_RUNTIME] == 0) {
         mb_errf(err, MB_EUSAGE, "%s: needs [runtime] launch/sync and [annotation] step rules", r->path);
-        tr_rules_free(r);
+        mb_tr_rules_free(r);
         return MB_EUSAGE;
     }
     return MB_OK;
 }
 
-void tr_rules_free(tr_rules *r)
+void mb_tr_rules_free(tr_rules *r)
 {
     for (int s = 0; s < TR_N_SETS; s++) {
         for (int i = 0; i < r->n_rules[s]; i++)
@@ -301,7 +301,7 @@ static bool cache_grow(tr_rules *r)
     return true;
 }
 
-int tr_classify(tr_rules *r, int set, const char *name, size_t len)
+int mb_tr_classify(tr_rules *r, int set, const char *name, size_t len)
 {
     uint64_t h = hash_name(set, name, len);
     if (r->cache_cap) {

@@ -26,9 +26,9 @@ static int cpu_class(const tr_state *st, const char *name, size_t len)
 {
     if (strncmp(name, "Optimizer.", 10) == 0)
         return TR_CPU_OPT; /* Optimizer.step#SGD.step, Optimizer.zero_grad#SGD.zero_grad */
-    if (tr_classify(st->rules, TR_SET_ANNOTATION, name, len) == TR_ANN_COLLECTIVE)
+    if (mb_tr_classify(st->rules, TR_SET_ANNOTATION, name, len) == TR_ANN_COLLECTIVE)
         return TR_CPU_COLL;
-    int kind = tr_op_kind(name);
+    int kind = mb_tr_op_kind(name);
     if (kind == TR_OP_CONV)
         return TR_CPU_CONV;
     if (kind == TR_OP_GEMM)
@@ -40,7 +40,7 @@ static int cpu_class(const tr_state *st, const char *name, size_t len)
 
 static size_t merge(int64_t *iv, size_t n);
 
-bool tr_cpu_coll_add(tr_state *st, const tr_host_coll *c)
+bool mb_tr_cpu_coll_add(tr_state *st, const tr_host_coll *c)
 {
     if (st->n_devices > 0) { /* a GPU run: its collectives are the NCCL kernels */
         free(st->host_colls);
@@ -60,9 +60,9 @@ bool tr_cpu_coll_add(tr_state *st, const tr_host_coll *c)
     return true;
 }
 
-bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur)
+bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur)
 {
-    /* Only a run without GPU events uses these (tr_cpu_stages): once one is
+    /* Only a run without GPU events uses these (mb_tr_cpu_stages): once one is
      * seen, the reader's memory stays per GPU event, not per host op. */
     if (st->n_devices > 0) {
         for (int k = 0; k < TR_CPU_N; k++) {
@@ -97,13 +97,13 @@ bool tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t
 /* Sorts and merges in place; returns the new count. */
 static size_t merge(int64_t *iv, size_t n)
 {
-    return tr_merge_intervals(iv, n);
+    return mb_tr_merge_intervals(iv, n);
 }
 
 /* Length of the intersection of two merged lists. */
 static int64_t overlap(const int64_t *a, size_t na, const int64_t *b, size_t nb)
 {
-    return tr_intersection(a, na, b, nb);
+    return mb_tr_intersection(a, na, b, nb);
 }
 
 /* ---- FLOPs of leaf matmul/conv ops ------------------------------------------ */
@@ -116,7 +116,7 @@ static bool leaf_flops(tr_state *st, int kind, double *flops, const char **dtype
     *dtype = NULL;
     if (st->n_flop_ops == 0)
         return false;
-    tr_sort_flop_ops(st);
+    mb_tr_sort_flop_ops(st);
     int dt = -1;
     long long leaves = 0;
     for (size_t i = 0; i < st->n_flop_ops; i++) {
@@ -134,7 +134,7 @@ static bool leaf_flops(tr_state *st, int kind, double *flops, const char **dtype
         dt = dt == -1 ? op->dtype : (dt == op->dtype ? dt : 0);
     }
     if (dt > 0)
-        *dtype = tr_dtype_name(dt);
+        *dtype = mb_tr_dtype_name(dt);
     return leaves > 0 && *flops > 0;
 }
 
@@ -364,7 +364,7 @@ static int cpu_stage(mb_run *run, const char *name, const char *comp, const char
     return mb_run_add_stage(run, &s, err);
 }
 
-int tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
+int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
 {
     /* The windows: ProfilerSteps, else the whole trace. */
     size_t nw = st->n_steps > 0 ? st->n_steps : 1;

@@ -53,13 +53,13 @@ static const op_schema *schema_of(const char *name)
     return NULL;
 }
 
-int tr_op_kind(const char *name)
+int mb_tr_op_kind(const char *name)
 {
     const op_schema *s = schema_of(name);
     return s ? s->kind : TR_OP_NONE;
 }
 
-const char *tr_dtype_of_torch(const char *type)
+const char *mb_tr_dtype_of_torch(const char *type)
 {
     static const struct {
         const char *torch, *mb;
@@ -77,7 +77,7 @@ const char *tr_dtype_of_torch(const char *type)
 
 static const char *const dtype_names[] = {NULL, "fp32", "fp16", "bf16", "fp64", "fp8", "int8"};
 
-int tr_dtype_index(const char *mb_dtype)
+int mb_tr_dtype_index(const char *mb_dtype)
 {
     for (int i = 1; mb_dtype && i < (int)(sizeof dtype_names / sizeof dtype_names[0]); i++)
         if (strcmp(mb_dtype, dtype_names[i]) == 0)
@@ -85,7 +85,7 @@ int tr_dtype_index(const char *mb_dtype)
     return 0;
 }
 
-const char *tr_dtype_name(int index)
+const char *mb_tr_dtype_name(int index)
 {
     if (index <= 0 || index >= (int)(sizeof dtype_names / sizeof dtype_names[0]))
         return NULL;
@@ -253,7 +253,7 @@ static bool conv_flops(const op_schema *op, const tr_shapes *sh, double *flops, 
     return true;
 }
 
-bool tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const char **why)
+bool mb_tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const char **why)
 {
     const op_schema *op = schema_of(name);
     *why = "not a matmul/convolution op";
