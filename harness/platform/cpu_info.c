@@ -136,10 +136,10 @@ static void add_pair(core_pair *pairs, int *n, long phys, long core)
 }
 
 /* The SIMD words the results context lists, x86 and Arm. */
-static const char *const simd_names[] = { "sse4_2",   "avx",      "avx2",     "fma",
-                                          "avx512f",  "avx512_bf16", "avx512_fp16",
-                                          "amx_bf16", "amx_tile", "amx_int8", "asimd",
-                                          "sve" };
+static const char *const simd_names[] = {
+    "sse4_2",   "avx",      "avx2",     "fma",   "avx512f", "avx512_bf16", "avx512_fp16",
+    "amx_bf16", "amx_tile", "amx_int8", "asimd", "sve",
+};
 
 const char *mb_cpu_simd_name(int i)
 {
@@ -164,7 +164,8 @@ typedef struct text_counts {
     char board_model[128]; /* Arm's "Model" line, after the processor blocks */
 } text_counts;
 
-/* Reads one line of the first processor block into `out` and `mhz`. */
+/* Reads one line of the first processor block (the one that describes the
+ * CPU) into `out`, the flags text, the "cpu MHz" text and the counts. */
 static void parse_first_block_line(const char *line, size_t len, mb_cpu_info *out, char *flags,
                                    size_t flags_len, char *mhz, size_t mhz_len,
                                    text_counts *tc)
