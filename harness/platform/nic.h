@@ -1,6 +1,6 @@
 /* nic.h: this node's network interfaces (platform layer), from
- * /sys/class/net: the one walk behind the results context (context.nics,
- * context.dist.nics and nic_total_gbps) and the collectives' link peak and
+ * /sys/class/net: the one walk behind the results context
+ * (context.dist.nics and nic_total_gbps) and the collectives' link peak and
  * notes (coll_mpi.c, coll_nccl.c). Best effort: an unreadable directory is
  * no interface, never an error. */
 #ifndef MB_NIC_H
@@ -28,8 +28,8 @@ typedef struct mb_nic {
  * Stores up to `max` and returns how many it stored. */
 int mb_nics_at(const char *sysfs_net, mb_nic *out, int max);
 
-/* Those interfaces as JSON, [{name, speed_mbps (null when none), virtual}];
- * the context's "nics". */
+/* Those interfaces as JSON, [{name, speed_mbps (null when none), virtual}]:
+ * context.dist.nics. */
 cJSON *mb_nics_json_at(const char *sysfs_net);
 cJSON *mb_nics_json(void);
 
