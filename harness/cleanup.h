@@ -9,16 +9,11 @@
 
 #include <stdbool.h>
 
-/* Registers a path; returns a slot >= 0, or -1 when the table is full. */
-int mb_cleanup_add(const char *path, bool is_dir);
-/* Forgets a slot (its owner removed the path itself). */
-void mb_cleanup_forget(int slot);
+#include "services.h" /* mb_cleanup_add, mb_cleanup_forget, mb_owner_gone: what kernels use */
+
 /* Removes every registered path, files first, then directories. */
 void mb_cleanup_run(void);
 /* Installs the signal handlers and an atexit hook (idempotent). */
 void mb_cleanup_install(void);
-/* True when no process PID exists (on this host, in this PID namespace):
- * files named with PID by an mlbench run are then stale. */
-bool mb_owner_gone(long pid);
 
 #endif

@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "mb.h"
+#include "services.h" /* rank, size, local rank, host, describe: what kernels use */
 
 /* Initialises MPI when the process was started by an MPI launcher (Open MPI's
  * OMPI_COMM_WORLD_SIZE, PMI/PMIx, Slurm's SLURM_PROCID/SLURM_NTASKS);
@@ -26,13 +27,7 @@ void mb_dist_finalize(void);
 /* Aborts every rank (after a fatal error on one) with the message printed. */
 void mb_dist_abort(const char *why);
 
-int mb_dist_rank(void);
-int mb_dist_size(void);
 bool mb_dist_active(void); /* size > 1 */
-/* "built with Open MPI x.y" or "built without MPI: single-process only". */
-const char *mb_dist_describe(void);
-/* Local rank on this node (for picking a GPU), 0 when single. */
-int mb_dist_local_rank(void);
 
 /* Barrier with a timeout in seconds (<= 0: none): MB_EFAIL with a message
  * naming the ranks that did not arrive, instead of hanging forever. */

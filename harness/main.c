@@ -33,6 +33,14 @@
 #include "trace.h"
 #include "writers.h"
 
+/* Defaults of the measuring command line, shown by --help. */
+#define DEFAULT_TOLERANCE 0.10    /* --baseline: how far below a case may fall */
+#define DEFAULT_FLEET_MARGIN 0.10 /* under MPI: how far below the median a rank is flagged */
+#define DEFAULT_DIST_TIMEOUT 600  /* under MPI: seconds before unresponsive ranks are given up */
+#define MAX_DIST_TIMEOUT 86400
+/* Google Benchmark flags passed through; more is a usage error. */
+enum { MAX_GB_FLAGS = 32 };
+
 typedef struct cli {
     const char *suite;
     const char *filter;
@@ -44,7 +52,7 @@ typedef struct cli {
     double tolerance;
     mb_runner_opts run;
     mb_run_options opts;
-    char *gb_flags[32];
+    char *gb_flags[MAX_GB_FLAGS];
     int n_gb_flags;
 } cli;
 
@@ -76,16 +84,16 @@ static void usage(FILE *f)
             "                     directory under the current directory)\n"
             "  --disk-file PATH   benchmark an existing file read-only instead\n"
             "  --baseline FILE    compare with an earlier results file: exit 1 when a case is\n"
-            "                     more than --tolerance (default 0.10) below it\n"
-            "  --fleet-margin F   under MPI: flag ranks more than F (default 0.10) below the median\n"
-            "  --dist-timeout S   under MPI: give up on unresponsive ranks after S seconds (default 600)\n"
+            "                     more than --tolerance (default %.2f) below it\n"
+            "  --fleet-margin F   under MPI: flag ranks more than F (default %.2f) below the median\n"
+            "  --dist-timeout S   under MPI: give up on unresponsive ranks after S seconds (default %d)\n"
             "  --benchmark_*      passed to Google Benchmark (e.g. --benchmark_enable_random_interleaving)\n"
             "  -q, --quiet        no progress on stderr\n"
             "  -h, --help         this text\n"
             "  -V, --version      version\n"
             "\n"
             "exit status: 0 all ran (skips are not failures), 1 a case or a check failed, 2 usage error\n",
-            names, mb_config_dir());
+            names, mb_config_dir(), DEFAULT_TOLERANCE, DEFAULT_FLEET_MARGIN, DEFAULT_DIST_TIMEOUT);
 }
 
 static int parse_double_arg(const char *opt, const char *v, double lo, double hi, double *out)
@@ -155,7 +163,7 @@ static int parse_cli(int argc, char **argv, cli *c)
     int kept = 1;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "--benchmark_", 12) == 0) {
-            if (c->n_gb_flags == 32) {
+            if (c->n_gb_flags == MAX_GB_FLAGS) {
                 fprintf(stderr, "mlbench: too many --benchmark_* flags\n");
                 return MB_EUSAGE;
             }
@@ -180,16 +188,16 @@ static int parse_cli(int argc, char **argv, cli *c)
         case OPT_DISK_FILE: c->opts.disk_file = optarg; break;
         case OPT_BASELINE: c->baseline = optarg; break;
         case OPT_REPS:
-            if (parse_double_arg("--repetitions", optarg, 1, 1000, &d) || d != (int)d)
+            if (parse_double_arg("--repetitions", optarg, 1, MB_MAX_REPETITIONS, &d) || d != (int)d)
                 return MB_EUSAGE;
             c->run.repetitions = (int)d;
             break;
         case OPT_MIN_TIME:
-            if (parse_double_arg("--min-time", optarg, 1e-4, 3600, &c->run.min_time))
+            if (parse_double_arg("--min-time", optarg, 1e-4, MB_MAX_CASE_SECONDS, &c->run.min_time))
                 return MB_EUSAGE;
             break;
         case OPT_WARMUP:
-            if (parse_double_arg("--warmup-time", optarg, 0, 3600, &c->run.warmup_time))
+            if (parse_double_arg("--warmup-time", optarg, 0, MB_MAX_CASE_SECONDS, &c->run.warmup_time))
                 return MB_EUSAGE;
             break;
         case OPT_TOLERANCE:
@@ -201,7 +209,7 @@ static int parse_cli(int argc, char **argv, cli *c)
                 return MB_EUSAGE;
             break;
         case OPT_DIST_TIMEOUT:
-            if (parse_double_arg("--dist-timeout", optarg, 1, 86400, &c->run.dist_timeout))
+            if (parse_double_arg("--dist-timeout", optarg, 1, MAX_DIST_TIMEOUT, &c->run.dist_timeout))
                 return MB_EUSAGE;
             break;
         case 'q': c->run.quiet = c->opts.quiet = true; break;
@@ -274,6 +282,11 @@ static int cmd_list(int argc, char **argv)
     }
     if (json) {
         char *t = cJSON_Print(doc);
+        if (t == NULL) {
+            fprintf(stderr, "mlbench list: out of memory\n");
+            cJSON_Delete(doc);
+            return mb_exit_status(MB_ESYS);
+        }
         printf("%s\n", t);
         free(t);
     } else {
@@ -313,6 +326,9 @@ static int cmd_list(int argc, char **argv)
 
 /* ---- mlbench report ------------------------------------------------------- */
 
+static const char REPORT_USAGE[] =
+    "mlbench report: usage: mlbench report FILE [--format table|json|csv|md] [--html PAGE]\n";
+
 static int cmd_report(int argc, char **argv)
 {
     const char *format = "table", *file = NULL, *html = NULL;
@@ -324,12 +340,12 @@ static int cmd_report(int argc, char **argv)
         else if (argv[i][0] != '-' && file == NULL)
             file = argv[i];
         else {
-            fprintf(stderr, "mlbench report: usage: mlbench report FILE [--format table|json|csv|md] [--html PAGE]\n");
+            fputs(REPORT_USAGE, stderr);
             return 2;
         }
     }
     if (file == NULL || !mb_format_valid(format)) {
-        fprintf(stderr, "mlbench report: usage: mlbench report FILE [--format table|json|csv|md] [--html PAGE]\n");
+        fputs(REPORT_USAGE, stderr);
         return 2;
     }
     mb_err err = { 0 };
@@ -344,8 +360,11 @@ static int cmd_report(int argc, char **argv)
             fprintf(stderr, "mlbench report: %s\n", err.msg);
         return 2;
     }
-    mb_write_results(stdout, doc, format, &err);
     int status = 0;
+    if (mb_write_results(stdout, doc, format, &err) != MB_OK) {
+        fprintf(stderr, "mlbench report: %s\n", err.msg);
+        status = mb_exit_status(err.code);
+    }
     if (html && mb_html_results_file(html, doc, &err) != MB_OK) {
         fprintf(stderr, "mlbench report: --html: %s\n", err.msg);
         status = mb_exit_status(err.code);
@@ -374,7 +393,11 @@ static int cmd_trace(int argc, char **argv)
 static int finish_outputs(const cli *c, const mb_journal *j, int *status)
 {
     mb_err err = { 0 };
-    mb_write_results(stdout, j->doc, c->format, &err);
+    /* the results file is written: a view that fails loses nothing measured */
+    if (mb_write_results(stdout, j->doc, c->format, &err) != MB_OK) {
+        fprintf(stderr, "mlbench: %s\n", err.msg);
+        *status = 1;
+    }
     mb_dist_fleet_print(stdout, j->doc);
     if (c->gbench_out && mb_write_gbench_json(c->gbench_out, j->doc, &err) != MB_OK) {
         fprintf(stderr, "mlbench: %s\n", err.msg);
@@ -404,12 +427,18 @@ static int finish_outputs(const cli *c, const mb_journal *j, int *status)
 
 static int cmd_measure(int argc, char **argv)
 {
-    cli c = { .suite = "all", .format = "table", .tolerance = 0.10 };
+    cli c = { .suite = "all", .format = "table", .tolerance = DEFAULT_TOLERANCE };
     c.run.warmup_time = -1;
-    c.run.fleet_margin = 0.10;
-    c.run.dist_timeout = 600;
+    c.run.fleet_margin = DEFAULT_FLEET_MARGIN;
+    c.run.dist_timeout = DEFAULT_DIST_TIMEOUT;
     int full_argc = argc;
+    /* the command line as given, for the results file: parse_cli takes the
+     * Google Benchmark flags out of argv */
     char **full_argv = malloc(sizeof *full_argv * (size_t)(argc + 1));
+    if (full_argv == NULL) {
+        fprintf(stderr, "mlbench: out of memory copying the command line\n");
+        return mb_exit_status(MB_ESYS);
+    }
     memcpy(full_argv, argv, sizeof *full_argv * (size_t)(argc + 1));
     int rc = parse_cli(argc, argv, &c);
     if (rc != MB_OK) {

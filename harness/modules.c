@@ -7,6 +7,7 @@
  * into a `skipped` case carrying the loader's own message. */
 #include "modules.h"
 
+#include "backends.h"
 #include "gpu_hooks.h"
 
 #include <dlfcn.h>
@@ -15,27 +16,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_ENTRIES 16
-
-/* What a module provides, known without loading it, so a module that cannot
- * be loaded still lists its backends (and suites naming them still load). */
-typedef struct entry_info {
-    const char *component, *backend, *work_unit, *rate_unit;
-    double rate_scale;
-    bool latency_first, collective;
-} entry_info;
-
+/* A module: what its backends are is known without loading it (their
+ * descriptions are in the core: kernels/shared/gpu_descriptions.c), so a module
+ * that cannot be loaded still lists its backends and suites naming them
+ * still load. */
 typedef struct module {
     const char *file;   /* libmlbench_cuda.so */
-    const char *symbol; /* mb_module_cuda_ops */
+    const char *symbol; /* mb_module_cuda_code */
     bool built;         /* the build produced it */
     const char *not_built_why;
-    entry_info entries[MAX_ENTRIES];
+    const mb_backend_desc *descriptions;
     /* run time */
     bool tried;
     void *handle;
     char why[768];
-    mb_component_ops placeholders[MAX_ENTRIES];
+    mb_component_ops *ops; /* one per description: the module's or a placeholder */
+    size_t n_ops;
 } module;
 
 #ifdef MB_CUDA_MODULES
@@ -55,23 +51,12 @@ typedef struct module {
 #endif
 
 static module modules[] = {
-    { .file = "libmlbench_cuda.so", .symbol = "mb_module_cuda_ops", .built = CUDA_BUILT,
-      .not_built_why = "CUDA toolkit not found at build time",
-      .entries = { { "copy", "cuda", "byte", "GB/s", 1e9, false, false },
-        { "membw", "cuda", "byte", "GB/s", 1e9, false, false },
-        { "peak", "cuda", "flop", "TFLOP/s", 1e12, false, false },
-        { "launch", "cuda", "op", "Mop/s", 1e6, true, false },
-        { "gemm", "cublaslt", "flop", "TFLOP/s", 1e12, false, false },
-        { "gemm", "cublas", "flop", "TFLOP/s", 1e12, false, false } } },
-    { .file = "libmlbench_cudnn.so", .symbol = "mb_module_cudnn_ops", .built = CUDNN_BUILT,
-      .not_built_why = "cuDNN not found at build time",
-      .entries = { { "conv", "cudnn", "flop", "TFLOP/s", 1e12, false, false } } },
-    { .file = "libmlbench_nccl.so", .symbol = "mb_module_nccl_ops", .built = NCCL_BUILT,
-      .not_built_why = "NCCL not found at build time",
-      .entries = { { "allreduce", "nccl", "byte", "GB/s", 1e9, false, true },
-        { "allgather", "nccl", "byte", "GB/s", 1e9, false, true },
-        { "reducescatter", "nccl", "byte", "GB/s", 1e9, false, true },
-        { "broadcast", "nccl", "byte", "GB/s", 1e9, false, true } } },
+    { .file = "libmlbench_cuda.so", .symbol = "mb_module_cuda_code", .built = CUDA_BUILT,
+      .not_built_why = "CUDA toolkit not found at build time", .descriptions = mb_cuda_backends },
+    { .file = "libmlbench_cudnn.so", .symbol = "mb_module_cudnn_code", .built = CUDNN_BUILT,
+      .not_built_why = "cuDNN not found at build time", .descriptions = mb_cudnn_backends },
+    { .file = "libmlbench_nccl.so", .symbol = "mb_module_nccl_code", .built = NCCL_BUILT,
+      .not_built_why = "NCCL not found at build time", .descriptions = mb_nccl_backends },
 };
 #define N_MODULES (sizeof modules / sizeof modules[0])
 
@@ -97,8 +82,6 @@ static int probe_nccl(const mb_params *p, mb_err *why)
 }
 static int (*const probes[])(const mb_params *, mb_err *) = { probe_cuda, probe_cudnn, probe_nccl };
 
-static const mb_param_spec NO_PARAMS[] = { MB_PARAM_END };
-
 /* The directory of libmlbench.so itself: the modules are installed beside
  * it (build tree and `cmake --install` alike). */
 static void module_dir(char *buf, size_t len)
@@ -120,29 +103,36 @@ static void module_dir(char *buf, size_t len)
     }
 }
 
+/* Every backend of the module as a placeholder: its description, and a
+ * probe that gives m->why. */
 static void make_placeholders(module *m, int index)
 {
-    for (int i = 0; i < MAX_ENTRIES && m->entries[i].component; i++) {
-        const entry_info *e = &m->entries[i];
-        m->placeholders[i] = (mb_component_ops){
-            .component = e->component, .backend = e->backend, .summary = m->why,
-            .work_unit = e->work_unit, .rate_unit = e->rate_unit, .rate_scale = e->rate_scale,
-            .latency_first = e->latency_first, .collective = e->collective, .uses_gpu = true,
-            .params = NO_PARAMS, .params_unknown = true, .probe = probes[index],
-        };
+    for (size_t i = 0; i < m->n_ops; i++) {
+        const mb_backend_desc *d = &m->descriptions[i];
+        mb_backend_code none = { .component = d->component, .backend = d->backend, .probe = probes[index],
+                                 .unavailable = m->why };
+        m->ops[i] = mb_backend_compose(d, &none);
     }
 }
 
-static void load(module *m, int index)
+/* The module's code joined to the descriptions; MB_EUSAGE when they
+ * disagree (a module from another build, a backend added on one side). */
+static int compose_loaded(module *m, mb_module_code_fn fn, mb_err *err)
 {
-    if (m->tried)
-        return;
-    m->tried = true;
-    if (!m->built) {
-        snprintf(m->why, sizeof m->why, "not built in: %s", m->not_built_why);
-        make_placeholders(m, index);
-        return;
-    }
+    size_t n_code = 0;
+    const mb_backend_code *const *code = fn(&n_code);
+    const mb_backend_desc *desc[m->n_ops ? m->n_ops : 1];
+    const mb_backend_code *matched[m->n_ops ? m->n_ops : 1];
+    for (size_t i = 0; i < m->n_ops; i++)
+        desc[i] = &m->descriptions[i];
+    int rc = mb_backends_match(desc, m->n_ops, code, n_code, matched, err);
+    for (size_t i = 0; rc == MB_OK && i < m->n_ops; i++)
+        m->ops[i] = mb_backend_compose(desc[i], matched[i]);
+    return rc;
+}
+
+static void open_module(module *m)
+{
     char dir[PATH_MAX], path[PATH_MAX + 64];
     module_dir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s%s%s", dir, dir[0] ? "/" : "", m->file);
@@ -150,15 +140,46 @@ static void load(module *m, int index)
     if (m->handle == NULL) {
         const char *e = dlerror();
         snprintf(m->why, sizeof m->why, "cannot load %s: %s", m->file, e ? e : "unknown error");
-        make_placeholders(m, index);
         return;
     }
-    if (dlsym(m->handle, m->symbol) == NULL) {
+    mb_module_code_fn fn = (mb_module_code_fn)dlsym(m->handle, m->symbol);
+    mb_err err = { 0 };
+    if (fn == NULL)
         snprintf(m->why, sizeof m->why, "%.500s has no %s (mismatched build?)", path, m->symbol);
-        dlclose(m->handle);
-        m->handle = NULL;
-        make_placeholders(m, index);
+    else if (compose_loaded(m, fn, &err) != MB_OK)
+        snprintf(m->why, sizeof m->why, "%.300s does not match its description in libmlbench: %.300s "
+                 "(mismatched build?)", path, err.msg);
+    else
+        return;
+    dlclose(m->handle);
+    m->handle = NULL;
+}
+
+static void load(module *m, int index)
+{
+    if (m->tried)
+        return;
+    m->tried = true;
+    m->n_ops = mb_backend_desc_count(m->descriptions);
+    m->ops = calloc(m->n_ops ? m->n_ops : 1, sizeof *m->ops);
+    if (m->ops == NULL) {
+        fprintf(stderr, "mlbench: internal error: out of memory loading %s\n", m->file);
+        abort();
     }
+    if (!m->built)
+        snprintf(m->why, sizeof m->why, "not built in: %s", m->not_built_why);
+    else
+        open_module(m);
+    if (m->handle == NULL)
+        make_placeholders(m, index);
+}
+
+size_t mb_modules_count(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < N_MODULES; i++)
+        n += mb_backend_desc_count(modules[i].descriptions);
+    return n;
 }
 
 size_t mb_modules_collect(const mb_component_ops **out, size_t cap)
@@ -167,16 +188,8 @@ size_t mb_modules_collect(const mb_component_ops **out, size_t cap)
     for (size_t i = 0; i < N_MODULES; i++) {
         module *m = &modules[i];
         load(m, (int)i);
-        if (m->handle) {
-            mb_module_ops_fn fn = (mb_module_ops_fn)dlsym(m->handle, m->symbol);
-            size_t k = 0;
-            const mb_component_ops *const *ops = fn(&k);
-            for (size_t j = 0; j < k && n < cap; j++)
-                out[n++] = ops[j];
-        } else {
-            for (int j = 0; j < MAX_ENTRIES && m->entries[j].component && n < cap; j++)
-                out[n++] = &m->placeholders[j];
-        }
+        for (size_t j = 0; j < m->n_ops && n < cap; j++)
+            out[n++] = &m->ops[j];
     }
     return n;
 }

@@ -8,12 +8,14 @@
 
 #include "component.h"
 
-/* What a module exports under its `symbol` (e.g. "mb_module_cuda_ops"). */
-typedef const mb_component_ops *const *(*mb_module_ops_fn)(size_t *n);
+/* How many backends the modules describe (loads nothing): the registry's
+ * size for them. */
+size_t mb_modules_count(void);
 
-/* Appends every module's tables (or, for a module that cannot be loaded,
- * placeholder tables whose probe gives the loader's error) to out.
- * Returns how many were written (at most cap). */
+/* Appends every module's tables, composed from the backends' descriptions
+ * and the module's code (or, for a module that cannot be loaded or whose
+ * code does not match the descriptions, placeholder tables whose probe gives
+ * the reason) to out. Returns how many were written (at most cap). */
 size_t mb_modules_collect(const mb_component_ops **out, size_t cap);
 
 /* dlsym in the CUDA module (NULL when it is not loaded); loads the modules

@@ -257,19 +257,19 @@ static int parse_run_key(const char *path, const kv *k, mb_case *c, mb_err *err)
     if (end == k->value || *end || errno || !isfinite(v))
         return mb_errf(err, MB_EUSAGE, "%s:%d: %s: '%s' is not a finite number", path, k->line, k->key, k->value);
     if (strcmp(k->key, "repetitions") == 0) {
-        if (v < 1 || v > 1000 || v != (int)v)
-            return mb_errf(err, MB_EUSAGE, "%s:%d: repetitions: expected an integer in [1, 1000], got '%s'",
-                           path, k->line, k->value);
+        if (v < 1 || v > MB_MAX_REPETITIONS || v != (int)v)
+            return mb_errf(err, MB_EUSAGE, "%s:%d: repetitions: expected an integer in [1, %d], got '%s'",
+                           path, k->line, MB_MAX_REPETITIONS, k->value);
         c->repetitions = (int)v;
     } else if (strcmp(k->key, "min_time") == 0) {
-        if (!(v > 0 && v <= 3600))
-            return mb_errf(err, MB_EUSAGE, "%s:%d: min_time: expected seconds in (0, 3600], got '%s'", path,
-                           k->line, k->value);
+        if (!(v > 0 && v <= MB_MAX_CASE_SECONDS))
+            return mb_errf(err, MB_EUSAGE, "%s:%d: min_time: expected seconds in (0, %d], got '%s'", path,
+                           k->line, MB_MAX_CASE_SECONDS, k->value);
         c->min_time = v;
     } else if (strcmp(k->key, "warmup_time") == 0) {
-        if (!(v >= 0 && v <= 3600))
-            return mb_errf(err, MB_EUSAGE, "%s:%d: warmup_time: expected seconds in [0, 3600], got '%s'",
-                           path, k->line, k->value);
+        if (!(v >= 0 && v <= MB_MAX_CASE_SECONDS))
+            return mb_errf(err, MB_EUSAGE, "%s:%d: warmup_time: expected seconds in [0, %d], got '%s'",
+                           path, k->line, MB_MAX_CASE_SECONDS, k->value);
         c->warmup_time = v;
     } else if (strcmp(k->key, "iterations") == 0) {
         if (v < 0 || v > 1e9 || v != (long long)v)

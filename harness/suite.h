@@ -56,6 +56,10 @@ typedef struct mb_suite {
  * "noisy": not a ceiling. On the first H100 run (../shared/h100/all.json)
  * the median cv was 1.7% and 3 of 55 cases exceeded 10%. */
 #define MB_DEFAULT_MAX_CV 0.10
+/* Bounds of a case's repetitions and of its min_time and warmup_time in
+ * seconds, the same in a job file and on the command line. */
+#define MB_MAX_REPETITIONS 1000
+#define MB_MAX_CASE_SECONDS 3600
 
 /* Loads `spec`: a suite name (configs/suites/NAME.ini), a path, or a comma
  * list of those. MB_EUSAGE with FILE:LINE on any error; *out is then empty. */

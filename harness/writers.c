@@ -7,6 +7,7 @@
 #include "analysis_writers.h"
 #include "formulas.h"
 #include "results.h"
+#include "table.h"
 #include "text.h"
 
 int mb_format_valid(const char *f)
@@ -246,142 +247,95 @@ static void put_notes(FILE *out, const text_row *r, int indent)
     }
 }
 
-/* The label wrapped into the case column: the first line's part in `line`,
- * the rest returned (NULL when done). */
-static const char *label_part(const char *label, int width, char *line, size_t len)
-{
-    size_t n = strlen(label), take = n;
-    if ((int)n > width) {
-        take = (size_t)width;
-        while (take > 0 && label[take] != ' ')
-            take--;
-        if (take == 0)
-            take = (size_t)width;
-    }
-    snprintf(line, len, "%.*s", (int)take, label);
-    label += take;
-    while (*label == ' ')
-        label++;
-    return *label ? label : NULL;
-}
-
-/* One line of the table, without trailing blanks. */
-static void put_row(FILE *out, int ws, const char *state, int wl, const char *label, int wv, const char *value,
-                    int wf, const char *from, int we, const char *eff)
-{
-    char line[1024];
-    snprintf(line, sizeof line, "%-*s  %-*s  %*s  %-*s  %*s", ws, state, wl, label, wv, value, wf, from, we, eff);
-    size_t n = strlen(line);
-    while (n > 0 && line[n - 1] == ' ')
-        line[--n] = '\0';
-    fprintf(out, "%s\n", line);
-}
-
 static const char *const TEXT_HEAD[] = { "state", "case", "ceiling", "source", "eff" };
 
+/* The terminal table: a case's label wraps in its column so that a line
+ * fits TEXT_WIDTH; its secondary figures and notes follow on lines of their
+ * own, under the case. */
 static int write_text_table(FILE *out, const cJSON *cases)
 {
     int n = cJSON_GetArraySize(cases);
     text_row *rows = calloc((size_t)n + 1, sizeof *rows);
     if (rows == NULL)
         return MB_ESYS;
-    int ws = (int)strlen(TEXT_HEAD[0]), wl = (int)strlen(TEXT_HEAD[1]), wv = (int)strlen(TEXT_HEAD[2]),
-        wf = (int)strlen(TEXT_HEAD[3]), we = (int)strlen(TEXT_HEAD[4]);
+    mb_table t;
+    mb_table_init(&t, "llrlr", TEXT_HEAD[0], TEXT_HEAD[1], TEXT_HEAD[2], TEXT_HEAD[3], TEXT_HEAD[4]);
+    t.flags = MB_TABLE_BYTES;
+    t.fit_col = 1;
+    t.fit_min = TEXT_MIN_CASE;
     for (int i = 0; i < n; i++) {
-        fill_row(cJSON_GetArrayItem(cases, i), &rows[i]);
-        ws = (int)fmax(ws, (double)strlen(rows[i].state));
-        wl = (int)fmax(wl, (double)strlen(rows[i].label));
-        wv = (int)fmax(wv, (double)strlen(rows[i].value));
-        wf = (int)fmax(wf, (double)strlen(rows[i].from));
-        we = (int)fmax(we, (double)strlen(rows[i].eff));
+        text_row *r = &rows[i];
+        fill_row(cJSON_GetArrayItem(cases, i), r);
+        mb_table_row(&t, (const char *const[]){ r->state, r->label, r->value, r->from, r->eff });
     }
-    int fixed = ws + wv + wf + we + 4 * 2;
-    if (wl > TEXT_WIDTH - fixed)
-        wl = (int)fmax(TEXT_MIN_CASE, TEXT_WIDTH - fixed);
-    put_row(out, ws, TEXT_HEAD[0], wl, TEXT_HEAD[1], wv, TEXT_HEAD[2], wf, TEXT_HEAD[3], we, TEXT_HEAD[4]);
-    int indent = ws + 2;
-    for (int i = 0; i < n; i++) {
-        const text_row *r = &rows[i];
-        char part[256];
-        const char *rest = label_part(r->label, wl, part, sizeof part);
-        put_row(out, ws, r->state, wl, part, wv, r->value, wf, r->from, we, r->eff);
-        while (rest) {
-            rest = label_part(rest, wl - 2, part, sizeof part);
-            fprintf(out, "%*s  %s\n", indent, "", part);
-        }
+    int rc = t.oom ? MB_ESYS : MB_OK;
+    mb_table_layout l;
+    mb_table_layout_of(&t, &l);
+    mb_table_put_head(out, &t, &l);
+    int indent = mb_table_col_start(&t, &l, 1);
+    for (int i = 0; i < n && rc == MB_OK; i++) {
+        mb_table_put_row(out, &t, &l, i);
         char sec[768];
-        secondary_text(r->c, sec, sizeof sec);
+        secondary_text(rows[i].c, sec, sizeof sec);
         if (sec[0])
             put_wrapped(out, sec, indent);
-        put_notes(out, r, indent);
+        put_notes(out, &rows[i], indent);
     }
+    mb_table_free(&t);
     free(rows);
-    return MB_OK;
+    return rc;
 }
 
 /* ---- Markdown: one row per case, every figure in its own column ---------- */
 
-static void md_cell(FILE *out, const char *s)
+/* Every note of a case in one cell: why it did not run, why it is noisy,
+ * then its own notes. */
+static void md_notes(const text_row *r, char *buf, size_t len)
 {
-    fputs(" ", out);
-    for (; *s; s++)
-        fputc(*s == '|' ? '/' : *s == '\n' ? ' ' : *s, out);
-    fputs(" |", out);
-}
-
-static void md_notes(FILE *out, const text_row *r)
-{
-    char buf[4096];
     size_t off = 0;
     buf[0] = '\0';
     const char *reason = str_of(r->c, "reason");
     if (*reason)
-        off = append(buf, sizeof buf, off, "%s%s", reason, "");
+        off = append(buf, len, off, "%s%s", reason, "");
     if (r->ceiling.noisy)
-        off = append(buf, sizeof buf, off, "%s%s", off ? "; " : "", r->ceiling.why);
+        off = append(buf, len, off, "%s%s", off ? "; " : "", r->ceiling.why);
     const cJSON *n;
     cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(r->c, "notes"))
     {
         if (cJSON_IsString(n) && strncmp(n->valuestring, "noisy:", 6) != 0)
-            off = append(buf, sizeof buf, off, "%s%s", off ? "; " : "", n->valuestring);
+            off = append(buf, len, off, "%s%s", off ? "; " : "", n->valuestring);
     }
-    md_cell(out, buf);
 }
 
 static int write_md_table(FILE *out, const cJSON *cases)
 {
-    fputs("| state | case | ceiling | source | median | best | cv | burst | sustained | peak | eff | notes |\n"
-          "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n",
-          out);
+    mb_table t;
+    mb_table_init(&t, "llrlrrrrrrrl", "state", "case", "ceiling", "source", "median", "best", "cv", "burst",
+                  "sustained", "peak", "eff", "notes");
+    t.flags = MB_TABLE_MD_TIGHT;
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
     {
         text_row r;
         fill_row(c, &r);
         const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "rate");
-        char v[96];
-        fputs("|", out);
-        md_cell(out, r.state);
-        md_cell(out, r.label);
-        md_cell(out, r.value[0] ? r.value : "-");
-        md_cell(out, r.from[0] ? r.from : "-");
-        rate_text(c, num_of(rate, "median"), v, sizeof v);
-        md_cell(out, v);
-        rate_text(c, num_of(rate, "best"), v, sizeof v);
-        md_cell(out, v);
-        pct_text(v, sizeof v, num_of(rate, "cv"));
-        md_cell(out, v);
-        phase_text(c, "burst", v, sizeof v);
-        md_cell(out, v[0] ? v : "-");
-        phase_text(c, "sustained", v, sizeof v);
-        md_cell(out, v[0] ? v : "-");
-        rate_text(c, nested(c, "peak", "value"), v, sizeof v);
-        md_cell(out, v);
-        md_cell(out, r.eff[0] ? r.eff : "-");
-        md_notes(out, &r);
-        fputs("\n", out);
+        char median[96], best[96], cv[96], burst[96], sustained[96], peak[96], notes[4096];
+        rate_text(c, num_of(rate, "median"), median, sizeof median);
+        rate_text(c, num_of(rate, "best"), best, sizeof best);
+        pct_text(cv, sizeof cv, num_of(rate, "cv"));
+        phase_text(c, "burst", burst, sizeof burst);
+        phase_text(c, "sustained", sustained, sizeof sustained);
+        rate_text(c, nested(c, "peak", "value"), peak, sizeof peak);
+        md_notes(&r, notes, sizeof notes);
+        mb_table_row(&t, (const char *const[]){ r.state, r.label, r.value[0] ? r.value : "-",
+                                                r.from[0] ? r.from : "-", median, best, cv,
+                                                burst[0] ? burst : "-", sustained[0] ? sustained : "-", peak,
+                                                r.eff[0] ? r.eff : "-", notes });
     }
-    return MB_OK;
+    mb_table_print(out, &t, true);
+    int rc = t.oom ? MB_ESYS : MB_OK;
+    mb_table_free(&t);
+    return rc;
 }
 
 static void csv_field(FILE *out, const char *s)
@@ -502,14 +456,16 @@ int mb_write_results(FILE *out, const cJSON *doc, const char *format, mb_err *er
         const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(ctx, "cpu");
         fprintf(out, "### mlbench results: %s (%s)\n\n", str_of(cJSON_GetObjectItemCaseSensitive(ctx, "host"), "name"),
                 str_of(cpu, "model"));
-        int rc = write_md_table(out, cases);
+        if (write_md_table(out, cases) != MB_OK)
+            return mb_errf(err, MB_ESYS, "out of memory formatting the results table");
         fprintf(out, "\n%s\n", TEXT_LEGEND);
-        return rc;
+        return MB_OK;
     }
     if (strcmp(format, "table") == 0) {
-        int rc = write_text_table(out, cases);
+        if (write_text_table(out, cases) != MB_OK)
+            return mb_errf(err, MB_ESYS, "out of memory formatting the results table");
         put_wrapped(out, TEXT_LEGEND, 0);
-        return rc;
+        return MB_OK;
     }
     return mb_errf(err, MB_EUSAGE, "unknown format '%s' (expected table, json, csv or md)", format);
 }

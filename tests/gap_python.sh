@@ -35,3 +35,36 @@ assert d["run"]["steps"] == 10
 assert abs(d["run"]["step_seconds"] - 1.5) < 1e-9
 print("ok   a file from mlbench_stages.py read by mlbench gap")
 PYEOF
+# The Python writer's components and work keys are mlbench's (harness/api/
+# vocabulary.h): the names mlbench lists for an unknown component are the
+# writer's, and a stage of each, with the writer's work key, reads back.
+printf '{"format": "mlbench-stages", "version": 1, "stages": [{"name": "x", "component": "nonesuch", "seconds": 1}]}' \
+  > "$WORK/bad.json"
+"$MLBENCH" gap --run "$WORK/bad.json" --ceilings "$SRC/tests/data/gap_here.json" 2> "$WORK/bad.err" && exit 1
+python3 - "$WORK/bad.err" "$WORK/every.json" <<'PYEOF' || exit 1
+import re, sys
+import mlbench_stages as ms
+named = re.search(r"is not one of (\S+)", open(sys.argv[1]).read())
+assert named, open(sys.argv[1]).read()
+assert set(named.group(1).split("|")) == set(ms.WORK_KEYS), (named.group(1), sorted(ms.WORK_KEYS))
+needs = {"gemm": {"dtype": "bf16"}, "conv": {"dtype": "bf16"}, "copy": {"direction": "h2d"},
+         "disk": {"pattern": "random"}}
+t = ms.StageTimer(clock=lambda: 0.0)
+for comp, key in ms.WORK_KEYS.items():
+    attrs = dict(needs.get(comp, {}))
+    if comp in ("allreduce", "allgather", "reducescatter", "broadcast"):
+        attrs["ranks"] = 8
+    if key:
+        attrs[key] = 1e9
+    t.add(comp, component=comp, seconds=1.0, **attrs)
+t.write(sys.argv[2])
+PYEOF
+"$MLBENCH" gap --run "$WORK/every.json" --ceilings "$SRC/tests/data/gap_here.json" --format json \
+  --out "$WORK/every_gap.json" || exit 1
+python3 - "$WORK/every_gap.json" <<'PYEOF' || exit 1
+import json, sys
+import mlbench_stages as ms
+d = json.load(open(sys.argv[1]))
+assert sorted(s["name"] for s in d["stages"]) == sorted(ms.WORK_KEYS), [s["name"] for s in d["stages"]]
+print("ok   every component of mlbench_stages.py read by mlbench gap with its work key")
+PYEOF

@@ -545,16 +545,17 @@ static void test_world_of_one(void **s)
 static void test_probes_alone(void **s)
 {
     (void)s;
-    extern const mb_component_ops mb_allreduce_mpi, mb_broadcast_mpi;
+    const mb_component_ops *allreduce_mpi = mb_registry_find_builtin("allreduce", "mpi");
+    const mb_component_ops *broadcast_mpi = mb_registry_find_builtin("broadcast", "mpi");
     /* NCCL is a loadable module: reach it (or its placeholder) by the registry. */
     const mb_component_ops *nccl = mb_registry_find("allreduce", "nccl");
     assert_non_null(nccl);
     mb_err why = { 0 };
-    assert_int_equal(mb_allreduce_mpi.probe(NULL, &why), MB_ESKIP);
+    assert_int_equal(allreduce_mpi->probe(NULL, &why), MB_ESKIP);
     assert_true(strstr(why.msg, "mpirun") || strstr(why.msg, "not built in"));
-    assert_true(mb_allreduce_mpi.collective);
-    assert_true(mb_broadcast_mpi.collective);
-    assert_string_equal(mb_allreduce_mpi.work_unit, "byte");
+    assert_true(allreduce_mpi->collective);
+    assert_true(broadcast_mpi->collective);
+    assert_string_equal(allreduce_mpi->work_unit, "byte");
     mb_err_clear(&why);
     int rc = nccl->probe(NULL, &why);
     assert_true(rc == MB_OK || rc == MB_ESKIP);

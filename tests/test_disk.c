@@ -39,7 +39,10 @@
 #include "params.h"
 #include "report.h"
 
-extern const mb_component_ops mb_disk_pread, mb_disk_uring, mb_disk_mmap;
+/* The composed tables (description + code), as the harness sees them. */
+#define PREAD (mb_registry_find_builtin("disk", "pread"))
+#define URING (mb_registry_find_builtin("disk", "io_uring"))
+#define MMAP (mb_registry_find_builtin("disk", "mmap"))
 
 #define FILE_MIB "8m"
 #define FILE_BYTES (8LL << 20)
@@ -296,7 +299,7 @@ static void test_refuses_when_space_is_short(void **st)
     snprintf(size, sizeof size, "%lld", (free_bytes + (1LL << 30)) / 4096 * 4096);
     const char *kv[] = { "file_size", size, "mode", "cached" };
     outcome o;
-    run_case(&mb_disk_pread, kv, 2, 1, NULL, &o);
+    run_case(PREAD, kv, 2, 1, NULL, &o);
     assert_int_equal(o.setup_rc, MB_ESKIP);
     assert_non_null(strstr(o.err.msg, "not enough free space"));
     assert_non_null(strstr(o.err.msg, "MiB free"));
@@ -325,7 +328,7 @@ static void test_shared_file_removed_at_cleanup(void **st)
      * (as on SIGINT) removes file and directory. */
     const char *kv[] = { "file_size", FILE_MIB, "mode", "cached", "ios_per_iter", "64" };
     outcome o;
-    run_case(&mb_disk_pread, kv, 3, 2, NULL, &o);
+    run_case(PREAD, kv, 3, 2, NULL, &o);
     expect_ok(&o, "pread cached in the temporary directory");
     mb_report_free(&o.report);
     assert_true(exists(path));
@@ -344,7 +347,7 @@ static void test_backends_measure_and_verify(void **st)
     outcome o;
     const char *direct_rand[] = { "file_size", FILE_MIB, "block_size", "4k", "pattern", "random",
                                   "mode", "direct", "ios_per_iter", "256" };
-    run_case(&mb_disk_pread, direct_rand, 5, 3, NULL, &o);
+    run_case(PREAD, direct_rand, 5, 3, NULL, &o);
     if (scratch_is_memory_fs()) {
         assert_int_equal(o.setup_rc, MB_ESKIP);
     } else {
@@ -367,14 +370,14 @@ static void test_backends_measure_and_verify(void **st)
 
     const char *cached_seq[] = { "file_size", FILE_MIB, "block_size", "64k", "pattern", "sequential",
                                  "mode", "cached", "ios_per_iter", "256" };
-    run_case(&mb_disk_pread, cached_seq, 5, 3, NULL, &o);
+    run_case(PREAD, cached_seq, 5, 3, NULL, &o);
     expect_ok(&o, "pread cached sequential 64k");
     assert_true(metric(&o, "resident_fraction") > 0.99);
     mb_report_free(&o.report);
 
     const char *uring_direct[] = { "file_size", FILE_MIB, "block_size", "16k", "qd", "8",
                                    "mode", "direct", "ios_per_iter", "256" };
-    run_case(&mb_disk_uring, uring_direct, 5, 3, NULL, &o);
+    run_case(URING, uring_direct, 5, 3, NULL, &o);
     if (o.setup_rc != MB_ESKIP)
         expect_ok(&o, "io_uring direct random 16k qd8");
     else
@@ -383,14 +386,14 @@ static void test_backends_measure_and_verify(void **st)
 
     const char *uring_cached[] = { "file_size", FILE_MIB, "block_size", "1m", "qd", "4",
                                    "mode", "cached", "pattern", "sequential" };
-    run_case(&mb_disk_uring, uring_cached, 5, 3, NULL, &o);
+    run_case(URING, uring_cached, 5, 3, NULL, &o);
     if (o.setup_rc != MB_ESKIP)
         expect_ok(&o, "io_uring cached sequential 1m qd4");
     mb_report_free(&o.report);
 
     const char *mm[] = { "file_size", FILE_MIB, "block_size", "4k", "advice", "random",
                          "ios_per_iter", "128" };
-    run_case(&mb_disk_mmap, mm, 4, 3, NULL, &o);
+    run_case(MMAP, mm, 4, 3, NULL, &o);
     if (scratch_is_memory_fs()) {
         assert_int_equal(o.setup_rc, MB_ESKIP);
     } else {
@@ -473,7 +476,7 @@ static void test_block_size_must_be_sectors(void **st)
     (void)st;
     const char *kv[] = { "file_size", FILE_MIB, "block_size", "1000", "mode", "cached" };
     outcome o;
-    run_case(&mb_disk_pread, kv, 3, 1, NULL, &o);
+    run_case(PREAD, kv, 3, 1, NULL, &o);
     assert_int_equal(o.setup_rc, MB_EUSAGE);
     assert_non_null(strstr(o.err.msg, "block_size"));
     mb_report_free(&o.report);
@@ -525,7 +528,7 @@ static void check_catches(const mb_component_ops *ops, const char *mode, void (*
     const char *with_mode[] = { "file_size", FILE_MIB, "block_size", "4k", "pattern", "sequential",
                                 "ios_per_iter", "2048", "mode", mode };
     outcome o;
-    run_case(ops, with_mode, ops == &mb_disk_mmap ? 4 : 5, 3, damage, &o);
+    run_case(ops, with_mode, ops == MMAP ? 4 : 5, 3, damage, &o);
     disk_files_release(); /* the damaged file must not serve the next test */
     if (o.setup_rc == MB_ESKIP) {
         print_message("%s skipped: %s\n", what, o.err.msg);
@@ -542,10 +545,10 @@ static void check_catches(const mb_component_ops *ops, const char *mode, void (*
 static void test_verification_catches_wrong_offset(void **st)
 {
     (void)st;
-    check_catches(&mb_disk_pread, "direct", swap_in_block_one, "pread direct wrong offset");
-    check_catches(&mb_disk_pread, "cached", swap_in_block_one, "pread cached wrong offset");
-    check_catches(&mb_disk_uring, "direct", swap_in_block_one, "io_uring direct wrong offset");
-    check_catches(&mb_disk_mmap, "", swap_in_block_one, "mmap wrong offset");
+    check_catches(PREAD, "direct", swap_in_block_one, "pread direct wrong offset");
+    check_catches(PREAD, "cached", swap_in_block_one, "pread cached wrong offset");
+    check_catches(URING, "direct", swap_in_block_one, "io_uring direct wrong offset");
+    check_catches(MMAP, "", swap_in_block_one, "mmap wrong offset");
 }
 
 static void test_verification_catches_modified_byte(void **st)
@@ -553,10 +556,10 @@ static void test_verification_catches_modified_byte(void **st)
     (void)st;
     /* Stamps pass; the full compare (last read of a buffer or verify()'s
      * sample, which always includes block 0) must not. */
-    check_catches(&mb_disk_pread, "direct", flip_data_byte, "pread direct modified byte");
-    check_catches(&mb_disk_uring, "cached", flip_data_byte, "io_uring cached modified byte");
-    check_catches(&mb_disk_uring, "direct", flip_data_byte, "io_uring direct modified byte");
-    check_catches(&mb_disk_mmap, "", flip_data_byte, "mmap modified byte");
+    check_catches(PREAD, "direct", flip_data_byte, "pread direct modified byte");
+    check_catches(URING, "cached", flip_data_byte, "io_uring cached modified byte");
+    check_catches(URING, "direct", flip_data_byte, "io_uring direct modified byte");
+    check_catches(MMAP, "", flip_data_byte, "mmap modified byte");
 }
 
 /* ---- --disk-file: read-only ------------------------------------------------------------------------ */
@@ -606,14 +609,14 @@ static void test_disk_file_is_never_written(void **st)
 
     outcome o;
     const char *d[] = { "block_size", "4k", "mode", "direct", "ios_per_iter", "256" };
-    run_case(&mb_disk_pread, d, 3, 3, NULL, &o);
+    run_case(PREAD, d, 3, 3, NULL, &o);
     if (!scratch_is_memory_fs()) {
         expect_ok(&o, "pread direct --disk-file");
         assert_non_null(strstr(mb_report_find_info(&o.report, "verification"), "--disk-file"));
     }
     mb_report_free(&o.report);
     const char *c[] = { "block_size", "64k", "mode", "cached", "pattern", "sequential" };
-    run_case(&mb_disk_uring, c, 3, 3, NULL, &o);
+    run_case(URING, c, 3, 3, NULL, &o);
     if (o.setup_rc != MB_ESKIP) {
         expect_ok(&o, "io_uring cached --disk-file");
         assert_true(o.report.n_notes > 0);
@@ -621,7 +624,7 @@ static void test_disk_file_is_never_written(void **st)
     }
     mb_report_free(&o.report);
     const char *m[] = { "block_size", "4k", "ios_per_iter", "128" };
-    run_case(&mb_disk_mmap, m, 2, 3, NULL, &o);
+    run_case(MMAP, m, 2, 3, NULL, &o);
     if (!scratch_is_memory_fs())
         expect_ok(&o, "mmap --disk-file");
     mb_report_free(&o.report);
@@ -660,7 +663,7 @@ static void test_disk_file_verification_catches_change(void **st)
     set_options(scratch, user_path);
     const char *kv[] = { "block_size", "4k", "mode", "cached", "pattern", "random", "ios_per_iter", "16" };
     outcome o;
-    run_case(&mb_disk_pread, kv, 4, 2, change_user_file, &o);
+    run_case(PREAD, kv, 4, 2, change_user_file, &o);
     assert_int_equal(o.setup_rc, MB_OK);
     assert_int_equal(o.verify_rc, MB_EVERIFY);
     assert_non_null(strstr(o.err.msg, "reference read"));
@@ -696,7 +699,7 @@ static void test_cached_refuses_file_larger_than_memory(void **st)
     set_options(scratch, user_path);
     const char *kv[] = { "block_size", "4k", "mode", "cached" };
     outcome o;
-    run_case(&mb_disk_pread, kv, 2, 1, NULL, &o);
+    run_case(PREAD, kv, 2, 1, NULL, &o);
     assert_int_equal(o.setup_rc, MB_ESKIP);
     assert_non_null(strstr(o.err.msg, "does not fit in the page cache"));
     mb_report_free(&o.report);
@@ -714,19 +717,19 @@ static void test_tmpfs_skips_direct_and_mmap(void **st)
     set_options(dir, NULL);
     outcome o;
     const char *d[] = { "file_size", FILE_MIB, "mode", "direct" };
-    run_case(&mb_disk_pread, d, 2, 1, NULL, &o);
+    run_case(PREAD, d, 2, 1, NULL, &o);
     assert_int_equal(o.setup_rc, MB_ESKIP);
     assert_non_null(strstr(o.err.msg, "tmpfs"));
     mb_report_free(&o.report);
     const char *m[] = { "file_size", FILE_MIB };
-    run_case(&mb_disk_mmap, m, 1, 1, NULL, &o);
+    run_case(MMAP, m, 1, 1, NULL, &o);
     assert_int_equal(o.setup_rc, MB_ESKIP);
     assert_non_null(strstr(o.err.msg, "cold"));
     mb_report_free(&o.report);
     assert_int_equal(count_entries(dir), 0); /* refused before writing a file */
     /* Cached mode is fine on tmpfs: it is the RAM ceiling anyway. */
     const char *c[] = { "file_size", FILE_MIB, "mode", "cached", "ios_per_iter", "64" };
-    run_case(&mb_disk_pread, c, 3, 2, NULL, &o);
+    run_case(PREAD, c, 3, 2, NULL, &o);
     expect_ok(&o, "pread cached on tmpfs");
     mb_report_free(&o.report);
     disk_files_release();
@@ -752,7 +755,7 @@ static void test_uring_not_permitted_skips(void **st)
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
             _exit(77);
         mb_err why = { 0 };
-        int rc = mb_disk_uring.probe(NULL, &why);
+        int rc = URING->probe(NULL, &why);
         _exit(rc == MB_ESKIP && strstr(why.msg, "not permitted") ? 0 : 1);
     }
     int status = 0;
@@ -794,7 +797,7 @@ static void test_uring_registered_and_queue_full(void **st)
     outcome o;
     const char *kv[] = { "file_size", FILE_MIB, "block_size", "16k", "qd", "8", "mode", "direct",
                          "ios_per_iter", "256", "registered", "auto" };
-    run_case(&mb_disk_uring, kv, 6, 4, NULL, &o);
+    run_case(URING, kv, 6, 4, NULL, &o);
     if (o.setup_rc == MB_ESKIP) {
         print_message("io_uring skipped: %s\n", o.err.msg);
         mb_report_free(&o.report);
@@ -807,7 +810,7 @@ static void test_uring_registered_and_queue_full(void **st)
     mb_report_free(&o.report);
 
     kv[11] = "off";
-    run_case(&mb_disk_uring, kv, 6, 2, NULL, &o);
+    run_case(URING, kv, 6, 2, NULL, &o);
     expect_ok(&o, "io_uring direct 16k qd8 plain");
     assert_non_null(strstr(uring_info(&o), "plain buffers, plain file"));
     assert_false(has_note(&o, "registration refused"));
@@ -816,7 +819,7 @@ static void test_uring_registered_and_queue_full(void **st)
     /* Cached reads complete in microseconds: the queue is full at return all the same. */
     const char *cached[] = { "file_size", FILE_MIB, "block_size", "4k", "qd", "16", "mode", "cached",
                              "ios_per_iter", "1024" };
-    run_case(&mb_disk_uring, cached, 5, 3, NULL, &o);
+    run_case(URING, cached, 5, 3, NULL, &o);
     expect_ok(&o, "io_uring cached 4k qd16 registered");
     assert_int_equal((int)metric(&o, "queue_at_iteration_end"), 16);
     mb_report_free(&o.report);
@@ -853,7 +856,7 @@ static void test_uring_registration_refused_falls_back(void **st)
         outcome o;
         const char *kv[] = { "file_size", FILE_MIB, "block_size", "64k", "qd", "4", "mode", "direct",
                              "ios_per_iter", "64" };
-        run_case(&mb_disk_uring, kv, 5, 3, NULL, &o);
+        run_case(URING, kv, 5, 3, NULL, &o);
         disk_files_release();
         if (o.setup_rc == MB_ESKIP) {
             fprintf(stderr, "fallback case skipped: %s\n", o.err.msg);
@@ -895,7 +898,7 @@ static void test_uring_sqpoll_iopoll_run_or_skip(void **st)
         outcome o;
         const char *kv[] = { "file_size", FILE_MIB, "block_size", "4k", "qd", "4", "mode", "direct",
                              "ios_per_iter", "128", names[i], "on" };
-        run_case(&mb_disk_uring, kv, 6, 2, NULL, &o);
+        run_case(URING, kv, 6, 2, NULL, &o);
         if (o.setup_rc == MB_ESKIP || o.run_rc == MB_ESKIP) {
             print_message("%s skipped: %s\n", names[i], o.err.msg);
             assert_true(o.err.msg[0] != '\0');
@@ -909,9 +912,9 @@ static void test_uring_sqpoll_iopoll_run_or_skip(void **st)
     }
     /* Polled completions exist only for O_DIRECT: cached mode is refused. */
     const char *cached[] = { "file_size", FILE_MIB, "mode", "cached", "iopoll", "on" };
-    mb_params *p = params_of(&mb_disk_uring, cached, 3);
+    mb_params *p = params_of(URING, cached, 3);
     mb_err why = { 0 };
-    assert_int_equal(mb_disk_uring.probe(p, &why), MB_ESKIP);
+    assert_int_equal(URING->probe(p, &why), MB_ESKIP);
     assert_non_null(strstr(why.msg, "iopoll = on needs mode = direct"));
     mb_params_free(p);
 }

@@ -27,7 +27,11 @@
 #include "params.h"
 #include "report.h"
 
-extern const mb_component_ops mb_copy_cuda, mb_membw_cuda, mb_peak_cuda, mb_launch_cuda;
+/* The composed tables (description + code), as the harness sees them. */
+#define COPY (*mb_registry_find("copy", "cuda"))
+#define MEMBW (*mb_registry_find("membw", "cuda"))
+#define PEAK (*mb_registry_find("peak", "cuda"))
+#define LAUNCH (*mb_registry_find("launch", "cuda"))
 
 /* Failures in the current test function: a case that fails is printed and
  * counted, the next one still runs (GPU time is scarce: one run should show
@@ -169,22 +173,22 @@ static void test_copy(void **s)
     (void)s;
     /* No lower bound on host<->device copies: what a VM's IOMMU and PCIe
      * path give is not the code's doing (the copy suite reports the ratio). */
-    result r = CASE(mb_copy_cuda, "direction", "h2d", "memory", "pinned", "size", "4m");
+    result r = CASE(COPY, "direction", "h2d", "memory", "pinned", "size", "4m");
     if (r.ok && !r.has_numa)
         failed("h2d: no gpu_numa_node in the report");
-    CASE(mb_copy_cuda, "direction", "h2d", "memory", "wc", "size", "1m");
-    CASE(mb_copy_cuda, "direction", "h2d", "memory", "pageable", "size", "64k");
-    r = CASE(mb_copy_cuda, "direction", "d2h", "memory", "pinned", "size", "4k");
+    CASE(COPY, "direction", "h2d", "memory", "wc", "size", "1m");
+    CASE(COPY, "direction", "h2d", "memory", "pageable", "size", "64k");
+    r = CASE(COPY, "direction", "d2h", "memory", "pinned", "size", "4k");
     /* Small copies are read as latency: device time per 4 KiB copy, back to
      * back behind the gate (about 1-3 us on PCIe). */
     if (r.ok && !(r.latency_us > 0 && r.latency_us < 1000))
         failed("d2h 4k: latency_us %.3f", r.latency_us);
-    CASE(mb_copy_cuda, "direction", "d2h", "memory", "pageable", "size", "1m");
+    CASE(COPY, "direction", "d2h", "memory", "pageable", "size", "1m");
     /* bidir: each direction on its own, each under one direction's share of
      * the peak (the peak is both directions); the combined rate counts both
      * payloads over a region that ends after both, so it cannot exceed twice
      * the slower direction. */
-    r = CASE(mb_copy_cuda, "direction", "bidir", "memory", "pinned", "size", "4m");
+    r = CASE(COPY, "direction", "bidir", "memory", "pinned", "size", "4m");
     if (r.ok) {
         if (!(r.h2d > 0 && r.d2h > 0))
             failed("bidir: h2d_gbps %.3f, d2h_gbps %.3f", r.h2d, r.d2h);
@@ -198,7 +202,7 @@ static void test_copy(void **s)
      * a DRAM rate (read + write counted). An H100 copies at ~0.8-0.9 of its
      * 3.35 TB/s; half means bytes counted once, or the copies not timed as
      * the device ran them. */
-    r = CASE(mb_copy_cuda, "direction", "d2d", "size", "256m");
+    r = CASE(COPY, "direction", "d2d", "size", "256m");
     at_least("d2d 256m", r, 0.5);
     finish("copy");
 }
@@ -207,12 +211,12 @@ static void expect_copy_skip(const char *dir, const char *mem, const char *why)
 {
     const char *names[] = { "direction", "memory" }, *values[] = { dir, mem };
     mb_err err = { 0 };
-    mb_params *p = mb_params_build(mb_copy_cuda.params, names, values, 2, &err);
+    mb_params *p = mb_params_build(COPY.params, names, values, 2, &err);
     assert_non_null(p);
     void *state = NULL;
-    assert_int_equal(mb_copy_cuda.setup(p, &state, &err), MB_ESKIP);
+    assert_int_equal(COPY.setup(p, &state, &err), MB_ESKIP);
     assert_non_null(strstr(err.msg, why));
-    mb_copy_cuda.teardown(state);
+    COPY.teardown(state);
     mb_params_free(p);
 }
 
@@ -232,16 +236,16 @@ static void test_membw(void **s)
      * write (one array): at 64 MiB a replacement policy that keeps part of a
      * streamed array could lift read past the 1.5x slack. */
     for (int i = 0; i < 4; i++) {
-        CASE(mb_membw_cuda, "op", ops[i], "dtype", "fp32", "size", "128m");
-        CASE(mb_membw_cuda, "op", ops[i], "dtype", "fp64", "size", "128m");
+        CASE(MEMBW, "op", ops[i], "dtype", "fp32", "size", "128m");
+        CASE(MEMBW, "op", ops[i], "dtype", "fp64", "size", "128m");
     }
     /* A size that is not a multiple of the vector width is rounded down. */
-    CASE(mb_membw_cuda, "op", "triad", "size", "1000004");
+    CASE(MEMBW, "op", "triad", "size", "1000004");
     /* The automatic size (>= 4x L2, 256 MiB per array at least) is a DRAM
      * rate: BabelStream gets ~0.9 of an H100's 3.35 TB/s; below 0.6 is a
      * wrong byte count, a grid that does not fill the GPU, or a bad timer. */
-    at_least("membw triad (auto size)", CASE(mb_membw_cuda, "op", "triad"), 0.6);
-    at_least("membw read (auto size)", CASE(mb_membw_cuda, "op", "read"), 0.6);
+    at_least("membw triad (auto size)", CASE(MEMBW, "op", "triad"), 0.6);
+    at_least("membw read (auto size)", CASE(MEMBW, "op", "read"), 0.6);
     finish("membw");
 }
 
@@ -252,11 +256,11 @@ static void test_membw(void **s)
 static void test_peak(void **s)
 {
     (void)s;
-    at_least("peak fp32", CASE(mb_peak_cuda, "dtype", "fp32"), 0.5);
-    at_least("peak fp64", CASE(mb_peak_cuda, "dtype", "fp64"), 0.5);
-    at_least("peak fp16", CASE(mb_peak_cuda, "dtype", "fp16"), 0.5);
+    at_least("peak fp32", CASE(PEAK, "dtype", "fp32"), 0.5);
+    at_least("peak fp64", CASE(PEAK, "dtype", "fp64"), 0.5);
+    at_least("peak fp16", CASE(PEAK, "dtype", "fp16"), 0.5);
     /* A short one: a grid of one wave is timed right too. */
-    CASE(mb_peak_cuda, "dtype", "fp32", "iters", "256", "waves", "1");
+    CASE(PEAK, "dtype", "fp32", "iters", "256", "waves", "1");
     finish("peak");
 }
 
@@ -270,7 +274,7 @@ static void test_launch(void **s)
     const char *ops[] = { "launch", "launch_sync", "graph", "stream_sync", "d2h_4b" };
     double us[5] = { 0 };
     for (int i = 0; i < 5; i++) {
-        result r = CASE(mb_launch_cuda, "op", ops[i], "count", "50");
+        result r = CASE(LAUNCH, "op", ops[i], "count", "50");
         if (!r.ok)
             continue;
         us[i] = 1.0 / r.rate; /* Mop/s -> us per op */
@@ -310,7 +314,7 @@ static void test_context(void **s)
 int main(void)
 {
     mb_err why = { 0 };
-    if (mb_copy_cuda.probe(NULL, &why) != MB_OK) {
+    if (COPY.probe(NULL, &why) != MB_OK) {
         printf("skipped: %s\n", why.msg);
         return 77;
     }

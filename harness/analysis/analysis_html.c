@@ -11,7 +11,7 @@
 
 #include "analysis_writers.h"
 #include "formulas.h"
-#include "html_report.h"
+#include "html.h"
 #include "svg.h"
 
 static void p_text(FILE *o, const char *tag, const char *text)

@@ -1,5 +1,5 @@
 /* analysis_html.h: `mlbench gap --html` and `mlbench compare --html`, one
- * self-contained page each (html_report.h: inline SVG and CSS, no scripts,
+ * self-contained page each (report/html.h: inline SVG and CSS, no scripts,
  * same input -> same bytes). */
 #ifndef MB_ANALYSIS_HTML_H
 #define MB_ANALYSIS_HTML_H

@@ -1,7 +1,7 @@
 /* analysis_writers.c: gap and compare as table, JSON or Markdown.
  *
- * The table and Markdown views share one small column layout (tbl_*): cells
- * are formatted once, then printed aligned (table) or with pipes (md). */
+ * The table and Markdown views share one table printer (report/table.h):
+ * cells are formatted once, then printed aligned (table) or with pipes (md). */
 #include "analysis_writers.h"
 
 #include <math.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "formulas.h"
+#include "table.h"
 #include "text.h"
 
 /* ---- human figures ------------------------------------------------------------- */
@@ -94,63 +95,12 @@ __attribute__((unused)) static void fmt_size(char *buf, size_t len, double v)
     snprintf(buf, len, v == floor(v) ? "%.0f%s" : "%.3g%s", v, u[i]);
 }
 
-/* ---- a table that prints as text or Markdown ------------------------------------- */
+/* ---- tables: report/table.h, every one indented in a terminal ----------------------- */
 
-enum { TBL_MAX_COLS = 12 };
-
-typedef struct tbl {
-    int ncol;
-    const char *head[TBL_MAX_COLS];
-    char align[TBL_MAX_COLS]; /* 'l' or 'r' */
-    char **cells;             /* nrows * ncol */
-    int nrows;
-    bool oom;
-} tbl;
-
-static void tbl_init(tbl *t, const char *aligns, ...)
+static mb_table *indented(mb_table *t)
 {
-    memset(t, 0, sizeof *t);
-    va_list ap;
-    va_start(ap, aligns);
-    for (int i = 0; aligns[i] && i < TBL_MAX_COLS; i++) {
-        t->align[i] = aligns[i];
-        t->head[i] = va_arg(ap, const char *);
-        t->ncol++;
-    }
-    va_end(ap);
-}
-
-/* Sets one head at run time (machine names in compare). */
-static void tbl_add_col(tbl *t, const char *head, char align)
-{
-    if (t->ncol < TBL_MAX_COLS) {
-        t->head[t->ncol] = head;
-        t->align[t->ncol++] = align;
-    }
-}
-
-static void tbl_row(tbl *t, const char *const *cells)
-{
-    char **g = realloc(t->cells, sizeof *g * (size_t)((t->nrows + 1) * t->ncol));
-    if (g == NULL) {
-        t->oom = true;
-        return;
-    }
-    t->cells = g;
-    for (int c = 0; c < t->ncol; c++) {
-        char *s = strdup(cells[c] ? cells[c] : "");
-        if (s == NULL)
-            t->oom = true;
-        t->cells[t->nrows * t->ncol + c] = s;
-    }
-    t->nrows++;
-}
-
-static void tbl_free(tbl *t)
-{
-    for (int i = 0; i < t->nrows * t->ncol; i++)
-        free(t->cells[i]);
-    free(t->cells);
+    t->indent = "  ";
+    return t;
 }
 
 /* Display width in characters (UTF-8 continuation bytes do not count). */
@@ -184,43 +134,6 @@ static void put_item(FILE *o, bool md, const char *prefix, const char *text)
     }
     fputs(prefix, o);
     put_wrapped(o, width(prefix), width(prefix), text);
-}
-
-static void tbl_print(FILE *o, const tbl *t, bool md, const char *indent)
-{
-    int w[TBL_MAX_COLS] = { 0 };
-    for (int c = 0; c < t->ncol; c++) {
-        w[c] = width(t->head[c]);
-        for (int r = 0; r < t->nrows; r++) {
-            const char *s = t->cells[r * t->ncol + c];
-            if (s && width(s) > w[c])
-                w[c] = width(s);
-        }
-    }
-    for (int r = -1; r < t->nrows; r++) {
-        fputs(md ? "" : indent, o);
-        for (int c = 0; c < t->ncol; c++) {
-            const char *s = r < 0 ? t->head[c] : t->cells[r * t->ncol + c];
-            if (s == NULL)
-                s = "";
-            if (md) {
-                fprintf(o, "| %s ", s);
-                continue;
-            }
-            int gap = w[c] - width(s);
-            if (t->align[c] == 'r')
-                pad(o, gap);
-            fputs(s, o);
-            if (c < t->ncol - 1)
-                pad(o, (t->align[c] == 'r' ? 0 : gap) + 2);
-        }
-        fputs(md ? "|\n" : "\n", o);
-        if (md && r < 0) {
-            for (int c = 0; c < t->ncol; c++)
-                fputs(t->align[c] == 'r' ? "| ---: " : "| --- ", o);
-            fputs("|\n", o);
-        }
-    }
 }
 
 /* ---- gap: shared pieces ------------------------------------------------------------- */
@@ -420,8 +333,8 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
     bool steps = cJSON_IsString(win) && strcmp(win->valuestring, "ProfilerStep") == 0;
     fprintf(o, md ? "## The step, end to end\n\n%s (mean of %d %s):\n\n" : "the step, end to end: %s (mean of %d %s)\n",
             tm, cJSON_IsNumber(n) ? (int)n->valuedouble : 0, steps ? "ProfilerSteps" : "trace windows");
-    tbl t;
-    tbl_init(&t, "llrr", "part", "class", "time", "share");
+    mb_table t;
+    mb_table_init(&t, "llrr", "part", "class", "time", "share");
     double sum = 0;
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(step, "parts"))
@@ -442,14 +355,14 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
         fmt_pct(share, sizeof share, sh->valuedouble);
         sum += sh->valuedouble;
         const char *row[] = { label, c, pt, share };
-        tbl_row(&t, row);
+        mb_table_row(&t, row);
     }
     char total[32];
     fmt_pct(total, sizeof total, sum);
     const char *row[] = { md ? "**step**" : "step", "", tm, total };
-    tbl_row(&t, row);
-    tbl_print(o, &t, md, "  ");
-    tbl_free(&t);
+    mb_table_row(&t, row);
+    mb_table_print(o, indented(&t), md);
+    mb_table_free(&t);
     fputc('\n', o);
 }
 
@@ -471,10 +384,10 @@ static void short_name(char *buf, size_t len, const char *name, int cols)
 
 static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
 {
-    tbl t;
+    mb_table t;
     /* "at ceiling" is in the JSON (seconds_at_ceiling): the table keeps
      * within 120 columns */
-    tbl_init(&t, "llrrrrrrr", "stage", "component", "time", "exposed", "measured", "ceiling", "eff.", "lost",
+    mb_table_init(&t, "llrrrrrrr", "stage", "component", "time", "exposed", "measured", "ceiling", "eff.", "lost",
              "share");
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
@@ -502,23 +415,23 @@ static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
         char name[96];
         short_name(name, sizeof name, s->name, md ? 1 << 20 : 24);
         const char *row[] = { name, what, tm, ex, meas, ceil, eff, lost, share };
-        tbl_row(&t, row);
+        mb_table_row(&t, row);
     }
     if (g->unaccounted > 0) {
         char tm[32], share[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
         fmt_pct(share, sizeof share, g->unaccounted / g->total);
         const char *row[] = { "(no stage)", "", tm, tm, "", "", "", "", share };
-        tbl_row(&t, row);
+        mb_table_row(&t, row);
     }
     {
         char tm[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->total));
         const char *row[] = { md ? "**total**" : "total", "", "", tm, "", "", "", "", "100.0%" };
-        tbl_row(&t, row);
+        mb_table_row(&t, row);
     }
-    tbl_print(o, &t, md, "  ");
-    tbl_free(&t);
+    mb_table_print(o, indented(&t), md);
+    mb_table_free(&t);
 }
 
 /* "  name           text", the text wrapped under itself; a long name
@@ -606,12 +519,12 @@ static void gap_amdahl(FILE *o, const mb_gap *g, bool md)
                     "unchanged):\n\n"
                   : "\nAmdahl projection: %s time if only this stage reached its ceiling (others unchanged)\n",
             run_unit_word(g));
-    tbl t;
-    tbl_init(&t, "lrr", md ? "stage" : "", run_unit_word(g), "speed-up");
+    mb_table t;
+    mb_table_init(&t, "lrr", md ? "stage" : "", run_unit_word(g), "speed-up");
     char now[32];
     mb_fmt_seconds(now, sizeof now, mb_gap_per_step(g, g->total));
     const char *first[] = { "now", now, "1.00x" };
-    tbl_row(&t, first);
+    mb_table_row(&t, first);
     for (int k = 0; k < g->n; k++) {
         const mb_gap_stage *st = &g->stages[g->ranking[k]];
         if (st->match < 0)
@@ -622,7 +535,7 @@ static void gap_amdahl(FILE *o, const mb_gap *g, bool md)
         char name[96];
         short_name(name, sizeof name, st->stage->name, md ? 1 << 20 : 40);
         const char *row[] = { name, a, sp };
-        tbl_row(&t, row);
+        mb_table_row(&t, row);
     }
     char a[32], sp[32];
     mb_fmt_seconds(a, sizeof a, mb_gap_per_step(g, g->all_total));
@@ -631,9 +544,9 @@ static void gap_amdahl(FILE *o, const mb_gap *g, bool md)
     fmt_pct(bounded, sizeof bounded, g->bounded_share);
     snprintf(label, sizeof label, "all stages with a ceiling (%s of the %s)", bounded, run_unit_word(g));
     const char *all[] = { label, a, sp };
-    tbl_row(&t, all);
-    tbl_print(o, &t, md, "  ");
-    tbl_free(&t);
+    mb_table_row(&t, all);
+    mb_table_print(o, indented(&t), md);
+    mb_table_free(&t);
 }
 
 static void gap_diagnosis(FILE *o, const mb_diagnosis *d, bool md)
@@ -683,21 +596,21 @@ static void gap_projection(FILE *o, const mb_gap *g, bool md)
             g->target_kind);
     /* one time basis: each stage's exposed time here and there (hidden time
      * stays hidden), so the rows add up to the step on both sides */
-    tbl t;
-    tbl_init(&t, "lrrl", "stage", "here (exposed)", "there (exposed)", "from");
+    mb_table t;
+    mb_table_init(&t, "lrrl", "stage", "here (exposed)", "there (exposed)", "from");
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         char h[32], th[32];
         mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, st->exposed));
         mb_fmt_seconds(th, sizeof th, mb_gap_per_step(g, st->target_seconds));
         const char *row[] = { st->stage->name, h, th, st->target_source ? st->target_source : "kept" };
-        tbl_row(&t, row);
+        mb_table_row(&t, row);
     }
     if (g->unaccounted > 0) {
         char h[32];
         mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, g->unaccounted));
         const char *row[] = { "(no stage)", h, h, "kept" };
-        tbl_row(&t, row);
+        mb_table_row(&t, row);
     }
     char h[32], th[32], sp[64];
     mb_fmt_seconds(h, sizeof h, mb_gap_per_step(g, g->total));
@@ -708,9 +621,9 @@ static void gap_projection(FILE *o, const mb_gap *g, bool md)
     else
         snprintf(sp, sizeof sp, "%.2fx slower there", speedup > 0 ? 1 / speedup : 0);
     const char *row[] = { run_unit_word(g), h, th, sp };
-    tbl_row(&t, row);
-    tbl_print(o, &t, md, "  ");
-    tbl_free(&t);
+    mb_table_row(&t, row);
+    mb_table_print(o, indented(&t), md);
+    mb_table_free(&t);
     fprintf(o, md ? "\nHow each stage was projected:\n\n" : "  how each stage was projected:\n");
     for (int i = 0; i < g->n; i++) {
         char lead[96];
@@ -758,8 +671,8 @@ static void gap_levels_table(FILE *o, const mb_gap *g, bool md)
         return;
     fprintf(o, md ? "\n## Three levels per stage (simplify)\n\n"
                   : "\nthree levels per stage (simplify): hardware ceiling -> the part alone -> in the full loop\n");
-    tbl t;
-    tbl_init(&t, "lrrrrrrl", "stage", "at ceiling", "alone", "in loop", "rate alone", "rate in loop", "exposed",
+    mb_table t;
+    mb_table_init(&t, "lrrrrrrl", "stage", "at ceiling", "alone", "in loop", "rate alone", "rate in loop", "exposed",
              "verdict");
     for (int i = 0; i < g->n; i++) {
         mb_gap_levels L = mb_gap_stage_levels(g, i, MB_LEVELS_TOLERANCE);
@@ -782,10 +695,10 @@ static void gap_levels_table(FILE *o, const mb_gap *g, bool md)
             snprintf(rl, sizeof rl, "-");
         }
         const char *row[] = { st->stage->name, atc, alone, loop, ra, rl, ex, L.verdict_text };
-        tbl_row(&t, row);
+        mb_table_row(&t, row);
     }
-    tbl_print(o, &t, md, "  ");
-    tbl_free(&t);
+    mb_table_print(o, indented(&t), md);
+    mb_table_free(&t);
     fprintf(o, md ? "\n" : "");
     char legend[512];
     snprintf(legend, sizeof legend,
@@ -1248,9 +1161,22 @@ static bool compare_priced(const mb_compare *c)
     return false;
 }
 
+/* A section's title: capitalized as a Markdown heading, in lower case in a
+ * terminal. */
 static void section(FILE *o, bool md, const char *title)
 {
-    fprintf(o, md ? "\n## %s\n\n" : "\n%s\n", title);
+    if (md)
+        fprintf(o, "\n## %s\n\n", title);
+    else
+        fprintf(o, "\n%c%s\n", title[0] >= 'A' && title[0] <= 'Z' ? title[0] - 'A' + 'a' : title[0], title + 1);
+}
+
+/* A section's title and the paragraph that says what it shows: worded for
+ * the page in Markdown, shorter and indented in a terminal. */
+static void section_lead(FILE *o, bool md, const char *title, const char *md_lead, const char *text_lead)
+{
+    section(o, md, title);
+    fputs(md ? md_lead : text_lead, o);
 }
 
 /* A column head for machine i: the letter alone in a terminal (the labels
@@ -1267,18 +1193,32 @@ static void machine_head(char *buf, size_t len, const mb_compare *c, int i, bool
 enum { CTX_CELL_MAX = 32 }; /* context values wider than this are cut in a terminal */
 enum { CELL = 96 };
 
-/* Columns a table takes in a terminal, as tbl_print lays it out with indent "  ". */
-static int tbl_width(const tbl *t)
+/* A column per machine and, after each but A's, its ratio to A: the heads
+ * of compare's tables ("B/A", or "B/A per $" with ratio_suffix " per $"). */
+static void machine_columns(mb_table *t, const mb_compare *c, bool md, const char *ratio_suffix,
+                            char heads[][64])
 {
-    int total = 2;
-    for (int c = 0; c < t->ncol; c++) {
-        int w = width(t->head[c]);
-        for (int r = 0; r < t->nrows; r++)
-            if (t->cells[r * t->ncol + c] && width(t->cells[r * t->ncol + c]) > w)
-                w = width(t->cells[r * t->ncol + c]);
-        total += w + (c < t->ncol - 1 ? 2 : 0);
+    for (int i = 0; i < c->n_m && t->ncol < MB_TABLE_MAX_COLS; i++) {
+        machine_head(heads[t->ncol], 64, c, i, md);
+        mb_table_add_col(t, heads[t->ncol], 'r');
+        if (i > 0 && t->ncol < MB_TABLE_MAX_COLS) {
+            snprintf(heads[t->ncol], 64, "%c/A%s", 'A' + i, ratio_suffix);
+            mb_table_add_col(t, heads[t->ncol], 'r');
+        }
     }
-    return total;
+}
+
+/* A row's cells under machine_columns: machine i's figure, already in
+ * cells[*col], then (but for A) its ratio to A. */
+static void machine_cells(const mb_table *t, char cells[][CELL], const char **p, int *col, int i, double ratio)
+{
+    p[*col] = cells[*col];
+    (*col)++;
+    if (i > 0 && *col < t->ncol) {
+        mb_fmt_ratio(cells[*col], CELL, ratio);
+        p[*col] = cells[*col];
+        (*col)++;
+    }
 }
 
 static void compare_machines_text(FILE *o, const mb_compare *c, bool md)
@@ -1297,56 +1237,68 @@ static void compare_machines_text(FILE *o, const mb_compare *c, bool md)
           o);
 }
 
-/* Best per kind: what each machine does at its best, kind by kind; with
- * the backends when the table still fits a terminal. */
-static void best_table(tbl *t, const mb_compare *c, bool md, bool backends, char heads[][64])
+/* What a best-per-kind table shows of each machine's best case. */
+typedef enum best_view {
+    BEST_WITH_BACKEND, /* its rate and backend */
+    BEST_RATE,         /* its rate alone (a terminal too narrow for the backends) */
+    BEST_PER_USD,      /* the work a dollar buys */
+} best_view;
+
+/* A kind is a row when some machine has a figure for it. */
+static bool best_shown(const mb_compare *c, const mb_compare_best *k, best_view v)
 {
-    tbl_init(t, "ll", "component", "kind");
-    for (int i = 0; i < c->n_m && t->ncol < TBL_MAX_COLS; i++) {
-        machine_head(heads[t->ncol], 64, c, i, md);
-        tbl_add_col(t, heads[t->ncol], 'r');
-        if (i > 0 && t->ncol < TBL_MAX_COLS) {
-            snprintf(heads[t->ncol], 64, "%c/A", 'A' + i);
-            tbl_add_col(t, heads[t->ncol], 'r');
-        }
-    }
+    for (int i = 0; i < c->n_m; i++)
+        if (v == BEST_PER_USD ? k->per_usd_abs[i] > 0 : k->row[i] >= 0)
+            return true;
+    return false;
+}
+
+/* Machine i's figure of kind k into buf; its ratio to A returned. */
+static double best_cell(char *buf, const mb_compare *c, const mb_compare_best *k, int i, best_view v)
+{
+    if (v == BEST_WITH_BACKEND)
+        mb_compare_fmt_best(buf, CELL, c, k, i);
+    else if (v == BEST_RATE)
+        mb_compare_fmt_rate(buf, CELL, k->rate_abs[i], k->work_unit, k->latency_first);
+    else
+        mb_compare_fmt_per_usd(buf, CELL, k->per_usd_abs[i], k->work_unit);
+    if (v != BEST_PER_USD)
+        return k->ratio[i];
+    bool both = k->per_usd_abs[i] > 0 && k->per_usd_abs[0] > 0;
+    return both ? k->per_usd_abs[i] / k->per_usd_abs[0] : -1;
+}
+
+/* Best per kind: what each machine does at its best, kind by kind. */
+static void best_table(mb_table *t, const mb_compare *c, bool md, best_view v, char heads[][64])
+{
+    mb_table_init(t, "ll", "component", "kind");
+    machine_columns(t, c, md, v == BEST_PER_USD ? " per $" : "", heads);
     for (int b = 0; b < c->n_best; b++) {
         const mb_compare_best *k = &c->best[b];
-        bool any = false;
-        for (int i = 0; i < c->n_m; i++)
-            any = any || k->row[i] >= 0;
-        if (!any)
+        if (!best_shown(c, k, v))
             continue;
-        char cells[TBL_MAX_COLS][CELL];
-        const char *p[TBL_MAX_COLS] = { k->component, k->kind[0] ? k->kind : "(all)" };
+        char cells[MB_TABLE_MAX_COLS][CELL];
+        const char *p[MB_TABLE_MAX_COLS] = { k->component, k->kind[0] ? k->kind : "(all)" };
         int col = 2;
         for (int i = 0; i < c->n_m && col < t->ncol; i++) {
-            if (backends)
-                mb_compare_fmt_best(cells[col], CELL, c, k, i);
-            else
-                mb_compare_fmt_rate(cells[col], CELL, k->rate_abs[i], k->work_unit, k->latency_first);
-            p[col] = cells[col];
-            col++;
-            if (i > 0 && col < t->ncol) {
-                mb_fmt_ratio(cells[col], CELL, k->ratio[i]);
-                p[col] = cells[col];
-                col++;
-            }
+            double ratio = best_cell(cells[col], c, k, i, v);
+            machine_cells(t, cells, p, &col, i, ratio);
         }
-        tbl_row(t, p);
+        mb_table_row(t, p);
     }
 }
 
 static void compare_best_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, md ? "Best verified case per component and kind" : "best verified case per component and kind");
-    tbl t;
-    char heads[TBL_MAX_COLS][64];
-    best_table(&t, c, md, true, heads);
-    bool backends = md || tbl_width(&t) <= TEXT_COLS;
+    section(o, md, "Best verified case per component and kind");
+    mb_table t;
+    char heads[MB_TABLE_MAX_COLS][64];
+    /* with the backends when the table still fits a terminal */
+    best_table(&t, c, md, BEST_WITH_BACKEND, heads);
+    bool backends = md || mb_table_text_width(indented(&t)) <= TEXT_COLS;
     if (!backends) {
-        tbl_free(&t);
-        best_table(&t, c, md, false, heads);
+        mb_table_free(&t);
+        best_table(&t, c, md, BEST_RATE, heads);
     }
     fputs(md ? "Each machine's fastest case that ran and passed verification, with its backend: what a buyer "
                "compares.\n\n"
@@ -1357,28 +1309,28 @@ static void compare_best_text(FILE *o, const mb_compare *c, bool md)
                "own noise, as `mlbench report` marks it: not a reliable ceiling.\n\n"
              : "  noisy = the case's repetitions disagree (as `mlbench report` marks it): not a reliable ceiling\n",
           o);
-    tbl_print(o, &t, md, "  ");
-    tbl_free(&t);
+    mb_table_print(o, indented(&t), md);
+    mb_table_free(&t);
 }
 
 /* Geometric means as rows of component x view, a column per machine: stays
  * narrow however many machines are compared. */
 static void geomean_table(FILE *o, const mb_compare *c, bool md, bool usd)
 {
-    tbl t;
-    tbl_init(&t, "ll", "component", "view");
-    char heads[TBL_MAX_COLS][64];
-    for (int i = 1; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
+    mb_table t;
+    mb_table_init(&t, "ll", "component", "view");
+    char heads[MB_TABLE_MAX_COLS][64];
+    for (int i = 1; i < c->n_m && t.ncol < MB_TABLE_MAX_COLS; i++) {
         snprintf(heads[t.ncol], sizeof heads[t.ncol], usd ? "%c/A per $" : "%c/A", 'A' + i);
-        tbl_add_col(&t, heads[t.ncol], 'r');
+        mb_table_add_col(&t, heads[t.ncol], 'r');
     }
     for (int g = 0; g < c->n_geo; g++) {
         const mb_compare_geo *geo = &c->geo[g];
         if (geo->n_total == 0 && geo->best_total == 0)
             continue;
         for (int view = 0; view < 2; view++) {
-            char cells[TBL_MAX_COLS][CELL];
-            const char *p[TBL_MAX_COLS] = { view == 0 || md ? geo->component : "",
+            char cells[MB_TABLE_MAX_COLS][CELL];
+            const char *p[MB_TABLE_MAX_COLS] = { view == 0 || md ? geo->component : "",
                                             view == 0 ? "best per kind" : "like-for-like" };
             for (int i = 1, col = 2; i < c->n_m && col < t.ncol; i++, col++) {
                 double x = view == 0 ? (usd ? geo->best_geomean_usd[i] : geo->best_geomean[i])
@@ -1387,67 +1339,34 @@ static void geomean_table(FILE *o, const mb_compare *c, bool md, bool usd)
                         view == 0 ? geo->best_total : geo->n_total);
                 p[col] = cells[col];
             }
-            tbl_row(&t, p);
+            mb_table_row(&t, p);
         }
     }
-    tbl_print(o, &t, md, "  ");
-    tbl_free(&t);
+    mb_table_print(o, indented(&t), md);
+    mb_table_free(&t);
 }
 
 static void compare_geomeans_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, md ? "Geometric means of the ratios to A per component" : "geometric means of the ratios to A per component");
-    fputs(md ? "*Best per kind*: over the kinds where both machines have a best case (the table above). "
-               "*Like-for-like*: over the cases both ran and verified. (n of m): kinds or cases in the mean, of "
-               "those that ran on some machine.\n\n"
-             : "  best per kind: over the kinds both have (table above); like-for-like: over the cases both ran\n"
-               "  and verified; (n of m): kinds or cases in the mean, of those that ran on some machine\n",
-          o);
+    section_lead(o, md, "Geometric means of the ratios to A per component",
+                 "*Best per kind*: over the kinds where both machines have a best case (the table above). "
+                 "*Like-for-like*: over the cases both ran and verified. (n of m): kinds or cases in the mean, of "
+                 "those that ran on some machine.\n\n",
+                 "  best per kind: over the kinds both have (table above); like-for-like: over the cases both ran\n"
+                 "  and verified; (n of m): kinds or cases in the mean, of those that ran on some machine\n");
     geomean_table(o, c, md, false);
 }
 
 static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, md ? "Work per dollar" : "work per dollar");
-    fputs(md ? "Rate x 3600 / (USD per hour): the work an hour buys, per dollar, of the best case per kind.\n\n"
-             : "  rate x 3600 / (USD per hour): the work one dollar buys, best case per kind\n",
-          o);
-    tbl t;
-    tbl_init(&t, "ll", "component", "kind");
-    char heads[TBL_MAX_COLS][64];
-    for (int i = 0; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
-        machine_head(heads[t.ncol], sizeof heads[t.ncol], c, i, md);
-        tbl_add_col(&t, heads[t.ncol], 'r');
-        if (i > 0 && t.ncol < TBL_MAX_COLS) {
-            snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A per $", 'A' + i);
-            tbl_add_col(&t, heads[t.ncol], 'r');
-        }
-    }
-    for (int b = 0; b < c->n_best; b++) {
-        const mb_compare_best *k = &c->best[b];
-        bool any = false;
-        for (int i = 0; i < c->n_m; i++)
-            any = any || k->per_usd_abs[i] > 0;
-        if (!any)
-            continue;
-        char cells[TBL_MAX_COLS][CELL];
-        const char *p[TBL_MAX_COLS] = { k->component, k->kind[0] ? k->kind : "(all)" };
-        int col = 2;
-        for (int i = 0; i < c->n_m && col < t.ncol; i++) {
-            mb_compare_fmt_per_usd(cells[col], CELL, k->per_usd_abs[i], k->work_unit);
-            p[col] = cells[col];
-            col++;
-            if (i > 0 && col < t.ncol) {
-                bool both = k->per_usd_abs[i] > 0 && k->per_usd_abs[0] > 0;
-                mb_fmt_ratio(cells[col], CELL, both ? k->per_usd_abs[i] / k->per_usd_abs[0] : -1);
-                p[col] = cells[col];
-                col++;
-            }
-        }
-        tbl_row(&t, p);
-    }
-    tbl_print(o, &t, md, "  ");
-    tbl_free(&t);
+    section_lead(o, md, "Work per dollar",
+                 "Rate x 3600 / (USD per hour): the work an hour buys, per dollar, of the best case per kind.\n\n",
+                 "  rate x 3600 / (USD per hour): the work one dollar buys, best case per kind\n");
+    mb_table t;
+    char heads[MB_TABLE_MAX_COLS][64];
+    best_table(&t, c, md, BEST_PER_USD, heads);
+    mb_table_print(o, indented(&t), md);
+    mb_table_free(&t);
 
     fputs(md ? "\nGeometric means of the per-dollar ratios to A:\n\n" : "\n  geometric means of the per-dollar ratios to A\n", o);
     geomean_table(o, c, md, true);
@@ -1456,52 +1375,37 @@ static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
 /* Like-for-like: the cases that ran and passed verification on every machine. */
 static void compare_common_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, md ? "Cases on every machine" : "cases on every machine");
-    fputs(md ? "The cases that ran and passed verification on every machine.\n\n"
-             : "  the cases that ran and passed verification on every machine\n",
-          o);
-    tbl t;
-    tbl_init(&t, "l", "case");
-    char heads[TBL_MAX_COLS][64];
-    for (int i = 0; i < c->n_m && t.ncol < TBL_MAX_COLS; i++) {
-        machine_head(heads[t.ncol], sizeof heads[t.ncol], c, i, md);
-        tbl_add_col(&t, heads[t.ncol], 'r');
-        if (i > 0 && t.ncol < TBL_MAX_COLS) {
-            snprintf(heads[t.ncol], sizeof heads[t.ncol], "%c/A", 'A' + i);
-            tbl_add_col(&t, heads[t.ncol], 'r');
-        }
-    }
+    section_lead(o, md, "Cases on every machine", "The cases that ran and passed verification on every machine.\n\n",
+                 "  the cases that ran and passed verification on every machine\n");
+    mb_table t;
+    mb_table_init(&t, "l", "case");
+    char heads[MB_TABLE_MAX_COLS][64];
+    machine_columns(&t, c, md, "", heads);
     int n = 0;
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
         if (!row->everywhere)
             continue;
-        char cells[TBL_MAX_COLS][CELL];
-        const char *p[TBL_MAX_COLS] = { row->label };
+        char cells[MB_TABLE_MAX_COLS][CELL];
+        const char *p[MB_TABLE_MAX_COLS] = { row->label };
         int col = 1;
         for (int i = 0; i < c->n_m && col < t.ncol; i++) {
             mb_compare_fmt_cell(cells[col], CELL, c, row, i);
-            p[col] = cells[col];
-            col++;
-            if (i > 0 && col < t.ncol) {
-                mb_fmt_ratio(cells[col], CELL, row->ratio[i]);
-                p[col] = cells[col];
-                col++;
-            }
+            machine_cells(&t, cells, p, &col, i, row->ratio[i]);
         }
-        tbl_row(&t, p);
+        mb_table_row(&t, p);
         n++;
     }
     if (n)
-        tbl_print(o, &t, md, "  ");
+        mb_table_print(o, indented(&t), md);
     else
         fputs(md ? "None.\n" : "  none\n", o);
-    tbl_free(&t);
+    mb_table_free(&t);
 }
 
 static void compare_partial_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, md ? "Cases not on every machine" : "cases not on every machine");
+    section(o, md, "Cases not on every machine");
     int n = 0;
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
@@ -1525,17 +1429,17 @@ static void compare_partial_text(FILE *o, const mb_compare *c, bool md)
 
 static void compare_context_text(FILE *o, const mb_compare *c, bool md)
 {
-    section(o, md, md ? "Context differences" : "context differences");
+    section(o, md, "Context differences");
     if (c->n_ctx == 0) {
         fprintf(o, md ? "None of the compared entries differ.\n" : "  none of the compared entries differ\n");
         return;
     }
-    tbl x;
-    tbl_init(&x, "l", "entry");
-    char xh[TBL_MAX_COLS][64];
-    for (int i = 0; i < c->n_m && x.ncol < TBL_MAX_COLS; i++) {
+    mb_table x;
+    mb_table_init(&x, "l", "entry");
+    char xh[MB_TABLE_MAX_COLS][64];
+    for (int i = 0; i < c->n_m && x.ncol < MB_TABLE_MAX_COLS; i++) {
         machine_head(xh[i], sizeof xh[i], c, i, md);
-        tbl_add_col(&x, xh[i], 'l');
+        mb_table_add_col(&x, xh[i], 'l');
     }
     /* a terminal row stays within 120 columns: the values share what the keys leave */
     int key_w = 5;
@@ -1544,8 +1448,8 @@ static void compare_context_text(FILE *o, const mb_compare *c, bool md)
     int cell_max = (TEXT_COLS - 2 - key_w - 2 * (x.ncol - 1)) / (x.ncol - 1 > 0 ? x.ncol - 1 : 1);
     cell_max = cell_max > CTX_CELL_MAX ? CTX_CELL_MAX : cell_max < 8 ? 8 : cell_max;
     for (int k = 0; k < c->n_ctx; k++) {
-        const char *p[TBL_MAX_COLS];
-        char cut[TBL_MAX_COLS][CTX_CELL_MAX + 4];
+        const char *p[MB_TABLE_MAX_COLS];
+        char cut[MB_TABLE_MAX_COLS][CTX_CELL_MAX + 4];
         p[0] = c->ctx[k].key;
         for (int i = 0; i < c->n_m && i + 1 < x.ncol; i++) {
             p[i + 1] = c->ctx[k].value[i][0] ? c->ctx[k].value[i] : "(none)";
@@ -1555,10 +1459,10 @@ static void compare_context_text(FILE *o, const mb_compare *c, bool md)
                 p[i + 1] = cut[i + 1];
             }
         }
-        tbl_row(&x, p);
+        mb_table_row(&x, p);
     }
-    tbl_print(o, &x, md, "  ");
-    tbl_free(&x);
+    mb_table_print(o, indented(&x), md);
+    mb_table_free(&x);
 }
 
 static void compare_text(FILE *o, const mb_compare *c, bool md)

@@ -3,6 +3,7 @@
 
 #include "analysis_writers.h"
 #include "formulas.h"
+#include "vocabulary.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -25,27 +26,6 @@ static bool name_has_any(const char *name, const char *list)
     return false;
 }
 
-static bool collective_kind(const char *c, mb_collective *kind)
-{
-    static const struct {
-        const char *name;
-        mb_collective kind;
-    } map[] = { { "allreduce", MB_COLL_ALLREDUCE }, { "allgather", MB_COLL_ALLGATHER },
-                { "reducescatter", MB_COLL_REDUCESCATTER }, { "broadcast", MB_COLL_BROADCAST } };
-    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-        if (strcmp(c, map[i].name) == 0) {
-            *kind = map[i].kind;
-            return true;
-        }
-    return false;
-}
-
-static bool is_collective(const char *c)
-{
-    mb_collective kind;
-    return collective_kind(c, &kind);
-}
-
 static bool role_is(const mb_stage *s, const char *role)
 {
     return s->role && strcmp(s->role, role) == 0;
@@ -54,7 +34,7 @@ static bool role_is(const mb_stage *s, const char *role)
 /* A collective, on the GPU or the host, or a stage whose role says it communicates. */
 static bool comm_stage(const mb_stage *s)
 {
-    return is_collective(s->component) || role_is(s, "communication");
+    return mb_is_collective(s->component) || role_is(s, "communication");
 }
 
 /* Work outside the training step proper: saving state, evaluating, logging. */
@@ -803,7 +783,7 @@ static void comm_evidence(builder *b, const mb_gap *g)
             snprintf(ranks, sizeof ranks, ", %d ranks", s->ranks);
         mb_collective kind;
         double f = 0;
-        if (bytes && collective_kind(s->component, &kind))
+        if (bytes && mb_coll_from_name(s->component, &kind))
             f = mb_busbw_factor(kind, s->ranks);
         mb_fmt_rate(bw, sizeof bw, st->measured_rate * (f > 0 ? f : 1), "byte");
         mb_fmt_rate(cbw, sizeof cbw, st->ceiling_rate * f, "byte");

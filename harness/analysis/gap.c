@@ -10,6 +10,7 @@
 #include "component.h"
 #include "formulas.h"
 #include "reference.h"
+#include "vocabulary.h"
 
 /* ---- dtypes ----------------------------------------------------------------- */
 
@@ -120,25 +121,6 @@ static bool units_match(const mb_ini *m, const char *stage_unit, const char *cas
     return mb_ini_list_has(m, "units", stage_unit, case_unit);
 }
 
-static bool collective_of(const char *component, mb_collective *out)
-{
-    static const struct {
-        const char *name;
-        mb_collective c;
-    } map[] = {
-        { "allreduce", MB_COLL_ALLREDUCE },
-        { "allgather", MB_COLL_ALLGATHER },
-        { "reducescatter", MB_COLL_REDUCESCATTER },
-        { "broadcast", MB_COLL_BROADCAST },
-    };
-    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-        if (strcmp(component, map[i].name) == 0) {
-            *out = map[i].c;
-            return true;
-        }
-    return false;
-}
-
 static double case_metric(const mb_case_ref *c, const char *name)
 {
     const cJSON *metrics = c->json ? cJSON_GetObjectItemCaseSensitive(c->json, "metrics") : NULL;
@@ -156,7 +138,7 @@ double mb_gap_case_rate(const mb_stage *s, const mb_case_ref *c, const mb_ini *m
          * is the figure that holds across rank counts, so the stage's
          * algorithm-bandwidth ceiling is busbw / factor(stage's ranks). */
         mb_collective coll;
-        if (collective_of(s->component, &coll) && case_metric(c, "busbw_factor") > 0) {
+        if (mb_coll_from_name(s->component, &coll) && case_metric(c, "busbw_factor") > 0) {
             double f = mb_busbw_factor(coll, s->ranks);
             return f > 0 ? c->rate_abs / f : 0;
         }
@@ -401,7 +383,7 @@ static void explain_none(const mb_stage *s, const mb_ini *m, const counts *k, ch
                  "without a GPU? set \"device\" if the stage ran elsewhere)",
                  cc, strcmp(stage_device(s), "gpu") == 0 ? "cpu" : "gpu",
                  k->other_device_backend ? k->other_device_backend : "?", stage_device(s));
-    else if (k->unit == 0 && collective_of(s->component, &coll) && coll != MB_COLL_BROADCAST && s->ranks <= 1)
+    else if (k->unit == 0 && mb_coll_from_name(s->component, &coll) && coll != MB_COLL_BROADCAST && s->ranks <= 1)
         snprintf(why, len,
                  "no ceiling: the stage's rank count is %s: the %s ceiling (bus bandwidth) holds for a rank count "
                  "(give `ranks`)",
@@ -954,6 +936,14 @@ static bool array_trace(const mb_run *run)
     return cJSON_IsString(form) && strcmp(form->valuestring, "array") == 0;
 }
 
+/* The stage-file key a component's work goes under ("launches"); "bytes"
+ * for one without a key of its own. */
+static const char *work_key_of(const char *component)
+{
+    const mb_stage_component *c = mb_stage_component_find(component);
+    return c && c->work_key ? c->work_key : "bytes";
+}
+
 /* What would give a stage without a ceiling one: the work it lacks, or the
  * measurement the ceilings lack. */
 static void bound_hint(const mb_gap *g, mb_gap_stage *st)
@@ -991,8 +981,7 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
     else if (time_only && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0))
         snprintf(st->bound_hint, len, "FLOPs not recorded: profile with record_shapes=True or give `flops`");
     else if (time_only)
-        snprintf(st->bound_hint, len, "its work (%s) not recorded: time only",
-                 strcmp(c, "launch") == 0 ? "launches" : strcmp(c, "sync") == 0 ? "syncs" : "bytes");
+        snprintf(st->bound_hint, len, "its work (%s) not recorded: time only", work_key_of(c));
     else
         snprintf(st->bound_hint, len, "%s", why);
 }

@@ -20,6 +20,7 @@
 #include "component.h"
 #include "gap.h"
 #include "stages.h"
+#include "vocabulary.h"
 
 #define FORMAT_NAME "mlbench-stages"
 #define FORMAT_VERSION 1     /* what a hand-written file says (the CSV hint) */
@@ -57,46 +58,10 @@ static const char *where(const loc *l, const char *key, char *buf, size_t len)
     return buf;
 }
 
-/* ---- vocabulary ------------------------------------------------------------ */
-
-typedef struct component_def {
-    const char *name;
-    const char *work_key;  /* JSON/CSV key of the work amount; NULL = time only */
-    const char *work_unit; /* mb_stage.work_unit */
-    const char *device;    /* usual place of the work */
-} component_def;
-
-static const component_def components[] = {
-    { "gemm", "flops", "flop", "gpu" },
-    { "conv", "flops", "flop", "gpu" },
-    { "copy", "bytes", "byte", "gpu" },
-    { "membw", "bytes", "byte", "gpu" },
-    { "disk", "bytes", "byte", "cpu" },
-    { "allreduce", "bytes", "byte", "gpu" },
-    { "allgather", "bytes", "byte", "gpu" },
-    { "reducescatter", "bytes", "byte", "gpu" },
-    { "broadcast", "bytes", "byte", "gpu" },
-    { "launch", "launches", "launch", "gpu" },
-    { "sync", "syncs", "sync", "gpu" },
-    { "hostmem", "bytes", "byte", "cpu" },
-    { "other", NULL, "s", NULL }, /* device only when the file says */
-};
-
-static const component_def *component_find(const char *name)
-{
-    for (size_t i = 0; i < sizeof components / sizeof *components; i++)
-        if (strcmp(components[i].name, name) == 0)
-            return &components[i];
-    return NULL;
-}
-
-static const char *const work_keys[] = { "flops", "bytes", "launches", "syncs" };
-
 static const char *const string_keys[] = { "name", "component", "device", "dtype",
                                            "direction", "memory", "pattern", "op", "role" };
+/* Besides the work keys (vocabulary.h) and their "_per_step" forms. */
 static const char *const number_keys[] = {
-    "flops", "bytes", "launches", "syncs",
-    "flops_per_step", "bytes_per_step", "launches_per_step", "syncs_per_step",
     "seconds", "seconds_per_step", "steps", "calls", "ranks", "block_size",
     "exposed_seconds", "exposed_seconds_per_step",
     "isolated_seconds", "isolated_seconds_per_step", /* version 2 */
@@ -111,9 +76,21 @@ static bool in_list(const char *s, const char *const *list, size_t n)
 }
 #define IN_LIST(s, list) in_list((s), (list), sizeof(list) / sizeof *(list))
 
+/* "flops" or "flops_per_step", ... */
+static bool is_work_key(const char *k)
+{
+    const char *per = strstr(k, "_per_step");
+    char key[32];
+    if (per && per[strlen("_per_step")] == '\0' && (size_t)(per - k) < sizeof key) {
+        snprintf(key, sizeof key, "%.*s", (int)(per - k), k);
+        return mb_is_work_key(key);
+    }
+    return mb_is_work_key(k);
+}
+
 static bool is_stage_key(const char *k)
 {
-    return IN_LIST(k, string_keys) || IN_LIST(k, number_keys);
+    return IN_LIST(k, string_keys) || IN_LIST(k, number_keys) || is_work_key(k);
 }
 
 /* ---- typed field access with located errors -------------------------------- */
@@ -251,13 +228,12 @@ static int check_keys(const cJSON *o, const loc *l, mb_err *err)
 
 /* The component-specific fields: required ones, and no field that belongs
  * to another component (a block size on a GEMM is a mistake worth telling). */
-static int check_component_fields(const cJSON *o, const component_def *cd, mb_stage *s, const loc *l,
+static int check_component_fields(const cJSON *o, const mb_stage_component *cd, mb_stage *s, const loc *l,
                                   mb_err *err)
 {
     char w[512];
     const char *c = cd->name;
-    bool is_coll = strcmp(c, "allreduce") == 0 || strcmp(c, "allgather") == 0 ||
-                   strcmp(c, "reducescatter") == 0 || strcmp(c, "broadcast") == 0;
+    bool is_coll = mb_is_collective(c);
     bool is_mm = strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0;
     if (s->dtype && !is_mm && !is_coll)
         return mb_errf(err, MB_EUSAGE, "%s: only gemm, conv and collectives have a dtype",
@@ -287,22 +263,23 @@ static int check_component_fields(const cJSON *o, const component_def *cd, mb_st
     return MB_OK;
 }
 
-static int read_strings(const cJSON *o, mb_stage *s, const loc *l, const char **component, mb_err *err)
+static int read_strings(const cJSON *o, mb_stage *s, const loc *l, const mb_stage_component **cd, mb_err *err)
 {
-    const char *name, *device, *dtype, *direction, *memory, *pattern, *op, *role;
-    if (get_string(o, "name", l, &name, err) || get_string(o, "component", l, component, err) ||
+    const char *name, *component, *device, *dtype, *direction, *memory, *pattern, *op, *role;
+    if (get_string(o, "name", l, &name, err) || get_string(o, "component", l, &component, err) ||
         get_string(o, "device", l, &device, err) || get_string(o, "dtype", l, &dtype, err) ||
         get_string(o, "direction", l, &direction, err) || get_string(o, "memory", l, &memory, err) ||
         get_string(o, "pattern", l, &pattern, err) || get_string(o, "op", l, &op, err) ||
         get_string(o, "role", l, &role, err))
         return err->code;
-    char w[512];
+    char w[512], components[256];
+    mb_stage_component_names(components, sizeof components);
     if (name == NULL)
         return mb_errf(err, MB_EUSAGE, "%s: every stage needs a name", where(l, "name", w, sizeof w));
-    if (*component == NULL)
+    if (component == NULL)
         return mb_errf(err, MB_EUSAGE, "%s: every stage needs a component (%s)", where(l, "component", w, sizeof w),
-                       MB_STAGE_COMPONENTS);
-    if (check_choice(*component, MB_STAGE_COMPONENTS, l, "component", err) ||
+                       components);
+    if (check_choice(component, components, l, "component", err) ||
         check_choice(device, "gpu|cpu", l, "device", err) ||
         check_choice(direction, "h2d|d2h|d2d", l, "direction", err) ||
         check_choice(memory, "pageable|pinned", l, "memory", err) ||
@@ -312,6 +289,7 @@ static int read_strings(const cJSON *o, mb_stage *s, const loc *l, const char **
     if (dtype && mb_dtype_canonical(dtype) == NULL)
         return mb_errf(err, MB_EUSAGE, "%s: unknown dtype '%s' (fp64, fp32, tf32, fp16, bf16, fp8, int8)",
                        where(l, "dtype", w, sizeof w), dtype);
+    *cd = mb_stage_component_find(component); /* one of `components`: found */
     s->name = (char *)name;
     s->device = (char *)device;
     s->dtype = dtype ? (char *)mb_dtype_canonical(dtype) : NULL;
@@ -343,7 +321,7 @@ static int read_isolated(const cJSON *o, const loc *l, double steps, mb_stage *s
 }
 
 /* Work and time, in run totals. */
-static int read_amounts(const cJSON *o, const component_def *cd, double run_steps, mb_stage *s,
+static int read_amounts(const cJSON *o, const mb_stage_component *cd, double run_steps, mb_stage *s,
                         const loc *l, mb_err *err)
 {
     char w[512];
@@ -359,8 +337,8 @@ static int read_amounts(const cJSON *o, const component_def *cd, double run_step
     s->ranks = has_ranks ? (int)ranks : 0;
     s->block_size = has_block ? (long long)block : 0;
 
-    for (size_t i = 0; i < sizeof work_keys / sizeof *work_keys; i++) {
-        const char *k = work_keys[i];
+    const char *k;
+    for (size_t i = 0; (k = mb_work_key(i)) != NULL; i++) {
         if (cd->work_key && strcmp(k, cd->work_key) == 0)
             continue;
         char per[64];
@@ -417,13 +395,9 @@ static int add_stage_object(const cJSON *o, const loc *l, double run_steps, mb_r
     if (!cJSON_IsObject(o))
         return mb_errf(err, MB_EUSAGE, "%s: expected an object", where(l, NULL, w, sizeof w));
     mb_stage s = { 0 };
-    const char *component = NULL;
-    if (check_keys(o, l, err) || read_strings(o, &s, l, &component, err))
+    const mb_stage_component *cd = NULL;
+    if (check_keys(o, l, err) || read_strings(o, &s, l, &cd, err))
         return err->code;
-    const component_def *cd = component_find(component);
-    if (cd == NULL) /* MB_STAGE_COMPONENTS and the table disagree: a bug */
-        return mb_errf(err, MB_EUSAGE, "%s: component '%s' has no definition", where(l, "component", w, sizeof w),
-                       component);
     s.component = (char *)cd->name;
     if (read_amounts(o, cd, run_steps, &s, l, err) || check_component_fields(o, cd, &s, l, err))
         return err->code;

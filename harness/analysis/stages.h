@@ -12,13 +12,9 @@
 
 #include "mb.h"
 
-/* Components a stage's work maps to (same names as the measuring side). */
 /* The trace reader's stage of memory-bound ops with recorded shapes (bytes
  * over the GPU time of their kernels); the diagnosis looks it up by name. */
 #define MB_MEMBOUND_STAGE "memory-bound ops"
-
-#define MB_STAGE_COMPONENTS \
-    "gemm|conv|copy|membw|disk|allreduce|allgather|reducescatter|broadcast|launch|sync|hostmem|other"
 
 /* A membw stage's op and a stage's role (docs/stage-format.md). */
 #define MB_STAGE_OPS "read|write|copy|triad"
@@ -26,7 +22,7 @@
 
 typedef struct mb_stage {
     char *name;       /* "forward", "dataloading", ... */
-    char *component;  /* one of MB_STAGE_COMPONENTS */
+    char *component;  /* a stage component (vocabulary.h) */
     /* What identifies the closest ceiling (NULL / 0 when not applicable). */
     char *dtype;      /* gemm/conv: fp32|tf32|fp16|bf16|fp8|int8|fp64; collectives: float|half|bf16 */
     char *direction;  /* copy: h2d|d2h|d2d */

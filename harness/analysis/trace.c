@@ -16,6 +16,7 @@
 
 #include "grow.h"
 #include "json_stream.h"
+#include "vocabulary.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -369,32 +370,16 @@ static int elem_size(const char *dtype)
  * name (ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_SendRecv). */
 static void collective_of(const event *e, char *out, size_t cap)
 {
-    char low[128];
-    const char *src = e->have & H_COLL ? e->coll : e->name;
-    size_t n = 0;
-    for (; src[n] && n < sizeof low - 1; n++) {
-        char c = src[n];
-        low[n] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
-    }
-    low[n] = '\0';
-    /* Drop '_' so all_reduce, _allgather_base and AllReduce read alike. */
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (low[i] != '_')
-            low[k++] = low[i];
-    low[k] = '\0';
-    static const char *const known[] = {"allreduce", "reducescatter", "allgather", "broadcast",
-                                        "alltoall",  "sendrecv",      "send",      "recv",
-                                        "reduce",    "barrier",       "gather",    "scatter"};
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (strstr(low, known[i])) {
-            const char *name = known[i];
-            if (strcmp(name, "send") == 0 || strcmp(name, "recv") == 0)
-                name = "sendrecv";
-            snprintf(out, cap, "%s", name);
-            return;
-        }
-    snprintf(out, cap, "unknown");
+    const mb_coll_kind *k = mb_coll_kind_in(e->have & H_COLL ? e->coll : e->name);
+    snprintf(out, cap, "%s", k ? k->name : "unknown");
+}
+
+/* How nccl-tests sizes the message of a collective named `name` (what
+ * collective_of wrote); an unknown kind by the larger buffer. */
+static mb_coll_message message_of(const char *name)
+{
+    const mb_coll_kind *k = mb_coll_kind_find(name);
+    return k ? k->message : MB_MSG_LARGER;
 }
 
 static const char *coll_dtype(const char *d)
@@ -445,12 +430,12 @@ static void fold_collective(parser *p)
      * reduce-scatter the full input, the others the (equal) input. */
     int es = e->have & H_DTYPE ? elem_size(e->dtype) : 0;
     double nel = -1;
-    if (strcmp(name, "allgather") == 0 && e->have & H_OUT)
+    mb_coll_message msg = message_of(name);
+    if (msg == MB_MSG_OUTPUT && e->have & H_OUT)
         nel = e->out_nelems;
     else if (e->have & H_IN)
         nel = e->in_nelems;
-    if (e->have & H_IN && e->have & H_OUT && strcmp(name, "allgather") != 0 &&
-        strcmp(name, "reducescatter") != 0 && e->out_nelems > nel)
+    if (e->have & H_IN && e->have & H_OUT && msg == MB_MSG_LARGER && e->out_nelems > nel)
         nel = e->out_nelems;
     if (es > 0 && nel >= 0 && nel * es <= TR_MAX_EVENT_BYTES) {
         c->sized++;
@@ -720,18 +705,18 @@ static double host_coll_bytes(const event *e, const char *name)
     if (e->have & H_DTYPE && e->have & (H_IN | H_OUT)) {
         int es = elem_size(e->dtype);
         double nel = -1;
-        if (strcmp(name, "allgather") == 0)
+        mb_coll_message msg = message_of(name);
+        if (msg == MB_MSG_OUTPUT)
             nel = e->have & H_OUT ? e->out_nelems : -1;
-        else if (strcmp(name, "reducescatter") == 0)
+        else if (msg == MB_MSG_INPUT)
             nel = e->have & H_IN ? e->in_nelems : -1;
         else
             nel = fmax(e->have & H_IN ? e->in_nelems : -1, e->have & H_OUT ? e->out_nelems : -1);
         return es > 0 && nel >= 0 && nel * es <= TR_MAX_EVENT_BYTES ? nel * es : -1;
     }
     const tr_shapes *sh = &e->sh;
-    bool same_size = strcmp(name, "allreduce") == 0 || strcmp(name, "broadcast") == 0 ||
-                     strcmp(name, "reduce") == 0;
-    if (!same_size || sh->n_tensors < 1 || sh->n_types < 1 || sh->rank[0] < 0)
+    const mb_coll_kind *k = mb_coll_kind_find(name);
+    if (k == NULL || !k->input_is_message || sh->n_tensors < 1 || sh->n_types < 1 || sh->rank[0] < 0)
         return -1;
     int es = tr_dtype_bytes(sh->types[0]);
     double nel = 1;

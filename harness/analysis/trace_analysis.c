@@ -20,6 +20,7 @@
 
 #include "analysis_writers.h"
 #include "formulas.h"
+#include "vocabulary.h"
 
 enum { MAX_STEPS_IN_EVIDENCE = 1000 };
 
@@ -1053,26 +1054,6 @@ static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
     return MB_OK;
 }
 
-static const char *coll_component(const char *name)
-{
-    static const char *const direct[] = {"allreduce", "allgather", "reducescatter", "broadcast"};
-    for (size_t i = 0; i < 4; i++)
-        if (strcmp(name, direct[i]) == 0)
-            return direct[i];
-    return "other";
-}
-
-static mb_collective coll_kind(const char *name)
-{
-    if (strcmp(name, "allgather") == 0)
-        return MB_COLL_ALLGATHER;
-    if (strcmp(name, "reducescatter") == 0)
-        return MB_COLL_REDUCESCATTER;
-    if (strcmp(name, "broadcast") == 0)
-        return MB_COLL_BROADCAST;
-    return MB_COLL_ALLREDUCE;
-}
-
 static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
 {
     tr_state *st = a->st;
@@ -1080,7 +1061,7 @@ static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
     for (int i = 0; i < st->n_colls; i++) {
         const tr_coll_stat *c = &st->colls[i];
         int ranks = c->ranks > 0 ? c->ranks : (int)a->world_size;
-        const char *comp = coll_component(c->name);
+        const char *comp = mb_coll_stage_component(c->name);
         const char *dtype = c->dtype[0] ? c->dtype : NULL;
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToArray(arr, o);
@@ -1099,8 +1080,9 @@ static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
             add_num(o, "bytes", c->bytes);
             double secs = sec(c->sized_ns);
             add_num(o, "algbw_gbps", mb_algbw(c->bytes, secs) / 1e9);
-            if (ranks > 0 && strcmp(comp, "other") != 0)
-                add_num(o, "busbw_gbps", mb_busbw(coll_kind(c->name), c->bytes, secs, ranks) / 1e9);
+            mb_collective kind;
+            if (ranks > 0 && mb_coll_from_name(c->name, &kind))
+                add_num(o, "busbw_gbps", mb_busbw(kind, c->bytes, secs, ranks) / 1e9);
             snprintf(source, sizeof source, "trace: %lld %s kernels with collective args", c->sized,
                      c->name);
             mb_stage s = {.name = (char *)c->name, .component = (char *)comp, .dtype = (char *)dtype,

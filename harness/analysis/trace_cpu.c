@@ -16,6 +16,7 @@
 #include "formulas.h"
 #include "gap.h"
 #include "grow.h"
+#include "vocabulary.h"
 
 static const char *const cpu_class_names[TR_CPU_N] = { "collective (host)", "optimizer", "conv (cpu)",
                                                         "gemm (cpu)", "other aten ops" };
@@ -242,18 +243,6 @@ static int coll_buckets(tr_state *st, const int64_t *win, size_t nw, coll_bucket
     return nb;
 }
 
-/* The component a host collective is held against: the kinds mlbench
- * measures; others (barrier, alltoall, send/recv) are 'other' with role
- * communication, so the diagnosis still counts them as communication. */
-static const char *coll_component(const char *name)
-{
-    static const char *const measured[] = { "allreduce", "allgather", "reducescatter", "broadcast" };
-    for (size_t i = 0; i < sizeof measured / sizeof *measured; i++)
-        if (strcmp(name, measured[i]) == 0)
-            return measured[i];
-    return "other";
-}
-
 /* distributedInfo.world_size, as the evidence keeps it (trace_analysis.c). */
 static int world_size(const cJSON *ev)
 {
@@ -292,7 +281,9 @@ static int coll_stages(tr_state *st, mb_run *run, cJSON *ev, const int64_t *win,
             continue;
         /* the kinds share the step's collective time by their call time */
         double secs = (double)excl / 1e9 * (double)o->ns / (double)total;
-        const char *comp = coll_component(o->name);
+        /* a kind mlbench does not measure (barrier, alltoall, send/recv) is 'other' with role
+         * communication, so the diagnosis still counts it as communication */
+        const char *comp = mb_coll_stage_component(o->name);
         bool known = strcmp(o->name, "unknown") != 0;
         int ranks = o->ranks > 0 ? o->ranks : ws;
         ranks_unknown |= ranks == 0 && strcmp(comp, "other") != 0 && strcmp(comp, "broadcast") != 0;
@@ -333,13 +324,10 @@ static int coll_stages(tr_state *st, mb_run *run, cJSON *ev, const int64_t *win,
         else
             cJSON_AddNullToObject(j, "ranks");
         if (bytes) {
-            mb_collective kind = strcmp(comp, "allgather") == 0       ? MB_COLL_ALLGATHER
-                                 : strcmp(comp, "reducescatter") == 0 ? MB_COLL_REDUCESCATTER
-                                 : strcmp(comp, "broadcast") == 0     ? MB_COLL_BROADCAST
-                                                                      : MB_COLL_ALLREDUCE;
+            mb_collective kind;
             cJSON_AddNumberToObject(j, "bytes", o->bytes);
             cJSON_AddNumberToObject(j, "algbw_gbps", mb_algbw(o->bytes, secs) / 1e9);
-            if (ranks > 0 && strcmp(comp, "other") != 0)
+            if (ranks > 0 && mb_coll_from_name(comp, &kind))
                 cJSON_AddNumberToObject(j, "busbw_gbps", mb_busbw(kind, o->bytes, secs, ranks) / 1e9);
         } else
             cJSON_AddNullToObject(j, "bytes");

@@ -1,8 +1,10 @@
 /* component.h: the one interface between the harness and a component backend.
  *
  * Modelled on fio's struct ioengine_ops. Every backend is one file in kernels/
- * exporting one `const mb_component_ops` table; harness/registry.c lists the
- * tables in an explicit array. The harness knows components only through it.
+ * exporting its code (`const mb_backend_code mb_<component>_<backend>`); its
+ * description lives in the core library (see "description and code" below);
+ * harness/registry.c composes the two into the mb_component_ops the harness
+ * knows components through.
  *
  * Life of a case (harness/runner.c):
  *   probe(params)            -> MB_ESKIP + reason: the case is "skipped"
@@ -130,9 +132,10 @@ typedef struct mb_component_ops {
      * also measures the burst and sustained phases (harness/api/phases.h), whose
      * rates differ once a power cap holds the clocks down. */
     bool compute;
-    /* The real table is not available (library not built in or not
+    /* The real code is not available (library not built in or not
      * loadable): the suite loader then accepts any key for it, so suites
-     * still load and the case is skipped with the probe's reason. */
+     * still load and the case is skipped with the probe's reason (params
+     * still lists the described parameters). */
     bool params_unknown;
 } mb_component_ops;
 
@@ -146,19 +149,68 @@ const mb_component_ops *mb_registry_find(const char *component, const char *back
  * analysis, which must not map the GPU libraries for a disk case). */
 const mb_component_ops *mb_registry_find_builtin(const char *component, const char *backend);
 
-/* A table for a backend whose library was not found at build time: it lists,
- * and every probe says why it cannot run. */
-#define MB_NOT_BUILT_IN(sym, comp, back, unit, rateunit, scale, why_text)          \
+/* ---- description and code -------------------------------------------------
+ *
+ * mb_component_ops above is what the harness sees. It is composed
+ * (harness/backends.c) from two halves kept apart so each fact has one home:
+ *  - the static description (what `mlbench list`, suites and results need:
+ *    names, units, scale, flags, parameters), kept once per backend in the
+ *    core library (kernels/<folder>/descriptions.c, and
+ *    kernels/shared/gpu_descriptions.c for the GPU modules' backends), so a
+ *    module that cannot load still lists its backends with their real
+ *    parameters;
+ *  - the code (probe/setup/run/...), in the backend file: in the core
+ *    library, or in a GPU module that exports its code tables (module_*.c).
+ * The two are joined by component and backend; a description without code,
+ * code without a description or code missing a required function is an
+ * error the loader reports (and test_backends checks). */
+
+typedef struct mb_backend_desc {
+    const char *component, *backend, *summary;
+    const char *work_unit, *rate_unit;
+    double rate_scale;
+    bool latency_first;
+    const mb_param_spec *params; /* terminated by MB_PARAM_END */
+    bool collective, uses_gpu, compute;
+} mb_backend_desc;
+
+/* A description's names, units, parameters and `mlbench list` line, in the
+ * order a table of them reads; flags follow in the braces:
+ *   { MB_DESCRIBE("gemm", "cublas", "flop", "TFLOP/s", 1e12, params, "..."), .compute = true }, */
+#define MB_DESCRIBE(comp, back, unit, rateunit, scale, param_list, summary_text)                     \
+    .component = comp, .backend = back, .work_unit = unit, .rate_unit = rateunit, .rate_scale = scale, \
+    .params = param_list, .summary = summary_text
+
+/* Terminates a description list. */
+#define MB_BACKEND_DESC_END { NULL, NULL, NULL, NULL, NULL, 0, false, NULL, false, false, false }
+
+typedef struct mb_backend_code {
+    const char *component, *backend; /* the description this code implements */
+    int (*probe)(const mb_params *params, mb_err *why);
+    int (*setup)(const mb_params *params, void **state, mb_err *err);
+    int (*run)(void *state, double *seconds, mb_err *err);
+    double (*work_per_iter)(void *state);
+    int (*verify)(void *state, mb_err *err);
+    void (*report)(void *state, mb_report *r); /* optional */
+    void (*timing_start)(void *state);         /* optional */
+    void (*teardown)(void *state);
+    /* Not NULL: a placeholder for a backend whose library was not found at
+     * build time (MB_NOT_BUILT_IN): only probe is set, and this is the
+     * summary `mlbench list` shows. */
+    const char *unavailable;
+} mb_backend_code;
+
+/* The code of a backend whose library was not found at build time: it lists
+ * (with its description) and every probe says why it cannot run. */
+#define MB_NOT_BUILT_IN(sym, comp, back, why_text)                                \
     static int sym##_probe(const mb_params *p, mb_err *why)                       \
     {                                                                             \
         (void)p;                                                                  \
         return mb_errf(why, MB_ESKIP, "not built in: %s", why_text);              \
     }                                                                             \
-    static const mb_param_spec sym##_params[] = { MB_PARAM_END };                 \
-    const mb_component_ops sym = {                                                \
-        .component = comp, .backend = back, .summary = "not built in: " why_text, \
-        .work_unit = unit, .rate_unit = rateunit, .rate_scale = scale,            \
-        .params = sym##_params, .params_unknown = true, .probe = sym##_probe,     \
+    const mb_backend_code sym = {                                                 \
+        .component = comp, .backend = back, .probe = sym##_probe,                 \
+        .unavailable = "not built in: " why_text,                                 \
     }
 
 /* ---- small helpers every kernel may use ------------------------------------ */

@@ -10,8 +10,8 @@
  * bytes * busbw factor; with one rank (mpirun -np 1) busbw is 0 and the rate
  * is algbw (mb_coll_work_factor). See docs/collectives.md. */
 #include "coll_common.h"
-#include "dist.h"
-#include "dist_extra.h"
+#include "host.h" /* mb_mem_fits */
+#include "services.h"
 
 #ifdef MB_HAVE_MPI
 
@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host.h"
 #include "nic.h"
 
 typedef struct coll_mpi {
@@ -38,17 +37,6 @@ typedef struct coll_mpi {
     char note[512];
     char algorithm[256];
 } coll_mpi;
-
-static const mb_param_spec coll_mpi_params[] = {
-    { "size", MB_P_SIZE, "1m", NULL, 1, 1099511627776.0,
-      "bytes: the buffer (all-reduce, broadcast), the gathered output (all-gather), the input (reduce-scatter)" },
-    { "dtype", MB_P_ENUM, "float", MB_COLL_DTYPE_CHOICES, 0, -1,
-      "element type (MPI: float, double; half and bf16 have no standard MPI type)" },
-    { "inplace", MB_P_BOOL, "0", NULL, 0, -1, "in place (MPI_IN_PLACE) instead of separate buffers" },
-    { "batch", MB_P_INT, "1", NULL, 1, 100000, "collectives back to back per timed iteration" },
-    { "warmup", MB_P_INT, "5", NULL, 0, 100000, "untimed collectives in setup, same count on every rank" },
-    MB_PARAM_END,
-};
 
 static int coll_mpi_probe(const mb_params *p, mb_err *why)
 {
@@ -383,32 +371,16 @@ static int setup_allgather(const mb_params *p, void **st, mb_err *e) { return co
 static int setup_reducescatter(const mb_params *p, void **st, mb_err *e) { return coll_mpi_setup(MB_COLL_REDUCESCATTER, p, st, e); }
 static int setup_broadcast(const mb_params *p, void **st, mb_err *e) { return coll_mpi_setup(MB_COLL_BROADCAST, p, st, e); }
 
-#define COLL_MPI_TABLE(comp, setup_fn, text)                                                 \
-    {                                                                                        \
-        .component = comp, .backend = "mpi", .summary = text, .work_unit = "byte",            \
-        .rate_unit = "GB/s", .rate_scale = 1e9, .params = coll_mpi_params,                   \
-        .probe = coll_mpi_probe, .setup = setup_fn, .run = coll_mpi_run,                     \
-        .work_per_iter = coll_mpi_work, .verify = coll_mpi_verify, .report = coll_mpi_report, \
-        .timing_start = coll_mpi_timing_start, .teardown = coll_mpi_teardown,                 \
-        .collective = true,                                                                  \
-    }
-
-const mb_component_ops mb_allreduce_mpi =
-    COLL_MPI_TABLE("allreduce", setup_allreduce, "MPI_Allreduce (sum) on host buffers: bus bandwidth, GB/s");
-const mb_component_ops mb_allgather_mpi =
-    COLL_MPI_TABLE("allgather", setup_allgather, "MPI_Allgather on host buffers: bus bandwidth, GB/s");
-const mb_component_ops mb_reducescatter_mpi =
-    COLL_MPI_TABLE("reducescatter", setup_reducescatter,
-                   "MPI_Reduce_scatter_block (sum) on host buffers: bus bandwidth, GB/s");
-const mb_component_ops mb_broadcast_mpi =
-    COLL_MPI_TABLE("broadcast", setup_broadcast, "MPI_Bcast from rank 0 on host buffers: bus bandwidth, GB/s");
+const mb_backend_code mb_allreduce_mpi = MB_COLL_CODE("allreduce", "mpi", coll_mpi, setup_allreduce);
+const mb_backend_code mb_allgather_mpi = MB_COLL_CODE("allgather", "mpi", coll_mpi, setup_allgather);
+const mb_backend_code mb_reducescatter_mpi = MB_COLL_CODE("reducescatter", "mpi", coll_mpi, setup_reducescatter);
+const mb_backend_code mb_broadcast_mpi = MB_COLL_CODE("broadcast", "mpi", coll_mpi, setup_broadcast);
 
 #else /* !MB_HAVE_MPI */
 
-MB_NOT_BUILT_IN(mb_allreduce_mpi, "allreduce", "mpi", "byte", "GB/s", 1e9, "MPI not found at build time");
-MB_NOT_BUILT_IN(mb_allgather_mpi, "allgather", "mpi", "byte", "GB/s", 1e9, "MPI not found at build time");
-MB_NOT_BUILT_IN(mb_reducescatter_mpi, "reducescatter", "mpi", "byte", "GB/s", 1e9,
-                "MPI not found at build time");
-MB_NOT_BUILT_IN(mb_broadcast_mpi, "broadcast", "mpi", "byte", "GB/s", 1e9, "MPI not found at build time");
+MB_NOT_BUILT_IN(mb_allreduce_mpi, "allreduce", "mpi", "MPI not found at build time");
+MB_NOT_BUILT_IN(mb_allgather_mpi, "allgather", "mpi", "MPI not found at build time");
+MB_NOT_BUILT_IN(mb_reducescatter_mpi, "reducescatter", "mpi", "MPI not found at build time");
+MB_NOT_BUILT_IN(mb_broadcast_mpi, "broadcast", "mpi", "MPI not found at build time");
 
 #endif

@@ -63,27 +63,6 @@ typedef struct conv_state {
     bool ran;
 } conv_state;
 
-static const mb_param_spec conv_params[] = {
-    { "dtype", MB_P_ENUM, "fp32", "fp32|bf16", 0, 0,
-      "fp32, or bf16 (src, weights, dst; f32 accumulation) where the CPU has native bf16" },
-    { "n", MB_P_INT, "1", NULL, 1, 1 << 16, "batch" },
-    { "c", MB_P_INT, "64", NULL, 1, 1 << 16, "input channels" },
-    { "h", MB_P_INT, "56", NULL, 1, 1 << 16, "input height" },
-    { "w", MB_P_INT, "56", NULL, 1, 1 << 16, "input width" },
-    { "k", MB_P_INT, "64", NULL, 1, 1 << 16, "output channels" },
-    { "r", MB_P_INT, "3", NULL, 1, 64, "filter height" },
-    { "s", MB_P_INT, "3", NULL, 1, 64, "filter width" },
-    { "pad", MB_P_INT, "1", NULL, 0, 64, "zero padding, both sides, both axes" },
-    { "stride", MB_P_INT, "1", NULL, 1, 64, "stride, both axes" },
-    { "layout", MB_P_ENUM, "nhwc", "nchw|nhwc|any",
-      0, 0, "src/dst layout; any = oneDNN's choice (reported)" },
-    { "threads", MB_P_INT, "0", NULL, 0, 4096,
-      "OpenMP threads for oneDNN; 0 = its default (OMP_NUM_THREADS or every CPU)" },
-    { "verify_samples", MB_P_INT, "256", NULL, 0, 1 << 20,
-      "output elements checked against a direct convolution in double; 0 = all" },
-    MB_PARAM_END,
-};
-
 /* ---- shape, support, fit ------------------------------------------------------ */
 
 static int read_shape(const mb_params *p, conv_shape *sh, mb_err *err)
@@ -525,14 +504,9 @@ void mb_test_conv_corrupt(void *state)
     base[off + (st->bf16 ? 1 : 3)] ^= 0xC0;
 }
 
-const mb_component_ops mb_conv_onednn_ops = {
+const mb_backend_code mb_conv_onednn = {
     .component = "conv",
     .backend = "onednn",
-    .summary = "CPU forward convolution via oneDNN, fp32 and native bf16 (GFLOP/s, computed peak)",
-    .work_unit = "flop",
-    .rate_unit = "GFLOP/s",
-    .rate_scale = 1e9,
-    .params = conv_params,
     .probe = conv_probe,
     .setup = conv_setup,
     .run = conv_run,
@@ -540,13 +514,11 @@ const mb_component_ops mb_conv_onednn_ops = {
     .verify = conv_verify,
     .report = conv_report,
     .teardown = conv_teardown,
-    .compute = true,
 };
 
 #else /* !MB_HAVE_DNNL */
 
-MB_NOT_BUILT_IN(mb_conv_onednn_ops, "conv", "onednn", "flop", "GFLOP/s", 1e9,
-                "oneDNN not found at build time (apt-get install libdnnl-dev)");
+MB_NOT_BUILT_IN(mb_conv_onednn, "conv", "onednn", "oneDNN not found at build time (apt-get install libdnnl-dev)");
 
 void mb_test_conv_corrupt(void *state)
 {

@@ -52,19 +52,6 @@ typedef struct onednn_gemm {
     bool ran;
 } onednn_gemm;
 
-static const mb_param_spec onednn_gemm_params[] = {
-    { "dtype", MB_P_ENUM, "fp32", "fp32|bf16", 0, 0,
-      "fp32, or bf16 (A, B, C; f32 accumulation) where the CPU has native bf16" },
-    { "m", MB_P_INT, "1024", NULL, 1, 1 << 20, "rows of A and C" },
-    { "n", MB_P_INT, "1024", NULL, 1, 1 << 20, "columns of B and C" },
-    { "k", MB_P_INT, "1024", NULL, 1, 1 << 20, "columns of A, rows of B" },
-    { "trans", MB_P_ENUM, "nn", "nn|nt|tn|tt", 0, 0,
-      "A and B transposed (t) or not (n), as stored row-major" },
-    { "threads", MB_P_INT, "0", NULL, 0, 4096,
-      "OpenMP threads for oneDNN; 0 = its default (OMP_NUM_THREADS or every CPU)" },
-    MB_PARAM_END,
-};
-
 static bool want_bf16(const mb_params *p)
 {
     return strcmp(mb_param_str(p, "dtype"), "bf16") == 0;
@@ -353,15 +340,9 @@ void mb_test_gemm_onednn_corrupt(void *state)
         ((float *)st->c)[e] = bad;
 }
 
-const mb_component_ops mb_gemm_onednn_ops = {
+const mb_backend_code mb_gemm_onednn = {
     .component = "gemm",
     .backend = "onednn",
-    .summary = "CPU GEMM via oneDNN matmul, fp32 and native bf16, all cores (GFLOP/s, computed "
-               "CPU peak)",
-    .work_unit = "flop",
-    .rate_unit = "GFLOP/s",
-    .rate_scale = 1e9,
-    .params = onednn_gemm_params,
     .probe = onednn_gemm_probe,
     .setup = onednn_gemm_setup,
     .run = onednn_gemm_run,
@@ -369,13 +350,11 @@ const mb_component_ops mb_gemm_onednn_ops = {
     .verify = onednn_gemm_verify,
     .report = onednn_gemm_report,
     .teardown = onednn_gemm_teardown,
-    .compute = true,
 };
 
 #else /* !MB_HAVE_DNNL */
 
-MB_NOT_BUILT_IN(mb_gemm_onednn_ops, "gemm", "onednn", "flop", "GFLOP/s", 1e9,
-                "oneDNN not found at build time (apt-get install libdnnl-dev)");
+MB_NOT_BUILT_IN(mb_gemm_onednn, "gemm", "onednn", "oneDNN not found at build time (apt-get install libdnnl-dev)");
 
 void mb_test_gemm_onednn_corrupt(void *state)
 {

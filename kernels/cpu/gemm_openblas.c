@@ -40,18 +40,6 @@ typedef struct gemm_state {
     bool ran;
 } gemm_state;
 
-static const mb_param_spec gemm_params[] = {
-    { "dtype", MB_P_ENUM, "fp32", "fp32|fp64", 0, 0, "fp32 = cblas_sgemm, fp64 = cblas_dgemm" },
-    { "m", MB_P_INT, "1024", NULL, 1, 1 << 20, "rows of A and C" },
-    { "n", MB_P_INT, "1024", NULL, 1, 1 << 20, "columns of B and C" },
-    { "k", MB_P_INT, "1024", NULL, 1, 1 << 20, "columns of A, rows of B" },
-    { "trans", MB_P_ENUM, "nn", "nn|nt|tn|tt", 0, 0,
-      "A and B transposed (t) or not (n), as stored row-major" },
-    { "threads", MB_P_INT, "0", NULL, 0, 4096,
-      "OpenBLAS threads; 0 = OpenBLAS's default (OPENBLAS_NUM_THREADS or every core)" },
-    MB_PARAM_END,
-};
-
 /* OpenBLAS's thread count before any case changed it: what threads=0 means. */
 static int default_threads;
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
@@ -294,14 +282,9 @@ void mb_test_gemm_corrupt(void *state)
         ((float *)st->c)[e] = (float)v;
 }
 
-const mb_component_ops mb_gemm_openblas_ops = {
+const mb_backend_code mb_gemm_openblas = {
     .component = "gemm",
     .backend = "openblas",
-    .summary = "CPU sgemm/dgemm via OpenBLAS cblas, all cores (GFLOP/s, computed CPU peak)",
-    .work_unit = "flop",
-    .rate_unit = "GFLOP/s",
-    .rate_scale = 1e9,
-    .params = gemm_params,
     .probe = gemm_probe,
     .setup = gemm_setup,
     .run = gemm_run,
@@ -309,12 +292,11 @@ const mb_component_ops mb_gemm_openblas_ops = {
     .verify = gemm_verify,
     .report = gemm_report,
     .teardown = gemm_teardown,
-    .compute = true,
 };
 
 #else /* !MB_HAVE_OPENBLAS */
 
-MB_NOT_BUILT_IN(mb_gemm_openblas_ops, "gemm", "openblas", "flop", "GFLOP/s", 1e9,
+MB_NOT_BUILT_IN(mb_gemm_openblas, "gemm", "openblas",
                 "OpenBLAS not found at build time (apt-get install libopenblas-dev)");
 
 void mb_test_gemm_corrupt(void *state)

@@ -21,12 +21,6 @@ typedef struct memcpy_state {
     bool ran;
 } memcpy_state;
 
-static const mb_param_spec memcpy_params[] = {
-    { "size", MB_P_SIZE, "0", NULL, 0, 1e15,
-      "bytes copied per iteration; 0 = 4x the total last-level cache (at least 64 MiB)" },
-    MB_PARAM_END,
-};
-
 static int memcpy_probe(const mb_params *p, mb_err *why)
 {
     if (p == NULL)
@@ -146,14 +140,9 @@ void mb_test_memcpy_corrupt(void *state, size_t index)
     st->dst[index % st->size] ^= 0x10;
 }
 
-const mb_component_ops mb_hostmem_memcpy_ops = {
+const mb_backend_code mb_hostmem_memcpy = {
     .component = "hostmem",
     .backend = "memcpy",
-    .summary = "single-thread glibc memcpy over buffers >= 4x LLC (GB/s, read+write counted)",
-    .work_unit = "byte",
-    .rate_unit = "GB/s",
-    .rate_scale = 1e9,
-    .params = memcpy_params,
     .probe = memcpy_probe,
     .setup = memcpy_setup,
     .run = memcpy_run,

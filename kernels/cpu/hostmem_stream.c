@@ -30,7 +30,6 @@
  * operations, so only an FMA contraction (1 ulp) can make them differ from
  * the reference; a wrong or missing write is off by O(1). */
 #define STREAM_REL_TOL 1e-14
-#define MAX_CPUS 4096 /* bound of the threads parameter */
 
 typedef enum stream_kernel { K_COPY, K_SCALE, K_ADD, K_TRIAD } stream_kernel;
 typedef enum stream_cmd { CMD_INIT, CMD_RUN, CMD_VERIFY, CMD_EXIT } stream_cmd;
@@ -211,16 +210,6 @@ static void broadcast(stream_state *st, stream_cmd cmd)
 }
 
 /* ---- ops --------------------------------------------------------------------- */
-
-static const mb_param_spec stream_params[] = {
-    { "kernel", MB_P_ENUM, "triad", "copy|scale|add|triad", 0, 0,
-      "STREAM kernel: copy c=a, scale b=3c, add c=a+b, triad a=b+3c" },
-    { "threads", MB_P_INT, "0", NULL, 0, MAX_CPUS,
-      "worker threads, one pinned per CPU; 0 = every CPU this process may use" },
-    { "array_size", MB_P_SIZE, "0", NULL, 0, 1e15,
-      "bytes per array; 0 = 4x the total last-level cache (at least 64 MiB)" },
-    MB_PARAM_END,
-};
 
 static stream_kernel kernel_from(const char *name)
 {
@@ -471,14 +460,9 @@ void mb_test_stream_corrupt(void *state, size_t index)
     out[index % st->n] += 1.0;
 }
 
-const mb_component_ops mb_hostmem_stream_ops = {
+const mb_backend_code mb_hostmem_stream = {
     .component = "hostmem",
     .backend = "stream",
-    .summary = "STREAM copy/scale/add/triad over arrays >= 4x LLC, pinned threads (GB/s)",
-    .work_unit = "byte",
-    .rate_unit = "GB/s",
-    .rate_scale = 1e9,
-    .params = stream_params,
     .probe = stream_probe,
     .setup = stream_setup,
     .run = stream_run,

@@ -853,44 +853,9 @@ void *mb_conv_cudnn_test_output(void *state, int set, int *sets, size_t *bytes)
     return set < s->sets ? output_of(s, set) : NULL;
 }
 
-static const mb_param_spec conv_params[] = {
-    { "n", MB_P_INT, "32", NULL, 1, 1048576, "batch (images)" },
-    { "c", MB_P_INT, "64", NULL, 1, 1048576, "input channels" },
-    { "h", MB_P_INT, "56", NULL, 1, 1048576, "input height" },
-    { "w", MB_P_INT, "56", NULL, 1, 1048576, "input width" },
-    { "k", MB_P_INT, "64", NULL, 1, 1048576, "output channels (filters)" },
-    { "r", MB_P_INT, "3", NULL, 1, 1024, "filter height" },
-    { "s", MB_P_INT, "3", NULL, 1, 1024, "filter width" },
-    { "pad_h", MB_P_INT, "1", NULL, 0, 1024, "zero padding, top and bottom" },
-    { "pad_w", MB_P_INT, "1", NULL, 0, 1024, "zero padding, left and right" },
-    { "stride_h", MB_P_INT, "1", NULL, 1, 1024, "vertical stride" },
-    { "stride_w", MB_P_INT, "1", NULL, 1, 1024, "horizontal stride" },
-    { "dilation", MB_P_INT, "1", NULL, 1, 1024, "filter dilation (both axes)" },
-    { "direction", MB_P_ENUM, "fwd", "fwd|bwd_data|bwd_filter", 0, 0,
-      "forward, gradient of the input, gradient of the filter" },
-    { "layout", MB_P_ENUM, "nhwc", "nchw|nhwc", 0, 0, "tensor layout (nhwc: channels last)" },
-    { "dtype", MB_P_ENUM, "bf16", "fp32|tf32|fp16|bf16", 0, 0,
-      "fp32: strict (CUDNN_FMA_MATH); tf32: TF32 allowed; fp16/bf16: fp32 accumulate" },
-    { "workspace", MB_P_SIZE, "512m", NULL, 0, 68719476736.0,
-      "most workspace an algorithm may use (cudnnFind*AlgorithmEx skips the others)" },
-    { "inner", MB_P_INT, "0", NULL, 0, 100000,
-      "convolutions per timed iteration (0: enough for about 2 ms)" },
-    { "rotate", MB_P_INT, "0", NULL, 0, MB_GEMM_MAX_ROTATE,
-      "buffer sets of x, w and y cycled through (0: enough to move 3x the L2 cache)" },
-    { "seed", MB_P_INT, "1", NULL, 0, 9007199254740992.0, "seed of the random inputs" },
-    { "samples", MB_P_INT, "64", NULL, 1, 1000000,
-      "output elements checked against the CPU reference (all when the output is smaller)" },
-    MB_PARAM_END
-};
-
-const mb_component_ops mb_conv_cudnn = {
+const mb_backend_code mb_conv_cudnn = {
     .component = "conv",
     .backend = "cudnn",
-    .summary = "GPU convolution ceiling: cuDNN, fastest algorithm of cudnnFind*AlgorithmEx",
-    .work_unit = "flop",
-    .rate_unit = "TFLOP/s",
-    .rate_scale = 1e12,
-    .params = conv_params,
     .probe = conv_probe,
     .setup = conv_setup,
     .run = conv_run,
@@ -899,11 +864,8 @@ const mb_component_ops mb_conv_cudnn = {
     .report = conv_report,
     .timing_start = conv_timing_start,
     .teardown = conv_teardown,
-    .uses_gpu = true,
-    .compute = true,
 };
 
 #else /* !MB_HAVE_CUDNN */
-MB_NOT_BUILT_IN(mb_conv_cudnn, "conv", "cudnn", "flop", "TFLOP/s", 1e12,
-                "cuDNN (cudnn.h, libcudnn) not found at build time");
+MB_NOT_BUILT_IN(mb_conv_cudnn, "conv", "cudnn", "cuDNN (cudnn.h, libcudnn) not found at build time");
 #endif

@@ -61,24 +61,6 @@
 #define IORING_SETUP_DEFER_TASKRUN (1U << 13)
 #endif
 
-static const mb_param_spec uring_params[] = {
-    DISK_PARAM_FILE_SIZE,
-    DISK_PARAM_BLOCK_SIZE,
-    DISK_PARAM_PATTERN,
-    DISK_PARAM_MODE,
-    { "qd", MB_P_INT, "32", NULL, 1, 1024, "reads kept in flight (io_uring queue depth)" },
-    { "registered", MB_P_ENUM, "auto", "auto|off",
-      0, -1, "auto: registered buffers and file (READ_FIXED), plain reads with a note where refused; "
-             "off: plain reads (fio's default)" },
-    { "sqpoll", MB_P_ENUM, "off", "off|on", 0, -1,
-      "on: IORING_SETUP_SQPOLL, a kernel thread submits (costs a CPU)" },
-    { "iopoll", MB_P_ENUM, "off", "off|on", 0, -1,
-      "on: IORING_SETUP_IOPOLL, completions polled (direct mode, devices with poll queues)" },
-    DISK_PARAM_IOS,
-    DISK_PARAM_SEED,
-    MB_PARAM_END,
-};
-
 typedef struct uring_state {
     disk_case *c;
     struct io_uring ring;
@@ -546,14 +528,9 @@ static void uring_report(void *state, mb_report *r)
     disk_case_report(s->c, r, s->fallback);
 }
 
-const mb_component_ops mb_disk_uring = {
+const mb_backend_code mb_disk_io_uring = {
     .component = "disk",
     .backend = "io_uring",
-    .summary = "file reads through io_uring at queue depth qd (direct: O_DIRECT device; cached: page cache)",
-    .work_unit = "byte",
-    .rate_unit = "MB/s",
-    .rate_scale = 1e6,
-    .params = uring_params,
     .probe = uring_probe,
     .setup = uring_setup,
     .run = uring_run,
@@ -566,7 +543,7 @@ const mb_component_ops mb_disk_uring = {
 
 #else
 
-MB_NOT_BUILT_IN(mb_disk_uring, "disk", "io_uring", "byte", "MB/s", 1e6,
+MB_NOT_BUILT_IN(mb_disk_io_uring, "disk", "io_uring",
                 "liburing not found at build time (apt-get install liburing-dev)");
 
 #endif

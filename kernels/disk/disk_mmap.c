@@ -19,18 +19,6 @@
 
 #include "disk_file.h"
 
-static const mb_param_spec mmap_params[] = {
-    DISK_PARAM_FILE_SIZE,
-    DISK_PARAM_BLOCK_SIZE,
-    DISK_PARAM_PATTERN,
-    { "advice", MB_P_ENUM, "random", "random|normal|sequential", 0, -1,
-      "madvise on the mapping: random (no readahead: the cold-fault ceiling), normal (the "
-      "default a dataset gets), sequential (aggressive readahead)" },
-    DISK_PARAM_IOS,
-    DISK_PARAM_SEED,
-    MB_PARAM_END,
-};
-
 typedef struct mmap_state {
     disk_case *c;
     unsigned char *map;
@@ -153,14 +141,9 @@ static void mmap_report(void *state, mb_report *r)
     disk_case_report(((mmap_state *)state)->c, r, NULL);
 }
 
-const mb_component_ops mb_disk_mmap = {
+const mb_backend_code mb_disk_mmap = {
     .component = "disk",
     .backend = "mmap",
-    .summary = "memcpy out of a memory-mapped file, page cache made cold before every iteration",
-    .work_unit = "byte",
-    .rate_unit = "MB/s",
-    .rate_scale = 1e6,
-    .params = mmap_params,
     .probe = mmap_probe,
     .setup = mmap_setup,
     .run = mmap_run,

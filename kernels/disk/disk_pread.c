@@ -12,11 +12,6 @@
 
 #include "disk_file.h"
 
-static const mb_param_spec pread_params[] = {
-    DISK_PARAM_FILE_SIZE, DISK_PARAM_BLOCK_SIZE, DISK_PARAM_PATTERN, DISK_PARAM_MODE,
-    DISK_PARAM_IOS,       DISK_PARAM_SEED,       MB_PARAM_END,
-};
-
 static int pread_probe(const mb_params *p, mb_err *why)
 {
     return disk_case_probe(p, DISK_HAS_MODE, why);
@@ -111,14 +106,9 @@ static void pread_teardown(void *state)
     disk_case_free(state);
 }
 
-const mb_component_ops mb_disk_pread = {
+const mb_backend_code mb_disk_pread = {
     .component = "disk",
     .backend = "pread",
-    .summary = "file reads with pread, queue depth 1 (direct: O_DIRECT device; cached: page cache)",
-    .work_unit = "byte",
-    .rate_unit = "MB/s",
-    .rate_scale = 1e6,
-    .params = pread_params,
     .probe = pread_probe,
     .setup = pread_setup,
     .run = pread_run,

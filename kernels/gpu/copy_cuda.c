@@ -76,21 +76,6 @@ typedef struct copy_state {
     double *dir_seconds[2];   /* per run, bidir: h2d and d2h regions */
 } copy_state;
 
-static const mb_param_spec copy_params[] = {
-    { "direction", MB_P_ENUM, "h2d", "h2d|d2h|bidir|d2d", 1, 0,
-      "h2d, d2h, bidir (h2d and d2h at once, one stream each) or d2d" },
-    { "memory", MB_P_ENUM, "pinned", "pageable|pinned|wc", 1, 0,
-      "host memory: pageable (malloc), pinned (cudaHostAlloc) or wc (write-combined pinned, "
-      "h2d only); d2d runs with pinned only (it uses no host memory)" },
-    { "size", MB_P_SIZE, "64m", NULL, 1, 68719476736.0, "bytes per copy (4k .. 1g in the suite)" },
-    { "copies", MB_P_INT, "0", NULL, 0, 256,
-      "copies per timed region; 0 = auto: 256 MiB worth, at least 4, at most 100 (all are queued behind the "
-      "spin kernel at once: the driver's queue must hold them)" },
-    { "numa", MB_P_BOOL, "true", NULL, 1, 0,
-      "bind the timing thread and host buffers to the GPU's NUMA node (sysfs numa_node, hwloc)" },
-    MB_PARAM_END,
-};
-
 static int copy_probe(const mb_params *params, mb_err *why)
 {
     (void)params;
@@ -588,14 +573,9 @@ static void copy_report(void *state, mb_report *r)
     report_peak(s, r, prop);
 }
 
-const mb_component_ops mb_copy_cuda = {
+const mb_backend_code mb_copy_cuda = {
     .component = "copy",
     .backend = "cuda",
-    .summary = "cudaMemcpyAsync h2d/d2h/bidir/d2d, pageable/pinned/wc, spin-kernel gated (nvbandwidth method)",
-    .work_unit = "byte",
-    .rate_unit = "GB/s",
-    .rate_scale = 1e9,
-    .params = copy_params,
     .probe = copy_probe,
     .setup = copy_setup,
     .run = copy_run,
@@ -604,11 +584,10 @@ const mb_component_ops mb_copy_cuda = {
     .report = copy_report,
     .timing_start = copy_timing_start,
     .teardown = copy_teardown,
-    .uses_gpu = true,
 };
 
 #else /* !MB_HAVE_CUDA */
 
-MB_NOT_BUILT_IN(mb_copy_cuda, "copy", "cuda", "byte", "GB/s", 1e9, "CUDA toolkit not found at build time");
+MB_NOT_BUILT_IN(mb_copy_cuda, "copy", "cuda", "CUDA toolkit not found at build time");
 
 #endif

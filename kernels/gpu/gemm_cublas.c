@@ -151,19 +151,9 @@ static void cublas_report(void *state, mb_report *r)
     mb_gemm_bench_report(&s->g, r);
 }
 
-static const mb_param_spec cublas_params[] = {
-    MB_GEMM_COMMON_PARAMS,
-    MB_PARAM_END,
-};
-
-const mb_component_ops mb_gemm_cublas = {
+const mb_backend_code mb_gemm_cublas = {
     .component = "gemm",
     .backend = "cublas",
-    .summary = "GPU GEMM as frameworks call it: cublasGemmEx / StridedBatchedEx, default algorithm",
-    .work_unit = "flop",
-    .rate_unit = "TFLOP/s",
-    .rate_scale = 1e12,
-    .params = cublas_params,
     .probe = cublas_probe,
     .setup = cublas_setup,
     .run = cublas_run,
@@ -171,11 +161,8 @@ const mb_component_ops mb_gemm_cublas = {
     .verify = cublas_verify,
     .report = cublas_report,
     .teardown = cublas_teardown,
-    .uses_gpu = true,
-    .compute = true,
 };
 
 #else /* !MB_HAVE_CUDA */
-MB_NOT_BUILT_IN(mb_gemm_cublas, "gemm", "cublas", "flop", "TFLOP/s", 1e12,
-                "CUDA toolkit (cuBLAS) not found at build time");
+MB_NOT_BUILT_IN(mb_gemm_cublas, "gemm", "cublas", "CUDA toolkit (cuBLAS) not found at build time");
 #endif

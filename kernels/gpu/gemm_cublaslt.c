@@ -34,7 +34,7 @@
 #include "mb_cublaslt_names.h"
 #endif
 
-#define LT_MAX_ALGOS 64
+#define LT_MAX_ALGOS MB_GEMM_LT_MAX_ALGOS
 #define LT_TUNE_BUDGET_S 5.0 /* seconds of candidate timing in setup, at most */
 
 typedef struct lt_candidate {
@@ -479,24 +479,9 @@ static void lt_report(void *state, mb_report *r)
     mb_gemm_bench_report(&s->g, r);
 }
 
-static const mb_param_spec lt_params[] = {
-    MB_GEMM_COMMON_PARAMS,
-    { "algos", MB_P_INT, "8", NULL, 1, LT_MAX_ALGOS,
-      "heuristic candidates timed in setup; the fastest is the ceiling" },
-    { "out", MB_P_ENUM, "bf16", "bf16|fp16", 0, 0, "fp8 only: output (and C) type" },
-    { "fast_accum", MB_P_BOOL, "false", NULL, 0, 0,
-      "fp8 only: CUBLASLT_MATMUL_DESC_FAST_ACCUM (no periodic promotion of partial sums)" },
-    MB_PARAM_END
-};
-
-const mb_component_ops mb_gemm_cublaslt = {
+const mb_backend_code mb_gemm_cublaslt = {
     .component = "gemm",
     .backend = "cublaslt",
-    .summary = "GPU GEMM ceiling: cublasLtMatmul, best of the heuristic's top algorithms",
-    .work_unit = "flop",
-    .rate_unit = "TFLOP/s",
-    .rate_scale = 1e12,
-    .params = lt_params,
     .probe = lt_probe,
     .setup = lt_setup,
     .run = lt_run,
@@ -504,11 +489,8 @@ const mb_component_ops mb_gemm_cublaslt = {
     .verify = lt_verify,
     .report = lt_report,
     .teardown = lt_teardown,
-    .uses_gpu = true,
-    .compute = true,
 };
 
 #else /* !MB_HAVE_CUDA */
-MB_NOT_BUILT_IN(mb_gemm_cublaslt, "gemm", "cublaslt", "flop", "TFLOP/s", 1e12,
-                "CUDA toolkit (cuBLASLt) not found at build time");
+MB_NOT_BUILT_IN(mb_gemm_cublaslt, "gemm", "cublaslt", "CUDA toolkit (cuBLASLt) not found at build time");
 #endif

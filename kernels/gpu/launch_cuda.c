@@ -55,14 +55,6 @@ typedef struct launch_state {
     long sampled;                 /* ops sampled so far */
 } launch_state;
 
-static const mb_param_spec launch_params[] = {
-    { "op", MB_P_ENUM, "launch", "launch|launch_sync|graph|stream_sync|d2h_4b", 1, 0,
-      "launch (back-to-back rate), launch_sync (launch + sync latency), graph (kernels in a CUDA Graph), "
-      "stream_sync (idle stream round trip), d2h_4b (4-byte copy + sync)" },
-    { "count", MB_P_INT, "1000", NULL, 1, 100000, "ops per timed run (graph: kernels in the graph)" },
-    MB_PARAM_END,
-};
-
 static int launch_probe(const mb_params *params, mb_err *why)
 {
     (void)params;
@@ -330,15 +322,9 @@ static void launch_report(void *state, mb_report *r)
     }
 }
 
-const mb_component_ops mb_launch_cuda = {
+const mb_backend_code mb_launch_cuda = {
     .component = "launch",
     .backend = "cuda",
-    .summary = "kernel launch rate and latency, CUDA Graph replay, stream sync and 4-byte d2h round trips",
-    .work_unit = "op",
-    .rate_unit = "Mop/s",
-    .rate_scale = 1e6,
-    .latency_first = true,
-    .params = launch_params,
     .probe = launch_probe,
     .setup = launch_setup,
     .run = launch_run,
@@ -347,11 +333,10 @@ const mb_component_ops mb_launch_cuda = {
     .report = launch_report,
     .timing_start = launch_timing_start,
     .teardown = launch_teardown,
-    .uses_gpu = true,
 };
 
 #else /* !MB_HAVE_CUDA */
 
-MB_NOT_BUILT_IN(mb_launch_cuda, "launch", "cuda", "op", "Mop/s", 1e6, "CUDA toolkit not found at build time");
+MB_NOT_BUILT_IN(mb_launch_cuda, "launch", "cuda", "CUDA toolkit not found at build time");
 
 #endif

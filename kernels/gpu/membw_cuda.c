@@ -41,17 +41,6 @@ typedef struct membw_state {
     uint64_t calls;       /* kernel calls so far (the write value depends on it) */
 } membw_state;
 
-static const mb_param_spec membw_params[] = {
-    { "op", MB_P_ENUM, "triad", "read|write|copy|triad", 1, 0,
-      "read (sum, checked), write, copy (c = a) or triad (a = b + s*c)" },
-    { "dtype", MB_P_ENUM, "fp32", "fp32|fp64", 1, 0, "element type (16-byte vector accesses either way)" },
-    { "size", MB_P_SIZE, "0", NULL, 0, 1099511627776.0,
-      "bytes per array; 0 = auto: max(4 x L2, 256 MiB), within a quarter of free device memory" },
-    { "threads", MB_P_INT, "256", NULL, 32, 1024, "threads per block (a multiple of 32)" },
-    { "blocks_per_sm", MB_P_INT, "0", NULL, 0, 64, "resident blocks per SM; 0 = the occupancy API's maximum" },
-    MB_PARAM_END,
-};
-
 static int membw_probe(const mb_params *params, mb_err *why)
 {
     (void)params;
@@ -270,14 +259,9 @@ static void membw_report(void *state, mb_report *r)
         mb_report_note(r, "no theoretical rate: %s", src);
 }
 
-const mb_component_ops mb_membw_cuda = {
+const mb_backend_code mb_membw_cuda = {
     .component = "membw",
     .backend = "cuda",
-    .summary = "device memory bandwidth: BabelStream read/write/copy/triad, 16-byte accesses, one full wave",
-    .work_unit = "byte",
-    .rate_unit = "GB/s",
-    .rate_scale = 1e9,
-    .params = membw_params,
     .probe = membw_probe,
     .setup = membw_setup,
     .run = membw_run,
@@ -285,11 +269,10 @@ const mb_component_ops mb_membw_cuda = {
     .verify = membw_verify,
     .report = membw_report,
     .teardown = membw_teardown,
-    .uses_gpu = true,
 };
 
 #else /* !MB_HAVE_CUDA */
 
-MB_NOT_BUILT_IN(mb_membw_cuda, "membw", "cuda", "byte", "GB/s", 1e9, "CUDA toolkit not found at build time");
+MB_NOT_BUILT_IN(mb_membw_cuda, "membw", "cuda", "CUDA toolkit not found at build time");
 
 #endif

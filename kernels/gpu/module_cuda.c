@@ -1,18 +1,20 @@
-/* module_cuda.c: what libmlbench_cuda.so exports to harness/modules.c.
- * Keep the list in step with the module's entry table there. */
+/* module_cuda.c: what libmlbench_cuda.so exports to harness/modules.c: the
+ * code of its backends. Their descriptions are in the core
+ * (kernels/shared/gpu_descriptions.c); the loader refuses a module whose list
+ * and those descriptions disagree. */
 #include <stddef.h>
 
 #include "component.h"
 
-extern const mb_component_ops mb_copy_cuda, mb_membw_cuda, mb_peak_cuda, mb_launch_cuda;
-extern const mb_component_ops mb_gemm_cublaslt, mb_gemm_cublas;
+extern const mb_backend_code mb_copy_cuda, mb_membw_cuda, mb_peak_cuda, mb_launch_cuda;
+extern const mb_backend_code mb_gemm_cublaslt, mb_gemm_cublas;
 
-static const mb_component_ops *const ops[] = {
+static const mb_backend_code *const ops[] = {
     &mb_copy_cuda, &mb_membw_cuda, &mb_peak_cuda, &mb_launch_cuda, &mb_gemm_cublaslt, &mb_gemm_cublas,
 };
 
-const mb_component_ops *const *mb_module_cuda_ops(size_t *n);
-const mb_component_ops *const *mb_module_cuda_ops(size_t *n)
+const mb_backend_code *const *mb_module_cuda_code(size_t *n);
+const mb_backend_code *const *mb_module_cuda_code(size_t *n)
 {
     *n = sizeof ops / sizeof ops[0];
     return ops;

@@ -41,15 +41,6 @@ typedef struct peak_state {
     long runs;
 } peak_state;
 
-static const mb_param_spec peak_params[] = {
-    { "dtype", MB_P_ENUM, "fp32", "fp32|fp64|fp16", 1, 0, "fp32 (FFMA), fp64 (DFMA) or fp16 (HFMA2 on half2)" },
-    { "iters", MB_P_INT, "0", NULL, 0, 1073741824.0,
-      "FMA steps per chain (a multiple of 32); 0 = auto: 4096, 1984 for fp16 (the largest exact count)" },
-    { "threads", MB_P_INT, "256", NULL, 32, 1024, "threads per block (a multiple of 32)" },
-    { "waves", MB_P_INT, "8", NULL, 1, 1024, "full waves of blocks per launch (SMs x resident blocks each)" },
-    MB_PARAM_END,
-};
-
 static int peak_probe(const mb_params *params, mb_err *why)
 {
     (void)params;
@@ -229,14 +220,9 @@ static void peak_report(void *state, mb_report *r)
     report_peak(s, r, prop);
 }
 
-const mb_component_ops mb_peak_cuda = {
+const mb_backend_code mb_peak_cuda = {
     .component = "peak",
     .backend = "cuda",
-    .summary = "CUDA-core FMA peak (fp32 FFMA, fp64 DFMA, fp16 HFMA2): independent chains, exact closed-form check",
-    .work_unit = "flop",
-    .rate_unit = "TFLOP/s",
-    .rate_scale = 1e12,
-    .params = peak_params,
     .probe = peak_probe,
     .setup = peak_setup,
     .run = peak_run,
@@ -244,12 +230,10 @@ const mb_component_ops mb_peak_cuda = {
     .verify = peak_verify,
     .report = peak_report,
     .teardown = peak_teardown,
-    .uses_gpu = true,
-    .compute = true,
 };
 
 #else /* !MB_HAVE_CUDA */
 
-MB_NOT_BUILT_IN(mb_peak_cuda, "peak", "cuda", "flop", "TFLOP/s", 1e12, "CUDA toolkit not found at build time");
+MB_NOT_BUILT_IN(mb_peak_cuda, "peak", "cuda", "CUDA toolkit not found at build time");
 
 #endif

@@ -16,8 +16,7 @@
  * Peak: NVLink (datasheet) or PCIe (the GPU's link) within a node, the
  * network's link speed across nodes. See docs/collectives.md. */
 #include "coll_common.h"
-#include "dist.h"
-#include "dist_extra.h"
+#include "services.h"
 
 #if defined(MB_HAVE_NCCL) && defined(MB_HAVE_CUDA)
 
@@ -63,20 +62,6 @@ typedef struct coll_nccl {
     char link[256];
     char note[256];
 } coll_nccl;
-
-static const mb_param_spec coll_nccl_params[] = {
-    { "size", MB_P_SIZE, "1m", NULL, 1, 1099511627776.0,
-      "bytes: the buffer (all-reduce, broadcast), the gathered output (all-gather), the input (reduce-scatter)" },
-    { "dtype", MB_P_ENUM, "float", MB_COLL_DTYPE_CHOICES, 0, -1, "element type" },
-    { "inplace", MB_P_BOOL, "0", NULL, 0, -1, "in place (send buffer = receive buffer) instead of separate buffers" },
-    { "batch", MB_P_INT, "1", NULL, 1, 100000, "collectives back to back per timed iteration" },
-    { "warmup", MB_P_INT, "5", NULL, 0, 100000, "untimed collectives in setup, same count on every rank" },
-    { "topology", MB_P_ENUM, "auto", "auto|local|mpi", 0, -1,
-      "local: one process drives every GPU; mpi: one rank per GPU (mpirun/srun); auto: mpi with 2+ ranks" },
-    { "gpus", MB_P_INT, "0", NULL, 0, 1024,
-      "topology=local: GPUs to use (0 = every visible GPU; 1 = a one-GPU smoke test of the NCCL path)" },
-    MB_PARAM_END,
-};
 
 static int nccl_err(ncclResult_t r, ncclComm_t comm, mb_err *err, const char *what)
 {
@@ -853,25 +838,10 @@ static int setup_allgather(const mb_params *p, void **st, mb_err *e) { return co
 static int setup_reducescatter(const mb_params *p, void **st, mb_err *e) { return coll_nccl_setup(MB_COLL_REDUCESCATTER, p, st, e); }
 static int setup_broadcast(const mb_params *p, void **st, mb_err *e) { return coll_nccl_setup(MB_COLL_BROADCAST, p, st, e); }
 
-#define COLL_NCCL_TABLE(comp, setup_fn, text)                                                    \
-    {                                                                                            \
-        .component = comp, .backend = "nccl", .summary = text, .work_unit = "byte",               \
-        .rate_unit = "GB/s", .rate_scale = 1e9, .params = coll_nccl_params,                      \
-        .probe = coll_nccl_probe, .setup = setup_fn, .run = coll_nccl_run,                       \
-        .work_per_iter = coll_nccl_work, .verify = coll_nccl_verify, .report = coll_nccl_report, \
-        .timing_start = coll_nccl_timing_start, .teardown = coll_nccl_teardown,                  \
-        .collective = true, .uses_gpu = true,                                                    \
-    }
-
-const mb_component_ops mb_allreduce_nccl =
-    COLL_NCCL_TABLE("allreduce", setup_allreduce, "ncclAllReduce (sum) across GPUs: bus bandwidth, GB/s");
-const mb_component_ops mb_allgather_nccl =
-    COLL_NCCL_TABLE("allgather", setup_allgather, "ncclAllGather across GPUs: bus bandwidth, GB/s");
-const mb_component_ops mb_reducescatter_nccl =
-    COLL_NCCL_TABLE("reducescatter", setup_reducescatter,
-                    "ncclReduceScatter (sum) across GPUs: bus bandwidth, GB/s");
-const mb_component_ops mb_broadcast_nccl =
-    COLL_NCCL_TABLE("broadcast", setup_broadcast, "ncclBroadcast from rank 0 across GPUs: bus bandwidth, GB/s");
+const mb_backend_code mb_allreduce_nccl = MB_COLL_CODE("allreduce", "nccl", coll_nccl, setup_allreduce);
+const mb_backend_code mb_allgather_nccl = MB_COLL_CODE("allgather", "nccl", coll_nccl, setup_allgather);
+const mb_backend_code mb_reducescatter_nccl = MB_COLL_CODE("reducescatter", "nccl", coll_nccl, setup_reducescatter);
+const mb_backend_code mb_broadcast_nccl = MB_COLL_CODE("broadcast", "nccl", coll_nccl, setup_broadcast);
 
 #else /* no NCCL or no CUDA */
 
@@ -880,9 +850,9 @@ const mb_component_ops mb_broadcast_nccl =
 #else
 #define MB_NCCL_WHY "CUDA not found at build time"
 #endif
-MB_NOT_BUILT_IN(mb_allreduce_nccl, "allreduce", "nccl", "byte", "GB/s", 1e9, MB_NCCL_WHY);
-MB_NOT_BUILT_IN(mb_allgather_nccl, "allgather", "nccl", "byte", "GB/s", 1e9, MB_NCCL_WHY);
-MB_NOT_BUILT_IN(mb_reducescatter_nccl, "reducescatter", "nccl", "byte", "GB/s", 1e9, MB_NCCL_WHY);
-MB_NOT_BUILT_IN(mb_broadcast_nccl, "broadcast", "nccl", "byte", "GB/s", 1e9, MB_NCCL_WHY);
+MB_NOT_BUILT_IN(mb_allreduce_nccl, "allreduce", "nccl", MB_NCCL_WHY);
+MB_NOT_BUILT_IN(mb_allgather_nccl, "allgather", "nccl", MB_NCCL_WHY);
+MB_NOT_BUILT_IN(mb_reducescatter_nccl, "reducescatter", "nccl", MB_NCCL_WHY);
+MB_NOT_BUILT_IN(mb_broadcast_nccl, "broadcast", "nccl", MB_NCCL_WHY);
 
 #endif

@@ -40,17 +40,6 @@ size_t mb_coll_dtype_size(mb_coll_dtype t)
     return dtypes[t].size;
 }
 
-const char *mb_coll_name(mb_collective c)
-{
-    switch (c) {
-    case MB_COLL_ALLREDUCE: return "all-reduce";
-    case MB_COLL_ALLGATHER: return "all-gather";
-    case MB_COLL_REDUCESCATTER: return "reduce-scatter";
-    case MB_COLL_BROADCAST: return "broadcast";
-    }
-    return "?";
-}
-
 /* ---- geometry ------------------------------------------------------------------ */
 
 int mb_coll_shape_init(mb_coll_shape *s, mb_collective coll, mb_coll_dtype dtype,

@@ -26,6 +26,7 @@
 
 #include "component.h"
 #include "formulas.h"
+#include "vocabulary.h" /* mb_coll_name */
 
 typedef enum mb_coll_dtype {
     MB_DT_FLOAT,
@@ -41,8 +42,6 @@ typedef enum mb_coll_dtype {
 int mb_coll_dtype_parse(const char *name, mb_coll_dtype *out, mb_err *err);
 const char *mb_coll_dtype_name(mb_coll_dtype t);
 size_t mb_coll_dtype_size(mb_coll_dtype t);
-/* "all-reduce", ... as nccl-tests names them. */
-const char *mb_coll_name(mb_collective c);
 
 /* ---- geometry ------------------------------------------------------------ */
 
@@ -132,5 +131,15 @@ void mb_coll_samples_free(mb_coll_samples *t);
  * 0 and the rate is algbw. `per_run` = collectives per run(). */
 void mb_coll_report_common(mb_report *r, const mb_coll_shape *s, const mb_coll_samples *t,
                            int per_run, bool inplace);
+
+/* A collective backend's code for one collective (component.h): its
+ * functions are named <prefix>_probe, <prefix>_run, ..., only setup differs
+ * per collective. */
+#define MB_COLL_CODE(comp, back, prefix, setup_fn)                                                    \
+    {                                                                                                  \
+        .component = comp, .backend = back, .probe = prefix##_probe, .setup = setup_fn,                \
+        .run = prefix##_run, .work_per_iter = prefix##_work, .verify = prefix##_verify,                \
+        .report = prefix##_report, .timing_start = prefix##_timing_start, .teardown = prefix##_teardown, \
+    }
 
 #endif

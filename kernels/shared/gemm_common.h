@@ -198,6 +198,10 @@ int mb_gemm_check(const mb_gemm_problem *p, int samples, mb_gemm_fetch_fn fetch,
 /* Buffer sets needed so that one pass over them moves at least 3x the L2
  * cache: ceil(3 * l2 / set_bytes), at least 1, at most MB_GEMM_MAX_ROTATE. */
 #define MB_GEMM_MAX_ROTATE 4096
+/* Most cuBLASLt heuristic candidates gemm/cublaslt times (its `algos`
+ * parameter's bound, kept here so the description in the core and the code
+ * in the CUDA module agree). */
+#define MB_GEMM_LT_MAX_ALGOS 64
 int mb_gemm_auto_rotate(size_t set_bytes, size_t l2_bytes);
 
 /* Does `bytes` of device memory fit? MB_OK, MB_ESKIP with the figures, or
@@ -229,15 +233,8 @@ void mb_gemm_report_rotation(mb_report *r, const char *what, int sets, size_t se
 void mb_gpu_peak_report(mb_report *r, const char *device_name, int major, int minor, int sms,
                         double clock_hz, const char *key);
 
-/* ---- device side ------------------------------------------------------------------------ */
-
-#ifdef MB_HAVE_CUDA
-#include <cublas_api.h>
-#include <cuda_runtime_api.h>
-
-#include "gpu_util.h"
-
-/* The parameters every GEMM backend takes (cuBLASLt adds its own). */
+/* The parameters every GPU GEMM backend takes (cuBLASLt adds its own): plain
+ * data, described in the core (kernels/shared/gpu_descriptions.c). */
 #define MB_GEMM_COMMON_PARAMS                                                                  \
     { "shape", MB_P_STRING, "", NULL, 0, 0,                                                    \
       "MxNxK or MxNxKxBATCH, column-major as cuBLAS (or give m, n, k, batch)" },               \
@@ -260,6 +257,14 @@ void mb_gpu_peak_report(mb_report *r, const char *device_name, int major, int mi
         { "seed", MB_P_INT, "1", NULL, 0, 9007199254740992.0, "seed of the random inputs" },   \
         { "samples", MB_P_INT, "256", NULL, 1, 1000000,                                        \
           "output elements checked against the CPU reference" }
+
+/* ---- device side ------------------------------------------------------------------------ */
+
+#ifdef MB_HAVE_CUDA
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+
+#include "gpu_util.h"
 
 /* One GEMM call on operands (a, b, c) on the bench's stream. */
 typedef int (*mb_gemm_call_fn)(void *backend, const void *a, const void *b, void *c,

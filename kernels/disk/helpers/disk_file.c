@@ -20,11 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cleanup.h"
 #include "formulas.h"
 #include "host.h" /* mb_ram_available_bytes */
-#include "options.h"
 #include "pcie.h" /* mb_sysfs_root */
+#include "services.h"
 
 #define WORDS_PER_SECTOR (DISK_SECTOR / 8)
 #define WRITE_CHUNK (8LL << 20)
@@ -367,8 +366,7 @@ static bool remove_if_stale(const char *path, long pid)
               unlink(path) == 0;
     close(fd);
     if (ok)
-        fprintf(stderr, "mlbench: removed %s, a stale test file of mlbench process %ld (no longer running)\n",
-                path, pid);
+        mb_notice("removed %s, a stale test file of mlbench process %ld (no longer running)", path, pid);
     return ok;
 }
 
@@ -396,8 +394,7 @@ int disk_sweep_stale(const char *dir)
          * which rmdir removes only when nothing else is in it. */
         removed += disk_sweep_stale(path);
         if (rmdir(path) == 0)
-            fprintf(stderr, "mlbench: removed %s, a stale temporary directory of mlbench process %ld\n", path,
-                    pid);
+            mb_notice("removed %s, a stale temporary directory of mlbench process %ld", path, pid);
     }
     closedir(d);
     return removed;
@@ -482,18 +479,18 @@ static int acquire_user_file(const char *path, const disk_file **out, mb_err *er
 
 int disk_file_acquire(long long size, const disk_file **out, mb_err *err)
 {
-    const mb_run_options *o = mb_options();
-    if (o->disk_file && o->disk_file[0])
-        return acquire_user_file(o->disk_file, out, err);
+    const char *user_file = mb_disk_file(), *user_dir = mb_disk_dir();
+    if (user_file)
+        return acquire_user_file(user_file, out, err);
 
     const char *dir;
-    if (o->disk_dir && o->disk_dir[0]) {
+    if (user_dir) {
         struct stat st;
-        if (stat(o->disk_dir, &st) != 0)
-            return mb_errno(err, MB_EUSAGE, "--disk-dir %s", o->disk_dir);
+        if (stat(user_dir, &st) != 0)
+            return mb_errno(err, MB_EUSAGE, "--disk-dir %s", user_dir);
         if (!S_ISDIR(st.st_mode))
-            return mb_errf(err, MB_EUSAGE, "--disk-dir %s: not a directory", o->disk_dir);
-        dir = o->disk_dir;
+            return mb_errf(err, MB_EUSAGE, "--disk-dir %s: not a directory", user_dir);
+        dir = user_dir;
         sweep_once(dir);
     } else {
         sweep_once(".");
@@ -515,7 +512,7 @@ int disk_file_acquire(long long size, const disk_file **out, mb_err *err)
     /* A file kept on purpose (MLBENCH_DISK_KEEP) is named apart, so that a
      * later run's sweep of stale mlbench-disk-* files leaves it alone. */
     const char *keep = getenv("MLBENCH_DISK_KEEP");
-    bool keeping = keep && strcmp(keep, "1") == 0 && o->disk_dir && o->disk_dir[0];
+    bool keeping = keep && strcmp(keep, "1") == 0 && user_dir;
     if (snprintf(path, sizeof path, "%s/mlbench-%s-%ld-%lld.dat", dir, keeping ? "kept" : "disk",
                  (long)getpid(), size) >= (int)sizeof path)
         return mb_errf(err, MB_EUSAGE, "--disk-dir path too long");
@@ -556,11 +553,11 @@ void disk_files_release(void)
 
 void disk_target_dir(char *buf, size_t len)
 {
-    const mb_run_options *o = mb_options();
-    if (o->disk_file && o->disk_file[0])
-        dir_of(o->disk_file, buf, len);
-    else if (o->disk_dir && o->disk_dir[0])
-        snprintf(buf, len, "%s", o->disk_dir);
+    const char *user_file = mb_disk_file(), *user_dir = mb_disk_dir();
+    if (user_file)
+        dir_of(user_file, buf, len);
+    else if (user_dir)
+        snprintf(buf, len, "%s", user_dir);
     else if (shared.tmpdir[0])
         snprintf(buf, len, "%s", shared.tmpdir);
     else if (!getcwd(buf, len))
@@ -899,10 +896,10 @@ int disk_case_probe(const mb_params *p, unsigned has, mb_err *why)
     bool mmap_mode = (has & DISK_HAS_ADVICE) != 0;
     if (!direct && !mmap_mode)
         return MB_OK;
-    const mb_run_options *o = mb_options();
+    const char *user_file = mb_disk_file();
     char dir[4096];
     disk_target_dir(dir, sizeof dir);
-    const char *where = (o->disk_file && o->disk_file[0]) ? o->disk_file : dir;
+    const char *where = user_file ? user_file : dir;
     if (disk_path_on_memory_fs(where)) {
         if (direct)
             return mb_errf(why, MB_ESKIP,
@@ -912,12 +909,12 @@ int disk_case_probe(const mb_params *p, unsigned has, mb_err *why)
                        "mmap: %s is on tmpfs/ramfs: its pages cannot leave memory, so a cold "
                        "mapping is impossible", where);
     }
-    if (direct && o->disk_file && o->disk_file[0]) {
-        int fd = open(o->disk_file, O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (direct && user_file) {
+        int fd = open(user_file, O_RDONLY | O_DIRECT | O_CLOEXEC);
         if (fd < 0 && errno == EINVAL)
             return mb_errf(why, MB_ESKIP,
                            "direct mode: the file system of %s does not support O_DIRECT "
-                           "(open: Invalid argument)", o->disk_file);
+                           "(open: Invalid argument)", user_file);
         if (fd >= 0)
             close(fd);
     }

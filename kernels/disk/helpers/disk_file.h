@@ -3,7 +3,7 @@
  *  - the test file: created once per (directory, size) in --disk-dir (default:
  *    a fresh mkdtemp directory under the current directory), filled with a
  *    verifiable pattern, never overwriting anything (O_CREAT|O_EXCL), removed
- *    at exit, on error and on SIGINT/SIGTERM (harness/cleanup.h); or the
+ *    at exit, on error and on SIGINT/SIGTERM (mb_cleanup_add, services.h); or the
  *    user's --disk-file, opened O_RDONLY only and never written;
  *  - the pattern: every 512-byte sector starts with a 16-byte stamp
  *    (sector index, mix(seed, sector index)) followed by a splitmix64 stream
@@ -72,8 +72,9 @@ int disk_file_create(const char *path, long long size, uint64_t seed, disk_file 
 /* Removes stale test files of killed runs from dir: names of our own
  * pattern (mlbench-disk-<pid>-<size>.dat, and mlbench-disk-<pid>-XXXXXX/
  * temporary directories holding only such files) whose process <pid> no
- * longer exists and whose lock nobody holds. Says on stderr what it removed;
- * returns the number of files removed. Anything else is never touched. */
+ * longer exists and whose lock nobody holds. Tells the user what it removed
+ * (mb_notice); returns the number of files removed. Anything else is never
+ * touched. */
 int disk_sweep_stale(const char *dir);
 
 /* Removes a file created by disk_file_create and forgets its cleanup slot. */

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""kernel_layers.py: the rules of kernels/ that the build and the style guide state.
+
+  kernel_layers.py includes   the layers (README, "Development"): harness/api
+                              includes itself only, harness/platform includes
+                              harness/api, a kernel includes harness/api,
+                              harness/platform and kernels/ headers, never a harness
+                              internal (harness/, harness/analysis, harness/report).
+                              No source names a header it may not, and the kernels'
+                              include path (CMake's MB_KERNEL_INCLUDE_DIRS, in
+                              $KERNEL_INCLUDE_DIRS, ':'-separated) finds every api
+                              header and no harness internal;
+  kernel_layers.py printing   kernels produce numbers and never print: no source
+                              under kernels/ writes to stdout or stderr (printf,
+                              puts, perror, fprintf(stderr), write(2, ...), std::cerr);
+                              they say things through the harness (mb_report_note,
+                              mb_err, mb_notice).
+
+Comments and string literals are ignored. Needs $SRC (the source tree) and, for
+`includes`, $CC and $KERNEL_INCLUDE_DIRS. Exit 0 when the rule holds, 1 with
+every offence listed when it does not, 2 on bad usage.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SOURCE_EXT = (".c", ".h", ".cu", ".cuh", ".cc", ".cpp")
+INTERNAL_DIRS = ("harness", "harness/analysis", "harness/report")
+API_DIR = "harness/api"
+INCLUDE_RE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+# Calls that always write to stdout or stderr.
+ALWAYS_PRINTS = re.compile(r"\b(printf|vprintf|puts|putchar|perror|putchar_unlocked)\s*\(")
+# The standard streams by name, or by descriptor in write/dprintf.
+STREAMS = re.compile(r"\b(stdout|stderr|STDOUT_FILENO|STDERR_FILENO)\b|\bstd::(cout|cerr|clog)\b")
+FD_WRITES = re.compile(r"\b(write|dprintf|vdprintf)\s*\(\s*[12]\s*,")
+
+
+def strip_comments_and_strings(text):
+    """The code of a C/C++/CUDA source with comments removed and every string
+    or character literal emptied, line breaks kept (so line numbers hold)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def sources_under(src, folder):
+    for root, _, files in os.walk(os.path.join(src, folder)):
+        for name in sorted(files):
+            if name.endswith(SOURCE_EXT):
+                yield os.path.join(root, name)
+
+
+def kernel_sources(src):
+    return sources_under(src, "kernels")
+
+
+def headers_under(src, folder):
+    return {os.path.basename(p) for p in sources_under(src, folder) if p.endswith((".h", ".cuh"))}
+
+
+def internal_headers(src):
+    names = set()
+    for d in INTERNAL_DIRS:
+        path = os.path.join(src, d)
+        names.update(f for f in os.listdir(path) if f.endswith(".h") and os.path.isfile(os.path.join(path, f)))
+    return names
+
+
+def named_includes(src, folder, forbidden, what):
+    """Offences: a source under folder that includes a header named in
+    forbidden, or reaches into harness/ or kernels/ by a path."""
+    found = []
+    for path in sources_under(src, folder):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for m in INCLUDE_RE.finditer(text):
+            name = m.group(2)
+            if os.path.basename(name) in forbidden or re.search(r"(^|/)(harness|kernels)/", name) or ".." in name:
+                line = text.count("\n", 0, m.start()) + 1
+                found.append(f"{os.path.relpath(path, src)}:{line}: includes {m.group(0).strip()} ({what})")
+    return found
+
+
+def layer_offences(src, internal):
+    """api includes api only; platform includes api; kernels include api,
+    platform and kernels (README, "Development")."""
+    platform, kernels = headers_under(src, "harness/platform"), headers_under(src, "kernels")
+    return (named_includes(src, "kernels", internal,
+                           "a harness internal; what kernels need is in harness/api/services.h") +
+            named_includes(src, "harness/platform", internal | kernels,
+                           "the platform layer includes harness/api only") +
+            named_includes(src, "harness/api", internal | kernels | platform,
+                           "harness/api includes itself only"))
+
+
+def preprocess(cc, dirs, header, workdir):
+    """True when `#include "header"` preprocesses with the kernel include path."""
+    cmd = [cc, "-E", "-x", "c", "-"] + [f"-I{d}" for d in dirs]
+    r = subprocess.run(cmd, input=f'#include "{header}"\n', capture_output=True, text=True, cwd=workdir)
+    return r.returncode == 0, r.stderr
+
+
+def include_path_offences(src, internal):
+    cc, dirs = os.environ.get("CC"), os.environ.get("KERNEL_INCLUDE_DIRS")
+    if not cc or dirs is None:
+        print("kernel_layers: includes needs $CC and $KERNEL_INCLUDE_DIRS", file=sys.stderr)
+        sys.exit(2)
+    dirs = [d for d in dirs.split(":") if d]
+    found = []
+    with tempfile.TemporaryDirectory() as work:  # quote includes search the cwd first: an empty one
+        for header in sorted(os.listdir(os.path.join(src, API_DIR))):
+            ok, err = preprocess(cc, dirs, header, work)
+            if not ok:  # the control: the probe itself works
+                found.append(f"the kernel include path does not find the api header {header}: {err.strip()}")
+        for header in sorted(internal):
+            ok, _ = preprocess(cc, dirs, header, work)
+            if ok:
+                found.append(f"the kernel include path ({' '.join(dirs)}) finds the harness internal {header}")
+    return found
+
+
+def printing_offences(src):
+    found = []
+    for path in kernel_sources(src):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            code = strip_comments_and_strings(f.read())
+        for number, line in enumerate(code.split("\n"), 1):
+            for rx in (ALWAYS_PRINTS, STREAMS, FD_WRITES):
+                m = rx.search(line)
+                if m:
+                    found.append(f"{os.path.relpath(path, src)}:{number}: {line.strip()}  "
+                                 f"(kernels never print: mb_report_note, mb_err or mb_notice)")
+                    break
+    return found
+
+
+def main(argv):
+    src = os.environ.get("SRC")
+    if len(argv) != 2 or argv[1] not in ("includes", "printing") or not src:
+        print("usage: SRC=<source tree> kernel_layers.py includes|printing", file=sys.stderr)
+        return 2
+    if argv[1] == "includes":
+        internal = internal_headers(src)
+        if not internal:  # the scan must see the tree it checks
+            print(f"kernel_layers: no harness headers under {src}", file=sys.stderr)
+            return 2
+        found = layer_offences(src, internal) + include_path_offences(src, internal)
+    else:
+        found = printing_offences(src)
+    for f in found:
+        print(f)
+    print(f"kernel_layers {argv[1]}: {'FAIL, ' + str(len(found)) + ' offences' if found else 'ok'}")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
