@@ -14,6 +14,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cpu_info.h"
 #include "gbench_shim.h"
 #include "gpu_hooks.h"
 #include "paths.h"
@@ -23,67 +24,20 @@
 #endif
 
 
+/* The CPU facts come from the platform's one /proc/cpuinfo parser
+ * (cpu_info.h); physical_cores and sockets as the text lists them. */
 static cJSON *cpu_json(void)
 {
     cJSON *cpu = cJSON_CreateObject();
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[4096], model[256] = "", vendor[64] = "";
-    double mhz = 0;
-    int max_phys = -1;
-    /* Physical cores = distinct (physical id, core id) pairs. */
-    int pairs[4096][2], n_pairs = 0, phys = 0, core = 0;
-    const char *simd_names[] = { "sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16", "avx512_fp16",
-                                 "amx_bf16", "amx_tile", "amx_int8", "asimd", "sve", NULL };
-    bool simd[16] = { 0 };
-    while (f && fgets(line, sizeof line, f)) {
-        char *colon = strchr(line, ':');
-        if (colon == NULL)
-            continue;
-        char *val = colon + 1;
-        while (*val == ' ')
-            val++;
-        val[strcspn(val, "\n")] = '\0';
-        if (!model[0] && (strncmp(line, "model name", 10) == 0 || strncmp(line, "Model", 5) == 0))
-            snprintf(model, sizeof model, "%s", val);
-        else if (!vendor[0] && strncmp(line, "vendor_id", 9) == 0)
-            snprintf(vendor, sizeof vendor, "%s", val);
-        else if (mhz == 0 && strncmp(line, "cpu MHz", 7) == 0)
-            mhz = atof(val);
-        else if (strncmp(line, "physical id", 11) == 0) {
-            phys = atoi(val);
-            if (phys > max_phys)
-                max_phys = phys;
-        } else if (strncmp(line, "core id", 7) == 0) {
-            core = atoi(val);
-            bool seen = false;
-            for (int i = 0; i < n_pairs && !seen; i++)
-                seen = pairs[i][0] == phys && pairs[i][1] == core;
-            if (!seen && n_pairs < 4096) {
-                pairs[n_pairs][0] = phys;
-                pairs[n_pairs][1] = core;
-                n_pairs++;
-            }
-        } else if (strncmp(line, "flags", 5) == 0 || strncmp(line, "Features", 8) == 0) {
-            for (int i = 0; simd_names[i]; i++) {
-                char pat[64];
-                snprintf(pat, sizeof pat, " %s ", simd_names[i]);
-                char padded[4096 + 2];
-                snprintf(padded, sizeof padded, " %s ", val);
-                if (strstr(padded, pat))
-                    simd[i] = true;
-            }
-        }
-    }
-    if (f)
-        fclose(f);
-    cJSON_AddStringToObject(cpu, "model", model[0] ? model : "unknown");
-    cJSON_AddStringToObject(cpu, "vendor", vendor[0] ? vendor : "unknown");
+    const mb_cpu_info *ci = mb_cpu_info_host();
+    cJSON_AddStringToObject(cpu, "model", ci->model[0] ? ci->model : "unknown");
+    cJSON_AddStringToObject(cpu, "vendor", ci->vendor[0] ? ci->vendor : "unknown");
     cJSON_AddNumberToObject(cpu, "logical_cpus", mb_online_cpus());
-    if (n_pairs > 0)
-        cJSON_AddNumberToObject(cpu, "physical_cores", n_pairs);
+    if (ci->text_cores > 0)
+        cJSON_AddNumberToObject(cpu, "physical_cores", ci->text_cores);
     else
         cJSON_AddNullToObject(cpu, "physical_cores");
-    cJSON_AddNumberToObject(cpu, "sockets", max_phys >= 0 ? max_phys + 1 : 1);
+    cJSON_AddNumberToObject(cpu, "sockets", ci->sockets > 0 ? ci->sockets : 1);
     int nodes = 0;
     for (int i = 0; i < 1024; i++) {
         char p[PATH_MAX];
@@ -93,17 +47,16 @@ static cJSON *cpu_json(void)
             nodes++;
     }
     cJSON_AddNumberToObject(cpu, "numa_nodes", nodes ? nodes : 1);
-    char buf[64];
-    if (mb_read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", buf, sizeof buf))
-        cJSON_AddNumberToObject(cpu, "mhz_max", atof(buf) / 1000.0);
+    if (ci->mhz_max > 0)
+        cJSON_AddNumberToObject(cpu, "mhz_max", ci->mhz_max);
     else
         cJSON_AddNullToObject(cpu, "mhz_max");
-    if (mhz > 0)
-        cJSON_AddNumberToObject(cpu, "mhz_now", mhz);
+    if (ci->mhz_now > 0)
+        cJSON_AddNumberToObject(cpu, "mhz_now", ci->mhz_now);
     cJSON *fl = cJSON_AddArrayToObject(cpu, "flags_simd");
-    for (int i = 0; simd_names[i]; i++)
-        if (simd[i])
-            cJSON_AddItemToArray(fl, cJSON_CreateString(simd_names[i]));
+    for (int i = 0; mb_cpu_simd_name(i) != NULL; i++)
+        if (ci->simd & (1u << i))
+            cJSON_AddItemToArray(fl, cJSON_CreateString(mb_cpu_simd_name(i)));
     cJSON *caches = cJSON_AddArrayToObject(cpu, "caches");
     for (int i = 0; i < 16; i++) {
         char p[PATH_MAX], level[16], type[32], size[32];
@@ -510,78 +463,4 @@ cJSON *mb_context_launcher(char *const *envp)
         add_env_string(s, "mpi_type", env, (const char *const[]){ "SLURM_MPI_TYPE", NULL });
     }
     return l;
-}
-
-/* ---- network interfaces ---------------------------------------------------------- */
-
-cJSON *mb_context_nics_at(const char *sysfs_net)
-{
-    cJSON *a = cJSON_CreateArray();
-    DIR *d = opendir(sysfs_net);
-    if (d == NULL)
-        return a;
-    struct dirent *e;
-    char *names[256];
-    int n = 0;
-    while ((e = readdir(d)) != NULL && n < 256)
-        if (e->d_name[0] != '.' && strcmp(e->d_name, "lo") != 0)
-            names[n++] = strdup(e->d_name);
-    closedir(d);
-    qsort(names, (size_t)n, sizeof *names, env_entry_cmp); /* the same order on every run */
-    for (int i = 0; i < n; i++) {
-        char path[PATH_MAX], text[64];
-        struct stat st;
-        if (names[i] == NULL)
-            continue;
-        snprintf(path, sizeof path, "%s/%s/operstate", sysfs_net, names[i]);
-        /* "unknown": tun and similar devices that carry traffic without a state. */
-        bool up = mb_read_first_line(path, text, sizeof text) &&
-                  (strcmp(text, "up") == 0 || strcmp(text, "unknown") == 0);
-        if (up) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "name", names[i]);
-            snprintf(path, sizeof path, "%s/%s/speed", sysfs_net, names[i]);
-            long mbps = mb_read_first_line(path, text, sizeof text) ? strtol(text, NULL, 10) : -1;
-            if (mbps > 0)
-                cJSON_AddNumberToObject(o, "speed_mbps", (double)mbps);
-            else
-                cJSON_AddNullToObject(o, "speed_mbps");
-            /* A physical device has a device/ link (PCI, USB, virtio). A veth,
-             * bridge, bond or tunnel has none: its speed is what the driver
-             * says (a veth always 10000 Mb/s), not what the wire carries. */
-            snprintf(path, sizeof path, "%s/%s/device", sysfs_net, names[i]);
-            cJSON_AddBoolToObject(o, "virtual", stat(path, &st) != 0);
-            cJSON_AddItemToArray(a, o);
-        }
-        free(names[i]);
-    }
-    return a;
-}
-
-cJSON *mb_context_nics(void)
-{
-    return mb_context_nics_at("/sys/class/net");
-}
-
-size_t mb_context_virtual_nics_text(const cJSON *nics, char *out, size_t len)
-{
-    size_t count = 0;
-    out[0] = '\0';
-    const cJSON *n;
-    cJSON_ArrayForEach(n, nics)
-    {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(n, "virtual");
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(n, "name");
-        const cJSON *speed = cJSON_GetObjectItemCaseSensitive(n, "speed_mbps");
-        if (!cJSON_IsTrue(v) || !cJSON_IsString(name))
-            continue;
-        size_t used = strlen(out);
-        if (cJSON_IsNumber(speed))
-            snprintf(out + used, len - used, "%s%s %.0f Mb/s", count ? ", " : "", name->valuestring,
-                     speed->valuedouble);
-        else
-            snprintf(out + used, len - used, "%s%s (no speed)", count ? ", " : "", name->valuestring);
-        count++;
-    }
-    return count;
 }

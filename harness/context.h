@@ -39,14 +39,4 @@ cJSON *mb_context_launcher(char *const *envp);
  * (mpirun, mpiexec, srun, ...) under a /proc-like directory; false when none. */
 bool mb_context_launcher_command_at(const char *proc, long pid, char *out, size_t len);
 
-/* Every network interface that is up (loopback left out), sorted by name:
- * [{name, speed_mbps (as the driver reports it; null when none), virtual
- * (no device/ link: veth, bridge, bond, tunnel)}], from a
- * /sys/class/net-like directory, or this machine's. */
-cJSON *mb_context_nics_at(const char *sysfs_net);
-cJSON *mb_context_nics(void);
-/* "eth0 10000 Mb/s, br0 (no speed)" for the virtual ones of such an array;
- * returns how many. */
-size_t mb_context_virtual_nics_text(const cJSON *nics, char *out, size_t len);
-
 #endif

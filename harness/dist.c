@@ -30,8 +30,8 @@
 
 #include "cleanup.h"
 #include "context.h"
-#include "coll_common.h" /* NIC speeds for the context */
 #include "formulas.h"
+#include "nic.h"
 #include "paths.h"
 #include "results.h"
 #include "writers.h" /* mb_fmt_number */
@@ -684,8 +684,8 @@ void mb_dist_context_add(cJSON *context)
     cJSON_AddNumberToObject(d, "nodes", g.nodes);
     cJSON_AddStringToObject(d, "host", self_host());
     cJSON_AddStringToObject(d, "mpi", mb_dist_describe());
-    cJSON_AddItemToObject(d, "nics", mb_context_nics());
-    cJSON_AddNumberToObject(d, "nic_total_gbps", mb_coll_nic_gbps(NULL, 0));
+    cJSON_AddItemToObject(d, "nics", mb_nics_json());
+    cJSON_AddNumberToObject(d, "nic_total_gbps", mb_nic_gbps(NULL, 0));
     add_placement(d);
     cJSON_DeleteItemFromObject(context, "dist");
     cJSON_AddItemToObject(context, "dist", d);

@@ -267,6 +267,118 @@ static void test_env_cap_note(void **s)
     assert_true(mb_cpu_info_flops_per_cycle(&capped, MB_CPU_BF16) == 0.0);
 }
 
+/* ---- the facts the results context records (context.cpu) ------------------ */
+
+/* The SIMD words of ci->simd, space-separated, in the list's order. */
+static void simd_words(const mb_cpu_info *ci, char *out, size_t len)
+{
+    out[0] = '\0';
+    for (int i = 0; mb_cpu_simd_name(i) != NULL; i++)
+        if (ci->simd & (1u << i))
+            snprintf(out + strlen(out), len - strlen(out), "%s%s", out[0] ? " " : "",
+                     mb_cpu_simd_name(i));
+}
+
+/* Two sockets of two cores, each with two SMT threads (8 blocks): 4 distinct
+ * (physical id, core id) pairs, highest physical id 1. */
+static const char TWO_SOCKETS[] =
+    "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n"
+    "model name\t: Intel(R) Xeon(R) Platinum 8468\ncpu MHz\t\t: 2100.000\n"
+    "physical id\t: 0\ncore id\t\t: 0\ncpu cores\t: 2\n"
+    "flags\t\t: fpu sse2 ssse3 sse4_1 sse4_2 avx fma avx2 avx512f avx512fp16 avx512_fp16 "
+    "amx_int8 amx_tile\n\n"
+    "processor\t: 1\nphysical id\t: 0\ncore id\t\t: 1\ncpu MHz\t\t: 800.000\n\n"
+    "processor\t: 2\nphysical id\t: 1\ncore id\t\t: 0\n\n"
+    "processor\t: 3\nphysical id\t: 1\ncore id\t\t: 1\n\n"
+    "processor\t: 4\nphysical id\t: 0\ncore id\t\t: 0\n\n"
+    "processor\t: 5\nphysical id\t: 0\ncore id\t\t: 1\n\n"
+    "processor\t: 6\nphysical id\t: 1\ncore id\t\t: 0\n\n"
+    "processor\t: 7\nphysical id\t: 1\ncore id\t\t: 1\n";
+
+static void test_context_facts(void **s)
+{
+    (void)s;
+    mb_cpu_info ci;
+    char words[256];
+    /* sysfs counts given (as on a host): the text's own count is kept apart */
+    mb_cpu_info_parse(TWO_SOCKETS, 3.8e6, 6, 8, &ci);
+    assert_int_equal(ci.physical_cores, 6);
+    assert_int_equal(ci.text_cores, 4);
+    assert_int_equal(ci.sockets, 2);
+    assert_int_equal(ci.logical_cpus, 8);
+    ASSERT_NEAR(ci.mhz_now, 2100.0, 1e-9); /* the first block's, not processor 1's */
+    ASSERT_NEAR(ci.mhz_max, 3800.0, 1e-9);
+    simd_words(&ci, words, sizeof words);
+    /* avx512fp16 (not a listed word) is not avx512_fp16's match; ssse3 is not sse4_2 */
+    assert_string_equal(words, "sse4_2 avx avx2 fma avx512f avx512_fp16 amx_tile amx_int8");
+    /* nothing given: no cpufreq maximum, counts from the text */
+    mb_cpu_info_parse(TWO_SOCKETS, 0, 0, 0, &ci);
+    assert_int_equal(ci.physical_cores, 4);
+    assert_int_equal(ci.logical_cpus, 8);
+    assert_true(ci.mhz_max == 0.0);
+    /* a VM's one-block text without ids: no pairs, no sockets */
+    mb_cpu_info_parse(ZEN4, 0, 0, 0, &ci);
+    assert_int_equal(ci.text_cores, 0);
+    assert_int_equal(ci.sockets, 0);
+    ASSERT_NEAR(ci.mhz_now, 2596.148, 1e-9);
+    simd_words(&ci, words, sizeof words);
+    assert_string_equal(words, "avx avx2 fma avx512f avx512_bf16");
+}
+
+/* Arm: "Features" instead of "flags", no "model name", the board's "Model"
+ * after the processor blocks. */
+static const char ARM_BOARD[] =
+    "processor\t: 0\nBogoMIPS\t: 108.00\nFeatures\t: fp asimd evtstrm crc32 cpuid sve\n"
+    "CPU implementer\t: 0x41\nCPU part\t: 0xd08\n\n"
+    "processor\t: 1\nBogoMIPS\t: 108.00\nFeatures\t: fp asimd evtstrm crc32 cpuid sve\n\n"
+    "Hardware\t: BCM2835\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n";
+
+static void test_arm_features_and_model(void **s)
+{
+    (void)s;
+    mb_cpu_info ci;
+    char words[256];
+    mb_cpu_info_parse(ARM_BOARD, 0, 0, 0, &ci);
+    assert_string_equal(ci.model, "Raspberry Pi 4 Model B Rev 1.4");
+    assert_string_equal(ci.vendor, "");
+    assert_int_equal(ci.logical_cpus, 2);
+    assert_int_equal(ci.text_cores, 0);
+    assert_true(ci.mhz_now == 0.0);
+    simd_words(&ci, words, sizeof words);
+    assert_string_equal(words, "asimd sve");
+    assert_int_equal(ci.isa, MB_ISA_SCALAR); /* no x86 vector ISA claimed */
+    /* a "model name" wins over a later "Model" */
+    mb_cpu_info_parse("processor\t: 0\nmodel name\t: ARMv7 Processor rev 3 (v7l)\n\n"
+                      "Model\t\t: Raspberry Pi 3\n",
+                      0, 0, 0, &ci);
+    assert_string_equal(ci.model, "ARMv7 Processor rev 3 (v7l)");
+    assert_string_equal(mb_cpu_simd_name(0), "sse4_2");
+    assert_null(mb_cpu_simd_name(-1));
+    int n = 0;
+    while (mb_cpu_simd_name(n) != NULL)
+        n++;
+    assert_int_equal(n, 12);
+}
+
+/* threads=0 is each caller's default; more than the CPUs this process may
+ * use is a skip that names both counts. */
+static void test_threads_for(void **s)
+{
+    (void)s;
+    int allowed = mb_cpu_allowed(NULL, 0);
+    mb_err err = { 0 };
+    assert_int_equal(mb_cpu_threads_for(0, 7, &err), 7);
+    assert_int_equal(mb_cpu_threads_for(1, 7, &err), 1);
+    assert_int_equal(mb_cpu_threads_for(allowed, 7, &err), allowed);
+    assert_int_equal(err.code, MB_OK);
+    assert_int_equal(mb_cpu_threads_for(allowed + 1, 7, &err), -1);
+    assert_int_equal(err.code, MB_ESKIP);
+    char want[128];
+    snprintf(want, sizeof want, "threads=%d but this process may run on %d CPUs", allowed + 1,
+             allowed);
+    assert_string_equal(err.msg, want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +391,9 @@ int main(void)
         cmocka_unit_test(test_measured_clock),
         cmocka_unit_test(test_env_cap_note),
         cmocka_unit_test(test_host),
+        cmocka_unit_test(test_context_facts),
+        cmocka_unit_test(test_arm_features_and_model),
+        cmocka_unit_test(test_threads_for),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

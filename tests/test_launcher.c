@@ -21,6 +21,7 @@
 #include "context.h"
 #include "dist.h"
 #include "dist_extra.h"
+#include "nic.h"
 
 /* ---- a scratch tree ------------------------------------------------------------ */
 
@@ -215,7 +216,7 @@ static void test_nics_virtual(void **s)
     put_line("net/lo/operstate", "unknown\n");
     char dir[PATH_MAX + 8];
     snprintf(dir, sizeof dir, "%s/net", root);
-    cJSON *nics = mb_context_nics_at(dir);
+    cJSON *nics = mb_nics_json_at(dir);
     assert_int_equal(cJSON_GetArraySize(nics), 4); /* eth1 down, lo left out */
     const char *names[] = { "br0", "eth0", "tun0", "veth0" };
     const double speeds[] = { -1, 25000, -1, 10000 };
@@ -231,11 +232,11 @@ static void test_nics_virtual(void **s)
         assert_int_equal(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(n, "virtual")), virt[i]);
     }
     char text[256];
-    assert_int_equal(mb_context_virtual_nics_text(nics, text, sizeof text), 3);
+    assert_int_equal(mb_nics_virtual_text_at(dir, text, sizeof text), 3);
     assert_string_equal(text, "br0 (no speed), tun0 (no speed), veth0 10000 Mb/s");
     cJSON_Delete(nics);
     /* no such directory: an empty list, no error */
-    nics = mb_context_nics_at("/nonexistent/mlbench/net");
+    nics = mb_nics_json_at("/nonexistent/mlbench/net");
     assert_int_equal(cJSON_GetArraySize(nics), 0);
     cJSON_Delete(nics);
     remove_root();

@@ -12,6 +12,7 @@
 
 #include "component.h" /* mb_now */
 #include "formulas.h"
+#include "host.h" /* mb_parse_cache_size */
 
 #define MAX_CORE_PAIRS 8192
 
@@ -134,64 +135,70 @@ static void add_pair(core_pair *pairs, int *n, long phys, long core)
         pairs[(*n)++] = (core_pair){ phys, core };
 }
 
-void mb_cpu_info_parse(const char *cpuinfo, double max_freq_khz, int physical_cores,
-                       int logical_cpus, mb_cpu_info *out)
+/* The SIMD words the results context lists, x86 and Arm. */
+static const char *const simd_names[] = {
+    "sse4_2",   "avx",      "avx2",     "fma",   "avx512f", "avx512_bf16", "avx512_fp16",
+    "amx_bf16", "amx_tile", "amx_int8", "asimd", "sve",
+};
+
+const char *mb_cpu_simd_name(int i)
 {
-    memset(out, 0, sizeof *out);
-    char flags[8192] = "", mhz[64] = "", value[256];
-    int blocks = 0, pairs_n = 0;
-    long phys = -1, core = -1, cores_per_pkg = 0;
-    core_pair *pairs = calloc(MAX_CORE_PAIRS, sizeof *pairs);
+    if (i < 0 || (size_t)i >= sizeof simd_names / sizeof *simd_names)
+        return NULL;
+    return simd_names[i];
+}
 
-    for (const char *line = cpuinfo ? cpuinfo : ""; *line != '\0';) {
-        const char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        if (line_value(line, len, "processor", value, sizeof value)) {
-            blocks++;
-            phys = core = -1;
-        }
-        if (line_value(line, len, "physical id", value, sizeof value))
-            phys = strtol(value, NULL, 10);
-        if (line_value(line, len, "core id", value, sizeof value)) {
-            core = strtol(value, NULL, 10);
-            if (pairs != NULL)
-                add_pair(pairs, &pairs_n, phys, core);
-        }
-        if (blocks <= 1) { /* the first block describes the CPU */
-            line_value(line, len, "vendor_id", out->vendor, sizeof out->vendor);
-            line_value(line, len, "model name", out->model, sizeof out->model);
-            line_value(line, len, "cpu MHz", mhz, sizeof mhz);
-            line_value(line, len, "flags", flags, sizeof flags);
-            if (line_value(line, len, "cpu family", value, sizeof value))
-                out->family = (int)strtol(value, NULL, 10);
-            if (line_value(line, len, "model", value, sizeof value))
-                out->model_id = (int)strtol(value, NULL, 10);
-            if (line_value(line, len, "cpu cores", value, sizeof value))
-                cores_per_pkg = strtol(value, NULL, 10);
-        }
-        line += len + (nl ? 1 : 0);
-    }
-    free(pairs);
+static unsigned simd_mask(const char *flags)
+{
+    unsigned mask = 0;
+    for (int i = 0; mb_cpu_simd_name(i) != NULL; i++)
+        if (has_flag(flags, mb_cpu_simd_name(i)))
+            mask |= 1u << i;
+    return mask;
+}
 
-    out->logical_cpus = logical_cpus > 0 ? logical_cpus : blocks;
-    if (physical_cores > 0)
-        out->physical_cores = physical_cores;
-    else if (pairs_n > 0)
-        out->physical_cores = pairs_n;
-    else if (cores_per_pkg > 0)
-        out->physical_cores = (int)cores_per_pkg;
-    else
-        out->physical_cores = out->logical_cpus;
+/* What the text gives beyond the first block's fields. */
+typedef struct text_counts {
+    int blocks, pairs_n;
+    long cores_per_pkg, max_phys;
+    char board_model[128]; /* Arm's "Model" line, after the processor blocks */
+} text_counts;
 
-    out->sse2 = has_flag(flags, "sse2");
-    out->avx = has_flag(flags, "avx");
-    out->fma = has_flag(flags, "fma");
-    out->avx2 = has_flag(flags, "avx2");
-    out->avx512f = has_flag(flags, "avx512f");
-    out->avx512_bf16 = has_flag(flags, "avx512_bf16");
-    out->amx_bf16 = has_flag(flags, "amx_bf16");
-    out->amx_tile = has_flag(flags, "amx_tile");
+/* Reads one line of the first processor block (the one that describes the
+ * CPU) into `out`, the flags text, the "cpu MHz" text and the counts. */
+static void parse_first_block_line(const char *line, size_t len, mb_cpu_info *out, char *flags,
+                                   size_t flags_len, char *mhz, size_t mhz_len,
+                                   text_counts *tc)
+{
+    char value[256];
+    line_value(line, len, "vendor_id", out->vendor, sizeof out->vendor);
+    line_value(line, len, "model name", out->model, sizeof out->model);
+    line_value(line, len, "cpu MHz", mhz, mhz_len);
+    if (!line_value(line, len, "flags", flags, flags_len))
+        line_value(line, len, "Features", flags, flags_len); /* Arm */
+    if (line_value(line, len, "cpu family", value, sizeof value))
+        out->family = (int)strtol(value, NULL, 10);
+    if (line_value(line, len, "model", value, sizeof value))
+        out->model_id = (int)strtol(value, NULL, 10);
+    if (line_value(line, len, "cpu cores", value, sizeof value))
+        tc->cores_per_pkg = strtol(value, NULL, 10);
+}
 
+/* Physical cores: the given count, else distinct (physical id, core id)
+ * pairs, else "cpu cores", else the logical CPUs. */
+static int physical_cores_of(int given, const text_counts *tc, int logical)
+{
+    if (given > 0)
+        return given;
+    if (tc->pairs_n > 0)
+        return tc->pairs_n;
+    if (tc->cores_per_pkg > 0)
+        return (int)tc->cores_per_pkg;
+    return logical;
+}
+
+static void set_clock(mb_cpu_info *out, double max_freq_khz, const char *mhz)
+{
     double model_hz = clock_from_model_name(out->model);
     if (max_freq_khz > 0) {
         out->clock_hz = max_freq_khz * 1e3;
@@ -207,6 +214,62 @@ void mb_cpu_info_parse(const char *cpuinfo, double max_freq_khz, int physical_co
     } else {
         snprintf(out->clock_source, sizeof out->clock_source, "unknown");
     }
+}
+
+void mb_cpu_info_parse(const char *cpuinfo, double max_freq_khz, int physical_cores,
+                       int logical_cpus, mb_cpu_info *out)
+{
+    memset(out, 0, sizeof *out);
+    char flags[8192] = "", mhz[64] = "", value[256];
+    text_counts tc = { .max_phys = -1 };
+    long phys = -1, core = -1;
+    core_pair *pairs = calloc(MAX_CORE_PAIRS, sizeof *pairs);
+
+    for (const char *line = cpuinfo ? cpuinfo : ""; *line != '\0';) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        if (line_value(line, len, "processor", value, sizeof value)) {
+            tc.blocks++;
+            phys = core = -1;
+        }
+        if (line_value(line, len, "physical id", value, sizeof value)) {
+            phys = strtol(value, NULL, 10);
+            if (phys > tc.max_phys)
+                tc.max_phys = phys;
+        }
+        if (line_value(line, len, "core id", value, sizeof value)) {
+            core = strtol(value, NULL, 10);
+            if (pairs != NULL)
+                add_pair(pairs, &tc.pairs_n, phys, core);
+        }
+        if (!tc.board_model[0])
+            line_value(line, len, "Model", tc.board_model, sizeof tc.board_model);
+        if (tc.blocks <= 1) /* the first block describes the CPU */
+            parse_first_block_line(line, len, out, flags, sizeof flags, mhz, sizeof mhz, &tc);
+        line += len + (nl ? 1 : 0);
+    }
+    free(pairs);
+
+    if (!out->model[0])
+        snprintf(out->model, sizeof out->model, "%s", tc.board_model);
+    out->logical_cpus = logical_cpus > 0 ? logical_cpus : tc.blocks;
+    out->physical_cores = physical_cores_of(physical_cores, &tc, out->logical_cpus);
+    out->text_cores = tc.pairs_n;
+    out->sockets = tc.max_phys >= 0 ? (int)tc.max_phys + 1 : 0;
+    out->mhz_now = mhz[0] != '\0' ? strtod(mhz, NULL) : 0.0;
+    out->mhz_max = max_freq_khz > 0 ? max_freq_khz / 1e3 : 0.0;
+    out->simd = simd_mask(flags);
+
+    out->sse2 = has_flag(flags, "sse2");
+    out->avx = has_flag(flags, "avx");
+    out->fma = has_flag(flags, "fma");
+    out->avx2 = has_flag(flags, "avx2");
+    out->avx512f = has_flag(flags, "avx512f");
+    out->avx512_bf16 = has_flag(flags, "avx512_bf16");
+    out->amx_bf16 = has_flag(flags, "amx_bf16");
+    out->amx_tile = has_flag(flags, "amx_tile");
+
+    set_clock(out, max_freq_khz, mhz);
     mb_cpu_info_derive(out);
 }
 
@@ -565,19 +628,6 @@ typedef struct llc_sum {
     long long bytes;
 } llc_sum;
 
-static long long parse_cache_size(const char *text)
-{
-    char *end;
-    long long v = strtoll(text, &end, 10);
-    if (*end == 'K')
-        v *= 1024;
-    else if (*end == 'M')
-        v *= 1024 * 1024;
-    else if (*end == 'G')
-        v *= 1024LL * 1024 * 1024;
-    return v;
-}
-
 static void add_llc_of(int cpu, void *arg)
 {
     llc_sum *s = arg;
@@ -615,7 +665,7 @@ static void add_llc_of(int cpu, void *arg)
             return;
     if (s->n_seen < 256)
         snprintf(s->seen[s->n_seen++], sizeof s->seen[0], "%s", best_shared);
-    s->bytes += parse_cache_size(best_size);
+    s->bytes += mb_parse_cache_size(best_size);
 }
 
 long long mb_cpu_llc_total_bytes(void)
@@ -650,4 +700,16 @@ int mb_cpu_allowed(int *cpus, int max)
         n++;
     }
     return n > 0 ? n : 1;
+}
+
+int mb_cpu_threads_for(int want, int when_zero, mb_err *err)
+{
+    if (want == 0)
+        return when_zero;
+    int allowed = mb_cpu_allowed(NULL, 0);
+    if (want > allowed) {
+        mb_errf(err, MB_ESKIP, "threads=%d but this process may run on %d CPUs", want, allowed);
+        return -1;
+    }
+    return want;
 }

@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "mb.h" /* mb_err */
+
 typedef enum mb_cpu_isa {
     MB_ISA_SCALAR, /* nothing below: x87/scalar only */
     MB_ISA_SSE2,   /* 128-bit, separate add and multiply */
@@ -49,13 +51,27 @@ typedef struct mb_cpu_info {
     int vector_bits;       /* width of the FMA datapath the guess assumes */
     int fma_units;         /* per core, a guess */
     char fma_guess[160];   /* why that guess */
+
+    /* What the text itself says, as the results context records it (the
+     * counts above may come from sysfs instead). */
+    int text_cores;     /* distinct (physical id, core id) pairs; 0 when it lists none */
+    int sockets;        /* highest "physical id" + 1; 0 when it has none */
+    double mhz_now;     /* the first block's "cpu MHz" (current clock); 0 when absent */
+    double mhz_max;     /* the cpufreq maximum given to the parser, in MHz; 0: unknown */
+    unsigned simd;      /* bit i set: mb_cpu_simd_name(i) is among the flags */
 } mb_cpu_info;
+
+/* The SIMD flags the results context lists (x86 "flags" and Arm "Features"
+ * words), by index from 0; NULL past the last. */
+const char *mb_cpu_simd_name(int i);
 
 /* The host's info, read on first call (thread-safe) and cached. Never NULL:
  * unknown fields are 0 / "". */
 const mb_cpu_info *mb_cpu_info_host(void);
 
-/* Fills `out` from the text of /proc/cpuinfo (its first processor block),
+/* Fills `out` from the text of /proc/cpuinfo (its first processor block;
+ * Arm's "Features" stand for "flags", a "Model" line anywhere for a missing
+ * "model name"),
  * a cpufreq cpuinfo_max_freq value in kHz (<= 0: unknown) and the number of
  * physical and logical cores (<= 0: counted from the text: "cpu cores" or
  * processor blocks). Clock precedence: cpufreq max, then "@ X.XXGHz" in the
@@ -125,5 +141,11 @@ long long mb_cpu_llc_total_bytes(void);
 /* CPUs this process may run on (its affinity mask), in order; returns the
  * count (>= 1) and stores up to `max` ids in `cpus`. */
 int mb_cpu_allowed(int *cpus, int max);
+
+/* The threads a CPU case runs on: `want` (its "threads" parameter), or
+ * `when_zero` for threads=0 (each backend's "all": a library's own default
+ * count, or every CPU this process may use); -1 with MB_ESKIP when `want` is
+ * more than the CPUs this process may run on. */
+int mb_cpu_threads_for(int want, int when_zero, mb_err *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mb.h"
 #include "paths.h"
 
 long long mb_parse_cache_size(const char *s)
@@ -18,6 +19,8 @@ long long mb_parse_cache_size(const char *s)
         v *= 1024;
     else if (*end == 'M')
         v *= 1024 * 1024;
+    else if (*end == 'G')
+        v *= 1024LL * 1024 * 1024;
     return v;
 }
 
@@ -90,4 +93,23 @@ const char *mb_hostname(void)
                 *p = '_';
     }
     return name;
+}
+
+int mb_mem_fits_in(double bytes_needed, long long available, const char *what, mb_err *err)
+{
+    /* need > 4/5 of available, in exact products: 80% itself fits. */
+    if (available > 0 && bytes_needed * 5.0 > (double)available * 4.0)
+        return mb_errf(err, MB_ESKIP,
+                       "does not fit: %s need %.1f MiB, %.1f MiB available "
+                       "(at most 80%% may be used)",
+                       what, bytes_needed / 1048576.0, (double)available / 1048576.0);
+    return MB_OK;
+}
+
+int mb_mem_fits(double bytes_needed, const char *what, mb_err *err)
+{
+    long long available = mb_ram_available_bytes();
+    if (available <= 0)
+        available = mb_ram_bytes(); /* no MemAvailable: at least not beyond RAM */
+    return mb_mem_fits_in(bytes_needed, available, what, err);
 }

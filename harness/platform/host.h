@@ -3,6 +3,8 @@
 #ifndef MB_HOST_H
 #define MB_HOST_H
 
+#include "mb.h" /* mb_err */
+
 /* "32768K", "8M", "512" (sysfs cache sizes, cpuinfo's "cache size") in bytes. */
 long long mb_parse_cache_size(const char *s);
 /* Size in bytes of the last-level cache (0 when unknown). */
@@ -12,6 +14,16 @@ int mb_online_cpus(void);
 /* Physical memory in bytes (0 when unknown) and what is available now. */
 long long mb_ram_bytes(void);
 long long mb_ram_available_bytes(void);
+
+/* The rule every component applies before it allocates host memory:
+ * `bytes_needed` fits when it is at most 80% of the memory available now
+ * (MemAvailable; MemTotal on a kernel without it), so that the OS, the page
+ * cache and the rest of the process keep room and the run never swaps.
+ * MB_OK when it fits or nothing is known; else MB_ESKIP with "does not fit:
+ * WHAT need X MiB, Y MiB available (at most 80% may be used)". */
+int mb_mem_fits(double bytes_needed, const char *what, mb_err *err);
+/* The same against `available` bytes (<= 0: unknown, so it fits). */
+int mb_mem_fits_in(double bytes_needed, long long available, const char *what, mb_err *err);
 /* Short host name (no domain). */
 const char *mb_hostname(void);
 

@@ -10,7 +10,7 @@
  * bytes * busbw factor; with one rank (mpirun -np 1) busbw is 0 and the rate
  * is algbw (mb_coll_work_factor). See docs/collectives.md. */
 #include "coll_common.h"
-#include "host.h" /* mb_ram_available_bytes */
+#include "host.h" /* mb_mem_fits */
 #include "services.h"
 
 #ifdef MB_HAVE_MPI
@@ -20,11 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* TEMPORARY (issue 22): harness/context.h is no longer on a kernel's include
- * path; NIC discovery moves to harness/platform/nic.h (branch h/platform),
- * whose include replaces these two declarations. */
-cJSON *mb_context_nics(void);
-size_t mb_context_virtual_nics_text(const cJSON *nics, char *out, size_t len);
+#include "nic.h"
 
 typedef struct coll_mpi {
     mb_coll_shape shape;
@@ -145,10 +141,11 @@ static int setup_local(coll_mpi *s, mb_collective coll, const mb_params *p, mb_e
         in_bytes = 0;
     }
     double node_bytes = (double)(in_bytes + out_bytes) * mb_dist_local_size();
-    double avail = (double)mb_ram_available_bytes();
-    if (avail > 0 && node_bytes > 0.8 * avail)
-        return mb_errf(err, MB_ESKIP, "needs %.2f GiB of host memory on this node (%d ranks), %.2f GiB available",
-                       node_bytes / 1073741824.0, mb_dist_local_size(), avail / 1073741824.0);
+    char what[64];
+    snprintf(what, sizeof what, "the buffers of %d rank%s on this node", mb_dist_local_size(),
+             mb_dist_local_size() == 1 ? "" : "s");
+    if ((rc = mb_mem_fits(node_bytes, what, err)) != MB_OK)
+        return rc;
     if ((in_bytes && posix_memalign(&s->send, 4096, in_bytes) != 0) ||
         posix_memalign(&s->recv, 4096, out_bytes) != 0)
         return mb_errf(err, MB_ESKIP, "cannot allocate %.2f GiB of host memory",
@@ -166,17 +163,15 @@ static void find_peak(coll_mpi *s)
         return;
     }
     char names[200];
-    double nic = mb_coll_nic_gbps(names, sizeof names);
+    double nic = mb_nic_gbps(names, sizeof names);
     mb_dist_min_double(&nic, NULL); /* the slowest node bounds the ring */
     if (nic > 0) {
         s->peak = nic;
         snprintf(s->peak_source, sizeof s->peak_source,
                  "network: sum of the up links of the slowest node (/sys/class/net; here %s)", names);
     } else {
-        cJSON *nics = mb_context_nics();
         char virt[200];
-        size_t n_virtual = mb_context_virtual_nics_text(nics, virt, sizeof virt);
-        cJSON_Delete(nics);
+        size_t n_virtual = mb_nics_virtual_text(virt, sizeof virt);
         if (n_virtual > 0) /* containers, pods, namespaces: the veth's speed is a driver constant */
             snprintf(s->note, sizeof s->note,
                      "%d nodes, linked here by virtual interfaces only (%s, as their driver reports it, not what "

@@ -104,11 +104,7 @@ static int check_fits(const conv_shape *sh, mb_err *err)
     double x = (double)sh->n * sh->c * sh->h * sh->w, w = (double)sh->k * sh->c * sh->r * sh->s;
     double y = (double)sh->n * sh->k * sh->p * sh->q;
     double need = 4.0 * (2 * (x + w) + 2 * y);
-    double avail = (double)mb_ram_available_bytes();
-    if (avail > 0 && need > 0.8 * avail)
-        return mb_errf(err, MB_ESKIP, "does not fit: tensors need %.1f MiB, %.1f MiB available "
-                       "(at most 80%% may be used)", need / 1048576.0, avail / 1048576.0);
-    return MB_OK;
+    return mb_mem_fits(need, "tensors", err);
 }
 
 static int conv_probe(const mb_params *p, mb_err *why)

@@ -78,12 +78,7 @@ static int check_fits(const mb_params *p, mb_err *err)
     double m = (double)mb_param_int(p, "m"), n = (double)mb_param_int(p, "n"),
            k = (double)mb_param_int(p, "k");
     double need = (m * k + k * n) * (want_bf16(p) ? 6.0 : 4.0) + m * n * 4.0;
-    double avail = (double)mb_ram_available_bytes();
-    if (avail > 0 && need > 0.8 * avail)
-        return mb_errf(err, MB_ESKIP, "does not fit: A, B and C need %.1f MiB, %.1f MiB "
-                       "available (at most 80%% may be used)", need / 1048576.0,
-                       avail / 1048576.0);
-    return MB_OK;
+    return mb_mem_fits(need, "A, B and C", err);
 }
 
 static int onednn_gemm_probe(const mb_params *p, mb_err *why)

@@ -52,15 +52,7 @@ static void read_default_threads(void)
 static int resolve_threads(const mb_params *p, mb_err *err)
 {
     pthread_once(&default_once, read_default_threads);
-    int want = (int)mb_param_int(p, "threads");
-    if (want == 0)
-        return default_threads;
-    int allowed = mb_cpu_allowed(NULL, 0);
-    if (want > allowed) {
-        mb_errf(err, MB_ESKIP, "threads=%d but this process may run on %d CPUs", want, allowed);
-        return -1;
-    }
-    return want;
+    return mb_cpu_threads_for((int)mb_param_int(p, "threads"), default_threads, err);
 }
 
 static double elem_bytes(const mb_params *p)
@@ -73,12 +65,7 @@ static int check_fits(const mb_params *p, mb_err *err)
     double m = (double)mb_param_int(p, "m"), n = (double)mb_param_int(p, "n"),
            k = (double)mb_param_int(p, "k");
     double need = (m * k + k * n + m * n) * elem_bytes(p);
-    double avail = (double)mb_ram_available_bytes();
-    if (avail > 0 && need > 0.8 * avail)
-        return mb_errf(err, MB_ESKIP, "does not fit: A, B and C need %.1f MiB, %.1f MiB "
-                       "available (at most 80%% may be used)", need / 1048576.0,
-                       avail / 1048576.0);
-    return MB_OK;
+    return mb_mem_fits(need, "A, B and C", err);
 }
 
 static int gemm_probe(const mb_params *p, mb_err *why)

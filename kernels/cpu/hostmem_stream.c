@@ -219,19 +219,12 @@ static stream_kernel kernel_from(const char *name)
     return K_TRIAD;
 }
 
-/* Threads the case asks for (0 = every CPU we may use), or -1 with MB_ESKIP
- * when there are fewer CPUs than that. */
+/* Threads the case asks for, or -1 with MB_ESKIP when there are fewer CPUs
+ * than that. STREAM starts its own threads, so 0 means every CPU we may use
+ * (the BLAS backends' 0 is their library's default instead). */
 static int resolve_threads(const mb_params *p, mb_err *err)
 {
-    int allowed = mb_cpu_allowed(NULL, 0);
-    int want = (int)mb_param_int(p, "threads");
-    if (want == 0)
-        return allowed;
-    if (want > allowed) {
-        mb_errf(err, MB_ESKIP, "threads=%d but this process may run on %d CPUs", want, allowed);
-        return -1;
-    }
-    return want;
+    return mb_cpu_threads_for((int)mb_param_int(p, "threads"), mb_cpu_allowed(NULL, 0), err);
 }
 
 static int stream_probe(const mb_params *p, mb_err *why)

@@ -30,6 +30,7 @@
 
 #include "gpu_util.h"
 #include "hardware.h"
+#include "nic.h"
 #include "pcie.h"
 
 #define STAGE_BYTES (16u << 20) /* host staging buffer for filling and checking */
@@ -673,7 +674,7 @@ static void find_peak(coll_nccl *s)
     snprintf(s->peak_source, sizeof s->peak_source, "%s", intra_src);
     if (mb_dist_nodes() > 1) {
         char names[200];
-        double nic = mb_coll_nic_gbps(names, sizeof names);
+        double nic = mb_nic_gbps(names, sizeof names);
         mb_dist_min_double(&nic, NULL);
         if (nic > 0 && (s->peak <= 0 || nic < s->peak)) {
             s->peak = nic;

@@ -1,13 +1,10 @@
 #include "coll_common.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "halfconv.h"
-#include "paths.h"
 
 /* ---- dtypes ------------------------------------------------------------------ */
 
@@ -242,81 +239,4 @@ void mb_coll_report_common(mb_report *r, const mb_coll_shape *s, const mb_coll_s
     mb_report_metric(r, "latency", one * 1e6, "us");
     mb_report_metric(r, "algbw", mb_algbw(s->bytes, one) / 1e9, "GB/s");
     mb_report_metric(r, "busbw", mb_busbw(s->coll, s->bytes, one, s->nranks) / 1e9, "GB/s");
-}
-
-/* ---- network links ------------------------------------------------------------------ */
-
-/* Calls fn for every physical interface that is up with a known speed. */
-static void for_each_nic(const char *dir, void (*fn)(const char *name, long mbps, void *arg),
-                         void *arg)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || strcmp(e->d_name, "lo") == 0)
-            continue;
-        char path[512], text[64];
-        struct stat st;
-        /* Virtual interfaces (bridges, veth, ifb, docker0) have no device/. */
-        snprintf(path, sizeof path, "%s/%s/device", dir, e->d_name);
-        if (stat(path, &st) != 0)
-            continue;
-        snprintf(path, sizeof path, "%s/%s/operstate", dir, e->d_name);
-        if (!mb_read_first_line(path, text, sizeof text) || strcmp(text, "up") != 0)
-            continue;
-        snprintf(path, sizeof path, "%s/%s/speed", dir, e->d_name);
-        if (!mb_read_first_line(path, text, sizeof text))
-            continue;
-        long mbps = strtol(text, NULL, 10);
-        if (mbps > 0)
-            fn(e->d_name, mbps, arg);
-    }
-    closedir(d);
-}
-
-typedef struct nic_sum {
-    double gbps;
-    char *names;
-    size_t len;
-} nic_sum;
-
-static void add_nic(const char *name, long mbps, void *arg)
-{
-    nic_sum *s = arg;
-    s->gbps += mbps / 8000.0; /* Mb/s -> GB/s */
-    if (s->names) {
-        size_t used = strlen(s->names);
-        snprintf(s->names + used, s->len - used, "%s%s %ld Mb/s", used ? ", " : "", name, mbps);
-    }
-}
-
-double mb_coll_nic_gbps_at(const char *sysfs_net, char *names, size_t len)
-{
-    nic_sum s = { 0, names, len };
-    if (names && len)
-        names[0] = '\0';
-    for_each_nic(sysfs_net, add_nic, &s);
-    return s.gbps;
-}
-
-double mb_coll_nic_gbps(char *names, size_t len)
-{
-    return mb_coll_nic_gbps_at("/sys/class/net", names, len);
-}
-
-static void add_nic_json(const char *name, long mbps, void *arg)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", name);
-    cJSON_AddNumberToObject(o, "speed_mbps", (double)mbps);
-    cJSON_AddItemToArray((cJSON *)arg, o);
-}
-
-cJSON *mb_coll_nics_json(void)
-{
-    cJSON *a = cJSON_CreateArray();
-    for_each_nic("/sys/class/net", add_nic_json, a);
-    return a;
 }

@@ -1,7 +1,7 @@
 /* coll_common.h: what the collective backends (coll_mpi.c, coll_nccl.c)
  * share, nccl-tests style: the buffer geometry of a case, the known inputs
  * and their exact expected results, the per-iteration timing samples, the
- * common metrics, and the node's network links for the theoretical peak.
+ * common metrics. The node's network links: platform/nic.h.
  *
  * Sizes follow nccl-tests: `size` is the buffer the bandwidth is computed
  * from, i.e. the one buffer of all-reduce and broadcast, the full gathered
@@ -131,18 +131,6 @@ void mb_coll_samples_free(mb_coll_samples *t);
  * 0 and the rate is algbw. `per_run` = collectives per run(). */
 void mb_coll_report_common(mb_report *r, const mb_coll_shape *s, const mb_coll_samples *t,
                            int per_run, bool inplace);
-
-/* ---- network links ------------------------------------------------------------ */
-
-/* Sum of the link speeds of this node's physical network interfaces that are
- * up (/sys/class/net/NAME/speed in Mb/s; loopback and virtual interfaces,
- * which have no device/ link, are left out), in GB/s of one direction.
- * `names` (may be NULL) receives "eth0 100000 Mb/s, ib0 400000 Mb/s". */
-double mb_coll_nic_gbps(char *names, size_t len);
-/* The same from any /sys/class/net-like directory (tests). */
-double mb_coll_nic_gbps_at(const char *sysfs_net, char *names, size_t len);
-/* The NICs as a JSON array [{name, speed_mbps}] for the results context. */
-cJSON *mb_coll_nics_json(void);
 
 /* A collective backend's code for one collective (component.h): its
  * functions are named <prefix>_probe, <prefix>_run, ..., only setup differs

@@ -23,17 +23,9 @@ long long mb_hostmem_array_bytes(long long requested, long long *llc)
 
 int mb_hostmem_fits(int arrays, long long bytes, mb_err *err)
 {
-    long long avail = mb_ram_available_bytes();
-    if (avail <= 0)
-        avail = mb_ram_bytes(); /* no MemAvailable: at least not beyond RAM */
-    double need = (double)arrays * (double)bytes;
-    if (avail > 0 && need > 0.8 * (double)avail)
-        return mb_errf(err, MB_ESKIP,
-                       "does not fit: %d arrays x %.1f MiB = %.1f MiB, %.1f MiB available "
-                       "(at most 80%% may be used)",
-                       arrays, (double)bytes / 1048576.0, need / 1048576.0,
-                       (double)avail / 1048576.0);
-    return MB_OK;
+    char what[64];
+    snprintf(what, sizeof what, "%d arrays x %.1f MiB", arrays, (double)bytes / 1048576.0);
+    return mb_mem_fits((double)arrays * (double)bytes, what, err);
 }
 
 void *mb_hostmem_map(size_t bytes, mb_err *err)

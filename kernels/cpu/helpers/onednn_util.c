@@ -41,13 +41,10 @@ int mb_onednn_resolve_threads(const mb_params *p, mb_err *err)
 {
     pthread_once(&default_once, read_default_threads);
     int want = (int)mb_param_int(p, "threads");
-    if (want == 0)
-        return default_threads;
-    int allowed = mb_cpu_allowed(NULL, 0);
-    if (want > allowed) {
-        mb_errf(err, MB_ESKIP, "threads=%d but this process may run on %d CPUs", want, allowed);
-        return -1;
-    }
+    int threads = mb_cpu_threads_for(want, default_threads, err);
+    if (threads < 0 || want == 0)
+        return threads;
+    /* What OpenBLAS does not need: oneDNN sets its count through OpenMP. */
     if (dlsym(RTLD_DEFAULT, "omp_set_num_threads") == NULL) {
         mb_errf(err, MB_ESKIP, "threads=%d: oneDNN's OpenMP runtime not found in the process",
                 want);

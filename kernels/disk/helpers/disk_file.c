@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "formulas.h"
+#include "host.h" /* mb_ram_available_bytes */
 #include "pcie.h" /* mb_sysfs_root */
 #include "services.h"
 
@@ -635,21 +636,6 @@ int disk_make_cached(int fd, long long size, double *resident, mb_err *err)
 
 /* ---- a disk case ------------------------------------------------------------------------ */
 
-/* MemAvailable from /proc/meminfo in bytes; 0 when unknown. */
-static long long mem_available(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    long long kib = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lld kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib * 1024;
-}
-
 static int open_direct(disk_case *c, mb_err *err)
 {
     const char *path = c->file->path;
@@ -853,7 +839,9 @@ int disk_case_setup(const mb_params *p, unsigned has, disk_case **out, mb_err *e
         goto fail;
 
     if (c->mode == DISK_CACHED) {
-        long long avail = mem_available();
+        /* Not mb_mem_fits: the file is held by the page cache, not allocated
+         * by the process, and a tenth of what is available is kept back. */
+        long long avail = mb_ram_available_bytes();
         if (avail > 0 && c->file->size > avail / 10 * 9) {
             rc = mb_errf(err, MB_ESKIP,
                          "cached mode: the %.1f MiB file does not fit in the page cache (%.1f MiB "
