@@ -2,7 +2,7 @@
  * in nanoseconds per read, on buffers that are not in the CPU caches (as a
  * block just written by the device is not):
  *
- *   stamps   disk_pattern_check_stamps(step DISK_STAMP_STEP): the per-read
+ *   stamps   mb_disk_pattern_check_stamps(step DISK_STAMP_STEP): the per-read
  *            sector-stamp check of pread, mmap and io_uring;
  *   latency  two mb_now() and one disk_lat_record(): pread's per-read clock
  *            and sample (io_uring reads the clock once per batch).
@@ -24,7 +24,7 @@ static double per_read_stamps(unsigned char *pool, long long bs, uint64_t seed)
     double start = mb_now();
     for (int pass = 0; pass < 2; pass++)
         for (long long b = 0; b < nblk; b++, reads++)
-            sink += disk_pattern_check_stamps(seed, b * bs, pool + b * bs, (size_t)bs, DISK_STAMP_STEP);
+            sink += mb_disk_pattern_check_stamps(seed, b * bs, pool + b * bs, (size_t)bs, DISK_STAMP_STEP);
     double t = mb_now() - start;
     if (sink != -reads) {
         fprintf(stderr, "disk_overhead: a stamp did not match\n");
@@ -55,7 +55,7 @@ int main(void)
     if (posix_memalign((void **)&pool, 4096, (size_t)POOL) != 0)
         return 1;
     const uint64_t seed = 12345;
-    disk_pattern_fill(seed, 0, pool, (size_t)POOL);
+    mb_disk_pattern_fill(seed, 0, pool, (size_t)POOL);
     printf("%-10s %12s %12s\n", "block", "stamps ns", "latency ns");
     const long long sizes[] = { 4096, 131072, 1048576 };
     double lat = per_read_latency();

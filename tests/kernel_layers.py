@@ -154,12 +154,32 @@ def printing_offences(src):
     return found
 
 
+def symbol_offences(libs):
+    """Exported symbols of our libraries without the mb_ prefix (C++ runtime
+    and template instances, mangled, start with _ and are not ours)."""
+    found = []
+    for lib in libs:
+        out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            name = line.split()[-1]
+            if not name.startswith(("mb_", "MB_", "_")):
+                found.append(f"{os.path.basename(lib)}: {name}  (exported symbols carry the mb_ prefix)")
+    return found
+
+
 def main(argv):
     src = os.environ.get("SRC")
-    if len(argv) != 2 or argv[1] not in ("includes", "printing") or not src:
-        print("usage: SRC=<source tree> kernel_layers.py includes|printing", file=sys.stderr)
+    if len(argv) != 2 or argv[1] not in ("includes", "printing", "symbols") or not src:
+        print("usage: SRC=<source tree> [LIBS=a.so:b.so] kernel_layers.py includes|printing|symbols",
+              file=sys.stderr)
         return 2
-    if argv[1] == "includes":
+    if argv[1] == "symbols":
+        libs = [l for l in os.environ.get("LIBS", "").split(":") if l]
+        if not libs:
+            print("kernel_layers symbols: LIBS names no library", file=sys.stderr)
+            return 2
+        found = symbol_offences(libs)
+    elif argv[1] == "includes":
         internal = internal_headers(src)
         if not internal:  # the scan must see the tree it checks
             print(f"kernel_layers: no harness headers under {src}", file=sys.stderr)

@@ -159,7 +159,7 @@ static void expect_ok(outcome *o, const char *what)
 
 static bool scratch_is_memory_fs(void)
 {
-    return disk_path_on_memory_fs(scratch);
+    return mb_disk_path_on_memory_fs(scratch);
 }
 
 /* ---- fixtures ----------------------------------------------------------------------- */
@@ -180,7 +180,7 @@ static int make_scratch(void **st)
 static int drop_scratch(void **st)
 {
     (void)st;
-    disk_files_release();
+    mb_disk_files_release();
     set_options(NULL, NULL);
     char cmd[4200];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
@@ -193,7 +193,7 @@ static void test_pattern_known_answers(void **st)
 {
     (void)st;
     unsigned char a[4096], b[4096];
-    disk_pattern_fill(7, 8192, a, sizeof a);
+    mb_disk_pattern_fill(7, 8192, a, sizeof a);
     /* Sector index in the first word, random data after the stamp. */
     uint64_t w0;
     memcpy(&w0, a + 512, 8);
@@ -203,32 +203,32 @@ static void test_pattern_known_answers(void **st)
         zeros += a[i] == 0;
     assert_true(zeros < 64); /* ~16 expected of 4080 random bytes */
     /* Regenerating a sub-range gives the same bytes. */
-    disk_pattern_fill(7, 8192 + 1024, b, 1024);
+    mb_disk_pattern_fill(7, 8192 + 1024, b, 1024);
     assert_memory_equal(a + 1024, b, 1024);
-    assert_int_equal(disk_pattern_check_stamps(7, 8192, a, sizeof a, 1), -1);
-    assert_int_equal(disk_pattern_compare(7, 8192, a, sizeof a), -1);
+    assert_int_equal(mb_disk_pattern_check_stamps(7, 8192, a, sizeof a, 1), -1);
+    assert_int_equal(mb_disk_pattern_compare(7, 8192, a, sizeof a), -1);
     /* Another seed is another file. */
-    assert_int_equal(disk_pattern_check_stamps(8, 8192, a, sizeof a, 1), 0);
+    assert_int_equal(mb_disk_pattern_check_stamps(8, 8192, a, sizeof a, 1), 0);
 }
 
 static void test_pattern_catches_wrong_offset_and_byte(void **st)
 {
     (void)st;
     unsigned char a[8192];
-    disk_pattern_fill(3, 4096, a, sizeof a);
+    mb_disk_pattern_fill(3, 4096, a, sizeof a);
     /* The same bytes presented as the block one block further on. */
-    assert_int_equal(disk_pattern_check_stamps(3, 8192, a, sizeof a, 1), 0);
+    assert_int_equal(mb_disk_pattern_check_stamps(3, 8192, a, sizeof a, 1), 0);
     /* A modified stamp in the last sector is caught even with a stride. */
     a[sizeof a - 512] ^= 1;
-    assert_int_equal(disk_pattern_check_stamps(3, 4096, a, sizeof a, 64), (long long)sizeof a - 512);
+    assert_int_equal(mb_disk_pattern_check_stamps(3, 4096, a, sizeof a, 64), (long long)sizeof a - 512);
     a[sizeof a - 512] ^= 1;
     /* A modified data byte passes the stamps but not the full compare. */
     a[3000] ^= 0x40;
-    assert_int_equal(disk_pattern_check_stamps(3, 4096, a, sizeof a, 1), -1);
-    assert_int_equal(disk_pattern_compare(3, 4096, a, sizeof a), 3000);
+    assert_int_equal(mb_disk_pattern_check_stamps(3, 4096, a, sizeof a, 1), -1);
+    assert_int_equal(mb_disk_pattern_compare(3, 4096, a, sizeof a), 3000);
     /* Zeros (an unwritten page) fail. */
     memset(a, 0, sizeof a);
-    assert_int_equal(disk_pattern_check_stamps(3, 4096, a, sizeof a, 1), 0);
+    assert_int_equal(mb_disk_pattern_check_stamps(3, 4096, a, sizeof a, 1), 0);
 }
 
 /* ---- the file -------------------------------------------------------------------------------- */
@@ -244,7 +244,7 @@ static void test_create_never_overwrites(void **st)
     fclose(f);
     disk_file df;
     mb_err err = { 0 };
-    assert_int_equal(disk_file_create(path, FILE_BYTES, 1, &df, &err), MB_EUSAGE);
+    assert_int_equal(mb_disk_file_create(path, FILE_BYTES, 1, &df, &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "already exists"));
     f = fopen(path, "r");
     char buf[32] = { 0 };
@@ -261,7 +261,7 @@ static void test_create_fills_and_removes(void **st)
     snprintf(path, sizeof path, "%s/made.dat", scratch);
     disk_file df;
     mb_err err = { 0 };
-    assert_int_equal(disk_file_create(path, FILE_BYTES + 1000, 42, &df, &err), MB_OK);
+    assert_int_equal(mb_disk_file_create(path, FILE_BYTES + 1000, 42, &df, &err), MB_OK);
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     assert_int_equal(sb.st_size, FILE_BYTES + 1000);
@@ -269,16 +269,16 @@ static void test_create_fills_and_removes(void **st)
     int fd = open(path, O_RDONLY);
     /* Written, synced and dropped: the cache is cold (before we read it). */
     double resident = 1;
-    assert_int_equal(disk_resident_fraction(fd, FILE_BYTES, &resident, &err), MB_OK);
+    assert_int_equal(mb_disk_resident_fraction(fd, FILE_BYTES, &resident, &err), MB_OK);
     if (!scratch_is_memory_fs())
         assert_true(resident < 0.05);
     unsigned char *buf = malloc(1 << 20), *want = malloc(1 << 20);
     assert_int_equal(pread(fd, buf, 1 << 20, 3LL << 20), 1 << 20);
-    disk_pattern_fill(42, 3LL << 20, want, 1 << 20);
+    mb_disk_pattern_fill(42, 3LL << 20, want, 1 << 20);
     assert_memory_equal(buf, want, 1 << 20);
     /* The odd tail continues the pattern. */
     assert_int_equal(pread(fd, buf, 1000, FILE_BYTES), 1000);
-    disk_pattern_fill(42, FILE_BYTES, want, 1024);
+    mb_disk_pattern_fill(42, FILE_BYTES, want, 1024);
     assert_memory_equal(buf, want, 1000);
     close(fd);
     free(buf);
@@ -314,15 +314,15 @@ static void test_shared_file_removed_at_cleanup(void **st)
     set_options(NULL, NULL);
     const disk_file *f = NULL;
     mb_err err = { 0 };
-    assert_int_equal(disk_file_acquire(FILE_BYTES, &f, &err), MB_OK);
+    assert_int_equal(mb_disk_file_acquire(FILE_BYTES, &f, &err), MB_OK);
     char path[4096], dir[4096];
     snprintf(path, sizeof path, "%s", f->path);
-    disk_target_dir(dir, sizeof dir);
+    mb_disk_target_dir(dir, sizeof dir);
     assert_non_null(strstr(dir, "/mlbench-disk-"));
     assert_true(exists(path));
     /* The same (dir, size) is shared, not rewritten. */
     const disk_file *again = NULL;
-    assert_int_equal(disk_file_acquire(FILE_BYTES, &again, &err), MB_OK);
+    assert_int_equal(mb_disk_file_acquire(FILE_BYTES, &again, &err), MB_OK);
     assert_ptr_equal(f, again);
     /* A case's teardown keeps it for the next case; the exit cleanup
      * (as on SIGINT) removes file and directory. */
@@ -335,7 +335,7 @@ static void test_shared_file_removed_at_cleanup(void **st)
     mb_cleanup_run();
     assert_false(exists(path));
     assert_false(exists(dir));
-    disk_files_release(); /* forget the removed entries */
+    mb_disk_files_release(); /* forget the removed entries */
     set_options(scratch, NULL);
 }
 
@@ -488,7 +488,7 @@ static void corrupt_file(long long offset, const void *bytes, size_t len)
 {
     const disk_file *f = NULL;
     mb_err err = { 0 };
-    assert_int_equal(disk_file_acquire(FILE_BYTES, &f, &err), MB_OK);
+    assert_int_equal(mb_disk_file_acquire(FILE_BYTES, &f, &err), MB_OK);
     int fd = open(f->path, O_WRONLY);
     assert_true(fd >= 0);
     assert_int_equal(pwrite(fd, bytes, len, offset), (ssize_t)len);
@@ -504,8 +504,8 @@ static void swap_in_block_one(void *state)
     unsigned char blk[4096];
     const disk_file *f = NULL;
     mb_err err = { 0 };
-    assert_int_equal(disk_file_acquire(FILE_BYTES, &f, &err), MB_OK);
-    disk_pattern_fill(f->seed, 4096, blk, sizeof blk);
+    assert_int_equal(mb_disk_file_acquire(FILE_BYTES, &f, &err), MB_OK);
+    mb_disk_pattern_fill(f->seed, 4096, blk, sizeof blk);
     corrupt_file(0, blk, sizeof blk);
 }
 
@@ -514,9 +514,9 @@ static void flip_data_byte(void *state)
     (void)state;
     const disk_file *f = NULL;
     mb_err err = { 0 };
-    assert_int_equal(disk_file_acquire(FILE_BYTES, &f, &err), MB_OK);
+    assert_int_equal(mb_disk_file_acquire(FILE_BYTES, &f, &err), MB_OK);
     unsigned char sector[512];
-    disk_pattern_fill(f->seed, 0, sector, sizeof sector);
+    mb_disk_pattern_fill(f->seed, 0, sector, sizeof sector);
     sector[100] ^= 0x01; /* data, not the stamp */
     corrupt_file(0, sector, sizeof sector);
 }
@@ -529,7 +529,7 @@ static void check_catches(const mb_component_ops *ops, const char *mode, void (*
                                 "ios_per_iter", "2048", "mode", mode };
     outcome o;
     run_case(ops, with_mode, ops == MMAP ? 4 : 5, 3, damage, &o);
-    disk_files_release(); /* the damaged file must not serve the next test */
+    mb_disk_files_release(); /* the damaged file must not serve the next test */
     if (o.setup_rc == MB_ESKIP) {
         print_message("%s skipped: %s\n", what, o.err.msg);
         mb_report_free(&o.report);
@@ -636,7 +636,7 @@ static void test_disk_file_is_never_written(void **st)
     assert_int_equal(after.st_ctim.tv_sec, before.st_ctim.tv_sec);
     assert_true(file_sum(user_path) == sum);
     set_options(scratch, NULL);
-    disk_files_release();
+    mb_disk_files_release();
 }
 
 /* With no pattern, a change between the reference read at setup and the
@@ -669,7 +669,7 @@ static void test_disk_file_verification_catches_change(void **st)
     assert_non_null(strstr(o.err.msg, "reference read"));
     mb_report_free(&o.report);
     set_options(scratch, NULL);
-    disk_files_release();
+    mb_disk_files_release();
 }
 
 /* ---- where it cannot run ---------------------------------------------------------------------------- */
@@ -704,13 +704,13 @@ static void test_cached_refuses_file_larger_than_memory(void **st)
     assert_non_null(strstr(o.err.msg, "does not fit in the page cache"));
     mb_report_free(&o.report);
     set_options(scratch, NULL);
-    disk_files_release();
+    mb_disk_files_release();
 }
 
 static void test_tmpfs_skips_direct_and_mmap(void **st)
 {
     (void)st;
-    if (!disk_path_on_memory_fs("/dev/shm"))
+    if (!mb_disk_path_on_memory_fs("/dev/shm"))
         skip();
     char dir[] = "/dev/shm/mlbench-disk-test-XXXXXX";
     assert_non_null(mkdtemp(dir));
@@ -732,7 +732,7 @@ static void test_tmpfs_skips_direct_and_mmap(void **st)
     run_case(PREAD, c, 3, 2, NULL, &o);
     expect_ok(&o, "pread cached on tmpfs");
     mb_report_free(&o.report);
-    disk_files_release();
+    mb_disk_files_release();
     assert_int_equal(count_entries(dir), 0);
     rmdir(dir);
     set_options(scratch, NULL);
@@ -857,7 +857,7 @@ static void test_uring_registration_refused_falls_back(void **st)
         const char *kv[] = { "file_size", FILE_MIB, "block_size", "64k", "qd", "4", "mode", "direct",
                              "ios_per_iter", "64" };
         run_case(URING, kv, 5, 3, NULL, &o);
-        disk_files_release();
+        mb_disk_files_release();
         if (o.setup_rc == MB_ESKIP) {
             fprintf(stderr, "fallback case skipped: %s\n", o.err.msg);
             _exit(77);

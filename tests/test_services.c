@@ -110,7 +110,7 @@ static long dead_pid(void)
 
 static void sweep(void *dir)
 {
-    assert_int_equal(disk_sweep_stale(dir), 1);
+    assert_int_equal(mb_disk_sweep_stale(dir), 1);
 }
 
 static void kernel_notice_goes_through_the_harness(void **state)

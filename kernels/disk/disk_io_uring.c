@@ -109,7 +109,7 @@ static int uring_probe(const mb_params *p, mb_err *why)
     if (p && on(p, "iopoll") && strcmp(mb_param_str(p, "mode"), "direct") != 0)
         return mb_errf(why, MB_ESKIP, "iopoll = on needs mode = direct (polled completions exist only "
                                       "for O_DIRECT reads)");
-    return disk_case_probe(p, DISK_HAS_MODE | DISK_HAS_QD, why);
+    return mb_disk_case_probe(p, DISK_HAS_MODE | DISK_HAS_QD, why);
 }
 
 static unsigned char *slot_buf(const uring_state *s, int slot)
@@ -139,7 +139,7 @@ static int drain(uring_state *s, bool check, mb_err *err)
             seen++;
             s->inflight--;
             if (check && rc == MB_OK && cqe->res == s->c->bs)
-                rc = disk_case_check_read(s->c, slot_buf(s, slot), s->off[slot], DISK_STAMP_STEP, err);
+                rc = mb_disk_case_check_read(s->c, slot_buf(s, slot), s->off[slot], DISK_STAMP_STEP, err);
             s->free_slots[s->n_free++] = slot;
         }
         io_uring_cq_advance(&s->ring, seen);
@@ -157,7 +157,7 @@ static void uring_teardown(void *state)
         drain(s, false, &ignored);
         io_uring_queue_exit(&s->ring);
     }
-    disk_case_free(s->c);
+    mb_disk_case_free(s->c);
     free(s->pool);
     free(s->off);
     free(s->issued);
@@ -274,7 +274,7 @@ static int check_done(uring_state *s, mb_err *err)
     for (int i = 0; i < s->n_done; i++) {
         int slot = s->done[i];
         if (rc == MB_OK)
-            rc = disk_case_check_read(s->c, slot_buf(s, slot), s->off[slot], DISK_STAMP_STEP, err);
+            rc = mb_disk_case_check_read(s->c, slot_buf(s, slot), s->off[slot], DISK_STAMP_STEP, err);
         s->free_slots[s->n_free++] = slot;
     }
     s->n_done = 0;
@@ -369,7 +369,7 @@ static int uring_setup(const mb_params *p, void **state, mb_err *err)
     uring_state *s = calloc(1, sizeof *s);
     if (!s)
         return mb_errf(err, MB_ESYS, "out of memory");
-    int rc = disk_case_setup(p, DISK_HAS_MODE | DISK_HAS_QD, &s->c, err);
+    int rc = mb_disk_case_setup(p, DISK_HAS_MODE | DISK_HAS_QD, &s->c, err);
     if (rc != MB_OK)
         goto fail;
     s->want_registered = strcmp(mb_param_str(p, "registered"), "auto") == 0;
@@ -457,11 +457,11 @@ static int uring_run(void *state, double *seconds, mb_err *err)
     if (s->queue_at_return_min < 0 || held < s->queue_at_return_min)
         s->queue_at_return_min = held;
     *seconds = now - start;
-    disk_case_account(c, now - start);
+    mb_disk_case_account(c, now - start);
     /* The last read reaped is in done[] until check_done(): its buffer is
      * not in flight, so its window can be compared byte for byte. */
     int last = s->done[s->n_done - 1];
-    rc = disk_case_check_window(c, slot_buf(s, last), s->off[last], err);
+    rc = mb_disk_case_check_window(c, slot_buf(s, last), s->off[last], err);
     if (rc == MB_OK)
         rc = check_done(s, err);
     return rc;
@@ -494,12 +494,12 @@ static int uring_verify(void *state, mb_err *err)
         rc = check_done(s, err);
     if (rc != MB_OK)
         return rc;
-    return disk_case_verify(s->c, uring_read_one, s, err);
+    return mb_disk_case_verify(s->c, uring_read_one, s, err);
 }
 
 static double uring_work(void *state)
 {
-    return disk_case_work(((uring_state *)state)->c);
+    return mb_disk_case_work(((uring_state *)state)->c);
 }
 
 static void uring_timing_start(void *state)
@@ -507,7 +507,7 @@ static void uring_timing_start(void *state)
     uring_state *s = state;
     s->queue_at_return_min = -1;
     s->untimed_reads = 0;
-    disk_case_timing_start(s->c);
+    mb_disk_case_timing_start(s->c);
 }
 
 static void uring_report(void *state, mb_report *r)
@@ -525,7 +525,7 @@ static void uring_report(void *state, mb_report *r)
     if (s->queue_at_return_min >= 0)
         mb_report_metric(r, "queue_at_iteration_end", (double)s->queue_at_return_min, "reads");
     mb_report_metric(r, "untimed_reads", (double)s->untimed_reads, "reads");
-    disk_case_report(s->c, r, s->fallback);
+    mb_disk_case_report(s->c, r, s->fallback);
 }
 
 const mb_backend_code mb_disk_io_uring = {

@@ -27,7 +27,7 @@ typedef struct mmap_state {
 
 static int mmap_probe(const mb_params *p, mb_err *why)
 {
-    return disk_case_probe(p, DISK_HAS_ADVICE, why);
+    return mb_disk_case_probe(p, DISK_HAS_ADVICE, why);
 }
 
 static void mmap_teardown(void *state)
@@ -37,7 +37,7 @@ static void mmap_teardown(void *state)
         return;
     if (s->map)
         munmap(s->map, s->len);
-    disk_case_free(s->c);
+    mb_disk_case_free(s->c);
     free(s);
 }
 
@@ -46,7 +46,7 @@ static int mmap_setup(const mb_params *p, void **state, mb_err *err)
     mmap_state *s = calloc(1, sizeof *s);
     if (!s)
         return mb_errf(err, MB_ESYS, "out of memory");
-    int rc = disk_case_setup(p, DISK_HAS_ADVICE, &s->c, err);
+    int rc = mb_disk_case_setup(p, DISK_HAS_ADVICE, &s->c, err);
     if (rc != MB_OK)
         goto fail;
     s->len = (size_t)s->c->file->size;
@@ -74,7 +74,7 @@ static int make_cold(mmap_state *s, mb_err *err)
     if (madvise(s->map, s->len, MADV_DONTNEED) != 0)
         return mb_errno(err, MB_ESYS, "madvise(MADV_DONTNEED)");
     double resident;
-    int rc = disk_make_cold(c->fd, c->file->size, &resident, err);
+    int rc = mb_disk_make_cold(c->fd, c->file->size, &resident, err);
     if (rc != MB_OK)
         return rc;
     if (resident > c->resident_max)
@@ -102,15 +102,15 @@ static int mmap_run(void *state, double *seconds, mb_err *err)
         memcpy(buf, s->map + off, (size_t)c->bs);
         double t1 = mb_now();
         disk_lat_record(&c->lat, t1 - t0);
-        rc = disk_case_check_read(c, buf, off, DISK_STAMP_STEP, err);
+        rc = mb_disk_case_check_read(c, buf, off, DISK_STAMP_STEP, err);
         if (rc != MB_OK)
             return rc;
     }
     double timed = mb_now() - start;
     c->slot_off[0] = off;
-    disk_case_account(c, timed);
+    mb_disk_case_account(c, timed);
     *seconds = timed;
-    return disk_case_check_slots(c, err);
+    return mb_disk_case_check_slots(c, err);
 }
 
 static int mmap_read_one(void *ctx, disk_case *c, unsigned char *buf, long long off, mb_err *err)
@@ -123,22 +123,22 @@ static int mmap_read_one(void *ctx, disk_case *c, unsigned char *buf, long long 
 static int mmap_verify(void *state, mb_err *err)
 {
     mmap_state *s = state;
-    return disk_case_verify(s->c, mmap_read_one, s, err);
+    return mb_disk_case_verify(s->c, mmap_read_one, s, err);
 }
 
 static double mmap_work(void *state)
 {
-    return disk_case_work(((mmap_state *)state)->c);
+    return mb_disk_case_work(((mmap_state *)state)->c);
 }
 
 static void mmap_timing_start(void *state)
 {
-    disk_case_timing_start(((mmap_state *)state)->c);
+    mb_disk_case_timing_start(((mmap_state *)state)->c);
 }
 
 static void mmap_report(void *state, mb_report *r)
 {
-    disk_case_report(((mmap_state *)state)->c, r, NULL);
+    mb_disk_case_report(((mmap_state *)state)->c, r, NULL);
 }
 
 const mb_backend_code mb_disk_mmap = {

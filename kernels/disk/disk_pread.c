@@ -14,12 +14,12 @@
 
 static int pread_probe(const mb_params *p, mb_err *why)
 {
-    return disk_case_probe(p, DISK_HAS_MODE, why);
+    return mb_disk_case_probe(p, DISK_HAS_MODE, why);
 }
 
 static int pread_setup(const mb_params *p, void **state, mb_err *err)
 {
-    return disk_case_setup(p, DISK_HAS_MODE, (disk_case **)state, err);
+    return mb_disk_case_setup(p, DISK_HAS_MODE, (disk_case **)state, err);
 }
 
 /* Why a pread of a whole block did not return bs bytes (errno still set). */
@@ -64,15 +64,15 @@ static int pread_run(void *state, double *seconds, mb_err *err)
             t1 = mb_now();
         }
         disk_lat_record(&c->lat, t1 - t0);
-        int rc = disk_case_check_read(c, buf, off, DISK_STAMP_STEP, err);
+        int rc = mb_disk_case_check_read(c, buf, off, DISK_STAMP_STEP, err);
         if (rc != MB_OK)
             return rc;
     }
     double timed = mb_now() - start;
     c->slot_off[0] = off;
-    disk_case_account(c, timed);
+    mb_disk_case_account(c, timed);
     *seconds = timed;
-    return disk_case_check_slots(c, err);
+    return mb_disk_case_check_slots(c, err);
 }
 
 static int pread_read_one(void *ctx, disk_case *c, unsigned char *buf, long long off, mb_err *err)
@@ -83,27 +83,27 @@ static int pread_read_one(void *ctx, disk_case *c, unsigned char *buf, long long
 
 static double pread_work(void *state)
 {
-    return disk_case_work(state);
+    return mb_disk_case_work(state);
 }
 
 static int pread_verify(void *state, mb_err *err)
 {
-    return disk_case_verify(state, pread_read_one, NULL, err);
+    return mb_disk_case_verify(state, pread_read_one, NULL, err);
 }
 
 static void pread_timing_start(void *state)
 {
-    disk_case_timing_start(state);
+    mb_disk_case_timing_start(state);
 }
 
 static void pread_report(void *state, mb_report *r)
 {
-    disk_case_report(state, r, NULL);
+    mb_disk_case_report(state, r, NULL);
 }
 
 static void pread_teardown(void *state)
 {
-    disk_case_free(state);
+    mb_disk_case_free(state);
 }
 
 const mb_backend_code mb_disk_pread = {

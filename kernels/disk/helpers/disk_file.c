@@ -52,7 +52,7 @@ static void fill_sector(uint64_t seed, uint64_t sector, uint64_t *w)
         w[i] = mb_splitmix64(&state);
 }
 
-void disk_pattern_fill(uint64_t seed, long long offset, void *buf, size_t len)
+void mb_disk_pattern_fill(uint64_t seed, long long offset, void *buf, size_t len)
 {
     uint64_t sector = (uint64_t)offset / DISK_SECTOR;
     unsigned char *p = buf;
@@ -70,7 +70,7 @@ static inline bool stamp_ok(uint64_t seed, uint64_t sector, const unsigned char 
     return w[0] == sector && w[1] == stamp_word(seed, sector);
 }
 
-long long disk_pattern_check_stamps(uint64_t seed, long long offset, const void *buf, size_t len,
+long long mb_disk_pattern_check_stamps(uint64_t seed, long long offset, const void *buf, size_t len,
                                     size_t step)
 {
     const unsigned char *p = buf;
@@ -88,7 +88,7 @@ long long disk_pattern_check_stamps(uint64_t seed, long long offset, const void 
     return -1;
 }
 
-long long disk_pattern_compare(uint64_t seed, long long offset, const void *buf, size_t len)
+long long mb_disk_pattern_compare(uint64_t seed, long long offset, const void *buf, size_t len)
 {
     const unsigned char *p = buf;
     uint64_t sector = (uint64_t)offset / DISK_SECTOR;
@@ -107,7 +107,7 @@ long long disk_pattern_compare(uint64_t seed, long long offset, const void *buf,
 
 /* ---- small I/O helpers ------------------------------------------------------------- */
 
-int disk_pread_full(int fd, void *buf, size_t len, long long offset, mb_err *err)
+int mb_disk_pread_full(int fd, void *buf, size_t len, long long offset, mb_err *err)
 {
     size_t done = 0;
     while (done < len) {
@@ -159,7 +159,7 @@ static void restore_signals(const sigset_t *old)
     sigprocmask(SIG_SETMASK, old, NULL);
 }
 
-bool disk_path_on_memory_fs(const char *path)
+bool mb_disk_path_on_memory_fs(const char *path)
 {
     struct statfs sf;
     if (statfs(path, &sf) != 0)
@@ -215,7 +215,7 @@ static int fill_file(int fd, const char *path, long long size, uint64_t seed, mb
             rc = mb_errf(err, MB_EFAIL, "internal: chunk overflow");
             break;
         }
-        disk_pattern_fill(seed, off, chunk, (size_t)gen);
+        mb_disk_pattern_fill(seed, off, chunk, (size_t)gen);
         rc = write_full(fd, chunk, (size_t)len, off, err, path);
     }
     free(chunk);
@@ -227,7 +227,7 @@ static int fill_file(int fd, const char *path, long long size, uint64_t seed, mb
     return MB_OK;
 }
 
-int disk_file_create(const char *path, long long size, uint64_t seed, disk_file *out, mb_err *err)
+int mb_disk_file_create(const char *path, long long size, uint64_t seed, disk_file *out, mb_err *err)
 {
     memset(out, 0, sizeof *out);
     out->cleanup_slot = -1;
@@ -271,16 +271,16 @@ int disk_file_create(const char *path, long long size, uint64_t seed, disk_file 
     out->size = size;
     out->seed = seed;
     out->owned = true;
-    out->memory_fs = disk_path_on_memory_fs(path);
+    out->memory_fs = mb_disk_path_on_memory_fs(path);
     return MB_OK;
 
 fail:
     close(fd);
-    disk_file_remove(out);
+    mb_disk_file_remove(out);
     return rc;
 }
 
-void disk_file_remove(disk_file *f)
+void mb_disk_file_remove(disk_file *f)
 {
     if (f->path[0] && !f->kept)
         unlink(f->path);
@@ -370,7 +370,7 @@ static bool remove_if_stale(const char *path, long pid)
     return ok;
 }
 
-int disk_sweep_stale(const char *dir)
+int mb_disk_sweep_stale(const char *dir)
 {
     DIR *d = opendir(dir);
     if (d == NULL)
@@ -392,7 +392,7 @@ int disk_sweep_stale(const char *dir)
             continue;
         /* Our temporary directory: its test files, then the directory,
          * which rmdir removes only when nothing else is in it. */
-        removed += disk_sweep_stale(path);
+        removed += mb_disk_sweep_stale(path);
         if (rmdir(path) == 0)
             mb_notice("removed %s, a stale temporary directory of mlbench process %ld", path, pid);
     }
@@ -410,7 +410,7 @@ static void sweep_once(const char *dir)
             return;
     if (n < MAX_SHARED_FILES)
         snprintf(swept[n++], sizeof swept[0], "%s", dir);
-    disk_sweep_stale(dir);
+    mb_disk_sweep_stale(dir);
 }
 
 static int ensure_tmpdir(mb_err *err)
@@ -472,12 +472,12 @@ static int acquire_user_file(const char *path, const disk_file **out, mb_err *er
     shared.user.owned = false;
     shared.user.cleanup_slot = -1;
     shared.user.lock_fd = -1;
-    shared.user.memory_fs = disk_path_on_memory_fs(path);
+    shared.user.memory_fs = mb_disk_path_on_memory_fs(path);
     *out = &shared.user;
     return MB_OK;
 }
 
-int disk_file_acquire(long long size, const disk_file **out, mb_err *err)
+int mb_disk_file_acquire(long long size, const disk_file **out, mb_err *err)
 {
     const char *user_file = mb_disk_file(), *user_dir = mb_disk_dir();
     if (user_file)
@@ -520,7 +520,7 @@ int disk_file_acquire(long long size, const disk_file **out, mb_err *err)
      * another run can never pass verification by accident. */
     uint64_t seed = 0x6d6c62656e636830ull ^ ((uint64_t)getpid() << 20) ^ (uint64_t)size;
     disk_file *f = &shared.files[shared.n];
-    int rc = disk_file_create(path, size, seed, f, err);
+    int rc = mb_disk_file_create(path, size, seed, f, err);
     if (rc != MB_OK)
         return rc;
     snprintf(shared.dir_of_file[shared.n], sizeof shared.dir_of_file[0], "%s", dir);
@@ -537,10 +537,10 @@ int disk_file_acquire(long long size, const disk_file **out, mb_err *err)
     return MB_OK;
 }
 
-void disk_files_release(void)
+void mb_disk_files_release(void)
 {
     for (int i = 0; i < shared.n; i++)
-        disk_file_remove(&shared.files[i]);
+        mb_disk_file_remove(&shared.files[i]);
     shared.n = 0;
     if (shared.tmpdir[0]) {
         rmdir(shared.tmpdir);
@@ -551,7 +551,7 @@ void disk_files_release(void)
     memset(&shared.user, 0, sizeof shared.user);
 }
 
-void disk_target_dir(char *buf, size_t len)
+void mb_disk_target_dir(char *buf, size_t len)
 {
     const char *user_file = mb_disk_file(), *user_dir = mb_disk_dir();
     if (user_file)
@@ -566,7 +566,7 @@ void disk_target_dir(char *buf, size_t len)
 
 /* ---- page cache ---------------------------------------------------------------------- */
 
-int disk_resident_fraction(int fd, long long size, double *fraction, mb_err *err)
+int mb_disk_resident_fraction(int fd, long long size, double *fraction, mb_err *err)
 {
     long page = sysconf(_SC_PAGESIZE);
     void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
@@ -597,7 +597,7 @@ out:
     return rc;
 }
 
-int disk_make_cold(int fd, long long size, double *resident, mb_err *err)
+int mb_disk_make_cold(int fd, long long size, double *resident, mb_err *err)
 {
     /* Dirty pages cannot be dropped; fsync writes them back first. A
      * read-only descriptor may fsync on Linux; failure only leaves pages
@@ -608,10 +608,10 @@ int disk_make_cold(int fd, long long size, double *resident, mb_err *err)
         errno = rc;
         return mb_errno(err, MB_ESYS, "posix_fadvise(DONTNEED)");
     }
-    return disk_resident_fraction(fd, size, resident, err);
+    return mb_disk_resident_fraction(fd, size, resident, err);
 }
 
-int disk_make_cached(int fd, long long size, double *resident, mb_err *err)
+int mb_disk_make_cached(int fd, long long size, double *resident, mb_err *err)
 {
     unsigned char *buf = malloc(WRITE_CHUNK);
     if (!buf)
@@ -623,10 +623,10 @@ int disk_make_cached(int fd, long long size, double *resident, mb_err *err)
     for (int pass = 0; pass < 3 && rc == MB_OK; pass++) {
         for (long long off = 0; off < size && rc == MB_OK; off += WRITE_CHUNK) {
             long long len = size - off < WRITE_CHUNK ? size - off : WRITE_CHUNK;
-            rc = disk_pread_full(fd, buf, (size_t)len, off, err);
+            rc = mb_disk_pread_full(fd, buf, (size_t)len, off, err);
         }
         if (rc == MB_OK)
-            rc = disk_resident_fraction(fd, size, resident, err);
+            rc = mb_disk_resident_fraction(fd, size, resident, err);
         if (rc == MB_OK && *resident >= 0.99)
             break;
     }
@@ -693,7 +693,7 @@ static int pick_samples(disk_case *c, uint64_t seed, mb_err *err)
         return mb_errf(err, MB_ESYS, "out of memory for the reference blocks");
     }
     for (long long i = 0; i < n; i++) {
-        int rc = disk_pread_full(c->ref_fd, c->sample_ref + i * c->bs, (size_t)c->bs,
+        int rc = mb_disk_pread_full(c->ref_fd, c->sample_ref + i * c->bs, (size_t)c->bs,
                                  c->sample_off[i], err);
         if (rc != MB_OK)
             return rc;
@@ -757,7 +757,7 @@ static bool blockdev_sample(const disk_case *c, mb_blockdev_stat *out)
     return c->dev_stat[0] && mb_blockdev_read(c->dev_stat, out, &ignored) == MB_OK;
 }
 
-int disk_case_setup(const mb_params *p, unsigned has, disk_case **out, mb_err *err)
+int mb_disk_case_setup(const mb_params *p, unsigned has, disk_case **out, mb_err *err)
 {
     disk_case *c = calloc(1, sizeof *c);
     if (!c)
@@ -767,10 +767,10 @@ int disk_case_setup(const mb_params *p, unsigned has, disk_case **out, mb_err *e
     if (rc != MB_OK)
         goto fail;
     /* Refuse tmpfs before a test file is written there for nothing. */
-    rc = disk_case_probe(p, has, err);
+    rc = mb_disk_case_probe(p, has, err);
     if (rc != MB_OK)
         goto fail;
-    rc = disk_file_acquire(mb_param_int(p, "file_size"), &c->file, err);
+    rc = mb_disk_file_acquire(mb_param_int(p, "file_size"), &c->file, err);
     if (rc != MB_OK)
         goto fail;
     blockdev_find(c);
@@ -848,13 +848,13 @@ int disk_case_setup(const mb_params *p, unsigned has, disk_case **out, mb_err *e
                          "of memory available)", MIB(c->file->size), MIB(avail));
             goto fail;
         }
-        rc = disk_make_cached(c->ref_fd, c->file->size, &c->resident, err);
+        rc = mb_disk_make_cached(c->ref_fd, c->file->size, &c->resident, err);
         if (rc == MB_OK && c->resident < 0.99)
             snprintf(c->note, sizeof c->note,
                      "only %.1f%% of the file stayed in the page cache after reading it all: "
                      "part of this is device time", 100.0 * c->resident);
     } else {
-        rc = disk_make_cold(c->ref_fd, c->file->size, &c->resident, err);
+        rc = mb_disk_make_cold(c->ref_fd, c->file->size, &c->resident, err);
         if (rc == MB_OK && c->mode == DISK_MMAP && c->resident > 0.01)
             snprintf(c->note, sizeof c->note,
                      "the page cache could not be made cold: %.1f%% of the file stayed resident",
@@ -866,11 +866,11 @@ int disk_case_setup(const mb_params *p, unsigned has, disk_case **out, mb_err *e
     return MB_OK;
 
 fail:
-    disk_case_free(c);
+    mb_disk_case_free(c);
     return rc;
 }
 
-void disk_case_free(disk_case *c)
+void mb_disk_case_free(disk_case *c)
 {
     if (!c)
         return;
@@ -888,7 +888,7 @@ void disk_case_free(disk_case *c)
     free(c);
 }
 
-int disk_case_probe(const mb_params *p, unsigned has, mb_err *why)
+int mb_disk_case_probe(const mb_params *p, unsigned has, mb_err *why)
 {
     if (!p)
         return MB_OK;
@@ -898,9 +898,9 @@ int disk_case_probe(const mb_params *p, unsigned has, mb_err *why)
         return MB_OK;
     const char *user_file = mb_disk_file();
     char dir[4096];
-    disk_target_dir(dir, sizeof dir);
+    mb_disk_target_dir(dir, sizeof dir);
     const char *where = user_file ? user_file : dir;
-    if (disk_path_on_memory_fs(where)) {
+    if (mb_disk_path_on_memory_fs(where)) {
         if (direct)
             return mb_errf(why, MB_ESKIP,
                            "direct mode: %s is on tmpfs/ramfs, which has no device: O_DIRECT reads "
@@ -921,12 +921,12 @@ int disk_case_probe(const mb_params *p, unsigned has, mb_err *why)
     return MB_OK;
 }
 
-int disk_case_check_read(disk_case *c, const unsigned char *buf, long long offset, size_t step,
+int mb_disk_case_check_read(disk_case *c, const unsigned char *buf, long long offset, size_t step,
                          mb_err *err)
 {
     if (!c->file->owned)
         return MB_OK;
-    long long at = disk_pattern_check_stamps(c->file->seed, offset, buf, (size_t)c->bs, step);
+    long long at = mb_disk_pattern_check_stamps(c->file->seed, offset, buf, (size_t)c->bs, step);
     if (at < 0)
         return MB_OK;
     uint64_t got[2];
@@ -960,12 +960,12 @@ static int compare_range(disk_case *c, const unsigned char *buf, long long offse
             expected = ref[at];
         }
     } else {
-        at = disk_pattern_compare(c->file->seed, offset + start, got, (size_t)len);
+        at = mb_disk_pattern_compare(c->file->seed, offset + start, got, (size_t)len);
         if (at >= 0) {
             unsigned char sector[DISK_SECTOR];
             long long pos = offset + start + at;
             long long first = pos / DISK_SECTOR * DISK_SECTOR;
-            disk_pattern_fill(c->file->seed, first, sector, DISK_SECTOR);
+            mb_disk_pattern_fill(c->file->seed, first, sector, DISK_SECTOR);
             expected = sector[pos - first];
         }
     }
@@ -985,7 +985,7 @@ static int compare_range(disk_case *c, const unsigned char *buf, long long offse
     return mb_errf(err, MB_EVERIFY, "%s", e.msg);
 }
 
-int disk_case_check_slots(disk_case *c, mb_err *err)
+int mb_disk_case_check_slots(disk_case *c, mb_err *err)
 {
     /* One buffer per iteration, and a window of at most 64 KiB of it, moving
      * on every iteration: the device must not idle long between timed
@@ -1002,7 +1002,7 @@ int disk_case_check_slots(disk_case *c, mb_err *err)
     const unsigned char *buf = c->bufs + (size_t)slot * (size_t)c->bs;
     const unsigned char *ref = NULL;
     if (!c->file->owned) {
-        int rc = disk_pread_full(c->ref_fd, c->check, (size_t)window, off + start, err);
+        int rc = mb_disk_pread_full(c->ref_fd, c->check, (size_t)window, off + start, err);
         if (rc != MB_OK)
             return rc;
         ref = c->check;
@@ -1011,7 +1011,7 @@ int disk_case_check_slots(disk_case *c, mb_err *err)
                          ref ? "a buffered re-read of the same offset" : "the written pattern", err);
 }
 
-int disk_case_verify(disk_case *c, disk_read_fn read, void *ctx, mb_err *err)
+int mb_disk_case_verify(disk_case *c, disk_read_fn read, void *ctx, mb_err *err)
 {
     if (c->bad)
         return mb_errf(err, MB_EVERIFY, "%s", c->bad_err.msg);
@@ -1034,7 +1034,7 @@ int disk_case_verify(disk_case *c, disk_read_fn read, void *ctx, mb_err *err)
     return MB_OK;
 }
 
-void disk_case_account(disk_case *c, double seconds)
+void mb_disk_case_account(disk_case *c, double seconds)
 {
     c->total_ios += c->ios_per_iter;
     c->total_seconds += seconds;
@@ -1044,12 +1044,12 @@ void disk_case_account(disk_case *c, double seconds)
         c->have_dev_after = blockdev_sample(c, &c->dev_after);
 }
 
-double disk_case_work(const disk_case *c)
+double mb_disk_case_work(const disk_case *c)
 {
     return (double)c->ios_per_iter * (double)c->bs;
 }
 
-void disk_case_timing_start(disk_case *c)
+void mb_disk_case_timing_start(disk_case *c)
 {
     c->lat.count = 0;
     c->n_iters = 0;
@@ -1085,7 +1085,7 @@ static void report_blockdev(const disk_case *c, mb_report *r)
     }
 }
 
-void disk_case_report(disk_case *c, mb_report *r, const char *engine_note)
+void mb_disk_case_report(disk_case *c, mb_report *r, const char *engine_note)
 {
     /* The median over iterations, like the rate the harness reports (the
      * latest ITER_CAP iterations; warm-up ones too when there are fewer). */
@@ -1105,7 +1105,7 @@ void disk_case_report(disk_case *c, mb_report *r, const char *engine_note)
          * back while the case runs: look again at the end. */
         double end = 1;
         mb_err ignored = { 0 };
-        if (disk_resident_fraction(c->ref_fd, c->file->size, &end, &ignored) == MB_OK) {
+        if (mb_disk_resident_fraction(c->ref_fd, c->file->size, &end, &ignored) == MB_OK) {
             mb_report_metric(r, "resident_fraction_end", end, "fraction");
             if (end < 0.99 && c->resident >= 0.99)
                 mb_report_note(r, "only %.1f%% of the file was still in the page cache at the end "
@@ -1141,9 +1141,9 @@ void disk_case_report(disk_case *c, mb_report *r, const char *engine_note)
                           "offsets, not a known pattern", c->file->path);
 }
 
-int disk_case_check_window(disk_case *c, const unsigned char *buf, long long offset, mb_err *err)
+int mb_disk_case_check_window(disk_case *c, const unsigned char *buf, long long offset, mb_err *err)
 {
-    /* The window moves on with every iteration, as in disk_case_check_slots,
+    /* The window moves on with every iteration, as in mb_disk_case_check_slots,
      * so that over a run every part of a block is compared. */
     const long long window = c->bs < DISK_CHECK_WINDOW ? c->bs : DISK_CHECK_WINDOW;
     long long n = c->n_iters > 0 ? c->n_iters - 1 : 0;
@@ -1152,7 +1152,7 @@ int disk_case_check_window(disk_case *c, const unsigned char *buf, long long off
         return MB_OK;
     const unsigned char *ref = NULL;
     if (!c->file->owned) {
-        int rc = disk_pread_full(c->ref_fd, c->check, (size_t)window, offset + start, err);
+        int rc = mb_disk_pread_full(c->ref_fd, c->check, (size_t)window, offset + start, err);
         if (rc != MB_OK)
             return rc;
         ref = c->check;

@@ -31,23 +31,23 @@
 /* Stamps checked inside the timed loop: every DISK_STAMP_STEP-th sector of
  * each read, and always its first and last (2 for 4 KiB, 65 for 1 MiB). */
 #define DISK_STAMP_STEP 32
-/* Bytes compared in full after each iteration (disk_case_check_slots). */
+/* Bytes compared in full after each iteration (mb_disk_case_check_slots). */
 #define DISK_CHECK_WINDOW (64 * 1024)
 
 /* ---- the pattern ------------------------------------------------------------ */
 
 /* Fills buf (len a multiple of DISK_SECTOR) with the content of the file at
  * offset (a multiple of DISK_SECTOR). */
-void disk_pattern_fill(uint64_t seed, long long offset, void *buf, size_t len);
+void mb_disk_pattern_fill(uint64_t seed, long long offset, void *buf, size_t len);
 
 /* Checks the stamp of every `step`-th sector of buf (and always the last one)
  * against the pattern at offset. Returns the byte offset in buf of the first
  * bad stamp, or -1 when all match. */
-long long disk_pattern_check_stamps(uint64_t seed, long long offset, const void *buf,
+long long mb_disk_pattern_check_stamps(uint64_t seed, long long offset, const void *buf,
                                     size_t len, size_t step);
 
 /* Compares every byte. Returns the index of the first differing byte, or -1. */
-long long disk_pattern_compare(uint64_t seed, long long offset, const void *buf, size_t len);
+long long mb_disk_pattern_compare(uint64_t seed, long long offset, const void *buf, size_t len);
 
 /* ---- the test file ------------------------------------------------------------ */
 
@@ -66,7 +66,7 @@ typedef struct disk_file {
  * mb_cleanup, and writes `size` bytes of the pattern, fsyncs and drops it
  * from the page cache. Refuses with MB_ESKIP when the file system has less
  * than size + a reserve free. On any error the file is removed again. */
-int disk_file_create(const char *path, long long size, uint64_t seed, disk_file *out,
+int mb_disk_file_create(const char *path, long long size, uint64_t seed, disk_file *out,
                      mb_err *err);
 
 /* Removes stale test files of killed runs from dir: names of our own
@@ -75,41 +75,41 @@ int disk_file_create(const char *path, long long size, uint64_t seed, disk_file 
  * longer exists and whose lock nobody holds. Tells the user what it removed
  * (mb_notice); returns the number of files removed. Anything else is never
  * touched. */
-int disk_sweep_stale(const char *dir);
+int mb_disk_sweep_stale(const char *dir);
 
-/* Removes a file created by disk_file_create and forgets its cleanup slot. */
-void disk_file_remove(disk_file *f);
+/* Removes a file created by mb_disk_file_create and forgets its cleanup slot. */
+void mb_disk_file_remove(disk_file *f);
 
 /* The file a case reads: the user's --disk-file (read-only) when set,
  * otherwise the shared test file of `size` bytes in --disk-dir (or in the
  * run's temporary directory), created on first use and kept until exit or
- * disk_files_release(). The pointer stays valid until disk_files_release. */
-int disk_file_acquire(long long size, const disk_file **out, mb_err *err);
+ * mb_disk_files_release(). The pointer stays valid until mb_disk_files_release. */
+int mb_disk_file_acquire(long long size, const disk_file **out, mb_err *err);
 
 /* Removes every shared test file and the temporary directory now (tests;
  * mlbench itself leaves this to mb_cleanup at exit). */
-void disk_files_release(void);
+void mb_disk_files_release(void);
 
 /* The directory where the shared test files go (for probes and messages):
  * --disk-dir, or the current directory when the temporary directory is not
  * made yet. For --disk-file, its directory. */
-void disk_target_dir(char *buf, size_t len);
+void mb_disk_target_dir(char *buf, size_t len);
 
 /* True when `path` lies on a file system without a device (tmpfs, ramfs). */
-bool disk_path_on_memory_fs(const char *path);
+bool mb_disk_path_on_memory_fs(const char *path);
 
 /* ---- page cache ------------------------------------------------------------------ */
 
 /* Fraction of the file's pages resident in the page cache (mincore over a
  * read-only mapping), in [0, 1]. */
-int disk_resident_fraction(int fd, long long size, double *fraction, mb_err *err);
+int mb_disk_resident_fraction(int fd, long long size, double *fraction, mb_err *err);
 
 /* Drops the file from the page cache (fsync + POSIX_FADV_DONTNEED; no root
  * needed for clean pages) and measures what stayed resident. */
-int disk_make_cold(int fd, long long size, double *resident, mb_err *err);
+int mb_disk_make_cold(int fd, long long size, double *resident, mb_err *err);
 
 /* Reads the whole file through the page cache and measures residency. */
-int disk_make_cached(int fd, long long size, double *resident, mb_err *err);
+int mb_disk_make_cached(int fd, long long size, double *resident, mb_err *err);
 
 /* ---- a disk case -------------------------------------------------------------------- */
 
@@ -183,7 +183,7 @@ typedef struct disk_case {
     char note[256];       /* set up once, reported */
 
     /* The block device's read counters around the timed runs (blockdev.h):
-     * read at timing_start and after every iteration (disk_case_account). */
+     * read at timing_start and after every iteration (mb_disk_case_account). */
     char dev_name[64], dev_stat[512], dev_note[320];
     mb_blockdev_stat dev_before, dev_after;
     bool have_dev_before, have_dev_after;
@@ -192,11 +192,11 @@ typedef struct disk_case {
 /* Reads the parameters in `has`, acquires the file, opens it for the mode,
  * allocates buffers and latency storage, prepares the cache state (cold for
  * direct/mmap, resident for cached) and the verification samples. */
-int disk_case_setup(const mb_params *p, unsigned has, disk_case **out, mb_err *err);
-void disk_case_free(disk_case *c);
+int mb_disk_case_setup(const mb_params *p, unsigned has, disk_case **out, mb_err *err);
+void mb_disk_case_free(disk_case *c);
 
 /* Common probe: tmpfs / O_DIRECT support for direct mode, cold cache for mmap. */
-int disk_case_probe(const mb_params *p, unsigned has, mb_err *why);
+int mb_disk_case_probe(const mb_params *p, unsigned has, mb_err *why);
 
 /* The next offset to read (random or sequential). */
 static inline long long disk_next_offset(disk_case *c)
@@ -215,7 +215,7 @@ static inline long long disk_next_offset(disk_case *c)
 
 /* Books one finished iteration: its reads and timed seconds; reads the
  * device's counters (after the iteration's clock stopped). */
-void disk_case_account(disk_case *c, double seconds);
+void mb_disk_case_account(disk_case *c, double seconds);
 
 static inline void disk_lat_record(disk_lat *l, double seconds)
 {
@@ -226,31 +226,31 @@ static inline void disk_lat_record(disk_lat *l, double seconds)
 /* Stamp check of a completed read of buf at offset (owned files; a no-op
  * for --disk-file). step 1 = every sector. On a mismatch records it in the
  * case (first wins) and returns MB_EVERIFY. */
-int disk_case_check_read(disk_case *c, const unsigned char *buf, long long offset, size_t step,
+int mb_disk_case_check_read(disk_case *c, const unsigned char *buf, long long offset, size_t step,
                          mb_err *err);
 
 /* After a batch, outside the timed region: byte-for-byte check of a window
  * (DISK_CHECK_WINDOW) of the last read of one buffer, both moving on with
  * every iteration (pattern, or a fresh buffered re-read for --disk-file). */
-int disk_case_check_slots(disk_case *c, mb_err *err);
+int mb_disk_case_check_slots(disk_case *c, mb_err *err);
 
 /* The same byte-for-byte check of a moving window, for a block read at
  * offset into buf by a backend that keeps its own buffers (io_uring). */
-int disk_case_check_window(disk_case *c, const unsigned char *buf, long long offset, mb_err *err);
+int mb_disk_case_check_window(disk_case *c, const unsigned char *buf, long long offset, mb_err *err);
 
 /* Reads one block at offset through the case's own path into buf (verify()). */
 typedef int (*disk_read_fn)(void *ctx, disk_case *c, unsigned char *buf, long long offset,
                             mb_err *err);
 /* verify(): full byte compare of the sample blocks read through `read`. */
-int disk_case_verify(disk_case *c, disk_read_fn read, void *ctx, mb_err *err);
+int mb_disk_case_verify(disk_case *c, disk_read_fn read, void *ctx, mb_err *err);
 
-double disk_case_work(const disk_case *c);
+double mb_disk_case_work(const disk_case *c);
 /* Drops the latency and per-iteration samples taken so far (the warm-up's). */
-void disk_case_timing_start(disk_case *c);
-void disk_case_report(disk_case *c, mb_report *r, const char *engine_note);
+void mb_disk_case_timing_start(disk_case *c);
+void mb_disk_case_report(disk_case *c, mb_report *r, const char *engine_note);
 
 /* Reads len bytes at offset with pread, looping over short reads; MB_ESYS on
  * error, MB_EVERIFY on a premature end of file. */
-int disk_pread_full(int fd, void *buf, size_t len, long long offset, mb_err *err);
+int mb_disk_pread_full(int fd, void *buf, size_t len, long long offset, mb_err *err);
 
 #endif
