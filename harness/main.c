@@ -3,7 +3,7 @@
  *   mlbench [--suite NAME|FILE[,...]] [options]   measure (default suite: all)
  *   mlbench list                                 components, parameters, availability
  *   mlbench report FILE                          re-print a results file
- *   mlbench gap ... / mlbench compare ...        analysis (harness/analysis_cli.c)
+ *   mlbench gap ... / mlbench compare ...        analysis (harness/analysis/analysis_cli.c)
  *   mlbench trace FILE                           what mlbench reads from a profiler trace
  *
  * Exit status: 0 all ran (skips are not failures), 1 a benchmark or its

@@ -2,7 +2,7 @@
 # `mlbench gap` and `mlbench compare` through the binary: formats, exit
 # codes, locations in error messages, atomic --out, the default ceilings
 # lookup in ./results. Known answers are in tests/test_gap.c; this checks the
-# wiring from main.c to harness/analysis_cli.c.
+# wiring from main.c to harness/analysis/analysis_cli.c.
 set -uo pipefail
 : "${MLBENCH:?} ${SRC:?} ${WORK:?}"
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1

@@ -103,14 +103,24 @@ def named_includes(src, folder, forbidden, what):
 
 def layer_offences(src, internal):
     """api includes api only; platform includes api; kernels include api,
-    platform and kernels (README, "Development")."""
+    platform and kernels; the harness includes no kernel header (README,
+    "Development")."""
     platform, kernels = headers_under(src, "harness/platform"), headers_under(src, "kernels")
     return (named_includes(src, "kernels", internal,
                            "a harness internal; what kernels need is in harness/api/services.h") +
             named_includes(src, "harness/platform", internal | kernels,
                            "the platform layer includes harness/api only") +
             named_includes(src, "harness/api", internal | kernels | platform,
-                           "harness/api includes itself only"))
+                           "harness/api includes itself only") +
+            [f for d in INTERNAL_DIRS for f in named_includes_here(src, d, kernels,
+             "the harness reaches kernels through their ops tables, never their headers")])
+
+
+def named_includes_here(src, folder, forbidden, what):
+    """named_includes for the sources directly in folder (not its subfolders)."""
+    here = os.path.join(src, folder)
+    return [f for f in named_includes(src, folder, forbidden, what)
+            if os.path.dirname(os.path.join(src, f.split(":")[0])) == here]
 
 
 def preprocess(cc, dirs, header, workdir):

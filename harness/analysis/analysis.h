@@ -1,5 +1,5 @@
 /* analysis.h: the `mlbench gap` and `mlbench compare` commands
- * (harness/analysis_cli.c). main.c passes the arguments after "mlbench":
+ * (harness/analysis/analysis_cli.c). main.c passes the arguments after "mlbench":
  * argv[0] is the command name ("gap", "compare"). Each returns the process
  * exit status: 0 done, 1 failed (I/O, memory), 2 usage or bad input. */
 #ifndef MB_ANALYSIS_H

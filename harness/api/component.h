@@ -14,6 +14,13 @@
  *   report(state, r)         -> extra metrics, info strings, peak, notes
  *   teardown(state)          -> always, also after errors
  *
+ * The runner keeps to it (tests/test_core.c checks every path): no setup after
+ * a probe that skips or fails, hence no teardown; otherwise exactly one
+ * teardown per setup, a failed one included, with whatever setup stored in
+ * *state (NULL when it stored nothing); report() sees the live state, before
+ * teardown. A run() time that is not positive and finite, or work per
+ * iteration that is not, fails the case with the reason.
+ *
  * Timing: run() performs one iteration and stores in *seconds the duration of
  * its timed region only (host: CLOCK_MONOTONIC via mb_now(); device: CUDA
  * events on the benchmark's stream). Anything that must not be timed (dropping

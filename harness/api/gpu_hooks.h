@@ -1,5 +1,6 @@
 /* gpu_hooks.h: what the harness asks of the GPU side, implemented in
- * kernels/gpu/helpers/gpu_context.c (with CUDA) and kernels/gpu_context_none.c (without).
+ * kernels/gpu/helpers/gpu_context.c in libmlbench_cuda.so and reached through
+ * harness/modules.c, which answers "no GPU" when the module is absent.
  * The harness itself never includes CUDA headers. */
 #ifndef MB_GPU_HOOKS_H
 #define MB_GPU_HOOKS_H
