@@ -260,7 +260,7 @@ static int write_text_table(FILE *out, const cJSON *cases)
         return MB_ESYS;
     mb_table t;
     mb_table_init(&t, "llrlr", TEXT_HEAD[0], TEXT_HEAD[1], TEXT_HEAD[2], TEXT_HEAD[3], TEXT_HEAD[4]);
-    t.flags = MB_TABLE_BYTES;
+    /* Widths in columns, not bytes: "3.87 µs/op" lines up with "65.59 TFLOP/s". */
     t.fit_col = 1;
     t.fit_min = TEXT_MIN_CASE;
     for (int i = 0; i < n; i++) {

@@ -62,17 +62,10 @@ static const char *cell(const mb_table *t, int r, int c)
     return s ? s : "";
 }
 
-static int measure(const mb_table *t, const char *s)
-{
-    return (t->flags & MB_TABLE_BYTES) ? (int)strlen(s) : mb_text_width(s);
-}
-
 /* Bytes of the first `cols` columns of s (a character is never split). */
-static size_t bytes_of(const mb_table *t, const char *s, int cols)
+static size_t bytes_of(const char *s, int cols)
 {
     size_t n = strlen(s);
-    if (t->flags & MB_TABLE_BYTES)
-        return (size_t)cols < n ? (size_t)cols : n;
     size_t i = 0;
     for (int c = 0; i < n && c < cols; c++)
         for (i++; i < n && ((unsigned char)s[i] & 0xC0) == 0x80; i++)
@@ -89,10 +82,10 @@ static int indent_width(const mb_table *t)
 static void natural_widths(const mb_table *t, int *w)
 {
     for (int c = 0; c < t->ncol; c++) {
-        w[c] = measure(t, cell(t, -1, c));
+        w[c] = mb_text_width(cell(t, -1, c));
         for (int r = 0; r < t->nrows; r++)
-            if (measure(t, cell(t, r, c)) > w[c])
-                w[c] = measure(t, cell(t, r, c));
+            if (mb_text_width(cell(t, r, c)) > w[c])
+                w[c] = mb_text_width(cell(t, r, c));
     }
 }
 
@@ -161,11 +154,11 @@ static void end_line(line *ln)
 
 /* The part of s that fits `cols` columns, broken at a space when there is
  * one (else cut); *rest is what follows it, spaces skipped, NULL when done. */
-static size_t fitting_part(const mb_table *t, const char *s, int cols, const char **rest)
+static size_t fitting_part(const char *s, int cols, const char **rest)
 {
     size_t n = strlen(s), take = n;
-    if (measure(t, s) > cols) {
-        size_t at = bytes_of(t, s, cols);
+    if (mb_text_width(s) > cols) {
+        size_t at = bytes_of(s, cols);
         take = at;
         while (take > 0 && s[take] != ' ')
             take--;
@@ -189,11 +182,11 @@ static void put_line(FILE *o, const mb_table *t, const mb_table_layout *l, int r
         const char *s = cell(t, r, c);
         size_t n = strlen(s);
         if (c == t->fit_col && r >= 0)
-            n = fitting_part(t, s, l->w[c], &rest);
+            n = fitting_part(s, l->w[c], &rest);
         char part[n + 1];
         memcpy(part, s, n);
         part[n] = '\0';
-        int gap = l->w[c] - measure(t, part);
+        int gap = l->w[c] - mb_text_width(part);
         if (t->align[c] == 'r')
             put_blanks(&ln, gap);
         put_text(&ln, part, n);
@@ -205,7 +198,7 @@ static void put_line(FILE *o, const mb_table *t, const mb_table_layout *l, int r
     int at = rest ? mb_table_col_start(t, l, t->fit_col) + 2 : 0;
     while (rest) {
         const char *s = rest;
-        size_t n = fitting_part(t, s, l->w[t->fit_col] - 2, &rest);
+        size_t n = fitting_part(s, l->w[t->fit_col] - 2, &rest);
         put_blanks(&ln, at);
         put_text(&ln, s, n);
         end_line(&ln);

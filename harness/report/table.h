@@ -11,11 +11,8 @@ enum { MB_TABLE_MAX_COLS = 12 };
 
 /* How a table is measured and written (flags, or-ed). */
 enum {
-    /* widths in bytes, not UTF-8 characters (the results table has always
-     * measured so; its output is kept byte for byte) */
-    MB_TABLE_BYTES = 1u << 0,
     /* the Markdown rule without blanks: |---|---:| instead of | --- | ---: | */
-    MB_TABLE_MD_TIGHT = 1u << 1,
+    MB_TABLE_MD_TIGHT = 1u << 0,
 };
 
 typedef struct mb_table {
