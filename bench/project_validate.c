@@ -248,7 +248,10 @@ static int read_ceilings(const char *path)
     return 0;
 }
 
-static int load_gpu(const char *stem, mb_proj_gpu *g)
+/* The GPU `stem` for the model, and *fp32 for the 'fp32 peak ratio'
+ * baseline: the datasheet's FP32 peak as printed (at the boost clock), or
+ * the measured ceiling. */
+static int load_gpu(const char *stem, mb_proj_gpu *g, double *fp32)
 {
     mb_datasheet *d = NULL;
     mb_err err = { 0 };
@@ -258,10 +261,11 @@ static int load_gpu(const char *stem, mb_proj_gpu *g)
     mb_datasheet_free(d);
     if (rc != MB_OK)
         fprintf(stderr, "%s: %s\n", stem, err.msg);
+    *fp32 = rc == MB_OK ? g->flops[MB_PM_FP32] / (g->sustained > 0 ? g->sustained : 1) : 0;
     for (int i = 0; rc == MB_OK && i < n_ceilings; i++)
         if (strcmp(ceilings[i].gpu, stem) == 0) {
             if (ceilings[i].flops > 0)
-                g->flops[MB_PM_FP32] = ceilings[i].flops;
+                *fp32 = g->flops[MB_PM_FP32] = ceilings[i].flops; /* measured: the clock it held is in it */
             if (ceilings[i].bw > 0)
                 g->bw = ceilings[i].bw;
         }
@@ -347,7 +351,8 @@ int main(int argc, char **argv)
             if (i == j || strcmp(a->workload, b->workload) != 0)
                 continue;
             mb_proj_gpu ga, gb;
-            if (load_gpu(a->gpu, &ga) || load_gpu(b->gpu, &gb))
+            double fp32_a, fp32_b;
+            if (load_gpu(a->gpu, &ga, &fp32_a) || load_gpu(b->gpu, &gb, &fp32_b))
                 return 2;
             double sum_a = 0, sum_proj = 0, sum_b = 0, kind_proj[N_KINDS] = { 0 }, kind_meas[N_KINDS] = { 0 };
             bool same_graph = a->n_ops == b->n_ops;
@@ -372,7 +377,7 @@ int main(int argc, char **argv)
                 /* per operator: the same graph on both GPUs, in the same order */
                 if (a->n_ops == b->n_ops && strcmp(o->kind, "other") != 0 && b->ops[k].ms >= 0.05) {
                     double meas = b->ops[k].ms * 1e-3;
-                    double base[N_METHODS] = { p, o->ms * 1e-3, o->ms * 1e-3 * ga.flops[MB_PM_FP32] / gb.flops[MB_PM_FP32],
+                    double base[N_METHODS] = { p, o->ms * 1e-3, o->ms * 1e-3 * fp32_a / fp32_b,
                                                o->ms * 1e-3 * ga.bw / gb.bw };
                     for (int m = 0; m < N_METHODS; m++) {
                         all[m].op_sum_abs += fabs(base[m] - meas) / meas;
@@ -383,7 +388,7 @@ int main(int argc, char **argv)
             if (sum_a <= 0)
                 continue;
             double from = a->step_ms * 1e-3, meas = b->step_ms * 1e-3;
-            double pred[N_METHODS] = { from * sum_proj / sum_a, from, from * ga.flops[MB_PM_FP32] / gb.flops[MB_PM_FP32],
+            double pred[N_METHODS] = { from * sum_proj / sum_a, from, from * fp32_a / fp32_b,
                                        from * ga.bw / gb.bw };
             double best_base = INFINITY;
             double model_err = fabs(pred[0] - meas) / meas;

@@ -60,6 +60,22 @@ static void test_sdpa_flops(void **s)
     CLOSE(mb_proj_sdpa_flops(2, 16, 1024, 1024, 64, false, true), one);
 }
 
+static void test_sustained(void **s)
+{
+    (void)s;
+    CLOSE(mb_proj_sustained(795, 2040), 795.0 / 2040.0); /* L4: 0.39 of its printed peaks */
+    CLOSE(mb_proj_sustained(1590, 1980), 0.803030303030303);
+    CLOSE(mb_proj_sustained(0, 1980), 1);    /* no base clock: the printed peak */
+    CLOSE(mb_proj_sustained(1410, 0), 1);    /* no boost clock */
+    CLOSE(mb_proj_sustained(1500, 1410), 1); /* base above boost: a datasheet error, not a speed-up */
+    /* a compute-bound kernel (no bytes) from a GPU held at 1/2 of its peak
+     * to one held at all of an equal peak: twice as fast there */
+    mb_proj_gpu here = { .sms = 100, .bw = 1e12, .flops = { [MB_PM_FP32] = 10e12 * 0.5 } };
+    mb_proj_gpu there = { .sms = 100, .bw = 1e12, .flops = { [MB_PM_FP32] = 10e12 } };
+    mb_proj_kernel k = { .seconds = 1e-3, .flops = 1e9, .tensor = true };
+    CLOSE(mb_proj_kernel_time(&k, &here, &there).seconds, 0.5e-3);
+}
+
 static mb_proj_gpu gpu(double sms, double fp32, double bf16, double bw_gbps, double mt)
 {
     mb_proj_gpu g;
@@ -277,7 +293,10 @@ static void test_datasheet_gpu(void **s)
     assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_OK);
     CLOSE(g.sms, 132);
     CLOSE(g.bw, 3350e9);
-    CLOSE(g.flops[MB_PM_BF16], 989.4e12);
+    /* the peaks at the sustained clock: base 1590 of boost 1980 MHz (h100-sxm.ini) */
+    CLOSE(g.sustained, 1590.0 / 1980.0);
+    CLOSE(g.flops[MB_PM_BF16], 989.4e12 * 1590.0 / 1980.0);
+    CLOSE(g.flops[MB_PM_FP32], 67e12 * 1590.0 / 1980.0); /* 53.8 TFLOP/s */
     CLOSE(g.pcie_bw, 3.938e9 * 16);
     mb_datasheet_free(d);
     /* a datasheet without [gpu] sms: a clear error naming the file */
@@ -391,6 +410,7 @@ int main(void)
         cmocka_unit_test(test_waves),
         cmocka_unit_test(test_resident),
         cmocka_unit_test(test_gamma),
+        cmocka_unit_test(test_sustained),
         cmocka_unit_test(test_sdpa_flops),
         cmocka_unit_test(test_kernel_memory_bound),
         cmocka_unit_test(test_kernel_compute_waves),

@@ -31,6 +31,8 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
     snprintf(g->name, sizeof g->name, "%s", mb_datasheet_name(d));
     g->sms = sheet(d, "gpu.sms");
     g->clock_mhz = sheet(d, "gpu.boost_clock_mhz");
+    g->base_clock_mhz = sheet(d, "gpu.base_clock_mhz");
+    g->sustained = mb_proj_sustained(g->base_clock_mhz, g->clock_mhz);
     g->max_threads_per_sm = sheet(d, "gpu.max_threads_per_sm");
     g->bw = sheet(d, "memory.bandwidth_gbps") * 1e9;
     static const struct {
@@ -45,7 +47,7 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
         double v = sheet(d, peaks[i].key);
         if (v == 0 && peaks[i].alt)
             v = sheet(d, peaks[i].alt);
-        g->flops[peaks[i].math] = v * 1e12;
+        g->flops[peaks[i].math] = v * 1e12 * g->sustained;
     }
     g->pcie_bw = pcie_lane_gbps(sheet(d, "interconnect.pcie_gen")) * sheet(d, "interconnect.pcie_width") * 1e9;
     g->nvlink_bw = sheet(d, "interconnect.nvlink_gbps") * 1e9;
@@ -57,6 +59,11 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
 }
 
 /* ---- the model's parts ------------------------------------------------------- */
+
+double mb_proj_sustained(double base_mhz, double boost_mhz)
+{
+    return base_mhz > 0 && boost_mhz > 0 && base_mhz < boost_mhz ? base_mhz / boost_mhz : 1;
+}
 
 double mb_proj_waves(double blocks, double resident, double sms)
 {

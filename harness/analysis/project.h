@@ -45,6 +45,9 @@ typedef struct mb_proj_gpu {
     char name[96];
     double sms;            /* SM count; 0 unknown */
     double clock_mhz;      /* boost clock; 0 unknown */
+    double base_clock_mhz; /* base clock; 0 unknown */
+    double sustained;      /* fraction of the datasheet's math peaks a long compute-bound kernel holds:
+                            * base / boost clock (mb_proj_sustained); 1 unknown; flops[] include it */
     double bw;             /* memory bandwidth, bytes/s */
     double flops[MB_PM_N]; /* dense peaks, FLOP/s (OP/s for int8); 0 unknown */
     double max_threads_per_sm; /* 0: as the origin */
@@ -52,10 +55,22 @@ typedef struct mb_proj_gpu {
     double nvlink_bw;      /* bytes/s total, 0 unknown */
 } mb_proj_gpu;
 
-/* Fills g from a GPU datasheet ([gpu] sms, boost_clock_mhz, max_threads_per_sm;
- * [peak]; [memory] bandwidth_gbps; [interconnect]). MB_EUSAGE naming the file
+/* Fills g from a GPU datasheet ([gpu] sms, boost_clock_mhz, base_clock_mhz,
+ * max_threads_per_sm; [peak]; [memory] bandwidth_gbps; [interconnect]).
+ * The math peaks are taken at the sustained clock: peak x mb_proj_sustained
+ * (the datasheet prints them at the boost clock). MB_EUSAGE naming the file
  * when it lacks the SM count or the bandwidth the model needs. */
 int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *err);
+
+/* The fraction of its datasheet math peaks (printed at the boost clock) a
+ * GPU holds through a long compute-bound kernel: base / boost clock. NVIDIA
+ * guarantees the base clock under the board's power limit (TDP) for a
+ * worst-case load, and a dense GEMM that keeps every FMA unit busy is such a
+ * load; the boost clock holds only while power and temperature leave room
+ * (a 72 W L4 has 795 of 2040 MHz guaranteed, a 700 W H100 SXM 1590 of 1980).
+ * 1 when either clock is unknown or base >= boost. Memory bandwidth is not
+ * scaled: the memory clock is separate from the SMs'. */
+double mb_proj_sustained(double base_mhz, double boost_mhz);
 
 /* Full waves a grid of `blocks` needs at `resident` blocks per SM on `sms`
  * SMs: ceil(blocks / (resident x sms)); at least 1. */
