@@ -40,6 +40,7 @@ typedef struct op {
 typedef struct run {
     char workload[64], gpu[32];
     double step_ms;
+    double overhead_ms; /* run_overhead */
     op *ops;
     int n_ops;
 } run;
@@ -206,6 +207,33 @@ static int read_csv(const char *path, run *runs, int *n_runs)
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* What an operator costs on this machine before it does any GPU work: the
+ * median time of the run's operators that launch none (kind "other": size,
+ * getitem, getattr, eq: NeuSight's harness times each operator alone, so
+ * every time includes its Python dispatch and timing overhead). The model
+ * keeps that much of each operator's time unscaled (mb_proj_kernel.overhead).
+ * 0 when the run has no such operator. */
+static double run_overhead(const run *r)
+{
+    double *t = malloc((size_t)(r->n_ops + 1) * sizeof *t), med = 0;
+    int n = 0;
+    for (int i = 0; t && i < r->n_ops; i++)
+        if (strcmp(r->ops[i].kind, "other") == 0)
+            t[n++] = r->ops[i].ms;
+    if (n > 0) {
+        qsort(t, (size_t)n, sizeof *t, cmp_double);
+        med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    }
+    free(t);
+    return med;
+}
+
 typedef struct ceiling {
     char gpu[32];
     double flops, bw;
@@ -275,13 +303,13 @@ static int load_gpu(const char *stem, mb_proj_gpu *g, double *fp32)
 /* One operator's projected time (seconds): gemm compute-bound by its shapes,
  * memory-bound ops by their bytes, the rest (views, getitem, size: framework
  * overhead) kept. */
-static double project_op(const op *o, const mb_proj_gpu *a, const mb_proj_gpu *b)
+static double project_op(const op *o, double overhead_ms, const mb_proj_gpu *a, const mb_proj_gpu *b)
 {
     double s = o->ms * 1e-3;
     if (strcmp(o->kind, "other") == 0)
         return s;
     mb_proj_kernel k = { .seconds = s, .flops = o->flops, .bytes = o->bytes, .math = MB_PM_FP32,
-                         .tensor = strcmp(o->kind, "gemm") == 0 };
+                         .tensor = strcmp(o->kind, "gemm") == 0, .overhead = overhead_ms * 1e-3 };
     return mb_proj_kernel_time(&k, a, b).seconds;
 }
 
@@ -343,6 +371,8 @@ int main(int argc, char **argv)
     int n = 0;
     if (read_csv(path, runs, &n) != 0)
         return 2;
+    for (int i = 0; i < n; i++)
+        runs[i].overhead_ms = run_overhead(&runs[i]);
     stats all[N_METHODS] = { 0 };
     long worse = 0, workloads = 0, worse_than[N_METHODS] = { 0 };
     for (int i = 0; i < n; i++)
@@ -358,7 +388,7 @@ int main(int argc, char **argv)
             bool same_graph = a->n_ops == b->n_ops;
             for (int k = 0; k < a->n_ops; k++) {
                 const op *o = &a->ops[k];
-                double p = project_op(o, &ga, &gb);
+                double p = project_op(o, a->overhead_ms, &ga, &gb);
                 sum_a += o->weight * o->ms * 1e-3;
                 sum_proj += o->weight * p;
                 if (same_graph) {

@@ -76,6 +76,27 @@ static void test_sustained(void **s)
     CLOSE(mb_proj_kernel_time(&k, &here, &there).seconds, 0.5e-3);
 }
 
+static void test_kernel_overhead(void **s)
+{
+    (void)s;
+    /* 1 ms of which 0.2 ms is per-operator overhead, memory-bound, onto
+     * twice the bandwidth: 0.2 + 0.8 / 2 = 0.6 ms, not 0.5 */
+    mb_proj_gpu here = { .sms = 100, .bw = 1e12, .flops = { [MB_PM_FP32] = 10e12 } };
+    mb_proj_gpu there = { .sms = 100, .bw = 2e12, .flops = { [MB_PM_FP32] = 10e12 } };
+    mb_proj_kernel k = { .seconds = 1e-3, .bytes = 1e9, .overhead = 0.2e-3 };
+    mb_proj_result r = mb_proj_kernel_time(&k, &here, &there);
+    CLOSE(r.seconds, 0.6e-3);
+    assert_int_equal(r.bound, MB_PB_MEMORY);
+    /* 12 us of which 9 us overhead: 3 us of work is latency-bound, kept whole */
+    k = (mb_proj_kernel){ .seconds = 12e-6, .bytes = 1e9, .overhead = 9e-6 };
+    r = mb_proj_kernel_time(&k, &here, &there);
+    CLOSE(r.seconds, 12e-6);
+    assert_int_equal(r.bound, MB_PB_LATENCY);
+    /* an overhead above the time itself is all of it: kept */
+    k = (mb_proj_kernel){ .seconds = 1e-3, .bytes = 1e9, .overhead = 5e-3 };
+    CLOSE(mb_proj_kernel_time(&k, &here, &there).seconds, 1e-3);
+}
+
 static mb_proj_gpu gpu(double sms, double fp32, double bf16, double bw_gbps, double mt)
 {
     mb_proj_gpu g;
@@ -411,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_resident),
         cmocka_unit_test(test_gamma),
         cmocka_unit_test(test_sustained),
+        cmocka_unit_test(test_kernel_overhead),
         cmocka_unit_test(test_sdpa_flops),
         cmocka_unit_test(test_kernel_memory_bound),
         cmocka_unit_test(test_kernel_compute_waves),

@@ -106,7 +106,8 @@ static double peak_of(const mb_proj_gpu *g, int math)
 mb_proj_result mb_proj_kernel_time(const mb_proj_kernel *k, const mb_proj_gpu *here, const mb_proj_gpu *there)
 {
     mb_proj_result r = { .seconds = k->seconds, .gamma = 1, .bound = MB_PB_KEPT, .waves_here = 1, .waves_there = 1 };
-    if (k->seconds <= MB_PROJ_LATENCY_S) {
+    double overhead = fmin(fmax(k->overhead, 0), k->seconds), work = k->seconds - overhead;
+    if (work <= MB_PROJ_LATENCY_S) {
         r.bound = MB_PB_LATENCY;
         return r;
     }
@@ -132,7 +133,7 @@ mb_proj_result mb_proj_kernel_time(const mb_proj_kernel *k, const mb_proj_gpu *h
     }
     double compute = wave_ratio * (f_here / here->sms) / (f_there / there->sms);
     double memory = here->bw / there->bw;
-    r.seconds = k->seconds * pow(memory, r.gamma) * pow(compute, 1 - r.gamma);
+    r.seconds = overhead + work * pow(memory, r.gamma) * pow(compute, 1 - r.gamma);
     r.bound = r.gamma >= 0.5 ? MB_PB_MEMORY : MB_PB_COMPUTE;
     return r;
 }

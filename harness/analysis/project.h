@@ -92,6 +92,9 @@ typedef struct mb_proj_kernel {
     bool tensor;          /* matmul / convolution / attention kernel */
     double blocks;        /* grid size; 0 = unknown */
     double threads;       /* block size; 0 = unknown */
+    double overhead;      /* seconds of `seconds` that no GPU speed changes, kept on the target: the
+                           * per-operator cost of the framework and launch measured here (the time an
+                           * operator that runs no GPU work takes); 0 for a kernel timed on the GPU */
 } mb_proj_kernel;
 
 typedef struct mb_proj_result {
@@ -102,7 +105,9 @@ typedef struct mb_proj_result {
     bool no_peak;         /* the target has no peak for the kernel's math: kept */
 } mb_proj_result;
 
-/* Projects one kernel from `here` onto `there`. */
+/* Projects one kernel from `here` onto `there`: its time less its
+ * overhead is scaled (latency-bound when that is MB_PROJ_LATENCY_S or less),
+ * the overhead is added back unchanged. */
 mb_proj_result mb_proj_kernel_time(const mb_proj_kernel *k, const mb_proj_gpu *here, const mb_proj_gpu *there);
 
 /* FLOPs of scaled-dot-product attention (SDPA, FlashAttention) with query
