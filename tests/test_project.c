@@ -63,11 +63,15 @@ static void test_sdpa_flops(void **s)
 static void test_sustained(void **s)
 {
     (void)s;
-    CLOSE(mb_proj_sustained(795, 2040), 795.0 / 2040.0); /* L4: 0.39 of its printed peaks */
-    CLOSE(mb_proj_sustained(1590, 1980), 0.803030303030303);
-    CLOSE(mb_proj_sustained(0, 1980), 1);    /* no base clock: the printed peak */
-    CLOSE(mb_proj_sustained(1410, 0), 1);    /* no boost clock */
-    CLOSE(mb_proj_sustained(1500, 1410), 1); /* base above boost: a datasheet error, not a speed-up */
+    /* L4: 30.3 TFLOP/s / (2 x 58 SMs x 2040 MHz) = 128 FP32 lanes per SM: held at base 795 of 2040 MHz */
+    CLOSE(mb_proj_sustained(795, 2040, 30.3e12, 58), 795.0 / 2040.0);
+    CLOSE(mb_proj_sustained(1590, 1980, 67e12, 132), 1590.0 / 1980.0); /* H100 SXM: 128 lanes */
+    /* T4: 8.1 TFLOP/s / (2 x 40 x 1590 MHz) = 64 lanes: the GEMM stays under the power limit */
+    CLOSE(mb_proj_sustained(585, 1590, 8.1e12, 40), 1);
+    CLOSE(mb_proj_sustained(765, 1410, 19.5e12, 108), 1); /* A100: 64 lanes */
+    CLOSE(mb_proj_sustained(0, 1980, 67e12, 132), 1);     /* no base clock: the printed peak */
+    CLOSE(mb_proj_sustained(1590, 0, 67e12, 132), 1);     /* no boost clock */
+    CLOSE(mb_proj_sustained(2000, 1980, 67e12, 132), 1);  /* base above boost: a datasheet error */
     /* a compute-bound kernel (no bytes) from a GPU held at 1/2 of its peak
      * to one held at all of an equal peak: twice as fast there */
     mb_proj_gpu here = { .sms = 100, .bw = 1e12, .flops = { [MB_PM_FP32] = 10e12 * 0.5 } };
@@ -314,9 +318,9 @@ static void test_datasheet_gpu(void **s)
     assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_OK);
     CLOSE(g.sms, 132);
     CLOSE(g.bw, 3350e9);
-    /* the peaks at the sustained clock: base 1590 of boost 1980 MHz (h100-sxm.ini) */
+    CLOSE(g.flops[MB_PM_BF16], 989.4e12); /* tensor peaks as printed */
+    /* FP32 at the base clock: 128 lanes per SM, base 1590 of boost 1980 MHz (h100-sxm.ini) */
     CLOSE(g.sustained, 1590.0 / 1980.0);
-    CLOSE(g.flops[MB_PM_BF16], 989.4e12 * 1590.0 / 1980.0);
     CLOSE(g.flops[MB_PM_FP32], 67e12 * 1590.0 / 1980.0); /* 53.8 TFLOP/s */
     CLOSE(g.pcie_bw, 3.938e9 * 16);
     mb_datasheet_free(d);

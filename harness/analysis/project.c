@@ -32,7 +32,7 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
     g->sms = sheet(d, "gpu.sms");
     g->clock_mhz = sheet(d, "gpu.boost_clock_mhz");
     g->base_clock_mhz = sheet(d, "gpu.base_clock_mhz");
-    g->sustained = mb_proj_sustained(g->base_clock_mhz, g->clock_mhz);
+    g->sustained = mb_proj_sustained(g->base_clock_mhz, g->clock_mhz, sheet(d, "peak.fp32") * 1e12, g->sms);
     g->max_threads_per_sm = sheet(d, "gpu.max_threads_per_sm");
     g->bw = sheet(d, "memory.bandwidth_gbps") * 1e9;
     static const struct {
@@ -47,7 +47,7 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
         double v = sheet(d, peaks[i].key);
         if (v == 0 && peaks[i].alt)
             v = sheet(d, peaks[i].alt);
-        g->flops[peaks[i].math] = v * 1e12 * g->sustained;
+        g->flops[peaks[i].math] = v * 1e12 * (peaks[i].math == MB_PM_FP32 ? g->sustained : 1);
     }
     g->pcie_bw = pcie_lane_gbps(sheet(d, "interconnect.pcie_gen")) * sheet(d, "interconnect.pcie_width") * 1e9;
     g->nvlink_bw = sheet(d, "interconnect.nvlink_gbps") * 1e9;
@@ -60,9 +60,12 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
 
 /* ---- the model's parts ------------------------------------------------------- */
 
-double mb_proj_sustained(double base_mhz, double boost_mhz)
+double mb_proj_sustained(double base_mhz, double boost_mhz, double fp32_peak, double sms)
 {
-    return base_mhz > 0 && boost_mhz > 0 && base_mhz < boost_mhz ? base_mhz / boost_mhz : 1;
+    if (base_mhz <= 0 || boost_mhz <= 0 || base_mhz >= boost_mhz || fp32_peak <= 0 || sms <= 0)
+        return 1;
+    double lanes = fp32_peak / (2 * sms * boost_mhz * 1e6);
+    return lanes > 96 ? base_mhz / boost_mhz : 1; /* 96: between the two designs, 64 and 128 */
 }
 
 double mb_proj_waves(double blocks, double resident, double sms)

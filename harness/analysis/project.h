@@ -46,8 +46,8 @@ typedef struct mb_proj_gpu {
     double sms;            /* SM count; 0 unknown */
     double clock_mhz;      /* boost clock; 0 unknown */
     double base_clock_mhz; /* base clock; 0 unknown */
-    double sustained;      /* fraction of the datasheet's math peaks a long compute-bound kernel holds:
-                            * base / boost clock (mb_proj_sustained); 1 unknown; flops[] include it */
+    double sustained;      /* fraction of the datasheet's FP32 peak an FP32 GEMM holds (mb_proj_sustained);
+                            * 1 unknown; flops[MB_PM_FP32] includes it */
     double bw;             /* memory bandwidth, bytes/s */
     double flops[MB_PM_N]; /* dense peaks, FLOP/s (OP/s for int8); 0 unknown */
     double max_threads_per_sm; /* 0: as the origin */
@@ -57,20 +57,24 @@ typedef struct mb_proj_gpu {
 
 /* Fills g from a GPU datasheet ([gpu] sms, boost_clock_mhz, base_clock_mhz,
  * max_threads_per_sm; [peak]; [memory] bandwidth_gbps; [interconnect]).
- * The math peaks are taken at the sustained clock: peak x mb_proj_sustained
- * (the datasheet prints them at the boost clock). MB_EUSAGE naming the file
- * when it lacks the SM count or the bandwidth the model needs. */
+ * The FP32 peak is the one an FP32 GEMM holds: peak x mb_proj_sustained.
+ * MB_EUSAGE naming the file when it lacks the SM count or the bandwidth the
+ * model needs. */
 int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *err);
 
-/* The fraction of its datasheet math peaks (printed at the boost clock) a
- * GPU holds through a long compute-bound kernel: base / boost clock. NVIDIA
- * guarantees the base clock under the board's power limit (TDP) for a
- * worst-case load, and a dense GEMM that keeps every FMA unit busy is such a
- * load; the boost clock holds only while power and temperature leave room
- * (a 72 W L4 has 795 of 2040 MHz guaranteed, a 700 W H100 SXM 1590 of 1980).
- * 1 when either clock is unknown or base >= boost. Memory bandwidth is not
- * scaled: the memory clock is separate from the SMs'. */
-double mb_proj_sustained(double base_mhz, double boost_mhz);
+/* The fraction of its printed FP32 peak (at the boost clock) a GPU holds
+ * through an FP32 GEMM, from its datasheet: the FP32 lanes per SM are
+ * fp32_peak / (2 x sms x boost). An SM with 128 (GA10x, Ada, Hopper,
+ * Blackwell; 64 on Volta, Turing, GA100) draws about twice the power per
+ * clock when a GEMM keeps every lane busy, and the board reaches its power
+ * limit: it holds the clock NVIDIA guarantees under that limit, the base
+ * clock, so base / boost. With 64 lanes the GEMM stays under the limit:
+ * 1. Evidence, measured apart from the validation workloads (NeuSight's
+ * fastest fp32 bmm/linear, bench/data/neusight_ceilings.csv): 0.82 of the
+ * printed peak on the H100 SXM (base / boost 0.80), 0.43 on the L4 (0.39),
+ * 0.87-1.0 on T4, V100, A100 (64 lanes). 1 when a figure is missing or
+ * base >= boost. Memory bandwidth is not scaled (its clock is separate). */
+double mb_proj_sustained(double base_mhz, double boost_mhz, double fp32_peak, double sms);
 
 /* Full waves a grid of `blocks` needs at `resident` blocks per SM on `sms`
  * SMs: ceil(blocks / (resident x sms)); at least 1. */
