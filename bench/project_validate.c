@@ -6,12 +6,14 @@
  * measured; next to three baselines: no change, the ratio of FP32 peaks,
  * the ratio of memory bandwidths.
  *
- *   project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload] [--breakdown]
+ *   project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload] [--breakdown] [--only TEXT] [--skip-gpu GPU]
  *
  * --ceilings: measured figures instead of the datasheets' on both sides
  * (gpu,fp32_flops,bw_bytes,source; a 0 keeps the datasheet's; rows of one
  * GPU merge): the "measured target" mode. --breakdown: the error by GPU
  * pair, operator kind and operator size, with the data's own floor (below).
+ * --only TEXT: the workloads whose name holds TEXT; --skip-gpu GPU: no pair
+ * with that GPU (held-out splits: a model change must hold on each).
  *
  * DATA.csv: workload,gpu,op,kind,weight,flops,bytes,ms (bench/data/
  * neusight_labels.csv, made by bench/neusight_extract.py): one "(step)" row
@@ -346,6 +348,7 @@ int main(int argc, char **argv)
     const char *path = NULL;
     double max_mean = -1;
     int per_workload = 0, breakdown = 0;
+    const char *only = NULL, *skip_gpu = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--max-mean") == 0 && i + 1 < argc)
             max_mean = strtod(argv[++i], NULL);
@@ -356,15 +359,19 @@ int main(int argc, char **argv)
             per_workload = 1;
         else if (strcmp(argv[i], "--breakdown") == 0)
             breakdown = 1;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--skip-gpu") == 0 && i + 1 < argc)
+            skip_gpu = argv[++i];
         else if (path == NULL && argv[i][0] != '-')
             path = argv[i];
         else {
-            fprintf(stderr, "usage: project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload] [--breakdown]\n");
+            fprintf(stderr, "usage: project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload] [--breakdown] [--only TEXT] [--skip-gpu GPU]\n");
             return 2;
         }
     }
     if (path == NULL) {
-        fprintf(stderr, "usage: project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload] [--breakdown]\n");
+        fprintf(stderr, "usage: project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload] [--breakdown] [--only TEXT] [--skip-gpu GPU]\n");
         return 2;
     }
     static run runs[MAX_RUNS];
@@ -379,6 +386,9 @@ int main(int argc, char **argv)
         for (int j = 0; j < n; j++) {
             run *a = &runs[i], *b = &runs[j];
             if (i == j || strcmp(a->workload, b->workload) != 0)
+                continue;
+            if ((only && strstr(a->workload, only) == NULL) ||
+                (skip_gpu && (strcmp(a->gpu, skip_gpu) == 0 || strcmp(b->gpu, skip_gpu) == 0)))
                 continue;
             mb_proj_gpu ga, gb;
             double fp32_a, fp32_b;
