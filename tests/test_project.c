@@ -63,15 +63,13 @@ static void test_sdpa_flops(void **s)
 static void test_sustained(void **s)
 {
     (void)s;
-    /* L4: 30.3 TFLOP/s / (2 x 58 SMs x 2040 MHz) = 128 FP32 lanes per SM: held at base 795 of 2040 MHz */
-    CLOSE(mb_proj_sustained(795, 2040, 30.3e12, 58), 795.0 / 2040.0);
-    CLOSE(mb_proj_sustained(1590, 1980, 67e12, 132), 1590.0 / 1980.0); /* H100 SXM: 128 lanes */
-    /* T4: 8.1 TFLOP/s / (2 x 40 x 1590 MHz) = 64 lanes: the GEMM stays under the power limit */
-    CLOSE(mb_proj_sustained(585, 1590, 8.1e12, 40), 1);
-    CLOSE(mb_proj_sustained(765, 1410, 19.5e12, 108), 1); /* A100: 64 lanes */
-    CLOSE(mb_proj_sustained(0, 1980, 67e12, 132), 1);     /* no base clock: the printed peak */
-    CLOSE(mb_proj_sustained(1590, 0, 67e12, 132), 1);     /* no boost clock */
-    CLOSE(mb_proj_sustained(2000, 1980, 67e12, 132), 1);  /* base above boost: a datasheet error */
+    /* L4: [gpu] fp32_sustained_clock_mhz 795 of boost 2040 MHz: 795 / 2040 = 0.3897 of its printed FP32 peak */
+    CLOSE(mb_proj_sustained(795, 2040), 795.0 / 2040.0);
+    CLOSE(mb_proj_sustained(1000, 2000), 0.5);
+    CLOSE(mb_proj_sustained(0, 1980), 1);    /* none documented (the H100 SXM): the printed peak */
+    CLOSE(mb_proj_sustained(795, 0), 1);     /* no boost clock to divide by */
+    CLOSE(mb_proj_sustained(1980, 1980), 1); /* held at boost */
+    CLOSE(mb_proj_sustained(2100, 1980), 1); /* above boost: never faster than printed */
     /* a compute-bound kernel (no bytes) from a GPU held at 1/2 of its peak
      * to one held at all of an equal peak: twice as fast there */
     mb_proj_gpu here = { .sms = 100, .bw = 1e12, .flops = { [MB_PM_FP32] = 10e12 * 0.5 } };
@@ -319,12 +317,44 @@ static void test_datasheet_gpu(void **s)
     CLOSE(g.sms, 132);
     CLOSE(g.bw, 3350e9);
     CLOSE(g.flops[MB_PM_BF16], 989.4e12); /* tensor peaks as printed */
-    /* FP32 at the base clock: 128 lanes per SM, base 1590 of boost 1980 MHz (h100-sxm.ini) */
-    CLOSE(g.sustained, 1590.0 / 1980.0);
-    CLOSE(g.flops[MB_PM_FP32], 67e12 * 1590.0 / 1980.0); /* 53.8 TFLOP/s */
+    /* no FP32 sustained clock in h100-sxm.ini: it held its boost through an FP32 load, the printed 67 */
+    CLOSE(g.sustained, 1);
+    CLOSE(g.flops[MB_PM_FP32], 67e12);
     CLOSE(g.pcie_bw, 3.938e9 * 16);
     mb_datasheet_free(d);
+    /* the L4 (l4.ini): power-limited to 795 of its 2040 MHz under FP32: 30.3 x 795 / 2040 = 11.81 TFLOP/s;
+     * its tensor peaks as printed */
+    assert_int_equal(mb_datasheet_find("l4", &d, &err), MB_OK);
+    assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_OK);
+    CLOSE(g.sustained, 795.0 / 2040.0);
+    CLOSE(g.flops[MB_PM_FP32], 30.3e12 * 795.0 / 2040.0);
+    CLOSE(g.flops[MB_PM_BF16], 121e12);
+    mb_datasheet_free(d);
+    /* a sustained clock above the boost clock, or without one: a datasheet error naming the file */
+    static const char *const bad[] = { "boost_clock_mhz = 1000\nfp32_sustained_clock_mhz = 1500\n",
+                                       "fp32_sustained_clock_mhz = 800\n" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char path[] = "/tmp/mb_test_project_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        char text[512];
+        int n = snprintf(text, sizeof text,
+                         "[product]\nname = Test GPU\nkind = gpu\nsource = test\n[peak]\nfp32 = 10\n"
+                         "[memory]\nbandwidth_gbps = 100\n[gpu]\nsms = 10\n%s",
+                         bad[i]);
+        assert_true(write(fd, text, (size_t)n) == (ssize_t)n);
+        close(fd);
+        err = (mb_err){ 0 };
+        int rc = mb_datasheet_load(path, &d, &err);
+        unlink(path);
+        assert_int_equal(rc, MB_OK);
+        assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_EUSAGE);
+        assert_non_null(strstr(err.msg, path));
+        assert_non_null(strstr(err.msg, "fp32_sustained_clock_mhz"));
+        mb_datasheet_free(d);
+    }
     /* a datasheet without [gpu] sms: a clear error naming the file */
+    err = (mb_err){ 0 };
     assert_int_equal(mb_datasheet_find("a10g", &d, &err), MB_OK);
     assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "a10g.ini"));

@@ -31,8 +31,12 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
     snprintf(g->name, sizeof g->name, "%s", mb_datasheet_name(d));
     g->sms = sheet(d, "gpu.sms");
     g->clock_mhz = sheet(d, "gpu.boost_clock_mhz");
-    g->base_clock_mhz = sheet(d, "gpu.base_clock_mhz");
-    g->sustained = mb_proj_sustained(g->base_clock_mhz, g->clock_mhz, sheet(d, "peak.fp32") * 1e12, g->sms);
+    g->fp32_clock_mhz = sheet(d, "gpu.fp32_sustained_clock_mhz");
+    if (g->fp32_clock_mhz > 0 && !(g->clock_mhz > 0 && g->fp32_clock_mhz <= g->clock_mhz))
+        return mb_errf(err, MB_EUSAGE, "%s: [gpu] fp32_sustained_clock_mhz %g needs a boost_clock_mhz at or above it%s",
+                       mb_datasheet_file(d), g->fp32_clock_mhz,
+                       g->clock_mhz > 0 ? " (the FP32 peak is printed at the boost clock)" : " (none given)");
+    g->sustained = mb_proj_sustained(g->fp32_clock_mhz, g->clock_mhz);
     g->max_threads_per_sm = sheet(d, "gpu.max_threads_per_sm");
     g->bw = sheet(d, "memory.bandwidth_gbps") * 1e9;
     static const struct {
@@ -60,12 +64,11 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
 
 /* ---- the model's parts ------------------------------------------------------- */
 
-double mb_proj_sustained(double base_mhz, double boost_mhz, double fp32_peak, double sms)
+double mb_proj_sustained(double sustained_mhz, double boost_mhz)
 {
-    if (base_mhz <= 0 || boost_mhz <= 0 || base_mhz >= boost_mhz || fp32_peak <= 0 || sms <= 0)
+    if (sustained_mhz <= 0 || boost_mhz <= 0 || sustained_mhz >= boost_mhz)
         return 1;
-    double lanes = fp32_peak / (2 * sms * boost_mhz * 1e6);
-    return lanes > 96 ? base_mhz / boost_mhz : 1; /* 96: between the two designs, 64 and 128 */
+    return sustained_mhz / boost_mhz;
 }
 
 double mb_proj_waves(double blocks, double resident, double sms)

@@ -45,9 +45,10 @@ typedef struct mb_proj_gpu {
     char name[96];
     double sms;            /* SM count; 0 unknown */
     double clock_mhz;      /* boost clock; 0 unknown */
-    double base_clock_mhz; /* base clock; 0 unknown */
-    double sustained;      /* fraction of the datasheet's FP32 peak an FP32 GEMM holds (mb_proj_sustained);
-                            * 1 unknown; flops[MB_PM_FP32] includes it */
+    double fp32_clock_mhz; /* the clock a full FP32 load holds where the datasheet documents one below boost
+                            * ([gpu] fp32_sustained_clock_mhz); 0: none, the boost clock */
+    double sustained;      /* fraction of the datasheet's FP32 peak the board holds (mb_proj_sustained);
+                            * 1 when none is documented; flops[MB_PM_FP32] includes it */
     double bw;             /* memory bandwidth, bytes/s */
     double flops[MB_PM_N]; /* dense peaks, FLOP/s (OP/s for int8); 0 unknown */
     double max_threads_per_sm; /* 0: as the origin */
@@ -55,26 +56,24 @@ typedef struct mb_proj_gpu {
     double nvlink_bw;      /* bytes/s total, 0 unknown */
 } mb_proj_gpu;
 
-/* Fills g from a GPU datasheet ([gpu] sms, boost_clock_mhz, base_clock_mhz,
- * max_threads_per_sm; [peak]; [memory] bandwidth_gbps; [interconnect]).
- * The FP32 peak is the one an FP32 GEMM holds: peak x mb_proj_sustained.
- * MB_EUSAGE naming the file when it lacks the SM count or the bandwidth the
- * model needs. */
+/* Fills g from a GPU datasheet ([gpu] sms, boost_clock_mhz,
+ * fp32_sustained_clock_mhz, max_threads_per_sm; [peak]; [memory]
+ * bandwidth_gbps; [interconnect]). The FP32 peak is the one the board holds:
+ * peak x mb_proj_sustained. MB_EUSAGE naming the file when it lacks the SM
+ * count or the bandwidth the model needs, or gives an FP32 sustained clock
+ * without a boost clock or above it. */
 int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *err);
 
-/* The fraction of its printed FP32 peak (at the boost clock) a GPU holds
- * through an FP32 GEMM, from its datasheet: the FP32 lanes per SM are
- * fp32_peak / (2 x sms x boost). An SM with 128 (GA10x, Ada, Hopper,
- * Blackwell; 64 on Volta, Turing, GA100) draws about twice the power per
- * clock when a GEMM keeps every lane busy, and the board reaches its power
- * limit: it holds the clock NVIDIA guarantees under that limit, the base
- * clock, so base / boost. With 64 lanes the GEMM stays under the limit:
- * 1. Evidence, measured apart from the validation workloads (NeuSight's
- * fastest fp32 bmm/linear, bench/data/neusight_ceilings.csv): 0.82 of the
- * printed peak on the H100 SXM (base / boost 0.80), 0.43 on the L4 (0.39),
- * 0.87-1.0 on T4, V100, A100 (64 lanes). 1 when a figure is missing or
- * base >= boost. Memory bandwidth is not scaled (its clock is separate). */
-double mb_proj_sustained(double base_mhz, double boost_mhz, double fp32_peak, double sms);
+/* The fraction of its printed FP32 peak (printed at the boost clock) a board
+ * holds under a full FP32 load: sustained / boost, where its datasheet gives
+ * [gpu] fp32_sustained_clock_mhz, the clock its power limit is documented to
+ * hold it at (with the source of that behaviour: the L4, 72 W); 1 where it
+ * gives none or a figure is missing. Not an architecture rule: the H100 SXM
+ * (128 FP32 lanes per SM like the L4) held 1980 MHz, its boost, through
+ * mlbench's FP32 FMA peak (65.6 of 66.9 TFLOP/s at 314 W of 700 W) and
+ * cuBLASLt's FP32 GEMM (658 W), so it keeps its printed peak. Tensor-core
+ * peaks and memory bandwidth are not scaled. */
+double mb_proj_sustained(double sustained_mhz, double boost_mhz);
 
 /* Full waves a grid of `blocks` needs at `resident` blocks per SM on `sms`
  * SMs: ceil(blocks / (resident x sms)); at least 1. */
