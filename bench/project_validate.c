@@ -6,11 +6,14 @@
  * measured; next to three baselines: no change, the ratio of FP32 peaks,
  * the ratio of memory bandwidths.
  *
- *   project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload]
+ *   project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload] [--breakdown] [--only TEXT] [--skip-gpu GPU]
  *
  * --ceilings: measured figures instead of the datasheets' on both sides
  * (gpu,fp32_flops,bw_bytes,source; a 0 keeps the datasheet's; rows of one
- * GPU merge): the "measured target" mode.
+ * GPU merge): the "measured target" mode. --breakdown: the error by GPU
+ * pair, operator kind and operator size, with the data's own floor (below).
+ * --only TEXT: the workloads whose name holds TEXT; --skip-gpu GPU: no pair
+ * with that GPU (held-out splits: a model change must hold on each).
  *
  * DATA.csv: workload,gpu,op,kind,weight,flops,bytes,ms (bench/data/
  * neusight_labels.csv, made by bench/neusight_extract.py): one "(step)" row
@@ -20,6 +23,7 @@
  * absolute step error exceeds PCT (the figure docs/gap.md states), so CI
  * notices a model change that makes it worse. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +42,7 @@ typedef struct op {
 typedef struct run {
     char workload[64], gpu[32];
     double step_ms;
+    double overhead_ms; /* run_overhead */
     op *ops;
     int n_ops;
 } run;
@@ -48,6 +53,104 @@ typedef struct stats {
     double op_sum_abs;
     long op_n;
 } stats;
+
+/* --breakdown: where the error comes from, per ordered GPU pair and per op
+ * kind. For each pair, summed over its workloads: the model's step error,
+ * the error of its projected operator sum against the operators B measured,
+ * and the data's own floor: the step error this projection would still have
+ * with every operator's time on B known exactly (step_A x sum_B / sum_A),
+ * i.e. how far the step-to-operator-sum ratio differs between the two
+ * measurements. Per kind (gemm, memory, other): projected / measured - 1 of
+ * the kind's time on B, and the kind's share of B's operator sum. */
+enum { N_KINDS = 3, N_SIZES = 3 };
+static const char *const kind_names[N_KINDS] = { "gemm", "memory", "other" };
+static const char *const size_names[N_SIZES] = { "< 0.1 ms", "0.1-1 ms", ">= 1 ms" };
+
+typedef struct pair_stats {
+    char a[32], b[32];
+    long n;
+    double step_abs, sum_abs, floor_abs;
+    double proj[N_KINDS], meas[N_KINDS], share[N_KINDS];
+} pair_stats;
+
+typedef struct op_class {
+    double sum_abs, time;
+    long n;
+} op_class;
+
+static pair_stats pairs[MAX_GPUS * MAX_GPUS];
+static int n_pairs;
+static op_class op_classes[N_KINDS][N_SIZES];
+
+static int kind_index(const char *kind)
+{
+    for (int k = 0; k < N_KINDS; k++)
+        if (strcmp(kind, kind_names[k]) == 0)
+            return k;
+    return N_KINDS - 1;
+}
+
+static int size_index(double ms)
+{
+    return ms < 0.1 ? 0 : ms < 1 ? 1 : 2;
+}
+
+static pair_stats *pair_of(const char *a, const char *b)
+{
+    for (int i = 0; i < n_pairs; i++)
+        if (strcmp(pairs[i].a, a) == 0 && strcmp(pairs[i].b, b) == 0)
+            return &pairs[i];
+    if (n_pairs == MAX_GPUS * MAX_GPUS)
+        return NULL;
+    pair_stats *p = &pairs[n_pairs++];
+    snprintf(p->a, sizeof p->a, "%s", a);
+    snprintf(p->b, sizeof p->b, "%s", b);
+    return p;
+}
+
+static void print_breakdown(void)
+{
+    printf("breakdown by GPU pair (mean over its workloads; per kind: projected / measured - 1 of the kind's time on "
+           "B, and its share of B's operator sum):\n");
+    printf("  %-15s    %-15s %3s %8s %8s %8s", "from", "to", "n", "step|e|", "opsum|e|", "floor|e|");
+    for (int k = 0; k < N_KINDS; k++)
+        printf(" %15s", kind_names[k]);
+    printf("\n");
+    double step = 0, sum = 0, floor = 0;
+    long n = 0;
+    for (int i = 0; i < n_pairs; i++) {
+        const pair_stats *p = &pairs[i];
+        printf("  %-15s -> %-15s %3ld %7.1f%% %7.1f%% %7.1f%%", p->a, p->b, p->n, 100 * p->step_abs / (double)p->n,
+               100 * p->sum_abs / (double)p->n, 100 * p->floor_abs / (double)p->n);
+        for (int k = 0; k < N_KINDS; k++)
+            if (p->meas[k] > 0)
+                printf("  %+6.1f%% (%3.0f%%)", 100 * (p->proj[k] / p->meas[k] - 1), 100 * p->share[k] / (double)p->n);
+            else
+                printf(" %15s", "-");
+        printf("\n");
+        step += p->step_abs;
+        sum += p->sum_abs;
+        floor += p->floor_abs;
+        n += p->n;
+    }
+    if (n)
+        printf("  all: step %.1f%%, operator sum %.1f%%, the data's floor %.1f%% (the step error with every "
+               "operator known exactly)\n",
+               100 * step / (double)n, 100 * sum / (double)n, 100 * floor / (double)n);
+    printf("breakdown by operator kind and its time on B (operators of 0.05 ms or more, every pair):\n");
+    printf("  %-8s %-10s %7s %9s %12s\n", "kind", "time", "ops", "mean|e|", "time share");
+    double total = 0;
+    for (int k = 0; k < N_KINDS; k++)
+        for (int z = 0; z < N_SIZES; z++)
+            total += op_classes[k][z].time;
+    for (int k = 0; k < N_KINDS; k++)
+        for (int z = 0; z < N_SIZES; z++) {
+            const op_class *c = &op_classes[k][z];
+            if (c->n)
+                printf("  %-8s %-10s %7ld %8.1f%% %11.1f%%\n", kind_names[k], size_names[z], c->n,
+                       100 * c->sum_abs / (double)c->n, total > 0 ? 100 * c->time / total : 0);
+        }
+}
 
 static int read_csv(const char *path, run *runs, int *n_runs)
 {
@@ -106,6 +209,33 @@ static int read_csv(const char *path, run *runs, int *n_runs)
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* What an operator costs on this machine before it does any GPU work: the
+ * median time of the run's operators that launch none (kind "other": size,
+ * getitem, getattr, eq: NeuSight's harness times each operator alone, so
+ * every time includes its Python dispatch and timing overhead). The model
+ * keeps that much of each operator's time unscaled (mb_proj_kernel.overhead).
+ * 0 when the run has no such operator. */
+static double run_overhead(const run *r)
+{
+    double *t = malloc((size_t)(r->n_ops + 1) * sizeof *t), med = 0;
+    int n = 0;
+    for (int i = 0; t && i < r->n_ops; i++)
+        if (strcmp(r->ops[i].kind, "other") == 0)
+            t[n++] = r->ops[i].ms;
+    if (n > 0) {
+        qsort(t, (size_t)n, sizeof *t, cmp_double);
+        med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    }
+    free(t);
+    return med;
+}
+
 typedef struct ceiling {
     char gpu[32];
     double flops, bw;
@@ -148,7 +278,10 @@ static int read_ceilings(const char *path)
     return 0;
 }
 
-static int load_gpu(const char *stem, mb_proj_gpu *g)
+/* The GPU `stem` for the model, and *fp32 for the 'fp32 peak ratio'
+ * baseline: the datasheet's FP32 peak as printed (at the boost clock), or
+ * the measured ceiling. */
+static int load_gpu(const char *stem, mb_proj_gpu *g, double *fp32)
 {
     mb_datasheet *d = NULL;
     mb_err err = { 0 };
@@ -158,10 +291,11 @@ static int load_gpu(const char *stem, mb_proj_gpu *g)
     mb_datasheet_free(d);
     if (rc != MB_OK)
         fprintf(stderr, "%s: %s\n", stem, err.msg);
+    *fp32 = rc == MB_OK ? g->flops[MB_PM_FP32] / (g->sustained > 0 ? g->sustained : 1) : 0;
     for (int i = 0; rc == MB_OK && i < n_ceilings; i++)
         if (strcmp(ceilings[i].gpu, stem) == 0) {
             if (ceilings[i].flops > 0)
-                g->flops[MB_PM_FP32] = ceilings[i].flops;
+                *fp32 = g->flops[MB_PM_FP32] = ceilings[i].flops; /* measured: the clock it held is in it */
             if (ceilings[i].bw > 0)
                 g->bw = ceilings[i].bw;
         }
@@ -171,13 +305,13 @@ static int load_gpu(const char *stem, mb_proj_gpu *g)
 /* One operator's projected time (seconds): gemm compute-bound by its shapes,
  * memory-bound ops by their bytes, the rest (views, getitem, size: framework
  * overhead) kept. */
-static double project_op(const op *o, const mb_proj_gpu *a, const mb_proj_gpu *b)
+static double project_op(const op *o, double overhead_ms, const mb_proj_gpu *a, const mb_proj_gpu *b)
 {
     double s = o->ms * 1e-3;
     if (strcmp(o->kind, "other") == 0)
         return s;
     mb_proj_kernel k = { .seconds = s, .flops = o->flops, .bytes = o->bytes, .math = MB_PM_FP32,
-                         .tensor = strcmp(o->kind, "gemm") == 0 };
+                         .tensor = strcmp(o->kind, "gemm") == 0, .overhead = overhead_ms * 1e-3 };
     return mb_proj_kernel_time(&k, a, b).seconds;
 }
 
@@ -213,7 +347,8 @@ int main(int argc, char **argv)
 {
     const char *path = NULL;
     double max_mean = -1;
-    int per_workload = 0;
+    int per_workload = 0, breakdown = 0;
+    const char *only = NULL, *skip_gpu = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--max-mean") == 0 && i + 1 < argc)
             max_mean = strtod(argv[++i], NULL);
@@ -222,21 +357,29 @@ int main(int argc, char **argv)
                 return 2;
         } else if (strcmp(argv[i], "--per-workload") == 0)
             per_workload = 1;
+        else if (strcmp(argv[i], "--breakdown") == 0)
+            breakdown = 1;
+        else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--skip-gpu") == 0 && i + 1 < argc)
+            skip_gpu = argv[++i];
         else if (path == NULL && argv[i][0] != '-')
             path = argv[i];
         else {
-            fprintf(stderr, "usage: project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload]\n");
+            fprintf(stderr, "usage: project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload] [--breakdown] [--only TEXT] [--skip-gpu GPU]\n");
             return 2;
         }
     }
     if (path == NULL) {
-        fprintf(stderr, "usage: project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload]\n");
+        fprintf(stderr, "usage: project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--per-workload] [--breakdown] [--only TEXT] [--skip-gpu GPU]\n");
         return 2;
     }
     static run runs[MAX_RUNS];
     int n = 0;
     if (read_csv(path, runs, &n) != 0)
         return 2;
+    for (int i = 0; i < n; i++)
+        runs[i].overhead_ms = run_overhead(&runs[i]);
     stats all[N_METHODS] = { 0 };
     long worse = 0, workloads = 0, worse_than[N_METHODS] = { 0 };
     for (int i = 0; i < n; i++)
@@ -244,19 +387,37 @@ int main(int argc, char **argv)
             run *a = &runs[i], *b = &runs[j];
             if (i == j || strcmp(a->workload, b->workload) != 0)
                 continue;
+            if ((only && strstr(a->workload, only) == NULL) ||
+                (skip_gpu && (strcmp(a->gpu, skip_gpu) == 0 || strcmp(b->gpu, skip_gpu) == 0)))
+                continue;
             mb_proj_gpu ga, gb;
-            if (load_gpu(a->gpu, &ga) || load_gpu(b->gpu, &gb))
+            double fp32_a, fp32_b;
+            if (load_gpu(a->gpu, &ga, &fp32_a) || load_gpu(b->gpu, &gb, &fp32_b))
                 return 2;
-            double sum_a = 0, sum_proj = 0;
+            double sum_a = 0, sum_proj = 0, sum_b = 0, kind_proj[N_KINDS] = { 0 }, kind_meas[N_KINDS] = { 0 };
+            bool same_graph = a->n_ops == b->n_ops;
             for (int k = 0; k < a->n_ops; k++) {
                 const op *o = &a->ops[k];
-                double p = project_op(o, &ga, &gb);
+                double p = project_op(o, a->overhead_ms, &ga, &gb);
                 sum_a += o->weight * o->ms * 1e-3;
                 sum_proj += o->weight * p;
+                if (same_graph) {
+                    int kind = kind_index(o->kind);
+                    double meas = b->ops[k].weight * b->ops[k].ms * 1e-3;
+                    sum_b += meas;
+                    kind_proj[kind] += o->weight * p;
+                    kind_meas[kind] += meas;
+                    if (b->ops[k].ms >= 0.05) {
+                        op_class *c = &op_classes[kind][size_index(b->ops[k].ms)];
+                        c->sum_abs += fabs(p - b->ops[k].ms * 1e-3) / (b->ops[k].ms * 1e-3);
+                        c->time += meas;
+                        c->n++;
+                    }
+                }
                 /* per operator: the same graph on both GPUs, in the same order */
                 if (a->n_ops == b->n_ops && strcmp(o->kind, "other") != 0 && b->ops[k].ms >= 0.05) {
                     double meas = b->ops[k].ms * 1e-3;
-                    double base[N_METHODS] = { p, o->ms * 1e-3, o->ms * 1e-3 * ga.flops[MB_PM_FP32] / gb.flops[MB_PM_FP32],
+                    double base[N_METHODS] = { p, o->ms * 1e-3, o->ms * 1e-3 * fp32_a / fp32_b,
                                                o->ms * 1e-3 * ga.bw / gb.bw };
                     for (int m = 0; m < N_METHODS; m++) {
                         all[m].op_sum_abs += fabs(base[m] - meas) / meas;
@@ -267,7 +428,7 @@ int main(int argc, char **argv)
             if (sum_a <= 0)
                 continue;
             double from = a->step_ms * 1e-3, meas = b->step_ms * 1e-3;
-            double pred[N_METHODS] = { from * sum_proj / sum_a, from, from * ga.flops[MB_PM_FP32] / gb.flops[MB_PM_FP32],
+            double pred[N_METHODS] = { from * sum_proj / sum_a, from, from * fp32_a / fp32_b,
                                        from * ga.bw / gb.bw };
             double best_base = INFINITY;
             double model_err = fabs(pred[0] - meas) / meas;
@@ -281,6 +442,18 @@ int main(int argc, char **argv)
             workloads++;
             if (model_err > best_base + 1e-12)
                 worse++;
+            pair_stats *ps = same_graph && sum_b > 0 ? pair_of(a->gpu, b->gpu) : NULL;
+            if (ps) {
+                ps->n++;
+                ps->step_abs += model_err;
+                ps->sum_abs += fabs(sum_proj / sum_b - 1);
+                ps->floor_abs += fabs(from * sum_b / sum_a - meas) / meas;
+                for (int k = 0; k < N_KINDS; k++) {
+                    ps->proj[k] += kind_proj[k];
+                    ps->meas[k] += kind_meas[k];
+                    ps->share[k] += kind_meas[k] / sum_b;
+                }
+            }
             if (per_workload)
                 printf("%-28s %-15s -> %-15s measured %9.2f ms  model %9.2f ms (%+6.1f%%)  best baseline %5.1f%%\n",
                        a->workload, a->gpu, b->gpu, b->step_ms, 1e3 * pred[0], 100 * (pred[0] - meas) / meas,
@@ -293,6 +466,8 @@ int main(int argc, char **argv)
            workloads);
     for (int m = 1; m < N_METHODS; m++)
         printf("  the model is worse than '%s' on %ld of %ld\n", method_names[m], worse_than[m], workloads);
+    if (breakdown)
+        print_breakdown();
     for (int i = 0; i < n; i++)
         free(runs[i].ops);
     double mean = all[0].n ? 100 * all[0].sum_abs / (double)all[0].n : 0;

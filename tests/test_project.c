@@ -60,6 +60,45 @@ static void test_sdpa_flops(void **s)
     CLOSE(mb_proj_sdpa_flops(2, 16, 1024, 1024, 64, false, true), one);
 }
 
+static void test_sustained(void **s)
+{
+    (void)s;
+    /* L4: [gpu] fp32_sustained_clock_mhz 795 of boost 2040 MHz: 795 / 2040 = 0.3897 of its printed FP32 peak */
+    CLOSE(mb_proj_sustained(795, 2040), 795.0 / 2040.0);
+    CLOSE(mb_proj_sustained(1000, 2000), 0.5);
+    CLOSE(mb_proj_sustained(0, 1980), 1);    /* none documented (the H100 SXM): the printed peak */
+    CLOSE(mb_proj_sustained(795, 0), 1);     /* no boost clock to divide by */
+    CLOSE(mb_proj_sustained(1980, 1980), 1); /* held at boost */
+    CLOSE(mb_proj_sustained(2100, 1980), 1); /* above boost: never faster than printed */
+    /* a compute-bound kernel (no bytes) from a GPU held at 1/2 of its peak
+     * to one held at all of an equal peak: twice as fast there */
+    mb_proj_gpu here = { .sms = 100, .bw = 1e12, .flops = { [MB_PM_FP32] = 10e12 * 0.5 } };
+    mb_proj_gpu there = { .sms = 100, .bw = 1e12, .flops = { [MB_PM_FP32] = 10e12 } };
+    mb_proj_kernel k = { .seconds = 1e-3, .flops = 1e9, .tensor = true };
+    CLOSE(mb_proj_kernel_time(&k, &here, &there).seconds, 0.5e-3);
+}
+
+static void test_kernel_overhead(void **s)
+{
+    (void)s;
+    /* 1 ms of which 0.2 ms is per-operator overhead, memory-bound, onto
+     * twice the bandwidth: 0.2 + 0.8 / 2 = 0.6 ms, not 0.5 */
+    mb_proj_gpu here = { .sms = 100, .bw = 1e12, .flops = { [MB_PM_FP32] = 10e12 } };
+    mb_proj_gpu there = { .sms = 100, .bw = 2e12, .flops = { [MB_PM_FP32] = 10e12 } };
+    mb_proj_kernel k = { .seconds = 1e-3, .bytes = 1e9, .overhead = 0.2e-3 };
+    mb_proj_result r = mb_proj_kernel_time(&k, &here, &there);
+    CLOSE(r.seconds, 0.6e-3);
+    assert_int_equal(r.bound, MB_PB_MEMORY);
+    /* 12 us of which 9 us overhead: 3 us of work is latency-bound, kept whole */
+    k = (mb_proj_kernel){ .seconds = 12e-6, .bytes = 1e9, .overhead = 9e-6 };
+    r = mb_proj_kernel_time(&k, &here, &there);
+    CLOSE(r.seconds, 12e-6);
+    assert_int_equal(r.bound, MB_PB_LATENCY);
+    /* an overhead above the time itself is all of it: kept */
+    k = (mb_proj_kernel){ .seconds = 1e-3, .bytes = 1e9, .overhead = 5e-3 };
+    CLOSE(mb_proj_kernel_time(&k, &here, &there).seconds, 1e-3);
+}
+
 static mb_proj_gpu gpu(double sms, double fp32, double bf16, double bw_gbps, double mt)
 {
     mb_proj_gpu g;
@@ -277,10 +316,45 @@ static void test_datasheet_gpu(void **s)
     assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_OK);
     CLOSE(g.sms, 132);
     CLOSE(g.bw, 3350e9);
-    CLOSE(g.flops[MB_PM_BF16], 989.4e12);
+    CLOSE(g.flops[MB_PM_BF16], 989.4e12); /* tensor peaks as printed */
+    /* no FP32 sustained clock in h100-sxm.ini: it held its boost through an FP32 load, the printed 67 */
+    CLOSE(g.sustained, 1);
+    CLOSE(g.flops[MB_PM_FP32], 67e12);
     CLOSE(g.pcie_bw, 3.938e9 * 16);
     mb_datasheet_free(d);
+    /* the L4 (l4.ini): power-limited to 795 of its 2040 MHz under FP32: 30.3 x 795 / 2040 = 11.81 TFLOP/s;
+     * its tensor peaks as printed */
+    assert_int_equal(mb_datasheet_find("l4", &d, &err), MB_OK);
+    assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_OK);
+    CLOSE(g.sustained, 795.0 / 2040.0);
+    CLOSE(g.flops[MB_PM_FP32], 30.3e12 * 795.0 / 2040.0);
+    CLOSE(g.flops[MB_PM_BF16], 121e12);
+    mb_datasheet_free(d);
+    /* a sustained clock above the boost clock, or without one: a datasheet error naming the file */
+    static const char *const bad[] = { "boost_clock_mhz = 1000\nfp32_sustained_clock_mhz = 1500\n",
+                                       "fp32_sustained_clock_mhz = 800\n" };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char path[] = "/tmp/mb_test_project_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        char text[512];
+        int n = snprintf(text, sizeof text,
+                         "[product]\nname = Test GPU\nkind = gpu\nsource = test\n[peak]\nfp32 = 10\n"
+                         "[memory]\nbandwidth_gbps = 100\n[gpu]\nsms = 10\n%s",
+                         bad[i]);
+        assert_true(write(fd, text, (size_t)n) == (ssize_t)n);
+        close(fd);
+        err = (mb_err){ 0 };
+        int rc = mb_datasheet_load(path, &d, &err);
+        unlink(path);
+        assert_int_equal(rc, MB_OK);
+        assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_EUSAGE);
+        assert_non_null(strstr(err.msg, path));
+        assert_non_null(strstr(err.msg, "fp32_sustained_clock_mhz"));
+        mb_datasheet_free(d);
+    }
     /* a datasheet without [gpu] sms: a clear error naming the file */
+    err = (mb_err){ 0 };
     assert_int_equal(mb_datasheet_find("a10g", &d, &err), MB_OK);
     assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "a10g.ini"));
@@ -391,6 +465,8 @@ int main(void)
         cmocka_unit_test(test_waves),
         cmocka_unit_test(test_resident),
         cmocka_unit_test(test_gamma),
+        cmocka_unit_test(test_sustained),
+        cmocka_unit_test(test_kernel_overhead),
         cmocka_unit_test(test_sdpa_flops),
         cmocka_unit_test(test_kernel_memory_bound),
         cmocka_unit_test(test_kernel_compute_waves),

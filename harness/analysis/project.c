@@ -31,6 +31,12 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
     snprintf(g->name, sizeof g->name, "%s", mb_datasheet_name(d));
     g->sms = sheet(d, "gpu.sms");
     g->clock_mhz = sheet(d, "gpu.boost_clock_mhz");
+    g->fp32_clock_mhz = sheet(d, "gpu.fp32_sustained_clock_mhz");
+    if (g->fp32_clock_mhz > 0 && !(g->clock_mhz > 0 && g->fp32_clock_mhz <= g->clock_mhz))
+        return mb_errf(err, MB_EUSAGE, "%s: [gpu] fp32_sustained_clock_mhz %g needs a boost_clock_mhz at or above it%s",
+                       mb_datasheet_file(d), g->fp32_clock_mhz,
+                       g->clock_mhz > 0 ? " (the FP32 peak is printed at the boost clock)" : " (none given)");
+    g->sustained = mb_proj_sustained(g->fp32_clock_mhz, g->clock_mhz);
     g->max_threads_per_sm = sheet(d, "gpu.max_threads_per_sm");
     g->bw = sheet(d, "memory.bandwidth_gbps") * 1e9;
     static const struct {
@@ -45,7 +51,7 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
         double v = sheet(d, peaks[i].key);
         if (v == 0 && peaks[i].alt)
             v = sheet(d, peaks[i].alt);
-        g->flops[peaks[i].math] = v * 1e12;
+        g->flops[peaks[i].math] = v * 1e12 * (peaks[i].math == MB_PM_FP32 ? g->sustained : 1);
     }
     g->pcie_bw = pcie_lane_gbps(sheet(d, "interconnect.pcie_gen")) * sheet(d, "interconnect.pcie_width") * 1e9;
     g->nvlink_bw = sheet(d, "interconnect.nvlink_gbps") * 1e9;
@@ -57,6 +63,13 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
 }
 
 /* ---- the model's parts ------------------------------------------------------- */
+
+double mb_proj_sustained(double sustained_mhz, double boost_mhz)
+{
+    if (sustained_mhz <= 0 || boost_mhz <= 0 || sustained_mhz >= boost_mhz)
+        return 1;
+    return sustained_mhz / boost_mhz;
+}
 
 double mb_proj_waves(double blocks, double resident, double sms)
 {
@@ -99,7 +112,8 @@ static double peak_of(const mb_proj_gpu *g, int math)
 mb_proj_result mb_proj_kernel_time(const mb_proj_kernel *k, const mb_proj_gpu *here, const mb_proj_gpu *there)
 {
     mb_proj_result r = { .seconds = k->seconds, .gamma = 1, .bound = MB_PB_KEPT, .waves_here = 1, .waves_there = 1 };
-    if (k->seconds <= MB_PROJ_LATENCY_S) {
+    double overhead = fmin(fmax(k->overhead, 0), k->seconds), work = k->seconds - overhead;
+    if (work <= MB_PROJ_LATENCY_S) {
         r.bound = MB_PB_LATENCY;
         return r;
     }
@@ -125,7 +139,7 @@ mb_proj_result mb_proj_kernel_time(const mb_proj_kernel *k, const mb_proj_gpu *h
     }
     double compute = wave_ratio * (f_here / here->sms) / (f_there / there->sms);
     double memory = here->bw / there->bw;
-    r.seconds = k->seconds * pow(memory, r.gamma) * pow(compute, 1 - r.gamma);
+    r.seconds = overhead + work * pow(memory, r.gamma) * pow(compute, 1 - r.gamma);
     r.bound = r.gamma >= 0.5 ? MB_PB_MEMORY : MB_PB_COMPUTE;
     return r;
 }

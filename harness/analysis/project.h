@@ -45,6 +45,10 @@ typedef struct mb_proj_gpu {
     char name[96];
     double sms;            /* SM count; 0 unknown */
     double clock_mhz;      /* boost clock; 0 unknown */
+    double fp32_clock_mhz; /* the clock a full FP32 load holds where the datasheet documents one below boost
+                            * ([gpu] fp32_sustained_clock_mhz); 0: none, the boost clock */
+    double sustained;      /* fraction of the datasheet's FP32 peak the board holds (mb_proj_sustained);
+                            * 1 when none is documented; flops[MB_PM_FP32] includes it */
     double bw;             /* memory bandwidth, bytes/s */
     double flops[MB_PM_N]; /* dense peaks, FLOP/s (OP/s for int8); 0 unknown */
     double max_threads_per_sm; /* 0: as the origin */
@@ -52,10 +56,24 @@ typedef struct mb_proj_gpu {
     double nvlink_bw;      /* bytes/s total, 0 unknown */
 } mb_proj_gpu;
 
-/* Fills g from a GPU datasheet ([gpu] sms, boost_clock_mhz, max_threads_per_sm;
- * [peak]; [memory] bandwidth_gbps; [interconnect]). MB_EUSAGE naming the file
- * when it lacks the SM count or the bandwidth the model needs. */
+/* Fills g from a GPU datasheet ([gpu] sms, boost_clock_mhz,
+ * fp32_sustained_clock_mhz, max_threads_per_sm; [peak]; [memory]
+ * bandwidth_gbps; [interconnect]). The FP32 peak is the one the board holds:
+ * peak x mb_proj_sustained. MB_EUSAGE naming the file when it lacks the SM
+ * count or the bandwidth the model needs, or gives an FP32 sustained clock
+ * without a boost clock or above it. */
 int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *err);
+
+/* The fraction of its printed FP32 peak (printed at the boost clock) a board
+ * holds under a full FP32 load: sustained / boost, where its datasheet gives
+ * [gpu] fp32_sustained_clock_mhz, the clock its power limit is documented to
+ * hold it at (with the source of that behaviour: the L4, 72 W); 1 where it
+ * gives none or a figure is missing. Not an architecture rule: the H100 SXM
+ * (128 FP32 lanes per SM like the L4) held 1980 MHz, its boost, through
+ * mlbench's FP32 FMA peak (65.6 of 66.9 TFLOP/s at 314 W of 700 W) and
+ * cuBLASLt's FP32 GEMM (658 W), so it keeps its printed peak. Tensor-core
+ * peaks and memory bandwidth are not scaled. */
+double mb_proj_sustained(double sustained_mhz, double boost_mhz);
 
 /* Full waves a grid of `blocks` needs at `resident` blocks per SM on `sms`
  * SMs: ceil(blocks / (resident x sms)); at least 1. */
@@ -77,6 +95,9 @@ typedef struct mb_proj_kernel {
     bool tensor;          /* matmul / convolution / attention kernel */
     double blocks;        /* grid size; 0 = unknown */
     double threads;       /* block size; 0 = unknown */
+    double overhead;      /* seconds of `seconds` that no GPU speed changes, kept on the target: the
+                           * per-operator cost of the framework and launch measured here (the time an
+                           * operator that runs no GPU work takes); 0 for a kernel timed on the GPU */
 } mb_proj_kernel;
 
 typedef struct mb_proj_result {
@@ -87,7 +108,9 @@ typedef struct mb_proj_result {
     bool no_peak;         /* the target has no peak for the kernel's math: kept */
 } mb_proj_result;
 
-/* Projects one kernel from `here` onto `there`. */
+/* Projects one kernel from `here` onto `there`: its time less its
+ * overhead is scaled (latency-bound when that is MB_PROJ_LATENCY_S or less),
+ * the overhead is added back unchanged. */
 mb_proj_result mb_proj_kernel_time(const mb_proj_kernel *k, const mb_proj_gpu *here, const mb_proj_gpu *there);
 
 /* FLOPs of scaled-dot-product attention (SDPA, FlashAttention) with query

@@ -76,7 +76,7 @@ void mb_rank_html(FILE *o, const mb_ranking *r);
  * absolute % error over 180 projections of 62 (workload, GPU) runs of
  * NeuSight's paired public measurements (bench/project_validate,
  * docs/gap.md), with datasheet figures and with measured ceilings. */
-#define MB_RANK_EXPECTED_ERROR_DATASHEET_PCT 31.2
-#define MB_RANK_EXPECTED_ERROR_MEASURED_PCT 14.8
+#define MB_RANK_EXPECTED_ERROR_DATASHEET_PCT 19.2
+#define MB_RANK_EXPECTED_ERROR_MEASURED_PCT 14.7
 
 #endif

@@ -27,6 +27,7 @@
  *   [gpu]                       ; what the kernel-level projection needs (project.h)
  *   sms = 132                   ; streaming multiprocessors
  *   boost_clock_mhz = 1980
+ *   fp32_sustained_clock_mhz = 795 ; only where a power limit is documented to hold FP32 below boost (l4.ini)
  *   max_threads_per_sm = 2048   ; CUDA C++ Programming Guide, by compute capability
  * Any key may have its own source as `<key>_source = ...` in the same section;
  * otherwise the section's `source`, otherwise [product] source.

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# bench/project_validate --breakdown, --only, --skip-gpu and the
+# per-operator overhead on a two-GPU data set worked out by hand:
+#   h100-sxm: step 8.01 ms; size (other) 0.01 ms; add (memory, 1 GB) 4 ms x 2
+#   v100-pcie: step 19.208 ms (0.8 of its 24.01 ms operator sum); add 12 ms x 2
+# Overhead = the median "other" operator, 0.01 ms, kept. Bandwidths 3350 and
+# 900 GB/s (configs/hardware), so the add H100 -> V100 is
+# 0.01 + 3.99 x 3350/900 = 14.8617 ms (x 2 = 29.7233 vs 24: +23.8%), V100 -> H100
+# 0.01 + 11.99 x 900/3350 = 3.2312 ms (x 2 = 6.4624 vs 8: -19.2%). The data's
+# floor: |8.01 x 24.01/8.01 - 19.208| / 19.208 = 25.0% and
+# |19.208 x 8.01/24.01 - 8.01| / 8.01 = 20.0%, mean 22.5%; the model's step
+# H100 -> V100: 29.7333 vs 19.208 = 54.8%. Per operator (>= 1 ms on B):
+# (23.85% + 19.22%) / 2 = 21.5%.
+set -uo pipefail
+PV=${1:?usage: project_validate_breakdown.sh PROJECT_VALIDATE WORKDIR}
+WORK=${2:?}
+rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
+cat >"$WORK/d.csv" <<'CSV'
+workload,gpu,op,kind,weight,flops,bytes,ms
+w,h100-sxm,(step),step,1,0,0,8.01
+w,h100-sxm,size,other,1,0,0,0.01
+w,h100-sxm,add,memory,2,0,1e9,4.0
+w,v100-pcie,(step),step,1,0,0,19.208
+w,v100-pcie,size,other,1,0,0,0.01
+w,v100-pcie,add,memory,2,0,1e9,12.0
+CSV
+fails=0
+check() { local name=$1; shift; if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi; }
+has() { grep -q -- "$1" "$2" || { echo "  '$1' not in $2"; cat "$2"; return 1; }; }
+"$PV" "$WORK/d.csv" --breakdown >"$WORK/out" 2>&1 || { cat "$WORK/out"; exit 1; }
+check "pair h100 -> v100: step, operator sum, floor, memory" \
+    has "h100-sxm        -> v100-pcie         1    54.8%    23.8%    25.0%               -   +23.8% (100%)" "$WORK/out"
+check "pair v100 -> h100: memory -19.2%" has "v100-pcie       -> h100-sxm          1    35.4%    19.2%    20.0%" "$WORK/out"
+check "the data's floor" has "the data's floor 22.5%" "$WORK/out"
+check "per operator by kind and size" has "memory   >= 1 ms          2     21.5%       100.0%" "$WORK/out"
+"$PV" "$WORK/d.csv" --skip-gpu v100-pcie >"$WORK/skip" 2>&1
+check "--skip-gpu leaves no pair" has "(0 projections)" "$WORK/skip"
+"$PV" "$WORK/d.csv" --only nosuch >"$WORK/only" 2>&1
+check "--only selects workloads" has "(0 projections)" "$WORK/only"
+"$PV" "$WORK/d.csv" --max-mean 45 >"$WORK/bound" 2>&1
+check "--max-mean below the mean fails" test $? -eq 1
+"$PV" >"$WORK/usage" 2>&1
+check "no data: usage, exit 2" test $? -eq 2
+exit $((fails > 0))
