@@ -339,8 +339,12 @@ int mb_dist_barrier(double timeout_s, mb_err *err)
     return MB_OK;
 }
 
+static int gone_ranks(char *buf, size_t len);
+
 /* One Iallreduce on ctl, polled; a timeout here leaves the ranks in unknown
- * states, so it aborts. */
+ * states, so it aborts, naming a rank on this host whose process is gone (a
+ * rank killed between two cases dies here, not inside a case's collective
+ * where the watchdog would name it). */
 static void allreduce_ctl(void *inout, int n, MPI_Datatype type, MPI_Op op, const char *what)
 {
     MPI_Request req;
@@ -350,9 +354,14 @@ static void allreduce_ctl(void *inout, int n, MPI_Datatype type, MPI_Op op, cons
     memcpy(in, inout, (size_t)(size * n));
     if (MPI_Iallreduce(in, inout, n, type, op, g.ctl, &req) != MPI_SUCCESS ||
         wait_until(1, &req, mb_dist_timeout(), NULL) != MB_OK) {
-        char why[160];
-        snprintf(why, sizeof why, "%s: the other ranks did not answer within %.0f s", what,
-                 mb_dist_timeout());
+        char why[768], gone[512];
+        int n_gone = gone_ranks(gone, sizeof gone);
+        if (n_gone > 0)
+            snprintf(why, sizeof why, "%s: no collective progress for %.0f s (--dist-timeout): rank%s %s ended",
+                     what, mb_dist_timeout(), n_gone > 1 ? "s" : "", gone);
+        else
+            snprintf(why, sizeof why, "%s: the other ranks did not answer within %.0f s", what,
+                     mb_dist_timeout());
         mb_dist_abort(why);
     }
 }

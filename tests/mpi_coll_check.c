@@ -281,6 +281,21 @@ static int mode_timeout(void)
     return 1;
 }
 
+/* Rank 1's process ends between two collectives (killed between two cases);
+ * rank 0's next status agreement gives up after 2 s and must name rank 1 as
+ * gone, not only say that "the other ranks did not answer". Run under mpirun
+ * --enable-recovery, so the launcher lets rank 0 find out by itself. */
+static int mode_agree_gone(void)
+{
+    if (mb_dist_rank() == 1)
+        _exit(0);
+    mb_dist_set_timeout(2);
+    sleep(1); /* rank 1 is gone by now (its pid is checked, not waited for) */
+    mb_dist_agree(MB_OK);
+    fprintf(stderr, "rank %d: the agreement passed (unexpected)\n", mb_dist_rank());
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     mb_err err = { 0 };
@@ -308,6 +323,8 @@ int main(int argc, char **argv)
         rc = mode_fleet(argc > 2 ? atoi(argv[2]) : 2);
     else if (strcmp(mode, "timeout") == 0)
         rc = mode_timeout();
+    else if (strcmp(mode, "agree_gone") == 0)
+        rc = mode_agree_gone();
     else {
         fprintf(stderr, "unknown mode %s\n", mode);
         rc = 2;

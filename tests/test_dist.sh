@@ -57,6 +57,14 @@ cat timeout.log
 grep -q "rank 1 .* did not arrive within 2 s" timeout.log || bad "no message naming rank 1"
 [ $elapsed -lt 60 ] || bad "took ${elapsed}s to give up"
 
+step "a rank gone between two collectives: the status agreement names it"
+timeout 120 mpirun --oversubscribe --enable-recovery -np 2 "$MB_COLL_CHECK" agree_gone >agree_gone.log 2>&1
+rc=$?
+cat agree_gone.log
+[ $rc -ne 124 ] || bad "agree_gone hung"
+grep -q "agreeing on a status: no collective progress for 2 s (--dist-timeout): rank 1 (" agree_gone.log ||
+    bad "the agreement's message does not name rank 1 as gone"
+
 # ---- the CLI ---------------------------------------------------------------
 if ! "$MLBENCH" list >list.txt 2>&1 || ! grep -q "allreduce" list.txt; then
     echo "mlbench CLI not usable yet (no allreduce in mlbench list): CLI steps not run"
