@@ -372,6 +372,43 @@ static void test_match_dir_errors(void **s)
     rmdir(hw);
 }
 
+/* The B300 sheet carries the HGX B300 per-GPU dense figures (NVIDIA's board figures
+ * / 8 GPUs, sparse ones / 2), NVIDIA's memory and NVLink figures, and leaves out what
+ * no page publishes (int8: sources disagree; the shipped SM count). A CUDA name
+ * "NVIDIA B300 SXM6 AC" finds it; a GB300 (another product) does not. */
+static void test_b300_sheet(void **s)
+{
+    (void)s;
+    mb_datasheet *d = NULL;
+    mb_err err = { 0 };
+    assert_int_equal(mb_datasheet_find("b300", &d, &err), MB_OK);
+    assert_string_equal(mb_datasheet_name(d), "NVIDIA B300 (HGX)");
+    assert_true(fabs(peak_of(d, "peak.fp64") - 1.25) <= 0.01);        /* 10 TFLOPS / 8 */
+    assert_true(fabs(peak_of(d, "peak.fp64_tensor") - 1.25) <= 0.01); /* 10 TFLOPS / 8 */
+    assert_true(fabs(peak_of(d, "peak.fp32") - 75) <= 0.01);          /* 600 TFLOPS / 8 */
+    assert_true(fabs(peak_of(d, "peak.tf32") - 1125) <= 0.5);         /* 18 PF sparse / 8 / 2 */
+    assert_true(fabs(peak_of(d, "peak.fp16") - 2250) <= 0.5);         /* 36 PF sparse / 8 / 2 */
+    assert_true(fabs(peak_of(d, "peak.bf16") - 2250) <= 0.5);
+    assert_true(fabs(peak_of(d, "peak.fp8") - 4500) <= 0.5); /* 72 PF sparse / 8 / 2 */
+    assert_true(fabs(peak_of(d, "memory.bandwidth_gbps") - 8000) <= 1);
+    assert_true(fabs(peak_of(d, "memory.capacity_gib") - 288) <= 0.5);
+    assert_true(fabs(peak_of(d, "interconnect.nvlink_gbps") - 1800) <= 1);
+    assert_true(fabs(peak_of(d, "power.tdp_w") - 1100) <= 1);
+    const char *src = NULL;
+    double v = 0;
+    assert_true(mb_datasheet_get(d, "memory.bandwidth_gbps", &v, &src));
+    assert_non_null(strstr(src, "https://developer.nvidia.com/")); /* NVIDIA's own page first */
+    assert_true(mb_datasheet_get(d, "peak.fp8", &v, &src));
+    assert_non_null(strstr(src, "https://")); /* the section source names its page */
+    assert_false(mb_datasheet_get(d, "peak.int8", &v, NULL));
+    assert_false(mb_datasheet_get(d, "gpu.sms", &v, NULL));
+    assert_false(mb_datasheet_get(d, "interconnect.pcie_gen", &v, NULL));
+    mb_datasheet_free(d);
+
+    expect_match("NVIDIA B300 SXM6 AC", "NVIDIA B300 (HGX)");
+    expect_no_match("NVIDIA GB300");
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--match-dir-child") == 0)
@@ -384,6 +421,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_find_by_name_and_path),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_match_dir_errors),
+        cmocka_unit_test(test_b300_sheet),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
