@@ -16,6 +16,7 @@
  * 4 u32 sqrt(C R S) sum |x w|, plus 2^-8 |ref| for a bf16 output. */
 #include "component.h"
 #include "cpu_info.h"
+#include "cpu_report.h"
 #include "cpu_test_hooks.h"
 #include "onednn_util.h"
 
@@ -436,14 +437,8 @@ fail:
 static void conv_report(void *state, mb_report *r)
 {
     conv_state *st = state;
-    const mb_cpu_info *ci = mb_cpu_info_host();
     mb_cpu_dtype dt = st->bf16 ? MB_CPU_BF16 : MB_CPU_FP32;
-    char source[512];
-    mb_cpu_info_peak_source(ci, dt, st->threads, source, sizeof source);
-    double peak = mb_cpu_info_peak_flops(ci, dt, st->threads);
-    if (peak > 0)
-        mb_report_peak(r, peak / 1e9, source);
-    mb_report_metric(r, "threads", st->threads, "");
+    mb_cpu_report_peak(r, dt, st->threads);
     mb_report_metric(r, "p", st->sh.p, "");
     mb_report_metric(r, "q", st->sh.q, "");
     mb_report_info(r, "implementation", st->impl);
@@ -458,6 +453,7 @@ static void conv_report(void *state, mb_report *r)
     else
         snprintf(how, sizeof how, "every output vs a direct convolution in double");
     mb_report_info(r, "verification", how);
+    mb_cpu_report_smt_note(r, st->threads);
 }
 
 static void conv_teardown(void *state)

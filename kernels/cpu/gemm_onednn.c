@@ -18,6 +18,7 @@
  * in oneDNN's implementation name) is skipped: it is not a ceiling. */
 #include "component.h"
 #include "cpu_info.h"
+#include "cpu_report.h"
 #include "gemm_common.h"
 #include "cpu_test_hooks.h"
 #include "onednn_util.h"
@@ -282,22 +283,14 @@ static int onednn_gemm_verify(void *state, mb_err *err)
 static void onednn_gemm_report(void *state, mb_report *r)
 {
     onednn_gemm *st = state;
-    const mb_cpu_info *ci = mb_cpu_info_host();
     mb_cpu_dtype dt = st->bf16 ? MB_CPU_BF16 : MB_CPU_FP32;
-    char source[512];
-    mb_cpu_info_peak_source(ci, dt, st->threads, source, sizeof source);
-    double peak = mb_cpu_info_peak_flops(ci, dt, st->threads);
-    if (peak > 0)
-        mb_report_peak(r, peak / 1e9, source);
-    mb_report_metric(r, "threads", st->threads, "");
+    mb_cpu_report_peak(r, dt, st->threads);
     mb_report_info(r, "routine", "dnnl_matmul (plain row-major layouts, no reorders)");
     mb_report_info(r, "implementation", st->impl);
     mb_onednn_report(r, dt);
     mb_report_info(r, "verification", "sampled elements recomputed in double, tolerance "
                                       "4 u32 sqrt(k) sum|a b| (+2^-8 |c| for bf16 C)");
-    if (st->threads > ci->physical_cores && ci->physical_cores > 0)
-        mb_report_note(r, "%d threads on %d physical cores: SMT threads share FMA units, the "
-                       "peak counts physical cores", st->threads, ci->physical_cores);
+    mb_cpu_report_smt_note(r, st->threads);
 }
 
 static void onednn_gemm_teardown(void *state)

@@ -23,6 +23,7 @@
 
 #include "host.h"
 #include "cpu_info.h"
+#include "cpu_report.h"
 #include "gemm_common.h"
 #include "cpu_test_hooks.h"
 #include "formulas.h"
@@ -230,14 +231,8 @@ static int gemm_verify(void *state, mb_err *err)
 static void gemm_report(void *state, mb_report *r)
 {
     gemm_state *st = state;
-    const mb_cpu_info *ci = mb_cpu_info_host();
     mb_cpu_dtype dt = st->fp64 ? MB_CPU_FP64 : MB_CPU_FP32;
-    char source[512];
-    mb_cpu_info_peak_source(ci, dt, st->threads, source, sizeof source);
-    double peak = mb_cpu_info_peak_flops(ci, dt, st->threads);
-    if (peak > 0)
-        mb_report_peak(r, peak / 1e9, source);
-    mb_report_metric(r, "threads", st->threads, "");
+    mb_cpu_report_peak(r, dt, st->threads);
     mb_report_info(r, "routine", st->fp64 ? "cblas_dgemm" : "cblas_sgemm");
     mb_report_info(r, "openblas_config", openblas_get_config());
     mb_report_info(r, "openblas_core", openblas_get_corename());
@@ -249,12 +244,10 @@ static void gemm_report(void *state, mb_report *r)
     mb_cpu_isa used;
     char cap[512];
     if (mb_cpu_openblas_core_isa(openblas_get_corename(), &used) &&
-        mb_cpu_cap_note(ci, "OpenBLAS", openblas_get_corename(), used, "OPENBLAS_CORETYPE",
+        mb_cpu_cap_note(mb_cpu_info_host(), "OpenBLAS", openblas_get_corename(), used, "OPENBLAS_CORETYPE",
                         getenv("OPENBLAS_CORETYPE"), dt, cap, sizeof cap))
         mb_report_note(r, "%s", cap);
-    if (st->threads > ci->physical_cores && ci->physical_cores > 0)
-        mb_report_note(r, "%d threads on %d physical cores: SMT threads share FMA units, the "
-                       "peak counts physical cores", st->threads, ci->physical_cores);
+    mb_cpu_report_smt_note(r, st->threads);
 }
 
 static void gemm_teardown(void *state)
