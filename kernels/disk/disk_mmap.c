@@ -101,16 +101,11 @@ static int mmap_run(void *state, double *seconds, mb_err *err)
         double t0 = mb_now();
         memcpy(buf, s->map + off, (size_t)c->bs);
         double t1 = mb_now();
-        disk_lat_record(&c->lat, t1 - t0);
-        rc = mb_disk_case_check_read(c, buf, off, DISK_STAMP_STEP, err);
+        rc = mb_disk_case_sync_read_done(c, buf, off, t1 - t0, err);
         if (rc != MB_OK)
             return rc;
     }
-    double timed = mb_now() - start;
-    c->slot_off[0] = off;
-    mb_disk_case_account(c, timed);
-    *seconds = timed;
-    return mb_disk_case_check_slots(c, err);
+    return mb_disk_case_sync_iteration_done(c, start, off, seconds, err);
 }
 
 static int mmap_read_one(void *ctx, disk_case *c, unsigned char *buf, long long off, mb_err *err)

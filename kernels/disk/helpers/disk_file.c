@@ -1034,6 +1034,23 @@ int mb_disk_case_verify(disk_case *c, disk_read_fn read, void *ctx, mb_err *err)
     return MB_OK;
 }
 
+int mb_disk_case_sync_read_done(disk_case *c, const unsigned char *buf, long long off, double seconds,
+                                mb_err *err)
+{
+    disk_lat_record(&c->lat, seconds);
+    return mb_disk_case_check_read(c, buf, off, DISK_STAMP_STEP, err);
+}
+
+int mb_disk_case_sync_iteration_done(disk_case *c, double start, long long last_off, double *seconds,
+                                     mb_err *err)
+{
+    double timed = mb_now() - start;
+    c->slot_off[0] = last_off;
+    mb_disk_case_account(c, timed);
+    *seconds = timed;
+    return mb_disk_case_check_slots(c, err);
+}
+
 void mb_disk_case_account(disk_case *c, double seconds)
 {
     c->total_ios += c->ios_per_iter;

@@ -217,6 +217,16 @@ static inline long long disk_next_offset(disk_case *c)
  * device's counters (after the iteration's clock stopped). */
 void mb_disk_case_account(disk_case *c, double seconds);
 
+/* For the synchronous backends (pread, mmap): one read of buf at off that
+ * took `seconds`, booked (latency) and checked (stamps, step DISK_STAMP_STEP);
+ * and the end of an iteration whose clock started at `start` and whose last
+ * read was at last_off: *seconds set, the iteration booked, the moving window
+ * checked (mb_disk_case_check_slots). */
+int mb_disk_case_sync_read_done(disk_case *c, const unsigned char *buf, long long off, double seconds,
+                                mb_err *err);
+int mb_disk_case_sync_iteration_done(disk_case *c, double start, long long last_off, double *seconds,
+                                     mb_err *err);
+
 static inline void disk_lat_record(disk_lat *l, double seconds)
 {
     l->us[l->count % l->cap] = seconds * 1e6;
