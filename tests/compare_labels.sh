@@ -16,8 +16,10 @@ check() { # check NAME CONDITION...
 }
 has() { grep -q -- "$1" "$2" || { echo "  '$1' not in $2"; return 1; }; }
 hasnt() { ! grep -q -- "$1" "$2" || { echo "  '$1' in $2:"; grep -- "$1" "$2" | head -3; return 1; }; }
-fits() { # every line at most $1 characters
-  local long; long=$(awk -v m="$1" 'length($0) > m' "$2")
+fits() { # every line at most $1 characters (characters, not bytes: "µs" is one column)
+  local long; long=$(python3 -c 'import sys
+for l in open(sys.argv[2], encoding="utf-8"):
+    if len(l.rstrip("\n")) > int(sys.argv[1]): print(l, end="")' "$1" "$2")
   [ -z "$long" ] || { echo "  lines over $1 columns:"; echo "$long" | head -5; return 1; }
 }
 
@@ -92,6 +94,10 @@ check "--reference: datasheet figures marked" has "B 1.98 PFLOP/s (datasheet)" "
 "$MLBENCH" compare "$H100" "$D/cpu_quick.json" "$D/gap_here.json" --price A=3 --price B=0.2 --price C=1 \
   >"$WORK/three.txt" 2>"$WORK/err"
 check "three machines fit 120 columns" fits 120 "$WORK/three.txt"
+# every case on both sides, the long disk labels too: they wrap in their column
+"$MLBENCH" compare "$H100" "$H100" >"$WORK/same.txt" 2>"$WORK/err"
+check "long case labels fit 120 columns" fits 120 "$WORK/same.txt"
+check "  and wrap under their own column" has "^    qd=32$" "$WORK/same.txt"
 check "  geomeans per view" has "like-for-like  *- (0 of 14)  *- (0 of 14)" "$WORK/three.txt"
 "$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price vm=1 >"$WORK/o" 2>"$WORK/err"
 check "--price of a host both machines share exits 2" test $? -eq 2

@@ -1379,6 +1379,9 @@ static void compare_common_text(FILE *o, const mb_compare *c, bool md)
                  "  the cases that ran and passed verification on every machine\n");
     mb_table t;
     mb_table_init(&t, "l", "case");
+    /* a long case label wraps within its column: the table keeps to 120 columns */
+    t.fit_col = 0;
+    t.fit_min = 30;
     char heads[MB_TABLE_MAX_COLS][64];
     machine_columns(&t, c, md, "", heads);
     int n = 0;
