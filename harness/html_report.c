@@ -288,28 +288,92 @@ static void ceiling_vs_peak(FILE *o, const cJSON *cases)
     }
 }
 
+static bool in_ceiling_chart(const cJSON *c, const char *comp, const char *unit)
+{
+    const char *u = str(c, "rate_unit");
+    return is(c, comp) && usable(c) && u != NULL && strcmp(u, unit) == 0;
+}
+
+static bool has_word(const char *text, const char *word, size_t len)
+{
+    for (const char *p = text; (p = strstr(p, word)) != NULL; p++)
+        if ((p == text || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+            return true;
+    return false;
+}
+
+/* The parameters ("file_size=512m") in the label of every case of the
+ * chart, space-separated: said once in the title instead of in each row, so
+ * the rows' labels keep the parameters that tell them apart. */
+static void shared_params(const cJSON *cases, const char *comp, const char *unit, char *out, size_t len)
+{
+    out[0] = '\0';
+    const cJSON *first = NULL, *c;
+    int n = 0;
+    cJSON_ArrayForEach(c, cases)
+        if (in_ceiling_chart(c, comp, unit) && n++ == 0)
+            first = c;
+    if (n < 2)
+        return;
+    char label[256];
+    mb_case_label(first, label, sizeof label);
+    char *save = NULL;
+    for (char *w = strtok_r(label, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        if (strchr(w, '=') == NULL)
+            continue;
+        bool everywhere = true;
+        cJSON_ArrayForEach(c, cases)
+        {
+            char other[256];
+            if (!in_ceiling_chart(c, comp, unit))
+                continue;
+            mb_case_label(c, other, sizeof other);
+            everywhere = everywhere && has_word(other, w, strlen(w));
+        }
+        size_t used = strlen(out);
+        if (everywhere)
+            snprintf(out + used, len - used, "%s%s", used ? " " : "", w);
+    }
+}
+
+/* label without the words of `drop` (space-separated). */
+static void drop_words(char *label, const char *drop)
+{
+    char out[256] = "", copy[256];
+    snprintf(copy, sizeof copy, "%s", label);
+    char *save = NULL;
+    for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        if (has_word(drop, w, strlen(w)))
+            continue;
+        size_t used = strlen(out);
+        snprintf(out + used, sizeof out - used, "%s%s", used ? " " : "", w);
+    }
+    strcpy(label, out);
+}
+
 static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const char *unit, bool by_unit)
 {
     static const char *const groups[] = { "ceiling", "peak" };
     static const int colors[] = { 0, 7 };
     {
         bars_buf b = { 0 };
+        char common[256];
+        shared_params(cases, comp, unit, common, sizeof common);
         const cJSON *c;
         cJSON_ArrayForEach(c, cases)
         {
-            if (!is(c, comp) || !usable(c))
+            if (!in_ceiling_chart(c, comp, unit))
                 continue;
-            const char *u = str(c, "rate_unit");
-            if (u == NULL || strcmp(u, unit) != 0)
-                continue;
-            char label[256], cat[300];
+            char label[256], row[256], cat[300];
             mb_case_label(c, label, sizeof label);
+            snprintf(row, sizeof row, "%s", label);
+            drop_words(row, common);
             double rate = ceiling_of(c), cv = num(obj(c, "rate"), "cv");
             double peak = num(obj(c, "peak"), "value");
             if (peak > 0)
-                snprintf(cat, sizeof cat, "%.0f%% %s", 100 * rate / peak, label);
+                snprintf(cat, sizeof cat, "%.0f%% %s", 100 * rate / peak, row);
             else
-                snprintf(cat, sizeof cat, "%s", label);
+                snprintf(cat, sizeof cat, "%s", row);
             int i = bb_add(&b, 2, cat);
             if (i < 0)
                 break;
@@ -332,9 +396,10 @@ static void ceiling_chart(FILE *o, const cJSON *cases, const char *comp, const c
                 b.titles[2 * i + 1] = strdup(t);
             }
         }
-        char id[96], title[128];
+        char id[96], title[384];
         snprintf(id, sizeof id, "ceiling-%s%s%s", comp, by_unit ? "-" : "", by_unit ? unit : "");
-        snprintf(title, sizeof title, "%s: ceiling vs peak%s%s", comp, by_unit ? ", " : "", by_unit ? unit : "");
+        snprintf(title, sizeof title, "%s: ceiling vs peak%s%s%s%s%s", comp, by_unit ? ", " : "", by_unit ? unit : "",
+                 common[0] ? " (every case: " : "", common, common[0] ? ")" : "");
         b.label_px = 440;
         bb_chart(o, &b, 2, id, title, unit, groups, colors, false);
         bb_free(&b, 2);

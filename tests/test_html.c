@@ -531,6 +531,36 @@ static void test_h100_copy_sweep(void **s)
     free(t);
 }
 
+/* A chart says once what every one of its cases shares (the rows keep what
+ * tells them apart, which a cut long label lost), and its legend names only
+ * what it draws: disks have no peak, so no "peak" key. */
+static void test_ceiling_chart_labels_and_legend(void **s)
+{
+    (void)s;
+    char *t = page("{\"cases\":["
+                   OK_CASE("disk", "pread", "{\"file_size\":\"512m\",\"block_size\":\"4k\",\"pattern\":\"random\"}",
+                           "0.15", "") ","
+                   OK_CASE("disk", "pread", "{\"file_size\":\"512m\",\"block_size\":\"1m\",\"pattern\":\"random\"}",
+                           "1.2", "") ","
+                   OK_CASE("hostmem", "stream", "{\"kernel\":\"copy\"}", "89.6",
+                           ",\"peak\":{\"value\":120,\"source\":\"test\"}") "]}");
+    char *disk = chart_svg(t, "ceiling-disk"), *mem = chart_svg(t, "ceiling-hostmem");
+    assert_non_null(disk);
+    assert_non_null(mem);
+    assert_non_null(strstr(t, "disk: ceiling vs peak (every case: file_size=512m pattern=random)"));
+    assert_non_null(strstr(disk, ">disk/pread block_size=4k</text>"));
+    assert_non_null(strstr(disk, ">disk/pread block_size=1m</text>"));
+    assert_null(strstr(disk, "file_size=512m</text>"));
+    assert_non_null(strstr(disk, "class=\"legend-item\""));
+    assert_null(strstr(disk, ">peak</text>"));
+    /* one case: nothing is shared with another, its label stays whole; its peak is drawn and named */
+    assert_null(strstr(t, "hostmem: ceiling vs peak (every case"));
+    assert_non_null(strstr(mem, ">peak</text>"));
+    free(disk);
+    free(mem);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -544,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_headline_figures_marked),
         cmocka_unit_test(test_h100_roofline),
         cmocka_unit_test(test_h100_copy_sweep),
+        cmocka_unit_test(test_ceiling_chart_labels_and_legend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

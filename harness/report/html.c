@@ -75,10 +75,20 @@ void mb_html_bar_chart(FILE *o, const mb_html_bars *b)
     c.x = (mb_scale){ b->log ? (isfinite(lo) ? lo : 1) : 0, hi > 0 ? hi : 1, c.left, c.right, b->log };
     mb_scale_nice(&c.x);
     if (b->groups && b->n_group >= 1) { /* one group too: it says which machine the bars are */
-        int cols[16];
-        for (int g = 0; g < b->n_group && g < 16; g++)
-            cols[g] = b->colors ? b->colors[g] : g;
-        mb_chart_legend(&c, b->n_group < 16 ? b->n_group : 16, b->groups, cols);
+        /* only the groups drawn: no "peak" key on a chart without a peak bar */
+        int cols[16], nl = 0;
+        const char *names[16];
+        for (int g = 0; g < b->n_group && nl < 16; g++) {
+            bool drawn = false;
+            for (int k = 0; k < b->n_cat && !drawn; k++)
+                drawn = has_bar(b, k * b->n_group + g);
+            if (!drawn)
+                continue;
+            names[nl] = b->groups[g];
+            cols[nl++] = b->colors ? b->colors[g] : g;
+        }
+        if (nl > 0)
+            mb_chart_legend(&c, nl, names, cols);
     }
     mb_chart_x_axis(&c, b->x_label);
     for (int k = 0; k < b->n_cat; k++) {
