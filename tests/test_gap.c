@@ -485,6 +485,21 @@ static void test_stage_file_exposed(void **state)
     CLOSE(g.stages[0].time_lost, (4 - tac) / 4);
     CLOSE(g.stages[0].amdahl_total, 11 - (4 - tac) / 4);
     assert_int_equal(g.n_notes, 0);
+    /* the page's stage table: the time (4 s) and the exposed second the share is of, as the text */
+    char *page = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&page, &len);
+    assert_non_null(m);
+    assert_int_equal(mb_gap_html(m, &g, NULL, &err), MB_OK);
+    fclose(m);
+    const char *stages = strstr(page, "<table class=\"stages\">");
+    assert_non_null(stages);
+    assert_non_null(strstr(stages, "<th>time</th><th>exposed</th>"));
+    const char *up = strstr(stages, "<td>upload</td>");
+    assert_non_null(up);
+    const char *t4 = strstr(up, "<td class=\"n\">4 s</td><td class=\"n\">1 s</td>");
+    assert_true(t4 != NULL && t4 < strstr(up, "</tr>"));
+    free(page);
     mb_gap_free(&g);
     mb_run_free(&r);
 

@@ -264,13 +264,16 @@ static int gap_stacked(FILE *o, const mb_gap *g, mb_err *err)
 
 static void gap_table(FILE *o, const mb_gap *g)
 {
-    fputs("<table class=\"stages\"><tr><th>stage</th><th>ceiling matched</th><th>time</th><th>efficiency</th>"
-          "<th>at ceiling</th><th>lost</th><th>share</th></tr>\n",
+    /* time and exposed time, as the text table: the share is of the exposed
+     * time (the headline's), and a stage overlapped by others has less of it */
+    fputs("<table class=\"stages\"><tr><th>stage</th><th>ceiling matched</th><th>time</th><th>exposed</th>"
+          "<th>efficiency</th><th>at ceiling</th><th>lost</th><th>share</th></tr>\n",
           o);
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
-        char tm[32], atc[32], lost[32], eff[32], share[32];
+        char tm[32], ex[32], atc[32], lost[32], eff[32], share[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->stage->seconds));
+        mb_fmt_seconds(ex, sizeof ex, mb_gap_per_step(g, st->exposed));
         pct(share, sizeof share, st->share);
         fputs("<tr>", o);
         td(o, st->stage->name, false);
@@ -286,6 +289,7 @@ static void gap_table(FILE *o, const mb_gap *g)
             td(o, st->why, false);
         }
         td(o, tm, true);
+        td(o, ex, true);
         td(o, eff, true);
         td(o, atc, true);
         td(o, st->above_ceiling ? "0 (above)" : lost, true);
