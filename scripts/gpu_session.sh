@@ -1,0 +1,98 @@
+#!/bin/sh
+# gpu_session.sh: the checks of one short GPU slot in one call, from a bundle
+# (scripts/bundle; the device tool carries .bundle). Everything a step writes
+# is brought back even when the call is stopped at its limit: each step's
+# files go to OUTDIR as soon as it ends (the device tool returns at most 8
+# files, 16 MiB each: checks.tar.gz, session.log and pair/'s five files).
+#
+#   scripts/gpu_session.sh OUTDIR STEP...
+#
+# Steps, each under its own time limit:
+#   info      nvidia-smi (summary, clocks/power), run.sh --check, mlbench list    (4 x 30 s)
+#   tests     run.sh --test: the GPU tests and the unit tests with a GPU branch   (180 s)
+#   pair      gpu_pair.py collect OUTDIR/pair --quick-ceilings: three training
+#             steps (times, traces), then the GPU ceilings (docs/gap.md)         (PAIR_BUDGET + 30 s)
+#   torch     pytorch_compare.py on the GEMM, d2d copy and triad rows           (240 s)
+#   simplify  mlbench_simplify.py on scripts/simplify_example.py (GPU path),
+#             then mlbench gap on its stage file                                 (120 s)
+#   nccl      nccl-smoke's 1 MiB cases (one rank: algbw, busbw 0)               (90 s)
+#   fp8       gpu-verify's fp8 GEMM cases, required ok and verified             (90 s)
+# PAIR_BUDGET (seconds, default 240), PAIR_PROCESSES (default 3) and PAIR_FILTER
+# (default: the GPU part of the default suite) go to gpu_pair.py collect.
+# Exit status: 0 when every step passed, 1 otherwise, 2 usage.
+src=$(cd "$(dirname "$0")/.." && pwd)
+run="$src/.bundle/run.sh"
+[ $# -ge 2 ] || { sed -n '2,22p' "$0"; exit 2; }
+out=$1
+shift
+for s in "$@"; do
+    case $s in
+    info | tests | pair | torch | simplify | nccl | fp8) ;;
+    *) echo "gpu_session.sh: unknown step '$s'" >&2; exit 2 ;;
+    esac
+done
+[ -x "$run" ] || { echo "gpu_session.sh: $run missing: run scripts/bundle and carry .bundle" >&2; exit 2; }
+work=$(mktemp -d) || exit 2
+mkdir -p "$out" "$work/checks" || exit 2
+log="$out/session.log"
+rcfile="$work/rc"
+status=0
+
+# pack: the checks so far into OUTDIR/checks.tar.gz (replaced atomically).
+pack() {
+    cp "$log" "$work/checks/" 2>/dev/null
+    tar -C "$work" -czf "$out/checks.tar.gz.part" checks && mv "$out/checks.tar.gz.part" "$out/checks.tar.gz"
+}
+
+# step NAME SECONDS COMMAND...: its output to the screen and the log.
+step() {
+    name=$1 limit=$2
+    shift 2
+    echo "=== $name ($(date -u +%H:%M:%S), limit ${limit}s): $*" | tee -a "$log"
+    { timeout -k 5 "$limit" "$@" 2>&1; echo $? >"$rcfile"; } | tee -a "$log"
+    rc=$(cat "$rcfile")
+    case $rc in
+    0) echo "=== $name: ok ($(date -u +%H:%M:%S))" | tee -a "$log" ;;
+    124) echo "=== $name: STOPPED at its ${limit}s limit" | tee -a "$log"; status=1 ;;
+    *) echo "=== $name: exit $rc" | tee -a "$log"; status=1 ;;
+    esac
+    pack
+}
+
+c="$work/checks"
+for s in "$@"; do
+    case $s in
+    info)
+        step nvidia-smi 30 nvidia-smi
+        step clocks 30 nvidia-smi -q -d CLOCK,POWER,PERFORMANCE
+        step check 30 "$run" --check
+        step list 30 "$run" list
+        ;;
+    tests) step tests 180 "$run" --test ;;
+    pair)
+        # Straight into OUTDIR/pair: the traces are gzip'ed already, and a
+        # stopped call keeps every file written so far.
+        step pair $((${PAIR_BUDGET:-240} + 30)) python3 "$src/scripts/gpu_pair.py" collect "$out/pair" \
+            --mlbench "$run" --quick-ceilings --budget "${PAIR_BUDGET:-240}" --processes "${PAIR_PROCESSES:-3}" \
+            ${PAIR_FILTER:+--ceilings-filter "$PAIR_FILTER"}
+        ;;
+    torch)
+        step torch 240 python3 "$src/scripts/pytorch_compare.py" --mlbench "$run" \
+            --only 'gemm (bf16|tf32) 8192|d2d|triad' --json "$c/pytorch.json"
+        ;;
+    simplify)
+        step simplify 90 python3 "$src/scripts/mlbench_simplify.py" "$src/scripts/simplify_example.py" \
+            --out "$c/simplify.json" --seconds 3 --warmup 1
+        step simplify-gap 30 "$run" gap --run "$c/simplify.json"
+        ;;
+    nccl)
+        step nccl 90 "$run" --suite nccl-smoke --filter 'size=1048576' --out "$c/nccl.json"
+        ;;
+    fp8)
+        step fp8 90 "$run" --suite gpu-verify --filter 'dtype=fp8' --out "$c/fp8.json"
+        step fp8-required 30 python3 "$src/scripts/gpu_required.py" "$c/fp8.json" gemm/cublaslt dtype=fp8
+        ;;
+    esac
+done
+rm -rf "$work"
+exit $status
