@@ -8,7 +8,10 @@
       --processes separate processes) and one PyTorch profiler trace with
       record_shapes=True; then the machine's mlbench ceilings (membw, peak,
       gemm-gpu suites, as long as the budget allows). Writes OUTDIR/steps.json,
-      OUTDIR/<workload>.pt.trace.json.gz and OUTDIR/ceilings.json.
+      OUTDIR/<workload>.pt.trace.json.gz and OUTDIR/ceilings.json. The
+      ceilings are the GPU part of the default suite (`--suite all --filter
+      CEILINGS_FILTER`: GEMM every dtype, conv, copies, membw, peak, launch);
+      --quick-ceilings runs them with 3 repetitions of 0.1 s (for a short slot).
   gpu_pair.py compare A_DIR B_DIR [--mlbench PATH]
       anywhere: projects each workload's trace from A onto B and from B onto
       A with `mlbench gap --target` (B's measured ceilings; B's datasheet),
@@ -17,7 +20,8 @@
       bandwidth-ratio baselines. Exit 1 when a file is missing.
 
 Workloads (synthetic data, standard training steps: forward, loss, backward,
-optimizer step): an fp32 MLP, a bf16 transformer encoder, a bf16 conv net.
+optimizer step): an fp32 MLP, a bf16 transformer encoder, a bf16 conv net, at
+the batches in BATCH.
 Every timed step ends with a CUDA synchronize; warm-up steps are not timed.
 stdlib + torch only."""
 import argparse
@@ -30,8 +34,16 @@ import subprocess
 import sys
 import time
 
+# The GPU sections of configs/suites/all.ini (and every case id of those components).
+CEILINGS_FILTER = "^(gemm-gpu|conv-gpu|copy|membw|peak|launch)"
 WORKLOADS = ("mlp-fp32", "transformer-bf16", "convnet-bf16")
 DTYPE = {"mlp-fp32": "fp32", "transformer-bf16": "bf16", "convnet-bf16": "bf16"}
+# Batch per step (sequences for the transformer, 512 tokens each). Large enough that the GPU, not the host's
+# launches, sets the step: the first pair (bench/data/pair-h100-h200, which recorded no batch) ran the
+# transformer at 8 and the conv net at 64, host-bound, and separate processes of one step disagreed by up to
+# 43%. compare pairs only workloads run at the same batch.
+BATCH = {"mlp-fp32": 512, "transformer-bf16": 32, "convnet-bf16": 256}
+FIRST_BATCH = {"mlp-fp32": 512, "transformer-bf16": 8, "convnet-bf16": 64}  # steps.json without "batch"
 
 
 # ---- collect (GPU side) ---------------------------------------------------------------
@@ -46,13 +58,15 @@ def build(name, torch):
         model = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(4096, 4096), nn.ReLU())],
                               nn.Linear(4096, 1000)).to(dev)
         opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-        x, y = torch.randn(512, 4096, device=dev), torch.randint(0, 1000, (512,), device=dev)
+        b = BATCH[name]
+        x, y = torch.randn(b, 4096, device=dev), torch.randint(0, 1000, (b,), device=dev)
         return model, opt, lambda: (x, y), None
     if name == "transformer-bf16":
         layer = nn.TransformerEncoderLayer(1024, 16, 4096, batch_first=True, dropout=0.0)
         model = nn.Sequential(nn.TransformerEncoder(layer, 6), nn.Linear(1024, 1000)).to(dev)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-        x, y = torch.randn(8, 512, 1024, device=dev), torch.randint(0, 1000, (8 * 512,), device=dev)
+        b = BATCH[name]
+        x, y = torch.randn(b, 512, 1024, device=dev), torch.randint(0, 1000, (b * 512,), device=dev)
         return model, opt, lambda: (x, y), torch.bfloat16
     if name == "convnet-bf16":
         def block(cin, cout, stride):
@@ -61,8 +75,9 @@ def build(name, torch):
                               block(128, 256, 2), block(256, 256, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
                               nn.Linear(256, 1000)).to(dev).to(memory_format=torch.channels_last)
         opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
-        x = torch.randn(64, 3, 128, 128, device=dev).to(memory_format=torch.channels_last)
-        y = torch.randint(0, 1000, (64,), device=dev)
+        b = BATCH[name]
+        x = torch.randn(b, 3, 128, 128, device=dev).to(memory_format=torch.channels_last)
+        y = torch.randint(0, 1000, (b,), device=dev)
         return model, opt, lambda: (x, y), torch.bfloat16
     raise ValueError(name)
 
@@ -125,7 +140,7 @@ def collect(args):
            "steps_per_process": args.steps, "workloads": {}}
     for name in WORKLOADS:
         per = [run_child(args, name)["step_ms"] for _ in range(args.processes)]
-        doc["workloads"][name] = {"dtype": DTYPE[name], "step_ms_per_process": per,
+        doc["workloads"][name] = {"dtype": DTYPE[name], "batch": BATCH[name], "step_ms_per_process": per,
                                   "step_ms": statistics.median(per)}
         raw = os.path.join(args.outdir, f"{name}.pt.trace.json")
         run_child(args, name, trace=raw)
@@ -139,7 +154,9 @@ def collect(args):
     if args.mlbench and left > 60:
         out = os.path.join(args.outdir, "ceilings.json")
         try:  # results are rewritten after every case: a timeout keeps what was measured
-            subprocess.run([args.mlbench, "--suite", "membw,peak,gemm-gpu", "--out", out], timeout=left - 10)
+            quick = ["--repetitions", "3", "--min-time", "0.1", "--warmup-time", "0.05"] if args.quick_ceilings else []
+            subprocess.run([args.mlbench, "--suite", "all", "--filter", args.ceilings_filter, "--out", out] + quick,
+                           timeout=left - 10)
         except subprocess.TimeoutExpired:
             print("gpu_pair.py: the ceilings ran out of budget; keeping what was measured", file=sys.stderr)
     return 0
@@ -188,6 +205,20 @@ def figure(sheets, stem, key):
         return None
 
 
+def spread_of(workload):
+    """(fastest, slowest) of a workload's per-process step times (ms)."""
+    per = workload.get("step_ms_per_process") or [workload["step_ms"]]
+    return min(per), max(per)
+
+
+def beyond_spread(projected, measured, spread):
+    """How far a projection lies outside the target's per-process range, as a fraction of the measured step:
+    0 inside it. Separate processes of the same step disagree on a shared machine; an error inside that
+    range is not one the model can be blamed for."""
+    lo, hi = spread
+    return max(lo - projected, projected - hi, 0.0) / measured
+
+
 def stats_line(label, errs):
     return (f"  {label:16s} mean |e| {100 * statistics.mean(abs(e) for e in errs):6.1f}%  max |e| "
             f"{100 * max(abs(e) for e in errs):6.1f}%  bias {100 * statistics.mean(errs):+6.1f}%")
@@ -210,6 +241,11 @@ def compare(args):
             trace = os.path.join(src, f"{name}.pt.trace.json.gz")
             if name not in steps[src]["workloads"] or name not in steps[dst]["workloads"] or not os.path.exists(trace):
                 continue
+            batches = [steps[x]["workloads"][name].get("batch", FIRST_BATCH[name]) for x in (src, dst)]
+            if batches[0] != batches[1]:
+                print(f"gpu_pair.py: {name} ran at batch {batches[0]} in {src} and {batches[1]} in {dst}: not paired",
+                      file=sys.stderr)
+                continue
             here_ms = steps[src]["workloads"][name]["step_ms"]
             there_ms = steps[dst]["workloads"][name]["step_ms"]
             dt = DTYPE[name]
@@ -218,7 +254,10 @@ def compare(args):
             base = {"no change": here_ms,
                     "flops ratio": here_ms * flops[0] / flops[1] if None not in flops else None,
                     "bandwidth ratio": here_ms * bw[0] / bw[1] if None not in bw else None}
-            for mode, target in (("measured", os.path.join(dst, "ceilings.json")), ("datasheet", stems[dst])):
+            # The datasheet by its file: a bare name may be a reference machine's measured figures.
+            sheet = os.path.join(args.config_dir, "hardware", stems[dst] + ".ini") if stems[dst] else None
+            spread = spread_of(steps[dst]["workloads"][name])
+            for mode, target in (("measured", os.path.join(dst, "ceilings.json")), ("datasheet", sheet)):
                 if target is None or (mode == "measured" and not os.path.exists(target)):
                     continue
                 m = gap_json(args.mlbench, trace, os.path.join(src, "ceilings.json"), target)
@@ -226,20 +265,26 @@ def compare(args):
                 if not pick:
                     continue
                 ratio = pick[0]["step_seconds"] / m["here"]["step_seconds"]
-                rows[mode].append((name, steps[src]["gpu"], steps[dst]["gpu"], here_ms, there_ms, here_ms * ratio, base))
+                rows[mode].append((name, steps[src]["gpu"], steps[dst]["gpu"], here_ms, there_ms, here_ms * ratio, base,
+                                   spread))
     for mode, rs in rows.items():
         if not rs:
             continue
         print(f"{mode} figures on both sides ({len(rs)} projections):")
-        for n, s, d, h, t, p, _ in rs:
-            print(f"  {n:18s} {s[:24]:24s} -> {d[:24]:24s} measured {t:9.3f} ms  projected {p:9.3f} ms "
-                  f"({100 * (p - t) / t:+.1f}%)")
-        print(stats_line("model", [(p - t) / t for (_, _, _, h, t, p, _) in rs]) +
-              f"  speed-up |e| {100 * statistics.mean(abs(t / p - 1) for (_, _, _, h, t, p, _) in rs):.1f}%")
+        for n, s, d, h, t, p, _, (lo, hi) in rs:
+            print(f"  {n:16s} {s[:14]:14s} -> {d[:14]:14s} measured {t:7.3f} ms ({lo:.3f}-{hi:.3f})  "
+                  f"projected {p:7.3f} ms ({100 * (p - t) / t:+.1f}%)")
+        print(stats_line("model", [(p - t) / t for (_, _, _, h, t, p, _, _) in rs]) +
+              f"  speed-up |e| {100 * statistics.mean(abs(t / p - 1) for (_, _, _, h, t, p, _, _) in rs):.1f}%")
         for k in ("no change", "flops ratio", "bandwidth ratio"):
-            errs = [(bs[k] - t) / t for (_, _, _, h, t, p, bs) in rs if bs[k] is not None]
+            errs = [(bs[k] - t) / t for (_, _, _, h, t, p, bs, _) in rs if bs[k] is not None]
             if errs:
                 print(stats_line(k, errs))
+        beyond = [beyond_spread(p, t, sp) for (_, _, _, h, t, p, _, sp) in rs]
+        print(f"  the target's own processes spread {100 * statistics.mean((hi - lo) / t for (*_, t, _, _, (lo, hi)) in rs):.1f}% "
+              f"of its step on average (fastest to slowest);")
+        print(f"  the model's error beyond that spread: mean {100 * statistics.mean(beyond):.1f}%, "
+              f"max {100 * max(beyond):.1f}% ({sum(1 for b in beyond if b == 0)} of {len(rs)} projections inside it)")
     return 0
 
 
@@ -256,6 +301,9 @@ def main():
     c.add_argument("--processes", type=int, default=3)
     c.add_argument("--steps", type=int, default=30)
     c.add_argument("--budget", type=float, default=540, help="seconds for the whole collection")
+    c.add_argument("--quick-ceilings", action="store_true", help="3 repetitions of 0.1 s per ceiling case")
+    c.add_argument("--ceilings-filter", default=CEILINGS_FILTER,
+                   help="which cases of the default suite to run (mlbench --filter; default: its GPU part)")
     p = sub.add_parser("compare")
     p.add_argument("a_dir")
     p.add_argument("b_dir")

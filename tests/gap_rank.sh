@@ -97,7 +97,7 @@ for d in A B; do mkdir -p $d; ln -s "$TRACE" $d/convnet-bf16.pt.trace.json.gz; l
 echo '{"gpu": "NVIDIA H100 80GB HBM3", "workloads": {"convnet-bf16": {"step_ms": 150.0}}}' > A/steps.json
 echo '{"gpu": "NVIDIA H100 80GB HBM3", "workloads": {"convnet-bf16": {"step_ms": 160.0}}}' > B/steps.json
 check "gpu_pair compare" expect_exit 0 python3 "$SRC/scripts/gpu_pair.py" compare A B --mlbench "$MLBENCH"
-check "gpu_pair: same GPU, the source's step" has "measured   160.000 ms  projected   150.000 ms" "$WORK/out"
+check "gpu_pair: same GPU, the source's step" has "measured 160.000 ms (160.000-160.000)  projected 150.000 ms (-6.2%)" "$WORK/out"
 check "gpu_pair: datasheet mode" has "datasheet figures on both sides" "$WORK/out"
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all gap_rank checks passed"

@@ -148,9 +148,9 @@ static int parse_targets(const char *targets, name_list *l, mb_err *err)
     return rc;
 }
 
-/* The best verified rate of GPU cases of `component` (and dtype, when
- * given), in work units per second; 0 when none. */
-static double best_case(const mb_ceilings *c, const char *component, const char *dtype)
+/* The best verified rate of GPU cases of `component` (and dtype, and
+ * membw op, when given), in work units per second; 0 when none. */
+static double best_case(const mb_ceilings *c, const char *component, const char *dtype, const char *op)
 {
     double best = 0;
     for (int i = 0; c && i < c->n_cases; i++) {
@@ -160,28 +160,58 @@ static double best_case(const mb_ceilings *c, const char *component, const char 
         const char *d = mb_case_param(k, "dtype");
         if (dtype && (d == NULL || strcmp(d, dtype) != 0))
             continue;
+        const char *o = mb_case_param(k, "op");
+        if (op && (o == NULL || strcmp(o, op) != 0))
+            continue;
         if (k->rate_abs > best)
             best = k->rate_abs;
     }
     return best;
 }
 
-/* Replaces the datasheet figures of g by what `c` measured on that GPU:
- * memory bandwidth (membw), GEMM math per dtype, the CUDA cores' fp32
- * (peak). True when any figure was measured. */
-static bool overlay_measured(mb_proj_gpu *g, const mb_ceilings *c)
+/* What a measured figure is taken from: the best of these kinds of case that
+ * were measured. */
+typedef struct figure_source {
+    const char *component, *dtype, *op;
+} figure_source;
+
+static const char *const pm_dtype[MB_PM_N] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp64" };
+static const char *const membw_ops[] = { "read", "write", "copy", "triad" };
+
+/* The best rate of the sources on one machine, over only the sources `other`
+ * measured too (NULL: all): two machines' figures then come from the same
+ * kinds of case (like with like). A results file cut short that lacks the
+ * CUDA cores' fp32 peak case, say, must not be held against a machine whose
+ * fp32 figure comes from it. */
+static double best_of(const mb_ceilings *c, const mb_ceilings *other, const figure_source *src, int n)
 {
-    static const char *const dt[MB_PM_N] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp64" };
+    double best = 0;
+    for (int i = 0; i < n; i++) {
+        if (other && best_case(other, src[i].component, src[i].dtype, src[i].op) <= 0)
+            continue;
+        best = fmax(best, best_case(c, src[i].component, src[i].dtype, src[i].op));
+    }
+    return best;
+}
+
+/* Replaces the datasheet figures of g by what `c` measured on that GPU:
+ * memory bandwidth (membw ops), GEMM math per dtype, the CUDA cores' fp32
+ * (peak), each from the kinds of case `other` measured too when it is given.
+ * True when any figure was measured. */
+static bool overlay_measured(mb_proj_gpu *g, const mb_ceilings *c, const mb_ceilings *other)
+{
     bool any = false;
-    double bw = best_case(c, "membw", NULL);
+    figure_source bw_src[sizeof membw_ops / sizeof *membw_ops];
+    for (size_t i = 0; i < sizeof membw_ops / sizeof *membw_ops; i++)
+        bw_src[i] = (figure_source){ "membw", NULL, membw_ops[i] };
+    double bw = best_of(c, other, bw_src, (int)(sizeof bw_src / sizeof *bw_src));
     if (bw > 0) {
         g->bw = bw;
         any = true;
     }
     for (int m = 0; m < MB_PM_N; m++) {
-        double f = best_case(c, "gemm", dt[m]);
-        if (m == MB_PM_FP32)
-            f = fmax(f, best_case(c, "peak", "fp32"));
+        figure_source src[2] = { { "gemm", pm_dtype[m], NULL }, { "peak", "fp32", NULL } };
+        double f = best_of(c, other, src, m == MB_PM_FP32 ? 2 : 1);
         if (f > 0) {
             g->flops[m] = f;
             any = true;
@@ -233,7 +263,7 @@ static void machine_gpu(machine *m, const mb_datasheet *sheet, const mb_ceilings
     }
     m->have_gpu = true;
     if (measured)
-        m->measured = overlay_measured(&m->gpu, measured);
+        m->measured = overlay_measured(&m->gpu, measured, NULL);
 }
 
 static int machine_load(const char *name, const char *phase, machine *m, mb_err *err)
@@ -410,10 +440,10 @@ static int cmp_row(const void *a, const void *b)
     return (x->step > y->step) - (x->step < y->step);
 }
 
-/* The trace's GPU, from its datasheet; measured figures only where the
- * ceilings are of that same GPU. */
-static int here_gpu(const mb_proj_trace *t, const mb_ceilings *here, mb_proj_gpu *sheet_gpu,
-                    mb_proj_gpu *measured_gpu, bool *have_measured, char *label, size_t len, mb_err *err)
+/* The trace's GPU, from its datasheet; *have_measured when the ceilings are
+ * of that same GPU and measured some of its figures. */
+static int here_gpu(const mb_proj_trace *t, const mb_ceilings *here, mb_proj_gpu *sheet_gpu, bool *have_measured,
+                    char *label, size_t len, mb_err *err)
 {
     mb_datasheet *d = NULL, *dc = NULL;
     mb_err why = { 0 };
@@ -425,11 +455,12 @@ static int here_gpu(const mb_proj_trace *t, const mb_ceilings *here, mb_proj_gpu
     if (mb_datasheet_match(dev, &d, &why) != MB_OK)
         return mb_errf(err, MB_EUSAGE, "the trace ran on %s: %s", dev, why.msg);
     int rc = mb_proj_gpu_from_datasheet(d, sheet_gpu, err);
-    *measured_gpu = *sheet_gpu;
     *have_measured = false;
     if (rc == MB_OK && here && mb_datasheet_match(here->machine, &dc, &why) == MB_OK &&
-        strcmp(mb_datasheet_file(dc), mb_datasheet_file(d)) == 0)
-        *have_measured = overlay_measured(measured_gpu, here);
+        strcmp(mb_datasheet_file(dc), mb_datasheet_file(d)) == 0) {
+        mb_proj_gpu measured = *sheet_gpu;
+        *have_measured = overlay_measured(&measured, here, NULL);
+    }
     snprintf(label, len, "%s", dev);
     mb_datasheet_free(d);
     mb_datasheet_free(dc);
@@ -440,12 +471,12 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
                        mb_ranking *r, mb_err *err)
 {
     mb_proj_trace *t = NULL;
-    mb_proj_gpu h_sheet, h_meas;
+    mb_proj_gpu h_sheet;
     bool have_meas = false;
     mb_proj_outcome base;
     int rc = mb_proj_trace_load(run_path, &t, err);
     if (rc == MB_OK)
-        rc = here_gpu(t, here, &h_sheet, &h_meas, &have_meas, r->here, sizeof r->here, err);
+        rc = here_gpu(t, here, &h_sheet, &have_meas, r->here, sizeof r->here, err);
     if (rc == MB_OK)
         rc = mb_proj_trace_run(t, &h_sheet, NULL, &base, err);
     if (rc) {
@@ -468,18 +499,24 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
         if (!m.have_gpu) {
             snprintf(row->note, sizeof row->note, "not projected: %s", m.gpu_why);
         } else {
-            /* like with like: a measured target against what was measured here */
-            const mb_proj_gpu *hg = m.measured && have_meas ? &h_meas : &h_sheet;
-            mb_proj_gpu there = m.gpu;
-            if (m.measured && !have_meas) /* nothing measured here: both from datasheets */
-                machine_gpu(&m, m.sheet, NULL), there = m.gpu;
+            /* like with like: a measured target against what was measured here, each figure from
+             * the kinds of case both machines measured; else both from datasheets */
+            mb_proj_gpu hg = h_sheet, there;
+            bool measured = m.measured && have_meas;
+            machine_gpu(&m, m.sheet, NULL);
+            there = m.gpu;
+            if (measured) {
+                const mb_ceilings *tc = m.is_ref ? &m.ref.measured : &m.results;
+                overlay_measured(&hg, here, tc);
+                overlay_measured(&there, tc, here);
+            }
             mb_proj_outcome out;
-            rc = mb_proj_trace_run(t, hg, &there, &out, err);
+            rc = mb_proj_trace_run(t, &hg, &there, &out, err);
             if (rc == MB_OK) {
                 row->ok = true;
                 row->step = out.there.step;
                 memcpy(row->cls, out.there.cls, sizeof row->cls);
-                snprintf(row->source, sizeof row->source, "%s", m.measured && have_meas ? "measured" : "datasheet");
+                snprintf(row->source, sizeof row->source, "%s", measured ? "measured" : "datasheet");
                 r->kernels = out.kernels / (out.steps > 0 ? out.steps : 1);
                 r->with_shapes = out.with_shapes / (out.steps > 0 ? out.steps : 1);
                 if (out.no_peak > 0)
