@@ -400,6 +400,7 @@ class Simplifier:
         self.warmup = float(warmup)
         self.min_steps = max(1, int(min_steps))
         self.flops_per_step = flops_per_step
+        self.math_dtype = None  # what the matmul/conv calls ran in (_count_flops), autocast included
         self.count_flops = count_flops
         self.pattern = pattern
         self.out = out
@@ -602,13 +603,15 @@ class Simplifier:
         if not self.count_flops or t is None:
             return 0.0, None
         d = self._device_batch()
+        watch = _MathDtypes()
         try:
-            with t.autograd.profiler.profile(with_flops=True, record_shapes=True) as prof:
+            with t.autograd.profiler.profile(with_flops=True, record_shapes=True) as prof, watch:
                 self.step(d)
                 self._sync()
         except Exception as exc:  # a profiler that cannot count is no error of the user's code
             self._say("FLOPs not counted: %s", exc)
             return 0.0, None
+        self.math_dtype = watch.dominant()
         flops = sum(getattr(e, "flops", 0) or 0 for e in prof.function_events)
         return float(flops), "torch profiler (with_flops: matmul/conv forward ops, a lower bound)" if flops else None
 
@@ -689,9 +692,76 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt("signal %d" % signum)
 
 
+_DTYPE_NAMES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float64": "fp64"}
+
+
+class _MathDtypes:
+    """The dtype the step's matrix math runs in, as the dispatcher sees it:
+    after autocast has cast the inputs (a model of fp32 parameters under
+    torch.autocast(dtype=torch.bfloat16) multiplies in bf16, and its ceiling
+    is the bf16 one, not fp32's). A context manager around one step; records
+    the forward matmul and convolution calls, weighted by their multiply-adds
+    (output elements x the inner dimension). dominant() is None when it saw
+    none or this torch has no dispatch modes (the caller then falls back to
+    the parameters' dtype)."""
+
+    _INNER = {"mm": (0, -1), "bmm": (0, -1), "addmm": (1, -1), "baddbmm": (1, -1), "_scaled_mm": (0, -1)}
+
+    def __init__(self):
+        self.work = {}
+        self._mode = None
+        t = _torch()
+        try:
+            from torch.utils._python_dispatch import TorchDispatchMode
+        except Exception:
+            return
+        watch = self
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                try:
+                    watch._record(t, func, args, out)
+                except Exception:  # counting must never break the user's step
+                    pass
+                return out
+
+        self._mode = Mode()
+
+    def _record(self, t, func, args, out):
+        name = func.__name__.split(".")[0] if hasattr(func, "__name__") else str(func)
+        if name == "convolution":
+            w = args[1]
+            inner = w.numel() // max(w.shape[0], 1)
+        elif name in self._INNER:
+            arg, dim = self._INNER[name]
+            inner = args[arg].shape[dim]
+        else:
+            return
+        if not isinstance(out, t.Tensor):
+            return
+        operand = args[1] if name in ("addmm", "baddbmm") else args[0]  # addmm's first is the bias
+        dt = _DTYPE_NAMES.get(str(operand.dtype))
+        if dt:
+            self.work[dt] = self.work.get(dt, 0) + out.numel() * inner
+
+    def __enter__(self):
+        if self._mode is not None:
+            self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._mode is not None:
+            self._mode.__exit__(*exc)
+        return False
+
+    def dominant(self):
+        return max(self.work, key=self.work.get) if self.work else None
+
+
 def _dtype_name(optimizer, batch):
     t = _torch()
-    names = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float64": "fp64"}
+    names = _DTYPE_NAMES
     if optimizer is not None:
         for g in optimizer.param_groups:
             for p in g["params"]:
@@ -814,7 +884,8 @@ def _stages(s, full):
             compute["isolated_seconds_per_step"] = iso
     flops = getattr(s, "flops", 0)
     if flops:
-        compute.update(component="gemm", dtype=_dtype_name(s.optimizer, s.host_batch), flops_per_step=flops)
+        compute.update(component="gemm", flops_per_step=flops,
+                       dtype=s.math_dtype or _dtype_name(s.optimizer, s.host_batch))
     else:
         compute["component"] = "other"
     stages.append(compute)

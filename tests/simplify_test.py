@@ -570,6 +570,49 @@ class HonestStubs(unittest.TestCase):
         self.assertEqual(st["forward+backward"]["device"], "gpu")
 
 
+class MathDtype(unittest.TestCase):
+    """The compute stage's dtype is what its matmuls and convolutions ran in:
+    under autocast that is the autocast dtype, not the fp32 of the parameters
+    (seen on an H100, 2026-11-26: a bf16-autocast conv net was held against the
+    fp32 GEMM ceiling, 51.8 TFLOP/s, instead of bf16's)."""
+
+    def run_step(self, autocast):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.Flatten(), torch.nn.Linear(8 * 6 * 6, 4))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        data = [(torch.randn(4, 3, 8, 8), torch.randint(0, 4, (4,)))] * 4
+
+        def step(b):
+            x, y = b
+            opt.zero_grad()
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+                loss = torch.nn.functional.cross_entropy(model(x).float(), y)
+            loss.backward()
+            opt.step()
+
+        doc = ms.simplify(data, step, optimizer=opt, seconds=0.1, warmup=0.02, log=None)
+        return {s["name"]: s for s in doc["stages"]}["forward+backward"]
+
+    def test_autocast_bf16_is_bf16(self):
+        st = self.run_step(True)
+        self.assertEqual(st["component"], "gemm")
+        self.assertEqual(st["dtype"], "bf16")
+
+    def test_without_autocast_fp32(self):
+        self.assertEqual(self.run_step(False)["dtype"], "fp32")
+
+    def test_the_watch_weighs_by_work(self):
+        """One large bf16 product outweighs several small fp32 ones."""
+        watch = ms._MathDtypes()
+        with watch:
+            for _ in range(3):
+                torch.mm(torch.randn(4, 4), torch.randn(4, 4))
+            torch.mm(torch.randn(64, 64, dtype=torch.bfloat16), torch.randn(64, 64, dtype=torch.bfloat16))
+        self.assertEqual(watch.work["fp32"], 3 * 16 * 4)
+        self.assertEqual(watch.work["bf16"], 64 * 64 * 64)
+        self.assertEqual(watch.dominant(), "bf16")
+
+
 class OverlapWords(unittest.TestCase):
     def test_known_cases(self):
         """full ~ max: overlapped; full ~ sum: one after another; above the sum: contention."""
