@@ -23,7 +23,12 @@ settle + sustained stretch, with the lengths read from mlbench's results file,
 the same batch of GEMMs per timed call (mlbench's gemms_per_iteration) and the
 same input distribution (uniform in [-1, 1), as mlbench's mb_gemm_input). The
 table then gives burst/burst and sustained/sustained ratios; the verdict asks
->= 0.97 for both on every GEMM row.
+>= 0.97 for both on every GEMM row. The `mlbench` column is the case's
+ceiling, the figure mlbench's own table, JSON and gap show (the sustained
+phase for compute cases, else the repetitions' median), and `ratio` holds it
+against PyTorch's rate in the same phase (on an H200, 2026-11-26, this
+column showed the repetitions' median, bf16 8192^3 0.85 of PyTorch's quick
+timing, beside a ceiling 1.11 of PyTorch's sustained rate).
 
 Usage:
   python3 scripts/pytorch_compare.py [--mlbench CMD] [--only REGEX] [--json FILE]
@@ -109,7 +114,10 @@ def run_mlbench(cmd, label, section, workdir):
     if c.get("status") != "ok" or not c.get("rate"):
         return None, c.get("rate_unit", ""), "%s: %s" % (c.get("status"), c.get("reason")), None, "", c
     peak = c.get("peak") or {}
-    return (c["rate"]["median"], c["rate_unit"], "ok, verification %s" % c.get("verification", {}).get("status"),
+    # The case's ceiling, the one figure every view of mlbench shows (the sustained phase for
+    # compute cases, else the repetitions' median); older results files have only the median.
+    ceiling = (c.get("ceiling") or {}).get("value") or c["rate"]["median"]
+    return (ceiling, c["rate_unit"], "ok, verification %s" % c.get("verification", {}).get("status"),
             c.get("efficiency"), peak.get("source", ""), c)
 
 
@@ -318,11 +326,16 @@ HEADER = "%-28s %10s %10s %-8s %7s %6s %9s %9s" % ("case", "mlbench", "pytorch",
 
 
 def make_row(label, mb, pt):
-    """One table row from run_mlbench's and measure_torch's results. `ratio` is
-    mlbench's median over PyTorch's quick timing; on rows with phases (GEMM)
-    burst_ratio and sustained_ratio compare like with like."""
+    """One table row from run_mlbench's and measure_torch's results. `mlbench`
+    is the case's ceiling (as mlbench's table, JSON and gap show it); `ratio`
+    is it over PyTorch's rate measured the same way: on rows with phases (GEMM)
+    PyTorch's rate in the ceiling's phase (sustained), else its quick timing.
+    burst_ratio and sustained_ratio compare both phases like with like."""
     mb_rate, mb_unit, mb_status, mb_eff, mb_peak, case = mb
     pt_rate, pt_unit, pt_ok, pt_note, pt_phases = pt
+    ceiling_phase = ((case or {}).get("ceiling") or {}).get("source")
+    if pt_phases and ceiling_phase in ("burst", "sustained") and pt_phases.get(ceiling_phase):
+        pt_rate = pt_phases[ceiling_phase]
     ratio = mb_rate / pt_rate if mb_rate and pt_rate and mb_unit == pt_unit else None
     r = {"case": label, "unit": pt_unit, "mlbench": mb_rate, "mlbench_status": mb_status,
          "mlbench_efficiency": mb_eff, "mlbench_peak": mb_peak,
@@ -365,8 +378,7 @@ def summary(rows):
     """The lines printed after the table and the exit status (0 = all good).
     Needs no torch: tests/pytorch_compare_test.py calls it with made-up rows."""
     lines = []
-    # Rows with phases are judged like for like below (their median ratio
-    # sets a sustained rate against PyTorch's short burst).
+    # Rows with phases are judged like for like below, both phases.
     low = [r for r in rows if not r.get("phases") and r["ratio"] is not None and r["ratio"] < 0.95]
     if low:
         # No %-formatting here: the text itself holds a percent sign.
