@@ -502,13 +502,14 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
             /* like with like: a measured target against what was measured here, each figure from
              * the kinds of case both machines measured; else both from datasheets */
             mb_proj_gpu hg = h_sheet, there;
-            bool measured = m.measured && have_meas;
+            bool measured = false;
+            bool target_measured = m.measured;
             machine_gpu(&m, m.sheet, NULL);
             there = m.gpu;
-            if (measured) {
+            if (target_measured && have_meas) {
                 const mb_ceilings *tc = m.is_ref ? &m.ref.measured : &m.results;
-                overlay_measured(&hg, here, tc);
-                overlay_measured(&there, tc, here);
+                /* a kind of case both measured gives both sides a figure, so the two agree */
+                measured = overlay_measured(&hg, here, tc) && overlay_measured(&there, tc, here);
             }
             mb_proj_outcome out;
             rc = mb_proj_trace_run(t, &hg, &there, &out, err);
