@@ -907,6 +907,13 @@ static void test_uring_sqpoll_iopoll_run_or_skip(void **st)
             char want[32];
             snprintf(want, sizeof want, "%s on", i == 0 ? "SQPOLL" : "IOPOLL");
             assert_non_null(strstr(uring_info(&o), want));
+            if (i == 0) { /* SQPOLL: the timed loop waits by polling the completion ring, as fio does */
+                assert_non_null(strstr(uring_info(&o), "completions polled in the ring"));
+                assert_true(metric(&o, "ring_polled_waits") > 0);
+                assert_true(metric(&o, "ring_poll_timeouts") == 0);
+            } else {
+                assert_non_null(strstr(uring_info(&o), "completions waited for in the kernel"));
+            }
         }
         mb_report_free(&o.report);
     }

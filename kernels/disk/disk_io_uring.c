@@ -25,7 +25,9 @@
  *    the check never delays a submission. Every read's stamps are checked
  *    (DISK_STAMP_STEP stride; first and last sector always); after each
  *    iteration, untimed, a window of the last read is compared byte for byte;
- *  - `sqpoll = on` (IORING_SETUP_SQPOLL: a kernel thread submits) and
+ *  - `sqpoll = on` (IORING_SETUP_SQPOLL: a kernel thread submits, and the
+ *    loop polls the completion ring instead of sleeping in the kernel, as
+ *    fio's --sqthread_poll) and
  *    `iopoll = on` (IORING_SETUP_IOPOLL: completions polled, direct mode only,
  *    needs a device with poll queues) as job-file options; a case whose
  *    option the kernel or device refuses is skipped with the reason.
@@ -81,6 +83,7 @@ typedef struct uring_state {
      * returned (qd: the queue stayed full), and the reads that completed
      * between iterations, neither timed nor counted. */
     long long queue_at_return_min, untimed_reads;
+    long long spin_waits, spin_timeouts; /* SQPOLL: waits the ring polling ended; ones it gave up */
 } uring_state;
 
 static int not_permitted(int rc, mb_err *err)
@@ -333,6 +336,36 @@ static int submit_and_wait(uring_state *s, unsigned wait, mb_err *err)
     return MB_OK;
 }
 
+/* SQPOLL: the kernel thread takes the submissions, and completions land in
+ * the CQ ring without a system call, so the timed loop waits for one by
+ * polling the ring, as fio's --sqthread_poll does (engines/io_uring.c enters
+ * the kernel for completions only without an SQ thread). Entering the kernel
+ * to sleep until a completion and be woken again, as the other modes do, cost
+ * this mode half its rate at 4 KiB, queue depth 1 (docs/disk.md). The wait
+ * costs this CPU while it spins, as fio's does. After SPIN_LIMIT seconds
+ * without a completion it waits in the kernel instead: a completion that
+ * never comes must not spin forever. */
+#define SPIN_LIMIT 1.0
+
+static int submit_and_spin(uring_state *s, mb_err *err)
+{
+    int rc = submit_and_wait(s, 0, err);
+    double give_up = 0;
+    for (unsigned spins = 1; rc == MB_OK && io_uring_cq_ready(&s->ring) == 0; spins++) {
+        if (spins % 4096 != 0)
+            continue;
+        double t = mb_now();
+        if (give_up == 0) {
+            give_up = t + SPIN_LIMIT;
+        } else if (t > give_up) {
+            s->spin_timeouts++;
+            return submit_and_wait(s, 1, err);
+        }
+    }
+    s->spin_waits++;
+    return rc;
+}
+
 /* One read of block 0 through the ring as the timed loop does it: an
  * IOPOLL ring on a device without poll queues, or a READ_FIXED the kernel
  * rejects, shows here rather than in the first timed iteration. */
@@ -433,7 +466,7 @@ static int uring_run(void *state, double *seconds, mb_err *err)
     long long completed = 0;
     double start = mb_now(), now = start;
     while (completed < n) {
-        rc = submit_and_wait(s, 1, err);
+        rc = s->sqpoll ? submit_and_spin(s, err) : submit_and_wait(s, 1, err);
         if (rc != MB_OK)
             return rc;
         now = mb_now();
@@ -507,21 +540,28 @@ static void uring_timing_start(void *state)
     uring_state *s = state;
     s->queue_at_return_min = -1;
     s->untimed_reads = 0;
+    s->spin_waits = s->spin_timeouts = 0;
     mb_disk_case_timing_start(s->c);
 }
 
 static void uring_report(void *state, mb_report *r)
 {
     uring_state *s = state;
-    char how[320];
+    char how[400];
     unsigned f = s->setup_flags;
     snprintf(how, sizeof how, "%s buffers, %s file, SQPOLL %s, IOPOLL %s, task work %s; batched submit and reap; "
-                              "queue kept full across iterations",
+                              "completions %s; queue kept full across iterations",
              s->reg_bufs ? "registered (READ_FIXED)" : "plain", s->reg_file ? "registered" : "plain",
              s->sqpoll ? "on" : "off", s->iopoll ? "on" : "off",
              (f & IORING_SETUP_DEFER_TASKRUN) ? "deferred (COOP_TASKRUN|SINGLE_ISSUER|DEFER_TASKRUN)"
-             : (f & IORING_SETUP_COOP_TASKRUN) ? "cooperative (COOP_TASKRUN)" : "default");
+             : (f & IORING_SETUP_COOP_TASKRUN) ? "cooperative (COOP_TASKRUN)" : "default",
+             s->sqpoll ? "polled in the ring by this thread (a CPU spins, as fio's --sqthread_poll)"
+                       : "waited for in the kernel");
     mb_report_info(r, "io_uring", how);
+    if (s->sqpoll) {
+        mb_report_metric(r, "ring_polled_waits", (double)s->spin_waits, "waits");
+        mb_report_metric(r, "ring_poll_timeouts", (double)s->spin_timeouts, "waits");
+    }
     if (s->queue_at_return_min >= 0)
         mb_report_metric(r, "queue_at_iteration_end", (double)s->queue_at_return_min, "reads");
     mb_report_metric(r, "untimed_reads", (double)s->untimed_reads, "reads");
