@@ -63,7 +63,7 @@ PYEOF
 # Disk end to end, where fio is installed: calibration, three pairs, a JSON
 # row with both ratios and the peer's exact command line, nothing left behind.
 if command -v fio > /dev/null 2>&1; then
-    python3 "$PEERS" --mlbench "$MLBENCH" --only disk --filter 'pread 4k' --dir "$WORK" --size 64m \
+    python3 "$PEERS" --mlbench "$MLBENCH" --only disk --filter 'pread 4k|io_uring 4k random qd1' --dir "$WORK" --size 64m \
         --reps 1 --min-time 0.05 --runtime 0.3 --ramp 0 --json disk.json > out.txt 2> err.txt
     status=$?
     cat out.txt
@@ -71,16 +71,29 @@ if command -v fio > /dev/null 2>&1; then
     python3 - disk.json <<'PYEOF' || fail "disk.json is not as expected"
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
-assert len(rows) == 1, rows
-r = rows[0]
-if "error" in r:
-    # a file system without O_DIRECT (tmpfs): the reason is given
-    assert "skipped" in r["error"] or "O_DIRECT" in r["error"], r
-else:
+assert [r["case"] for r in rows] == ["pread 4k random qd1", "io_uring 4k random qd1"], rows
+for r in rows:
+    if "error" in r:
+        # a file system without O_DIRECT (tmpfs): the reason is given
+        assert "skipped" in r["error"] or "O_DIRECT" in r["error"], r
+        continue
     assert len(r["rates"]["mlbench"]) == 3 and len(r["rates"]["fio default"]) == 3, r
     assert r["ratios"]["vs fio default"] > 0 and r["ratios"]["vs fio best"] > 0, r
     assert r["peer_commands"]["fio default"].startswith("fio ") and "--readonly" in r["peer_commands"]["fio best"]
-print("ok: disk row")
+    # mlbench's own options, calibrated like fio's: each either measured or refused with its reason;
+    # the best of them is one that ran in every pair, and the best-vs-best ratio is over those pairs
+    want = ["mlbench"] + (["mlbench sqpoll", "mlbench iopoll"] if r["case"].startswith("io_uring") else [])
+    assert sorted(list(r["mlbench_calibration"]) + list(r["mlbench_refused"])) == sorted(want), r
+    assert all(r["mlbench_refused"].values()), r
+    best = r["mlbench_best"]
+    assert best in r["all_rates"] and len(r["all_rates"][best]) == 3, r
+    assert r["rates"]["mlbench best"] == r["all_rates"][best], r
+    fio_best = r["all_rates"][r["fio_best"]]
+    want_ratio = sorted(a / b for a, b in zip(r["all_rates"][best], fio_best))[1]
+    assert abs(r["ratios"]["best vs fio best"] - want_ratio) < 1e-12, r
+    if best != "mlbench":
+        assert ("sqpoll = on" if best == "mlbench sqpoll" else "iopoll = on") in r["mlbench_best_job"], r
+print("ok: disk rows")
 PYEOF
 fi
 

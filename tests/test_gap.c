@@ -363,6 +363,41 @@ static void test_cpu_gemm_best_library(void **state)
     mb_ceilings_free(&r);
 }
 
+/* The suites run io_uring with and without SQPOLL (configs/suites/all.ini):
+ * a disk stage takes the faster of the two, whichever it is. */
+static void test_disk_sqpoll_faster_wins(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    const double rates[2][2] = { { 300, 420 }, { 450, 380 } }; /* MB/s: sqpoll off, on */
+    for (int t = 0; t < 2; t++) {
+        char c[2][700], text[2048];
+        for (int on = 0; on < 2; on++)
+            snprintf(c[on], sizeof c[on],
+                     "{\"id\":\"disk/io_uring/block_size=4096,mode=direct,pattern=random,qd=32,sqpoll=%s\","
+                     "\"component\":\"disk\",\"backend\":\"io_uring\",\"params\":{\"block_size\":\"4096\","
+                     "\"mode\":\"direct\",\"pattern\":\"random\",\"qd\":\"32\",\"sqpoll\":\"%s\"},"
+                     "\"status\":\"ok\",\"work_unit\":\"byte\",\"rate_unit\":\"MB/s\",\"rate_scale\":1e6,"
+                     "\"rate\":{\"median\":%g},\"verification\":{\"status\":\"passed\"}}",
+                     on ? "on" : "off", on ? "on" : "off", rates[t][on]);
+        snprintf(text, sizeof text,
+                 "{\"schema\":\"mlbench-results\",\"schema_version\":1,\"started_utc\":\"2026-01-01T00:00:00Z\","
+                 "\"context\":{\"host\":{\"name\":\"box\"},\"gpus\":[]},\"cases\":[%s,%s]}",
+                 c[0], c[1]);
+        mb_ceilings r;
+        assert_int_equal(mb_ceilings_load(scratch_file("disk_sqpoll.json", text), &r, &err), MB_OK);
+        mb_stage s = { .name = "reads", .component = "disk", .pattern = "random", .work = 1e9, .count = 244140,
+                       .work_unit = "byte", .seconds = 10, .block_size = 4096 };
+        char why[MB_GAP_WHY_LEN];
+        int k = mb_gap_match(&s, &r, &f->matching, why, sizeof why);
+        assert_true(k >= 0);
+        assert_string_equal(mb_case_param(&r.cases[k], "sqpoll"), t == 0 ? "on" : "off");
+        CLOSE(mb_gap_case_rate(&s, &r.cases[k], &f->matching), (t == 0 ? 420 : 450) * 1e6);
+        assert_non_null(strstr(why, "the fastest of 2 equally near"));
+        mb_ceilings_free(&r);
+    }
+}
+
 static void test_collective_busbw(void **state)
 {
     fx *f = *state;
@@ -1228,6 +1263,7 @@ int main(void)
         cmocka_unit_test(test_project_datasheet),
         cmocka_unit_test(test_gpu_stage_on_cpu_results),
         cmocka_unit_test(test_cpu_gemm_best_library),
+        cmocka_unit_test(test_disk_sqpoll_faster_wins),
         cmocka_unit_test(test_collective_busbw),
         cmocka_unit_test(test_nearest_size_and_dtype),
         cmocka_unit_test(test_above_ceiling),
