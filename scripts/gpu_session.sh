@@ -8,8 +8,10 @@
 #   scripts/gpu_session.sh OUTDIR STEP...
 #
 # Steps, each under its own time limit:
-#   info      nvidia-smi (summary, clocks/power), run.sh --check, mlbench list    (4 x 30 s)
-#   tests     run.sh --test: the GPU tests and the unit tests with a GPU branch   (180 s)
+#   info      gpu_verify.sh info: nvidia-smi (summary, clocks/power), run.sh
+#             --check, mlbench list                                              (130 s)
+#   tests     gpu_verify.sh tests: run.sh --test, the GPU tests and the unit
+#             tests with a GPU branch                                            (250 s)
 #   pair      gpu_pair.py collect OUTDIR/pair --quick-ceilings: three training
 #             steps (times, traces), then the GPU ceilings (docs/gap.md)         (PAIR_BUDGET + 30 s)
 #   torch     pytorch_compare.py on the GEMM, d2d copy and triad rows           (240 s)
@@ -22,7 +24,7 @@
 # Exit status: 0 when every step passed, 1 otherwise, 2 usage.
 src=$(cd "$(dirname "$0")/.." && pwd)
 run="$src/.bundle/run.sh"
-[ $# -ge 2 ] || { sed -n '2,22p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,24p' "$0"; exit 2; }
 out=$1
 shift
 for s in "$@"; do
@@ -62,13 +64,9 @@ step() {
 c="$work/checks"
 for s in "$@"; do
     case $s in
-    info)
-        step nvidia-smi 30 nvidia-smi
-        step clocks 30 nvidia-smi -q -d CLOCK,POWER,PERFORMANCE
-        step check 30 "$run" --check
-        step list 30 "$run" list
-        ;;
-    tests) step tests 180 "$run" --test ;;
+    # gpu_verify.sh's own steps (the bundle carries it), its log among the checks
+    info) step info 130 "$src/.bundle/bin/gpu_verify.sh" "$c" info ;;
+    tests) step tests 250 "$src/.bundle/bin/gpu_verify.sh" "$c" tests ;;
     pair)
         # Straight into OUTDIR/pair: the traces are gzip'ed already, and a
         # stopped call keeps every file written so far.
