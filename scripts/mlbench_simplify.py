@@ -700,8 +700,8 @@ class _MathDtypes:
     after autocast has cast the inputs (a model of fp32 parameters under
     torch.autocast(dtype=torch.bfloat16) multiplies in bf16, and its ceiling
     is the bf16 one, not fp32's). A context manager around one step; records
-    the forward matmul and convolution calls, weighted by their multiply-adds
-    (output elements x the inner dimension). dominant() is None when it saw
+    the matmul calls (forward and backward) and the forward convolutions,
+    weighted by their multiply-adds (output elements x the inner dimension). dominant() is None when it saw
     none or this torch has no dispatch modes (the caller then falls back to
     the parameters' dtype)."""
 
