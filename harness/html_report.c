@@ -789,6 +789,10 @@ typedef struct curve {
     int n;
 } curve;
 
+/* The most curves one chart draws and names in its legend (the disk suite's
+ * chart, the largest, has 16: io_uring with sqpoll off and on, iopoll). */
+#define DISK_CURVES 32
+
 static curve *curve_for(curve *cs, int *n, int max, const char *name)
 {
     for (int i = 0; i < *n; i++)
@@ -861,13 +865,13 @@ static void curve_chart(FILE *o, curve *cs, int n, const curve_view *v)
     ch.y = (mb_scale){ v->log_y ? y0 / 2 : 0, y1, ch.bottom, ch.top, v->log_y };
     mb_scale_nice(&ch.x);
     mb_scale_nice(&ch.y);
-    const char *names[16];
-    int cols[16];
-    for (int i = 0; i < n && i < 16; i++) {
+    const char *names[DISK_CURVES];
+    int cols[DISK_CURVES];
+    for (int i = 0; i < n && i < DISK_CURVES; i++) {
         names[i] = cs[i].name;
         cols[i] = i;
     }
-    mb_chart_legend(&ch, n < 16 ? n : 16, names, cols);
+    mb_chart_legend(&ch, n < DISK_CURVES ? n : DISK_CURVES, names, cols);
     mb_chart_x_axis(&ch, v->x_label);
     mb_chart_y_axis(&ch, v->y_label);
     for (int r = 0; r < v->n_refs; r++)
@@ -1033,23 +1037,34 @@ static void bandwidth_curves(FILE *o, const cJSON *doc, const cJSON *cases)
     }
 }
 
+/* " sqpoll", " iopoll": the io_uring options a case turns on. The suites run
+ * the queued cases with sqpoll off and on; one curve holding both would draw
+ * two points at one block size. */
+static void disk_options(const cJSON *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s", strcmp(param_s(c, "sqpoll"), "on") == 0 ? " sqpoll" : "",
+             strcmp(param_s(c, "iopoll"), "on") == 0 ? " iopoll" : "");
+}
+
+
 static void disk_curves(FILE *o, const cJSON *cases)
 {
-    curve cs[16];
+    curve cs[DISK_CURVES];
     int n = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
     {
         if (!is(c, "disk") || !usable(c))
             continue;
-        char name[96];
+        char name[96], opts[32];
         const char *qd = param_s(c, "qd");
         bool advice = !*param_s(c, "mode") && *param_s(c, "advice");
         const char *mode = advice ? param_s(c, "advice") : param_s(c, "mode");
+        disk_options(c, opts, sizeof opts);
         /* mmap's advice named as such: "mmap random random" read as a typo */
-        snprintf(name, sizeof name, "%s %s %s%s%s%s", str(c, "backend") ? str(c, "backend") : "", param_s(c, "pattern"),
-                 advice ? "advice=" : "", mode, *qd ? " qd=" : "", qd);
-        add_point(curve_for(cs, &n, 16, name), c, param(c, "block_size"));
+        snprintf(name, sizeof name, "%s %s %s%s%s%s%s", str(c, "backend") ? str(c, "backend") : "",
+                 param_s(c, "pattern"), advice ? "advice=" : "", mode, *qd ? " qd=" : "", qd, opts);
+        add_point(curve_for(cs, &n, DISK_CURVES, name), c, param(c, "block_size"));
     }
     if (n == 0)
         return;

@@ -561,6 +561,33 @@ static void test_ceiling_chart_labels_and_legend(void **s)
     free(t);
 }
 
+/* The suites run io_uring with sqpoll off and on: two curves, not two points
+ * at one block size on one curve. */
+static void test_disk_curves_split_by_sqpoll(void **s)
+{
+    (void)s;
+    char *t = page("{\"cases\":["
+                   OK_CASE("disk", "io_uring", "{\"block_size\":\"4096\",\"pattern\":\"random\",\"mode\":\"direct\","
+                                               "\"qd\":\"32\",\"sqpoll\":\"off\"}", "0.4", "") ","
+                   OK_CASE("disk", "io_uring", "{\"block_size\":\"4096\",\"pattern\":\"random\",\"mode\":\"direct\","
+                                               "\"qd\":\"32\",\"sqpoll\":\"on\"}", "0.45", "") ","
+                   OK_CASE("disk", "io_uring", "{\"block_size\":\"131072\",\"pattern\":\"random\",\"mode\":\"direct\","
+                                               "\"qd\":\"32\",\"sqpoll\":\"off\"}", "1.8", "") ","
+                   OK_CASE("disk", "io_uring", "{\"block_size\":\"131072\",\"pattern\":\"random\",\"mode\":\"direct\","
+                                               "\"qd\":\"32\",\"sqpoll\":\"on\"}", "2.4", "") "]}");
+    char *svg = chart_svg(t, "disk");
+    assert_non_null(svg);
+    assert_int_equal(count(svg, NULL, "<circle class=\"pt\""), 4);
+    assert_non_null(strstr(svg, ">io_uring random direct qd=32</text>"));
+    assert_non_null(strstr(svg, ">io_uring random direct qd=32 sqpoll</text>"));
+    /* each point on its own curve (the hover names the curve) */
+    assert_non_null(strstr(svg, "io_uring random direct qd=32: 1.8 "));
+    assert_non_null(strstr(svg, "io_uring random direct qd=32 sqpoll: 2.4 "));
+    assert_null(strstr(svg, "io_uring random direct qd=32: 2.4 "));
+    free(svg);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -570,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_roofline_close_peaks_offset),
         cmocka_unit_test(test_roofline_legend_and_heading),
         cmocka_unit_test(test_copy_charts),
+        cmocka_unit_test(test_disk_curves_split_by_sqpoll),
         cmocka_unit_test(test_collectives_split_by_inplace),
         cmocka_unit_test(test_headline_figures_marked),
         cmocka_unit_test(test_h100_roofline),
