@@ -791,7 +791,7 @@ typedef struct curve {
 
 /* The most curves one chart draws and names in its legend (the disk suite's
  * chart, the largest, has 16: io_uring with sqpoll off and on, iopoll). */
-#define DISK_CURVES 32
+#define MAX_CURVES 32
 
 static curve *curve_for(curve *cs, int *n, int max, const char *name)
 {
@@ -865,13 +865,13 @@ static void curve_chart(FILE *o, curve *cs, int n, const curve_view *v)
     ch.y = (mb_scale){ v->log_y ? y0 / 2 : 0, y1, ch.bottom, ch.top, v->log_y };
     mb_scale_nice(&ch.x);
     mb_scale_nice(&ch.y);
-    const char *names[DISK_CURVES];
-    int cols[DISK_CURVES];
-    for (int i = 0; i < n && i < DISK_CURVES; i++) {
+    const char *names[MAX_CURVES];
+    int cols[MAX_CURVES];
+    for (int i = 0; i < n && i < MAX_CURVES; i++) {
         names[i] = cs[i].name;
         cols[i] = i;
     }
-    mb_chart_legend(&ch, n < DISK_CURVES ? n : DISK_CURVES, names, cols);
+    mb_chart_legend(&ch, n < MAX_CURVES ? n : MAX_CURVES, names, cols);
     mb_chart_x_axis(&ch, v->x_label);
     mb_chart_y_axis(&ch, v->y_label);
     for (int r = 0; r < v->n_refs; r++)
@@ -1049,7 +1049,7 @@ static void disk_options(const cJSON *c, char *buf, size_t len)
 
 static void disk_curves(FILE *o, const cJSON *cases)
 {
-    curve cs[DISK_CURVES];
+    curve cs[MAX_CURVES];
     int n = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, cases)
@@ -1064,7 +1064,7 @@ static void disk_curves(FILE *o, const cJSON *cases)
         /* mmap's advice named as such: "mmap random random" read as a typo */
         snprintf(name, sizeof name, "%s %s %s%s%s%s%s", str(c, "backend") ? str(c, "backend") : "",
                  param_s(c, "pattern"), advice ? "advice=" : "", mode, *qd ? " qd=" : "", qd, opts);
-        add_point(curve_for(cs, &n, DISK_CURVES, name), c, param(c, "block_size"));
+        add_point(curve_for(cs, &n, MAX_CURVES, name), c, param(c, "block_size"));
     }
     if (n == 0)
         return;

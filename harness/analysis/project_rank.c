@@ -503,10 +503,9 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
              * the kinds of case both machines measured; else both from datasheets */
             mb_proj_gpu hg = h_sheet, there;
             bool measured = false;
-            bool target_measured = m.measured;
-            machine_gpu(&m, m.sheet, NULL);
+            machine_gpu(&m, m.sheet, NULL); /* the datasheet's figures; m.measured stays */
             there = m.gpu;
-            if (target_measured && have_meas) {
+            if (m.measured && have_meas) {
                 const mb_ceilings *tc = m.is_ref ? &m.ref.measured : &m.results;
                 /* a kind of case both measured gives both sides a figure, so the two agree */
                 measured = overlay_measured(&hg, here, tc) && overlay_measured(&there, tc, here);
