@@ -57,7 +57,19 @@ try:
 except ValueError:
     pass
 assert peers.ratio([2.0, 3.0, 10.0], [1.0, 3.0, 4.0]) == 2.0
-print("ok: parse_stream, ratio")
+# an mlbench that crashes is named with its signal (a results file may hold no case)
+import os, stat, tempfile
+work = tempfile.mkdtemp(dir=os.environ["WORK"])
+crash = os.path.join(work, "crash.sh")
+with open(crash, "w") as f:
+    f.write("#!/bin/sh\nkill -SEGV $$\n")
+os.chmod(crash, stat.S_IRWXU)
+try:
+    peers.run_mlbench(crash, "[c]\n", work, [])
+    raise SystemExit("a crashed mlbench was not reported")
+except RuntimeError as e:
+    assert "killed by SIGSEGV" in str(e), e
+print("ok: parse_stream, ratio, crash")
 PYEOF
 
 # Disk end to end, where fio is installed: calibration, three pairs, a JSON

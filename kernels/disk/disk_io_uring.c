@@ -84,6 +84,7 @@ typedef struct uring_state {
      * between iterations, neither timed nor counted. */
     long long queue_at_return_min, untimed_reads;
     long long spin_waits, spin_timeouts; /* SQPOLL: waits the ring polling ended; ones it gave up */
+    long long sq_full_waits;             /* SQPOLL: times no SQ entry was free yet (next_sqe) */
 } uring_state;
 
 static int not_permitted(int rc, mb_err *err)
@@ -244,13 +245,35 @@ static int register_resources(uring_state *s, mb_err *err)
     return MB_OK;
 }
 
-static void prep_read(uring_state *s)
+/* A free submission entry. Without SQPOLL the kernel has taken every
+ * entry by the time io_uring_enter returns, so one of the qd entries is
+ * always free. With SQPOLL the kernel thread moves the SQ head only after
+ * its submission batch, and a read's completion can land in the CQ ring
+ * before that: the ring looks full for a moment (a NULL entry crashed 1 run
+ * in ~30 at 4 KiB, queue depth 1). io_uring_sqring_wait waits for the
+ * thread to free one (no system call when one is free already). */
+static struct io_uring_sqe *next_sqe(uring_state *s, mb_err *err)
+{
+    struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
+    while (!sqe && s->sqpoll) {
+        s->sq_full_waits++;
+        int r = io_uring_sqring_wait(&s->ring);
+        if (r < 0 && r != -EINTR) {
+            mb_errf(err, MB_ESYS, "io_uring_sqring_wait: %s", strerror(-r));
+            return NULL;
+        }
+        sqe = io_uring_get_sqe(&s->ring);
+    }
+    if (!sqe)
+        mb_errf(err, MB_ESYS, "io_uring submission ring full with %d reads in flight (queue depth %d)",
+                s->inflight, s->c->qd);
+    return sqe;
+}
+
+/* Fills sqe with a read of `slot`'s buffer at `off`. */
+static void prep_slot(uring_state *s, struct io_uring_sqe *sqe, int slot, long long off)
 {
     disk_case *c = s->c;
-    int slot = s->free_slots[--s->n_free];
-    long long off = disk_next_offset(c);
-    /* Never NULL: at most qd reads are prepared or in flight. */
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
     int fd = s->reg_file ? 0 : c->fd;
     if (s->reg_bufs)
         io_uring_prep_read_fixed(sqe, fd, slot_buf(s, slot), (unsigned)c->bs, (unsigned long long)off, slot);
@@ -260,14 +283,20 @@ static void prep_read(uring_state *s)
         sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data64(sqe, (uint64_t)slot);
     s->off[slot] = off;
-    s->fresh[s->n_fresh++] = slot;
     s->inflight++;
 }
 
-static void refill(uring_state *s)
+static int refill(uring_state *s, mb_err *err)
 {
-    while (s->inflight < s->c->qd)
-        prep_read(s);
+    while (s->inflight < s->c->qd) {
+        struct io_uring_sqe *sqe = next_sqe(s, err);
+        if (!sqe)
+            return MB_ESYS;
+        int slot = s->free_slots[--s->n_free];
+        prep_slot(s, sqe, slot, disk_next_offset(s->c));
+        s->fresh[s->n_fresh++] = slot;
+    }
+    return MB_OK;
 }
 
 /* Stamps of the reads reaped last time; their buffers become free again. */
@@ -371,19 +400,10 @@ static int submit_and_spin(uring_state *s, mb_err *err)
  * rejects, shows here rather than in the first timed iteration. */
 static int first_read(uring_state *s, mb_err *err)
 {
-    disk_case *c = s->c;
-    int slot = s->free_slots[--s->n_free];
-    struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
-    int fd = s->reg_file ? 0 : c->fd;
-    if (s->reg_bufs)
-        io_uring_prep_read_fixed(sqe, fd, slot_buf(s, slot), (unsigned)c->bs, 0, slot);
-    else
-        io_uring_prep_read(sqe, fd, slot_buf(s, slot), (unsigned)c->bs, 0);
-    if (s->reg_file)
-        sqe->flags |= IOSQE_FIXED_FILE;
-    io_uring_sqe_set_data64(sqe, (uint64_t)slot);
-    s->off[slot] = 0;
-    s->inflight++;
+    struct io_uring_sqe *sqe = next_sqe(s, err);
+    if (!sqe)
+        return MB_ESYS;
+    prep_slot(s, sqe, s->free_slots[--s->n_free], 0);
     int rc = MB_OK;
     while (s->inflight > 0 && rc == MB_OK) {
         rc = submit_and_wait(s, 1, err);
@@ -392,8 +412,9 @@ static int first_read(uring_state *s, mb_err *err)
     }
     if (rc == MB_OK)
         rc = check_done(s, err);
-    else
-        s->free_slots[s->n_free++] = s->done[--s->n_done];
+    else /* a failed read's buffer (none if the submission failed) */
+        while (s->n_done > 0)
+            s->free_slots[s->n_free++] = s->done[--s->n_done];
     return rc;
 }
 
@@ -461,7 +482,9 @@ static int uring_run(void *state, double *seconds, mb_err *err)
         rc = check_done(s, err);
     if (rc != MB_OK)
         return rc;
-    refill(s);
+    rc = refill(s, err);
+    if (rc != MB_OK)
+        return rc;
 
     long long completed = 0;
     double start = mb_now(), now = start;
@@ -474,9 +497,10 @@ static int uring_run(void *state, double *seconds, mb_err *err)
         rc = check_done(s, err);
         if (rc == MB_OK)
             completed += reap(s, n - completed, now, true, &rc, err);
+        if (rc == MB_OK)
+            rc = refill(s, err);
         if (rc != MB_OK)
             return rc;
-        refill(s);
     }
     /* The clock has stopped at the n-th completion. The refills go in now,
      * so the device stays busy while the harness books the iteration. */
@@ -504,7 +528,9 @@ static int uring_run(void *state, double *seconds, mb_err *err)
 static int uring_read_one(void *ctx, disk_case *c, unsigned char *buf, long long off, mb_err *err)
 {
     struct io_uring *ring = &((uring_state *)ctx)->ring;
-    struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+    struct io_uring_sqe *sqe = next_sqe(ctx, err);
+    if (!sqe)
+        return MB_ESYS;
     io_uring_prep_read(sqe, c->fd, buf, (unsigned)c->bs, (unsigned long long)off);
     int r = io_uring_submit_and_wait(ring, 1);
     if (r < 0)
@@ -540,7 +566,7 @@ static void uring_timing_start(void *state)
     uring_state *s = state;
     s->queue_at_return_min = -1;
     s->untimed_reads = 0;
-    s->spin_waits = s->spin_timeouts = 0;
+    s->spin_waits = s->spin_timeouts = s->sq_full_waits = 0;
     mb_disk_case_timing_start(s->c);
 }
 
@@ -561,6 +587,7 @@ static void uring_report(void *state, mb_report *r)
     if (s->sqpoll) {
         mb_report_metric(r, "ring_polled_waits", (double)s->spin_waits, "waits");
         mb_report_metric(r, "ring_poll_timeouts", (double)s->spin_timeouts, "waits");
+        mb_report_metric(r, "sq_full_waits", (double)s->sq_full_waits, "waits");
     }
     if (s->queue_at_return_min >= 0)
         mb_report_metric(r, "queue_at_iteration_end", (double)s->queue_at_return_min, "reads");
