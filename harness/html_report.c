@@ -790,7 +790,8 @@ typedef struct curve {
 } curve;
 
 /* The most curves one chart draws and names in its legend (the disk suite's
- * chart, the largest, has 16: io_uring with sqpoll off and on, iopoll). */
+ * chart, the largest, has 20: io_uring with sqpoll off and on, submit batch
+ * and each, iopoll). */
 #define MAX_CURVES 32
 
 static curve *curve_for(curve *cs, int *n, int max, const char *name)
@@ -1037,13 +1038,15 @@ static void bandwidth_curves(FILE *o, const cJSON *doc, const cJSON *cases)
     }
 }
 
-/* " sqpoll", " iopoll": the io_uring options a case turns on. The suites run
- * the queued cases with sqpoll off and on; one curve holding both would draw
- * two points at one block size. */
+/* " sqpoll", " iopoll", " submit each": the io_uring options a case turns
+ * on. The suites run the queued cases with sqpoll off and on and both ways of
+ * submitting; one curve holding two of them would draw two points at one
+ * block size. */
 static void disk_options(const cJSON *c, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s%s", strcmp(param_s(c, "sqpoll"), "on") == 0 ? " sqpoll" : "",
-             strcmp(param_s(c, "iopoll"), "on") == 0 ? " iopoll" : "");
+    snprintf(buf, len, "%s%s%s", strcmp(param_s(c, "sqpoll"), "on") == 0 ? " sqpoll" : "",
+             strcmp(param_s(c, "iopoll"), "on") == 0 ? " iopoll" : "",
+             strcmp(param_s(c, "submit"), "each") == 0 ? " submit each" : "");
 }
 
 

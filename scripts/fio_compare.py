@@ -119,10 +119,13 @@ def fio_command(case, path, runtime, ramp):
         "--iomem_align=4096", "--randrepeat=0", "--output-format=json",
     ]
     if backend == "io_uring":
-        # mlbench reaps every completion that is there and submits all the
-        # refills with one io_uring_enter; fio's default is one read per call.
+        # mlbench reaps every completion that is there; with submit = batch
+        # (its default) it submits all the refills with one io_uring_enter,
+        # with submit = each one read per call, as fio's default.
         qd = p.get("qd", "1")
-        cmd += [f"--iodepth_batch_submit={qd}", f"--iodepth_batch_complete_max={qd}"]
+        if p.get("submit", "batch") == "batch":
+            cmd.append(f"--iodepth_batch_submit={qd}")
+        cmd.append(f"--iodepth_batch_complete_max={qd}")
         # mlbench registers its buffers and file unless told otherwise (or
         # refused: then its note says so): fio's equivalent.
         if p.get("registered", "auto") == "auto":

@@ -562,10 +562,12 @@ static void test_ceiling_chart_labels_and_legend(void **s)
 }
 
 /* One io_uring case at queue depth 32 for the disk curves. */
-#define URING_CASE(bs, sqpoll, rate)                                                                                   \
-    OK_CASE("disk", "io_uring",                                                                                        \
-            "{\"block_size\":\"" bs "\",\"pattern\":\"random\",\"mode\":\"direct\",\"qd\":\"32\",\"sqpoll\":\"" sqpoll "\"}", \
+#define URING_CASE_SUBMIT(bs, sqpoll, submit, rate)                                                 \
+    OK_CASE("disk", "io_uring",                                                                     \
+            "{\"block_size\":\"" bs "\",\"pattern\":\"random\",\"mode\":\"direct\",\"qd\":\"32\","     \
+            "\"sqpoll\":\"" sqpoll "\",\"submit\":\"" submit "\"}",                                     \
             rate, "")
+#define URING_CASE(bs, sqpoll, rate) URING_CASE_SUBMIT(bs, sqpoll, "batch", rate)
 
 /* The suites run io_uring with sqpoll off and on: two curves, not two points
  * at one block size on one curve. */
@@ -588,6 +590,24 @@ static void test_disk_curves_split_by_sqpoll(void **s)
     free(t);
 }
 
+/* ... and with the refills submitted together or each on its own: a curve
+ * each way. */
+static void test_disk_curves_split_by_submit(void **s)
+{
+    (void)s;
+    char *t = page("{\"cases\":[" URING_CASE("4096", "off", "0.4") "," URING_CASE_SUBMIT("4096", "off", "each", "0.47")
+                   "," URING_CASE_SUBMIT("4096", "on", "each", "0.5") "]}");
+    char *svg = chart_svg(t, "disk");
+    assert_non_null(svg);
+    assert_int_equal(count(svg, NULL, "<g class=\"series\""), 3);
+    assert_non_null(strstr(svg, ">io_uring random direct qd=32 submit each</text>"));
+    assert_non_null(strstr(svg, "io_uring random direct qd=32 submit each: 0.47 "));
+    assert_non_null(strstr(svg, "io_uring random direct qd=32 sqpoll submit each: 0.5 "));
+    assert_non_null(strstr(svg, "io_uring random direct qd=32: 0.4 "));
+    free(svg);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -598,6 +618,7 @@ int main(void)
         cmocka_unit_test(test_roofline_legend_and_heading),
         cmocka_unit_test(test_copy_charts),
         cmocka_unit_test(test_disk_curves_split_by_sqpoll),
+        cmocka_unit_test(test_disk_curves_split_by_submit),
         cmocka_unit_test(test_collectives_split_by_inplace),
         cmocka_unit_test(test_headline_figures_marked),
         cmocka_unit_test(test_h100_roofline),

@@ -27,6 +27,9 @@ static const mb_param_spec disk_io_uring_params[] = {
       "on: IORING_SETUP_SQPOLL, a kernel thread submits (costs a CPU)" },
     { "iopoll", MB_P_ENUM, "off", "off|on", 0, -1,
       "on: IORING_SETUP_IOPOLL, completions polled (direct mode, devices with poll queues)" },
+    { "submit", MB_P_ENUM, "batch", "batch|each", 0, -1,
+      "batch: the reads that replace completed ones go in with one io_uring_enter; each: every read is "
+      "submitted as soon as it is prepared (fio's default, iodepth_batch_submit=1)" },
     DISK_PARAM_IOS,
     DISK_PARAM_SEED,
     MB_PARAM_END,
