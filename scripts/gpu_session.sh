@@ -19,17 +19,20 @@
 #             then mlbench gap on its stage file                                 (120 s)
 #   nccl      nccl-smoke's 1 MiB cases (one rank: algbw, busbw 0)               (90 s)
 #   fp8       gpu-verify's fp8 GEMM cases, required ok and verified             (90 s)
+#   sustain   cuBLASLt bf16 8192^3 with settle_time = sustained_time = 1, 3,
+#             10 s: how long a sustained window must be at the power limit,
+#             from each window's rate and mean SM clock (docs/gpu-gemm-conv.md) (3 x 90 s)
 # PAIR_BUDGET (seconds, default 240), PAIR_PROCESSES (default 3) and PAIR_FILTER
 # (default: the GPU part of the default suite) go to gpu_pair.py collect.
 # Exit status: 0 when every step passed, 1 otherwise, 2 usage.
 src=$(cd "$(dirname "$0")/.." && pwd)
 run="$src/.bundle/run.sh"
-[ $# -ge 2 ] || { sed -n '2,24p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,27p' "$0"; exit 2; }
 out=$1
 shift
 for s in "$@"; do
     case $s in
-    info | tests | pair | torch | simplify | nccl | fp8) ;;
+    info | tests | pair | torch | simplify | nccl | fp8 | sustain) ;;
     *) echo "gpu_session.sh: unknown step '$s'" >&2; exit 2 ;;
     esac
 done
@@ -89,6 +92,16 @@ for s in "$@"; do
     fp8)
         step fp8 90 "$run" --suite gpu-verify --filter 'dtype=fp8' --out "$c/fp8.json"
         step fp8-required 30 python3 "$src/scripts/gpu_required.py" "$c/fp8.json" gemm/cublaslt dtype=fp8
+        ;;
+    sustain)
+        for w in 1 3 10; do
+            printf '[global]\nrepetitions = 3\nsettle_time = %s\nsustained_time = %s\n\n[sustain]\n%s\n' "$w" "$w" \
+                'component = gemm
+backend = cublaslt
+dtype = bf16
+shape = 8192x8192x8192' >"$work/sustain-$w.ini"
+            step "sustain-$w" 90 "$run" --suite "$work/sustain-$w.ini" --out "$c/sustain-$w.json"
+        done
         ;;
     esac
 done

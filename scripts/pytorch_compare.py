@@ -79,6 +79,15 @@ CASES = [
      ("copy", {"dir": "d2d", "pinned": True, "size": 1024 * MIB})),
     ("membw triad fp32 256 MiB", {"component": "membw", "backend": "cuda", "op": "triad", "dtype": "fp32",
                                   "size": "256m"}, ("triad", {"size": 256 * MIB})),
+    # the other grid shape (waves = 0: one unrolled step per thread); the suites run both
+    ("membw triad fp32 256 MiB waves=0", {"component": "membw", "backend": "cuda", "op": "triad", "dtype": "fp32",
+                                          "size": "256m", "waves": "0"}, ("triad", {"size": 256 * MIB})),
+    # membw's copy kernel against PyTorch's device-to-device copy of the same bytes (read + write)
+    ("membw copy fp32 1 GiB vs d2d", {"component": "membw", "backend": "cuda", "op": "copy", "dtype": "fp32",
+                                      "size": "1g"}, ("copy", {"dir": "d2d", "pinned": True, "size": 1024 * MIB})),
+    ("membw copy fp32 1 GiB vs d2d waves=0", {"component": "membw", "backend": "cuda", "op": "copy",
+                                              "dtype": "fp32", "size": "1g", "waves": "0"},
+     ("copy", {"dir": "d2d", "pinned": True, "size": 1024 * MIB})),
 ]
 
 

@@ -80,6 +80,22 @@ static void test_membw_bytes(void **s)
     assert_int_equal(mb_membw_arrays(MB_MEMBW_TRIAD), 3);
 }
 
+/* The grid shapes, known answers: H100 SXM, 132 SMs x 8 resident blocks of
+ * 256 threads; 256 MiB of float4 = 16 Mi vectors. */
+static void test_membw_grid(void **s)
+{
+    (void)s;
+    const size_t nv = (256u << 20) / 16;
+    assert_int_equal(mb_membw_grid_blocks(nv, 256, 132, 8, 1), 1056);  /* one wave */
+    assert_int_equal(mb_membw_grid_blocks(nv, 256, 132, 8, 4), 4224);  /* four */
+    assert_int_equal(mb_membw_grid_blocks(nv, 256, 132, 8, 0), 16384); /* 16 Mi / (256 x 4) */
+    assert_int_equal(mb_membw_grid_blocks(nv + 1, 256, 132, 8, 0), 16385); /* a partial step */
+    /* never more blocks than vectors for their threads: 1000 vectors, 4 blocks */
+    assert_int_equal(mb_membw_grid_blocks(1000, 256, 132, 8, 1), 4);
+    assert_int_equal(mb_membw_grid_blocks(1000, 256, 132, 8, 0), 1);
+    assert_int_equal(mb_membw_grid_blocks(1, 256, 132, 8, 0), 1);
+}
+
 static void test_membw_inputs(void **s)
 {
     (void)s;
@@ -473,7 +489,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_copy_bytes),       cmocka_unit_test(test_pattern),
-        cmocka_unit_test(test_membw_bytes),      cmocka_unit_test(test_membw_inputs),
+        cmocka_unit_test(test_membw_bytes),      cmocka_unit_test(test_membw_grid),
+        cmocka_unit_test(test_membw_inputs),
         cmocka_unit_test(test_membw_check),      cmocka_unit_test(test_membw_sum),
         cmocka_unit_test(test_peak_counts),      cmocka_unit_test(test_peak_closed_form),
         cmocka_unit_test(test_peak_fp16_closed_form), cmocka_unit_test(test_peak_x0_spread),

@@ -3,8 +3,9 @@
  *
  * read (a reduction whose sum is checked), write, copy and triad over arrays
  * of at least 4x the L2 cache, with 16-byte vector accesses (float4 /
- * double2) and a grid of exactly one full wave (SMs x resident blocks per SM
- * from the occupancy API, grid-stride loops unrolled 4 deep: gpu_kernels.cu).
+ * double2) and a grid of `waves` full waves (default one: SMs x resident
+ * blocks per SM from the occupancy API, grid-stride loops unrolled 4 deep:
+ * gpu_kernels.cu), or with waves = 0 one unrolled step per thread.
  * One run() = one kernel between two CUDA events, enqueued behind a spin
  * kernel (gpu_gate.h) so the launch latency of an idle GPU is not timed.
  *
@@ -15,6 +16,7 @@
 #include "component.h"
 
 #ifdef MB_HAVE_CUDA
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@ typedef struct membw_state {
     void *a, *b, *c;
     double *partials;     /* READ: one sum per block */
     int blocks, threads, blocks_per_sm, sms;
+    int waves;            /* full waves of blocks; 0 = one unrolled step per thread */
     long long l2;
     bool auto_size, small_for_l2;
     cudaStream_t stream;
@@ -88,6 +91,20 @@ static size_t array_bytes(membw_state *s, long long want, size_t free_b)
     return bytes;
 }
 
+/* The grid (mb_membw_grid_blocks): `waves` full waves, or with waves = 0
+ * one unrolled step per thread. Neither is the faster on every GPU; the
+ * suites run both and the ceiling is the faster. */
+static int membw_grid(membw_state *s, size_t vec, int waves, mb_err *err)
+{
+    size_t blocks = mb_membw_grid_blocks(s->n / vec, s->threads, s->sms, s->blocks_per_sm, waves);
+    if (blocks > INT_MAX)
+        return mb_errf(err, MB_EUSAGE, "%zu blocks of %d threads: more than a grid holds (raise threads)", blocks,
+                       s->threads);
+    s->blocks = (int)blocks;
+    s->waves = waves;
+    return MB_OK;
+}
+
 static int membw_setup(const mb_params *p, void **state, mb_err *err)
 {
     membw_state *s = calloc(1, sizeof *s);
@@ -125,10 +142,8 @@ static int membw_setup(const mb_params *p, void **state, mb_err *err)
                        s->threads);
     if (bps > 0 && bps < s->blocks_per_sm)
         s->blocks_per_sm = bps;
-    s->blocks = s->sms * s->blocks_per_sm;
-    size_t nv = s->n / vec, need = (nv + (size_t)s->threads - 1) / (size_t)s->threads;
-    if ((size_t)s->blocks > need)
-        s->blocks = (int)need;
+    if ((rc = membw_grid(s, vec, (int)mb_param_int(p, "waves"), err)) != MB_OK)
+        return rc;
 
     size_t arr = s->n * s->elem;
     if ((rc = mb_cuda_fits(arr * (size_t)mb_membw_arrays(s->op) + (size_t)s->blocks * 8, err)) != MB_OK)
@@ -237,8 +252,14 @@ static void membw_report(void *state, mb_report *r)
              s->fp64 ? "fp64 (double2)" : "fp32 (float4)", s->n, s->n * s->elem / 1048576.0,
              mb_membw_arrays(s->op));
     mb_report_info(r, "kernel", buf);
-    snprintf(buf, sizeof buf, "%d blocks x %d threads (%d SMs x %d resident blocks per SM), grid-stride, unroll 4",
-             s->blocks, s->threads, s->sms, s->blocks_per_sm);
+    if (s->waves == 0)
+        snprintf(buf, sizeof buf, "%d blocks x %d threads (waves = 0: one step of %d vectors per thread; %d SMs x %d "
+                                  "resident blocks per SM), unroll %d", s->blocks, s->threads, MB_MEMBW_UNROLL, s->sms,
+                 s->blocks_per_sm, MB_MEMBW_UNROLL);
+    else
+        snprintf(buf, sizeof buf, "%d blocks x %d threads (%d wave(s) of %d SMs x %d resident blocks per SM), "
+                                  "grid-stride, unroll %d", s->blocks, s->threads, s->waves, s->sms,
+                 s->blocks_per_sm, MB_MEMBW_UNROLL);
     mb_report_info(r, "grid", buf);
     mb_report_info(r, "bytes_counted", "BabelStream: every array read or written once per element "
                                        "(read 1, write 1, copy 2, triad 3)");

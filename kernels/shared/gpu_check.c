@@ -62,6 +62,17 @@ int mb_membw_arrays(mb_membw_op op)
     return op == MB_MEMBW_READ || op == MB_MEMBW_WRITE ? 1 : op == MB_MEMBW_COPY ? 2 : 3;
 }
 
+size_t mb_membw_grid_blocks(size_t nv, int threads, int sms, int blocks_per_sm, int waves)
+{
+    size_t t = (size_t)threads;
+    size_t need = (nv + t - 1) / t;
+    size_t blocks = waves == 0 ? (nv + t * MB_MEMBW_UNROLL - 1) / (t * MB_MEMBW_UNROLL)
+                               : (size_t)sms * (size_t)blocks_per_sm * (size_t)waves;
+    if (blocks > need)
+        blocks = need;
+    return blocks > 0 ? blocks : 1;
+}
+
 /* The closed form of element i of the output after `calls` calls. */
 static double membw_want(mb_membw_op op, int fp64, uint64_t seed, uint64_t calls, size_t i)
 {

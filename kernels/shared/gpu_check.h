@@ -76,6 +76,17 @@ double mb_membw_bytes(mb_membw_op op, size_t n, size_t elem_size);
  * as a different random array, so a copy that never ran fails), triad 3. */
 int mb_membw_arrays(mb_membw_op op);
 
+/* Depth of the membw kernels' unrolled grid-stride loops: 16-byte accesses
+ * each thread has in flight before it uses the first. */
+#define MB_MEMBW_UNROLL 4
+
+/* Blocks of `threads` for a membw kernel over nv 16-byte vectors: `waves`
+ * full waves (sms x blocks_per_sm each), every thread looping over the
+ * arrays; waves = 0: as many blocks as one unrolled step per thread takes
+ * (many short blocks, the shape of PyTorch's elementwise kernels). Never
+ * more blocks than there are vectors for their threads; at least 1. */
+size_t mb_membw_grid_blocks(size_t nv, int threads, int sms, int blocks_per_sm, int waves);
+
 /* Element i of input array `array` (0 = a, 1 = b, 2 = c): 1 + k / 4096 with
  * k a random 12-bit integer, a random value in [1, 2), never zero. Twelve
  * fraction bits (not 23) make every sum the read kernel forms exact: a group

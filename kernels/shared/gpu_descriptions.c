@@ -41,6 +41,9 @@ static const mb_param_spec membw_cuda_params[] = {
       "bytes per array; 0 = auto: max(4 x L2, 256 MiB), within a quarter of free device memory" },
     { "threads", MB_P_INT, "256", NULL, 32, 1024, "threads per block (a multiple of 32)" },
     { "blocks_per_sm", MB_P_INT, "0", NULL, 0, 64, "resident blocks per SM; 0 = the occupancy API's maximum" },
+    { "waves", MB_P_INT, "1", NULL, 0, 1024,
+      "grid size in full waves (SMs x resident blocks per SM), grid-stride loops; 0 = a grid covering the array, "
+      "one unrolled step per thread (many short blocks, as PyTorch's elementwise kernels)" },
     MB_PARAM_END,
 };
 
@@ -111,7 +114,7 @@ const mb_backend_desc mb_cuda_backends[] = {
                   "cudaMemcpyAsync h2d/d2h/bidir/d2d, pageable/pinned/wc, spin-kernel gated (nvbandwidth method)"),
       .uses_gpu = true },
     { MB_DESCRIBE("membw", "cuda", "byte", "GB/s", 1e9, membw_cuda_params,
-                  "device memory bandwidth: BabelStream read/write/copy/triad, 16-byte accesses, one full wave"),
+                  "device memory bandwidth: BabelStream read/write/copy/triad, 16-byte accesses, waves of blocks"),
       .uses_gpu = true },
     { MB_DESCRIBE("peak", "cuda", "flop", "TFLOP/s", 1e12, peak_cuda_params,
                   "CUDA-core FMA peak (fp32 FFMA, fp64 DFMA, fp16 HFMA2): independent chains, exact closed-form check"),

@@ -92,8 +92,9 @@ static __device__ __forceinline__ double2 vfma(double s, double2 c, double2 b)
 
 /* Grid-stride loops unrolled UNROLL deep: each thread has UNROLL independent
  * 16-byte loads in flight before it uses the first, which is what it takes
- * to cover HBM latency with a grid of one wave. */
-#define UNROLL 4
+ * to cover HBM latency with a grid of one wave (waves = 1). With waves = 0
+ * the grid is large enough that each thread makes one such step. */
+#define UNROLL MB_MEMBW_UNROLL
 
 #define GRID_STRIDE_BEGIN                                                 \
     const size_t stride = (size_t)gridDim.x * blockDim.x;                 \

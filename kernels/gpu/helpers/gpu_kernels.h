@@ -33,7 +33,8 @@ cudaError_t mb_gpu_membw_init(void *x, size_t n, int fp64, uint64_t seed, int ar
                               int threads, cudaStream_t stream);
 /* One BabelStream kernel over n elements (n a multiple of 4 for fp32, 2 for
  * fp64: 16-byte vector accesses, float4 / double2) with a grid-stride loop
- * unrolled 4 deep. READ writes one double partial sum per block to
+ * unrolled MB_MEMBW_UNROLL deep (any grid: one wave, or enough blocks for one
+ * unrolled step per thread). READ writes one double partial sum per block to
  * partials[blockIdx.x]; WRITE stores write_value. */
 cudaError_t mb_gpu_membw(mb_membw_op op, int fp64, void *a, void *b, void *c, double *partials,
                          size_t n, double write_value, int blocks, int threads, cudaStream_t stream);
