@@ -17,6 +17,7 @@
 #include "cpu_info.h"
 #include "gbench_shim.h"
 #include "gpu_hooks.h"
+#include "mb_git_revision.h"
 #include "paths.h"
 
 #ifdef MB_HAVE_MPI

@@ -23,6 +23,7 @@
 #include "dist_extra.h"
 #include "gbench_shim.h"
 #include "html_report.h"
+#include "mb_git_revision.h"
 #include "options.h"
 #include "params.h"
 #include "paths.h"

@@ -16,6 +16,7 @@
 #include "cleanup.h"
 #include "context.h"
 #include "formulas.h"
+#include "mb_git_revision.h"
 #include "writers.h"
 
 void mb_record_init(mb_record *r, const mb_case *c)
@@ -111,8 +112,8 @@ bool mb_noise_judge(const mb_noise_in *in, char *why, size_t len)
     why[0] = '\0';
     if (in->max_cv > 0 && in->repetitions >= 2 && isfinite(in->cv) && in->cv > in->max_cv) {
         snprintf(why, len,
-                 "noisy: cv %.1f%% > max_cv %.1f%%: the repetitions disagree (a busy machine, a clock that "
-                 "moves, as a GPU's at its power limit, or too short a min_time); the ceiling is not reliable",
+                 "noisy: cv %.1f%% > max_cv %.1f%%: the repetitions disagree (a busy machine, a clock or "
+                 "device whose speed moves, or too short a min_time); the ceiling is not reliable",
                  in->cv * 100, in->max_cv * 100);
         return true;
     }
