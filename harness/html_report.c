@@ -1049,7 +1049,6 @@ static void disk_options(const cJSON *c, char *buf, size_t len)
              strcmp(param_s(c, "submit"), "each") == 0 ? " submit each" : "");
 }
 
-
 static void disk_curves(FILE *o, const cJSON *cases)
 {
     curve cs[MAX_CURVES];

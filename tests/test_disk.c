@@ -927,8 +927,10 @@ static void test_uring_sqpoll_iopoll_run_or_skip(void **st)
                 assert_true(metric(&o, "ring_polled_waits") > 0);
                 assert_true(metric(&o, "ring_poll_timeouts") == 0);
                 /* the SQ ring can look full for a moment (its head moves after the
-                 * completion lands): waited for and counted, never a NULL entry */
-                assert_true(metric(&o, "sq_full_waits") >= 0);
+                 * completion lands): waited for and counted. The race cannot be
+                 * forced here (2 of 120 runs of 4 KiB qd 1 hit it); this asserts
+                 * that the count is reported (metric() fails when it is not). */
+                (void)metric(&o, "sq_full_waits");
             } else {
                 assert_non_null(strstr(uring_info(&o), "completions waited for in the kernel"));
             }

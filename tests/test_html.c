@@ -569,41 +569,33 @@ static void test_ceiling_chart_labels_and_legend(void **s)
             rate, "")
 #define URING_CASE(bs, sqpoll, rate) URING_CASE_SUBMIT(bs, sqpoll, "batch", rate)
 
-/* The suites run io_uring with sqpoll off and on: two curves, not two points
- * at one block size on one curve. */
-static void test_disk_curves_split_by_sqpoll(void **s)
+/* The suites run io_uring with sqpoll off and on, and at depth 32 with the
+ * refills submitted together or each on its own: a curve per combination,
+ * not two points at one block size on one curve. */
+static void test_disk_curves_split_by_options(void **s)
 {
     (void)s;
     char *t = page("{\"cases\":[" URING_CASE("4096", "off", "0.4") "," URING_CASE("4096", "on", "0.45") ","
-                   URING_CASE("131072", "off", "1.8") "," URING_CASE("131072", "on", "2.4") "]}");
+                   URING_CASE("131072", "off", "1.8") "," URING_CASE("131072", "on", "2.4") ","
+                   URING_CASE_SUBMIT("4096", "off", "each", "0.47") "," URING_CASE_SUBMIT("4096", "on", "each", "0.5")
+                   "]}");
     char *svg = chart_svg(t, "disk");
     assert_non_null(svg);
-    assert_int_equal(count(svg, NULL, "<g class=\"series\""), 2);
-    assert_int_equal(count(svg, NULL, "<circle class=\"pt\""), 4);
-    assert_non_null(strstr(svg, ">io_uring random direct qd=32</text>"));
-    assert_non_null(strstr(svg, ">io_uring random direct qd=32 sqpoll</text>"));
+    assert_int_equal(count(svg, NULL, "<g class=\"series\""), 4);
+    assert_int_equal(count(svg, NULL, "<circle class=\"pt\""), 6);
+    const char *const legend[] = { "qd=32", "qd=32 sqpoll", "qd=32 submit each", "qd=32 sqpoll submit each" };
+    for (int i = 0; i < 4; i++) {
+        char want[96];
+        snprintf(want, sizeof want, ">io_uring random direct %s</text>", legend[i]);
+        assert_non_null(strstr(svg, want));
+    }
     /* each point on its own curve (the hover names the curve) */
     assert_non_null(strstr(svg, "io_uring random direct qd=32: 1.8 "));
     assert_non_null(strstr(svg, "io_uring random direct qd=32 sqpoll: 2.4 "));
     assert_null(strstr(svg, "io_uring random direct qd=32: 2.4 "));
-    free(svg);
-    free(t);
-}
-
-/* ... and with the refills submitted together or each on its own: a curve
- * each way. */
-static void test_disk_curves_split_by_submit(void **s)
-{
-    (void)s;
-    char *t = page("{\"cases\":[" URING_CASE("4096", "off", "0.4") "," URING_CASE_SUBMIT("4096", "off", "each", "0.47")
-                   "," URING_CASE_SUBMIT("4096", "on", "each", "0.5") "]}");
-    char *svg = chart_svg(t, "disk");
-    assert_non_null(svg);
-    assert_int_equal(count(svg, NULL, "<g class=\"series\""), 3);
-    assert_non_null(strstr(svg, ">io_uring random direct qd=32 submit each</text>"));
+    assert_non_null(strstr(svg, "io_uring random direct qd=32: 0.4 "));
     assert_non_null(strstr(svg, "io_uring random direct qd=32 submit each: 0.47 "));
     assert_non_null(strstr(svg, "io_uring random direct qd=32 sqpoll submit each: 0.5 "));
-    assert_non_null(strstr(svg, "io_uring random direct qd=32: 0.4 "));
     free(svg);
     free(t);
 }
@@ -617,8 +609,7 @@ int main(void)
         cmocka_unit_test(test_roofline_close_peaks_offset),
         cmocka_unit_test(test_roofline_legend_and_heading),
         cmocka_unit_test(test_copy_charts),
-        cmocka_unit_test(test_disk_curves_split_by_sqpoll),
-        cmocka_unit_test(test_disk_curves_split_by_submit),
+        cmocka_unit_test(test_disk_curves_split_by_options),
         cmocka_unit_test(test_collectives_split_by_inplace),
         cmocka_unit_test(test_headline_figures_marked),
         cmocka_unit_test(test_h100_roofline),

@@ -252,14 +252,13 @@ static void membw_report(void *state, mb_report *r)
              s->fp64 ? "fp64 (double2)" : "fp32 (float4)", s->n, s->n * s->elem / 1048576.0,
              mb_membw_arrays(s->op));
     mb_report_info(r, "kernel", buf);
+    char shape[96];
     if (s->waves == 0)
-        snprintf(buf, sizeof buf, "%d blocks x %d threads (waves = 0: one step of %d vectors per thread; %d SMs x %d "
-                                  "resident blocks per SM), unroll %d", s->blocks, s->threads, MB_MEMBW_UNROLL, s->sms,
-                 s->blocks_per_sm, MB_MEMBW_UNROLL);
+        snprintf(shape, sizeof shape, "waves = 0: one step per thread");
     else
-        snprintf(buf, sizeof buf, "%d blocks x %d threads (%d wave(s) of %d SMs x %d resident blocks per SM), "
-                                  "grid-stride, unroll %d", s->blocks, s->threads, s->waves, s->sms,
-                 s->blocks_per_sm, MB_MEMBW_UNROLL);
+        snprintf(shape, sizeof shape, "%d wave(s), grid-stride", s->waves);
+    snprintf(buf, sizeof buf, "%d blocks x %d threads (%s; %d SMs x %d resident blocks per SM), unroll %d", s->blocks,
+             s->threads, shape, s->sms, s->blocks_per_sm, MB_MEMBW_UNROLL);
     mb_report_info(r, "grid", buf);
     mb_report_info(r, "bytes_counted", "BabelStream: every array read or written once per element "
                                        "(read 1, write 1, copy 2, triad 3)");
