@@ -35,6 +35,8 @@ GPUS = {
     "NVIDIA_L4": "l4",
     "Tesla_T4": "t4",
     "Tesla_V100-PCIE-32GB": "v100-pcie",
+    "Tesla_P100-PCIE-16GB": "p100-pcie-16gb",
+    "Tesla_P4": "p4",
 }
 LAYER = re.compile(r"(^|[._])(layer|layers|h|block|blocks)[._]0([._]|$|')")
 LINEAR = re.compile(r"dense|query|key|value|decoder|c_fc|c_proj|c_attn|fc[12]|proj|lm_head|seq_relationship|"

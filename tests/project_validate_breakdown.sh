@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/project_validate --breakdown, --only, --skip-gpu and the
-# per-operator overhead on a two-GPU data set worked out by hand:
+# bench/project_validate --breakdown, --only, --skip-gpu, --with-gpu, --expect
+# and the per-operator overhead on a two-GPU data set worked out by hand:
 #   h100-sxm: step 8.01 ms; size (other) 0.01 ms; add (memory, 1 GB) 4 ms x 2
 #   v100-pcie: step 19.208 ms (0.8 of its 24.01 ms operator sum); add 12 ms x 2
 # Overhead = the median "other" operator, 0.01 ms, kept. Bandwidths 3350 and
@@ -10,7 +10,8 @@
 # floor: |8.01 x 24.01/8.01 - 19.208| / 19.208 = 25.0% and
 # |19.208 x 8.01/24.01 - 8.01| / 8.01 = 20.0%, mean 22.5%; the model's step
 # H100 -> V100: 29.7333 vs 19.208 = 54.8%. Per operator (>= 1 ms on B):
-# (23.85% + 19.22%) / 2 = 21.5%.
+# (23.85% + 19.22%) / 2 = 21.5%. Step mean: (54.8% + 35.4%) / 2 = 45.1%.
+# The selections then add a third GPU (three ordered pairs each way: 6).
 set -uo pipefail
 PV=${1:?usage: project_validate_breakdown.sh PROJECT_VALIDATE WORKDIR}
 WORK=${2:?}
@@ -39,6 +40,20 @@ check "--skip-gpu leaves no pair" has "(0 projections)" "$WORK/skip"
 check "--only selects workloads" has "(0 projections)" "$WORK/only"
 "$PV" "$WORK/d.csv" --max-mean 45 >"$WORK/bound" 2>&1
 check "--max-mean below the mean fails" test $? -eq 1
+"$PV" "$WORK/d.csv" --expect 45.1 >"$WORK/expect" 2>&1
+check "--expect the mean passes" test $? -eq 0
+"$PV" "$WORK/d.csv" --expect 45.2 >"$WORK/expect" 2>&1
+check "--expect another figure fails" test $? -eq 1
+check "--expect says what it measured" has "mean absolute error 45.1%, stated as 45.2%: restate it" "$WORK/expect"
+{ cat "$WORK/d.csv"; printf 'w,a100-pcie-40gb,(step),step,1,0,0,10\nw,a100-pcie-40gb,size,other,1,0,0,0.01\n'
+  printf 'w,a100-pcie-40gb,add,memory,2,0,1e9,5.0\n'; } >"$WORK/d3.csv"
+projections() { local n=$1; shift; "$PV" "$WORK/d3.csv" "$@" >"$WORK/sel" 2>&1 && has "($n projections)" "$WORK/sel"; }
+check "three GPUs: six projections" projections 6
+check "--with-gpu: the pairs with it" projections 4 --with-gpu a100-pcie-40gb
+check "--with-gpu twice: either" projections 6 --with-gpu a100-pcie-40gb --with-gpu v100-pcie
+check "--skip-gpu: the pairs without it" projections 2 --skip-gpu a100-pcie-40gb
+check "--skip-gpu twice: neither (one GPU left, no pair)" projections 0 --skip-gpu a100-pcie-40gb --skip-gpu v100-pcie
+check "--with-gpu and --skip-gpu" projections 2 --with-gpu a100-pcie-40gb --skip-gpu h100-sxm
 "$PV" >"$WORK/usage" 2>&1
 check "no data: usage, exit 2" test $? -eq 2
 exit $((fails > 0))

@@ -73,10 +73,16 @@ cJSON *mb_rank_json(const mb_ranking *r);
 void mb_rank_html(FILE *o, const mb_ranking *r);
 
 /* The measured error of the kernel-level projection of a step: mean
- * absolute % error over 180 projections of 62 (workload, GPU) runs of
- * NeuSight's paired public measurements (bench/project_validate,
- * docs/gap.md), with datasheet figures and with measured ceilings. */
-#define MB_RANK_EXPECTED_ERROR_DATASHEET_PCT 19.2
-#define MB_RANK_EXPECTED_ERROR_MEASURED_PCT 14.7
+ * absolute % error over the 266 projections of 70 (workload, GPU) runs of
+ * NeuSight's paired public measurements on 8 GPUs (bench/project_validate,
+ * docs/gap.md), with datasheet figures and with measured ceilings; and over
+ * the 86 of them that involve the P100 or the P4, the two GPUs added after
+ * the model was written (held out: nothing of the model was chosen on them).
+ * ctest runs project_validate with these values (--expect): they are what it
+ * measures, to 0.1. */
+#define MB_RANK_EXPECTED_ERROR_DATASHEET_PCT 22.6
+#define MB_RANK_EXPECTED_ERROR_MEASURED_PCT 17.9
+#define MB_RANK_HELD_OUT_ERROR_DATASHEET_PCT 29.7
+#define MB_RANK_HELD_OUT_ERROR_MEASURED_PCT 24.7
 
 #endif
