@@ -31,6 +31,7 @@
 #include "run_read.h"
 #include "runner.h"
 #include "suite.h"
+#include "text.h"
 #include "trace.h"
 #include "writers.h"
 
@@ -68,8 +69,11 @@ static void usage(FILE *f)
             "       mlbench gap --run RUN [--ceilings RESULTS] [--target T]   gap of a real run\n"
             "       mlbench compare A.json B.json [...]           machines side by side\n"
             "       mlbench trace FILE                            what mlbench reads from a profiler trace\n"
-            "\n"
-            "suites: %s (configs in %s/suites)\n"
+            "\n");
+    fputs("suites: ", f);
+    mb_text_wrap(f, 8, 8, names, 0);
+    fprintf(f,
+            "        (configs in %s/suites)\n"
             "\n"
             "options:\n"
             "  --suite S          suite name, job file path, or a comma list of them\n"
@@ -94,7 +98,7 @@ static void usage(FILE *f)
             "  -V, --version      version\n"
             "\n"
             "exit status: 0 all ran (skips are not failures), 1 a case or a check failed, 2 usage error\n",
-            names, mb_config_dir(), DEFAULT_TOLERANCE, DEFAULT_FLEET_MARGIN, DEFAULT_DIST_TIMEOUT);
+            mb_config_dir(), DEFAULT_TOLERANCE, DEFAULT_FLEET_MARGIN, DEFAULT_DIST_TIMEOUT);
 }
 
 static int parse_double_arg(const char *opt, const char *v, double lo, double hi, double *out)
@@ -241,6 +245,9 @@ static int parse_cli(int argc, char **argv, cli *c)
 
 /* ---- mlbench list --------------------------------------------------------- */
 
+/* mlbench list's text: parameters and wrapped lines start at this column */
+enum { LIST_INDENT = 31 };
+
 static int cmd_list(int argc, char **argv)
 {
     bool json = argc >= 3 && strcmp(argv[1], "--format") == 0 && strcmp(argv[2], "json") == 0;
@@ -296,11 +303,15 @@ static int cmd_list(int argc, char **argv)
         cJSON_ArrayForEach(o, doc)
         {
             bool ok = cJSON_IsTrue(cJSON_GetObjectItem(o, "available"));
-            printf("%-14s %-10s %-4s %s\n", cJSON_GetObjectItem(o, "component")->valuestring,
-                   cJSON_GetObjectItem(o, "backend")->valuestring, ok ? "yes" : "no",
-                   cJSON_GetObjectItem(o, "summary")->valuestring);
-            if (!ok)
-                printf("%30s why not: %s\n", "", cJSON_GetObjectItem(o, "why_not")->valuestring);
+            /* 120 columns: the text after the first 31 wraps, indented under itself */
+            int col = printf("%-14s %-10s %-4s ", cJSON_GetObjectItem(o, "component")->valuestring,
+                             cJSON_GetObjectItem(o, "backend")->valuestring, ok ? "yes" : "no");
+            mb_text_wrap(stdout, col, LIST_INDENT + 2, cJSON_GetObjectItem(o, "summary")->valuestring, 0);
+            if (!ok) {
+                printf("%*s why not: ", LIST_INDENT - 1, "");
+                mb_text_wrap(stdout, LIST_INDENT + 9, LIST_INDENT + 2, cJSON_GetObjectItem(o, "why_not")->valuestring,
+                             0);
+            }
             const cJSON *p;
             cJSON_ArrayForEach(p, cJSON_GetObjectItem(o, "params"))
             {
@@ -310,16 +321,17 @@ static int cmd_list(int argc, char **argv)
                 if (cJSON_GetObjectItem(p, "min"))
                     snprintf(range, sizeof range, " [%.15g..%.15g]", cJSON_GetObjectItem(p, "min")->valuedouble,
                              cJSON_GetObjectItem(p, "max")->valuedouble);
-                printf("%30s %s (%s%s%s%s) = %s: %s\n", "", cJSON_GetObjectItem(p, "name")->valuestring,
-                       cJSON_GetObjectItem(p, "type")->valuestring, ch ? ": " : "", ch ? ch->valuestring : "",
-                       range, cJSON_IsString(def) ? def->valuestring : "(required)",
-                       cJSON_GetObjectItem(p, "help")->valuestring);
+                /* the name, type and default unbroken; the help wraps after them */
+                int col = printf("%*s%s (%s%s%s%s) = %s: ", LIST_INDENT, "", cJSON_GetObjectItem(p, "name")->valuestring,
+                                 cJSON_GetObjectItem(p, "type")->valuestring, ch ? ": " : "",
+                                 ch ? ch->valuestring : "", range, cJSON_IsString(def) ? def->valuestring : "(required)");
+                mb_text_wrap(stdout, col, LIST_INDENT + 2, cJSON_GetObjectItem(p, "help")->valuestring, 0);
             }
         }
-        printf("\nsuites: ");
         char names[1024];
         mb_suite_names(names, sizeof names);
-        printf("%s\n", names);
+        printf("\nsuites: ");
+        mb_text_wrap(stdout, 8, 8, names, 0);
     }
     cJSON_Delete(doc);
     return 0;

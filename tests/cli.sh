@@ -20,6 +20,11 @@ TINY=$SRC/tests/data/suites/tiny.ini
 
 check "help exits 0" expect_exit 0 "$MLBENCH" --help
 check "help names the suites" grep -q "suites: .*all" "$WORK/out"
+fits_120() { ! awk 'length > 120 { print "  over 120 columns: " $0; bad = 1 } END { exit !bad }' "$WORK/out"; }
+check "help fits 120 columns" fits_120
+check "list exits 0" expect_exit 0 "$MLBENCH" list
+check "list fits 120 columns (parameter help wrapped)" fits_120
+check "  every component listed" grep -q "^disk  *io_uring" "$WORK/out"
 check "version" expect_exit 0 "$MLBENCH" --version
 check "unknown option exits 2" expect_exit 2 "$MLBENCH" --frobnicate
 # did you mean: a mistyped subcommand or suite, a suite without --suite (edit distance)
