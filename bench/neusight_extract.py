@@ -15,10 +15,12 @@ With --ceilings, instead: each GPU's measured ceilings from NeuSight's
 operator datasets (scripts/asplos/data/dataset/test: the fastest fp32
 bmm/linear in FLOP/s, the fastest elementwise add in bytes/s, 3 x 4 bytes per
 element), measured apart from the workloads above, for project_validate's
-"measured" mode (bench/data/neusight_ceilings.csv).
+"measured" mode (bench/data/neusight_ceilings.csv). --min-ms MS: the fastest
+bmm/linear among operators of MS or more only (a rate held under load: the
+experiment docs/gap.md reports under "Held-out GPUs"; not the shipped file).
 
 usage: neusight_extract.py NEUSIGHT_GIT_DIR > bench/data/neusight_labels.csv
-       neusight_extract.py --ceilings NEUSIGHT_GIT_DIR > bench/data/neusight_ceilings.csv
+       neusight_extract.py --ceilings [--min-ms MS] NEUSIGHT_GIT_DIR > bench/data/neusight_ceilings.csv
 stdlib only; reads the repository with `git show`, writes nothing else."""
 import ast
 import csv
@@ -86,13 +88,15 @@ def op_work(row):
     return "other", 0.0, 0.0
 
 
-def ceilings(repo):
+def ceilings(repo, min_ms=0.0):
     names = {g.replace("_", " "): stem for g, stem in GPUS.items()}
     names.update({"NVIDIA A100-PCIE-40GB": "a100-pcie-40gb", "Tesla V100-PCIE-32GB": "v100-pcie"})
     flops, bw = {}, {}
     for op in ("bmm", "linear"):
         for r in csv.DictReader(git(repo, "show", f"HEAD:scripts/asplos/data/dataset/test/{op}.csv").splitlines()):
             b, m, n, k = (int(r[x]) for x in "BMNK")
+            if float(r["Latency"]) < min_ms:
+                continue
             rate = 2.0 * b * m * n * k / (float(r["Latency"]) * 1e-3)
             flops[r["Device"]] = max(flops.get(r["Device"], 0.0), rate)
     for r in csv.DictReader(git(repo, "show", "HEAD:scripts/asplos/data/dataset/test/elem.csv").splitlines()):
@@ -105,12 +109,15 @@ def ceilings(repo):
         stem = names.get(dev)
         if stem:
             out.writerow([stem, f"{flops[dev]:.6g}", f"{bw.get(dev, 0):.6g}",
-                          "NeuSight dataset/test: fastest fp32 bmm/linear" + (", elementwise add" if dev in bw else "")])
+                          "NeuSight dataset/test: fastest fp32 bmm/linear" +
+                          (f" of {min_ms:g} ms or more" if min_ms else "") + (", elementwise add" if dev in bw else "")])
 
 
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "--ceilings":
         return ceilings(sys.argv[2])
+    if len(sys.argv) == 5 and sys.argv[1] == "--ceilings" and sys.argv[2] == "--min-ms":
+        return ceilings(sys.argv[4], float(sys.argv[3]))
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     repo = sys.argv[1]
