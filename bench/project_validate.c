@@ -7,7 +7,7 @@
  * the ratio of memory bandwidths.
  *
  *   project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--expect PCT] [--per-workload] [--breakdown]
- *                    [--only TEXT] [--skip-gpu GPU]... [--with-gpu GPU]...
+ *                    [--only TEXT] [--skip-gpu GPU]... [--with-gpu GPU]... [--per-target] [--check-per-target INI]
  *
  * --ceilings: measured figures instead of the datasheets' on both sides
  * (gpu,fp32_flops,bw_bytes,source; a 0 keeps the datasheet's; rows of one
@@ -16,8 +16,8 @@
  * --only TEXT: the workloads whose name holds TEXT; --skip-gpu GPU
  * (repeatable): no pair with that GPU (held-out splits: a model change must
  * hold on each); --with-gpu GPU (repeatable): only the pairs with one of
- * these GPUs on either side (the P100 and P4 were added after the model was written, as a
- * test it was not developed on: docs/gap.md).
+ * these GPUs on either side (the P100 and the P4 came after the model was
+ * written: a test it was not developed on, docs/gap.md).
  *
  * DATA.csv: workload,gpu,op,kind,weight,flops,bytes,ms (bench/data/
  * neusight_labels.csv, made by bench/neusight_extract.py): one "(step)" row
@@ -27,13 +27,20 @@
  * absolute step error exceeds PCT. --expect PCT: exit 1 unless that mean,
  * to 0.1%, is PCT: CI holds the figure the ranking states
  * (harness/analysis/project_rank.h) to what this program measures, both
- * ways, so a model change that moves it must restate it. */
+ * ways, so a model change that moves it must restate it.
+ *
+ * --per-target: the mean absolute step error of the projections onto each
+ * GPU and their count, as the section of configs/gap/projection_error.ini
+ * for this mode ([datasheet] or [measured]) that `gap --target` shows beside
+ * each machine. --check-per-target INI: exit 1 unless that section of INI
+ * holds exactly these figures (to 0.1 and the count). */
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gapconfig.h"
 #include "hardware.h"
 #include "project.h"
 
@@ -83,6 +90,16 @@ typedef struct op_class {
     double sum_abs, time;
     long n;
 } op_class;
+
+/* --per-target: the step errors of the projections onto each GPU */
+typedef struct target_stats {
+    char gpu[32];
+    double sum_abs;
+    long n;
+} target_stats;
+
+static target_stats targets[MAX_GPUS];
+static int n_targets;
 
 static pair_stats pairs[MAX_GPUS * MAX_GPUS];
 static int n_pairs;
@@ -349,10 +366,77 @@ static void print_stats(const char *title, stats *st)
     printf("  (%ld projections)\n", st[0].n);
 }
 
+static void add_target(const char *gpu, double abs_err)
+{
+    int i = 0;
+    while (i < n_targets && strcmp(targets[i].gpu, gpu) != 0)
+        i++;
+    if (i == MAX_GPUS)
+        return;
+    if (i == n_targets) {
+        snprintf(targets[i].gpu, sizeof targets[i].gpu, "%s", gpu);
+        n_targets++;
+    }
+    targets[i].sum_abs += abs_err;
+    targets[i].n++;
+}
+
+static int cmp_target(const void *a, const void *b)
+{
+    return strcmp(((const target_stats *)a)->gpu, ((const target_stats *)b)->gpu);
+}
+
+static void print_per_target(const char *mode)
+{
+    printf("[%s]\n", mode);
+    for (int i = 0; i < n_targets; i++)
+        printf("%s = %.1f %ld\n", targets[i].gpu, 100 * targets[i].sum_abs / (double)targets[i].n, targets[i].n);
+}
+
+/* --check-per-target: the section `mode` of the INI file against targets[] */
+static int check_per_target(const char *path, const char *mode)
+{
+    mb_ini ini;
+    mb_err err;
+    if (mb_ini_load(path, &ini, &err) != MB_OK) {
+        fprintf(stderr, "project_validate: %s\n", err.msg);
+        return 2;
+    }
+    int bad = 0, listed = 0;
+    for (int i = 0; i < ini.n; i++) {
+        if (strcmp(ini.e[i].section, mode) != 0)
+            continue;
+        listed++;
+        double pct;
+        long n;
+        const target_stats *t = NULL;
+        for (int k = 0; k < n_targets && t == NULL; k++)
+            if (strcmp(targets[k].gpu, ini.e[i].key) == 0)
+                t = &targets[k];
+        if (sscanf(ini.e[i].value, "%lf %ld", &pct, &n) != 2 || t == NULL ||
+            fabs(round(1000 * t->sum_abs / (double)t->n) / 10 - pct) > 0.01 || n != t->n) {
+            if (t)
+                fprintf(stderr, "project_validate: %s [%s] %s = %s, measured %.1f %ld\n", path, mode, ini.e[i].key,
+                        ini.e[i].value, 100 * t->sum_abs / (double)t->n, t->n);
+            else
+                fprintf(stderr, "project_validate: %s [%s] %s: no projection onto it\n", path, mode, ini.e[i].key);
+            bad = 1;
+        }
+    }
+    if (listed != n_targets) {
+        fprintf(stderr, "project_validate: %s [%s] lists %d GPUs, the data project onto %d (--per-target)\n", path,
+                mode, listed, n_targets);
+        bad = 1;
+    }
+    mb_ini_free(&ini);
+    return bad;
+}
+
 static int usage(void)
 {
-    fprintf(stderr, "usage: project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--expect PCT] [--per-workload] "
-                    "[--breakdown] [--only TEXT] [--skip-gpu GPU]... [--with-gpu GPU]...\n");
+    fprintf(stderr, "usage: project_validate DATA.csv [--ceilings CEILINGS.csv] [--max-mean PCT] [--expect PCT] "
+                    "[--per-workload] [--breakdown] [--only TEXT] [--skip-gpu GPU]... [--with-gpu GPU]... [--per-target] "
+                    "[--check-per-target INI]\n");
     return 2;
 }
 
@@ -371,7 +455,8 @@ int main(int argc, char **argv)
 {
     const char *path = NULL;
     double max_mean = -1, expect = -1;
-    int per_workload = 0, breakdown = 0;
+    int per_workload = 0, breakdown = 0, per_target = 0;
+    const char *check_ini = NULL;
     const char *only = NULL, *skip_gpu[MAX_GPUS], *with_gpu[MAX_GPUS];
     int n_skip = 0, n_with = 0;
     for (int i = 1; i < argc; i++) {
@@ -386,6 +471,10 @@ int main(int argc, char **argv)
             per_workload = 1;
         else if (strcmp(argv[i], "--breakdown") == 0)
             breakdown = 1;
+        else if (strcmp(argv[i], "--per-target") == 0)
+            per_target = 1;
+        else if (strcmp(argv[i], "--check-per-target") == 0 && i + 1 < argc)
+            check_ini = argv[++i];
         else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
             only = argv[++i];
         else if (strcmp(argv[i], "--skip-gpu") == 0 && i + 1 < argc && n_skip < MAX_GPUS)
@@ -394,13 +483,11 @@ int main(int argc, char **argv)
             with_gpu[n_with++] = argv[++i];
         else if (path == NULL && argv[i][0] != '-')
             path = argv[i];
-        else {
+        else
             return usage();
-        }
     }
-    if (path == NULL) {
+    if (path == NULL)
         return usage();
-    }
     static run runs[MAX_RUNS];
     int n = 0;
     if (read_csv(path, runs, &n) != 0)
@@ -468,6 +555,7 @@ int main(int argc, char **argv)
                     worse_than[m]++;
             }
             workloads++;
+            add_target(b->gpu, model_err);
             if (model_err > best_base + 1e-12)
                 worse++;
             pair_stats *ps = same_graph && sum_b > 0 ? pair_of(a->gpu, b->gpu) : NULL;
@@ -496,6 +584,10 @@ int main(int argc, char **argv)
         printf("  the model is worse than '%s' on %ld of %ld\n", method_names[m], worse_than[m], workloads);
     if (breakdown)
         print_breakdown();
+    qsort(targets, (size_t)n_targets, sizeof targets[0], cmp_target);
+    const char *mode = n_ceilings ? "measured" : "datasheet";
+    if (per_target)
+        print_per_target(mode);
     for (int i = 0; i < n; i++)
         free(runs[i].ops);
     double mean = all[0].n ? 100 * all[0].sum_abs / (double)all[0].n : 0;
@@ -507,5 +599,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "project_validate: mean absolute error %.1f%%, stated as %.1f%%: restate it\n", mean, expect);
         return 1;
     }
+    if (check_ini)
+        return check_per_target(check_ini, mode);
     return 0;
 }

@@ -322,9 +322,10 @@ static int cmd_list(int argc, char **argv)
                     snprintf(range, sizeof range, " [%.15g..%.15g]", cJSON_GetObjectItem(p, "min")->valuedouble,
                              cJSON_GetObjectItem(p, "max")->valuedouble);
                 /* the name, type and default unbroken; the help wraps after them */
-                int col = printf("%*s%s (%s%s%s%s) = %s: ", LIST_INDENT, "", cJSON_GetObjectItem(p, "name")->valuestring,
-                                 cJSON_GetObjectItem(p, "type")->valuestring, ch ? ": " : "",
-                                 ch ? ch->valuestring : "", range, cJSON_IsString(def) ? def->valuestring : "(required)");
+                int col = printf("%*s%s (%s%s%s%s) = %s: ", LIST_INDENT, "",
+                                 cJSON_GetObjectItem(p, "name")->valuestring,
+                                 cJSON_GetObjectItem(p, "type")->valuestring, ch ? ": " : "", ch ? ch->valuestring : "",
+                                 range, cJSON_IsString(def) ? def->valuestring : "(required)");
                 mb_text_wrap(stdout, col, LIST_INDENT + 2, cJSON_GetObjectItem(p, "help")->valuestring, 0);
             }
         }

@@ -32,11 +32,18 @@ check "all: a datasheet without [gpu] says so" bash -c "tr -s '\n ' '  ' < '$WOR
 check "all: prices" has "\$/1k steps" "$WORK/out"
 check "all: expected error" has "expected error of a projected step" "$WORK/out"
 check "all: 120 columns" narrow "$WORK/out"
+check "all: checked column" has "vs here checked" "$WORK/out"
+check "all: a GPU of the public data shows its error" bash -c "grep -E '^  [0-9]+ +NVIDIA L4 ' '$WORK/out' |
+  grep -qE 'datasheet +[0-9.]+ ms +[0-9.]+x +[0-9]+% '"
+check "all: one never checked shows -" bash -c "grep -E '^  [0-9]+ +NVIDIA B200 ' '$WORK/out' |
+  grep -qE 'datasheet +[0-9.]+ ms +[0-9.]+x +- '"
 # JSON: one number per figure; the data-loader-bound step barely moves
 check "json" expect_exit 0 "$MLBENCH" gap --run "$TRACE" --ceilings "$H/all.json" --target b200,l4 --format json
-check "json: ranking" python3 - "$WORK/out" <<'PY'
-import json, sys
+check "json: ranking" python3 - "$WORK/out" "$SRC/configs/gap/projection_error.ini" <<'PY'
+import configparser, json, sys
 m = json.load(open(sys.argv[1]))["machines"]
+checked = configparser.ConfigParser(inline_comment_prefixes=(";",))
+checked.read(sys.argv[2])
 here = m["here"]["step_seconds"]
 rows = {r["target"]: r for r in m["ranking"]}
 assert m["model"] == "kernel" and len(rows) == 2, m
@@ -52,6 +59,10 @@ assert [r["target"] for r in m["ranking"]] == ["b200", "l4"]  # fastest first
 e = m["expected_error_pct"]
 assert e["datasheet"] > 0 and e["measured"] > 0, m
 assert e["held_out"]["datasheet"] > 0 and e["held_out"]["measured"] > 0, m  # values: ctest project_validate_held_out
+# checked: the L4's datasheet line of projection_error.ini (mean %, count); the B200 was never checked
+pct, n = checked["datasheet"]["l4"].split()
+assert l["figures"] == "datasheet" and (l["checked_error_pct"], l["checked_projections"]) == (float(pct), int(n)), l
+assert b["checked_error_pct"] is None and b["checked_projections"] == 0, b
 PY
 # the reference machine is the trace's own GPU: measured on both sides, the same step
 check "self" expect_exit 0 "$MLBENCH" gap --run "$TRACE" --ceilings "$H/all.json" --target h100-sxm --format json

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench/project_validate --breakdown, --only, --skip-gpu, --with-gpu, --expect
-# and the per-operator overhead on a two-GPU data set worked out by hand:
+# bench/project_validate --breakdown, --only, --skip-gpu, --with-gpu, --expect,
+# --per-target, --check-per-target and the per-operator overhead on a two-GPU
+# data set worked out by hand:
 #   h100-sxm: step 8.01 ms; size (other) 0.01 ms; add (memory, 1 GB) 4 ms x 2
 #   v100-pcie: step 19.208 ms (0.8 of its 24.01 ms operator sum); add 12 ms x 2
 # Overhead = the median "other" operator, 0.01 ms, kept. Bandwidths 3350 and
@@ -45,6 +46,21 @@ check "--expect the mean passes" test $? -eq 0
 "$PV" "$WORK/d.csv" --expect 45.2 >"$WORK/expect" 2>&1
 check "--expect another figure fails" test $? -eq 1
 check "--expect says what it measured" has "mean absolute error 45.1%, stated as 45.2%: restate it" "$WORK/expect"
+"$PV" "$WORK/d.csv" --per-target >"$WORK/target" 2>&1
+line() { grep -qxF -- "$1" "$2" || { echo "  no line '$1' in $2"; cat "$2"; return 1; }; }
+check "--per-target: the mode's section" line "[datasheet]" "$WORK/target"
+check "--per-target: onto the H100, the mean and the count" line "h100-sxm = 35.4 1" "$WORK/target"
+check "--per-target: onto the V100" line "v100-pcie = 54.8 1" "$WORK/target"
+printf '[datasheet]\nh100-sxm = 35.4 1\nv100-pcie = 54.8 1\n[measured]\nh100-sxm = 1 1\n' >"$WORK/t.ini"
+"$PV" "$WORK/d.csv" --check-per-target "$WORK/t.ini" >"$WORK/check" 2>&1
+check "--check-per-target: the mode's section agrees" test $? -eq 0
+printf '[datasheet]\nh100-sxm = 35.4 2\nv100-pcie = 54.8 1\n' >"$WORK/t.ini"
+"$PV" "$WORK/d.csv" --check-per-target "$WORK/t.ini" >"$WORK/check" 2>&1
+check "--check-per-target: another count fails" test $? -eq 1
+check "  and says what was measured" has "h100-sxm = 35.4 2, measured 35.4 1" "$WORK/check"
+printf '[datasheet]\nv100-pcie = 54.8 1\n' >"$WORK/t.ini"
+"$PV" "$WORK/d.csv" --check-per-target "$WORK/t.ini" >"$WORK/check" 2>&1
+check "--check-per-target: a GPU left out fails" test $? -eq 1
 { cat "$WORK/d.csv"; printf 'w,a100-pcie-40gb,(step),step,1,0,0,10\nw,a100-pcie-40gb,size,other,1,0,0,0.01\n'
   printf 'w,a100-pcie-40gb,add,memory,2,0,1e9,5.0\n'; } >"$WORK/d3.csv"
 projections() { local n=$1; shift; "$PV" "$WORK/d3.csv" "$@" >"$WORK/sel" 2>&1 && has "($n projections)" "$WORK/sel"; }

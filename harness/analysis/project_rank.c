@@ -301,6 +301,27 @@ static int machine_load(const char *name, const char *phase, machine *m, mb_err 
     return MB_OK;
 }
 
+/* The row's checked error: the line of configs/gap/projection_error.ini for
+ * the target's datasheet stem in the row's mode ("19.2 38": mean absolute %,
+ * projections). A malformed line is an error naming it. */
+static int checked_error(const mb_ini *errors, const mb_datasheet *sheet, mb_rank_row *row, mb_err *err)
+{
+    const char *file = sheet ? mb_datasheet_file(sheet) : NULL;
+    if (file == NULL || errors == NULL)
+        return MB_OK;
+    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+    char stem[64];
+    snprintf(stem, sizeof stem, "%.*s", (int)strcspn(base, "."), base);
+    const char *v = mb_ini_get(errors, row->source, stem);
+    if (v == NULL)
+        return MB_OK;
+    if (sscanf(v, "%lf %ld", &row->checked_pct, &row->checked_n) != 2 || !(row->checked_pct >= 0) ||
+        row->checked_n < 1)
+        return mb_errf(err, MB_EUSAGE, "%s: [%s] %s = %s: expected the mean absolute %% error and a count",
+                       errors->path, row->source, stem, v);
+    return MB_OK;
+}
+
 /* ---- the per-stage model (stage files) ------------------------------------------- */
 
 static int class_of_component(const char *c)
@@ -468,7 +489,7 @@ static int here_gpu(const mb_proj_trace *t, const mb_ceilings *here, mb_proj_gpu
 }
 
 static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list *names, const mb_rank_opts *o,
-                       mb_ranking *r, mb_err *err)
+                       const mb_ini *errors, mb_ranking *r, mb_err *err)
 {
     mb_proj_trace *t = NULL;
     mb_proj_gpu h_sheet;
@@ -517,6 +538,7 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
                 row->step = out.there.step;
                 memcpy(row->cls, out.there.cls, sizeof row->cls);
                 snprintf(row->source, sizeof row->source, "%s", measured ? "measured" : "datasheet");
+                rc = checked_error(errors, m.sheet, row, err);
                 r->kernels = out.kernels / (out.steps > 0 ? out.steps : 1);
                 r->with_shapes = out.with_shapes / (out.steps > 0 ? out.steps : 1);
                 if (out.no_peak > 0)
@@ -571,12 +593,16 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
     if (rc == MB_OK && (r->rows = calloc((size_t)names.n + 1, sizeof *r->rows)) == NULL)
         rc = mb_errf(err, MB_ESYS, "out of memory");
     r->epoch_steps = o->epoch_steps;
+    mb_ini errors = { 0 };
+    bool kernel = is_trace(run);
+    if (rc == MB_OK && kernel)
+        rc = mb_ini_load_gap("projection_error.ini", &errors, err);
     if (rc == MB_OK) {
-        bool kernel = is_trace(run);
         snprintf(r->model, sizeof r->model, "%s", kernel ? "kernel" : "per-stage");
-        rc = kernel ? kernel_rows(run_path, here, &names, o, r, err)
+        rc = kernel ? kernel_rows(run_path, here, &names, o, &errors, r, err)
                     : stage_rows(run, here, matching, &names, o, r, err);
     }
+    mb_ini_free(&errors);
     list_free(&names);
     if (rc == MB_OK && r->n > 1)
         qsort(r->rows, (size_t)r->n, sizeof *r->rows, cmp_row);
@@ -610,6 +636,11 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
                       "%.0f%% and %.0f%% on the 2 of them the model was not developed on",
                       MB_RANK_EXPECTED_ERROR_DATASHEET_PCT, MB_RANK_EXPECTED_ERROR_MEASURED_PCT,
                       MB_RANK_HELD_OUT_ERROR_DATASHEET_PCT, MB_RANK_HELD_OUT_ERROR_MEASURED_PCT);
+    if (rc == MB_OK && strcmp(r->model, "kernel") == 0)
+        rc = add_note(r, err,
+                      "checked: the mean absolute error of the projected steps onto that GPU on the same public "
+                      "measurements, in the row's mode (datasheet or measured; configs/gap/projection_error.ini); "
+                      "'-': never checked against a measurement");
     if (rc == MB_OK)
         rc = add_note(r, err,
                       "'measured': the target's and this machine's measured ceilings (reference machines, results "
@@ -672,7 +703,7 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
         if (r->rows[i].ok && r->rows[i].step > max)
             max = r->rows[i].step;
     }
-    const int bw = prices ? 16 : 30;
+    const int bw = prices ? 12 : 28;
     char hs[32];
     mb_fmt_seconds(hs, sizeof hs, r->here_step);
     fprintf(o, md ? "\n## Machines ranked by projected step time\n\n" : "\nmachines ranked by projected step time\n");
@@ -684,12 +715,12 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
     print_wrapped(o, md ? "" : "  ", lead);
     if (md)
         fputc('\n', o);
-    const char *fmt_head = md ? "| # | machine | from | step | vs here |%s bar |\n" : "  %-3s %-34s %-9s %9s %8s %s\n";
     if (md) {
-        fprintf(o, fmt_head, prices ? " $/h | $/1k steps | $/epoch |" : "");
-        fprintf(o, "| ---: | --- | --- | ---: | ---: |%s --- |\n", prices ? " ---: | ---: | ---: |" : "");
+        fprintf(o, "| # | machine | from | step | vs here | checked |%s bar |\n",
+                prices ? " $/h | $/1k steps | $/epoch |" : "");
+        fprintf(o, "| ---: | --- | --- | ---: | ---: | ---: |%s --- |\n", prices ? " ---: | ---: | ---: |" : "");
     } else {
-        fprintf(o, "  %-3s %-34s %-9s %9s %8s", "#", "machine", "from", "step", "vs here");
+        fprintf(o, "  %-3s %-34s %-9s %9s %8s %7s", "#", "machine", "from", "step", "vs here", "checked");
         if (prices)
             fprintf(o, " %7s %10s %9s", "$/h", "$/1k steps", "$/epoch");
         fprintf(o, "  %s\n", "step split");
@@ -697,10 +728,10 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
     char b[64], st[32], sp[32], ph[24], pk[24], pe[24];
     bar(b, bw, r->here_cls, max);
     if (md)
-        fprintf(o, "| - | %s (here) | %s | %s | 1.00x |%s `%s` |\n", r->here, r->here_source, hs,
+        fprintf(o, "| - | %s (here) | %s | %s | 1.00x | |%s `%s` |\n", r->here, r->here_source, hs,
                 prices ? " | | |" : "", b);
     else {
-        fprintf(o, "  %-3s %-34.34s %-9s %9s %8s", "-", r->here, r->here_source, hs, "1.00x");
+        fprintf(o, "  %-3s %-34.34s %-9s %9s %8s %7s", "-", r->here, r->here_source, hs, "1.00x", "");
         if (prices)
             fprintf(o, " %7s %10s %9s", "", "", "");
         fprintf(o, "  %s\n", b);
@@ -711,7 +742,7 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
         snprintf(num, sizeof num, "%d", i + 1);
         if (!w->ok) {
             if (md)
-                fprintf(o, "| - | %s | | | |%s %s |\n", w->label[0] ? w->label : w->name, prices ? " | | |" : "",
+                fprintf(o, "| - | %s | | | | |%s %s |\n", w->label[0] ? w->label : w->name, prices ? " | | |" : "",
                         w->note);
             else
                 fprintf(o, "  %-3s %-34.34s %s\n", "-", w->label[0] ? w->label : w->name, "not projected (note below)");
@@ -723,13 +754,16 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
         fmt_usd(ph, sizeof ph, w->price);
         fmt_usd(pk, sizeof pk, w->price / 3600 * w->step * 1000);
         fmt_usd(pe, sizeof pe, r->epoch_steps > 0 ? w->price / 3600 * w->step * (double)r->epoch_steps : 0);
+        char ck[16] = "-";
+        if (w->checked_n > 0)
+            snprintf(ck, sizeof ck, "%.0f%%", w->checked_pct);
         if (md) {
-            fprintf(o, "| %s | %s | %s | %s | %s |", num, w->label, w->source, st, sp);
+            fprintf(o, "| %s | %s | %s | %s | %s | %s |", num, w->label, w->source, st, sp, ck);
             if (prices)
                 fprintf(o, " %s | %s | %s |", ph, pk, pe);
             fprintf(o, " `%s` |\n", b);
         } else {
-            fprintf(o, "  %-3s %-34.34s %-9s %9s %8s", num, w->label, w->source, st, sp);
+            fprintf(o, "  %-3s %-34.34s %-9s %9s %8s %7s", num, w->label, w->source, st, sp, ck);
             if (prices)
                 fprintf(o, " %7s %10s %9s", ph, pk, pe);
             fprintf(o, "  %s\n", b);
@@ -793,6 +827,13 @@ cJSON *mb_rank_json(const mb_ranking *r)
             cJSON_AddNumberToObject(o, "step_seconds", w->step);
             cJSON_AddNumberToObject(o, "speedup", w->step > 0 ? r->here_step / w->step : 0);
             cJSON_AddItemToObject(o, "split_seconds", split_json(w->cls));
+            if (w->checked_n > 0) { /* configs/gap/projection_error.ini */
+                cJSON_AddNumberToObject(o, "checked_error_pct", w->checked_pct);
+                cJSON_AddNumberToObject(o, "checked_projections", (double)w->checked_n);
+            } else {
+                cJSON_AddNullToObject(o, "checked_error_pct");
+                cJSON_AddNumberToObject(o, "checked_projections", 0);
+            }
         }
         if (w->price > 0) {
             cJSON_AddNumberToObject(o, "usd_per_hour", w->price);
@@ -852,8 +893,12 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
         char label[160];
         if (i == 0)
             snprintf(label, sizeof label, "%.120s (here)", r->here);
+        else if (r->rows[i - 1].checked_n > 0)
+            snprintf(label, sizeof label, "%d. %.120s (checked: %.0f%%)", i, r->rows[i - 1].label,
+                     r->rows[i - 1].checked_pct);
         else
-            snprintf(label, sizeof label, "%d. %.120s%s", i, r->rows[i - 1].label, r->rows[i - 1].ok ? "" : " (not projected)");
+            snprintf(label, sizeof label, "%d. %.120s%s", i, r->rows[i - 1].label,
+                     r->rows[i - 1].ok ? "" : " (not projected)");
         mb_chart_category(&c, i, n, label);
         if (i > 0 && !r->rows[i - 1].ok)
             continue;

@@ -39,6 +39,11 @@ typedef struct mb_rank_row {
     double step;          /* projected seconds per step */
     double cls[MB_PC_N];  /* of which, by class */
     double price;         /* USD per hour, 0 = none */
+    /* How far projections onto this GPU have been from what it measured, in the row's
+     * mode (configs/gap/projection_error.ini): mean absolute %, over `checked_n`
+     * projections; checked_n 0 = never checked (or a per-stage row). */
+    double checked_pct;
+    long checked_n;
 } mb_rank_row;
 
 typedef struct mb_ranking {
