@@ -72,6 +72,12 @@ assert r['figures'] == 'measured' and abs(r['step_seconds'] - m['here']['step_se
 check "html" expect_exit 0 "$MLBENCH" gap --run "$TRACE" --ceilings "$H/all.json" --target b200,h100-pcie \
   --html "$WORK/gap.html"
 check "html: machines chart" has 'data-chart="machines"' "$WORK/gap.html"
+# a malformed line of configs/gap/projection_error.ini: an error naming the file and the line's GPU
+cp -r "${MLBENCH_CONFIG_DIR:-$SRC/configs}" "$WORK/configs" &&
+  sed -i 's/^l4 = .*/l4 = many/' "$WORK/configs/gap/projection_error.ini"
+check "bad checked line" env MLBENCH_CONFIG_DIR="$WORK/configs" bash -c \
+  "'$MLBENCH' gap --run '$TRACE' --ceilings '$H/all.json' --target b200,l4 >'$WORK/out' 2>'$WORK/err'; test \$? -eq 2"
+check "bad checked line: says which" has "projection_error.ini: \[datasheet\] l4 = many" "$WORK/err"
 # errors: unknown machine, a price naming no ranked machine, prices without targets
 check "unknown target" expect_exit 2 "$MLBENCH" gap --run "$TRACE" --ceilings "$H/all.json" --target b200,nosuch
 check "unknown target: says what a target is" has "comma-separated list" "$WORK/err"
