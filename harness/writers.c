@@ -182,7 +182,20 @@ typedef struct text_row {
     const cJSON *c;
     mb_ceiling ceiling;
     char state[16], label[256], value[64], from[16], eff[16];
+    int cases; /* > 1: this many skipped cases of one backend, one reason (same_skip) */
 } text_row;
+
+/* Skipped cases of one backend with one reason, in a row, share one line of
+ * the terminal table: a machine without a GPU would otherwise print the same
+ * reason for each of its 60-odd GPU cases. Markdown, CSV and JSON keep a row
+ * per case. */
+static bool same_skip(const cJSON *a, const cJSON *b)
+{
+    return strcmp(mb_case_state(a), "skipped") == 0 && strcmp(mb_case_state(b), "skipped") == 0 &&
+           strcmp(str_of(a, "component"), str_of(b, "component")) == 0 &&
+           strcmp(str_of(a, "backend"), str_of(b, "backend")) == 0 &&
+           strcmp(str_of(a, "reason"), str_of(b, "reason")) == 0;
+}
 
 static void fill_row(const cJSON *c, text_row *r)
 {
@@ -263,9 +276,21 @@ static int write_text_table(FILE *out, const cJSON *cases)
     /* Widths in columns, not bytes: "3.87 µs/op" lines up with "65.59 TFLOP/s". */
     t.fit_col = 1;
     t.fit_min = TEXT_MIN_CASE;
+    int kept = 0;
     for (int i = 0; i < n; i++) {
-        text_row *r = &rows[i];
-        fill_row(cJSON_GetArrayItem(cases, i), r);
+        const cJSON *c = cJSON_GetArrayItem(cases, i);
+        if (kept > 0 && same_skip(rows[kept - 1].c, c)) {
+            text_row *r = &rows[kept - 1];
+            r->cases++;
+            snprintf(r->label, sizeof r->label, "%s/%s: %d cases (--format md lists each)", str_of(c, "component"),
+                     str_of(c, "backend"), r->cases);
+            continue;
+        }
+        fill_row(c, &rows[kept]);
+        rows[kept++].cases = 1;
+    }
+    for (int i = 0; i < kept; i++) {
+        const text_row *r = &rows[i];
         mb_table_row(&t, (const char *const[]){ r->state, r->label, r->value, r->from, r->eff });
     }
     int rc = t.oom ? MB_ESYS : MB_OK;
@@ -273,7 +298,7 @@ static int write_text_table(FILE *out, const cJSON *cases)
     mb_table_layout_of(&t, &l);
     mb_table_put_head(out, &t, &l);
     int indent = mb_table_col_start(&t, &l, 1);
-    for (int i = 0; i < n && rc == MB_OK; i++) {
+    for (int i = 0; i < kept && rc == MB_OK; i++) {
         mb_table_put_row(out, &t, &l, i);
         char sec[768];
         secondary_text(rows[i].c, sec, sizeof sec);

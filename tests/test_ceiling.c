@@ -323,6 +323,45 @@ static void test_table_fits(void **s)
     cJSON_Delete(doc);
 }
 
+/* Skipped cases of one backend with one reason, in a row, share one line of
+ * the terminal table with their count; another reason, another backend or a
+ * case between them starts a new line; Markdown keeps a row per case. */
+static void test_skips_grouped(void **s)
+{
+    (void)s;
+#define SKIP(comp, be, n, why)                                                                                         \
+    "{\"id\":\"" comp "/" be "/n=" n "\",\"component\":\"" comp "\",\"backend\":\"" be "\",\"params\":{\"n\":\"" n    \
+    "\"},\"status\":\"skipped\",\"reason\":\"" why "\",\"verification\":{\"status\":\"not-run\"}}"
+    cJSON *doc = doc_with(SKIP("copy", "cuda", "1", "no GPU") "," SKIP("copy", "cuda", "2", "no GPU") ","
+                          SKIP("copy", "cuda", "3", "no GPU") "," SKIP("copy", "cuda", "4", "other") ","
+                          SKIP("membw", "cuda", "5", "other") ","
+                          "{\"id\":\"launch/cuda/n=6\",\"component\":\"launch\",\"backend\":\"cuda\","
+                          "\"params\":{\"n\":\"6\"},\"status\":\"ok\",\"work_unit\":\"op\",\"rate_unit\":\"Mop/s\","
+                          "\"rate_scale\":1e6,\"latency_first\":true,\"repetitions\":5,\"rate\":{\"median\":0.25,"
+                          "\"best\":0.26,\"cv\":0.01},\"max_cv\":0.1,\"verification\":{\"status\":\"passed\"},"
+                          "\"notes\":[]}," SKIP("membw", "cuda", "7", "other"),
+                          2);
+#undef SKIP
+    char *t = written(doc, "table");
+    assert_non_null(strstr(t, "copy/cuda: 3 cases (--format md lists each)"));
+    assert_null(strstr(t, "n=2")); /* inside the group */
+    assert_non_null(strstr(t, "copy/cuda n=4"));  /* another reason: a line of its own */
+    assert_non_null(strstr(t, "membw/cuda n=5")); /* another backend */
+    assert_non_null(strstr(t, "membw/cuda n=7")); /* a case between: not grouped with n=5 */
+    const char *reason = strstr(t, "no GPU");
+    assert_non_null(reason);
+    assert_null(strstr(reason + 1, "no GPU")); /* the group's reason once */
+    free(t);
+    char *md = written(doc, "md");
+    for (int n = 1; n <= 7; n++) {
+        char id[16];
+        snprintf(id, sizeof id, "n=%d", n);
+        assert_non_null(strstr(md, id));
+    }
+    free(md);
+    cJSON_Delete(doc);
+}
+
 /* ---- int8 counts operations: TOP/s in new files and in old ones read again ------------- */
 
 /* An H100 int8 GEMM as the first H100 run wrote it: rate_unit TFLOP/s. */
@@ -521,6 +560,7 @@ int main(void)
         cmocka_unit_test(test_case_ceiling),
         cmocka_unit_test(test_one_number_everywhere),
         cmocka_unit_test(test_table_fits),
+        cmocka_unit_test(test_skips_grouped),
         cmocka_unit_test(test_int8_unit),
         cmocka_unit_test(test_seconds_format),
         cmocka_unit_test(test_html_hover_figures),
