@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fault_mpi_rank.sh: one MPI rank killed (SIGKILL) during an all-reduce suite
 # under `mpirun -np 2|3` (docs/reliability.md, "Faults during a run"). After
-# rank 0 announced its first case, a random rank other than 0 is killed at a
+# rank 0 announced its second case, a random rank other than 0 is killed at a
 # random moment of the next ones (almost all of a case's time is spent in
 # MPI_Allreduce). Two launcher behaviours, alternating:
 #   - plain mpirun ends the job itself when a rank dies: the job must end,
@@ -71,15 +71,19 @@ for i in $(seq 1 "$runs"); do
     timeout 300 "${launcher[@]}" -np "$n" ./rankpid.sh "$MLBENCH" --suite job.ini --out r.json \
         --dist-timeout "$timeout_s" >"out-$i.txt" 2>&1 &
     job=$!
+    first_ms=0
     for _ in $(seq 1 1200); do
-        grep -q '^\[1/' "out-$i.txt" && break
+        [ $first_ms = 0 ] && grep -q '^\[1/' "out-$i.txt" && first_ms=$(now_ms)
+        grep -q '^\[2/' "out-$i.txt" && break
         kill -0 $job 2>/dev/null || break
-        sleep 0.1
+        sleep 0.05
     done
-    grep -q '^\[1/' "out-$i.txt" || { cat "out-$i.txt"; fail "run $i: no case finished"; }
-    # A random moment within one more case's length (8 alike cases follow).
-    first_ms=$(( $(now_ms) - started ))
-    pause_ms=$(( RANDOM % 1000 * first_ms / 1000 ))
+    grep -q '^\[2/' "out-$i.txt" || { cat "out-$i.txt"; fail "run $i: the second case did not finish"; }
+    # A random moment within one more case's length, measured between the
+    # first two (not from the launch: mpirun's start can be longer than the
+    # whole job in a slow clean root); 6 alike cases follow.
+    case_ms=$(( $(now_ms) - first_ms ))
+    pause_ms=$(( RANDOM % 1000 * case_ms / 1000 ))
     sleep "$(printf '%d.%03d' $((pause_ms / 1000)) $((pause_ms % 1000)))"
     [ -f "pid.$victim" ] || fail "run $i: no pid for rank $victim"
     grep '^\[' "out-$i.txt" >"announced-$i.txt" # what rank 0 announced before the kill
@@ -97,8 +101,8 @@ for i in $(seq 1 "$runs"); do
         # Rank 0 announced the last case: its collective completed on every
         # rank, so that was before the kill, and the ranks were past their
         # collectives (results, MPI_Finalize): nothing was left for the watchdog
-        # or mpirun to notice (seen in a slow clean root, where mpirun's start
-        # made the random pause longer than the run).
+        # or mpirun to notice (seen once in a slow clean root when the pause
+        # was measured from the launch).
         echo "note: run $i: every case had finished before the kill; not counted"
         early=$((early + 1))
         continue
