@@ -366,6 +366,18 @@ static void print_stats(const char *title, stats *st)
     printf("  (%ld projections)\n", st[0].n);
 }
 
+/* A percentage as the figures print it, to 0.1: what --expect and
+ * --check-per-target compare. */
+static double pct1(double fraction)
+{
+    return round(1000 * fraction) / 10;
+}
+
+static double target_mean(const target_stats *t)
+{
+    return t->sum_abs / (double)t->n;
+}
+
 static void add_target(const char *gpu, double abs_err)
 {
     int i = 0;
@@ -390,7 +402,7 @@ static void print_per_target(const char *mode)
 {
     printf("[%s]\n", mode);
     for (int i = 0; i < n_targets; i++)
-        printf("%s = %.1f %ld\n", targets[i].gpu, 100 * targets[i].sum_abs / (double)targets[i].n, targets[i].n);
+        printf("%s = %.1f %ld\n", targets[i].gpu, pct1(target_mean(&targets[i])), targets[i].n);
 }
 
 /* --check-per-target: the section `mode` of the INI file against targets[] */
@@ -414,10 +426,10 @@ static int check_per_target(const char *path, const char *mode)
             if (strcmp(targets[k].gpu, ini.e[i].key) == 0)
                 t = &targets[k];
         if (sscanf(ini.e[i].value, "%lf %ld", &pct, &n) != 2 || t == NULL ||
-            fabs(round(1000 * t->sum_abs / (double)t->n) / 10 - pct) > 0.01 || n != t->n) {
+            fabs(pct1(target_mean(t)) - pct) > 0.01 || n != t->n) {
             if (t)
                 fprintf(stderr, "project_validate: %s [%s] %s = %s, measured %.1f %ld\n", path, mode, ini.e[i].key,
-                        ini.e[i].value, 100 * t->sum_abs / (double)t->n, t->n);
+                        ini.e[i].value, pct1(target_mean(t)), t->n);
             else
                 fprintf(stderr, "project_validate: %s [%s] %s: no projection onto it\n", path, mode, ini.e[i].key);
             bad = 1;
@@ -595,7 +607,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "project_validate: mean absolute error %.1f%% exceeds %.1f%%\n", mean, max_mean);
         return 1;
     }
-    if (expect >= 0 && fabs(round(mean * 10) / 10 - expect) > 0.01) {
+    if (expect >= 0 && fabs(pct1(mean / 100) - expect) > 0.01) {
         fprintf(stderr, "project_validate: mean absolute error %.1f%%, stated as %.1f%%: restate it\n", mean, expect);
         return 1;
     }

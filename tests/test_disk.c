@@ -818,15 +818,15 @@ static void test_uring_registered_and_queue_full(void **st)
 
     /* submit = each: every read goes in as it is prepared (fio's default);
      * verified, the queue full at return all the same */
-    const char *each[] = { "file_size", FILE_MIB, "block_size", "16k", "qd", "8", "mode", "direct",
-                           "ios_per_iter", "256", "submit", "each" };
-    run_case(URING, each, 6, 3, NULL, &o);
+    kv[10] = "submit";
+    kv[11] = "each";
+    run_case(URING, kv, 6, 3, NULL, &o);
     expect_ok(&o, "io_uring direct 16k qd8 submit each");
     assert_non_null(strstr(uring_info(&o), "each read submitted as it is prepared (submit = each)"));
     assert_int_equal((int)metric(&o, "queue_at_iteration_end"), 8);
     mb_report_free(&o.report);
-    each[11] = "batch";
-    run_case(URING, each, 6, 2, NULL, &o);
+    kv[11] = "batch";
+    run_case(URING, kv, 6, 2, NULL, &o);
     expect_ok(&o, "io_uring direct 16k qd8 submit batch");
     assert_non_null(strstr(uring_info(&o), "refills submitted together (submit = batch)"));
     mb_report_free(&o.report);

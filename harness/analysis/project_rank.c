@@ -306,12 +306,9 @@ static int machine_load(const char *name, const char *phase, machine *m, mb_err 
  * projections). A malformed line is an error naming it. */
 static int checked_error(const mb_ini *errors, const mb_datasheet *sheet, mb_rank_row *row, mb_err *err)
 {
-    const char *file = sheet ? mb_datasheet_file(sheet) : NULL;
-    if (file == NULL || errors == NULL)
+    const char *stem = mb_datasheet_stem(sheet);
+    if (stem == NULL || errors == NULL)
         return MB_OK;
-    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
-    char stem[64];
-    snprintf(stem, sizeof stem, "%.*s", (int)strcspn(base, "."), base);
     const char *v = mb_ini_get(errors, row->source, stem);
     if (v == NULL)
         return MB_OK;

@@ -385,6 +385,11 @@ const char *mb_datasheet_file(const mb_datasheet *d)
     return d ? d->path : NULL;
 }
 
+const char *mb_datasheet_stem(const mb_datasheet *d)
+{
+    return d ? d->stem : NULL;
+}
+
 bool mb_datasheet_is_gpu(const mb_datasheet *d)
 {
     return d == NULL || d->kind == NULL || strcmp(d->kind, "cpu") != 0;

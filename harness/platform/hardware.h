@@ -55,6 +55,8 @@ void mb_datasheet_free(mb_datasheet *d);
 
 const char *mb_datasheet_name(const mb_datasheet *d);
 const char *mb_datasheet_file(const mb_datasheet *d);
+/* The file name without directory and ".ini" ("h100-sxm"). */
+const char *mb_datasheet_stem(const mb_datasheet *d);
 /* [product] kind: true for gpu (the loader insists on gpu or cpu). */
 bool mb_datasheet_is_gpu(const mb_datasheet *d);
 /* "section.key" -> value and its source. False when absent. */
