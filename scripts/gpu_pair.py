@@ -12,12 +12,20 @@
       ceilings are the GPU part of the default suite (`--suite all --filter
       CEILINGS_FILTER`: GEMM every dtype, conv, copies, membw, peak, launch);
       --quick-ceilings runs them with 3 repetitions of 0.1 s (for a short slot).
+  gpu_pair.py kernels A_DIR B_DIR
+      anywhere: the kernels both traces of a workload ran, matched by name
+      and order, summed per class (GEMM, conv, attention, memory-bound) on
+      A and on B, and their ratio: what each class gained between the GPUs.
   gpu_pair.py compare A_DIR B_DIR [--mlbench PATH]
       anywhere: projects each workload's trace from A onto B and from B onto
       A with `mlbench gap --target` (B's measured ceilings; B's datasheet),
       and prints mean/max absolute % error, signed bias and the error of the
       predicted speed-up, next to the no-change, FLOPs-ratio and
-      bandwidth-ratio baselines. Exit 1 when a file is missing.
+      bandwidth-ratio baselines. Each projection is given the source's
+      measured step (`gap --step-ms`): the profiler lengthens a trace's host
+      time, and a loop that keeps its GPU busy can look host-bound in its
+      trace; --uncalibrated projects the traces as recorded. Exit 1 when a
+      file is missing.
 
 Workloads (synthetic data, standard training steps: forward, loss, backward,
 optimizer step): an fp32 MLP, a bf16 transformer encoder, a bf16 conv net, at
@@ -164,9 +172,11 @@ def collect(args):
 
 # ---- compare (anywhere) -------------------------------------------------------------
 
-def gap_json(mlbench, trace, ceilings, target):
+def gap_json(mlbench, trace, ceilings, target, step_ms=None):
+    """`mlbench gap --target`'s ranking; step_ms: the source's step without the profiler (--step-ms)."""
     r = subprocess.run([mlbench, "gap", "--run", trace, "--ceilings", ceilings, "--target", target,
-                        "--format", "json"], capture_output=True, text=True)
+                        "--format", "json"] + (["--step-ms", f"{step_ms:.6g}"] if step_ms else []),
+                       capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip())
     return json.loads(r.stdout)["machines"]
@@ -260,7 +270,8 @@ def compare(args):
             for mode, target in (("measured", os.path.join(dst, "ceilings.json")), ("datasheet", sheet)):
                 if target is None or (mode == "measured" and not os.path.exists(target)):
                     continue
-                m = gap_json(args.mlbench, trace, os.path.join(src, "ceilings.json"), target)
+                m = gap_json(args.mlbench, trace, os.path.join(src, "ceilings.json"), target,
+                             None if args.uncalibrated else here_ms)
                 pick = [r for r in m["ranking"] if r.get("projected")]
                 if not pick:
                     continue
@@ -288,6 +299,66 @@ def compare(args):
     return 0
 
 
+# ---- kernels (anywhere) -------------------------------------------------------------
+
+KERNEL_CLASSES = (("attention", r"sdpa|flash_?(fwd|bwd|attn)|fmha|attention|cudnn::fusion::"),
+                  ("conv", r"fprop|dgrad|wgrad|implicit_?gemm|winograd"),
+                  ("gemm", r"nvjet|gemm|cutlass|xmma|cublas"))
+
+
+def step_kernels(path):
+    """[[(name, µs)] per profiler step]: each kernel in the step whose host range launched it."""
+    ev = json.load(gzip.open(path))["traceEvents"]
+    steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev
+                   if e.get("cat") == "user_annotation" and e.get("name", "").startswith("ProfilerStep#"))
+    launch = {e["args"]["correlation"]: e["ts"] for e in ev
+              if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+    out = [[] for _ in steps]
+    for e in sorted((e for e in ev if e.get("cat") == "kernel"), key=lambda e: e["ts"]):
+        t = launch.get(e.get("args", {}).get("correlation"), e["ts"])
+        for i, (a, b) in enumerate(steps):
+            if a <= t < b:
+                out[i].append((e["name"], e["dur"]))
+                break
+    return [s for s in out if s]
+
+
+def kernel_class(name):
+    import re
+    for cls, pat in KERNEL_CLASSES:
+        if re.search(pat, name, re.I):
+            return cls
+    return "memory-bound"
+
+
+def kernels(args):
+    """Per class, the time of the kernels both traces ran (matched by name and order, per-step medians) on A and
+    on B: what each class gained from one GPU to the other, the ground truth of the kernel model."""
+    import difflib
+    for name in WORKLOADS:
+        pa, pb = (os.path.join(d, f"{name}.pt.trace.json.gz") for d in (args.a_dir, args.b_dir))
+        if not (os.path.exists(pa) and os.path.exists(pb)):
+            continue
+        sa, sb = step_kernels(pa), step_kernels(pb)
+        if not sa or not sb:
+            print(f"{name}: no profiler steps with kernels", file=sys.stderr)
+            continue
+        na, nb = [k for k, _ in sa[0]], [k for k, _ in sb[0]]
+        per = {}
+        matched = 0
+        for i, j, size in difflib.SequenceMatcher(None, na, nb, autojunk=False).get_matching_blocks():
+            for k in range(size):
+                ta = statistics.median(s[i + k][1] for s in sa if len(s) > i + k)
+                tb = statistics.median(s[j + k][1] for s in sb if len(s) > j + k)
+                c = per.setdefault(kernel_class(na[i + k]), [0.0, 0.0, 0])
+                c[0], c[1], c[2] = c[0] + ta, c[1] + tb, c[2] + 1
+                matched += 1
+        print(f"{name}: {matched} of {len(na)} / {len(nb)} kernels per step matched")
+        for cls, (ta, tb, n) in sorted(per.items()):
+            print(f"  {cls:13s} {n:4d} kernels  A {ta / 1e3:8.3f} ms  B {tb / 1e3:8.3f} ms  A/B {ta / tb:.3f}")
+    return 0
+
+
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "_child":
         trace = sys.argv[4] if len(sys.argv) > 4 else None
@@ -310,8 +381,13 @@ def main():
     p.add_argument("--mlbench", default=shutil.which("mlbench") or "mlbench")
     p.add_argument("--config-dir", default=os.environ.get("MLBENCH_CONFIG_DIR",
                                                          os.path.join(os.path.dirname(__file__), "..", "configs")))
+    p.add_argument("--uncalibrated", action="store_true",
+                   help="project the traces' steps as recorded (no --step-ms: the profiler's host time kept)")
+    k = sub.add_parser("kernels", help="per kernel class, the time both traces' matched kernels took on A and B")
+    k.add_argument("a_dir")
+    k.add_argument("b_dir")
     args = ap.parse_args()
-    return collect(args) if args.cmd == "collect" else compare(args)
+    return {"collect": collect, "compare": compare, "kernels": kernels}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -115,11 +115,31 @@ static void test_kernel_memory_bound(void **s)
 {
     (void)s;
     mb_proj_gpu here = gpu(100, 10, 100, 1000, 2048), there = gpu(100, 10, 100, 2000, 2048);
-    mb_proj_kernel k = { .seconds = 1e-3, .bytes = 1e6, .blocks = 1e5, .threads = 256 };
+    /* 1 GB in 1 ms: at this GPU's bandwidth, all of it the memory's */
+    mb_proj_kernel k = { .seconds = 1e-3, .bytes = 1e9, .blocks = 1e5, .threads = 256 };
     mb_proj_result r = mb_proj_kernel_time(&k, &here, &there);
     CLOSE(r.gamma, 1);
     CLOSE(r.seconds, 0.5e-3); /* twice the bandwidth, half the time */
     assert_int_equal(r.bound, MB_PB_MEMORY);
+    /* 0.2 GB in 1 ms (a fifth of the bandwidth): 0.2 ms is the memory's,
+     * 0.1 ms there; the other 0.8 ms the SMs', the same SMs: 0.9 ms */
+    k.bytes = 0.2e9;
+    r = mb_proj_kernel_time(&k, &here, &there);
+    CLOSE(r.seconds, 0.9e-3);
+    assert_int_equal(r.bound, MB_PB_MEMORY);
+    /* ... onto a GPU with half the SMs' rate as well (5 TFLOP/s FP32 on 100
+     * SMs, waves doubled by nothing: 1e5 blocks fill many): 0.1 + 0.8 x 2 */
+    mb_proj_gpu slow_sms = gpu(100, 5, 50, 2000, 2048);
+    CLOSE(mb_proj_kernel_time(&k, &here, &slow_sms).seconds, 1.7e-3);
+    /* a bf16 elementwise kernel: the rest is the CUDA cores' (the same fp32
+     * rate), not the tensor cores' (10x there): 0.9 ms still */
+    mb_proj_gpu tensor10 = gpu(100, 10, 1000, 2000, 2048);
+    k.math = MB_PM_BF16;
+    CLOSE(mb_proj_kernel_time(&k, &here, &tensor10).seconds, 0.9e-3);
+    k.math = MB_PM_FP32;
+    /* more bytes than the time allows (a cache served some): bandwidth alone */
+    k.bytes = 3e9;
+    CLOSE(mb_proj_kernel_time(&k, &here, &there).seconds, 0.5e-3);
 }
 
 static void test_kernel_compute_waves(void **s)
@@ -205,16 +225,23 @@ static int scenario(mb_proj_event *ev)
     return (int)(sizeof e / sizeof *e);
 }
 
+/* The scenario with every GPU event at its measured duration. */
+static int measured_scenario(mb_proj_event *ev)
+{
+    int n = scenario(ev);
+    for (int i = 0; i < n; i++)
+        ev[i].new_seconds = ev[i].end - ev[i].start;
+    return n;
+}
+
 static void test_relay_identity(void **s)
 {
     (void)s;
     mb_proj_event ev[8];
-    int n = scenario(ev);
-    for (int i = 0; i < n; i++)
-        ev[i].new_seconds = ev[i].end - ev[i].start;
+    int n = measured_scenario(ev);
     double end;
     mb_err err = { 0 };
-    assert_int_equal(mb_proj_relay(ev, n, 1, 2.20, &end, &err), MB_OK);
+    assert_int_equal(mb_proj_relay(ev, n, 1, 2.20, 1, &end, &err), MB_OK);
     CLOSE(end, 2.20);
     for (int i = 0; i < n; i++) {
         CLOSE(ev[i].new_start, ev[i].start);
@@ -230,7 +257,7 @@ static void test_relay_exposes_host(void **s)
     ev[1].new_seconds = ev[4].new_seconds = 0.1;
     double end;
     mb_err err = { 0 };
-    assert_int_equal(mb_proj_relay(ev, n, 1, 2.20, &end, &err), MB_OK);
+    assert_int_equal(mb_proj_relay(ev, n, 1, 2.20, 1, &end, &err), MB_OK);
     CLOSE(ev[1].new_end, 0.12);
     CLOSE(ev[2].new_end, 0.13);
     CLOSE(ev[3].new_start, 0.20);
@@ -251,11 +278,35 @@ static void test_relay_host_bound(void **s)
     };
     double end;
     mb_err err = { 0 };
-    assert_int_equal(mb_proj_relay(ev, 3, 1, 1.0, &end, &err), MB_OK);
+    assert_int_equal(mb_proj_relay(ev, 3, 1, 1.0, 1, &end, &err), MB_OK);
     CLOSE(end, 1.0);
     CLOSE(ev[1].new_end, 0.07);
     ev[0].lane = 5;
-    assert_int_equal(mb_proj_relay(ev, 3, 1, 1.0, &end, &err), MB_EUSAGE);
+    assert_int_equal(mb_proj_relay(ev, 3, 1, 1.0, 1, &end, &err), MB_EUSAGE);
+}
+
+/* The scenario with the host's time halved (a profiler's cost taken out):
+ * L1 0-0.005; K1 waited for it, its 0.02 s delay halved: 0.01-1.01; S1
+ * starts 0.005 + 0.02, ends at K1's end + 0.005 = 1.015; L2 at 1.015 +
+ * 0.035 = 1.05; K2 1.05 + 0.01 = 1.06-2.06; S2 ends 2.065; the step 2.065 +
+ * 0.035 = 2.10. At scale 0 the kernels run back to back: 2.0. */
+static void test_relay_host_scale(void **s)
+{
+    (void)s;
+    mb_proj_event ev[8];
+    int n = measured_scenario(ev);
+    double end;
+    mb_err err = { 0 };
+    assert_int_equal(mb_proj_relay(ev, n, 1, 2.20, 0.5, &end, &err), MB_OK);
+    CLOSE(ev[0].new_end, 0.005);
+    CLOSE(ev[1].new_start, 0.01);
+    CLOSE(ev[2].new_end, 1.015);
+    CLOSE(ev[3].new_start, 1.05);
+    CLOSE(ev[4].new_start, 1.06);
+    CLOSE(ev[5].new_end, 2.065);
+    CLOSE(end, 2.10);
+    assert_int_equal(mb_proj_relay(ev, n, 1, 2.20, 0, &end, &err), MB_OK);
+    CLOSE(end, 2.0);
 }
 
 /* Back-pressure: L2 waits in the launch call until K1 ends (the queue is
@@ -275,17 +326,17 @@ static void test_relay_backpressure(void **s)
     };
     double end;
     mb_err err = { 0 };
-    assert_int_equal(mb_proj_relay(ev, 4, 1, 1.10, &end, &err), MB_OK);
+    assert_int_equal(mb_proj_relay(ev, 4, 1, 1.10, 1, &end, &err), MB_OK);
     CLOSE(ev[2].new_end, 0.11);
     CLOSE(ev[3].new_end, 0.21);
     CLOSE(end, 0.20);
     ev[2].blocking = false;
-    assert_int_equal(mb_proj_relay(ev, 4, 1, 1.10, &end, &err), MB_OK);
+    assert_int_equal(mb_proj_relay(ev, 4, 1, 1.10, 1, &end, &err), MB_OK);
     CLOSE(end, 1.10);
     /* identity, blocking: every event keeps its time */
     ev[2].blocking = true;
     ev[1].new_seconds = ev[3].new_seconds = 1.0;
-    assert_int_equal(mb_proj_relay(ev, 4, 1, 1.10, &end, &err), MB_OK);
+    assert_int_equal(mb_proj_relay(ev, 4, 1, 1.10, 1, &end, &err), MB_OK);
     CLOSE(end, 1.10);
     CLOSE(ev[2].new_end, 1.01);
     CLOSE(ev[3].new_start, 1.01);
@@ -302,7 +353,7 @@ static void test_relay_slower_gpu(void **s)
     };
     double end;
     mb_err err = { 0 };
-    assert_int_equal(mb_proj_relay(ev, 2, 1, 1.0, &end, &err), MB_OK);
+    assert_int_equal(mb_proj_relay(ev, 2, 1, 1.0, 1, &end, &err), MB_OK);
     CLOSE(end, 1.78 + 0.10); /* K ends at 1.78; the 0.10 after it here follows it */
 }
 
@@ -411,18 +462,47 @@ static void test_trace_projection(void **s)
     assert_int_equal(mb_proj_trace_steps(t), 1);
     mb_proj_gpu here = gpu(132, 67, 989.4, 1000, 2048), there = gpu(132, 67, 989.4, 10000, 2048);
     mb_proj_outcome o;
-    assert_int_equal(mb_proj_trace_run(t, &here, NULL, &o, &err), MB_OK);
+    assert_int_equal(mb_proj_trace_run(t, &here, NULL, 1, &o, &err), MB_OK);
     CLOSE(o.here.step, 2.2);
     CLOSE(o.there.step, 2.2);
     CLOSE(o.here.gpu_busy, 2.0);
     CLOSE(o.here.cls[MB_PC_MEMORY], 2.0);
     CLOSE(o.here.cls[MB_PC_HOST], 0.2);
-    assert_int_equal(mb_proj_trace_run(t, &here, &there, &o, &err), MB_OK);
+    assert_int_equal(mb_proj_trace_run(t, &here, &there, 1, &o, &err), MB_OK);
     CLOSE(o.there.step, 0.40); /* as test_relay_exposes_host */
     CLOSE(o.there.cls[MB_PC_MEMORY], 0.2);
     CLOSE(o.there.cls[MB_PC_HOST], 0.2);
     assert_int_equal(o.kernels, 2);
     assert_int_equal(o.memory_bound, 2);
+    mb_proj_trace_free(t);
+}
+
+/* Calibrated to the loop's step without the profiler (the scenario's step
+ * is 2.0 + 0.2 x scale, test_relay_host_scale): 2.15 s gives scale 0.75;
+ * onto 10x the bandwidth (kernels 0.1 s) the step re-laid at that scale is
+ * L1 0-0.0075, K1 0.015-0.115, S1 0.1225, L2 0.175, K2 0.19-0.29, S2
+ * 0.2975, the step 0.2975 + 0.0525 = 0.35. A loop slower than the trace
+ * keeps the trace (1); one faster than the GPU's part gets 0. */
+static void test_trace_calibrate(void **s)
+{
+    (void)s;
+    mb_proj_trace *t = load_trace(trace_json);
+    mb_err err = { 0 };
+    mb_proj_gpu here = gpu(132, 67, 989.4, 1000, 2048), there = gpu(132, 67, 989.4, 10000, 2048);
+    double scale, traced, floor_s;
+    assert_int_equal(mb_proj_trace_calibrate(t, &here, 2.15, &scale, &traced, &floor_s, &err), MB_OK);
+    assert_true(fabs(scale - 0.75) < 1e-3);
+    CLOSE(traced, 2.2);
+    CLOSE(floor_s, 2.0);
+    mb_proj_outcome o;
+    assert_int_equal(mb_proj_trace_run(t, &here, &there, 0.75, &o, &err), MB_OK);
+    CLOSE(o.here.step, 2.15);
+    CLOSE(o.there.step, 0.35);
+    assert_int_equal(mb_proj_trace_calibrate(t, &here, 3.0, &scale, &traced, &floor_s, &err), MB_OK);
+    CLOSE(scale, 1);
+    assert_int_equal(mb_proj_trace_calibrate(t, &here, 1.5, &scale, &traced, &floor_s, &err), MB_OK);
+    CLOSE(scale, 0);
+    CLOSE(floor_s, 2.0);
     mb_proj_trace_free(t);
 }
 
@@ -451,7 +531,7 @@ static void test_trace_waves(void **s)
     mb_err err = { 0 };
     mb_proj_gpu here = gpu(132, 66, 132, 3000, 1024), there = gpu(114, 57, 114, 3000, 1024);
     mb_proj_outcome o;
-    assert_int_equal(mb_proj_trace_run(t, &here, &there, &o, &err), MB_OK);
+    assert_int_equal(mb_proj_trace_run(t, &here, &there, 1, &o, &err), MB_OK);
     CLOSE(o.here.step, 1.1e-3);
     CLOSE(o.there.step, 2.1e-3);
     CLOSE(o.there.cls[MB_PC_TENSOR], 2e-3);
@@ -476,10 +556,12 @@ int main(void)
         cmocka_unit_test(test_relay_identity),
         cmocka_unit_test(test_relay_exposes_host),
         cmocka_unit_test(test_relay_host_bound),
+        cmocka_unit_test(test_relay_host_scale),
         cmocka_unit_test(test_relay_backpressure),
         cmocka_unit_test(test_relay_slower_gpu),
         cmocka_unit_test(test_datasheet_gpu),
         cmocka_unit_test(test_trace_projection),
+        cmocka_unit_test(test_trace_calibrate),
         cmocka_unit_test(test_trace_waves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,6 +5,7 @@
 
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ static void gap_usage(FILE *o)
     fprintf(o,
             "usage: mlbench gap --run RUN [--ceilings RESULTS.json] [--target T[,T...]|all]\n"
             "                   [--price NAME=USD_PER_HOUR ...] [--prices FILE] [--epoch-steps N]\n"
-            "                   [--format table|json|md] [--out FILE] [--html PAGE]\n"
+            "                   [--step-ms MS] [--format table|json|md] [--out FILE] [--html PAGE]\n"
             "  --run RUN         a stage-metrics file (.json/.csv, docs/stage-format.md) or a PyTorch\n"
             "                    profiler trace (.json/.json.gz, docs/traces.md); also the first argument\n"
             "  --ceilings FILE   results of `mlbench --suite ...` on the machine that ran RUN\n"
@@ -48,6 +49,9 @@ static void gap_usage(FILE *o)
             "                    adds cost per 1000 steps (and per epoch with --epoch-steps)\n"
             "  --prices FILE     prices kept in a file, one NAME = USD_PER_HOUR per line\n"
             "  --epoch-steps N   steps per epoch, for the cost per epoch\n"
+            "  --step-ms MS      the trace's training step timed without the profiler (a loop's own\n"
+            "                    log): the profiler lengthens the host's time, so the projection\n"
+            "                    first scales the trace's host time to give this step (docs/gap.md)\n"
             "  --ceiling P       which rate of the compute cases (GEMM, conv, peak) is their ceiling:\n"
             "                    sustained (default: what a long run gets) or burst (clocks free)\n"
             "  --format F        table (default), json or md\n"
@@ -134,6 +138,7 @@ typedef struct gap_args {
     int n_prices;
     const char *prices_file;
     long long epoch_steps;
+    double step_seconds; /* --step-ms, 0 = not given */
     bool help;
 } gap_args;
 
@@ -145,7 +150,7 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
         { "out", required_argument, NULL, 'o' },    { "help", no_argument, NULL, 'h' },
         { "ceiling", required_argument, NULL, 'p' }, { "html", required_argument, NULL, 'H' },
         { "price", required_argument, NULL, 'P' },   { "prices", required_argument, NULL, 'F' },
-        { "epoch-steps", required_argument, NULL, 'E' },
+        { "epoch-steps", required_argument, NULL, 'E' }, { "step-ms", required_argument, NULL, 'S' },
         { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof *a);
@@ -176,6 +181,14 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
             a->epoch_steps = strtoll(optarg, &end, 10);
             if (end == optarg || *end || a->epoch_steps <= 0)
                 return mb_errf(err, MB_EUSAGE, "--epoch-steps %s: expected a positive whole number", optarg);
+            break;
+        }
+        case 'S': {
+            char *end = NULL;
+            double ms = strtod(optarg, &end);
+            if (end == optarg || *end || !isfinite(ms) || ms <= 0)
+                return mb_errf(err, MB_EUSAGE, "--step-ms %s: expected a positive number of milliseconds", optarg);
+            a->step_seconds = ms * 1e-3;
             break;
         }
         case 'h': a->help = true; return MB_OK;
@@ -250,10 +263,11 @@ static int project(gap_state *s, const char *target, const char *phase, mb_err *
 static int rank(const gap_args *a, gap_state *s, mb_err *err)
 {
     mb_rank_opts o = { .targets = a->target, .prices = a->prices, .n_prices = a->n_prices,
-                       .prices_file = a->prices_file, .epoch_steps = a->epoch_steps, .phase = a->ceiling };
+                       .prices_file = a->prices_file, .epoch_steps = a->epoch_steps, .phase = a->ceiling,
+                       .step_seconds = a->step_seconds };
     int rc = mb_rank_build(a->run, &s->run, &s->here, &s->matching, &o, &s->ranking, err);
     bool single = strcmp(a->target, "all") != 0 && strchr(a->target, ',') == NULL;
-    if (rc == MB_EUSAGE && single && !a->n_prices && !a->prices_file) {
+    if (rc == MB_EUSAGE && single && !a->n_prices && !a->prices_file && a->step_seconds == 0) {
         fprintf(stderr, "mlbench gap: no kernel-level projection (%s): the per-stage model projects it\n",
                 err->msg);
         mb_rank_free(&s->ranking);
@@ -325,6 +339,9 @@ static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
     } else if (a->n_prices || a->prices_file || a->epoch_steps) {
         return mb_errf(err, MB_EUSAGE, "--price, --prices and --epoch-steps go with --target (see mlbench gap --help)");
     }
+    if (a->step_seconds > 0 && !(a->target && strcmp(s->ranking.model, "kernel") == 0))
+        return mb_errf(err, MB_EUSAGE, "--step-ms calibrates the kernel-level projection of a PyTorch trace: it goes "
+                                       "with a trace and --target (see mlbench gap --help)");
 
     if (format_and_emit(write_gap, s, a->format, a->out, err))
         return err->code;

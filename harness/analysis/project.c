@@ -139,8 +139,20 @@ mb_proj_result mb_proj_kernel_time(const mb_proj_kernel *k, const mb_proj_gpu *h
     }
     double compute = wave_ratio * (f_here / here->sms) / (f_there / there->sms);
     double memory = here->bw / there->bw;
-    r.seconds = overhead + work * pow(memory, r.gamma) * pow(compute, 1 - r.gamma);
     r.bound = r.gamma >= 0.5 ? MB_PB_MEMORY : MB_PB_COMPUTE;
+    /* A kernel that moves bytes and does no counted math, slower than its
+     * bytes at this GPU's bandwidth: only that much of its time is the
+     * memory's; the rest (strided access, latency, issue) is the SMs'. On a
+     * lent H100/H200 pair the largest elementwise kernels ran at a fifth of
+     * the bandwidth and gained 6-10% from 43% more of it (docs/gap.md). */
+    double moving = k->flops <= 0 && k->bytes > 0 ? k->bytes / here->bw : work;
+    if (moving < work) {
+        /* the rest runs on the CUDA cores whatever the data's dtype: their rate per SM, not the tensor cores' */
+        double cores = wave_ratio * (here->flops[MB_PM_FP32] / here->sms) / (there->flops[MB_PM_FP32] / there->sms);
+        r.seconds = overhead + moving * memory + (work - moving) * (cores > 0 && isfinite(cores) ? cores : compute);
+        return r;
+    }
+    r.seconds = overhead + work * pow(memory, r.gamma) * pow(compute, 1 - r.gamma);
     return r;
 }
 
@@ -176,15 +188,19 @@ static bool waits(const mb_proj_event *e)
     return e->kind == MB_PE_SYNC || (e->kind == MB_PE_LAUNCH && e->blocking);
 }
 
-/* A host event's new start: the lane's new end plus the gap it had here. */
-static void host_start(mb_proj_event *e, lane_state *l)
+/* A host event's new start: the lane's new end plus the gap it had here,
+ * both host time, times the host scale. */
+static void host_start(mb_proj_event *e, lane_state *l, double host)
 {
     double prev_orig = l->used ? l->orig_end : 0, prev_new = l->used ? l->new_end : 0;
-    e->new_start = prev_new + (e->start - prev_orig);
-    e->new_end = e->new_start + (e->end - e->start); /* a sync's end is set later */
+    e->new_start = prev_new + host * (e->start - prev_orig);
+    e->new_end = e->new_start + host * (e->end - e->start); /* a sync's end is set later */
 }
 
-static void gpu_place(mb_proj_event *ev, mb_proj_event *e, lane_state *s)
+/* A kernel that waited for its launch keeps that delay times the host
+ * scale (the launch path is host time); one queued behind the previous
+ * kernel of its stream keeps its gap after it. */
+static void gpu_place(mb_proj_event *ev, mb_proj_event *e, lane_state *s, double host)
 {
     double prev_orig = s->used ? s->orig_end : -INFINITY, prev_new = s->used ? s->new_end : -INFINITY;
     double l_orig = -INFINITY, l_new = -INFINITY;
@@ -197,7 +213,7 @@ static void gpu_place(mb_proj_event *ev, mb_proj_event *e, lane_state *s)
         ready_orig = 0;
         ready_new = 0;
     }
-    e->new_start = ready_new + (e->start - ready_orig);
+    e->new_start = ready_new + (l_orig > prev_orig ? host : 1) * (e->start - ready_orig);
     e->new_end = e->new_start + e->new_seconds;
     s->used = true;
     s->orig_end = e->end;
@@ -206,7 +222,7 @@ static void gpu_place(mb_proj_event *ev, mb_proj_event *e, lane_state *s)
 
 /* A sync waits for the kernels launched before it started that ended here by
  * the time it ended. */
-static void sync_end(mb_proj_event *ev, int n, mb_proj_event *e)
+static void sync_end(mb_proj_event *ev, int n, mb_proj_event *e, double host)
 {
     const double eps = 1e-12;
     double dep_orig = -INFINITY, dep_new = -INFINITY;
@@ -220,11 +236,12 @@ static void sync_end(mb_proj_event *ev, int n, mb_proj_event *e)
         dep_orig = fmax(dep_orig, k->end);
         dep_new = fmax(dep_new, k->new_end);
     }
-    double tail = e->end - fmax(e->start, dep_orig);
+    double tail = host * (e->end - fmax(e->start, dep_orig));
     e->new_end = fmax(e->new_start, dep_new) + tail;
 }
 
-int mb_proj_relay(mb_proj_event *ev, int n, int n_lanes, double step_end, double *new_end, mb_err *err)
+int mb_proj_relay(mb_proj_event *ev, int n, int n_lanes, double step_end, double host_scale, double *new_end,
+                  mb_err *err)
 {
     relay_item *order = calloc((size_t)n * 2 + 1, sizeof *order);
     lane_state *host = calloc((size_t)n_lanes + 1, sizeof *host), *gpu = calloc((size_t)n_lanes + 1, sizeof *gpu);
@@ -247,14 +264,14 @@ int mb_proj_relay(mb_proj_event *ev, int n, int n_lanes, double step_end, double
     for (int j = 0; j < m; j++) {
         mb_proj_event *e = &ev[order[j].idx];
         if (e->kind == MB_PE_GPU) {
-            gpu_place(ev, e, &gpu[e->lane]);
+            gpu_place(ev, e, &gpu[e->lane], host_scale);
         } else if (order[j].rank == 2) {
-            host_start(e, &host[e->lane]);
+            host_start(e, &host[e->lane], host_scale);
             if (!waits(e)) {
                 host[e->lane] = (lane_state){ .used = true, .orig_end = e->end, .new_end = e->new_end };
             }
         } else {
-            sync_end(ev, n, e);
+            sync_end(ev, n, e, host_scale);
             host[e->lane] = (lane_state){ .used = true, .orig_end = e->end, .new_end = e->new_end };
         }
     }
@@ -274,9 +291,9 @@ int mb_proj_relay(mb_proj_event *ev, int n, int n_lanes, double step_end, double
             gpu_orig = fmax(gpu_orig, ev[i].end);
             gpu_new = fmax(gpu_new, ev[i].new_end);
         }
-    double end = isfinite(gpu_orig) ? gpu_new + (step_end - gpu_orig) : -INFINITY;
+    double end = isfinite(gpu_orig) ? gpu_new + host_scale * (step_end - gpu_orig) : -INFINITY;
     if (last >= 0)
-        end = fmax(end, host[last].new_end + (step_end - host[last].orig_end));
+        end = fmax(end, host[last].new_end + host_scale * (step_end - host[last].orig_end));
     if (!isfinite(end))
         end = step_end; /* no events */
     *new_end = end;

@@ -13,9 +13,16 @@
  * comes from the kernel's arithmetic intensity I (FLOPs / bytes) against the
  * target's ridge point R = F / B: g = 1 - I / (2R) below the ridge, R / (2I)
  * above it; 1 for a kernel that moves bytes and does no counted math, 0 for a
- * matmul/convolution/attention kernel whose bytes are unknown. Kernels shorter
- * than the latency bound keep their time: launch and scheduling latency, not
- * the GPU's speed, sets it on either machine.
+ * matmul/convolution/attention kernel whose bytes are unknown. A kernel that
+ * moves bytes and does no counted math, and takes longer than its bytes need
+ * at B_here, is split: the bytes' time bytes / B_here scales by bandwidth,
+ * the rest (access pattern, latency, issue) like the SMs' CUDA-core rate
+ * (C with F the fp32 peak, whatever the data's dtype):
+ *
+ *   T_there = (bytes / B_here) x (B_here / B_there) + (T_here - bytes / B_here) x C_fp32
+ *
+ * Kernels shorter than the latency bound keep their time: launch and
+ * scheduling latency, not the GPU's speed, sets it on either machine.
  *
  * The step is then re-laid on the target's timeline (mb_proj_relay): host
  * calls keep their own durations and the gaps between them, kernels keep their
@@ -150,9 +157,17 @@ typedef struct mb_proj_event {
  * at the later of that host end and the GPU's (its last event's new end
  * plus the time from its end here to the step's end): in a steady state a
  * slower GPU's spill-over makes the next step wait. With new_seconds equal
- * to the measured durations, every event keeps its time. MB_EUSAGE on lanes
- * out of range. */
-int mb_proj_relay(mb_proj_event *ev, int n, int n_lanes, double step_end, double *new_end, mb_err *err);
+ * to the measured durations and host_scale 1, every event keeps its time.
+ *
+ * host_scale (0..1) multiplies the host's time: each host call, the gaps
+ * between them, a sync's tail, the delay of a kernel that waited for its
+ * launch and the step's tails. A profiler lengthens the host's side of a
+ * step (each recorded op costs it), not the kernels: a trace recorded with
+ * record_shapes can be host-bound where the same loop without the profiler
+ * keeps the GPU busy (mb_proj_trace_calibrate). MB_EUSAGE on lanes out of
+ * range. */
+int mb_proj_relay(mb_proj_event *ev, int n, int n_lanes, double step_end, double host_scale, double *new_end,
+                  mb_err *err);
 
 /* ---- a whole trace (project_trace.c) -------------------------------------- */
 
@@ -180,8 +195,19 @@ typedef struct mb_proj_outcome {
 } mb_proj_outcome;
 
 /* Projects the trace from `here` onto `there` (NULL there: the identity, for
- * the split of the measured step). */
-int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_proj_gpu *there,
+ * the split of the measured step), its host time times host_scale
+ * (mb_proj_relay; 1: as recorded). */
+int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_proj_gpu *there, double host_scale,
                       mb_proj_outcome *out, mb_err *err);
+
+/* The host scale that makes the trace's mean step, re-laid as recorded,
+ * last `step_seconds`: the step of the same loop timed without the
+ * profiler. 1 when that is as long as the trace's step or longer (the
+ * profiler's cost is not added back), 0 when even the GPU's part of the
+ * trace is longer (then *floor_seconds, the mean step at scale 0, says by
+ * how much); else found by bisection to 1e-4 of the step. The re-laid step
+ * grows with the scale. *trace_seconds: the mean step as recorded. */
+int mb_proj_trace_calibrate(const mb_proj_trace *t, const mb_proj_gpu *here, double step_seconds, double *host_scale,
+                            double *trace_seconds, double *floor_seconds, mb_err *err);
 
 #endif

@@ -485,6 +485,14 @@ static int here_gpu(const mb_proj_trace *t, const mb_ceilings *here, mb_proj_gpu
     return rc;
 }
 
+/* A re-laid step in the loop's terms: times unit, plus extra host time. */
+static void scale_split(const mb_proj_step_split *sp, double unit, double extra, double *step, double *cls)
+{
+    *step = sp->step * unit + extra;
+    for (int c = 0; c < MB_PC_N; c++)
+        cls[c] = sp->cls[c] * unit + (c == MB_PC_HOST ? extra : 0);
+}
+
 static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list *names, const mb_rank_opts *o,
                        const mb_ini *errors, mb_ranking *r, mb_err *err)
 {
@@ -495,15 +503,41 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
     int rc = mb_proj_trace_load(run_path, &t, err);
     if (rc == MB_OK)
         rc = here_gpu(t, here, &h_sheet, &have_meas, r->here, sizeof r->here, err);
+    r->host_scale = 1;
+    if (rc == MB_OK && o->step_seconds > 0)
+        rc = mb_proj_trace_calibrate(t, &h_sheet, o->step_seconds, &r->host_scale, &r->trace_step, &r->gpu_floor,
+                                     err);
+    if (rc == MB_OK && r->gpu_floor > 2 * o->step_seconds) {
+        char given[32], floor_s[32];
+        mb_fmt_seconds(given, sizeof given, o->step_seconds);
+        mb_fmt_seconds(floor_s, sizeof floor_s, r->gpu_floor);
+        rc = mb_errf(err, MB_EUSAGE,
+                     "--step-ms: %s is less than half of the trace's step with no host time at all (%s): not a "
+                     "step of the loop this trace recorded? (milliseconds per step)",
+                     given, floor_s);
+    }
     if (rc == MB_OK)
-        rc = mb_proj_trace_run(t, &h_sheet, NULL, &base, err);
+        rc = mb_proj_trace_run(t, &h_sheet, NULL, r->host_scale, &base, err);
     if (rc) {
         mb_proj_trace_free(t);
         return rc;
     }
+    /* Given the loop's own step, every step shown is in its terms: a loop
+     * slower than its trace spent the difference outside what the trace
+     * recorded, host time on any GPU (`extra`); a faster one re-lays at the
+     * host scale found, whose step times `unit` is the loop's (1 up to the
+     * bisection's tolerance; more when the GPU part alone is longer: then
+     * the projection is its ratio). */
+    double unit = 1, extra = 0;
+    if (o->step_seconds > 0 && r->host_scale >= 1)
+        extra = o->step_seconds - base.here.step;
+    else if (o->step_seconds > 0 && base.here.step > 0)
+        unit = o->step_seconds / base.here.step;
+    r->step_given = o->step_seconds;
+    if (o->step_seconds <= 0)
+        r->trace_step = base.here.step;
     snprintf(r->here_source, sizeof r->here_source, "%s", have_meas ? "measured" : "datasheet");
-    r->here_step = base.here.step;
-    memcpy(r->here_cls, base.here.cls, sizeof r->here_cls);
+    scale_split(&base.here, unit, extra, &r->here_step, r->here_cls);
     r->steps = base.steps;
     for (int i = 0; i < names->n && rc == MB_OK; i++) {
         mb_rank_row *row = &r->rows[r->n++];
@@ -529,11 +563,10 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
                 measured = overlay_measured(&hg, here, tc) && overlay_measured(&there, tc, here);
             }
             mb_proj_outcome out;
-            rc = mb_proj_trace_run(t, &hg, &there, &out, err);
+            rc = mb_proj_trace_run(t, &hg, &there, r->host_scale, &out, err);
             if (rc == MB_OK) {
                 row->ok = true;
-                row->step = out.there.step;
-                memcpy(row->cls, out.there.cls, sizeof row->cls);
+                scale_split(&out.there, unit, extra, &row->step, row->cls);
                 snprintf(row->source, sizeof row->source, "%s", measured ? "measured" : "datasheet");
                 rc = checked_error(errors, m.sheet, row, err);
                 r->kernels = out.kernels / (out.steps > 0 ? out.steps : 1);
@@ -581,6 +614,29 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
     return rc;
 }
 
+/* What --step-ms did to the trace's step. */
+static int calibration_note(mb_ranking *r, mb_err *err)
+{
+    char given[32], traced[32], floor_s[32];
+    mb_fmt_seconds(given, sizeof given, r->step_given);
+    mb_fmt_seconds(traced, sizeof traced, r->trace_step);
+    mb_fmt_seconds(floor_s, sizeof floor_s, r->gpu_floor);
+    if (r->host_scale >= 1)
+        return add_note(r, err,
+                        "--step-ms %s is not shorter than the trace's step (%s): the trace is re-laid as recorded "
+                        "and the difference counts as host time on every machine",
+                        given, traced);
+    if (r->gpu_floor > r->step_given * (1 + 1e-4))
+        return add_note(r, err,
+                        "--step-ms %s: even with no host time the trace's step is %s (its GPU part, slower under the "
+                        "profiler): the projection is re-laid without host time and its ratio applied to %s",
+                        given, floor_s, given);
+    return add_note(r, err,
+                    "--step-ms %s: the profiler lengthened the trace's host time (its step %s); re-laid with the host's "
+                    "time x %.2f, the trace's step is %s, and every projection is re-laid at that scale",
+                    given, traced, r->host_scale, given);
+}
+
 int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *here, const mb_ini *matching,
                   const mb_rank_opts *o, mb_ranking *r, mb_err *err)
 {
@@ -612,8 +668,9 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
                       "kernel-level model: each GPU kernel scaled by what bounds it (Habitat's roofline exponent "
                       "from its FLOPs/bytes against the target's ridge point; %lld of %lld kernels per step have "
                       "recorded shapes, the others count as compute-bound for matmul/conv/attention and "
-                      "memory-bound otherwise), its grid's waves on the target's SMs; kernels of %.0f us or less "
-                      "keep their time (latency-bound)",
+                      "memory-bound otherwise), its grid's waves on the target's SMs; a memory-bound kernel slower "
+                      "than its bytes at this GPU's bandwidth scales only that part by bandwidth, the rest by the "
+                      "SMs; kernels of %.0f us or less keep their time (latency-bound)",
                       r->with_shapes, r->kernels, MB_PROJ_LATENCY_S * 1e6);
     if (rc == MB_OK && strcmp(r->model, "kernel") == 0)
         rc = add_note(r, err,
@@ -621,6 +678,8 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
                       "between them, kernels their stream order and launch, syncs wait for what they waited for "
                       "here; host-to-device copies scale by PCIe, collectives by NVLink (kept when a datasheet "
                       "lacks the figure)");
+    if (rc == MB_OK && r->step_given > 0)
+        rc = calibration_note(r, err);
     if (rc == MB_OK && strcmp(r->model, "per-stage") == 0)
         rc = add_note(r, err,
                       "per-stage model (a stage file has no kernels): each stage scaled by one ratio of the "
@@ -704,11 +763,15 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
     char hs[32];
     mb_fmt_seconds(hs, sizeof hs, r->here_step);
     fprintf(o, md ? "\n## Machines ranked by projected step time\n\n" : "\nmachines ranked by projected step time\n");
-    char lead[512];
-    snprintf(lead, sizeof lead, "%s model; here: %s (%s), %s per step (mean of %d); bar: %c tensor-core math, %c "
+    char lead[512], per[96];
+    if (r->step_given > 0)
+        snprintf(per, sizeof per, "given by --step-ms; %d traced steps", r->steps);
+    else
+        snprintf(per, sizeof per, "mean of %d", r->steps);
+    snprintf(lead, sizeof lead, "%s model; here: %s (%s), %s per step (%s); bar: %c tensor-core math, %c "
              "memory-bound, %c communication, %c host (GPU idle)",
-             strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage", r->here, r->here_source, hs,
-             r->steps, class_marks[0], class_marks[1], class_marks[2], class_marks[3]);
+             strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage", r->here, r->here_source, hs, per,
+             class_marks[0], class_marks[1], class_marks[2], class_marks[3]);
     print_wrapped(o, md ? "" : "  ", lead);
     if (md)
         fputc('\n', o);
@@ -809,6 +872,12 @@ cJSON *mb_rank_json(const mb_ranking *r)
     cJSON_AddStringToObject(h, "machine", r->here);
     cJSON_AddStringToObject(h, "figures", r->here_source);
     cJSON_AddNumberToObject(h, "step_seconds", r->here_step);
+    if (strcmp(r->model, "kernel") == 0) {
+        cJSON_AddNumberToObject(h, "trace_step_seconds", r->trace_step);
+        cJSON_AddNumberToObject(h, "host_scale", r->host_scale);
+        if (r->step_given > 0)
+            cJSON_AddNumberToObject(h, "step_seconds_given", r->step_given);
+    }
     cJSON_AddItemToObject(h, "split_seconds", split_json(r->here_cls));
     cJSON_AddNumberToObject(doc, "steps", r->steps);
     cJSON *rows = cJSON_AddArrayToObject(doc, "ranking");

@@ -573,8 +573,8 @@ static int gather_step(const mb_proj_trace *t, int64_t t0, int64_t t1, int64_t b
 
 /* Re-lays the step with the GPU durations `measured` (true: as here) or
  * projected, and adds its split to sp. */
-static int relay_step(step_work *w, int n, int n_lanes, double step, bool measured, mb_proj_step_split *sp,
-                      mb_err *err)
+static int relay_step(step_work *w, int n, int n_lanes, double step, bool measured, double host_scale,
+                      mb_proj_step_split *sp, mb_err *err)
 {
     double cls_sum[MB_PC_N] = { 0 }, end;
     for (int i = 0; i < n; i++)
@@ -582,7 +582,7 @@ static int relay_step(step_work *w, int n, int n_lanes, double step, bool measur
             w->ev[i].new_seconds = measured ? w->ev[i].end - w->ev[i].start : w->proj[i];
             cls_sum[w->cls[i]] += w->ev[i].new_seconds;
         }
-    if (mb_proj_relay(w->ev, n, n_lanes, step, &end, err))
+    if (mb_proj_relay(w->ev, n, n_lanes, step, host_scale, &end, err))
         return err->code;
     split_step(sp, end, busy_of(w->ev, n, true, w->tmp), cls_sum);
     return MB_OK;
@@ -605,7 +605,7 @@ static int64_t blocking_launch_ns(const mb_proj_trace *t)
     return median * 10 > 50000 ? median * 10 : 50000;
 }
 
-int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_proj_gpu *there,
+int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_proj_gpu *there, double host_scale,
                       mb_proj_outcome *out, mb_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -639,9 +639,9 @@ int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_
         rc = gather_step(t, t0, t1, blocking_ns, &rules, &here_adj, there ? there : &here_adj, &w, out, &n,
                          &n_lanes, err);
         if (rc == MB_OK)
-            rc = relay_step(&w, n, n_lanes, step, true, &out->here, err);
+            rc = relay_step(&w, n, n_lanes, step, true, host_scale, &out->here, err);
         if (rc == MB_OK)
-            rc = relay_step(&w, n, n_lanes, step, there == NULL, &out->there, err);
+            rc = relay_step(&w, n, n_lanes, step, there == NULL, host_scale, &out->there, err);
     }
     out->steps = n_steps;
     for (int side = 0; side < 2; side++) {
@@ -653,5 +653,38 @@ int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_
     }
     work_free(&w);
     mb_tr_rules_free(&rules);
+    return rc;
+}
+
+int mb_proj_trace_calibrate(const mb_proj_trace *t, const mb_proj_gpu *here, double step_seconds, double *host_scale,
+                            double *trace_seconds, double *floor_seconds, mb_err *err)
+{
+    mb_proj_outcome o;
+    int rc = mb_proj_trace_run(t, here, NULL, 1, &o, err);
+    *host_scale = 1;
+    *trace_seconds = o.here.step;
+    *floor_seconds = 0;
+    if (rc || step_seconds >= o.here.step)
+        return rc;
+    if ((rc = mb_proj_trace_run(t, here, NULL, 0, &o, err)) != MB_OK)
+        return rc;
+    *floor_seconds = o.here.step;
+    *host_scale = 0;
+    if (step_seconds <= o.here.step)
+        return MB_OK;
+    double lo = 0, hi = 1; /* the step at lo is below step_seconds, at hi above */
+    while (rc == MB_OK && hi - lo > 1e-6) {
+        double mid = 0.5 * (lo + hi);
+        rc = mb_proj_trace_run(t, here, NULL, mid, &o, err);
+        if (rc == MB_OK && fabs(o.here.step - step_seconds) <= 1e-4 * step_seconds) {
+            lo = hi = mid;
+            break;
+        }
+        if (o.here.step < step_seconds)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *host_scale = 0.5 * (lo + hi);
     return rc;
 }

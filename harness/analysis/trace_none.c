@@ -64,12 +64,24 @@ int mb_proj_trace_steps(const mb_proj_trace *t)
     return 0;
 }
 
-int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_proj_gpu *there,
+int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_proj_gpu *there, double host_scale,
                       mb_proj_outcome *out, mb_err *err)
 {
     (void)t;
     (void)here;
     (void)there;
+    (void)host_scale;
     (void)out;
+    return mb_errf(err, MB_EUSAGE, "this mlbench was built without zlib: no trace projection");
+}
+
+int mb_proj_trace_calibrate(const mb_proj_trace *t, const mb_proj_gpu *here, double step_seconds, double *host_scale,
+                            double *trace_seconds, double *floor_seconds, mb_err *err)
+{
+    (void)t;
+    (void)here;
+    (void)step_seconds;
+    *host_scale = 1;
+    *trace_seconds = *floor_seconds = 0;
     return mb_errf(err, MB_EUSAGE, "this mlbench was built without zlib: no trace projection");
 }
