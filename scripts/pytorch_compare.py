@@ -23,7 +23,8 @@ settle + sustained stretch, with the lengths read from mlbench's results file,
 the same batch of GEMMs per timed call (mlbench's gemms_per_iteration) and the
 same input distribution (uniform in [-1, 1), as mlbench's mb_gemm_input). The
 table then gives burst/burst and sustained/sustained ratios; the verdict asks
->= 0.97 for both on every GEMM row. The `mlbench` column is the case's
+>= 0.97 for both on every GEMM row, and >= 0.95 of every other case, a membw
+case run in both grid shapes (waves = 1 and 0) by the faster, its ceiling. The `mlbench` column is the case's
 ceiling, the figure mlbench's own table, JSON and gap show (the sustained
 phase for compute cases, else the repetitions' median), and `ratio` holds it
 against PyTorch's rate in the same phase (on an H200, 2026-11-26, this
@@ -383,15 +384,24 @@ def row_lines(r):
     return lines
 
 
+WAVES0 = " waves=0"  # the label suffix of a membw row's second grid shape (CASES)
+
+
 def summary(rows):
     """The lines printed after the table and the exit status (0 = all good).
     Needs no torch: tests/pytorch_compare_test.py calls it with made-up rows."""
     lines = []
-    # Rows with phases are judged like for like below, both phases.
-    low = [r for r in rows if not r.get("phases") and r["ratio"] is not None and r["ratio"] < 0.95]
+    # Rows with phases are judged like for like below, both phases. A membw case run with both grid shapes
+    # is judged by the faster: that is its ceiling (the suites run waves = 1, 0; docs/gpu-io.md).
+    best = {}
+    for r in rows:
+        if not r.get("phases") and r["ratio"] is not None:
+            key = r["case"][:-len(WAVES0)] if r["case"].endswith(WAVES0) else r["case"]
+            best[key] = max(best.get(key, r["ratio"]), r["ratio"])
+    low = [case for case, ratio in best.items() if ratio < 0.95]
     if low:
         # No %-formatting here: the text itself holds a percent sign.
-        lines.append("mlbench is more than 5% below PyTorch on: " + ", ".join(r["case"] for r in low))
+        lines.append("mlbench is more than 5% below PyTorch on: " + ", ".join(low))
     checks = done_means(rows)
     if checks:
         lines.append("done-means (issue 3):")

@@ -100,6 +100,17 @@ class Summary(unittest.TestCase):
         self.assertEqual(lines[-1], "verdict: FAIL")
         self.assertEqual(status, 1)
 
+    def test_membw_judged_by_its_faster_grid(self):
+        # as on the H200 and the H100, 2026-11-26: the one-wave triad 0.94 of torch.add, waves = 0 1.00
+        lines, status = pc.summary([full_row("membw triad fp32 256 MiB", 0.94),
+                                    full_row("membw triad fp32 256 MiB waves=0", 1.00)])
+        self.assertFalse(any("below PyTorch" in line for line in lines), lines)
+        self.assertEqual(status, 0)
+        lines, status = pc.summary([full_row("membw triad fp32 256 MiB", 0.94),
+                                    full_row("membw triad fp32 256 MiB waves=0", 0.93)])
+        self.assertIn("mlbench is more than 5% below PyTorch on: membw triad fp32 256 MiB", lines)
+        self.assertEqual(status, 1)
+
     def test_all_good_passes(self):
         lines, status = pc.summary([full_row("copy d2d 1 GiB (r+w)", 1.05, 0.9),
                                     full_row("membw triad fp32 256 MiB", 0.96)])
