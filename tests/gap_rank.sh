@@ -37,6 +37,16 @@ check "all: a GPU of the public data shows its error" bash -c "grep -E '^  [0-9]
   grep -qE 'datasheet +[0-9.]+ ms +[0-9.]+x +[0-9]+% '"
 check "all: one never checked shows -" bash -c "grep -E '^  [0-9]+ +NVIDIA B200 ' '$WORK/out' |
   grep -qE 'datasheet +[0-9.]+ ms +[0-9.]+x +- '"
+# a GPU whose datasheet has no peak for some kernels' math keeps their time: its step is a lower bound, shown with
+# '>' and ranked after every machine projected whole (the T4 has no bf16 figure; the L4 has one)
+check "all: a lower bound is marked" bash -c "grep -E '^  [0-9]+ +NVIDIA T4 ' '$WORK/out' |
+  grep -qE 'datasheet +>[0-9.]+ ms +<[0-9.]+x'"
+check "all: lower bounds ranked after whole projections" python3 - "$WORK/out" <<'PY'
+import re, sys
+rows = re.findall(r"^  (\d+) +(.+?) +(?:datasheet|measured) +(>?)[0-9.]+ m?s ", open(sys.argv[1]).read(), re.M)
+flags = [bool(lb) for _, _, lb in rows]
+assert any(flags) and not all(flags) and flags == sorted(flags), rows
+PY
 # JSON: one number per figure; the data-loader-bound step barely moves
 check "json" expect_exit 0 "$MLBENCH" gap --run "$TRACE" --ceilings "$H/all.json" --target b200,l4 --format json
 check "json: ranking" python3 - "$WORK/out" "$SRC/configs/gap/projection_error.ini" <<'PY'

@@ -455,6 +455,8 @@ static int cmp_row(const void *a, const void *b)
         return x->ok ? -1 : 1;
     if (!x->ok)
         return strcmp(x->name, y->name);
+    if ((x->kept > 0) != (y->kept > 0)) /* a lower bound cannot be placed among whole projections */
+        return x->kept > 0 ? 1 : -1;
     return (x->step > y->step) - (x->step < y->step);
 }
 
@@ -571,10 +573,14 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
                 rc = checked_error(errors, m.sheet, row, err);
                 r->kernels = out.kernels / (out.steps > 0 ? out.steps : 1);
                 r->with_shapes = out.with_shapes / (out.steps > 0 ? out.steps : 1);
-                if (out.no_peak > 0)
+                row->kept = out.no_peak > 0 ? out.no_peak / (out.steps > 0 ? out.steps : 1) : 0;
+                if (out.no_peak > 0 && row->kept == 0)
+                    row->kept = 1; /* fewer than one per step: still a lower bound */
+                if (row->kept > 0)
                     snprintf(row->note, sizeof row->note,
-                             "%lld kernels per step kept their time: the datasheet has no peak for their math",
-                             out.no_peak / (out.steps > 0 ? out.steps : 1));
+                             "%lld kernels per step kept their time (the datasheet has no peak for their math): the "
+                             "step is a lower bound, ranked after the machines projected whole",
+                             row->kept);
             }
         }
         machine_free(&m);
@@ -808,8 +814,9 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
                 fprintf(o, "  %-3s %-34.34s %s\n", "-", w->label[0] ? w->label : w->name, "not projected (note below)");
             continue;
         }
-        mb_fmt_seconds(st, sizeof st, w->step);
-        snprintf(sp, sizeof sp, "%.2fx", w->step > 0 ? r->here_step / w->step : 0);
+        mb_fmt_seconds(st + 1, sizeof st - 1, w->step);
+        st[0] = '>'; /* at least: kept kernels ran at this machine's speed */
+        snprintf(sp, sizeof sp, "%s%.2fx", w->kept > 0 ? "<" : "", w->step > 0 ? r->here_step / w->step : 0);
         bar(b, bw, w->cls, max);
         fmt_usd(ph, sizeof ph, w->price);
         fmt_usd(pk, sizeof pk, w->price / 3600 * w->step * 1000);
@@ -817,13 +824,14 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
         char ck[16] = "-";
         if (w->checked_n > 0)
             snprintf(ck, sizeof ck, "%.0f%%", w->checked_pct);
+        const char *step_s = w->kept > 0 ? st : st + 1;
         if (md) {
-            fprintf(o, "| %s | %s | %s | %s | %s | %s |", num, w->label, w->source, st, sp, ck);
+            fprintf(o, "| %s | %s | %s | %s | %s | %s |", num, w->label, w->source, step_s, sp, ck);
             if (prices)
                 fprintf(o, " %s | %s | %s |", ph, pk, pe);
             fprintf(o, " `%s` |\n", b);
         } else {
-            fprintf(o, "  %-3s %-34.34s %-9s %9s %8s %7s", num, w->label, w->source, st, sp, ck);
+            fprintf(o, "  %-3s %-34.34s %-9s %9s %8s %7s", num, w->label, w->source, step_s, sp, ck);
             if (prices)
                 fprintf(o, " %7s %10s %9s", ph, pk, pe);
             fprintf(o, "  %s\n", b);
@@ -893,6 +901,8 @@ cJSON *mb_rank_json(const mb_ranking *r)
             cJSON_AddNumberToObject(o, "step_seconds", w->step);
             cJSON_AddNumberToObject(o, "speedup", w->step > 0 ? r->here_step / w->step : 0);
             cJSON_AddItemToObject(o, "split_seconds", split_json(w->cls));
+            cJSON_AddBoolToObject(o, "lower_bound", w->kept > 0);
+            cJSON_AddNumberToObject(o, "kept_kernels_per_step", (double)w->kept);
             if (w->checked_n > 0) { /* configs/gap/projection_error.ini */
                 cJSON_AddNumberToObject(o, "checked_error_pct", w->checked_pct);
                 cJSON_AddNumberToObject(o, "checked_projections", (double)w->checked_n);
@@ -947,7 +957,7 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
     char title[256];
     snprintf(title, sizeof title, "Step time projected onto each machine (%s model), split by what bounds it",
              strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage");
-    mb_chart_begin(&c, o, "machines", title, MB_HTML_WIDTH, 60 + 26.0 * n + 44, 300, 44);
+    mb_chart_begin(&c, o, "machines", title, MB_HTML_WIDTH, 60 + 26.0 * n + 44, 430, 44);
     c.x = (mb_scale){ 0, max > 0 ? max * 1e3 : 1, c.left, c.right, false };
     mb_scale_nice(&c.x);
     const char *names[MB_PC_N] = { "tensor-core math", "memory-bound", "communication", "host (GPU idle)" };
@@ -960,11 +970,11 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
         if (i == 0)
             snprintf(label, sizeof label, "%.120s (here)", r->here);
         else if (r->rows[i - 1].checked_n > 0)
-            snprintf(label, sizeof label, "%d. %.120s (checked: %.0f%%)", i, r->rows[i - 1].label,
-                     r->rows[i - 1].checked_pct);
+            snprintf(label, sizeof label, "%d. %.100s (%schecked: %.0f%%)", i, r->rows[i - 1].label,
+                     r->rows[i - 1].kept > 0 ? "lower bound, " : "", r->rows[i - 1].checked_pct);
         else
             snprintf(label, sizeof label, "%d. %.120s%s", i, r->rows[i - 1].label,
-                     r->rows[i - 1].ok ? "" : " (not projected)");
+                     !r->rows[i - 1].ok ? " (not projected)" : r->rows[i - 1].kept > 0 ? " (lower bound)" : "");
         mb_chart_category(&c, i, n, label);
         if (i > 0 && !r->rows[i - 1].ok)
             continue;

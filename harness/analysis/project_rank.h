@@ -45,6 +45,9 @@ typedef struct mb_rank_row {
      * projections; checked_n 0 = never checked (or a per-stage row). */
     double checked_pct;
     long checked_n;
+    /* Kernels per step that kept their time for want of a peak for their math on this
+     * GPU's datasheet: the step is then a lower bound, ranked after the rows projected whole. */
+    long long kept;
 } mb_rank_row;
 
 typedef struct mb_ranking {
