@@ -14,8 +14,9 @@
       --quick-ceilings runs them with 3 repetitions of 0.1 s (for a short slot).
   gpu_pair.py kernels A_DIR B_DIR
       anywhere: the kernels both traces of a workload ran, matched by name
-      and order, summed per class (GEMM, conv, attention, memory-bound) on
-      A and on B, and their ratio: what each class gained between the GPUs.
+      and order, summed per class (configs/gap/kernel_classes.ini: GEMM,
+      conv, attention; the rest memory-bound) on A and on B, and their
+      ratio: what each class gained between the GPUs.
   gpu_pair.py compare A_DIR B_DIR [--mlbench PATH]
       anywhere: projects each workload's trace from A onto B and from B onto
       A with `mlbench gap --target` (B's measured ceilings; B's datasheet),
@@ -36,6 +37,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -301,9 +303,21 @@ def compare(args):
 
 # ---- kernels (anywhere) -------------------------------------------------------------
 
-KERNEL_CLASSES = (("attention", r"sdpa|flash_?(fwd|bwd|attn)|fmha|attention|cudnn::fusion::"),
-                  ("conv", r"fprop|dgrad|wgrad|implicit_?gemm|winograd"),
-                  ("gemm", r"nvjet|gemm|cutlass|xmma|cublas"))
+def kernel_rules(config_dir):
+    """[(class, compiled regex)] of configs/gap/kernel_classes.ini's [kernel] section, in file order (first match
+    wins, case-insensitive, as mlbench's trace reader applies them)."""
+    rules, section = [], None
+    with open(os.path.join(config_dir, "gap", "kernel_classes.ini")) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line[0] in "#;":
+                continue
+            if line.startswith("["):
+                section = line.strip("[]")
+            elif section == "kernel" and "=" in line:
+                key, pattern = (x.strip() for x in line.split("=", 1))
+                rules.append((key, re.compile(pattern, re.I)))
+    return rules
 
 
 def step_kernels(path):
@@ -323,11 +337,12 @@ def step_kernels(path):
     return [s for s in out if s]
 
 
-def kernel_class(name):
-    import re
-    for cls, pat in KERNEL_CLASSES:
-        if re.search(pat, name, re.I):
-            return cls
+def kernel_class(rules, name):
+    """gemm, conv, attention, nccl; the rest (normalization, softmax, elementwise) memory-bound, as gap's step
+    table counts them."""
+    for cls, pat in rules:
+        if pat.search(name):
+            return cls if cls in ("gemm", "conv", "attention", "nccl") else "memory-bound"
     return "memory-bound"
 
 
@@ -335,6 +350,7 @@ def kernels(args):
     """Per class, the time of the kernels both traces ran (matched by name and order, per-step medians) on A and
     on B: what each class gained from one GPU to the other, the ground truth of the kernel model."""
     import difflib
+    rules = kernel_rules(args.config_dir)
     for name in WORKLOADS:
         pa, pb = (os.path.join(d, f"{name}.pt.trace.json.gz") for d in (args.a_dir, args.b_dir))
         if not (os.path.exists(pa) and os.path.exists(pb)):
@@ -350,7 +366,7 @@ def kernels(args):
             for k in range(size):
                 ta = statistics.median(s[i + k][1] for s in sa if len(s) > i + k)
                 tb = statistics.median(s[j + k][1] for s in sb if len(s) > j + k)
-                c = per.setdefault(kernel_class(na[i + k]), [0.0, 0.0, 0])
+                c = per.setdefault(kernel_class(rules, na[i + k]), [0.0, 0.0, 0])
                 c[0], c[1], c[2] = c[0] + ta, c[1] + tb, c[2] + 1
                 matched += 1
         print(f"{name}: {matched} of {len(na)} / {len(nb)} kernels per step matched")
@@ -386,6 +402,7 @@ def main():
     k = sub.add_parser("kernels", help="per kernel class, the time both traces' matched kernels took on A and B")
     k.add_argument("a_dir")
     k.add_argument("b_dir")
+    k.add_argument("--config-dir", default=p.get_default("config_dir"))
     args = ap.parse_args()
     return {"collect": collect, "compare": compare, "kernels": kernels}[args.cmd](args)
 
