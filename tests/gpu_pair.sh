@@ -156,5 +156,54 @@ check "--step-ms without --target: usage" expect_exit 2 "$MLBENCH" gap --run "$G
     --ceilings "$G/h200/ceilings.json" --step-ms 20
 check "  says what it goes with" grep -q "goes with a trace and --target" "$WORK/err"
 
+# One figure, one value: with --step-ms and a lower-bound row (the T4 has no bf16 peak), the ranking's table,
+# Markdown, JSON and HTML chart give each machine the same step, speed-up, class split and lower-bound mark.
+views=(gap --run "$GT" --ceilings "$G/h200/ceilings.json" --target t4,h100-sxm,b200 --step-ms 27.567)
+check "views: json" expect_exit 0 "$MLBENCH" "${views[@]}" --format json
+cp "$WORK/out" "$WORK/v.json"
+check "views: table" expect_exit 0 "$MLBENCH" "${views[@]}" --html "$WORK/v.html"
+cp "$WORK/out" "$WORK/v.txt"
+check "views: md" expect_exit 0 "$MLBENCH" "${views[@]}" --format md
+cp "$WORK/out" "$WORK/v.md"
+check "views: the same figures in every view" python3 - "$WORK" <<'PY'
+import json, re, sys
+w = sys.argv[1]
+m = json.load(open(f"{w}/v.json"))["machines"]
+unit = {"ms": 1e-3, "s": 1.0, "µs": 1e-6}
+def secs(v, u): return float(v) * unit[u]
+def near(a, b, rel=0.006): return abs(a - b) <= rel * abs(b)
+text, md = open(f"{w}/v.txt").read(), open(f"{w}/v.md").read()
+here = m["here"]
+assert near(here["step_seconds"], 0.027567, 1e-9) and here["step_seconds_given"] == 0.027567, here
+assert re.search(r"here: NVIDIA H200 \(measured\), 27\.6 ms per step \(given by --step-ms", text), text
+html = open(f"{w}/v.html").read()
+chart = html[html.index('data-chart="machines"'):]
+chart = chart[:chart.index("</svg>")]
+titles = re.findall(r"<title>([^<]*)</title>", chart)
+names = {"tensor-core math": "tensor", "memory-bound": "memory", "communication": "communication",
+         "host (GPU idle)": "host"}
+assert any(r["lower_bound"] for r in m["ranking"]) and not all(r["lower_bound"] for r in m["ranking"]), m
+for i, r in enumerate(m["ranking"], 1):
+    lb = ">" if r["lower_bound"] else ""
+    ls = "<" if r["lower_bound"] else ""
+    label = r["machine"]
+    row = re.search(r"^  %d +%s +\S+ +(>?)([0-9.]+) (ms|s|µs) +(<?)([0-9.]+)x" % (i, re.escape(label[:34])), text, re.M)
+    assert row and row.group(1) == lb and row.group(4) == ls, (label, row and row.group(0))
+    assert near(secs(row.group(2), row.group(3)), r["step_seconds"]), (row.group(0), r)
+    assert abs(float(row.group(5)) - r["speedup"]) <= 0.006, (row.group(0), r)
+    mrow = re.search(r"^\| %d \| %s \| \S+ \| (>?)([0-9.]+) (ms|s|µs) \| (<?)([0-9.]+)x \|" % (i, re.escape(label)), md, re.M)
+    assert mrow and mrow.group(1) == lb and mrow.group(4) == ls, (label, mrow and mrow.group(0))
+    assert near(secs(mrow.group(2), mrow.group(3)), r["step_seconds"]), (mrow.group(0), r)
+    # the chart: this row's label (lower bound said), then its segments, each the JSON split's value
+    at = titles.index(next(t for t in titles if t.startswith(f"{i}. {label}")))
+    assert ("lower bound" in titles[at]) == r["lower_bound"], titles[at]
+    for t in titles[at + 1:]:
+        seg = re.match(r"(.+): ([0-9.]+) (ms|s|µs)$", t)
+        if not seg or seg.group(1) not in names:
+            break
+        assert near(secs(seg.group(2), seg.group(3)), r["split_seconds"][names[seg.group(1)]]), (t, r)
+    assert near(sum(r["split_seconds"].values()), r["step_seconds"], 1e-9), r
+PY
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "all gpu_pair checks passed"

@@ -143,8 +143,8 @@ mb_proj_result mb_proj_kernel_time(const mb_proj_kernel *k, const mb_proj_gpu *h
     /* A kernel that moves bytes and does no counted math, slower than its
      * bytes at this GPU's bandwidth: only that much of its time is the
      * memory's; the rest (strided access, latency, issue) is the SMs'. On a
-     * lent H100/H200 pair the largest elementwise kernels ran at a fifth of
-     * the bandwidth and gained 6-10% from 35% more of it (docs/gap.md). */
+     * lent H100/H200 pair the largest elementwise kernels ran at under half
+     * the bandwidth and gained 6-10% from 39% more of it (docs/gap.md). */
     double moving = k->flops <= 0 && k->bytes > 0 ? k->bytes / here->bw : work;
     if (moving < work) {
         /* the rest runs on the CUDA cores whatever the data's dtype: their rate per SM, not the tensor cores' */

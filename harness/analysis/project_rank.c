@@ -814,8 +814,10 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
                 fprintf(o, "  %-3s %-34.34s %s\n", "-", w->label[0] ? w->label : w->name, "not projected (note below)");
             continue;
         }
-        mb_fmt_seconds(st + 1, sizeof st - 1, w->step);
-        st[0] = '>'; /* at least: kept kernels ran at this machine's speed */
+        /* a lower bound says so: '>' the step, '<' the speed-up (kept kernels ran at this machine's speed) */
+        char secs[24];
+        mb_fmt_seconds(secs, sizeof secs, w->step);
+        snprintf(st, sizeof st, "%s%s", w->kept > 0 ? ">" : "", secs);
         snprintf(sp, sizeof sp, "%s%.2fx", w->kept > 0 ? "<" : "", w->step > 0 ? r->here_step / w->step : 0);
         bar(b, bw, w->cls, max);
         fmt_usd(ph, sizeof ph, w->price);
@@ -824,14 +826,13 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
         char ck[16] = "-";
         if (w->checked_n > 0)
             snprintf(ck, sizeof ck, "%.0f%%", w->checked_pct);
-        const char *step_s = w->kept > 0 ? st : st + 1;
         if (md) {
-            fprintf(o, "| %s | %s | %s | %s | %s | %s |", num, w->label, w->source, step_s, sp, ck);
+            fprintf(o, "| %s | %s | %s | %s | %s | %s |", num, w->label, w->source, st, sp, ck);
             if (prices)
                 fprintf(o, " %s | %s | %s |", ph, pk, pe);
             fprintf(o, " `%s` |\n", b);
         } else {
-            fprintf(o, "  %-3s %-34.34s %-9s %9s %8s %7s", num, w->label, w->source, step_s, sp, ck);
+            fprintf(o, "  %-3s %-34.34s %-9s %9s %8s %7s", num, w->label, w->source, st, sp, ck);
             if (prices)
                 fprintf(o, " %7s %10s %9s", ph, pk, pe);
             fprintf(o, "  %s\n", b);
