@@ -17,7 +17,7 @@
       and order, summed per class (configs/gap/kernel_classes.ini: GEMM,
       conv, attention; the rest memory-bound) on A and on B, and their
       ratio: what each class gained between the GPUs.
-  gpu_pair.py compare A_DIR B_DIR [--mlbench PATH]
+  gpu_pair.py compare A_DIR B_DIR [A_DIR B_DIR ...] [--mlbench PATH]
       anywhere: projects each workload's trace from A onto B and from B onto
       A with `mlbench gap --target` (B's measured ceilings; B's datasheet),
       and prints mean/max absolute % error, signed bias and the error of the
@@ -25,12 +25,24 @@
       bandwidth-ratio baselines. Each projection is given the source's
       measured step (`gap --step-ms`): the profiler lengthens a trace's host
       time, and a loop that keeps its GPU busy can look host-bound in its
-      trace; --uncalibrated projects the traces as recorded. Exit 1 when a
-      file is missing.
+      trace; --uncalibrated projects the traces as recorded. Several pairs
+      (each A_DIR B_DIR) give one set of figures over all their projections.
+      Exit 1 when a file is missing, 2 for an odd number of directories.
 
 Workloads (synthetic data, standard training steps: forward, loss, backward,
-optimizer step): an fp32 MLP, a bf16 transformer encoder, a bf16 conv net, at
-the batches in BATCH.
+optimizer step), at the batches in BATCH: collect runs the first three unless
+--workloads names others (a 10-minute slot holds three and the ceilings):
+  mlp-fp32          fp32 MLP, TF32 off: CUDA-core GEMMs
+  transformer-bf16  bf16-autocast transformer encoder (PyTorch's fused MHA)
+  convnet-bf16      bf16 conv net, channels-last, batch norm
+  gpt-bf16          bf16 decoder: causal SDPA (flash attention), GELU MLP,
+                    a 32k-token vocabulary head and its cross-entropy
+  mlp-tf32          the MLP with TF32 tensor cores, at a batch that keeps them
+                    busy
+  convnet-fp32      the conv net in fp32, TF32 off
+  mixer-bf16        a narrow token MLP (width 256): GEMMs of low arithmetic
+                    intensity (K = 256) between layer norms and GELUs, where
+                    bandwidth, not math, bounds most kernels
 Every timed step ends with a CUDA synchronize; warm-up steps are not timed.
 stdlib + torch only."""
 import argparse
@@ -46,62 +58,129 @@ import time
 
 # The GPU sections of configs/suites/all.ini (and every case id of those components).
 CEILINGS_FILTER = "^(gemm-gpu|conv-gpu|copy|membw|peak|launch)"
-WORKLOADS = ("mlp-fp32", "transformer-bf16", "convnet-bf16")
-DTYPE = {"mlp-fp32": "fp32", "transformer-bf16": "bf16", "convnet-bf16": "bf16"}
+WORKLOADS = ("mlp-fp32", "transformer-bf16", "convnet-bf16", "gpt-bf16", "mlp-tf32", "convnet-fp32", "mixer-bf16")
+FIRST_SET = WORKLOADS[:3]
+# The dtype whose datasheet peak the FLOPs-ratio baseline uses.
+DTYPE = {"mlp-fp32": "fp32", "transformer-bf16": "bf16", "convnet-bf16": "bf16", "gpt-bf16": "bf16",
+         "mlp-tf32": "tf32", "convnet-fp32": "fp32", "mixer-bf16": "bf16"}
 # Batch per step (sequences for the transformer, 512 tokens each). Large enough that the GPU, not the host's
 # launches, sets the step: the first pair (bench/data/pair-h100-h200, which recorded no batch) ran the
 # transformer at 8 and the conv net at 64, host-bound, and separate processes of one step disagreed by up to
 # 43%. compare pairs only workloads run at the same batch.
-BATCH = {"mlp-fp32": 512, "transformer-bf16": 32, "convnet-bf16": 256}
+BATCH = {"mlp-fp32": 512, "transformer-bf16": 32, "convnet-bf16": 256, "gpt-bf16": 8, "mlp-tf32": 4096,
+         "convnet-fp32": 128, "mixer-bf16": 64}
 FIRST_BATCH = {"mlp-fp32": 512, "transformer-bf16": 8, "convnet-bf16": 64}  # steps.json without "batch"
 
 
 # ---- collect (GPU side) ---------------------------------------------------------------
 
-def build(name, torch):
-    """(model, optimizer, make_batch, autocast dtype or None) of a workload."""
+class Decoder:
+    """A GPT-style decoder (pre-norm, causal self-attention through F.scaled_dot_product_attention, GELU MLP)."""
+
+    @staticmethod
+    def make(torch, vocab, width, heads, layers):
+        nn, F = torch.nn, torch.nn.functional
+
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+                self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
+                self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+
+            def forward(self, x):
+                b, t, _ = x.shape
+                q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, heads, width // heads).permute(2, 0, 3, 1, 4)
+                if hasattr(F, "scaled_dot_product_attention"):
+                    a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                else:  # torch < 2.0 (Debian's, for a CPU smoke test only)
+                    s = (q @ k.transpose(-1, -2)) / (width // heads) ** 0.5
+                    s = s.masked_fill(torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1), float("-inf"))
+                    a = s.softmax(-1) @ v
+                x = x + self.proj(a.transpose(1, 2).reshape(b, t, width))
+                return x + self.mlp(self.ln2(x))
+
+        class Model(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.emb = nn.Embedding(vocab, width)
+                self.blocks = nn.Sequential(*[Block() for _ in range(layers)])
+                self.ln, self.head = nn.LayerNorm(width), nn.Linear(width, vocab, bias=False)
+
+            def forward(self, tokens):
+                return self.head(self.ln(self.blocks(self.emb(tokens))))
+        return Model()
+
+
+def build(name, torch, dev="cuda", batch=None):
+    """(model, optimizer, make_batch, autocast dtype or None) of a workload; batch: BATCH[name] unless given
+    (a CPU smoke test runs tiny ones)."""
     nn = torch.nn
-    dev = "cuda"
     torch.manual_seed(1)
-    if name == "mlp-fp32":
-        torch.backends.cuda.matmul.allow_tf32 = False
+    b = batch or BATCH[name]
+    # Every workload sets both switches: one process runs one workload, but say what each one ran with.
+    torch.set_float32_matmul_precision("high" if name == "mlp-tf32" else "highest")
+    torch.backends.cudnn.allow_tf32 = name != "convnet-fp32"
+    if name in ("mlp-fp32", "mlp-tf32"):
         model = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(4096, 4096), nn.ReLU())],
                               nn.Linear(4096, 1000)).to(dev)
         opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-        b = BATCH[name]
         x, y = torch.randn(b, 4096, device=dev), torch.randint(0, 1000, (b,), device=dev)
         return model, opt, lambda: (x, y), None
     if name == "transformer-bf16":
         layer = nn.TransformerEncoderLayer(1024, 16, 4096, batch_first=True, dropout=0.0)
         model = nn.Sequential(nn.TransformerEncoder(layer, 6), nn.Linear(1024, 1000)).to(dev)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-        b = BATCH[name]
         x, y = torch.randn(b, 512, 1024, device=dev), torch.randint(0, 1000, (b * 512,), device=dev)
         return model, opt, lambda: (x, y), torch.bfloat16
-    if name == "convnet-bf16":
+    if name in ("convnet-bf16", "convnet-fp32"):
         def block(cin, cout, stride):
             return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU())
         model = nn.Sequential(block(3, 64, 2), block(64, 64, 1), block(64, 128, 2), block(128, 128, 1),
                               block(128, 256, 2), block(256, 256, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
                               nn.Linear(256, 1000)).to(dev).to(memory_format=torch.channels_last)
         opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
-        b = BATCH[name]
         x = torch.randn(b, 3, 128, 128, device=dev).to(memory_format=torch.channels_last)
         y = torch.randint(0, 1000, (b,), device=dev)
+        return model, opt, lambda: (x, y), torch.bfloat16 if name == "convnet-bf16" else None
+    if name == "gpt-bf16":
+        vocab, seq = 32000, 1024
+        model = Decoder.make(torch, vocab, 1024, 16, 12).to(dev)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        x = torch.randint(0, vocab, (b, seq), device=dev)
+        y = torch.randint(0, vocab, (b * seq,), device=dev)
+        return model, opt, lambda: (x, y), torch.bfloat16
+    if name == "mixer-bf16":
+        width, tokens = 256, 1024
+
+        class Mix(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ln = nn.LayerNorm(width)
+                self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Dropout(0.1),
+                                         nn.Linear(4 * width, width))
+
+            def forward(self, x):
+                return x + self.mlp(self.ln(x))
+        model = nn.Sequential(*[Mix() for _ in range(8)], nn.LayerNorm(width), nn.Linear(width, 1000)).to(dev)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        x = torch.randn(b, tokens, width, device=dev)
+        y = torch.randint(0, 1000, (b * tokens,), device=dev)
         return model, opt, lambda: (x, y), torch.bfloat16
     raise ValueError(name)
 
 
-def step_fn(model, opt, batch, amp, torch):
+def step_fn(model, opt, batch, amp, torch, dev="cuda"):
     def step():
         x, y = batch()
         opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=amp, enabled=amp is not None):
+        with torch.autocast(dev, dtype=amp, enabled=amp is not None):
             out = model(x)
             out = out.reshape(-1, out.shape[-1])
             loss = torch.nn.functional.cross_entropy(out.float(), y)
         loss.backward()
         opt.step()
+        return loss  # not read in a timed step (.item() would synchronize)
     return step
 
 
@@ -148,7 +227,7 @@ def collect(args):
     started = time.time()
     doc = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "processes": args.processes,
            "steps_per_process": args.steps, "workloads": {}}
-    for name in WORKLOADS:
+    for name in args.workloads:
         per = [run_child(args, name)["step_ms"] for _ in range(args.processes)]
         doc["workloads"][name] = {"dtype": DTYPE[name], "batch": BATCH[name], "step_ms_per_process": per,
                                   "step_ms": statistics.median(per)}
@@ -236,8 +315,8 @@ def stats_line(label, errs):
             f"{100 * max(abs(e) for e in errs):6.1f}%  bias {100 * statistics.mean(errs):+6.1f}%")
 
 
-def compare(args):
-    a, b = args.a_dir, args.b_dir
+def project_pair(args, a, b, sheets, rows):
+    """Appends to rows[mode] each workload of a and b projected both ways; 1 when a steps.json is missing."""
     steps = {}
     for d in (a, b):
         p = os.path.join(d, "steps.json")
@@ -245,15 +324,13 @@ def compare(args):
             print(f"gpu_pair.py: {p} missing (run `gpu_pair.py collect` there)", file=sys.stderr)
             return 1
         steps[d] = json.load(open(p))
-    sheets = datasheets(args.config_dir)
     stems = {d: match_sheet(sheets, steps[d]["gpu"]) for d in (a, b)}
-    rows = {"measured": [], "datasheet": []}
     for src, dst in ((a, b), (b, a)):
         for name in WORKLOADS:
             trace = os.path.join(src, f"{name}.pt.trace.json.gz")
             if name not in steps[src]["workloads"] or name not in steps[dst]["workloads"] or not os.path.exists(trace):
                 continue
-            batches = [steps[x]["workloads"][name].get("batch", FIRST_BATCH[name]) for x in (src, dst)]
+            batches = [steps[x]["workloads"][name].get("batch") or FIRST_BATCH[name] for x in (src, dst)]
             if batches[0] != batches[1]:
                 print(f"gpu_pair.py: {name} ran at batch {batches[0]} in {src} and {batches[1]} in {dst}: not paired",
                       file=sys.stderr)
@@ -280,6 +357,18 @@ def compare(args):
                 ratio = pick[0]["step_seconds"] / m["here"]["step_seconds"]
                 rows[mode].append((name, steps[src]["gpu"], steps[dst]["gpu"], here_ms, there_ms, here_ms * ratio, base,
                                    spread))
+    return 0
+
+
+def compare(args):
+    if len(args.dirs) % 2:
+        print("gpu_pair.py compare: directories come in pairs (A_DIR B_DIR ...)", file=sys.stderr)
+        return 2
+    sheets = datasheets(args.config_dir)
+    rows = {"measured": [], "datasheet": []}
+    for a, b in zip(args.dirs[::2], args.dirs[1::2]):
+        if project_pair(args, a, b, sheets, rows):
+            return 1
     for mode, rs in rows.items():
         if not rs:
             continue
@@ -293,6 +382,10 @@ def compare(args):
             errs = [(bs[k] - t) / t for (_, _, _, h, t, p, bs, _) in rs if bs[k] is not None]
             if errs:
                 print(stats_line(k, errs))
+        # the issue's bar: on no projection worse than the best of the baselines, chosen per projection
+        worse = sum(1 for (*_, t, p, bs, _) in rs
+                    if abs(p - t) > min(abs(v - t) for v in bs.values() if v is not None))
+        print(f"  the model is worse than the best of the baselines (chosen per projection) on {worse} of {len(rs)}")
         beyond = [beyond_spread(p, t, sp) for (_, _, _, h, t, p, _, sp) in rs]
         print(f"  the target's own processes spread {100 * statistics.mean((hi - lo) / t for (*_, t, _, _, (lo, hi)) in rs):.1f}% "
               f"of its step on average (fastest to slowest);")
@@ -375,6 +468,15 @@ def kernels(args):
     return 0
 
 
+def workload_list(text):
+    names = [n for n in text.split(",") if n]
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown workload {', '.join(unknown) or '(none)'}; "
+                                         f"known: {', '.join(WORKLOADS)}")
+    return names
+
+
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "_child":
         trace = sys.argv[4] if len(sys.argv) > 4 else None
@@ -389,11 +491,12 @@ def main():
     c.add_argument("--steps", type=int, default=30)
     c.add_argument("--budget", type=float, default=540, help="seconds for the whole collection")
     c.add_argument("--quick-ceilings", action="store_true", help="3 repetitions of 0.1 s per ceiling case")
+    c.add_argument("--workloads", type=workload_list, default=FIRST_SET,
+                   help=f"comma-separated, of {', '.join(WORKLOADS)} (default: the first three)")
     c.add_argument("--ceilings-filter", default=CEILINGS_FILTER,
                    help="which cases of the default suite to run (mlbench --filter; default: its GPU part)")
     p = sub.add_parser("compare")
-    p.add_argument("a_dir")
-    p.add_argument("b_dir")
+    p.add_argument("dirs", nargs="+", metavar="A_DIR B_DIR", help="one or more pairs: the figures are over them all")
     p.add_argument("--mlbench", default=shutil.which("mlbench") or "mlbench")
     p.add_argument("--config-dir", default=os.environ.get("MLBENCH_CONFIG_DIR",
                                                          os.path.join(os.path.dirname(__file__), "..", "configs")))

@@ -23,12 +23,14 @@
 #   sustain   cuBLASLt bf16 8192^3 with settle_time = sustained_time = 1, 3,
 #             10 s: how long a sustained window must be at the power limit,
 #             from each window's rate and mean SM clock (docs/gpu-gemm-conv.md) (3 x 90 s)
-# PAIR_BUDGET (seconds, default 240), PAIR_PROCESSES (default 3) and PAIR_FILTER
-# (default: the GPU part of the default suite) go to gpu_pair.py collect.
+# PAIR_BUDGET (seconds, default 240), PAIR_PROCESSES (default 3), PAIR_FILTER
+# (default: the GPU part of the default suite) and PAIR_WORKLOADS (default: its
+# first three; at most four, for the 8 files a call brings back) go to
+# gpu_pair.py collect.
 # Exit status: 0 when every step passed, 1 otherwise, 2 usage.
 src=$(cd "$(dirname "$0")/.." && pwd)
 run="$src/.bundle/run.sh"
-[ $# -ge 2 ] || { sed -n '2,27p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,29p' "$0"; exit 2; }
 out=$1
 shift
 for s in "$@"; do
@@ -76,7 +78,7 @@ for s in "$@"; do
         # stopped call keeps every file written so far.
         step pair $((${PAIR_BUDGET:-240} + 30)) python3 "$src/scripts/gpu_pair.py" collect "$out/pair" \
             --mlbench "$run" --quick-ceilings --budget "${PAIR_BUDGET:-240}" --processes "${PAIR_PROCESSES:-3}" \
-            ${PAIR_FILTER:+--ceilings-filter "$PAIR_FILTER"}
+            ${PAIR_FILTER:+--ceilings-filter "$PAIR_FILTER"} ${PAIR_WORKLOADS:+--workloads "$PAIR_WORKLOADS"}
         ;;
     torch)
         step torch 240 python3 "$src/scripts/pytorch_compare.py" --mlbench "$run" \
