@@ -12,11 +12,13 @@
       ceilings are the GPU part of the default suite (`--suite all --filter
       CEILINGS_FILTER`: GEMM every dtype, conv, copies, membw, peak, launch);
       --quick-ceilings runs them with 3 repetitions of 0.1 s (for a short slot).
-  gpu_pair.py kernels A_DIR B_DIR
+  gpu_pair.py kernels A_DIR B_DIR [--mlbench PATH]
       anywhere: the kernels both traces of a workload ran, matched by name
       and order, summed per class (configs/gap/kernel_classes.ini: GEMM,
       conv, attention; the rest memory-bound) on A and on B, and their
-      ratio: what each class gained between the GPUs.
+      ratio: what each class gained between the GPUs; the same of all
+      kernels; and, with mlbench, the ratio the model projects per class
+      (gap's kernel_seconds) both ways: the per-class error of the model.
   gpu_pair.py compare A_DIR B_DIR [A_DIR B_DIR ...] [--mlbench PATH]
       anywhere: projects each workload's trace from A onto B and from B onto
       A with `mlbench gap --target` (B's measured ceilings; B's datasheet),
@@ -413,15 +415,20 @@ def kernel_rules(config_dir):
     return rules
 
 
-def step_kernels(path):
-    """[[(name, µs)] per profiler step]: each kernel in the step whose host range launched it."""
+def step_kernels(path, memory_ops=False):
+    """[[(name, µs)] per profiler step]: each kernel in the step whose host range launched it; memory_ops: also
+    memsets and device-to-device copies (which gap counts with the memory-bound kernels)."""
     ev = json.load(gzip.open(path))["traceEvents"]
     steps = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev
                    if e.get("cat") == "user_annotation" and e.get("name", "").startswith("ProfilerStep#"))
     launch = {e["args"]["correlation"]: e["ts"] for e in ev
               if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+
+    def wanted(e):
+        return e.get("cat") == "kernel" or memory_ops and (
+            e.get("cat") == "gpu_memset" or e.get("cat") == "gpu_memcpy" and "DtoD" in e.get("name", ""))
     out = [[] for _ in steps]
-    for e in sorted((e for e in ev if e.get("cat") == "kernel"), key=lambda e: e["ts"]):
+    for e in sorted((e for e in ev if wanted(e)), key=lambda e: e["ts"]):
         t = launch.get(e.get("args", {}).get("correlation"), e["ts"])
         for i, (a, b) in enumerate(steps):
             if a <= t < b:
@@ -439,11 +446,46 @@ def kernel_class(rules, name):
     return "memory-bound"
 
 
+# gap's kernel_seconds kinds as kernel_class names them (transfers, host-device copies, are no kernels)
+KIND_CLASS = {"gemm": "gemm", "conv": "conv", "attention": "attention", "memory": "memory-bound",
+              "collective": "nccl"}
+
+
+def class_means(rules, steps):
+    """{class: mean µs per step} of all the events of [[(name, µs)] per step]."""
+    out = {}
+    for s in steps:
+        for name, us in s:
+            c = kernel_class(rules, name) if not name.startswith(("Memset", "Memcpy")) else "memory-bound"
+            out[c] = out.get(c, 0.0) + us / len(steps)
+    return out
+
+
+def model_ratios(args, name):
+    """{class: (A/B projecting A onto B, A/B projecting B onto A)}: the kernel time per step gap projects
+    (kernel_seconds, with measured figures on both sides); {} without --mlbench or ceilings."""
+    dirs = (args.a_dir, args.b_dir)
+    if not args.mlbench or not all(os.path.exists(os.path.join(d, "ceilings.json")) for d in dirs):
+        return {}
+    ratios = []
+    for src, dst in (dirs, dirs[::-1]):
+        m = gap_json(args.mlbench, os.path.join(src, f"{name}.pt.trace.json.gz"), os.path.join(src, "ceilings.json"),
+                     os.path.join(dst, "ceilings.json"))
+        here, there = m["here"]["kernel_seconds"], m["ranking"][0]["kernel_seconds"]
+        ratios.append({k: here[k] / there[k] if src == dirs[0] else there[k] / here[k]
+                       for k in KIND_CLASS if here[k] > 0 and there[k] > 0})
+    return {KIND_CLASS[k]: (ratios[0][k], ratios[1][k]) for k in ratios[0] if k in ratios[1]}
+
+
 def kernels(args):
     """Per class, the time of the kernels both traces ran (matched by name and order, per-step medians) on A and
-    on B: what each class gained from one GPU to the other, the ground truth of the kernel model."""
+    on B: what each class gained from one GPU to the other, the ground truth of the kernel model; of all the
+    kernels (GEMM libraries pick other kernels on another GPU: those do not match); and with --mlbench what the
+    model gives for all of them, projecting A onto B and B onto A."""
     import difflib
     rules = kernel_rules(args.config_dir)
+    print("per class, ms per step on A / on B = A/B: of the kernels matched, of all kernels (memsets and device "
+          "copies\nwith the memory-bound ones); the model's A/B projecting A onto B, B onto A (gap, measured figures)")
     for name in WORKLOADS:
         pa, pb = (os.path.join(d, f"{name}.pt.trace.json.gz") for d in (args.a_dir, args.b_dir))
         if not (os.path.exists(pa) and os.path.exists(pb)):
@@ -462,9 +504,18 @@ def kernels(args):
                 c = per.setdefault(kernel_class(rules, na[i + k]), [0.0, 0.0, 0])
                 c[0], c[1], c[2] = c[0] + ta, c[1] + tb, c[2] + 1
                 matched += 1
+        all_a, all_b = (class_means(rules, step_kernels(p, memory_ops=True)) for p in (pa, pb))
+        model = model_ratios(args, name)
         print(f"{name}: {matched} of {len(na)} / {len(nb)} kernels per step matched")
-        for cls, (ta, tb, n) in sorted(per.items()):
-            print(f"  {cls:13s} {n:4d} kernels  A {ta / 1e3:8.3f} ms  B {tb / 1e3:8.3f} ms  A/B {ta / tb:.3f}")
+        for cls in sorted(set(per) | set(all_a) | set(all_b)):
+            ta, tb, n = per.get(cls, (0.0, 0.0, 0))
+            line = f"  {cls:13s} {n:4d} matched: " + (f"{ta / 1e3:7.3f} / {tb / 1e3:7.3f} = {ta / tb:.3f}" if tb
+                                                       else f"{'-':>25s}")
+            xa, xb = all_a.get(cls, 0.0), all_b.get(cls, 0.0)
+            line += f"   all: {xa / 1e3:7.3f} / {xb / 1e3:7.3f} = " + (f"{xa / xb:.3f}" if xb else "-")
+            if cls in model:
+                line += f"   model: {model[cls][0]:.3f}, {model[cls][1]:.3f}"
+            print(line)
     return 0
 
 
@@ -506,6 +557,8 @@ def main():
     k.add_argument("a_dir")
     k.add_argument("b_dir")
     k.add_argument("--config-dir", default=p.get_default("config_dir"))
+    k.add_argument("--mlbench", default=shutil.which("mlbench"),
+                   help="with it, the model's A/B per class beside the measured (needs both ceilings.json)")
     args = ap.parse_args()
     return {"collect": collect, "compare": compare, "kernels": kernels}[args.cmd](args)
 

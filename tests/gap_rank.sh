@@ -106,6 +106,12 @@ assert sorted(r['usd_per_hour'] for r in rows) == [0.8, 5.5], rows"
 check "stage file" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" --ceilings "$D/gap_here.json" \
   --target h100-sxm,l4
 check "stage file: per-stage model" has "per-stage model" "$WORK/out"
+check "stage file: json" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" --ceilings "$D/gap_here.json" \
+  --target h100-sxm,l4 --format json
+check "stage file: no kernel time (it has no kernels)" python3 -c "
+import json; m = json.load(open('$WORK/out'))['machines']
+assert m['model'] == 'per-stage' and 'kernel_seconds' not in m['here'], m['here']
+assert all('kernel_seconds' not in r for r in m['ranking']), m['ranking']"
 # one target, a stage file (issue 17): one time basis, 120 columns, the bottleneck named once when unchanged
 check "one target" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" --ceilings "$D/gap_here.json" --target h100-sxm
 check "one target: exposed here and there" has "here (exposed)  there (exposed)" "$WORK/out"

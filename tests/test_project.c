@@ -539,6 +539,66 @@ static void test_trace_waves(void **s)
     mb_proj_trace_free(t);
 }
 
+/* cuDNN's attention (torch 2.11's SDPA on Hopper): the kernels carry the
+ * External id of aten::_cudnn_attention_forward / _backward, [b, h, l, d] =
+ * [2, 4, 256, 64] bf16. Forward 4 b h l s d = 134217728 FLOPs, bytes
+ * 2 x (2 b h l d + 2 b h s d) = 1048576: I = 128; the backward 2.5x the
+ * FLOPs: I = 320. The target has twice the bandwidth and the same math:
+ * ridge 990e12 / 6e12 = 165, so g = 1 - 128 / 330 forward and 165 / 640
+ * backward; each 1 ms kernel takes 0.5^g ms. Both run back to back after
+ * 20 us, the sync ends 5 us after the second, the step 75 us later: the
+ * step is 0.1 ms + both kernels. Attention is tensor-core math in the split
+ * and its own kind in the kernel time. */
+static const char *attention_json =
+    "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}],\n"
+    "\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 1000,"
+    " \"dur\": 2100},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::_cudnn_attention_forward\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 1000, \"dur\": 12, \"args\": {\"External id\": 31, \"Input Dims\": [[2, 4, 256, 64], [2, 4, 256, 64],"
+    " [2, 4, 256, 64], [], []], \"Input type\": [\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"\","
+    " \"Scalar\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1001,"
+    " \"dur\": 10, \"args\": {\"correlation\": 31, \"External id\": 31}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16\","
+    " \"pid\": 0, \"tid\": 7, \"ts\": 1020, \"dur\": 1000, \"args\": {\"correlation\": 31, \"External id\": 31,"
+    " \"stream\": 7, \"device\": 0, \"grid\": [100000, 1, 1], \"block\": [128, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::_cudnn_attention_backward\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 1013, \"dur\": 12, \"args\": {\"External id\": 32, \"Input Dims\": [[2, 4, 256, 64], [2, 4, 256, 64],"
+    " [2, 4, 256, 64], [2, 4, 256, 64], [2, 4, 256, 64], [2, 4, 256, 1]], \"Input type\": [\"c10::BFloat16\","
+    " \"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"float\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1014,"
+    " \"dur\": 10, \"args\": {\"correlation\": 32, \"External id\": 32}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16\","
+    " \"pid\": 0, \"tid\": 7, \"ts\": 2020, \"dur\": 1000, \"args\": {\"correlation\": 32, \"External id\": 32,"
+    " \"stream\": 7, \"device\": 0, \"grid\": [100000, 1, 1], \"block\": [128, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 1030, \"dur\": 1995}\n"
+    "]}\n";
+
+static void test_trace_attention(void **s)
+{
+    (void)s;
+    mb_proj_trace *t = load_trace(attention_json);
+    mb_err err = { 0 };
+    mb_proj_gpu here = gpu(132, 67, 990, 3000, 2048), there = gpu(132, 67, 990, 6000, 2048);
+    /* cuDNN names the kernels "f16" for bf16 too: its math is read as fp16, whose peak datasheets give like bf16's */
+    here.flops[MB_PM_FP16] = there.flops[MB_PM_FP16] = 990e12;
+    mb_proj_outcome o;
+    assert_int_equal(mb_proj_trace_run(t, &here, &there, 1, &o, &err), MB_OK);
+    double fwd = 1e-3 * pow(0.5, 1 - 128.0 / 330), bwd = 1e-3 * pow(0.5, 165.0 / 640);
+    CLOSE(o.here.step, 2.1e-3);
+    CLOSE(o.here.kernel[MB_PK_ATTENTION], 2e-3);
+    CLOSE(o.here.cls[MB_PC_TENSOR], 2e-3);
+    CLOSE(o.there.kernel[MB_PK_ATTENTION], fwd + bwd);
+    CLOSE(o.there.cls[MB_PC_TENSOR], fwd + bwd);
+    CLOSE(o.there.kernel[MB_PK_MEMORY] + o.there.kernel[MB_PK_GEMM] + o.there.kernel[MB_PK_CONV], 0);
+    CLOSE(o.there.step, 0.1e-3 + fwd + bwd);
+    assert_int_equal(o.compute_bound, 1); /* the backward (g < 0.5); the forward is memory-bound */
+    assert_int_equal(o.memory_bound, 1);
+    mb_proj_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -563,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_trace_projection),
         cmocka_unit_test(test_trace_calibrate),
         cmocka_unit_test(test_trace_waves),
+        cmocka_unit_test(test_trace_attention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,18 @@ enum mb_proj_math { MB_PM_FP32 = 0, MB_PM_TF32, MB_PM_FP16, MB_PM_BF16, MB_PM_FP
 enum mb_proj_class { MB_PC_TENSOR = 0, MB_PC_MEMORY, MB_PC_COMM, MB_PC_HOST, MB_PC_N };
 enum mb_proj_bound { MB_PB_COMPUTE = 0, MB_PB_MEMORY, MB_PB_LATENCY, MB_PB_KEPT };
 
+/* What a GPU event of a trace is, for the kernel time summed per step
+ * (mb_proj_step_split.kernel): GEMM, convolution and attention kernels (the
+ * tensor-core math class), memory-bound kernels with memsets and
+ * device-to-device copies (the memory-bound class), host-device and
+ * peer copies and collectives (the communication class). */
+enum mb_proj_kind {
+    MB_PK_GEMM = 0, MB_PK_CONV, MB_PK_ATTENTION, MB_PK_MEMORY, MB_PK_TRANSFER, MB_PK_COLLECTIVE, MB_PK_N
+};
+
+/* The class of the step's split a kind's time is shown in. */
+enum mb_proj_class mb_proj_class_of_kind(int kind);
+
 /* Kernels at or below this time (seconds) are latency-bound on any GPU. */
 #define MB_PROJ_LATENCY_S 4e-6
 
@@ -185,6 +197,8 @@ typedef struct mb_proj_step_split {
     double step;              /* mean step seconds */
     double cls[MB_PC_N];      /* exposed seconds per class (sum = step) */
     double gpu_busy;          /* seconds the GPU was busy */
+    double kernel[MB_PK_N];   /* mean seconds per step of the GPU events of each kind, summed (overlapping
+                               * events each count: not exposed time), as recorded or as projected */
 } mb_proj_step_split;
 
 typedef struct mb_proj_outcome {

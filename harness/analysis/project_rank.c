@@ -540,6 +540,7 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
         r->trace_step = base.here.step;
     snprintf(r->here_source, sizeof r->here_source, "%s", have_meas ? "measured" : "datasheet");
     scale_split(&base.here, unit, extra, &r->here_step, r->here_cls);
+    memcpy(r->here_kernel, base.here.kernel, sizeof r->here_kernel);
     r->steps = base.steps;
     for (int i = 0; i < names->n && rc == MB_OK; i++) {
         mb_rank_row *row = &r->rows[r->n++];
@@ -569,6 +570,7 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
             if (rc == MB_OK) {
                 row->ok = true;
                 scale_split(&out.there, unit, extra, &row->step, row->cls);
+                memcpy(row->kernel, out.there.kernel, sizeof row->kernel);
                 snprintf(row->source, sizeof row->source, "%s", measured ? "measured" : "datasheet");
                 rc = checked_error(errors, m.sheet, row, err);
                 r->kernels = out.kernels / (out.steps > 0 ? out.steps : 1);
@@ -873,6 +875,22 @@ static cJSON *split_json(const double *cls)
     return s;
 }
 
+/* The GPU events' time per step by kind: as the trace recorded them (here) or
+ * as projected, before the re-lay and --step-ms (GPU time: the profiler does
+ * not lengthen it). What scripts/gpu_pair.py kernels holds against the
+ * kernels two GPUs ran. */
+static cJSON *kernel_json(const double *k)
+{
+    static const char *const kind_names[MB_PK_N] = { [MB_PK_GEMM] = "gemm", [MB_PK_CONV] = "conv",
+                                                    [MB_PK_ATTENTION] = "attention", [MB_PK_MEMORY] = "memory",
+                                                    [MB_PK_TRANSFER] = "transfer",
+                                                    [MB_PK_COLLECTIVE] = "collective" };
+    cJSON *s = cJSON_CreateObject();
+    for (int i = 0; i < MB_PK_N; i++)
+        cJSON_AddNumberToObject(s, kind_names[i], k[i]);
+    return s;
+}
+
 cJSON *mb_rank_json(const mb_ranking *r)
 {
     cJSON *doc = cJSON_CreateObject();
@@ -888,6 +906,8 @@ cJSON *mb_rank_json(const mb_ranking *r)
             cJSON_AddNumberToObject(h, "step_seconds_given", r->step_given);
     }
     cJSON_AddItemToObject(h, "split_seconds", split_json(r->here_cls));
+    if (strcmp(r->model, "kernel") == 0)
+        cJSON_AddItemToObject(h, "kernel_seconds", kernel_json(r->here_kernel));
     cJSON_AddNumberToObject(doc, "steps", r->steps);
     cJSON *rows = cJSON_AddArrayToObject(doc, "ranking");
     for (int i = 0; i < r->n; i++) {
@@ -902,6 +922,8 @@ cJSON *mb_rank_json(const mb_ranking *r)
             cJSON_AddNumberToObject(o, "step_seconds", w->step);
             cJSON_AddNumberToObject(o, "speedup", w->step > 0 ? r->here_step / w->step : 0);
             cJSON_AddItemToObject(o, "split_seconds", split_json(w->cls));
+            if (strcmp(w->model, "kernel") == 0)
+                cJSON_AddItemToObject(o, "kernel_seconds", kernel_json(w->kernel));
             cJSON_AddBoolToObject(o, "lower_bound", w->kept > 0);
             cJSON_AddNumberToObject(o, "kept_kernels_per_step", (double)w->kept);
             if (w->checked_n > 0) { /* configs/gap/projection_error.ini */

@@ -39,6 +39,7 @@ typedef struct mb_rank_row {
     char note[1200];      /* why not projected, or what the row lacks */
     double step;          /* projected seconds per step */
     double cls[MB_PC_N];  /* of which, by class */
+    double kernel[MB_PK_N]; /* kernel model: the projected GPU events' seconds per step, by kind, summed */
     double price;         /* USD per hour, 0 = none */
     /* How far projections onto this GPU have been from what it measured, in the row's
      * mode (configs/gap/projection_error.ini): mean absolute %, over `checked_n`
@@ -56,6 +57,7 @@ typedef struct mb_ranking {
     char model[16];       /* "kernel" | "per-stage" */
     double here_step;
     double here_cls[MB_PC_N];
+    double here_kernel[MB_PK_N]; /* kernel model: the trace's GPU events' seconds per step, by kind, summed */
     double trace_step;    /* the trace's mean step as recorded (kernel model) */
     double step_given;    /* --step-ms, seconds; 0 = not given */
     double host_scale;    /* the host-time scale that gives the trace that step (1: as recorded) */

@@ -113,16 +113,17 @@ static int keep_host(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
 }
 
 /* Attention ops: FLOPs from the query and key shapes (mb_proj_sdpa_flops),
- * bytes: Q, K, V and the output once. aten::scaled_dot_product_* ops take
- * [b, h, l, d] tensors; the aten::_flash_attention_* and
- * _efficient_attention_* ops they call (whose External id the kernels
- * carry) take [b, l, h, d]. A backward op's first input is the output's
- * gradient: query and key follow it. The causal flag is not read (recorded
- * under different argument positions by each variant): full attention is
- * counted, twice the work of a causal one. */
+ * bytes: Q, K, V and the output once. aten::scaled_dot_product_* ops and
+ * aten::_cudnn_attention_* (cuDNN's, which torch 2.11's SDPA calls on Hopper
+ * and whose External id its kernels carry) take [b, h, l, d] tensors; the
+ * aten::_flash_attention_* and _efficient_attention_* ops take [b, l, h, d].
+ * A backward op's first input is the output's gradient: query and key follow
+ * it. The causal flag is not read (recorded under different argument
+ * positions by each variant): full attention is counted, twice the work of a
+ * causal one. */
 static bool sdpa_work(const tr_event_view *v, double *flops, double *bytes)
 {
-    bool sdpa = strstr(v->name, "scaled_dot_product") != NULL;
+    bool sdpa = strstr(v->name, "scaled_dot_product") != NULL || strstr(v->name, "_cudnn_attention_") != NULL;
     bool inner = strstr(v->name, "_flash_attention_") != NULL || strstr(v->name, "_efficient_attention_") != NULL;
     if (!sdpa && !inner)
         return false;
@@ -326,20 +327,41 @@ int mb_proj_trace_steps(const mb_proj_trace *t)
 
 /* ---- projecting one step ------------------------------------------------------ */
 
-static int class_of(const pt_gpu *g)
-{
-    if (g->cls == TR_CLASS_NCCL || g->dir == TR_DIR_H2D || g->dir == TR_DIR_D2H || g->dir == TR_DIR_P2P)
-        return MB_PC_COMM;
-    if (g->cls == TR_CLASS_GEMM || g->cls == TR_CLASS_CONV)
-        return MB_PC_TENSOR;
-    return MB_PC_MEMORY;
-}
-
 static bool is_tensor_kernel(const pt_gpu *g, const tr_rules *r)
 {
     if (g->cls == TR_CLASS_GEMM || g->cls == TR_CLASS_CONV)
         return true;
     return g->cls >= TR_CLASS_FIXED && g->cls < r->n_classes && strcmp(r->class_names[g->cls], "attention") == 0;
+}
+
+static int kind_of(const pt_gpu *g, const tr_rules *r)
+{
+    if (g->cls == TR_CLASS_NCCL)
+        return MB_PK_COLLECTIVE;
+    if (g->dir == TR_DIR_H2D || g->dir == TR_DIR_D2H || g->dir == TR_DIR_P2P)
+        return MB_PK_TRANSFER;
+    if (g->dir >= 0 || g->cls == TR_CLASS_MEMSET)
+        return MB_PK_MEMORY;
+    if (g->cls == TR_CLASS_GEMM)
+        return MB_PK_GEMM;
+    if (g->cls == TR_CLASS_CONV)
+        return MB_PK_CONV;
+    return is_tensor_kernel(g, r) ? MB_PK_ATTENTION : MB_PK_MEMORY;
+}
+
+enum mb_proj_class mb_proj_class_of_kind(int kind)
+{
+    switch (kind) {
+    case MB_PK_GEMM:
+    case MB_PK_CONV:
+    case MB_PK_ATTENTION: /* flash attention is tensor-core math, not a memory-bound kernel */
+        return MB_PC_TENSOR;
+    case MB_PK_TRANSFER:
+    case MB_PK_COLLECTIVE:
+        return MB_PC_COMM;
+    default:
+        return MB_PC_MEMORY;
+    }
 }
 
 /* A copy or collective scales by its link; a kernel by the model. */
@@ -435,7 +457,7 @@ typedef struct step_work {
     mb_proj_event *ev;
     size_t cap_ev;
     double *proj;   /* projected seconds of GPU events */
-    int *cls;       /* class of GPU events */
+    int *kind;      /* kind of GPU events (enum mb_proj_kind), -1 for host events */
     int64_t *corr;  /* (correlation, event index) pairs of the step's launches */
     int64_t *tmp;
     size_t cap;
@@ -452,16 +474,16 @@ static int work_reserve(step_work *w, size_t need, mb_err *err)
     double *proj = realloc(w->proj, c * sizeof *proj);
     if (proj)
         w->proj = proj;
-    int *cls = realloc(w->cls, c * sizeof *cls);
-    if (cls)
-        w->cls = cls;
+    int *kind = realloc(w->kind, c * sizeof *kind);
+    if (kind)
+        w->kind = kind;
     int64_t *corr = realloc(w->corr, c * 2 * sizeof *corr);
     if (corr)
         w->corr = corr;
     int64_t *tmp = realloc(w->tmp, c * 2 * sizeof *tmp);
     if (tmp)
         w->tmp = tmp;
-    if (!ev || !proj || !cls || !corr || !tmp)
+    if (!ev || !proj || !kind || !corr || !tmp)
         return mb_errf(err, MB_ESYS, "out of memory");
     w->cap = c;
     return MB_OK;
@@ -471,7 +493,7 @@ static void work_free(step_work *w)
 {
     free(w->ev);
     free(w->proj);
-    free(w->cls);
+    free(w->kind);
     free(w->corr);
     free(w->tmp);
 }
@@ -539,7 +561,7 @@ static int gather_step(const mb_proj_trace *t, int64_t t0, int64_t t1, int64_t b
                                     .start = (double)(h->ts - t0) * 1e-9,
                                     .end = (double)(h->ts + h->dur - t0) * 1e-9,
                                     .blocking = h->kind == MB_PE_LAUNCH && h->dur > blocking_ns };
-        w->cls[n] = -1;
+        w->kind[n] = -1;
         if (h->kind == MB_PE_LAUNCH && h->corr >= 0) {
             w->corr[2 * n_launch] = h->corr;
             w->corr[2 * n_launch + 1] = n;
@@ -558,7 +580,7 @@ static int gather_step(const mb_proj_trace *t, int64_t t0, int64_t t1, int64_t b
         if (launch < 0 && (g->ts < t0 || g->ts >= t1))
             continue;
         w->proj[n] = project_gpu(g, is_tensor_kernel(g, rules), here, there, o);
-        w->cls[n] = class_of(g);
+        w->kind[n] = kind_of(g, rules);
         w->ev[n] = (mb_proj_event){ .kind = MB_PE_GPU, .lane = lane_of(&streams, g->stream), .launch = launch,
                                     .start = (double)(g->ts - t0) * 1e-9,
                                     .end = (double)(g->ts + g->dur - t0) * 1e-9 };
@@ -580,7 +602,8 @@ static int relay_step(step_work *w, int n, int n_lanes, double step, bool measur
     for (int i = 0; i < n; i++)
         if (w->ev[i].kind == MB_PE_GPU) {
             w->ev[i].new_seconds = measured ? w->ev[i].end - w->ev[i].start : w->proj[i];
-            cls_sum[w->cls[i]] += w->ev[i].new_seconds;
+            cls_sum[mb_proj_class_of_kind(w->kind[i])] += w->ev[i].new_seconds;
+            sp->kernel[w->kind[i]] += w->ev[i].new_seconds;
         }
     if (mb_proj_relay(w->ev, n, n_lanes, step, host_scale, &end, err))
         return err->code;
@@ -650,6 +673,8 @@ int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_
         sp->gpu_busy /= n_steps;
         for (int c = 0; c < MB_PC_N; c++)
             sp->cls[c] /= n_steps;
+        for (int k = 0; k < MB_PK_N; k++)
+            sp->kernel[k] /= n_steps;
     }
     work_free(&w);
     mb_tr_rules_free(&rules);
