@@ -126,6 +126,17 @@ check "both gpu-bound sets: mean |e| <= 5% measured, <= 8% datasheet" goal "$WOR
 check "both gpu-bound sets: each projection closer than no change" closer "$WORK/both.txt" "$G" "$G2"
 check "both gpu-bound sets: none worse than the best baseline, both modes" test "$(grep -c \
     "the model is worse than the best of the baselines (chosen per projection) on 0 of 14$" "$WORK/both.txt")" = 2
+# the figures the ranking states for GPUs of one architecture (harness/analysis/project_rank.h) are these
+check "both gpu-bound sets: the ranking's figures" expect_exit 0 "$MLBENCH" gap \
+    --run "$G2/h100/mlp-tf32.pt.trace.json.gz" --ceilings "$G2/h100/ceilings.json" --target h200-sxm --format json
+check "both gpu-bound sets: the ranking states what compare measures" python3 - "$WORK/both.txt" "$WORK/out" <<'PY'
+import json, re, sys
+text, e = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))["machines"]["expected_error_pct"]["same_architecture"]
+for mode in ("measured", "datasheet"):
+    block = re.search(r"^%s figures on both sides \((\d+) projections\):$(.*?)(?=^\w|\Z)" % mode, text, re.M | re.S)
+    mean = float(re.search(r"^  model\s+mean \|e\|\s+([0-9.]+)%", block.group(2), re.M).group(1))
+    assert abs(mean - e[mode]) < 0.051 and int(block.group(1)) == e["projections"], (mode, mean, e)
+PY
 check "compare: an odd number of directories is a usage error" expect_exit 2 python3 "$SRC/scripts/gpu_pair.py" \
     compare "$G/h100" "$G/h200" "$G2/h100" --mlbench "$MLBENCH"
 check "gpu-bound pair: uncalibrated" expect_exit 0 python3 "$SRC/scripts/gpu_pair.py" compare "$G/h100" "$G/h200" \

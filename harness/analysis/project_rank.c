@@ -697,9 +697,12 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
         rc = add_note(r, err,
                       "expected error of a projected step: %.0f%% mean absolute with datasheet figures, %.0f%% with "
                       "measured ceilings (paired public measurements of 8 GPUs, bench/project_validate; docs/gap.md); "
-                      "%.0f%% and %.0f%% on the 2 of them the model was not developed on",
+                      "%.0f%% and %.0f%% on the 2 of them the model was not developed on; between an H100 and an "
+                      "H200, which share their tensor cores, %.1f%% and %.1f%% (%d projections of training steps "
+                      "timed on lent GPUs, bench/data/pair-h100-h200-gpubound*)",
                       MB_RANK_EXPECTED_ERROR_DATASHEET_PCT, MB_RANK_EXPECTED_ERROR_MEASURED_PCT,
-                      MB_RANK_HELD_OUT_ERROR_DATASHEET_PCT, MB_RANK_HELD_OUT_ERROR_MEASURED_PCT);
+                      MB_RANK_HELD_OUT_ERROR_DATASHEET_PCT, MB_RANK_HELD_OUT_ERROR_MEASURED_PCT,
+                      MB_RANK_PAIR_ERROR_DATASHEET_PCT, MB_RANK_PAIR_ERROR_MEASURED_PCT, MB_RANK_PAIR_PROJECTIONS);
     if (rc == MB_OK && strcmp(r->model, "kernel") == 0)
         rc = add_note(r, err,
                       "checked: the mean absolute error of the projected steps onto that GPU on the same public "
@@ -953,10 +956,15 @@ cJSON *mb_rank_json(const mb_ranking *r)
         cJSON *h = cJSON_AddObjectToObject(e, "held_out"); /* the GPUs added after the model was written */
         cJSON_AddNumberToObject(h, "datasheet", MB_RANK_HELD_OUT_ERROR_DATASHEET_PCT);
         cJSON_AddNumberToObject(h, "measured", MB_RANK_HELD_OUT_ERROR_MEASURED_PCT);
+        cJSON *a = cJSON_AddObjectToObject(e, "same_architecture"); /* H100 and H200, this project's pairs */
+        cJSON_AddNumberToObject(a, "datasheet", MB_RANK_PAIR_ERROR_DATASHEET_PCT);
+        cJSON_AddNumberToObject(a, "measured", MB_RANK_PAIR_ERROR_MEASURED_PCT);
+        cJSON_AddNumberToObject(a, "projections", MB_RANK_PAIR_PROJECTIONS);
     } else {
         cJSON_AddNullToObject(e, "datasheet");
         cJSON_AddNullToObject(e, "measured");
         cJSON_AddNullToObject(e, "held_out");
+        cJSON_AddNullToObject(e, "same_architecture");
     }
     cJSON *a = cJSON_AddArrayToObject(doc, "assumptions");
     for (int i = 0; i < r->n_notes; i++)
