@@ -35,7 +35,7 @@ Workloads (synthetic data, standard training steps: forward, loss, backward,
 optimizer step), at the batches in BATCH: collect runs the first three unless
 --workloads names others (a 10-minute slot holds three and the ceilings):
   mlp-fp32          fp32 MLP, TF32 off: CUDA-core GEMMs
-  transformer-bf16  bf16-autocast transformer encoder (PyTorch's fused MHA)
+  transformer-bf16  bf16-autocast transformer encoder (nn.TransformerEncoder)
   convnet-bf16      bf16 conv net, channels-last, batch norm
   gpt-bf16          bf16 decoder: causal SDPA (flash attention), GELU MLP,
                     a 32k-token vocabulary head and its cross-entropy

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# scripts/gpu_pair.py compare on the pair this project measured itself
-# (bench/data/pair-h100-h200: three training steps on an H100 and an H200,
-# 2026-11-26, docs/gap.md "Measured error"), and the like-with-like rule of
+# scripts/gpu_pair.py compare on the pairs this project measured itself
+# (bench/data/pair-h100-h200*: training steps on an H100 and an H200,
+# 2026-11-26, docs/gap.md "Measured error"), kernels, and the like-with-like rule of
 # the measured projection: each figure from the kinds of case both machines
 # measured (harness/analysis/project_rank.c, overlay_measured).
 set -uo pipefail
@@ -188,7 +188,8 @@ for side in (m["here"], m["ranking"][0]):
     busy = sp["tensor"] + sp["memory"] + sp["communication"]
     assert sum(k.values()) >= busy * (1 - 1e-6), (k, sp)  # busy: whole ns
     # the tensor-core share of the busy time holds GEMM and attention (cuDNN's flash kernels), not GEMM alone
-    assert sp["tensor"] > 0.99 * busy * k["gemm"] / sum(k.values()) + 0.5 * busy * k["attention"] / sum(k.values()), (k, sp)
+    share = {c: busy * v / sum(k.values()) for c, v in k.items()}
+    assert sp["tensor"] > 0.99 * share["gemm"] + 0.5 * share["attention"], (k, sp)
 h, t = m["here"]["kernel_seconds"], m["ranking"][0]["kernel_seconds"]
 assert t["memory"] < h["memory"] and t["attention"] < h["attention"], (h, t)  # the H200: more bandwidth
 PY

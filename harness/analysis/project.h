@@ -54,9 +54,6 @@ enum mb_proj_kind {
     MB_PK_GEMM = 0, MB_PK_CONV, MB_PK_ATTENTION, MB_PK_MEMORY, MB_PK_TRANSFER, MB_PK_COLLECTIVE, MB_PK_N
 };
 
-/* The class of the step's split a kind's time is shown in. */
-enum mb_proj_class mb_proj_class_of_kind(int kind);
-
 /* Kernels at or below this time (seconds) are latency-bound on any GPU. */
 #define MB_PROJ_LATENCY_S 4e-6
 

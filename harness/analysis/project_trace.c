@@ -349,7 +349,8 @@ static int kind_of(const pt_gpu *g, const tr_rules *r)
     return is_tensor_kernel(g, r) ? MB_PK_ATTENTION : MB_PK_MEMORY;
 }
 
-enum mb_proj_class mb_proj_class_of_kind(int kind)
+/* The class of the step's split a kind's time is shown in. */
+static int class_of_kind(int kind)
 {
     switch (kind) {
     case MB_PK_GEMM:
@@ -602,7 +603,7 @@ static int relay_step(step_work *w, int n, int n_lanes, double step, bool measur
     for (int i = 0; i < n; i++)
         if (w->ev[i].kind == MB_PE_GPU) {
             w->ev[i].new_seconds = measured ? w->ev[i].end - w->ev[i].start : w->proj[i];
-            cls_sum[mb_proj_class_of_kind(w->kind[i])] += w->ev[i].new_seconds;
+            cls_sum[class_of_kind(w->kind[i])] += w->ev[i].new_seconds;
             sp->kernel[w->kind[i]] += w->ev[i].new_seconds;
         }
     if (mb_proj_relay(w->ev, n, n_lanes, step, host_scale, &end, err))
