@@ -432,7 +432,16 @@ EOF
             sleep 0.1
         done
         [ -n "$victim" ] || { bad "$mode: no mlbench process on node 2"; wait $job; continue; }
-        sleep 3 # past MPI_Init and the context exchange: inside the all-reduce cases
+        # Inside the all-reduce case: the victim's collective watchdog thread ("mb-watchdog", started by its first
+        # collective case, so every rank is past MPI_Init and the context exchange). A fixed 3 s was not enough
+        # on a loaded machine: a rank killed during MPI_Init ends the job through PMIx, with no rank named.
+        for try in $(seq 300); do
+            grep -qx mb-watchdog /proc/"$victim"/task/*/comm 2>/dev/null && break
+            sleep 0.1
+        done
+        grep -qx mb-watchdog /proc/"$victim"/task/*/comm 2>/dev/null ||
+            { bad "$mode: node 2's rank never reached the all-reduce (no mb-watchdog thread in 30 s)"; }
+        sleep 1 # a few all-reduce steps in
         killed_at=$SECONDS
         kill -KILL "$victim"
         rc=0
