@@ -238,7 +238,7 @@ static int cmp_step(const void *a, const void *b)
 
 /* Each kernel takes its op's FLOPs and bytes in proportion to its time among
  * the op's kernels (an op may launch several), and the op's dtype where its
- * name says none. */
+ * name says none (or a 16-bit float where the op's is bf16). */
 static void attribute_ops(mb_proj_trace *t)
 {
     sort(t->ops, t->n_ops, sizeof *t->ops, cmp_op);
@@ -261,8 +261,11 @@ static void attribute_ops(mb_proj_trace *t)
             double share = (double)g->dur / (double)sum;
             g->flops = op->flops * share;
             g->bytes = op->bytes * share;
-            if (g->math < 0)
-                g->math = math_of_dtype(op->dtype);
+            /* The op's dtype where the name says none, or where it says "f16" of bf16
+             * inputs: cuDNN names its bf16 flash-attention kernels ..._f16_... */
+            int op_math = math_of_dtype(op->dtype);
+            if (g->math < 0 || (g->math == MB_PM_FP16 && op_math == MB_PM_BF16))
+                g->math = op_math;
         }
         i = j;
     }
