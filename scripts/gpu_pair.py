@@ -451,12 +451,22 @@ KIND_CLASS = {"gemm": "gemm", "conv": "conv", "attention": "attention", "memory"
               "collective": "nccl"}
 
 
+def is_copy(name):
+    """A memset or device copy among step_kernels(memory_ops=True)'s events (Kineto names them so)."""
+    return name.startswith(("Memset", "Memcpy"))
+
+
+def only_kernels(steps):
+    """step_kernels(path) from step_kernels(path, memory_ops=True): the kernels, steps without one left out."""
+    return [k for k in ([e for e in s if not is_copy(e[0])] for s in steps) if k]
+
+
 def class_means(rules, steps):
     """{class: mean µs per step} of all the events of [[(name, µs)] per step]."""
     out = {}
     for s in steps:
         for name, us in s:
-            c = kernel_class(rules, name) if not name.startswith(("Memset", "Memcpy")) else "memory-bound"
+            c = kernel_class(rules, name) if not is_copy(name) else "memory-bound"
             out[c] = out.get(c, 0.0) + us / len(steps)
     return out
 
@@ -490,7 +500,9 @@ def kernels(args):
         pa, pb = (os.path.join(d, f"{name}.pt.trace.json.gz") for d in (args.a_dir, args.b_dir))
         if not (os.path.exists(pa) and os.path.exists(pb)):
             continue
-        sa, sb = step_kernels(pa), step_kernels(pb)
+        # each trace read once: its kernels for the matching, with memsets and device copies for the sums
+        every_a, every_b = step_kernels(pa, memory_ops=True), step_kernels(pb, memory_ops=True)
+        sa, sb = (only_kernels(e) for e in (every_a, every_b))
         if not sa or not sb:
             print(f"{name}: no profiler steps with kernels", file=sys.stderr)
             continue
@@ -504,7 +516,7 @@ def kernels(args):
                 c = per.setdefault(kernel_class(rules, na[i + k]), [0.0, 0.0, 0])
                 c[0], c[1], c[2] = c[0] + ta, c[1] + tb, c[2] + 1
                 matched += 1
-        all_a, all_b = (class_means(rules, step_kernels(p, memory_ops=True)) for p in (pa, pb))
+        all_a, all_b = class_means(rules, every_a), class_means(rules, every_b)
         model = model_ratios(args, name)
         print(f"{name}: {matched} of {len(na)} / {len(nb)} kernels per step matched")
         for cls in sorted(set(per) | set(all_a) | set(all_b)):

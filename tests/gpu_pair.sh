@@ -81,16 +81,29 @@ G=$SRC/bench/data/pair-h100-h200-gpubound
 check "gpu-bound pair: compare" expect_exit 0 python3 "$SRC/scripts/gpu_pair.py" compare "$G/h100" "$G/h200" \
     --mlbench "$MLBENCH"
 cp "$WORK/out" "$WORK/gpubound.txt"
+# compare's output read once for the checks below: per mode, the projections, the model's mean |e| and the block
+cat >"$WORK/compare_text.py" <<'PY'
+import re
+
+
+def modes(text):
+    """{mode: (projections, the model's mean |e| in %, the mode's block)} of `gpu_pair.py compare`'s output."""
+    out = {}
+    for m, n, b in re.findall(r"^(measured|datasheet) figures on both sides \((\d+) projections\):$(.*?)(?=^\w|\Z)",
+                              text, re.M | re.S):
+        out[m] = (int(n), float(re.search(r"^  model\s+mean \|e\|\s+([0-9.]+)%", b, re.M).group(1)), b)
+    return out
+PY
 # goal FILE MEASURED% DATASHEET% PROJECTIONS
-goal() { python3 - "$1" "$2" "$3" "$4" <<'PY'
+goal() { python3 - "$1" "$2" "$3" "$4" "$WORK" <<'PY'
 import re, sys
+sys.path.insert(0, sys.argv[5])
+from compare_text import modes
 text, want_meas, want_sheet = open(sys.argv[1]).read(), float(sys.argv[2]), float(sys.argv[3])
 n = int(sys.argv[4])
-blocks = dict((m, b) for m, _, b in re.findall(r"^(measured|datasheet) figures on both sides \((\d+) projections\):$"
-                                               r"(.*?)(?=^\w|\Z)", text, re.M | re.S))
+blocks = modes(text)
 for mode, want in (("measured", want_meas), ("datasheet", want_sheet)):
-    b = blocks[mode]
-    mean = float(re.search(r"^  model\s+mean \|e\|\s+([0-9.]+)%", b, re.M).group(1))
+    _, mean, b = blocks[mode]
     assert mean <= want, (mode, mean, want)
     rows = re.findall(r"^  (\S+)\s+.+? -> .+?\s+measured\s+([0-9.]+) ms .*projected\s+([0-9.]+) ms", b, re.M)
     assert len(rows) == n, b
@@ -129,13 +142,16 @@ check "both gpu-bound sets: none worse than the best baseline, both modes" test 
 # the figures the ranking states for GPUs of one architecture (harness/analysis/project_rank.h) are these
 check "both gpu-bound sets: the ranking's figures" expect_exit 0 "$MLBENCH" gap \
     --run "$G2/h100/mlp-tf32.pt.trace.json.gz" --ceilings "$G2/h100/ceilings.json" --target h200-sxm --format json
-check "both gpu-bound sets: the ranking states what compare measures" python3 - "$WORK/both.txt" "$WORK/out" <<'PY'
-import json, re, sys
+check "both gpu-bound sets: the ranking states what compare measures" python3 - "$WORK/both.txt" "$WORK/out" \
+    "$WORK" <<'PY'
+import json, sys
+sys.path.insert(0, sys.argv[3])
+from compare_text import modes
 text, e = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))["machines"]["expected_error_pct"]["same_architecture"]
+found = modes(text)
 for mode in ("measured", "datasheet"):
-    block = re.search(r"^%s figures on both sides \((\d+) projections\):$(.*?)(?=^\w|\Z)" % mode, text, re.M | re.S)
-    mean = float(re.search(r"^  model\s+mean \|e\|\s+([0-9.]+)%", block.group(2), re.M).group(1))
-    assert abs(mean - e[mode]) < 0.051 and int(block.group(1)) == e["projections"], (mode, mean, e)
+    n, mean, _ = found[mode]
+    assert abs(mean - e[mode]) < 0.051 and n == e["projections"], (mode, mean, e)
 PY
 check "compare: an odd number of directories is a usage error" expect_exit 2 python3 "$SRC/scripts/gpu_pair.py" \
     compare "$G/h100" "$G/h200" "$G2/h100" --mlbench "$MLBENCH"
@@ -287,7 +303,8 @@ for i, r in enumerate(m["ranking"], 1):
     assert row and row.group(1) == lb and row.group(4) == ls, (label, row and row.group(0))
     assert near(secs(row.group(2), row.group(3)), r["step_seconds"]), (row.group(0), r)
     assert abs(float(row.group(5)) - r["speedup"]) <= 0.006, (row.group(0), r)
-    mrow = re.search(r"^\| %d \| %s \| \S+ \| (>?)([0-9.]+) (ms|s|µs) \| (<?)([0-9.]+)x \|" % (i, re.escape(label)), md, re.M)
+    mrow = re.search(r"^\| %d \| %s \| \S+ \| (>?)([0-9.]+) (ms|s|µs) \| (<?)([0-9.]+)x \|" % (i, re.escape(label)),
+                     md, re.M)
     assert mrow and mrow.group(1) == lb and mrow.group(4) == ls, (label, mrow and mrow.group(0))
     assert near(secs(mrow.group(2), mrow.group(3)), r["step_seconds"]), (mrow.group(0), r)
     # the chart: this row's label (lower bound said), then its segments, each the JSON split's value
