@@ -23,6 +23,12 @@
 #   sustain   cuBLASLt bf16 8192^3 with settle_time = sustained_time = 1, 3,
 #             10 s: how long a sustained window must be at the power limit,
 #             from each window's rate and mean SM clock (docs/gpu-gemm-conv.md) (3 x 90 s)
+#   reference mlbench --suite all into OUTDIR/reference/all.json: a
+#             reference machine's first file (results/reference/README.md;
+#             about 6 min on an H100, 2026-11-26)                              (450 s)
+#   reference-verify  mlbench --suite gpu-verify into
+#             OUTDIR/reference/gpu-verify.json (about 4.5 min on an H100):
+#             a call of its own                                                (330 s)
 # PAIR_BUDGET (seconds, default 240), PAIR_PROCESSES (default 3), PAIR_FILTER
 # (default: the GPU part of the default suite) and PAIR_WORKLOADS (default: its
 # first three; at most four, for the 8 files a call brings back) go to
@@ -30,12 +36,12 @@
 # Exit status: 0 when every step passed, 1 otherwise, 2 usage.
 src=$(cd "$(dirname "$0")/.." && pwd)
 run="$src/.bundle/run.sh"
-[ $# -ge 2 ] || { sed -n '2,29p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,35p' "$0"; exit 2; }
 out=$1
 shift
 for s in "$@"; do
     case $s in
-    info | tests | pair | torch | simplify | nccl | fp8 | sustain) ;;
+    info | tests | pair | torch | simplify | nccl | fp8 | sustain | reference | reference-verify) ;;
     *) echo "gpu_session.sh: unknown step '$s'" >&2; exit 2 ;;
     esac
 done
@@ -112,6 +118,18 @@ dtype = bf16
 shape = 8192x8192x8192' >"$work/sustain-$w.ini"
             step "sustain-$w" 90 "$run" --suite "$work/sustain-$w.ini" --out "$c/sustain-$w.json"
         done
+        ;;
+    reference | reference-verify)
+        # Straight into OUTDIR/reference (results files are rewritten after every case, so a step stopped at its
+        # limit keeps what it measured); the GPU's state before the suite goes to the log.
+        mkdir -p "$out/reference"
+        nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
+            --format=csv 2>&1 | tee -a "$log"
+        if [ "$s" = reference ]; then
+            step reference 450 "$run" --suite all --out "$out/reference/all.json"
+        else
+            step reference-verify 330 "$run" --suite gpu-verify --out "$out/reference/gpu-verify.json"
+        fi
         ;;
     esac
 done

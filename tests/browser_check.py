@@ -216,8 +216,11 @@ def expect_results(doc):
     d2d = [c for c in cases if usable(c) and c["component"] == "copy" and c["params"]["direction"] == "d2d"]
     exp["copy-d2d"] = (1 if d2d else 0, len(d2d))
     disks = [c for c in cases if usable(c) and c["component"] == "disk"]
+    # a curve per backend, pattern, mode and queue depth, and per io_uring option a case turns on (the page's
+    # series key: harness/html_report.c)
     exp["disk"] = (len({(c["backend"], c["params"].get("pattern"), c["params"].get("mode", c["params"].get("advice")),
-                         c["params"].get("qd")) for c in disks}), len(disks))
+                         c["params"].get("qd"), c["params"].get("sqpoll") == "on", c["params"].get("iopoll") == "on",
+                         c["params"].get("submit") == "each") for c in disks}), len(disks))
     exp["not_run"] = sum(1 for c in cases if not (c.get("status") == "ok" and
                                                   (c.get("verification") or {}).get("status") == "passed"))
     exp["cases"] = len(cases)

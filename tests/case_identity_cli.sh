@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# `mlbench compare` of the real H100 reference file against a copy of itself
-# whose io_uring ids carry the parameters the backend gained after the file was
-# written (registered, sqpoll, iopoll): at their defaults every case pairs with
+# `mlbench compare` of the first H100 run's results file (mlbench 24d4a23, the
+# H100 reference until 2026-11-26) against a copy of itself whose io_uring ids
+# carry the parameters the backend gained after the file was written
+# (registered, sqpoll, iopoll): at their defaults every case pairs with
 # its copy; with sqpoll=on the io_uring cases are other measurements.
 # (harness/analysis/case_identity.h; --baseline: tests/test_case_identity.c)
 set -uo pipefail
 : "${MLBENCH:?} ${SRC:?} ${WORK:?}"
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
-H100=$SRC/results/reference/h100-sxm/all.json
+H100=$SRC/tests/data/h100_first_run.json
 if "$MLBENCH" list 2>/dev/null | grep -E '^disk +io_uring ' | grep -q 'not built in'; then
   echo "io_uring not built in: its parameter table is unknown here (exact ids only)"; exit 77
 fi

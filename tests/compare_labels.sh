@@ -97,8 +97,8 @@ check "three machines fit 120 columns" fits 120 "$WORK/three.txt"
 # every case on both sides, the long disk labels too: they wrap in their column
 "$MLBENCH" compare "$H100" "$H100" >"$WORK/same.txt" 2>"$WORK/err"
 check "long case labels fit 120 columns" fits 120 "$WORK/same.txt"
-check "  and wrap under their own column" has "^    qd=32$" "$WORK/same.txt"
-check "  geomeans per view" has "like-for-like  *- (0 of 14)  *- (0 of 14)" "$WORK/three.txt"
+check "  and wrap under their own column" has "^    qd=32 sqpoll=on submit=each$" "$WORK/same.txt"
+check "  geomeans per view" has "like-for-like  *- (0 of 29)  *- (0 of 29)" "$WORK/three.txt"
 "$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price vm=1 >"$WORK/o" 2>"$WORK/err"
 check "--price of a host both machines share exits 2" test $? -eq 2
 check "  and asks for the letter" has "names 2 machines" "$WORK/err"

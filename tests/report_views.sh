@@ -2,24 +2,18 @@
 # `mlbench report` on real results files: every view (table, JSON, CSV,
 # Markdown, HTML) shows each case's one ceiling and the same state (noisy
 # included), and the table fits 120 columns. Files: the H100 reference in
-# results/reference (schema 1, read through the fallback), a schema 1 CPU
-# compute case whose median and sustained rates disagree, and the first
-# H100 run in ../shared (skipped without it, unless CI is set).
+# results/reference (the current schema, burst and sustained phases), the
+# first H100 run (tests/data/h100_first_run.json: schema 1, read through the
+# fallback) and a schema 1 CPU compute case whose median and sustained rates
+# disagree.
 set -uo pipefail
 : "${MLBENCH:?} ${SRC:?} ${WORK:?}"
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 PY=/usr/bin/python3
 fails=0
 
-files=("$SRC/results/reference/h100-sxm/all.json" "$SRC/results/reference/h100-sxm/gpu-verify.json")
-shared=${MLBENCH_SHARED:-$SRC/../shared}/h100/all.json
-if [ -r "$shared" ]; then
-  files+=("$shared")
-elif [ -n "${CI:-}" ]; then
-  echo "FAIL CI is set and the fixture $shared is missing"; exit 1
-else
-  echo "skip $shared (no ../shared)"
-fi
+R=$SRC/results/reference/h100-sxm
+files=("$R/membw-peak-launch.json" "$R/all.json" "$R/gpu-verify.json" "$SRC/tests/data/h100_first_run.json")
 
 # The issue's CPU GEMM: median 154.3, sustained 175.7 GFLOP/s, cv 1.2%.
 $PY - "$WORK/cpu-v1.json" <<'EOF'

@@ -1,8 +1,10 @@
 /* test_case_identity.c: the one rule for "the same case" across results
  * files (harness/analysis/case_identity.h), with known answers against this
- * build's parameter tables, and compare / --baseline of the real H100
- * reference file against a copy whose io_uring ids carry the parameters the
- * backend gained after it was written (registered, sqpoll, iopoll). */
+ * build's parameter tables, and compare / --baseline of the first H100 run's
+ * results file (tests/data/h100_first_run.json, mlbench 24d4a23, the H100
+ * reference until 2026-11-26) against a copy whose io_uring ids carry the
+ * parameters the backend gained after it was written (registered, sqpoll,
+ * iopoll). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,9 +29,9 @@
 #error "MB_SOURCE_DIR (the source tree) must be defined by CMake"
 #endif
 
-#define H100_FILE MB_SOURCE_DIR "/results/reference/h100-sxm/all.json"
+#define H100_FILE MB_SOURCE_DIR "/tests/data/h100_first_run.json"
 
-/* The io_uring id as the reference file has it (written before the backend
+/* The io_uring id as the first H100 run has it (written before the backend
  * gained registered, sqpoll and iopoll) and the same case's id now. */
 #define URING_OLD "disk/io_uring/block_size=4096,file_size=536870912,ios_per_iter=0,mode=direct,pattern=random,qd=32,seed=0"
 #define URING_NEW                                                                                                    \
@@ -101,8 +103,8 @@ static void test_uring_old_and_new_ids(void **state)
     assert_false(mb_case_ids_same(URING_OLD, URING_NEW ",submit=each"));
 }
 
-/* membw gained `waves` after the H100 reference was measured: its ids
- * (results/reference/h100-sxm/all.json) are the one-wave grid, the default;
+/* membw gained `waves` after the first H100 run: its ids
+ * (tests/data/h100_first_run.json) are the one-wave grid, the default;
  * waves = 0 is another measurement. */
 static void test_membw_waves_ids(void **state)
 {
@@ -208,7 +210,7 @@ static void test_find_same_prefers_exact_id(void **state)
     cJSON_Delete(cases);
 }
 
-/* ---- the real reference file against its copy with today's io_uring ids -------- */
+/* ---- the first H100 run against its copy with today's io_uring ids ----------- */
 
 static int cmp_str(const void *a, const void *b)
 {

@@ -57,23 +57,31 @@ static void test_shipped_h100(void **state)
     mb_err err = { 0 };
     if (mb_reference_load("h100-sxm", &r, &err))
         fail_msg("%s", err.msg);
-    char earliest[64] = "";
-    check_provenance(&r, "all.json", earliest, sizeof earliest);
-    check_provenance(&r, "gpu-verify.json", earliest, sizeof earliest);
+    /* every file the ini lists ("files = a, b, c") */
+    char earliest[64] = "", files[256];
+    snprintf(files, sizeof files, "%s", mb_ini_get(&r.ini, "reference", "files"));
+    int n_files = 0;
+    for (char *save = NULL, *f = strtok_r(files, ", ", &save); f; f = strtok_r(NULL, ", ", &save), n_files++)
+        check_provenance(&r, f, earliest, sizeof earliest);
+    assert_int_equal(n_files, 3); /* membw-peak-launch.json, all.json, gpu-verify.json */
     assert_string_equal(mb_reference_get(&r, "measured_utc"), earliest);
     assert_non_null(r.sheet);
     assert_true(mb_datasheet_is_gpu(r.sheet));
     assert_non_null(strstr(mb_ceilings_label(&r.measured), "(reference)"));
     /* joined by id: no id twice, every case says which file it came from */
-    int usable = 0;
+    int usable = 0, membw_waves0 = 0;
     for (int i = 0; i < r.measured.n_cases; i++) {
+        /* the memory figures include the waves = 0 grid (the faster one: the first run had only the one-wave grid) */
+        membw_waves0 += r.measured.cases[i].usable && strncmp(r.measured.cases[i].id, "membw/cuda/", 11) == 0 &&
+                        strstr(r.measured.cases[i].id, "waves=0") != NULL;
         for (int j = i + 1; j < r.measured.n_cases; j++)
             assert_string_not_equal(r.measured.cases[i].id, r.measured.cases[j].id);
         assert_true(cJSON_IsString(cJSON_GetObjectItem(r.measured.cases[i].json, "reference_file")));
         usable += r.measured.cases[i].usable;
     }
-    assert_true(r.measured.n_cases > 62); /* all.json's 62 plus gpu-verify's own */
+    assert_true(r.measured.n_cases > 77); /* all.json's 77 plus the other files' own */
     assert_true(usable > 50);
+    assert_int_equal(membw_waves0, 4); /* read, write, copy, triad */
     mb_reference_free(&r);
 }
 
