@@ -155,7 +155,7 @@ for mode in ("measured", "datasheet"):
 PY
 # The h100-sxm reference machine (results/reference/h100-sxm: other H100 boards than the pairs', measured again at
 # 5eb06ce) as the target of the H200's seven GPU-bound steps: within the measured-target goal of what the pairs' H100s
-# timed. Before that refresh its memory figures were the one-wave grid's (5% low) and these erred 5.8% (max 10.4%).
+# timed. Before that refresh its memory figures were the one-wave grid's (5% low) and these erred 5.7% (max 10.4%).
 check "the h100-sxm reference as the H200's target: mean |e| <= 5%" python3 - "$MLBENCH" "$G" "$G2" <<'PY'
 import json, subprocess, sys
 mlbench, errs = sys.argv[1], []
