@@ -101,6 +101,52 @@ typedef struct target_stats {
 static target_stats targets[MAX_GPUS];
 static int n_targets;
 
+/* per workload: each method's mean |e| over the workload's projections. The
+ * goal's "on no workload worse than the best baseline" read per workload: the
+ * model against the one baseline that does best on that workload (beside the
+ * stricter per-projection count, whose best baseline is chosen after seeing
+ * each projection's answer). */
+typedef struct workload_stats {
+    char name[64];
+    double sum_abs[N_METHODS];
+    long n;
+} workload_stats;
+
+static workload_stats workload_errs[MAX_RUNS];
+static int n_workload_errs;
+
+static void add_workload(const char *name, const double *abs_err)
+{
+    int i = 0;
+    while (i < n_workload_errs && strcmp(workload_errs[i].name, name) != 0)
+        i++;
+    if (i == n_workload_errs) /* at most one entry per run: MAX_RUNS is enough */
+        snprintf(workload_errs[n_workload_errs++].name, sizeof workload_errs[0].name, "%.63s", name);
+    for (int m = 0; m < N_METHODS; m++)
+        workload_errs[i].sum_abs[m] += abs_err[m];
+    workload_errs[i].n++;
+}
+
+/* The workloads on which the model's mean |e| is above the best baseline's, each named. */
+static void print_per_workload_means(void)
+{
+    int worse = 0;
+    for (int i = 0; i < n_workload_errs; i++) {
+        const workload_stats *w = &workload_errs[i];
+        int best = 1;
+        for (int m = 2; m < N_METHODS; m++)
+            if (w->sum_abs[m] < w->sum_abs[best])
+                best = m;
+        if (w->sum_abs[0] <= w->sum_abs[best] + 1e-12)
+            continue;
+        printf("    %-28s model %5.1f%%, %s %5.1f%% (%ld projections)\n", w->name, 100 * w->sum_abs[0] / w->n,
+               method_names[best], 100 * w->sum_abs[best] / w->n, w->n);
+        worse++;
+    }
+    printf("  per workload (the mean |e| of its projections): the model is worse than the best baseline for that "
+           "workload on %d of %d%s\n", worse, n_workload_errs, worse ? " (listed above)" : "");
+}
+
 static pair_stats pairs[MAX_GPUS * MAX_GPUS];
 static int n_pairs;
 static op_class op_classes[N_KINDS][N_SIZES];
@@ -557,9 +603,10 @@ int main(int argc, char **argv)
             double from = a->step_ms * 1e-3, meas = b->step_ms * 1e-3;
             double pred[N_METHODS] = { from * sum_proj / sum_a, from, from * fp32_a / fp32_b,
                                        from * ga.bw / gb.bw };
-            double best_base = INFINITY;
+            double best_base = INFINITY, abs_err[N_METHODS];
             double model_err = fabs(pred[0] - meas) / meas;
             for (int m = 0; m < N_METHODS; m++) {
+                abs_err[m] = fabs(pred[m] - meas) / meas;
                 add(&all[m], pred[m], meas, from);
                 if (m > 0)
                     best_base = fmin(best_base, fabs(pred[m] - meas) / meas);
@@ -568,6 +615,7 @@ int main(int argc, char **argv)
             }
             workloads++;
             add_target(b->gpu, model_err);
+            add_workload(a->workload, abs_err);
             if (model_err > best_base + 1e-12)
                 worse++;
             pair_stats *ps = same_graph && sum_b > 0 ? pair_of(a->gpu, b->gpu) : NULL;
@@ -594,6 +642,7 @@ int main(int argc, char **argv)
            workloads);
     for (int m = 1; m < N_METHODS; m++)
         printf("  the model is worse than '%s' on %ld of %ld\n", method_names[m], worse_than[m], workloads);
+    print_per_workload_means();
     if (breakdown)
         print_breakdown();
     qsort(targets, (size_t)n_targets, sizeof targets[0], cmp_target);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/project_validate --breakdown, --only, --skip-gpu, --with-gpu, --expect,
-# --per-target, --check-per-target and the per-operator overhead on a two-GPU
+# --per-target, --check-per-target, the per-workload means and the per-operator overhead on a two-GPU
 # data set worked out by hand:
 #   h100-sxm: step 8.01 ms; size (other) 0.01 ms; add (memory, 13.4 GB) 4 ms x 2
 #   v100-pcie: step 19.208 ms (0.8 of its 24.01 ms operator sum); add 12 ms x 2
@@ -73,6 +73,18 @@ check "--with-gpu twice: either" projections 6 --with-gpu a100-pcie-40gb --with-
 check "--skip-gpu: the pairs without it" projections 2 --skip-gpu a100-pcie-40gb
 check "--skip-gpu twice: neither (one GPU left, no pair)" projections 0 --skip-gpu a100-pcie-40gb --skip-gpu v100-pcie
 check "--with-gpu and --skip-gpu" projections 2 --with-gpu a100-pcie-40gb --skip-gpu h100-sxm
+# per workload, each method's mean |e| over its projections: the model 45.1% (above), the bandwidth ratio
+# (|8.01 x 3350/900 - 19.208| / 19.208 + |19.208 x 900/3350 - 8.01| / 8.01) / 2 = 45.4%: not worse. With the V100's
+# step at 8.01 x 67/14 = 38.3336 ms, the FP32 peak ratio (67 / 14 TFLOP/s) is exact both ways and the model errs
+# |29.7333 - 38.3336| / 38.3336 = 22.4% and |38.3336 x 6.4724/24.01 - 8.01| / 8.01 = 29.0%: 25.7%, worse.
+"$PV" "$WORK/d.csv" >"$WORK/pw" 2>&1
+per_workload="  per workload (the mean |e| of its projections): the model is worse than the best baseline for that"
+check "per workload: the model not worse than the bandwidth ratio" line "$per_workload workload on 0 of 1" "$WORK/pw"
+sed 's/^w,v100-pcie,(step),step,1,0,0,19.208$/w,v100-pcie,(step),step,1,0,0,38.3336/' "$WORK/d.csv" >"$WORK/fp32.csv"
+"$PV" "$WORK/fp32.csv" >"$WORK/pw" 2>&1
+check "per workload: worse than the FP32 peak ratio, named" \
+    line "    w                            model  25.7%, fp32 peak ratio   0.0% (2 projections)" "$WORK/pw"
+check "  and counted" has "for that workload on 1 of 1 (listed above)" "$WORK/pw"
 "$PV" >"$WORK/usage" 2>&1
 check "no data: usage, exit 2" test $? -eq 2
 exit $((fails > 0))
