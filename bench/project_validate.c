@@ -603,15 +603,15 @@ int main(int argc, char **argv)
             double from = a->step_ms * 1e-3, meas = b->step_ms * 1e-3;
             double pred[N_METHODS] = { from * sum_proj / sum_a, from, from * fp32_a / fp32_b,
                                        from * ga.bw / gb.bw };
-            double best_base = INFINITY, abs_err[N_METHODS];
-            double model_err = fabs(pred[0] - meas) / meas;
+            double abs_err[N_METHODS];
             for (int m = 0; m < N_METHODS; m++) {
                 abs_err[m] = fabs(pred[m] - meas) / meas;
                 add(&all[m], pred[m], meas, from);
-                if (m > 0)
-                    best_base = fmin(best_base, fabs(pred[m] - meas) / meas);
-                if (m > 0 && model_err > fabs(pred[m] - meas) / meas + 1e-12)
-                    worse_than[m]++;
+            }
+            double model_err = abs_err[0], best_base = INFINITY;
+            for (int m = 1; m < N_METHODS; m++) {
+                best_base = fmin(best_base, abs_err[m]);
+                worse_than[m] += model_err > abs_err[m] + 1e-12;
             }
             workloads++;
             add_target(b->gpu, model_err);
