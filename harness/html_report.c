@@ -91,8 +91,10 @@ static void machine_card(FILE *o, const cJSON *doc)
     row_kv(o, "host", str(obj(ctx, "host"), "name"));
     row_kv(o, "suite", str(doc, "suite"));
     row_kv(o, "started (UTC)", str(doc, "started_utc"));
-    row_kv(o, "CPU", str(cpu, "model"));
     char b[256];
+    if (mb_results_unfinished(doc, b, sizeof b))
+        row_kv(o, "run", b);
+    row_kv(o, "CPU", str(cpu, "model"));
     snprintf(b, sizeof b, "%.0f sockets, %.0f cores, %.0f logical CPUs, %.0f NUMA nodes", num(cpu, "sockets"),
              num(cpu, "physical_cores"), num(cpu, "logical_cpus"), num(cpu, "numa_nodes"));
     if (cpu)

@@ -374,13 +374,10 @@ static int cmd_report(int argc, char **argv)
             fprintf(stderr, "mlbench report: %s\n", err.msg);
         return 2;
     }
-    /* a run stopped halfway leaves a valid file (results/README.md): say so, on stderr so that every format's
-     * stdout stays what it is */
-    const cJSON *run_status = cJSON_GetObjectItemCaseSensitive(doc, "status");
-    if (cJSON_IsString(run_status) && strcmp(run_status->valuestring, "complete") != 0)
-        fprintf(stderr, "mlbench report: %s: the run did not finish (status \"%s\"): it holds the %d cases that "
-                "finished before it stopped\n", file, run_status->valuestring,
-                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "cases")));
+    /* on stderr, so that every format's stdout stays what it is (the page says it in its machine card) */
+    char unfinished[256];
+    if (mb_results_unfinished(doc, unfinished, sizeof unfinished))
+        fprintf(stderr, "mlbench report: %s: %s\n", file, unfinished);
     int status = 0;
     if (mb_write_results(stdout, doc, format, &err) != MB_OK) {
         fprintf(stderr, "mlbench report: %s\n", err.msg);

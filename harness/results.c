@@ -845,6 +845,16 @@ int mb_results_load(const char *path, cJSON **out, mb_err *err)
     return MB_OK;
 }
 
+bool mb_results_unfinished(const cJSON *doc, char *what, size_t len)
+{
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(doc, "status");
+    if (!cJSON_IsString(status) || strcmp(status->valuestring, "complete") == 0)
+        return false;
+    snprintf(what, len, "the run did not finish (status \"%s\"): it holds the %d cases that finished before it stopped",
+             status->valuestring, cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(doc, "cases")));
+    return true;
+}
+
 /* ---- one ceiling per case ------------------------------------------------- */
 
 static const cJSON *item(const cJSON *o, const char *k)

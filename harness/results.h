@@ -93,6 +93,11 @@ int mb_journal_open_default(mb_journal *j, const char *suite, int argc, char **a
  * file and what was wrong. */
 int mb_results_load(const char *path, cJSON **out, mb_err *err);
 
+/* A run stopped halfway (a limit, a signal, a crash) leaves a valid file whose
+ * "status" is not "complete": false for a finished run, else true and `what`
+ * holds the sentence every view says it with. */
+bool mb_results_unfinished(const cJSON *doc, char *what, size_t len);
+
 /* The rate unit of a case of dtype: integer dtypes count operations, not
  * floating-point ones, so "TFLOP/s" of an int8 case is "TOP/s" (buf holds it);
  * any other unit or dtype is returned as it is. New files are written with it
