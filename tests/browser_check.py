@@ -301,7 +301,7 @@ def check_results_page(ck, kind, res, doc):
     ck.ok(kind + ": all cases listed", res["tables"].get("cases") == exp["cases"])
 
 
-def check_gap_page(ck, res, gj):
+def check_gap_page(ck, kind, res, gj):
     step = gj.get("step") or {}
     if step.get("parts"):  # a trace: the step table's parts
         n_parts = sum(1 for p in step["parts"] if p["seconds"] > 0)
@@ -309,30 +309,30 @@ def check_gap_page(ck, res, gj):
         n_parts = sum(1 for s in gj["stages"] if s.get("exposed_seconds", s["seconds"]) > 0) + \
             (1 if gj["run"]["unaccounted_seconds"] > 0 else 0)
     c = chart(res, "step")
-    ck.ok("gap: stacked step bar has %d parts" % n_parts, c is not None and c["bars"] == n_parts, c and c["bars"])
-    ck.ok("gap: step axis", c is not None and c["axis_labels"] == ["milliseconds"])
+    ck.ok(kind + ": stacked step bar has %d parts" % n_parts, c is not None and c["bars"] == n_parts, c and c["bars"])
+    ck.ok(kind + ": step axis", c is not None and c["axis_labels"] == ["milliseconds"])
     n_rank = len(gj["ranking"])
     c = chart(res, "ranking")
-    ck.ok("gap: ranking has %d bars" % n_rank, c is not None and c["bars"] == n_rank, c and c["bars"])
+    ck.ok(kind + ": ranking has %d bars" % n_rank, c is not None and c["bars"] == n_rank, c and c["bars"])
     c = chart(res, "waterfall")
-    ck.ok("gap: waterfall has %d bars" % (n_rank + 2), c is not None and c["bars"] == n_rank + 2, c and c["bars"])
-    ck.ok("gap: stage table", res["tables"].get("stages") == len(gj["stages"]))
-    ck.ok("gap: headline lists every stage, with or without a ceiling",
+    ck.ok(kind + ": waterfall has %d bars" % (n_rank + 2), c is not None and c["bars"] == n_rank + 2, c and c["bars"])
+    ck.ok(kind + ": stage table", res["tables"].get("stages") == len(gj["stages"]))
+    ck.ok(kind + ": headline lists every stage, with or without a ceiling",
           res["tables"].get("headline") ==
           len(gj["headline"]["stages"]) + (1 if gj["run"]["unaccounted_seconds"] > 0 else 0),
           res["tables"].get("headline"))
-    ck.ok("gap: the step's parts with their shares under the bar", res["tables"].get("step-parts") == n_parts,
+    ck.ok(kind + ": the step's parts with their shares under the bar", res["tables"].get("step-parts") == n_parts,
           res["tables"].get("step-parts"))
     if gj.get("projection"):
         c = chart(res, "projection")
         want = 2 * (len(gj["stages"]) + 1)
-        ck.ok("gap: projection has %d bars" % want, c is not None and c["bars"] == want, c and c["bars"])
+        ck.ok(kind + ": projection has %d bars" % want, c is not None and c["bars"] == want, c and c["bars"])
     if gj.get("machines"):  # --target LIST|all, or a trace: one stacked bar per machine
         m = gj["machines"]
         splits = [m["here"]["split_seconds"]] + [r["split_seconds"] for r in m["ranking"] if r.get("projected")]
         want = sum(1 for s in splits for v in s.values() if v > 0)
         c = chart(res, "machines")
-        ck.ok("gap: machines chart has %d bars" % want, c is not None and c["bars"] == want, c and c["bars"])
+        ck.ok(kind + ": machines chart has %d bars" % want, c is not None and c["bars"] == want, c and c["bars"])
 
 
 def check_compare_page(ck, res, cj):
@@ -404,6 +404,10 @@ def make_pages(a, work):
         run(cmd, cwd=work)
     pages["report"] = os.path.join(work, "report.html")
     run([m, "report", h100, "--html", pages["report"]])
+    # the H100 reference's memory, peak and launch file (its all.json stopped before them: results/reference)
+    membw_json = os.path.join(a.src, "results", "reference", "h100-sxm", "membw-peak-launch.json")
+    pages["report-membw"] = os.path.join(work, "report-membw.html")
+    run([m, "report", membw_json, "--html", pages["report-membw"]])
     # the H100's copy sweep (4 KiB .. 1 GiB): the copy charts drawn from a measured curve
     copy_json = os.path.join(shared, "h100", "copy-membw-peak-launch.json")
     if not os.path.exists(copy_json) and os.environ.get("CI"):
@@ -415,13 +419,22 @@ def make_pages(a, work):
     gap_json = os.path.join(work, "gap.json")
     run([m, "gap", "--run", trace, "--ceilings", h100, "--target", "h100-sxm,b200,l4", "--format", "json", "--out",
          gap_json, "--html", pages["gap"]])
+    # a GPU-bound trace of our own pairs (bench/data): attention, the tensor-core and memory stages, and a
+    # diagnosis whose evidence quotes a 150-character case id (it must wrap, not widen the page)
+    pair = os.path.join(a.src, "bench", "data", "pair-h100-h200-gpubound2", "h200")
+    pages["gap-gpu"] = os.path.join(work, "gap-gpu.html")
+    gap_gpu_json = os.path.join(work, "gap-gpu.json")
+    run([m, "gap", "--run", os.path.join(pair, "gpt-bf16.pt.trace.json.gz"), "--ceilings",
+         os.path.join(pair, "ceilings.json"), "--target", "h100-sxm,b200", "--step-ms", "37.007", "--format", "json",
+         "--out", gap_gpu_json, "--html", pages["gap-gpu"]])
     pages["compare"] = os.path.join(work, "compare.html")
     cmp_json = os.path.join(work, "compare.json")
     # A the CPU machine, B the H100: ratios read "how many times the CPU box" (docs/report.md)
     run([m, "compare", cpu, h100, "--price", "A=0.2", "--price", "B=3",
          "--format", "json", "--out", cmp_json, "--html", pages["compare"]])
     docs = {"run": json.load(open(run_json)), "report": json.load(open(h100)), "gap": json.load(open(gap_json)),
-            "compare": json.load(open(cmp_json))}
+            "gap-gpu": json.load(open(gap_gpu_json)), "compare": json.load(open(cmp_json)),
+            "report-membw": json.load(open(membw_json))}
     if "report-copy" in pages:
         docs["report-copy"] = json.load(open(copy_json))
     # same input, same bytes
@@ -433,7 +446,7 @@ def make_pages(a, work):
 
 # One image per chart kind for docs/report.md: (page, chart id, file name).
 DOC_CHARTS = [
-    ("report", "ceiling-membw", "ceiling-vs-peak.png"),
+    ("report-membw", "ceiling-membw", "ceiling-vs-peak.png"),
     ("report", "roofline-gpu", "roofline.png"),
     ("report-copy", "copy-bw", "copy-bandwidth.png"),
     ("report-copy", "copy-d2d", "copy-d2d.png"),
@@ -543,7 +556,7 @@ def main():
     pages, docs = make_pages(a, work)
     ck = Checker()
     ck.ok("HTML is deterministic (same input, same bytes)", docs["deterministic"])
-    for kind in ("run", "report", "report-copy", "gap", "compare"):
+    for kind in ("run", "report", "report-membw", "report-copy", "gap", "gap-gpu", "compare"):
         if kind not in pages:
             continue
         res, errs = check_page(chromium, profile, pages[kind], work)
@@ -559,10 +572,10 @@ def main():
         ck.ok(kind + ": lines stay inside their plot", not outside, outside[:5])
         overlaps = ["%s: %s" % (c["id"], o) for c in res["charts"] for o in c["overlaps"]]
         ck.ok(kind + ": no two labels of a chart overlap", not overlaps, overlaps[:5])
-        if kind in ("run", "report", "report-copy"):
+        if kind in ("run", "report", "report-membw", "report-copy"):
             check_results_page(ck, kind, res, docs[kind])
-        elif kind == "gap":
-            check_gap_page(ck, res, docs["gap"])
+        elif kind in ("gap", "gap-gpu"):
+            check_gap_page(ck, kind, res, docs[kind])
         else:
             check_compare_page(ck, res, docs["compare"])
         png = os.path.join(a.out, kind + ".png")

@@ -18,7 +18,7 @@ static const char CSS[] =
     "table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;"
     "vertical-align:top}td.n{text-align:right;font-variant-numeric:tabular-nums}th{background:#f2f2f2}"
     "svg.chart{display:block;max-width:100%;height:auto;margin:8px 0}.note{color:#555}"
-    "code{font-size:12px}.bad{color:#a00}"
+    "code{font-size:12px}.bad{color:#a00}li,p{overflow-wrap:anywhere}"
     "@media print{body{max-width:none}h2{break-after:avoid}svg.chart,table{break-inside:avoid}}";
 
 void mb_html_escape(FILE *o, const char *s)
