@@ -355,13 +355,13 @@ class PatternGen:
                                    '{"cbid": 51, "correlation": %d}' % self.corr))
             self.now += 4000
 
-    def sync(self, extra_wait=0, until=None):
+    def sync(self, extra_wait=0, until=None, name="cudaStreamSynchronize"):
         """cudaStreamSynchronize: returns when the GPU is done (+ extra_wait);
         with `until`, cudaEventSynchronize on an event reached at that time."""
         if until is not None:
             end, name = max(until, self.now + 1000), "cudaEventSynchronize"
         else:
-            end, name = max(self.now + 2000, self.gpu_free, self.comm_free) + 1000 + extra_wait, "cudaStreamSynchronize"
+            end = max(self.now + 2000, self.gpu_free, self.comm_free) + 1000 + extra_wait
         self.corr += 1
         self.cpu.append(self.x("cuda_runtime", name, self.now, end - self.now,
                                '{"cbid": 131, "correlation": %d}' % self.corr))
@@ -377,12 +377,18 @@ class PatternGen:
         self.cpu.append(self.x("cpu_op", "aten::empty_strided", self.now, dur))
         self.now += dur
 
-    def step(self, n, body, sync=True):
+    def step(self, n, body, sync=True, closing=False):
+        """One ProfilerStep; closing: the loop never synchronises, and the
+        profiler's closing synchronize lands in this (the last) step."""
         start = self.t
         self.now = start + 1000
+        self.first_start = getattr(self, "first_start", start)
         body(self)
+        self.gpu_done = self.gpu_free  # where this step's GPU work ends (one compute stream)
         if sync:
             self.sync()
+        elif closing:
+            self.sync(name="cudaDeviceSynchronize")
         end = self.now + 1000
         self.cpu.append(self.x("user_annotation", "ProfilerStep#%d" % n, start, end - start))
         self.t = end + 500
@@ -471,6 +477,31 @@ def p_balanced(g):
     g.sync(extra_wait=1_200_000)               # ~7% sync
 
 
+LAYER_NORM = "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float, true>(int, float, ...)"
+GELU = "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl(...)::{lambda(float)#1}, ...>"
+ADD = ("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+       "at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)")
+
+
+def p_runahead(g):
+    """A LayerNorm/GELU/residual chain on 65536x1024 fp32 tensors that never
+    synchronises (no .item()): the host launches a step's 24 kernels in
+    ~0.8 ms, the GPU takes ~5.6 ms to run them, so each ProfilerStep window
+    holds the launches of its step and the kernels of earlier ones; the
+    profiler's closing synchronize lands in the last step. Bytes as
+    docs/traces.md counts them (inputs once + one output)."""
+    g.host(500_000)
+    x = [65536, 1024]
+    ln = ("aten::native_layer_norm", [x, [1024], [1024], [1024], []], ["float", "float", "float", "float", "Scalar"],
+          "out")
+    gelu = ("aten::gelu", [x, []], ["float", "Scalar"], "out")
+    add = ("aten::add", [x, x, []], ["float", "float", "Scalar"], "out")
+    for i in range(8):
+        g.mem_launch(LAYER_NORM, 205_000, 8000, ln)
+        g.mem_launch(GELU, 200_000, 8000, gelu)
+        g.mem_launch(ADD, 300_000, 8000, add)
+
+
 def p_overlapped_launch(g):
     """Many launches and a sync, all hidden behind GPU work: the host waits
     on an event after kernel A while B and the small kernels still run, and
@@ -495,14 +526,16 @@ PATTERNS = {
     "cpu-bound": (p_cpu_bound, "cpu_compute_bound"),
     "balanced": (p_balanced, None),
     "overlapped-launch": (p_overlapped_launch, "gpu_compute_bound"),
+    "runahead": (p_runahead, "gpu_compute_bound"),
 }
+NO_SYNC = ("overlapped-launch", "runahead")  # loops that never wait for the GPU at the end of a step
 
 
 def write_pattern(out, pattern, steps, seed, summary, record_shapes=False):
     body, finding = PATTERNS[pattern]
     g = PatternGen(seed, record_shapes)
     for n in range(1, steps + 1):
-        g.step(n, body, sync=pattern != "overlapped-launch")
+        g.step(n, body, sync=pattern not in NO_SYNC, closing=pattern == "runahead" and n == steps)
     head = ('{\n  "schemaVersion": 1,\n  "deviceProperties": [\n    {"id": 0, "name": "NVIDIA H100 80GB HBM3", '
             '"totalGlobalMem": 85045379072, "computeMajor": 9, "computeMinor": 0, "numSms": 132}\n  ],\n'
             '  "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 8},\n%s  "traceEvents": [\n  '
@@ -520,6 +553,9 @@ def write_pattern(out, pattern, steps, seed, summary, record_shapes=False):
                 expect["memory_bound"] = {"bytes": g.mem["bytes"], "seconds": g.mem["shaped_ns"] / 1e9,
                                           "bytes_per_s": g.mem["bytes"] / (g.mem["shaped_ns"] / 1e9),
                                           "shaped_share": g.mem["shaped_ns"] / g.mem["kernel_ns"]}
+            if pattern == "runahead":  # the GPU's step: its work back to back from the first step's start
+                expect["step_seconds"] = (g.gpu_done - g.first_start) / steps / 1e9
+                expect["timeline"] = "gpu"
             json.dump({"pattern": pattern, "steps": steps, "expect": expect,
                        "kernels_per_step": g.kernels / steps}, f, indent=1)
     print("wrote %s: pattern %s, %d steps, %d events" % (out, pattern, steps, len(events)), file=sys.stderr)
@@ -576,6 +612,7 @@ def main():
     s = g.sum
     d = sorted(s.pop("step_ns"))
     s["step_median_ns"] = d[len(d) // 2] if len(d) % 2 else (d[len(d) // 2 - 1] + d[len(d) // 2]) / 2
+    s["step_mean_ns"] = sum(d) / len(d)  # the step table's step (its windows: the ProfilerSteps, synchronised)
     s["json_bytes"] = written
     if a.summary:
         with open(a.summary, "w", encoding="utf-8") as f:

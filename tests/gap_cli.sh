@@ -147,7 +147,8 @@ check "gap --ceilings on a trace exits 2" expect_exit 2 "$MLBENCH" gap --run "$D
 check "  says: pass it as --run" has "a PyTorch trace, not a results file: pass it as \`--run" "$WORK/err"
 # The headline: what dominates first, the share with a ceiling, 120 columns.
 check "gap table again" expect_exit 0 "$MLBENCH" gap --run "$D/gap_run.json" --ceilings "$D/gap_here.json"
-check "table: headline first" bash -c "sed -n '/^\$/{n;p;q}' '$WORK/out' | grep -q '^what the step is made of'"
+check "table: the bottleneck first, then the headline" bash -c "sed -n '/^\$/{n;p;n;p;n;p;n;p;q}' '$WORK/out' \
+    | tr '\n' '|' | grep -q '^bottleneck: .*|what the step is made of'"
 check "table: bounded share" has "of the step has a ceiling" "$WORK/out"
 check "table: within 120 columns" bash -c "! awk '{ if (length(\$0) > 120) { print; bad = 1 } } END { exit !bad }' '$WORK/out'"
 

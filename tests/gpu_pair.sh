@@ -282,10 +282,23 @@ check "--step-ms 0: usage" expect_exit 2 "$MLBENCH" gap --run "$GT" --ceilings "
     --target h100-sxm --step-ms 0
 check "--step-ms under half the trace's GPU part: usage" expect_exit 2 "$MLBENCH" gap --run "$GT" \
     --ceilings "$G/h200/ceilings.json" --target h100-sxm --step-ms 10
-check "  says why" grep -q "less than half of the trace's step with no host time" "$WORK/err"
-check "--step-ms without --target: usage" expect_exit 2 "$MLBENCH" gap --run "$GT" \
-    --ceilings "$G/h200/ceilings.json" --step-ms 20
-check "  says what it goes with" grep -q "goes with a trace and --target" "$WORK/err"
+check "  says why" grep -q "less than half of the GPU's busy time per traced step" "$WORK/err"
+# --step-ms without --target (issue 31): the step table, the stages, the headline and the diagnosis take the step
+check "--step-ms without --target" expect_exit 0 "$MLBENCH" gap --run "$GT" --ceilings "$G/h200/ceilings.json" \
+    --step-ms 35 --format json
+check "  one step: run, step table and shares at 35 ms; GPU busy time kept, idle scaled" python3 -c "
+import json
+d = json.load(open('$WORK/out'))
+st, parts = d['step'], d['step']['parts']
+assert abs(d['run']['step_seconds'] - 0.035) < 1e-12 and abs(st['seconds'] - 0.035) < 1e-12, (d['run'], st)
+assert abs(sum(p['share'] for p in parts) - 1) < 1e-9, parts
+assert abs(sum(h['share'] for h in d['headline']['stages']) - 1) < 1e-9, d['headline']
+busy = sum(p['seconds'] for p in parts if p['kind'] == 'gpu')
+assert abs(busy - st['gpu_busy_share'] * 0.035) < 1e-12 and st['trace_seconds'] > 0.035, st
+assert busy < 0.035 and 'step_given_why' in st, st"
+check "--step-ms on a stage file: usage" expect_exit 2 "$MLBENCH" gap --run "$SRC/tests/data/gap_run.json" \
+    --ceilings "$SRC/tests/data/gap_here.json" --step-ms 20
+check "  says why" grep -q "has no GPU step table to set" "$WORK/err"
 
 # One figure, one value: with --step-ms and a lower-bound row (the T4 has no bf16 peak), the ranking's table,
 # Markdown, JSON and HTML chart give each machine the same step, speed-up, class split and lower-bound mark.

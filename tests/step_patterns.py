@@ -68,10 +68,11 @@ def common(name, d):
 def patterns():
     os.makedirs(WORK, exist_ok=True)
     for pattern in ["dataloader", "compute-tensor", "compute-memory", "launch-bound", "sync-bound", "copy-bound",
-                    "comm-bound", "cpu-bound", "balanced", "overlapped-launch"]:
+                    "comm-bound", "cpu-bound", "balanced", "overlapped-launch", "runahead"]:
         trace = os.path.join(WORK, pattern + ".json")
         summ = os.path.join(WORK, pattern + ".summary.json")
-        subprocess.run([sys.executable, GEN, "--out", trace, "--pattern", pattern, "--summary", summ],
+        shapes = ["--record-shapes"] if pattern == "runahead" else []
+        subprocess.run([sys.executable, GEN, "--out", trace, "--pattern", pattern, "--summary", summ] + shapes,
                        check=True, capture_output=True)
         want = json.load(open(summ))["expect"]["finding"]
         d = gap(trace)
@@ -136,11 +137,37 @@ def specific(name, d):
               s["seconds_lost"] is None or s["seconds_lost"] <= first, s["seconds_lost"])
         check("overlapped-launch: host launch time hidden (>= 99%)", s["hidden_seconds"] >= 0.99 * s["seconds"],
               (s["hidden_seconds"], s["seconds"]))
+    if name == "runahead":
+        # the loop never synchronises: its steps are cut on the GPU's timeline, the GPU's work back to back
+        want = json.load(open(os.path.join(WORK, "runahead.summary.json")))["expect"]
+        st = d["step"]
+        check("runahead: steps cut on the GPU's timeline", st.get("timeline") == "gpu" and "runs ahead" in
+              st.get("timeline_why", ""), st)
+        check("runahead: the step is the GPU's (known answer)", abs(st["seconds"] - want["step_seconds"]) < 1e-12,
+              (st["seconds"], want["step_seconds"]))
+        check("runahead: one step time: run, step table, Amdahl", d["run"]["step_seconds"] == st["seconds"] and
+              abs(d["amdahl"]["step_seconds_now"] - st["seconds"]) < 1e-12, (d["run"], d["amdahl"]))
+        check("runahead: headline shares add up to 100%",
+              abs(sum(h["share"] for h in d["headline"]["stages"]) - 1) < 1e-9, d["headline"])
+        check("runahead: the closing synchronize is no step's sync (no sync stage, counted apart)",
+              stage(d, "sync") is None and st["closing_sync"]["count"] == 1 and st["closing_sync"]["seconds"] > 0.02,
+              (stage(d, "sync"), st.get("closing_sync")))
+        check("runahead: memory-bound kernels ~99% of the step", share(d, "memory_bound") > 0.98,
+              share(d, "memory_bound"))
+        check("runahead: one bottleneck: JSON = the diagnosis' primary title",
+              d["bottleneck"] == f[0]["title"] and d["bottleneck_stage"] == "memory-bound ops",
+              (d["bottleneck"], f[0]["title"], d["bottleneck_stage"]))
+        text = " ".join(gap_text(os.path.join(WORK, "runahead.json")).split())  # wrapped at 120 columns
+        check("runahead: the text says which timeline set the step", "per step on the GPU's timeline" in text and
+              "mean of 8 steps cut on the GPU's timeline" in text, text[:600])
+        check("runahead: no false 'shapes not recorded' hint without GEMM time",
+              not any("shapes not recorded" in e for e in f[0]["evidence"]), f[0]["evidence"])
     if name == "dataloader":
         blocks = gap_text(os.path.join(WORK, "dataloader.json")).split("\n\n")
-        check("dataloader: the headline comes first in the text output, led by data loading",
-              blocks[1].startswith("what the step is made of") and "1. dataloading" in blocks[1].split("\n")[2],
-              blocks[1])
+        lines = blocks[1].split("\n")
+        check("dataloader: the bottleneck, then the headline first in the text output, led by data loading",
+              lines[0].startswith("bottleneck: Data-loading bound") and lines[1].startswith("what the step is made of")
+              and "1. dataloading" in lines[3], blocks[1])
         check("dataloader: then the step table", blocks[2].startswith("the step, end to end"), blocks[2])
 
 

@@ -12,8 +12,11 @@ with a boundary sweep rather than the reader's merge-and-intersect:
   (first start to last end), host-wait idle ns (idle while a sync call, a
   blocking copy or a DataLoader annotation is open), memcpy bytes by
   direction/memory;
-  steps: ProfilerStep#N durations and busy ns per device inside each;
-  launch / sync call counts; collective kernel counts.
+  steps: ProfilerStep#N durations and busy ns per device inside each, or,
+  when the host runs ahead of the GPU, the steps cut on the GPU's timeline
+  (docs/traces.md "The step table"; written again here from that text:
+  kernels to the step whose launch call they came from, by correlation id);
+  the mean step; launch / sync call counts; collective kernel counts.
 
 Standard library only (the project's Python helpers stay stdlib-only).
 """
@@ -104,6 +107,49 @@ def memory(name, d):
     return "unknown"
 
 
+def gpu_windows(steps, calls, spans):
+    """The steps cut on the GPU's timeline, or None when the host's
+    ProfilerSteps stand. calls: correlation -> (ts, end) of launch calls;
+    spans: (start, end, correlation) of the main device's GPU events."""
+    n = len(steps)
+
+    def step_of(ts):
+        for k, (s, e) in enumerate(steps):
+            if s <= ts < e:
+                return k
+        return None
+
+    last = [None] * n
+    owner = []
+    for start, end, corr in spans:
+        k = step_of(calls[corr][0]) if corr in calls else None
+        owner.append(k)
+        if k is not None and (last[k] is None or end > last[k]):
+            last[k] = end
+    if n == 0 or any(x is None for x in last):
+        return None
+    over = sum(1 for (s, e), x in zip(steps, last) if x > e + max(10000, (e - s) // 100))
+    if 2 * over < n:
+        return None
+    first = min((sp for sp, k in zip(spans, owner) if k == 0), key=lambda sp: sp[0])
+    if first[2] in calls and first[0] > calls[first[2]][1] + 50000:
+        at = first[0]  # queued behind earlier GPU work
+    else:
+        free = steps[0][0]
+        for start, end, _ in spans:
+            if start < first[0] and end > free:
+                free = end
+        at = min(free, first[0])
+    out = []
+    for x in last:
+        end = max(x, at)
+        if end <= at:
+            return None
+        out.append((at, end))
+        at = end
+    return out
+
+
 def main():
     trace_path, ini_path = sys.argv[1], sys.argv[2]
     rules = load_rules(ini_path)
@@ -113,6 +159,7 @@ def main():
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     devices = {}
     wait = []
+    calls = {}  # correlation -> (ts, end) of kernel launch calls
     steps = []
     launches = syncs = collectives = 0
     for e in events:
@@ -125,6 +172,8 @@ def main():
             d = devices.setdefault(dev, {"kernels": 0, "memcpys": 0, "memsets": 0,
                                          "classes": {}, "copies": {}, "iv": []})
             d["iv"].append((ts, ts + dur))
+            d.setdefault("spans", []).append((ts, ts + dur, args.get("correlation")))
+            d["time"] = d.get("time", 0) + dur
             if cat == "kernel":
                 d["kernels"] += 1
                 c = classify(rules, "kernel", name, "other")
@@ -140,6 +189,8 @@ def main():
         elif cat in ("cuda_runtime", "cuda_driver"):
             kind = classify(rules, "runtime", name, None)
             launches += kind == "launch"
+            if kind == "launch" and "correlation" in args:
+                calls[args["correlation"]] = (ts, ts + dur)
             syncs += kind == "sync"
             if kind in ("sync", "blocking"):
                 wait.append((ts, ts + dur))
@@ -151,7 +202,12 @@ def main():
                 wait.append((ts, ts + dur))
     steps.sort()
     out = {"devices": [], "steps": [], "launches": launches, "syncs": syncs,
-           "collective_kernels": collectives}
+           "collective_kernels": collectives, "timeline": "host"}
+    if devices:  # the main device: the most GPU time (the first of equals, in the reader's order)
+        main_dev = max(devices.values(), key=lambda d: d["time"])
+        win = gpu_windows(steps, calls, main_dev["spans"])
+        if win:
+            steps, out["timeline"] = win, "gpu"
     for dev in sorted(devices, key=lambda x: (str(type(x)), x)):
         d = devices[dev]
         lo = min(s for s, _ in d["iv"])
@@ -170,6 +226,7 @@ def main():
     durs = sorted(e - s for s, e in steps)
     n = len(durs)
     out["step_median_ns"] = (durs[n // 2] if n % 2 else (durs[n // 2 - 1] + durs[n // 2]) / 2) if n else None
+    out["step_mean_ns"] = sum(durs) / n if n else None
     json.dump(out, sys.stdout, indent=1)
     sys.stdout.write("\n")
 

@@ -50,8 +50,10 @@ static void gap_usage(FILE *o)
             "  --prices FILE     prices kept in a file, one NAME = USD_PER_HOUR per line\n"
             "  --epoch-steps N   steps per epoch, for the cost per epoch\n"
             "  --step-ms MS      the trace's training step timed without the profiler (a loop's own\n"
-            "                    log): the profiler lengthens the host's time, so the projection\n"
-            "                    first scales the trace's host time to give this step (docs/gap.md)\n"
+            "                    log): the profiler lengthens the host's time, so the step table,\n"
+            "                    the headline and the diagnosis take this step (the GPU's idle parts\n"
+            "                    scaled to it), and the projection first scales the trace's host\n"
+            "                    time to give it (docs/gap.md)\n"
             "  --ceiling P       which rate of the compute cases (GEMM, conv, peak) is their ceiling:\n"
             "                    sustained (default: what a long run gets) or burst (clocks free)\n"
             "  --format F        table (default), json or md\n"
@@ -327,7 +329,8 @@ static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
             return err->code;
         ceilings = newest;
     }
-    if (mb_run_read(a->run, &s->run, err) || mb_ceilings_load(ceilings, &s->here, err) ||
+    if (mb_run_read(a->run, &s->run, err) || (a->step_seconds > 0 && mb_trace_set_step(&s->run, a->step_seconds, err)) ||
+        mb_ceilings_load(ceilings, &s->here, err) ||
         mb_ceilings_use_phase(&s->here, a->ceiling, err) || mb_gap_build(&s->run, &s->here, &s->matching, &s->gap, err) ||
         mb_diagnose(&s->gap, &s->thresholds, &s->remedies, &s->diag, err))
         return err->code;
@@ -339,9 +342,6 @@ static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
     } else if (a->n_prices || a->prices_file || a->epoch_steps) {
         return mb_errf(err, MB_EUSAGE, "--price, --prices and --epoch-steps go with --target (see mlbench gap --help)");
     }
-    if (a->step_seconds > 0 && !(a->target && strcmp(s->ranking.model, "kernel") == 0))
-        return mb_errf(err, MB_EUSAGE, "--step-ms calibrates the kernel-level projection of a PyTorch trace: it goes "
-                                       "with a trace and --target (see mlbench gap --help)");
 
     if (format_and_emit(write_gap, s, a->format, a->out, err))
         return err->code;

@@ -181,6 +181,20 @@ static void header_line(FILE *o, bool md, const char *lead, const char *text)
         print_wrapped(o, lead, text);
 }
 
+/* A trace's step table, when it has one (evidence "step"). */
+static const cJSON *step_evidence(const mb_run *r)
+{
+    const cJSON *step = r->evidence ? cJSON_GetObjectItemCaseSensitive(r->evidence, "step") : NULL;
+    return cJSON_IsObject(step) ? step : NULL;
+}
+
+/* The step was cut on the GPU's timeline (the host runs ahead of it). */
+static bool gpu_timeline(const mb_run *r)
+{
+    const cJSON *tl = cJSON_GetObjectItemCaseSensitive(step_evidence(r), "timeline");
+    return cJSON_IsString(tl) && strcmp(tl->valuestring, "gpu") == 0;
+}
+
 static void gap_header(FILE *o, const mb_gap *g, bool md)
 {
     const mb_run *r = g->run;
@@ -194,8 +208,15 @@ static void gap_header(FILE *o, const mb_gap *g, bool md)
     /* paths can be longer than a line: wrapped (cut) at 120 columns */
     char line[8192];
     int at = snprintf(line, sizeof line, "%s (%s", r->path ? r->path : "?", r->kind ? r->kind : "?");
+    char given[96] = "";
+    const cJSON *traced = cJSON_GetObjectItemCaseSensitive(step_evidence(r), "trace_seconds");
+    if (cJSON_IsNumber(traced)) {
+        mb_fmt_seconds(u, sizeof u, traced->valuedouble);
+        snprintf(given, sizeof given, ", given by --step-ms (traced: %s)", u);
+    }
     if (g->steps_known)
-        snprintf(line + at, sizeof line - (size_t)at, ", %d steps, %s per step)", g->steps, t);
+        snprintf(line + at, sizeof line - (size_t)at, ", %d steps, %s per step%s%s)", g->steps, t,
+                 gpu_timeline(r) ? " on the GPU's timeline: the host runs ahead" : "", given);
     else
         snprintf(line + at, sizeof line - (size_t)at, ", %s in all, step count unknown)", t);
     header_line(o, md, md ? "- run: " : "  run: ", line);
@@ -256,9 +277,20 @@ static void headline_verdict(char *buf, size_t len, const mb_gap *g, const mb_ga
 /* The headline: every stage by exposed time, the ones without a ceiling
  * too, so the part of the step that dominates comes first whether or not
  * mlbench can bound it; then how much of the step has a ceiling. */
-static void gap_headline_text(FILE *o, const mb_gap *g, bool md)
+static void gap_headline_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, bool md)
 {
     char bounded[32], rest[32], step[32], all[32];
+    if (d) { /* the one bottleneck, in the diagnosis' words (the JSON's "bottleneck", the page's headline) */
+        char line[384], share[32];
+        fmt_pct(share, sizeof share, d->bottleneck_share);
+        snprintf(line, sizeof line, "%s, %s of the %s (the diagnosis below); its largest stage: %s", d->bottleneck,
+                 share, run_unit_word(g), g->stages[d->bottleneck_stage].stage->name);
+        put_item(o, md, md ? "**Bottleneck:** " : "bottleneck: ", line);
+        if (d->bottleneck_note[0])
+            put_item(o, md, md ? "\n" : "            ", d->bottleneck_note);
+        if (md)
+            fputc('\n', o);
+    }
     fmt_pct(bounded, sizeof bounded, g->bounded_share);
     fmt_pct(rest, sizeof rest, 1 - g->bounded_share);
     mb_fmt_seconds(step, sizeof step, mb_gap_per_step(g, g->total));
@@ -322,17 +354,51 @@ static void gap_headline_text(FILE *o, const mb_gap *g, bool md)
 /* The trace's step table (evidence "step"): what the step is made of. */
 static void gap_step_table(FILE *o, const mb_gap *g, bool md)
 {
-    const cJSON *step = g->run->evidence ? cJSON_GetObjectItemCaseSensitive(g->run->evidence, "step") : NULL;
-    if (!cJSON_IsObject(step))
+    const cJSON *step = step_evidence(g->run);
+    if (step == NULL)
         return;
     const cJSON *secs = cJSON_GetObjectItemCaseSensitive(step, "seconds");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(step, "steps");
     const cJSON *win = cJSON_GetObjectItemCaseSensitive(step, "window");
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(step, "timeline_why");
     char tm[32];
     mb_fmt_seconds(tm, sizeof tm, cJSON_IsNumber(secs) ? secs->valuedouble : 0);
     bool steps = cJSON_IsString(win) && strcmp(win->valuestring, "ProfilerStep") == 0;
-    fprintf(o, md ? "## The step, end to end\n\n%s (mean of %d %s):\n\n" : "the step, end to end: %s (mean of %d %s)\n",
-            tm, cJSON_IsNumber(n) ? (int)n->valuedouble : 0, steps ? "ProfilerSteps" : "trace windows");
+    const char *what = !steps ? "trace windows" : gpu_timeline(g->run) ? "steps cut on the GPU's timeline"
+                                                                        : "ProfilerSteps";
+    const cJSON *traced = cJSON_GetObjectItemCaseSensitive(step, "trace_seconds");
+    char of[160];
+    if (cJSON_IsNumber(traced)) {
+        char tt[32];
+        mb_fmt_seconds(tt, sizeof tt, traced->valuedouble);
+        snprintf(of, sizeof of, "given by --step-ms; traced: %s, the mean of %d %s", tt,
+                 cJSON_IsNumber(n) ? (int)n->valuedouble : 0, what);
+    } else
+        snprintf(of, sizeof of, "mean of %d %s", cJSON_IsNumber(n) ? (int)n->valuedouble : 0, what);
+    fprintf(o, md ? "## The step, end to end\n\n%s (%s):\n\n" : "the step, end to end: %s (%s)\n", tm, of);
+    const cJSON *given = cJSON_GetObjectItemCaseSensitive(step, "step_given_why");
+    if (cJSON_IsString(given)) {
+        put_item(o, md, md ? "" : "  ", given->valuestring);
+        if (md)
+            fputc('\n', o);
+    }
+    if (gpu_timeline(g->run) && cJSON_IsString(why)) {
+        char line[640];
+        const cJSON *cs = cJSON_GetObjectItemCaseSensitive(step, "closing_sync");
+        const cJSON *cn = cJSON_GetObjectItemCaseSensitive(cs, "count"), *ct = cJSON_GetObjectItemCaseSensitive(cs, "seconds");
+        int at = snprintf(line, sizeof line, "%s", why->valuestring);
+        if (cJSON_IsNumber(cn) && cn->valuedouble > 0 && cJSON_IsNumber(ct)) {
+            char t[32];
+            mb_fmt_seconds(t, sizeof t, ct->valuedouble);
+            snprintf(line + at, sizeof line - (size_t)at,
+                     "; the closing synchronize after the last step (%s waiting for the queued steps) is no step's "
+                     "sync",
+                     t);
+        }
+        put_item(o, md, md ? "" : "  ", line);
+        if (md)
+            fputc('\n', o);
+    }
     mb_table t;
     mb_table_init(&t, "llrr", "part", "class", "time", "share");
     double sum = 0;
@@ -588,7 +654,7 @@ static void print_wrapped(FILE *o, const char *lead, const char *text)
     mb_text_wrap(o, width(lead), width(lead), text, MB_TEXT_CUT | MB_TEXT_BYTES);
 }
 
-static void gap_projection(FILE *o, const mb_gap *g, bool md)
+static void gap_projection(FILE *o, const mb_gap *g, const mb_diagnosis *d, bool md)
 {
     if (!g->has_target)
         return;
@@ -632,12 +698,13 @@ static void gap_projection(FILE *o, const mb_gap *g, bool md)
     }
     if (g->unaccounted > 0)
         print_wrapped(o, md ? "- (no stage): " : "  - (no stage): ", "time in no stage is unchanged");
-    if (g->target_bottleneck >= 0 && g->target_bottleneck != g->bottleneck) {
+    int here = d ? d->bottleneck_stage : g->bottleneck; /* the stage behind the one bottleneck */
+    if (g->target_bottleneck >= 0 && g->target_bottleneck != here) {
         const mb_gap_stage *b = &g->stages[g->target_bottleneck];
         fprintf(o, md ? "\nNew bottleneck: **%s** (%.1f%% of the %s there; here: %s, %.1f%%)\n"
                       : "  new bottleneck: %s (%.1f%% of the %s there; here: %s, %.1f%%)\n",
                 b->stage->name, 100 * b->target_seconds / g->target_total, run_unit_word(g),
-                g->stages[g->bottleneck].stage->name, 100 * g->stages[g->bottleneck].share);
+                g->stages[here].stage->name, 100 * g->stages[here].share);
     } else if (g->target_bottleneck >= 0) {
         const mb_gap_stage *b = &g->stages[g->target_bottleneck];
         fprintf(o, md ? "\nBottleneck unchanged: **%s** (%.1f%% of the %s there)\n"
@@ -715,7 +782,7 @@ static void gap_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, bool md)
 {
     gap_header(o, g, md);
     fputc('\n', o);
-    gap_headline_text(o, g, md);
+    gap_headline_text(o, g, d, md);
     gap_step_table(o, g, md);
     gap_stage_table(o, g, md);
     gap_levels_table(o, g, md);
@@ -723,7 +790,7 @@ static void gap_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, bool md)
     gap_ranking(o, g, md);
     gap_amdahl(o, g, md);
     gap_diagnosis(o, d, md);
-    gap_projection(o, g, md);
+    gap_projection(o, g, d, md);
     if (g->projection_text) /* the machines ranked (project_rank.c) */
         fputs(g->projection_text, o);
     gap_warnings(o, g, md);
@@ -965,7 +1032,11 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
     cJSON_AddNumberToObject(am, "step_seconds_now", mb_gap_per_step(g, g->total));
     cJSON_AddNumberToObject(am, "step_seconds_all_at_ceiling", mb_gap_per_step(g, g->all_total));
     cJSON_AddNumberToObject(am, "speedup_all", g->all_speedup);
-    cJSON_AddStringToObject(doc, "bottleneck", g->stages[g->bottleneck].stage->name);
+    /* the one bottleneck: the diagnosis' words, its share, the stage behind it */
+    cJSON_AddStringToObject(doc, "bottleneck", d ? d->bottleneck : g->stages[g->bottleneck].stage->name);
+    cJSON_AddNumberToObject(doc, "bottleneck_share", d ? d->bottleneck_share : g->stages[g->bottleneck].share);
+    cJSON_AddStringToObject(doc, "bottleneck_stage", g->stages[d ? d->bottleneck_stage : g->bottleneck].stage->name);
+    add_str_or_null(doc, "bottleneck_note", d && d->bottleneck_note[0] ? d->bottleneck_note : NULL);
     if (d) {
         cJSON *dj = cJSON_AddObjectToObject(doc, "diagnosis");
         cJSON_AddItemToObject(dj, "figures", figures_json(&d->fig));

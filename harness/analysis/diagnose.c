@@ -659,7 +659,7 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
                      100 * f->tensor_efficiency);
             flop_evidence(b, g);
         }
-        else
+        else if (f->tensor_share > 0) /* only where there is GEMM/conv time to say it of */
             EVIDENCE(b, "no FLOP/s against the GEMM/conv ceilings: shapes not recorded (profile with "
                         "record_shapes=True)");
         memory_evidence(b, f);
@@ -890,6 +890,81 @@ static void name_hint_notes(builder *b, const mb_gap *g, const mb_ini *t)
     }
 }
 
+/* Whether a stage is behind a finding: the stages each pattern's share is
+ * made of. */
+static bool stage_behind(const char *id, const mb_stage *s, const char *data_names)
+{
+    const char *c = s->component;
+    bool on_cpu = s->device && strcmp(s->device, "cpu") == 0;
+    bool data = is_data_stage(s, data_names);
+    if (strcmp(id, "data_loading_bound") == 0)
+        return data;
+    if (data || is_periodic(s))
+        return strcmp(id, "periodic_work_bound") == 0 && is_periodic(s);
+    if (strcmp(id, "communication_bound") == 0)
+        return comm_stage(s);
+    if (comm_stage(s))
+        return false;
+    if (strcmp(id, "launch_bound") == 0)
+        return strcmp(c, "launch") == 0 || (on_cpu && strcmp(c, "other") == 0);
+    if (strcmp(id, "sync_bound") == 0)
+        return strcmp(c, "sync") == 0;
+    if (strcmp(id, "gpu_compute_bound") == 0)
+        return !on_cpu && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "membw") == 0 ||
+                           strcmp(c, "other") == 0);
+    if (strcmp(id, "cpu_compute_bound") == 0)
+        return on_cpu;
+    if (strcmp(id, "copy_bound") == 0)
+        return strcmp(c, "copy") == 0 && s->direction && strcmp(s->direction, "d2d") != 0;
+    if (strcmp(id, "unattributed_time") == 0)
+        return unattributed_stage(s, data_names);
+    return false;
+}
+
+/* A trace's host time holds the profiler's own (it records every op, with
+ * its shapes when asked): a host-bound reading of it is an upper bound until
+ * the loop's own step (--step-ms) says how much. The step without the
+ * profiler lies between the GPU's busy time (the host keeping up) and the
+ * traced step. */
+static void upper_bound_note(mb_diagnosis *d, const mb_gap *g)
+{
+    const cJSON *ev = g->run->evidence;
+    const cJSON *step = ev ? cJSON_GetObjectItemCaseSensitive(ev, "step") : NULL;
+    const char *id = d->n > 0 ? d->findings[0].id : "";
+    double ops = ev_num(ev, "host.ops"), busy = ev_num(step, "gpu_busy_share"), t = ev_num(step, "seconds");
+    double n = ev_num(step, "steps");
+    if (!cJSON_IsObject(step) || cJSON_GetObjectItemCaseSensitive(step, "step_given") || busy < 0 || t <= 0 ||
+        ops <= 0 || n <= 0 || (strcmp(id, "launch_bound") != 0 && strcmp(id, "cpu_compute_bound") != 0))
+        return;
+    char lo[32], hi[32];
+    mb_fmt_seconds(lo, sizeof lo, busy * t);
+    mb_fmt_seconds(hi, sizeof hi, t);
+    snprintf(d->bottleneck_note, sizeof d->bottleneck_note,
+             "an upper bound: the trace's host time includes the profiler's own, %.0f ops per step recorded; without "
+             "it the step lies between %s (the GPU's busy time, the host keeping up) and %s; `--step-ms MS` with the "
+             "loop's step timed without the profiler settles it",
+             ops / n, lo, hi);
+}
+
+/* The one bottleneck: the primary finding, its share and its largest stage;
+ * without a finding, "balanced" and the largest stage. */
+static void name_bottleneck(mb_diagnosis *d, const mb_gap *g, const mb_ini *t)
+{
+    const char *data_names = mb_ini_get(t, "data_loading_bound", "names");
+    const mb_finding *f = d->n > 0 ? &d->findings[0] : NULL;
+    d->bottleneck_stage = g->bottleneck;
+    snprintf(d->bottleneck, sizeof d->bottleneck, "%s", f ? f->title : "balanced");
+    d->bottleneck_share = f ? f->weight : g->stages[g->bottleneck].share;
+    int best = -1;
+    for (int i = 0; f && i < g->n; i++)
+        if (stage_behind(f->id, g->stages[i].stage, data_names) &&
+            (best < 0 || g->stages[i].exposed > g->stages[best].exposed))
+            best = i;
+    if (best >= 0)
+        d->bottleneck_stage = best;
+    upper_bound_note(d, g);
+}
+
 static int cmp_weight(const void *a, const void *b)
 {
     double x = ((const mb_finding *)a)->weight, y = ((const mb_finding *)b)->weight;
@@ -942,6 +1017,7 @@ int mb_diagnose(const mb_gap *g, const mb_ini *thresholds, const mb_ini *remedie
     out->runner_up = out->n > 1 && out->findings[1].weight >= x.runner_up * out->findings[0].weight;
     if (out->n == 0)
         balanced_line(out, &x);
+    name_bottleneck(out, g, thresholds);
     return MB_OK;
 }
 

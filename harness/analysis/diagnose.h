@@ -81,6 +81,17 @@ typedef struct mb_diagnosis {
     int n;
     bool runner_up;
     char balanced[512];
+    /* The run's one bottleneck, the same words in every view (headline,
+     * JSON, diagnosis, page): the primary finding's title and weight, or
+     * "balanced"; bottleneck_stage is the largest stage (by exposed time)
+     * behind it, an index into the gap's stages. */
+    char bottleneck[96];
+    /* A host-bound bottleneck read from a trace without --step-ms: an upper
+     * bound (the profiler's own host time is in it), said with the range the
+     * step lies in; "" otherwise. */
+    char bottleneck_note[400];
+    double bottleneck_share;
+    int bottleneck_stage;
     /* Where a stage's name was used as a hint (no role given): said, never
      * silent. */
     char **notes;

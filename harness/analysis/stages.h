@@ -15,6 +15,8 @@
 /* The trace reader's stage of memory-bound ops with recorded shapes (bytes
  * over the GPU time of their kernels); the diagnosis looks it up by name. */
 #define MB_MEMBOUND_STAGE "memory-bound ops"
+/* The GPU idle time no launch, sync or DataLoader call explains (a trace's host code). */
+#define MB_HOST_CODE_STAGE "host code (GPU idle)"
 
 /* A membw stage's op and a stage's role (docs/stage-format.md). */
 #define MB_STAGE_OPS "read|write|copy|triad"
@@ -101,5 +103,10 @@ void mb_run_warn(mb_run *run, const char *fmt, ...) __attribute__((format(printf
 int mb_stagefile_read(const char *path, mb_run *out, mb_err *err);
 /* Reads a PyTorch profiler (Kineto) trace, .json or .json.gz, streaming. */
 int mb_trace_read(const char *path, mb_run *out, mb_err *err);
+/* Sets a trace's step to the loop's own, timed without the profiler
+ * (`gap --step-ms`): the step table and the stages' exposed time scale to it
+ * (trace_step.c says how). MB_EUSAGE when the run has no GPU step table or
+ * the step is under half the GPU's busy time. */
+int mb_trace_set_step(mb_run *run, double step_seconds, mb_err *err);
 
 #endif

@@ -537,16 +537,21 @@ static bool push_host_wait(parser *p)
     return true;
 }
 
-/* The event's [ts, ts + dur) into one of the step table's host lists. */
-static bool push_host_iv(parser *p, int kind)
+/* The event's [ts, ts + dur) into an interval list. */
+static bool push_iv(parser *p, tr_ivlist *l)
 {
-    tr_ivlist *l = &p->st->host_iv[kind];
     if (!mb_grow((void **)&l->iv, &l->cap, (l->n + 1) * 2, sizeof(int64_t)))
         return fail(p, MB_ESYS, "out of memory");
     l->iv[l->n * 2] = p->ev.ts;
     l->iv[l->n * 2 + 1] = p->ev.ts + p->ev.dur;
     l->n++;
     return true;
+}
+
+/* The event into one of the step table's host lists. */
+static bool push_host_iv(parser *p, int kind)
+{
+    return push_iv(p, &p->st->host_iv[kind]);
 }
 
 static bool fold_runtime(parser *p)
@@ -565,7 +570,7 @@ static bool fold_runtime(parser *p)
         return push_host_iv(p, TR_HOST_LAUNCH);
     case TR_RT_SYNC:
         add_named(&st->sync, e);
-        return push_host_wait(p) && push_host_iv(p, TR_HOST_SYNC);
+        return push_host_wait(p) && push_host_iv(p, TR_HOST_SYNC) && push_iv(p, &st->sync_calls);
     case TR_RT_BLOCKING:
         add_named(&st->blocking, e);
         return push_host_wait(p) && push_host_iv(p, TR_HOST_SYNC);
@@ -605,6 +610,7 @@ static bool fold_cpu_op(parser *p)
 {
     tr_state *st = p->st;
     event *e = &p->ev;
+    st->cpu_op_events++; /* each one costs the host the profiler's own time */
     int kind = mb_tr_op_kind(e->name), model = TR_MOP_NONE;
     if (kind == TR_OP_NONE && strncmp(e->name, "aten::", 6) == 0) {
         model = mb_tr_classify(st->rules, TR_SET_MEMOP, e->name, e->name_len);
@@ -1561,6 +1567,7 @@ void mb_tr_state_free(tr_state *st)
     free(st->host_wait);
     for (int k = 0; k < TR_N_HOST; k++)
         free(st->host_iv[k].iv);
+    free(st->sync_calls.iv);
     for (int k = 0; k < TR_CPU_N; k++)
         free(st->cpu_iv[k].iv);
     free(st->host_colls);

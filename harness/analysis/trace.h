@@ -292,7 +292,9 @@ typedef struct tr_state {
     int64_t *host_wait;      /* [start, end) pairs */
     size_t n_host_wait, cap_host_wait;
     tr_ivlist host_iv[TR_N_HOST];
+    tr_ivlist sync_calls;    /* [start, end) of each [runtime] sync call, unmerged: the closing one is told apart */
     long long coll_host_count;
+    long long cpu_op_events; /* cpu_op records (aten ops): the profiler's host cost is per op */
     tr_step *steps;
     size_t n_steps, cap_steps;
     tr_launch *launches;
@@ -331,6 +333,36 @@ int64_t mb_tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t
 /* trace_analysis.c: st's matmul/conv ops by thread, then start, the
  * enclosing op before the ops inside it. */
 void mb_tr_sort_flop_ops(tr_state *st);
+
+/* ---- the timeline the steps are cut on (trace_timeline.c) ----------------- */
+
+/* A kernel launch call ([ts, end), its correlation id) and a GPU event of the
+ * main device ([start, end), the correlation id of the call that launched
+ * it; -1 when not recorded). */
+typedef struct tr_call {
+    int64_t corr, ts, end;
+} tr_call;
+typedef struct tr_gpu_span {
+    int64_t corr, start, end;
+} tr_gpu_span;
+
+typedef struct tr_timeline {
+    bool gpu;              /* the steps are cut on the GPU's timeline (the host runs ahead) */
+    int overrun;           /* steps whose GPU work ends after their ProfilerStep window */
+    int64_t overrun_mean_ns; /* by how much, on average over those steps */
+    int64_t last_launch;   /* start of the last launch call inside a step (0: none) */
+    int64_t *win;          /* [start, end) per step: the GPU's windows, else the ProfilerSteps' */
+} tr_timeline;
+
+/* Chooses the timeline of n ProfilerSteps (sorted, [start, end) pairs): the
+ * GPU's when at least half the steps' GPU work (the spans their launches
+ * started) ends after the step's window and every step launched work; then
+ * step k is [end of step k-1's GPU work, end of its own), step 0 starting
+ * where the GPU was free to run its first event. Else the steps as given.
+ * false: out of memory. Free with mb_tr_timeline_free. */
+bool mb_tr_timeline(const int64_t *steps, size_t n, const tr_call *launches, size_t nl, const tr_gpu_span *spans,
+                    size_t ns, tr_timeline *out);
+void mb_tr_timeline_free(tr_timeline *t);
 
 /* After a successful parse: builds the stages, warnings and evidence of
  * `run` from `st`. May reorder/overwrite st's arrays. */

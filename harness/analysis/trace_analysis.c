@@ -22,7 +22,10 @@
 #include "formulas.h"
 #include "vocabulary.h"
 
-enum { MAX_STEPS_IN_EVIDENCE = 1000 };
+/* A trace's stages are bounded by construction (16 FLOP groups, 32 kernel
+ * classes, 32 collectives twice, 20 copy kinds, memset, 3 host stages, the
+ * idle one): more is a bug, refused. */
+enum { MAX_STEPS_IN_EVIDENCE = 1000, MAX_TRACE_STAGES = 256 };
 
 static double sec(int64_t ns)
 {
@@ -473,6 +476,13 @@ typedef struct analysis {
     size_t *merged; /* per device: merged interval count */
     double world_size; /* 0 = unknown */
     struct step_table *tablep;
+    tr_timeline tl;     /* which timeline cut the steps; tl.gpu: st->steps hold the GPU's windows */
+    int64_t *host_win;  /* tl.gpu: the ProfilerSteps' own [start, end) pairs */
+    long long closing_syncs; /* tl.gpu: sync calls after the steps' last launch (the closing synchronize) */
+    int64_t closing_ns, closing_in_win_ns;
+    /* the step-table part each stage's exposed time comes from (-1: none,
+     * the stage keeps its own); set when the stage is added */
+    int stage_part[MAX_TRACE_STAGES];
 } analysis;
 
 static void partial(analysis *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -669,8 +679,6 @@ typedef struct step_table {
     long long kernels;       /* kernels starting inside the windows */
     uint32_t dur_hist[DUR_BINS];
     int64_t ns[SP_N];        /* summed over the windows */
-    int64_t raw[SP_N];       /* GPU parts: event time in the windows, overlap counted per event */
-    int64_t host_in[TR_N_HOST]; /* host kinds: their (merged) time in the windows */
     int64_t wall;            /* summed window lengths */
     size_t windows;
     int device;              /* index of the main device, -1 = none */
@@ -728,8 +736,6 @@ static void step_window(const tr_state *st, step_table *t, int64_t maxdur, int64
                 t->dur_hist[bin < 0 ? 0 : bin >= DUR_BINS ? DUR_BINS - 1 : bin]++;
             }
             int64_t s = imax(w[0], a), e = imin(w[0] + ev_dur(w), b);
-            if (e > s)
-                t->raw[t->sp_class[cls]] += e - s;
             if (e <= frontier)
                 continue;
             if (s > frontier) {
@@ -741,8 +747,6 @@ static void step_window(const tr_state *st, step_table *t, int64_t maxdur, int64
         }
     }
     attribute_idle(st, frontier, b, 0, ns);
-    for (int k = 0; k < TR_N_HOST; k++)
-        t->host_in[k] += clip_measure(st->host_iv[k].iv, st->host_iv[k].n, a, b);
 }
 
 static void step_part_json(cJSON *arr, int p, int64_t ns, double per, double wall)
@@ -860,34 +864,166 @@ static void step_table_json(analysis *a)
             step_part_json(parts, p, t->ns[p], per, wall);
 }
 
-/* Exposed fraction of a GPU part: its share of the busy union over the
- * time its events ran (below 1 when it overlaps other GPU work). */
-static double gpu_exposed(const analysis *a, int part)
+/* ---- the timeline ------------------------------------------------------------------ */
+
+/* A closing synchronize: a sync call that starts after the steps' last
+ * launch. It waits for the GPU to finish what the host queued ahead; no step
+ * made it. Taken out of the step table's sync list (before it is merged) and
+ * counted apart. */
+static void set_closing_syncs(analysis *a)
 {
-    const step_table *t = a->tablep;
-    return t->raw[part] > 0 ? (double)t->ns[part] / (double)t->raw[part] : 1;
+    tr_state *st = a->st;
+    tr_ivlist *calls = &st->sync_calls, *iv = &st->host_iv[TR_HOST_SYNC];
+    for (size_t i = 0; i < calls->n; i++) {
+        int64_t s = calls->iv[2 * i], e = calls->iv[2 * i + 1];
+        if (s < a->tl.last_launch)
+            continue;
+        a->closing_syncs++;
+        a->closing_ns += e - s;
+        for (size_t k = 0; k < st->n_steps; k++) /* the part inside the host's windows */
+            a->closing_in_win_ns += imax(0, imin(e, a->host_win[2 * k + 1]) - imax(s, a->host_win[2 * k]));
+        for (size_t j = 0; j < iv->n; j++)
+            if (iv->iv[2 * j] == s && iv->iv[2 * j + 1] == e) {
+                iv->iv[2 * j] = iv->iv[2 * (iv->n - 1)];
+                iv->iv[2 * j + 1] = iv->iv[2 * (iv->n - 1) + 1];
+                iv->n--;
+                break;
+            }
+    }
 }
 
-/* Exposed fraction of a host kind: the GPU idle time attributed to it over
- * the time the host spent in it (0 when it always overlapped GPU work). */
-static double host_exposed(const analysis *a, int kind)
+/* Which timeline cuts the steps (trace_timeline.c): the host's ProfilerSteps,
+ * or, when the host runs ahead of the GPU, the GPU's. Then st->steps hold the
+ * GPU's windows (their own kept in host_win for the evidence), and every
+ * figure per step below uses them. Needs the main device's events sorted and
+ * the launches in file order (their intervals in host_iv[LAUNCH] are in the
+ * same order). */
+static int choose_timeline(analysis *a, int device, mb_err *err)
 {
-    const step_table *t = a->tablep;
-    return t->host_in[kind] > 0 ? (double)t->ns[SP_DATA + kind] / (double)t->host_in[kind] : 1;
+    tr_state *st = a->st;
+    if (st->n_steps == 0 || device < 0)
+        return MB_OK;
+    const tr_device *d = &st->devices[device];
+    const tr_ivlist *liv = &st->host_iv[TR_HOST_LAUNCH];
+    size_t nl = st->n_launches <= liv->n ? st->n_launches : liv->n;
+    tr_call *calls = malloc(sizeof *calls * (nl ? nl : 1));
+    tr_gpu_span *spans = malloc(sizeof *spans * (d->n_ev ? d->n_ev : 1));
+    int64_t *steps = malloc(sizeof *steps * 2 * st->n_steps);
+    int rc = MB_OK;
+    if (calls == NULL || spans == NULL || steps == NULL)
+        goto oom;
+    for (size_t i = 0; i < nl; i++)
+        calls[i] = (tr_call){ .corr = st->launches[i].corr, .ts = liv->iv[2 * i], .end = liv->iv[2 * i + 1] };
+    for (size_t i = 0; i < d->n_ev; i++) {
+        const int64_t *w = d->ev + i * TR_EV_WORDS;
+        spans[i] = (tr_gpu_span){ .corr = w[2], .start = w[0], .end = w[0] + ev_dur(w) };
+    }
+    for (size_t k = 0; k < st->n_steps; k++) {
+        steps[2 * k] = st->steps[k].start;
+        steps[2 * k + 1] = st->steps[k].end;
+    }
+    if (!mb_tr_timeline(steps, st->n_steps, calls, nl, spans, d->n_ev, &a->tl))
+        goto oom;
+    if (a->tl.gpu) {
+        for (size_t k = 0; k < st->n_steps; k++) {
+            st->steps[k].start = a->tl.win[2 * k];
+            st->steps[k].end = a->tl.win[2 * k + 1];
+        }
+        a->host_win = steps;
+        steps = NULL;
+        set_closing_syncs(a);
+    }
+    goto done;
+oom:
+    rc = mb_errf(err, MB_ESYS, "out of memory");
+done:
+    free(calls);
+    free(spans);
+    free(steps);
+    return rc;
 }
 
-static void set_exposed(mb_stage *s, double fraction)
+/* The evidence's word on the timeline: which one set the step, and why. */
+static void timeline_json(analysis *a, cJSON *step)
 {
-    s->has_exposed = true;
-    s->exposed_seconds = s->seconds * (fraction < 1 ? fraction : 1);
+    tr_state *st = a->st;
+    add_str(step, "timeline", a->tl.gpu ? "gpu" : "host");
+    if (!a->tl.gpu || a->host_win == NULL)
+        return;
+    /* the host's own time per step: its windows, less the closing synchronize */
+    int64_t host = -a->closing_in_win_ns;
+    for (size_t k = 0; k < st->n_steps; k++)
+        host += a->host_win[2 * k + 1] - a->host_win[2 * k];
+    char over[32], why[400];
+    mb_fmt_seconds(over, sizeof over, sec(a->tl.overrun_mean_ns));
+    snprintf(why, sizeof why,
+             "the host runs ahead of the GPU: in %d of %zu steps the GPU work a step launched ends after its "
+             "ProfilerStep (by %s on average); each step is cut on the GPU's timeline, from the end of the previous "
+             "step's GPU work to the end of its own (kernels belong to the step whose host code launched them)",
+             a->tl.overrun, st->n_steps, over);
+    add_str(step, "timeline_why", why);
+    add_num(step, "host_seconds", sec(host) / (double)st->n_steps);
+    cJSON *cs = add_obj(step, "closing_sync");
+    add_num(cs, "count", (double)a->closing_syncs);
+    add_num(cs, "seconds", sec(a->closing_ns));
+}
+
+/* ---- exposed time -------------------------------------------------------------- */
+
+/* Every stage's exposed time comes from the step table, so the exposed
+ * stages add up to the steps whatever ran outside them: a GPU part's time
+ * in the windows is shared among its stages in proportion to their time; a
+ * host kind's GPU idle time goes to its stage (a launch overlapping GPU
+ * work, a sync waiting for busy kernels: hidden); idle time a stage cannot
+ * hold (it is more than the stage's own time) joins "host code (GPU idle)".
+ * Returns that leftover. */
+static int64_t expose_stages(analysis *a)
+{
+    const step_table *t = a->tablep;
+    mb_run *run = a->run;
+    double part_seconds[SP_N] = { 0 };
+    int n = run->n_stages < MAX_TRACE_STAGES ? run->n_stages : MAX_TRACE_STAGES;
+    for (int i = 0; i < n; i++)
+        if (a->stage_part[i] >= 0 && a->stage_part[i] < SP_FIRST_IDLE)
+            part_seconds[a->stage_part[i]] += run->stages[i].seconds;
+    int64_t left = 0;
+    for (int i = 0; i < n; i++) {
+        int p = a->stage_part[i];
+        mb_stage *s = &run->stages[i];
+        if (p < 0 || t->device < 0)
+            continue;
+        double part = sec(t->ns[p]);
+        s->has_exposed = true;
+        if (p < SP_FIRST_IDLE) {
+            s->exposed_seconds = part_seconds[p] > part ? s->seconds * part / part_seconds[p] : s->seconds;
+        } else {
+            s->exposed_seconds = part < s->seconds ? part : s->seconds;
+            left += t->ns[p] - (int64_t)llround(s->exposed_seconds * 1e9);
+        }
+    }
+    /* a host kind with idle time and no stage (blocking copies without a
+     * sync call, every sync the closing one) */
+    for (int p = SP_FIRST_IDLE; p < SP_N; p++) {
+        bool staged = false;
+        for (int i = 0; i < n; i++)
+            staged |= a->stage_part[i] == p;
+        if (!staged && p != SP_HOST && p != SP_HCOLL)
+            left += t->ns[p];
+    }
+    return left > 0 ? left : 0;
 }
 
 /* ---- stages ------------------------------------------------------------------------ */
 
-static int add_stage(analysis *a, mb_stage *s, mb_err *err)
+/* Adds a stage whose exposed time comes from the step table's `part` (-1:
+ * none). */
+static int add_stage(analysis *a, mb_stage *s, int part, mb_err *err)
 {
     if (s->device == NULL)
         s->device = "gpu";
+    if (a->run->n_stages >= MAX_TRACE_STAGES)
+        return mb_errf(err, MB_ESYS, "more than %d stages from one trace", MAX_TRACE_STAGES);
+    a->stage_part[a->run->n_stages] = part;
     return mb_run_add_stage(a->run, s, err);
 }
 
@@ -941,8 +1077,7 @@ static int flop_stages(analysis *a, const flop_group *g, int n, cJSON *rates, mb
         mb_stage s = {.name = name, .component = (char *)comp, .dtype = (char *)g[i].dtype,
                       .work = g[i].flops, .work_unit = "flop", .seconds = sec(g[i].ns),
                       .count = g[i].kernels, .source = source};
-        set_exposed(&s, gpu_exposed(a, g[i].kind == TR_OP_GEMM ? SP_GEMM : SP_CONV));
-        int rc = add_stage(a, &s, err);
+        int rc = add_stage(a, &s, g[i].kind == TR_OP_GEMM ? SP_GEMM : SP_CONV, err);
         if (rc != MB_OK)
             return rc;
         cJSON *o = cJSON_CreateObject();
@@ -1005,8 +1140,7 @@ static int memory_stage(analysis *a, cJSON *rates, mb_err *err)
              ops, kernels);
     mb_stage s = {.name = MB_MEMBOUND_STAGE, .component = "membw", .work = bytes, .work_unit = "byte",
                   .seconds = sec(ns), .count = kernels, .source = source};
-    set_exposed(&s, gpu_exposed(a, SP_MEM));
-    return add_stage(a, &s, err);
+    return add_stage(a, &s, SP_MEM, err);
 }
 
 /* Kernel time by class that no shaped op took: time-only stages. */
@@ -1046,8 +1180,7 @@ static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
         snprintf(source, sizeof source, "trace: %lld kernels of class %s (time only)", count, cname);
         mb_stage s = {.name = name, .component = (char *)comp, .work = sec(ns), .work_unit = "s",
                       .seconds = sec(ns), .count = count, .source = source};
-        set_exposed(&s, gpu_exposed(a, a->tablep->sp_class[c]));
-        int rc = add_stage(a, &s, err);
+        int rc = add_stage(a, &s, a->tablep->sp_class[c], err);
         if (rc != MB_OK)
             return rc;
     }
@@ -1089,8 +1222,7 @@ static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
                           .block_size = (long long)(c->bytes / (double)c->sized), .ranks = ranks,
                           .work = c->bytes, .work_unit = "byte", .seconds = secs,
                           .count = c->sized, .source = source};
-            set_exposed(&s, gpu_exposed(a, SP_COLL));
-            int rc = add_stage(a, &s, err);
+            int rc = add_stage(a, &s, SP_COLL, err);
             if (rc != MB_OK)
                 return rc;
         } else
@@ -1104,8 +1236,7 @@ static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
             mb_stage s = {.name = name, .component = (char *)comp, .dtype = (char *)dtype,
                           .ranks = ranks, .work = secs, .work_unit = "s", .seconds = secs,
                           .count = c->calls - c->sized, .source = source};
-            set_exposed(&s, gpu_exposed(a, SP_COLL));
-            int rc = add_stage(a, &s, err);
+            int rc = add_stage(a, &s, SP_COLL, err);
             if (rc != MB_OK)
                 return rc;
         }
@@ -1150,8 +1281,7 @@ static int copy_stages(analysis *a, mb_err *err)
                           .block_size = sized ? (long long)(c.bytes / (double)c.count) : 0,
                           .work = sized ? c.bytes : sec(c.ns), .work_unit = sized ? "byte" : "s",
                           .seconds = sec(c.ns), .count = c.count, .source = source};
-            set_exposed(&s, gpu_exposed(a, SP_COPY));
-            int rc = add_stage(a, &s, err);
+            int rc = add_stage(a, &s, SP_COPY, err);
             if (rc != MB_OK)
                 return rc;
             if (!host && (i == TR_DIR_H2D || i == TR_DIR_D2H))
@@ -1174,8 +1304,7 @@ static int copy_stages(analysis *a, mb_err *err)
                       .block_size = sized ? (long long)(ms.bytes / (double)ms.count) : 0,
                       .work = sized ? ms.bytes : sec(ms.ns), .work_unit = sized ? "byte" : "s",
                       .seconds = sec(ms.ns), .count = ms.count, .source = source};
-        set_exposed(&s, gpu_exposed(a, a->tablep->sp_class[TR_CLASS_MEMSET]));
-        int rc = add_stage(a, &s, err);
+        int rc = add_stage(a, &s, a->tablep->sp_class[TR_CLASS_MEMSET], err);
         if (rc != MB_OK)
             return rc;
     }
@@ -1197,16 +1326,17 @@ static int host_stages(analysis *a, mb_err *err)
         mb_stage s = {.name = "launch", .component = "launch", .work = (double)st->launch.count,
                       .work_unit = "launch", .seconds = sec(st->launch.ns),
                       .count = st->launch.count, .source = source};
-        set_exposed(&s, host_exposed(a, TR_HOST_LAUNCH));
-        rc = add_stage(a, &s, err);
+        rc = add_stage(a, &s, SP_LAUNCH, err);
     }
-    if (rc == MB_OK && st->sync.count > 0) {
-        snprintf(source, sizeof source, "trace: %lld sync calls (host time)", st->sync.count);
-        mb_stage s = {.name = "sync", .component = "sync", .work = (double)st->sync.count,
-                      .work_unit = "sync", .seconds = sec(st->sync.ns), .count = st->sync.count,
-                      .source = source};
-        set_exposed(&s, host_exposed(a, TR_HOST_SYNC));
-        rc = add_stage(a, &s, err);
+    /* the closing synchronize (the profiler's, or the loop's after its last
+     * step) waits for the queued steps: it is no step's sync */
+    long long syncs = st->sync.count - a->closing_syncs;
+    if (rc == MB_OK && syncs > 0) {
+        snprintf(source, sizeof source, "trace: %lld sync calls (host time)%s", syncs,
+                 a->closing_syncs ? "; the closing synchronize after the last step left out" : "");
+        mb_stage s = {.name = "sync", .component = "sync", .work = (double)syncs, .work_unit = "sync",
+                      .seconds = sec(st->sync.ns - a->closing_ns), .count = syncs, .source = source};
+        rc = add_stage(a, &s, SP_SYNC, err);
     }
     if (rc == MB_OK && st->dataloader_count > 0) {
         snprintf(source, sizeof source,
@@ -1216,8 +1346,7 @@ static int host_stages(analysis *a, mb_err *err)
                       .work = sec(st->dataloader_ns), .work_unit = "s",
                       .seconds = sec(st->dataloader_ns), .count = st->dataloader_count,
                       .source = source};
-        set_exposed(&s, host_exposed(a, TR_HOST_DATA));
-        rc = add_stage(a, &s, err);
+        rc = add_stage(a, &s, SP_DATA, err);
         mb_run_warn(a->run, "dataloading: the trace does not say what the DataLoader waits on; "
                             "component 'disk' is a guess (it may be decoding or augmentation)");
     }
@@ -1229,7 +1358,7 @@ static int host_stages(analysis *a, mb_err *err)
 static int idle_stages(analysis *a, mb_err *err)
 {
     const step_table *t = a->tablep;
-    int64_t idle = t->ns[SP_HOST] + t->ns[SP_HCOLL];
+    int64_t idle = t->ns[SP_HOST] + t->ns[SP_HCOLL] + expose_stages(a);
     if (t->windows == 0 || idle <= 0 || t->device < 0)
         return MB_OK;
     char source[160];
@@ -1240,9 +1369,9 @@ static int idle_stages(analysis *a, mb_err *err)
     else
         snprintf(source, sizeof source,
                  "trace: GPU idle within the trace outside launch, sync and DataLoader calls");
-    mb_stage s = {.name = "host code (GPU idle)", .component = "other", .device = "cpu", .work = sec(idle),
+    mb_stage s = {.name = MB_HOST_CODE_STAGE, .component = "other", .device = "cpu", .work = sec(idle),
                   .work_unit = "s", .seconds = sec(idle), .source = source};
-    return add_stage(a, &s, err);
+    return add_stage(a, &s, -1, err);
 }
 
 /* ---- assembling ------------------------------------------------------------------ */
@@ -1336,6 +1465,7 @@ static void host_evidence(analysis *a)
     named_table(host, "sync", &st->sync);
     named_table(host, "blocking_copy", &st->blocking);
     count_seconds(host, "dataloader", st->dataloader_count, st->dataloader_ns);
+    add_num(host, "ops", (double)st->cpu_op_events);
     cJSON *cs = add_obj(host, "cuda_sync_events");
     for (int i = 0; i < st->cuda_sync_events.n; i++)
         add_num(cs, st->cuda_sync_events.s[i].name, (double)st->cuda_sync_events.s[i].count);
@@ -1402,6 +1532,13 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     for (int d = 0; d < st->n_devices; d++)
         qsort(st->devices[d].ev, st->devices[d].n_ev, TR_EV_WORDS * sizeof(int64_t), cmp_ev);
 
+    /* 1b. the timeline the steps are cut on (before the launches are sorted) */
+    for (int i = 0; i < MAX_TRACE_STAGES; i++)
+        a.stage_part[i] = -1;
+    rc = choose_timeline(&a, main_device(st), err);
+    if (rc != MB_OK)
+        goto done;
+
     /* 2. kernels -> shaped ops */
     rc = attribute_kernels(st, a.attributed_ns, a.attributed_count, err);
     if (rc != MB_OK)
@@ -1418,6 +1555,10 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
         add_num(o, "step", (double)st->steps[s].number);
         add_num(o, "start_s", sec(st->steps[s].start - st->span_start));
         add_num(o, "seconds", sec(st->steps[s].end - st->steps[s].start));
+        if (a.host_win) { /* the GPU's window above; the ProfilerStep's own here */
+            add_num(o, "host_start_s", sec(a.host_win[2 * s] - st->span_start));
+            add_num(o, "host_seconds", sec(a.host_win[2 * s + 1] - a.host_win[2 * s]));
+        }
         add_arr(o, "devices");
         step_objs[s] = o;
     }
@@ -1426,6 +1567,8 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     steps_evidence(&a, step_objs, n_emit);
     step_table_build(&a, step_objs, n_emit);
     step_table_json(&a);
+    if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(a.ev, "step")))
+        timeline_json(&a, cJSON_GetObjectItemCaseSensitive(a.ev, "step"));
 
     /* 4. busy intervals */
     cJSON *devices = add_arr(a.ev, "devices");
@@ -1470,10 +1613,18 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     if (rc != MB_OK)
         goto done;
     partial_reasons(&a);
+    /* one step time in every view: the step table's (the mean of its
+     * windows), when there is one; else the median ProfilerStep */
+    const cJSON *step = cJSON_GetObjectItemCaseSensitive(a.ev, "step");
+    const cJSON *step_s = cJSON_IsObject(step) ? cJSON_GetObjectItemCaseSensitive(step, "seconds") : NULL;
+    if (st->n_steps > 0 && cJSON_IsNumber(step_s) && step_s->valuedouble > 0)
+        run->step_seconds = step_s->valuedouble;
     run->evidence = a.ev;
     a.ev = NULL;
 done:
     cJSON_Delete(a.ev);
+    mb_tr_timeline_free(&a.tl);
+    free(a.host_win);
     free(a.busy);
     free(a.step_busy);
     free(a.step_idle);

@@ -1,0 +1,148 @@
+/* trace_step.c: a trace's step set to the loop's own step, timed without the
+ * profiler (`mlbench gap --step-ms`; stages.h, mb_trace_set_step).
+ *
+ * A trace recorded with record_shapes=True costs the host time on every op;
+ * the kernels, timed by the GPU, keep theirs. A loop that keeps its GPU busy
+ * can so look host-bound in its trace. Given the real step S, the step table
+ * (evidence "step") and the stages' exposed time are set to it, so the
+ * headline, the diagnosis and every view read one step:
+ *   - S between the GPU's busy time B and the traced step T: the GPU idle
+ *     parts (host code, launch, sync, data) shrink by (S - B) / (T - B);
+ *   - S below B (the kernels ran slower under the profiler): the GPU parts
+ *     scale by S / B and nothing is idle; below B / 2 it is not this loop's
+ *     step, refused (as the projection refuses it);
+ *   - S above T: the difference is host time the trace does not show, added
+ *     to "host code (GPU idle)". */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis_writers.h"
+#include "stages.h"
+
+/* A stage whose exposed time is GPU idle time (the host in launches, syncs,
+ * the DataLoader or its own code), as the trace reader makes them. */
+static bool idle_stage(const mb_stage *s)
+{
+    return strcmp(s->component, "launch") == 0 || strcmp(s->component, "sync") == 0 ||
+           (s->role && strcmp(s->role, "data") == 0) || (s->device && strcmp(s->device, "cpu") == 0);
+}
+
+static bool is_host_code(const mb_stage *s)
+{
+    return strcmp(s->name, MB_HOST_CODE_STAGE) == 0;
+}
+
+static double num(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+static void set_num(cJSON *o, const char *key, double v)
+{
+    if (cJSON_GetObjectItemCaseSensitive(o, key))
+        cJSON_ReplaceItemInObjectCaseSensitive(o, key, cJSON_CreateNumber(v));
+    else
+        cJSON_AddNumberToObject(o, key, v);
+}
+
+/* The step table's parts, per step, times their factor; the host part
+ * gains `extra`. Shares over the new step. */
+static void scale_parts(cJSON *step, double gpu, double idle, double extra, double s)
+{
+    cJSON *p;
+    bool host = false;
+    cJSON *parts = cJSON_GetObjectItemCaseSensitive(step, "parts");
+    cJSON_ArrayForEach(p, parts)
+    {
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(p, "kind");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(p, "id");
+        bool is_idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0;
+        bool is_host = cJSON_IsString(id) && strcmp(id->valuestring, "host") == 0;
+        double v = num(p, "seconds") * (is_idle ? idle : gpu) + (is_host ? extra : 0);
+        host |= is_host;
+        set_num(p, "seconds", v);
+        set_num(p, "share", v / s);
+    }
+    if (!host && extra > 0) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "id", "host");
+        cJSON_AddStringToObject(o, "name", "other host code (framework, Python)");
+        cJSON_AddStringToObject(o, "kind", "idle");
+        cJSON_AddStringToObject(o, "class", "host");
+        cJSON_AddNumberToObject(o, "seconds", extra);
+        cJSON_AddNumberToObject(o, "share", extra / s);
+        cJSON_AddItemToArray(parts, o);
+    }
+}
+
+int mb_trace_set_step(mb_run *run, double s, mb_err *err)
+{
+    cJSON *step = run->evidence ? cJSON_GetObjectItemCaseSensitive(run->evidence, "step") : NULL;
+    const cJSON *where = cJSON_GetObjectItemCaseSensitive(step, "where");
+    double t = num(step, "seconds"), busy = num(step, "gpu_busy_share") * t;
+    int n = run->steps > 0 ? run->steps : 1;
+    if (!cJSON_IsObject(step) || cJSON_IsString(where) || !(t > 0) || busy < 0)
+        return mb_errf(err, MB_EUSAGE, "--step-ms: %s has no GPU step table to set (a PyTorch trace with GPU "
+                                       "events; a stage file gives its own times)",
+                       run->path ? run->path : "the run");
+    char ts[32], bs[32], ss[32];
+    mb_fmt_seconds(ts, sizeof ts, t);
+    mb_fmt_seconds(bs, sizeof bs, busy);
+    mb_fmt_seconds(ss, sizeof ss, s);
+    if (s < busy / 2)
+        return mb_errf(err, MB_EUSAGE, "--step-ms: %s is less than half of the GPU's busy time per traced step (%s): "
+                                       "not this loop's step",
+                       ss, bs);
+    double idle = t - busy;
+    double gpu_f = s < busy ? s / busy : 1;
+    double idle_f = s >= t ? 1 : s <= busy || idle <= 0 ? 0 : (s - busy) / idle;
+    double extra = s > t ? s - t : 0;
+    bool host_code = false;
+    for (int i = 0; i < run->n_stages; i++) {
+        mb_stage *st = &run->stages[i];
+        double f = idle_stage(st) ? idle_f : gpu_f;
+        if (is_host_code(st)) { /* its time is GPU idle time, all exposed */
+            st->seconds = st->work = st->seconds * f + extra * n;
+            st->has_exposed = false;
+            host_code = true;
+            continue;
+        }
+        st->exposed_seconds = mb_stage_exposed(st) * f;
+        st->has_exposed = true;
+    }
+    if (!host_code && extra > 0) {
+        mb_stage h = { .name = MB_HOST_CODE_STAGE, .component = "other", .device = "cpu", .work = extra * n,
+                       .work_unit = "s", .seconds = extra * n,
+                       .source = "--step-ms: the loop's step is longer than the trace's; the difference is host time" };
+        if (mb_run_add_stage(run, &h, err))
+            return err->code;
+    }
+    scale_parts(step, gpu_f, idle_f, extra, s);
+    double new_busy = busy * gpu_f;
+    set_num(step, "trace_seconds", t);
+    set_num(step, "seconds", s);
+    set_num(step, "gpu_busy_share", new_busy / s);
+    set_num(step, "gpu_idle_share", 1 - new_busy / s);
+    cJSON_AddBoolToObject(step, "step_given", true);
+    run->gpu_utilization = new_busy / s;
+    run->step_seconds = s;
+    run->total_seconds = s * n;
+    char why[400];
+    if (s >= t)
+        snprintf(why, sizeof why, "--step-ms %s: the loop's step without the profiler, %s longer than the trace's "
+                                  "(%s): counted as host code the trace does not show",
+                 ss, extra > 0 ? "" : "not", ts);
+    else if (s >= busy)
+        snprintf(why, sizeof why, "--step-ms %s: the loop's step without the profiler; the trace's step (%s) holds the "
+                                  "profiler's own host time: the GPU's idle parts are scaled by %.3g to it, its busy "
+                                  "time (%s) kept",
+                 ss, ts, idle_f, bs);
+    else
+        snprintf(why, sizeof why, "--step-ms %s: below the GPU's busy time per traced step (%s: its kernels ran "
+                                  "slower under the profiler): the GPU's parts are scaled by %.3g, nothing idle",
+                 ss, bs, gpu_f);
+    cJSON_AddStringToObject(step, "step_given_why", why);
+    return MB_OK;
+}

@@ -1,0 +1,143 @@
+/* trace_timeline.c: which timeline cuts a trace's steps (trace.h,
+ * mb_tr_timeline). A loop that never synchronises inside a step (no
+ * .item(), no torch.cuda.synchronize) lets the host run ahead: a
+ * ProfilerStep window on the host's timeline then holds the launches of its
+ * step and the kernels of earlier ones, and the profiler's closing
+ * synchronize lands in the last window. Such steps are cut on the GPU's
+ * timeline instead: each kernel belongs to the step whose host code
+ * launched it (by correlation id), and step k runs on the GPU from the end
+ * of step k-1's GPU work to the end of its own. Shared by the step table
+ * (trace_analysis.c) and the projection's re-lay (project_trace.c), so both
+ * cut the same steps. docs/traces.md, "The step table". */
+#include "trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A kernel that starts more than this after its launch call returned was
+ * queued behind earlier GPU work: the GPU was busy before it. */
+#define QUEUED_NS INT64_C(50000)
+
+static int cmp_call_corr(const void *a, const void *b)
+{
+    const tr_call *x = a, *y = b;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+/* The step whose [start, end) holds ts; -1 when none (steps sorted by
+ * start, not overlapping). */
+static long step_of(const int64_t *steps, size_t n, int64_t ts)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (steps[2 * mid] <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && ts < steps[2 * (lo - 1) + 1] ? (long)(lo - 1) : -1;
+}
+
+static const tr_call *call_of(const tr_call *sorted, size_t n, int64_t corr)
+{
+    if (corr < 0 || n == 0)
+        return NULL;
+    tr_call key = { .corr = corr };
+    return bsearch(&key, sorted, n, sizeof *sorted, cmp_call_corr);
+}
+
+/* Where step 0 starts on the GPU: where its first GPU event started when
+ * that event waited behind earlier GPU work (recorded or not), else where
+ * the GPU was free to run it: the later of the step's host start and the
+ * end of the GPU work before it. */
+static int64_t first_start(const int64_t *steps, const tr_gpu_span *spans, size_t ns, const tr_call *calls,
+                           size_t nl, const long *step_at)
+{
+    size_t first = ns;
+    for (size_t i = 0; i < ns; i++)
+        if (step_at[i] == 0 && (first == ns || spans[i].start < spans[first].start))
+            first = i;
+    const tr_gpu_span *f = &spans[first];
+    const tr_call *c = call_of(calls, nl, f->corr);
+    if (c && f->start > c->end + QUEUED_NS)
+        return f->start;
+    int64_t free_at = steps[0];
+    for (size_t i = 0; i < ns; i++)
+        if (spans[i].start < f->start && spans[i].end > free_at)
+            free_at = spans[i].end;
+    return free_at < f->start ? free_at : f->start;
+}
+
+bool mb_tr_timeline(const int64_t *steps, size_t n, const tr_call *launches, size_t nl, const tr_gpu_span *spans,
+                    size_t ns, tr_timeline *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n == 0 || ns == 0)
+        return true;
+    tr_call *calls = malloc(sizeof *calls * (nl ? nl : 1));
+    long *step_at = malloc(sizeof *step_at * ns);
+    int64_t *last_end = malloc(sizeof *last_end * n);
+    out->win = malloc(sizeof *out->win * 2 * n);
+    if (calls == NULL || step_at == NULL || last_end == NULL || out->win == NULL) {
+        free(calls);
+        free(step_at);
+        free(last_end);
+        free(out->win);
+        out->win = NULL;
+        return false;
+    }
+    if (nl)
+        memcpy(calls, launches, sizeof *calls * nl);
+    qsort(calls, nl, sizeof *calls, cmp_call_corr);
+    for (size_t k = 0; k < n; k++)
+        last_end[k] = INT64_MIN;
+    for (size_t i = 0; i < ns; i++) {
+        const tr_call *c = call_of(calls, nl, spans[i].corr);
+        step_at[i] = c ? step_of(steps, n, c->ts) : -1;
+        if (step_at[i] >= 0 && spans[i].end > last_end[step_at[i]])
+            last_end[step_at[i]] = spans[i].end;
+        if (c && step_at[i] >= 0 && c->ts > out->last_launch)
+            out->last_launch = c->ts;
+    }
+    /* The host runs ahead when most steps' GPU work ends after their window
+     * (by more than 1% of it and 10 us: a kernel finishing as prof.step()
+     * returns is not running ahead). A step without GPU work keeps the
+     * host's timeline: there is nothing to cut it on. */
+    bool all_work = true;
+    int64_t over_sum = 0;
+    for (size_t k = 0; k < n; k++) {
+        int64_t len = steps[2 * k + 1] - steps[2 * k], tol = len / 100 > 10000 ? len / 100 : 10000;
+        if (last_end[k] == INT64_MIN) {
+            all_work = false;
+            continue;
+        }
+        if (last_end[k] > steps[2 * k + 1] + tol) {
+            out->overrun++;
+            over_sum += last_end[k] - steps[2 * k + 1];
+        }
+    }
+    out->overrun_mean_ns = out->overrun ? over_sum / out->overrun : 0;
+    out->gpu = all_work && 2 * (size_t)out->overrun >= n;
+    int64_t at = out->gpu ? first_start(steps, spans, ns, calls, nl, step_at) : 0;
+    for (size_t k = 0; out->gpu && k < n; k++) {
+        int64_t end = last_end[k] > at ? last_end[k] : at;
+        if (end <= at) /* this step's work ended inside the previous one's: no window to cut */
+            out->gpu = false;
+        out->win[2 * k] = at;
+        out->win[2 * k + 1] = end;
+        at = end;
+    }
+    if (!out->gpu)
+        memcpy(out->win, steps, sizeof *out->win * 2 * n);
+    free(calls);
+    free(step_at);
+    free(last_end);
+    return true;
+}
+
+void mb_tr_timeline_free(tr_timeline *t)
+{
+    free(t->win);
+    t->win = NULL;
+}
