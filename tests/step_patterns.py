@@ -160,6 +160,19 @@ def specific(name, d):
         text = " ".join(gap_text(os.path.join(WORK, "runahead.json")).split())  # wrapped at 120 columns
         check("runahead: the text says which timeline set the step", "per step on the GPU's timeline" in text and
               "mean of 8 steps cut on the GPU's timeline" in text, text[:600])
+        # projected: the GPU's re-laid steps (its kernels back to back, as here), not the host's windows
+        out = subprocess.run([MLBENCH, "gap", "--run", os.path.join(WORK, "runahead.json"), "--ceilings", CEILINGS,
+                              "--target", "h200-sxm,a100-sxm-80gb", "--format", "json"],
+                             check=True, capture_output=True, text=True).stdout
+        m = json.loads(out)["machines"]
+        here, gaps = m["here"], m["here"]["step_seconds"] - m["here"]["kernel_seconds"]["memory"]
+        check("runahead projected: here is the step table's step", abs(here["step_seconds"] - st["seconds"]) < 1e-12,
+              (here["step_seconds"], st["seconds"]))
+        for row in m["ranking"]:
+            want_there = row["kernel_seconds"]["memory"] + gaps
+            check("runahead projected onto %s: its kernels' time there plus the gaps here (%.4g s)"
+                  % (row["machine"], want_there), abs(row["step_seconds"] - want_there) < 1e-9,
+                  (row["step_seconds"], want_there))
         check("runahead: no false 'shapes not recorded' hint without GEMM time",
               not any("shapes not recorded" in e for e in f[0]["evidence"]), f[0]["evidence"])
     if name == "dataloader":

@@ -17,6 +17,7 @@
 typedef struct pt_gpu {
     int64_t ts, dur, stream, corr, ext;
     int cls, math, dir;
+    int step; /* the step whose host code launched it (by correlation id); -1 none */
     double blocks, threads;
     double flops, bytes; /* the kernel's share of its op's */
 } pt_gpu;
@@ -43,6 +44,12 @@ struct mb_proj_trace {
     size_t n_steps, cap_steps;
     char device[128];
     double max_threads_per_sm;
+    /* The timeline the steps are cut on (trace_timeline.c, as the step table
+     * cuts them). tl.gpu: the host runs ahead, tl.win holds the GPU's windows
+     * and host_ns each step's host time (its ProfilerStep less the closing
+     * synchronize), the least a step takes whatever the GPU. */
+    tr_timeline tl;
+    int64_t *host_ns;
 };
 
 /* The math a kernel's name says it runs (cuBLAS/cuDNN/CUTLASS spell the
@@ -274,6 +281,67 @@ static void attribute_ops(mb_proj_trace *t)
     sort(t->steps, t->n_steps, 2 * sizeof *t->steps, cmp_step);
 }
 
+static long host_step_of(const mb_proj_trace *t, int64_t ts)
+{
+    size_t lo = 0, hi = t->n_steps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->steps[2 * mid] <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && ts < t->steps[2 * (lo - 1) + 1] ? (long)(lo - 1) : -1;
+}
+
+static int cmp_call(const void *a, const void *b)
+{
+    const tr_call *x = a, *y = b;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+/* The timeline of the steps (trace_timeline.c), each GPU event's step, and
+ * the host's own time per step; with the host's timeline nothing changes. */
+static int cut_steps(mb_proj_trace *t, mb_err *err)
+{
+    size_t nl = 0;
+    tr_call *calls = malloc(sizeof *calls * (t->n_host + 1));
+    tr_gpu_span *spans = malloc(sizeof *spans * (t->n_gpu + 1));
+    t->host_ns = calloc(t->n_steps + 1, sizeof *t->host_ns);
+    if (calls == NULL || spans == NULL || t->host_ns == NULL)
+        goto oom;
+    for (size_t i = 0; i < t->n_host; i++)
+        if (t->host[i].kind == MB_PE_LAUNCH)
+            calls[nl++] = (tr_call){ .corr = t->host[i].corr, .ts = t->host[i].ts, .end = t->host[i].ts + t->host[i].dur };
+    for (size_t i = 0; i < t->n_gpu; i++)
+        spans[i] = (tr_gpu_span){ .corr = t->gpu[i].corr, .start = t->gpu[i].ts, .end = t->gpu[i].ts + t->gpu[i].dur };
+    if (!mb_tr_timeline(t->steps, t->n_steps, calls, nl, spans, t->n_gpu, &t->tl))
+        goto oom;
+    sort(calls, nl, sizeof *calls, cmp_call);
+    for (size_t i = 0; i < t->n_gpu; i++) {
+        tr_call key = { .corr = t->gpu[i].corr };
+        const tr_call *c = t->gpu[i].corr >= 0 && nl ? bsearch(&key, calls, nl, sizeof *calls, cmp_call) : NULL;
+        t->gpu[i].step = c ? (int)host_step_of(t, c->ts) : -1;
+    }
+    for (size_t k = 0; k < t->n_steps; k++) {
+        int64_t s0 = t->steps[2 * k], s1 = t->steps[2 * k + 1];
+        t->host_ns[k] = s1 - s0;
+        for (size_t i = 0; t->tl.gpu && i < t->n_host; i++) /* the closing synchronize is no step's */
+            if (t->host[i].kind == MB_PE_SYNC && t->host[i].ts >= t->tl.last_launch) {
+                int64_t a = t->host[i].ts > s0 ? t->host[i].ts : s0;
+                int64_t b = t->host[i].ts + t->host[i].dur < s1 ? t->host[i].ts + t->host[i].dur : s1;
+                t->host_ns[k] -= b > a ? b - a : 0;
+            }
+    }
+    free(calls);
+    free(spans);
+    return MB_OK;
+oom:
+    free(calls);
+    free(spans);
+    return mb_errf(err, MB_ESYS, "out of memory");
+}
+
 static void read_device(mb_proj_trace *t, const cJSON *props)
 {
     const cJSON *d = cJSON_IsArray(props) ? cJSON_GetArrayItem(props, 0) : NULL;
@@ -303,6 +371,10 @@ int mb_proj_trace_load(const char *path, mb_proj_trace **out, mb_err *err)
     read_device(t, props);
     cJSON_Delete(props);
     attribute_ops(t);
+    if ((rc = cut_steps(t, err)) != MB_OK) {
+        mb_proj_trace_free(t);
+        return rc;
+    }
     *out = t;
     return MB_OK;
 }
@@ -311,6 +383,8 @@ void mb_proj_trace_free(mb_proj_trace *t)
 {
     if (t == NULL)
         return;
+    mb_tr_timeline_free(&t->tl);
+    free(t->host_ns);
     free(t->gpu);
     free(t->host);
     free(t->ops);
@@ -597,6 +671,47 @@ static int gather_step(const mb_proj_trace *t, int64_t t0, int64_t t1, int64_t b
     return MB_OK;
 }
 
+/* The GPU events of step k cut on the GPU's timeline: those its host code
+ * launched, and those no recorded call launched that start in its window;
+ * times from the window's start. No host events: the host ran ahead, so a
+ * kernel waits only for the one before it on its stream (launch -1), and the
+ * step ends when its GPU work does (the host's own time bounds it apart). */
+static int gather_gpu_step(const mb_proj_trace *t, size_t k, const tr_rules *rules, const mb_proj_gpu *here,
+                           const mb_proj_gpu *there, step_work *w, mb_proj_outcome *o, int *n_out, int *n_lanes,
+                           mb_err *err)
+{
+    if (work_reserve(w, t->n_gpu + 1, err))
+        return err->code;
+    lane_map streams = { .n = 0 };
+    int64_t t0 = t->tl.win[2 * k], t1 = t->tl.win[2 * k + 1];
+    int64_t from = t->steps[2 * k] < t0 ? t->steps[2 * k] : t0; /* no kernel starts before its launch */
+    int n = 0;
+    for (size_t i = first_gpu(t, from); i < t->n_gpu && t->gpu[i].ts < t1; i++) {
+        const pt_gpu *g = &t->gpu[i];
+        if (g->step != (int)k && (g->step >= 0 || g->ts < t0))
+            continue;
+        w->proj[n] = project_gpu(g, is_tensor_kernel(g, rules), here, there, o);
+        w->kind[n] = kind_of(g, rules);
+        w->ev[n] = (mb_proj_event){ .kind = MB_PE_GPU, .lane = lane_of(&streams, g->stream), .launch = -1,
+                                    .start = (double)(g->ts - t0) * 1e-9, .end = (double)(g->ts + g->dur - t0) * 1e-9 };
+        n++;
+    }
+    *n_out = n;
+    *n_lanes = streams.n > 0 ? streams.n : 1;
+    return MB_OK;
+}
+
+/* A step can take no less than the host's own time for it: where the
+ * re-laid GPU steps are shorter (a faster GPU waiting for a host that ran
+ * ahead here), the difference is host time. */
+static void host_floor(mb_proj_step_split *sp, double host_seconds)
+{
+    if (host_seconds <= sp->step)
+        return;
+    sp->cls[MB_PC_HOST] += host_seconds - sp->step;
+    sp->step = host_seconds;
+}
+
 /* Re-lays the step with the GPU durations `measured` (true: as here) or
  * projected, and adds its split to sp. */
 static int relay_step(step_work *w, int n, int n_lanes, double step, bool measured, double host_scale,
@@ -659,16 +774,26 @@ int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_
     int64_t blocking_ns = blocking_launch_ns(t);
     const int64_t *steps = t->n_steps > 0 ? t->steps : whole;
     int n_steps = t->n_steps > 0 ? (int)t->n_steps : 1;
+    double host_s = 0;
     for (int s = 0; s < n_steps && rc == MB_OK; s++) {
         int n = 0, n_lanes = 1;
-        int64_t t0 = steps[2 * s], t1 = steps[2 * s + 1];
+        int64_t t0 = t->tl.gpu ? t->tl.win[2 * s] : steps[2 * s], t1 = t->tl.gpu ? t->tl.win[2 * s + 1] : steps[2 * s + 1];
         double step = (double)(t1 - t0) * 1e-9;
-        rc = gather_step(t, t0, t1, blocking_ns, &rules, &here_adj, there ? there : &here_adj, &w, out, &n,
-                         &n_lanes, err);
+        if (t->tl.gpu) {
+            rc = gather_gpu_step(t, (size_t)s, &rules, &here_adj, there ? there : &here_adj, &w, out, &n, &n_lanes,
+                                 err);
+            host_s += (double)t->host_ns[s] * 1e-9 * host_scale;
+        } else
+            rc = gather_step(t, t0, t1, blocking_ns, &rules, &here_adj, there ? there : &here_adj, &w, out, &n,
+                             &n_lanes, err);
         if (rc == MB_OK)
             rc = relay_step(&w, n, n_lanes, step, true, host_scale, &out->here, err);
         if (rc == MB_OK)
             rc = relay_step(&w, n, n_lanes, step, there == NULL, host_scale, &out->there, err);
+    }
+    if (t->tl.gpu) {
+        host_floor(&out->here, host_s);
+        host_floor(&out->there, host_s);
     }
     out->steps = n_steps;
     for (int side = 0; side < 2; side++) {
