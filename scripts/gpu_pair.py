@@ -45,7 +45,22 @@ optimizer step), at the batches in BATCH: collect runs the first three unless
   mixer-bf16        a narrow token MLP (width 256): GEMMs of low arithmetic
                     intensity (K = 256) between layer norms and GELUs, where
                     bandwidth, not math, bounds most kernels
-Every timed step ends with a CUDA synchronize; warm-up steps are not timed.
+Loops as real training scripts write them (issue 31; SYNC says how each step
+waits for the GPU, and the traced and timed loops do only that):
+  gpt-bf16-nosync   the GPT decoder in bf16, never synchronising
+  gpt-fp32-nosync   the GPT decoder in fp32 (TF32 off), never synchronising
+  resnet50-bf16-nosync  ResNet-50 (bottlenecks 3-4-6-3, plain torch.nn),
+                    channels_last, bf16 autocast, SGD with momentum
+  lnchain-fp32-nosync   8 x (x = x + gelu(layernorm(x))) on a 65536 x 1024 fp32
+                    tensor, loss mean(x^2), AdamW on the LayerNorm parameters
+  tinymlp-item      40 Linear layers of width 64 at batch 64 that reads
+                    loss.item() after every step (its own synchronisation)
+The first seven end every traced and timed step with torch.cuda.synchronize()
+(host clock per step, median); a workload that never synchronises is traced
+without one and timed with CUDA events around --steps back-to-back steps (one
+synchronize after them: step = elapsed / steps); tinymlp-item's own .item()
+waits for the GPU (host clock per step, median, nothing added). steps.json
+records each workload's sync and timing. Warm-up steps are not timed.
 stdlib + torch only."""
 import argparse
 import gzip
@@ -60,17 +75,70 @@ import time
 
 # The GPU sections of configs/suites/all.ini (and every case id of those components).
 CEILINGS_FILTER = "^(gemm-gpu|conv-gpu|copy|membw|peak|launch)"
-WORKLOADS = ("mlp-fp32", "transformer-bf16", "convnet-bf16", "gpt-bf16", "mlp-tf32", "convnet-fp32", "mixer-bf16")
+WORKLOADS = ("mlp-fp32", "transformer-bf16", "convnet-bf16", "gpt-bf16", "mlp-tf32", "convnet-fp32", "mixer-bf16",
+             "gpt-bf16-nosync", "gpt-fp32-nosync", "resnet50-bf16-nosync", "lnchain-fp32-nosync", "tinymlp-item")
 FIRST_SET = WORKLOADS[:3]
 # The dtype whose datasheet peak the FLOPs-ratio baseline uses.
 DTYPE = {"mlp-fp32": "fp32", "transformer-bf16": "bf16", "convnet-bf16": "bf16", "gpt-bf16": "bf16",
-         "mlp-tf32": "tf32", "convnet-fp32": "fp32", "mixer-bf16": "bf16"}
+         "mlp-tf32": "tf32", "convnet-fp32": "fp32", "mixer-bf16": "bf16", "gpt-bf16-nosync": "bf16",
+         "gpt-fp32-nosync": "fp32", "resnet50-bf16-nosync": "bf16", "lnchain-fp32-nosync": "fp32",
+         "tinymlp-item": "fp32"}
+# How a workload's step waits for the GPU, which decides how it is traced and timed (child, traced_loop, timed_loop):
+#   synchronize  the harness ends every step with torch.cuda.synchronize() (the first seven workloads: their data
+#                in bench/data were recorded so);
+#   none         the loop never waits: the host runs ahead of the GPU, as most training loops do; no synchronize
+#                per step in the trace or the timing;
+#   item         the step reads its loss with loss.item() after the optimizer step, which waits for the GPU; the
+#                harness adds nothing.
+SYNC = {**{n: "synchronize" for n in WORKLOADS[:7]}, "gpt-bf16-nosync": "none", "gpt-fp32-nosync": "none",
+        "resnet50-bf16-nosync": "none", "lnchain-fp32-nosync": "none", "tinymlp-item": "item"}
+TIMING = {"synchronize": "host clock around each step, ended by torch.cuda.synchronize(); median of the steps",
+          "none": "CUDA events around the steps run back to back after warm-up and one synchronize, one synchronize "
+                  "after the end event; elapsed / steps",
+          "item": "host clock around each step, whose own loss.item() waits for the GPU (no torch.cuda.synchronize "
+                  "added); median of the steps"}
+# What each workload is, for steps.json (its dtype and batch are recorded beside it).
+CONFIG = {
+    "mlp-fp32": "4 x (Linear 4096, ReLU), Linear 1000; SGD momentum; TF32 off",
+    "transformer-bf16": "nn.TransformerEncoder 6 x (width 1024, 16 heads, FFN 4096), 512 tokens; bf16 autocast; AdamW",
+    "convnet-bf16": "6 conv3x3-BN-ReLU blocks (64-256 channels), 128x128 images, channels_last; bf16 autocast; SGD",
+    "gpt-bf16": "GPT decoder 12 x width 1024, 16 heads, 1024 tokens, 32000-token head; bf16 autocast; AdamW",
+    "mlp-tf32": "4 x (Linear 4096, ReLU), Linear 1000; SGD momentum; TF32 on",
+    "convnet-fp32": "6 conv3x3-BN-ReLU blocks (64-256 channels), 128x128 images, channels_last; fp32, TF32 off; SGD",
+    "mixer-bf16": "8 x (x + MLP(LayerNorm(x))), width 256, 1024 tokens, dropout 0.1; bf16 autocast; AdamW",
+    "gpt-bf16-nosync": "GPT decoder 12 x width 1024, 16 heads, 1024 tokens, 32000-token head; bf16 autocast; AdamW",
+    "gpt-fp32-nosync": "GPT decoder 12 x width 1024, 16 heads, 1024 tokens, 32000-token head; fp32, TF32 off; AdamW",
+    "resnet50-bf16-nosync": "ResNet-50 (bottlenecks 3-4-6-3, stride on the 3x3), 224x224 images, channels_last; "
+                            "bf16 autocast; SGD lr 0.01, momentum 0.9, weight decay 1e-4",
+    "lnchain-fp32-nosync": "8 x (x = x + gelu(layernorm(x))) on a batch x 1024 fp32 tensor; loss mean(x^2); AdamW on "
+                           "the LayerNorm parameters",
+    "tinymlp-item": "40 Linear layers 64 -> 64 (ReLU between), 64 classes; AdamW; loss.item() after every step; "
+                    "TF32 off",
+}
+# fp32 workloads with cuDNN's TF32 off too (torch.backends.cudnn.allow_tf32; matmuls: set_float32_matmul_precision).
+CUDNN_FP32 = ("convnet-fp32", "gpt-fp32-nosync", "lnchain-fp32-nosync", "tinymlp-item")
 # Batch per step (sequences for the transformer, 512 tokens each). Large enough that the GPU, not the host's
 # launches, sets the step: the first pair (bench/data/pair-h100-h200, which recorded no batch) ran the
 # transformer at 8 and the conv net at 64, host-bound, and separate processes of one step disagreed by up to
 # 43%. compare pairs only workloads run at the same batch.
+#
+# The issue-31 workloads (the last five) are sized so that all five, with the ceilings, fit about 6 minutes of one
+# GPU kind, H100 or H200. The estimate, from bench/data/pair-h100-h200-gpubound2 (whose four workloads and ceilings
+# took 232 s on an H200 and 239 s on an H100 in `gpu_session.sh OUT pair`, ceilings 57-58 s of it): a process costs
+# about 10 s before its first step (interpreter, torch, CUDA context, cuBLAS/cuDNN), plus its 10 warm-up and 30 timed
+# steps (18 steps and the export for the trace); 3 timed processes + 1 traced per workload:
+#   gpt-bf16-nosync       ~40 ms a step (gpt-bf16 at the same batch: 40.6 ms H100, 37.0 ms H200)  ~ 48 s
+#   gpt-fp32-nosync       batch 2: ~2.6 TFLOP a step at ~50 TFLOP/s fp32 GEMM, ~60 ms            ~ 52 s
+#   resnet50-bf16-nosync  batch 128 at 224^2: ~1.6 TFLOP a step, ~50 ms                          ~ 53 s
+#   lnchain-fp32-nosync   ~42 GB moved a step (fwd ~1.8 GB, bwd ~3.5 GB per block), ~15 ms       ~ 42 s
+#   tinymlp-item          ~250 launches and a .item() a step: host-bound, ~2 ms                  ~ 38 s
+# about 235 s of workloads, about 55 s of ceilings (fp32/bf16 GEMM, conv, membw, fp32 peak, launch): 4.8 min. The 8
+# files a device call brings back (scripts/gpu_session.sh) hold 4 workloads at most, so the five take two calls
+# on one machine (docs/gap.md "Loops that never synchronise"): the first three with the ceilings (~3.5 min,
+# PAIR_BUDGET=330 so that the ceilings keep their share), then lnchain and tinymlp with their own (~2.3 min).
 BATCH = {"mlp-fp32": 512, "transformer-bf16": 32, "convnet-bf16": 256, "gpt-bf16": 8, "mlp-tf32": 4096,
-         "convnet-fp32": 128, "mixer-bf16": 64}
+         "convnet-fp32": 128, "mixer-bf16": 64, "gpt-bf16-nosync": 8, "gpt-fp32-nosync": 2,
+         "resnet50-bf16-nosync": 128, "lnchain-fp32-nosync": 65536, "tinymlp-item": 64}
 FIRST_BATCH = {"mlp-fp32": 512, "transformer-bf16": 8, "convnet-bf16": 64}  # steps.json without "batch"
 
 
@@ -114,15 +182,45 @@ class Decoder:
         return Model()
 
 
-def build(name, torch, dev="cuda", batch=None):
+def resnet50(torch, classes=1000):
+    """ResNet-50 in plain torch.nn (no torchvision): a 7x7 stem and max pool, bottleneck blocks 3-4-6-3 (1x1, 3x3
+    with the stage's stride, 1x1 to 4x the width; a projection shortcut where the shape changes), average pool, fc."""
+    nn = torch.nn
+
+    class Bottleneck(nn.Module):
+        def __init__(self, cin, width, stride):
+            super().__init__()
+            cout = 4 * width
+            self.body = nn.Sequential(
+                nn.Conv2d(cin, width, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(inplace=True),
+                nn.Conv2d(width, width, 3, stride, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU(inplace=True),
+                nn.Conv2d(width, cout, 1, bias=False), nn.BatchNorm2d(cout))
+            self.shortcut = (nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+                             if stride != 1 or cin != cout else nn.Identity())
+            self.relu = nn.ReLU(inplace=True)
+
+        def forward(self, x):
+            return self.relu(self.body(x) + self.shortcut(x))
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)]
+    cin = 64
+    for width, blocks, stride in ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)):
+        for i in range(blocks):
+            layers.append(Bottleneck(cin, width, stride if i == 0 else 1))
+            cin = 4 * width
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, classes))
+
+
+def build(name, torch, dev="cuda", batch=None, tiny=False):
     """(model, optimizer, make_batch, autocast dtype or None) of a workload; batch: BATCH[name] unless given
-    (a CPU smoke test runs tiny ones)."""
+    (a CPU smoke test runs tiny ones); tiny: the issue-31 workloads at CPU-test sizes (the GPT 2 layers of width 64
+    over 32 tokens, ResNet-50 on 64x64 images; the others' size is their batch). make_batch gives (input, target);
+    a target None means the model's output is its loss."""
     nn = torch.nn
     torch.manual_seed(1)
     b = batch or BATCH[name]
     # Every workload sets both switches: one process runs one workload, but say what each one ran with.
     torch.set_float32_matmul_precision("high" if name == "mlp-tf32" else "highest")
-    torch.backends.cudnn.allow_tf32 = name != "convnet-fp32"
+    torch.backends.cudnn.allow_tf32 = name not in CUDNN_FP32
     if name in ("mlp-fp32", "mlp-tf32"):
         model = nn.Sequential(*[m for _ in range(4) for m in (nn.Linear(4096, 4096), nn.ReLU())],
                               nn.Linear(4096, 1000)).to(dev)
@@ -145,13 +243,44 @@ def build(name, torch, dev="cuda", batch=None):
         x = torch.randn(b, 3, 128, 128, device=dev).to(memory_format=torch.channels_last)
         y = torch.randint(0, 1000, (b,), device=dev)
         return model, opt, lambda: (x, y), torch.bfloat16 if name == "convnet-bf16" else None
-    if name == "gpt-bf16":
-        vocab, seq = 32000, 1024
-        model = Decoder.make(torch, vocab, 1024, 16, 12).to(dev)
+    if name in ("gpt-bf16", "gpt-bf16-nosync", "gpt-fp32-nosync"):
+        vocab, seq, width, heads, layers = (512, 32, 64, 4, 2) if tiny and name != "gpt-bf16" else \
+            (32000, 1024, 1024, 16, 12)
+        model = Decoder.make(torch, vocab, width, heads, layers).to(dev)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
         x = torch.randint(0, vocab, (b, seq), device=dev)
         y = torch.randint(0, vocab, (b * seq,), device=dev)
+        return model, opt, lambda: (x, y), None if name == "gpt-fp32-nosync" else torch.bfloat16
+    if name == "resnet50-bf16-nosync":
+        side = 64 if tiny else 224
+        model = resnet50(torch).to(dev).to(memory_format=torch.channels_last)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=1e-4)
+        x = torch.randn(b, 3, side, side, device=dev).to(memory_format=torch.channels_last)
+        y = torch.randint(0, 1000, (b,), device=dev)
         return model, opt, lambda: (x, y), torch.bfloat16
+    if name == "lnchain-fp32-nosync":
+        width = 1024
+
+        class Chain(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norms = nn.ModuleList(nn.LayerNorm(width) for _ in range(8))
+
+            def forward(self, x):
+                for norm in self.norms:
+                    x = x + nn.functional.gelu(norm(x))
+                return x.square().mean()  # the scalar loss
+        model = Chain().to(dev)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        x = torch.randn(b, width, device=dev)
+        return model, opt, lambda: (x, None), None
+    if name == "tinymlp-item":
+        width = 64
+        model = nn.Sequential(*[m for _ in range(39) for m in (nn.Linear(width, width), nn.ReLU())],
+                              nn.Linear(width, width)).to(dev)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        x, y = torch.randn(b, width, device=dev), torch.randint(0, width, (b,), device=dev)
+        return model, opt, lambda: (x, y), None
     if name == "mixer-bf16":
         width, tokens = 256, 1024
 
@@ -172,45 +301,82 @@ def build(name, torch, dev="cuda", batch=None):
     raise ValueError(name)
 
 
-def step_fn(model, opt, batch, amp, torch, dev="cuda"):
+def step_fn(model, opt, batch, amp, torch, dev="cuda", item=False):
+    """One training step: forward, loss, backward, optimizer step. item: it ends with loss.item() (the loss read
+    for logging, as many loops do), which waits for the GPU; without it nothing in the step synchronises."""
     def step():
         x, y = batch()
         opt.zero_grad(set_to_none=True)
         with torch.autocast(dev, dtype=amp, enabled=amp is not None):
             out = model(x)
-            out = out.reshape(-1, out.shape[-1])
-            loss = torch.nn.functional.cross_entropy(out.float(), y)
+            if y is None:
+                loss = out
+            else:
+                out = out.reshape(-1, out.shape[-1])
+                loss = torch.nn.functional.cross_entropy(out.float(), y)
         loss.backward()
         opt.step()
+        if item:
+            return loss.item()
         return loss  # not read in a timed step (.item() would synchronize)
     return step
 
 
-def child(name, steps, trace):
-    """One process: warm up, then time `steps` steps (or record a trace)."""
-    import torch
-    model, opt, batch, amp = build(name, torch)
-    step = step_fn(model, opt, batch, amp, torch)
-    for _ in range(10):  # warm-up: cuDNN/cuBLAS choices, allocator, clocks
+def traced_loop(step, sync, prof, torch, steps=8):
+    """The profiled steps (wait=1, warmup=2, active=5): each ended by torch.cuda.synchronize() only where the
+    workload's SYNC is 'synchronize'. (The profiler itself synchronizes once, when its active window closes, after
+    the last recorded step.)"""
+    for _ in range(steps):
         step()
-    torch.cuda.synchronize()
-    if trace:
-        from torch.profiler import ProfilerActivity, profile, schedule
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
-                     schedule=schedule(wait=1, warmup=2, active=5)) as prof:
-            for _ in range(8):
-                step()
-                torch.cuda.synchronize()
-                prof.step()
-        prof.export_chrome_trace(trace)
-        return {}
+        if sync == "synchronize":
+            torch.cuda.synchronize()
+        prof.step()
+
+
+def timed_loop(step, sync, steps, torch):
+    """{step_ms, steps[, host_issue_ms]} of `steps` steps after the warm-up and a synchronize, as the workload's SYNC
+    says (TIMING): 'none' CUDA events around the steps back to back, one synchronize after them, and the host's
+    median time to issue a step beside (near step_ms: host-bound); 'synchronize' and 'item' the host clock around
+    each step, the median."""
+    if sync == "none":
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        issue = []
+        start.record()
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            step()
+            issue.append(time.perf_counter() - t0)
+        end.record()
+        torch.cuda.synchronize()
+        return {"step_ms": start.elapsed_time(end) / steps, "steps": steps,
+                "host_issue_ms": 1e3 * statistics.median(issue)}
     times = []
     for _ in range(steps):
         t0 = time.perf_counter()
         step()
-        torch.cuda.synchronize()
+        if sync == "synchronize":
+            torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
     return {"step_ms": 1e3 * statistics.median(times), "steps": steps}
+
+
+def child(name, steps, trace, dev="cuda", batch=None, tiny=False, warmup=10):
+    """One process: warm up, synchronize, then time `steps` steps (or record a trace), as SYNC[name] says. dev,
+    batch, tiny and warmup: a CPU test's (which replaces torch.cuda.synchronize and torch.cuda.Event)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, schedule
+    model, opt, batch_fn, amp = build(name, torch, dev, batch, tiny)
+    step = step_fn(model, opt, batch_fn, amp, torch, dev, item=SYNC[name] == "item")
+    for _ in range(warmup):  # warm-up: cuDNN/cuBLAS choices, allocator, clocks
+        step()
+    torch.cuda.synchronize()
+    if trace:
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev == "cuda" else [])
+        with profile(activities=activities, record_shapes=True, schedule=schedule(wait=1, warmup=2, active=5)) as prof:
+            traced_loop(step, SYNC[name], prof, torch)
+        prof.export_chrome_trace(trace)
+        return {}
+    return timed_loop(step, SYNC[name], steps, torch)
 
 
 def run_child(args, name, trace=None, timeout=240):
@@ -230,9 +396,13 @@ def collect(args):
     doc = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "processes": args.processes,
            "steps_per_process": args.steps, "workloads": {}}
     for name in args.workloads:
-        per = [run_child(args, name)["step_ms"] for _ in range(args.processes)]
-        doc["workloads"][name] = {"dtype": DTYPE[name], "batch": BATCH[name], "step_ms_per_process": per,
+        runs = [run_child(args, name) for _ in range(args.processes)]
+        per = [r["step_ms"] for r in runs]
+        doc["workloads"][name] = {"dtype": DTYPE[name], "batch": BATCH[name], "config": CONFIG[name],
+                                  "sync": SYNC[name], "timing": TIMING[SYNC[name]], "step_ms_per_process": per,
                                   "step_ms": statistics.median(per)}
+        if SYNC[name] == "none":
+            doc["workloads"][name]["host_issue_ms_per_process"] = [r["host_issue_ms"] for r in runs]
         raw = os.path.join(args.outdir, f"{name}.pt.trace.json")
         run_child(args, name, trace=raw)
         with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb") as g:

@@ -230,7 +230,8 @@ assert t["memory"] < h["memory"] and t["attention"] < h["attention"], (h, t)  # 
 PY
 
 # The workloads collect runs, each built and trained for two steps on the CPU at a tiny batch with Debian's
-# python3-torch (the GPU runs them at BATCH): finite loss, every parameter with a gradient moved.
+# python3-torch (the GPU runs them at BATCH; issue 31's five at gpu_pair.build's tiny sizes): finite loss, every
+# parameter with a gradient moved; no step calls torch.cuda.synchronize(), and only tinymlp-item reads .item().
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     check "workloads: each trains on the CPU" /usr/bin/python3 - "$SRC/scripts" <<'PY'
 import sys
@@ -238,23 +239,111 @@ sys.path.insert(0, sys.argv[1])
 import torch
 import gpu_pair
 torch.set_num_threads(2)
+calls = {"synchronize": 0, "item": 0}
+item = torch.Tensor.item
+def counted_item(self):  # the loss read (optimizers and modules read CPU scalars with .item() too)
+    calls["item"] += self.grad_fn is not None
+    return item(self)
+torch.Tensor.item = counted_item
+torch.cuda.synchronize = lambda *a, **k: calls.__setitem__("synchronize", calls["synchronize"] + 1)
+assert set(gpu_pair.SYNC) == set(gpu_pair.WORKLOADS) and set(gpu_pair.CONFIG) == set(gpu_pair.WORKLOADS)
 for name in gpu_pair.WORKLOADS:
-    model, opt, batch, amp = gpu_pair.build(name, torch, dev="cpu", batch=1)
-    step = gpu_pair.step_fn(model, opt, batch, amp, torch, dev="cpu")
+    new = name in gpu_pair.WORKLOADS[7:]  # issue 31's, at their tiny sizes
+    model, opt, batch, amp = gpu_pair.build(name, torch, dev="cpu", batch=1, tiny=new)
+    step = gpu_pair.step_fn(model, opt, batch, amp, torch, dev="cpu", item=gpu_pair.SYNC[name] == "item")
     before = [p.detach().clone() for p in model.parameters()]
-    losses = [float(step()) for _ in range(2)]
+    calls.update(synchronize=0, item=0)
+    losses = [step() for _ in range(2)]
+    assert calls == {"synchronize": 0, "item": 2 if gpu_pair.SYNC[name] == "item" else 0}, (name, calls)
+    losses = [float(x) for x in losses]
     assert all(torch.isfinite(torch.tensor(losses))), (name, losses)
     moved = [not torch.equal(a, p) for a, p in zip(before, model.parameters()) if p.grad is not None]
     assert moved and all(moved), (name, moved.count(False), len(moved))
-    assert torch.backends.cudnn.allow_tf32 == (name != "convnet-fp32"), name
+    assert torch.backends.cudnn.allow_tf32 == (name not in gpu_pair.CUDNN_FP32), name
     assert torch.get_float32_matmul_precision() == ("high" if name == "mlp-tf32" else "highest"), name
     print(name, losses)
+# ResNet-50 as torchvision's: 53 convolutions, 53 batch norms, 16 bottlenecks, 25.56M parameters
+m = gpu_pair.resnet50(torch)
+kinds = [type(x).__name__ for x in m.modules()]
+assert (kinds.count("Conv2d"), kinds.count("BatchNorm2d"), kinds.count("Bottleneck")) == (53, 53, 16), kinds
+assert sum(p.numel() for p in m.parameters()) == 25557032, sum(p.numel() for p in m.parameters())
+PY
+    # The loops collect's processes run (gpu_pair.child), on the CPU with torch.cuda.synchronize and torch.cuda.Event
+    # replaced by counting ones: a workload that never synchronises calls synchronize once after the warm-up, never
+    # in its 8 traced steps, and in its timed steps once, after the end event; tinymlp-item reads .item() every step
+    # and nothing is added; a first-seven workload (convnet-fp32) synchronises every traced and timed step.
+    check "workloads: each loop synchronises as its SYNC says" /usr/bin/python3 - "$SRC/scripts" "$WORK" <<'PY'
+import json, os, sys, time
+sys.path.insert(0, sys.argv[1])
+import torch
+import gpu_pair
+torch.set_num_threads(2)
+calls = {"synchronize": 0, "item": 0, "events": 0}
+item = torch.Tensor.item
+def counted_item(self):  # the loss read (optimizers and modules read CPU scalars with .item() too)
+    calls["item"] += self.grad_fn is not None
+    return item(self)
+torch.Tensor.item = counted_item
+torch.cuda.synchronize = lambda *a, **k: calls.__setitem__("synchronize", calls["synchronize"] + 1)
+class Event:
+    def __init__(self, enable_timing=False):
+        assert enable_timing
+    def record(self):
+        calls["events"] += 1
+        self.t = time.perf_counter()
+    def elapsed_time(self, end):
+        return 1e3 * (end.t - self.t)
+torch.cuda.Event = Event
+assert [n for n in gpu_pair.WORKLOADS if gpu_pair.SYNC[n] != "synchronize"] == list(gpu_pair.WORKLOADS[7:])
+assert [gpu_pair.SYNC[n] for n in gpu_pair.WORKLOADS[7:]] == ["none"] * 4 + ["item"]
+warmup, steps = 1, 3
+for name in gpu_pair.WORKLOADS[7:] + ("convnet-fp32",):
+    sync = gpu_pair.SYNC[name]
+    kw = dict(dev="cpu", batch=1, tiny=name in gpu_pair.WORKLOADS[7:], warmup=warmup)
+    trace = os.path.join(sys.argv[2], name + ".pt.trace.json")
+    calls.update(synchronize=0, item=0, events=0)
+    assert gpu_pair.child(name, steps, trace, **kw) == {}
+    want = {"synchronize": 1 + (8 if sync == "synchronize" else 0), "item": warmup + 8 if sync == "item" else 0,
+            "events": 0}
+    assert calls == want, (name, "traced", calls, want)
+    doc = json.load(open(trace))  # Kineto's trace; Debian's torch 1.13 has no Kineto and writes a plain list
+    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+    marks = sorted(int(e["name"][13:]) for e in ev if e.get("name", "").startswith("ProfilerStep#"))
+    assert len(marks) == 5 and marks == list(range(marks[0], marks[0] + 5)), (name, marks)  # the 5 active steps
+    assert isinstance(doc, list) or any(e.get("args", {}).get("Input Dims") for e in ev), name  # record_shapes
+    calls.update(synchronize=0, item=0, events=0)
+    r = gpu_pair.child(name, steps, None, **kw)
+    want = {"synchronize": 1 + {"none": 1, "synchronize": steps, "item": 0}[sync],
+            "item": warmup + steps if sync == "item" else 0, "events": 2 if sync == "none" else 0}
+    assert calls == want, (name, "timed", calls, want)
+    assert r["steps"] == steps and r["step_ms"] > 0 and ("host_issue_ms" in r) == (sync == "none"), (name, r)
+    print(name, sync, r)
 PY
 elif [ -n "${CI:-}" ]; then
     check "workloads: python3-torch installed (scripts/setup.sh)" false
 else
     echo "skip workloads: python3-torch is not installed"
 fi
+
+# Issue 31's loops take two device calls (8 files come back from one): the commands docs/gap.md gives name each of
+# them once, four at most per call, and gpu_session.sh refuses a fifth before it needs a bundle or a GPU.
+check "nosync loops: the documented calls" python3 - "$SRC" <<'PY'
+import re, sys
+sys.path.insert(0, sys.argv[1] + "/scripts")
+import gpu_pair
+text = open(sys.argv[1] + "/docs/gap.md").read()
+sec = text[text.index("### Loops that never synchronise"):]
+sec = sec[:sec.index("\n## ")]
+calls = [c.split(",") for c in re.findall(r"PAIR_WORKLOADS=([\w,-]+)", sec)]
+assert len(calls) == 2 and all(len(c) <= 4 for c in calls), calls
+assert sorted(n for c in calls for n in c) == sorted(gpu_pair.WORKLOADS[7:]), calls
+for c in calls:
+    assert gpu_pair.workload_list(",".join(c)) == c
+PY
+check "gpu_session.sh: more than four workloads is a usage error" expect_exit 2 env \
+    PAIR_WORKLOADS=gpt-bf16-nosync,gpt-fp32-nosync,resnet50-bf16-nosync,lnchain-fp32-nosync,tinymlp-item \
+    "$SRC/scripts/gpu_session.sh" "$WORK/session" pair
+check "  says why" grep -q "more than four workloads; a call brings back 8 files" "$WORK/err"
 
 # gap --step-ms: the here step is the given one, the host scale found, errors for what it cannot calibrate
 GT=$G/h200/transformer-bf16.pt.trace.json.gz
