@@ -58,6 +58,11 @@ CHECK_JS = r"""
                 bars: svg.querySelectorAll('rect.bar').length,
                 axis_labels: Array.prototype.map.call(svg.querySelectorAll('text.axis-label'), function (t) { return t.textContent; }),
                 ticks: svg.querySelectorAll('text.tick').length,
+                tick_texts: Array.prototype.map.call(svg.querySelectorAll('text.tick'),
+                                                     function (t) { return t.textContent; }),
+                values: svg.querySelectorAll('text.value').length,
+                bar_widths: Array.prototype.map.call(svg.querySelectorAll('rect.bar'),
+                                                     function (r) { return r.getBoundingClientRect().width; }),
                 series_points: Array.prototype.map.call(svg.querySelectorAll('g.series'), function (g) { return g.querySelectorAll('circle.pt').length; }),
                 lines: Array.prototype.filter.call(svg.querySelectorAll('polyline'), function (l) { return (l.getAttribute('points') || '').trim().length > 0; }).length,
                 overlaps: [] };
@@ -301,6 +306,33 @@ def check_results_page(ck, kind, res, doc):
     ck.ok(kind + ": all cases listed", res["tables"].get("cases") == exp["cases"])
 
 
+TIME_AXIS = re.compile(r"^time per (step|run) \((s|ms|µs|ns)\)$")
+
+
+def time_axes_plain(res):
+    """The charts whose axis names a time unit and has a tick that is not a plain number ("200µ" over
+    "milliseconds": an SI prefix on a prefixed unit)."""
+    bad = []
+    for c in res["charts"]:
+        if any(re.search(r"seconds|\((s|ms|µs|ns)\)", a) for a in c["axis_labels"]):
+            bad += ["%s: %r" % (c["id"], t) for t in c["tick_texts"] if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", t)]
+    return bad
+
+
+def headline_bars(gj):
+    """The bars of the chart of what the step is made of: per stage its lost part and its part at the ceiling, or
+    all of it without a ceiling (harness/analysis/analysis_html.c draws a part more than 1e-9 of its row)."""
+    n = 0
+    for s in gj["headline"]["stages"]:
+        ex = s["exposed_seconds_per_step"]
+        if s["has_ceiling"]:
+            lost = min(ex, s["seconds_lost_per_step"] or 0)
+            n += (lost > 1e-9 * ex) + (ex - lost > 1e-9 * ex)
+        else:
+            n += ex > 0
+    return n + (1 if gj["run"]["unaccounted_seconds"] > 0 else 0)
+
+
 def check_gap_page(ck, kind, res, gj):
     step = gj.get("step") or {}
     if step.get("parts"):  # a trace: the step table's parts
@@ -310,12 +342,21 @@ def check_gap_page(ck, kind, res, gj):
             (1 if gj["run"]["unaccounted_seconds"] > 0 else 0)
     c = chart(res, "step")
     ck.ok(kind + ": stacked step bar has %d parts" % n_parts, c is not None and c["bars"] == n_parts, c and c["bars"])
-    ck.ok(kind + ": step axis", c is not None and c["axis_labels"] == ["milliseconds"])
+    ck.ok(kind + ": step axis in one time unit", c is not None and len(c["axis_labels"]) == 1
+          and TIME_AXIS.match(c["axis_labels"][0]), c and c["axis_labels"])
+    bad = time_axes_plain(res)
+    ck.ok(kind + ": every time axis has plain-number ticks", not bad, bad[:5])
+    rows = len(gj["headline"]["stages"]) + (1 if gj["run"]["unaccounted_seconds"] > 0 else 0)
+    c = chart(res, "headline")
+    ck.ok(kind + ": what the step is made of: %d stages, each with its figure, %d bars" % (rows, headline_bars(gj)),
+          c is not None and c["values"] == rows and c["bars"] == headline_bars(gj), c and (c["values"], c["bars"]))
     n_rank = len(gj["ranking"])
-    c = chart(res, "ranking")
-    ck.ok(kind + ": ranking has %d bars" % n_rank, c is not None and c["bars"] == n_rank, c and c["bars"])
     c = chart(res, "waterfall")
-    ck.ok(kind + ": waterfall has %d bars" % (n_rank + 2), c is not None and c["bars"] == n_rank + 2, c and c["bars"])
+    if n_rank:
+        ck.ok(kind + ": waterfall has %d bars, each visible" % (n_rank + 1), c is not None and c["bars"] == n_rank + 1
+              and min(c["bar_widths"]) >= 1.5, c and (c["bars"], c["bar_widths"]))
+    else:
+        ck.ok(kind + ": no waterfall when nothing is lost", c is None)
     ck.ok(kind + ": stage table", res["tables"].get("stages") == len(gj["stages"]))
     ck.ok(kind + ": headline lists every stage, with or without a ceiling",
           res["tables"].get("headline") ==
@@ -452,7 +493,7 @@ DOC_CHARTS = [
     ("report-copy", "copy-d2d", "copy-d2d.png"),
     ("report", "disk", "disk.png"),
     ("gap", "step", "gap-step.png"),
-    ("gap", "ranking", "gap-ranking.png"),
+    ("gap", "headline", "gap-headline.png"),
     ("gap", "waterfall", "gap-waterfall.png"),
     ("gap", "machines", "gap-projection.png"),
     ("compare", "geomean-best", "compare-best.png"),

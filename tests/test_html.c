@@ -13,7 +13,12 @@
 
 #include <cmocka.h>
 
+#include <unistd.h>
+
+#include "analysis_html.h"
+#include "gapconfig.h"
 #include "html_report.h"
+#include "run_read.h"
 #include "svg.h"
 
 #define CLOSE(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fmax(1.0, fabs((double)(b))))
@@ -600,6 +605,189 @@ static void test_disk_curves_split_by_options(void **s)
     free(t);
 }
 
+/* ---- the gap page (harness/analysis/analysis_html.c) ---------------------------------------- */
+
+/* The gap page of a stage file (its text) against tests/data/gap_here.json,
+ * which lies beside the configs ctest points MLBENCH_CONFIG_DIR at. */
+static char *gap_page(const char *stages)
+{
+    const char *cfg = getenv("MLBENCH_CONFIG_DIR");
+    assert_non_null(cfg);
+    char ceilings[4096], run_path[] = "/tmp/mb_test_html_XXXXXX";
+    snprintf(ceilings, sizeof ceilings, "%s/../tests/data/gap_here.json", cfg);
+    int fd = mkstemp(run_path);
+    assert_true(fd >= 0);
+    assert_true(write(fd, stages, strlen(stages)) == (ssize_t)strlen(stages));
+    close(fd);
+    mb_ini matching;
+    mb_ceilings here;
+    mb_run run;
+    mb_gap g;
+    mb_err err = { 0 };
+    mb_run_init(&run);
+    assert_int_equal(mb_ini_load_gap("matching.ini", &matching, &err), MB_OK);
+    assert_int_equal(mb_ceilings_load(ceilings, &here, &err), MB_OK);
+    assert_int_equal(mb_run_read(run_path, &run, &err), MB_OK);
+    assert_int_equal(mb_gap_build(&run, &here, &matching, &g, &err), MB_OK);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&text, &len);
+    assert_int_equal(mb_gap_html(o, &g, NULL, &err), MB_OK);
+    fclose(o);
+    mb_gap_free(&g);
+    mb_run_free(&run);
+    mb_ceilings_free(&here);
+    mb_ini_free(&matching);
+    unlink(run_path);
+    return text;
+}
+
+/* A step that host code fills, and one tiny copy against its ceiling: 10 ms
+ * of 'other' and 2 µs of copying that would take 0.04 µs at the ceiling
+ * (gap_here's h2d pinned copy: 25 GB/s), 1.96 µs lost. */
+#define TINY_COPY                                                                                                      \
+    "{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"steps\":10},\"stages\":["                             \
+    "{\"name\":\"python\",\"component\":\"other\",\"seconds_per_step\":0.010},"                                      \
+    "{\"name\":\"copy\",\"component\":\"copy\",\"direction\":\"h2d\",\"memory\":\"pinned\","                          \
+    "\"bytes_per_step\":1000,\"seconds_per_step\":2e-6}]}"
+
+/* The width of the first rect.bar in svg whose hover title starts with `name:`; -1 without one. */
+static double bar_width(const char *svg, const char *name, char *fill, size_t len)
+{
+    char key[128];
+    snprintf(key, sizeof key, "<title>%s:", name);
+    for (const char *p = strstr(svg, "<rect class=\"bar\""); p; p = strstr(p + 1, "<rect class=\"bar\"")) {
+        const char *t = strstr(p, "<title>");
+        if (t == NULL || strncmp(t, key, strlen(key)) != 0)
+            continue;
+        char w[32];
+        assert_true(attr(p, "width", w, sizeof w) && attr(p, "fill", fill, len));
+        return atof(w);
+    }
+    return -1;
+}
+
+/* The chart of what the step is made of has every stage, the ones without
+ * a ceiling too, by exposed time: the old page ranked only the stages with
+ * a ceiling, one full-width bar for the 2 µs copy and no sign of the 10 ms
+ * of Python that make the step. Each figure is the text headline's. */
+static void test_gap_headline_chart_every_stage(void **s)
+{
+    (void)s;
+    char *t = gap_page(TINY_COPY);
+    char *svg = chart_svg(t, "headline");
+    assert_non_null(svg);
+    assert_int_equal(count(svg, NULL, "<text class=\"cat\""), 2);
+    char fill[16];
+    double py = bar_width(svg, "python", fill, sizeof fill);
+    assert_string_equal(fill, mb_svg_color(7)); /* grey: no ceiling */
+    double copy = bar_width(svg, "copy", fill, sizeof fill);
+    assert_string_equal(fill, mb_svg_color(4)); /* its first part: the time lost */
+    assert_true(py > 500 && copy >= 0 && copy < 1);
+    assert_non_null(strstr(svg, ">no ceiling (time only)</text>"));
+    assert_non_null(strstr(svg, "<text class=\"value\""));
+    assert_non_null(strstr(svg, ">10 ms, no ceiling</text>"));
+    assert_non_null(strstr(svg, ">2 µs, 1.96 µs lost</text>"));
+    /* the table says it as the text output does */
+    assert_non_null(strstr(t, "<td>1.96 µs lost (0.02% of the step), at 2.0% of its ceiling</td>"));
+    free(svg);
+    free(t);
+}
+
+/* Every time axis of the page reads in one unit with plain-number ticks:
+ * the old ranking of a 1.96 µs loss had ticks "500µ" .. "2m" over
+ * "milliseconds". Returns the number of time axes. */
+static int assert_time_axes_plain(const char *page)
+{
+    int n = 0;
+    for (const char *a = strstr(page, "<g class=\"axis x\">"); a; a = strstr(a + 1, "<g class=\"axis x\">")) {
+        const char *end = strstr(a, "</g>"), *l = strstr(a, "class=\"axis-label\"");
+        char label[128];
+        if (l == NULL || l > end)
+            continue;
+        content(l, label, sizeof label);
+        if (!strstr(label, "seconds") && !strstr(label, " (s)") && !strstr(label, "(ms)") &&
+            !strstr(label, "(µs)") && !strstr(label, "(ns)"))
+            continue;
+        n++;
+        for (const char *p = strstr(a, "class=\"tick\""); p && p < end; p = strstr(p + 1, "class=\"tick\"")) {
+            char tick[32];
+            content(p, tick, sizeof tick);
+            if (strspn(tick, "0123456789.") != strlen(tick))
+                fail_msg("tick \"%s\" over \"%s\" is not a plain number", tick, label);
+        }
+    }
+    return n;
+}
+
+static void test_gap_time_axes_plain(void **s)
+{
+    (void)s;
+    char *t = gap_page(TINY_COPY);
+    assert_true(assert_time_axes_plain(t) >= 3); /* what the step is made of, the step, the waterfall */
+    assert_non_null(strstr(t, ">exposed time per step (ms)</text>"));
+    assert_non_null(strstr(t, ">time taken off the step (µs)</text>"));
+    free(t);
+}
+
+/* The H100 data-loader trace's shape: 150 ms of step, 100 µs lost by one
+ * copy and 1.2 µs by another. On an axis of the whole step the old
+ * waterfall drew them 0.6 and 0.008 px wide: empty. Every row it lists now
+ * has a visible bar and its figure. */
+static void test_gap_waterfall_visible(void **s)
+{
+    (void)s;
+    char *t = gap_page("{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"steps\":10},\"stages\":["
+                       "{\"name\":\"dataloading\",\"component\":\"other\",\"seconds_per_step\":0.132},"
+                       "{\"name\":\"host\",\"component\":\"other\",\"seconds_per_step\":0.0178},"
+                       "{\"name\":\"copy h2d\",\"component\":\"copy\",\"direction\":\"h2d\",\"memory\":\"pinned\","
+                       "\"bytes_per_step\":1e7,\"seconds_per_step\":5e-4},"
+                       "{\"name\":\"copy d2h\",\"component\":\"copy\",\"direction\":\"d2h\",\"memory\":\"pinned\","
+                       "\"bytes_per_step\":10,\"seconds_per_step\":1.2e-6}]}");
+    char *svg = chart_svg(t, "waterfall");
+    assert_non_null(svg);
+    int rows = count(svg, NULL, "<text class=\"cat\""), bars = 0;
+    for (const char *p = strstr(svg, "<rect class=\"bar\""); p; p = strstr(p + 1, "<rect class=\"bar\"")) {
+        char w[32];
+        assert_true(attr(p, "width", w, sizeof w));
+        if (atof(w) < 1.5)
+            fail_msg("a waterfall bar %s px wide", w);
+        bars++;
+    }
+    assert_int_equal(rows, 3); /* the two copies, then all stages with a ceiling */
+    assert_int_equal(bars, rows);
+    assert_non_null(strstr(svg, ">100 µs</text>"));
+    assert_non_null(strstr(svg, ">1.2 µs</text>"));
+    assert_non_null(strstr(svg, ">101 µs in all</text>"));
+    assert_non_null(strstr(svg, "the step now (150 ms)"));
+    /* the sentence over it says how much of the step that is */
+    assert_non_null(strstr(t, "<p>Every stage with a ceiling at it takes <b>101 µs</b> off the step (0.07% of it): "
+                              "150 ms now, 150 ms at every ceiling (1.00x)."));
+    free(svg);
+    free(t);
+}
+
+/* No waterfall to draw: one sentence says why. */
+static void test_gap_waterfall_absent(void **s)
+{
+    (void)s;
+    char *t = gap_page("{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"steps\":10},\"stages\":["
+                       "{\"name\":\"python\",\"component\":\"other\",\"seconds_per_step\":0.010}]}");
+    assert_null(strstr(t, "data-chart=\"waterfall\""));
+    assert_non_null(strstr(t, "<p>No stage has a ceiling, so no ceiling takes anything off: the step stays "
+                              "10 ms.</p>"));
+    assert_non_null(strstr(t, "data-chart=\"headline\"")); /* the step is still shown */
+    free(t);
+    /* a GEMM faster than the case it is matched to loses nothing */
+    t = gap_page("{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"steps\":10},\"stages\":["
+                 "{\"name\":\"python\",\"component\":\"other\",\"seconds_per_step\":0.010},"
+                 "{\"name\":\"gemm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops_per_step\":1e12,"
+                 "\"seconds_per_step\":0.001}]}");
+    assert_null(strstr(t, "data-chart=\"waterfall\""));
+    assert_non_null(strstr(t, "<p>No stage loses time against its ceiling"));
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -615,6 +803,10 @@ int main(void)
         cmocka_unit_test(test_h100_roofline),
         cmocka_unit_test(test_h100_copy_sweep),
         cmocka_unit_test(test_ceiling_chart_labels_and_legend),
+        cmocka_unit_test(test_gap_headline_chart_every_stage),
+        cmocka_unit_test(test_gap_time_axes_plain),
+        cmocka_unit_test(test_gap_waterfall_visible),
+        cmocka_unit_test(test_gap_waterfall_absent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

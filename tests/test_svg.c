@@ -194,6 +194,104 @@ static void test_chart_geometry(void **s)
     free(text);
 }
 
+/* A time axis picks its unit from the data and writes plain numbers: the
+ * old axis put an SI prefix on milliseconds, "1.2m milliseconds" for a
+ * 1.2 µs step. */
+static void test_time_unit_and_ticks(void **s)
+{
+    (void)s;
+    assert_string_equal(mb_time_unit_for(0.150).name, "ms");
+    assert_string_equal(mb_time_unit_for(1.4e-6).name, "µs");
+    assert_string_equal(mb_time_unit_for(2.5).name, "s");
+    assert_string_equal(mb_time_unit_for(4e-10).name, "ns");
+    assert_string_equal(mb_time_unit_for(0.000999999999999).name, "ms"); /* 1 ms computed a hair short */
+    assert_string_equal(mb_time_unit_for(0).name, "s");
+    CLOSE(mb_time_unit_for(1.4e-6).per_second, 1e6);
+    char b[32];
+    mb_svg_fmt_tick(b, sizeof b, 0.4000000000001, 0.2);
+    assert_string_equal(b, "0.4");
+    mb_svg_fmt_tick(b, sizeof b, 150, 50);
+    assert_string_equal(b, "150");
+    mb_svg_fmt_tick(b, sizeof b, 1e-17, 0.05); /* a rounding's zero */
+    assert_string_equal(b, "0");
+    mb_svg_fmt_tick(b, sizeof b, 0.15, 0.05);
+    assert_string_equal(b, "0.15");
+    mb_svg_fmt_tick(b, sizeof b, 2000, 500);
+    assert_string_equal(b, "2000");
+}
+
+/* Every tick text of the x axis in text, with its label. */
+static int x_ticks(const char *text, char ticks[][32], int max, char *label, size_t len)
+{
+    const char *axis = strstr(text, "<g class=\"axis x\">"), *end = strstr(axis, "</g>");
+    int n = 0;
+    for (const char *p = strstr(axis, "class=\"tick\""); p && p < end && n < max; p = strstr(p + 1, "class=\"tick\"")) {
+        const char *a = strchr(p, '>') + 1, *z = strchr(a, '<');
+        snprintf(ticks[n++], 32, "%.*s", (int)(z - a), a);
+    }
+    const char *l = strstr(axis, "class=\"axis-label\"");
+    const char *a = strchr(l, '>') + 1, *z = strchr(a, '<');
+    snprintf(label, len, "%.*s", (int)(z - a), a);
+    return n;
+}
+
+static void time_axis(double seconds, char **text, size_t *len)
+{
+    FILE *o = open_memstream(text, len);
+    mb_chart c;
+    mb_chart_begin(&c, o, "t", "t", 400, 300, 100, 40);
+    c.x = (mb_scale){ 0, seconds, c.left, c.right, false };
+    mb_scale_nice(&c.x);
+    mb_chart_x_time_axis(&c, "time per step");
+    mb_chart_end(&c);
+    fclose(o);
+}
+
+/* A 1.2 µs step on a time axis reads 0 .. 1.2 over "time per step (µs)"; a
+ * 37.7 ms one 0 .. 40 over ms; a 150 s one 0 .. 160 over s. */
+static void test_time_axis(void **s)
+{
+    (void)s;
+    static const struct {
+        double seconds;
+        const char *label, *last;
+    } want[] = { { 1.2e-6, "time per step (µs)", "1.2" },
+                 { 0.0377, "time per step (ms)", "40" },
+                 { 150, "time per step (s)", "160" } };
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+        char *text = NULL;
+        size_t len = 0;
+        time_axis(want[k].seconds, &text, &len);
+        char ticks[32][32], label[64];
+        int n = x_ticks(text, ticks, 32, label, sizeof label);
+        assert_string_equal(label, want[k].label);
+        assert_true(n >= 4);
+        assert_string_equal(ticks[0], "0");
+        assert_string_equal(ticks[n - 1], want[k].last);
+        for (int i = 0; i < n; i++) /* digits and a point: no prefix, no exponent */
+            if (strspn(ticks[i], "0123456789.") != strlen(ticks[i]))
+                fail_msg("tick \"%s\" of %s is not a plain number", ticks[i], label);
+        free(text);
+    }
+}
+
+/* A bar's figure is written 6 px right of its end, in the middle of its row. */
+static void test_bar_value(void **s)
+{
+    (void)s;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&text, &len);
+    mb_chart c;
+    mb_chart_begin(&c, o, "t", "t", 400, 300, 100, 40); /* plot x 100..376, y 44..260 */
+    c.x = (mb_scale){ 0, 10, c.left, c.right, false };
+    mb_chart_bar_value(&c, 1, 2, 5, "5 ms"); /* x = 100 + 138 + 6; row 1 of 2: 44 + 108 + 54 + 4 */
+    mb_chart_end(&c);
+    fclose(o);
+    assert_non_null(strstr(text, "<text class=\"value\" x=\"244.00\" y=\"210.00\">5 ms</text>"));
+    free(text);
+}
+
 /* Legend rows wrap at the chart's width and push the plot area down. */
 static void test_legend_wraps(void **s)
 {
@@ -332,6 +430,9 @@ int main(void)
         cmocka_unit_test(test_labels_move_clear),
         cmocka_unit_test(test_sweep_joins_neighbours_only),
         cmocka_unit_test(test_case_attributes),
+        cmocka_unit_test(test_time_unit_and_ticks),
+        cmocka_unit_test(test_time_axis),
+        cmocka_unit_test(test_bar_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,9 +10,11 @@
 #include "diagnose.h"
 #include "gap.h"
 
-/* The step as a stacked bar, the stage table, the ranking by time lost, the
- * waterfall from the step now to the step at every ceiling, the diagnosis
- * with evidence and remedies, the projection when there is a target. */
+/* What the step is made of (every stage by exposed time, as a table and a
+ * chart), the step as a stacked bar, the stage table, the ranking by time
+ * lost as a waterfall from the step now to the step at every ceiling, the
+ * diagnosis with evidence and remedies, the projection when there is a
+ * target. */
 int mb_gap_html(FILE *o, const mb_gap *g, const mb_diagnosis *d, mb_err *err);
 
 /* Machines, grouped bars per component, ratios, geometric means, and

@@ -90,7 +90,10 @@ void mb_html_bar_chart(FILE *o, const mb_html_bars *b)
         if (nl > 0)
             mb_chart_legend(&c, nl, names, cols);
     }
-    mb_chart_x_axis(&c, b->x_label);
+    if (b->seconds)
+        mb_chart_x_time_axis(&c, b->x_label);
+    else
+        mb_chart_x_axis(&c, b->x_label);
     for (int k = 0; k < b->n_cat; k++) {
         mb_chart_category(&c, k, b->n_cat, b->cats[k]);
         for (int g = 0; g < b->n_group; g++) {
@@ -123,7 +126,7 @@ void mb_html_stacked_bar(FILE *o, const char *id, const char *title, const mb_ht
         total += parts[i].seconds > 0 ? parts[i].seconds : 0;
     mb_chart c;
     mb_chart_begin(&c, o, id, title, MB_HTML_WIDTH, 44 + 40 + 44, 60, 44);
-    c.x = (mb_scale){ 0, total > 0 ? total * 1e3 : 1, c.left, c.right, false };
+    c.x = (mb_scale){ 0, total > 0 ? total : 1, c.left, c.right, false }; /* seconds: a time axis */
     mb_scale_nice(&c.x);
     const char *names[64];
     int cols[64], nl = 0;
@@ -133,7 +136,7 @@ void mb_html_stacked_bar(FILE *o, const char *id, const char *title, const mb_ht
             cols[nl++] = i;
         }
     mb_chart_legend(&c, nl, names, cols);
-    mb_chart_x_axis(&c, "milliseconds");
+    mb_chart_x_time_axis(&c, "time");
     mb_chart_category(&c, 0, 1, "step");
     double at = 0;
     for (int i = 0; i < n; i++) {
@@ -142,7 +145,7 @@ void mb_html_stacked_bar(FILE *o, const char *id, const char *title, const mb_ht
         char t[256], s[32];
         fmt_secs(s, sizeof s, parts[i].seconds);
         snprintf(t, sizeof t, "%s: %s (%.1f%%)", parts[i].name, s, 100 * parts[i].seconds / total);
-        mb_chart_bar(&c, 0, 1, 0, 1, at * 1e3, (at + parts[i].seconds) * 1e3, i, t);
+        mb_chart_bar(&c, 0, 1, 0, 1, at, at + parts[i].seconds, i, t);
         at += parts[i].seconds;
     }
     mb_chart_end(&c);

@@ -34,6 +34,9 @@ typedef struct mb_html_bars {
     const char *const *titles;
     const int *colors; /* per group; NULL = the palette in order */
     bool log;
+    /* lo, hi are seconds: a time axis in the unit the data need (s, ms, µs)
+     * with plain-number ticks, x_label naming what is timed ("time per step") */
+    bool seconds;
     double label_px;   /* left margin for the category labels; 0 = 320 */
     /* per bar (may be NULL; a NULL entry = none): the results case the bar
      * shows, written as data-case with the bar's value (hi) as data-value, so

@@ -117,6 +117,36 @@ void mb_svg_fmt_si(char *buf, size_t len, double v)
     snprintf(buf, len, "%.3g%s", v, i ? big[i] : small[j]);
 }
 
+mb_time_unit mb_time_unit_for(double seconds)
+{
+    static const mb_time_unit units[] = { { "s", 1 }, { "ms", 1e3 }, { "µs", 1e6 }, { "ns", 1e9 } };
+    double v = fabs(seconds);
+    if (!(v > 0) || !isfinite(v))
+        return units[0];
+    /* 1e-9 of slack: 0.001 s computed as 0.000999999... is still 1 ms */
+    for (int i = 0; i < 3; i++)
+        if (v * units[i].per_second >= 1 - 1e-9)
+            return units[i];
+    return units[3];
+}
+
+void mb_svg_fmt_tick(char *buf, size_t len, double v, double step)
+{
+    /* all ticks of an axis get the decimals of its step: 0, 0.2, 0.4, never 0.2 next to 0.40000000001 */
+    int dec = step > 0 && step < 1 ? (int)ceil(-log10(step) - 1e-9) : 0;
+    if (dec > 9)
+        dec = 9;
+    if (!isfinite(v)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    if (v == 0 || (step > 0 && fabs(v) < step * 1e-6)) { /* 0, not "-0.0" from a rounding */
+        snprintf(buf, len, "0");
+        return;
+    }
+    snprintf(buf, len, "%.*f", dec, v);
+}
+
 void mb_svg_fmt_bytes(char *buf, size_t len, double v)
 {
     static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
@@ -193,17 +223,23 @@ void mb_chart_begin(mb_chart *c, FILE *o, const char *id, const char *title, dou
     fprintf(o, "</text>\n");
 }
 
-void mb_chart_x_axis(mb_chart *c, const char *label)
+/* The x axis; per > 0: its ticks are plain numbers of t x per (a time
+ * axis in its unit), else SI-prefixed values. */
+static void x_axis(mb_chart *c, const char *label, double per)
 {
     FILE *o = c->o;
     double t[32];
     int n = mb_scale_ticks(&c->x, t, 32);
+    double step = n > 1 ? (t[1] - t[0]) * per : 0;
     fprintf(o, "<g class=\"axis x\">\n<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\"/>\n",
             c->left, c->bottom, c->right, c->bottom);
     for (int i = 0; i < n; i++) {
         double px = mb_scale_map(&c->x, t[i]);
         char b[32];
-        mb_svg_fmt_si(b, sizeof b, t[i]);
+        if (per > 0) /* a log axis' ticks each have their own decade */
+            mb_svg_fmt_tick(b, sizeof b, t[i] * per, c->x.log ? t[i] * per : step);
+        else
+            mb_svg_fmt_si(b, sizeof b, t[i]);
         fprintf(o, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#ddd\"/>", px, c->top, px,
                 c->bottom);
         /* 18 px down: clear of the y axis' lowest tick label at the corner */
@@ -217,6 +253,19 @@ void mb_chart_x_axis(mb_chart *c, const char *label)
         fprintf(o, "</text>\n");
     }
     fprintf(o, "</g>\n");
+}
+
+void mb_chart_x_axis(mb_chart *c, const char *label)
+{
+    x_axis(c, label, 0);
+}
+
+void mb_chart_x_time_axis(mb_chart *c, const char *what)
+{
+    mb_time_unit u = mb_time_unit_for(fmax(fabs(c->x.d0), fabs(c->x.d1)));
+    char label[256];
+    snprintf(label, sizeof label, "%s (%s)", what, u.name);
+    x_axis(c, label, u.per_second);
 }
 
 void mb_chart_y_axis(mb_chart *c, const char *label)
@@ -358,6 +407,17 @@ void mb_chart_bar(mb_chart *c, int cat, int n_cat, int group, int n_group, doubl
                   const char *title)
 {
     mb_chart_bar_case(c, cat, n_cat, group, n_group, x0, x1, color, title, NULL, NAN);
+}
+
+void mb_chart_bar_value(mb_chart *c, int cat, int n_cat, double x, const char *text)
+{
+    double px = mb_scale_map(&c->x, x), rh = row_h(c, n_cat);
+    if (!isfinite(px))
+        px = c->left;
+    px = fmax(c->left, fmin(px, c->right));
+    fprintf(c->o, "<text class=\"value\" x=\"%.2f\" y=\"%.2f\">", px + 6, c->top + rh * cat + rh / 2 + 4);
+    mb_svg_escape(c->o, text);
+    fprintf(c->o, "</text>\n");
 }
 
 void mb_chart_bar_error(mb_chart *c, int cat, int n_cat, int group, int n_group, double lo, double hi)

@@ -38,6 +38,20 @@ int mb_scale_ticks(const mb_scale *s, double *ticks, int max);
 
 /* "1.5k", "20M", "1T", "0.25": tick labels with SI prefixes. */
 void mb_svg_fmt_si(char *buf, size_t len, double v);
+
+/* The unit of a time axis: of s, ms, µs and ns the largest that shows
+ * `seconds` as 1 or more (a 150 ms step in ms, a 1.4 µs copy in µs), so
+ * that the ticks are plain numbers under one unit. An SI prefix on a tick of
+ * a unit that has one already reads as nonsense ("1.2m milliseconds"). */
+typedef struct mb_time_unit {
+    const char *name;  /* "s", "ms", "µs", "ns" */
+    double per_second; /* 1, 1e3, 1e6, 1e9 */
+} mb_time_unit;
+mb_time_unit mb_time_unit_for(double seconds);
+
+/* A tick label as a plain number with the decimals its step between ticks
+ * needs (step 0.2: "0.4", step 50: "150", 0: "0"): no prefix, no exponent. */
+void mb_svg_fmt_tick(char *buf, size_t len, double v, double step);
 /* A size in bytes with binary prefixes and 3 digits: 65536 is "64 KiB". */
 void mb_svg_fmt_bytes(char *buf, size_t len, double v);
 
@@ -75,6 +89,10 @@ void mb_chart_begin(mb_chart *c, FILE *o, const char *id, const char *title, dou
  * label may be NULL (no axis drawn: category charts have no y axis). */
 void mb_chart_x_axis(mb_chart *c, const char *label);
 void mb_chart_y_axis(mb_chart *c, const char *label);
+/* An x axis of time: the x scale is in seconds; the unit is the one the
+ * scale's end needs (mb_time_unit_for), the ticks are plain numbers in it
+ * and the label reads "what (unit)": "time per step (µs)". */
+void mb_chart_x_time_axis(mb_chart *c, const char *what);
 
 /* A series of n points, joined by a line when `line`; err_lo/err_hi (may be
  * NULL; a negative entry = none) draw vertical error bars. Points outside
@@ -93,6 +111,10 @@ void mb_chart_segment(mb_chart *c, double x0, double y0, double x1, double y1, i
 void mb_chart_category(mb_chart *c, int cat, int n_cat, const char *label);
 void mb_chart_bar(mb_chart *c, int cat, int n_cat, int group, int n_group, double x0, double x1, int color,
                   const char *title);
+/* A bar's value written just right of x (data units: the bar's end) on row
+ * cat of n_cat, class "value": a bar too short to see still says its
+ * figure. Leave room for it right of the plot area. */
+void mb_chart_bar_value(mb_chart *c, int cat, int n_cat, double x, const char *text);
 /* A horizontal error bar on a category bar at x lo..hi. */
 void mb_chart_bar_error(mb_chart *c, int cat, int n_cat, int group, int n_group, double lo, double hi);
 
