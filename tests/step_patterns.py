@@ -68,10 +68,10 @@ def common(name, d):
 def patterns():
     os.makedirs(WORK, exist_ok=True)
     for pattern in ["dataloader", "compute-tensor", "compute-memory", "launch-bound", "sync-bound", "copy-bound",
-                    "comm-bound", "cpu-bound", "balanced", "overlapped-launch", "runahead"]:
+                    "comm-bound", "cpu-bound", "balanced", "overlapped-launch", "runahead", "runahead-after"]:
         trace = os.path.join(WORK, pattern + ".json")
         summ = os.path.join(WORK, pattern + ".summary.json")
-        shapes = ["--record-shapes"] if pattern == "runahead" else []
+        shapes = ["--record-shapes"] if pattern.startswith("runahead") else []
         subprocess.run([sys.executable, GEN, "--out", trace, "--pattern", pattern, "--summary", summ] + shapes,
                        check=True, capture_output=True)
         want = json.load(open(summ))["expect"]["finding"]
@@ -137,6 +137,17 @@ def specific(name, d):
               s["seconds_lost"] is None or s["seconds_lost"] <= first, s["seconds_lost"])
         check("overlapped-launch: host launch time hidden (>= 99%)", s["hidden_seconds"] >= 0.99 * s["seconds"],
               (s["hidden_seconds"], s["seconds"]))
+    if name == "runahead-after":
+        # the closing synchronize after the last ProfilerStep: the host's windows hold little GPU work
+        want = json.load(open(os.path.join(WORK, name + ".summary.json")))["expect"]
+        st = d["step"]
+        check("runahead-after: the GPU's timeline, the GPU's step", st.get("timeline") == "gpu" and
+              abs(st["seconds"] - want["step_seconds"]) < 1e-12 and d["run"]["step_seconds"] == st["seconds"],
+              (st, want))
+        check("runahead-after: headline shares add up to 100%",
+              abs(sum(h["share"] for h in d["headline"]["stages"]) - 1) < 1e-9, d["headline"])
+        check("runahead-after: the closing synchronize counted apart, no sync stage",
+              stage(d, "sync") is None and st["closing_sync"]["count"] == 1, (stage(d, "sync"), st))
     if name == "runahead":
         # the loop never synchronises: its steps are cut on the GPU's timeline, the GPU's work back to back
         want = json.load(open(os.path.join(WORK, "runahead.summary.json")))["expect"]

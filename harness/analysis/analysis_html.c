@@ -30,17 +30,6 @@ static void td(FILE *o, const char *text, bool numeric)
 
 /* ---- gap ---------------------------------------------------------------------------- */
 
-/* A share as the text writers print it (0.02%, not 0.0%): one rounding rule. */
-static void pct(char *buf, size_t len, double f)
-{
-    if (!isfinite(f) || f < 0)
-        snprintf(buf, len, "-");
-    else if (f > 0 && f < 0.001)
-        snprintf(buf, len, "%.1g%%", 100 * f);
-    else
-        snprintf(buf, len, "%.1f%%", 100 * f);
-}
-
 static const char *per(const mb_gap *g)
 {
     return g->steps_known ? "step" : "run";
@@ -48,16 +37,12 @@ static const char *per(const mb_gap *g)
 
 static void gap_header(FILE *o, const mb_gap *g)
 {
-    char t[32], b[512];
-    mb_fmt_seconds(t, sizeof t, mb_gap_per_step(g, g->total));
+    char b[512];
     fputs("<table class=\"card\">\n<tr><th>run</th>", o);
     snprintf(b, sizeof b, "%s (%s)", g->run->path ? g->run->path : "?", g->run->kind ? g->run->kind : "?");
     td(o, b, false);
     fputs("</tr>\n<tr><th>step</th>", o);
-    if (g->steps_known)
-        snprintf(b, sizeof b, "%s per step over %d steps", t, g->steps);
-    else
-        snprintf(b, sizeof b, "%s in all (step count unknown)", t);
+    mb_gap_step_words(b, sizeof b, g); /* the text header's words */
     td(o, b, false);
     fputs("</tr>\n<tr><th>ceilings</th>", o);
     snprintf(b, sizeof b, "%s (%s, started %s)", g->ceilings->path, mb_ceilings_label(g->ceilings),
@@ -141,7 +126,7 @@ static void step_bar(FILE *o, const char *title, const char *axis, const mb_html
             continue;
         char t[256], s[32], share[32];
         mb_fmt_seconds(s, sizeof s, parts[i].seconds);
-        pct(share, sizeof share, parts[i].seconds / total);
+        mb_fmt_share(share, sizeof share, parts[i].seconds / total);
         snprintf(t, sizeof t, "%s: %s (%s)", parts[i].name, s, share);
         mb_chart_bar(&c, 0, 1, 0, 1, at, at + parts[i].seconds, i, t);
         double a = mb_scale_map(&c.x, at), b = mb_scale_map(&c.x, at + parts[i].seconds);
@@ -171,7 +156,7 @@ static void step_table(FILE *o, const mb_gap *g, const mb_html_part *parts, int 
         const char *name = parts[i].name;
         bool idle = strncmp(name, "GPU idle: ", 10) == 0, busy = strncmp(name, "GPU busy: ", 10) == 0;
         mb_fmt_seconds(tm, sizeof tm, parts[i].seconds);
-        pct(share, sizeof share, parts[i].seconds / total);
+        mb_fmt_share(share, sizeof share, parts[i].seconds / total);
         fprintf(o, "<tr><td><span style=\"display:inline-block;width:10px;height:10px;background:%s\"></span></td>",
                 mb_svg_color(i));
         td(o, trace && (idle || busy) ? name + 10 : name, false);
@@ -184,26 +169,6 @@ static void step_table(FILE *o, const mb_gap *g, const mb_html_part *parts, int 
     fputs("</table>\n", o);
 }
 
-/* One headline row's verdict, worded as the text output's headline
- * (analysis_writers.c): the time lost against the ceiling, or what would
- * bound a stage that has none. */
-static void headline_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_stage *st)
-{
-    char lost[32], eff[32], share[32];
-    if (st->match < 0) {
-        snprintf(buf, len, "no ceiling: %s", st->bound_hint);
-        return;
-    }
-    pct(eff, sizeof eff, st->efficiency);
-    if (st->above_ceiling || st->time_lost <= 0) {
-        snprintf(buf, len, "at %s of its ceiling: nothing lost", eff);
-        return;
-    }
-    mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
-    pct(share, sizeof share, st->time_lost / g->total);
-    snprintf(buf, len, "%s lost (%s of the %s), at %s of its ceiling", lost, share, per(g), eff);
-}
-
 static void headline_table(FILE *o, const mb_gap *g)
 {
     fprintf(o, "<table class=\"headline\"><tr><th>#</th><th>stage</th><th>time per %s</th><th>share</th>"
@@ -214,8 +179,8 @@ static void headline_table(FILE *o, const mb_gap *g)
         char num[16], tm[32], share[32], verdict[MB_GAP_WHY_LEN + 64];
         snprintf(num, sizeof num, "%d", k + 1);
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->exposed));
-        pct(share, sizeof share, st->share);
-        headline_verdict(verdict, sizeof verdict, g, st);
+        mb_fmt_share(share, sizeof share, st->share);
+        mb_gap_stage_verdict(verdict, sizeof verdict, g, st);
         fputs("<tr>", o);
         td(o, num, true);
         td(o, st->stage->name, false);
@@ -227,7 +192,7 @@ static void headline_table(FILE *o, const mb_gap *g)
     if (g->unaccounted > 0) {
         char tm[32], share[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
-        pct(share, sizeof share, g->unaccounted / g->total);
+        mb_fmt_share(share, sizeof share, g->unaccounted / g->total);
         fputs("<tr><td></td>", o);
         td(o, "(no stage)", false);
         td(o, tm, true);
@@ -261,8 +226,8 @@ static void headline_row_of(const mb_gap *g, const mb_gap_stage *st, headline_ro
     double exposed = mb_gap_per_step(g, st->exposed);
     char tm[32], lost[32], share[32], verdict[MB_GAP_WHY_LEN + 64];
     mb_fmt_seconds(tm, sizeof tm, exposed);
-    pct(share, sizeof share, st->share);
-    headline_verdict(verdict, sizeof verdict, g, st);
+    mb_fmt_share(share, sizeof share, st->share);
+    mb_gap_stage_verdict(verdict, sizeof verdict, g, st);
     r->name = st->stage->name;
     if (st->match < 0) {
         r->part[PART_NONE] = exposed;
@@ -284,7 +249,7 @@ static void headline_rest_row(const mb_gap *g, headline_row *r)
 {
     char tm[32], share[32];
     mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
-    pct(share, sizeof share, g->unaccounted / g->total);
+    mb_fmt_share(share, sizeof share, g->unaccounted / g->total);
     r->name = "(no stage)";
     r->part[PART_NONE] = mb_gap_per_step(g, g->unaccounted);
     snprintf(r->value, sizeof r->value, "%s, in no stage", tm);
@@ -373,10 +338,19 @@ static int headline_chart(FILE *o, const mb_gap *g, mb_err *err)
 
 /* What the step is made of, largest first, with or without a ceiling: the
  * same headline the text output starts with, as a table and a chart. */
-static int gap_headline(FILE *o, const mb_gap *g, mb_err *err)
+static int gap_headline(FILE *o, const mb_gap *g, const mb_diagnosis *d, mb_err *err)
 {
     char bounded[32], all[32];
-    pct(bounded, sizeof bounded, g->bounded_share);
+    if (d) { /* the one bottleneck, the text headline's and the JSON's words */
+        char line[384];
+        mb_gap_bottleneck_words(line, sizeof line, g, d);
+        fputs("<p class=\"bottleneck\"><b>Bottleneck:</b> ", o);
+        mb_html_escape(o, line);
+        fputs("</p>\n", o);
+        if (d->bottleneck_note[0])
+            p_text(o, "p", d->bottleneck_note);
+    }
+    mb_fmt_share(bounded, sizeof bounded, g->bounded_share);
     mb_fmt_seconds(all, sizeof all, mb_gap_per_step(g, g->all_total));
     fprintf(o, "<h2>What the %s is made of</h2>\n<p><b>%s</b> of the %s has a ceiling: every stage with one at its "
                "ceiling gives %s per %s (%.2fx); the rest has none and stays as it is.</p>\n",
@@ -410,6 +384,9 @@ static int gap_stacked(FILE *o, const mb_gap *g, mb_err *err)
     char axis[32];
     snprintf(axis, sizeof axis, "time per %s", per(g));
     fprintf(o, "<h2>The %s end to end</h2>\n", per(g));
+    char notes[2][MB_GAP_NOTE_LEN]; /* what set the step: --step-ms, the GPU's timeline */
+    for (int i = 0, nn = mb_gap_step_notes(g, notes, 2); i < nn; i++)
+        p_text(o, "p", notes[i]);
     step_bar(o, title, axis, parts, n);
     step_table(o, g, parts, n, n_trace > 0);
     free(parts);
@@ -429,13 +406,13 @@ static void gap_table(FILE *o, const mb_gap *g)
         char tm[32], ex[32], atc[32], lost[32], eff[32], share[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->stage->seconds));
         mb_fmt_seconds(ex, sizeof ex, mb_gap_per_step(g, st->exposed));
-        pct(share, sizeof share, st->share);
+        mb_fmt_share(share, sizeof share, st->share);
         fputs("<tr>", o);
         td(o, st->stage->name, false);
         if (st->match >= 0) {
             mb_fmt_seconds(atc, sizeof atc, mb_gap_per_step(g, st->time_at_ceiling));
             mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
-            pct(eff, sizeof eff, st->efficiency); /* 0.04%, as the text's table: not 0.0% */
+            mb_fmt_share(eff, sizeof eff, st->efficiency); /* 0.04%, as the text's table: not 0.0% */
             td(o, g->ceilings->cases[st->match].label, false);
         } else {
             snprintf(atc, sizeof atc, "-");
@@ -498,7 +475,7 @@ static void waterfall_stages(mb_chart *c, const mb_gap *g, int n_rows)
         double l = mb_gap_per_step(g, st->time_lost);
         char lost[32], verdict[MB_GAP_WHY_LEN + 64], hover[MB_GAP_WHY_LEN + 200];
         mb_fmt_seconds(lost, sizeof lost, l);
-        headline_verdict(verdict, sizeof verdict, g, st);
+        mb_gap_stage_verdict(verdict, sizeof verdict, g, st);
         snprintf(hover, sizeof hover, "%s: %s", st->stage->name, verdict);
         mb_chart_category(c, row, n_rows, st->stage->name);
         visible_bar(c, row, n_rows, at, at + l, hover);
@@ -513,8 +490,8 @@ static void waterfall_stages(mb_chart *c, const mb_gap *g, int n_rows)
 static void waterfall_total(mb_chart *c, const mb_gap *g, int n, double sum)
 {
     char cat[96], value[64], hover[256], bounded[32], rest[32], lost[32], now[32], all[32];
-    pct(bounded, sizeof bounded, g->bounded_share);
-    pct(rest, sizeof rest, 1 - g->bounded_share);
+    mb_fmt_share(bounded, sizeof bounded, g->bounded_share);
+    mb_fmt_share(rest, sizeof rest, 1 - g->bounded_share);
     mb_fmt_seconds(lost, sizeof lost, sum);
     mb_fmt_seconds(now, sizeof now, mb_gap_per_step(g, g->total));
     mb_fmt_seconds(all, sizeof all, mb_gap_per_step(g, g->all_total));
@@ -558,7 +535,7 @@ static void gap_waterfall(FILE *o, const mb_gap *g)
     snprintf(axis, sizeof axis, "time taken off the %s", per(g));
     char off[32], share[32];
     mb_fmt_seconds(off, sizeof off, sum);
-    pct(share, sizeof share, sum / mb_gap_per_step(g, g->total));
+    mb_fmt_share(share, sizeof share, sum / mb_gap_per_step(g, g->total));
     /* the axis is the time taken off, not the step: a full-width bar may be 2 µs of a 12 ms step */
     fprintf(o, "<p>Every stage with a ceiling at it takes <b>%s</b> off the %s (%s of it): %s now, %s at every "
                "ceiling (%.2fx). The axis is the time taken off, not the whole %s.</p>\n",
@@ -771,7 +748,7 @@ int mb_gap_html(FILE *o, const mb_gap *g, const mb_diagnosis *d, mb_err *err)
 {
     mb_html_begin(o, "mlbench gap");
     gap_header(o, g);
-    int rc = gap_headline(o, g, err);
+    int rc = gap_headline(o, g, d, err);
     if (rc == MB_OK)
         rc = gap_stacked(o, g, err);
     if (rc == MB_OK) {

@@ -73,7 +73,7 @@ void mb_fmt_rate(char *buf, size_t len, double rate, const char *unit)
     }
 }
 
-static void fmt_pct(char *buf, size_t len, double f)
+void mb_fmt_share(char *buf, size_t len, double f)
 {
     if (!isfinite(f) || f < 0)
         snprintf(buf, len, "-");
@@ -168,18 +168,7 @@ static const char *run_unit_word(const mb_gap *g)
     return g->steps_known ? "step" : "run";
 }
 
-/* ---- gap: text and Markdown ----------------------------------------------------------- */
-
-static void print_wrapped(FILE *o, const char *lead, const char *text);
-
-/* A header line: Markdown as it is, text wrapped at 120 columns. */
-static void header_line(FILE *o, bool md, const char *lead, const char *text)
-{
-    if (md)
-        fprintf(o, "%s%s\n", lead, text);
-    else
-        print_wrapped(o, lead, text);
-}
+/* ---- gap: the sentences every view shows (text, Markdown, HTML) ------------------------ */
 
 /* A trace's step table, when it has one (evidence "step"). */
 static const cJSON *step_evidence(const mb_run *r)
@@ -195,11 +184,89 @@ static bool gpu_timeline(const mb_run *r)
     return cJSON_IsString(tl) && strcmp(tl->valuestring, "gpu") == 0;
 }
 
+void mb_gap_step_words(char *buf, size_t len, const mb_gap *g)
+{
+    char t[32], u[32], given[96] = "";
+    mb_fmt_seconds(t, sizeof t, mb_gap_per_step(g, g->total));
+    const cJSON *traced = cJSON_GetObjectItemCaseSensitive(step_evidence(g->run), "trace_seconds");
+    if (cJSON_IsNumber(traced)) {
+        mb_fmt_seconds(u, sizeof u, traced->valuedouble);
+        snprintf(given, sizeof given, ", given by --step-ms (traced: %s)", u);
+    }
+    if (g->steps_known)
+        snprintf(buf, len, "%d steps, %s per step%s%s", g->steps, t,
+                 gpu_timeline(g->run) ? " on the GPU's timeline: the host runs ahead" : "", given);
+    else
+        snprintf(buf, len, "%s in all, step count unknown", t);
+}
+
+int mb_gap_step_notes(const mb_gap *g, char notes[][MB_GAP_NOTE_LEN], int max)
+{
+    const cJSON *step = step_evidence(g->run);
+    const cJSON *given = cJSON_GetObjectItemCaseSensitive(step, "step_given_why");
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(step, "timeline_why");
+    int n = 0;
+    if (cJSON_IsString(given) && n < max)
+        snprintf(notes[n++], MB_GAP_NOTE_LEN, "%s", given->valuestring);
+    if (gpu_timeline(g->run) && cJSON_IsString(why) && n < max) {
+        const cJSON *cs = cJSON_GetObjectItemCaseSensitive(step, "closing_sync");
+        const cJSON *cn = cJSON_GetObjectItemCaseSensitive(cs, "count"), *ct = cJSON_GetObjectItemCaseSensitive(cs, "seconds");
+        int at = snprintf(notes[n], MB_GAP_NOTE_LEN, "%s", why->valuestring);
+        if (cJSON_IsNumber(cn) && cn->valuedouble > 0 && cJSON_IsNumber(ct) && at > 0 && at < MB_GAP_NOTE_LEN) {
+            char t[32];
+            mb_fmt_seconds(t, sizeof t, ct->valuedouble);
+            snprintf(notes[n] + at, MB_GAP_NOTE_LEN - (size_t)at,
+                     "; the closing synchronize after the last step (%s waiting for the queued steps) is no step's "
+                     "sync",
+                     t);
+        }
+        n++;
+    }
+    return n;
+}
+
+void mb_gap_bottleneck_words(char *buf, size_t len, const mb_gap *g, const mb_diagnosis *d)
+{
+    char share[32];
+    mb_fmt_share(share, sizeof share, d->bottleneck_share);
+    snprintf(buf, len, "%s, %s of the %s (the diagnosis below); its largest stage: %s", d->bottleneck, share,
+             run_unit_word(g), g->stages[d->bottleneck_stage].stage->name);
+}
+
+void mb_gap_stage_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_stage *st)
+{
+    char lost[32], eff[32], share[32];
+    if (st->match < 0) {
+        snprintf(buf, len, "no ceiling: %s", st->bound_hint);
+        return;
+    }
+    mb_fmt_share(eff, sizeof eff, st->efficiency);
+    if (st->above_ceiling || st->time_lost <= 0) {
+        snprintf(buf, len, "at %s of its ceiling: nothing lost", eff);
+        return;
+    }
+    mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
+    mb_fmt_share(share, sizeof share, st->time_lost / g->total);
+    snprintf(buf, len, "%s lost (%s of the %s), at %s of its ceiling", lost, share, run_unit_word(g), eff);
+}
+
+/* ---- gap: text and Markdown ----------------------------------------------------------- */
+
+static void print_wrapped(FILE *o, const char *lead, const char *text);
+
+/* A header line: Markdown as it is, text wrapped at 120 columns. */
+static void header_line(FILE *o, bool md, const char *lead, const char *text)
+{
+    if (md)
+        fprintf(o, "%s%s\n", lead, text);
+    else
+        print_wrapped(o, lead, text);
+}
+
 static void gap_header(FILE *o, const mb_gap *g, bool md)
 {
     const mb_run *r = g->run;
-    char t[32], u[32];
-    mb_fmt_seconds(t, sizeof t, mb_gap_per_step(g, g->total));
+    char u[32], words[320];
     if (md)
         fprintf(o, "# mlbench gap\n\n");
     else
@@ -207,18 +274,8 @@ static void gap_header(FILE *o, const mb_gap *g, bool md)
     const char *b = md ? "- " : "  ";
     /* paths can be longer than a line: wrapped (cut) at 120 columns */
     char line[8192];
-    int at = snprintf(line, sizeof line, "%s (%s", r->path ? r->path : "?", r->kind ? r->kind : "?");
-    char given[96] = "";
-    const cJSON *traced = cJSON_GetObjectItemCaseSensitive(step_evidence(r), "trace_seconds");
-    if (cJSON_IsNumber(traced)) {
-        mb_fmt_seconds(u, sizeof u, traced->valuedouble);
-        snprintf(given, sizeof given, ", given by --step-ms (traced: %s)", u);
-    }
-    if (g->steps_known)
-        snprintf(line + at, sizeof line - (size_t)at, ", %d steps, %s per step%s%s)", g->steps, t,
-                 gpu_timeline(r) ? " on the GPU's timeline: the host runs ahead" : "", given);
-    else
-        snprintf(line + at, sizeof line - (size_t)at, ", %s in all, step count unknown)", t);
+    mb_gap_step_words(words, sizeof words, g);
+    snprintf(line, sizeof line, "%s (%s, %s)", r->path ? r->path : "?", r->kind ? r->kind : "?", words);
     header_line(o, md, md ? "- run: " : "  run: ", line);
     const mb_ceilings *c = g->ceilings;
     snprintf(line, sizeof line, "%s (host %s, started %s)", c->path, c->host ? c->host : "?",
@@ -227,7 +284,7 @@ static void gap_header(FILE *o, const mb_gap *g, bool md)
     if (g->unaccounted > 0) {
         char sh[32];
         mb_fmt_seconds(u, sizeof u, mb_gap_per_step(g, g->unaccounted));
-        fmt_pct(sh, sizeof sh, g->unaccounted / g->total);
+        mb_fmt_share(sh, sizeof sh, g->unaccounted / g->total);
         fprintf(o, "%stime in no stage: %s per %s (%s), counted in the %s time\n", b, u, run_unit_word(g), sh,
                 run_unit_word(g));
     }
@@ -255,25 +312,6 @@ static int name_width(const mb_gap *g)
     return w > 25 ? 25 : w;
 }
 
-/* One headline row's verdict: the time lost against the ceiling, or what
- * would bound a stage that has none. */
-static void headline_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_stage *st)
-{
-    char lost[32], eff[32], share[32];
-    if (st->match < 0) {
-        snprintf(buf, len, "no ceiling: %s", st->bound_hint);
-        return;
-    }
-    fmt_pct(eff, sizeof eff, st->efficiency);
-    if (st->above_ceiling || st->time_lost <= 0) {
-        snprintf(buf, len, "at %s of its ceiling: nothing lost", eff);
-        return;
-    }
-    mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
-    fmt_pct(share, sizeof share, st->time_lost / g->total);
-    snprintf(buf, len, "%s lost (%s of the %s), at %s of its ceiling", lost, share, run_unit_word(g), eff);
-}
-
 /* The headline: every stage by exposed time, the ones without a ceiling
  * too, so the part of the step that dominates comes first whether or not
  * mlbench can bound it; then how much of the step has a ceiling. */
@@ -281,18 +319,16 @@ static void gap_headline_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, b
 {
     char bounded[32], rest[32], step[32], all[32];
     if (d) { /* the one bottleneck, in the diagnosis' words (the JSON's "bottleneck", the page's headline) */
-        char line[384], share[32];
-        fmt_pct(share, sizeof share, d->bottleneck_share);
-        snprintf(line, sizeof line, "%s, %s of the %s (the diagnosis below); its largest stage: %s", d->bottleneck,
-                 share, run_unit_word(g), g->stages[d->bottleneck_stage].stage->name);
+        char line[384];
+        mb_gap_bottleneck_words(line, sizeof line, g, d);
         put_item(o, md, md ? "**Bottleneck:** " : "bottleneck: ", line);
         if (d->bottleneck_note[0])
             put_item(o, md, md ? "\n" : "            ", d->bottleneck_note);
         if (md)
             fputc('\n', o);
     }
-    fmt_pct(bounded, sizeof bounded, g->bounded_share);
-    fmt_pct(rest, sizeof rest, 1 - g->bounded_share);
+    mb_fmt_share(bounded, sizeof bounded, g->bounded_share);
+    mb_fmt_share(rest, sizeof rest, 1 - g->bounded_share);
     mb_fmt_seconds(step, sizeof step, mb_gap_per_step(g, g->total));
     mb_fmt_seconds(all, sizeof all, mb_gap_per_step(g, g->all_total));
     fprintf(o, md ? "## What the %s is made of\n\n" : "what the %s is made of, largest first\n", run_unit_word(g));
@@ -308,8 +344,8 @@ static void gap_headline_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, b
         const mb_gap_stage *st = &g->stages[g->headline[k]];
         char tm[32], share[32], verdict[MB_GAP_WHY_LEN + 64];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->exposed));
-        fmt_pct(share, sizeof share, st->share);
-        headline_verdict(verdict, sizeof verdict, g, st);
+        mb_fmt_share(share, sizeof share, st->share);
+        mb_gap_stage_verdict(verdict, sizeof verdict, g, st);
         if (md) {
             fprintf(o, "| %d | %s | %s | %s | %s |\n", k + 1, st->stage->name, tm, share, verdict);
             continue;
@@ -330,7 +366,7 @@ static void gap_headline_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, b
     if (g->unaccounted > 0) {
         char tm[32], share[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
-        fmt_pct(share, sizeof share, g->unaccounted / g->total);
+        mb_fmt_share(share, sizeof share, g->unaccounted / g->total);
         if (md)
             fprintf(o, "| | (no stage) | %s | %s | time no stage covers |\n", tm, share);
         else
@@ -360,7 +396,6 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
     const cJSON *secs = cJSON_GetObjectItemCaseSensitive(step, "seconds");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(step, "steps");
     const cJSON *win = cJSON_GetObjectItemCaseSensitive(step, "window");
-    const cJSON *why = cJSON_GetObjectItemCaseSensitive(step, "timeline_why");
     char tm[32];
     mb_fmt_seconds(tm, sizeof tm, cJSON_IsNumber(secs) ? secs->valuedouble : 0);
     bool steps = cJSON_IsString(win) && strcmp(win->valuestring, "ProfilerStep") == 0;
@@ -376,26 +411,10 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
     } else
         snprintf(of, sizeof of, "mean of %d %s", cJSON_IsNumber(n) ? (int)n->valuedouble : 0, what);
     fprintf(o, md ? "## The step, end to end\n\n%s (%s):\n\n" : "the step, end to end: %s (%s)\n", tm, of);
-    const cJSON *given = cJSON_GetObjectItemCaseSensitive(step, "step_given_why");
-    if (cJSON_IsString(given)) {
-        put_item(o, md, md ? "" : "  ", given->valuestring);
-        if (md)
-            fputc('\n', o);
-    }
-    if (gpu_timeline(g->run) && cJSON_IsString(why)) {
-        char line[640];
-        const cJSON *cs = cJSON_GetObjectItemCaseSensitive(step, "closing_sync");
-        const cJSON *cn = cJSON_GetObjectItemCaseSensitive(cs, "count"), *ct = cJSON_GetObjectItemCaseSensitive(cs, "seconds");
-        int at = snprintf(line, sizeof line, "%s", why->valuestring);
-        if (cJSON_IsNumber(cn) && cn->valuedouble > 0 && cJSON_IsNumber(ct)) {
-            char t[32];
-            mb_fmt_seconds(t, sizeof t, ct->valuedouble);
-            snprintf(line + at, sizeof line - (size_t)at,
-                     "; the closing synchronize after the last step (%s waiting for the queued steps) is no step's "
-                     "sync",
-                     t);
-        }
-        put_item(o, md, md ? "" : "  ", line);
+    char notes[2][MB_GAP_NOTE_LEN];
+    int nn = mb_gap_step_notes(g, notes, 2);
+    for (int i = 0; i < nn; i++) {
+        put_item(o, md, md ? "" : "  ", notes[i]);
         if (md)
             fputc('\n', o);
     }
@@ -418,13 +437,13 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
         snprintf(label, sizeof label, "%s%s", cpu ? "CPU: " : idle ? "GPU idle: " : "GPU busy: ", name->valuestring);
         snprintf(c, sizeof c, "%s", cJSON_IsString(cls) ? cls->valuestring : "");
         mb_fmt_seconds(pt, sizeof pt, ps->valuedouble);
-        fmt_pct(share, sizeof share, sh->valuedouble);
+        mb_fmt_share(share, sizeof share, sh->valuedouble);
         sum += sh->valuedouble;
         const char *row[] = { label, c, pt, share };
         mb_table_row(&t, row);
     }
     char total[32];
-    fmt_pct(total, sizeof total, sum);
+    mb_fmt_share(total, sizeof total, sum);
     const char *row[] = { md ? "**step**" : "step", "", tm, total };
     mb_table_row(&t, row);
     mb_table_print(o, indented(&t), md);
@@ -465,7 +484,7 @@ static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
         mb_fmt_rate(meas, sizeof meas, st->measured_rate, s->work_unit);
         if (st->match >= 0) {
             mb_fmt_rate(ceil, sizeof ceil, st->ceiling_rate, s->work_unit);
-            fmt_pct(eff, sizeof eff, st->efficiency);
+            mb_fmt_share(eff, sizeof eff, st->efficiency);
             mb_fmt_seconds(atc, sizeof atc, mb_gap_per_step(g, st->time_at_ceiling));
             mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
             if (st->above_ceiling)
@@ -476,7 +495,7 @@ static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
             snprintf(atc, sizeof atc, "-");
             snprintf(lost, sizeof lost, "-");
         }
-        fmt_pct(share, sizeof share, st->share);
+        mb_fmt_share(share, sizeof share, st->share);
         (void)atc;
         char name[96];
         short_name(name, sizeof name, s->name, md ? 1 << 20 : 24);
@@ -486,7 +505,7 @@ static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
     if (g->unaccounted > 0) {
         char tm[32], share[32];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, g->unaccounted));
-        fmt_pct(share, sizeof share, g->unaccounted / g->total);
+        mb_fmt_share(share, sizeof share, g->unaccounted / g->total);
         const char *row[] = { "(no stage)", "", tm, tm, "", "", "", "", share };
         mb_table_row(&t, row);
     }
@@ -563,8 +582,8 @@ static void gap_ranking(FILE *o, const mb_gap *g, bool md)
             continue;
         char lost[32], share[32], eff[32], line[256];
         mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
-        fmt_pct(share, sizeof share, st->time_lost / g->total);
-        fmt_pct(eff, sizeof eff, st->efficiency);
+        mb_fmt_share(share, sizeof share, st->time_lost / g->total);
+        mb_fmt_share(eff, sizeof eff, st->efficiency);
         snprintf(line, sizeof line, "%s per %s (%s of the %s), at %s of its ceiling", lost, run_unit_word(g), share,
                  run_unit_word(g), eff);
         if (md) {
@@ -607,7 +626,7 @@ static void gap_amdahl(FILE *o, const mb_gap *g, bool md)
     mb_fmt_seconds(a, sizeof a, mb_gap_per_step(g, g->all_total));
     snprintf(sp, sizeof sp, "%.2fx", g->all_speedup);
     char label[96], bounded[32];
-    fmt_pct(bounded, sizeof bounded, g->bounded_share);
+    mb_fmt_share(bounded, sizeof bounded, g->bounded_share);
     snprintf(label, sizeof label, "all stages with a ceiling (%s of the %s)", bounded, run_unit_word(g));
     const char *all[] = { label, a, sp };
     mb_table_row(&t, all);

@@ -19,6 +19,19 @@ int mb_compare_write(FILE *out, const mb_compare *c, const char *format, mb_err 
 cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d);
 cJSON *mb_compare_to_json(const mb_compare *c);
 
+/* ---- gap's sentences: the text, Markdown and the page show the same words ---- */
+#define MB_GAP_NOTE_LEN 640
+/* "8 steps, 5.7 ms per step on the GPU's timeline: the host runs ahead[, given by --step-ms (traced: 7 ms)]" */
+void mb_gap_step_words(char *buf, size_t len, const mb_gap *g);
+/* What set the step: the --step-ms sentence, the timeline's why with the closing synchronize; returns how many. */
+int mb_gap_step_notes(const mb_gap *g, char notes[][MB_GAP_NOTE_LEN], int max);
+/* "GPU compute bound: memory-bound kernels, 89.7% of the step (the diagnosis below); its largest stage: ..." */
+void mb_gap_bottleneck_words(char *buf, size_t len, const mb_gap *g, const mb_diagnosis *d);
+/* A headline row's verdict: the time lost against the ceiling, or what would bound a stage that has none. */
+void mb_gap_stage_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_stage *st);
+/* A share: "12.3%", one significant digit below 0.1% ("0.02%"), "-" when unknown. */
+void mb_fmt_share(char *buf, size_t len, double share);
+
 /* Human figures: "1.23 ms", "312 GB/s", "4.1 us/launch" (rate in work units/s). */
 void mb_fmt_seconds(char *buf, size_t len, double seconds);
 void mb_fmt_rate(char *buf, size_t len, double rate, const char *work_unit);

@@ -989,12 +989,12 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
     snprintf(title, sizeof title, "Step time projected onto each machine (%s model), split by what bounds it",
              strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage");
     mb_chart_begin(&c, o, "machines", title, MB_HTML_WIDTH, 60 + 26.0 * n + 44, 430, 44);
-    c.x = (mb_scale){ 0, max > 0 ? max * 1e3 : 1, c.left, c.right, false };
+    c.x = (mb_scale){ 0, max > 0 ? max : 1e-3, c.left, c.right, false }; /* seconds: the axis picks its unit */
     mb_scale_nice(&c.x);
     const char *names[MB_PC_N] = { "tensor-core math", "memory-bound", "communication", "host (GPU idle)" };
     int cols[MB_PC_N] = { 0, 1, 2, 3 };
     mb_chart_legend(&c, MB_PC_N, names, cols);
-    mb_chart_x_axis(&c, "milliseconds per step");
+    mb_chart_x_time_axis(&c, "time per step");
     for (int i = 0; i < n; i++) {
         const double *cls = i == 0 ? r->here_cls : r->rows[i - 1].cls;
         char label[160];
@@ -1016,7 +1016,7 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
             char t[256], s[32];
             mb_fmt_seconds(s, sizeof s, cls[k]);
             snprintf(t, sizeof t, "%s: %s", names[k], s);
-            mb_chart_bar(&c, i, n, 0, 1, at * 1e3, (at + cls[k]) * 1e3, k, t);
+            mb_chart_bar(&c, i, n, 0, 1, at, at + cls[k], k, t);
             at += cls[k];
         }
     }

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""gap_views: one run, one step, one set of shares, one bottleneck, in every
+view of `mlbench gap` (issue 31): text, Markdown, JSON and the HTML page.
+
+Runs: the run-ahead traces (scripts/gen_large_trace.py --pattern runahead and
+runahead-after: steps cut on the GPU's timeline), a real H200 trace (bench/data, GPT bf16)
+with and without --step-ms, and a stage file. For each: the JSON's
+run.step_seconds, step.seconds and amdahl.step_seconds_now are one number;
+the headline's shares and the step table's add up to 100%; the bottleneck is
+the diagnosis' primary title; and the text, the Markdown and the page print
+that step, those shares (as mb_fmt_share rounds them) and that bottleneck.
+
+Environment (tests/CMakeLists.txt): MLBENCH, SRC, WORK.
+"""
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+
+MLBENCH, SRC, WORK = os.environ["MLBENCH"], os.environ["SRC"], os.environ["WORK"]
+GEN = os.path.join(SRC, "scripts", "gen_large_trace.py")
+PAIR = os.path.join(SRC, "bench", "data", "pair-h100-h200-gpubound2", "h200")
+fails = 0
+
+
+def check(name, cond, detail=""):
+    global fails
+    print("%s %s%s" % ("ok  " if cond else "FAIL", name, "" if cond else ": %s" % (detail,)))
+    fails += 0 if cond else 1
+
+
+def run(args, fmt):
+    cmd = [MLBENCH, "gap"] + args + (["--format", fmt] if fmt else [])
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def share(f):
+    """mb_fmt_share: one decimal, one significant digit below 0.1%."""
+    return "%.1g%%" % (100 * f) if 0 < f < 0.001 else "%.1f%%" % (100 * f)
+
+
+def fmt_seconds(s):
+    """mb_fmt_seconds: 3 significant digits in s/ms/µs/ns."""
+    for unit, k in (("s", 1), ("ms", 1e3), ("µs", 1e6), ("ns", 1e9)):
+        if s * k >= 1 or unit == "ns":
+            v = "%.3g" % (s * k)
+            return "%s %s" % (v, unit)
+
+
+def flat(text):
+    return " ".join(text.split())
+
+
+def views(name, args):
+    d = json.loads(run(args, "json"))
+    text, md = flat(run(args, None)), flat(run(args, "md"))
+    page_path = os.path.join(WORK, name + ".html")
+    run(args + ["--html", page_path], None)
+    page = flat(html.unescape(re.sub(r"<[^>]+>", " ", open(page_path, encoding="utf-8").read())))
+    step = d["amdahl"]["step_seconds_now"]
+    if d["step"]:
+        check("%s: one step in the JSON (run, step table, Amdahl)" % name,
+              abs(d["run"]["step_seconds"] - d["step"]["seconds"]) < 1e-12 and abs(step - d["step"]["seconds"]) < 1e-12,
+              (d["run"]["step_seconds"], d["step"]["seconds"], step))
+        check("%s: the step table's shares add up to 100%%" % name,
+              abs(sum(p["share"] for p in d["step"]["parts"]) - 1) < 1e-9, d["step"]["parts"])
+    heads = d["headline"]["stages"]
+    unacc = d["run"]["unaccounted_seconds"] / d["run"]["total_seconds"]
+    check("%s: the headline's shares add up to 100%%" % name,
+          abs(sum(h["share"] for h in heads) + unacc - 1) < 1e-9, heads)
+    primary = d["diagnosis"]["findings"][0]["title"] if d["diagnosis"]["findings"] else "balanced"
+    check("%s: the JSON's bottleneck is the diagnosis' primary" % name, d["bottleneck"] == primary,
+          (d["bottleneck"], primary))
+    words = "%s, %s of the" % (d["bottleneck"], share(d["bottleneck_share"]))
+    per = fmt_seconds(step)
+    for view, body in (("text", text), ("Markdown", md), ("page", page)):
+        check("%s %s: the step (%s per step)" % (name, view, per), ("%s per step" % per) in body, body[:400])
+        check("%s %s: the bottleneck first, in the JSON's words" % (name, view), words in body, (words, body[:600]))
+        missing = [h["name"] for h in heads if not re.search(re.escape(h["name"]) + r" \|? ?" +
+                                                              re.escape(fmt_seconds(h["exposed_seconds_per_step"]))
+                                                              + r" \|? ?" + re.escape(share(h["share"])), body)]
+        check("%s %s: every headline row with the JSON's time and share" % (name, view), not missing, missing)
+        if d["step"]:
+            # the text's step table is titled with the step; the page's shows it in its header (above)
+            check("%s %s: the step table's parts, with the JSON's shares" % (name, view),
+                  (view == "page" or re.search(r"end to end:? %s \(" % re.escape(per), body)) and
+                  all(share(p["share"]) in body for p in d["step"]["parts"]), per)
+    return d
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    ra = os.path.join(WORK, "runahead.json")
+    subprocess.run([sys.executable, GEN, "--out", ra, "--pattern", "runahead", "--record-shapes"], check=True,
+                   capture_output=True)
+    here = os.path.join(SRC, "tests", "data", "gap_here.json")
+    d = views("runahead", ["--run", ra, "--ceilings", here])
+    check("runahead: the step table says the GPU's timeline", d["step"]["timeline"] == "gpu", d["step"])
+    after = os.path.join(WORK, "runahead-after.json")  # the closing synchronize after the last ProfilerStep
+    subprocess.run([sys.executable, GEN, "--out", after, "--pattern", "runahead-after", "--record-shapes"],
+                   check=True, capture_output=True)
+    views("runahead-after", ["--run", after, "--ceilings", here])
+    gpt = [os.path.join(PAIR, "gpt-bf16.pt.trace.json.gz"), "--ceilings", os.path.join(PAIR, "ceilings.json")]
+    views("gpt-bf16", ["--run"] + gpt)
+    steps = json.load(open(os.path.join(PAIR, "steps.json")))["workloads"]["gpt-bf16"]["step_ms"]
+    d = views("gpt-bf16 --step-ms", ["--run"] + gpt + ["--step-ms", "%.4f" % steps])
+    check("gpt-bf16 --step-ms: the step is the loop's", abs(d["run"]["step_seconds"] - steps / 1e3) < 1e-6,
+          (d["run"]["step_seconds"], steps))
+    views("stage file", ["--run", os.path.join(SRC, "tests", "data", "gap_run.json"), "--ceilings", here])
+    print("%d failed" % fails)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
