@@ -17,6 +17,7 @@
 
 #include "analysis.h"
 #include "baseline.h"
+#include "reference.h"
 #include "cleanup.h"
 #include "context.h"
 #include "dist.h"
@@ -428,7 +429,7 @@ static int finish_outputs(const cli *c, const mb_journal *j, int *status)
     }
     if (c->baseline) {
         cJSON *base = NULL, *failures = NULL;
-        if (mb_results_load(c->baseline, &base, &err) != MB_OK ||
+        if (mb_results_open(c->baseline, &base, NULL, &err) != MB_OK ||
             mb_baseline_check(j->doc, base, c->tolerance, &failures, &err) == MB_EUSAGE) {
             fprintf(stderr, "mlbench: --baseline: %s\n", err.msg);
             cJSON_Delete(base);

@@ -78,6 +78,12 @@ typedef struct stretch {
     long long iterations;
     double seconds; /* timed, as run() reports */
     double wall;    /* clock time from first run() to the end of the last */
+    /* Optional: iterations and timed seconds per sub-window of length / n
+     * (by the clock time each iteration ended at; the last sub-window takes
+     * what ends past its end). The stretch's length is unchanged. */
+    int sub_n;
+    long long sub_iterations[MB_SUSTAINED_SUB_WINDOWS];
+    double sub_seconds[MB_SUSTAINED_SUB_WINDOWS];
 } stretch;
 
 static int one_run(const mb_phase_target *t, double *seconds, mb_err *err)
@@ -95,7 +101,9 @@ static int one_run(const mb_phase_target *t, double *seconds, mb_err *err)
 static int run_for(const mb_phase_target *t, const mb_phase_clock *clk, double length, sampler *s,
                    mb_phase_result *out, stretch *st, mb_err *err)
 {
+    int sub_n = st->sub_n;
     memset(st, 0, sizeof *st);
+    st->sub_n = sub_n;
     double start = clk->now(clk->ctx), now = start;
     if (s)
         s->last = start;
@@ -107,6 +115,12 @@ static int run_for(const mb_phase_target *t, const mb_phase_clock *clk, double l
         st->iterations++;
         st->seconds += sec;
         now = clk->now(clk->ctx);
+        if (st->sub_n > 0) {
+            int w = (int)((now - start) / length * st->sub_n);
+            w = w < 0 ? 0 : w >= st->sub_n ? st->sub_n - 1 : w;
+            st->sub_iterations[w]++;
+            st->sub_seconds[w] += sec;
+        }
         if (s && now - s->last >= MB_PHASE_SAMPLE_INTERVAL)
             sample(t, s, out, now);
     } while (now - start < length);
@@ -137,7 +151,7 @@ int mb_phase_burst(const mb_phase_opts *o, const mb_phase_target *t, const mb_ph
         /* Nothing runs during the gap: run() has returned, the device is
          * idle, so its clocks and power budget recover before the window. */
         clk->sleep(clk->ctx, o->burst_idle);
-        stretch st;
+        stretch st = { 0 };
         int rc = run_for(t, clk, o->burst_window, &s, out, &st, err);
         if (rc != MB_OK)
             return rc;
@@ -160,19 +174,31 @@ int mb_phase_sustained(const mb_phase_opts *o, const mb_phase_target *t, const m
     memset(out, 0, sizeof *out);
     out->window_seconds = o->sustained;
     out->settle_seconds = o->settle;
-    stretch st;
+    stretch st = { 0 };
     int rc = MB_OK;
     /* Untimed: the clocks fall from boost to where the power cap holds them. */
     if (o->settle > 0)
         rc = run_for(t, clk, o->settle, NULL, out, &st, err);
     if (rc != MB_OK)
         return rc;
+    /* Timed, its iterations counted in consecutive sub-windows: their rates'
+     * spread is the noise of the steady state the rate is taken in. */
     sampler s = { 0 };
+    st.sub_n = MB_SUSTAINED_SUB_WINDOWS;
     rc = run_for(t, clk, o->sustained, &s, out, &st, err);
     if (rc != MB_OK)
         return rc;
     sampler_finish(&s, out);
+    double rates[MB_SUSTAINED_SUB_WINDOWS];
+    int n = 0;
+    for (int w = 0; w < st.sub_n; w++) /* iterations longer than a sub-window leave some empty */
+        if (st.sub_iterations[w] > 0)
+            rates[n++] = rate_of(t, st.sub_iterations[w], st.sub_seconds[w]);
     out->windows = 1;
+    out->sub_windows = n;
+    out->sub_cv = n > 0 ? mb_cv(rates, n) : 0;
+    out->sub_rate_min = n > 0 ? mb_min(rates, n) : 0;
+    out->sub_rate_max = n > 0 ? mb_max(rates, n) : 0;
     out->iterations = st.iterations;
     out->seconds = st.seconds;
     out->wall_seconds = st.wall;

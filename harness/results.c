@@ -102,6 +102,17 @@ static double spread(double a, double b)
     return fabs(a - b) / fmin(a, b);
 }
 
+/* A compute case whose sustained phase was cut into sub-windows: its ceiling
+ * is that steady state's rate, and that steady state's spread is its noise.
+ * The repetitions ran before it (after the warm-up and the burst windows),
+ * while a GPU at its power cap still pulls its clock down: they measure
+ * the settling, not the ceiling. */
+static bool judged_by_steady_state(const mb_noise_in *in)
+{
+    return measured(in->sustained) && in->sustained_windows >= 3 && isfinite(in->sustained_cv) &&
+           in->sustained_cv >= 0;
+}
+
 bool mb_noise_judge(const mb_noise_in *in, char *why, size_t len)
 {
     char none[8];
@@ -110,16 +121,26 @@ bool mb_noise_judge(const mb_noise_in *in, char *why, size_t len)
         len = sizeof none;
     }
     why[0] = '\0';
-    if (in->max_cv > 0 && in->repetitions >= 2 && isfinite(in->cv) && in->cv > in->max_cv) {
+    bool steady = judged_by_steady_state(in);
+    double cv = steady ? in->sustained_cv : in->cv;
+    if (steady && in->max_cv > 0 && cv > in->max_cv) {
+        snprintf(why, len,
+                 "noisy: the sustained window's %d sub-windows disagree (cv %.1f%% > max_cv %.1f%%): the rate moves "
+                 "within the steady state (a clock that oscillates at the power cap, a busy machine); the ceiling is "
+                 "not reliable",
+                 in->sustained_windows, cv * 100, in->max_cv * 100);
+        return true;
+    }
+    if (!steady && in->max_cv > 0 && in->repetitions >= 2 && isfinite(cv) && cv > in->max_cv) {
         snprintf(why, len,
                  "noisy: cv %.1f%% > max_cv %.1f%%: the repetitions disagree (a busy machine, a clock or "
                  "device whose speed moves, or too short a min_time); the ceiling is not reliable",
-                 in->cv * 100, in->max_cv * 100);
+                 cv * 100, in->max_cv * 100);
         return true;
     }
-    double tol = mb_noise_allowance(in->cv);
+    double tol = mb_noise_allowance(cv);
     char a[32], b[32];
-    if (measured(in->median) && measured(in->sustained) && spread(in->sustained, in->median) > tol) {
+    if (!steady && measured(in->median) && measured(in->sustained) && spread(in->sustained, in->median) > tol) {
         mb_fmt_number(a, sizeof a, in->sustained);
         mb_fmt_number(b, sizeof b, in->median);
         snprintf(why, len,
@@ -138,6 +159,21 @@ bool mb_noise_judge(const mb_noise_in *in, char *why, size_t len)
         return true;
     }
     return false;
+}
+
+bool mb_noise_settling(const mb_noise_in *in, char *why, size_t len)
+{
+    if (!judged_by_steady_state(in) || !measured(in->median) ||
+        spread(in->sustained, in->median) <= mb_noise_allowance(in->sustained_cv))
+        return false;
+    char a[32], b[32];
+    mb_fmt_number(a, sizeof a, in->median);
+    mb_fmt_number(b, sizeof b, in->sustained);
+    snprintf(why, len,
+             "the repetitions' median %s is %.1f%% from the sustained %s: they ran before the clock settled (after the "
+             "burst windows); the sustained window's %d sub-windows agree (cv %.1f%%), so the ceiling holds",
+             a, 100 * spread(in->sustained, in->median), b, in->sustained_windows, 100 * in->sustained_cv);
+    return true;
 }
 
 double mb_record_ceiling(const mb_record *r, const char **source)
@@ -164,10 +200,14 @@ bool mb_record_check_noise(mb_record *r)
                        .repetitions = r->repetitions,
                        .median = st.rate_median,
                        .burst = r->burst.measured ? r->burst.rate : NAN,
-                       .sustained = r->sustained.measured ? r->sustained.rate : NAN };
+                       .sustained = r->sustained.measured ? r->sustained.rate : NAN,
+                       .sustained_cv = r->sustained.measured ? r->sustained.sub_cv : NAN,
+                       .sustained_windows = r->sustained.measured ? r->sustained.sub_windows : 0 };
     char why[MB_ERR_LEN];
     r->noisy = mb_noise_judge(&in, why, sizeof why);
     if (r->noisy)
+        mb_report_note(&r->report, "%s", why);
+    else if (mb_noise_settling(&in, why, sizeof why))
         mb_report_note(&r->report, "%s", why);
     return r->noisy;
 }
@@ -258,9 +298,14 @@ static cJSON *phase_json(const mb_record *r, const mb_phase_result *p, const cha
         cJSON_AddNullToObject(o, "efficiency");
     cJSON_AddNumberToObject(o, "windows", p->windows);
     add_number(o, "window_seconds", p->window_seconds);
-    if (sustained)
+    if (sustained) {
         add_number(o, "settle_seconds", p->settle_seconds);
-    else
+        /* the steady state's own noise: its consecutive sub-windows' rates */
+        cJSON_AddNumberToObject(o, "sub_windows", p->sub_windows);
+        add_number(o, "sub_cv", p->sub_cv);
+        add_number(o, "sub_rate_min", p->sub_rate_min);
+        add_number(o, "sub_rate_max", p->sub_rate_max);
+    } else
         add_number(o, "idle_seconds", p->idle_seconds);
     cJSON_AddNumberToObject(o, "iterations", (double)p->iterations);
     add_number(o, "seconds", p->seconds);
@@ -613,7 +658,8 @@ static cJSON *statistics_json(void)
     cJSON_AddStringToObject(st, "cv", "sample standard deviation / mean of the per-repetition rates");
     cJSON_AddStringToObject(st, "noisy", "an ok case whose cv exceeds its max_cv, or whose median, burst and "
                                          "sustained rates disagree by more than max(3 x cv, 5%): not a reliable "
-                                         "ceiling");
+                                         "ceiling; a compute case with sustained.sub_windows is judged on them "
+                                         "(sub_cv) instead of the repetitions");
     return st;
 }
 
@@ -911,12 +957,15 @@ static void judge_case(const cJSON *c, mb_ceiling *out)
     if (!text_is(c, "status", "ok"))
         return;
     const cJSON *reps = item(c, "repetitions");
+    double subs = number_at(item(c, "sustained"), "sub_windows"); /* NAN in files from before the sub-windows */
     mb_noise_in in = { .cv = number_at(item(c, "rate"), "cv"),
                        .max_cv = max_cv_of(c),
                        .repetitions = cJSON_IsNumber(reps) ? reps->valueint : 0,
                        .median = number_at(item(c, "rate"), "median"),
                        .burst = number_at(item(c, "burst"), "rate"),
-                       .sustained = number_at(item(c, "sustained"), "rate") };
+                       .sustained = number_at(item(c, "sustained"), "rate"),
+                       .sustained_cv = number_at(item(c, "sustained"), "sub_cv"),
+                       .sustained_windows = subs >= 0 && subs <= 1e6 ? (int)subs : 0 };
     out->noisy = mb_noise_judge(&in, out->why, sizeof out->why);
     if (out->noisy || !cJSON_IsTrue(item(c, "noisy")))
         return;

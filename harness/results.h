@@ -118,6 +118,8 @@ typedef struct mb_noise_in {
     double median;    /* rate.median; <= 0 or NAN: not measured */
     double burst;     /* burst.rate (compute cases) */
     double sustained; /* sustained.rate (compute cases) */
+    double sustained_cv;   /* sustained.sub_cv: its sub-windows' spread (NAN: not measured, a file from before) */
+    int sustained_windows; /* sustained.sub_windows (0: none) */
 } mb_noise_in;
 
 /* The noise rule, one place for the run and every reader. A case is noisy
@@ -126,8 +128,17 @@ typedef struct mb_noise_in {
  * allowance, or (3) its sustained rate is above its burst rate by more than
  * the allowance (a long run cannot beat a short one: that is noise). Burst
  * above sustained is not noise: clocks that drop under load (a GPU at its
- * power cap) make it real. why (may be NULL) gets "noisy: …" saying which. */
+ * power cap) make it real. A compute case whose sustained phase has
+ * sub-windows (3 or more) is judged on the steady state its ceiling is taken
+ * in: (1) with the sub-windows' cv in place of the repetitions', no (2)
+ * (the repetitions ran while the clock settled), (3) with the sub-windows'
+ * allowance. why (may be NULL) gets "noisy: …" saying which. */
 bool mb_noise_judge(const mb_noise_in *in, char *why, size_t len);
+/* For a case judged on its steady state: true (and why) when the
+ * repetitions' median is further from the sustained rate than the steady
+ * state's noise allows, which says the repetitions ran while the clock
+ * settled: a note, not noise. */
+bool mb_noise_settling(const mb_noise_in *in, char *why, size_t len);
 double mb_noise_allowance(double cv);
 
 typedef struct mb_ceiling {

@@ -152,4 +152,39 @@ check "table: the bottleneck first, then the headline" bash -c "sed -n '/^\$/{n;
 check "table: bounded share" has "of the step has a ceiling" "$WORK/out"
 check "table: within 120 columns" bash -c "! awk '{ if (length(\$0) > 120) { print; bad = 1 } } END { exit !bad }' '$WORK/out'"
 
+# References as ceilings (issue 33): a reference's name or directory wherever results are expected, its files joined
+# in their priority order (the launch case lives in membw-peak-launch.json, not all.json); what is no results file says
+# what it is and what to pass.
+$PY "$SRC/scripts/gen_large_trace.py" --out "$WORK/launch.json" --pattern launch-bound 2>/dev/null
+for ref in h100-sxm "$SRC/results/reference/h100-sxm"; do
+  check "gap --ceilings $(basename "$ref") (a reference)" expect_exit 0 "$MLBENCH" gap --run "$WORK/launch.json" \
+    --ceilings "$ref" --format json
+  check "  the launch stage gets the reference's launch ceiling" $PY -c "
+import json
+d = json.load(open('$WORK/out'))
+s = next(s for s in d['stages'] if s['name'] == 'launch')
+assert s['ceiling'] and s['ceiling']['id'].startswith('launch/cuda/'), s
+assert d['ceilings']['path'].endswith('h100-sxm'), d['ceilings']"
+done
+check "gap --ceilings on a datasheet file exits 2" expect_exit 2 "$MLBENCH" gap --run "$WORK/launch.json" \
+  --ceilings "$SRC/configs/hardware/h100-pcie.ini"
+check "  says: a datasheet, pass it as --target" has "not measured results: a datasheet is a \`gap --target\`" "$WORK/err"
+check "gap --ceilings on a datasheet name exits 2" expect_exit 2 "$MLBENCH" gap --run "$WORK/launch.json" \
+  --ceilings h100-pcie
+check "  says: a datasheet" has "h100-pcie: a datasheet (configs/hardware), not measured results" "$WORK/err"
+check "gap --ceilings on a plain directory exits 2" expect_exit 2 "$MLBENCH" gap --run "$WORK/launch.json" \
+  --ceilings "$WORK"
+check "  says: a directory, pass one of its results files" has "a directory, not a results file" "$WORK/err"
+check "gap --ceilings on nothing exits 2" expect_exit 2 "$MLBENCH" gap --run "$WORK/launch.json" --ceilings nosuch
+check "  says: no such file nor reference, and the known ones" has "no reference machine of that name (known: h100-sxm" \
+  "$WORK/err"
+check "compare with a reference as a file" expect_exit 0 "$MLBENCH" compare "$D/gap_here.json" h100-sxm --format json
+check "  joined as --reference: its datasheet fills what it lacks" $PY -c "
+import json
+d = json.load(open('$WORK/out'))
+assert len(d['machines']) == 2 and 'reference' in d['machines'][1]['label'], d['machines']
+assert any('datasheet' in (c.get('rate_from') or []) for c in d['cases']), 'no datasheet figure'"
+check "compare on a trace exits 2" expect_exit 2 "$MLBENCH" compare "$D/gap_here.json" "$WORK/launch.json"
+check "  says: a PyTorch trace, pass it as gap --run" has "a PyTorch trace, not a results file: it is a run" "$WORK/err"
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "phases.h"
+#include "results.h"
 
 #define MAX_EVENTS 4096
 
@@ -30,6 +31,7 @@ typedef struct fake {
     int run_window[MAX_EVENTS]; /* sleeps before this run */
     int fail_at;               /* run number that fails (0 = none) */
     int reads;
+    double (*timed_at)(double t); /* when set: the seconds run() reports at clock time t (a recorded clock) */
 } fake;
 
 static double fake_now(void *ctx)
@@ -54,7 +56,7 @@ static int fake_run(void *user, double *seconds, mb_err *err)
     int i = f->runs++;
     f->run_start[i] = f->t;
     f->run_window[i] = f->sleeps;
-    double timed = f->t < f->slow_until ? f->timed_slow : f->timed_fast;
+    double timed = f->timed_at ? f->timed_at(f->t) : f->t < f->slow_until ? f->timed_slow : f->timed_fast;
     if (f->sleeps > 0)
         timed *= 1.0 + f->window_factor * (f->sleeps - 1);
     f->t += f->iter_wall;
@@ -261,6 +263,93 @@ static void test_opts_check(void **st)
     assert_non_null(strstr(err.msg, "burst_idle_time"));
 }
 
+/* The sustained phase's sub-windows: ten of a tenth of its length each,
+ * by the clock time each run ended; the phase is no longer for them. */
+static void test_sustained_sub_windows(void **st)
+{
+    (void)st;
+    fake f;
+    fake_init(&f);
+    mb_phase_clock clk = { fake_now, fake_sleep, &f };
+    mb_phase_target t = target_of(&f, false);
+    mb_phase_opts o = { .settle = 0, .sustained = 1.0 };
+    mb_phase_result r;
+    mb_err err = { 0 };
+    assert_int_equal(mb_phase_sustained(&o, &t, &clk, &r, &err), MB_OK);
+    assert_int_equal(r.iterations, 128); /* 1 s of 1/128 s runs, as without sub-windows */
+    assert_int_equal(r.sub_windows, MB_SUSTAINED_SUB_WINDOWS);
+    assert_true(r.sub_cv == 0 && r.sub_rate_min == 512 && r.sub_rate_max == 512);
+    /* runs longer than a sub-window: the empty ones are left out, the phase keeps its length */
+    fake_init(&f);
+    f.iter_wall = 0.375;
+    f.timed_fast = 0.25;
+    assert_int_equal(mb_phase_sustained(&o, &t, &clk, &r, &err), MB_OK);
+    assert_int_equal(r.iterations, 3);
+    assert_int_equal(r.sub_windows, 3);
+}
+
+/* A recorded clock at the power cap (the H200's bf16 GEMM, 2026-11-28:
+ * repetitions' median 671.9, burst 789.2, sustained 745.7 TFLOP/s): in the
+ * settled second the rate wanders by +-1%. */
+static double capped(double t)
+{
+    double rate = 745.7 * (1 + 0.01 * sin(t * 37.0)); /* TFLOP/s; 2 TFLOP per run */
+    return 2.0 / rate;
+}
+
+/* An oscillating one: +-18% every 0.2 s, a square wave. */
+static double oscillating(double t)
+{
+    double rate = 680.0 * (fmod(t, 0.4) < 0.2 ? 1.18 : 0.82);
+    return 2.0 / rate;
+}
+
+static mb_phase_result sustained_of(double (*clock)(double))
+{
+    fake f;
+    fake_init(&f);
+    f.timed_at = clock;
+    mb_phase_clock clk = { fake_now, fake_sleep, &f };
+    mb_phase_target t = target_of(&f, false);
+    mb_phase_opts o = { .settle = 1.0, .sustained = 1.0 };
+    mb_phase_result r;
+    mb_err err = { 0 };
+    assert_int_equal(mb_phase_sustained(&o, &t, &clk, &r, &err), MB_OK);
+    return r;
+}
+
+/* The noise rule on the steady state: the power-capped case that the old rule
+ * flagged (sustained 11% above the repetitions' median, which ran while the
+ * clock settled) is ok, with the settling said; the oscillating one stays
+ * noisy, its sub-windows' spread the reason. */
+static void test_noise_on_the_steady_state(void **st)
+{
+    (void)st;
+    mb_phase_result cap = sustained_of(capped), osc = sustained_of(oscillating);
+    assert_true(cap.sub_windows == 10 && cap.sub_cv < 0.01);
+    assert_true(osc.sub_windows == 10 && osc.sub_cv > 0.15);
+    mb_noise_in in = { .cv = 0.009, .max_cv = 0.10, .repetitions = 5, .median = 671.9, .burst = 789.2,
+                       .sustained = cap.rate, .sustained_cv = cap.sub_cv, .sustained_windows = cap.sub_windows };
+    char why[512];
+    assert_false(mb_noise_judge(&in, why, sizeof why));
+    assert_true(mb_noise_settling(&in, why, sizeof why));
+    assert_non_null(strstr(why, "ran before the clock settled"));
+    mb_noise_in old = in; /* a file from before the sub-windows: the old rule, noisy */
+    old.sustained_cv = NAN;
+    old.sustained_windows = 0;
+    assert_true(mb_noise_judge(&old, why, sizeof why));
+    assert_non_null(strstr(why, "the repetitions' median"));
+    in.sustained = osc.rate;
+    in.sustained_cv = osc.sub_cv;
+    assert_true(mb_noise_judge(&in, why, sizeof why));
+    assert_non_null(strstr(why, "sub-windows disagree"));
+    /* a sustained rate above burst is noise on the steady state too */
+    in = (mb_noise_in){ .cv = 0.01, .max_cv = 0.10, .repetitions = 5, .median = 700, .burst = 700,
+                        .sustained = 780, .sustained_cv = 0.005, .sustained_windows = 10 };
+    assert_true(mb_noise_judge(&in, why, sizeof why));
+    assert_non_null(strstr(why, "above burst"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -271,6 +360,8 @@ int main(void)
         cmocka_unit_test(test_no_reader_no_readings),
         cmocka_unit_test(test_run_error_propagates),
         cmocka_unit_test(test_opts_check),
+        cmocka_unit_test(test_sustained_sub_windows),
+        cmocka_unit_test(test_noise_on_the_steady_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -330,7 +330,7 @@ static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
         ceilings = newest;
     }
     if (mb_run_read(a->run, &s->run, err) || (a->step_seconds > 0 && mb_trace_set_step(&s->run, a->step_seconds, err)) ||
-        mb_ceilings_load(ceilings, &s->here, err) ||
+        mb_ceilings_open(ceilings, &s->here, err) ||
         mb_ceilings_use_phase(&s->here, a->ceiling, err) || mb_gap_build(&s->run, &s->here, &s->matching, &s->gap, err) ||
         mb_diagnose(&s->gap, &s->thresholds, &s->remedies, &s->diag, err))
         return err->code;
@@ -420,7 +420,12 @@ static int parse_compare_args(int argc, char **argv, compare_args *a, mb_err *er
     /* "-" first: files and options in any order */
     while ((ch = getopt_long(argc, argv, "-:h", opts, NULL)) != -1) {
         switch (ch) {
-        case 1: a->files[a->n_files++] = optarg; break;
+        case 1: /* a reference by name or directory is a --reference: its datasheet fills what it lacks */
+            if (mb_reference_exists(optarg))
+                a->refs[a->n_refs++] = optarg;
+            else
+                a->files[a->n_files++] = optarg;
+            break;
         case 'p': a->prices[a->n_prices++] = optarg; break;
         case 'r': a->refs[a->n_refs++] = optarg; break;
         case 'l': a->labels[a->n_labels++] = optarg; break;
@@ -459,7 +464,7 @@ static int run_compare(const compare_args *a, mb_ceilings *m, mb_reference *refs
     if (mb_ini_load_gap("compare.ini", keys, err))
         return err->code;
     for (int i = 0; i < a->n_files; i++)
-        if (mb_ceilings_load(a->files[i], &m[i], err))
+        if (mb_ceilings_open(a->files[i], &m[i], err))
             return err->code;
     for (int r = 0; r < a->n_refs; r++) {
         if (mb_reference_load(a->refs[r], &refs[r], err))

@@ -278,8 +278,8 @@ static void gap_header(FILE *o, const mb_gap *g, bool md)
     snprintf(line, sizeof line, "%s (%s, %s)", r->path ? r->path : "?", r->kind ? r->kind : "?", words);
     header_line(o, md, md ? "- run: " : "  run: ", line);
     const mb_ceilings *c = g->ceilings;
-    snprintf(line, sizeof line, "%s (host %s, started %s)", c->path, c->host ? c->host : "?",
-             c->started_utc ? c->started_utc : "?");
+    snprintf(line, sizeof line, "%s%s%s (host %s, started %s)", c->path, c->label ? ": " : "", c->label ? c->label : "",
+             c->host ? c->host : "?", c->started_utc ? c->started_utc : "?");
     header_line(o, md, md ? "- ceilings: " : "  ceilings: ", line);
     if (g->unaccounted > 0) {
         char sh[32];

@@ -12,6 +12,7 @@
 #include "formulas.h"
 #include "paths.h"
 #include "results.h"
+#include "run_read.h"
 
 const char *mb_reference_root(void)
 {
@@ -31,16 +32,27 @@ static bool plain_name(const char *name)
     return name && *name && strchr(name, '/') == NULL && strcmp(name, ".") && strcmp(name, "..");
 }
 
+/* A reference's reference.ini: by name under the root, or in a directory
+ * given by its path (`--ceilings results/reference/h100-sxm`). */
 static void ini_path(const char *name, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s/%s/reference.ini", mb_reference_root(), name);
+    if (plain_name(name))
+        snprintf(buf, len, "%s/%s/reference.ini", mb_reference_root(), name);
+    else
+        snprintf(buf, len, "%s/reference.ini", name ? name : "");
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 bool mb_reference_exists(const char *name)
 {
     char p[PATH_MAX + 64];
     struct stat st;
-    if (!plain_name(name))
+    if (!plain_name(name) && !is_dir(name))
         return false;
     ini_path(name, p, sizeof p);
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
@@ -181,7 +193,10 @@ int mb_reference_load(const char *name, mb_reference *out, mb_err *err)
         return mb_errf(err, MB_EUSAGE, "no reference machine '%s' (known: %s)", name ? name : "", known);
     }
     ini_path(name, p, sizeof p);
-    out->name = strdup(name);
+    const char *base = strrchr(name, '/'); /* a directory's name is the reference's */
+    while (base && base[1] == '\0' && base > name) /* "h100-sxm/" */
+        base = NULL;
+    out->name = strdup(base ? base + 1 : name);
     out->dir = strdup(p);
     if (out->name == NULL || out->dir == NULL) {
         mb_reference_free(out);
@@ -201,6 +216,88 @@ int mb_reference_load(const char *name, mb_reference *out, mb_err *err)
     }
     if (rc != MB_OK)
         mb_reference_free(out);
+    return rc;
+}
+
+/* ---- measured results where results are expected ------------------------------------ */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* What `what` is when it is no results file: a clear error naming what to pass. */
+static int not_results(const char *what, mb_err *err)
+{
+    char known[1024];
+    known_names(known, sizeof known);
+    struct stat st;
+    if (is_dir(what))
+        return mb_errf(err, MB_EUSAGE,
+                       "%s: a directory, not a results file: pass one of its results files (mlbench --suite ... "
+                       "--out FILE.json), or a reference machine's name or directory (one with a reference.ini; known: %s)",
+                       what, known);
+    if (stat(what, &st) == 0) {
+        mb_file_kind k = mb_run_file_kind(what);
+        if (k == MB_FILE_TRACE || k == MB_FILE_STAGES)
+            return mb_errf(err, MB_EUSAGE, "%s: a %s, not a results file: it is a run: pass it as `mlbench gap --run %s`",
+                           what, k == MB_FILE_TRACE ? "PyTorch trace" : "stage-metrics file", what);
+        if (ends_with(what, ".ini"))
+            return mb_errf(err, MB_EUSAGE,
+                           "%s: a datasheet or configuration file (.ini), not measured results: a datasheet is a "
+                           "`gap --target`; ceilings are what `mlbench --suite all --out FILE.json` measured, or a "
+                           "reference machine (known: %s)",
+                           what, known);
+        return MB_OK; /* a file: the results reader says what is wrong with it */
+    }
+    mb_datasheet *sheet = NULL;
+    mb_err why = { 0 };
+    if (mb_datasheet_find(what, &sheet, &why) == MB_OK) {
+        mb_datasheet_free(sheet);
+        return mb_errf(err, MB_EUSAGE,
+                       "%s: a datasheet (configs/hardware), not measured results: pass it as `gap --target %s`; "
+                       "measured ceilings are a results file or a reference machine (known: %s)",
+                       what, what, known);
+    }
+    return mb_errf(err, MB_EUSAGE, "%s: no such results file, and no reference machine of that name (known: %s)", what,
+                   known);
+}
+
+int mb_results_open(const char *what, cJSON **doc, char **label, mb_err *err)
+{
+    *doc = NULL;
+    if (label)
+        *label = NULL;
+    if (mb_reference_exists(what)) {
+        mb_reference r;
+        if (mb_reference_load(what, &r, err))
+            return err->code;
+        *doc = r.measured.root; /* the files joined in their priority order */
+        r.measured.root = NULL;
+        if (label)
+            *label = r.measured.label ? strdup(r.measured.label) : NULL;
+        mb_reference_free(&r);
+        return MB_OK;
+    }
+    if (not_results(what, err))
+        return err->code;
+    return mb_results_load(what, doc, err);
+}
+
+int mb_ceilings_open(const char *what, mb_ceilings *out, mb_err *err)
+{
+    memset(out, 0, sizeof *out);
+    cJSON *doc = NULL;
+    char *label = NULL;
+    if (mb_results_open(what, &doc, &label, err))
+        return err->code;
+    int rc = mb_ceilings_from_json(doc, what, out, err);
+    if (rc == MB_OK && label) {
+        out->label = label;
+        label = NULL;
+    }
+    free(label);
     return rc;
 }
 

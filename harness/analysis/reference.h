@@ -34,8 +34,18 @@ typedef struct mb_reference {
 /* Where the references are: $MLBENCH_REFERENCE_DIR, else results/reference
  * beside the config directory (source tree and install alike). */
 const char *mb_reference_root(void);
-/* True when `name` is a reference (a directory with a reference.ini), not a path. */
+/* True when `name` is a reference: a name under the root, or the path of a
+ * directory with a reference.ini. */
 bool mb_reference_exists(const char *name);
+/* Measured results wherever results are expected (`gap --ceilings`,
+ * `compare`, `--baseline`): a results file, or a reference machine by name or
+ * directory (its files joined in their priority order). A directory without
+ * a reference.ini, a datasheet, a trace or a stage file is an MB_EUSAGE
+ * error saying what it is and what to pass. *label (may be NULL) gets a
+ * reference's "<label> (reference)", else NULL; the caller frees it and *doc. */
+int mb_results_open(const char *what, cJSON **doc, char **label, mb_err *err);
+/* The same as ceilings (mb_ceilings_from_json). */
+int mb_ceilings_open(const char *what, mb_ceilings *out, mb_err *err);
 /* Loads a reference by name. MB_EUSAGE naming the known references when there
  * is none of that name, or with the file and field when a file is malformed. */
 int mb_reference_load(const char *name, mb_reference *out, mb_err *err);

@@ -12,7 +12,11 @@
  *   sustained: `settle` seconds of untimed back-to-back work (the clocks
  *              reach their steady state), then at least `duration` seconds
  *              of timed back-to-back work. The rate is its total work over
- *              its total timed seconds.
+ *              its total timed seconds. The timed part is cut into
+ *              MB_SUSTAINED_SUB_WINDOWS consecutive sub-windows: the spread
+ *              of their rates is the noise of that steady state (a clock
+ *              that oscillates at the power cap shows there), the statistic
+ *              that judges the ceiling (results.h, mb_noise_judge).
  *
  * The bookkeeping is here, apart from the runner, with an injectable clock so
  * tests/test_phases.c checks it with a fake one. Device readings (SM clock,
@@ -69,6 +73,9 @@ typedef struct mb_phase_target {
     double rate_scale;    /* rate = work / seconds / rate_scale */
 } mb_phase_target;
 
+/* Sub-windows of the sustained phase's timed part (each at least one run()). */
+#define MB_SUSTAINED_SUB_WINDOWS 10
+
 /* Readings are taken at the end of a run() at most this often, and at the
  * end of every window. */
 #define MB_PHASE_SAMPLE_INTERVAL 0.02
@@ -85,6 +92,9 @@ typedef struct mb_phase_result {
     double rate;         /* burst: median of the windows' rates; sustained: work / seconds */
     double rate_best;    /* burst: the best window; sustained: = rate */
     int samples;         /* readings taken during the timed part */
+    int sub_windows;     /* sustained: sub-windows timed; 0 for burst */
+    double sub_cv;       /* sustained: stddev / mean of the sub-windows' rates */
+    double sub_rate_min, sub_rate_max;
     bool have_sm, have_power, have_reasons;
     double sm_mhz_min, sm_mhz_max, sm_mhz_mean;
     double power_w_max, power_w_mean;
