@@ -122,23 +122,22 @@ bool mb_noise_judge(const mb_noise_in *in, char *why, size_t len)
     }
     why[0] = '\0';
     bool steady = judged_by_steady_state(in);
-    double cv = steady ? in->sustained_cv : in->cv;
-    if (steady && in->max_cv > 0 && cv > in->max_cv) {
+    if (in->max_cv > 0 && in->repetitions >= 2 && isfinite(in->cv) && in->cv > in->max_cv) {
+        snprintf(why, len,
+                 "noisy: cv %.1f%% > max_cv %.1f%%: the repetitions disagree (a busy machine, a clock or "
+                 "device whose speed moves, or too short a min_time); the ceiling is not reliable",
+                 in->cv * 100, in->max_cv * 100);
+        return true;
+    }
+    if (steady && in->max_cv > 0 && in->sustained_cv > in->max_cv) {
         snprintf(why, len,
                  "noisy: the sustained window's %d sub-windows disagree (cv %.1f%% > max_cv %.1f%%): the rate moves "
                  "within the steady state (a clock that oscillates at the power cap, a busy machine); the ceiling is "
                  "not reliable",
-                 in->sustained_windows, cv * 100, in->max_cv * 100);
+                 in->sustained_windows, in->sustained_cv * 100, in->max_cv * 100);
         return true;
     }
-    if (!steady && in->max_cv > 0 && in->repetitions >= 2 && isfinite(cv) && cv > in->max_cv) {
-        snprintf(why, len,
-                 "noisy: cv %.1f%% > max_cv %.1f%%: the repetitions disagree (a busy machine, a clock or "
-                 "device whose speed moves, or too short a min_time); the ceiling is not reliable",
-                 cv * 100, in->max_cv * 100);
-        return true;
-    }
-    double tol = mb_noise_allowance(cv);
+    double tol = mb_noise_allowance(steady ? in->sustained_cv : in->cv);
     char a[32], b[32];
     if (!steady && measured(in->median) && measured(in->sustained) && spread(in->sustained, in->median) > tol) {
         mb_fmt_number(a, sizeof a, in->sustained);

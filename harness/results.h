@@ -130,9 +130,9 @@ typedef struct mb_noise_in {
  * above sustained is not noise: clocks that drop under load (a GPU at its
  * power cap) make it real. A compute case whose sustained phase has
  * sub-windows (3 or more) is judged on the steady state its ceiling is taken
- * in: (1) with the sub-windows' cv in place of the repetitions', no (2)
- * (the repetitions ran while the clock settled), (3) with the sub-windows'
- * allowance. why (may be NULL) gets "noisy: …" saying which. */
+ * in too: (1) also with the sub-windows' cv, no (2) (the repetitions ran
+ * while the clock settled), (3) with the sub-windows' allowance. why (may
+ * be NULL) gets "noisy: …" saying which. */
 bool mb_noise_judge(const mb_noise_in *in, char *why, size_t len);
 /* For a case judged on its steady state: true (and why) when the
  * repetitions' median is further from the sustained rate than the steady
