@@ -25,6 +25,7 @@ static const mb_coll_kind coll_kinds[] = {
 static const mb_stage_component stage_components[] = {
     { "gemm", "flops", "flop", "gpu" },
     { "conv", "flops", "flop", "gpu" },
+    { "attention", "flops", "flop", "gpu" }, /* held against the GEMM case (configs/gap/matching.ini) */
     { "copy", "bytes", "byte", "gpu" },
     { "membw", "bytes", "byte", "gpu" },
     { "disk", "bytes", "byte", "cpu" },

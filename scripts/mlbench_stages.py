@@ -43,7 +43,7 @@ VERSION = 1
 
 # component -> the key its work is counted in (None: time only)
 WORK_KEYS = {
-    "gemm": "flops", "conv": "flops",
+    "gemm": "flops", "conv": "flops", "attention": "flops",
     "copy": "bytes", "membw": "bytes", "disk": "bytes", "hostmem": "bytes",
     "allreduce": "bytes", "allgather": "bytes", "reducescatter": "bytes", "broadcast": "bytes",
     "launch": "launches", "sync": "syncs",

@@ -47,7 +47,8 @@ import mlbench_stages as ms
 named = re.search(r"is not one of (\S+)", open(sys.argv[1]).read())
 assert named, open(sys.argv[1]).read()
 assert set(named.group(1).split("|")) == set(ms.WORK_KEYS), (named.group(1), sorted(ms.WORK_KEYS))
-needs = {"gemm": {"dtype": "bf16"}, "conv": {"dtype": "bf16"}, "copy": {"direction": "h2d"},
+needs = {"gemm": {"dtype": "bf16"}, "conv": {"dtype": "bf16"}, "attention": {"dtype": "bf16"},
+         "copy": {"direction": "h2d"},
          "disk": {"pattern": "random"}}
 t = ms.StageTimer(clock=lambda: 0.0)
 for comp, key in ms.WORK_KEYS.items():

@@ -1044,6 +1044,70 @@ static void test_membw_op_write(void **state)
     assert_non_null(strstr(err.msg, "only membw stages have an op"));
 }
 
+/* A trace's attention stage, its FLOPs from the SDPA op's query/key shapes
+ * (causal: 4 b h l s d / 2 = 67108864 for [2,4,256,64] bf16, 20 us) and its
+ * backward op's from the forward (10/4 of it, 167772160, 40 us), has no
+ * benchmark: it is held against the GEMM case of its dtype, bf16, the
+ * nearest in size per call (117440512 FLOPs per kernel: the 1024^3 case,
+ * 300 TFLOP/s), and the explanation says so. A backward matmul that no
+ * forward op gives FLOPs is told what the trace lacks, not to record
+ * shapes it recorded; a trace without shapes is. */
+static void test_trace_attention_and_hints(void **state)
+{
+    fx *f = *state;
+#define OP(name, tid, ts, dur, args)                                                                     \
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":" #tid ",\"ts\":" #ts  \
+    ",\"dur\":" #dur ",\"args\":{" args "}},"
+#define LAUNCH(tid, ts, corr)                                                                            \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":" #tid       \
+    ",\"ts\":" #ts ",\"dur\":1,\"args\":{\"correlation\":" #corr "}},"
+#define KERNEL(name, ts, dur, corr)                                                                      \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,\"ts\":" #ts            \
+    ",\"dur\":" #dur ",\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}}"
+    const char *text =
+        "{\"record_shapes\":1,\"traceEvents\":["
+        OP("aten::_scaled_dot_product_flash_attention", 1, 10, 80,
+           "\"Sequence number\":31,\"Fwd thread id\":0,"
+           "\"Input Dims\":[[2,4,256,64],[2,4,256,64],[2,4,256,64],[],[],[],[]],"
+           "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\",\"Scalar\","
+           "\"Scalar\",\"\"],\"Concrete Inputs\":[\"\",\"\",\"\",\"0.\",\"True\",\"False\",\"\"]")
+        LAUNCH(1, 20, 43)
+        OP("ScaledDotProductFlashAttentionBackward0", 2, 3005, 190, "\"Sequence number\":31,\"Fwd thread id\":1")
+        OP("aten::_scaled_dot_product_flash_attention_backward", 2, 3010, 180, "\"External id\":7")
+        LAUNCH(2, 3020, 49)
+        OP("MmBackward0", 2, 4005, 190, "\"Sequence number\":99,\"Fwd thread id\":1")
+        OP("aten::mm", 2, 4010, 40, "\"External id\":8")
+        LAUNCH(2, 4020, 50)
+        KERNEL("flash_fwd_kernel<Flash_fwd_kernel_traits<64>>", 5030, 20, 43) ","
+        KERNEL("flash_bwd_dq_dk_dv_loop_kernel<Flash_bwd_kernel_traits<64>>", 5130, 40, 49) ","
+        KERNEL("ampere_bf16_s16816gemm_bf16_64x64", 5180, 4, 50) "]}";
+    build(f, scratch_file("attention.json", text));
+    const mb_gap_stage *st = stage(&f->gap, "attention");
+    assert_string_equal(st->stage->component, "attention");
+    assert_string_equal(matched_id(f, st), "gemm/cublaslt/dtype=bf16,k=1024,m=1024,n=1024");
+    CLOSE(st->measured_rate, 234881024.0 / 60e-6);
+    CLOSE(st->ceiling_rate, 300e12);
+    assert_non_null(strstr(st->why, "gemm/cublaslt/dtype=bf16,k=1024,m=1024,n=1024: no attention benchmark: held "
+                                    "against the GEMM case of its dtype; dtype bf16;"));
+    st = stage(&f->gap, "gemm");
+    assert_int_equal(st->match, -1);
+    assert_string_equal(st->bound_hint,
+                        "FLOPs unknown: launched by aten::mm: no Input Dims recorded for it, and no forward op with "
+                        "shapes has its autograd node's Sequence number");
+    /* the same kernels without any shapes in the trace */
+    const char *bare =
+        "{\"record_shapes\":0,\"traceEvents\":["
+        OP("aten::mm", 2, 4010, 40, "\"External id\":8")
+        LAUNCH(2, 4020, 50)
+        KERNEL("ampere_bf16_s16816gemm_bf16_64x64", 5180, 4, 50) "]}";
+    build(f, scratch_file("noshapes.json", bare));
+    assert_string_equal(stage(&f->gap, "gemm")->bound_hint,
+                        "FLOPs unknown: shapes not recorded: profile with record_shapes=True");
+#undef OP
+#undef LAUNCH
+#undef KERNEL
+}
+
 /* A stage's name never decides silently: a dominant 'other' stage with no
  * role is a finding, not "balanced"; role checkpoint names the periodic
  * pattern (and a disk stage with that role is not data loading); a name
@@ -1284,6 +1348,7 @@ int main(void)
         cmocka_unit_test(test_headline_unbounded_first),
         cmocka_unit_test(test_headline_text_fits),
         cmocka_unit_test(test_membw_op_write),
+        cmocka_unit_test(test_trace_attention_and_hints),
         cmocka_unit_test(test_roles_decide_not_names),
         cmocka_unit_test(test_fmt_seconds),
         cmocka_unit_test(test_did_you_mean),

@@ -484,7 +484,7 @@ static void test_op_flops(void **state)
     /* no shapes at all */
     memset(&sh, 0, sizeof sh);
     assert_false(mb_tr_op_flops("aten::mm", &sh, &f, &why));
-    assert_non_null(strstr(why, "record_shapes"));
+    assert_non_null(strstr(why, "Input Dims"));
     assert_int_equal(mb_tr_op_kind("aten::relu"), TR_OP_NONE);
     assert_string_equal(mb_tr_dtype_of_torch("c10::Half"), "fp16");
 }
@@ -501,7 +501,8 @@ static void test_memory_attribution(void **state)
      *   _foreach_mul_ ([[10],[6]], 0-d fp32): 16 x 4 + 4 = 68 (1 us)
      *   addmm launching a bias copy_ ([8,16] <- [16] fp32, in place):
      *     512 + 64 = 576 (1 us); the GEMM kernel stays addmm's (2 us)
-     *   _foreach_add_ (lists only: no element type) - time only (1 us)
+     *   _foreach_add_ (lists only: no element type) - its kernel in the
+     *     time-only "memory-bound ops (bytes unknown)" stage (1 us)
      * Shaped: 7865988 bytes in 19 us of the 20 us of memory-bound kernels. */
     const char *text =
         "{\"traceEvents\":[\n"
@@ -550,14 +551,233 @@ static void test_memory_attribution(void **state)
     assert_non_null(s);
     assert_true(s->work == 8192);
     NS_EQ(s->seconds, 2000);
-    s = stage(&r, "other compute"); /* the unshaped _foreach_add_ */
+    s = stage(&r, MB_MEMBOUND_STAGE " (bytes unknown)"); /* the unshaped _foreach_add_ */
     assert_non_null(s);
+    assert_string_equal(s->component, "membw");
+    assert_string_equal(s->work_unit, "s");
     assert_int_equal(s->count, 1);
     NS_EQ(s->seconds, 1000);
+    assert_null(stage(&r, "other compute"));
     cJSON *ev = r.evidence;
+    assert_string_equal(cJSON_GetStringValue(path_get(ev, "unattributed")->child),
+                        "bytes unknown: aten::_foreach_add_: element type of a TensorList not recorded");
     assert_true(fabs(num(ev, "rates.memory_bound.shaped_share") - 0.95) < 1e-9);
     assert_true(fabs(num(ev, "rates.memory_bound.bytes_per_s") - 7865988 / 19e-6) < 1e-3);
     assert_int_equal((int)num(ev, "rates.ops_without_shapes.memory_bound"), 1);
+    mb_run_free(&r);
+}
+
+/* The shapes of one tensor input, for the hand-made shape records below. */
+static void put_tensor(tr_shapes *sh, int t, const char *type, int rank, const int64_t *dims)
+{
+    sh->rank[t] = rank;
+    memcpy(sh->dims[t], dims, sizeof *dims * (size_t)rank);
+    snprintf(sh->types[t], sizeof sh->types[t], "%s", type);
+    if (t >= sh->n_tensors)
+        sh->n_tensors = sh->n_types = t + 1;
+}
+
+/* ResNet's batch norm and max pool as torch 2.x records them (a
+ * channels_last bf16 trace: batch_norm -> _batch_norm_impl_index ->
+ * native_batch_norm, which zero-fills a counter with zeros -> zero_ -> fill_
+ * before launching its statistics and transform kernels; max_pool2d ->
+ * max_pool2d_with_indices; the backward ops on autograd's thread, inside
+ * their autograd nodes). Bytes by hand (docs/traces.md):
+ *   native_batch_norm (out): x [8,64,32,32] bf16 1048576 + 4 x [64] float
+ *     1024, output 1048576: 2098176 (kernels 4 + 5 us)
+ *   fill_ [2] int (inplace): 8 (1 us); in the backward [8] int: 32 (1 us)
+ *   max_pool2d_with_indices (reduce): x 1048576 (3 us)
+ *   max_pool2d_with_indices_backward (gradient): grad_out [8,64,16,16] bf16
+ *     262144 + indices [8,64,16,16] long 1048576 read, a gradient the size of
+ *     self (1048576) written: 2359296 (6 us)
+ *   native_batch_norm_backward (out): grad_out and x 2 x 1048576 + 5 x [64]
+ *     float 1280, grad_input 1048576: 3147008 (7 + 8 us)
+ * In all 8653096 bytes in 35 us, 8 kernels, 6 ops; no other compute. */
+static void test_norm_pool_attribution(void **state)
+{
+    (void)state;
+#define BN_IN "\"Input Dims\":[[8,64,32,32],[64],[64],[64],[64],[],[],[]]," \
+              "\"Input type\":[\"c10::BFloat16\",\"float\",\"float\",\"float\",\"float\",\"Scalar\",\"Scalar\"," \
+              "\"Scalar\"]"
+#define FILL(tid, ts, n, corr)                                                                                   \
+    OP("aten::zeros", tid, ts ## 2, 8, "\"Input Dims\":[[],[],[],[],[]]")                                       \
+    OP("aten::zero_", tid, ts ## 3, 6, "\"Input Dims\":[[" #n "]],\"Input type\":[\"int\"]")                    \
+    OP("aten::fill_", tid, ts ## 4, 4, "\"Input Dims\":[[" #n "],[]],\"Input type\":[\"int\",\"Scalar\"]")       \
+    LAUNCH(tid, ts ## 5, corr)
+    const char *text =
+        "{\"record_shapes\":1,\"traceEvents\":[\n"
+        OP("aten::batch_norm", 1, 0, 100, "\"Sequence number\":7,\"Fwd thread id\":0," BN_IN)
+        OP("aten::_batch_norm_impl_index", 1, 5, 90, "\"Sequence number\":7,\"Fwd thread id\":0," BN_IN)
+        OP("aten::native_batch_norm", 1, 10, 80, "\"Sequence number\":7,\"Fwd thread id\":0," BN_IN)
+        FILL(1, 1, 2, 31) /* zeros at 12 us, fill_'s launch at 15 */
+        LAUNCH(1, 30, 32)
+        LAUNCH(1, 50, 33)
+        OP("aten::max_pool2d", 1, 200, 100, "\"Sequence number\":8,\"Fwd thread id\":0,"
+           "\"Input Dims\":[[8,64,32,32],[],[],[],[],[]],"
+           "\"Input type\":[\"c10::BFloat16\",\"ScalarList\",\"ScalarList\",\"ScalarList\",\"ScalarList\",\"Scalar\"]")
+        OP("aten::max_pool2d_with_indices", 1, 210, 80, "\"Sequence number\":8,\"Fwd thread id\":0,"
+           "\"Input Dims\":[[8,64,32,32],[],[],[],[],[]],"
+           "\"Input type\":[\"c10::BFloat16\",\"ScalarList\",\"ScalarList\",\"ScalarList\",\"ScalarList\",\"Scalar\"]")
+        LAUNCH(1, 220, 34)
+        OP("autograd::engine::evaluate_function: MaxPool2DWithIndicesBackward0", 2, 400, 100,
+           "\"Sequence number\":8,\"Fwd thread id\":1")
+        OP("MaxPool2DWithIndicesBackward0", 2, 405, 90, "\"Sequence number\":8,\"Fwd thread id\":1,"
+           "\"Input Dims\":[[8,64,16,16]],\"Input type\":[\"c10::BFloat16\"]")
+        OP("aten::max_pool2d_with_indices_backward", 2, 410, 80,
+           "\"Input Dims\":[[8,64,16,16],[8,64,32,32],[],[],[],[],[],[8,64,16,16]],"
+           "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"ScalarList\",\"ScalarList\",\"ScalarList\","
+           "\"ScalarList\",\"Scalar\",\"long int\"]")
+        LAUNCH(2, 420, 35)
+        OP("autograd::engine::evaluate_function: NativeBatchNormBackward0", 2, 590, 120,
+           "\"Sequence number\":7,\"Fwd thread id\":1")
+        OP("NativeBatchNormBackward0", 2, 595, 110, "\"Sequence number\":7,\"Fwd thread id\":1,"
+           "\"Input Dims\":[[8,64,32,32]],\"Input type\":[\"c10::BFloat16\"]")
+        OP("aten::native_batch_norm_backward", 2, 600, 100,
+           "\"Input Dims\":[[8,64,32,32],[8,64,32,32],[64],[64],[64],[64],[64],[],[],[]],"
+           "\"Input type\":[\"c10::BFloat16\",\"c10::BFloat16\",\"float\",\"float\",\"float\",\"float\",\"float\","
+           "\"Scalar\",\"Scalar\",\"ScalarList\"]")
+        FILL(2, 60, 8, 36)
+        LAUNCH(2, 620, 37)
+        LAUNCH(2, 640, 38)
+        KERNEL("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>>", 1000, 1, 31) ",\n"
+        KERNEL("void at::native::batch_norm_collect_statistics_channels_last_kernel<at::native::Var>", 1010, 4, 32)
+        ",\n"
+        KERNEL("void at::native::batch_norm_transform_input_channels_last_kernel<c10::BFloat16>", 1020, 5, 33) ",\n"
+        KERNEL("void at::native::(anonymous namespace)::max_pool_forward_nhwc<c10::BFloat16>", 1030, 3, 34) ",\n"
+        KERNEL("void at::native::(anonymous namespace)::max_pool_backward_nhwc<c10::BFloat16>", 1040, 6, 35) ",\n"
+        KERNEL("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<int>>", 1050, 1, 36) ",\n"
+        KERNEL("void at::native::batch_norm_backward_reduce_channels_last_kernel<4>", 1060, 7, 37) ",\n"
+        KERNEL("void at::native::batch_norm_backward_elemt_channels_last_kernel<4>", 1070, 8, 38) "\n]}\n";
+#undef BN_IN
+#undef FILL
+    const char *path = tmp_path("normpool.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, MB_MEMBOUND_STAGE);
+    assert_non_null(s);
+    assert_string_equal(s->component, "membw");
+    assert_true(s->work == 8653096);
+    assert_int_equal(s->count, 8);
+    NS_EQ(s->seconds, 35000);
+    assert_null(stage(&r, "other compute"));
+    assert_null(stage(&r, MB_MEMBOUND_STAGE " (bytes unknown)"));
+    assert_int_equal((int)num(r.evidence, "rates.memory_bound.ops"), 6);
+    assert_true(num(r.evidence, "rates.memory_bound.shaped_share") == 1);
+    mb_run_free(&r);
+}
+
+/* Backward FLOPs from the forward op (Kineto's autograd "Sequence number"):
+ *   forward linear [64,128] x [256,128]^T -> addmm (seq 11): 2*64*256*128 =
+ *     4194304 (10 us); AddmmBackward0 (seq 11, on autograd's thread) runs two
+ *     aten::mm without shapes: one forward-sized product each, 2 x 4194304
+ *     (12 + 14 us); its bias gradient aten::sum is memory-bound (2 us)
+ *   forward mm [32,64] x [64,16] (seq 21): 65536 (3 us); MmBackward0 (seq
+ *     21) launches its two kernels itself: 2 products (dgrad, wgrad),
+ *     131072 (5 + 6 us)
+ *   gemm fp32: 12779520 FLOPs in 50 us, 6 kernels, 5 ops (3 linked)
+ *   forward flash attention [2,4,256,64] bf16, causal (seq 31): 4 b h l s d
+ *     / 2 = 67108864 (20 us); its backward op without shapes: 10/4 of it,
+ *     167772160 (40 us); attention bf16: 234881024 FLOPs in 60 us
+ *   an aten::mm without shapes under MmBackward0 of seq 99, which no
+ *     forward op has: "gemm (unattributed)" (4 us), saying why. */
+static void test_backward_flops(void **state)
+{
+    (void)state;
+#define FWD(seq) "\"Sequence number\":" #seq ",\"Fwd thread id\":0,"
+#define BWD(seq) "\"Sequence number\":" #seq ",\"Fwd thread id\":1"
+#define QKV "[2,4,256,64],[2,4,256,64],[2,4,256,64]"
+#define BF16x3 "\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\""
+    const char *text =
+        "{\"record_shapes\":1,\"traceEvents\":[\n"
+        OP("aten::linear", 1, 0, 100, FWD(10) "\"Input Dims\":[[64,128],[256,128],[256]],"
+           "\"Input type\":[\"float\",\"float\",\"float\"]")
+        OP("aten::t", 1, 2, 3, FWD(10) "\"Input Dims\":[[256,128]],\"Input type\":[\"float\"]")
+        OP("aten::addmm", 1, 10, 80, FWD(11) "\"Input Dims\":[[256],[64,128],[128,256],[],[]],"
+           "\"Input type\":[\"float\",\"float\",\"float\",\"Scalar\",\"Scalar\"]")
+        LAUNCH(1, 20, 41)
+        OP("aten::mm", 1, 300, 100, FWD(21) "\"Input Dims\":[[32,64],[64,16]],\"Input type\":[\"float\",\"float\"]")
+        LAUNCH(1, 310, 42)
+        OP("aten::scaled_dot_product_attention", 1, 500, 100, FWD(31) "\"Input Dims\":[" QKV ",[],[],[],[],[]],"
+           "\"Input type\":[" BF16x3 ",\"\",\"Scalar\",\"Scalar\",\"\",\"Scalar\"],"
+           "\"Concrete Inputs\":[\"\",\"\",\"\",\"\",\"0.\",\"True\",\"\",\"False\"]")
+        OP("aten::_scaled_dot_product_flash_attention", 1, 510, 80, FWD(31) "\"Input Dims\":[" QKV ",[],[],[],[]],"
+           "\"Input type\":[" BF16x3 ",\"Scalar\",\"Scalar\",\"Scalar\",\"\"],"
+           "\"Concrete Inputs\":[\"\",\"\",\"\",\"0.\",\"True\",\"False\",\"\"]")
+        LAUNCH(1, 520, 43)
+        OP("autograd::engine::evaluate_function: AddmmBackward0", 2, 1000, 200, BWD(11))
+        OP("AddmmBackward0", 2, 1005, 190, BWD(11) ",\"Input Dims\":[[64,256]],\"Input type\":[\"float\"]")
+        OP("aten::mm", 2, 1010, 40, "\"External id\":5")
+        LAUNCH(2, 1020, 44)
+        OP("aten::mm", 2, 1060, 40, "\"External id\":6")
+        LAUNCH(2, 1070, 45)
+        OP("aten::sum", 2, 1110, 40, "\"Input Dims\":[[64,256],[],[],[]],"
+           "\"Input type\":[\"float\",\"ScalarList\",\"Scalar\",\"\"]")
+        LAUNCH(2, 1120, 46)
+        OP("autograd::engine::evaluate_function: MmBackward0", 2, 2000, 200, BWD(21))
+        OP("MmBackward0", 2, 2005, 190, BWD(21))
+        LAUNCH(2, 2010, 47)
+        LAUNCH(2, 2050, 48)
+        OP("autograd::engine::evaluate_function: ScaledDotProductFlashAttentionBackward0", 2, 3000, 200, BWD(31))
+        OP("ScaledDotProductFlashAttentionBackward0", 2, 3005, 190, BWD(31))
+        OP("aten::_scaled_dot_product_flash_attention_backward", 2, 3010, 180, "\"External id\":7")
+        LAUNCH(2, 3020, 49)
+        OP("autograd::engine::evaluate_function: MmBackward0", 2, 4000, 200, BWD(99))
+        OP("MmBackward0", 2, 4005, 190, BWD(99))
+        OP("aten::mm", 2, 4010, 40, "\"External id\":8")
+        LAUNCH(2, 4020, 50)
+        KERNEL("volta_sgemm_128x64_nn", 5000, 10, 41) ",\n"
+        KERNEL("volta_sgemm_32x32_nn", 5020, 3, 42) ",\n"
+        KERNEL("flash_fwd_kernel<Flash_fwd_kernel_traits<64>>", 5030, 20, 43) ",\n"
+        KERNEL("volta_sgemm_128x64_nt", 5060, 12, 44) ",\n"
+        KERNEL("volta_sgemm_128x64_tn", 5080, 14, 45) ",\n"
+        KERNEL("void at::native::reduce_kernel<128, 4, at::native::ReduceOp<float>>", 5100, 2, 46) ",\n"
+        KERNEL("volta_sgemm_32x32_nt", 5110, 5, 47) ",\n"
+        KERNEL("volta_sgemm_32x32_tn", 5120, 6, 48) ",\n"
+        KERNEL("flash_bwd_dq_dk_dv_loop_kernel<Flash_bwd_kernel_traits<64>>", 5130, 40, 49) ",\n"
+        KERNEL("volta_sgemm_64x64_nn", 5180, 4, 50) "\n]}\n";
+#undef FWD
+#undef BWD
+#undef QKV
+#undef BF16x3
+    const char *path = tmp_path("bwdflops.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, "gemm");
+    assert_non_null(s);
+    assert_string_equal(s->work_unit, "flop");
+    assert_string_equal(s->dtype, "fp32");
+    assert_true(s->work == 12779520);
+    assert_int_equal(s->count, 6);
+    NS_EQ(s->seconds, 50000);
+    cJSON *ev = r.evidence;
+    assert_int_equal((int)num(ev, "rates.gemm.0.ops"), 5);
+    assert_int_equal((int)num(ev, "rates.gemm.0.linked"), 3);
+    s = stage(&r, "attention");
+    assert_non_null(s);
+    assert_string_equal(s->component, "attention");
+    assert_string_equal(s->dtype, "bf16");
+    assert_true(s->work == 67108864.0 + 167772160.0);
+    assert_int_equal(s->count, 2);
+    NS_EQ(s->seconds, 60000);
+    assert_int_equal((int)num(ev, "rates.attention.0.linked"), 1);
+    s = stage(&r, "gemm (unattributed)");
+    assert_non_null(s);
+    assert_string_equal(s->work_unit, "s");
+    assert_int_equal(s->count, 1);
+    NS_EQ(s->seconds, 4000);
+    cJSON *why = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ev, "unattributed"),
+                                                  "gemm (unattributed)");
+    assert_string_equal(cJSON_GetStringValue(why),
+                        "FLOPs unknown: launched by aten::mm: no Input Dims recorded for it, and no forward op with "
+                        "shapes has its autograd node's Sequence number");
+    s = stage(&r, MB_MEMBOUND_STAGE); /* the bias gradient */
+    assert_non_null(s);
+    assert_true(s->work == 64 * 256 * 4);
+    NS_EQ(s->seconds, 2000);
     mb_run_free(&r);
 }
 
@@ -615,8 +835,35 @@ static void test_op_bytes(void **state)
     assert_false(mb_tr_op_bytes(TR_MOP_OUT, &sh, &b, &why));
     memset(&sh, 0, sizeof sh);
     assert_false(mb_tr_op_bytes(TR_MOP_OUT, &sh, &b, &why));
-    assert_non_null(strstr(why, "record_shapes"));
+    assert_non_null(strstr(why, "Input Dims"));
     assert_false(mb_tr_op_bytes(TR_MOP_NONE, &sh, &b, &why));
+    /* embedding(weight [32000, 1024] fp32, indices [8, 1024] long): per
+     * index one row of 1024 read and written, not the whole table:
+     * 8192 x 8 + 2 x 8192 x 1024 x 4 = 67174400 */
+    put_tensor(&sh, 0, "float", 2, (int64_t[]){32000, 1024});
+    put_tensor(&sh, 1, "long int", 2, (int64_t[]){8, 1024});
+    assert_true(mb_tr_op_bytes(TR_MOP_GATHER, &sh, &b, &why));
+    assert_true(b == 67174400);
+    /* nll_loss_forward(logits [8192, 32000] fp32, target [8192] long): one
+     * logit per target, 8192 x (8 + 4) = 98304 */
+    memset(&sh, 0, sizeof sh);
+    put_tensor(&sh, 0, "float", 2, (int64_t[]){8192, 32000});
+    put_tensor(&sh, 1, "long int", 1, (int64_t[]){8192});
+    assert_true(mb_tr_op_bytes(TR_MOP_PICK, &sh, &b, &why));
+    assert_true(b == 98304);
+    /* avg_pool2d_backward(grad_out [2,3,4,4] fp16, self [2,3,8,8] fp16):
+     * 192 read, a gradient of 768 written: 960 (the out model: 1728) */
+    memset(&sh, 0, sizeof sh);
+    put_tensor(&sh, 0, "c10::Half", 4, (int64_t[]){2, 3, 4, 4});
+    put_tensor(&sh, 1, "c10::Half", 4, (int64_t[]){2, 3, 8, 8});
+    assert_true(mb_tr_op_bytes(TR_MOP_GRADIENT, &sh, &b, &why));
+    assert_true(b == 960);
+    /* torch 2.x's [] for a TensorList: no bytes, not the 4 of the 0-d float */
+    memset(&sh, 0, sizeof sh);
+    put_tensor(&sh, 0, "TensorList", 0, NULL);
+    put_tensor(&sh, 1, "float", 0, NULL);
+    assert_false(mb_tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
+    assert_non_null(strstr(why, "TensorList"));
     assert_int_equal(mb_tr_dtype_bytes("c10::BFloat16"), 2);
     assert_int_equal(mb_tr_dtype_bytes("double"), 8);
     assert_int_equal(mb_tr_dtype_bytes("Scalar"), 0);
@@ -713,7 +960,7 @@ static void test_rules(void **state)
     text = "[runtime]\nlaunch = x\n[annotation]\nstep = y\n[memory_op]\nwrites = ^aten::add$\n";
     write_text(bad, text, strlen(text));
     assert_int_equal(mb_tr_rules_load(&r, bad, &err), MB_EUSAGE);
-    assert_non_null(strstr(err.msg, "out, inplace or reduce"));
+    assert_non_null(strstr(err.msg, "out, inplace, reduce, gradient, gather or pick"));
     mb_err_clear(&err);
     assert_int_equal(mb_tr_rules_load(&r, tmp_path("missing.ini"), &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "cannot open"));
@@ -1423,6 +1670,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_synthetic), cmocka_unit_test(test_flop_attribution),
         cmocka_unit_test(test_op_flops),  cmocka_unit_test(test_rules),
         cmocka_unit_test(test_memory_attribution), cmocka_unit_test(test_op_bytes),
+        cmocka_unit_test(test_norm_pool_attribution), cmocka_unit_test(test_backward_flops),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
         cmocka_unit_test(test_cpu_only),
     };

@@ -161,14 +161,14 @@ static void test_component_names(void **st)
     (void)st;
     char buf[256];
     assert_string_equal(mb_stage_component_names(buf, sizeof buf),
-                        "gemm|conv|copy|membw|disk|allreduce|allgather|reducescatter|broadcast|launch|sync|"
+                        "gemm|conv|attention|copy|membw|disk|allreduce|allgather|reducescatter|broadcast|launch|sync|"
                         "hostmem|other");
     char copy[256], *save = NULL;
     snprintf(copy, sizeof copy, "%s", buf);
     int n = 0;
     for (char *w = strtok_r(copy, "|", &save); w; w = strtok_r(NULL, "|", &save), n++)
         assert_string_equal(mb_stage_component_find(w)->name, w);
-    assert_int_equal(n, 13);
+    assert_int_equal(n, 14);
     char small[8];
     assert_string_equal(mb_stage_component_names(small, sizeof small), "gemm|co"); /* cut, terminated */
 }

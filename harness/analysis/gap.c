@@ -415,11 +415,14 @@ static void ties_add(ties *t, const char *backend)
         snprintf(t->backends + at, sizeof t->backends - at, "%s%s", at ? ", " : "", backend);
 }
 
-static void explain_choice(const mb_stage *s, const mb_case_ref *c, const score *sc, int usable,
+static void explain_choice(const mb_stage *s, const mb_ini *m, const mb_case_ref *c, const score *sc, int usable,
                            const ties *tied, char *why, size_t len)
 {
     const char *cc = c->component;
-    size_t n = (size_t)snprintf(why, len, "%s:", c->id);
+    /* A stage held against another component's case says so first
+     * (matching.ini [notes]: attention against the GEMM case). */
+    const char *note = strcmp(s->component, cc) != 0 ? mb_ini_get(m, "notes", s->component) : NULL;
+    size_t n = note ? (size_t)snprintf(why, len, "%s: %s;", c->id, note) : (size_t)snprintf(why, len, "%s:", c->id);
 #define ADD(...)                                                          \
     do {                                                                  \
         if (n < len)                                                      \
@@ -477,12 +480,15 @@ int mb_gap_match(const mb_stage *s, const mb_ceilings *res, const mb_ini *m, cha
         return -1;
     }
     if (s->work_unit == NULL || strcmp(s->work_unit, "s") == 0) {
+        const char *c = s->component;
+        bool flops = strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "attention") == 0;
+        const char *what = flops                      ? "FLOPs"
+                           : strcmp(c, "launch") == 0 ? "launch count"
+                           : strcmp(c, "sync") == 0   ? "sync count"
+                                                      : "bytes";
         snprintf(why, len,
                  "no ceiling: the stage has a time but no amount of work (%s not recorded), so no rate to compare",
-                 strcmp(s->component, "gemm") == 0 || strcmp(s->component, "conv") == 0 ? "FLOPs"
-                 : strcmp(s->component, "launch") == 0                                   ? "launch count"
-                 : strcmp(s->component, "sync") == 0                                     ? "sync count"
-                                                                                         : "bytes");
+                 what);
         return -1;
     }
     const char *dev = stage_device(s);
@@ -529,7 +535,7 @@ int mb_gap_match(const mb_stage *s, const mb_ceilings *res, const mb_ini *m, cha
         explain_none(s, m, &k, why, len);
         return -1;
     }
-    explain_choice(s, &res->cases[best], &best_sc, k.hard, &tied, why, len);
+    explain_choice(s, m, &res->cases[best], &best_sc, k.hard, &tied, why, len);
     return best;
 }
 
@@ -955,7 +961,16 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
     const char *why = strncmp(st->why, "no ceiling: ", 12) == 0 ? st->why + 12 : st->why;
     bool time_only = strcmp(s->work_unit, "s") == 0;
     bool trace = g->run->kind && strcmp(g->run->kind, "pytorch-trace") == 0;
-    if (strcmp(c, "other") == 0 && role_of(s, "communication"))
+    /* The trace reader says why a time-only stage of kernels has no work
+     * (evidence "unattributed", docs/traces.md): what the trace lacks, not
+     * a guess from the component. */
+    const cJSON *told = trace && time_only && g->run->evidence
+                            ? cJSON_GetObjectItemCaseSensitive(
+                                  cJSON_GetObjectItemCaseSensitive(g->run->evidence, "unattributed"), s->name)
+                            : NULL;
+    if (cJSON_IsString(told))
+        snprintf(st->bound_hint, len, "%s", told->valuestring);
+    else if (strcmp(c, "other") == 0 && role_of(s, "communication"))
         snprintf(st->bound_hint, len,
                  "a collective mlbench does not measure (barrier, all-to-all, send/recv), or of unknown kind: "
                  "time only");

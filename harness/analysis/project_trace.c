@@ -119,32 +119,18 @@ static int keep_host(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
     return MB_OK;
 }
 
-/* Attention ops: FLOPs from the query and key shapes (mb_proj_sdpa_flops),
- * bytes: Q, K, V and the output once. aten::scaled_dot_product_* ops and
- * aten::_cudnn_attention_* (cuDNN's, which torch 2.11's SDPA calls on Hopper
- * and whose External id its kernels carry) take [b, h, l, d] tensors; the
- * aten::_flash_attention_* and _efficient_attention_* ops take [b, l, h, d].
- * A backward op's first input is the output's gradient: query and key follow
- * it. The causal flag is not read (recorded under different argument
- * positions by each variant): full attention is counted, twice the work of a
- * causal one. */
+/* Attention ops: FLOPs from the query and key shapes (mb_tr_attention_shape,
+ * shared with the trace reader; mb_proj_sdpa_flops), bytes: Q, K, V and the
+ * output once. The causal flag is not applied here: full attention is
+ * counted, twice the work of a causal one (the trace reader's attention
+ * stage does apply it). */
 static bool sdpa_work(const tr_event_view *v, double *flops, double *bytes)
 {
-    bool sdpa = strstr(v->name, "scaled_dot_product") != NULL || strstr(v->name, "_cudnn_attention_") != NULL;
-    bool inner = strstr(v->name, "_flash_attention_") != NULL || strstr(v->name, "_efficient_attention_") != NULL;
-    if (!sdpa && !inner)
+    tr_attention a;
+    if (!mb_tr_attention_shape(v->name, v->sh, &a))
         return false;
-    bool backward = strstr(v->name, "backward") != NULL;
-    int q = backward ? 1 : 0, k = q + 1;
-    const tr_shapes *sh = v->sh;
-    if (sh->n_tensors <= k || sh->rank[q] != 4 || sh->rank[k] != 4)
-        return false;
-    const int64_t *qd = sh->dims[q], *kd = sh->dims[k];
-    double b = (double)qd[0], d = (double)qd[3];
-    double h = (double)(sdpa ? qd[1] : qd[2]), l = (double)(sdpa ? qd[2] : qd[1]), s = (double)(sdpa ? kd[2] : kd[1]);
-    int esize = sh->n_types > q ? mb_tr_dtype_bytes(sh->types[q]) : 0;
-    *flops = mb_proj_sdpa_flops(b, h, l, s, d, backward, false);
-    *bytes = (esize > 0 ? esize : 2) * (2 * b * h * l * d + 2 * b * h * s * d);
+    *flops = mb_proj_sdpa_flops(a.b, a.h, a.l, a.s, a.d, a.backward, false);
+    *bytes = (a.esize > 0 ? a.esize : 2) * (2 * a.b * a.h * a.l * a.d + 2 * a.b * a.h * a.s * a.d);
     return *flops > 0;
 }
 

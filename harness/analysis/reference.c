@@ -331,7 +331,9 @@ double mb_datasheet_figure(const mb_datasheet *d, bool target_is_gpu, const char
         snprintf(what, len, "a GPU datasheet has no figure for %s work on the host", component);
         return 0;
     }
-    bool math = strcmp(component, "gemm") == 0 || strcmp(component, "conv") == 0 || strcmp(component, "peak") == 0;
+    /* attention is matmuls on the same tensor cores (configs/gap/matching.ini) */
+    bool math = strcmp(component, "gemm") == 0 || strcmp(component, "conv") == 0 || strcmp(component, "peak") == 0 ||
+                strcmp(component, "attention") == 0;
     if (math && dtype) {
         char key[64];
         if (strcmp(dtype, "fp64") == 0 && target_is_gpu && strcmp(component, "peak") != 0) {

@@ -234,9 +234,9 @@ static int check_component_fields(const cJSON *o, const mb_stage_component *cd, 
     char w[512];
     const char *c = cd->name;
     bool is_coll = mb_is_collective(c);
-    bool is_mm = strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0;
+    bool is_mm = strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "attention") == 0;
     if (s->dtype && !is_mm && !is_coll)
-        return mb_errf(err, MB_EUSAGE, "%s: only gemm, conv and collectives have a dtype",
+        return mb_errf(err, MB_EUSAGE, "%s: only gemm, conv, attention and collectives have a dtype",
                        where(l, "dtype", w, sizeof w));
     if (is_mm && s->dtype == NULL)
         return mb_errf(err, MB_EUSAGE, "%s: a %s stage needs a dtype (fp32, tf32, fp16, bf16, fp8, int8, fp64)",

@@ -79,6 +79,8 @@ enum arg_key {
     AK_REGS,
     AK_SMEM,
     AK_EXT_ID,
+    AK_SEQ,
+    AK_FWD_TID,
 };
 
 enum have {
@@ -98,6 +100,7 @@ enum have {
     H_OUT = 1u << 13,
     H_GROUP = 1u << 14,
     H_DTYPE = 1u << 15,
+    H_SEQ = 1u << 17,
     H_PID_NUM = 1u << 16,
 };
 
@@ -114,6 +117,7 @@ typedef struct event {
     char coll[24], dtype[16], kind[24];
     tr_shapes sh;
     int64_t grid[3], block[3], regs, smem, ext_id; /* for the event view; -1/0 = not recorded */
+    int64_t seq, fwd_tid; /* autograd "Sequence number", "Fwd thread id"; -1 = not recorded */
     int cur_tensor;
     bool in_list_elem; /* inside one shape of a TensorList input */
     double list_prod;  /* ... its element count so far */
@@ -603,20 +607,58 @@ static bool fold_annotation(parser *p)
     return true;
 }
 
-_Static_assert(sizeof(tr_flop_op) == 48, "one flop op record is 48 bytes");
+_Static_assert(sizeof(tr_flop_op) == 64, "one op record is 64 bytes");
 _Static_assert(sizeof(tr_launch) == 24, "one launch record is 24 bytes");
+_Static_assert(TR_MAX_WHY < 255, "tr_flop_op.why is one byte");
 
+/* The "op: reason" text of an op whose shapes gave no count, kept once: the
+ * hint of a time-only stage quotes the reason behind most of its time.
+ * Returns its index + 1, or 0 past TR_MAX_WHY distinct texts. */
+static uint8_t why_index(tr_state *st, const char *name, const char *why)
+{
+    char text[sizeof st->why[0]];
+    snprintf(text, sizeof text, "%.40s: %.50s", name, why);
+    for (int i = 0; i < st->n_why; i++)
+        if (strcmp(st->why[i], text) == 0)
+            return (uint8_t)(i + 1);
+    if (st->n_why == TR_MAX_WHY)
+        return 0;
+    memcpy(st->why[st->n_why++], text, sizeof text);
+    return (uint8_t)st->n_why;
+}
+
+/* An autograd node's name, for traces that record no "Fwd thread id":
+ * "autograd::engine::evaluate_function: MmBackward0", "MmBackward0". */
+static bool autograd_node_name(const char *name)
+{
+    if (strncmp(name, "autograd::engine::evaluate_function: ", 37) == 0)
+        return true;
+    const char *b = strstr(name, "Backward");
+    return b != NULL && b[8] >= '0' && b[8] <= '9';
+}
+
+/* Every op of a family is kept, with its count or without one: a kernel
+ * launched inside an op whose shapes gave no count is still that op's (a
+ * memory-bound op's time without bytes, a backward matmul that takes its
+ * FLOPs from its forward op). An autograd node is kept for the link:
+ * forward ops record "Fwd thread id" 0, a node the forward's thread (>= 1),
+ * both with the node's "Sequence number". */
 static bool fold_cpu_op(parser *p)
 {
     tr_state *st = p->st;
     event *e = &p->ev;
     st->cpu_op_events++; /* each one costs the host the profiler's own time */
+    if (e->sh.n_tensors > 0)
+        st->ops_with_dims++;
     int kind = mb_tr_op_kind(e->name), model = TR_MOP_NONE;
     if (kind == TR_OP_NONE && strncmp(e->name, "aten::", 6) == 0) {
         model = mb_tr_classify(st->rules, TR_SET_MEMOP, e->name, e->name_len);
         if (model != TR_MOP_NONE)
             kind = TR_OP_MEM;
     }
+    if (kind == TR_OP_NONE && e->have & H_SEQ && e->seq >= 0 &&
+        (e->fwd_tid > 0 || (e->fwd_tid < 0 && autograd_node_name(e->name))))
+        kind = TR_OP_BWD;
     if (kind == TR_OP_NONE) {
         /* c10d::allreduce_, record_param_comms: the host inside a collective */
         if (mb_tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) == TR_ANN_COLLECTIVE) {
@@ -625,15 +667,15 @@ static bool fold_cpu_op(parser *p)
         }
         return true;
     }
-    double flops; /* bytes for a memory-bound op */
-    const char *why;
-    bool ok = kind == TR_OP_MEM ? mb_tr_op_bytes(model, &e->sh, &flops, &why)
-                                : mb_tr_op_flops(e->name, &e->sh, &flops, &why);
-    if (!ok) {
+    double count = -1; /* FLOPs, or bytes for a memory-bound op */
+    const char *why = NULL;
+    bool ok = kind == TR_OP_BWD ? false
+              : kind == TR_OP_MEM ? mb_tr_op_bytes(model, &e->sh, &count, &why)
+                                  : mb_tr_op_flops(e->name, &e->sh, &count, &why);
+    if (!ok && kind != TR_OP_BWD) {
         st->ops_without_shapes[kind]++;
         if (st->shape_why[kind][0] == '\0')
             snprintf(st->shape_why[kind], sizeof st->shape_why[kind], "%.30s: %.60s", e->name, why);
-        return true;
     }
     if (!mb_grow((void **)&st->flop_ops, &st->cap_flop_ops, st->n_flop_ops + 1, sizeof *st->flop_ops))
         return fail(p, MB_ESYS, "out of memory");
@@ -642,8 +684,11 @@ static bool fold_cpu_op(parser *p)
     op->thread = thread_of(e);
     op->start = e->ts;
     op->end = e->ts + e->dur;
-    op->flops = flops;
-    op->kind = kind;
+    op->flops = ok ? count : -1;
+    op->seq = e->have & H_SEQ && e->seq >= 0 ? e->seq : -1;
+    op->parent = -1;
+    op->kind = (uint8_t)kind;
+    op->why = ok || kind == TR_OP_BWD ? 0 : why_index(st, e->name, why);
     /* The first input with a known tensor type (a bias may be None, "") */
     for (int i = 0; i < e->sh.n_types && op->dtype == 0; i++)
         op->dtype = (uint8_t)mb_tr_dtype_index(mb_tr_dtype_of_torch(e->sh.types[i]));
@@ -824,6 +869,7 @@ static void begin_event(parser *p)
     memset(e->grid, 0, sizeof e->grid);
     memset(e->block, 0, sizeof e->block);
     e->regs = e->smem = e->ext_id = -1;
+    e->seq = e->fwd_tid = -1;
     p->ev_key = p->arg_key = EK_NONE;
     p->in_args = p->arg_array = p->dims_inner = false;
     p->st->events++;
@@ -1022,6 +1068,14 @@ static bool arg_value(parser *p, int kind, const char *s, size_t n)
             e->have |= H_DTYPE;
         }
         break;
+    case AK_SEQ:
+        if (num)
+            arg_number(e, H_SEQ, &e->seq, s, n);
+        break;
+    case AK_FWD_TID:
+        if (num)
+            parse_i64(s, n, &e->fwd_tid);
+        break;
     case AK_REGS:
     case AK_SMEM:
     case AK_EXT_ID: {
@@ -1216,7 +1270,10 @@ static int arg_key_of(const char *s, size_t n)
     case 11:
         return KEY_IS(s, n, "correlation") ? AK_CORR : KEY_IS(s, n, "External id") ? AK_EXT_ID : AK_NONE;
     case 13:
-        return KEY_IS(s, n, "In msg nelems") ? AK_IN_NELEMS : KEY_IS(s, n, "shared memory") ? AK_SMEM : AK_NONE;
+        return KEY_IS(s, n, "In msg nelems")   ? AK_IN_NELEMS
+               : KEY_IS(s, n, "shared memory") ? AK_SMEM
+               : KEY_IS(s, n, "Fwd thread id") ? AK_FWD_TID
+                                               : AK_NONE;
     case 14:
         return KEY_IS(s, n, "Out msg nelems") ? AK_OUT_NELEMS : AK_NONE;
     case 20:
@@ -1224,6 +1281,8 @@ static int arg_key_of(const char *s, size_t n)
     case 15:
         if (KEY_IS(s, n, "Collective name"))
             return AK_COLL;
+        if (KEY_IS(s, n, "Sequence number"))
+            return AK_SEQ;
         return KEY_IS(s, n, "Concrete Inputs") ? AK_CONCRETE : AK_NONE;
     default:
         return AK_NONE;

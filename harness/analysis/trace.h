@@ -12,8 +12,9 @@
  * 24-byte record per GPU event (kernel, memcpy, memset), one 24-byte record
  * per kernel-launch call plus its 16-byte [start, end) interval, one 16-byte
  * interval (two for the step table) per host sync call, DataLoader or
- * collective annotation, one record per ProfilerStep and per matmul/conv op
- * with recorded shapes. docs/traces.md gives the figures. */
+ * collective annotation, one record per ProfilerStep and per matmul/conv/
+ * attention/memory-bound op and autograd node. docs/traces.md gives the
+ * figures. */
 #ifndef MB_TRACE_H
 #define MB_TRACE_H
 
@@ -58,7 +59,15 @@ enum tr_rt_kind { TR_RT_NONE = 0, TR_RT_LAUNCH, TR_RT_SYNC, TR_RT_BLOCKING };
 enum tr_ann_kind { TR_ANN_NONE = 0, TR_ANN_STEP, TR_ANN_DATALOADER, TR_ANN_COLLECTIVE };
 enum tr_rule_set { TR_SET_KERNEL = 0, TR_SET_RUNTIME, TR_SET_ANNOTATION, TR_SET_MEMOP, TR_N_SETS };
 /* [memory_op] keys: how a memory-bound op's output is counted (trace_bytes.c). */
-enum tr_memop_model { TR_MOP_NONE = 0, TR_MOP_OUT, TR_MOP_INPLACE, TR_MOP_REDUCE };
+enum tr_memop_model {
+    TR_MOP_NONE = 0,
+    TR_MOP_OUT,      /* reads its tensor inputs, writes one output the size of the largest */
+    TR_MOP_INPLACE,  /* reads its tensor inputs, its output is one of them */
+    TR_MOP_REDUCE,   /* reads its tensor inputs, its output is small (not counted) */
+    TR_MOP_GRADIENT, /* reads its inputs but the largest (a shape only), writes a gradient that size */
+    TR_MOP_GATHER,   /* per index element, reads and writes one row of its table (embedding) */
+    TR_MOP_PICK,     /* per index element, reads one element of its values (nll_loss) */
+};
 
 typedef struct tr_rule {
     int value;  /* class index, tr_rt_kind, tr_ann_kind or tr_memop_model */
@@ -97,11 +106,17 @@ int mb_tr_classify(tr_rules *r, int set, const char *name, size_t len);
 
 /* ---- FLOPs of ops (trace_flops.c) ----------------------------------------- */
 
-enum mb_tr_op_kind { TR_OP_NONE = 0, TR_OP_GEMM, TR_OP_CONV, TR_OP_MEM, TR_N_OP_KINDS };
+/* Op families: matmul, convolution, memory-bound ([memory_op]), attention
+ * (SDPA, FlashAttention, memory-efficient, cuDNN), and TR_OP_BWD, an
+ * autograd node of the backward pass ("MmBackward0", "autograd::engine::
+ * evaluate_function: MmBackward0"), which does no work of its own but links
+ * the kernels under it to their forward op by its "Sequence number". */
+enum mb_tr_op_kind { TR_OP_NONE = 0, TR_OP_GEMM, TR_OP_CONV, TR_OP_MEM, TR_OP_ATTN, TR_OP_BWD, TR_N_OP_KINDS };
 
 #define TR_MAX_TENSORS 8
 #define TR_MAX_DIMS 6
-#define TR_MAX_CONCRETE 12
+/* cuDNN's attention backward keeps is_causal at argument 14 */
+#define TR_MAX_CONCRETE 16
 #define TR_TYPE_LEN 24
 #define TR_CONCRETE_LEN 40
 /* rank of an input recorded as a list of shapes (a TensorList, "Input Dims"
@@ -124,11 +139,30 @@ typedef struct tr_shapes {
 /* Which family an op name belongs to (aten::mm, aten::addmm, aten::bmm,
  * aten::baddbmm, aten::matmul, aten::linear -> GEMM; aten::convolution,
  * aten::_convolution, aten::conv1d/2d/3d, aten::cudnn_convolution,
- * aten::miopen_convolution, aten::convolution_backward -> CONV). */
+ * aten::miopen_convolution, aten::convolution_backward -> CONV;
+ * aten::scaled_dot_product_*, aten::_cudnn_attention_*,
+ * aten::_flash_attention_*, aten::_efficient_attention_* -> ATTN). */
 int mb_tr_op_kind(const char *name);
-/* FLOPs of one op from its shapes. Returns false with *why set when the
- * shapes needed were not recorded or do not fit the op. */
+/* FLOPs of one matmul/convolution/attention op from its shapes. Returns
+ * false with *why set when the shapes needed were not recorded or do not
+ * fit the op. */
 bool mb_tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const char **why);
+
+/* An attention op's sizes as its query and key record them: query [b, h,
+ * l, d] (or [b, l, h, d], as the variant takes it), key/value s long. */
+typedef struct tr_attention {
+    double b, h, l, s, d;
+    bool backward;
+    int causal;    /* 1 causal, 0 not, -1 not recorded (Concrete Inputs) */
+    int esize;     /* bytes per query element, 0 unknown */
+} tr_attention;
+/* The sizes of an attention op (aten::scaled_dot_product_*,
+ * aten::_cudnn_attention_*, aten::_flash_attention_*,
+ * aten::_efficient_attention_*, forward or backward: a backward op's query
+ * and key follow the output's gradient). False when the name is no
+ * attention op or its query/key shapes were not recorded. Its FLOPs:
+ * mb_proj_sdpa_flops (project.h). */
+bool mb_tr_attention_shape(const char *name, const tr_shapes *sh, tr_attention *a);
 /* mlbench dtype ("fp32", "fp16", "bf16", "fp64", "fp8", "int8") of a
  * PyTorch scalar type name ("float", "c10::Half", ...); NULL if unknown. */
 const char *mb_tr_dtype_of_torch(const char *type);
@@ -216,6 +250,7 @@ typedef struct tr_coll_stat {
 } tr_coll_stat;
 
 #define TR_MAX_COLLS 32
+#define TR_MAX_WHY 32
 
 typedef struct tr_step {
     long long number;  /* N of ProfilerStep#N (-1 if none) */
@@ -228,15 +263,34 @@ typedef struct tr_launch {
     int64_t corr;
 } tr_launch;
 
-typedef struct tr_flop_op { /* 48 bytes: one per matmul/conv/memory-bound op with shapes */
+/* tr_flop_op.flags */
+enum {
+    TR_OPF_PARENT = 1,        /* encloses an op of its family whose shapes gave a count: not a leaf */
+    TR_OPF_PARENT_ANY = 2,    /* encloses an op of its family, counted or not */
+    TR_OPF_BWD_OUTER = 4,     /* TR_OP_BWD: encloses another autograd node */
+    TR_OPF_BWD_TENSOR = 8,    /* TR_OP_BWD: encloses a matmul/conv/attention op */
+    TR_OPF_LINKED = 16,       /* FLOPs from the forward op its autograd node belongs to */
+    TR_OPF_IN_BWD = 32,       /* inside an autograd node (a backward op) */
+};
+
+/* Why an op or kernel has no count: the link to its forward op failed. */
+enum { TR_LINK_NONE = 0, TR_LINK_NOT_BWD, TR_LINK_NO_FWD, TR_LINK_AMBIGUOUS, TR_LINK_FAMILY, TR_LINK_N };
+
+typedef struct tr_flop_op { /* 64 bytes: one per op of a family (above), with or without a count */
     int64_t thread;
     int64_t start, end;
-    double flops;       /* TR_OP_MEM: bytes moved (mb_tr_op_bytes) */
+    double flops;       /* FLOPs; TR_OP_MEM: bytes moved (mb_tr_op_bytes); < 0: no count (why) */
     int64_t gpu_ns;     /* filled by the analysis */
+    int64_t seq;        /* autograd "Sequence number" (-1 none; the analysis passes it down to leaves) */
     int32_t kernels;    /* filled by the analysis */
-    uint8_t kind;       /* TR_OP_GEMM / TR_OP_CONV / TR_OP_MEM */
+    int32_t parent;     /* the analysis: index of the enclosing op on its thread, -1 none */
+    uint8_t kind;       /* mb_tr_op_kind */
     uint8_t dtype;      /* index into tr_dtype_names (0 = unknown) */
-    bool has_flop_child; /* encloses an op of its own family (matmul/conv, or memory-bound) */
+    uint8_t flags;      /* TR_OPF_* */
+    uint8_t why;        /* no count: index into tr_state.why (0 = none) */
+    uint8_t link;       /* the analysis: TR_LINK_* when a backward op found no forward op */
+    uint8_t family;     /* the analysis: TR_OP_BWD given FLOPs: its forward op's kind */
+    uint8_t pad[2];
 } tr_flop_op;
 
 /* What the host was doing, as [start, end) pairs, for the step table: the
@@ -303,6 +357,11 @@ typedef struct tr_state {
     size_t n_flop_ops, cap_flop_ops;
     long long ops_without_shapes[TR_N_OP_KINDS]; /* by mb_tr_op_kind */
     char shape_why[TR_N_OP_KINDS][96];           /* first reason a shape did not give FLOPs/bytes */
+    /* Distinct "op: reason" texts of ops whose shapes gave no count
+     * (tr_flop_op.why indexes them; 0 = none, the last one takes the rest). */
+    char why[TR_MAX_WHY][96];
+    int n_why;
+    long long ops_with_dims;                     /* cpu_ops that recorded Input Dims */
     /* Optional: each complete event is also shown to this function
      * (mb_trace_walk, for the kernel-level projection of project_trace.c). */
     struct tr_event_view_hook *hook;
@@ -330,7 +389,7 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err);
 size_t mb_tr_merge_intervals(int64_t *iv, size_t n);
 /* trace_analysis.c: length of the intersection of two merged lists. */
 int64_t mb_tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t ny);
-/* trace_analysis.c: st's matmul/conv ops by thread, then start, the
+/* trace_analysis.c: st's ops (tr_flop_op) by thread, then start, the
  * enclosing op before the ops inside it. */
 void mb_tr_sort_flop_ops(tr_state *st);
 

@@ -4,8 +4,9 @@
  * Order of the work, each step relying on the one before:
  *   1. sort steps, host-wait intervals (merged) and each device's GPU events
  *      by start (the file order is not time order);
- *   2. attribute kernels to the matmul/conv ops with recorded shapes that
- *      launched them (needs the correlation ids, so before step 4);
+ *   2. attribute kernels to the matmul/conv/attention/memory-bound ops that
+ *      launched them, backward ops without shapes taking their forward op's
+ *      FLOPs (needs the correlation ids, so before step 4);
  *   3. per-step time by kernel class (needs the raw events);
  *   4. merge each device's events in place into busy intervals (a union over
  *      streams, so overlap counts once); busy/idle/host-wait per device and
@@ -247,40 +248,145 @@ static int cmp_launch(const void *a, const void *b)
     return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-static bool memory_family(int kind)
+/* Matmul, convolution and attention: tensor-core work with FLOPs. */
+static bool tensor_family(int kind)
 {
-    return kind == TR_OP_MEM;
+    return kind == TR_OP_GEMM || kind == TR_OP_CONV || kind == TR_OP_ATTN;
 }
 
-/* Ops on one thread nest; an op enclosing another op of its family (matmul
- * -> bmm, linear -> addmm; batch_norm -> cudnn_batch_norm, to -> copy_) does
- * its work through it, so only innermost ("leaf") ops count: their FLOPs or
- * bytes and the kernels launched inside them. A memory-bound op inside a
- * matmul (addmm copying its bias) leaves the matmul a leaf: each takes the
- * kernels launched inside it. */
-static void mark_parents(tr_flop_op *ops, size_t n, size_t *stack)
+/* The family an op nests within for the leaf rule: the tensor-core ops are
+ * one (aten::matmul around aten::bmm, aten::scaled_dot_product_attention
+ * around the math path's bmm), memory-bound ops another, autograd nodes a
+ * third. */
+static int nest_family(int kind)
+{
+    return tensor_family(kind) ? TR_OP_GEMM : kind;
+}
+
+/* Ops on one thread nest: each gets its enclosing op (`parent`) and the
+ * flags the attribution reads. A matmul/conv/attention op enclosing another
+ * one with a count (matmul -> bmm, linear -> addmm) does its work through
+ * it, so only innermost ("leaf") ones count theirs (TR_OPF_PARENT); an op
+ * whose child has no count stays the leaf. A memory-bound op takes the
+ * kernels launched directly in it even around another memory-bound op:
+ * native_batch_norm calls zeros -> fill_ before its own statistics and
+ * transform kernels, and would otherwise count none of them. */
+static void mark_nest(tr_flop_op *ops, size_t n, size_t *stack)
 {
     size_t top = 0;
     for (size_t i = 0; i < n; i++) {
-        if (i > 0 && ops[i].thread != ops[i - 1].thread)
+        tr_flop_op *op = &ops[i];
+        if (i > 0 && op->thread != ops[i - 1].thread)
             top = 0;
-        while (top > 0 && ops[stack[top - 1]].end <= ops[i].start)
+        while (top > 0 && ops[stack[top - 1]].end <= op->start)
             top--;
-        /* the nearest enclosing op of the same family */
+        op->parent = top > 0 ? (int32_t)stack[top - 1] : -1;
+        bool family_seen = false, bwd_seen = false;
         for (size_t k = top; k > 0; k--) {
             tr_flop_op *up = &ops[stack[k - 1]];
-            if (ops[i].end > up->end)
-                break;
-            if (memory_family(up->kind) == memory_family(ops[i].kind)) {
-                up->has_flop_child = true;
-                break;
+            if (op->end > up->end)
+                break; /* overlaps without enclosing: nothing above encloses it either */
+            if (!family_seen && nest_family(up->kind) == nest_family(op->kind)) {
+                family_seen = true;
+                up->flags |= TR_OPF_PARENT_ANY | (op->flops >= 0 ? TR_OPF_PARENT : 0);
+                if (op->kind == TR_OP_BWD)
+                    up->flags |= TR_OPF_BWD_OUTER;
+            }
+            if (!bwd_seen && up->kind == TR_OP_BWD && op->kind != TR_OP_BWD) {
+                bwd_seen = true;
+                if (tensor_family(op->kind)) {
+                    up->flags |= TR_OPF_BWD_TENSOR;
+                    op->flags |= TR_OPF_IN_BWD;
+                }
             }
         }
         stack[top++] = i;
     }
 }
 
-/* Launch call -> innermost enclosing op on the same thread -> corr map. */
+/* The innermost autograd node around an op, or -1. */
+static int32_t node_of(const tr_flop_op *ops, int32_t i)
+{
+    for (i = ops[i].parent; i >= 0; i = ops[i].parent)
+        if (ops[i].kind == TR_OP_BWD)
+            return i;
+    return -1;
+}
+
+/* How many forward-sized products the backward of a family computes when
+ * the trace does not say: a matmul's backward is 2 (the gradient of each
+ * operand, dgrad and wgrad), a convolution's 2 (input and weight; its bias
+ * gradient is a reduction), attention's 10/4 (mb_proj_sdpa_flops: the
+ * backward recomputes the scores and runs four more matmuls). One backward
+ * op of a matmul (aten::mm under AddmmBackward0) is one product. A network's
+ * first layer, whose input needs no gradient, computes only the weight's:
+ * its backward FLOPs are then counted twice. */
+static double backward_products(int family, bool one_op)
+{
+    if (family == TR_OP_ATTN)
+        return 10.0 / 4.0;
+    return family == TR_OP_GEMM && one_op ? 1 : 2;
+}
+
+/* Backward kernels whose op has no usable shapes (a backward matmul without
+ * "Input Dims", a kernel launched by the autograd node itself) take their
+ * FLOPs from the forward op their node belongs to: Kineto gives the node
+ * ("MmBackward0", "autograd::engine::evaluate_function: MmBackward0") the
+ * "Sequence number" the forward op recorded when it created that node. The
+ * forward op is the leaf matmul/conv/attention op with a count whose own or
+ * enclosing op's sequence number it is (cudnn_convolution inherits
+ * aten::convolution's). */
+static bool link_backward(tr_flop_op *ops, size_t n, corr_map *fwd)
+{
+    for (size_t i = 0; i < n; i++) {
+        tr_flop_op *op = &ops[i];
+        op->link = TR_LINK_NONE;
+        if (!tensor_family(op->kind) || op->flags & TR_OPF_IN_BWD)
+            continue;
+        if (op->seq < 0 && op->parent >= 0 && tensor_family(ops[op->parent].kind))
+            op->seq = ops[op->parent].seq; /* the parent comes first and has inherited already */
+        if (op->flags & TR_OPF_PARENT || op->flops < 0 || op->seq < 0)
+            continue;
+        int32_t had = corr_get(fwd, op->seq);
+        if (!corr_put(fwd, op->seq, had == -1 ? (int32_t)i : -2)) /* -2: several forward ops */
+            return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        tr_flop_op *op = &ops[i];
+        int32_t node;
+        bool one_op;
+        if (op->kind == TR_OP_BWD) {
+            /* a node that launched the products itself: no op of the family under it */
+            if (op->flags & (TR_OPF_BWD_OUTER | TR_OPF_BWD_TENSOR))
+                continue;
+            node = (int32_t)i;
+            one_op = false;
+        } else if (tensor_family(op->kind) && op->flops < 0 && !(op->flags & TR_OPF_PARENT_ANY)) {
+            node = op->flags & TR_OPF_IN_BWD ? node_of(ops, (int32_t)i) : -1;
+            one_op = true;
+            if (node < 0) {
+                op->link = TR_LINK_NOT_BWD;
+                continue;
+            }
+        } else {
+            continue;
+        }
+        int32_t f = corr_get(fwd, ops[node].seq);
+        const tr_flop_op *fw = f >= 0 ? &ops[f] : NULL;
+        if (fw == NULL || (op->kind != TR_OP_BWD && fw->kind != op->kind)) {
+            op->link = f == -2 ? TR_LINK_AMBIGUOUS : fw ? TR_LINK_FAMILY : TR_LINK_NO_FWD;
+            continue;
+        }
+        op->flops = backward_products(fw->kind, one_op) * fw->flops;
+        op->dtype = fw->dtype;
+        op->family = fw->kind;
+        op->flags |= TR_OPF_LINKED;
+    }
+    return true;
+}
+
+/* Launch call -> the innermost op around it on the same thread (-2: none)
+ * -> corr map. */
 static bool map_launches(tr_state *st, corr_map *map, size_t *stack)
 {
     tr_flop_op *ops = st->flop_ops;
@@ -301,10 +407,7 @@ static bool map_launches(tr_state *st, corr_map *map, size_t *stack)
         }
         while (top > 0 && ops[stack[top - 1]].end < ln->ts)
             top--;
-        if (top == 0 || ln->corr < 0)
-            continue;
-        size_t op = stack[top - 1];
-        if (!ops[op].has_flop_child && !corr_put(map, ln->corr, (int32_t)op))
+        if (ln->corr >= 0 && !corr_put(map, ln->corr, top > 0 ? (int32_t)stack[top - 1] : -2))
             return false;
     }
     return true;
@@ -318,26 +421,78 @@ static bool tensor_class(const tr_rules *r, int cls)
            (cls < r->n_classes && strcmp(r->class_names[cls], "attention") == 0);
 }
 
-/* Adds each kernel's time to the op that launched it; attributed_ns[class]
- * collects what the class stages must leave out. */
-static int attribute_kernels(tr_state *st, int64_t *attributed_ns, long long *attributed_count,
-                             mb_err *err)
+/* Why a kernel went to no op: the hint of the time-only stage it lands in. */
+enum { CAUSE_NO_LAUNCH = 0, CAUSE_NO_OP, CAUSE_UNCOUNTED, CAUSE_WRAPPER, N_CAUSES };
+
+/* Kernel time the ops took, and what no op took by why. */
+typedef struct kernel_attr {
+    int64_t ns[TR_MAX_CLASSES];
+    long long count[TR_MAX_CLASSES];
+    int64_t cause_ns[TR_MAX_CLASSES][N_CAUSES];
+    /* CAUSE_UNCOUNTED (tensor-core kernels only) by family, the op's reason
+     * (tr_state.why; 0: an autograd node) and why no forward op gave it
+     * FLOPs: [family][why * TR_LINK_N + link] */
+    int64_t uncounted_ns[TR_N_OP_KINDS][(TR_MAX_WHY + 1) * TR_LINK_N];
+} kernel_attr;
+
+/* The family of a kernel class with FLOPs (gemm, conv, an ini class named
+ * "attention"), else TR_OP_NONE. */
+static int class_family(const tr_rules *r, int cls)
 {
-    if (st->n_flop_ops == 0 || st->n_launches == 0)
-        return MB_OK;
+    return cls == TR_CLASS_GEMM ? TR_OP_GEMM
+           : cls == TR_CLASS_CONV ? TR_OP_CONV
+           : tensor_class(r, cls) ? TR_OP_ATTN
+                                  : TR_OP_NONE;
+}
+
+/* The op that takes a kernel whose launch's innermost op is `op`: a
+ * memory-bound op takes memory-bound kernels (with or without bytes); a
+ * leaf matmul/conv/attention op with FLOPs (its own or its forward op's)
+ * takes every kernel; an autograd node given FLOPs takes tensor-core
+ * kernels; what the innermost op cannot take goes to the ops around it. A
+ * kernel launched directly by a matmul around another (the copies of a
+ * broadcasting matmul) is not its product: none. */
+static int32_t taker(const tr_flop_op *ops, int32_t op, bool tensor, int *cause, int32_t *uncounted)
+{
+    *uncounted = -1;
+    for (; op >= 0; op = ops[op].parent) {
+        const tr_flop_op *o = &ops[op];
+        if (o->kind == TR_OP_MEM && !tensor)
+            return op;
+        if (tensor_family(o->kind) && o->flags & TR_OPF_PARENT) {
+            *cause = CAUSE_WRAPPER;
+            return -1;
+        }
+        if ((tensor_family(o->kind) || (o->kind == TR_OP_BWD && tensor)) && o->flops >= 0)
+            return op;
+        /* the op whose missing count keeps a tensor-core kernel from FLOPs */
+        if (tensor && *uncounted < 0 && (tensor_family(o->kind) || (o->kind == TR_OP_BWD && o->link != TR_LINK_NONE)))
+            *uncounted = op;
+    }
+    *cause = *uncounted >= 0 ? CAUSE_UNCOUNTED : CAUSE_NO_OP;
+    return -1;
+}
+
+/* Adds each kernel's time to the op that takes it (taker); `ka` collects
+ * what the class stages must leave out and why the rest went to no op. */
+static int attribute_kernels(tr_state *st, kernel_attr *ka, mb_err *err)
+{
+    if (st->n_devices == 0)
+        return MB_OK; /* no kernels: trace_cpu.c reads the ops */
     if (st->n_flop_ops > INT32_MAX)
-        return mb_errf(err, MB_ESYS, "too many matmul/conv/memory-bound ops (%zu)", st->n_flop_ops);
+        return mb_errf(err, MB_ESYS, "too many matmul/conv/attention/memory-bound ops (%zu)", st->n_flop_ops);
     mb_tr_sort_flop_ops(st);
     qsort(st->launches, st->n_launches, sizeof *st->launches, cmp_launch);
-    size_t *stack = malloc(sizeof *stack * st->n_flop_ops);
-    corr_map map = {0};
+    size_t *stack = malloc(sizeof *stack * (st->n_flop_ops ? st->n_flop_ops : 1));
+    corr_map map = {0}, fwd = {0};
     int rc = MB_OK;
     if (stack == NULL) {
         rc = mb_errf(err, MB_ESYS, "out of memory");
         goto done;
     }
-    mark_parents(st->flop_ops, st->n_flop_ops, stack);
-    if (!map_launches(st, &map, stack)) {
+    tr_flop_op *ops = st->flop_ops;
+    mark_nest(ops, st->n_flop_ops, stack);
+    if (!link_backward(ops, st->n_flop_ops, &fwd) || !map_launches(st, &map, stack)) {
         rc = mb_errf(err, MB_ESYS, "out of memory");
         goto done;
     }
@@ -348,23 +503,29 @@ static int attribute_kernels(tr_state *st, int64_t *attributed_ns, long long *at
             int cls = ev_class(w);
             if (cls == TR_CLASS_MEMCPY || cls == TR_CLASS_MEMSET || cls == TR_CLASS_NCCL)
                 continue;
-            int32_t op = corr_get(&map, w[2]);
-            if (op < 0)
+            int32_t in = corr_get(&map, w[2]), uncounted = -1, op = -1;
+            int cause = in == -1 ? CAUSE_NO_LAUNCH : CAUSE_NO_OP;
+            if (in >= 0)
+                op = taker(ops, in, tensor_class(st->rules, cls), &cause, &uncounted);
+            if (op < 0) {
+                ka->cause_ns[cls][cause] += ev_dur(w);
+                if (uncounted >= 0)
+                    ka->uncounted_ns[class_family(st->rules, cls)]
+                                    [ops[uncounted].why * TR_LINK_N + ops[uncounted].link] += ev_dur(w);
                 continue;
-            /* a memory-bound op takes only memory-bound kernels: a GEMM it
-             * launched stays GEMM time */
-            if (st->flop_ops[op].kind == TR_OP_MEM && tensor_class(st->rules, cls))
-                continue;
-            st->flop_ops[op].gpu_ns += ev_dur(w);
-            st->flop_ops[op].kernels++;
-            attributed_ns[cls] += ev_dur(w);
-            attributed_count[cls]++;
+            }
+            ops[op].gpu_ns += ev_dur(w);
+            ops[op].kernels++;
+            ka->ns[cls] += ev_dur(w);
+            ka->count[cls]++;
         }
     }
 done:
     free(stack);
     free(map.keys);
     free(map.vals);
+    free(fwd.keys);
+    free(fwd.vals);
     return rc;
 }
 
@@ -469,8 +630,7 @@ typedef struct analysis {
     mb_run *run;
     cJSON *ev;      /* evidence root */
     cJSON *partial; /* array */
-    int64_t attributed_ns[TR_MAX_CLASSES];
-    long long attributed_count[TR_MAX_CLASSES];
+    kernel_attr attr; /* kernels -> ops (attribute_kernels) */
     int64_t *busy;  /* per device: busy within the device window */
     int64_t *step_busy, *step_idle; /* per device: sums over steps */
     size_t *merged; /* per device: merged interval count */
@@ -1028,56 +1188,87 @@ static int add_stage(analysis *a, mb_stage *s, int part, mb_err *err)
 }
 
 typedef struct flop_group {
-    int kind;
+    int kind;           /* TR_OP_GEMM, TR_OP_CONV, TR_OP_ATTN */
     const char *dtype;
     double flops;
     int64_t ns;
     long long kernels, ops;
+    long long linked;   /* of the ops: backward ops and autograd nodes with their forward op's FLOPs */
 } flop_group;
+
+/* The family whose FLOPs an op counts: an autograd node given FLOPs counts
+ * its forward op's. */
+static int op_family(const tr_flop_op *op)
+{
+    return op->kind == TR_OP_BWD ? op->family : op->kind;
+}
 
 static int flop_groups(const tr_state *st, flop_group *g, int max)
 {
     int n = 0;
     for (size_t i = 0; i < st->n_flop_ops; i++) {
         const tr_flop_op *op = &st->flop_ops[i];
-        if (op->has_flop_child || op->kernels == 0 || op->kind == TR_OP_MEM)
+        int kind = op_family(op);
+        if (!tensor_family(kind) || op->flags & TR_OPF_PARENT || op->kernels == 0 || op->flops < 0)
             continue;
         const char *dtype = mb_tr_dtype_name(op->dtype);
         int k = 0;
-        while (k < n && !(g[k].kind == op->kind && g[k].dtype == dtype))
+        while (k < n && !(g[k].kind == kind && g[k].dtype == dtype))
             k++;
         if (k == n) {
             if (n == max)
                 continue;
-            g[n++] = (flop_group){.kind = op->kind, .dtype = dtype};
+            g[n++] = (flop_group){.kind = kind, .dtype = dtype};
         }
         g[k].flops += op->flops;
         g[k].ns += op->gpu_ns;
         g[k].kernels += op->kernels;
         g[k].ops++;
+        g[k].linked += (op->flags & TR_OPF_LINKED) != 0;
     }
     return n;
 }
 
+static const char *family_component(int kind)
+{
+    return kind == TR_OP_GEMM ? "gemm" : kind == TR_OP_CONV ? "conv" : "attention";
+}
+
+/* The step-table part a family's kernels are busy in (their exposed time). */
+static int family_part(int kind)
+{
+    return kind == TR_OP_GEMM ? SP_GEMM : kind == TR_OP_CONV ? SP_CONV : SP_ATTN;
+}
+
+/* FLOP stages: gemm, conv and attention ops with FLOPs (from their shapes
+ * or their forward op's), one stage per family and dtype. Attention has no
+ * benchmark of its own: configs/gap/matching.ini holds it against the GEMM
+ * case of its dtype. */
 static int flop_stages(analysis *a, const flop_group *g, int n, cJSON *rates, mb_err *err)
 {
-    cJSON *arr[3] = {NULL, add_arr(rates, "gemm"), add_arr(rates, "conv")};
+    cJSON *arr[TR_N_OP_KINDS] = {NULL};
+    arr[TR_OP_GEMM] = add_arr(rates, "gemm");
+    arr[TR_OP_CONV] = add_arr(rates, "conv");
+    arr[TR_OP_ATTN] = add_arr(rates, "attention");
     for (int i = 0; i < n; i++) {
         int per_kind = 0;
         for (int k = 0; k < n; k++)
             per_kind += g[k].kind == g[i].kind;
-        const char *comp = g[i].kind == TR_OP_GEMM ? "gemm" : "conv";
-        char name[64], source[160];
+        const char *comp = family_component(g[i].kind);
+        char name[64], source[256], linked[128] = "";
         if (per_kind > 1)
             snprintf(name, sizeof name, "%s %s", comp, g[i].dtype ? g[i].dtype : "unknown dtype");
         else
             snprintf(name, sizeof name, "%s", comp);
-        snprintf(source, sizeof source, "trace: %lld %s ops with recorded shapes, %lld kernels",
-                 g[i].ops, comp, g[i].kernels);
+        if (g[i].linked > 0)
+            snprintf(linked, sizeof linked,
+                     " (%lld backward with their forward op's FLOPs, by autograd Sequence number)", g[i].linked);
+        snprintf(source, sizeof source, "trace: %lld %s ops with FLOPs%s, %lld kernels", g[i].ops, comp, linked,
+                 g[i].kernels);
         mb_stage s = {.name = name, .component = (char *)comp, .dtype = (char *)g[i].dtype,
                       .work = g[i].flops, .work_unit = "flop", .seconds = sec(g[i].ns),
                       .count = g[i].kernels, .source = source};
-        int rc = add_stage(a, &s, g[i].kind == TR_OP_GEMM ? SP_GEMM : SP_CONV, err);
+        int rc = add_stage(a, &s, family_part(g[i].kind), err);
         if (rc != MB_OK)
             return rc;
         cJSON *o = cJSON_CreateObject();
@@ -1087,25 +1278,171 @@ static int flop_stages(analysis *a, const flop_group *g, int n, cJSON *rates, mb
         add_num(o, "seconds", sec(g[i].ns));
         add_num(o, "kernels", (double)g[i].kernels);
         add_num(o, "ops", (double)g[i].ops);
+        add_num(o, "linked", (double)g[i].linked);
         add_num(o, "tflops", g[i].ns > 0 ? g[i].flops / (double)g[i].ns / 1e3 : 0);
     }
     return MB_OK;
 }
 
+/* ---- why a stage has no work: evidence "unattributed" ------------------------------ */
+
+/* No op in the trace recorded shapes: the one cause worth naming. */
+static bool no_shapes_at_all(const tr_state *st)
+{
+    return st->record_shapes == 0 || (st->record_shapes < 0 && st->ops_with_dims == 0);
+}
+
+/* The reason text fits the hint gap prints after "no ceiling: " (MB_GAP_WHY_LEN). */
+enum { REASON_LEN = 400 };
+
+typedef struct reason_list {
+    char text[REASON_LEN];
+    size_t at;
+    int items;
+    int64_t total;
+} reason_list;
+
+/* Appends "what (N% of its time)" when it is at least 1% of the stage; the
+ * only cause goes without its 100%. */
+static void reason_add(reason_list *r, int64_t ns, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void reason_add(reason_list *r, int64_t ns, const char *fmt, ...)
+{
+    if (r->total <= 0 || ns * 100 < r->total || r->at >= sizeof r->text - 1)
+        return;
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    char share[32] = "";
+    if (ns < r->total)
+        snprintf(share, sizeof share, " (%.0f%% of its time)", 100.0 * (double)ns / (double)r->total);
+    int n = snprintf(r->text + r->at, sizeof r->text - r->at, "%s%s%s", r->items++ ? "; " : "", what, share);
+    r->at += n > 0 ? (size_t)n : 0;
+    if (r->at >= sizeof r->text)
+        r->at = sizeof r->text - 1;
+}
+
+/* What a backward op without shapes lacked to take its forward op's FLOPs. */
+static const char *op_link_text(int link)
+{
+    switch (link) {
+    case TR_LINK_NO_FWD:
+        return ", and no forward op with shapes has its autograd node's Sequence number";
+    case TR_LINK_AMBIGUOUS:
+        return ", and several forward ops share its autograd node's Sequence number";
+    case TR_LINK_FAMILY:
+        return ", and its forward op (by Sequence number) is of another kind";
+    default:
+        return "";
+    }
+}
+
+/* ... and an autograd node that launched kernels itself. */
+static const char *node_link_text(int link)
+{
+    return link == TR_LINK_AMBIGUOUS ? " whose Sequence number several forward ops share"
+                                     : " whose Sequence number no forward matmul/convolution/attention op with "
+                                       "shapes has";
+}
+
+/* The reasons of CAUSE_UNCOUNTED (`ns` of a class's time; `u` by the op's
+ * reason and link), largest first. */
+static void uncounted_reasons(const tr_state *st, const int64_t *u, int64_t ns, reason_list *r)
+{
+    enum { N_KEYS = (TR_MAX_WHY + 1) * TR_LINK_N };
+    bool used[N_KEYS] = {false};
+    int64_t left = ns;
+    for (int n = 0; n < 3 && left > 0; n++) {
+        int key = -1;
+        for (int j = 0; j < N_KEYS; j++)
+            if (!used[j] && u[j] > 0 && (key < 0 || u[j] > u[key]))
+                key = j;
+        if (key < 0)
+            break;
+        used[key] = true;
+        left -= u[key];
+        int why = key / TR_LINK_N, link = key % TR_LINK_N;
+        if (why > 0)
+            reason_add(r, u[key], "launched by %s%s", st->why[why - 1], op_link_text(link));
+        else
+            reason_add(r, u[key], "launched directly by an autograd node%s", node_link_text(link));
+    }
+    reason_add(r, left, "launched by other ops without usable shapes");
+}
+
+/* Why the kernels of class `cls` that no op took have no FLOPs (tensor
+ * classes) or bytes: each cause with its share of their time, largest
+ * first. Stored under the stage's name in evidence "unattributed"; gap's
+ * hint for the stage quotes it (a trace recorded with shapes must not be
+ * told to record them). */
+static void class_reason(analysis *a, int cls, bool tensor, const char *stage)
+{
+    const tr_state *st = a->st;
+    const kernel_attr *ka = &a->attr;
+    reason_list r = {.total = 0};
+    for (int k = 0; k < N_CAUSES; k++)
+        r.total += ka->cause_ns[cls][k];
+    if (r.total <= 0)
+        return;
+    int at = snprintf(r.text, sizeof r.text, "%s unknown: ", tensor ? "FLOPs" : "bytes");
+    r.at = at > 0 ? (size_t)at : 0;
+    bool done[N_CAUSES] = {false};
+    for (int pass = 0; pass < N_CAUSES; pass++) { /* largest cause first */
+        int k = -1;
+        for (int j = 0; j < N_CAUSES; j++)
+            if (!done[j] && (k < 0 || ka->cause_ns[cls][j] > ka->cause_ns[cls][k]))
+                k = j;
+        done[k] = true;
+        int64_t ns = ka->cause_ns[cls][k];
+        if (k == CAUSE_NO_LAUNCH)
+            reason_add(&r, ns, "no launch call joins them to an op (no cuda_runtime event with their "
+                               "correlation id)");
+        else if (k == CAUSE_NO_OP && tensor)
+            reason_add(&r, ns, "launched outside any matmul, convolution or attention op (a library's or "
+                               "custom kernel)");
+        else if (k == CAUSE_NO_OP)
+            reason_add(&r, ns, "launched by ops without a byte model ([memory_op] in "
+                               "configs/gap/kernel_classes.ini)");
+        else if (k == CAUSE_WRAPPER)
+            reason_add(&r, ns, "launched directly by a matmul/convolution/attention op around another one "
+                               "(aten::matmul around aten::bmm), not by the product itself");
+        else if (no_shapes_at_all(st))
+            reason_add(&r, ns, "shapes not recorded: profile with record_shapes=True");
+        else
+            uncounted_reasons(st, ka->uncounted_ns[class_family(st->rules, cls)], ns, &r);
+    }
+    if (r.items == 0)
+        return;
+    cJSON *u = cJSON_GetObjectItemCaseSensitive(a->ev, "unattributed");
+    if (u == NULL)
+        u = add_obj(a->ev, "unattributed");
+    add_str(u, stage, r.text);
+}
+
 /* Memory-bound ops with recorded shapes: their bytes (trace_bytes.c) over the
  * GPU time of the memory-bound kernels they launched, one membw stage that
- * gap holds against the membw ceiling. rates.memory_bound says how much of
- * all memory-bound kernel time that covers. */
+ * gap holds against the membw ceiling. Those whose shapes give no bytes
+ * (a TensorList recorded without shapes) keep their kernels in a time-only
+ * membw stage that says why. rates.memory_bound says how much of all
+ * memory-bound kernel time each covers. */
 static int memory_stage(analysis *a, cJSON *rates, mb_err *err)
 {
     const tr_state *st = a->st;
     double bytes = 0;
-    int64_t ns = 0, all_ns = 0;
-    long long kernels = 0, ops = 0;
+    int64_t ns = 0, all_ns = 0, none_ns = 0, why_ns[TR_MAX_WHY + 1] = {0};
+    long long kernels = 0, ops = 0, none_kernels = 0, none_ops = 0;
     for (size_t i = 0; i < st->n_flop_ops; i++) {
         const tr_flop_op *op = &st->flop_ops[i];
-        if (op->kind != TR_OP_MEM || op->has_flop_child || op->kernels == 0)
+        if (op->kind != TR_OP_MEM || op->kernels == 0)
             continue;
+        if (op->flops < 0) {
+            none_ns += op->gpu_ns;
+            none_kernels += op->kernels;
+            none_ops++;
+            why_ns[op->why] += op->gpu_ns;
+            continue;
+        }
         bytes += op->flops;
         ns += op->gpu_ns;
         kernels += op->kernels;
@@ -1120,30 +1457,69 @@ static int memory_stage(analysis *a, cJSON *rates, mb_err *err)
     cJSON *o = add_obj(rates, "memory_bound");
     add_num(o, "kernel_seconds", sec(all_ns));
     add_num(o, "shaped_seconds", sec(ns));
+    add_num(o, "no_bytes_seconds", sec(none_ns));
     if (all_ns > 0)
         add_num(o, "shaped_share", (double)ns / (double)all_ns);
     else
         cJSON_AddNullToObject(o, "shaped_share");
+    int rc = MB_OK;
     if (ops == 0 || ns <= 0) {
         cJSON_AddNullToObject(o, "bytes");
         cJSON_AddNullToObject(o, "bytes_per_s");
-        return MB_OK;
+    } else {
+        add_num(o, "bytes", bytes);
+        add_num(o, "bytes_per_s", bytes / sec(ns));
+        add_num(o, "kernels", (double)kernels);
+        add_num(o, "ops", (double)ops);
+        char source[192];
+        snprintf(source, sizeof source,
+                 "trace: %lld memory-bound ops with recorded shapes, %lld kernels (bytes: inputs + output, a "
+                 "lower bound)",
+                 ops, kernels);
+        mb_stage s = {.name = MB_MEMBOUND_STAGE, .component = "membw", .work = bytes, .work_unit = "byte",
+                      .seconds = sec(ns), .count = kernels, .source = source};
+        rc = add_stage(a, &s, SP_MEM, err);
     }
-    add_num(o, "bytes", bytes);
-    add_num(o, "bytes_per_s", bytes / sec(ns));
-    add_num(o, "kernels", (double)kernels);
-    add_num(o, "ops", (double)ops);
-    char source[192];
-    snprintf(source, sizeof source,
-             "trace: %lld memory-bound ops with recorded shapes, %lld kernels (bytes: inputs + output, a "
-             "lower bound)",
-             ops, kernels);
-    mb_stage s = {.name = MB_MEMBOUND_STAGE, .component = "membw", .work = bytes, .work_unit = "byte",
-                  .seconds = sec(ns), .count = kernels, .source = source};
-    return add_stage(a, &s, SP_MEM, err);
+    if (rc != MB_OK || none_kernels == 0)
+        return rc;
+    char name[64], source[192];
+    snprintf(name, sizeof name, "%s (bytes unknown)", MB_MEMBOUND_STAGE);
+    snprintf(source, sizeof source, "trace: %lld memory-bound ops whose shapes give no bytes, %lld kernels (time "
+             "only)", none_ops, none_kernels);
+    mb_stage s = {.name = name, .component = "membw", .work = sec(none_ns), .work_unit = "s",
+                  .seconds = sec(none_ns), .count = none_kernels, .source = source};
+    rc = add_stage(a, &s, SP_MEM, err);
+    /* the reasons behind most of its time, for gap's hint */
+    reason_list r = {.total = none_ns};
+    if (no_shapes_at_all(st))
+        snprintf(r.text, sizeof r.text, "bytes unknown: shapes not recorded: profile with record_shapes=True");
+    else {
+        int at = snprintf(r.text, sizeof r.text, "bytes unknown: ");
+        r.at = at > 0 ? (size_t)at : 0;
+        bool used[TR_MAX_WHY + 1] = {false};
+        int64_t left = none_ns;
+        for (int n = 0; n < 3; n++) {
+            int w = -1;
+            for (int j = 0; j <= TR_MAX_WHY; j++)
+                if (!used[j] && why_ns[j] > 0 && (w < 0 || why_ns[j] > why_ns[w]))
+                    w = j;
+            if (w < 0)
+                break;
+            used[w] = true;
+            left -= why_ns[w];
+            reason_add(&r, why_ns[w], "%s", w > 0 ? st->why[w - 1] : "ops whose shapes gave no bytes");
+        }
+        reason_add(&r, left, "other ops");
+    }
+    cJSON *u = cJSON_GetObjectItemCaseSensitive(a->ev, "unattributed");
+    if (u == NULL)
+        u = add_obj(a->ev, "unattributed");
+    add_str(u, name, r.text);
+    return rc;
 }
 
-/* Kernel time by class that no shaped op took: time-only stages. */
+/* Kernel time by class that no op took: time-only stages, each with the
+ * reason it has no work (evidence "unattributed"). */
 static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
 {
     tr_state *st = a->st;
@@ -1156,27 +1532,30 @@ static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
             ns += st->devices[d].class_ns[c];
             count += st->devices[d].class_count[c];
         }
-        ns -= a->attributed_ns[c];
-        count -= a->attributed_count[c];
+        ns -= a->attr.ns[c];
+        count -= a->attr.count[c];
         if (count <= 0)
             continue;
         char name[96], source[160];
         const char *comp = "other";
         const char *cname = st->rules->class_names[c];
-        if (c == TR_CLASS_GEMM || c == TR_CLASS_CONV) {
-            comp = cname;
-            bool flops = has_flops[c == TR_CLASS_GEMM ? TR_OP_GEMM : TR_OP_CONV];
-            snprintf(name, sizeof name, "%s%s", cname, flops ? " (unattributed)" : "");
-            char t[32];
-            mb_fmt_seconds(t, sizeof t, sec(ns)); /* the one time format of the outputs */
-            mb_run_warn(a->run,
-                        "%s: %s of %s kernels not launched by a %s op with recorded shapes: "
-                        "time only, no FLOP/s",
-                        name, t, cname, c == TR_CLASS_GEMM ? "matmul" : "convolution");
+        int fam = class_family(st->rules, c);
+        if (fam != TR_OP_NONE) {
+            comp = family_component(fam);
+            snprintf(name, sizeof name, "%s%s", comp, has_flops[fam] ? " (unattributed)" : "");
         } else if (c == TR_CLASS_OTHER)
             snprintf(name, sizeof name, "other compute");
         else
             snprintf(name, sizeof name, "%s", cname);
+        class_reason(a, c, fam != TR_OP_NONE, name);
+        if (fam != TR_OP_NONE) {
+            char t[32];
+            mb_fmt_seconds(t, sizeof t, sec(ns)); /* the one time format of the outputs */
+            const cJSON *why = cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(a->ev, "unattributed"), name);
+            mb_run_warn(a->run, "%s: %s of %s kernels: time only, no FLOP/s (%s)", name, t, cname,
+                        cJSON_IsString(why) ? why->valuestring : "FLOPs unknown");
+        }
         snprintf(source, sizeof source, "trace: %lld kernels of class %s (time only)", count, cname);
         mb_stage s = {.name = name, .component = (char *)comp, .work = sec(ns), .work_unit = "s",
                       .seconds = sec(ns), .count = count, .source = source};
@@ -1435,8 +1814,9 @@ static void partial_reasons(analysis *a)
                    "with torch.profiler.schedule and call prof.step() every iteration)");
     long long noshape = st->ops_without_shapes[TR_OP_GEMM] + st->ops_without_shapes[TR_OP_CONV];
     size_t shaped[TR_N_OP_KINDS] = {0};
-    for (size_t i = 0; i < st->n_flop_ops; i++)
-        shaped[st->flop_ops[i].kind]++;
+    for (size_t i = 0; i < st->n_flop_ops; i++) /* counts from their own shapes */
+        if (st->flop_ops[i].flops >= 0 && !(st->flop_ops[i].flags & TR_OPF_LINKED))
+            shaped[st->flop_ops[i].kind]++;
     if (noshape > 0 && shaped[TR_OP_GEMM] + shaped[TR_OP_CONV] == 0 && st->array_form)
         partial(a, "matmul/conv shapes not recorded: the JSON array torch.autograd.profiler writes without Kineto "
                    "holds none, even with record_shapes=True: gemm/conv stages carry time only; torch.profiler "
@@ -1540,7 +1920,7 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
         goto done;
 
     /* 2. kernels -> shaped ops */
-    rc = attribute_kernels(st, a.attributed_ns, a.attributed_count, err);
+    rc = attribute_kernels(st, &a.attr, err);
     if (rc != MB_OK)
         goto done;
 
@@ -1587,13 +1967,14 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     cJSON *rates = add_obj(a.ev, "rates");
     flop_group g[16];
     int ng = flop_groups(st, g, 16);
-    bool has_flops[TR_N_OP_KINDS] = {false, false, false, false};
+    bool has_flops[TR_N_OP_KINDS] = {false};
     for (int i = 0; i < ng; i++)
         has_flops[g[i].kind] = true;
     rc = flop_stages(&a, g, ng, rates, err);
     cJSON *nos = add_obj(rates, "ops_without_shapes");
     add_num(nos, "gemm", (double)st->ops_without_shapes[TR_OP_GEMM]);
     add_num(nos, "conv", (double)st->ops_without_shapes[TR_OP_CONV]);
+    add_num(nos, "attention", (double)st->ops_without_shapes[TR_OP_ATTN]);
     add_num(nos, "memory_bound", (double)st->ops_without_shapes[TR_OP_MEM]);
     if (rc == MB_OK)
         rc = memory_stage(&a, rates, err);

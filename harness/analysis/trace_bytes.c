@@ -8,7 +8,11 @@
  * and an out-of-place op writes one output the size of its largest input.
  * It is a lower bound: an in-place op writes back what it read, a
  * reduction's small output is left out, and a kernel
- * may read an input more than once or write several outputs. */
+ * may read an input more than once or write several outputs. Three ops
+ * read less than all of their inputs and have their own model: a pooling
+ * backward ("gradient") reads its input only for the shape of the gradient
+ * it writes; an embedding ("gather") reads and writes one row of its table
+ * per index; nll_loss ("pick") reads one logit per target. */
 #include "trace.h"
 
 #include <string.h>
@@ -41,16 +45,73 @@ static double numel(const int64_t *d, int rank)
     return n;
 }
 
+/* An index input (integer elements) and a values input (floating-point),
+ * each the largest of its kind, for the gather and pick models. */
+static bool index_and_values(const tr_shapes *sh, int *idx, int *val)
+{
+    double ni = -1, nv = -1;
+    *idx = *val = -1;
+    for (int t = 0; t < sh->n_tensors && t < sh->n_types; t++) {
+        if (sh->rank[t] < 0)
+            continue;
+        double n = numel(sh->dims[t], sh->rank[t]);
+        const char *type = sh->types[t];
+        if ((strcmp(type, "long int") == 0 || strcmp(type, "int") == 0) && n > ni) {
+            ni = n;
+            *idx = t;
+        } else if (mb_tr_dtype_of_torch(type) != NULL && strcmp(type, "signed char") != 0 && n > nv) {
+            nv = n;
+            *val = t;
+        }
+    }
+    return *idx >= 0 && *val >= 0;
+}
+
+/* Embedding (gather) and nll_loss (pick) touch only what their index
+ * selects: counting the whole table or the whole logits (32000 x 8192 for a
+ * GPT's loss) would be no lower bound. */
+static bool indexed_bytes(int model, const tr_shapes *sh, double *bytes, const char **why)
+{
+    int idx, val;
+    if (!index_and_values(sh, &idx, &val)) {
+        *why = "no index and value inputs with known types";
+        return false;
+    }
+    double n = numel(sh->dims[idx], sh->rank[idx]);
+    int es_idx = mb_tr_dtype_bytes(sh->types[idx]), es = mb_tr_dtype_bytes(sh->types[val]);
+    if (model == TR_MOP_PICK) { /* one value per index element */
+        *bytes = n * (es_idx + es);
+        return true;
+    }
+    /* a row of the table (its dims after the first) read and written per index */
+    if (sh->rank[val] < 1) {
+        *why = "the table of an embedding has no rows";
+        return false;
+    }
+    double row = numel(sh->dims[val] + 1, sh->rank[val] - 1);
+    *bytes = n * es_idx + 2 * n * row * es;
+    return true;
+}
+
 bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why)
 {
-    if (model != TR_MOP_OUT && model != TR_MOP_INPLACE && model != TR_MOP_REDUCE) {
+    if (model < TR_MOP_OUT || model > TR_MOP_PICK) {
         *why = "not a memory-bound op";
         return false;
     }
     if (sh->n_tensors == 0) {
-        *why = "shapes not recorded (record_shapes=False)";
+        *why = "no Input Dims recorded for it";
         return false;
     }
+    /* torch 2.x records a TensorList as [] in Input Dims (no shapes): the
+     * op's bytes are unknown, not the few of its other inputs. */
+    for (int t = 0; t < sh->n_tensors && t < sh->n_types; t++)
+        if (strcmp(sh->types[t], "TensorList") == 0 && sh->rank[t] != TR_RANK_LIST) {
+            *why = "TensorList recorded without shapes";
+            return false;
+        }
+    if (model == TR_MOP_GATHER || model == TR_MOP_PICK)
+        return indexed_bytes(model, sh, bytes, why);
     /* A TensorList's elements have no recorded type: they take the first
      * plain tensor input's (foreach ops pass lists of one dtype). */
     int list_es = 0;
@@ -87,6 +148,10 @@ bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **
         *why = "no tensor input with a known element type";
         return false;
     }
+    /* out: the inputs read and an output as large as the largest written.
+     * gradient (pooling backward): the largest input, the forward's input,
+     * gives only the shape of the gradient written, so (sum - largest) read
+     * + largest written = sum, as for inplace and reduce. */
     *bytes = model == TR_MOP_OUT ? sum + largest : sum;
     return true;
 }

@@ -58,6 +58,12 @@ static int value_of(int set, const char *key)
             return TR_MOP_INPLACE;
         if (strcmp(key, "reduce") == 0)
             return TR_MOP_REDUCE;
+        if (strcmp(key, "gradient") == 0)
+            return TR_MOP_GRADIENT;
+        if (strcmp(key, "gather") == 0)
+            return TR_MOP_GATHER;
+        if (strcmp(key, "pick") == 0)
+            return TR_MOP_PICK;
     } else {
         for (int i = 1; i <= TR_ANN_COLLECTIVE; i++)
             if (strcmp(key, ann[i]) == 0)
@@ -185,7 +191,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
         if (v < 0) {
             mb_errf(c->err, MB_EUSAGE, "%s: unknown key (expected %s)", where,
                     set == TR_SET_RUNTIME  ? "launch, sync or blocking"
-                    : set == TR_SET_MEMOP ? "out, inplace or reduce"
+                    : set == TR_SET_MEMOP ? "out, inplace, reduce, gradient, gather or pick"
                                           : "step, dataloader or collective");
             c->failed = true;
             return 0;

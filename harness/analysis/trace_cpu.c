@@ -121,10 +121,10 @@ static bool leaf_flops(tr_state *st, int kind, double *flops, const char **dtype
     long long leaves = 0;
     for (size_t i = 0; i < st->n_flop_ops; i++) {
         const tr_flop_op *op = &st->flop_ops[i];
-        if (op->kind != kind)
+        if (op->kind != kind || op->flops < 0) /* ops whose shapes gave no FLOPs are kept too */
             continue;
         size_t k = i + 1;
-        while (k < st->n_flop_ops && st->flop_ops[k].kind != kind)
+        while (k < st->n_flop_ops && (st->flop_ops[k].kind != kind || st->flop_ops[k].flops < 0))
             k++;
         const tr_flop_op *next = k < st->n_flop_ops ? &st->flop_ops[k] : NULL;
         if (next && next->thread == op->thread && next->start < op->end)

@@ -1,14 +1,18 @@
-/* trace_flops.c: FLOPs of the matmul and convolution ops a trace recorded
- * with record_shapes=True ("Input Dims", "Input type", "Concrete Inputs").
+/* trace_flops.c: FLOPs of the matmul, convolution and attention ops a trace
+ * recorded with record_shapes=True ("Input Dims", "Input type", "Concrete
+ * Inputs").
  *
  * The counts use harness/api/formulas.h: 2*M*N*K per GEMM, 2*N*K*C*R*S*P*Q per
- * convolution (C per group, from the weight's second dimension). */
+ * convolution (C per group, from the weight's second dimension); attention
+ * uses mb_proj_sdpa_flops (project.h), the formula the kernel-level
+ * projection uses too. */
 #include "trace.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "formulas.h"
+#include "project.h"
 
 /* Where an op keeps stride/padding/dilation among its Concrete Inputs (index
  * into the op's schema), and what it is. -1 = the op has no such argument. */
@@ -53,10 +57,106 @@ static const op_schema *schema_of(const char *name)
     return NULL;
 }
 
+/* Attention ops: where each keeps its causal flag among its Concrete Inputs
+ * (its schema in PyTorch's native_functions.yaml; the cuDNN ones checked
+ * against torch 2.11 traces), and how query/key are laid out. The memory-
+ * efficient kernels take a mask type (0 none, 1 and 2 causal) instead of a
+ * bool. A name of the family that is not listed (a new variant) has no
+ * known causal position: its FLOPs stay unknown rather than guessed. */
+typedef struct attn_schema {
+    const char *name;
+    bool blhd;      /* query [b, l, h, d] (the inner flash/efficient ops); else [b, h, l, d] */
+    bool backward;  /* the output's gradient comes first, then query and key */
+    int causal;     /* index of is_causal (or the mask type) */
+    bool mask_type; /* an int mask type rather than a bool */
+} attn_schema;
+
+static const attn_schema attn_schemas[] = {
+    {"aten::scaled_dot_product_attention", false, false, 5, false},
+    {"aten::_scaled_dot_product_attention_math", false, false, 5, false},
+    {"aten::_scaled_dot_product_flash_attention", false, false, 4, false},
+    {"aten::_scaled_dot_product_flash_attention_backward", false, true, 11, false},
+    {"aten::_scaled_dot_product_efficient_attention", false, false, 6, false},
+    {"aten::_scaled_dot_product_efficient_attention_backward", false, true, 11, false},
+    {"aten::_scaled_dot_product_cudnn_attention", false, false, 6, false},
+    {"aten::_scaled_dot_product_cudnn_attention_backward", false, true, 14, false},
+    {"aten::_cudnn_attention_forward", false, false, 10, false},
+    {"aten::_cudnn_attention_backward", false, true, 14, false},
+    {"aten::_flash_attention_forward", true, false, 8, false},
+    {"aten::_flash_attention_backward", true, true, 11, false},
+    {"aten::_efficient_attention_forward", true, false, 9, true},
+    {"aten::_efficient_attention_backward", true, true, 14, true},
+};
+
+/* The attention family, as the kernel-level projection has always
+ * recognised it (project_trace.c): any aten op naming scaled_dot_product,
+ * _cudnn_attention_, _flash_attention_ or _efficient_attention_. */
+static bool attention_name(const char *name)
+{
+    return strncmp(name, "aten::", 6) == 0 &&
+           (strstr(name, "scaled_dot_product") != NULL || strstr(name, "_cudnn_attention_") != NULL ||
+            strstr(name, "_flash_attention_") != NULL || strstr(name, "_efficient_attention_") != NULL);
+}
+
 int mb_tr_op_kind(const char *name)
 {
     const op_schema *s = schema_of(name);
-    return s ? s->kind : TR_OP_NONE;
+    if (s)
+        return s->kind;
+    return attention_name(name) ? TR_OP_ATTN : TR_OP_NONE;
+}
+
+bool mb_tr_attention_shape(const char *name, const tr_shapes *sh, tr_attention *a)
+{
+    if (!attention_name(name))
+        return false;
+    const attn_schema *sc = NULL;
+    for (size_t i = 0; i < sizeof attn_schemas / sizeof attn_schemas[0] && sc == NULL; i++)
+        if (strcmp(name, attn_schemas[i].name) == 0)
+            sc = &attn_schemas[i];
+    /* Unlisted variants: the sdpa-style names take [b, h, l, d], the inner
+     * flash/efficient ones [b, l, h, d]; backward by name. */
+    bool blhd = sc ? sc->blhd
+                   : strstr(name, "scaled_dot_product") == NULL && strstr(name, "_cudnn_attention_") == NULL;
+    bool backward = sc ? sc->backward : strstr(name, "backward") != NULL;
+    int q = backward ? 1 : 0, k = q + 1;
+    if (sh->n_tensors <= k || sh->rank[q] != 4 || sh->rank[k] != 4)
+        return false;
+    const int64_t *qd = sh->dims[q], *kd = sh->dims[k];
+    a->b = (double)qd[0];
+    a->d = (double)qd[3];
+    a->h = (double)(blhd ? qd[2] : qd[1]);
+    a->l = (double)(blhd ? qd[1] : qd[2]);
+    a->s = (double)(blhd ? kd[1] : kd[2]);
+    a->backward = backward;
+    a->esize = sh->n_types > q ? mb_tr_dtype_bytes(sh->types[q]) : 0;
+    a->causal = -1;
+    if (sc && sc->causal < sh->n_concrete) {
+        const char *c = sh->concrete[sc->causal];
+        if (sc->mask_type && c[0] >= '0' && c[0] <= '9' && c[1] == '\0')
+            a->causal = c[0] != '0';
+        else if (!sc->mask_type && (strcmp(c, "True") == 0 || strcmp(c, "False") == 0))
+            a->causal = c[0] == 'T';
+    }
+    return a->b > 0 && a->h > 0 && a->l > 0 && a->s > 0 && a->d > 0;
+}
+
+/* FLOPs of an attention op (mb_proj_sdpa_flops: 4 b h l s d forward, 10 b h
+ * l s d backward, half of either when causal). The causal flag must be
+ * read: guessing "full" would double a causal model's FLOPs. */
+static bool attention_flops(const char *name, const tr_shapes *sh, double *flops, const char **why)
+{
+    tr_attention a;
+    if (!mb_tr_attention_shape(name, sh, &a)) {
+        *why = "attention query/key shapes not recorded";
+        return false;
+    }
+    if (a.causal < 0) {
+        *why = "attention causal flag not recorded (Concrete Inputs)";
+        return false;
+    }
+    *flops = mb_proj_sdpa_flops(a.b, a.h, a.l, a.s, a.d, a.backward, a.causal == 1);
+    return true;
 }
 
 const char *mb_tr_dtype_of_torch(const char *type)
@@ -256,13 +356,15 @@ static bool conv_flops(const op_schema *op, const tr_shapes *sh, double *flops, 
 bool mb_tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const char **why)
 {
     const op_schema *op = schema_of(name);
-    *why = "not a matmul/convolution op";
-    if (op == NULL)
+    *why = "not a matmul/convolution/attention op";
+    if (op == NULL && !attention_name(name))
         return false;
     if (sh->n_tensors == 0) {
-        *why = "shapes not recorded (record_shapes=False)";
+        *why = "no Input Dims recorded for it";
         return false;
     }
+    if (op == NULL)
+        return attention_flops(name, sh, flops, why);
     if (op->kind == TR_OP_GEMM)
         return gemm_flops(name, sh, flops, why);
     return conv_flops(op, sh, flops, why);
