@@ -85,7 +85,8 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
             comm += secs; /* a host (gloo, MPI) collective too: waiting for the others is not compute */
         } else if ((strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0) && on_cpu) {
             cpu += secs;
-        } else if (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "membw") == 0) {
+        } else if (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "attention") == 0 ||
+                   strcmp(c, "membw") == 0) {
             compute += secs;
             if (s->dtype && (strcmp(s->dtype, "fp32") == 0 || strcmp(s->dtype, "tf32") == 0))
                 f->fp32_compute = true;
@@ -250,7 +251,8 @@ static void figures_from_ceilings(const mb_gap *g, mb_diag_figures *f)
             continue;
         if (strcmp(s->component, "launch") == 0 && strcmp(s->work_unit, "launch") == 0)
             f->launch_ceiling_s = 1 / st->ceiling_rate;
-        if ((strcmp(s->component, "gemm") == 0 || strcmp(s->component, "conv") == 0) &&
+        if ((strcmp(s->component, "gemm") == 0 || strcmp(s->component, "conv") == 0 ||
+             strcmp(s->component, "attention") == 0) &&
             strcmp(s->work_unit, "flop") == 0) {
             eff_time += s->seconds;
             eff_sum += s->seconds * st->efficiency;
@@ -613,8 +615,11 @@ static void flop_evidence(builder *b, const mb_gap *g)
         char m[32], c[32];
         mb_fmt_rate(m, sizeof m, st->measured_rate, "flop");
         mb_fmt_rate(c, sizeof c, st->ceiling_rate, "flop");
-        EVIDENCE(b, "%s: %s, %.0f%% of the measured %s ceiling (%s, %s)", s->name, m, 100 * st->efficiency,
-                 s->component, c, g->ceilings->cases[st->match].id);
+        /* attention has no benchmark of its own: its ceiling is the GEMM case of its dtype */
+        bool attn = strcmp(s->component, "attention") == 0;
+        EVIDENCE(b, "%s: %s, %.0f%% of the measured %s ceiling%s (%s, %s)", s->name, m, 100 * st->efficiency,
+                 attn ? "gemm" : s->component, attn ? " of its dtype (no attention benchmark)" : "", c,
+                 g->ceilings->cases[st->match].id);
     }
 }
 
@@ -654,8 +659,8 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
                  pct(p1, sizeof p1, f->compute_share), pct(p2, sizeof p2, x->gcb_share),
                  pct(p3, sizeof p3, f->tensor_share), pct(p4, sizeof p4, f->memory_share));
         if (f->tensor_efficiency >= 0) {
-            EVIDENCE(b, "the GEMM/conv work with recorded shapes runs at %.0f%% of the measured GEMM/conv ceilings "
-                        "(time-weighted)",
+            EVIDENCE(b, "the GEMM/conv/attention work with recorded shapes runs at %.0f%% of the measured GEMM/conv "
+                        "ceilings (time-weighted)",
                      100 * f->tensor_efficiency);
             flop_evidence(b, g);
         }
@@ -910,7 +915,8 @@ static bool stage_behind(const char *id, const mb_stage *s, const char *data_nam
     if (strcmp(id, "sync_bound") == 0)
         return strcmp(c, "sync") == 0;
     if (strcmp(id, "gpu_compute_bound") == 0)
-        return !on_cpu && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "membw") == 0 ||
+        return !on_cpu && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "attention") == 0 ||
+                           strcmp(c, "membw") == 0 ||
                            strcmp(c, "other") == 0);
     if (strcmp(id, "cpu_compute_bound") == 0)
         return on_cpu;
