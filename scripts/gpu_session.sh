@@ -23,6 +23,10 @@
 #   sustain   cuBLASLt bf16 8192^3 with settle_time = sustained_time = 1, 3,
 #             10 s: how long a sustained window must be at the power limit,
 #             from each window's rate and mean SM clock (docs/gpu-gemm-conv.md) (3 x 90 s)
+#   steady    the GPU GEMM and conv cases of `all` twice in a row (steady-1,
+#             steady-2.json), then their states and how far each ceiling moved
+#             between the runs: issue 33's "ok two runs in a row, within 2%",
+#             judged on the sustained sub-windows (docs/gpu-gemm-conv.md)     (2 x 200 s + 30 s)
 #   reference mlbench --suite all into OUTDIR/reference/all.json: a
 #             reference machine's first file (results/reference/README.md;
 #             about 6 min on an H100, 2026-11-26)                              (450 s)
@@ -38,7 +42,7 @@
 # Exit status: 0 when every step passed, 1 otherwise, 2 usage.
 src=$(cd "$(dirname "$0")/.." && pwd)
 run="$src/.bundle/run.sh"
-[ $# -ge 2 ] || { sed -n '2,38p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,42p' "$0"; exit 2; }
 out=$1
 shift
 case ${PAIR_WORKLOADS:-} in
@@ -50,7 +54,7 @@ case ${PAIR_WORKLOADS:-} in
 esac
 for s in "$@"; do
     case $s in
-    info | tests | pair | torch | simplify | nccl | fp8 | sustain | reference | reference-verify) ;;
+    info | tests | pair | torch | simplify | nccl | fp8 | sustain | steady | reference | reference-verify) ;;
     *) echo "gpu_session.sh: unknown step '$s'" >&2; exit 2 ;;
     esac
 done
@@ -127,6 +131,12 @@ dtype = bf16
 shape = 8192x8192x8192' >"$work/sustain-$w.ini"
             step "sustain-$w" 90 "$run" --suite "$work/sustain-$w.ini" --out "$c/sustain-$w.json"
         done
+        ;;
+    steady)
+        f='^(gemm/cublaslt/.*shape=8192x8192x8192|gemm/cublas/.*shape=8192x8192x8192|conv/cudnn/)'
+        step steady-1 200 "$run" --suite all --filter "$f" --out "$c/steady-1.json"
+        step steady-2 200 "$run" --suite all --filter "$f" --out "$c/steady-2.json"
+        step steady-compare 30 python3 "$src/scripts/steady_compare.py" "$c/steady-1.json" "$c/steady-2.json"
         ;;
     reference | reference-verify)
         # Straight into OUTDIR/reference (results files are rewritten after every case, so a step stopped at its
