@@ -220,7 +220,7 @@ kinds = {"gemm", "conv", "attention", "memory", "transfer", "collective"}
 for side in (m["here"], m["ranking"][0]):
     k, sp = side["kernel_seconds"], side["split_seconds"]
     assert set(k) == kinds and k["attention"] > 0 and k["gemm"] > 0 and k["memory"] > 0 and k["conv"] == 0, k
-    busy = sp["tensor"] + sp["memory"] + sp["communication"]
+    busy = sp["tensor"] + sp["memory"] + sp["copy"] + sp["communication"]
     assert sum(k.values()) >= busy * (1 - 1e-6), (k, sp)  # busy: whole ns
     # the tensor-core share of the busy time holds GEMM and attention (cuDNN's flash kernels), not GEMM alone
     share = {c: busy * v / sum(k.values()) for c, v in k.items()}
@@ -413,8 +413,8 @@ html = open(f"{w}/v.html").read()
 chart = html[html.index('data-chart="machines"'):]
 chart = chart[:chart.index("</svg>")]
 titles = re.findall(r"<title>([^<]*)</title>", chart)
-names = {"tensor-core math": "tensor", "memory-bound": "memory", "communication": "communication",
-         "host (GPU idle)": "host"}
+names = {"tensor-core math": "tensor", "memory-bound": "memory", "host<->device copies": "copy",
+         "communication": "communication", "host (GPU idle)": "host"}
 assert any(r["lower_bound"] for r in m["ranking"]) and not all(r["lower_bound"] for r in m["ranking"]), m
 for i, r in enumerate(m["ranking"], 1):
     lb = ">" if r["lower_bound"] else ""

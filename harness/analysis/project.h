@@ -41,15 +41,18 @@
 /* The math a kernel runs on: index into mb_proj_gpu.flops. */
 enum mb_proj_math { MB_PM_FP32 = 0, MB_PM_TF32, MB_PM_FP16, MB_PM_BF16, MB_PM_FP8, MB_PM_INT8, MB_PM_FP64, MB_PM_N };
 
-/* What bounds a kernel, and the classes of the step's time split. */
-enum mb_proj_class { MB_PC_TENSOR = 0, MB_PC_MEMORY, MB_PC_COMM, MB_PC_HOST, MB_PC_N };
+/* What bounds a kernel, and the classes of the step's time split: copies
+ * between host and device apart from communication between GPUs (a
+ * single-GPU data loader's copies are not communication). */
+enum mb_proj_class { MB_PC_TENSOR = 0, MB_PC_MEMORY, MB_PC_COPY, MB_PC_COMM, MB_PC_HOST, MB_PC_N };
 enum mb_proj_bound { MB_PB_COMPUTE = 0, MB_PB_MEMORY, MB_PB_LATENCY, MB_PB_KEPT };
 
 /* What a GPU event of a trace is, for the kernel time summed per step
  * (mb_proj_step_split.kernel): GEMM, convolution and attention kernels (the
  * tensor-core math class), memory-bound kernels with memsets and
- * device-to-device copies (the memory-bound class), host-device and
- * peer copies and collectives (the communication class). */
+ * device-to-device copies (the memory-bound class), host-device copies
+ * (the copy class), peer copies and collectives (the communication
+ * class). */
 enum mb_proj_kind {
     MB_PK_GEMM = 0, MB_PK_CONV, MB_PK_ATTENTION, MB_PK_MEMORY, MB_PK_TRANSFER, MB_PK_COLLECTIVE, MB_PK_N
 };

@@ -1,6 +1,7 @@
 /* project_rank.c: the run projected onto several machines and ranked
  * (project_rank.h). */
 #include "project_rank.h"
+#include "vocabulary.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -22,8 +23,11 @@
 #include "paths.h"
 #include "reference.h"
 
-static const char *const class_names[MB_PC_N] = { "tensor", "memory", "communication", "host" };
-static const char class_marks[MB_PC_N] = { '#', '=', '~', '.' };
+static const char *const class_names[MB_PC_N] = { "tensor", "memory", "copy", "communication", "host" };
+static const char class_marks[MB_PC_N] = { '#', '=', '+', '~', '.' };
+/* The classes in words, for legends and charts. */
+static const char *const class_words[MB_PC_N] = { "tensor-core math", "memory-bound", "host<->device copies",
+                                                  "communication", "host (GPU idle)" };
 
 static bool is_file(const char *p)
 {
@@ -329,8 +333,9 @@ static int class_of_component(const char *c)
         return MB_PC_TENSOR;
     if (!strcmp(c, "membw") || !strcmp(c, "memset"))
         return MB_PC_MEMORY;
-    if (!strcmp(c, "nccl") || !strcmp(c, "coll") || !strcmp(c, "pcie") || !strcmp(c, "copy") ||
-        !strcmp(c, "p2p"))
+    if (!strcmp(c, "copy") || !strcmp(c, "pcie"))
+        return MB_PC_COPY;
+    if (!strcmp(c, "nccl") || !strcmp(c, "coll") || !strcmp(c, "p2p") || mb_is_collective(c))
         return MB_PC_COMM;
     return MB_PC_HOST;
 }
@@ -448,16 +453,180 @@ static int add_note(mb_ranking *r, mb_err *err, const char *fmt, ...)
     return MB_OK;
 }
 
-static int cmp_row(const void *a, const void *b)
+/* USD per step of a projected, priced row; 0 otherwise. */
+static double usd_per_step(const mb_rank_row *w)
 {
-    const mb_rank_row *x = a, *y = b;
+    return w->ok && w->price > 0 ? w->price / 3600 * w->step : 0;
+}
+
+/* What a row is ranked by: its cost per step when the ranking is by cost
+ * and it has a price, else its step. */
+static double rank_value(const mb_rank_row *w, bool by_cost)
+{
+    return by_cost && w->price > 0 ? usd_per_step(w) : w->step;
+}
+
+/* The order: projected rows first; by cost, the priced ones before the rest;
+ * a lower bound after the whole projections of its kind (it cannot be placed
+ * among them); then by cost or step. */
+static int cmp_rows(const mb_rank_row *x, const mb_rank_row *y, bool by_cost)
+{
     if (x->ok != y->ok)
         return x->ok ? -1 : 1;
     if (!x->ok)
         return strcmp(x->name, y->name);
-    if ((x->kept > 0) != (y->kept > 0)) /* a lower bound cannot be placed among whole projections */
+    if (by_cost && (x->price > 0) != (y->price > 0))
+        return x->price > 0 ? -1 : 1;
+    if ((x->kept > 0) != (y->kept > 0))
         return x->kept > 0 ? 1 : -1;
-    return (x->step > y->step) - (x->step < y->step);
+    double a = rank_value(x, by_cost), b = rank_value(y, by_cost);
+    return (a > b) - (a < b);
+}
+
+static int cmp_by_step(const void *a, const void *b)
+{
+    return cmp_rows(a, b, false);
+}
+
+static int cmp_by_cost(const void *a, const void *b)
+{
+    return cmp_rows(a, b, true);
+}
+
+/* ---- the answer: ranks the model can stand behind, the verdict ------------------------- */
+
+/* How far a projection onto this row's machine may be off: its checked error
+ * (projections onto that GPU measured), else the expected error of its mode
+ * (project_rank.h; what bench/project_validate and tests/gpu_pair.sh measure).
+ * A per-stage row has no measured error: the datasheet mode's is the floor. */
+static double row_error_pct(const mb_rank_row *w)
+{
+    if (w->checked_n > 0)
+        return w->checked_pct;
+    return strcmp(w->source, "measured") == 0 ? MB_RANK_EXPECTED_ERROR_MEASURED_PCT
+                                               : MB_RANK_EXPECTED_ERROR_DATASHEET_PCT;
+}
+
+/* Rows in order share a rank while each is within the expected error of the
+ * first row of its rank (the larger of the two rows' errors): the model
+ * cannot tell them apart. A lower bound, or a priced row beside an unpriced
+ * one, starts a rank of its own. */
+static void rank_groups(mb_ranking *r)
+{
+    int rank = 0, first = -1;
+    for (int i = 0; i < r->n; i++) {
+        mb_rank_row *w = &r->rows[i];
+        w->rank = 0;
+        if (!w->ok)
+            continue;
+        w->error_pct = row_error_pct(w);
+        const mb_rank_row *f = first >= 0 ? &r->rows[first] : NULL;
+        double a = f ? rank_value(f, r->by_cost) : 0, b = rank_value(w, r->by_cost);
+        /* a lower bound says only "at least this slow": it shares no rank */
+        bool same_kind = f && f->kept == 0 && w->kept == 0 && (!r->by_cost || (f->price > 0) == (w->price > 0));
+        double e = f ? fmax(f->error_pct, w->error_pct) / 100 : 0;
+        if (!same_kind || !(a > 0) || (b - a) / a > e) {
+            rank++;
+            first = i;
+        }
+        w->rank = rank;
+    }
+}
+
+/* The host bounds the step on every machine when each projection spends at
+ * least half of its step with the GPU idle and none is faster than this
+ * machine by more than its error: then no GPU helps. */
+static bool host_bound_everywhere(const mb_ranking *r)
+{
+    int n = 0;
+    for (int i = 0; i < r->n; i++) {
+        const mb_rank_row *w = &r->rows[i];
+        if (!w->ok || w->kept > 0)
+            continue;
+        n++;
+        if (w->cls[MB_PC_HOST] < 0.5 * w->step || r->here_step / w->step - 1 > w->error_pct / 100)
+            return false;
+    }
+    return n > 0 && r->here_cls[MB_PC_HOST] >= 0.5 * r->here_step;
+}
+
+/* "A, B and C": the rows projected whole whose step (by_cost: cost per step)
+ * is within the expected error of row `of`'s, other than it; at most 4. */
+static void rank_mates(const mb_ranking *r, int of, bool by_cost, char *buf, size_t len)
+{
+    size_t at = 0;
+    int n = 0;
+    const mb_rank_row *f = &r->rows[of];
+    double a = by_cost ? usd_per_step(f) : f->step;
+    buf[0] = '\0';
+    for (int i = 0; i < r->n && at < len; i++) {
+        const mb_rank_row *w = &r->rows[i];
+        double b = by_cost ? usd_per_step(w) : w->step;
+        if (i == of || !w->ok || w->kept > 0 || !(b > 0) || fabs(b - a) / fmin(a, b) > fmax(f->error_pct, w->error_pct) / 100)
+            continue;
+        if (n++ < 4)
+            at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "", w->label);
+    }
+}
+
+static void fmt_usd(char *buf, size_t len, double usd);
+
+static int rank_verdict(mb_ranking *r, mb_err *err)
+{
+    (void)err;
+    int fastest = -1, cheapest = -1;
+    double lo = 1, hi = 0;
+    for (int i = 0; i < r->n; i++) {
+        const mb_rank_row *w = &r->rows[i];
+        if (!w->ok || w->kept > 0)
+            continue;
+        if (fastest < 0 || w->step < r->rows[fastest].step)
+            fastest = i;
+        if (w->price > 0 && (cheapest < 0 || usd_per_step(w) < usd_per_step(&r->rows[cheapest])))
+            cheapest = i;
+        lo = fmin(lo, w->cls[MB_PC_HOST] / w->step);
+        hi = fmax(hi, w->cls[MB_PC_HOST] / w->step);
+    }
+    r->host_bound = host_bound_everywhere(r);
+    char mates[512], t[32], u[32];
+    if (r->host_bound) {
+        char idle[48];
+        if (lround(100 * lo) == lround(100 * hi))
+            snprintf(idle, sizeof idle, "%.0f%%", 100 * lo);
+        else
+            snprintf(idle, sizeof idle, "%.0f-%.0f%%", 100 * lo, 100 * hi);
+        snprintf(r->verdict, sizeof r->verdict,
+                 "No GPU helps: the host (CPU, Python, kernel launches, data loading) bounds the step on every machine "
+                 "(the GPU idle %s of each projected step) and no projection is faster than this one beyond the "
+                 "model's error: they share one rank. Faster host code helps instead: CUDA Graphs or torch.compile("
+                 "mode=\"reduce-overhead\"), fewer and larger kernels (a larger batch, fused optimizers), more "
+                 "DataLoader workers, a faster CPU",
+                 idle);
+        for (int i = 0; i < r->n; i++)
+            if (r->rows[i].ok && r->rows[i].kept == 0)
+                r->rows[i].rank = 1;
+        return MB_OK;
+    }
+    if (fastest < 0) {
+        snprintf(r->verdict, sizeof r->verdict, "No machine was projected whole (see the notes)");
+        return MB_OK;
+    }
+    const mb_rank_row *f = &r->rows[fastest];
+    mb_fmt_seconds(t, sizeof t, f->step);
+    rank_mates(r, fastest, false, mates, sizeof mates);
+    int at = 0;
+    if (cheapest >= 0) {
+        const mb_rank_row *c = &r->rows[cheapest];
+        char m2[512];
+        fmt_usd(u, sizeof u, usd_per_step(c) * 1000);
+        rank_mates(r, cheapest, true, m2, sizeof m2);
+        at = snprintf(r->verdict, sizeof r->verdict, "Cheapest per step: %s, %s per 1000 steps%s%s%s; ", c->label, u,
+                      m2[0] ? " (the model cannot tell it from " : "", m2, m2[0] ? ")" : "");
+    }
+    snprintf(r->verdict + at, sizeof r->verdict - (size_t)at, "%s: %s, %s per step (%.2fx here)%s%s%s",
+             at ? "fastest" : "Fastest", f->label, t, r->here_step / f->step, mates[0] ? " (the model cannot tell it from " : "",
+             mates, mates[0] ? ")" : "");
+    return MB_OK;
 }
 
 /* The trace's GPU, from its datasheet; *have_measured when the ceilings are
@@ -665,12 +834,18 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
     }
     mb_ini_free(&errors);
     list_free(&names);
-    if (rc == MB_OK && r->n > 1)
-        qsort(r->rows, (size_t)r->n, sizeof *r->rows, cmp_row);
     for (int i = 0; rc == MB_OK && i < o->n_prices; i++)
         rc = set_price(r, o->prices[i], "--price", err);
     if (rc == MB_OK && o->prices_file)
         rc = read_prices(r, o->prices_file, err);
+    for (int i = 0; i < r->n; i++) /* with prices: ranked by cost per step */
+        r->by_cost |= r->rows[i].ok && r->rows[i].price > 0;
+    if (rc == MB_OK && r->n > 1)
+        qsort(r->rows, (size_t)r->n, sizeof *r->rows, r->by_cost ? cmp_by_cost : cmp_by_step);
+    if (rc == MB_OK)
+        rank_groups(r);
+    if (rc == MB_OK)
+        rc = rank_verdict(r, err);
     if (rc == MB_OK && strcmp(r->model, "kernel") == 0)
         rc = add_note(r, err,
                       "kernel-level model: each GPU kernel scaled by what bounds it (Habitat's roofline exponent "
@@ -773,16 +948,23 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
     const int bw = prices ? 12 : 28;
     char hs[32];
     mb_fmt_seconds(hs, sizeof hs, r->here_step);
-    fprintf(o, md ? "\n## Machines ranked by projected step time\n\n" : "\nmachines ranked by projected step time\n");
-    char lead[512], per[96];
+    const char *title = r->by_cost ? "achines ranked by cost per step (priced ones first), then by projected step time"
+                                   : "achines ranked by projected step time";
+    fprintf(o, md ? "\n## M%s\n\n" : "\nm%s\n", title);
+    print_wrapped(o, md ? "**" : "  ", r->verdict);
+    if (md)
+        fputs("**\n\n", o);
+    char lead[1024], per[96];
     if (r->step_given > 0)
         snprintf(per, sizeof per, "given by --step-ms; %d traced steps", r->steps);
     else
         snprintf(per, sizeof per, "mean of %d", r->steps);
-    snprintf(lead, sizeof lead, "%s model; here: %s (%s), %s per step (%s); bar: %c tensor-core math, %c "
-             "memory-bound, %c communication, %c host (GPU idle)",
+    snprintf(lead, sizeof lead, "%s model; here: %s (%s), %s per step (%s); #: machines whose projected %s differ by "
+             "less than the expected error share a rank (the model cannot tell them apart); bar: %c %s, %c %s, %c %s, "
+             "%c %s, %c %s",
              strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage", r->here, r->here_source, hs, per,
-             class_marks[0], class_marks[1], class_marks[2], class_marks[3]);
+             r->by_cost ? "costs" : "steps", class_marks[0], class_words[0], class_marks[1], class_words[1],
+             class_marks[2], class_words[2], class_marks[3], class_words[3], class_marks[4], class_words[4]);
     print_wrapped(o, md ? "" : "  ", lead);
     if (md)
         fputc('\n', o);
@@ -810,7 +992,7 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
     for (int i = 0; i < r->n; i++) {
         const mb_rank_row *w = &r->rows[i];
         char num[16];
-        snprintf(num, sizeof num, "%d", i + 1);
+        snprintf(num, sizeof num, "%d", w->rank);
         if (!w->ok) {
             if (md)
                 fprintf(o, "| - | %s | | | | |%s %s |\n", w->label[0] ? w->label : w->name, prices ? " | | |" : "",
@@ -898,6 +1080,10 @@ cJSON *mb_rank_json(const mb_ranking *r)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "model", r->model);
+    /* the answer: what the order is by, the one sentence, whether no GPU helps */
+    cJSON_AddStringToObject(doc, "ranked_by", r->by_cost ? "cost" : "step");
+    cJSON_AddStringToObject(doc, "verdict", r->verdict);
+    cJSON_AddBoolToObject(doc, "host_bound", r->host_bound);
     cJSON *h = cJSON_AddObjectToObject(doc, "here");
     cJSON_AddStringToObject(h, "machine", r->here);
     cJSON_AddStringToObject(h, "figures", r->here_source);
@@ -921,6 +1107,8 @@ cJSON *mb_rank_json(const mb_ranking *r)
         cJSON_AddStringToObject(o, "model", w->model);
         cJSON_AddBoolToObject(o, "projected", w->ok);
         if (w->ok) {
+            cJSON_AddNumberToObject(o, "rank", w->rank); /* shared by the machines the model cannot tell apart */
+            cJSON_AddNumberToObject(o, "error_pct", w->error_pct);
             cJSON_AddStringToObject(o, "figures", w->source);
             cJSON_AddNumberToObject(o, "step_seconds", w->step);
             cJSON_AddNumberToObject(o, "speedup", w->step > 0 ? r->here_step / w->step : 0);
@@ -974,6 +1162,63 @@ cJSON *mb_rank_json(const mb_ranking *r)
 
 /* ---- HTML ------------------------------------------------------------------------------- */
 
+/* A chart row's label: its rank (shared within the error), the machine, its
+ * price per hour when priced, what it lacks; row -1 is here. */
+static void machine_label(char *buf, size_t len, const mb_ranking *r, int row)
+{
+    if (row < 0) {
+        snprintf(buf, len, "%.120s (here)", r->here);
+        return;
+    }
+    const mb_rank_row *w = &r->rows[row];
+    char rank[16] = "-", price[96] = "", checked[48] = "";
+    if (w->rank > 0)
+        snprintf(rank, sizeof rank, "%d", w->rank);
+    if (w->price > 0 && w->ok) {
+        char h[24];
+        fmt_usd(h, sizeof h, w->price);
+        snprintf(price, sizeof price, ", %s/h", h);
+    }
+    if (w->checked_n > 0)
+        snprintf(checked, sizeof checked, ", checked: %.0f%%", w->checked_pct);
+    snprintf(buf, len, "%s. %.90s%s%s%s", rank, w->label, !w->ok ? " (not projected)" : w->kept > 0 ? " (lower bound)" : "",
+             price, checked);
+}
+
+/* The priced machines' cost per 1000 steps, in the ranking's order. */
+static void cost_chart(FILE *o, const mb_ranking *r)
+{
+    int n = 0;
+    double max = 0;
+    for (int i = 0; i < r->n; i++)
+        if (r->rows[i].ok && r->rows[i].price > 0) {
+            n++;
+            max = fmax(max, usd_per_step(&r->rows[i]) * 1000);
+        }
+    if (n == 0)
+        return;
+    mb_chart c;
+    mb_chart_begin(&c, o, "costs", "Cost per 1000 steps of the priced machines, in the ranking's order (USD)",
+                   MB_HTML_WIDTH, 60 + 26.0 * n + 44, 430, 44);
+    c.x = (mb_scale){ 0, max > 0 ? max : 1, c.left, c.right, false };
+    mb_scale_nice(&c.x);
+    mb_chart_x_axis(&c, "USD per 1000 steps");
+    for (int i = 0, k = 0; i < r->n; i++) {
+        const mb_rank_row *w = &r->rows[i];
+        if (!w->ok || !(w->price > 0))
+            continue;
+        char label[200], t[200], u[24];
+        machine_label(label, sizeof label, r, i);
+        fmt_usd(u, sizeof u, usd_per_step(w) * 1000);
+        snprintf(t, sizeof t, "%.90s: %s per 1000 steps", w->label, u);
+        mb_chart_category(&c, k, n, label);
+        mb_chart_bar(&c, k, n, 0, 1, 0, usd_per_step(w) * 1000, 0, t);
+        mb_chart_bar_value(&c, k, n, usd_per_step(w) * 1000, u);
+        k++;
+    }
+    mb_chart_end(&c);
+}
+
 /* One stacked bar per machine (here first), split by class, on one time
  * axis; then the assumptions. */
 void mb_rank_html(FILE *o, const mb_ranking *r)
@@ -983,7 +1228,12 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
     for (int i = 0; i < r->n; i++)
         if (r->rows[i].ok && r->rows[i].step > max)
             max = r->rows[i].step;
-    fputs("<h2>Machines ranked by projected step time</h2>\n", o);
+    fprintf(o, "<h2>%s</h2>\n<p class=\"bottleneck\">", r->by_cost ? "Machines ranked by cost per step (priced ones "
+                                                                      "first), then by projected step time"
+                                                                    : "Machines ranked by projected step time");
+    mb_html_escape(o, r->verdict);
+    fputs("</p>\n<p>Machines whose projected steps (with prices: costs) differ by less than the expected error share a "
+          "rank: the model cannot tell them apart.</p>\n", o);
     mb_chart c;
     char title[256];
     snprintf(title, sizeof title, "Step time projected onto each machine (%s model), split by what bounds it",
@@ -991,21 +1241,14 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
     mb_chart_begin(&c, o, "machines", title, MB_HTML_WIDTH, 60 + 26.0 * n + 44, 430, 44);
     c.x = (mb_scale){ 0, max > 0 ? max : 1e-3, c.left, c.right, false }; /* seconds: the axis picks its unit */
     mb_scale_nice(&c.x);
-    const char *names[MB_PC_N] = { "tensor-core math", "memory-bound", "communication", "host (GPU idle)" };
-    int cols[MB_PC_N] = { 0, 1, 2, 3 };
+    const char *const *names = class_words;
+    int cols[MB_PC_N] = { 0, 1, 2, 3, 4 };
     mb_chart_legend(&c, MB_PC_N, names, cols);
     mb_chart_x_time_axis(&c, "time per step");
     for (int i = 0; i < n; i++) {
         const double *cls = i == 0 ? r->here_cls : r->rows[i - 1].cls;
-        char label[160];
-        if (i == 0)
-            snprintf(label, sizeof label, "%.120s (here)", r->here);
-        else if (r->rows[i - 1].checked_n > 0)
-            snprintf(label, sizeof label, "%d. %.100s (%schecked: %.0f%%)", i, r->rows[i - 1].label,
-                     r->rows[i - 1].kept > 0 ? "lower bound, " : "", r->rows[i - 1].checked_pct);
-        else
-            snprintf(label, sizeof label, "%d. %.120s%s", i, r->rows[i - 1].label,
-                     !r->rows[i - 1].ok ? " (not projected)" : r->rows[i - 1].kept > 0 ? " (lower bound)" : "");
+        char label[200];
+        machine_label(label, sizeof label, r, i - 1);
         mb_chart_category(&c, i, n, label);
         if (i > 0 && !r->rows[i - 1].ok)
             continue;
@@ -1021,6 +1264,8 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
         }
     }
     mb_chart_end(&c);
+    if (r->by_cost)
+        cost_chart(o, r);
     fputs("<ul>\n", o);
     for (int i = 0; i < r->n; i++)
         if (r->rows[i].note[0]) {

@@ -49,6 +49,11 @@ typedef struct mb_rank_row {
     /* Kernels per step that kept their time for want of a peak for their math on this
      * GPU's datasheet: the step is then a lower bound, ranked after the rows projected whole. */
     long long kept;
+    /* The rank: 1 for the best; machines the model cannot tell apart (their
+     * steps, or costs, within the expected error of each other) share one.
+     * 0 when not ranked (not projected). */
+    int rank;
+    double error_pct;     /* the error the grouping allowed this row: its checked error, else its mode's */
 } mb_rank_row;
 
 typedef struct mb_ranking {
@@ -69,6 +74,9 @@ typedef struct mb_ranking {
     int n;
     char **notes;
     int n_notes;
+    bool by_cost;         /* prices given: the priced machines ranked by cost per step, before the others */
+    bool host_bound;      /* the host bounds the step on every machine projected: no GPU helps */
+    char verdict[768];    /* the answer in one sentence: cheapest and fastest, or that no GPU helps */
 } mb_ranking;
 
 /* Whether --target asks for the ranking (a list or `all`) rather than one machine. */

@@ -399,9 +399,9 @@ static bool is_tensor_kernel(const pt_gpu *g, const tr_rules *r)
 
 static int kind_of(const pt_gpu *g, const tr_rules *r)
 {
-    if (g->cls == TR_CLASS_NCCL)
+    if (g->cls == TR_CLASS_NCCL || g->dir == TR_DIR_P2P) /* GPU to GPU: communication */
         return MB_PK_COLLECTIVE;
-    if (g->dir == TR_DIR_H2D || g->dir == TR_DIR_D2H || g->dir == TR_DIR_P2P)
+    if (g->dir == TR_DIR_H2D || g->dir == TR_DIR_D2H)
         return MB_PK_TRANSFER;
     if (g->dir >= 0 || g->cls == TR_CLASS_MEMSET)
         return MB_PK_MEMORY;
@@ -421,6 +421,7 @@ static int class_of_kind(int kind)
     case MB_PK_ATTENTION: /* flash attention is tensor-core math, not a memory-bound kernel */
         return MB_PC_TENSOR;
     case MB_PK_TRANSFER:
+        return MB_PC_COPY;
     case MB_PK_COLLECTIVE:
         return MB_PC_COMM;
     default:
@@ -508,7 +509,9 @@ static double busy_of(const mb_proj_event *ev, int n, bool projected, int64_t *t
  * kernel time, the rest of the step is host (the GPU idle). */
 static void split_step(mb_proj_step_split *sp, double step, double busy, const double *cls_sum)
 {
-    double sum = cls_sum[MB_PC_TENSOR] + cls_sum[MB_PC_MEMORY] + cls_sum[MB_PC_COMM];
+    double sum = 0;
+    for (int c = 0; c < MB_PC_HOST; c++)
+        sum += cls_sum[c];
     busy = fmin(busy, step);
     sp->step += step;
     sp->gpu_busy += busy;

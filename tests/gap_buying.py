@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""gap_buying: the answer a buyer acts on (issue 34), `mlbench gap --target
+LIST|all` on traces with a known shape (scripts/gen_large_trace.py --pattern):
+
+  - a launch-bound step (the host feeds the GPU: ~96% idle) gives one rank for
+    every machine and the sentence that no GPU helps, with what helps instead;
+  - with prices the priced machines are ranked by cost per step, before the
+    unpriced ones, in the text, the Markdown, the JSON and both charts of the
+    page, and one sentence names the cheapest and the fastest;
+  - machines whose projected steps differ by less than the error allowed
+    (project_rank.c, row_error_pct) share a rank, and only those: checked on
+    every pair of neighbours of the full ranking of a compute-bound trace;
+  - a single GPU's host-to-device copies are copies, not communication.
+
+Environment (tests/CMakeLists.txt): MLBENCH, SRC, WORK.
+"""
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+
+MLBENCH, SRC, WORK = os.environ["MLBENCH"], os.environ["SRC"], os.environ["WORK"]
+GEN = os.path.join(SRC, "scripts", "gen_large_trace.py")
+REF = "h100-sxm"
+fails = 0
+
+
+def check(name, cond, detail=""):
+    global fails
+    print("%s %s%s" % ("ok  " if cond else "FAIL", name, "" if cond else ": %s" % (detail,)))
+    fails += 0 if cond else 1
+
+
+def trace(pattern):
+    path = os.path.join(WORK, pattern + ".json")
+    subprocess.run([sys.executable, GEN, "--out", path, "--pattern", pattern], check=True, capture_output=True)
+    return path
+
+
+def gap(path, *args, fmt="json"):
+    out = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", REF] + list(args) +
+                         (["--format", fmt] if fmt else []), check=True, capture_output=True, text=True).stdout
+    return json.loads(out)["machines"] if fmt == "json" else out
+
+
+def rows(m):
+    return [r for r in m["ranking"] if r["projected"]]
+
+
+def host_bound():
+    m = gap(trace("launch-bound"), "--target", "all")
+    r = rows(m)
+    check("launch-bound: no GPU helps, said", m["host_bound"] and m["verdict"].startswith("No GPU helps") and
+          "CUDA Graphs" in m["verdict"], m["verdict"])
+    whole = [x for x in r if not x["lower_bound"]]
+    check("launch-bound: one rank for every machine projected whole", len(whole) > 10 and
+          all(x["rank"] == 1 for x in whole), [(x["machine"], x["rank"]) for x in whole])
+    text = " ".join(gap(trace("launch-bound"), "--target", "all", fmt=None).split())
+    check("launch-bound: the text says it", "No GPU helps: the host" in text, text[-2000:])
+
+
+def grouped():
+    m = gap(trace("compute-tensor"), "--target", "all")
+    r = [x for x in rows(m) if not x["lower_bound"]]
+    check("compute-bound: not host-bound", not m["host_bound"] and m["verdict"].startswith("Fastest"), m["verdict"])
+    first, ok = None, True
+    for x in r:  # the documented rule, from the first row of each rank
+        if first is None or (x["step_seconds"] - first["step_seconds"]) / first["step_seconds"] > \
+                max(first["error_pct"], x["error_pct"]) / 100:
+            if first is not None and x["rank"] != first["rank"] + 1:
+                ok = False
+            first = x
+        elif x["rank"] != first["rank"]:
+            ok = False
+    check("compute-bound: machines share a rank exactly when within the error of the rank's first",
+          ok and len({x["rank"] for x in r}) > 1, [(x["machine"], x["step_seconds"], x["rank"]) for x in r])
+    b200 = [x for x in r if x["target"] in ("b200", "gb200")]
+    check("compute-bound: B200 and GB200 (one B200 GPU: the same projection) share a rank",
+          len(b200) == 2 and b200[0]["rank"] == b200[1]["rank"], b200)
+
+
+def priced():
+    t = trace("compute-tensor")
+    args = ["--target", "b200,h100-sxm,l40s,a100-sxm-80gb", "--price", "b200=5.5", "--price", "h100-sxm=2.9",
+            "--price", "l40s=1.0"]
+    m = gap(t, *args)
+    r = rows(m)
+    costs = [x.get("usd_per_step") for x in r]
+    priced_n = sum(c is not None for c in costs)
+    check("prices: ranked by cost", m["ranked_by"] == "cost", m["ranked_by"])
+    check("prices: the priced machines first, by cost per step", priced_n == 3 and
+          costs[:3] == sorted(costs[:3]) and all(c is None for c in costs[3:]), costs)
+    cheapest = r[0]["machine"]
+    fastest = min(r, key=lambda x: x["step_seconds"])["machine"]
+    check("prices: one sentence names the cheapest and the fastest",
+          m["verdict"].startswith("Cheapest per step: %s" % cheapest) and ("fastest: %s" % fastest) in m["verdict"],
+          m["verdict"])
+    order = [x["machine"] for x in r]
+    for fmt in (None, "md"):
+        text = gap(t, *args, fmt=fmt)
+        text = text[text.index("achines ranked"):]  # the ranking's table, not the header's ceilings
+        at = [text.find(" %s " % name) for name in order]
+        check("prices: the %s view in the same order" % (fmt or "text"), all(a >= 0 for a in at) and at == sorted(at),
+              list(zip(order, at)))
+    page_path = os.path.join(WORK, "priced.html")
+    subprocess.run([MLBENCH, "gap", "--run", t, "--ceilings", REF, "--html", page_path] + args, check=True,
+                   capture_output=True)
+    page = open(page_path, encoding="utf-8").read()
+    for chart, names in (("machines", order), ("costs", order[:priced_n])):
+        svg = page[page.index('data-chart="%s"' % chart):]
+        svg = html.unescape(svg[:svg.index("</svg>")])
+        at = [svg.find(". " + name) for name in names]
+        check("prices: the page's %s chart in the same order" % chart, all(a >= 0 for a in at) and at == sorted(at),
+              list(zip(names, at)))
+    text = html.unescape(re.sub(r"<[^>]+>", " ", page))
+    check("prices: the page says the verdict and the prices", m["verdict"] in " ".join(text.split()) and
+          "$5.5/h" in text, m["verdict"])
+
+
+def copies():
+    m = gap(trace("dataloader"), "--target", "b200,l40s")
+    here = m["here"]["split_seconds"]
+    check("one GPU's host-to-device copies are copies, not communication",
+          here["copy"] > 0 and here["communication"] == 0 and
+          all(x["split_seconds"]["copy"] > 0 and x["split_seconds"]["communication"] == 0 for x in rows(m)), here)
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    host_bound()
+    grouped()
+    priced()
+    copies()
+    print("%d failed" % fails)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
