@@ -80,7 +80,15 @@ if command -v fio > /dev/null 2>&1; then
     status=$?
     cat out.txt
     [ $status -eq 0 ] || { cat err.txt; fail "peers --only disk exited with $status"; }
-    python3 - disk.json <<'PYEOF' || fail "disk.json is not as expected"
+    python3 - disk.json <<'PYEOF'
+    status=$?
+    # every row refused (tmpfs without O_DIRECT) checked nothing: a skip with the reason, a failure under CI
+    if [ $status -eq 3 ]; then
+        [ -n "${CI:-}" ] && fail "no disk row was compared (CI is set: this machine must compare)"
+        echo "note: no disk row could be compared on $WORK: the disk part checked nothing here"
+    elif [ $status -ne 0 ]; then
+        fail "disk.json is not as expected"
+    fi
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 assert [r["case"] for r in rows] == ["pread 4k random qd1", "io_uring 4k random qd1"], rows
@@ -105,7 +113,9 @@ for r in rows:
     assert abs(r["ratios"]["best vs fio best"] - want_ratio) < 1e-12, r
     if best != "mlbench":
         assert ("sqpoll = on" if best == "mlbench sqpoll" else "iopoll = on") in r["mlbench_best_job"], r
-print("ok: disk rows")
+compared = [r for r in rows if "error" not in r]
+print("ok: disk rows,", len(compared), "compared")
+sys.exit(0 if compared else 3)
 PYEOF
 fi
 
