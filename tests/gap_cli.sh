@@ -187,4 +187,12 @@ assert any('datasheet' in (c.get('rate_from') or []) for c in d['cases']), 'no d
 check "compare on a trace exits 2" expect_exit 2 "$MLBENCH" compare "$D/gap_here.json" "$WORK/launch.json"
 check "  says: a PyTorch trace, pass it as gap --run" has "a PyTorch trace, not a results file: it is a run" "$WORK/err"
 
+# A mistyped target: one message with the nearest name, for a trace (no fallback message first) and a stage file.
+for run in "$WORK/launch.json" "$D/gap_run.json"; do
+  check "--target h100sxm exits 2 ($(basename "$run"))" expect_exit 2 "$MLBENCH" gap --run "$run" --ceilings h100-sxm \
+    --target h100sxm
+  check "  one line, with the nearest name" bash -c "[ \$(wc -l < '$WORK/err') -eq 1 ] && \
+    grep -q \"did you mean 'h100-sxm'\" '$WORK/err'"
+done
+
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

@@ -24,6 +24,7 @@
 #include "html_report.h"
 #include "project_rank.h"
 #include "reference.h"
+#include "suite.h"
 #include "run_read.h"
 #include "results.h"
 #include "stages.h"
@@ -259,6 +260,38 @@ static int project(gap_state *s, const char *target, const char *phase, mb_err *
     return mb_gap_project_datasheet(&s->gap, s->sheet, mb_datasheet_is_gpu(s->sheet), err);
 }
 
+/* Every machine --target names is a file, a reference or a datasheet; one
+ * that is none gets one error with the nearest name, before any model runs
+ * (a trace's fallback to the per-stage model would say a second thing). */
+static int check_targets(const char *targets, mb_err *err)
+{
+    if (strcmp(targets, "all") == 0)
+        return MB_OK;
+    char list[4096], *save = NULL;
+    snprintf(list, sizeof list, "%s", targets);
+    for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        while (*t == ' ')
+            t++;
+        mb_datasheet *sheet = NULL;
+        mb_err why = { 0 };
+        if (!*t || file_exists(t) || mb_reference_exists(t) || mb_datasheet_find(t, &sheet, &why) == MB_OK) {
+            mb_datasheet_free(sheet);
+            continue;
+        }
+        char refs[1024], stems[2048], known[3200], near[64], hint[96] = "";
+        mb_reference_names(refs, sizeof refs);
+        mb_datasheet_stems(stems, sizeof stems);
+        snprintf(known, sizeof known, "%s%s%s", refs, refs[0] && stems[0] ? ", " : "", stems);
+        if (mb_did_you_mean(t, known, near, sizeof near))
+            snprintf(hint, sizeof hint, " - did you mean '%s'?", near);
+        return mb_errf(err, MB_EUSAGE,
+                       "--target %s: no results file, reference machine or datasheet of that name%s (references: %s; "
+                       "datasheets: %s)",
+                       t, hint, refs[0] ? refs : "none", stems[0] ? stems : "none");
+    }
+    return MB_OK;
+}
+
 /* --target LIST|all, or any target of a trace: the machines ranked
  * (project_rank.h). A trace the kernel-level model cannot read (no GPU in
  * it, one target) falls back to the per-stage projection, saying so. */
@@ -333,6 +366,8 @@ static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
         mb_ceilings_open(ceilings, &s->here, err) ||
         mb_ceilings_use_phase(&s->here, a->ceiling, err) || mb_gap_build(&s->run, &s->here, &s->matching, &s->gap, err) ||
         mb_diagnose(&s->gap, &s->thresholds, &s->remedies, &s->diag, err))
+        return err->code;
+    if (a->target && check_targets(a->target, err))
         return err->code;
     if (a->target && mb_rank_wanted(a->target, &s->run)) {
         if (rank(a, s, err))

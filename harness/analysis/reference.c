@@ -58,12 +58,11 @@ bool mb_reference_exists(const char *name)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* "a, b" — the references there are, for the message when a name is unknown. */
-static void known_names(char *buf, size_t len)
+void mb_reference_names(char *buf, size_t len)
 {
+    size_t used = 0;
     buf[0] = '\0';
     DIR *d = opendir(mb_reference_root());
-    size_t used = 0;
     for (struct dirent *de = d ? readdir(d) : NULL; de; de = readdir(d)) {
         if (de->d_name[0] == '.' || !mb_reference_exists(de->d_name))
             continue;
@@ -74,7 +73,13 @@ static void known_names(char *buf, size_t len)
     }
     if (d)
         closedir(d);
-    if (used == 0)
+}
+
+/* "a, b" — the references there are, for the message when a name is unknown. */
+static void known_names(char *buf, size_t len)
+{
+    mb_reference_names(buf, len);
+    if (buf[0] == '\0')
         snprintf(buf, len, "none under %s", mb_reference_root());
 }
 

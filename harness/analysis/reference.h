@@ -46,6 +46,8 @@ bool mb_reference_exists(const char *name);
 int mb_results_open(const char *what, cJSON **doc, char **label, mb_err *err);
 /* The same as ceilings (mb_ceilings_from_json). */
 int mb_ceilings_open(const char *what, mb_ceilings *out, mb_err *err);
+/* The reference machines' names, "h100-sxm, ...", into buf ("" when none). */
+void mb_reference_names(char *buf, size_t len);
 /* Loads a reference by name. MB_EUSAGE naming the known references when there
  * is none of that name, or with the file and field when a file is malformed. */
 int mb_reference_load(const char *name, mb_reference *out, mb_err *err);

@@ -481,6 +481,26 @@ static void free_names(struct dirent **names, int n)
     free(names);
 }
 
+void mb_datasheet_stems(char *buf, size_t len)
+{
+    char dir[4096];
+    struct dirent **names = NULL;
+    int n = 0;
+    mb_err err = { 0 };
+    size_t used = 0;
+    buf[0] = '\0';
+    if (list_datasheets(dir, sizeof dir, &names, &n, &err) != MB_OK)
+        return;
+    for (int i = 0; i < n; i++) {
+        size_t stem = strlen(names[i]->d_name) - 4; /* ".ini" (ini_filter) */
+        int w = snprintf(buf + used, len - used, "%s%.*s", used ? ", " : "", (int)stem, names[i]->d_name);
+        if (w < 0 || (size_t)w >= len - used)
+            break;
+        used += (size_t)w;
+    }
+    free_names(names, n);
+}
+
 int mb_datasheet_match(const char *device_name, mb_datasheet **out, mb_err *err)
 {
     *out = NULL;

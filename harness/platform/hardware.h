@@ -51,6 +51,8 @@ int mb_datasheet_load(const char *path, mb_datasheet **out, mb_err *err);
 int mb_datasheet_match(const char *device_name, mb_datasheet **out, mb_err *err);
 /* Loads by product file stem or name ("h100-sxm", "NVIDIA H100 SXM5 80GB"). */
 int mb_datasheet_find(const char *name, mb_datasheet **out, mb_err *err);
+/* The datasheets' stems, "a100-pcie-40gb, b200, ...", into buf ("" when none). */
+void mb_datasheet_stems(char *buf, size_t len);
 void mb_datasheet_free(mb_datasheet *d);
 
 const char *mb_datasheet_name(const mb_datasheet *d);
