@@ -310,13 +310,19 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
             snprintf(what + used, sizeof what - used, "; burst %s, sustained %s", burst, sustained);
         }
     } else {
-        snprintf(what, sizeof what, "%.160s", r->reason);
+        /* the reason's first clause ("no usable CUDA device"): the driver's whole message is in the results file
+         * and the table, not repeated on every skipped case's line */
+        size_t k = strcspn(r->reason, ":");
+        snprintf(what, sizeof what, "%.*s", (int)(k < 120 ? k : 120), r->reason);
     }
     bool tty = isatty(STDERR_FILENO);
-    fprintf(stderr, "%s[%d/%d] %s%-7s %s: %s [%s elapsed, ~%s left]\n", tty ? "\r\033[K" : "", i + 1, n,
-            saved ? "" : "NOT SAVED: ",
-            r->status == MB_CASE_OK && r->noisy ? "noisy" : mb_case_status_name(r->status), r->c->id, what, el,
-            left);
+    char head[512], tail[96];
+    int hw = snprintf(head, sizeof head, "[%d/%d] %s%-7s %s:", i + 1, n, saved ? "" : "NOT SAVED: ",
+                      r->status == MB_CASE_OK && r->noisy ? "noisy" : mb_case_status_name(r->status), r->c->id);
+    int tw = snprintf(tail, sizeof tail, "[%s elapsed, ~%s left]", el, left);
+    /* within 120 columns where the id allows: what follows a long id goes on its own line */
+    bool wrap = hw + 1 + (int)strlen(what) + 1 + tw > 120;
+    fprintf(stderr, "%s%s%s%s %s\n", tty ? "\r\033[K" : "", head, wrap ? "\n    " : " ", what, tail);
     fflush(stderr);
 }
 

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 
-LINE = re.compile(r"^\[(\d+)/(\d+)\] (ok|noisy|skipped|failed) +(\S+): ")
+LINE = re.compile(r"^\[(\d+)/(\d+)\] (ok|noisy|skipped|failed) +(\S+):( |$)")  # after a long id, on the next line
 
 
 def main():
