@@ -451,13 +451,35 @@ static int write_csv(FILE *out, const cJSON *cases)
     return MB_OK;
 }
 
-static const char TEXT_LEGEND[] =
-    "ceiling = one per case: the sustained phase's rate for compute cases (source: sustained), else the median of "
-    "the repetitions' rates (source: median); the same number in every view (JSON case.ceiling). median, best = the "
-    "repetitions' median and maximum; cv = their stddev / mean; eff = ceiling / peak. burst = median of short windows "
-    "after idle gaps (clocks free); sustained = back-to-back work after the clocks settle; @ = mean SM clock. "
-    "noisy = the repetitions' cv above max_cv, or median, burst and sustained apart by more than max(3 x cv, 5%): "
-    "not a reliable ceiling. not verified = ran, but its output was not checked: gap and compare do not use it.";
+/* Whether any case's phases read an SM clock (a GPU with NVML): only then
+ * does the table show "@ MHz", and the legend explain it. */
+static bool any_sm_clock(const cJSON *cases)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(c, "sustained");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(c, "burst");
+        if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(s, "sm_clock_mhz")) ||
+            cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(b, "sm_clock_mhz")))
+            return true;
+    }
+    return false;
+}
+
+/* The table's legend, saying only what the table shows. */
+static void text_legend(char *buf, size_t len, const cJSON *cases)
+{
+    snprintf(buf, len,
+             "ceiling = one per case: the sustained phase's rate for compute cases (source: sustained), else the "
+             "median of the repetitions' rates (source: median); the same number in every view (JSON case.ceiling). "
+             "median, best = the repetitions' median and maximum; cv = their stddev / mean; eff = ceiling / peak. "
+             "burst = median of short windows after idle gaps (clocks free); sustained = back-to-back work after the "
+             "clocks settle%s. noisy = the repetitions' cv (or a compute case's sustained sub-windows') above max_cv, "
+             "or median, burst and sustained apart by more than max(3 x cv, 5%%): not a reliable ceiling. not "
+             "verified = ran, but its output was not checked: gap and compare do not use it.",
+             any_sm_clock(cases) ? "; @ = mean SM clock" : "");
+}
 
 int mb_write_results(FILE *out, const cJSON *doc, const char *format, mb_err *err)
 {
@@ -483,13 +505,17 @@ int mb_write_results(FILE *out, const cJSON *doc, const char *format, mb_err *er
                 str_of(cpu, "model"));
         if (write_md_table(out, cases) != MB_OK)
             return mb_errf(err, MB_ESYS, "out of memory formatting the results table");
-        fprintf(out, "\n%s\n", TEXT_LEGEND);
+        char legend[1024];
+        text_legend(legend, sizeof legend, cases);
+        fprintf(out, "\n%s\n", legend);
         return MB_OK;
     }
     if (strcmp(format, "table") == 0) {
         if (write_text_table(out, cases) != MB_OK)
             return mb_errf(err, MB_ESYS, "out of memory formatting the results table");
-        put_wrapped(out, TEXT_LEGEND, 0);
+        char legend[1024];
+        text_legend(legend, sizeof legend, cases);
+        put_wrapped(out, legend, 0);
         return MB_OK;
     }
     return mb_errf(err, MB_EUSAGE, "unknown format '%s' (expected table, json, csv or md)", format);

@@ -196,5 +196,11 @@ done
 [ $fails -eq $before ] && echo "ok   README.md, docs/*.md: text examples fit 120 columns"
 # docs/report.md shows text examples at all (the check above is not vacuous there)
 if grep -q '^```' "$SRC/docs/report.md"; then :; else echo "FAIL docs/report.md: no text example"; fails=$((fails + 1)); fi
+# The legend says only what the table shows: "@ = mean SM clock" where a case read an SM clock (a GPU), never on a
+# CPU-only run
+"$MLBENCH" report "$R/all.json" 2>/dev/null | grep -q "@ = mean SM clock" || {
+    echo "FAIL legend: the H100's table does not explain @"; fails=$((fails + 1)); }
+"$MLBENCH" report "$SRC/tests/data/cpu_quick.json" 2>/dev/null | grep -q "SM clock" && {
+    echo "FAIL legend: a CPU-only table explains an SM clock it does not show"; fails=$((fails + 1)); }
 [ $fails -eq 0 ] || { echo "report_views: $fails failed"; exit 1; }
 echo "report_views: all passed"
