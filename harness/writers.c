@@ -151,6 +151,31 @@ static void phase_text(const cJSON *c, const char *phase, char *buf, size_t len)
 
 /* The secondary figures, each with its unit: "median …; best …; cv …;
  * burst …; sustained …; peak …". */
+/* A disk case's IOPS and read latency percentiles (metrics iops,
+ * latency_p50/p99/p99.9, in us), "" for a case without them: the figures
+ * README's component table promises, in the table as in the JSON. */
+static void latency_text(const cJSON *c, char *buf, size_t len)
+{
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, "metrics");
+    double iops = nested(m, "iops", "value");
+    static const char *const keys[] = { "latency_p50", "latency_p99", "latency_p99.9" };
+    size_t off = 0;
+    buf[0] = '\0';
+    if (isfinite(iops) && iops > 0) {
+        char v[32];
+        mb_fmt_number(v, sizeof v, iops);
+        off = append(buf, len, off, "IOPS %s%s", v, "");
+    }
+    for (int i = 0; i < 3; i++) {
+        double us = nested(m, keys[i], "value");
+        if (!isfinite(us) || us < 0)
+            continue;
+        char t[32];
+        mb_fmt_seconds(t, sizeof t, us * 1e-6);
+        off = append(buf, len, off, off ? "; %s %s" : "%s %s", i == 0 ? "latency p50" : keys[i] + 8, t);
+    }
+}
+
 static void secondary_text(const cJSON *c, char *buf, size_t len)
 {
     const cJSON *rate = cJSON_GetObjectItemCaseSensitive(c, "rate");
@@ -176,6 +201,10 @@ static void secondary_text(const cJSON *c, char *buf, size_t len)
         rate_text(c, peak, v, sizeof v);
         off = append(buf, len, off, off ? "; %s %s" : "%s %s", "peak", v);
     }
+    char lat[160];
+    latency_text(c, lat, sizeof lat);
+    if (lat[0])
+        off = append(buf, len, off, off ? "; %s%s" : "%s%s", lat, "");
 }
 
 typedef struct text_row {
@@ -324,6 +353,10 @@ static void md_notes(const text_row *r, char *buf, size_t len)
         off = append(buf, len, off, "%s%s", reason, "");
     if (r->ceiling.noisy)
         off = append(buf, len, off, "%s%s", off ? "; " : "", r->ceiling.why);
+    char lat[160];
+    latency_text(r->c, lat, sizeof lat);
+    if (lat[0])
+        off = append(buf, len, off, "%s%s", off ? "; " : "", lat);
     const cJSON *n;
     cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(r->c, "notes"))
     {

@@ -196,6 +196,27 @@ done
 [ $fails -eq $before ] && echo "ok   README.md, docs/*.md: text examples fit 120 columns"
 # docs/report.md shows text examples at all (the check above is not vacuous there)
 if grep -q '^```' "$SRC/docs/report.md"; then :; else echo "FAIL docs/report.md: no text example"; fails=$((fails + 1)); fi
+# Disk IOPS and read latency percentiles (README's component table) in the table and the Markdown, one per case that
+# measured them, with the JSON's figures
+"$MLBENCH" report "$R/all.json" >"$WORK/disk.txt" 2>/dev/null
+"$MLBENCH" report "$R/all.json" --format md >"$WORK/disk.md" 2>/dev/null
+/usr/bin/python3 - "$R/all.json" "$WORK/disk.txt" "$WORK/disk.md" <<'EOF' || { echo "FAIL disk latency"; fails=$((fails + 1)); }
+import json, sys
+cases = [c for c in json.load(open(sys.argv[1]))["cases"] if (c.get("metrics") or {}).get("latency_p50")]
+def fmt(us):  # mb_fmt_seconds: 3 significant digits
+    for unit, k in (("s", 1e-6), ("ms", 1e-3), ("µs", 1), ("ns", 1e3)):
+        if us * k >= 1 or unit == "ns":
+            return "%.3g %s" % (us * k, unit)
+assert cases, "the reference has disk latencies"
+for path in sys.argv[2:]:
+    text = open(path).read()
+    assert text.count("; latency p50 ") == len(cases), (path, text.count("; latency p50 "), len(cases))
+    for c in cases:
+        want = "latency p50 %s; p99 %s; p99.9 %s" % tuple(fmt(c["metrics"][k]["value"]) for k in
+                                                       ("latency_p50", "latency_p99", "latency_p99.9"))
+        assert want in " ".join(text.split()), (path, c["id"], want)
+print("ok   disk IOPS and latency in the table and the Markdown:", len(cases), "cases")
+EOF
 # The legend says only what the table shows: "@ = mean SM clock" where a case read an SM clock (a GPU), never on a
 # CPU-only run
 "$MLBENCH" report "$R/all.json" 2>/dev/null | grep -q "@ = mean SM clock" || {
