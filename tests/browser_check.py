@@ -65,6 +65,10 @@ CHECK_JS = r"""
                                                      function (r) { return r.getBoundingClientRect().width; }),
                 series_points: Array.prototype.map.call(svg.querySelectorAll('g.series'), function (g) { return g.querySelectorAll('circle.pt').length; }),
                 lines: Array.prototype.filter.call(svg.querySelectorAll('polyline'), function (l) { return (l.getAttribute('points') || '').trim().length > 0; }).length,
+                // category labels in full (a cut label keeps its whole text in its <title>)
+                cats: Array.prototype.map.call(svg.querySelectorAll('text.cat'), function (t) {
+                  var title = t.querySelector('title');
+                  return title ? title.textContent : t.textContent; }),
                 overlaps: [] };
       c.data = c.points + c.bars + c.lines;
       // roofs, slopes and curves stay inside the plot area (the axes' lines bound it)
@@ -104,6 +108,8 @@ CHECK_JS = r"""
       if (td.scrollWidth > td.clientWidth + 1)
         out.overflow.push('table cell "' + td.textContent.slice(0, 60) + '" overflows');
     });
+    out.usd_notes = Array.prototype.map.call(document.querySelectorAll('ul.usd li'),
+                                             function (li) { return li.textContent; });
     out.roofline_heading = Array.prototype.some.call(document.querySelectorAll('h2'), function (h) { return h.textContent === 'Roofline'; });
     document.querySelectorAll('table').forEach(function (t) {
       if (t.className) out.tables[t.className] = t.querySelectorAll('tr').length - 1;
@@ -376,24 +382,58 @@ def check_gap_page(ck, kind, res, gj):
         ck.ok(kind + ": machines chart has %d bars" % want, c is not None and c["bars"] == want, c and c["bars"])
 
 
+DEVICE_NAME = {"cpu": "host CPU", "gpu": "GPU"}
+
+
+def geo_cats(cj, view):
+    """The categories a geomean chart should have, from the JSON: one per component and device kind with a case
+    (like) or kind (best, usd) that ran, "gemm (GPU): B 2 of 7" ("0 of m" where B has no mean)."""
+    cats = []
+    for g in cj["geomean"]:
+        b = g["best_per_kind"]
+        ratio, n, total = ((g["ratio"], g["cases"], g["cases_total"]) if view == "like" else
+                           (b["ratio"] if view == "best" else b["per_usd_ratio"], b["kinds"], b["kinds_total"]))
+        if total == 0:
+            continue
+        cover = ", ".join("%s %d of %d" % (chr(ord("A") + i), n[i] if ratio[i] else 0, total)
+                          for i in range(1, len(ratio)))
+        cats.append("%s (%s): %s" % (g["component"], DEVICE_NAME[g["device"]], cover))
+    return cats
+
+
 def check_compare_page(ck, res, cj):
     n_m = len(cj["machines"])
+    # version 2: a mean per component and device kind, never one over a GPU box's host CPU and its GPU together
+    devices = isinstance(cj["geomean"], list) and all(g.get("device") in DEVICE_NAME for g in cj["geomean"])
+    ck.ok("compare: every geomean names its device kind", devices, cj.get("version"))
+    if not devices:
+        return
     rates = sum(1 for c in cj["cases"] for r in c["rate"] if r is not None and r > 0)
     per = [c for c in res["charts"] if c["id"].startswith("compare-")]
     ck.ok("compare: per-component bars = usable rates (%d)" % rates, sum(c["bars"] for c in per) == rates,
           sum(c["bars"] for c in per))
-    geo = sum(1 for g in cj["geomean"].values() for r in g["ratio"][1:] if r is not None and r > 0)
+    geo = sum(1 for g in cj["geomean"] for r in g["ratio"][1:] if r is not None and r > 0)
     c = chart(res, "geomean")
     ck.ok("compare: like-for-like geomean bars (%d)" % geo, (c["bars"] if c else 0) == geo, c and c["bars"])
-    best = sum(1 for g in cj["geomean"].values() for r in g["best_per_kind"]["ratio"][1:] if r is not None and r > 0)
+    ck.ok("compare: like-for-like categories name their device kind", c and c["cats"] == geo_cats(cj, "like"),
+          c and (c["cats"], geo_cats(cj, "like")))
+    best = sum(1 for g in cj["geomean"] for r in g["best_per_kind"]["ratio"][1:] if r is not None and r > 0)
     c = chart(res, "geomean-best")
     ck.ok("compare: best-per-kind geomean bars (%d)" % best, (c["bars"] if c else 0) == best, c and c["bars"])
+    ck.ok("compare: best-per-kind categories name their device kind", c and c["cats"] == geo_cats(cj, "best"),
+          c and (c["cats"], geo_cats(cj, "best")))
     priced = any(m.get("usd_per_hour") for m in cj["machines"])
     if priced:
-        geo_usd = sum(1 for g in cj["geomean"].values() for r in g["best_per_kind"]["per_usd_ratio"][1:]
+        geo_usd = sum(1 for g in cj["geomean"] for r in g["best_per_kind"]["per_usd_ratio"][1:]
                       if r is not None and r > 0)
         c = chart(res, "geomean-usd")
         ck.ok("compare: price-performance bars (%d)" % geo_usd, (c["bars"] if c else 0) == geo_usd, c and c["bars"])
+        ck.ok("compare: price-performance categories name their device kind",
+              c and c["cats"] == geo_cats(cj, "usd"), c and (c["cats"], geo_cats(cj, "usd")))
+        # what a dollar's work divides, a note per device kind: the page's are the JSON's
+        notes = [cj["per_usd_notes"][d] for d in ("cpu", "gpu") if d in cj["per_usd_notes"]]
+        ck.ok("compare: a per-dollar note per device kind (%d)" % len(notes), res["usd_notes"] == notes,
+              res["usd_notes"])
     ck.ok("compare: machines table", res["tables"].get("machines") == n_m)
     # the rate compare shows for a case on a machine is that machine's results file's ceiling
     files = [json.load(open(m["path"])) for m in cj["machines"]]

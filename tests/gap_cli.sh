@@ -88,7 +88,7 @@ cd "$WORK" || exit 1
 
 # compare
 check "compare" expect_exit 0 "$MLBENCH" compare "$D/gap_here.json" "$D/gap_there.json" --price here=2 --price there=4
-check "compare geomean" has "1.73x (2 of 4)" "$WORK/out"
+check "compare geomean: the GPU's gemm, its host's apart" has "like-for-like  1.73x (2 of 3)" "$WORK/out"
 check "compare per dollar" has "work per dollar" "$WORK/out"
 check "compare one side" has "A absent, B 500 TFLOP/s" "$WORK/out"
 check "compare context" has "gpus\[0\].driver" "$WORK/out"

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <sys/stat.h>
 
 #include "analysis.h"
 #include "analysis_writers.h"
@@ -52,13 +53,58 @@ static const mb_compare_row *row(const mb_compare *c, const char *id)
     return NULL;
 }
 
-static const mb_compare_geo *geo(const mb_compare *c, const char *component)
+/* The means of a component's cases on one device kind: "cpu" (the host) or "gpu". */
+static const mb_compare_geo *geo(const mb_compare *c, const char *component, const char *device)
 {
     for (int g = 0; g < c->n_geo; g++)
-        if (strcmp(c->geo[g].component, component) == 0)
+        if (strcmp(c->geo[g].component, component) == 0 && strcmp(c->geo[g].device, device) == 0)
             return &c->geo[g];
-    fail_msg("no component %s", component);
+    fail_msg("no component %s on %s", component, device);
     return NULL;
+}
+
+/* The JSON's mean of a component on a device kind: geomean[] {component, device, ...}. */
+static const cJSON *json_geo(const cJSON *doc, const char *component, const char *device)
+{
+    const cJSON *g, *list = cJSON_GetObjectItem(doc, "geomean");
+    if (!cJSON_IsArray(list))
+        fail_msg("geomean is not a list of {component, device, ...}");
+    cJSON_ArrayForEach(g, list)
+    {
+        const cJSON *comp = cJSON_GetObjectItem(g, "component"), *dev = cJSON_GetObjectItem(g, "device");
+        if (cJSON_IsString(comp) && cJSON_IsString(dev) && !strcmp(comp->valuestring, component) &&
+            !strcmp(dev->valuestring, device))
+            return g;
+    }
+    fail_msg("no geomean of %s on %s in the JSON", component, device);
+    return NULL;
+}
+
+/* The terminal's geomean rows of `what` ("gemm (GPU)"): its best-per-kind row
+ * holds `best`, the like-for-like row under it `like`; after `from` (a
+ * section's title) when given. */
+static void geo_rows_after(const char *out, const char *from, const char *what, const char *best, const char *like)
+{
+    char head[128];
+    snprintf(head, sizeof head, "\n  %s ", what);
+    const char *at = from ? strstr(out, from) : out;
+    assert_non_null(at);
+    const char *l = strstr(at, head);
+    if (l == NULL)
+        fail_msg("no row '%s'", what);
+    const char *end = strchr(l + 1, '\n');
+    const char *end2 = end ? strchr(end + 1, '\n') : NULL;
+    assert_non_null(end2);
+    char *row = strndup(l + 1, (size_t)(end - l - 1)), *next = strndup(end + 1, (size_t)(end2 - end - 1));
+    if (!strstr(row, "best per kind") || !strstr(row, best) || !strstr(next, "like-for-like") || !strstr(next, like))
+        fail_msg("'%s' / '%s': expected %s / %s", row, next, best, like);
+    free(row);
+    free(next);
+}
+
+static void geo_rows(const char *out, const char *what, const char *best, const char *like)
+{
+    geo_rows_after(out, "geometric means of the ratios to A", what, best, like);
 }
 
 static void build(fx *f, const char *const *prices, int n_prices)
@@ -91,12 +137,15 @@ static void test_ratios_and_geomean(void **state)
     assert_false(fp8->everywhere);
     assert_true(fp8->rate[0] < 0);
     assert_true(fp8->ratio[1] < 0);
-    const mb_compare_geo *g = geo(&f->c, "gemm");
+    const mb_compare_geo *g = geo(&f->c, "gemm", "gpu");
     CLOSE(g->geomean[1], sqrt(2.0 * 1.5));
     assert_int_equal(g->n[1], 2);
     CLOSE(g->geomean[0], 1.0);
-    CLOSE(geo(&f->c, "disk")->geomean[1], 4.0);
-    assert_true(geo(&f->c, "hostmem")->geomean[1] < 0); /* skipped here, absent there */
+    /* the host's OpenBLAS case ran here only: its own mean, none */
+    assert_true(geo(&f->c, "gemm", "cpu")->geomean[1] < 0);
+    assert_int_equal(geo(&f->c, "gemm", "cpu")->n_total, 1);
+    CLOSE(geo(&f->c, "disk", "cpu")->geomean[1], 4.0);
+    assert_true(geo(&f->c, "hostmem", "cpu")->geomean[1] < 0); /* skipped here, absent there */
 }
 
 static void test_one_side_only(void **state)
@@ -125,8 +174,8 @@ static void test_price(void **state)
     CLOSE(row(&f->c, GEMM8K)->per_usd[0], 600.0 * 3600 / 2);
     CLOSE(row(&f->c, GEMM8K)->per_usd[1], 1200.0 * 3600 / 4);
     /* gemm per-dollar ratios 1.0 and (450/4)/(300/2) = 0.75 */
-    CLOSE(geo(&f->c, "gemm")->geomean_usd[1], sqrt(1.0 * 0.75));
-    CLOSE(geo(&f->c, "disk")->geomean_usd[1], (8000.0 / 4) / (2000.0 / 2));
+    CLOSE(geo(&f->c, "gemm", "gpu")->geomean_usd[1], sqrt(1.0 * 0.75));
+    CLOSE(geo(&f->c, "disk", "cpu")->geomean_usd[1], (8000.0 / 4) / (2000.0 / 2));
 
     mb_err err = { 0 };
     mb_compare bad;
@@ -166,7 +215,7 @@ static void test_cmd(void **state)
     cJSON *doc = cJSON_Parse(out);
     assert_non_null(doc);
     assert_string_equal(cJSON_GetObjectItem(doc, "format")->valuestring, "mlbench-compare");
-    cJSON *g = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "geomean"), "gemm");
+    const cJSON *g = json_geo(doc, "gemm", "gpu");
     CLOSE(cJSON_GetArrayItem(cJSON_GetObjectItem(g, "ratio"), 1)->valuedouble, sqrt(3.0));
     cJSON_Delete(doc);
     free(out);
@@ -174,7 +223,10 @@ static void test_cmd(void **state)
 
     char *table_argv[] = { "compare", (char *)data_path("gap_here.json"), (char *)data_path("gap_there.json"), NULL };
     assert_int_equal(run_captured(mb_cmd_compare, 3, table_argv, &out, &err), 0);
-    assert_non_null(strstr(out, "1.73x (2 of 4)")); /* gemm: 2 of the 4 cases that ran somewhere */
+    /* the GPU's gemm: 2 of the 3 GPU cases that ran somewhere (bf16 2x, 1.5x), of its 2 kinds bf16 (2x);
+     * the host's OpenBLAS case, which ran here only, apart */
+    geo_rows(out, "gemm (GPU)", "2.00x (1 of 2)", "1.73x (2 of 3)");
+    geo_rows(out, "gemm (host CPU)", "- (0 of 1)", "- (0 of 1)");
     assert_non_null(strstr(out, "A absent, B 500 TFLOP/s")); /* the conv case only B ran */
     assert_non_null(strstr(out, "gpus[0].driver"));
     free(out);
@@ -359,12 +411,14 @@ static void unlike_machines(mb_ceilings m[2])
     load(results_file("cpu.json", "cpubox", all_b), &m[1]);
 }
 
-static const mb_compare_best *best_kind(const mb_compare *c, const char *component, const char *kind)
+static const mb_compare_best *best_kind(const mb_compare *c, const char *component, const char *device,
+                                        const char *kind)
 {
     for (int b = 0; b < c->n_best; b++)
-        if (!strcmp(c->best[b].component, component) && !strcmp(c->best[b].kind, kind))
+        if (!strcmp(c->best[b].component, component) && !strcmp(c->best[b].device, device) &&
+            !strcmp(c->best[b].kind, kind))
             return &c->best[b];
-    fail_msg("no kind %s %s", component, kind);
+    fail_msg("no kind %s %s on %s", component, kind, device);
     return NULL;
 }
 
@@ -380,31 +434,43 @@ static void test_unlike_machines_both_views(void **state)
         fail_msg("%s", err.msg);
     CLOSE(c.price[0], 3);
     CLOSE(c.price[1], 0.2);
-    const mb_compare_geo *g = geo(&c, "gemm");
-    /* like-for-like: only OpenBLAS fp32 ran on both, 0.2 / 0.1; of the 4
-     * cases that ran somewhere (fp8 failed, the skipped one ran nowhere else) */
-    CLOSE(g->geomean[1], 2.0);
-    assert_int_equal(g->n[1], 1);
-    assert_int_equal(g->n_total, 4);
-    /* best per kind: fp32 is A's cuBLASLt 50 TFLOP/s against B's OpenBLAS 0.2 */
-    const mb_compare_best *fp32 = best_kind(&c, "gemm", "dtype=fp32");
-    CLOSE(fp32->rate_abs[0], 50e12);
+    /* the host CPU: only OpenBLAS fp32 ran on both, 0.2 / 0.1; of the 2 host
+     * cases that ran somewhere (fp32, B's fp64) */
+    const mb_compare_geo *host = geo(&c, "gemm", "cpu");
+    CLOSE(host->geomean[1], 2.0);
+    assert_int_equal(host->n[1], 1);
+    assert_int_equal(host->n_total, 2);
+    /* the GPU: A's cuBLASLt fp32 and bf16 ran (fp8 failed); B has no GPU case that ran */
+    const mb_compare_geo *gpu = geo(&c, "gemm", "gpu");
+    assert_true(gpu->geomean[1] < 0);
+    assert_int_equal(gpu->n_total, 2);
+    /* best per kind, per device kind: the host's fp32 is A's OpenBLAS 0.1 against B's 0.2 ... */
+    const mb_compare_best *fp32 = best_kind(&c, "gemm", "cpu", "dtype=fp32");
+    CLOSE(fp32->rate_abs[0], 0.1e12);
     CLOSE(fp32->rate_abs[1], 0.2e12);
-    CLOSE(fp32->ratio[1], 0.2 / 50);
-    assert_string_equal(c.rows[fp32->row[0]].id, "gemm/cublaslt/dtype=fp32");
+    CLOSE(fp32->ratio[1], 2.0);
+    assert_string_equal(c.rows[fp32->row[0]].id, "gemm/openblas/dtype=fp32");
     assert_string_equal(c.rows[fp32->row[1]].id, "gemm/openblas/dtype=fp32");
-    /* fp32 is the only kind both have, of fp32, bf16, fp64 (fp8 ran nowhere) */
-    CLOSE(g->best_geomean[1], 0.2 / 50);
-    assert_int_equal(g->best_n[1], 1);
-    assert_int_equal(g->best_total, 3);
-    assert_int_equal(best_kind(&c, "gemm", "dtype=bf16")->row[1], -1);
-    /* work per dollar = rate x 3600 / USD per hour:
-     * A 50e12 x 3600 / 3 = 6e16 FLOP/$, B 0.2e12 x 3600 / 0.2 = 3.6e15 FLOP/$ */
-    CLOSE(fp32->per_usd_abs[0], 6e16);
+    /* ... never against A's GPU: the GPU's fp32 is A's cuBLASLt 50 TFLOP/s, B none */
+    const mb_compare_best *gpu32 = best_kind(&c, "gemm", "gpu", "dtype=fp32");
+    CLOSE(gpu32->rate_abs[0], 50e12);
+    assert_int_equal(gpu32->row[1], -1);
+    assert_true(gpu32->ratio[1] < 0);
+    /* host kinds fp32 and fp64, both only fp32; GPU kinds fp32 and bf16 (fp8 ran nowhere), none on B */
+    CLOSE(host->best_geomean[1], 2.0);
+    assert_int_equal(host->best_n[1], 1);
+    assert_int_equal(host->best_total, 2);
+    assert_true(gpu->best_geomean[1] < 0);
+    assert_int_equal(gpu->best_total, 2);
+    /* work per dollar = rate x 3600 / USD per hour of the whole machine:
+     * host fp32: A 0.1e12 x 3600 / 3 = 1.2e14 FLOP/$, B 0.2e12 x 3600 / 0.2 = 3.6e15 FLOP/$;
+     * the GPU's fp32 on A: 50e12 x 3600 / 3 = 6e16 FLOP/$ */
+    CLOSE(fp32->per_usd_abs[0], 1.2e14);
     CLOSE(fp32->per_usd_abs[1], 3.6e15);
-    CLOSE(g->best_geomean_usd[1], 3.6e15 / 6e16);
-    /* like-for-like per dollar: 2.0 x 3 / 0.2 */
-    CLOSE(g->geomean_usd[1], 30.0);
+    CLOSE(gpu32->per_usd_abs[0], 6e16);
+    CLOSE(host->best_geomean_usd[1], 30.0);
+    CLOSE(host->geomean_usd[1], 30.0); /* like-for-like: 2.0 x 3 / 0.2 */
+    assert_true(gpu->best_geomean_usd[1] < 0);
     /* on every machine: only the case that ran and verified on both */
     int everywhere = 0;
     for (int r = 0; r < c.n_rows; r++)
@@ -482,10 +548,12 @@ static void test_unlike_machines_text(void **state)
     char *argv[] = { "compare", (char *)scratch_path("gpu.json"), (char *)scratch_path("cpu.json"), "--price", "A=3",
                      "--price", "cpu.json=0.2", NULL };
     assert_int_equal(run_captured(mb_cmd_compare, 7, argv, &out, &errs), 0);
-    assert_non_null(strstr(out, "0.0040x (1 of 3)")); /* best per kind */
-    assert_non_null(strstr(out, "2.00x (1 of 4)"));   /* like-for-like */
-    assert_non_null(strstr(out, "60 PFLOP/$"));       /* 6e16 FLOP per dollar */
-    assert_non_null(strstr(out, "3.6 PFLOP/$"));
+    /* the host CPUs apart from A's GPU: best per kind of 2 host kinds, like-for-like of 2 host cases */
+    geo_rows(out, "gemm (host CPU)", "2.00x (1 of 2)", "2.00x (1 of 2)");
+    geo_rows(out, "gemm (GPU)", "- (0 of 2)", "- (0 of 2)");
+    assert_non_null(strstr(out, "60 PFLOP/$"));       /* 6e16 FLOP per dollar, A's GPU */
+    assert_non_null(strstr(out, "3.6 PFLOP/$"));      /* B's host CPU */
+    geo_rows_after(out, "geometric means of the per-dollar", "gemm (host CPU)", "30.0x (1 of 2)", "30.0x (1 of 2)");
     assert_null(strstr(out, "e+"));
     assert_null(strstr(out, "h/$"));
     const char *every = strstr(out, "cases on every machine");
@@ -526,8 +594,9 @@ static int any_case(char *buf, size_t len, const char *component, const char *ba
                     component, backend, id_params, component, component, backend, params_json, rate, rate, rate);
 }
 
-/* oneDNN's conv has no direction: it is the forward pass (compare.ini [best.defaults]), one kind with
- * cuDNN's direction=fwd. int8 GEMMs pair with int8 only, in OP/s, also from files that said TFLOP/s. */
+/* oneDNN's conv has no direction: it is the forward pass (compare.ini [best.defaults]), named as cuDNN's
+ * direction=fwd, a host CPU kind all the same. int8 GEMMs pair with int8 only, in OP/s, also from files that
+ * said TFLOP/s. */
 static void test_kinds_across_backends(void **state)
 {
     fx *f = *state;
@@ -550,17 +619,22 @@ static void test_kinds_across_backends(void **state)
     mb_err err = { 0 };
     if (mb_compare_build(m, 2, NULL, 0, NULL, 0, &f->keys, &c, &err))
         fail_msg("%s", err.msg);
-    const mb_compare_best *fwd = best_kind(&c, "conv", "dtype=bf16 direction=fwd");
+    /* oneDNN's conv is the forward pass, named as cuDNN's forward kind, but on the host CPU: it never pairs
+     * with a GPU's */
+    const mb_compare_best *fwd = best_kind(&c, "conv", "cpu", "dtype=bf16 direction=fwd");
     CLOSE(fwd->rate_abs[0], 0.011e12);
-    CLOSE(fwd->rate_abs[1], 383e12);
-    assert_int_equal(best_kind(&c, "conv", "dtype=bf16 direction=bwd_data")->row[0], -1);
+    assert_int_equal(fwd->row[1], -1);
+    const mb_compare_best *gpu_fwd = best_kind(&c, "conv", "gpu", "dtype=bf16 direction=fwd");
+    CLOSE(gpu_fwd->rate_abs[1], 383e12);
+    assert_int_equal(gpu_fwd->row[0], -1);
+    assert_int_equal(best_kind(&c, "conv", "gpu", "dtype=bf16 direction=bwd_data")->row[0], -1);
     for (int k = 0; k < c.n_best; k++) /* no conv kind of its own for oneDNN */
         assert_false(!strcmp(c.best[k].component, "conv") && !strcmp(c.best[k].kind, "dtype=bf16"));
     /* int8: one kind, in OP, its ratio against int8 only */
-    const mb_compare_best *i8 = best_kind(&c, "gemm", "dtype=int8");
+    const mb_compare_best *i8 = best_kind(&c, "gemm", "gpu", "dtype=int8");
     assert_string_equal(i8->work_unit, "OP");
     CLOSE(i8->ratio[1], 1268.0 / 1000);
-    assert_string_equal(best_kind(&c, "gemm", "dtype=bf16")->work_unit, "flop");
+    assert_string_equal(best_kind(&c, "gemm", "gpu", "dtype=bf16")->work_unit, "flop");
     char cell[64];
     mb_compare_fmt_best(cell, sizeof cell, &c, i8, 1);
     assert_string_equal(cell, "1.27 POP/s cublaslt");
@@ -596,7 +670,7 @@ static void test_noisy_marked(void **state)
     assert_string_equal(cell, "200 GFLOP/s");
     mb_compare_fmt_cell(cell, sizeof cell, &c, &c.rows[0], 1);
     assert_string_equal(cell, "300 GFLOP/s noisy");
-    mb_compare_fmt_best(cell, sizeof cell, &c, best_kind(&c, "gemm", "dtype=fp32"), 1);
+    mb_compare_fmt_best(cell, sizeof cell, &c, best_kind(&c, "gemm", "cpu", "dtype=fp32"), 1);
     assert_string_equal(cell, "300 GFLOP/s openblas noisy");
     cJSON *j = mb_compare_to_json(&c);
     const cJSON *row0 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cases"), 0);
@@ -643,6 +717,240 @@ static void test_state_words(void **state)
     mb_ceilings_free(&m[1]);
 }
 
+/* ---- device kinds apart; no datasheet for what cannot run ------------------------------- */
+
+/* The whole of a file (the --html page), or fails. */
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        fail_msg("cannot open %s", path);
+    char *text = calloc(1, 1 << 20);
+    size_t n = fread(text, 1, (1 << 20) - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* Two GPU boxes (hosts gpua, gpub), each with host CPU GEMMs (OpenBLAS fp32,
+ * fp64) and GPU GEMMs (cuBLASLt fp32, bf16): B's host CPU is 2x A's, B's GPU
+ * 0.8x A's. Mixed, like-for-like read (2 x 2 x 0.8 x 0.8)^(1/4) = 1.26x and
+ * best per kind put A's host fp64 (no GPU fp64 case) against B's:
+ * (0.8 x 2 x 0.8)^(1/3) = 1.09x, neither what either device does. */
+static void two_gpu_boxes(mb_ceilings m[2])
+{
+    char a[4][1024], b[4][1024], all_a[4200], all_b[4200];
+    case_json(a[0], sizeof a[0], "openblas", "dtype=fp32", "fp32", 0.1, "ok", "passed");
+    case_json(a[1], sizeof a[1], "openblas", "dtype=fp64", "fp64", 0.05, "ok", "passed");
+    case_json(a[2], sizeof a[2], "cublaslt", "dtype=fp32", "fp32", 50, "ok", "passed");
+    case_json(a[3], sizeof a[3], "cublaslt", "dtype=bf16", "bf16", 700, "ok", "passed");
+    case_json(b[0], sizeof b[0], "openblas", "dtype=fp32", "fp32", 0.2, "ok", "passed");
+    case_json(b[1], sizeof b[1], "openblas", "dtype=fp64", "fp64", 0.1, "ok", "passed");
+    case_json(b[2], sizeof b[2], "cublaslt", "dtype=fp32", "fp32", 40, "ok", "passed");
+    case_json(b[3], sizeof b[3], "cublaslt", "dtype=bf16", "bf16", 560, "ok", "passed");
+    snprintf(all_a, sizeof all_a, "%s,%s,%s,%s", a[0], a[1], a[2], a[3]);
+    snprintf(all_b, sizeof all_b, "%s,%s,%s,%s", b[0], b[1], b[2], b[3]);
+    load(results_file("gpua.json", "gpua", all_a), &m[0]);
+    load(results_file("gpub.json", "gpub", all_b), &m[1]);
+}
+
+#define HOST_NOTE                                                                                                  \
+    "Host CPU rows divide the host CPU's work by the whole machine's price; A and B are GPU machines, whose prices " \
+    "pay for their GPUs too: their host CPU work per $ charges the host CPU for the GPUs."
+
+static void test_device_kinds_apart(void **state)
+{
+    fx *f = *state;
+    mb_ceilings m[2];
+    two_gpu_boxes(m);
+    const char *prices[] = { "A=2", "B=1" };
+    mb_compare c;
+    mb_err err = { 0 };
+    if (mb_compare_build(m, 2, NULL, 0, prices, 2, &f->keys, &c, &err))
+        fail_msg("%s", err.msg);
+    assert_string_equal(row(&c, "gemm/openblas/dtype=fp32")->device, "cpu");
+    assert_string_equal(row(&c, "gemm/cublaslt/dtype=fp32")->device, "gpu");
+    const mb_compare_geo *host = geo(&c, "gemm", "cpu"), *gpu = geo(&c, "gemm", "gpu");
+    CLOSE(host->geomean[1], 2.0);
+    CLOSE(host->best_geomean[1], 2.0);
+    assert_int_equal(host->n[1], 2);
+    assert_int_equal(host->best_n[1], 2);
+    CLOSE(gpu->geomean[1], 0.8);
+    CLOSE(gpu->best_geomean[1], 0.8);
+    assert_int_equal(gpu->n[1], 2);
+    assert_int_equal(gpu->n_total, 2);
+    /* fp64's best on A is its host's OpenBLAS, a host CPU kind: no GPU fp64 kind at all */
+    CLOSE(best_kind(&c, "gemm", "cpu", "dtype=fp64")->ratio[1], 2.0);
+    for (int k = 0; k < c.n_best; k++)
+        assert_false(!strcmp(c.best[k].device, "gpu") && !strcmp(c.best[k].kind, "dtype=fp64"));
+    /* per dollar: A at 2 USD/hour, B at 1: host 2.0 x 2 = 4, GPU 0.8 x 2 = 1.6 */
+    CLOSE(host->best_geomean_usd[1], 4.0);
+    CLOSE(gpu->best_geomean_usd[1], 1.6);
+    assert_true(mb_compare_has_gpu(&c, 0) && mb_compare_has_gpu(&c, 1));
+    char note[512];
+    mb_compare_usd_note(note, sizeof note, &c, "cpu");
+    assert_string_equal(note, HOST_NOTE);
+    mb_compare_free(&c);
+    mb_ceilings_free(&m[0]);
+    mb_ceilings_free(&m[1]);
+}
+
+/* Every view names the device kind of a mean and shows its one figure: text, Markdown, JSON, the page. */
+static void test_device_kinds_every_view(void **state)
+{
+    (void)state;
+    mb_ceilings m[2];
+    two_gpu_boxes(m);
+    mb_ceilings_free(&m[0]);
+    mb_ceilings_free(&m[1]);
+    const char *html = scratch_path("devices.html");
+    char *out, *errs;
+    char *argv[] = { "compare", (char *)scratch_path("gpua.json"), (char *)scratch_path("gpub.json"), "--price", "A=2",
+                     "--price", "B=1", "--html", (char *)html, "--format", "table", NULL };
+    assert_int_equal(run_captured(mb_cmd_compare, 11, argv, &out, &errs), 0);
+    geo_rows(out, "gemm (host CPU)", "2.00x (2 of 2)", "2.00x (2 of 2)");
+    geo_rows(out, "gemm (GPU)", "0.80x (2 of 2)", "0.80x (2 of 2)");
+    geo_rows_after(out, "geometric means of the per-dollar", "gemm (host CPU)", "4.00x (2 of 2)", "4.00x (2 of 2)");
+    geo_rows_after(out, "geometric means of the per-dollar", "gemm (GPU)", "1.60x (2 of 2)", "1.60x (2 of 2)");
+    assert_non_null(strstr(out, "A and B are GPU machines")); /* the note, wrapped at 120 columns */
+    assert_null(strstr(out, "1.26x"));
+    assert_null(strstr(out, "1.09x"));
+    free(out);
+    free(errs);
+
+    argv[10] = "md";
+    assert_int_equal(run_captured(mb_cmd_compare, 11, argv, &out, &errs), 0);
+    assert_non_null(strstr(out, "| gemm (host CPU) | best per kind | 2.00x (2 of 2) |"));
+    assert_non_null(strstr(out, "| gemm (host CPU) | like-for-like | 2.00x (2 of 2) |"));
+    assert_non_null(strstr(out, "| gemm (GPU) | best per kind | 0.80x (2 of 2) |"));
+    assert_non_null(strstr(out, "| gemm (GPU) | like-for-like | 0.80x (2 of 2) |"));
+    assert_non_null(strstr(out, "| gemm (host CPU) | best per kind | 4.00x (2 of 2) |"));
+    assert_non_null(strstr(out, "| gemm (GPU) | best per kind | 1.60x (2 of 2) |"));
+    assert_non_null(strstr(out, "- " HOST_NOTE "\n"));
+    free(out);
+    free(errs);
+
+    argv[10] = "json";
+    assert_int_equal(run_captured(mb_cmd_compare, 11, argv, &out, &errs), 0);
+    cJSON *doc = cJSON_Parse(out);
+    assert_non_null(doc);
+    assert_int_equal(cJSON_GetObjectItem(doc, "version")->valueint, 2);
+    const cJSON *host = json_geo(doc, "gemm", "cpu"), *gpu = json_geo(doc, "gemm", "gpu");
+    CLOSE(cJSON_GetArrayItem(cJSON_GetObjectItem(host, "ratio"), 1)->valuedouble, 2.0);
+    assert_int_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(host, "cases"), 1)->valueint, 2);
+    CLOSE(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(host, "best_per_kind"), "per_usd_ratio"), 1)
+              ->valuedouble,
+          4.0);
+    CLOSE(cJSON_GetArrayItem(cJSON_GetObjectItem(gpu, "ratio"), 1)->valuedouble, 0.8);
+    CLOSE(cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(gpu, "best_per_kind"), "ratio"), 1)->valuedouble,
+          0.8);
+    const cJSON *notes = cJSON_GetObjectItem(doc, "per_usd_notes");
+    assert_string_equal(cJSON_GetObjectItem(notes, "cpu")->valuestring, HOST_NOTE);
+    assert_non_null(strstr(cJSON_GetObjectItem(notes, "gpu")->valuestring, "whole machine's price"));
+    const cJSON *k;
+    cJSON_ArrayForEach(k, cJSON_GetObjectItem(doc, "best"))
+    {
+        const char *dev = cJSON_GetObjectItem(k, "device")->valuestring;
+        const char *id = cJSON_GetArrayItem(cJSON_GetObjectItem(k, "case"), 0)->valuestring;
+        assert_string_equal(dev, strstr(id, "openblas") ? "cpu" : "gpu");
+    }
+    cJSON_Delete(doc);
+    free(out);
+    free(errs);
+
+    char *page = slurp(html);
+    assert_non_null(strstr(page, ">gemm (host CPU): B 2 of 2<"));
+    assert_non_null(strstr(page, ">gemm (GPU): B 2 of 2<"));
+    assert_non_null(strstr(page, "gemm (host CPU) B/A: 2.00x over 2 of 2 cases"));
+    assert_non_null(strstr(page, "gemm (GPU) B/A: 0.80x over 2 of 2 kinds"));
+    assert_non_null(strstr(page, "gemm (host CPU) B/A: 4.00x over 2 of 2 kinds")); /* per dollar */
+    assert_non_null(strstr(page, "<td>gemm (host CPU)</td><td>dtype=fp64</td>"));
+    /* a chart per component and device kind: the host's GFLOP/s apart from the GPU's TFLOP/s */
+    assert_non_null(strstr(page, ">gemm (host CPU): GFLOP/s, log scale<"));
+    assert_non_null(strstr(page, ">gemm (GPU): TFLOP/s, log scale<"));
+    assert_non_null(strstr(page, "<li>Host CPU rows divide the host CPU&#39;s work by the whole machine&#39;s price; "
+                                 "A and B are GPU machines"));
+    assert_null(strstr(page, "1.26x"));
+    free(page);
+}
+
+/* The case as case_json writes it, with `reason` (skipped or failed). */
+static void with_reason(char *buf, size_t len, const char *reason)
+{
+    char *at = strstr(buf, "\"reason\":null");
+    assert_non_null(at);
+    char rest[1024];
+    snprintf(rest, sizeof rest, "%s", at + strlen("\"reason\":null"));
+    snprintf(at, len - (size_t)(at - buf), "\"reason\":\"%s\"%s", reason, rest);
+}
+
+#define NO_FP8 "fp8 is not available through cublasGemmEx: use backend cublaslt"
+
+/* A reference (MLBENCH_REFERENCE_DIR) whose measured results hold cuBLAS fp8
+ * as skipped because cuBLAS cannot do it, cuBLASLt fp8 as measured, and a
+ * cuBLASLt tf32 case skipped for the run's setup (no driver); next to a CPU
+ * box. The H100 SXM datasheet says fp8 1979 TFLOP/s, tf32 494.7. */
+static void test_no_datasheet_for_unrunnable(void **state)
+{
+    (void)state;
+    char r[3][1024], a[3][1024], all_r[3200], all_a[3200], dir[600], refs[512];
+    case_json(r[0], sizeof r[0], "cublas", "dtype=fp8", "fp8", 0, "skipped", "not-run");
+    with_reason(r[0], sizeof r[0], NO_FP8);
+    case_json(r[1], sizeof r[1], "cublaslt", "dtype=fp8", "fp8", 1480, "ok", "passed");
+    case_json(r[2], sizeof r[2], "cublaslt", "dtype=tf32", "tf32", 0, "skipped", "not-run");
+    with_reason(r[2], sizeof r[2], "no usable CUDA device: cudaErrorInsufficientDriver");
+    case_json(a[0], sizeof a[0], "cublas", "dtype=fp8", "fp8", 0, "skipped", "not-run");
+    with_reason(a[0], sizeof a[0], "no usable CUDA device: cudaErrorInsufficientDriver");
+    case_json(a[1], sizeof a[1], "cublaslt", "dtype=tf32", "tf32", 0, "skipped", "not-run");
+    case_json(a[2], sizeof a[2], "openblas", "dtype=fp32", "fp32", 0.2, "ok", "passed");
+    snprintf(all_r, sizeof all_r, "%s,%s,%s", r[0], r[1], r[2]);
+    snprintf(all_a, sizeof all_a, "%s,%s,%s", a[0], a[1], a[2]);
+    snprintf(refs, sizeof refs, "%s/refs", scratch_dir());
+    snprintf(dir, sizeof dir, "%s/sxm", refs);
+    mkdir(refs, 0755);
+    mkdir(dir, 0755);
+    results_file("refs/sxm/ref.json", "refhost", all_r);
+    scratch_file("refs/sxm/reference.ini", "[reference]\nlabel = Test SXM\nfiles = ref.json\ndatasheet = h100-sxm\n"
+                                           "[provenance]\nsource = test\n");
+    setenv("MLBENCH_REFERENCE_DIR", refs, 1);
+    const char *cpu = results_file("cpubox.json", "cpubox", all_a);
+
+    char *out, *errs;
+    char *argv[] = { "compare", (char *)cpu, "--reference", "sxm", "--format", "table", NULL };
+    assert_int_equal(run_captured(mb_cmd_compare, 6, argv, &out, &errs), 0);
+    /* cuBLAS cannot do fp8 there: no datasheet figure, its reason instead */
+    assert_non_null(strstr(out, "B not runnable here (" NO_FP8 ")"));
+    assert_null(strstr(out, "1.98 PFLOP/s"));
+    /* tf32 was skipped for the run's setup, not for want of a path: the datasheet fills it */
+    assert_non_null(strstr(out, "A skipped, B 495 TFLOP/s (datasheet)"));
+    /* a CPU box's skip (no driver) is no "cannot run" */
+    assert_null(strstr(out, "A not runnable"));
+    free(out);
+    free(errs);
+
+    argv[5] = "json";
+    assert_int_equal(run_captured(mb_cmd_compare, 6, argv, &out, &errs), 0);
+    cJSON *doc = cJSON_Parse(out);
+    assert_non_null(doc);
+    const cJSON *c, *fp8 = NULL;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "cases"))
+    {
+        if (!strcmp(cJSON_GetObjectItem(c, "id")->valuestring, "gemm/cublas/dtype=fp8"))
+            fp8 = c;
+    }
+    assert_non_null(fp8);
+    assert_string_equal(cJSON_GetObjectItem(fp8, "device")->valuestring, "gpu");
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(fp8, "status"), 1)->valuestring, "not runnable here");
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(fp8, "not_runnable"), 1)->valuestring, NO_FP8);
+    assert_true(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(fp8, "rate"), 1)));
+    assert_true(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(fp8, "rate_from"), 1)));
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(fp8, "status"), 0)->valuestring, "skipped");
+    cJSON_Delete(doc);
+    free(out);
+    free(errs);
+    unsetenv("MLBENCH_REFERENCE_DIR");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -653,7 +961,8 @@ int main(void)
         cmocka_unit_test(test_unlike_machines_both_views), cmocka_unit_test(test_price_names_listed),
         cmocka_unit_test(test_human_figures),         cmocka_unit_test(test_unlike_machines_text),
         cmocka_unit_test(test_kinds_across_backends), cmocka_unit_test(test_noisy_marked),
-        cmocka_unit_test(test_state_words),
+        cmocka_unit_test(test_state_words),           cmocka_unit_test(test_device_kinds_apart),
+        cmocka_unit_test(test_device_kinds_every_view), cmocka_unit_test(test_no_datasheet_for_unrunnable),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -828,26 +828,28 @@ static double si_factor(double top, const char *work_unit, char *unit, size_t le
     return f;
 }
 
-static bool row_in_chart(const mb_compare *c, const mb_compare_row *row, const char *comp, const char *work_unit)
+static bool row_in_chart(const mb_compare *c, const mb_compare_row *row, const mb_compare_geo *g,
+                         const char *work_unit)
 {
     const char *wu = NULL;
     bool any = false;
     for (int i = 0; i < c->n_m; i++)
         any = any || row_rate_abs(c, row, i, &wu) > 0;
-    return any && !strcmp(row->component, comp) && wu && !strcmp(wu, work_unit);
+    return any && !strcmp(row->component, g->component) && !strcmp(row->device, g->device) && wu &&
+           !strcmp(wu, work_unit);
 }
 
-/* One chart per component and work unit: a row per case, a bar per machine,
- * all in one SI unit (a CPU's GFLOP/s and a GPU's TFLOP/s on one axis; log
- * scale: machines differ by orders). */
-static int compare_component(FILE *o, const mb_compare *c, const char *comp, const char *work_unit, int chart,
+/* One chart per component, device kind and work unit: a row per case, a bar
+ * per machine, all in one SI unit (one CPU's GFLOP/s and another's TFLOP/s
+ * on one axis; log scale: machines differ by orders). */
+static int compare_component(FILE *o, const mb_compare *c, const mb_compare_geo *g, const char *work_unit, int chart,
                              mb_err *err)
 {
     int n = 0;
     double top = 0;
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
-        if (!row_in_chart(c, row, comp, work_unit))
+        if (!row_in_chart(c, row, g, work_unit))
             continue;
         n++;
         for (int i = 0; i < c->n_m; i++) {
@@ -871,14 +873,14 @@ static int compare_component(FILE *o, const mb_compare *c, const char *comp, con
     int k = 0;
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
-        if (!row_in_chart(c, row, comp, work_unit))
+        if (!row_in_chart(c, row, g, work_unit))
             continue;
         cats[k] = row->label;
         for (int i = 0; i < c->n_m; i++) {
             const char *wu;
             double v = row_rate_abs(c, row, i, &wu);
             hi[k * c->n_m + i] = v > 0 ? v / f : -1;
-            char t[512], cell[96], ratio[32];
+            char t[1024], cell[512], ratio[32];
             mb_compare_fmt_cell(cell, sizeof cell, c, row, i);
             mb_fmt_ratio(ratio, sizeof ratio, row->ratio[i]);
             if (row->ratio[i] > 0 && i > 0)
@@ -889,9 +891,10 @@ static int compare_component(FILE *o, const mb_compare *c, const char *comp, con
         }
         k++;
     }
-    char id[96], title[256];
+    char id[96], title[256], what[96];
     snprintf(id, sizeof id, "compare-%d", chart);
-    snprintf(title, sizeof title, "%s (%s, log scale)", comp, unit);
+    mb_compare_fmt_what(what, sizeof what, g->component, g->device);
+    snprintf(title, sizeof title, "%s: %s, log scale", what, unit);
     mb_html_bars b = { .id = id,
                        .title = title,
                        .x_label = unit,
@@ -923,7 +926,7 @@ static int compare_charts(FILE *o, const mb_compare *c, mb_err *err)
             const mb_compare_row *row = &c->rows[r];
             const char *wu = NULL;
             (void)row_rate_abs(c, row, 0, &wu); /* for its work unit */
-            if (strcmp(row->component, c->geo[g].component) || wu == NULL)
+            if (strcmp(row->component, c->geo[g].component) || strcmp(row->device, c->geo[g].device) || wu == NULL)
                 continue;
             bool seen = false;
             for (int u = 0; u < nu && !seen; u++)
@@ -932,7 +935,7 @@ static int compare_charts(FILE *o, const mb_compare *c, mb_err *err)
                 units[nu++] = wu;
         }
         for (int u = 0; u < nu; u++)
-            if (compare_component(o, c, c->geo[g].component, units[u], chart++, err))
+            if (compare_component(o, c, &c->geo[g], units[u], chart++, err))
                 return err->code;
     }
     return MB_OK;
@@ -947,16 +950,39 @@ static double geo_value(const mb_compare_geo *g, geo_view v, int i, int *n, int 
     return v == GEO_LIKE ? g->geomean[i] : v == GEO_BEST ? g->best_geomean[i] : g->best_geomean_usd[i];
 }
 
-/* "gemm: B 1 of 6": a component with each machine's coverage. */
+/* "gemm (GPU): B 1 of 6": a component and device kind with each machine's coverage. */
 static void geo_category(char *buf, size_t len, const mb_compare *c, const mb_compare_geo *g, geo_view v)
 {
-    size_t at = (size_t)snprintf(buf, len, "%s:", g->component);
+    char what[96];
+    mb_compare_fmt_what(what, sizeof what, g->component, g->device);
+    size_t at = (size_t)snprintf(buf, len, "%s:", what);
     for (int i = 1; i < c->n_m && at < len; i++) {
         int n, total;
         double x = geo_value(g, v, i, &n, &total);
         at += (size_t)snprintf(buf + at, len - at, "%s %c %d of %d", i > 1 ? "," : "", 'A' + i, x > 0 ? n : 0,
                                total);
     }
+}
+
+/* Some machine has a mean of the view against A. */
+static bool geo_has_value(const mb_compare *c, const mb_compare_geo *g, geo_view v)
+{
+    bool any = false;
+    for (int i = 1; i < c->n_m; i++) {
+        int k, t;
+        any = any || geo_value(g, v, i, &k, &t) > 0;
+    }
+    return any;
+}
+
+/* A component and device kind is a category of the view's chart when some of
+ * its cases or kinds ran: one without a mean shows as its label and "0 of m",
+ * no bar, as the text's "- (0 of m)" (a GPU with nothing to compare says so). */
+static bool geo_shown(const mb_compare_geo *g, geo_view v)
+{
+    int k, total;
+    (void)geo_value(g, v, 0, &k, &total); /* the total is every machine's */
+    return total > 0;
 }
 
 /* Geometric means against A, bars from 1x: a gain goes right, a loss left
@@ -971,15 +997,12 @@ static int compare_geomeans(FILE *o, const mb_compare *c, geo_view v, mb_err *er
         "Work per dollar, best case per kind: geometric mean of the ratios to A (log scale, from 1x)",
     };
     int n = 0;
+    bool any = false;
     for (int g = 0; g < c->n_geo; g++) {
-        bool any = false;
-        for (int i = 1; i < c->n_m; i++) {
-            int k, t;
-            any = any || geo_value(&c->geo[g], v, i, &k, &t) > 0;
-        }
-        n += any;
+        n += geo_shown(&c->geo[g], v);
+        any = any || geo_has_value(c, &c->geo[g], v);
     }
-    if (n == 0) {
+    if (!any) {
         fprintf(o, "<p>%s: no component has a case usable on A and another machine.</p>\n", ids[v]);
         return MB_OK;
     }
@@ -993,12 +1016,7 @@ static int compare_geomeans(FILE *o, const mb_compare *c, geo_view v, mb_err *er
     int rc = cats && cat_text && lo && hi && titles && colors ? MB_OK : mb_errf(err, MB_ESYS, "out of memory");
     for (int g = 0, k = 0; g < c->n_geo && rc == MB_OK; g++) {
         const mb_compare_geo *geo = &c->geo[g];
-        bool any = false;
-        for (int i = 1; i < c->n_m; i++) {
-            int m, t;
-            any = any || geo_value(geo, v, i, &m, &t) > 0;
-        }
-        if (!any)
+        if (!geo_shown(geo, v))
             continue;
         geo_category(cat_text[k], sizeof cat_text[k], c, geo, v);
         cats[k] = cat_text[k];
@@ -1007,9 +1025,10 @@ static int compare_geomeans(FILE *o, const mb_compare *c, geo_view v, mb_err *er
             double x = geo_value(geo, v, i, &m, &total);
             lo[k * ng + i - 1] = x > 0 ? fmin(1, x) : -1;
             hi[k * ng + i - 1] = x > 0 ? fmax(1, x) : -1;
-            char t[256], r[32];
+            char t[256], r[32], what[96];
             mb_fmt_ratio(r, sizeof r, x);
-            snprintf(t, sizeof t, "%s %c/A: %s over %d of %d %s", geo->component, 'A' + i, r, x > 0 ? m : 0, total,
+            mb_compare_fmt_what(what, sizeof what, geo->component, geo->device);
+            snprintf(t, sizeof t, "%s %c/A: %s over %d of %d %s", what, 'A' + i, r, x > 0 ? m : 0, total,
                      v == GEO_LIKE ? "cases" : "kinds");
             titles[k * ng + i - 1] = strdup(t);
         }
@@ -1067,8 +1086,10 @@ static void compare_best_table(FILE *o, const mb_compare *c, bool usd)
             any = any || (usd ? k->per_usd_abs[i] > 0 : k->row[i] >= 0);
         if (!any)
             continue;
+        char what[96];
+        mb_compare_fmt_what(what, sizeof what, k->component, k->device);
         fputs("<tr>", o);
-        td(o, k->component, false);
+        td(o, what, false);
         td(o, k->kind[0] ? k->kind : "(all)", false);
         for (int i = 0; i < c->n_m; i++) {
             char cell[128];
@@ -1107,7 +1128,7 @@ static void compare_table(FILE *o, const mb_compare *c)
         mb_html_escape(o, row->label);
         fputs("</td>", o);
         for (int i = 0; i < c->n_m; i++) {
-            char b[128];
+            char b[512];
             mb_compare_fmt_cell(b, sizeof b, c, row, i);
             td(o, b, true);
             if (i > 0) {
@@ -1141,11 +1162,26 @@ static void compare_context(FILE *o, const mb_compare *c)
     fputs("</table>\n", o);
 }
 
+/* What work per dollar divides, a note per device kind shown (the text's notes). */
+static void usd_notes(FILE *o, const mb_compare *c)
+{
+    fputs("<ul class=\"note usd\">\n", o);
+    for (int d = 0; d < MB_COMPARE_DEVICES; d++) {
+        if (!mb_compare_usd_shown(c, mb_compare_devices[d]))
+            continue;
+        char note[512];
+        mb_compare_usd_note(note, sizeof note, c, mb_compare_devices[d]);
+        p_text(o, "li", note);
+    }
+    fputs("</ul>\n", o);
+}
+
 int mb_compare_html(FILE *o, const mb_compare *c, mb_err *err)
 {
     mb_html_begin(o, "mlbench compare");
     compare_machines(o, c);
-    fputs("<h2>Geometric means</h2>\n<p class=\"note\">Best per kind: each machine's fastest verified case per "
+    fputs("<h2>Geometric means</h2>\n<p class=\"note\">Per component and the device its cases run on: the host "
+          "CPU (of a GPU machine too) or a GPU. Best per kind: each machine's fastest verified case per "
           "component and kind of work (dtype, op, direction), what a buyer compares. Like-for-like: only the cases "
           "both machines ran and verified. Each category says how many kinds or cases the mean covers, of those "
           "that ran on some machine.</p>\n",
@@ -1162,9 +1198,10 @@ int mb_compare_html(FILE *o, const mb_compare *c, mb_err *err)
     for (int i = 0; i < c->n_m; i++)
         priced = priced || c->price[i] > 0;
     if (rc == MB_OK && priced) {
-        fputs("<h2>Price-performance</h2>\n<p class=\"note\">Work per dollar: rate x 3600 / (USD per hour), the work "
-              "one dollar buys (e.g. TFLOP/$), of each machine's best case per kind.</p>\n",
+        fputs("<h2>Price-performance</h2>\n<p class=\"note\">Work per dollar: rate x 3600 / (USD per hour of the "
+              "whole machine), the work one dollar buys (e.g. TFLOP/$), of each machine's best case per kind.</p>\n",
               o);
+        usd_notes(o, c);
         rc = compare_geomeans(o, c, GEO_BEST_USD, err);
         if (rc == MB_OK)
             compare_best_table(o, c, true);

@@ -1181,16 +1181,73 @@ void mb_compare_fmt_per_usd(char *buf, size_t len, double per_usd_abs, const cha
         snprintf(buf, len, "-");
 }
 
-const char *mb_compare_state(const mb_compare *c, const mb_compare_row *r, int i)
+/* What machine i's results say of the case, one word for every view (the
+ * JSON's status too): a datasheet figure is said apart (rate_from). */
+static const char *run_state(const mb_compare *c, const mb_compare_row *r, int i)
 {
-    if (r->from_sheet[i])
-        return "datasheet";
     if (r->idx[i] < 0)
         return "absent";
     const mb_case_ref *cr = &c->m[i].cases[r->idx[i]];
     if (cr->usable)
         return "ok";
+    if (r->not_runnable[i])
+        return "not runnable here";
     return strcmp(cr->status, "ok") != 0 ? cr->status : "not verified";
+}
+
+const char *mb_compare_state(const mb_compare *c, const mb_compare_row *r, int i)
+{
+    return r->from_sheet[i] ? "datasheet" : run_state(c, r, i);
+}
+
+void mb_compare_fmt_what(char *buf, size_t len, const char *component, const char *device)
+{
+    snprintf(buf, len, "%s (%s)", component, mb_compare_device_name(device));
+}
+
+/* Machine i is priced and a GPU machine: its price pays for its GPUs too. */
+static bool priced_gpu_machine(const mb_compare *c, int i)
+{
+    return c->price[i] > 0 && mb_compare_has_gpu(c, i);
+}
+
+void mb_compare_usd_note(char *buf, size_t len, const mb_compare *c, const char *device)
+{
+    if (strcmp(device, "gpu") == 0) {
+        snprintf(buf, len, "GPU rows divide the GPUs' work by the whole machine's price (its host CPU, memory and "
+                           "disk included).");
+        return;
+    }
+    /* "B", "A and B", "A, B and D" */
+    int n = 0, left = 0;
+    for (int i = 0; i < c->n_m; i++)
+        left += priced_gpu_machine(c, i);
+    char who[128] = "";
+    for (int i = 0; i < c->n_m; i++)
+        if (priced_gpu_machine(c, i)) {
+            size_t at = strlen(who);
+            snprintf(who + at, sizeof who - at, "%s%c", n == 0 ? "" : n + 1 == left ? " and " : ", ", 'A' + i);
+            n++;
+        }
+    int at = snprintf(buf, len, "Host CPU rows divide the host CPU's work by the whole machine's price");
+    if (at < 0 || (size_t)at >= len)
+        return;
+    if (n == 0)
+        snprintf(buf + at, len - (size_t)at, ".");
+    else
+        snprintf(buf + at, len - (size_t)at,
+                 "; %s %s, whose %s for %s GPUs too: %s host CPU work per $ charges the host CPU for the GPUs.", who,
+                 n > 1 ? "are GPU machines" : "is a GPU machine", n > 1 ? "prices pay" : "price pays",
+                 n > 1 ? "their" : "its", n > 1 ? "their" : "its");
+}
+
+bool mb_compare_usd_shown(const mb_compare *c, const char *device)
+{
+    for (int b = 0; b < c->n_best; b++)
+        for (int i = 0; i < c->n_m; i++)
+            if (!strcmp(c->best[b].device, device) && c->best[b].per_usd_abs[i] > 0)
+                return true;
+    return false;
 }
 
 /* A row's rate on machine i: the ceiling the results file gives, scaled; else its state. */
@@ -1206,6 +1263,10 @@ void mb_compare_fmt_cell(char *buf, size_t len, const mb_compare *c, const mb_co
                             any ? mb_compare_work_unit(any) : NULL,
                             r->latency_first);
         snprintf(buf, len, "%s (datasheet)", v);
+        return;
+    }
+    if (r->not_runnable[i] && r->rate[i] < 0) {
+        snprintf(buf, len, "%s (%s)", mb_compare_state(c, r, i), r->not_runnable[i]);
         return;
     }
     if (r->idx[i] < 0 || r->rate[i] < 0) {
@@ -1368,7 +1429,8 @@ static void best_table(mb_table *t, const mb_compare *c, bool md, best_view v, c
         if (!best_shown(c, k, v))
             continue;
         char cells[MB_TABLE_MAX_COLS][CELL];
-        const char *p[MB_TABLE_MAX_COLS] = { k->component, k->kind[0] ? k->kind : "(all)" };
+        mb_compare_fmt_what(cells[0], CELL, k->component, k->device);
+        const char *p[MB_TABLE_MAX_COLS] = { cells[0], k->kind[0] ? k->kind : "(all)" };
         int col = 2;
         for (int i = 0; i < c->n_m && col < t->ncol; i++) {
             double ratio = best_cell(cells[col], c, k, i, v);
@@ -1420,7 +1482,8 @@ static void geomean_table(FILE *o, const mb_compare *c, bool md, bool usd)
             continue;
         for (int view = 0; view < 2; view++) {
             char cells[MB_TABLE_MAX_COLS][CELL];
-            const char *p[MB_TABLE_MAX_COLS] = { view == 0 || md ? geo->component : "",
+            mb_compare_fmt_what(cells[0], CELL, geo->component, geo->device);
+            const char *p[MB_TABLE_MAX_COLS] = { view == 0 || md ? cells[0] : "",
                                             view == 0 ? "best per kind" : "like-for-like" };
             for (int i = 1, col = 2; i < c->n_m && col < t.ncol; i++, col++) {
                 double x = view == 0 ? (usd ? geo->best_geomean_usd[i] : geo->best_geomean[i])
@@ -1438,27 +1501,48 @@ static void geomean_table(FILE *o, const mb_compare *c, bool md, bool usd)
 
 static void compare_geomeans_text(FILE *o, const mb_compare *c, bool md)
 {
-    section_lead(o, md, "Geometric means of the ratios to A per component",
+    section_lead(o, md, "Geometric means of the ratios to A per component and device",
+                 "Per component and the device its cases run on: the *host CPU* (of a GPU machine too) or a *GPU*. "
                  "*Best per kind*: over the kinds where both machines have a best case (the table above). "
                  "*Like-for-like*: over the cases both ran and verified. (n of m): kinds or cases in the mean, of "
                  "those that ran on some machine.\n\n",
+                 "  per component and the device its cases run on: the host CPU (of a GPU machine too) or a GPU\n"
                  "  best per kind: over the kinds both have (table above); like-for-like: over the cases both ran\n"
                  "  and verified; (n of m): kinds or cases in the mean, of those that ran on some machine\n");
     geomean_table(o, c, md, false);
 }
 
+/* What work per dollar divides, a line per device kind shown: the whole
+ * machine's price, whatever device did the work. */
+static void usd_notes(FILE *o, const mb_compare *c, bool md)
+{
+    for (int d = 0; d < MB_COMPARE_DEVICES; d++) {
+        if (!mb_compare_usd_shown(c, mb_compare_devices[d]))
+            continue;
+        char note[512];
+        mb_compare_usd_note(note, sizeof note, c, mb_compare_devices[d]);
+        put_item(o, md, md ? "- " : "  ", note);
+    }
+    if (md)
+        fputc('\n', o);
+}
+
 static void compare_per_dollar_text(FILE *o, const mb_compare *c, bool md)
 {
     section_lead(o, md, "Work per dollar",
-                 "Rate x 3600 / (USD per hour): the work an hour buys, per dollar, of the best case per kind.\n\n",
-                 "  rate x 3600 / (USD per hour): the work one dollar buys, best case per kind\n");
+                 "Rate x 3600 / (USD per hour of the whole machine): the work an hour buys, per dollar, of the best "
+                 "case per kind.\n\n",
+                 "  rate x 3600 / (USD per hour of the whole machine): the work one dollar buys, best case per kind\n");
+    usd_notes(o, c, md);
     mb_table t;
     char heads[MB_TABLE_MAX_COLS][64];
     best_table(&t, c, md, BEST_PER_USD, heads);
     mb_table_print(o, indented(&t), md);
     mb_table_free(&t);
 
-    fputs(md ? "\nGeometric means of the per-dollar ratios to A:\n\n" : "\n  geometric means of the per-dollar ratios to A\n", o);
+    fputs(md ? "\nGeometric means of the per-dollar ratios to A, each divided as its device's note above says:\n\n"
+             : "\n  geometric means of the per-dollar ratios to A, each divided as its device's note above says\n",
+          o);
     geomean_table(o, c, md, true);
 }
 
@@ -1504,16 +1588,22 @@ static void compare_partial_text(FILE *o, const mb_compare *c, bool md)
         const mb_compare_row *row = &c->rows[r];
         if (row->everywhere)
             continue;
-        char states[512];
+        char states[2048];
         size_t at = 0;
         for (int i = 0; i < c->n_m && at < sizeof states; i++) {
-            char cell[CELL];
+            char cell[512];
             mb_compare_fmt_cell(cell, sizeof cell, c, row, i);
             at += (size_t)snprintf(states + at, sizeof states - at, "%s%c %s", i ? ", " : "", 'A' + i, cell);
         }
-        /* a long case label puts the states on a line of their own: 120 columns */
+        /* a long case label puts the states on a line of their own, wrapped
+         * (a reason a case cannot run is long): 120 columns */
         bool wrap = !md && 2 + width(row->label) + 2 + width(states) > TEXT_COLS;
-        fprintf(o, md ? "- `%s`: %s\n" : wrap ? "  %s:\n      %s\n" : "  %s: %s\n", row->label, states);
+        if (wrap) {
+            fprintf(o, "  %s:\n      ", row->label);
+            put_wrapped(o, 6, 6, states);
+        } else {
+            fprintf(o, md ? "- `%s`: %s\n" : "  %s: %s\n", row->label, states);
+        }
         n++;
     }
     if (n == 0)
@@ -1582,7 +1672,8 @@ cJSON *mb_compare_to_json(const mb_compare *c)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "format", "mlbench-compare");
-    cJSON_AddNumberToObject(doc, "version", 1);
+    /* 2: geomean is a list per component and device, cases and best say their device */
+    cJSON_AddNumberToObject(doc, "version", 2);
     cJSON *ms = cJSON_AddArrayToObject(doc, "machines");
     for (int i = 0; i < c->n_m; i++) {
         cJSON *o = cJSON_CreateObject();
@@ -1598,14 +1689,14 @@ cJSON *mb_compare_to_json(const mb_compare *c)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "id", row->id);
         cJSON_AddStringToObject(o, "component", row->component);
+        cJSON_AddStringToObject(o, "device", row->device);
         add_str_or_null(o, "rate_unit", row->rate_unit);
         cJSON *st = cJSON_AddArrayToObject(o, "status");
+        cJSON *why = cJSON_AddArrayToObject(o, "not_runnable");
         for (int i = 0; i < c->n_m; i++) {
-            const char *s = row->idx[i] < 0 ? "absent"
-                            : c->m[i].cases[row->idx[i]].usable ? "ok"
-                            : strcmp(c->m[i].cases[row->idx[i]].status, "ok") ? c->m[i].cases[row->idx[i]].status
-                                                                              : "not verified";
-            cJSON_AddItemToArray(st, cJSON_CreateString(s));
+            cJSON_AddItemToArray(st, cJSON_CreateString(run_state(c, row, i)));
+            cJSON_AddItemToArray(why, row->not_runnable[i] ? cJSON_CreateString(row->not_runnable[i])
+                                                           : cJSON_CreateNull());
         }
         cJSON_AddItemToObject(o, "rate", nums_json(row->rate, c->n_m));
         cJSON *noisy = cJSON_AddArrayToObject(o, "noisy");
@@ -1631,6 +1722,7 @@ cJSON *mb_compare_to_json(const mb_compare *c)
         const mb_compare_best *k = &c->best[b];
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "component", k->component);
+        cJSON_AddStringToObject(o, "device", k->device);
         cJSON_AddStringToObject(o, "kind", k->kind);
         cJSON_AddStringToObject(o, "work_unit", k->work_unit);
         cJSON *ids = cJSON_AddArrayToObject(o, "case");
@@ -1645,10 +1737,13 @@ cJSON *mb_compare_to_json(const mb_compare *c)
         cJSON_AddItemToObject(o, "per_usd", nums_json(k->per_usd_abs, c->n_m));
         cJSON_AddItemToArray(best, o);
     }
-    cJSON *geo = cJSON_AddObjectToObject(doc, "geomean");
+    cJSON *geo = cJSON_AddArrayToObject(doc, "geomean");
     for (int k = 0; k < c->n_geo; k++) {
         const mb_compare_geo *g = &c->geo[k];
-        cJSON *o = cJSON_AddObjectToObject(geo, g->component);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToArray(geo, o);
+        cJSON_AddStringToObject(o, "component", g->component);
+        cJSON_AddStringToObject(o, "device", g->device);
         /* like-for-like: the cases both ran and verified */
         cJSON_AddItemToObject(o, "ratio", nums_json(g->geomean, c->n_m));
         cJSON_AddItemToObject(o, "per_usd_ratio", nums_json(g->geomean_usd, c->n_m));
@@ -1664,6 +1759,14 @@ cJSON *mb_compare_to_json(const mb_compare *c)
             cJSON_AddItemToArray(bn, cJSON_CreateNumber(g->best_n[i]));
         cJSON_AddNumberToObject(b, "kinds_total", g->best_total);
     }
+    /* what per_usd divides, per device kind with a figure: the text's and the page's notes */
+    cJSON *notes = cJSON_AddObjectToObject(doc, "per_usd_notes");
+    for (int d = 0; d < MB_COMPARE_DEVICES; d++)
+        if (mb_compare_usd_shown(c, mb_compare_devices[d])) {
+            char note[512];
+            mb_compare_usd_note(note, sizeof note, c, mb_compare_devices[d]);
+            cJSON_AddStringToObject(notes, mb_compare_devices[d], note);
+        }
     cJSON *ctx = cJSON_AddObjectToObject(doc, "context_differences");
     for (int k = 0; k < c->n_ctx; k++)
         cJSON_AddItemToObject(ctx, c->ctx[k].key, strings_json(c->ctx[k].value, c->n_m));

@@ -104,7 +104,36 @@ static bool row_exists(const mb_compare *c, int i, int k)
     return false;
 }
 
-static int add_row(mb_compare *c, const mb_case_ref *cr, mb_err *err)
+/* The reason a case cannot run on its machine: skipped or failed for a
+ * reason containing one of [datasheet] cannot_run's phrases (compare.ini),
+ * a missing path or capability rather than this run's setup; else NULL. */
+static const char *cannot_run(const mb_case_ref *cr, const mb_ini *keys)
+{
+    const char *list = keys ? mb_ini_get(keys, "datasheet", "cannot_run") : NULL;
+    if (list == NULL || cr->reason == NULL || strcmp(cr->status, "ok") == 0)
+        return NULL;
+    char copy[512], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", list);
+    for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t n = strlen(p);
+        while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            p[--n] = '\0';
+        if (n > 0 && strcasestr(cr->reason, p))
+            return cr->reason;
+    }
+    return NULL;
+}
+
+/* The device kind a case runs on: ceilings.c's (matching.ini [devices]);
+ * "cpu", the host, when none was set, as device_of's default. */
+static const char *case_device(const mb_case_ref *cr)
+{
+    return cr->device ? cr->device : "cpu";
+}
+
+static int add_row(mb_compare *c, const mb_case_ref *cr, const mb_ini *keys, mb_err *err)
 {
     mb_compare_row *g = realloc(c->rows, sizeof *g * (size_t)(c->n_rows + 1));
     if (g == NULL)
@@ -115,6 +144,7 @@ static int add_row(mb_compare *c, const mb_case_ref *cr, mb_err *err)
     r->id = cr->id;
     r->label = cr->label;
     r->component = cr->component;
+    r->device = case_device(cr);
     r->rate_unit = cr->rate_unit;
     r->latency_first = cr->latency_first;
     r->idx = malloc(sizeof *r->idx * (size_t)c->n_m);
@@ -122,7 +152,8 @@ static int add_row(mb_compare *c, const mb_case_ref *cr, mb_err *err)
     r->ratio = malloc(sizeof *r->ratio * (size_t)c->n_m);
     r->per_usd = malloc(sizeof *r->per_usd * (size_t)c->n_m);
     r->from_sheet = calloc((size_t)c->n_m, sizeof *r->from_sheet);
-    if (!r->idx || !r->rate || !r->ratio || !r->per_usd || !r->from_sheet)
+    r->not_runnable = calloc((size_t)c->n_m, sizeof *r->not_runnable);
+    if (!r->idx || !r->rate || !r->ratio || !r->per_usd || !r->from_sheet || !r->not_runnable)
         return mb_errf(err, MB_ESYS, "out of memory");
     r->everywhere = true;
     for (int i = 0; i < c->n_m; i++) {
@@ -130,6 +161,7 @@ static int add_row(mb_compare *c, const mb_case_ref *cr, mb_err *err)
         r->idx[i] = k;
         r->rate[i] = k >= 0 && c->m[i].cases[k].usable ? c->m[i].cases[k].rate : -1;
         r->everywhere = r->everywhere && r->rate[i] >= 0;
+        r->not_runnable[i] = k >= 0 ? cannot_run(&c->m[i].cases[k], keys) : NULL;
         if (k >= 0 && r->rate_unit == NULL)
             r->rate_unit = c->m[i].cases[k].rate_unit;
     }
@@ -172,12 +204,30 @@ const char *mb_compare_work_unit(const mb_case_ref *cr)
     return cr->work_unit;
 }
 
+const char *const mb_compare_devices[MB_COMPARE_DEVICES] = { "cpu", "gpu" };
+
+const char *mb_compare_device_name(const char *device)
+{
+    return device && strcmp(device, "gpu") == 0 ? "GPU" : "host CPU";
+}
+
+bool mb_compare_has_gpu(const mb_compare *c, int i)
+{
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(c->m[i].context, "gpus")) > 0)
+        return true;
+    for (int k = 0; k < c->m[i].n_cases; k++)
+        if (c->m[i].cases[k].usable && !strcmp(case_device(&c->m[i].cases[k]), "gpu"))
+            return true;
+    return false;
+}
+
 static mb_compare_best *best_for(mb_compare *c, const mb_case_ref *cr, const char *kind, mb_err *err)
 {
     const char *unit = mb_compare_work_unit(cr) ? mb_compare_work_unit(cr) : "";
+    const char *device = case_device(cr);
     for (int b = 0; b < c->n_best; b++)
-        if (!strcmp(c->best[b].component, cr->component) && !strcmp(c->best[b].kind, kind) &&
-            !strcmp(c->best[b].work_unit, unit))
+        if (!strcmp(c->best[b].component, cr->component) && !strcmp(c->best[b].device, device) &&
+            !strcmp(c->best[b].kind, kind) && !strcmp(c->best[b].work_unit, unit))
             return &c->best[b];
     mb_compare_best *grown = realloc(c->best, sizeof *grown * (size_t)(c->n_best + 1));
     if (grown == NULL) {
@@ -188,6 +238,7 @@ static mb_compare_best *best_for(mb_compare *c, const mb_case_ref *cr, const cha
     mb_compare_best *b = &c->best[c->n_best++];
     memset(b, 0, sizeof *b);
     b->component = cr->component;
+    b->device = device;
     snprintf(b->kind, sizeof b->kind, "%s", kind);
     b->work_unit = unit;
     b->latency_first = cr->latency_first;
@@ -206,18 +257,28 @@ static mb_compare_best *best_for(mb_compare *c, const mb_case_ref *cr, const cha
     return b;
 }
 
-/* Kinds of one component next to each other, in the order components first
- * appear (an insertion sort: stable, and the lists are short). */
+/* Where a device kind comes in every view: the host CPU's first, then the GPU's. */
+static int device_rank(const char *device)
+{
+    int d = 0;
+    while (d < MB_COMPARE_DEVICES && strcmp(device, mb_compare_devices[d]) != 0)
+        d++;
+    return d;
+}
+
+/* Kinds of one component and device kind next to each other, by device kind
+ * (device_rank), then in the order the components first appear (an insertion
+ * sort: stable, and the lists are short). */
 static void group_by_component(mb_compare *c)
 {
-    const char *order[256];
+    const mb_compare_best *order[256];
     int n = 0;
     for (int b = 0; b < c->n_best; b++) {
         bool seen = false;
         for (int k = 0; k < n && !seen; k++)
-            seen = strcmp(order[k], c->best[b].component) == 0;
+            seen = !strcmp(order[k]->component, c->best[b].component) && !strcmp(order[k]->device, c->best[b].device);
         if (!seen && n < 256)
-            order[n++] = c->best[b].component;
+            order[n++] = &c->best[b];
     }
     int *rank = calloc((size_t)c->n_best + 1, sizeof *rank);
     if (rank == NULL)
@@ -225,8 +286,9 @@ static void group_by_component(mb_compare *c)
     for (int b = 0; b < c->n_best; b++) {
         rank[b] = n;
         for (int k = 0; k < n; k++)
-            if (strcmp(order[k], c->best[b].component) == 0)
+            if (!strcmp(order[k]->component, c->best[b].component) && !strcmp(order[k]->device, c->best[b].device))
                 rank[b] = k;
+        rank[b] += device_rank(c->best[b].device) * (n + 1); /* k <= n: the device kind first */
     }
     for (int b = 1; b < c->n_best; b++)
         for (int j = b; j > 0 && rank[j - 1] > rank[j]; j--) {
@@ -275,10 +337,10 @@ static int best_cases(mb_compare *c, const mb_ini *keys, mb_err *err)
 
 /* ---- geometric means per component ------------------------------------------------- */
 
-static mb_compare_geo *geo_for(mb_compare *c, const char *component, mb_err *err)
+static mb_compare_geo *geo_for(mb_compare *c, const char *component, const char *device, mb_err *err)
 {
     for (int g = 0; g < c->n_geo; g++)
-        if (strcmp(c->geo[g].component, component) == 0)
+        if (!strcmp(c->geo[g].component, component) && !strcmp(c->geo[g].device, device))
             return &c->geo[g];
     mb_compare_geo *grown = realloc(c->geo, sizeof *grown * (size_t)(c->n_geo + 1));
     if (grown == NULL) {
@@ -289,6 +351,7 @@ static mb_compare_geo *geo_for(mb_compare *c, const char *component, mb_err *err
     mb_compare_geo *g = &c->geo[c->n_geo++];
     memset(g, 0, sizeof *g);
     g->component = component;
+    g->device = device;
     g->geomean = calloc((size_t)c->n_m, sizeof *g->geomean);
     g->geomean_usd = calloc((size_t)c->n_m, sizeof *g->geomean_usd);
     g->n = calloc((size_t)c->n_m, sizeof *g->n);
@@ -319,14 +382,15 @@ static double geo_value(const geo_acc *a)
     return a->n ? exp(a->sum / a->n) : -1;
 }
 
-/* Like-for-like: the cases usable (measured, verified) on A and on machine i. */
+/* Like-for-like: the cases of the component and device kind usable
+ * (measured, verified) on A and on machine i. */
 static void geomean_like(const mb_compare *c, mb_compare_geo *geo, int i)
 {
     geo_acc all = { 0 }, usd = { 0 };
     for (int r = 0; r < c->n_rows; r++) {
         const mb_compare_row *row = &c->rows[r];
-        if (strcmp(row->component, geo->component) != 0 || row->ratio[i] <= 0 || row->from_sheet[0] ||
-            row->from_sheet[i])
+        if (strcmp(row->component, geo->component) || strcmp(row->device, geo->device) || row->ratio[i] <= 0 ||
+            row->from_sheet[0] || row->from_sheet[i])
             continue;
         geo_add(&all, row->ratio[i]);
         if (row->per_usd[i] > 0 && row->per_usd[0] > 0)
@@ -337,13 +401,14 @@ static void geomean_like(const mb_compare *c, mb_compare_geo *geo, int i)
     geo->geomean_usd[i] = geo_value(&usd);
 }
 
-/* Best per kind: the kinds where A and machine i both have a best case. */
+/* Best per kind: the kinds of the component and device kind where A and
+ * machine i both have a best case. */
 static void geomean_best(const mb_compare *c, mb_compare_geo *geo, int i)
 {
     geo_acc all = { 0 }, usd = { 0 };
     for (int b = 0; b < c->n_best; b++) {
         const mb_compare_best *k = &c->best[b];
-        if (strcmp(k->component, geo->component) != 0 || k->ratio[i] <= 0)
+        if (strcmp(k->component, geo->component) || strcmp(k->device, geo->device) || k->ratio[i] <= 0)
             continue;
         geo_add(&all, k->ratio[i]);
         if (k->per_usd_abs[i] > 0 && k->per_usd_abs[0] > 0)
@@ -356,18 +421,23 @@ static void geomean_best(const mb_compare *c, mb_compare_geo *geo, int i)
 
 static int geomeans(mb_compare *c, mb_err *err)
 {
-    /* the coverage counts what ran somewhere: a case skipped everywhere is no evidence either way */
-    for (int r = 0; r < c->n_rows; r++) {
-        mb_compare_geo *g = geo_for(c, c->rows[r].component, err);
-        if (g == NULL)
-            return err->code;
-        bool ran = false;
-        for (int i = 0; i < c->n_m; i++)
-            ran = ran || c->rows[r].rate[i] >= 0;
-        g->n_total += ran;
-    }
+    /* the coverage counts what ran somewhere: a case skipped everywhere is no
+     * evidence either way; the means of a device kind next to each other, as
+     * the kinds of best per kind (group_by_component) */
+    for (int d = 0; d <= MB_COMPARE_DEVICES; d++)
+        for (int r = 0; r < c->n_rows; r++) {
+            if (device_rank(c->rows[r].device) != d)
+                continue;
+            mb_compare_geo *g = geo_for(c, c->rows[r].component, c->rows[r].device, err);
+            if (g == NULL)
+                return err->code;
+            bool ran = false;
+            for (int i = 0; i < c->n_m; i++)
+                ran = ran || c->rows[r].rate[i] >= 0;
+            g->n_total += ran;
+        }
     for (int b = 0; b < c->n_best; b++) {
-        mb_compare_geo *g = geo_for(c, c->best[b].component, err);
+        mb_compare_geo *g = geo_for(c, c->best[b].component, c->best[b].device, err);
         if (g == NULL)
             return err->code;
         bool ran = false;
@@ -540,7 +610,7 @@ int mb_compare_build(const mb_ceilings *machines, int n, const char *const *labe
     for (int i = 0; i < n && rc == MB_OK; i++)
         for (int k = 0; k < machines[i].n_cases && rc == MB_OK; k++)
             if (!row_exists(out, i, k))
-                rc = add_row(out, &machines[i].cases[k], err);
+                rc = add_row(out, &machines[i].cases[k], keys, err);
     if (rc == MB_OK)
         rc = best_cases(out, keys, err);
     if (rc == MB_OK)
@@ -577,9 +647,10 @@ int mb_compare_fill_datasheet(mb_compare *c, int m, const mb_datasheet *d, mb_er
         const mb_case_ref *cr = row_case(c, row);
         const char *direction = cr ? mb_case_param(cr, "direction") : NULL;
         /* a D2D copy's rate counts each byte once, the datasheet's bandwidth
-         * counts the read and the write: not the same quantity */
+         * counts the read and the write: not the same quantity; and a path the
+         * machine's own results say it lacks has no rate, whatever its peak */
         if (row->rate[m] >= 0 || cr == NULL || row->latency_first || cr->rate_scale <= 0 ||
-            (direction && strcmp(direction, "d2d") == 0))
+            (direction && strcmp(direction, "d2d") == 0) || row->not_runnable[m])
             continue;
         char what[128];
         const char *source;
@@ -609,6 +680,7 @@ void mb_compare_free(mb_compare *c)
         free(c->rows[r].ratio);
         free(c->rows[r].per_usd);
         free(c->rows[r].from_sheet);
+        free(c->rows[r].not_runnable);
     }
     free(c->rows);
     for (int g = 0; g < c->n_geo; g++) {

@@ -8,7 +8,12 @@
  * cases: like-for-like, the cases both machines ran and verified; and best
  * per kind, each machine's best verified case per component and kind of
  * work (dtype, op, direction...: configs/gap/compare.ini [best]), what a
- * buyer compares. Every geometric mean carries its coverage (n of m). */
+ * buyer compares. Every geometric mean carries its coverage (n of m).
+ *
+ * Both views, their geometric means and work per dollar are kept apart per
+ * device kind: a case runs on the host CPU or on a GPU (mb_case_ref.device,
+ * configs/gap/matching.ini [devices]). Two GPU boxes share their host CPU
+ * cases most readily; a mean of those must not read as the GPUs'. */
 #ifndef MB_COMPARE_H
 #define MB_COMPARE_H
 
@@ -22,6 +27,7 @@ typedef struct mb_compare_row {
     const char *id;
     const char *label;   /* mb_case_label: what text, Markdown and HTML show */
     const char *component;
+    const char *device;  /* "cpu" (the host) | "gpu": its cases' mb_case_ref.device */
     const char *rate_unit;
     bool latency_first;
     int *idx;        /* per machine: case index, -1 = absent */
@@ -29,6 +35,7 @@ typedef struct mb_compare_row {
     double *ratio;   /* per machine: rate / first machine's rate; < 0 = none */
     double *per_usd; /* per machine: rate x 3600 / price (rate unit x s per $); < 0 = no price */
     bool *from_sheet; /* per machine: rate is a datasheet figure, not a measurement (mb_compare_fill_datasheet) */
+    const char **not_runnable; /* per machine: why the case cannot run there (mb_compare_build), else NULL */
     bool everywhere; /* ran and verified (usable, measured) on every machine */
 } mb_compare_row;
 
@@ -36,6 +43,7 @@ typedef struct mb_compare_row {
  * best verified, measured case of that kind. */
 typedef struct mb_compare_best {
     const char *component;
+    const char *device;   /* "cpu" | "gpu": a kind of work on the host and on a GPU are two kinds */
     char kind[128];       /* the kind parameters, "dtype=fp32 op=read"; "" = the whole component */
     const char *work_unit; /* "flop", "byte", "op"... */
     bool latency_first;
@@ -47,6 +55,7 @@ typedef struct mb_compare_best {
 
 typedef struct mb_compare_geo {
     const char *component;
+    const char *device; /* "cpu" | "gpu": the means are per component and device kind */
     /* like-for-like: over the cases usable (measured, verified) on A and machine i */
     double *geomean;     /* per machine: geometric mean of the ratios; < 0 = none */
     int *n;              /* per machine: cases in it ... */
@@ -83,15 +92,23 @@ typedef struct mb_compare {
  * prices: "NAME=USD_PER_HOUR" strings, NAME = any name the output shows for
  * a machine: its letter (A, B, ...), label, host name, file path or file
  * name. MB_EUSAGE on a malformed label or price, or a NAME that fits no
- * machine (the message lists the names that do). keys: [context] and
- * [best] of configs/gap/compare.ini. */
+ * machine (the message lists the names that do). keys: [context], [best]
+ * and [datasheet] of configs/gap/compare.ini. A case a machine's results
+ * hold as skipped or failed with a reason containing one of [datasheet]
+ * cannot_run's phrases (the library or path cannot do that work there:
+ * "fp8 is not available through cublasGemmEx") is not runnable there:
+ * row.not_runnable[i] is its reason. */
 int mb_compare_build(const mb_ceilings *machines, int n, const char *const *labels, int n_labels,
                      const char *const *prices, int n_prices, const mb_ini *keys, mb_compare *out, mb_err *err);
 /* Fills the cells of machine `m` that hold no usable measurement with its
  * datasheet's figure for that kind of work, where the datasheet has one,
  * marked from_sheet: measured figures first, datasheets only where no
- * measurement exists. Such cells never enter the geometric means, and no
- * ratio is computed against a datasheet figure in the first column. */
+ * measurement exists. Never a cell the machine's own results say cannot run
+ * there (row.not_runnable[m]): a datasheet's peak is no rate of a path that
+ * does not exist. Nor latencies, a D2D copy (the sheet counts its bytes
+ * twice), or a case of the other device kind than the sheet's. Such cells
+ * never enter the geometric means, and no ratio is computed against a
+ * datasheet figure in the first column. */
 int mb_compare_fill_datasheet(mb_compare *c, int m, const mb_datasheet *d, mb_err *err);
 void mb_compare_free(mb_compare *c);
 
@@ -103,5 +120,16 @@ double mb_compare_per_usd(double rate, double usd_per_hour);
  * integer operations (an int8 GEMM's rate_unit is TOP/s, results.h
  * mb_rate_unit_for_dtype): int8 is shown in OP/s and pairs only with int8. */
 const char *mb_compare_work_unit(const mb_case_ref *cr);
+
+/* The device kinds a case runs on (mb_case_ref.device), in the order the
+ * per-device notes list them. */
+enum { MB_COMPARE_DEVICES = 2 };
+extern const char *const mb_compare_devices[MB_COMPARE_DEVICES];
+
+/* A device kind as the output names it: "host CPU" for "cpu", "GPU" for "gpu". */
+const char *mb_compare_device_name(const char *device);
+
+/* Machine i is a GPU machine: its context lists a GPU, or a case of it ran on one. */
+bool mb_compare_has_gpu(const mb_compare *c, int i);
 
 #endif
