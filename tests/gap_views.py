@@ -109,6 +109,18 @@ def main():
     check("gpt-bf16 --step-ms: the step is the loop's", abs(d["run"]["step_seconds"] - steps / 1e3) < 1e-6,
           (d["run"]["step_seconds"], steps))
     views("stage file", ["--run", os.path.join(SRC, "tests", "data", "gap_run.json"), "--ceilings", here])
+    # one colour per category on every page: the step's parts and the machines' split agree
+    page = os.path.join(WORK, "colours.html")
+    run(["--run"] + gpt + ["--target", "b200", "--html", page], None)
+    legend = dict((name, colour) for colour, name in re.findall(
+        r'<rect[^>]*fill="(#[0-9A-Fa-f]{6})"[^>]*/><text class="legend-item"[^>]*>([^<]*)</text>',
+        open(page, encoding="utf-8").read()))
+    check("colours: GEMM kernels as tensor-core math, memory-bound kernels as memory-bound, host as host",
+          legend.get("GPU busy: GEMM kernels") == legend.get("tensor-core math") and
+          legend.get("GPU busy: memory-bound kernels (elementwise, normalization, reduction, optimizer)") ==
+          legend.get("memory-bound") and legend.get("GPU idle: other host code (framework, Python)") ==
+          legend.get("host (GPU idle)") and len({legend.get("GPU idle: in kernel launch calls"),
+                                                  legend.get("no ceiling (time only)")}) == 2, legend)
     print("%d failed" % fails)
     return 1 if fails else 0
 

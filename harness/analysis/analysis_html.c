@@ -13,6 +13,7 @@
 #include "formulas.h"
 #include "html.h"
 #include "svg.h"
+#include "vocabulary.h"
 
 static void p_text(FILE *o, const char *tag, const char *text)
 {
@@ -65,17 +66,44 @@ static int step_parts(const mb_gap *g, mb_html_part *parts, int max, char names[
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(p, "kind");
         const cJSON *secs = cJSON_GetObjectItemCaseSensitive(p, "seconds");
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(p, "id");
         if (n >= max || !cJSON_IsString(name) || !cJSON_IsNumber(secs))
             continue;
         bool idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0;
         snprintf(names[n], 160, "%s%s", idle ? "GPU idle: " : "GPU busy: ", name->valuestring);
-        parts[n] = (mb_html_part){ names[n], secs->valuedouble };
+        parts[n] = (mb_html_part){ names[n], secs->valuedouble, mb_part_color(cJSON_GetStringValue(id)) };
         n++;
     }
     return n;
 }
 
 enum { MAX_STEP_PARTS = 32 };
+
+/* A stage file's stage in the colour of its category (report/html.h): the
+ * colours a trace's parts and the machines' split have. */
+static int stage_color(const mb_stage *s)
+{
+    const char *c = s->component;
+    if (s->role && strcmp(s->role, "data") == 0)
+        return MB_COLOR_DATA;
+    if (strcmp(c, "gemm") == 0 || strcmp(c, "attention") == 0)
+        return MB_COLOR_TENSOR;
+    if (strcmp(c, "conv") == 0)
+        return MB_COLOR_CONV;
+    if (strcmp(c, "membw") == 0 || strcmp(c, "hostmem") == 0)
+        return MB_COLOR_MEMORY;
+    if (strcmp(c, "copy") == 0)
+        return MB_COLOR_COPY;
+    if (mb_is_collective(c) || (s->role && strcmp(s->role, "communication") == 0))
+        return MB_COLOR_COMM;
+    if (strcmp(c, "disk") == 0)
+        return MB_COLOR_DATA;
+    if (strcmp(c, "sync") == 0)
+        return MB_COLOR_SYNC;
+    if (strcmp(c, "launch") == 0)
+        return MB_COLOR_LAUNCH;
+    return MB_COLOR_OTHER;
+}
 
 /* Legend rows mb_chart_legend will need for these names at this width (its
  * own wrapping rule), so the chart can grow by them instead of squeezing
@@ -109,7 +137,7 @@ static void step_bar(FILE *o, const char *title, const char *axis, const mb_html
             total += parts[i].seconds;
             if (nl < 64) {
                 names[nl] = parts[i].name;
-                cols[nl++] = i;
+                cols[nl++] = parts[i].color;
             }
         }
     double h = TOP_PX + 16.0 * (legend_rows(names, nl, MB_HTML_WIDTH) - 1) + BAR_PX + AXIS_PX;
@@ -128,7 +156,7 @@ static void step_bar(FILE *o, const char *title, const char *axis, const mb_html
         mb_fmt_seconds(s, sizeof s, parts[i].seconds);
         mb_fmt_share(share, sizeof share, parts[i].seconds / total);
         snprintf(t, sizeof t, "%s: %s (%s)", parts[i].name, s, share);
-        mb_chart_bar(&c, 0, 1, 0, 1, at, at + parts[i].seconds, i, t);
+        mb_chart_bar(&c, 0, 1, 0, 1, at, at + parts[i].seconds, parts[i].color, t);
         double a = mb_scale_map(&c.x, at), b = mb_scale_map(&c.x, at + parts[i].seconds);
         if (b - a >= 7.0 * (double)strlen(share) + 14) {
             fprintf(o, "<text class=\"share\" x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" font-size=\"12\" "
@@ -158,7 +186,7 @@ static void step_table(FILE *o, const mb_gap *g, const mb_html_part *parts, int 
         mb_fmt_seconds(tm, sizeof tm, parts[i].seconds);
         mb_fmt_share(share, sizeof share, parts[i].seconds / total);
         fprintf(o, "<tr><td><span style=\"display:inline-block;width:10px;height:10px;background:%s\"></span></td>",
-                mb_svg_color(i));
+                mb_svg_color(parts[i].color));
         td(o, trace && (idle || busy) ? name + 10 : name, false);
         if (trace)
             td(o, idle ? "idle" : busy ? "busy" : "", false);
@@ -376,9 +404,10 @@ static int gap_stacked(FILE *o, const mb_gap *g, mb_err *err)
         snprintf(title, sizeof title, "The step, end to end: GPU busy by kernel group, GPU idle by host activity");
     } else {
         for (int i = 0; i < g->n; i++)
-            parts[n++] = (mb_html_part){ g->stages[i].stage->name, mb_gap_per_step(g, g->stages[i].exposed) };
+            parts[n++] = (mb_html_part){ g->stages[i].stage->name, mb_gap_per_step(g, g->stages[i].exposed),
+                                         stage_color(g->stages[i].stage) };
         if (g->unaccounted > 0)
-            parts[n++] = (mb_html_part){ "(no stage)", mb_gap_per_step(g, g->unaccounted) };
+            parts[n++] = (mb_html_part){ "(no stage)", mb_gap_per_step(g, g->unaccounted), MB_COLOR_OTHER };
         snprintf(title, sizeof title, "The %s, end to end: exposed time per stage", per(g));
     }
     char axis[32];

@@ -1242,7 +1242,8 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
     c.x = (mb_scale){ 0, max > 0 ? max : 1e-3, c.left, c.right, false }; /* seconds: the axis picks its unit */
     mb_scale_nice(&c.x);
     const char *const *names = class_words;
-    int cols[MB_PC_N] = { 0, 1, 2, 3, 4 };
+    /* the classes in the colours the step's parts have on every page (report/html.h) */
+    int cols[MB_PC_N] = { MB_COLOR_TENSOR, MB_COLOR_MEMORY, MB_COLOR_COPY, MB_COLOR_COMM, MB_COLOR_HOST };
     mb_chart_legend(&c, MB_PC_N, names, cols);
     mb_chart_x_time_axis(&c, "time per step");
     for (int i = 0; i < n; i++) {
@@ -1259,7 +1260,7 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
             char t[256], s[32];
             mb_fmt_seconds(s, sizeof s, cls[k]);
             snprintf(t, sizeof t, "%s: %s", names[k], s);
-            mb_chart_bar(&c, i, n, 0, 1, at, at + cls[k], k, t);
+            mb_chart_bar(&c, i, n, 0, 1, at, at + cls[k], cols[k], t);
             at += cls[k];
         }
     }

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis_writers.h" /* mb_fmt_seconds: one time format in every view */
 #include "results.h"           /* mb_write_file_atomic */
@@ -119,6 +120,21 @@ static void fmt_secs(char *buf, size_t len, double s)
     mb_fmt_seconds(buf, len, s);
 }
 
+int mb_part_color(const char *id)
+{
+    static const struct {
+        const char *id;
+        int color;
+    } map[] = { { "gemm", MB_COLOR_TENSOR },      { "conv", MB_COLOR_CONV },   { "attention", MB_COLOR_ATTENTION },
+                { "memory_bound", MB_COLOR_MEMORY }, { "copy", MB_COLOR_COPY }, { "collective", MB_COLOR_COMM },
+                { "host_collective", MB_COLOR_COMM }, { "data", MB_COLOR_DATA }, { "sync", MB_COLOR_SYNC },
+                { "launch", MB_COLOR_LAUNCH },    { "host", MB_COLOR_HOST } };
+    for (size_t i = 0; id && i < sizeof map / sizeof *map; i++)
+        if (strcmp(map[i].id, id) == 0)
+            return map[i].color;
+    return MB_COLOR_OTHER;
+}
+
 void mb_html_stacked_bar(FILE *o, const char *id, const char *title, const mb_html_part *parts, int n)
 {
     double total = 0;
@@ -133,7 +149,7 @@ void mb_html_stacked_bar(FILE *o, const char *id, const char *title, const mb_ht
     for (int i = 0; i < n && nl < 64; i++)
         if (parts[i].seconds > 0) {
             names[nl] = parts[i].name;
-            cols[nl++] = i;
+            cols[nl++] = parts[i].color;
         }
     mb_chart_legend(&c, nl, names, cols);
     mb_chart_x_time_axis(&c, "time");
@@ -145,7 +161,7 @@ void mb_html_stacked_bar(FILE *o, const char *id, const char *title, const mb_ht
         char t[256], s[32];
         fmt_secs(s, sizeof s, parts[i].seconds);
         snprintf(t, sizeof t, "%s: %s (%.1f%%)", parts[i].name, s, 100 * parts[i].seconds / total);
-        mb_chart_bar(&c, 0, 1, 0, 1, at, at + parts[i].seconds, i, t);
+        mb_chart_bar(&c, 0, 1, 0, 1, at, at + parts[i].seconds, parts[i].color, t);
         at += parts[i].seconds;
     }
     mb_chart_end(&c);

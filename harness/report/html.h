@@ -51,7 +51,19 @@ void mb_html_bar_chart(FILE *o, const mb_html_bars *b);
 typedef struct mb_html_part {
     const char *name;
     double seconds;
+    int color; /* mb_svg_color index: a category's (mb_category_color), the same on every page */
 } mb_html_part;
+
+/* One colour per category of time on every page (the step's parts, the
+ * machines' split): GEMM/tensor-core math blue, memory-bound amber, ... */
+enum mb_category_color { /* indices of mb_svg_color's palette; grey (7) is "other", as "no ceiling" is */
+    MB_COLOR_TENSOR = 0, MB_COLOR_MEMORY = 1, MB_COLOR_COPY = 2, MB_COLOR_COMM = 3, MB_COLOR_HOST = 4,
+    MB_COLOR_DATA = 5, MB_COLOR_SYNC = 6, MB_COLOR_OTHER = 7, MB_COLOR_CONV = 8, MB_COLOR_ATTENTION = 9,
+    MB_COLOR_LAUNCH = 11,
+};
+/* The colour of a step table part by its id (gemm, conv, attention, memory_bound, copy, collective, data, sync,
+ * host_collective, launch, host; docs/traces.md), MB_COLOR_OTHER for another. */
+int mb_part_color(const char *id);
 void mb_html_stacked_bar(FILE *o, const char *id, const char *title, const mb_html_part *parts, int n);
 
 /* Writes the page fn(out, what) makes to path, whole and atomically (a
