@@ -475,18 +475,6 @@ static bool int_dtype(const char *d)
     return d && (strncmp(d, "int", 3) == 0 || strncmp(d, "uint", 4) == 0);
 }
 
-/* "989 TFLOP/s": v with its SI prefix, a space, then the prefixed unit. */
-static void fmt_si_unit(char *buf, size_t len, double v, const char *unit)
-{
-    char n[32];
-    mb_svg_fmt_si(n, sizeof n, v);
-    size_t l = strlen(n);
-    if (l > 0 && strchr("kMGTPE", n[l - 1]))
-        snprintf(buf, len, "%.*s %c%s", (int)(l - 1), n, n[l - 1], unit);
-    else
-        snprintf(buf, len, "%s %s", n, unit);
-}
-
 /* A dtype's compute peak, and the roof it is drawn on. */
 typedef struct dtype_peak {
     char dtype[16];
@@ -734,7 +722,7 @@ static void roofline(FILE *o, const cJSON *cases, const char *device)
     for (int i = 0; i < nr; i++) {
         const roof *r = &roofs[order[i]];
         char l[256], v[48];
-        fmt_si_unit(v, sizeof v, r->peak, roof_unit(r));
+        mb_fmt_si(v, sizeof v, r->peak, roof_unit(r));
         snprintf(l, sizeof l, "%s peak %s", r->dtypes, v);
         double ridge = mb_roofline_ridge(r->peak, bw_meas > 0 ? bw_meas : bw_sheet);
         mb_chart_segment(&ch, fmax(ridge, ch.x.d0), r->peak, ch.x.d1, r->peak, r->color, false, l);
@@ -742,7 +730,7 @@ static void roofline(FILE *o, const cJSON *cases, const char *device)
     /* slopes: from the left edge to where the highest roof begins */
     if (bw_meas > 0) {
         char l[128], v[48];
-        fmt_si_unit(v, sizeof v, bw_meas, "B/s");
+        mb_fmt_si(v, sizeof v, bw_meas, "B/s");
         snprintf(l, sizeof l, "measured %s", v);
         double x1 = fmin(ch.x.d1, mb_roofline_ridge(top, bw_meas)), x0 = slope_start(&ch, bw_meas);
         mb_chart_segment(&ch, x0, x0 * bw_meas, x1, x1 * bw_meas, 0, false, l);

@@ -260,20 +260,12 @@ done:
 
 /* ---- progress ------------------------------------------------------------ */
 
-static void fmt_duration(char *buf, size_t len, double s)
-{
-    if (s < 60)
-        snprintf(buf, len, "%.0fs", s);
-    else
-        snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-}
-
 static void progress_start(const mb_runner_opts *o, int i, int n, const mb_case *c, double elapsed)
 {
     if (o->quiet || !isatty(STDERR_FILENO))
         return;
     char el[32];
-    fmt_duration(el, sizeof el, elapsed);
+    mb_fmt_elapsed(el, sizeof el, elapsed);
     fprintf(stderr, "\r\033[K[%d/%d] %s elapsed, running %s", i + 1, n, el, c->id);
     fflush(stderr);
 }
@@ -287,8 +279,8 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
     if (o->quiet)
         return;
     char el[32], left[32];
-    fmt_duration(el, sizeof el, elapsed);
-    fmt_duration(left, sizeof left, elapsed / (i + 1) * (n - i - 1));
+    mb_fmt_elapsed(el, sizeof el, elapsed);
+    mb_fmt_elapsed(left, sizeof left, elapsed / (i + 1) * (n - i - 1));
     char what[256];
     mb_stats st;
     if (r->status == MB_CASE_OK && mb_record_stats(r, &st)) {

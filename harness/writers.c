@@ -76,20 +76,6 @@ void mb_case_label(const cJSON *c, char *buf, size_t len)
     }
 }
 
-void mb_fmt_number(char *buf, size_t len, double v)
-{
-    double a = fabs(v);
-    if (!isfinite(v))
-        snprintf(buf, len, "-");
-    else if (v == 0)
-        snprintf(buf, len, "0");
-    else if (a >= 1e9 || a < 1e-3)
-        snprintf(buf, len, "%.3e", v);
-    else if (a >= 1e4)
-        snprintf(buf, len, "%.0f", v);
-    else
-        snprintf(buf, len, "%.4g", v);
-}
 
 /* The terminal table fits this many columns: long case labels, the
  * secondary figures and the notes wrap onto lines of their own. */

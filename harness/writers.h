@@ -4,6 +4,8 @@
 #ifndef MB_WRITERS_H
 #define MB_WRITERS_H
 
+#include "format.h" /* mb_fmt_number, the run table's numbers */
+
 #include <cjson/cJSON.h>
 #include <stdio.h>
 
@@ -26,10 +28,6 @@ void mb_case_label(const cJSON *c, char *buf, size_t len);
 
 /* "4096" -> "4k", "1048576" -> "1m"; other text unchanged. */
 void mb_humanize_value(const char *in, char *out, size_t len);
-
-/* A number as people read it: 4 significant digits, no exponent between
- * 0.001 and 10^9 ("10976", "154.3", "0.3510"); "-" when not finite. */
-void mb_fmt_number(char *buf, size_t len, double v);
 
 /* A rate of case c in its rate unit, as the text table prints it ("154.3 GFLOP/s",
  * "10976 GFLOP/s"; latency-first cases as time per unit of work, "3.87 us/op"):

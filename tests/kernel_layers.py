@@ -10,6 +10,9 @@
                               include path (CMake's MB_KERNEL_INCLUDE_DIRS, in
                               $KERNEL_INCLUDE_DIRS, ':'-separated) finds every api
                               header and no harness internal;
+                              harness/report (the presentation of both flows)
+                              includes no header of harness/ or harness/analysis
+                              (one exception, REPORT_MAY_INCLUDE);
   kernel_layers.py printing   kernels produce numbers and never print: no source
                               under kernels/ writes to stdout or stderr (printf,
                               puts, perror, fprintf(stderr), write(2, ...), std::cerr);
@@ -101,12 +104,29 @@ def named_includes(src, folder, forbidden, what):
     return found
 
 
+# report/ is the presentation layer of both flows (shared/DESIGN.md, "Rooms"): it formats what it is given and
+# reads no flow's internals. The one exception left: html.c writes its page through results.c's atomic writer
+# (one writer for every file mlbench writes), to move into report/ with its cleanup slots.
+REPORT_MAY_INCLUDE = {"results.h"}
+
+
+def report_offences(src):
+    """report/ includes report/, harness/api and system headers only: no
+    analysis header (gap, trace, compare, ...) and no measure-flow one."""
+    flows = set()
+    for d in ("harness", "harness/analysis"):
+        path = os.path.join(src, d)
+        flows.update(f for f in os.listdir(path) if f.endswith(".h") and os.path.isfile(os.path.join(path, f)))
+    return named_includes(src, "harness/report", flows - REPORT_MAY_INCLUDE,
+                          "report/ formats what it is given and reads no flow's internals")
+
+
 def layer_offences(src, internal):
     """api includes api only; platform includes api; kernels include api,
     platform and kernels; the harness includes no kernel header (README,
-    "Development")."""
+    "Development"); report/ includes no flow's header."""
     platform, kernels = headers_under(src, "harness/platform"), headers_under(src, "kernels")
-    return (named_includes(src, "kernels", internal,
+    return (report_offences(src) + named_includes(src, "kernels", internal,
                            "a harness internal; what kernels need is in harness/api/services.h") +
             named_includes(src, "harness/platform", internal | kernels,
                            "the platform layer includes harness/api only") +

@@ -16,84 +16,10 @@
 
 /* ---- human figures ------------------------------------------------------------- */
 
-void mb_fmt_seconds(char *buf, size_t len, double s)
-{
-    /* the unit follows the value rounded to 3 significant digits: 999.7 ms
-     * is "1 s", not "1e+03 ms" */
-    char r[32];
-    snprintf(r, sizeof r, "%.3g", s);
-    if (isfinite(s) && fabs(s) < 999.5) /* whole seconds above */
-        s = strtod(r, NULL);
-    if (!isfinite(s))
-        snprintf(buf, len, "-");
-    else if (s == 0)
-        snprintf(buf, len, "0 s");
-    else if (fabs(s) < 1e-6)
-        snprintf(buf, len, "%.3g ns", s * 1e9);
-    else if (fabs(s) < 1e-3)
-        snprintf(buf, len, "%.3g \u00b5s", s * 1e6);
-    else if (fabs(s) < 1)
-        snprintf(buf, len, "%.3g ms", s * 1e3);
-    else if (fabs(s) < 1000) /* 3 significant digits, one format everywhere */
-        snprintf(buf, len, "%.3g s", s);
-    else
-        snprintf(buf, len, "%.0f s", s);
-}
 
-static void scaled(char *buf, size_t len, double v, const char *const *units, int n, double step)
-{
-    int i = 0;
-    while (fabs(v) >= step && i < n - 1) {
-        v /= step;
-        i++;
-    }
-    snprintf(buf, len, "%.3g %s", v, units[i]);
-}
 
-void mb_fmt_rate(char *buf, size_t len, double rate, const char *unit)
-{
-    if (!(rate > 0) || !isfinite(rate) || unit == NULL) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    if (strcmp(unit, "flop") == 0) {
-        static const char *const u[] = { "FLOP/s", "kFLOP/s", "MFLOP/s", "GFLOP/s", "TFLOP/s", "PFLOP/s" };
-        scaled(buf, len, rate, u, 6, 1000);
-    } else if (strcmp(unit, "byte") == 0) {
-        static const char *const u[] = { "B/s", "kB/s", "MB/s", "GB/s", "TB/s" };
-        scaled(buf, len, rate, u, 5, 1000);
-    } else if (strcmp(unit, "launch") == 0 || strcmp(unit, "sync") == 0) {
-        char t[32];
-        mb_fmt_seconds(t, sizeof t, 1.0 / rate);
-        snprintf(buf, len, "%s/%s", t, unit);
-    } else if (strcmp(unit, "s") == 0) {
-        snprintf(buf, len, "-");
-    } else {
-        snprintf(buf, len, "%.3g %s/s", rate, unit);
-    }
-}
 
-void mb_fmt_share(char *buf, size_t len, double f)
-{
-    if (!isfinite(f) || f < 0)
-        snprintf(buf, len, "-");
-    else if (f > 0 && f < 0.001)
-        snprintf(buf, len, "%.1g%%", 100 * f);
-    else
-        snprintf(buf, len, "%.1f%%", 100 * f);
-}
 
-/* unused by gap's table since sizes moved to "ceilings matched"; kept for the other views */
-__attribute__((unused)) static void fmt_size(char *buf, size_t len, double v)
-{
-    static const char *const u[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-    int i = 0;
-    while (v >= 1024 && i < 4) {
-        v /= 1024;
-        i++;
-    }
-    snprintf(buf, len, v == floor(v) ? "%.0f%s" : "%.3g%s", v, u[i]);
-}
 
 /* ---- tables: report/table.h, every one indented in a terminal ----------------------- */
 
@@ -1123,38 +1049,7 @@ static const char *work_symbol(const char *work_unit)
     return work_unit;
 }
 
-void mb_fmt_si(char *buf, size_t len, double v, const char *unit)
-{
-    static const char *const up[] = { "", "k", "M", "G", "T", "P", "E", "Z" };
-    static const char *const down[] = { "", "m", "µ", "n", "p" };
-    if (!isfinite(v) || v < 0) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    int i = 0, j = 0;
-    while (v >= 999.5 && i < 7) {
-        v /= 1000;
-        i++;
-    }
-    while (v > 0 && v < 0.9995 && i == 0 && j < 4) {
-        v *= 1000;
-        j++;
-    }
-    snprintf(buf, len, "%.3g %s%s", v, i ? up[i] : down[j], unit);
-}
 
-void mb_fmt_ratio(char *buf, size_t len, double r)
-{
-    if (!isfinite(r) || r <= 0) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    /* two significant digits at least, never an exponent: 1234x, 12.3x, 0.91x, 0.0034x */
-    int decimals = r >= 100 ? 0 : r >= 10 ? 1 : 2;
-    if (r < 0.1)
-        decimals = 1 - (int)floor(log10(r));
-    snprintf(buf, len, "%.*fx", decimals, r);
-}
 
 void mb_compare_fmt_rate(char *buf, size_t len, double rate_abs, const char *work_unit, bool latency_first)
 {

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "compare.h"
+#include "format.h" /* the numbers and times of every view */
 #include "diagnose.h"
 #include "gap.h"
 
@@ -29,19 +30,9 @@ int mb_gap_step_notes(const mb_gap *g, char notes[][MB_GAP_NOTE_LEN], int max);
 void mb_gap_bottleneck_words(char *buf, size_t len, const mb_gap *g, const mb_diagnosis *d);
 /* A headline row's verdict: the time lost against the ceiling, or what would bound a stage that has none. */
 void mb_gap_stage_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_stage *st);
-/* A share: "12.3%", one significant digit below 0.1% ("0.02%"), "-" when unknown. */
-void mb_fmt_share(char *buf, size_t len, double share);
 
-/* Human figures: "1.23 ms", "312 GB/s", "4.1 us/launch" (rate in work units/s). */
-void mb_fmt_seconds(char *buf, size_t len, double seconds);
-void mb_fmt_rate(char *buf, size_t len, double rate, const char *work_unit);
 
 /* ---- compare's figures (text, Markdown and HTML show the same strings) ---- */
-/* v with an SI prefix and unit, 3 significant digits, never an exponent:
- * "3.93 PFLOP/$", "12.5 ms"; "-" when negative or not finite. */
-void mb_fmt_si(char *buf, size_t len, double v, const char *unit);
-/* A ratio: "0.91x", "12.3x", "0.0034x" (two significant digits at least). */
-void mb_fmt_ratio(char *buf, size_t len, double ratio);
 /* A rate in work units per second: "52.3 TFLOP/s"; latency-first: "4.1 us/op". */
 void mb_compare_fmt_rate(char *buf, size_t len, double rate_abs, const char *work_unit, bool latency_first);
 /* Work per dollar: "1.08 EFLOP/$". */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis_writers.h" /* mb_fmt_seconds: one time format in every view */
+#include "format.h"  /* mb_fmt_seconds: one time format in every view */
 #include "results.h"           /* mb_write_file_atomic */
 #include "svg.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "text.h"
-#include "writers.h"
+#include "format.h" /* mb_fmt_number */
 
 /* ---- scales -------------------------------------------------------------------- */
 
