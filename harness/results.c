@@ -352,6 +352,9 @@ cJSON *mb_record_to_json(const mb_record *r)
     cJSON_AddStringToObject(o, "section", c->section);
     cJSON_AddStringToObject(o, "component", ops->component);
     cJSON_AddStringToObject(o, "backend", ops->backend);
+    /* where the work ran, from the backend's own description (.uses_gpu): one home for the fact, read by gap
+     * and compare (configs/gap/matching.ini [devices] only for files from before this key) */
+    cJSON_AddStringToObject(o, "device", ops->uses_gpu ? "gpu" : "cpu");
     cJSON_AddItemToObject(o, "params", params_json(c->params));
     cJSON *set = cJSON_AddArrayToObject(o, "params_set");
     for (int i = 0; i < mb_params_count(c->params); i++)

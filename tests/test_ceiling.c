@@ -426,6 +426,29 @@ static void test_int8_unit(void **s)
     cJSON_Delete(doc);
 }
 
+/* One home for where a case ran: the case's own "device" (written from its
+ * backend's description) wins over configs/gap/matching.ini's [devices]
+ * lists, which only a file from before the key needs. */
+static void test_device_from_the_case(void **s)
+{
+    (void)s;
+    const char *fmt = "{\"id\":\"gemm/%s/dtype=fp32\",\"component\":\"gemm\",\"backend\":\"%s\",%s"
+                      "\"status\":\"skipped\",\"reason\":\"x\",\"params\":{}}";
+    char cases[1024], a[256], b[256], c[256];
+    snprintf(a, sizeof a, fmt, "newgpu", "newgpu", "\"device\":\"gpu\",");   /* a backend the ini does not list */
+    snprintf(b, sizeof b, fmt, "cublaslt", "cublaslt", "");                     /* an old file: the ini's list */
+    snprintf(c, sizeof c, fmt, "openblas", "openblas", "\"device\":\"cpu\",");
+    snprintf(cases, sizeof cases, "%s,%s,%s", a, b, c);
+    cJSON *doc = doc_with(cases, 2);
+    mb_ceilings m;
+    mb_err e = { 0 };
+    assert_int_equal(mb_ceilings_from_json(doc, "dev.json", &m, &e), MB_OK);
+    assert_string_equal(m.cases[0].device, "gpu");
+    assert_string_equal(m.cases[1].device, "gpu");
+    assert_string_equal(m.cases[2].device, "cpu");
+    mb_ceilings_free(&m);
+}
+
 /* ---- one time format: 3 significant digits, s/ms/us/ns ------------------------------------ */
 
 static void test_seconds_format(void **s)
@@ -566,6 +589,7 @@ int main(void)
         cmocka_unit_test(test_html_hover_figures),
         cmocka_unit_test(test_baseline_printout),
         cmocka_unit_test(test_int8_unit_at_source),
+        cmocka_unit_test(test_device_from_the_case),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -54,8 +54,14 @@ static int num_at(const cJSON *o, const char *key, const char *sub, bool require
     return MB_OK;
 }
 
-static const char *device_of(const mb_ini *m, const char *component, const char *backend)
+/* Where a case's work ran: what the results file says (written from the
+ * backend's description), else, for a file from before that key, the
+ * [devices] lists of configs/gap/matching.ini. */
+static const char *device_of(const mb_ini *m, const cJSON *c, const char *component, const char *backend)
 {
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "device");
+    if (cJSON_IsString(d) && (strcmp(d->valuestring, "gpu") == 0 || strcmp(d->valuestring, "cpu") == 0))
+        return strcmp(d->valuestring, "gpu") == 0 ? "gpu" : "cpu";
     if (mb_ini_list_has(m, "devices", "gpu_components", component) ||
         mb_ini_list_has(m, "devices", "gpu_backends", backend))
         return "gpu";
@@ -124,7 +130,7 @@ static int read_case(const cJSON *c, int i, const char *path, const mb_ini *matc
     r->work_unit = opt_string(c, "work_unit");
     r->rate_unit = opt_string(c, "rate_unit");
     r->latency_first = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "latency_first"));
-    r->device = device_of(match, r->component, r->backend);
+    r->device = device_of(match, c, r->component, r->backend);
     bool ok = strcmp(r->status, "ok") == 0;
     if (num_at(c, "rate", "median", ok, path, i, &r->rate, err) ||
         num_at(c, "rate_scale", NULL, ok, path, i, &r->rate_scale, err) ||
