@@ -19,7 +19,7 @@
       ratio: what each class gained between the GPUs; the same of all
       kernels; and, with mlbench, the ratio the model projects per class
       (gap's kernel_seconds) both ways: the per-class error of the model.
-  gpu_pair.py compare A_DIR B_DIR [A_DIR B_DIR ...] [--mlbench PATH]
+  gpu_pair.py compare A_DIR B_DIR [A_DIR B_DIR ...] [--mlbench PATH] [--per-target] [--check-per-target INI]
       anywhere: projects each workload's trace from A onto B and from B onto
       A with `mlbench gap --target` (B's measured ceilings; B's datasheet),
       and prints mean/max absolute % error, signed bias and the error of the
@@ -29,6 +29,10 @@
       time, and a loop that keeps its GPU busy can look host-bound in its
       trace; --uncalibrated projects the traces as recorded. Several pairs
       (each A_DIR B_DIR) give one set of figures over all their projections.
+      --per-target: per target GPU the mean |e| of the projections onto it,
+      their count and the GPUs they came from, as the [pairs.MODE] sections
+      of configs/gap/projection_error.ini (`gap --target`'s `checked`);
+      --check-per-target INI: exit 1 unless INI holds exactly those.
       Exit 1 when a file is missing, 2 for an odd number of directories.
 
 Workloads (synthetic data, standard training steps: forward, loss, backward,
@@ -487,6 +491,10 @@ def stats_line(label, errs):
             f"{100 * max(abs(e) for e in errs):6.1f}%  bias {100 * statistics.mean(errs):+6.1f}%")
 
 
+# (source GPU, target GPU) as steps.json names them -> their datasheet stems (per_target's keys)
+stems_of = {}
+
+
 def project_pair(args, a, b, sheets, rows):
     """Appends to rows[mode] each workload of a and b projected both ways; 1 when a steps.json is missing."""
     steps = {}
@@ -529,7 +537,47 @@ def project_pair(args, a, b, sheets, rows):
                 ratio = pick[0]["step_seconds"] / m["here"]["step_seconds"]
                 rows[mode].append((name, steps[src]["gpu"], steps[dst]["gpu"], here_ms, there_ms, here_ms * ratio, base,
                                    spread))
+                stems_of[(steps[src]["gpu"], steps[dst]["gpu"])] = (stems[src], stems[dst])
     return 0
+
+
+def per_target(rows):
+    """{mode: {target stem: (mean |e| in %, projections, sorted source stems)}}: how far the projections onto each
+    GPU have been, as configs/gap/projection_error.ini's [pairs.MODE] sections hold it (`gap --target`'s `checked`
+    column, where the trace ran on a GPU these pairs projected from)."""
+    out = {}
+    for mode, rs in rows.items():
+        errs, srcs = {}, {}
+        for (_, s, d, _, t, p, _, _) in rs:
+            src, dst = stems_of[(s, d)]
+            if dst is None:
+                continue
+            errs.setdefault(dst, []).append(abs(p - t) / t)
+            srcs.setdefault(dst, set()).add(src or "?")
+        out[mode] = {g: (round(100 * statistics.mean(e), 1), len(e), sorted(srcs[g])) for g, e in errs.items()}
+    return out
+
+
+def check_per_target(path, found):
+    """0 when the [pairs.MODE] sections of INI hold exactly `found` (per_target's figures, to 0.1 and the count),
+    else 1 with each difference on stderr."""
+    import configparser
+    cp = configparser.ConfigParser(inline_comment_prefixes=(";", "#"))
+    cp.read(path)
+    bad = 0
+    for mode, targets in found.items():
+        sec = f"pairs.{mode}"
+        listed = dict(cp[sec]) if cp.has_section(sec) else {}
+        for g, (mean, n, srcs) in sorted(targets.items()):
+            want = f"{mean:.1f} {n} {','.join(srcs)}"
+            if listed.pop(g, None) != want:
+                print(f"gpu_pair.py: {path} [{sec}] {g} = {cp.get(sec, g, fallback='(missing)')}, measured {want}",
+                      file=sys.stderr)
+                bad = 1
+        for g in listed:
+            print(f"gpu_pair.py: {path} [{sec}] {g}: no projection onto it here", file=sys.stderr)
+            bad = 1
+    return bad
 
 
 def compare(args):
@@ -563,6 +611,15 @@ def compare(args):
               f"of its step on average (fastest to slowest);")
         print(f"  the model's error beyond that spread: mean {100 * statistics.mean(beyond):.1f}%, "
               f"max {100 * max(beyond):.1f}% ({sum(1 for b in beyond if b == 0)} of {len(rs)} projections inside it)")
+    found = per_target(rows)
+    if args.per_target:
+        for mode in rows:
+            if found.get(mode):
+                print(f"[pairs.{mode}]")
+                for g, (mean, n, srcs) in sorted(found[mode].items()):
+                    print(f"{g} = {mean:.1f} {n} {','.join(srcs)}")
+    if args.check_per_target:
+        return check_per_target(args.check_per_target, found)
     return 0
 
 
@@ -735,6 +792,11 @@ def main():
                                                          os.path.join(os.path.dirname(__file__), "..", "configs")))
     p.add_argument("--uncalibrated", action="store_true",
                    help="project the traces' steps as recorded (no --step-ms: the profiler's host time kept)")
+    p.add_argument("--per-target", action="store_true",
+                   help="per target GPU (datasheet stem) the mean |e| of the projections onto it, their count and "
+                        "sources, as configs/gap/projection_error.ini's [pairs.MODE] sections")
+    p.add_argument("--check-per-target", metavar="INI",
+                   help="exit 1 unless INI's [pairs.MODE] sections hold exactly those figures")
     k = sub.add_parser("kernels", help="per kernel class, the time both traces' matched kernels took on A and B")
     k.add_argument("a_dir")
     k.add_argument("b_dir")

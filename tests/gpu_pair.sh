@@ -137,6 +137,38 @@ check "both gpu-bound sets: compare" expect_exit 0 python3 "$SRC/scripts/gpu_pai
 cp "$WORK/out" "$WORK/both.txt"
 check "both gpu-bound sets: mean |e| <= 5% measured, <= 8% datasheet" goal "$WORK/both.txt" 5 8 14
 check "both gpu-bound sets: each projection closer than no change" closer "$WORK/both.txt" "$G" "$G2"
+# per target GPU, the [pairs.MODE] lines of configs/gap/projection_error.ini (`gap --target`'s checked column where the
+# trace ran on the other GPU of the pair): what compare measures, to 0.1 and the count; another figure fails
+check "both gpu-bound sets: per target, as projection_error.ini states it" expect_exit 0 python3 \
+    "$SRC/scripts/gpu_pair.py" compare "$G/h100" "$G/h200" "$G2/h100" "$G2/h200" --mlbench "$MLBENCH" --per-target \
+    --check-per-target "$SRC/configs/gap/projection_error.ini"
+check "  the sections printed" grep -qx "h200-sxm = [0-9.]* 7 h100-sxm" "$WORK/out"
+sed 's/^\(h200-sxm = \)[0-9.]*\( 7 h100-sxm\)$/\19.9\2/' "$SRC/configs/gap/projection_error.ini" >"$WORK/pe.ini"
+check "  another figure fails" expect_exit 1 python3 "$SRC/scripts/gpu_pair.py" compare "$G/h100" "$G/h200" \
+    "$G2/h100" "$G2/h200" --mlbench "$MLBENCH" --check-per-target "$WORK/pe.ini"
+check "  and says what it measured" grep -q "\[pairs.measured\] h200-sxm = 9.9 7 h100-sxm, measured" "$WORK/err"
+# what the ranking shows from them: an H100's trace onto the H200 the pairs' datasheet line (the GPU they projected
+# from is the trace's); onto an H100 PCIe and a B200, never checked, the nearest checked class: Hopper's two, with the
+# worst of their figures (the H100 SXM's public one, the H200's from an H100)
+check "checked from the pairs" expect_exit 0 "$MLBENCH" gap --run "$G2/h100/mlp-tf32.pt.trace.json.gz" \
+    --ceilings "$G2/h100/ceilings.json" --target h200-sxm,h100-pcie,b200 --format json
+check "  the pairs' figure, the nearest class" python3 - "$WORK/out" "$SRC/configs/gap/projection_error.ini" <<'PY'
+import configparser, json, sys
+rows = {r["target"]: r for r in json.load(open(sys.argv[1]))["machines"]["ranking"]}
+ini = configparser.ConfigParser(inline_comment_prefixes=(";",))
+ini.read(sys.argv[2])
+h200 = rows["h200-sxm"]
+pct, n, src = ini["pairs.datasheet"]["h200-sxm"].split()
+assert h200["figures"] == "datasheet", h200
+assert (h200["checked_error_pct"], h200["checked_projections"]) == (float(pct), int(n)), h200
+assert h200["checked_basis"] == "pairs" and h200["checked_from"] == src == "h100-sxm", h200
+worst = max(float(ini["datasheet"]["h100-sxm"].split()[0]), float(pct))
+for t in ("h100-pcie", "b200"):
+    r = rows[t]
+    assert r["checked_error_pct"] is None and r["checked_projections"] == 0, r
+    assert r["checked_nearest"] == "H100 SXM5 80GB, H200 SXM 141GB (Hopper)", r
+    assert r["checked_nearest_error_pct"] == worst, (r, worst)
+PY
 check "both gpu-bound sets: none worse than the best baseline, both modes" test "$(grep -c \
     "the model is worse than the best of the baselines (chosen per projection) on 0 of 14$" "$WORK/both.txt")" = 2
 # the figures the ranking states for GPUs of one architecture (harness/analysis/project_rank.h) are these

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/project_validate --breakdown, --only, --skip-gpu, --with-gpu, --expect,
-# --per-target, --check-per-target, the per-workload means and the per-operator overhead on a two-GPU
+# bench/project_validate --breakdown, --only, --skip-gpu, --with-gpu, --expect, --per-target,
+# --check-per-target, --step-form, --leave-one-out, the per-workload means and the per-operator overhead on a two-GPU
 # data set worked out by hand:
 #   h100-sxm: step 8.01 ms; size (other) 0.01 ms; add (memory, 13.4 GB) 4 ms x 2
 #   v100-pcie: step 19.208 ms (0.8 of its 24.01 ms operator sum); add 12 ms x 2
@@ -85,6 +85,37 @@ sed 's/^w,v100-pcie,(step),step,1,0,0,19.208$/w,v100-pcie,(step),step,1,0,0,38.3
 check "per workload: worse than the FP32 peak ratio, named" \
     line "    w                            model  25.7%, fp32 peak ratio   0.0% (2 projections)" "$WORK/pw"
 check "  and counted" has "for that workload on 1 of 1 (listed above)" "$WORK/pw"
+# --step-form: the step on B from A's step (8.01 / 19.208 ms), A's operator sum (8.01 / 24.01) and its projection
+# (29.7333 / 6.4724 ms); the work forms take out the per-operator overhead kept in each of A's two adds (2 x 0.01 ms):
+#   scale       +54.8% (above), 19.208 x 6.4724 / 24.01 = 5.1779 (-35.4%): 45.1%
+#   scale-work  8.01 x 29.7133 / 7.99 = 29.7877 (+55.1%), 19.208 x 6.4524 / 23.99 = 5.1663 (-35.5%): 45.3%
+#   ops         29.7333 (+54.8%), 6.4724 (-19.2%): 37.0%
+#   work        29.7133 (+54.7%), 6.4524 (-19.4%): 37.1%
+#   outside     29.7333 + 8.01 - 8.01 (+54.8%), 6.4724 + 19.208 - 24.01 = 1.6704 (-79.1%): 67.0%
+for fm in scale:45.1 scale-work:45.3 ops:37.0 work:37.1 outside:67.0; do
+    "$PV" "$WORK/d.csv" --step-form "${fm%%:*}" --expect "${fm#*:}" >"$WORK/form" 2>&1
+    check "--step-form ${fm%%:*}: ${fm#*:}%" test $? -eq 0
+done
+"$PV" "$WORK/d.csv" --step-form nosuch >"$WORK/form" 2>&1
+check "--step-form: an unknown form, exit 2" test $? -eq 2
+# B's own step against its operator sum (the floor of --step-form ops): |24.01 - 19.208| / 19.208 = 25.0% and 0
+check "breakdown: B's own mismatch" has "B's own step against its operator sum: 12.5%" "$WORK/out"
+# --leave-one-out --step-form fit on three GPUs: each GPU's projections by the form fitted on the other two's. Without
+# the A100 the H100/V100 pair above chooses ops (37.0%, work 37.1%), and onto the A100 (1555 GB/s) ops gives
+# 0.01 + 2 x (0.01 + 3.99 x 3350/1555) = 17.2216 ms (+72.2%) and 0.01 + 2 x (0.01 + 11.99 x 900/1555) = 13.9091
+# (+39.1%): 55.7%. Without the H100 the A100/V100 pair chooses outside (-10.1%, -8.9%: 9.5%), which onto the H100
+# errs -79.1% (above) and 4.6625 + 10 - 10.01 = 4.6525 ms (-41.9%): 60.5%; a rule that held elsewhere fails there.
+"$PV" "$WORK/d3.csv" --step-form fit --leave-one-out --per-target >"$WORK/loo" 2>&1
+check "--leave-one-out: the form fitted without the A100" \
+    has "fitted without a100-pcie-40gb: ops (37.0% mean |e| over the 2 projections between the other GPUs)" "$WORK/loo"
+check "--leave-one-out: without the H100, outside" has "fitted without h100-sxm: outside (9.5% mean" "$WORK/loo"
+check "--leave-one-out: onto the A100" line "a100-pcie-40gb = 55.7 2" "$WORK/loo"
+check "--leave-one-out: onto the H100" line "h100-sxm = 60.5 2" "$WORK/loo"
+check "--leave-one-out: every projection once" has "(6 projections)" "$WORK/loo"
+# nothing fitted (a fixed form): leave-one-out is the in-sample figure, and says so
+"$PV" "$WORK/d.csv" --leave-one-out --expect 45.1 >"$WORK/loo" 2>&1
+check "--leave-one-out, nothing fitted: the in-sample figure" test $? -eq 0
+check "  says so" has "nothing is fitted to these data, each projection is the in-sample one" "$WORK/loo"
 "$PV" >"$WORK/usage" 2>&1
 check "no data: usage, exit 2" test $? -eq 2
 exit $((fails > 0))

@@ -305,22 +305,17 @@ static int machine_load(const char *name, const char *phase, machine *m, mb_err 
     return MB_OK;
 }
 
-/* The row's checked error: the line of configs/gap/projection_error.ini for
- * the target's datasheet stem in the row's mode ("19.2 38": mean absolute %,
- * projections). A malformed line is an error naming it. */
-static int checked_error(const mb_ini *errors, const mb_datasheet *sheet, mb_rank_row *row, mb_err *err)
+/* The row's checked error in its mode, for a trace that ran on here_stem
+ * (project_checked.h: this project's pairs where they projected from that
+ * GPU, else the public data's leave-one-GPU-out figure; never checked: the
+ * nearest checked class). A malformed line is an error naming it. */
+static int checked_error(const mb_ini *errors, const mb_datasheet *sheet, const char *here_stem, mb_rank_row *row,
+                         mb_err *err)
 {
-    const char *stem = mb_datasheet_stem(sheet);
-    if (stem == NULL || errors == NULL)
-        return MB_OK;
-    const char *v = mb_ini_get(errors, row->source, stem);
-    if (v == NULL)
-        return MB_OK;
-    if (sscanf(v, "%lf %ld", &row->checked_pct, &row->checked_n) != 2 || !(row->checked_pct >= 0) ||
-        row->checked_n < 1)
-        return mb_errf(err, MB_EUSAGE, "%s: [%s] %s = %s: expected the mean absolute %% error and a count",
-                       errors->path, row->source, stem, v);
-    return MB_OK;
+    int rc = mb_checked_find(errors, row->source, mb_datasheet_stem(sheet), here_stem, &row->checked, err);
+    row->checked_pct = row->checked.pct;
+    row->checked_n = row->checked.n;
+    return rc;
 }
 
 /* ---- the per-stage model (stage files) ------------------------------------------- */
@@ -632,7 +627,7 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
 /* The trace's GPU, from its datasheet; *have_measured when the ceilings are
  * of that same GPU and measured some of its figures. */
 static int here_gpu(const mb_proj_trace *t, const mb_ceilings *here, mb_proj_gpu *sheet_gpu, bool *have_measured,
-                    char *label, size_t len, mb_err *err)
+                    char *label, size_t len, char *stem, size_t stem_len, mb_err *err)
 {
     mb_datasheet *d = NULL, *dc = NULL;
     mb_err why = { 0 };
@@ -651,6 +646,7 @@ static int here_gpu(const mb_proj_trace *t, const mb_ceilings *here, mb_proj_gpu
         *have_measured = overlay_measured(&measured, here, NULL);
     }
     snprintf(label, len, "%s", dev);
+    snprintf(stem, stem_len, "%s", mb_datasheet_stem(d) ? mb_datasheet_stem(d) : "");
     mb_datasheet_free(d);
     mb_datasheet_free(dc);
     return rc;
@@ -671,9 +667,10 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
     mb_proj_gpu h_sheet;
     bool have_meas = false;
     mb_proj_outcome base;
+    char here_stem[64] = "";
     int rc = mb_proj_trace_load(run_path, &t, err);
     if (rc == MB_OK)
-        rc = here_gpu(t, here, &h_sheet, &have_meas, r->here, sizeof r->here, err);
+        rc = here_gpu(t, here, &h_sheet, &have_meas, r->here, sizeof r->here, here_stem, sizeof here_stem, err);
     r->host_scale = 1;
     if (rc == MB_OK && o->step_seconds > 0)
         rc = mb_proj_trace_calibrate(t, &h_sheet, o->step_seconds, &r->host_scale, &r->trace_step, &r->gpu_floor,
@@ -741,7 +738,7 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
                 scale_split(&out.there, unit, extra, &row->step, row->cls);
                 memcpy(row->kernel, out.there.kernel, sizeof row->kernel);
                 snprintf(row->source, sizeof row->source, "%s", measured ? "measured" : "datasheet");
-                rc = checked_error(errors, m.sheet, row, err);
+                rc = checked_error(errors, m.sheet, here_stem, row, err);
                 r->kernels = out.kernels / (out.steps > 0 ? out.steps : 1);
                 r->with_shapes = out.with_shapes / (out.steps > 0 ? out.steps : 1);
                 row->kept = out.no_peak > 0 ? out.no_peak / (out.steps > 0 ? out.steps : 1) : 0;
@@ -880,9 +877,22 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
                       MB_RANK_PAIR_ERROR_DATASHEET_PCT, MB_RANK_PAIR_ERROR_MEASURED_PCT, MB_RANK_PAIR_PROJECTIONS);
     if (rc == MB_OK && strcmp(r->model, "kernel") == 0)
         rc = add_note(r, err,
-                      "checked: the mean absolute error of the projected steps onto that GPU on the same public "
-                      "measurements, in the row's mode (datasheet or measured; configs/gap/projection_error.ini); "
-                      "'-': never checked against a measurement");
+                      "checked: the mean absolute error of the projected steps onto that GPU, in the row's mode "
+                      "(datasheet or measured; configs/gap/projection_error.ini): on the same public measurements, "
+                      "each GPU's figure from projections made without its data (leave-one-GPU-out), or on this "
+                      "project's own pairs (an H100 and an H200) where the trace ran on the GPU they projected from; "
+                      "'-': never checked against a measurement, the nearest checked class named below");
+    if (rc == MB_OK && strcmp(r->model, "kernel") == 0) {
+        char **cn = NULL;
+        int n_cn = 0;
+        rc = mb_checked_notes(r->rows, r->n, &cn, &n_cn, err);
+        for (int i = 0; i < n_cn; i++) {
+            if (rc == MB_OK)
+                rc = add_note(r, err, "%s", cn[i]);
+            free(cn[i]);
+        }
+        free(cn);
+    }
     if (rc == MB_OK)
         rc = add_note(r, err,
                       "'measured': the target's and this machine's measured ceilings (reference machines, results "
@@ -1120,9 +1130,17 @@ cJSON *mb_rank_json(const mb_ranking *r)
             if (w->checked_n > 0) { /* configs/gap/projection_error.ini */
                 cJSON_AddNumberToObject(o, "checked_error_pct", w->checked_pct);
                 cJSON_AddNumberToObject(o, "checked_projections", (double)w->checked_n);
+                /* public: leave-one-GPU-out on public data; pairs: this project's, from checked_from */
+                cJSON_AddStringToObject(o, "checked_basis", w->checked.basis);
+                if (w->checked.from[0])
+                    cJSON_AddStringToObject(o, "checked_from", w->checked.from);
             } else {
                 cJSON_AddNullToObject(o, "checked_error_pct");
                 cJSON_AddNumberToObject(o, "checked_projections", 0);
+                if (w->checked.nearest[0] && strcmp(w->model, "kernel") == 0) {
+                    cJSON_AddStringToObject(o, "checked_nearest", w->checked.nearest);
+                    cJSON_AddNumberToObject(o, "checked_nearest_error_pct", w->checked.nearest_pct);
+                }
             }
         }
         if (w->price > 0) {

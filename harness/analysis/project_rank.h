@@ -18,6 +18,7 @@
 #include "gapconfig.h"
 #include "mb.h"
 #include "project.h"
+#include "project_checked.h"
 #include "stages.h"
 
 typedef struct mb_rank_opts {
@@ -42,10 +43,12 @@ typedef struct mb_rank_row {
     double kernel[MB_PK_N]; /* kernel model: the projected GPU events' seconds per step, by kind, summed */
     double price;         /* USD per hour, 0 = none */
     /* How far projections onto this GPU have been from what it measured, in the row's
-     * mode (configs/gap/projection_error.ini): mean absolute %, over `checked_n`
-     * projections; checked_n 0 = never checked (or a per-stage row). */
+     * mode (configs/gap/projection_error.ini, project_checked.h): mean absolute %, over
+     * `checked_n` projections; checked_n 0 = never checked (or a per-stage row), then
+     * checked.nearest names the nearest checked class. */
     double checked_pct;
     long checked_n;
+    mb_checked checked;
     /* Kernels per step that kept their time for want of a peak for their math on this
      * GPU's datasheet: the step is then a lower bound, ranked after the rows projected whole. */
     long long kept;
@@ -98,11 +101,13 @@ void mb_rank_html(FILE *o, const mb_ranking *r);
 /* The measured error of the kernel-level projection of a step: mean
  * absolute % error over the 266 projections of 70 (workload, GPU) runs of
  * NeuSight's paired public measurements on 8 GPUs (bench/project_validate,
- * docs/gap.md), with datasheet figures and with measured ceilings; and over
- * the 86 of them that involve the P100 or the P4, the two GPUs added after
- * the model was written (held out: nothing of the model was chosen on them).
- * ctest runs project_validate with these values (--expect): they are what it
- * measures, to 0.1. */
+ * docs/gap.md), with datasheet figures and with measured ceilings, each
+ * projection onto a GPU made without that GPU's data (--leave-one-out; the
+ * model fits nothing to these data, so these are its in-sample figures too);
+ * and over the 86 of them that involve the P100 or the P4, the two GPUs added
+ * after the model was written (held out: nothing of the model was chosen on
+ * them). ctest runs project_validate with these values (--expect): they are
+ * what it measures, to 0.1. */
 #define MB_RANK_EXPECTED_ERROR_DATASHEET_PCT 22.0
 #define MB_RANK_EXPECTED_ERROR_MEASURED_PCT 16.9
 #define MB_RANK_HELD_OUT_ERROR_DATASHEET_PCT 29.5

@@ -29,6 +29,7 @@
  *   boost_clock_mhz = 1980
  *   fp32_sustained_clock_mhz = 795 ; only where a power limit is documented to hold FP32 below boost (l4.ini)
  *   max_threads_per_sm = 2048   ; CUDA C++ Programming Guide, by compute capability
+ *   compute_capability = 9.0    ; its architecture (gpu-arch.ini): the nearest checked class (project_checked.h)
  * Any key may have its own source as `<key>_source = ...` in the same section;
  * otherwise the section's `source`, otherwise [product] source.
  * Keys are addressed as "section.key", e.g. "peak.bf16", "memory.bandwidth_gbps".
