@@ -57,8 +57,19 @@ def host_bound():
     whole = [x for x in r if not x["lower_bound"]]
     check("launch-bound: one rank for every machine projected whole", len(whole) > 10 and
           all(x["rank"] == 1 for x in whole), [(x["machine"], x["rank"]) for x in whole])
+    lower = [x["rank"] for x in r if x["lower_bound"]]
+    check("launch-bound: the lower bounds after the one rank, each its own",
+          all(k > 1 for k in lower) and len(set(lower)) == len(lower), lower)
     text = " ".join(gap(trace("launch-bound"), "--target", "all", fmt=None).split())
     check("launch-bound: the text says it", "No GPU helps: the host" in text, text[-2000:])
+    # every machine as fast: the price decides; ranked by cost, the cheapest named
+    m = gap(trace("launch-bound"), "--target", "b200,l4,h100-sxm", "--price", "b200=5.5", "--price", "l4=0.8",
+            "--price", "h100-sxm=2.9")
+    r = rows(m)
+    check("launch-bound with prices: no GPU helps, and the cheapest named", m["host_bound"] and
+          "the cheapest per step: NVIDIA L4" in m["verdict"], m["verdict"])
+    check("launch-bound with prices: ranked by cost, ranks apart", [x["target"] for x in r] == ["l4", "h100-sxm", "b200"]
+          and [x["rank"] for x in r] == [1, 2, 3], [(x["target"], x["rank"]) for x in r])
 
 
 def grouped():

@@ -593,13 +593,21 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
         snprintf(r->verdict, sizeof r->verdict,
                  "No GPU helps: the host (CPU, Python, kernel launches, data loading) bounds the step on every machine "
                  "(the GPU idle %s of each projected step) and no projection is faster than this one beyond the "
-                 "model's error: they share one rank. Faster host code helps instead: CUDA Graphs or torch.compile("
+                 "model's error. Faster host code helps instead: CUDA Graphs or torch.compile("
                  "mode=\"reduce-overhead\"), fewer and larger kernels (a larger batch, fused optimizers), more "
                  "DataLoader workers, a faster CPU",
                  idle);
+        if (cheapest >= 0) { /* every machine as fast: the price decides, and the ranks are by cost */
+            size_t at = strlen(r->verdict);
+            fmt_usd(u, sizeof u, usd_per_step(&r->rows[cheapest]) * 1000);
+            snprintf(r->verdict + at, sizeof r->verdict - at, ". Of the priced machines the cheapest per step: %s, "
+                     "%s per 1000 steps", r->rows[cheapest].label, u);
+            return MB_OK;
+        }
+        int next = 2; /* one rank for the machines projected whole, the lower bounds after it */
         for (int i = 0; i < r->n; i++)
-            if (r->rows[i].ok && r->rows[i].kept == 0)
-                r->rows[i].rank = 1;
+            if (r->rows[i].ok)
+                r->rows[i].rank = r->rows[i].kept == 0 ? 1 : next++;
         return MB_OK;
     }
     if (fastest < 0) {
