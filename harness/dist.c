@@ -89,7 +89,7 @@ double mb_dist_timeout(void)
         return timeout_set;
     const char *env = getenv("MLBENCH_DIST_TIMEOUT");
     double t = env && *env ? strtod(env, NULL) : 0;
-    return t > 0 ? t : 300.0;
+    return t > 0 ? t : MB_DIST_TIMEOUT_DEFAULT;
 }
 
 /* ---- launcher detection ------------------------------------------------------ */

@@ -39,7 +39,7 @@
 /* Defaults of the measuring command line, shown by --help. */
 #define DEFAULT_TOLERANCE 0.10    /* --baseline: how far below a case may fall */
 #define DEFAULT_FLEET_MARGIN 0.10 /* under MPI: how far below the median a rank is flagged */
-#define DEFAULT_DIST_TIMEOUT 600  /* under MPI: seconds before unresponsive ranks are given up */
+#define DEFAULT_DIST_TIMEOUT MB_DIST_TIMEOUT_DEFAULT /* under MPI: seconds before unresponsive ranks are given up */
 #define MAX_DIST_TIMEOUT 86400
 /* Google Benchmark flags passed through; more is a usage error. */
 enum { MAX_GB_FLAGS = 32 };
@@ -92,7 +92,7 @@ static void usage(FILE *f)
             "  --baseline FILE    compare with an earlier results file: exit 1 when a case is\n"
             "                     more than --tolerance (default %.2f) below it\n"
             "  --fleet-margin F   under MPI: flag ranks more than F (default %.2f) below the median\n"
-            "  --dist-timeout S   under MPI: give up on unresponsive ranks after S seconds (default %d)\n"
+            "  --dist-timeout S   under MPI: give up on unresponsive ranks after S seconds (default %.0f)\n"
             "  --benchmark_*      passed to Google Benchmark (e.g. --benchmark_enable_random_interleaving)\n"
             "  -q, --quiet        no progress on stderr\n"
             "  -h, --help         this text\n"

@@ -73,9 +73,12 @@ const char *mb_dist_core_sharing_note(void);
 
 /* ---- agreeing among the ranks ------------------------------------------------ */
 
+/* The default of --dist-timeout and $MLBENCH_DIST_TIMEOUT: one home for it
+ * (the CLI's help and docs/collectives.md say it too). */
+#define MB_DIST_TIMEOUT_DEFAULT 600.0
 /* Seconds a rank waits for the others in dist's agreement and in the
  * collectives' polled waits (NCCL): the CLI's --dist-timeout, else
- * $MLBENCH_DIST_TIMEOUT, else 300. */
+ * $MLBENCH_DIST_TIMEOUT, else MB_DIST_TIMEOUT_DEFAULT. */
 double mb_dist_timeout(void);
 
 /* Every rank passes its status and message; every rank gets the worst (max)
