@@ -8,6 +8,7 @@
 
 #include "analysis_writers.h"
 #include "results.h"
+#include "vocabulary.h"
 #include "svg.h"
 #include "writers.h"
 
@@ -469,12 +470,6 @@ static double abs_peak(const cJSON *c)
     return num(obj(c, "peak"), "value") * (s > 0 ? s : 1);
 }
 
-/* Integer dtypes count operations, not floating-point ones: int8 is OP/s. */
-static bool int_dtype(const char *d)
-{
-    return d && (strncmp(d, "int", 3) == 0 || strncmp(d, "uint", 4) == 0);
-}
-
 /* A dtype's compute peak, and the roof it is drawn on. */
 typedef struct dtype_peak {
     char dtype[16];
@@ -535,8 +530,8 @@ static int group_roofs(dtype_peak *dt, int nd, roof *roofs)
         }
         size_t l = strlen(roofs[k].dtypes);
         snprintf(roofs[k].dtypes + l, sizeof roofs[k].dtypes - l, "%s%s", l ? ", " : "", dt[i].dtype);
-        roofs[k].ints |= int_dtype(dt[i].dtype);
-        roofs[k].floats |= !int_dtype(dt[i].dtype);
+        roofs[k].ints |= mb_dtype_is_integer(dt[i].dtype);
+        roofs[k].floats |= !mb_dtype_is_integer(dt[i].dtype);
         dt[i].roof = k;
     }
     return nr;
@@ -584,7 +579,7 @@ static void point_title(const roof_point *p, char *t, size_t len)
 {
     char label[256], r[48], ai[32];
     const char *d = param_s(p->c, "dtype");
-    const char *w = int_dtype(d) ? "OP" : "FLOP";
+    const char *w = mb_dtype_is_integer(d) ? "OP" : "FLOP";
     mb_case_label(p->c, label, sizeof label);
     mb_fmt_case_rate(p->c, ceiling_of(p->c), r, sizeof r);
     mb_svg_fmt_si(ai, sizeof ai, p->ai);

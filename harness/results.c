@@ -1,4 +1,5 @@
 #include "results.h"
+#include "vocabulary.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -795,16 +796,6 @@ static void line_col(const char *text, size_t off, int *line, int *col)
             (*col)++;
         }
     }
-}
-
-const char *mb_rate_unit_for_dtype(const char *unit, const char *dtype, char *buf, size_t len)
-{
-    const char *flop = unit ? strstr(unit, "FLOP") : NULL;
-    bool integer = dtype && (strncmp(dtype, "int", 3) == 0 || strncmp(dtype, "uint", 4) == 0);
-    if (flop == NULL || !integer)
-        return unit;
-    snprintf(buf, len, "%.*sOP%s", (int)(flop - unit), unit, flop + 4);
-    return buf;
 }
 
 /* Replaces o.key's text by the integer dtype's unit where it differs. */

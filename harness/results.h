@@ -98,11 +98,6 @@ int mb_results_load(const char *path, cJSON **out, mb_err *err);
  * holds the sentence every view says it with. */
 bool mb_results_unfinished(const cJSON *doc, char *what, size_t len);
 
-/* The rate unit of a case of dtype: integer dtypes count operations, not
- * floating-point ones, so "TFLOP/s" of an int8 case is "TOP/s" (buf holds it);
- * any other unit or dtype is returned as it is. New files are written with it
- * and mb_results_load rewrites older files' int8 units the same way. */
-const char *mb_rate_unit_for_dtype(const char *unit, const char *dtype, char *buf, size_t len);
 
 /* ---- one ceiling per case (results/README.md, "The ceiling") --------------- */
 

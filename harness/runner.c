@@ -1,4 +1,5 @@
 #include "runner.h"
+#include "vocabulary.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -173,3 +173,17 @@ bool mb_is_work_key(const char *key)
 {
     return first_with_key(key) < COUNT(stage_components);
 }
+
+bool mb_dtype_is_integer(const char *dtype)
+{
+    return dtype && (strncmp(dtype, "int", 3) == 0 || strncmp(dtype, "uint", 4) == 0);
+}
+
+const char *mb_rate_unit_for_dtype(const char *unit, const char *dtype, char *buf, size_t len)
+{
+    const char *flop = unit ? strstr(unit, "FLOP") : NULL;
+    if (flop == NULL || !mb_dtype_is_integer(dtype))
+        return unit;
+    snprintf(buf, len, "%.*sOP%s", (int)(flop - unit), unit, flop + 4);
+    return buf;
+}

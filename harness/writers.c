@@ -7,6 +7,7 @@
 #include "analysis_writers.h"
 #include "formulas.h"
 #include "results.h"
+#include "vocabulary.h"
 #include "table.h"
 #include "text.h"
 

@@ -23,6 +23,7 @@
 #include "ceilings.h"
 #include "html_report.h"
 #include "results.h"
+#include "vocabulary.h"
 #include "text_test_util.h"
 #include "writers.h"
 

@@ -76,4 +76,12 @@ const char *mb_stage_component_names(char *buf, size_t len);
 const char *mb_work_key(size_t i);
 bool mb_is_work_key(const char *key);
 
+/* ---- integer dtypes count operations (one home for the rule) ---- */
+/* int8, uint8, int4...: their multiply-adds are integer operations, OP/s not FLOP/s. */
+bool mb_dtype_is_integer(const char *dtype);
+/* The rate unit of a case of dtype: "TFLOP/s" of an int8 case is "TOP/s" (buf
+ * holds it); any other unit or dtype is returned as it is. New results files
+ * are written with it and mb_results_load rewrites older files' the same way. */
+const char *mb_rate_unit_for_dtype(const char *unit, const char *dtype, char *buf, size_t len);
+
 #endif
