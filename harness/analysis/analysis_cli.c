@@ -285,8 +285,8 @@ static int check_targets(const char *targets, mb_err *err)
         if (mb_did_you_mean(t, known, near, sizeof near))
             snprintf(hint, sizeof hint, " - did you mean '%s'?", near);
         return mb_errf(err, MB_EUSAGE,
-                       "--target %s: no results file, reference machine or datasheet of that name%s (references: %s; "
-                       "datasheets: %s)",
+                       "--target %s: no results file, reference machine or datasheet of that name%s (a target is one of "
+                       "those, a comma-separated list of them, or all; references: %s; datasheets: %s)",
                        t, hint, refs[0] ? refs : "none", stems[0] ? stems : "none");
     }
     return MB_OK;
