@@ -571,7 +571,8 @@ static void test_memory_attribution(void **state)
 static void put_tensor(tr_shapes *sh, int t, const char *type, int rank, const int64_t *dims)
 {
     sh->rank[t] = rank;
-    memcpy(sh->dims[t], dims, sizeof *dims * (size_t)rank);
+    if (rank > 0) /* a 0-d tensor has no dims to copy (and memcpy takes no NULL) */
+        memcpy(sh->dims[t], dims, sizeof *dims * (size_t)rank);
     snprintf(sh->types[t], sizeof sh->types[t], "%s", type);
     if (t >= sh->n_tensors)
         sh->n_tensors = sh->n_types = t + 1;

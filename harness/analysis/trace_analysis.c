@@ -482,7 +482,8 @@ static int attribute_kernels(tr_state *st, kernel_attr *ka, mb_err *err)
     if (st->n_flop_ops > INT32_MAX)
         return mb_errf(err, MB_ESYS, "too many matmul/conv/attention/memory-bound ops (%zu)", st->n_flop_ops);
     mb_tr_sort_flop_ops(st);
-    qsort(st->launches, st->n_launches, sizeof *st->launches, cmp_launch);
+    if (st->n_launches > 1) /* qsort takes no NULL array, not even an empty one */
+        qsort(st->launches, st->n_launches, sizeof *st->launches, cmp_launch);
     size_t *stack = malloc(sizeof *stack * (st->n_flop_ops ? st->n_flop_ops : 1));
     corr_map map = {0}, fwd = {0};
     int rc = MB_OK;
@@ -2028,5 +2029,6 @@ int64_t mb_tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t
 
 void mb_tr_sort_flop_ops(tr_state *st)
 {
-    qsort(st->flop_ops, st->n_flop_ops, sizeof *st->flop_ops, cmp_op);
+    if (st->n_flop_ops > 1) /* qsort takes no NULL array, not even an empty one */
+        qsort(st->flop_ops, st->n_flop_ops, sizeof *st->flop_ops, cmp_op);
 }
