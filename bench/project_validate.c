@@ -1,5 +1,5 @@
 /* project_validate: the measured error of the kernel-level projection
- * (harness/analysis/project.h) on paired measurements: the same workloads
+ * (harness/analysis/project/project.h) on paired measurements: the same workloads
  * timed on two or more GPUs. Each workload measured on GPU A is projected
  * onto every other GPU B it was measured on, operator by operator, with the
  * datasheets of configs/hardware on both sides, and compared with what B
@@ -27,7 +27,7 @@
  * times the op runs per step). --max-mean: exit 1 when the model's mean
  * absolute step error exceeds PCT. --expect PCT: exit 1 unless that mean,
  * to 0.1%, is PCT: CI holds the figure the ranking states
- * (harness/analysis/project_rank.h) to what this program measures, both
+ * (harness/analysis/project/project_rank.h) to what this program measures, both
  * ways, so a model change that moves it must restate it.
  *
  * --per-target: the mean absolute step error of the projections onto each

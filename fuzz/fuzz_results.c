@@ -9,13 +9,13 @@
 #include "baseline.h"
 #include "ceilings.h"
 #include "compare.h"
-#include "analysis_html.h"
-#include "analysis_writers.h"
+#include "compare_page.h"
+#include "compare_writers.h"
 #include "fuzz_util.h"
 #include "gapconfig.h"
 #include "hardware.h"
 #include "results.h"
-#include "writers.h"
+#include "results_writers.h"
 
 static const char *const formats[] = { "table", "json", "csv", "md" };
 static mb_ceilings fixed;

@@ -34,7 +34,7 @@
 #include "nic.h"
 #include "paths.h"
 #include "results.h"
-#include "writers.h" /* mb_fmt_number */
+#include "results_writers.h" /* mb_fmt_number */
 
 #define HOST_LEN 64
 

@@ -23,7 +23,7 @@
 #include "dist.h"
 #include "dist_extra.h"
 #include "gbench_shim.h"
-#include "html_report.h"
+#include "results_page.h"
 #include "mb_git_revision.h"
 #include "options.h"
 #include "params.h"
@@ -34,7 +34,7 @@
 #include "suite.h"
 #include "text.h"
 #include "trace.h"
-#include "writers.h"
+#include "results_writers.h"
 
 /* Defaults of the measuring command line, shown by --help. */
 #define DEFAULT_TOLERANCE 0.10    /* --baseline: how far below a case may fall */

@@ -18,7 +18,7 @@
 #include "context.h"
 #include "formulas.h"
 #include "mb_git_revision.h"
-#include "writers.h"
+#include "results_writers.h"
 
 void mb_record_init(mb_record *r, const mb_case *c)
 {

@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 
-#include "report.h"
+#include "case_report.h"
 #include "suite.h"
 
 #define MB_RESULTS_SCHEMA "mlbench-results"

@@ -10,7 +10,7 @@
 #include "dist.h"
 #include "gbench_shim.h"
 #include "gpu_hooks.h"
-#include "writers.h" /* mb_fmt_number: the table's number format */
+#include "results_writers.h" /* mb_fmt_number: the table's number format */
 
 /* What the Google Benchmark function needs to call the component. */
 typedef struct bench_ctx {

@@ -228,7 +228,7 @@ def expect_results(doc):
     exp["copy-d2d"] = (1 if d2d else 0, len(d2d))
     disks = [c for c in cases if usable(c) and c["component"] == "disk"]
     # a curve per backend, pattern, mode and queue depth, and per io_uring option a case turns on (the page's
-    # series key: harness/html_report.c)
+    # series key: harness/results_page.c)
     exp["disk"] = (len({(c["backend"], c["params"].get("pattern"), c["params"].get("mode", c["params"].get("advice")),
                          c["params"].get("qd"), c["params"].get("sqpoll") == "on", c["params"].get("iopoll") == "on",
                          c["params"].get("submit") == "each") for c in disks}), len(disks))
@@ -327,7 +327,7 @@ def time_axes_plain(res):
 
 def headline_bars(gj):
     """The bars of the chart of what the step is made of: per stage its lost part and its part at the ceiling, or
-    all of it without a ceiling (harness/analysis/analysis_html.c draws a part more than 1e-9 of its row)."""
+    all of it without a ceiling (harness/analysis/gap/gap_page.c draws a part more than 1e-9 of its row)."""
     n = 0
     for s in gj["headline"]["stages"]:
         ex = s["exposed_seconds_per_step"]

@@ -4,7 +4,7 @@
 # carry the parameters the backend gained after the file was written
 # (registered, sqpoll, iopoll): at their defaults every case pairs with
 # its copy; with sqpoll=on the io_uring cases are other measurements.
-# (harness/analysis/case_identity.h; --baseline: tests/test_case_identity.c)
+# (harness/analysis/compare/case_identity.h; --baseline: tests/test_case_identity.c)
 set -uo pipefail
 : "${MLBENCH:?} ${SRC:?} ${WORK:?}"
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1

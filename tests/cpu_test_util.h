@@ -8,7 +8,7 @@
 
 #include "component.h"
 #include "params.h"
-#include "report.h"
+#include "case_report.h"
 
 /* "name=value" pairs -> params; NULL (and err filled) on a bad pair. */
 static inline mb_params *ct_params(const mb_component_ops *ops, const char *const *kv, int n,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `mlbench gap --target LIST|all` (harness/analysis/project_rank.c) on the
+# `mlbench gap --target LIST|all` (harness/analysis/project/project_rank.c) on the
 # real H100 trace in $MLBENCH_SHARED/h100 and on a stage file: ranking,
 # prices, widths, errors; and scripts/gpu_pair.py compare on two copies of
 # one run (a projection onto the same GPU must give back the measured step).

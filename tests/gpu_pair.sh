@@ -3,7 +3,7 @@
 # (bench/data/pair-h100-h200*: training steps on an H100 and an H200,
 # 2026-11-26, docs/gap.md "Measured error"), kernels, and the like-with-like rule of
 # the measured projection: each figure from the kinds of case both machines
-# measured (harness/analysis/project_rank.c, overlay_measured).
+# measured (harness/analysis/project/project_rank.c, overlay_measured).
 set -uo pipefail
 : "${MLBENCH:?} ${SRC:?} ${WORK:?}"
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
@@ -171,7 +171,7 @@ for t in ("h100-pcie", "b200"):
 PY
 check "both gpu-bound sets: none worse than the best baseline, both modes" test "$(grep -c \
     "the model is worse than the best of the baselines (chosen per projection) on 0 of 14$" "$WORK/both.txt")" = 2
-# the figures the ranking states for GPUs of one architecture (harness/analysis/project_rank.h) are these
+# the figures the ranking states for GPUs of one architecture (harness/analysis/project/project_rank.h) are these
 check "both gpu-bound sets: the ranking's figures" expect_exit 0 "$MLBENCH" gap \
     --run "$G2/h100/mlp-tf32.pt.trace.json.gz" --ceilings "$G2/h100/ceilings.json" --target h200-sxm --format json
 check "both gpu-bound sets: the ranking states what compare measures" python3 - "$WORK/both.txt" "$WORK/out" \

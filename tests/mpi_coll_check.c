@@ -23,7 +23,7 @@
 #include "dist_extra.h"
 #include "formulas.h"
 #include "params.h"
-#include "report.h"
+#include "case_report.h"
 
 /* The composed tables (description + code), as the harness sees them. */
 #define MPI_OPS(comp) (mb_registry_find_builtin(comp, "mpi"))

@@ -1,5 +1,5 @@
 /* test_case_identity.c: the one rule for "the same case" across results
- * files (harness/analysis/case_identity.h), with known answers against this
+ * files (harness/analysis/compare/case_identity.h), with known answers against this
  * build's parameter tables, and compare / --baseline of the first H100 run's
  * results file (tests/data/h100_first_run.json, mlbench 24d4a23, the H100
  * reference until 2026-11-26) against a copy whose io_uring ids carry the

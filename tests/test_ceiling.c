@@ -16,16 +16,16 @@
 
 #include <unistd.h>
 
-#include "analysis_writers.h"
+#include "format.h"
 #include "baseline.h"
 #include "params.h"
 #include "suite.h"
 #include "ceilings.h"
-#include "html_report.h"
+#include "results_page.h"
 #include "results.h"
 #include "vocabulary.h"
 #include "text_test_util.h"
-#include "writers.h"
+#include "results_writers.h"
 
 #define CLOSE(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fmax(1.0, fabs((double)(b))))
 

@@ -23,7 +23,7 @@
 #include "formulas.h"
 #include "nic.h"
 #include "params.h"
-#include "report.h"
+#include "case_report.h"
 #include "results.h"
 
 #define CLOSE(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fmax(1.0, fabs((double)(b))))

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "analysis.h"
-#include "analysis_writers.h"
+#include "compare_writers.h"
 #include "compare.h"
 #include "gap_test_util.h"
 

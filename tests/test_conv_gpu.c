@@ -20,7 +20,7 @@
 
 #include "component.h"
 #include "params.h"
-#include "report.h"
+#include "case_report.h"
 
 /* The composed tables (description + code), as the harness sees them. */
 #define CONV (*mb_registry_find("conv", "cudnn"))

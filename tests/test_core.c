@@ -18,7 +18,7 @@
 #include "results.h"
 #include "runner.h"
 #include "suite.h"
-#include "writers.h"
+#include "results_writers.h"
 
 /* ---- params ---------------------------------------------------------------- */
 

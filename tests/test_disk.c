@@ -37,7 +37,7 @@
 #include "disk_file.h"
 #include "options.h"
 #include "params.h"
-#include "report.h"
+#include "case_report.h"
 
 /* The composed tables (description + code), as the harness sees them. */
 #define PREAD (mb_registry_find_builtin("disk", "pread"))

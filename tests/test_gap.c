@@ -9,8 +9,8 @@
 #include <cmocka.h>
 
 #include "analysis.h"
-#include "analysis_html.h"
-#include "analysis_writers.h"
+#include "gap_page.h"
+#include "gap_writers.h"
 #include "context.h"
 #include "diagnose.h"
 #include "formulas.h"

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "gemm_common.h"
-#include "report.h"
+#include "case_report.h"
 
 static mb_gemm_problem make(long long m, long long n, long long k, long long batch,
                             const char *layout, mb_gemm_dtype dtype)

@@ -20,7 +20,7 @@
 #include "gpu_arch.h"
 #include "gpu_check.h"
 #include "gpu_hooks.h"
-#include "report.h"
+#include "case_report.h"
 
 #define CLOSE(a, b) assert_true(fabs((double)(a) - (double)(b)) <= 1e-9 * fmax(1.0, fabs((double)(b))))
 

@@ -25,7 +25,7 @@
 #include "formulas.h"
 #include "gpu_hooks.h"
 #include "params.h"
-#include "report.h"
+#include "case_report.h"
 
 /* The composed tables (description + code), as the harness sees them. */
 #define COPY (*mb_registry_find("copy", "cuda"))

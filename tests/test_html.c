@@ -1,4 +1,4 @@
-/* test_html.c: the run/report page (harness/html_report.c) on hand-made
+/* test_html.c: the run/report page (harness/results_page.c) on hand-made
  * results: arithmetic intensities by hand, and the charts that the real
  * results in tests/data do not exercise (collectives, burst vs sustained),
  * with their counts; the browser test checks the real pages. */
@@ -15,9 +15,9 @@
 
 #include <unistd.h>
 
-#include "analysis_html.h"
+#include "gap_page.h"
 #include "gapconfig.h"
-#include "html_report.h"
+#include "results_page.h"
 #include "run_read.h"
 #include "svg.h"
 
@@ -605,7 +605,7 @@ static void test_disk_curves_split_by_options(void **s)
     free(t);
 }
 
-/* ---- the gap page (harness/analysis/analysis_html.c) ---------------------------------------- */
+/* ---- the gap page (harness/analysis/gap/gap_page.c) ----------------------------------------- */
 
 /* The gap page of a stage file (its text) against tests/data/gap_here.json,
  * which lies beside the configs ctest points MLBENCH_CONFIG_DIR at. */

@@ -1,5 +1,5 @@
 /* test_json_stream.c: known answers for the trace reader's streaming JSON
- * parser (harness/analysis/json_stream.c): every token kind, escapes,
+ * parser (harness/analysis/trace/json_stream.c): every token kind, escapes,
  * number grammar, errors with their byte offsets, and the same events for
  * every chunk size (a token cut anywhere by a read). */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "../harness/analysis/json_stream.h"
+#include "../harness/analysis/trace/json_stream.h"
 
 typedef struct {
     char ev[16384]; /* the events as text: n t f #num s<len>:bytes k<len>:bytes { } [ ] */

@@ -1,4 +1,4 @@
-/* The kernel-level projection (harness/analysis/project.h): waves, blocks
+/* The kernel-level projection (harness/analysis/project/project.h): waves, blocks
  * per SM, the roofline exponent, one kernel's projected time, the step
  * re-laid on the target's timeline, and a synthetic trace read kernel by
  * kernel. Every expected value is worked out by hand in the comments. Needs

@@ -1,5 +1,5 @@
 /* The `checked` figure of `gap --target` and the nearest checked class
- * (harness/analysis/project_checked.h), on a projection_error.ini written
+ * (harness/analysis/project/project_checked.h), on a projection_error.ini written
  * here and the datasheets of configs/hardware (their [gpu]
  * compute_capability, gpu-arch.ini's names): each rule with its answer. */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* The PyTorch trace reader (harness/trace*.c).
+/* The PyTorch trace reader (harness/analysis/trace/trace*.c).
  *
  *   test_trace            synthetic traces with hand-computed answers,
  *                         malformed inputs, class rules, FLOP formulas

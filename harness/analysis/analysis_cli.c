@@ -12,22 +12,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis_html.h"
-#include "analysis_writers.h"
 #include "ceilings.h"
 #include "compare.h"
+#include "compare_page.h"
+#include "compare_writers.h"
 #include "context.h"
 #include "diagnose.h"
 #include "gap.h"
+#include "gap_page.h"
+#include "gap_writers.h"
 #include "gapconfig.h"
 #include "hardware.h"
-#include "html_report.h"
+#include "html.h"
 #include "project_rank.h"
 #include "reference.h"
-#include "suite.h"
-#include "run_read.h"
 #include "results.h"
+#include "run_read.h"
 #include "stages.h"
+#include "suite.h"
 
 static void gap_usage(FILE *o)
 {

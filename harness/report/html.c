@@ -1,6 +1,6 @@
 /* html.c: the HTML page frame and the generic charts that the results page
- * (html_report.c) and the gap and compare pages (analysis/analysis_html.c)
- * share. */
+ * (results_page.c) and the gap and compare pages (analysis/gap/gap_page.c,
+ * analysis/compare/compare_page.c) share. */
 #include "html.h"
 
 #include <math.h>
@@ -114,7 +114,7 @@ void mb_html_bar_chart(FILE *o, const mb_html_bars *b)
     mb_chart_end(&c);
 }
 
-/* one time format in every view (analysis_writers.h) */
+/* one time format in every view (format.h) */
 static void fmt_secs(char *buf, size_t len, double s)
 {
     mb_fmt_seconds(buf, len, s);

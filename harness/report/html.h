@@ -1,7 +1,7 @@
 /* html.h: the frame of a self-contained HTML page (inline SVG and CSS; no
  * network, no scripts, no fonts: GPU nodes are often air-gapped) and the
- * generic charts, shared by the results page (html_report.c) and the gap and
- * compare pages (analysis/analysis_html.c). Hover values are SVG <title>
+ * generic charts, shared by the results page (results_page.c) and the gap and
+ * compare pages (analysis/gap/gap_page.c, analysis/compare/compare_page.c). Hover values are SVG <title>
  * elements, which every browser shows without JavaScript. Output is
  * deterministic: the same input gives the same bytes. */
 #ifndef MB_REPORT_HTML_H

@@ -602,7 +602,7 @@ void mb_chart_sweep(mb_chart *c, const char *name, int color, int n, const doubl
                 fprintf(c->o, "<line class=\"err\" x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\"/>", px,
                         fmin(a, c->bottom), px, fmax(b, c->top), col);
         }
-        /* the value as the table prints it (writers.h), a size in bytes as KiB/MiB */
+        /* the value as the table prints it (results_writers.h), a size in bytes as KiB/MiB */
         char xs[32], ys[32], t[512];
         bool bytes = x_unit && strcmp(x_unit, "B") == 0;
         if (bytes)

@@ -1,5 +1,5 @@
-/* svg.h: a small SVG chart writer for the HTML reports (html_report.c,
- * analysis/analysis_html.c). mlbench draws its own charts so that a GPU node
+/* svg.h: a small SVG chart writer for the HTML pages (results_page.c,
+ * analysis/gap/gap_page.c, analysis/compare/compare_page.c). mlbench draws its own charts so that a GPU node
  * with no plotting runtime (and often no network) can still produce them:
  * SVG is text.
  *

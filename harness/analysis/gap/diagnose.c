@@ -1,7 +1,7 @@
 /* diagnose.c: recognising the seed method's patterns in a gap. */
 #include "diagnose.h"
 
-#include "analysis_writers.h"
+#include "format.h"
 #include "formulas.h"
 #include "vocabulary.h"
 

@@ -1,10 +1,12 @@
-#include "writers.h"
+/* results_writers.c: results documents as a terminal table, JSON, CSV,
+ * Markdown or Google Benchmark's JSON (results_writers.h). */
+#include "results_writers.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis_writers.h"
+#include "format.h"
 #include "formulas.h"
 #include "results.h"
 #include "vocabulary.h"

@@ -1,13 +1,15 @@
-/* html_report.h: self-contained HTML pages (inline SVG and CSS; no network,
- * no scripts, no fonts: GPU nodes are often air-gapped). Hover values are
- * SVG <title> elements, which every browser shows without JavaScript.
+/* results_page.h: the results page, self-contained HTML (inline SVG and CSS;
+ * no network, no scripts, no fonts: GPU nodes are often air-gapped). Hover
+ * values are SVG <title> elements, which every browser shows without
+ * JavaScript.
  * Output is deterministic: the same input gives the same bytes (no clock is
  * read, everything is written in input order).
  *
  * The page frame and the generic charts are in report/html.h, shared with
- * the gap and compare pages (analysis/analysis_html.c). */
-#ifndef MB_HTML_REPORT_H
-#define MB_HTML_REPORT_H
+ * the gap and compare pages (analysis/gap/gap_page.c,
+ * analysis/compare/compare_page.c). */
+#ifndef MB_RESULTS_PAGE_H
+#define MB_RESULTS_PAGE_H
 
 #include <stdbool.h>
 #include <stdio.h>

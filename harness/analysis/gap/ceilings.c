@@ -9,7 +9,7 @@
 
 #include "gapconfig.h"
 #include "results.h"
-#include "writers.h"
+#include "results_writers.h"
 
 /* ---- field access with JSON paths --------------------------------------------- */
 

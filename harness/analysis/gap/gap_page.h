@@ -1,12 +1,10 @@
-/* analysis_html.h: `mlbench gap --html` and `mlbench compare --html`, one
- * self-contained page each (report/html.h: inline SVG and CSS, no scripts,
- * same input -> same bytes). */
-#ifndef MB_ANALYSIS_HTML_H
-#define MB_ANALYSIS_HTML_H
+/* gap_page.h: `mlbench gap --html`, one self-contained page (report/html.h:
+ * inline SVG and CSS, no scripts, same input -> same bytes). */
+#ifndef MB_GAP_PAGE_H
+#define MB_GAP_PAGE_H
 
 #include <stdio.h>
 
-#include "compare.h"
 #include "diagnose.h"
 #include "gap.h"
 
@@ -16,9 +14,5 @@
  * diagnosis with evidence and remedies, the projection when there is a
  * target. */
 int mb_gap_html(FILE *o, const mb_gap *g, const mb_diagnosis *d, mb_err *err);
-
-/* Machines, grouped bars per component, ratios, geometric means, and
- * throughput per dollar when prices were given. */
-int mb_compare_html(FILE *o, const mb_compare *c, mb_err *err);
 
 #endif

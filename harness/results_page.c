@@ -1,16 +1,16 @@
-/* html_report.c: the run/report page of a results document (the page frame
+/* results_page.c: the run/report page of a results document (the page frame
  * and the generic charts are in report/html.c). */
-#include "html_report.h"
+#include "results_page.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis_writers.h"
+#include "format.h"
 #include "results.h"
 #include "vocabulary.h"
 #include "svg.h"
-#include "writers.h"
+#include "results_writers.h"
 
 /* ---- results documents ----------------------------------------------------------------- */
 

@@ -14,8 +14,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "analysis_writers.h"
-#include "html_report.h"
+#include "format.h"
+#include "html.h"
 #include "svg.h"
 #include "text.h"
 #include "gap.h"

@@ -1,7 +1,7 @@
-/* report.h: the harness side of mb_report (component.h): extra metrics,
+/* case_report.h: the harness side of mb_report (component.h): extra metrics,
  * info strings, notes and the theoretical peak a case reports. */
-#ifndef MB_REPORT_H
-#define MB_REPORT_H
+#ifndef MB_CASE_REPORT_H
+#define MB_CASE_REPORT_H
 
 #include "component.h"
 

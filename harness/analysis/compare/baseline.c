@@ -8,7 +8,7 @@
 
 #include "case_identity.h"
 #include "results.h"
-#include "writers.h"
+#include "results_writers.h"
 
 static const char *str_of(const cJSON *o, const char *name)
 {

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis_writers.h"
+#include "format.h"
 #include "formulas.h"
 #include "vocabulary.h"
 

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis_writers.h"
+#include "format.h"
 #include "stages.h"
 
 /* A stage whose exposed time is GPU idle time (the host in launches, syncs,

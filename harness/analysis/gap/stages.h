@@ -1,8 +1,8 @@
 /* stages.h: what a real run is made of, as the gap model sees it.
  *
  * Two readers produce an mb_run: the stage-metrics file reader (JSON or CSV,
- * harness/analysis/stagefile.c) and the PyTorch profiler trace reader
- * (harness/analysis/trace.c). The gap model (harness/analysis/gap.c) never reads files. */
+ * harness/analysis/gap/stagefile.c) and the PyTorch profiler trace reader
+ * (harness/analysis/trace/trace.c). The gap model (harness/analysis/gap/gap.c) never reads files. */
 #ifndef MB_STAGES_H
 #define MB_STAGES_H
 

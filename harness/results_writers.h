@@ -1,8 +1,8 @@
-/* writers.h: results documents (cJSON, schema in results/README.md) as a
+/* results_writers.h: results documents (cJSON, schema in results/README.md) as a
  * terminal table, JSON, CSV, Markdown, or Google Benchmark's JSON. Writers
  * never measure: they only read the document. */
-#ifndef MB_WRITERS_H
-#define MB_WRITERS_H
+#ifndef MB_RESULTS_WRITERS_H
+#define MB_RESULTS_WRITERS_H
 
 #include "format.h" /* mb_fmt_number, the run table's numbers */
 

@@ -1,4 +1,6 @@
-#include "report.h"
+/* case_report.c: the extra metrics, info strings, notes and peak one case
+ * reports (case_report.h), kept and freed by the harness. */
+#include "case_report.h"
 
 #include <stdarg.h>
 #include <stdio.h>
