@@ -131,6 +131,21 @@ static int compose_loaded(module *m, mb_module_code_fn fn, mb_err *err)
     return rc;
 }
 
+int mb_module_abi_check(const int *found, const char *path, char *why, size_t len)
+{
+    if (found == NULL) {
+        snprintf(why, len, "%.500s exports no mb_module_abi: built before this mlbench versioned its backend "
+                 "contract; rebuild the modules with this mlbench", path);
+        return MB_EUSAGE;
+    }
+    if (*found != MB_COMPONENT_ABI) {
+        snprintf(why, len, "%.500s was built for backend contract %d, this mlbench has %d: rebuild the modules with "
+                 "this mlbench", path, *found, MB_COMPONENT_ABI);
+        return MB_EUSAGE;
+    }
+    return MB_OK;
+}
+
 static void open_module(module *m)
 {
     char dir[PATH_MAX], path[PATH_MAX + 64];
@@ -144,7 +159,9 @@ static void open_module(module *m)
     }
     mb_module_code_fn fn = (mb_module_code_fn)dlsym(m->handle, m->symbol);
     mb_err err = { 0 };
-    if (fn == NULL)
+    if (mb_module_abi_check(dlsym(m->handle, "mb_module_abi"), path, m->why, sizeof m->why) != MB_OK)
+        ; /* a stale module: its tables cannot be trusted, the reason is said */
+    else if (fn == NULL)
         snprintf(m->why, sizeof m->why, "%.500s has no %s (mismatched build?)", path, m->symbol);
     else if (compose_loaded(m, fn, &err) != MB_OK)
         snprintf(m->why, sizeof m->why, "%.300s does not match its description in libmlbench: %.300s "

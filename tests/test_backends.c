@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "backends.h"
+#include "modules.h"
 #include "component.h"
 
 static const mb_backend_desc *const builtin_lists[] = { mb_disk_backends, mb_cpu_backends, mb_coll_backends };
@@ -303,11 +304,32 @@ static void test_modules_match_their_descriptions(void **s)
             assert_false(ops->params_unknown);
             assert_true(ops->setup == matched[i]->setup);
         }
+        /* It was built for this mlbench's backend contract. */
+        const int *abi = dlsym(handle, "mb_module_abi");
+        char why[1024];
+        if (mb_module_abi_check(abi, module_names[m], why, sizeof why) != MB_OK)
+            fail_msg("%s", why);
         /* Another module's descriptions do not fit this code. */
         const mb_backend_desc *other = &module_lists[(m + 1) % N_OF(module_lists)][0];
         assert_int_equal(mb_backends_match(&other, 1, code, n_code, matched, &err), MB_EUSAGE);
         dlclose(handle);
     }
+}
+
+/* A module built for another contract, or before modules said theirs, is
+ * refused with the reason (the loader then gives its backends placeholder
+ * tables whose probe says it). */
+static void test_module_abi_refused(void **s)
+{
+    (void)s;
+    char why[1024];
+    const int now = MB_COMPONENT_ABI, stale = MB_COMPONENT_ABI - 1;
+    assert_int_equal(mb_module_abi_check(&now, "libmlbench_cuda.so", why, sizeof why), MB_OK);
+    assert_int_equal(mb_module_abi_check(&stale, "libmlbench_cuda.so", why, sizeof why), MB_EUSAGE);
+    assert_non_null(strstr(why, "was built for backend contract"));
+    assert_non_null(strstr(why, "rebuild the modules"));
+    assert_int_equal(mb_module_abi_check(NULL, "libmlbench_nccl.so", why, sizeof why), MB_EUSAGE);
+    assert_non_null(strstr(why, "exports no mb_module_abi"));
 }
 
 int main(int argc, char **argv)
@@ -327,6 +349,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_not_built_in_is_made_from_the_description),
         cmocka_unit_test(test_match_pairs_by_component_and_backend),
         cmocka_unit_test(test_match_refuses_disagreement),
+        cmocka_unit_test(test_module_abi_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -191,6 +191,15 @@ typedef struct mb_backend_desc {
 /* Terminates a description list. */
 #define MB_BACKEND_DESC_END { NULL, NULL, NULL, NULL, NULL, 0, false, NULL, false, false, false }
 
+/* The version of this contract between the harness and a backend built apart
+ * from it (the GPU modules, loaded with dlopen): raised whenever
+ * mb_backend_code, mb_component_ops or what they promise changes. A module
+ * exports it as `const int mb_module_abi` (MB_MODULE_ABI below); the loader
+ * refuses a module built for another one, with the reason (fio's ioengine
+ * version is the model). */
+#define MB_COMPONENT_ABI 1
+#define MB_MODULE_ABI const int mb_module_abi = MB_COMPONENT_ABI
+
 typedef struct mb_backend_code {
     const char *component, *backend; /* the description this code implements */
     int (*probe)(const mb_params *params, mb_err *why);

@@ -4,6 +4,8 @@
 
 #include "component.h"
 
+MB_MODULE_ABI; /* the contract it was built for: harness/modules.c refuses another */
+
 extern const mb_backend_code mb_conv_cudnn;
 
 static const mb_backend_code *const ops[] = { &mb_conv_cudnn };
