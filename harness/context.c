@@ -14,7 +14,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "blockdev.h"
 #include "cpu_info.h"
+#include "host.h"
 #include "gbench_shim.h"
 #include "gpu_hooks.h"
 #include "mb_git_revision.h"
@@ -39,15 +41,7 @@ static cJSON *cpu_json(void)
     else
         cJSON_AddNullToObject(cpu, "physical_cores");
     cJSON_AddNumberToObject(cpu, "sockets", ci->sockets > 0 ? ci->sockets : 1);
-    int nodes = 0;
-    for (int i = 0; i < 1024; i++) {
-        char p[PATH_MAX];
-        struct stat st;
-        snprintf(p, sizeof p, "/sys/devices/system/node/node%d", i);
-        if (stat(p, &st) == 0)
-            nodes++;
-    }
-    cJSON_AddNumberToObject(cpu, "numa_nodes", nodes ? nodes : 1);
+    cJSON_AddNumberToObject(cpu, "numa_nodes", mb_numa_nodes());
     if (ci->mhz_max > 0)
         cJSON_AddNumberToObject(cpu, "mhz_max", ci->mhz_max);
     else
@@ -59,20 +53,12 @@ static cJSON *cpu_json(void)
         if (ci->simd & (1u << i))
             cJSON_AddItemToArray(fl, cJSON_CreateString(mb_cpu_simd_name(i)));
     cJSON *caches = cJSON_AddArrayToObject(cpu, "caches");
-    for (int i = 0; i < 16; i++) {
-        char p[PATH_MAX], level[16], type[32], size[32];
-        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        if (!mb_read_first_line(p, level, sizeof level))
-            break;
-        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
-        mb_read_first_line(p, type, sizeof type);
-        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        if (!mb_read_first_line(p, size, sizeof size))
-            continue;
+    mb_cache_info ci_caches[16];
+    for (int i = 0, n = mb_cpu_caches(ci_caches, 16); i < n; i++) {
         cJSON *c = cJSON_CreateObject();
-        cJSON_AddNumberToObject(c, "level", atoi(level));
-        cJSON_AddStringToObject(c, "type", type);
-        cJSON_AddNumberToObject(c, "size_bytes", (double)mb_parse_cache_size(size));
+        cJSON_AddNumberToObject(c, "level", ci_caches[i].level);
+        cJSON_AddStringToObject(c, "type", ci_caches[i].type);
+        cJSON_AddNumberToObject(c, "size_bytes", (double)ci_caches[i].size_bytes);
         cJSON_AddItemToArray(caches, c);
     }
     return cpu;
@@ -135,77 +121,36 @@ static cJSON *build_json(void)
     return b;
 }
 
-/* The mount that holds `dir`: the longest mount point that prefixes its real
- * path, from /proc/self/mountinfo; then the block device's model from sysfs. */
+/* The disk of the run directory, as the platform layer reads it (blockdev.h). */
 static cJSON *disk_json(const char *dir)
 {
     cJSON *d = cJSON_CreateObject();
-    char real[PATH_MAX];
-    if (dir == NULL || realpath(dir, real) == NULL) {
-        cJSON_AddStringToObject(d, "dir", dir ? dir : ".");
+    mb_disk_info *di = calloc(1, sizeof *di);
+    if (di == NULL)
+        return d;
+    mb_disk_of_dir(dir, di);
+    cJSON_AddStringToObject(d, "dir", di->dir);
+    if (!di->resolved) {
+        free(di);
         return d;
     }
-    cJSON_AddStringToObject(d, "dir", real);
-    FILE *f = fopen("/proc/self/mountinfo", "r");
-    char line[4096], best_mp[PATH_MAX] = "", best_fs[64] = "", best_src[PATH_MAX] = "";
-    unsigned best_major = 0, best_minor = 0;
-    size_t best_len = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        unsigned id, parent, major, minor;
-        char root[PATH_MAX], mp[PATH_MAX];
-        if (sscanf(line, "%u %u %u:%u %4095s %4095s", &id, &parent, &major, &minor, root, mp) != 6)
-            continue;
-        size_t l = strlen(mp);
-        bool prefix = strncmp(real, mp, l) == 0 && (real[l] == '/' || real[l] == '\0' || l == 1);
-        if (!prefix || l < best_len)
-            continue;
-        char *sep = strstr(line, " - ");
-        char fs[64] = "", src[PATH_MAX] = "";
-        if (sep)
-            sscanf(sep + 3, "%63s %4095s", fs, src);
-        best_len = l;
-        snprintf(best_mp, sizeof best_mp, "%s", mp);
-        snprintf(best_fs, sizeof best_fs, "%s", fs);
-        snprintf(best_src, sizeof best_src, "%s", src);
-        best_major = major;
-        best_minor = minor;
+    cJSON_AddStringToObject(d, "mount_point", di->mount_point);
+    cJSON_AddStringToObject(d, "filesystem", di->filesystem);
+    cJSON_AddStringToObject(d, "device", di->device);
+    if (di->block_device[0]) {
+        cJSON_AddStringToObject(d, "block_device", di->block_device);
+        if (di->model[0])
+            cJSON_AddStringToObject(d, "model", di->model);
+        if (di->rotational >= 0)
+            cJSON_AddBoolToObject(d, "rotational", di->rotational != 0);
+        if (di->scheduler[0])
+            cJSON_AddStringToObject(d, "scheduler", di->scheduler);
     }
-    if (f)
-        fclose(f);
-    cJSON_AddStringToObject(d, "mount_point", best_mp);
-    cJSON_AddStringToObject(d, "filesystem", best_fs);
-    cJSON_AddStringToObject(d, "device", best_src);
-    /* /sys/dev/block/M:m -> .../block/vda or .../block/nvme0n1/nvme0n1p1 */
-    char p[PATH_MAX + 64], target[PATH_MAX], buf[256];
-    snprintf(p, sizeof p, "/sys/dev/block/%u:%u", best_major, best_minor);
-    if (realpath(p, target)) {
-        char dev[PATH_MAX];
-        snprintf(dev, sizeof dev, "%s", target);
-        /* A partition has a "partition" file: its parent is the disk. */
-        snprintf(p, sizeof p, "%.4000s/partition", target);
-        struct stat st;
-        if (stat(p, &st) == 0) {
-            char *slash = strrchr(dev, '/');
-            if (slash)
-                *slash = '\0';
-        }
-        const char *name = strrchr(dev, '/');
-        cJSON_AddStringToObject(d, "block_device", name ? name + 1 : dev);
-        snprintf(p, sizeof p, "%.4000s/device/model", dev);
-        if (mb_read_first_line(p, buf, sizeof buf))
-            cJSON_AddStringToObject(d, "model", buf);
-        snprintf(p, sizeof p, "%.4000s/queue/rotational", dev);
-        if (mb_read_first_line(p, buf, sizeof buf))
-            cJSON_AddBoolToObject(d, "rotational", atoi(buf) != 0);
-        snprintf(p, sizeof p, "%.4000s/queue/scheduler", dev);
-        if (mb_read_first_line(p, buf, sizeof buf))
-            cJSON_AddStringToObject(d, "scheduler", buf);
+    if (di->have_space) {
+        cJSON_AddNumberToObject(d, "size_bytes", di->size_bytes);
+        cJSON_AddNumberToObject(d, "free_bytes", di->free_bytes);
     }
-    struct statvfs vfs;
-    if (statvfs(real, &vfs) == 0) {
-        cJSON_AddNumberToObject(d, "size_bytes", (double)vfs.f_blocks * vfs.f_frsize);
-        cJSON_AddNumberToObject(d, "free_bytes", (double)vfs.f_bavail * vfs.f_frsize);
-    }
+    free(di);
     return d;
 }
 

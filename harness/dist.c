@@ -31,6 +31,7 @@
 #include "cleanup.h"
 #include "context.h"
 #include "formulas.h"
+#include "host.h"
 #include "nic.h"
 #include "paths.h"
 #include "results.h"
@@ -964,7 +965,7 @@ static void add_placement(cJSON *dist)
         cJSON_AddNullToObject(dist, "cpu_affinity_count");
         cJSON_AddNullToObject(dist, "cpu_affinity");
     }
-    if (mb_read_first_line("/proc/sys/kernel/random/boot_id", boot, sizeof boot))
+    if (mb_boot_id(boot, sizeof boot))
         cJSON_AddStringToObject(dist, "machine_id", boot);
     else
         cJSON_AddNullToObject(dist, "machine_id");

@@ -15,6 +15,9 @@
                               includes no header of harness/ or harness/analysis
                               and its rooms (one exception, REPORT_MAY_INCLUDE);
                               every folder under harness/analysis is a listed room;
+                              machine facts come from harness/platform only: no
+                              source elsewhere names a /sys/ or /proc/ path (the
+                              process's own /proc/self/ excepted);
   kernel_layers.py printing   kernels produce numbers and never print: no source
                               under kernels/ writes to stdout or stderr (printf,
                               puts, perror, fprintf(stderr), write(2, ...), std::cerr);
@@ -137,12 +140,34 @@ def room_offences(src):
             if os.path.isdir(os.path.join(base, d)) and f"harness/analysis/{d}" not in ANALYSIS_ROOMS]
 
 
+# A path literal that reads a machine fact: "/sys/...", "/proc/..." but not the
+# process's own "/proc/self/..." (where the executable lives is no machine fact).
+MACHINE_FACT_PATH = re.compile(r'"/(sys|proc)/(?!self/)')
+
+
+def platform_fact_offences(src):
+    """Machine facts have one home, harness/platform (Google Benchmark's
+    sysinfo): a /sys/ or /proc/ path read anywhere else is a second home."""
+    found = []
+    for folder in ("harness", "kernels"):
+        for path in sources_under(src, folder):
+            rel = os.path.relpath(path, src)
+            if rel.startswith("harness/platform/"):
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for number, line in enumerate(f, 1):
+                    if MACHINE_FACT_PATH.search(line) and not line.lstrip().startswith(("/*", "*", "//")):
+                        found.append(f"{rel}:{number}: {line.strip()}  "
+                                     f"(machine facts come from harness/platform: host.h, blockdev.h, ...)")
+    return found
+
+
 def layer_offences(src, internal):
     """api includes api only; platform includes api; kernels include api,
     platform and kernels; the harness includes no kernel header (README,
     "Development"); report/ includes no flow's header."""
     platform, kernels = headers_under(src, "harness/platform"), headers_under(src, "kernels")
-    return (room_offences(src) + report_offences(src) + named_includes(src, "kernels", internal,
+    return (room_offences(src) + report_offences(src) + platform_fact_offences(src) + named_includes(src, "kernels", internal,
                            "a harness internal; what kernels need is in harness/api/services.h") +
             named_includes(src, "harness/platform", internal | kernels,
                            "the platform layer includes harness/api only") +

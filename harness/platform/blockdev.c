@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -81,4 +82,80 @@ int mb_blockdev_read(const char *stat_path, mb_blockdev_stat *out, mb_err *err)
     if (!mb_read_first_line(stat_path, line, sizeof line))
         return mb_errf(err, MB_ESYS, "cannot read %s", stat_path);
     return mb_blockdev_parse_stat(line, out, err);
+}
+
+/* The mount that holds `dir`: the longest mount point that prefixes its real
+ * path, from /proc/self/mountinfo; then the block device's model from sysfs. */
+void mb_disk_of_dir(const char *dir, mb_disk_info *out)
+{
+    memset(out, 0, sizeof *out);
+    out->rotational = -1;
+    char real[PATH_MAX];
+    if (dir == NULL || realpath(dir, real) == NULL) {
+        snprintf(out->dir, sizeof out->dir, "%s", dir ? dir : ".");
+        return;
+    }
+    snprintf(out->dir, sizeof out->dir, "%s", real);
+    out->resolved = true;
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    char line[4096], best_mp[PATH_MAX] = "", best_fs[64] = "", best_src[PATH_MAX] = "";
+    unsigned best_major = 0, best_minor = 0;
+    size_t best_len = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned id, parent, major, minor;
+        char root[PATH_MAX], mp[PATH_MAX];
+        if (sscanf(line, "%u %u %u:%u %4095s %4095s", &id, &parent, &major, &minor, root, mp) != 6)
+            continue;
+        size_t l = strlen(mp);
+        bool prefix = strncmp(real, mp, l) == 0 && (real[l] == '/' || real[l] == '\0' || l == 1);
+        if (!prefix || l < best_len)
+            continue;
+        char *sep = strstr(line, " - ");
+        char fs[64] = "", src[PATH_MAX] = "";
+        if (sep)
+            sscanf(sep + 3, "%63s %4095s", fs, src);
+        best_len = l;
+        snprintf(best_mp, sizeof best_mp, "%s", mp);
+        snprintf(best_fs, sizeof best_fs, "%s", fs);
+        snprintf(best_src, sizeof best_src, "%s", src);
+        best_major = major;
+        best_minor = minor;
+    }
+    if (f)
+        fclose(f);
+    snprintf(out->mount_point, sizeof out->mount_point, "%s", best_mp);
+    snprintf(out->filesystem, sizeof out->filesystem, "%s", best_fs);
+    snprintf(out->device, sizeof out->device, "%s", best_src);
+    /* /sys/dev/block/M:m -> .../block/vda or .../block/nvme0n1/nvme0n1p1 */
+    char p[PATH_MAX + 64], target[PATH_MAX], buf[256];
+    snprintf(p, sizeof p, "/sys/dev/block/%u:%u", best_major, best_minor);
+    if (realpath(p, target)) {
+        char dev[PATH_MAX];
+        snprintf(dev, sizeof dev, "%s", target);
+        /* A partition has a "partition" file: its parent is the disk. */
+        snprintf(p, sizeof p, "%.4000s/partition", target);
+        struct stat st;
+        if (stat(p, &st) == 0) {
+            char *slash = strrchr(dev, '/');
+            if (slash)
+                *slash = '\0';
+        }
+        const char *name = strrchr(dev, '/');
+        snprintf(out->block_device, sizeof out->block_device, "%.255s", name ? name + 1 : dev);
+        snprintf(p, sizeof p, "%.4000s/device/model", dev);
+        if (mb_read_first_line(p, buf, sizeof buf))
+            snprintf(out->model, sizeof out->model, "%s", buf);
+        snprintf(p, sizeof p, "%.4000s/queue/rotational", dev);
+        if (mb_read_first_line(p, buf, sizeof buf))
+            out->rotational = atoi(buf) != 0;
+        snprintf(p, sizeof p, "%.4000s/queue/scheduler", dev);
+        if (mb_read_first_line(p, buf, sizeof buf))
+            snprintf(out->scheduler, sizeof out->scheduler, "%s", buf);
+    }
+    struct statvfs vfs;
+    if (statvfs(real, &vfs) == 0) {
+        out->have_space = true;
+        out->size_bytes = (double)vfs.f_blocks * vfs.f_frsize;
+        out->free_bytes = (double)vfs.f_bavail * vfs.f_frsize;
+    }
 }

@@ -16,9 +16,26 @@
 #ifndef MB_BLOCKDEV_H
 #define MB_BLOCKDEV_H
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "mb.h"
+
+/* The disk behind a directory: its mount (the longest mount point prefixing
+ * its real path, /proc/self/mountinfo), the block device's sysfs facts and
+ * the file system's size. Best effort: what is unknown stays "" / -1. */
+typedef struct mb_disk_info {
+    char dir[PATH_MAX];          /* the real path, or the path given when it does not resolve */
+    bool resolved;               /* the path resolved: the rest was looked up */
+    char mount_point[PATH_MAX], filesystem[64], device[PATH_MAX];
+    char block_device[256];      /* "vda", "nvme0n1" (a partition's disk); "" when none (tmpfs, overlay) */
+    char model[256], scheduler[256];
+    int rotational;              /* 1, 0; -1 unknown */
+    bool have_space;
+    double size_bytes, free_bytes;
+} mb_disk_info;
+void mb_disk_of_dir(const char *dir, mb_disk_info *out);
 
 /* The read half of one stat line (field order of Documentation/block/stat.rst). */
 typedef struct mb_blockdev_stat {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mb.h"
@@ -112,4 +113,63 @@ int mb_mem_fits(double bytes_needed, const char *what, mb_err *err)
     if (available <= 0)
         available = mb_ram_bytes(); /* no MemAvailable: at least not beyond RAM */
     return mb_mem_fits_in(bytes_needed, available, what, err);
+}
+
+int mb_numa_nodes(void)
+{
+    int nodes = 0;
+    for (int i = 0; i < 1024; i++) {
+        char p[PATH_MAX];
+        struct stat st;
+        snprintf(p, sizeof p, "/sys/devices/system/node/node%d", i);
+        if (stat(p, &st) == 0)
+            nodes++;
+    }
+    return nodes ? nodes : 1;
+}
+
+int mb_cpu_caches(mb_cache_info *out, int max)
+{
+    int n = 0;
+    for (int i = 0; i < 16 && n < max; i++) {
+        char p[PATH_MAX], level[16], size[32];
+        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        if (!mb_read_first_line(p, level, sizeof level))
+            break;
+        mb_cache_info *c = &out[n];
+        c->type[0] = '\0';
+        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        mb_read_first_line(p, c->type, sizeof c->type);
+        snprintf(p, sizeof p, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        if (!mb_read_first_line(p, size, sizeof size))
+            continue;
+        c->level = atoi(level);
+        c->size_bytes = mb_parse_cache_size(size);
+        n++;
+    }
+    return n;
+}
+
+const char *mb_thp_mode(void)
+{
+    static char mode[16];
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char line[128] = "";
+    if (f != NULL) {
+        if (fgets(line, sizeof line, f) == NULL)
+            line[0] = '\0';
+        fclose(f);
+    }
+    /* "always [madvise] never": the bracketed word is in force. */
+    char *open = strchr(line, '['), *close = open ? strchr(open, ']') : NULL;
+    if (open == NULL || close == NULL || close - open - 1 >= (long)sizeof mode)
+        return "unknown";
+    memcpy(mode, open + 1, (size_t)(close - open - 1));
+    mode[close - open - 1] = '\0';
+    return mode;
+}
+
+bool mb_boot_id(char *out, size_t len)
+{
+    return mb_read_first_line("/proc/sys/kernel/random/boot_id", out, len);
 }

@@ -12,6 +12,7 @@
 
 #include "component.h"
 #include "cpu_test_hooks.h"
+#include "host.h"
 #include "hostmem_util.h"
 
 typedef struct memcpy_state {
@@ -117,7 +118,7 @@ static void memcpy_report(void *state, mb_report *r)
     mb_report_metric(r, "llc_total_bytes", (double)st->llc_bytes, "B");
     mb_report_info(r, "bytes_counted", "2 x size (read + write, as STREAM copy); "
                                        "bytes copied per second = rate / 2");
-    mb_report_info(r, "transparent_hugepages", mb_hostmem_thp_mode());
+    mb_report_info(r, "transparent_hugepages", mb_thp_mode());
     if (st->llc_bytes > 0 && (double)st->size < 4.0 * (double)st->llc_bytes)
         mb_report_note(r, "buffers of %.1f MiB are below 4x the %.1f MiB of last-level cache: "
                        "this measures caches, not DRAM",

@@ -23,6 +23,7 @@
 #include "component.h"
 #include "cpu_info.h"
 #include "cpu_test_hooks.h"
+#include "host.h"
 #include "hostmem_util.h"
 
 #define STREAM_SCALAR 3.0
@@ -417,7 +418,7 @@ static void stream_report(void *state, mb_report *r)
     mb_report_info(r, "bytes_counted", kernel_arrays[st->kernel] == 2
                        ? "2 x 8 x N (STREAM: read + write, write-allocate not counted)"
                        : "3 x 8 x N (STREAM: 2 reads + write, write-allocate not counted)");
-    mb_report_info(r, "transparent_hugepages", mb_hostmem_thp_mode());
+    mb_report_info(r, "transparent_hugepages", mb_thp_mode());
     if (!st->pinned_all)
         mb_report_note(r, "some workers could not be pinned to a CPU: they float");
     if (st->llc_bytes > 0 && (double)st->n * sizeof(double) < 4.0 * (double)st->llc_bytes)

@@ -46,22 +46,3 @@ void mb_hostmem_unmap(void *p, size_t bytes)
     if (p != NULL)
         munmap(p, bytes);
 }
-
-const char *mb_hostmem_thp_mode(void)
-{
-    static char mode[16];
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    char line[128] = "";
-    if (f != NULL) {
-        if (fgets(line, sizeof line, f) == NULL)
-            line[0] = '\0';
-        fclose(f);
-    }
-    /* "always [madvise] never": the bracketed word is in force. */
-    char *open = strchr(line, '['), *close = open ? strchr(open, ']') : NULL;
-    if (open == NULL || close == NULL || close - open - 1 >= (long)sizeof mode)
-        return "unknown";
-    memcpy(mode, open + 1, (size_t)(close - open - 1));
-    mode[close - open - 1] = '\0';
-    return mode;
-}

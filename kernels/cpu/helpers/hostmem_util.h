@@ -28,8 +28,4 @@ int mb_hostmem_fits(int arrays, long long bytes, mb_err *err);
 void *mb_hostmem_map(size_t bytes, mb_err *err);
 void mb_hostmem_unmap(void *p, size_t bytes);
 
-/* The kernel's transparent huge page mode ("always", "madvise", "never",
- * "unknown"), for the report. */
-const char *mb_hostmem_thp_mode(void);
-
 #endif
