@@ -79,7 +79,7 @@ void mb_gap_step_words(char *buf, size_t len, const mb_gap *g)
         snprintf(given, sizeof given, ", given by --step-ms (traced: %s)", u);
     }
     if (g->steps_known)
-        snprintf(buf, len, "%d steps, %s per step%s%s", g->steps, t,
+        snprintf(buf, len, "%d step%s, %s per step%s%s", g->steps, g->steps == 1 ? "" : "s", t,
                  gpu_timeline(g->run) ? " on the GPU's timeline: the host runs ahead" : "", given);
     else
         snprintf(buf, len, "%s in all, step count unknown", t);
