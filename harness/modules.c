@@ -23,6 +23,7 @@
 typedef struct module {
     const char *file;   /* libmlbench_cuda.so */
     const char *symbol; /* mb_module_cuda_code */
+    const char *abi;    /* mb_module_cuda_abi (MB_MODULE_ABI) */
     bool built;         /* the build produced it */
     const char *not_built_why;
     const mb_backend_desc *descriptions;
@@ -51,11 +52,14 @@ typedef struct module {
 #endif
 
 static module modules[] = {
-    { .file = "libmlbench_cuda.so", .symbol = "mb_module_cuda_code", .built = CUDA_BUILT,
+    { .file = "libmlbench_cuda.so", .symbol = "mb_module_cuda_code", .abi = "mb_module_cuda_abi",
+      .built = CUDA_BUILT,
       .not_built_why = "CUDA toolkit not found at build time", .descriptions = mb_cuda_backends },
-    { .file = "libmlbench_cudnn.so", .symbol = "mb_module_cudnn_code", .built = CUDNN_BUILT,
+    { .file = "libmlbench_cudnn.so", .symbol = "mb_module_cudnn_code", .abi = "mb_module_cudnn_abi",
+      .built = CUDNN_BUILT,
       .not_built_why = "cuDNN not found at build time", .descriptions = mb_cudnn_backends },
-    { .file = "libmlbench_nccl.so", .symbol = "mb_module_nccl_code", .built = NCCL_BUILT,
+    { .file = "libmlbench_nccl.so", .symbol = "mb_module_nccl_code", .abi = "mb_module_nccl_abi",
+      .built = NCCL_BUILT,
       .not_built_why = "NCCL not found at build time", .descriptions = mb_nccl_backends },
 };
 #define N_MODULES (sizeof modules / sizeof modules[0])
@@ -131,11 +135,11 @@ static int compose_loaded(module *m, mb_module_code_fn fn, mb_err *err)
     return rc;
 }
 
-int mb_module_abi_check(const int *found, const char *path, char *why, size_t len)
+int mb_module_abi_check(const int *found, const char *symbol, const char *path, char *why, size_t len)
 {
     if (found == NULL) {
-        snprintf(why, len, "%.500s exports no mb_module_abi: built before this mlbench versioned its backend "
-                 "contract; rebuild the modules with this mlbench", path);
+        snprintf(why, len, "%.500s exports no %.100s: built before this mlbench versioned its backend "
+                 "contract; rebuild the modules with this mlbench", path, symbol);
         return MB_EUSAGE;
     }
     if (*found != MB_COMPONENT_ABI) {
@@ -159,7 +163,7 @@ static void open_module(module *m)
     }
     mb_module_code_fn fn = (mb_module_code_fn)dlsym(m->handle, m->symbol);
     mb_err err = { 0 };
-    if (mb_module_abi_check(dlsym(m->handle, "mb_module_abi"), path, m->why, sizeof m->why) != MB_OK)
+    if (mb_module_abi_check(dlsym(m->handle, m->abi), m->abi, path, m->why, sizeof m->why) != MB_OK)
         ; /* a stale module: its tables cannot be trusted, the reason is said */
     else if (fn == NULL)
         snprintf(m->why, sizeof m->why, "%.500s has no %s (mismatched build?)", path, m->symbol);

@@ -18,9 +18,10 @@ size_t mb_modules_count(void);
  * the reason) to out. Returns how many were written (at most cap). */
 size_t mb_modules_collect(const mb_component_ops **out, size_t cap);
 
-/* A module's mb_module_abi (NULL when it exports none) against this build's
- * MB_COMPONENT_ABI: MB_OK, or MB_EUSAGE with the reason in why (the path named). */
-int mb_module_abi_check(const int *found, const char *path, char *why, size_t len);
+/* A module's ABI global `symbol` (mb_module_cuda_abi; found NULL when it exports
+ * none) against this build's MB_COMPONENT_ABI: MB_OK, or MB_EUSAGE with the
+ * reason in why (the path named). */
+int mb_module_abi_check(const int *found, const char *symbol, const char *path, char *why, size_t len);
 
 /* dlsym in the CUDA module (NULL when it is not loaded); loads the modules
  * first. *why (may be NULL) gets the reason when NULL is returned. */

@@ -305,9 +305,9 @@ static void test_modules_match_their_descriptions(void **s)
             assert_true(ops->setup == matched[i]->setup);
         }
         /* It was built for this mlbench's backend contract. */
-        const int *abi = dlsym(handle, "mb_module_abi");
-        char why[1024];
-        if (mb_module_abi_check(abi, module_names[m], why, sizeof why) != MB_OK)
+        char abi_symbol[64], why[1024];
+        snprintf(abi_symbol, sizeof abi_symbol, "mb_module_%s_abi", module_names[m]);
+        if (mb_module_abi_check(dlsym(handle, abi_symbol), abi_symbol, module_names[m], why, sizeof why) != MB_OK)
             fail_msg("%s", why);
         /* Another module's descriptions do not fit this code. */
         const mb_backend_desc *other = &module_lists[(m + 1) % N_OF(module_lists)][0];
@@ -324,12 +324,14 @@ static void test_module_abi_refused(void **s)
     (void)s;
     char why[1024];
     const int now = MB_COMPONENT_ABI, stale = MB_COMPONENT_ABI - 1;
-    assert_int_equal(mb_module_abi_check(&now, "libmlbench_cuda.so", why, sizeof why), MB_OK);
-    assert_int_equal(mb_module_abi_check(&stale, "libmlbench_cuda.so", why, sizeof why), MB_EUSAGE);
+    assert_int_equal(mb_module_abi_check(&now, "mb_module_cuda_abi", "libmlbench_cuda.so", why, sizeof why), MB_OK);
+    assert_int_equal(mb_module_abi_check(&stale, "mb_module_cuda_abi", "libmlbench_cuda.so", why, sizeof why),
+                     MB_EUSAGE);
     assert_non_null(strstr(why, "was built for backend contract"));
     assert_non_null(strstr(why, "rebuild the modules"));
-    assert_int_equal(mb_module_abi_check(NULL, "libmlbench_nccl.so", why, sizeof why), MB_EUSAGE);
-    assert_non_null(strstr(why, "exports no mb_module_abi"));
+    assert_int_equal(mb_module_abi_check(NULL, "mb_module_nccl_abi", "libmlbench_nccl.so", why, sizeof why),
+                     MB_EUSAGE);
+    assert_non_null(strstr(why, "exports no mb_module_nccl_abi"));
 }
 
 int main(int argc, char **argv)

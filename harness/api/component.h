@@ -194,11 +194,12 @@ typedef struct mb_backend_desc {
 /* The version of this contract between the harness and a backend built apart
  * from it (the GPU modules, loaded with dlopen): raised whenever
  * mb_backend_code, mb_component_ops or what they promise changes. A module
- * exports it as `const int mb_module_abi` (MB_MODULE_ABI below); the loader
- * refuses a module built for another one, with the reason (fio's ioengine
- * version is the model). */
+ * exports it as `const int mb_module_<name>_abi` (MB_MODULE_ABI(name) below:
+ * one name per module, as two modules loaded in one process, or linked into
+ * one test, must not define the same global); the loader refuses a module
+ * built for another one, with the reason (fio's ioengine version is the model). */
 #define MB_COMPONENT_ABI 1
-#define MB_MODULE_ABI const int mb_module_abi = MB_COMPONENT_ABI
+#define MB_MODULE_ABI(name) const int mb_module_##name##_abi = MB_COMPONENT_ABI
 
 typedef struct mb_backend_code {
     const char *component, *backend; /* the description this code implements */

@@ -4,7 +4,7 @@
 
 #include "component.h"
 
-MB_MODULE_ABI; /* the contract it was built for: harness/modules.c refuses another */
+MB_MODULE_ABI(cudnn); /* the contract it was built for: harness/modules.c refuses another */
 
 extern const mb_backend_code mb_conv_cudnn;
 

@@ -6,7 +6,7 @@
 
 #include "component.h"
 
-MB_MODULE_ABI; /* the contract it was built for: harness/modules.c refuses another */
+MB_MODULE_ABI(cuda); /* the contract it was built for: harness/modules.c refuses another */
 
 extern const mb_backend_code mb_copy_cuda, mb_membw_cuda, mb_peak_cuda, mb_launch_cuda;
 extern const mb_backend_code mb_gemm_cublaslt, mb_gemm_cublas;

@@ -4,7 +4,7 @@
 
 #include "component.h"
 
-MB_MODULE_ABI; /* the contract it was built for: harness/modules.c refuses another */
+MB_MODULE_ABI(nccl); /* the contract it was built for: harness/modules.c refuses another */
 
 extern const mb_backend_code mb_allreduce_nccl, mb_allgather_nccl, mb_reducescatter_nccl,
     mb_broadcast_nccl;
