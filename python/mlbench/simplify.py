@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Simplify: run the parts of your own training loop one at a time.
 
 mlbench measures the hardware's ceilings (GEMM, conv, copies, disk) and reads
@@ -37,7 +36,7 @@ against the sum and the maximum of the isolated parts.
 
 As a module:
 
-    from mlbench_simplify import simplify
+    from mlbench.simplify import simplify
     report = simplify(loader, step, optimizer=opt, device="cuda",
                       out="simplify.json", seconds=10)
 
@@ -45,7 +44,7 @@ As a command, on a file that defines the parts (`loader`, `step`, and
 optionally `optimizer`, `device`, `transfer`, `collective`, `flops_per_step`,
 `pattern`) or a function `parts()` returning them as a dict:
 
-    python3 scripts/mlbench_simplify.py myloop.py --out simplify.json --seconds 10
+    python3 -m mlbench.simplify myloop.py --out simplify.json --seconds 10
     mlbench gap --run simplify.json
 
 Standard library, plus torch when it is importable (it is needed only for
@@ -65,8 +64,7 @@ import tempfile
 import time
 import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from mlbench_stages import FORMAT, write_json_atomic  # noqa: E402  (the sibling helper)
+from .stages import FORMAT, write_json_atomic
 
 VERSION = 2
 MODES = ("full", "loader", "step", "transfer", "no_optimizer", "no_collective")

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Time the stages of a training loop and write an mlbench stage-metrics file.
 
 The file (format "mlbench-stages", version 1, docs/stage-format.md) is what
@@ -6,7 +5,7 @@ The file (format "mlbench-stages", version 1, docs/stage-format.md) is what
 machine. Standard library only; torch is used when it is importable and you
 ask for CUDA synchronisation.
 
-    from mlbench_stages import StageTimer
+    from mlbench.stages import StageTimer
 
     timer = StageTimer(cuda_sync=True)   # torch.cuda.synchronize() at each stage end
     for x, y in loader_batches():
@@ -242,7 +241,7 @@ class _Timed:
 
 
 def main(argv):
-    """`python3 mlbench_stages.py --help`: prints the usage example."""
+    """`python3 -m mlbench.stages --help`: prints the usage example."""
     print(__doc__)
     return 0 if argv[1:] in ([], ["--help"], ["-h"]) else 2
 

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """gpu_pair.py: paired data for the projection's measured error (docs/gap.md,
 "Measured error"), collected in one 10-minute GPU slot per GPU kind.
 
@@ -76,6 +75,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from .. import tree_root
 
 # The GPU sections of configs/suites/all.ini (and every case id of those components).
 CEILINGS_FILTER = "^(gemm-gpu|conv-gpu|copy|membw|peak|launch)"
@@ -384,8 +385,12 @@ def child(name, steps, trace, dev="cuda", batch=None, tiny=False, warmup=10):
 
 
 def run_child(args, name, trace=None, timeout=240):
-    cmd = [sys.executable, os.path.abspath(__file__), "_child", name, str(args.steps)] + ([trace] if trace else [])
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    """One workload in a process of its own (this module's _child mode), which finds this package as this one does:
+    its folder first on PYTHONPATH, also when a wrapper in scripts/ put it on sys.path."""
+    cmd = [sys.executable, "-m", "mlbench.gpu.pair", "_child", name, str(args.steps)] + ([trace] if trace else [])
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
     if r.returncode != 0:
         raise RuntimeError(f"{name}: {r.stderr.strip()[-400:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -767,12 +772,14 @@ def workload_list(text):
     return names
 
 
-def main():
-    if len(sys.argv) >= 4 and sys.argv[1] == "_child":
-        trace = sys.argv[4] if len(sys.argv) > 4 else None
-        print(json.dumps(child(sys.argv[2], int(sys.argv[3]), trace)))
+def main(argv=None, prog=None):
+    """The command line; argv without the program's name (default sys.argv[1:]), prog as usage names it."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if len(argv) >= 3 and argv[0] == "_child":
+        trace = argv[3] if len(argv) > 3 else None
+        print(json.dumps(child(argv[1], int(argv[2]), trace)))
         return 0
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect")
     c.add_argument("outdir")
@@ -789,7 +796,7 @@ def main():
     p.add_argument("dirs", nargs="+", metavar="A_DIR B_DIR", help="one or more pairs: the figures are over them all")
     p.add_argument("--mlbench", default=shutil.which("mlbench") or "mlbench")
     p.add_argument("--config-dir", default=os.environ.get("MLBENCH_CONFIG_DIR",
-                                                         os.path.join(os.path.dirname(__file__), "..", "configs")))
+                                                         os.path.join(tree_root() or ".", "configs")))
     p.add_argument("--uncalibrated", action="store_true",
                    help="project the traces' steps as recorded (no --step-ms: the profiler's host time kept)")
     p.add_argument("--per-target", action="store_true",
@@ -803,9 +810,9 @@ def main():
     k.add_argument("--config-dir", default=p.get_default("config_dir"))
     k.add_argument("--mlbench", default=shutil.which("mlbench"),
                    help="with it, the model's A/B per class beside the measured (needs both ceilings.json)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     return {"collect": collect, "compare": compare, "kernels": kernels}[args.cmd](args)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python3 -m mlbench.gpu.pair"))

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """pytorch_compare.py: mlbench's ceilings next to what PyTorch gets on the same
 GPU in the same run, as ratios mlbench / PyTorch.
 
@@ -32,9 +31,10 @@ column showed the repetitions' median, bf16 8192^3 0.85 of PyTorch's quick
 timing, beside a ceiling 1.11 of PyTorch's sustained rate).
 
 Usage:
-  python3 scripts/pytorch_compare.py [--mlbench CMD] [--only REGEX] [--json FILE]
+  python3 -m mlbench.gpu.pytorch_compare [--mlbench CMD] [--only REGEX] [--json FILE]
+  (or scripts/pytorch_compare.py, the bundle's bin/pytorch_compare.py)
     --mlbench CMD  how to run mlbench (default: $MLBENCH, else the bundle's
-                   run.sh next to this script or in .bundle/, else mlbench)
+                   run.sh beside its python/ folder or in .bundle/, else mlbench)
 Needs torch with CUDA (the GPU machine's python3); stdlib otherwise.
 """
 import argparse
@@ -43,10 +43,11 @@ import os
 import re
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+
+from .. import results, runner, tree_root
 
 MIB = 1 << 20
 
@@ -93,10 +94,12 @@ CASES = [
 
 
 def default_mlbench():
+    """$MLBENCH, else the bundle's run.sh (this package in a bundle: run.sh beside its python/ folder; in the source
+    tree: .bundle/run.sh), else mlbench on PATH."""
     if os.environ.get("MLBENCH"):
         return os.environ["MLBENCH"]
-    here = os.path.dirname(os.path.abspath(__file__))
-    for cand in (os.path.join(here, "..", "run.sh"), os.path.join(here, "..", ".bundle", "run.sh")):
+    root = tree_root()
+    for cand in ((os.path.join(root, "run.sh"), os.path.join(root, ".bundle", "run.sh")) if root else ()):
         if os.path.isfile(cand):
             return os.path.normpath(cand)
     return "mlbench"
@@ -106,29 +109,24 @@ def run_mlbench(cmd, label, section, workdir):
     """Runs one case; returns (rate, unit, status text, efficiency, peak source,
     the case object of the results file or None)."""
     name = "cmp-" + re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
-    job = os.path.join(workdir, name + ".ini")
-    with open(job, "w") as f:
-        f.write("[%s]\n" % name)
-        for k, v in section.items():
-            f.write("%s = %s\n" % (k, v))
-    out = os.path.join(workdir, name + ".json")
-    argv = shlex.split(cmd) + ["--suite", job, "--out", out, "-q"]
-    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if not os.path.exists(out):
-        return None, "", "mlbench failed (exit %d): %s" % (proc.returncode, proc.stdout.strip()[-300:]), None, "", None
-    with open(out) as f:
-        cases = json.load(f)["cases"]
-    if not cases:
+    text = "[%s]\n" % name + "".join("%s = %s\n" % (k, v) for k, v in section.items())
+    job = runner.write_job(os.path.join(workdir, name + ".ini"), text)
+    try:
+        run = runner.run_mlbench(shlex.split(cmd), job, os.path.join(workdir, name + ".json"))
+    except results.ResultsError as e:
+        return None, "", "mlbench wrote a results file it cannot read: %s" % e, None, "", None
+    if run.results is None:
+        return None, "", "mlbench failed (exit %d): %s" % (run.returncode, run.output.strip()[-300:]), None, "", None
+    if not run.results.cases:
         return None, "", "mlbench ran no case", None, "", None
-    c = cases[0]
-    if c.get("status") != "ok" or not c.get("rate"):
-        return None, c.get("rate_unit", ""), "%s: %s" % (c.get("status"), c.get("reason")), None, "", c
-    peak = c.get("peak") or {}
-    # The case's ceiling, the one figure every view of mlbench shows (the sustained phase for
-    # compute cases, else the repetitions' median); older results files have only the median.
-    ceiling = (c.get("ceiling") or {}).get("value") or c["rate"]["median"]
-    return (ceiling, c["rate_unit"], "ok, verification %s" % c.get("verification", {}).get("status"),
-            c.get("efficiency"), peak.get("source", ""), c)
+    c = run.results.cases[0]
+    # only a usable case (ok, verified, a ceiling above zero) is held against PyTorch: a fast wrong number is none
+    if not c.usable:
+        return None, c.rate_unit or "", "%s: %s" % (c.state, c.reason), None, "", c.json
+    # c.rate: the case's ceiling, the one figure every view of mlbench shows (the sustained phase for compute
+    # cases, else the repetitions' median)
+    return (c.rate, c.rate_unit, "ok, verification %s" % c.verification, c.json.get("efficiency"),
+            c.peak_source or "", c.json)
 
 
 def phase_opts(case):
@@ -293,12 +291,13 @@ def measure_torch(torch, kind, args, case=None):
     return torch_triad(torch, args["size"])
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv=None, prog=None):
+    """The command line; argv without the program's name (default sys.argv[1:]), prog as usage names it."""
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0])
     ap.add_argument("--mlbench", default=default_mlbench(), help="command that runs mlbench")
     ap.add_argument("--only", default="", help="run only cases whose label matches this regex")
     ap.add_argument("--json", default="", help="also write the table as JSON here")
-    opts = ap.parse_args()
+    opts = ap.parse_args(argv)
     try:
         import torch
     except ImportError:
@@ -461,4 +460,4 @@ def done_means(rows):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python3 -m mlbench.gpu.pytorch_compare"))

@@ -1,5 +1,6 @@
-#!/usr/bin/env python3
-"""fio_compare.py: mlbench's disk numbers next to fio's, case by case.
+"""peers disk-cases (scripts/fio_compare.py): mlbench's disk numbers next to fio's, case by case.
+
+  python3 -m mlbench.peers disk-cases [options]
 
 Runs the disk cases of a job file with mlbench, keeping mlbench's own test file
 (MLBENCH_DISK_KEEP=1 with --disk-dir; the path is each case's "file" info),
@@ -38,12 +39,13 @@ import re
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 
+from .common import PROG, die, run_fio, run_mlbench, set_nice, stat_file
+
 DEFAULT_JOB = """\
-; written by scripts/fio_compare.py
+; written by mlbench.peers disk-cases (scripts/fio_compare.py)
 [global]
 repetitions = {reps}
 min_time = {min_time}
@@ -99,11 +101,6 @@ advice = random
 ENGINES = {"pread": "psync", "io_uring": "io_uring", "mmap": "mmap"}
 
 
-def die(msg, code=2):
-    print(f"fio_compare: {msg}", file=sys.stderr)
-    sys.exit(code)
-
-
 def fio_command(case, path, runtime, ramp):
     """The fio command line equivalent to one mlbench case, or (None, why)."""
     p = case["params"]
@@ -154,69 +151,10 @@ def fio_command(case, path, runtime, ramp):
     return cmd, None
 
 
-def niced(args, cmd):
-    """Both tools at the same priority; a negative --nice keeps other load on
-    a busy machine from deciding the ratio (needs root)."""
-    return ["nice", "-n", str(args.nice)] + cmd if args.nice else cmd
-
-
-def stat_file(path):
-    """/sys/block/DEV/stat of the disk holding path (a partition's parent, as
-    harness/platform/blockdev.c finds it), or None (overlay, tmpfs: no device)."""
-    st = os.stat(path)
-    link = f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
-    if not os.path.exists(link):
-        return None
-    d = os.path.realpath(link)
-    if os.path.exists(os.path.join(d, "partition")):
-        d = os.path.dirname(d)
-    f = os.path.join(d, "stat")
-    return f if os.path.exists(f) else None
-
-
-def read_stat(f):
-    """(read requests, read sectors) of a block device stat file."""
-    if f is None:
-        return None
-    with open(f) as fh:
-        v = fh.read().split()
-    return int(v[0]), int(v[2])
-
-
-def avg_request_kib(before, after):
-    """The average read request the device saw between two read_stat()s."""
-    if before is None or after is None or after[0] <= before[0]:
-        return None
-    return (after[1] - before[1]) * 512 / 1024 / (after[0] - before[0])
-
-
-def run_fio(args, cmd, dev_stat=None):
-    before = read_stat(dev_stat)
-    out = subprocess.run(niced(args, cmd), capture_output=True, text=True)
-    kib = avg_request_kib(before, read_stat(dev_stat))
-    if out.returncode != 0:
-        return None, (out.stderr or out.stdout).strip()[-300:]
-    try:
-        text = out.stdout[out.stdout.index("{"):]
-        job = json.loads(text)["jobs"][0]["read"]
-    except (ValueError, KeyError, IndexError) as e:
-        return None, f"cannot read fio's output: {e}"
-    return (job["bw_bytes"] / 1e6, job["io_bytes"], kib), None
-
-
-def run_mlbench(args, job, out, extra, keep=False):
-    env = dict(os.environ)
-    if keep:
-        env["MLBENCH_DISK_KEEP"] = "1"
-    cmd = [args.mlbench, "--suite", job, "--out", out, "-q"] + extra
-    with open(out + ".log", "w") as log:
-        rc = subprocess.run(niced(args, cmd), env=env, stdout=log, stderr=subprocess.STDOUT).returncode
-    if not os.path.exists(out):
-        with open(out + ".log") as log:
-            die(f"mlbench wrote no results (exit {rc}): {log.read()[-500:]}", 1)
-    with open(out) as f:
-        doc = json.load(f)
-    return [c for c in doc["cases"] if c.get("component") == "disk"]
+def disk_cases(binary, job, out, extra, keep=False):
+    """The disk cases of one mlbench run of `job` (mlbench.results.Case); keep: mlbench keeps its test file."""
+    cases = run_mlbench(binary, job, out, extra, {"MLBENCH_DISK_KEEP": "1"} if keep else None)
+    return [c for c in cases if c.component == "disk"]
 
 
 def exact(case_id):
@@ -224,8 +162,11 @@ def exact(case_id):
     return "^" + re.sub(r"([][.^$*+?(){}|\\])", r"\\\1", case_id) + "$"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv=None, prog=None, name="peers"):
+    """The command line; argv without the program's name (default sys.argv[1:]), prog as usage names it, name as
+    messages do (scripts/fio_compare.py: "fio_compare")."""
+    PROG[0] = name
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mlbench", default=os.environ.get("MLBENCH", "mlbench"), help="the mlbench binary")
     ap.add_argument("--suite", help="job file with disk cases (default: a built-in comparison set)")
     ap.add_argument("--filter", help="passed to mlbench --filter")
@@ -242,7 +183,8 @@ def main():
     ap.add_argument("--tolerance", type=float, default=0.05, help="allowed |ratio - 1| (default 0.05)")
     ap.add_argument("--nice", type=int, default=0, help="run mlbench and fio under nice -n N (e.g. -10 as root)")
     ap.add_argument("--json", help="also write the comparison as JSON to this file")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
+    set_nice(args.nice)
     if shutil.which("fio") is None:
         die("fio is not installed (apt-get install fio)")
     if shutil.which(args.mlbench) is None and not os.access(args.mlbench, os.X_OK):
@@ -268,26 +210,26 @@ def main():
         listing = ["--disk-dir", datadir, "--repetitions", "1", "--min-time", "0.01"]
         if args.filter:
             listing += ["--filter", args.filter]
-        cases = run_mlbench(args, job, os.path.join(work, "list.json"), listing, keep=True)
-        order = [c["id"] for c in cases]
+        cases = disk_cases(args.mlbench, job, os.path.join(work, "list.json"), listing, keep=True)
+        order = [c.id for c in cases]
         for c in cases:
-            ml[c["id"]], fio[c["id"]] = [], []
-            req[c["id"]] = ([], [])
-            if c.get("status") != "ok":
-                why[c["id"]] = f"mlbench {c.get('status')}: {c.get('reason')}"
-        files = {c.get("info", {}).get("file") for c in cases if c.get("status") == "ok"}
+            ml[c.id], fio[c.id] = [], []
+            req[c.id] = ([], [])
+            if not c.usable:
+                why[c.id] = f"mlbench {c.state}: {c.reason}"
+        files = {c.json.get("info", {}).get("file") for c in cases if c.usable}
         # Then, case by case, mlbench on that file and fio right after it.
         # The file is passed as --disk-file: the same bytes, read the same
         # way; only the verification differs (reference reads instead of the
         # pattern), and all of it is outside mlbench's timed region.
         for rnd in range(args.rounds):
             for c in cases:
-                cid = c["id"]
+                cid = c.id
                 if cid in why:
                     continue
-                path = c["info"]["file"]
+                path = c.json["info"]["file"]
                 dev_stat = stat_file(path)
-                cmd, err = fio_command(c, path, args.runtime, args.ramp)
+                cmd, err = fio_command(c.json, path, args.runtime, args.ramp)
                 if cmd is None:
                     why[cid] = err
                     continue
@@ -296,31 +238,31 @@ def main():
                 # favour the same tool.
                 fio_first = rnd % 2 == 1
                 if fio_first:
-                    got_fio, err = run_fio(args, cmd, dev_stat)
-                got = run_mlbench(args, job, os.path.join(work, "case.json"),
-                                  ["--disk-file", path, "--filter", exact(cid)])
-                got = [g for g in got if g["id"] == cid]
-                if not got or got[0].get("status") != "ok":
-                    why[cid] = f"mlbench: {got[0].get('reason') if got else 'case not run'}"
+                    got_fio, err = run_fio(cmd, dev_stat)
+                got = disk_cases(args.mlbench, job, os.path.join(work, "case.json"),
+                                 ["--disk-file", path, "--filter", exact(cid)])
+                got = [g for g in got if g.id == cid]
+                if not got or not got[0].usable:
+                    why[cid] = f"mlbench: {got[0].reason if got else 'case not run'}"
                     continue
                 if not fio_first:
-                    got_fio, err = run_fio(args, cmd, dev_stat)
+                    got_fio, err = run_fio(cmd, dev_stat)
                 if got_fio is None:
                     why[cid] = f"fio failed: {err}"
                     continue
                 rate, io_bytes, fio_kib = got_fio
-                if c["backend"] == "mmap" and io_bytes >= os.path.getsize(path):
+                if c.backend == "mmap" and io_bytes >= os.path.getsize(path):
                     # fio drops the cache only at the start: past one pass
                     # over the file its reads hit pages it faulted in itself.
                     why[cid] = (f"not comparable: fio read {io_bytes >> 20} MiB of a "
                                 f"{os.path.getsize(path) >> 20} MiB file, so its later faults found "
                                 "warm pages (use a larger file or a shorter --runtime)")
                     continue
-                ml[cid].append(got[0]["rate"]["median"])
+                ml[cid].append(got[0].json["rate"]["median"])
                 fio[cid].append(rate)
                 # The average request the device saw (docs/disk.md): mlbench
                 # reports it per case, fio's is read around its run here.
-                m = (got[0].get("metrics") or {}).get("device_avg_request_kib")
+                m = (got[0].json.get("metrics") or {}).get("device_avg_request_kib")
                 if isinstance(m, dict):
                     req[cid][0].append(m["value"])
                 if fio_kib is not None:
@@ -330,8 +272,10 @@ def main():
         for f in files:
             if f:
                 os.unlink(f)
+    except RuntimeError as e:   # mlbench crashed
+        die(str(e), 1)
     except KeyboardInterrupt:
-        print("fio_compare: interrupted", file=sys.stderr)
+        print(f"{PROG[0]}: interrupted", file=sys.stderr)
         return 130
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -369,6 +313,3 @@ def main():
             json.dump({"tolerance": args.tolerance, "cases": rows}, fh, indent=2)
     return 1 if bad else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())
