@@ -2,8 +2,9 @@
 # Fresh-machine check: runs the README's two commands, exactly as written
 # there, in a clean Debian 12 root that has only what `--variant=apt` gives
 # (no compiler, no CUDA toolkit: what most users start from), then
-# `mlbench --suite quick` and one `gap`. Prints each step and its time; exits
-# non-zero when a step fails.
+# `mlbench --suite quick`, one `gap`, and the README's offline install of the
+# Python package. Prints each step and its time; exits non-zero when a step
+# fails.
 #
 #   scripts/fresh_check.sh [--keep] [--root DIR]
 #
@@ -24,7 +25,7 @@ while (($#)); do
   case "$1" in
     --keep) KEEP=1 ;;
     --root) ROOT="$2"; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fresh_check: unknown argument '$1'" >&2; exit 2 ;;
   esac
   shift
@@ -124,6 +125,22 @@ mount_filesystems() {
   mount -t tmpfs tmpfs "$ROOT/dev/shm" && MOUNTS+=("$ROOT/dev/shm")
   cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf"
 }
+# The README's Python package block ("## The Python package"), but for the line that needs the user's own loop:
+# the offline pip install, PYTHONPATH, the imports; then one entry point.
+readme_package_commands() {
+  awk '/^## The Python package/ { sec = 1 }
+       sec && /^```sh$/ { inblock = 1; next }
+       inblock && /^```$/ { exit }
+       inblock && NF && !/myloop/ { print }' README.md
+}
+python_package() {
+  local cmds
+  cmds=$(readme_package_commands)
+  [ -n "$cmds" ] || { echo "fresh_check: README has no sh block under '## The Python package'" >&2; return 1; }
+  in_root "set -e
+$cmds
+python3 -m mlbench.simplify --help >/dev/null"
+}
 gap_on_fixture() {
   if [ -f "$ROOT/src/shared/h100/resnet18-dataloader-bound.pt.trace.json.gz" ]; then
     in_root "./build/mlbench gap --run ../shared/h100/resnet18-dataloader-bound.pt.trace.json.gz \
@@ -141,5 +158,6 @@ step "README command 1" in_root "${README_CMDS[0]}" || true
 step "README command 2" in_root "${README_CMDS[1]}" || true
 step "mlbench --suite quick" in_root "./build/mlbench --suite quick --out results/fresh-quick.json" || true
 step "mlbench gap on a fixture" gap_on_fixture || true
+step "the Python package (README)" python_package || true
 report
 exit "$FAILED"

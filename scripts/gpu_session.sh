@@ -12,10 +12,10 @@
 #             --check, mlbench list                                              (130 s)
 #   tests     gpu_verify.sh tests: run.sh --test, the GPU tests and the unit
 #             tests with a GPU branch                                            (250 s)
-#   pair      gpu_pair.py collect OUTDIR/pair --quick-ceilings: three training
+#   pair      mlbench.gpu.pair collect OUTDIR/pair --quick-ceilings: three training
 #             steps (times, traces), then the GPU ceilings (docs/gap.md)         (PAIR_BUDGET + 30 s)
-#   torch     pytorch_compare.py on the GEMM, d2d copy and triad rows           (240 s)
-#   simplify  mlbench_simplify.py on scripts/simplify_example.py (GPU path),
+#   torch     mlbench.gpu.pytorch_compare on the GEMM, d2d copy and triad rows (240 s)
+#   simplify  mlbench.simplify on scripts/simplify_example.py (GPU path),
 #             then mlbench gap on its stage file against the pair step's
 #             ceilings (skipped without them)                                    (120 s)
 #   nccl      nccl-smoke's 1 MiB cases (one rank: algbw, busbw 0)               (90 s)
@@ -36,7 +36,7 @@
 # PAIR_BUDGET (seconds, default 240), PAIR_PROCESSES (default 3), PAIR_FILTER
 # (default: the GPU part of the default suite) and PAIR_WORKLOADS (default: its
 # first three; at most four, for the 8 files a call brings back: more is a
-# usage error) go to gpu_pair.py collect. Issue 31's five loops (the host runs
+# usage error) go to mlbench.gpu.pair collect. Issue 31's five loops (the host runs
 # ahead of the GPU; tinymlp-item syncs through .item()) take two calls on one
 # machine: docs/gap.md "Loops that never synchronise" gives both commands.
 # Exit status: 0 when every step passed, 1 otherwise, 2 usage.
@@ -59,6 +59,8 @@ for s in "$@"; do
     esac
 done
 [ -x "$run" ] || { echo "gpu_session.sh: $run missing: run scripts/bundle and carry .bundle" >&2; exit 2; }
+# The Python tools are the package in the carried working tree (python/mlbench), run as python3 -m.
+export PYTHONPATH="$src/python${PYTHONPATH:+:$PYTHONPATH}"
 work=$(mktemp -d) || exit 2
 mkdir -p "$out" "$work/checks" || exit 2
 log="$out/session.log"
@@ -95,16 +97,16 @@ for s in "$@"; do
     pair)
         # Straight into OUTDIR/pair: the traces are gzip'ed already, and a
         # stopped call keeps every file written so far.
-        step pair $((${PAIR_BUDGET:-240} + 30)) python3 "$src/scripts/gpu_pair.py" collect "$out/pair" \
+        step pair $((${PAIR_BUDGET:-240} + 30)) python3 -m mlbench.gpu.pair collect "$out/pair" \
             --mlbench "$run" --quick-ceilings --budget "${PAIR_BUDGET:-240}" --processes "${PAIR_PROCESSES:-3}" \
             ${PAIR_FILTER:+--ceilings-filter "$PAIR_FILTER"} ${PAIR_WORKLOADS:+--workloads "$PAIR_WORKLOADS"}
         ;;
     torch)
-        step torch 240 python3 "$src/scripts/pytorch_compare.py" --mlbench "$run" \
+        step torch 240 python3 -m mlbench.gpu.pytorch_compare --mlbench "$run" \
             --only 'gemm (bf16|tf32) 8192|d2d|triad' --json "$c/pytorch.json"
         ;;
     simplify)
-        step simplify 90 python3 "$src/scripts/mlbench_simplify.py" "$src/scripts/simplify_example.py" \
+        step simplify 90 python3 -m mlbench.simplify "$src/scripts/simplify_example.py" \
             --out "$c/simplify.json" --seconds 3 --warmup 1
         # gap needs this machine's ceilings: the pair step's (a bare machine has no results/ of its own;
         # 2026-11-26 on an H200 this step failed for that)
@@ -120,7 +122,7 @@ for s in "$@"; do
         ;;
     fp8)
         step fp8 90 "$run" --suite gpu-verify --filter 'dtype=fp8' --out "$c/fp8.json"
-        step fp8-required 30 python3 "$src/scripts/gpu_required.py" "$c/fp8.json" gemm/cublaslt dtype=fp8
+        step fp8-required 30 python3 -m mlbench.gpu.required "$c/fp8.json" gemm/cublaslt dtype=fp8
         ;;
     sustain)
         for w in 1 3 10; do
@@ -136,7 +138,7 @@ shape = 8192x8192x8192' >"$work/sustain-$w.ini"
         f='^(gemm/cublaslt/.*shape=8192x8192x8192|gemm/cublas/.*shape=8192x8192x8192|conv/cudnn/)'
         step steady-1 200 "$run" --suite all --filter "$f" --out "$c/steady-1.json"
         step steady-2 200 "$run" --suite all --filter "$f" --out "$c/steady-2.json"
-        step steady-compare 30 python3 "$src/scripts/steady_compare.py" "$c/steady-1.json" "$c/steady-2.json"
+        step steady-compare 30 python3 -m mlbench.gpu.steady_compare "$c/steady-1.json" "$c/steady-2.json"
         ;;
     reference | reference-verify)
         # Straight into OUTDIR/reference (results files are rewritten after every case, so a step stopped at its

@@ -28,6 +28,9 @@
 # Exit status: 0 when every step ran and passed, 1 otherwise, 2 usage.
 bin=$(cd "$(dirname "$0")" && pwd)
 run="$bin/../run.sh"
+# The Python package the bundle carries beside bin/ (python/mlbench, scripts/bundle): the results reader and the
+# GPU tools, run as python3 -m mlbench.gpu.<tool>.
+export PYTHONPATH="$bin/../python${PYTHONPATH:+:$PYTHONPATH}"
 [ $# -ge 1 ] || { sed -n '2,25p' "$0"; exit 2; }
 out=$1
 shift
@@ -64,37 +67,43 @@ step() {
 # its results file holds: a step whose cases were all skipped verified nothing
 # (exit 1); skipped cases are listed with their reasons either way. With
 # `all`, every case must be ok with its output verified (passed); with
-# `verified`, every ok case must be verified (launch stream_sync was not).
+# `verified`, every ok case must be verified (launch stream_sync was not). The file is read by
+# mlbench.results: verified means usable there (ok, verification passed, a ceiling above zero).
 suite() {
     step "$1" "$2" "$run" --suite "$4" --out "$3"
     [ -f "$3" ] || return
     { python3 - "$3" "${5:-any}" <<'PY' 2>&1; echo $? >"$rcfile"; } | tee -a "$log"
-import collections, json, sys
-cases = json.load(open(sys.argv[1]))["cases"]
-count = collections.Counter(c.get("status") for c in cases)
+import collections, sys
+from mlbench import results
+try:
+    cases = results.load(sys.argv[1]).cases
+except results.ResultsError as e:
+    print("    %s" % e)
+    sys.exit(5)
+count = collections.Counter(c.status for c in cases)
 print("    %d ok, %d skipped, %d failed of %d" % (count["ok"], count["skipped"], count["failed"], len(cases)))
 unverified = 0
 for c in cases:
-    if c.get("status") != "ok":
-        print("    %s %s: %s" % (c.get("status"), c.get("id"), (c.get("reason") or "")[:160]))
-    elif (c.get("verification") or {}).get("status") != "passed":
+    if c.status != "ok":
+        print("    %s %s: %s" % (c.status, c.id, (c.reason or "")[:160]))
+    elif not c.usable:
         unverified += 1
-        print("    ok but verification %s: %s" % ((c.get("verification") or {}).get("status"), c.get("id")))
+        print("    ok but verification %s, ceiling %g %s: %s" % (c.verification, c.rate, c.rate_unit, c.id))
 # Compute cases: both phases, each with its rate and what NVML saw.
 missing = []
 for c in cases:
-    if c.get("status") != "ok" or c.get("component") not in ("gemm", "conv", "peak"):
+    if c.status != "ok" or c.component not in ("gemm", "conv", "peak"):
         continue
     for ph in ("burst", "sustained"):
-        p = c.get(ph)
+        p = c.json.get(ph)
         if not isinstance(p, dict) or not (p.get("rate") or 0) > 0:
-            missing.append("%s: no %s rate" % (c.get("id"), ph))
-        elif c.get("backend") not in ("openblas", "onednn") and p.get("sm_clock_mhz") is None:
-            missing.append("%s: %s without an SM clock reading" % (c.get("id"), ph))
+            missing.append("%s: no %s rate" % (c.id, ph))
+        elif c.backend not in ("openblas", "onednn") and p.get("sm_clock_mhz") is None:
+            missing.append("%s: %s without an SM clock reading" % (c.id, ph))
         else:
             print("    %-9s %.4g %s @%s MHz, %s W, reasons %s: %s" % (
-                ph, p["rate"], c.get("rate_unit"), (p.get("sm_clock_mhz") or {}).get("mean"),
-                (p.get("power_w") or {}).get("mean"), p.get("throttle_reasons"), c.get("id")[:90]))
+                ph, p["rate"], c.rate_unit, (p.get("sm_clock_mhz") or {}).get("mean"),
+                (p.get("power_w") or {}).get("mean"), p.get("throttle_reasons"), c.id[:90]))
 for m in missing:
     print("    PHASES MISSING " + m)
 if missing:
@@ -110,17 +119,18 @@ PY
     2) echo "=== $1: NOT ALL OK (every case must be ok and verified)" | tee -a "$log"; status=1 ;;
     3) echo "=== $1: AN OK CASE WAS NOT VERIFIED" | tee -a "$log"; status=1 ;;
     4) echo "=== $1: BURST/SUSTAINED MISSING on compute cases" | tee -a "$log"; status=1 ;;
+    5) echo "=== $1: NOT A RESULTS FILE mlbench reads" | tee -a "$log"; status=1 ;;
     *) echo "=== $1: NOTHING RAN (no case ok)" | tee -a "$log"; status=1 ;;
     esac
 }
 
 # require NAME RESULTS COMPONENT/BACKEND PARAM=VALUE...: every such case in
 # the results file must be ok and verified, and there must be one
-# (gpu_required.py).
+# (mlbench.gpu.required, the bundle's bin/gpu_required.py).
 require() {
     name=$1
     shift
-    { python3 "$bin/gpu_required.py" "$@" 2>&1; echo $? >"$rcfile"; } | tee -a "$log"
+    { python3 -m mlbench.gpu.required "$@" 2>&1; echo $? >"$rcfile"; } | tee -a "$log"
     if [ "$(cat "$rcfile")" != 0 ]; then
         echo "=== $name: REQUIRED CASES NOT OK: $2 $3" | tee -a "$log"
         status=1
@@ -142,7 +152,7 @@ for s in "$@"; do
         [ -f "$out/verify.json" ] && require verify "$out/verify.json" gemm/cublaslt dtype=fp8
         ;;
     io) suite io 360 "$out/io.json" copy,membw,peak,launch verified ;;
-    pytorch) step pytorch 540 python3 "$bin/pytorch_compare.py" --mlbench "$run" --json "$out/pytorch.json" ;;
+    pytorch) step pytorch 540 python3 -m mlbench.gpu.pytorch_compare --mlbench "$run" --json "$out/pytorch.json" ;;
     nccl) suite nccl 240 "$out/nccl.json" nccl-smoke all ;;
     esac
 done

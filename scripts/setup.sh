@@ -24,19 +24,20 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin   # MPI backend and multi-node runs
   libhwloc-dev        # NUMA placement of pinned buffers
   zlib1g-dev          # streaming PyTorch trace reader (.json, .json.gz)
-  fio                 # the disk peer (scripts/fio_compare.py)
-  python3             # stdlib-only helper scripts and test checks
+  fio                 # the disk peer (python3 -m mlbench.peers disk, disk-cases)
+  python3             # the stdlib-only Python package (python/mlbench) and test checks
+  python3-pip         # pip install ./python offline: brings Debian's setuptools and wheel (README)
 )
 
 # The tests' dependencies (TEST_DEPS=ON adds them; scripts/test.sh does):
-# they are also what scripts/peers' GEMM peers need. Debian's CPU
+# they are also what the GEMM peers (python3 -m mlbench.peers gemm) need. Debian's CPU
 # PyTorch runs the simplify known-answer tests (tests/simplify.sh) and
 # writes the CPU-only trace that `mlbench gap` reads there. tests/multinode.sh
 # builds simulated nodes and launches mlbench on them the way users do.
 TEST_PACKAGES=(
   python3-torch       # tests/simplify_test.py: real DataLoader, model, profiler trace;
-                      # scripts/peers: the oneDNN GEMM peer (torch mkldnn_linear)
-  python3-numpy       # scripts/peers: the OpenBLAS GEMM peer (numpy a @ b, /usr/bin/python3)
+                      # mlbench.peers gemm: the oneDNN GEMM peer (torch mkldnn_linear)
+  python3-numpy       # mlbench.peers gemm: the OpenBLAS GEMM peer (numpy a @ b, /usr/bin/python3)
   iproute2            # tests/multinode.sh: network namespaces, veths, a bridge, tc tbf
   iperf3              # tests/multinode.sh: the link busbw is compared with
   slurm-wlm slurmctld slurmd munge   # tests/multinode.sh: srun across the simulated nodes

@@ -1,7 +1,7 @@
-"""simplify_example.py: a small training loop in the form scripts/mlbench_simplify.py
+"""simplify_example.py: a small training loop in the form mlbench.simplify
 reads (docs/simplify.md), on the GPU when there is one, else on the CPU.
 
-    python3 scripts/mlbench_simplify.py scripts/simplify_example.py --out simplify.json --seconds 3
+    PYTHONPATH=python python3 -m mlbench.simplify scripts/simplify_example.py --out simplify.json --seconds 3
     mlbench gap --run simplify.json
 
 A DataLoader with two workers over synthetic images (each item costs a little

@@ -1,5 +1,5 @@
 #!/bin/sh
-# disk_fio_compare.sh: scripts/fio_compare.py runs end to end on a small file:
+# disk_fio_compare.sh: mlbench.peers disk-cases (scripts/fio_compare.py) runs end to end on a small file:
 # one ratio per case, every fio job read-only, and nothing left behind.
 # The ratios themselves are not checked here (a shared CI machine is too
 # noisy for 5% in a few seconds); docs/disk.md has measured ones.
@@ -18,24 +18,16 @@ mkdir -p "$WORK" || fail "cannot create $WORK"
 cd "$WORK" || exit 1
 
 # Direct pread, cached io_uring and cold mmap: the three fio engines.
-python3 "$SRC/scripts/fio_compare.py" --mlbench "$MLBENCH" --dir "$WORK" --size 128m \
+PYTHONPATH="$SRC/python" python3 -m mlbench.peers disk-cases --mlbench "$MLBENCH" --dir "$WORK" --size 128m \
     --filter 'pread/block_size=4096,.*mode=direct,pattern=random|io_uring/block_size=4096,.*mode=cached|mmap' \
     --repetitions 1 --min-time 0.05 --runtime 1 --ramp 0 --rounds 1 --tolerance 100 \
     --json compare.json > out.txt 2> err.txt
 status=$?
 cat out.txt
-[ $status -eq 0 ] || { cat err.txt; fail "fio_compare.py exited with $status"; }
+[ $status -eq 0 ] || { cat err.txt; fail "peers disk-cases exited with $status"; }
 
+# (the checks' exit status is read after the script: 3 = no case compared)
 python3 - compare.json "$WORK" <<'EOF'
-status=$?
-# nothing compared (every case refused: tmpfs without O_DIRECT, a container without io_uring) is not a pass:
-# a skip with the reason, and a failure under CI, which must check something
-if [ $status -eq 3 ]; then
-    [ -n "${CI:-}" ] && fail "no case was compared (CI is set: this machine must compare)"
-    echo "skipped: no case could be compared on $WORK"
-    exit 77
-fi
-[ $status -eq 0 ] || fail "compare.json is not as expected"
 import json, os, sys
 doc = json.load(open(sys.argv[1]))
 st = os.stat(sys.argv[2])
@@ -59,6 +51,15 @@ compared = [c for c in cases if "error" not in c]
 print("ok:", len(cases), "cases,", len(compared), "compared")
 sys.exit(0 if compared else 3)
 EOF
+status=$?
+# nothing compared (every case refused: tmpfs without O_DIRECT, a container without io_uring) is not a pass:
+# a skip with the reason, and a failure under CI, which must check something
+if [ $status -eq 3 ]; then
+    [ -n "${CI:-}" ] && fail "no case was compared (CI is set: this machine must compare)"
+    echo "skipped: no case could be compared on $WORK"
+    exit 77
+fi
+[ $status -eq 0 ] || fail "compare.json is not as expected"
 
 left=$(find "$WORK" -name 'mlbench-disk-*' -o -name 'mlbench-kept-*' -o -name 'mlbench-fio-*' 2>/dev/null)
 [ -z "$left" ] || fail "left behind: $left"

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# scripts/mlbench_stages.py: its unit tests (no torch needed), then a file it
+# mlbench.stages (python/mlbench/stages.py): its unit tests (no torch needed), then a file it
 # writes read back by `mlbench gap`.
 set -uo pipefail
 : "${MLBENCH:?} ${SRC:?} ${WORK:?}"
 command -v python3 >/dev/null || { echo "python3 not found"; exit 77; }
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
-export PYTHONPATH="$SRC/scripts" PYTHONDONTWRITEBYTECODE=1
+export PYTHONPATH="$SRC/python" PYTHONDONTWRITEBYTECODE=1
 cd "$SRC/tests" && python3 -m unittest -v gap_stages_test 2>&1 || exit 1
 cd "$WORK" || exit 1
 python3 - "$WORK/stages.json" <<'PYEOF' || exit 1
 import sys
-import mlbench_stages as ms
+from mlbench import stages as ms
 now = [0.0]
 t = ms.StageTimer(clock=lambda: now[0])
 for _ in range(10):
@@ -33,7 +33,7 @@ assert abs(st["dataloading"]["efficiency"] - 0.5) < 1e-9, st["dataloading"]
 assert abs(st["forward"]["efficiency"] - 0.5) < 1e-9, st["forward"]
 assert d["run"]["steps"] == 10
 assert abs(d["run"]["step_seconds"] - 1.5) < 1e-9
-print("ok   a file from mlbench_stages.py read by mlbench gap")
+print("ok   a file from mlbench.stages read by mlbench gap")
 PYEOF
 # The Python writer's components and work keys are mlbench's (harness/api/
 # vocabulary.h): the names mlbench lists for an unknown component are the
@@ -43,7 +43,7 @@ printf '{"format": "mlbench-stages", "version": 1, "stages": [{"name": "x", "com
 "$MLBENCH" gap --run "$WORK/bad.json" --ceilings "$SRC/tests/data/gap_here.json" 2> "$WORK/bad.err" && exit 1
 python3 - "$WORK/bad.err" "$WORK/every.json" <<'PYEOF' || exit 1
 import re, sys
-import mlbench_stages as ms
+from mlbench import stages as ms
 named = re.search(r"is not one of (\S+)", open(sys.argv[1]).read())
 assert named, open(sys.argv[1]).read()
 assert set(named.group(1).split("|")) == set(ms.WORK_KEYS), (named.group(1), sorted(ms.WORK_KEYS))
@@ -64,8 +64,8 @@ PYEOF
   --out "$WORK/every_gap.json" || exit 1
 python3 - "$WORK/every_gap.json" <<'PYEOF' || exit 1
 import json, sys
-import mlbench_stages as ms
+from mlbench import stages as ms
 d = json.load(open(sys.argv[1]))
 assert sorted(s["name"] for s in d["stages"]) == sorted(ms.WORK_KEYS), [s["name"] for s in d["stages"]]
-print("ok   every component of mlbench_stages.py read by mlbench gap with its work key")
+print("ok   every component of mlbench.stages read by mlbench gap with its work key")
 PYEOF

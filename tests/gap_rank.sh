@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `mlbench gap --target LIST|all` (harness/analysis/project/project_rank.c) on the
 # real H100 trace in $MLBENCH_SHARED/h100 and on a stage file: ranking,
-# prices, widths, errors; and scripts/gpu_pair.py compare on two copies of
+# prices, widths, errors; and mlbench.gpu.pair compare on two copies of
 # one run (a projection onto the same GPU must give back the measured step).
 # Known answers of the model itself are in tests/test_project.c.
 set -uo pipefail
@@ -130,11 +130,11 @@ here = sum(sec(r[1], r[2]) for r in rows if r[0] != "step")
 step = [sec(r[1], r[2]) for r in rows if r[0] == "step"][0]
 assert abs(here - step) <= 0.01 * step, (here, step, rows)
 PY
-# scripts/gpu_pair.py compare: two copies of one run on one GPU
+# mlbench.gpu.pair compare: two copies of one run on one GPU
 for d in A B; do mkdir -p $d; ln -s "$TRACE" $d/convnet-bf16.pt.trace.json.gz; ln -s "$H/all.json" $d/ceilings.json; done
 echo '{"gpu": "NVIDIA H100 80GB HBM3", "workloads": {"convnet-bf16": {"step_ms": 150.0}}}' > A/steps.json
 echo '{"gpu": "NVIDIA H100 80GB HBM3", "workloads": {"convnet-bf16": {"step_ms": 160.0}}}' > B/steps.json
-check "gpu_pair compare" expect_exit 0 python3 "$SRC/scripts/gpu_pair.py" compare A B --mlbench "$MLBENCH"
+check "gpu_pair compare" expect_exit 0 env PYTHONPATH="$SRC/python" python3 -m mlbench.gpu.pair compare A B --mlbench "$MLBENCH"
 check "gpu_pair: same GPU, the source's step" has "measured 160.000 ms (160.000-160.000)  projected 150.000 ms (-6.2%)" "$WORK/out"
 check "gpu_pair: datasheet mode" has "datasheet figures on both sides" "$WORK/out"
 [ "$fails" -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

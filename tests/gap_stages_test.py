@@ -1,6 +1,6 @@
-"""Unit tests of scripts/mlbench_stages.py (stdlib unittest, no torch needed).
+"""Unit tests of mlbench.stages (python/mlbench/stages.py; stdlib unittest, no torch needed).
 
-Run: PYTHONPATH=scripts python3 -m unittest tests/gap_stages_test.py
+Run: PYTHONPATH=python python3 -m unittest tests/gap_stages_test.py
 (tests/gap_python.sh does that, then feeds a written file to `mlbench gap`).
 """
 
@@ -10,7 +10,7 @@ import os
 import tempfile
 import unittest
 
-import mlbench_stages as ms
+from mlbench import stages as ms
 
 
 class FakeClock:

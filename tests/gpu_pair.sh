@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/gpu_pair.py compare on the pairs this project measured itself
+# mlbench.gpu.pair (python/mlbench/gpu/pair.py, scripts/gpu_pair.py) compare on the pairs this project measured itself
 # (bench/data/pair-h100-h200*: training steps on an H100 and an H200,
 # 2026-11-26, docs/gap.md "Measured error"), kernels, and the like-with-like rule of
 # the measured projection: each figure from the kinds of case both machines
@@ -7,13 +7,14 @@
 set -uo pipefail
 : "${MLBENCH:?} ${SRC:?} ${WORK:?}"
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+export PYTHONPATH="$SRC/python" PYTHONDONTWRITEBYTECODE=1
 P=$SRC/bench/data/pair-h100-h200
 fails=0
 check() { local name=$1; shift; if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi; }
 expect_exit() { local want=$1; shift; "$@" >"$WORK/out" 2>"$WORK/err"; local got=$?
   [ "$got" -eq "$want" ] || { echo "  exit $got, wanted $want: $*"; cat "$WORK/err"; return 1; }; }
 
-check "compare" expect_exit 0 python3 "$SRC/scripts/gpu_pair.py" compare "$P/h100" "$P/h200" --mlbench "$MLBENCH"
+check "compare" expect_exit 0 python3 -m mlbench.gpu.pair compare "$P/h100" "$P/h200" --mlbench "$MLBENCH"
 cp "$WORK/out" "$WORK/compare.txt"
 check "compare: 120 columns" awk 'length($0) > 120 { print "  too wide: " $0; bad = 1 } END { exit bad }' "$WORK/compare.txt"
 check "compare: both directions, both modes, the spread" python3 - "$WORK/compare.txt" <<'PY'
@@ -43,7 +44,7 @@ d = json.load(open(sys.argv[1]))
 d["workloads"]["transformer-bf16"]["batch"] = 32
 json.dump(d, open(sys.argv[1], "w"))
 PY
-check "another batch" expect_exit 0 python3 "$SRC/scripts/gpu_pair.py" compare "$P/h100" B --mlbench "$MLBENCH"
+check "another batch" expect_exit 0 python3 -m mlbench.gpu.pair compare "$P/h100" B --mlbench "$MLBENCH"
 check "another batch: not paired" grep -q "transformer-bf16 ran at batch 8 in .* and 32 in B: not paired" "$WORK/err"
 check "another batch: the others are" grep -q "measured figures on both sides (4 projections)" "$WORK/out"
 
@@ -78,7 +79,7 @@ assert m['ranking'][0]['figures'] == 'datasheet', m['ranking'][0]"
 # (gap --step-ms). The issue's goal on it: mean |e| <= 5% measured, <= 8% datasheet, and every projection closer
 # than 'no change' (the FLOPs ratio is the same here: the two GPUs have the same peaks).
 G=$SRC/bench/data/pair-h100-h200-gpubound
-check "gpu-bound pair: compare" expect_exit 0 python3 "$SRC/scripts/gpu_pair.py" compare "$G/h100" "$G/h200" \
+check "gpu-bound pair: compare" expect_exit 0 python3 -m mlbench.gpu.pair compare "$G/h100" "$G/h200" \
     --mlbench "$MLBENCH"
 cp "$WORK/out" "$WORK/gpubound.txt"
 # compare's output read once for the checks below: per mode, the projections, the model's mean |e| and the block
@@ -132,7 +133,7 @@ check "gpu-bound pair: each projection closer than no change" closer "$WORK/gpub
 # TF32, the conv net in fp32, a narrow token MLP whose GEMMs are bandwidth-bound), and both sets as one: the goal
 # over all 14 projections, and none worse than the best baseline.
 G2=$SRC/bench/data/pair-h100-h200-gpubound2
-check "both gpu-bound sets: compare" expect_exit 0 python3 "$SRC/scripts/gpu_pair.py" compare "$G/h100" "$G/h200" \
+check "both gpu-bound sets: compare" expect_exit 0 python3 -m mlbench.gpu.pair compare "$G/h100" "$G/h200" \
     "$G2/h100" "$G2/h200" --mlbench "$MLBENCH"
 cp "$WORK/out" "$WORK/both.txt"
 check "both gpu-bound sets: mean |e| <= 5% measured, <= 8% datasheet" goal "$WORK/both.txt" 5 8 14
@@ -140,11 +141,11 @@ check "both gpu-bound sets: each projection closer than no change" closer "$WORK
 # per target GPU, the [pairs.MODE] lines of configs/gap/projection_error.ini (`gap --target`'s checked column where the
 # trace ran on the other GPU of the pair): what compare measures, to 0.1 and the count; another figure fails
 check "both gpu-bound sets: per target, as projection_error.ini states it" expect_exit 0 python3 \
-    "$SRC/scripts/gpu_pair.py" compare "$G/h100" "$G/h200" "$G2/h100" "$G2/h200" --mlbench "$MLBENCH" --per-target \
+    -m mlbench.gpu.pair compare "$G/h100" "$G/h200" "$G2/h100" "$G2/h200" --mlbench "$MLBENCH" --per-target \
     --check-per-target "$SRC/configs/gap/projection_error.ini"
 check "  the sections printed" grep -qx "h200-sxm = [0-9.]* 7 h100-sxm" "$WORK/out"
 sed 's/^\(h200-sxm = \)[0-9.]*\( 7 h100-sxm\)$/\19.9\2/' "$SRC/configs/gap/projection_error.ini" >"$WORK/pe.ini"
-check "  another figure fails" expect_exit 1 python3 "$SRC/scripts/gpu_pair.py" compare "$G/h100" "$G/h200" \
+check "  another figure fails" expect_exit 1 python3 -m mlbench.gpu.pair compare "$G/h100" "$G/h200" \
     "$G2/h100" "$G2/h200" --mlbench "$MLBENCH" --check-per-target "$WORK/pe.ini"
 check "  and says what it measured" grep -q "\[pairs.measured\] h200-sxm = 9.9 7 h100-sxm, measured" "$WORK/err"
 # what the ranking shows from them: an H100's trace onto the H200 the pairs' datasheet line (the GPU they projected
@@ -204,9 +205,9 @@ mean = sum(map(abs, errs)) / len(errs)
 assert len(errs) == 7 and mean <= 5, errs
 print("mean |e| %.1f%%" % mean, ["%+.1f" % e for e in errs])
 PY
-check "compare: an odd number of directories is a usage error" expect_exit 2 python3 "$SRC/scripts/gpu_pair.py" \
+check "compare: an odd number of directories is a usage error" expect_exit 2 python3 -m mlbench.gpu.pair \
     compare "$G/h100" "$G/h200" "$G2/h100" --mlbench "$MLBENCH"
-check "gpu-bound pair: uncalibrated" expect_exit 0 python3 "$SRC/scripts/gpu_pair.py" compare "$G/h100" "$G/h200" \
+check "gpu-bound pair: uncalibrated" expect_exit 0 python3 -m mlbench.gpu.pair compare "$G/h100" "$G/h200" \
     --mlbench "$MLBENCH" --uncalibrated
 check "gpu-bound pair: as recorded, the H200's host-bound trace projects the H100's transformer > 5% short" \
     grep -qE "^  transformer-bf16 NVIDIA H200 +-> NVIDIA H100 80 measured +30.600 ms .*\(-([5-9]|[1-9][0-9])\.[0-9]%\)" \
@@ -235,9 +236,9 @@ for cls, ma, mb, mr, xa, xb, xr, m1, m2 in rows:
 print(len(rows), "classes")
 PY
 }
-check "kernels" expect_exit 0 python3 "$SRC/scripts/gpu_pair.py" kernels "$G/h100" "$G/h200" --mlbench "$MLBENCH"
+check "kernels" expect_exit 0 python3 -m mlbench.gpu.pair kernels "$G/h100" "$G/h200" --mlbench "$MLBENCH"
 check "kernels: every workload, GEMM alike on both, attention's gain" kernels_check "$WORK/out" 3
-check "kernels: second set" expect_exit 0 python3 "$SRC/scripts/gpu_pair.py" kernels "$G2/h100" "$G2/h200" \
+check "kernels: second set" expect_exit 0 python3 -m mlbench.gpu.pair kernels "$G2/h100" "$G2/h200" \
     --mlbench "$MLBENCH"
 check "kernels: second set: the same" kernels_check "$WORK/out" 4
 
@@ -265,11 +266,9 @@ PY
 # python3-torch (the GPU runs them at BATCH; issue 31's five at gpu_pair.build's tiny sizes): finite loss, every
 # parameter with a gradient moved; no step calls torch.cuda.synchronize(), and only tinymlp-item reads .item().
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-    check "workloads: each trains on the CPU" /usr/bin/python3 - "$SRC/scripts" <<'PY'
-import sys
-sys.path.insert(0, sys.argv[1])
+    check "workloads: each trains on the CPU" /usr/bin/python3 - <<'PY'
 import torch
-import gpu_pair
+from mlbench.gpu import pair as gpu_pair
 torch.set_num_threads(2)
 calls = {"synchronize": 0, "item": 0}
 item = torch.Tensor.item
@@ -304,11 +303,10 @@ PY
     # replaced by counting ones: a workload that never synchronises calls synchronize once after the warm-up, never
     # in its 8 traced steps, and in its timed steps once, after the end event; tinymlp-item reads .item() every step
     # and nothing is added; a first-seven workload (convnet-fp32) synchronises every traced and timed step.
-    check "workloads: each loop synchronises as its SYNC says" /usr/bin/python3 - "$SRC/scripts" "$WORK" <<'PY'
+    check "workloads: each loop synchronises as its SYNC says" /usr/bin/python3 - "$WORK" <<'PY'
 import json, os, sys, time
-sys.path.insert(0, sys.argv[1])
 import torch
-import gpu_pair
+from mlbench.gpu import pair as gpu_pair
 torch.set_num_threads(2)
 calls = {"synchronize": 0, "item": 0, "events": 0}
 item = torch.Tensor.item
@@ -332,7 +330,7 @@ warmup, steps = 1, 3
 for name in gpu_pair.WORKLOADS[7:] + ("convnet-fp32",):
     sync = gpu_pair.SYNC[name]
     kw = dict(dev="cpu", batch=1, tiny=name in gpu_pair.WORKLOADS[7:], warmup=warmup)
-    trace = os.path.join(sys.argv[2], name + ".pt.trace.json")
+    trace = os.path.join(sys.argv[1], name + ".pt.trace.json")
     calls.update(synchronize=0, item=0, events=0)
     assert gpu_pair.child(name, steps, trace, **kw) == {}
     want = {"synchronize": 1 + (8 if sync == "synchronize" else 0), "item": warmup + 8 if sync == "item" else 0,
@@ -361,8 +359,7 @@ fi
 # them once, four at most per call, and gpu_session.sh refuses a fifth before it needs a bundle or a GPU.
 check "nosync loops: the documented calls" python3 - "$SRC" <<'PY'
 import re, sys
-sys.path.insert(0, sys.argv[1] + "/scripts")
-import gpu_pair
+from mlbench.gpu import pair as gpu_pair
 text = open(sys.argv[1] + "/docs/gap.md").read()
 sec = text[text.index("### Loops that never synchronise"):]
 sec = sec[:sec.index("\n## ")]

@@ -1,5 +1,5 @@
 #!/bin/sh
-# peers_cli.sh: scripts/peers refuses what it cannot do, reads STREAM's
+# peers_cli.sh: mlbench.peers (python/mlbench/peers, scripts/peers) refuses what it cannot do, reads STREAM's
 # output with known answers, and runs its disk and stream comparisons end to
 # end on small sizes (one ratio per case, nothing left behind). The ratios
 # themselves are not checked (a shared CI machine is too noisy); docs/disk.md
@@ -16,24 +16,31 @@ fail() {
 rm -rf "$WORK"
 mkdir -p "$WORK" || fail "cannot create $WORK"
 cd "$WORK" || exit 1
-PEERS="$SRC/scripts/peers"
+export PYTHONPATH="$SRC/python" PYTHONDONTWRITEBYTECODE=1
 
 # STREAM is not packaged: without stream.c the script says where it is published and stops.
-python3 "$PEERS" --mlbench "$MLBENCH" --only stream > out.txt 2> err.txt
+python3 -m mlbench.peers --mlbench "$MLBENCH" --only stream > out.txt 2> err.txt
 [ $? -eq 2 ] || fail "--only stream without --stream-c: expected exit 2"
 grep -q "www.cs.virginia.edu/stream" err.txt || fail "no pointer to McCalpin's site: $(cat err.txt)"
-python3 "$PEERS" --mlbench "$MLBENCH" --only stream --stream-c "$WORK/none.c" > out.txt 2> err.txt
+python3 -m mlbench.peers --mlbench "$MLBENCH" --only stream --stream-c "$WORK/none.c" > out.txt 2> err.txt
 [ $? -eq 2 ] || fail "--stream-c of a missing file: expected exit 2"
 grep -q "no such file" err.txt || fail "missing stream.c not named: $(cat err.txt)"
-python3 "$PEERS" --mlbench "$MLBENCH" --pairs 2 > out.txt 2> err.txt
+python3 -m mlbench.peers --mlbench "$MLBENCH" --pairs 2 > out.txt 2> err.txt
 [ $? -eq 2 ] || fail "--pairs 2: expected exit 2"
-python3 "$PEERS" --mlbench "$MLBENCH" --only tape > out.txt 2> err.txt
+python3 -m mlbench.peers --mlbench "$MLBENCH" --only tape > out.txt 2> err.txt
 [ $? -eq 2 ] || fail "--only tape: expected exit 2"
+# the one-section modes: stream without stream.c says where it is, and a mode does not take --only too
+python3 -m mlbench.peers stream --mlbench "$MLBENCH" > out.txt 2> err.txt
+[ $? -eq 2 ] || fail "mode stream without --stream-c: expected exit 2"
+grep -q "www.cs.virginia.edu/stream" err.txt || fail "mode stream: no pointer to McCalpin's site: $(cat err.txt)"
+python3 -m mlbench.peers disk --only gemm --mlbench "$MLBENCH" > out.txt 2> err.txt
+[ $? -eq 2 ] || fail "mode disk with --only: expected exit 2"
+python3 -m mlbench.peers disk-cases --mlbench "$WORK/none" > out.txt 2> err.txt
+[ $? -eq 2 ] || fail "disk-cases without an mlbench binary: expected exit 2"
 
 # STREAM's output format, known answers (MB/s -> GB/s), and a run that did not validate.
-python3 - "$PEERS" <<'PYEOF' || fail "parse_stream"
-import importlib.machinery, sys
-peers = importlib.machinery.SourceFileLoader("peers", sys.argv[1]).load_module()
+python3 - <<'PYEOF' || fail "parse_stream"
+from mlbench.peers import common, stream
 text = """-------------------------------------------------------------
 Function    Best Rate MB/s  Avg time     Min time     Max time
 Copy:           12345.6     0.021800     0.021743     0.021900
@@ -43,20 +50,20 @@ Triad:          13500.0     0.030000     0.029822     0.030100
 -------------------------------------------------------------
 Solution Validates: avg error less than 1.000000e-13 on all three arrays
 """
-got = peers.parse_stream(text)
+got = stream.parse_stream(text)
 want = {"copy": 12.3456, "scale": 11.0, "add": 13.0005, "triad": 13.5}
 assert got.keys() == want.keys() and all(abs(got[k] - want[k]) < 1e-9 for k in want), got
 try:
-    peers.parse_stream(text.replace("Solution Validates", "Failed Validation"))
+    stream.parse_stream(text.replace("Solution Validates", "Failed Validation"))
     raise SystemExit("a run that did not validate was accepted")
 except ValueError:
     pass
 try:
-    peers.parse_stream("Copy: 1.0 2 3 4\n")
+    stream.parse_stream("Copy: 1.0 2 3 4\n")
     raise SystemExit("output without all four kernels was accepted")
 except ValueError:
     pass
-assert peers.ratio([2.0, 3.0, 10.0], [1.0, 3.0, 4.0]) == 2.0
+assert common.ratio([2.0, 3.0, 10.0], [1.0, 3.0, 4.0]) == 2.0
 # an mlbench that crashes is named with its signal (a results file may hold no case)
 import os, stat, tempfile
 work = tempfile.mkdtemp(dir=os.environ["WORK"])
@@ -65,7 +72,7 @@ with open(crash, "w") as f:
     f.write("#!/bin/sh\nkill -SEGV $$\n")
 os.chmod(crash, stat.S_IRWXU)
 try:
-    peers.run_mlbench(crash, "[c]\n", work, [])
+    common.run_job(crash, "[c]\n", work)
     raise SystemExit("a crashed mlbench was not reported")
 except RuntimeError as e:
     assert "killed by SIGSEGV" in str(e), e
@@ -75,20 +82,13 @@ PYEOF
 # Disk end to end, where fio is installed: calibration, three pairs, a JSON
 # row with both ratios and the peer's exact command line, nothing left behind.
 if command -v fio > /dev/null 2>&1; then
-    python3 "$PEERS" --mlbench "$MLBENCH" --only disk --filter 'pread 4k|io_uring 4k random qd1' --dir "$WORK" --size 64m \
+    python3 -m mlbench.peers --mlbench "$MLBENCH" --only disk --filter 'pread 4k|io_uring 4k random qd1' --dir "$WORK" --size 64m \
         --reps 1 --min-time 0.05 --runtime 0.3 --ramp 0 --json disk.json > out.txt 2> err.txt
     status=$?
     cat out.txt
     [ $status -eq 0 ] || { cat err.txt; fail "peers --only disk exited with $status"; }
+    # (the checks' exit status is read after the script: 3 = no row compared)
     python3 - disk.json <<'PYEOF'
-    status=$?
-    # every row refused (tmpfs without O_DIRECT) checked nothing: a skip with the reason, a failure under CI
-    if [ $status -eq 3 ]; then
-        [ -n "${CI:-}" ] && fail "no disk row was compared (CI is set: this machine must compare)"
-        echo "note: no disk row could be compared on $WORK: the disk part checked nothing here"
-    elif [ $status -ne 0 ]; then
-        fail "disk.json is not as expected"
-    fi
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
 assert [r["case"] for r in rows] == ["pread 4k random qd1", "io_uring 4k random qd1"], rows
@@ -117,6 +117,14 @@ compared = [r for r in rows if "error" not in r]
 print("ok: disk rows,", len(compared), "compared")
 sys.exit(0 if compared else 3)
 PYEOF
+    status=$?
+    # every row refused (tmpfs without O_DIRECT) checked nothing: a skip with the reason, a failure under CI
+    if [ $status -eq 3 ]; then
+        [ -n "${CI:-}" ] && fail "no disk row was compared (CI is set: this machine must compare)"
+        echo "note: no disk row could be compared on $WORK: the disk part checked nothing here"
+    elif [ $status -ne 0 ]; then
+        fail "disk.json is not as expected"
+    fi
 fi
 
 # STREAM end to end with a stand-in stream.c that prints STREAM's format
@@ -135,7 +143,7 @@ int main(void)
     return 0;
 }
 CEOF
-python3 "$PEERS" --mlbench "$MLBENCH" --only stream --stream-c fake_stream.c --stream-elements 1048576 \
+python3 -m mlbench.peers --mlbench "$MLBENCH" --only stream --stream-c fake_stream.c --stream-elements 1048576 \
     --reps 1 --min-time 0.05 --json stream.json > out.txt 2> err.txt
 status=$?
 cat out.txt

@@ -1,11 +1,11 @@
-"""scripts/pytorch_compare.py without a GPU or torch: its mlbench side reads a
+"""mlbench.gpu.pytorch_compare without a GPU or torch: its mlbench side reads a
 real results file (a CPU GEMM case through the real binary), failures come
 back as text, and the done-means checks pass and miss where they should."""
 import os
 import tempfile
 import unittest
 
-import pytorch_compare as pc
+from mlbench.gpu import pytorch_compare as pc
 
 
 class MlbenchSide(unittest.TestCase):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/mlbench_simplify.py with real PyTorch (tests/simplify_test.py):
+# mlbench.simplify (python/mlbench/simplify.py) with real PyTorch (tests/simplify_test.py):
 # designed pipelines, the disk ceiling on this file system, honest stubs, and
 # a CPU trace of this torch through `mlbench gap`; and the cold page cache
 # (tests/simplify_cold_test.py): the random-read trap on a large memory-mapped
@@ -17,5 +17,5 @@ fi
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
 # the cold tests write a file of up to 1 GiB under $WORK: gone on every way out
 trap 'rm -rf "$WORK"/cold.* "$WORK"/decode.*' EXIT
-export PYTHONPATH="$SRC/scripts:$SRC/tests" PYTHONDONTWRITEBYTECODE=1 MLBENCH SRC WORK
+export PYTHONPATH="$SRC/python:$SRC/tests" PYTHONDONTWRITEBYTECODE=1 MLBENCH SRC WORK
 cd "$WORK" && "$PY" -m unittest -v simplify_test simplify_cold_test 2>&1

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Known-answer tests of the cold page cache in scripts/mlbench_simplify.py
+"""Known-answer tests of the cold page cache in mlbench.simplify (python/mlbench/simplify.py)
 (issue 32: the random-read trap), with Debian's python3-torch on real files in
 $WORK, run by tests/simplify.sh.
 
@@ -43,7 +43,7 @@ import unittest
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-import mlbench_simplify as ms
+from mlbench import simplify as ms
 
 MLBENCH = os.environ.get("MLBENCH")
 WORK = os.environ.get("WORK") or tempfile.mkdtemp(prefix="simplify-cold-test.")

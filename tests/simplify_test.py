@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Known-answer tests of scripts/mlbench_simplify.py with real PyTorch (Debian's
+"""Known-answer tests of mlbench.simplify (python/mlbench/simplify.py) with real PyTorch (Debian's
 python3-torch, CPU), run by tests/simplify.sh with $MLBENCH, $SRC and $WORK.
 
 The pipelines are designed to a known cost: a Dataset item reads a real file
@@ -23,7 +23,7 @@ import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
 
-import mlbench_simplify as ms
+from mlbench import simplify as ms
 
 MLBENCH = os.environ.get("MLBENCH")
 SRC = os.environ.get("SRC", os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -408,9 +408,9 @@ class HonestStubs(unittest.TestCase):
                     "def step(b):\n    time.sleep(0.002)\n")
         if os.path.exists(out):
             os.unlink(out)
-        p = subprocess.Popen([sys.executable, os.path.join(SRC, "scripts/mlbench_simplify.py"), loop, "--out", out,
+        p = subprocess.Popen([sys.executable, "-m", "mlbench.simplify", loop, "--out", out,
                               "--seconds", "30", "--warmup", "0.1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=dict(os.environ, PYTHONPATH=os.path.join(SRC, "scripts")))
+                             text=True, env=dict(os.environ, PYTHONPATH=os.path.join(SRC, "python")))
         try:
             # the full loop runs 30 s: interrupt it once it has started
             first = p.stderr.readline()

@@ -1,0 +1,2380 @@
+"""Simplify: run the parts of your own training loop one at a time.
+
+mlbench measures the hardware's ceilings (GEMM, conv, copies, disk) and reads
+a real run (a stage file or a profiler trace). Between them sits the question
+a real run asks: is a part slow by itself, or only inside the pipeline? This
+runner answers it on your own loop. It takes the loop's parts and runs, each
+for a bounded time after a warm-up:
+
+  full          the whole loop: next(batch) -> transfer -> step
+  loader        the loader alone: the step is stubbed, every batch is still
+                touched (one byte of every tensor read), bytes read from
+                storage by the process and its worker processes are counted
+                (/proc/<pid>/io read_bytes: read(), memory-mapped page faults
+                and the readahead around both; rchar for read(); major
+                faults), with the requests the block device served
+                (/proc/diskstats) and the CPU the loader spent or waited for
+  step          the step alone on one real batch already on the device
+  transfer      the host-to-device copy alone (GPU only)
+  no_optimizer  the step with optimizer.step stubbed out
+  no_collective the step with the collective stubbed out (when one is named)
+
+The modes that read the dataset (full, loader) run it cold, as a dataset
+larger than memory is read: the files the loader and its workers open or map
+are evicted from the page cache before the mode and kept out of it while it
+runs (a helper process: posix_fadvise, MADV_PAGEOUT), unless cache="warm"
+(--warm). The loader's bytes from storage against the bytes it delivers name
+read amplification (readahead on random offsets) and its remedies, and what
+bounds it (the device, the CPU, or neither) is said once, for the messages
+and the stage file alike.
+
+It writes a stage file (format "mlbench-stages", version 2,
+docs/stage-format.md) whose stages carry both their time in the full loop and
+their time alone (`isolated_seconds_per_step`); `mlbench gap --run FILE` puts
+the hardware ceiling next to both. It prints the overlap: the full step
+against the sum and the maximum of the isolated parts.
+
+As a module:
+
+    from mlbench.simplify import simplify
+    report = simplify(loader, step, optimizer=opt, device="cuda",
+                      out="simplify.json", seconds=10)
+
+As a command, on a file that defines the parts (`loader`, `step`, and
+optionally `optimizer`, `device`, `transfer`, `collective`, `flops_per_step`,
+`pattern`) or a function `parts()` returning them as a dict:
+
+    python3 -m mlbench.simplify myloop.py --out simplify.json --seconds 10
+    mlbench gap --run simplify.json
+
+Standard library, plus torch when it is importable (it is needed only for
+tensors, the GPU path and FLOP counting). docs/simplify.md says what each mode
+stubs and what it cannot see.
+"""
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import signal
+import stat
+import sys
+import tempfile
+import time
+import traceback
+
+from .stages import FORMAT, write_json_atomic
+
+VERSION = 2
+MODES = ("full", "loader", "step", "transfer", "no_optimizer", "no_collective")
+DATASET_MODES = ("full", "loader")   # the modes that read the dataset (and start with it cold)
+# Fraction of the storage reads below which a loader counts as served from the
+# page cache: its bytes are then held against host memory, not the disk.
+PAGE_CACHE_SHARE = 0.5
+# A loader that reads less than this share of the bytes it delivers is not
+# bound by storage or memory: it generates or decodes its batches (CPU work),
+# and its few incidental reads (a config, a label file) make no ceiling.
+READ_SHARE_MIN = 0.01
+# Bytes per batch below which reads are incidental whatever the batch holds
+# (rchar counts the pipes a DataLoader hands indices and batches over, /proc
+# files): a loader that reads this little reads nothing.
+READ_FLOOR = 4096
+# Storage bytes per delivered byte from which a loader is named read-amplified
+# (readahead around random reads, whole files read for a part of each).
+AMPLIFIED = 2.0
+# Share of the loader's time its processes were on a CPU, or its device busy,
+# from which it is named CPU-bound or storage-bound.
+BUSY = 0.5
+# The machine's CPUs this busy (all work, ours and others') make a loader
+# that wanted half that share of a CPU CPU-bound (contended).
+CONTENDED = 0.9
+# Share of the device's bytes the loader must have read for the device's mean
+# request size to be taken as the loader's block size (others read the rest).
+DEVICE_OURS = 0.8
+
+
+class SimplifyError(RuntimeError):
+    """An exception raised by the user's code, with the mode it happened in."""
+
+    def __init__(self, mode, error, tb_text=""):
+        self.mode = mode
+        self.error = error  # "Type: message" of the user's exception
+        self.tb_text = tb_text
+        super().__init__("mode '%s': %s" % (mode, error))
+
+
+class ModeTimeout(Exception):
+    """A mode ran past its hard bound (one call of the user's code never returned)."""
+
+
+# ---- batches ------------------------------------------------------------------------------
+
+
+def _torch():
+    try:
+        import torch
+        return torch
+    except ImportError:
+        return None
+
+
+def _leaves(batch):
+    """Tensors, arrays and byte strings inside a (nested) batch."""
+    if isinstance(batch, dict):
+        for v in batch.values():
+            yield from _leaves(v)
+    elif isinstance(batch, (list, tuple)):
+        for v in batch:
+            yield from _leaves(v)
+    elif hasattr(batch, "nbytes") or isinstance(batch, (bytes, bytearray, memoryview)) or _is_tensor(batch):
+        yield batch
+
+
+def _is_tensor(x):
+    t = sys.modules.get("torch")  # a batch holds tensors only when torch is loaded
+    return t is not None and isinstance(x, t.Tensor)
+
+
+def _nbytes(x):
+    t = _torch()
+    if t is not None and isinstance(x, t.Tensor):
+        return x.element_size() * x.nelement()
+    if isinstance(x, (bytes, bytearray)):
+        return len(x)
+    return int(getattr(x, "nbytes", 0))
+
+
+def batch_bytes(batch):
+    """Bytes of all tensors/arrays/byte strings in a batch."""
+    return sum(_nbytes(x) for x in _leaves(batch))
+
+
+def touch(batch):
+    """The no-op consumer: reads the first byte of every tensor, array and
+    byte string in the batch (so a lazy loader does its work, and a GPU
+    tensor is waited for). Returns (sum of those bytes, number of leaves)."""
+    t = _torch()
+    total = n = 0
+    for x in _leaves(batch):
+        n += 1
+        if t is not None and isinstance(x, t.Tensor):
+            if x.nelement():
+                total += int(x.reshape(-1)[:1].cpu().view(t.uint8)[0])
+        elif isinstance(x, (bytes, bytearray, memoryview)):
+            if len(x):
+                total += bytes(x[:1])[0]
+        else:  # numpy and other buffer objects
+            flat = x.reshape(-1)[:1] if hasattr(x, "reshape") else x
+            raw = flat.tobytes() if hasattr(flat, "tobytes") else b""
+            total += raw[0] if raw else 0
+    return total, n
+
+
+def to_device(batch, device, non_blocking=False):
+    """batch with every tensor moved to `device` (nested lists/tuples/dicts kept)."""
+    if isinstance(batch, dict):
+        return {k: to_device(v, device, non_blocking) for k, v in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        moved = [to_device(v, device, non_blocking) for v in batch]
+        return type(batch)(moved) if isinstance(batch, list) else tuple(moved)
+    if hasattr(batch, "to") and hasattr(batch, "device"):
+        return batch.to(device, non_blocking=non_blocking)
+    return batch
+
+
+def batch_signature(batch):
+    """[(shape, dtype, device)] of a batch's tensors: what a stand-in must keep."""
+    out = []
+    for x in _leaves(batch):
+        out.append((tuple(getattr(x, "shape", (len(x),))), str(getattr(x, "dtype", "bytes")),
+                    str(getattr(x, "device", "cpu"))))
+    return out
+
+
+def _is_cuda(device):
+    return device is not None and str(device).startswith("cuda")
+
+
+def _pinned(batch):
+    leaves = [x for x in _leaves(batch) if hasattr(x, "is_pinned")]
+    return bool(leaves) and all(x.is_pinned() for x in leaves)
+
+
+# ---- what the process and its workers read and spent ------------------------------------
+
+
+def _read_io(pid):
+    out = {}
+    try:
+        with open("/proc/%s/io" % pid) as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                out[k.strip()] = int(v)
+    except (OSError, ValueError):
+        return None
+    return out
+
+
+def _proc_stat(pid):
+    """(utime + stime in seconds, start time, major faults) of a process from
+    /proc/<pid>/stat; the major faults include its reaped children's
+    (cmajflt). (None, None, 0) if it is gone."""
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            rest = f.read().rpartition(")")[2].split()
+    except OSError:
+        return None, None, 0
+    # fields after the command: state(3) ... majflt(12) cmajflt(13) utime(14) stime(15) ... starttime(22)
+    return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK"), rest[19], int(rest[9]) + int(rest[10])
+
+
+def _runqueue_seconds(pid):
+    """Seconds the threads of a process waited, runnable, for a CPU (the
+    second field of /proc/<pid>/task/<tid>/schedstat): CPU it wanted and did
+    not get because other work held the CPUs. 0 where the kernel keeps no
+    scheduler statistics."""
+    total = 0
+    try:
+        tids = os.listdir("/proc/%s/task" % pid)
+    except OSError:
+        return 0.0
+    for tid in tids:
+        try:
+            with open("/proc/%s/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total / 1e9
+
+
+# Processes of the runner's own (the cache keeper): not the loader's, not counted.
+_HIDDEN_PIDS = set()
+
+
+def _descendants(pid):
+    """Every live descendant pid (DataLoader workers are children of the
+    process; their own children count too), read from
+    /proc/<pid>/task/<tid>/children; the runner's own helper left out."""
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tids = os.listdir("/proc/%d/task" % p)
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open("/proc/%d/task/%s/children" % (p, tid)) as f:
+                    kids = [int(k) for k in f.read().split() if int(k) not in _HIDDEN_PIDS]
+            except (OSError, ValueError):
+                continue
+            found.extend(kids)
+            todo.extend(kids)
+    return found
+
+
+class ProcSnapshot:
+    """I/O, CPU and major-fault counters of this process and of each live
+    descendant.
+
+    Linux adds a reaped child's I/O and CPU time to its parent's counters, so
+    over a window: this process's delta (which holds workers that ended in the
+    window) + each live descendant's delta - the start figures of descendants
+    that ended in the window (the parent's delta holds their whole life).
+    The runner's cache keeper runs in a process of its own, left out."""
+
+    def __init__(self):
+        self.pid = os.getpid()
+        self.own_io = _read_io("self") or {}
+        times = os.times()
+        self.own_cpu = times.user + times.system
+        self.reaped_cpu = times.children_user + times.children_system
+        self.own_majflt = _proc_stat("self")[2]
+        self.own_wait = _runqueue_seconds(self.pid)
+        self.kids = {}
+        for p in _descendants(self.pid):
+            cpu, start, majflt = _proc_stat(p)
+            io = _read_io(p)
+            if cpu is not None and io is not None:
+                self.kids[(p, start)] = (io, cpu, majflt, _runqueue_seconds(p))
+
+    @property
+    def available(self):
+        return bool(self.own_io)
+
+
+def proc_delta(a, b):
+    """What was read and spent between snapshots a and b: read_bytes (bytes
+    the block layer read for these processes: read(), page faults of
+    memory-mapped files and the readahead around both), rchar (bytes read()
+    returned, page cache included; memory-mapped reads are not in it; pipes
+    too: worker_rchar is the live workers' part, without the batches the
+    loop reads from them),
+    major_faults (page faults that waited for storage), main-process and
+    worker CPU seconds, and the seconds they waited runnable for a CPU other
+    work held (*_runqueue_seconds)."""
+    out = {"read_bytes": 0, "rchar": 0, "main_cpu_seconds": b.own_cpu - a.own_cpu,
+           "worker_cpu_seconds": b.reaped_cpu - a.reaped_cpu, "workers": len(b.kids),
+           "major_faults": b.own_majflt - a.own_majflt, "main_runqueue_seconds": b.own_wait - a.own_wait,
+           "worker_runqueue_seconds": 0.0, "worker_rchar": 0}
+    for k in ("read_bytes", "rchar"):
+        out[k] = b.own_io.get(k, 0) - a.own_io.get(k, 0)
+    for key, (io, cpu, majflt, wait) in b.kids.items():
+        io0, cpu0, majflt0, wait0 = a.kids.get(key, ({}, 0.0, 0, 0.0))
+        for k in ("read_bytes", "rchar"):
+            out[k] += io.get(k, 0) - io0.get(k, 0)
+        out["worker_rchar"] += io.get("rchar", 0) - io0.get("rchar", 0)
+        out["worker_cpu_seconds"] += cpu - cpu0
+        out["major_faults"] += majflt - majflt0
+        out["worker_runqueue_seconds"] += wait - wait0
+    for key, (io0, cpu0, majflt0, _) in a.kids.items():
+        if key not in b.kids:  # ended in the window: its whole life is in the parent's delta
+            for k in ("read_bytes", "rchar"):
+                out[k] -= io0.get(k, 0)
+            out["worker_cpu_seconds"] -= cpu0
+            out["major_faults"] -= majflt0
+    for k in ("read_bytes", "rchar", "worker_cpu_seconds", "main_cpu_seconds", "major_faults",
+              "main_runqueue_seconds", "worker_runqueue_seconds", "worker_rchar"):
+        out[k] = max(out[k], 0)
+    return out
+
+
+# ---- the dataset's files, the page cache and the device ----------------------------------
+#
+# A real run on a dataset larger than memory reads it from storage in every
+# epoch. Measured on a machine whose page cache holds the dataset (it was just
+# written, or the previous mode read it), the same loop measures memory
+# instead. So the runner finds the files the loader reads, evicts them before
+# every mode that reads the dataset and keeps them cold while the mode runs,
+# and counts what the block device under them served.
+
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+MADV_PAGEOUT = 21  # Linux 5.4: reclaim these pages (clean file pages are dropped; nothing is lost)
+# pidfd_open, process_madvise (5.10), cachestat (6.5): the same numbers on x86_64 and arm64
+_NR_PIDFD_OPEN, _NR_PROCESS_MADVISE, _NR_CACHESTAT = 434, 440, 451
+# Opened or mapped by the loader but not its dataset: devices, /proc, the system's files.
+_SYSTEM_PREFIXES = ("/proc/", "/sys/", "/dev/", "/run/", "/usr/", "/lib/", "/lib32/", "/lib64/", "/bin/", "/sbin/",
+                    "/etc/", "/snap/")
+_CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth", ".typed")
+
+
+class _Kernel:
+    """The system calls the cold cache needs, through ctypes (standard
+    library): cachestat (pages of a range in the page cache; mincore on a
+    mapping of the file where the kernel has no cachestat), madvise and
+    process_madvise (MADV_PAGEOUT: the pages the loader has mapped)."""
+
+    def __init__(self):
+        self.libc = None
+        self.cachestat = None   # None: not tried yet; then True/False
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.syscall.restype = ctypes.c_long
+            libc.mmap.restype = ctypes.c_void_p
+            libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                  ctypes.c_long]
+            libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+            libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+            class Range(ctypes.Structure):
+                _fields_ = [("off", ctypes.c_uint64), ("len", ctypes.c_uint64)]
+
+            class Stat(ctypes.Structure):
+                _fields_ = [(n, ctypes.c_uint64) for n in ("nr_cache", "nr_dirty", "nr_writeback", "nr_evicted",
+                                                           "nr_recently_evicted")]
+
+            class IoVec(ctypes.Structure):
+                _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+            self.ct, self.libc, self.Range, self.Stat, self.IoVec = ctypes, libc, Range, Stat, IoVec
+        except (ImportError, OSError, AttributeError):
+            self.libc = None
+
+    @property
+    def available(self):
+        return self.libc is not None
+
+    def cached_pages(self, fd, size, chunk, which=None):
+        """Pages of the file in the page cache, per chunk of `chunk` bytes
+        (a dict chunk index -> pages; only the chunks in `which` if given),
+        or None where the kernel tells nothing."""
+        n = max(1, -(-size // chunk))
+        which = range(n) if which is None else which
+        if self.libc is None or size <= 0:
+            return None
+        if self.cachestat is not False:
+            out = self._cachestat(fd, size, chunk, which)
+            if out is not None:
+                return out
+        return self._mincore(fd, size, chunk, which)
+
+    def _cachestat(self, fd, size, chunk, which):
+        """Per chunk; a file with no page cached costs one call. (A call costs
+        a walk of the range's cached pages: a chunk at a time is cheaper than
+        bisecting, whose wide ranges walk the same pages again.)"""
+        ct, rng, st = self.ct, self.Range(), self.Stat()
+        out = {}
+
+        def pages(lo, hi):
+            rng.off, rng.len = lo * chunk, min(hi * chunk, size) - lo * chunk
+            if self.libc.syscall(ct.c_long(_NR_CACHESTAT), ct.c_long(fd), ct.byref(rng), ct.byref(st),
+                                 ct.c_long(0)) < 0:
+                raise OSError(ct.get_errno(), "cachestat")
+            return int(st.nr_cache)
+
+        try:
+            whole = isinstance(which, range) and which.step == 1 and len(which) > 1
+            if not (whole and pages(which.start, which.stop) == 0):
+                for i in which:
+                    n = pages(i, i + 1)
+                    if n:
+                        out[i] = n
+        except OSError:
+            if self.cachestat is None:
+                self.cachestat = False   # an older kernel: mincore from now on
+            return None
+        self.cachestat = True
+        return out
+
+    def _mincore(self, fd, size, chunk, which):
+        import mmap as _mmap
+        ct, out, window = self.ct, {}, 1 << 30
+        wanted = sorted(which)
+        pos = 0
+        for lo in range(0, size, window):
+            hi = min(size, lo + window)
+            if pos >= len(wanted):
+                break
+            if wanted[pos] * chunk >= hi:
+                continue
+            addr = self.libc.mmap(None, hi - lo, _mmap.PROT_READ, _mmap.MAP_SHARED, fd, lo)
+            if addr in (None, ct.c_void_p(-1).value):
+                return None
+            try:
+                vec = ct.create_string_buffer((hi - lo + PAGE - 1) // PAGE)
+                if self.libc.mincore(ct.c_void_p(addr), hi - lo, vec) != 0:
+                    return None
+                raw = vec.raw
+            finally:
+                self.libc.munmap(ct.c_void_p(addr), hi - lo)
+            while pos < len(wanted) and wanted[pos] * chunk < hi:
+                i = wanted[pos]
+                a = (i * chunk - lo) // PAGE
+                b = (min(size, (i + 1) * chunk) - lo + PAGE - 1) // PAGE
+                seg = raw[max(a, 0):b]
+                out[i] = len(seg) - seg.count(0)
+                pos += 1
+        return out
+
+    def pageout(self, pid, ranges):
+        """MADV_PAGEOUT on the address ranges [(address, bytes)] of process
+        pid: 0 when done, else the errno (EPERM: another process's pages need
+        CAP_SYS_NICE; ENOSYS/EINVAL: a kernel without it; ESRCH: it ended)."""
+        if self.libc is None or not ranges:
+            return 0
+        ct = self.ct
+        if pid == os.getpid():
+            for addr, length in ranges:
+                if self.libc.madvise(ct.c_void_p(addr), ct.c_size_t(length), MADV_PAGEOUT) != 0:
+                    return ct.get_errno()
+            return 0
+        pidfd = self.libc.syscall(ct.c_long(_NR_PIDFD_OPEN), ct.c_long(pid), ct.c_long(0))
+        if pidfd < 0:
+            return ct.get_errno()
+        try:
+            for k in range(0, len(ranges), 512):
+                part = ranges[k:k + 512]
+                iov = (self.IoVec * len(part))(*[self.IoVec(a, n) for a, n in part])
+                if self.libc.syscall(ct.c_long(_NR_PROCESS_MADVISE), ct.c_long(pidfd), iov, ct.c_long(len(part)),
+                                     ct.c_long(MADV_PAGEOUT), ct.c_long(0)) < 0:
+                    return ct.get_errno()
+            return 0
+        finally:
+            os.close(pidfd)
+
+
+def _block_device(path):
+    """{"name": the device in /proc/diskstats, "disk": the disk whose queue
+    it uses (the partition's parent), "read_ahead_kb"} of the block device a
+    file lives on, or None (tmpfs, overlay, NFS, FUSE: no block device)."""
+    try:
+        dev = os.stat(path).st_dev
+        real = os.path.realpath("/sys/dev/block/%d:%d" % (os.major(dev), os.minor(dev)))
+    except (OSError, ValueError):
+        return None
+    if not os.path.isdir(real):
+        return None
+    name = os.path.basename(real)
+    disk = os.path.basename(os.path.dirname(real)) if os.path.exists(os.path.join(real, "partition")) else name
+    out = {"name": name, "disk": disk}
+    try:
+        with open("/sys/block/%s/queue/read_ahead_kb" % disk) as f:
+            out["read_ahead_kb"] = int(f.read())
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def _diskstats(names):
+    """name -> (reads completed, sectors read, ms spent reading, ms busy) from
+    /proc/diskstats, for the devices named; and the bytes of the file read."""
+    out, nbytes = {}, 0
+    try:
+        with open("/proc/diskstats", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return out, 0
+    nbytes = len(raw)
+    for line in raw.decode(errors="replace").splitlines():
+        f = line.split()
+        if len(f) >= 13 and f[2] in names:
+            out[f[2]] = (int(f[3]), int(f[5]), int(f[6]), int(f[12]))
+    return out, nbytes
+
+
+def _device_delta(devices, a, b, seconds, tree_bytes):
+    """What the dataset's block devices served over a window: read requests,
+    bytes, their mean size (sectors x 512 / requests), the share of the window
+    the device was busy (io_ticks), and the share of its bytes that this
+    process tree read (below 1 the device served others too, and the mean
+    request size is theirs as much as ours)."""
+    if not devices:
+        return None
+    reads = sectors = ms_read = busy = 0
+    for d in devices:
+        if d["name"] in a and d["name"] in b:
+            r0, s0, m0, t0 = a[d["name"]]
+            r1, s1, m1, t1 = b[d["name"]]
+            reads, sectors, ms_read, busy = reads + r1 - r0, sectors + s1 - s0, ms_read + m1 - m0, busy + t1 - t0
+    nbytes = sectors * 512
+    out = {"devices": [d["name"] for d in devices], "read_requests": reads, "read_bytes": nbytes,
+           "mean_request_bytes": nbytes / reads if reads else None,
+           "busy_share": min(busy / 1e3 / seconds, 1.0) if seconds > 0 else None,
+           "read_ahead_kb": {d["disk"]: d["read_ahead_kb"] for d in devices if "read_ahead_kb" in d},
+           "ours": min(tree_bytes / nbytes, 1.0) if nbytes else None,
+           "how": "/proc/diskstats over the measured window: sectors read x 512 / read requests completed; busy: "
+                  "the device's io_ticks / the window"}
+    return out
+
+
+def _machine_cpu():
+    """(busy, total) jiffies of all the machine's CPUs from /proc/stat (idle
+    and iowait are not busy)."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return None
+    return sum(v) - v[3] - v[4], sum(v)
+
+
+def _machine_busy(a, b):
+    if a is None or b is None or b[1] <= a[1]:
+        return None
+    return (b[0] - a[0]) / (b[1] - a[1])
+
+
+def _mem_available():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+class _FileWatch:
+    """The files the loader reads: the regular files its process and its
+    worker processes open for reading (builtins.open, io.open and os.open,
+    recorded as they are called; workers, forked after the hooks went in,
+    append what they open to a log file) or hold open or mapped
+    (/proc/<pid>/fd and /proc/<pid>/maps, scanned). Files of the interpreter
+    and its packages, system files, code and the runner's own files are left
+    out. A file opened and closed again by C code (a decoder's own fopen)
+    is not seen: its reads still count, but it is not evicted."""
+
+    def __init__(self, own=()):
+        self.pid = os.getpid()
+        self.files = {}          # path -> bytes
+        self.maps = {}           # pid -> [(path, start, end, file offset)]
+        self.read_bytes = 0      # what the watch itself read (/proc files, the log): the helper's, not the loop's
+        self.dir = tempfile.mkdtemp(prefix="mlbench-simplify.")
+        self.log = os.path.join(self.dir, "opened")
+        self._log_fd = self._log_pid = None
+        self._log_pos = 0
+        self._seen = set()
+        self.evict_on_open = False   # set for the cold modes (_opened)
+        self.ever_mapped = set()
+        self._rejected = set()
+        self._orig = None
+        skip = set(_SYSTEM_PREFIXES)
+        for p in [sys.prefix, sys.base_prefix, sys.exec_prefix] + [p for p in sys.path if p and (
+                "site-packages" in p or "dist-packages" in p)]:
+            if p and os.path.isabs(p) and p != "/":
+                skip.add(os.path.join(os.path.realpath(p), ""))
+        skip.add(os.path.join(self.dir, ""))
+        self._skip = tuple(sorted(skip))
+        self._own = {os.path.abspath(p) for p in own if p}
+
+    # -- the hooks: what the process and its workers open --
+    def install(self):
+        import builtins
+        import io
+        if self._orig is not None:
+            return
+        o_open, o_io_open, o_os_open = builtins.open, io.open, os.open
+        watch = self
+
+        def open(file, *args, **kwargs):  # noqa: A001  (stands in for the builtin)
+            f = o_open(file, *args, **kwargs)
+            mode = args[0] if args else kwargs.get("mode", "r")
+            if isinstance(mode, str) and not any(c in mode for c in "wax+"):
+                watch._opened(file, f)
+            return f
+
+        def os_open(path, flags, *args, **kwargs):
+            fd = o_os_open(path, flags, *args, **kwargs)
+            if flags & os.O_ACCMODE == os.O_RDONLY and kwargs.get("dir_fd") is None:
+                watch._opened(path, fd)
+            return fd
+
+        open.__doc__, os_open.__doc__ = o_open.__doc__, o_os_open.__doc__
+        self._orig = (o_open, o_io_open, o_os_open)
+        self._hooks = (open, os_open)
+        builtins.open = io.open = open
+        os.open = os_open
+
+    def uninstall(self):
+        import builtins
+        import io
+        if self._orig is None:
+            return
+        o_open, o_io_open, o_os_open = self._orig
+        if builtins.open is self._hooks[0]:
+            builtins.open = o_open
+        if io.open is self._hooks[0]:
+            io.open = o_io_open
+        if os.open is self._hooks[1]:
+            os.open = o_os_open
+        self._orig = None
+
+    def close(self):
+        self.uninstall()
+        if self._log_fd is not None and self._log_pid == os.getpid():
+            os.close(self._log_fd)
+            self._log_fd = None
+        import shutil
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _opened(self, file, handle):
+        """A file opened for reading (handle: its file object or descriptor).
+        The first time the run sees it, it is evicted right there, before the
+        caller reads it, when evict_on_open is set (the cold modes): a dataset
+        of many files is opened a few files at a time, and each file's first
+        read must be cold as well."""
+        try:
+            if isinstance(file, int):
+                return
+            p = os.fspath(file)
+            if isinstance(p, bytes):
+                p = os.fsdecode(p)
+            p = os.path.abspath(p)
+            if p in self._seen or "\n" in p:
+                return
+            self._seen.add(p)
+            if self.evict_on_open and self._looks_like_data(p):
+                try:
+                    fd = handle if isinstance(handle, int) else handle.fileno()
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                except (OSError, AttributeError, ValueError):
+                    pass
+            # every process (the loop's, its workers) logs it: the keeper process reads the log
+            if self._log_pid != os.getpid():
+                raw_open = self._orig[2] if self._orig else os.open
+                self._log_fd = raw_open(self.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                self._log_pid = os.getpid()
+            os.write(self._log_fd, os.fsencode(p) + b"\n")
+        except Exception:  # the watch never breaks the user's open()
+            pass
+
+    # -- what they hold open or mapped --
+    def _read(self, path):
+        raw_open = self._orig[0] if self._orig else open
+        with raw_open(path, "rb") as f:
+            data = f.read()
+        self.read_bytes += len(data)
+        return data
+
+    def _looks_like_data(self, path):
+        """Not a system file, code, or the runner's own (by its name alone)."""
+        return path.startswith("/") and not path.startswith(self._skip) and path not in self._own and \
+            not path.endswith(_CODE_SUFFIXES) and ".so." not in os.path.basename(path) and \
+            "/__pycache__/" not in path and not os.path.basename(path).startswith(".mlbench-simplify.")
+
+    def _consider(self, path):
+        """Whether path is a file of the dataset (and note it)."""
+        if path in self.files:
+            return True
+        if path in self._rejected:
+            return False
+        ok = self._looks_like_data(path)
+        if ok:
+            try:
+                st = os.stat(path)
+                ok = stat.S_ISREG(st.st_mode) and st.st_size > 0
+            except OSError:
+                ok = False
+        if ok:
+            self.files[path] = st.st_size
+        else:
+            self._rejected.add(path)
+        return ok
+
+    def scan(self, pids):
+        """The files opened since the last scan, and those the processes hold
+        open (read-only) or mapped (not executable) now. Returns the files
+        first found held open or mapped (opened where the hooks do not see:
+        before the run, or by C code), which the hooks did not evict."""
+        fresh = []
+        try:
+            fd = (self._orig[2] if self._orig else os.open)(self.log, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                data = os.pread(fd, 1 << 24, self._log_pos)
+            finally:
+                os.close(fd)
+            self.read_bytes += len(data)
+            end = data.rfind(b"\n") + 1
+            self._log_pos += end
+            for line in data[:end].splitlines():
+                path = os.fsdecode(line)
+                self._seen.add(path)   # workers forked from now on know it
+                self._consider(path)
+        except OSError:
+            pass
+        maps = {}
+        for pid in pids:
+            fd_dir = "/proc/%d/fd" % pid
+            try:
+                fds = os.listdir(fd_dir)
+            except OSError:
+                continue
+            for name in fds:
+                try:
+                    target = os.readlink(os.path.join(fd_dir, name))
+                    if not target.startswith("/") or target.endswith(" (deleted)"):
+                        continue
+                    if target not in self.files and target not in self._rejected:
+                        info = self._read("/proc/%d/fdinfo/%s" % (pid, name)).decode()
+                        flags = int(info.split("flags:")[1].split()[0], 8)
+                        if flags & os.O_ACCMODE != os.O_RDONLY:
+                            continue
+                        if self._consider(target) and target not in self._seen:
+                            fresh.append(target)
+                except (OSError, ValueError, IndexError):
+                    continue
+            try:
+                lines = self._read("/proc/%d/maps" % pid).decode(errors="replace").splitlines()
+            except OSError:
+                continue
+            for line in lines:
+                f = line.split(None, 5)
+                if len(f) < 6 or "x" in f[1] or not f[5].startswith("/") or f[5].endswith(" (deleted)"):
+                    continue
+                new = f[5] not in self.files
+                if self._consider(f[5]):
+                    if new and f[5] not in self._seen:
+                        fresh.append(f[5])
+                    lo, _, hi = f[0].partition("-")
+                    maps.setdefault(pid, []).append((f[5], int(lo, 16), int(hi, 16), int(f[2], 16)))
+        self.maps = maps
+        self.ever_mapped.update(m[0] for entries in maps.values() for m in entries)
+        self._seen.update(fresh)
+        return fresh
+
+    def mapped(self):
+        """The dataset's files a process of the loader has mapped (memory-mapped reads)."""
+        return sorted(self.ever_mapped)
+
+
+def _chunk_bytes(size):
+    """The unit the keeper ages pages in: 4 MiB, coarser for files above 4 GiB (at most 1024 chunks a file)."""
+    chunk = max(4 << 20, -(-size // 1024))
+    return -(-chunk // PAGE) * PAGE
+
+
+def _runs(indices, chunk, size):
+    """Consecutive chunk indices as byte ranges [(offset, length)]."""
+    out = []
+    for i in sorted(indices):
+        off = i * chunk
+        ln = min(chunk, size - off)
+        if out and out[-1][0] + out[-1][1] == off:
+            out[-1] = (out[-1][0], out[-1][1] + ln)
+        else:
+            out.append((off, ln))
+    return out
+
+
+class _CacheKeeper:
+    """Keeps the dataset's files, while one mode runs, in the state a dataset
+    larger than memory is in. It runs in a helper process of its own
+    (_KeeperProcess), beside the loop it keeps cold: a thread of the loop's
+    process would wait for the GIL while the loop holds it through a page
+    fault of a memory-mapped read (tens of ms each), and fall behind.
+
+    At the start: every file the loader reads (_FileWatch) is evicted from the
+    page cache: the pages the process and its workers have mapped are paged
+    out (process_madvise MADV_PAGEOUT: needs CAP_SYS_NICE), then
+    posix_fadvise(POSIX_FADV_DONTNEED) drops the file's pages;
+    /proc/sys/vm/drop_caches as well when asked (root). While the mode runs,
+    it ticks each time the device has read 1/40 of the dataset's bytes (at
+    least four readahead windows): every chunk (4 MiB) of a file already in
+    the cache at the previous tick is evicted, so the cache holds what the
+    last tick or two read (about a twentieth of the dataset, plus what is
+    read while a tick runs: a dataset many times larger than the memory
+    caching it), and pages read ahead live at least a tick, long enough for a
+    sequential reader to use them. Pages that cannot be evicted (mapped,
+    without CAP_SYS_NICE; mapped by two workers at once; tmpfs) are counted:
+    the mode is then "partly warm", and says how much.
+
+    With cold=False (--warm) nothing is evicted: the files are only found,
+    and how much of them is in the page cache is reported."""
+
+    TICK_SHARE = 1.0 / 40
+    READAHEADS = 4         # a tick is at least this many readahead windows: read-ahead pages live long enough
+    POLL = 0.005           # s between looks at the device's counters
+    SCAN = 0.25            # s between looks for files newly opened or mapped
+    MIN_TICK = 0.01        # s between two ticks at least
+
+    def __init__(self, watch, kernel, root, cold=True, drop_caches=False, pattern="random"):
+        self.watch, self.kernel, self.root, self.cold = watch, kernel, root, cold
+        self.drop_caches, self.pattern = drop_caches, pattern
+        self.notes = []
+        self.ticks = 0
+        self.evicted_bytes = 0
+        self.stuck_max = 0
+        self.resident_max = 0
+        self.tick_seconds = 0.0
+        self.young = {}
+        self.devices = []
+        self._stuck = {}
+        self._devnames = set()
+        self._errors = set()
+
+    def _pids(self):
+        """The loop's process and its descendants (this helper left out)."""
+        return [self.root] + _descendants(self.root)
+
+    def _note(self, text):
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def _refresh_devices(self):
+        for path in list(self.watch.files):
+            if path in self._devnames:
+                continue
+            self._devnames.add(path)
+            d = _block_device(path)
+            if d is None:
+                self._note("%s is on no block device (tmpfs, overlay, a network or FUSE file system): its reads "
+                           "show in read_bytes only, and the device's request size and busy time are unknown" % path)
+            elif d["name"] not in [x["name"] for x in self.devices]:
+                self.devices.append(d)
+
+    def _scan(self):
+        """Looks for files newly opened or mapped; evicts those the hooks did not (cold)."""
+        fresh = self.watch.scan(self._pids())
+        self._refresh_devices()
+        if self.cold and fresh:
+            self.evict(fresh)
+
+    def dataset_bytes(self):
+        return sum(self.watch.files.values())
+
+    def tick_bytes(self):
+        """Bytes read from the device between two ticks: 1/40 of the dataset,
+        and at least four readahead windows (a sequential reader uses the
+        pages read ahead before they are a tick old; a window is no larger
+        than the largest file)."""
+        ra = max([d.get("read_ahead_kb", 128) for d in self.devices] or [128]) * 1024
+        ra = min(ra, max(self.watch.files.values() or [ra]))
+        return int(max(self.TICK_SHARE * self.dataset_bytes(), self.READAHEADS * ra, 1 << 20))
+
+    def resident(self):
+        """Bytes of the dataset's files in the page cache now (None: unknown)."""
+        total, known = 0, False
+        for path, size in list(self.watch.files.items()):
+            fd = self._open(path)
+            if fd is None:
+                continue
+            try:
+                pages = self.kernel.cached_pages(fd, size, max(size, PAGE))
+                if pages is not None:
+                    total += sum(pages.values()) * PAGE
+                    known = True
+            finally:
+                os.close(fd)
+        return min(total, self.dataset_bytes()) if known else None
+
+    def _open(self, path):
+        try:
+            return (self.watch._orig[2] if self.watch._orig else os.open)(path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return None
+
+    def _pageout(self, path, ranges):
+        """Pages out the pages of these file ranges mapped by any process of the loop."""
+        for pid, entries in list(self.watch.maps.items()):
+            iov = []
+            for p, start, end, off in entries:
+                if p != path:
+                    continue
+                for f0, ln in ranges:
+                    lo, hi = max(f0, off), min(f0 + ln, off + (end - start))
+                    if lo < hi:
+                        iov.append((start + lo - off, hi - lo))
+            if not iov:
+                continue
+            err = self.kernel.pageout(pid, iov)
+            if err and err not in self._errors and err != 3:  # ESRCH: the worker ended
+                self._errors.add(err)
+                self._note("madvise(MADV_PAGEOUT) of the pages the loader mapped failed: %s%s" % (
+                    os.strerror(err), " (paging out another process's pages needs CAP_SYS_NICE: run as root)"
+                    if err == 1 else ""))
+
+    def evict(self, paths=None):
+        """These files (default: every file of the dataset) out of the page
+        cache, their mapped pages too."""
+        for path in list(self.watch.files) if paths is None else paths:
+            size = self.watch.files.get(path, 0)
+            self._pageout(path, [(0, size)])
+            fd = self._open(path)
+            if fd is None:
+                continue
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            except OSError as e:
+                self._note("posix_fadvise(%s): %s" % (path, e))
+            finally:
+                os.close(fd)
+            self.young.pop(path, None)
+
+    def _tick(self):
+        """Evicts every chunk that was in the cache at the previous tick."""
+        self.ticks += 1
+        t0 = time.perf_counter()
+        cached_now = 0
+        for path, size in list(self.watch.files.items()):
+            fd = self._open(path)
+            if fd is None:
+                continue
+            try:
+                chunk = _chunk_bytes(size)
+                pages = self.kernel.cached_pages(fd, size, chunk)
+                if pages is None:   # the kernel tells nothing: evict it whole
+                    self._pageout(path, [(0, size)])
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                    continue
+                cached_now += sum(pages.values()) * PAGE
+                prev = self.young.get(path, ())
+                old = [i for i in prev if pages.get(i)]
+                young = {i for i, n in pages.items() if n} - set(old)
+                if old:
+                    ranges = _runs(old, chunk, size)
+                    self._pageout(path, ranges)
+                    for off, ln in ranges:
+                        os.posix_fadvise(fd, off, ln, os.POSIX_FADV_DONTNEED)
+                    after = self.kernel.cached_pages(fd, size, chunk, old) or {}
+                    stuck = {i for i in old if after.get(i)}
+                    self.evicted_bytes += sum(pages[i] - after.get(i, 0) for i in old) * PAGE
+                    young |= stuck
+                    self._stuck[path] = sum(after.get(i, 0) for i in stuck) * PAGE
+                self.young[path] = young
+            except OSError as e:
+                self._note("evicting %s: %s" % (path, e))
+            finally:
+                os.close(fd)
+        self.resident_max = max(self.resident_max, min(cached_now, self.dataset_bytes()))
+        self.stuck_max = max(self.stuck_max, sum(self._stuck.values()))
+        self.tick_seconds += time.perf_counter() - t0
+
+    def _device_bytes(self):
+        if self.devices:
+            stats, _ = _diskstats({d["name"] for d in self.devices})
+            return sum(v[1] for v in stats.values()) * 512
+        total = 0
+        for p in self._pids():
+            io = _read_io(p)
+            if io:
+                total += io.get("read_bytes", 0)
+        return total
+
+    # -- a mode --
+    def begin(self):
+        self._cpu0 = time.process_time()
+        self.watch.scan(self._pids())
+        self._refresh_devices()
+        self.resident_before = self.resident()
+        if self.cold:
+            if self.drop_caches:
+                try:
+                    os.sync()
+                    with open("/proc/sys/vm/drop_caches", "w") as f:
+                        f.write("1\n")
+                except OSError as e:
+                    self._note("drop_caches: %s (it needs root and a writable /proc/sys)" % e)
+            self.evict()
+        self.resident_start = self.resident()
+        self.resident_max = self.resident_start or 0
+        self._last_scan = self._last_tick = time.monotonic()
+        self._base = self._device_bytes()
+        return self
+
+    def poll(self):
+        """One look: new files (every SCAN s), a tick when the device has read tick_bytes."""
+        now = time.monotonic()
+        if now - self._last_scan >= self.SCAN:
+            self._scan()
+            self._last_scan = now
+        if not self.cold or now - self._last_tick < self.MIN_TICK:
+            return
+        if self._device_bytes() - self._base >= self.tick_bytes():
+            self._tick()
+            self._last_tick = time.monotonic()
+            self._base = self._device_bytes()
+
+    def end(self):
+        self._scan()
+        resident_end = self.resident()
+        total = self.dataset_bytes()
+        out = {"kept_cold": self.cold, "files": len(self.watch.files), "dataset_bytes": total,
+               "resident_bytes_before": self.resident_before, "resident_bytes_at_start": self.resident_start,
+               "resident_bytes_max": self.resident_max, "resident_bytes_at_end": resident_end,
+               "mapped_files": len(self.watch.mapped()), "keeper_cpu_seconds": time.process_time() - self._cpu0}
+        if self.cold:
+            out.update(evictions=self.ticks, evicted_bytes=self.evicted_bytes, unevicted_bytes_max=self.stuck_max,
+                       eviction_seconds=self.tick_seconds, tick_bytes=self.tick_bytes(),
+                       method="posix_fadvise(POSIX_FADV_DONTNEED) + madvise(MADV_PAGEOUT) of mapped pages" +
+                       (" + /proc/sys/vm/drop_caches" if self.drop_caches else "") +
+                       "; during the mode, at every tick (tick_bytes read from the device), every chunk "
+                       "(4 MiB; 1/1024 of a file above 4 GiB) already cached at the previous tick is evicted")
+        if not self.watch.files:
+            out["state"] = "no files"
+            self._note("the loader opened no file the runner could see (generated data, a network source, or "
+                       "files opened and closed by C code): nothing was evicted")
+        elif not self.cold:
+            out["state"] = "warm"
+        else:
+            # Pages that stayed cached: at the start (nothing could evict them), and during the mode (mapped
+            # by two workers at once, the kernel pages out no shared page). A random reader may read them
+            # again; a sequential one has read them and does not come back to them in the epoch.
+            stuck = self.stuck_max if self.pattern != "sequential" else 0
+            warm = max(self.resident_start or 0, stuck)
+            out["state"] = "partly warm" if warm > max(0.05 * total, 1 << 20) else "cold"
+            if out["state"] == "partly warm":
+                self._note("%s of the dataset's %s stayed in the page cache (it could not be evicted): reads of "
+                           "it are warm" % (_size(warm), _size(total)))
+            elif self.stuck_max > max(0.05 * total, 1 << 20):
+                self._note("%s of pages already read stayed cached (mapped by more than one worker: the kernel "
+                           "pages out no shared page); a sequential reader does not read them again in the "
+                           "epoch" % _size(self.stuck_max))
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+def _keeper_serve(watch, kernel, root, rfd, wfd):
+    """The helper process: modes begin and end on the loop's word (one JSON
+    line each way); in between, the keeper polls."""
+    import select
+    signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C is the loop's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    keeper, buf = None, b""
+    while True:
+        ready = select.select([rfd], [], [], _CacheKeeper.POLL if keeper else None)[0]
+        if ready:
+            data = os.read(rfd, 65536)
+            if not data:
+                return                                 # the loop is gone
+            buf += data
+            while b"\n" in buf:
+                line, _, buf = buf.partition(b"\n")
+                cmd = json.loads(line)
+                if cmd["op"] == "begin":
+                    keeper = _CacheKeeper(watch, kernel, root, cold=cmd["cold"], drop_caches=cmd["drop_caches"],
+                                          pattern=cmd["pattern"]).begin()
+                    reply = {"devices": keeper.devices}
+                elif cmd["op"] == "devices":
+                    keeper._scan()
+                    reply = {"devices": keeper.devices}
+                elif cmd["op"] == "end":
+                    reply = {"cache": keeper.end(), "dataset": dataset_info(keeper, keeper.cold)}
+                    keeper = None
+                else:
+                    return
+                out = (json.dumps(reply) + "\n").encode()
+                while out:
+                    out = out[os.write(wfd, out):]
+        elif keeper is not None:
+            keeper.poll()
+
+
+class _KeeperProcess:
+    """The loop's side of the cache keeper: a helper process forked when the
+    run starts (it then holds the file watch and the kernel handles it
+    inherits), left out of the loader's processes and counters."""
+
+    def __init__(self, watch, kernel):
+        r1, w1 = os.pipe()
+        r2, w2 = os.pipe()
+        root = os.getpid()
+        pid = os.fork()
+        if pid == 0:   # the helper: it never returns into the caller's code
+            code = 0
+            try:
+                os.close(w1)
+                os.close(r2)
+                _keeper_serve(watch, kernel, root, r1, w2)
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        os.close(r1)
+        os.close(w2)
+        self.pid, self._w, self._r = pid, w1, r2
+        self._buf = b""
+        _HIDDEN_PIDS.add(pid)
+
+    def _ask(self, cmd):
+        out = (json.dumps(cmd) + "\n").encode()
+        while out:
+            out = out[os.write(self._w, out):]
+        while b"\n" not in self._buf:
+            data = os.read(self._r, 1 << 20)
+            if not data:
+                raise RuntimeError("the cache keeper process ended")
+            self._buf += data
+        line, _, self._buf = self._buf.partition(b"\n")
+        return json.loads(line)
+
+    def begin(self, cold, drop_caches, pattern):
+        """Evicts the dataset's files (cold) and keeps them cold until end(); the devices under them."""
+        return self._ask({"op": "begin", "cold": cold, "drop_caches": drop_caches, "pattern": pattern})["devices"]
+
+    def devices(self):
+        """The block devices under the files found so far (the warm-up found more)."""
+        return self._ask({"op": "devices"})["devices"]
+
+    def end(self):
+        """(the mode's page-cache figures, the dataset against memory)."""
+        r = self._ask({"op": "end"})
+        return r["cache"], r["dataset"]
+
+    def close(self):
+        for fd in (self._w, self._r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            pass
+        _HIDDEN_PIDS.discard(self.pid)
+
+
+def _size(n):
+    """Bytes for a person: 1.07 GB, 512 KiB-sized things in kB."""
+    if n is None:
+        return "?"
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= scale:
+            return "%.3g %s" % (n / scale, unit)
+    return "%d B" % n
+
+
+
+# ---- stubs ---------------------------------------------------------------------------------
+
+
+class _NoWork:
+    """What a stubbed async collective returns: a handle whose wait() is free."""
+
+    def wait(self, *a, **k):
+        return True
+
+    def is_completed(self):
+        return True
+
+
+def _noop(*args, **kwargs):
+    return _NoWork() if kwargs.get("async_op") else None
+
+
+class _Patched:
+    """Replaces obj.name by a stub for the duration of a with block."""
+
+    def __init__(self, obj, name, stub):
+        self.obj, self.name, self.stub = obj, name, stub
+
+    def __enter__(self):
+        self.had_own = self.name in getattr(self.obj, "__dict__", {})
+        self.orig = getattr(self.obj, self.name)
+        setattr(self.obj, self.name, self.stub)
+
+    def __exit__(self, *exc):
+        if self.had_own:
+            setattr(self.obj, self.name, self.orig)
+        else:
+            delattr(self.obj, self.name)  # the class attribute shows again
+        return False
+
+
+def _resolve_collective(collective):
+    """(object, attribute) of the collective to time and stub: a pair, or a
+    dotted name such as "torch.distributed.all_reduce"."""
+    if collective is None:
+        return None
+    if isinstance(collective, str):
+        mod, _, attr = collective.rpartition(".")
+        return importlib.import_module(mod), attr
+    obj, attr = collective
+    return obj, attr
+
+
+class _Timed:
+    """Wraps obj.name to add up the time spent in it (the full loop's split of
+    the step into optimizer / collective / the rest)."""
+
+    def __init__(self, obj, name, sync):
+        self.obj, self.name, self.sync = obj, name, sync
+        self.seconds = 0.0
+        self.calls = 0
+
+    def __enter__(self):
+        orig = getattr(self.obj, self.name)
+
+        def timed(*args, **kwargs):
+            self.sync()
+            t0 = time.perf_counter()
+            try:
+                return orig(*args, **kwargs)
+            finally:
+                self.sync()
+                self.seconds += time.perf_counter() - t0
+                self.calls += 1
+        self._patch = _Patched(self.obj, self.name, timed)
+        self._patch.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._patch.__exit__(*exc)
+
+
+# ---- the runner ------------------------------------------------------------------------------
+
+
+class _Bound:
+    """A hard bound on a mode: SIGALRM raises ModeTimeout in the main thread
+    when one call of the user's code keeps the mode past it."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.armed = False
+
+    def _fire(self, signum, frame):
+        raise ModeTimeout("ran past its bound of %.1f s (one call never returned)" % self.seconds)
+
+    def __enter__(self):
+        if self.seconds and hasattr(signal, "setitimer") and \
+                signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None) and _main_thread():
+            self.prev = signal.signal(signal.SIGALRM, self._fire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            self.armed = True
+        return self
+
+    def __exit__(self, *exc):
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.prev)
+        return False
+
+
+def _main_thread():
+    import threading
+    return threading.current_thread() is threading.main_thread()
+
+
+class Simplifier:
+    """Runs the modes and keeps their figures. See simplify() for the arguments."""
+
+    def __init__(self, loader, step, transfer=None, optimizer=None, collective=None, device=None,
+                 seconds=5.0, warmup=1.0, min_steps=3, flops_per_step=None, count_flops=True,
+                 pattern=None, out=None, hard_bound=None, log=sys.stderr, clock=time.perf_counter,
+                 cache="cold", drop_caches=False):
+        if not callable(step):
+            raise TypeError("step must be callable: step(batch) runs forward, backward and the optimizer")
+        if cache not in ("cold", "warm"):
+            raise ValueError("cache must be 'cold' (the dataset evicted from the page cache and kept out of it in "
+                             "every mode that reads it) or 'warm' (the page cache left as it is)")
+        self.loader = loader
+        self.step = step
+        self.device = device
+        self.cuda = _is_cuda(device)
+        self.transfer = transfer or ((lambda b: to_device(b, device, non_blocking=True))
+                                     if device is not None else (lambda b: b))
+        self.has_transfer = transfer is not None or (device is not None and str(device) != "cpu")
+        self.optimizer = optimizer
+        self.collective = _resolve_collective(collective)
+        self.seconds = float(seconds)
+        self.warmup = float(warmup)
+        self.min_steps = max(1, int(min_steps))
+        self.flops_per_step = flops_per_step
+        self.math_dtype = None  # what the matmul/conv calls ran in (_count_flops), autocast included
+        self.count_flops = count_flops
+        self.pattern = pattern
+        self.out = out
+        self.hard_bound = hard_bound if hard_bound is not None else 4 * (self.seconds + self.warmup) + 30
+        self.log = log
+        self.clock = clock
+        self.modes = {}
+        self.measured = {}  # mode -> (start, end) of its measured window on `clock`
+        self._current = None
+        self.errors = []
+        self.interrupted = None
+        self.host_batch = None
+        self.dev_batch = None
+        self.cold = cache == "cold"
+        self.drop_caches = bool(drop_caches)
+        self.kernel = _Kernel()
+        self.watch = None       # _FileWatch while run() runs
+        self.keeper = None      # _KeeperProcess while run() runs
+        self._no_keeper = "the runner's modes were called one by one (not by run()): the page cache was not watched"
+        self.dataset = None     # the dataset's files against memory (dataset_info)
+
+    # -- helpers ----------------------------------------------------------------------------
+    def _say(self, fmt, *args):
+        if self.log is not None:
+            print("mlbench_simplify: " + (fmt % args if args else fmt), file=self.log, flush=True)
+
+    def _sync(self):
+        if self.cuda:
+            _torch().cuda.synchronize()
+
+    def _loop(self, body):
+        """Runs body() for the warm-up, then for `seconds` (at least min_steps
+        times); returns (iterations, seconds measured)."""
+        t0 = self.clock()
+        n = 0
+        while n < 1 or self.clock() - t0 < self.warmup:
+            body()
+            n += 1
+        self._sync()
+        t0 = self.clock()
+        n = 0
+        while n < self.min_steps or self.clock() - t0 < self.seconds:
+            body()
+            n += 1
+        self._sync()
+        t1 = self.clock()
+        self.measured[self._current] = (t0, t1)
+        return n, t1 - t0
+
+    def _next(self, state):
+        """The next batch of the loader, starting a new epoch when it runs out."""
+        try:
+            return next(state["it"])
+        except StopIteration:
+            state["epochs"] += 1
+            state["it"] = iter(self.loader)
+            try:
+                return next(state["it"])
+            except StopIteration:
+                raise ValueError("the loader gives no batch (a generator runs once: pass a re-iterable "
+                                 "such as a DataLoader or a list)") from None
+
+    # -- modes --------------------------------------------------------------------------------
+    def mode_loader(self):
+        """The step stubbed: every batch is touched, nothing else. The
+        dataset's files start cold and are kept cold (_CacheKeeper) unless
+        cache="warm"; the block device's requests are counted."""
+        devices = self._dataset_mode_begin()
+        try:
+            m = self._mode_loader(devices or [])
+        finally:
+            cache = self._dataset_mode_end(devices)
+        m["cache"] = cache
+        self._warm_reads(m)
+        return m
+
+    def _mode_loader(self, devices):
+        state = {"it": iter(self.loader), "epochs": 0}
+        sink = [0, 0]
+        m = {"batches": 0, "bytes_in_batches": 0}
+
+        def body():
+            b = self._next(state)
+            s, n = touch(b)
+            sink[0] += s
+            sink[1] += n
+            if self.host_batch is None:
+                self.host_batch = b
+            m["batches"] += 1
+            m["bytes_in_batches"] += batch_bytes(b)
+
+        # warm-up by hand: the I/O window must start after it, on the same iterator
+        t0 = self.clock()
+        n = 0
+        while n < 1 or self.clock() - t0 < self.warmup:
+            body()
+            n += 1
+        m.update(batches=0, bytes_in_batches=0)
+        devices = self._devices(devices)
+        a = ProcSnapshot()
+        da, ca = _diskstats({d["name"] for d in devices})[0], _machine_cpu()
+        t0 = self.clock()
+        while m["batches"] < self.min_steps or self.clock() - t0 < self.seconds:
+            body()
+        t1 = self.clock()
+        secs = t1 - t0
+        self.measured["loader"] = (t0, t1)
+        db, cb = _diskstats({d["name"] for d in devices})[0], _machine_cpu()
+        b = ProcSnapshot()  # before the iterator goes: its workers are still alive
+        state["it"] = None
+        io = proc_delta(a, b)
+        m.update(seconds=secs, seconds_per_batch=secs / m["batches"], batches_per_second=m["batches"] / secs,
+                 touched_leaves=sink[1], io_counted=a.available, epochs_started=state["epochs"], **io)
+        m["device"] = _device_delta(devices, da, db, secs, io["read_bytes"])
+        m["machine_cpu_busy_share"] = _machine_busy(ca, cb)
+        return m
+
+    def mode_full(self):
+        """The whole loop; next(), transfer and step are timed apart (their
+        exposed time). The dataset is cold, as in mode loader."""
+        devices = self._dataset_mode_begin()
+        try:
+            m = self._mode_full(devices or [])
+        finally:
+            cache = self._dataset_mode_end(devices)
+        m["cache"] = cache
+        self._warm_reads(m)
+        return m
+
+    def _mode_full(self, devices):
+        state = {"it": iter(self.loader), "epochs": 0}
+        parts = {"data": 0.0, "transfer": 0.0, "step": 0.0}
+        timers = []
+        if self.optimizer is not None:
+            timers.append(("optimizer", _Timed(self.optimizer, "step", self._sync)))
+        if self.collective is not None:
+            timers.append(("collective", _Timed(self.collective[0], self.collective[1], self._sync)))
+        count = [0]
+
+        def body():
+            t0 = self.clock()
+            b = self._next(state)
+            t1 = self.clock()
+            if self.host_batch is None:
+                self.host_batch = b
+            d = self.transfer(b)
+            t2 = self.clock()
+            self.step(d)
+            self._sync()
+            t3 = self.clock()
+            parts["data"] += t1 - t0
+            parts["transfer"] += t2 - t1
+            parts["step"] += t3 - t2
+            count[0] += 1
+
+        for _, t in timers:
+            t.__enter__()
+        try:
+            t0 = self.clock()
+            while count[0] < 1 or self.clock() - t0 < self.warmup:
+                body()
+            for k in parts:
+                parts[k] = 0.0
+            for _, t in timers:
+                t.seconds, t.calls = 0.0, 0
+            count[0] = 0
+            devices = self._devices(devices)
+            a = ProcSnapshot()
+            da = _diskstats({d["name"] for d in devices})[0]
+            t0 = self.clock()
+            while count[0] < self.min_steps or self.clock() - t0 < self.seconds:
+                body()
+            t1 = self.clock()
+            secs = t1 - t0
+            self.measured["full"] = (t0, t1)
+            db = _diskstats({d["name"] for d in devices})[0]
+            b = ProcSnapshot()
+        finally:
+            for _, t in reversed(timers):
+                t.__exit__(None, None, None)
+        state["it"] = None
+        n = count[0]
+        m = {"steps": n, "seconds": secs, "step_seconds": secs / n, "batches_per_second": n / secs,
+             "data_wait_per_step": parts["data"] / n, "transfer_per_step": parts["transfer"] / n,
+             "step_per_step": parts["step"] / n}
+        for name, t in timers:
+            m[name + "_per_step"] = t.seconds / n
+        m.update(proc_delta(a, b))
+        m["device"] = _device_delta(devices, da, db, secs, m["read_bytes"])
+        return m
+
+    def _dataset_mode_begin(self):
+        """Before a mode that reads the dataset: the files found so far (held
+        open or mapped now, or opened in an earlier mode) evicted, and the
+        dataset kept cold while the mode runs (_CacheKeeper, in its process):
+        a file first opened during it is evicted as it is opened
+        (_FileWatch), before it is read. With cache="warm" the files are only
+        watched. Returns the block devices under the dataset's files."""
+        if self.keeper is None:
+            return None
+        self.watch.evict_on_open = self.cold
+        try:
+            return self.keeper.begin(self.cold, self.drop_caches, self.pattern or _guess_pattern(self.loader))
+        except (OSError, RuntimeError, ValueError) as e:
+            self._keeper_lost(e)
+            return None
+
+    def _dataset_mode_end(self, devices):
+        if self.watch is not None:
+            self.watch.evict_on_open = False
+        if self.keeper is None:
+            return {"state": "unknown", "why": self._no_keeper}
+        try:
+            cache, self.dataset = self.keeper.end()
+        except (OSError, RuntimeError, ValueError) as e:
+            self._keeper_lost(e)
+            return {"state": "unknown", "why": self._no_keeper}
+        return cache
+
+    def _devices(self, known):
+        """The block devices under the files found so far (the warm-up opened more)."""
+        if self.keeper is None:
+            return known
+        try:
+            return self.keeper.devices()
+        except (OSError, RuntimeError, ValueError) as e:
+            self._keeper_lost(e)
+            return known
+
+    def _keeper_lost(self, e):
+        """The cache keeper failed: the run goes on, each mode says its page cache is unknown."""
+        self._no_keeper = "the cache keeper failed (%s: %s): the page cache was left as it was" % (
+            type(e).__name__, e)
+        self._say("%s", self._no_keeper)
+        if self.keeper is not None:
+            try:
+                self.keeper.close()
+            except OSError:
+                pass
+        self.keeper = None
+
+    @staticmethod
+    def _warm_reads(m):
+        """A cold mode whose read() calls returned far more than storage read
+        was served by the page cache: files the runner did not see or could
+        not evict (opened and closed by C code, a tmpfs). Said in its cache
+        state."""
+        c = m.get("cache")
+        if not c or not c.get("kept_cold") or not m.get("io_counted", True):
+            return
+        reads = m.get("worker_rchar", m["rchar"]) if m.get("workers") else m["rchar"]
+        hits = reads - m["read_bytes"]
+        if hits > max(0.25 * reads, 1 << 20):
+            c["page_cache_read_bytes"] = hits
+            if c["state"] == "cold":
+                c["state"] = "partly warm"
+            c.setdefault("notes", []).append(
+                "read() returned %s more than storage read in this mode: the page cache served them (files the "
+                "runner did not see or could not evict)" % _size(hits))
+
+    def _device_batch(self):
+        if self.host_batch is None:
+            self.host_batch = next(iter(self.loader))
+        if self.dev_batch is None:
+            self.dev_batch = self.transfer(self.host_batch)
+            self._sync()
+        return self.dev_batch
+
+    def _step_mode(self, patches=()):
+        d = self._device_batch()
+        sig = batch_signature(d)
+        for p in patches:
+            p.__enter__()
+        try:
+            n, secs = self._loop(lambda: self.step(d))
+        finally:
+            for p in reversed(patches):
+                p.__exit__(None, None, None)
+        return {"steps": n, "seconds": secs, "seconds_per_step": secs / n, "batch": [list(map(str, s)) for s in sig]}
+
+    def mode_step(self):
+        """The step alone on one real batch already on the device (data stubbed)."""
+        return self._step_mode()
+
+    def mode_no_optimizer(self):
+        """The step with optimizer.step() stubbed out."""
+        return self._step_mode([_Patched(self.optimizer, "step", _noop)])
+
+    def mode_no_collective(self):
+        """The step with the collective stubbed out (returns at once)."""
+        return self._step_mode([_Patched(self.collective[0], self.collective[1], _noop)])
+
+    def mode_transfer(self):
+        """The host-to-device copy alone, on one real host batch."""
+        if self.host_batch is None:
+            self.host_batch = next(iter(self.loader))
+        hb = self.host_batch
+        n, secs = self._loop(lambda: self.transfer(hb))
+        return {"copies": n, "seconds": secs, "seconds_per_copy": secs / n, "bytes_per_copy": batch_bytes(hb),
+                "pinned": _pinned(hb), "tensors": sum(1 for _ in _leaves(hb))}
+
+    def _count_flops(self):
+        """FLOPs of one step as torch's profiler counts them (matmul and conv
+        forward ops; a lower bound), or the user's figure."""
+        if self.flops_per_step:
+            return float(self.flops_per_step), "given"
+        t = _torch()
+        if not self.count_flops or t is None:
+            return 0.0, None
+        d = self._device_batch()
+        watch = _MathDtypes()
+        try:
+            with t.autograd.profiler.profile(with_flops=True, record_shapes=True) as prof, watch:
+                self.step(d)
+                self._sync()
+        except Exception as exc:  # a profiler that cannot count is no error of the user's code
+            self._say("FLOPs not counted: %s", exc)
+            return 0.0, None
+        self.math_dtype = watch.dominant()
+        flops = sum(getattr(e, "flops", 0) or 0 for e in prof.function_events)
+        return float(flops), "torch profiler (with_flops: matmul/conv forward ops, a lower bound)" if flops else None
+
+    # -- driving --------------------------------------------------------------------------------
+    def plan(self):
+        # the full loop first: the in-loop figures every stage needs
+        modes = ["full", "loader"]
+        if self.has_transfer:
+            modes.append("transfer")
+        modes.append("step")
+        if self.optimizer is not None:
+            modes.append("no_optimizer")
+        if self.collective is not None:
+            modes.append("no_collective")
+        return modes
+
+    def run(self):
+        """Runs every mode; the stage file is rewritten after each one, so an
+        interruption leaves the modes done so far in a valid file."""
+        old = signal.getsignal(signal.SIGTERM) if _main_thread() else None
+        if _main_thread():
+            signal.signal(signal.SIGTERM, _raise_interrupt)
+        self.watch = _FileWatch(own=[self.out])
+        try:
+            self.watch.install()
+            try:
+                self.keeper = _KeeperProcess(self.watch, self.kernel)
+            except OSError as e:
+                self._keeper_lost(e)
+            for mode in self.plan():
+                self._run_mode(mode)
+                if self.errors or self.interrupted:
+                    break
+            if not self.errors and not self.interrupted:
+                self.flops, self.flops_source = self._guarded("step", self._count_flops)
+        finally:
+            if self.keeper is not None:
+                self.keeper.close()
+                self.keeper = None
+            self.watch.close()
+            self.watch = None
+            if _main_thread() and old is not None:
+                signal.signal(signal.SIGTERM, old)
+        doc = self.document()
+        if self.out:
+            write_atomic(self.out, doc)
+        return doc
+
+    def _guarded(self, mode, fn):
+        try:
+            return fn()
+        except (KeyboardInterrupt, ModeTimeout):
+            raise
+        except Exception as exc:
+            self.errors.append({"mode": mode, "error": "%s: %s" % (type(exc).__name__, exc),
+                                "traceback": traceback.format_exc()})
+            self._say("mode '%s' failed in your code: %s: %s", mode, type(exc).__name__, exc)
+            return 0.0, None
+
+    def _run_mode(self, mode):
+        self._say("mode %s: %.1f s warm-up, %.1f s measured", mode, self.warmup, self.seconds)
+        self._current = mode
+        try:
+            with _Bound(self.hard_bound):
+                self.modes[mode] = getattr(self, "mode_" + mode)()
+            if mode not in DATASET_MODES:
+                self.modes[mode]["cache"] = {"state": "not read",
+                                             "why": "this mode reuses one batch the loader made: it reads no data"}
+        except KeyboardInterrupt:
+            self.interrupted = mode
+            self._say("interrupted in mode '%s': writing the modes done so far", mode)
+        except ModeTimeout as exc:
+            self.errors.append({"mode": mode, "error": "ModeTimeout: %s" % exc, "traceback": ""})
+            self._say("mode '%s' %s", mode, exc)
+        except Exception as exc:
+            self.errors.append({"mode": mode, "error": "%s: %s" % (type(exc).__name__, exc),
+                                "traceback": traceback.format_exc()})
+            self._say("mode '%s' failed in your code: %s: %s", mode, type(exc).__name__, exc)
+        if self.out and not self.interrupted:
+            try:
+                write_atomic(self.out, self.document())
+            except Exception as exc:
+                self._say("cannot write %s: %s", self.out, exc)
+                raise
+
+    # -- the stage file -------------------------------------------------------------------------
+    def document(self):
+        return build_document(self)
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
+_DTYPE_NAMES = {"torch.float32": "fp32", "torch.float16": "fp16", "torch.bfloat16": "bf16", "torch.float64": "fp64"}
+
+
+class _MathDtypes:
+    """The dtype the step's matrix math runs in, as the dispatcher sees it:
+    after autocast has cast the inputs (a model of fp32 parameters under
+    torch.autocast(dtype=torch.bfloat16) multiplies in bf16, and its ceiling
+    is the bf16 one, not fp32's). A context manager around one step; records
+    the matmul calls (forward and backward) and the forward convolutions,
+    weighted by their multiply-adds (output elements x the inner dimension). dominant() is None when it saw
+    none or this torch has no dispatch modes (the caller then falls back to
+    the parameters' dtype)."""
+
+    _INNER = {"mm": (0, -1), "bmm": (0, -1), "addmm": (1, -1), "baddbmm": (1, -1), "_scaled_mm": (0, -1)}
+
+    def __init__(self):
+        self.work = {}
+        self._mode = None
+        t = _torch()
+        try:
+            from torch.utils._python_dispatch import TorchDispatchMode
+        except Exception:
+            return
+        watch = self
+
+        class Mode(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                out = func(*args, **(kwargs or {}))
+                try:
+                    watch._record(t, func, args, out)
+                except Exception:  # counting must never break the user's step
+                    pass
+                return out
+
+        self._mode = Mode()
+
+    def _record(self, t, func, args, out):
+        name = func.__name__.split(".")[0] if hasattr(func, "__name__") else str(func)
+        if name == "convolution":
+            w = args[1]
+            inner = w.numel() // max(w.shape[0], 1)
+        elif name in self._INNER:
+            arg, dim = self._INNER[name]
+            inner = args[arg].shape[dim]
+        else:
+            return
+        if not isinstance(out, t.Tensor):
+            return
+        operand = args[1] if name in ("addmm", "baddbmm") else args[0]  # addmm's first is the bias
+        dt = _DTYPE_NAMES.get(str(operand.dtype))
+        if dt:
+            self.work[dt] = self.work.get(dt, 0) + out.numel() * inner
+
+    def __enter__(self):
+        if self._mode is not None:
+            self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._mode is not None:
+            self._mode.__exit__(*exc)
+        return False
+
+    def dominant(self):
+        return max(self.work, key=self.work.get) if self.work else None
+
+
+def _dtype_name(optimizer, batch):
+    t = _torch()
+    names = _DTYPE_NAMES
+    if optimizer is not None:
+        for g in optimizer.param_groups:
+            for p in g["params"]:
+                return names.get(str(p.dtype), "fp32")
+    if t is not None:
+        for x in _leaves(batch):
+            if isinstance(x, t.Tensor) and x.is_floating_point():
+                return names.get(str(x.dtype), "fp32")
+    return "fp32"
+
+
+def build_document(s):
+    """The stage file (version 2) from the modes run so far. Stages need the
+    full loop (their in-loop time); without it the file holds the isolated
+    figures under "simplify" and no stage, and says so."""
+    modes = s.modes
+    doc = {"format": FORMAT, "version": VERSION}
+    info = {"modes": modes, "plan": s.plan(), "device": str(s.device) if s.device is not None else "cpu",
+            "seconds_per_mode": s.seconds, "warmup_seconds": s.warmup}
+    if s.errors:
+        info["errors"] = s.errors
+    if s.interrupted:
+        info["interrupted_in"] = s.interrupted
+    info["complete"] = not s.errors and not s.interrupted and all(m in modes for m in s.plan())
+    if s.dataset is not None:
+        info["dataset"] = s.dataset
+    dl = _data_loading(s)
+    if dl is not None:
+        info["data_loading"] = dl
+    full = modes.get("full")
+    stages = []
+    if full:
+        n = full["steps"]
+        doc["run"] = {"steps": n, "step_seconds": full["step_seconds"],
+                      "batches_per_second": full["batches_per_second"]}
+        stages = _stages(s, full, dl)
+    if stages:
+        doc["stages"] = stages
+    overlap = _overlap(s)
+    if overlap:
+        info["overlap"] = overlap
+    doc["simplify"] = info
+    return doc
+
+
+def dataset_info(keeper, cold):
+    """The dataset's files against the memory available: whether a real run
+    can hold it in the page cache (then only its first epoch is cold)."""
+    total = keeper.dataset_bytes()
+    avail = _mem_available()
+    files = sorted(keeper.watch.files)
+    return {"files": len(files), "bytes": total, "examples": files[:3], "mem_available_bytes": avail,
+            "fits_in_memory": (total < avail) if (avail and files) else None, "cache": "cold" if cold else "warm",
+            "mapped_files": len(keeper.watch.mapped()), "devices": keeper.devices}
+
+
+def _data_loading(s):
+    """What the loader mode says about data loading, said once: where its
+    bytes come from (storage, the page cache through read() or a mapping,
+    nowhere), how many it reads for the bytes it delivers, and what bounds it
+    (the device, the CPU, or neither). The stage, the summary and the evidence
+    are all made from this."""
+    ld = s.modes.get("loader")
+    if not ld or not ld.get("batches") or not ld.get("io_counted", True):
+        return None
+    n = ld["batches"]
+    per = ld["seconds_per_batch"]
+    delivered = ld["bytes_in_batches"] / n
+    storage = ld["read_bytes"] / n
+    # what read() returned where the dataset is read: in the workers (the loop's own rchar holds the batches
+    # they hand over through a pipe), or in the loop without workers
+    reads = (ld.get("worker_rchar", ld["rchar"]) if ld.get("workers") else ld["rchar"]) / n
+    faults = ld.get("major_faults", 0) / n
+    items = _item_count(s.host_batch)
+    workers = ld.get("workers", 0)
+    cpu = (ld["worker_cpu_seconds"] + ld["main_cpu_seconds"]) / n
+    # the busier side of the pipeline: the workers (on as many CPUs as they can use) or the main process
+    # (it does all the work without workers); with the time they waited for a CPU others held, what they
+    # wanted of it
+    wwait, mwait = ld.get("worker_runqueue_seconds", 0.0), ld.get("main_runqueue_seconds", 0.0)
+    if per <= 0:
+        cpu_share = wanted = None
+    elif workers:
+        lanes = min(workers, os.cpu_count() or 1) * per * n
+        cpu_share = min(max(ld["worker_cpu_seconds"] / lanes, ld["main_cpu_seconds"] / n / per), 1.0)
+        wanted = min(max((ld["worker_cpu_seconds"] + wwait) / lanes,
+                         (ld["main_cpu_seconds"] + mwait) / n / per), 1.0)
+    else:
+        cpu_share = min(cpu / per, 1.0)
+        wanted = min((cpu + mwait) / n / per, 1.0)
+    machine = ld.get("machine_cpu_busy_share")
+    dev = ld.get("device")
+    dev_share = None
+    if dev and dev.get("busy_share") is not None:
+        dev_share = dev["busy_share"] * (dev["ours"] or 0) if dev["read_bytes"] else 0.0
+    mapped = bool((s.dataset or {}).get("mapped_files"))
+    out = {"batches": n, "seconds_per_batch": per, "delivered_bytes_per_batch": delivered,
+           "storage_bytes_per_batch": storage, "read_call_bytes_per_batch": reads,
+           "major_faults_per_batch": faults, "items_per_batch": items or None,
+           "amplification": storage / delivered if delivered else None,
+           "cpu_seconds_per_batch": cpu,
+           # the loader's CPU per item: in its workers (the dataset's __getitem__, collation, the hand-over),
+           # or in the main process when it has none
+           "cpu_seconds_per_item": (ld["worker_cpu_seconds"] if workers else cpu) / n / items if items else None,
+           "main_cpu_seconds_per_batch": ld["main_cpu_seconds"] / n,
+           # per batch with the CPUs to itself: its CPU per batch spread over the processes that work at once
+           "cpu_alone_seconds_per_batch": (max(ld["worker_cpu_seconds"] / max(1, min(workers, os.cpu_count() or 1)),
+                                               ld["main_cpu_seconds"]) if workers else cpu * n) / n,
+           "cpu_busy_share": cpu_share, "cpu_wanted_share": wanted, "machine_cpu_busy_share": machine,
+           "device_busy_share": dev_share,
+           "workers": workers,
+           "cache": (ld.get("cache") or {}).get("state"), "pattern": s.pattern or _guess_pattern(s.loader)}
+    # where the bytes come from
+    if storage >= max(READ_SHARE_MIN * delivered, READ_FLOOR) and storage >= PAGE_CACHE_SHARE * reads:
+        source = "storage"
+    elif reads >= max(READ_SHARE_MIN * delivered, READ_FLOOR):
+        source = "page cache (read)"
+    elif mapped:
+        source = "page cache (mapped)"
+    else:
+        source = "none"
+    out["source"] = source
+    # what bounds it: the share of its time the device was busy for it, or its processes on a CPU
+    if dev_share is not None and dev_share >= BUSY and dev_share >= (cpu_share or 0):
+        bound = "storage"
+    elif cpu_share is not None and cpu_share >= BUSY:
+        bound = "cpu"
+    elif wanted is not None and wanted >= BUSY:
+        bound = "cpu"           # on a CPU or waiting for one that other work held: CPU-bound all the same
+    elif machine is not None and machine >= CONTENDED and wanted is not None and wanted >= BUSY / 2 and \
+            cpu_share >= 2 * (dev_share or 0):
+        # every CPU of the machine busy with other work: the loader's processes ran, or waited to, a good
+        # part of the time, the rest lost to the hand-overs the scheduler delays; its CPU, not the device
+        bound = "cpu"
+        out["contended"] = True
+    elif dev_share is None and source == "storage":
+        bound = "storage"       # no device figures (no block device): the bytes say storage, the CPU idles
+    else:
+        bound = "waiting"
+    out["bound"] = bound
+    # the block size the device served
+    if source == "storage":
+        if dev and dev.get("mean_request_bytes") and (dev.get("ours") or 0) >= DEVICE_OURS:
+            out["block_size"] = int(round(dev["mean_request_bytes"]))
+            out["block_size_source"] = ("the mean read request %s served over the loader mode (/proc/diskstats: "
+                                        "sectors read x 512 / reads completed)" % "+".join(dev["devices"]))
+        elif items:
+            out["block_size"] = max(1, int(round(storage / items)))
+            out["block_size_source"] = "bytes from storage per sample (%s)" % (
+                "the loader read only %s of the device's bytes: its mean request is others' as much" % _pct(
+                    dev["ours"]) if dev and dev.get("read_bytes") else "no block device figures")
+    # read amplification: storage bytes far above the bytes delivered
+    amp = out["amplification"]
+    out["amplified"] = bool(source == "storage" and amp is not None and amp >= AMPLIFIED)
+    if out["amplified"]:
+        ra = ", ".join("read_ahead_kb %d on %s" % (kb, d) for d, kb in sorted((dev or {}).get("read_ahead_kb",
+                                                                                               {}).items()))
+        disks = sorted((dev or {}).get("read_ahead_kb", {})) or ["<disk>"]
+        smaller = ("a smaller readahead (%s now: /sys/block/%s/queue/read_ahead_kb, or blockdev --setra)"
+                   % (ra, disks[0]) if ra else "a smaller readahead (/sys/block/<disk>/queue/read_ahead_kb)")
+        shards = ("a sequential sharded format (WebDataset or tar shards, MosaicML streaming) with a shuffle buffer "
+                  "over sequential reads")
+        if faults > 0 and reads < storage / 2:
+            out["mechanism"] = "readahead around the page faults of a memory-mapped file"
+            out["remedies"] = ["madvise(MADV_RANDOM) on the mapping (Python: m.madvise(mmap.MADV_RANDOM); "
+                               "numpy.memmap: a._mmap.madvise(mmap.MADV_RANDOM))", smaller, shards]
+        elif reads < storage / 2:
+            out["mechanism"] = "readahead beyond the bytes read() asked for"
+            out["remedies"] = ["posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM) on the files", smaller, shards]
+        else:
+            out["mechanism"] = "the loader reads more than it delivers (whole files or records for a part of each)"
+            out["remedies"] = ["read only the bytes a sample uses (a crop, a field, a range), or store samples at "
+                               "the size they are used", shards]
+        if out["pattern"] == "random" and "readahead" in out["mechanism"]:
+            out["mechanism"] += " read at random offsets"
+    return out
+
+
+def _loader_stage(s, full, dl):
+    ld = s.modes.get("loader")
+    # The loader works beside the step (in its workers): in the loop it
+    # delivers one batch per step, so its in-loop time is the step's, and the
+    # step waits for it only while next() blocks (its exposed time).
+    st = {"name": "data loading", "seconds_per_step": full["step_seconds"],
+          "exposed_seconds_per_step": min(max(full["data_wait_per_step"], 0.0), full["step_seconds"])}
+    if ld:
+        st["isolated_seconds_per_step"] = ld["seconds_per_batch"]
+    if dl is None or dl["bound"] == "cpu" or dl["source"] == "none":
+        # CPU work (decoding, generating) or not measured alone: time only
+        st.update(component="other", role="data", device="cpu")
+    elif dl["source"] == "storage":
+        st.update(component="disk", pattern=dl["pattern"], bytes_per_step=dl["storage_bytes_per_batch"], device="cpu")
+        if dl.get("block_size"):
+            st["block_size"] = dl["block_size"]
+    elif dl["source"] == "page cache (read)":
+        st.update(component="hostmem", bytes_per_step=dl["read_call_bytes_per_batch"], device="cpu")
+    else:   # copied out of a mapping whose pages are cached: at least the bytes it delivers
+        st.update(component="hostmem", bytes_per_step=max(dl["delivered_bytes_per_batch"], 1), device="cpu")
+    return st
+
+
+def _item_count(batch):
+    """Samples in a batch: the first dimension of its first tensor."""
+    for x in _leaves(batch):
+        shape = getattr(x, "shape", None)
+        if shape:
+            return int(shape[0])
+    return 0
+
+
+def _guess_pattern(loader):
+    """random when the DataLoader shuffles (a random sampler), else sequential."""
+    sampler = getattr(loader, "sampler", None)
+    return "random" if sampler is not None and "Random" in type(sampler).__name__ else "sequential"
+
+
+def _stages(s, full, dl):
+    modes = s.modes
+    stages = [_loader_stage(s, full, dl)]
+    tr = modes.get("transfer")
+    if s.has_transfer:
+        st = {"name": "host to device copy", "component": "copy", "direction": "h2d",
+              "seconds_per_step": max(full["transfer_per_step"], 1e-9)}
+        nbytes = batch_bytes(s.host_batch) if s.host_batch is not None else 0
+        if tr:
+            st.update(memory="pinned" if tr["pinned"] else "pageable",
+                      isolated_seconds_per_step=tr["seconds_per_copy"])
+        if nbytes:
+            st["bytes_per_step"] = nbytes
+        else:
+            st["component"] = "other"
+            del st["direction"]
+            st.pop("memory", None)
+        stages.append(st)
+    step_iso = modes.get("step", {}).get("seconds_per_step")
+    opt_loop = full.get("optimizer_per_step", 0.0)
+    coll_loop = full.get("collective_per_step", 0.0)
+    opt_iso = coll_iso = None
+    if step_iso and "no_optimizer" in modes:
+        opt_iso = step_iso - modes["no_optimizer"]["seconds_per_step"]
+    if step_iso and "no_collective" in modes:
+        coll_iso = step_iso - modes["no_collective"]["seconds_per_step"]
+    compute = {"name": "forward+backward",
+               "seconds_per_step": max(full["step_per_step"] - opt_loop - coll_loop, 1e-9),
+               "device": "gpu" if s.cuda else "cpu"}
+    if step_iso:
+        iso = step_iso - max(opt_iso or 0, 0) - max(coll_iso or 0, 0)
+        if iso > 0:
+            compute["isolated_seconds_per_step"] = iso
+    flops = getattr(s, "flops", 0)
+    if flops:
+        compute.update(component="gemm", flops_per_step=flops,
+                       dtype=s.math_dtype or _dtype_name(s.optimizer, s.host_batch))
+    else:
+        compute["component"] = "other"
+    stages.append(compute)
+    for name, loop, iso in (("optimizer", opt_loop, opt_iso), ("collective", coll_loop, coll_iso)):
+        if (name == "optimizer" and s.optimizer is None) or (name == "collective" and s.collective is None):
+            continue
+        st = {"name": name, "component": "other", "device": "gpu" if s.cuda else "cpu",
+              "seconds_per_step": max(loop, 1e-9)}
+        if iso is not None and iso > 0:
+            st["isolated_seconds_per_step"] = iso
+        stages.append(st)
+    return stages
+
+
+def _overlap(s):
+    """The full step against the sum and the maximum of the isolated parts."""
+    m = s.modes
+    parts = {}
+    if "loader" in m:
+        parts["data loading"] = m["loader"]["seconds_per_batch"]
+    if "transfer" in m:
+        parts["host to device copy"] = m["transfer"]["seconds_per_copy"]
+    if "step" in m:
+        parts["step"] = m["step"]["seconds_per_step"]
+    if not parts:
+        return None
+    out = {"isolated_per_step": parts, "sum_isolated": sum(parts.values()), "max_isolated": max(parts.values()),
+           "bottleneck": max(parts, key=parts.get)}
+    if "full" in m:
+        full = m["full"]["step_seconds"]
+        out["full_step"] = full
+        out["full_vs_sum"] = full / out["sum_isolated"]
+        out["full_vs_max"] = full / out["max_isolated"]
+    return out
+
+
+def write_atomic(path, doc):
+    write_json_atomic(path, doc, ".mlbench-simplify.")
+
+
+def _ms(x):
+    return "%.3f ms" % (x * 1e3)
+
+
+def _ratio(x):
+    return "<0.01" if 0 < x < 0.01 else "%.3g" % x
+
+
+def _pct(x):
+    return "?" if x is None else "%.0f%%" % (100 * x)
+
+
+def _loading_lines(info):
+    """The data-loading story, from the one verdict (_data_loading): bytes,
+    amplification and its remedies, what bounds the loader, the dataset
+    against memory, each mode's page-cache state."""
+    lines = []
+    m = info.get("modes", {})
+    dl = info.get("data_loading")
+    ld = m.get("loader")
+    if ld and dl:
+        dev = ld.get("device")
+        lines.append("loader alone   %s/batch (%.2f batches/s; from storage %s/batch for the %s/batch it delivers%s; "
+                     "read() %s/batch, %.1f major faults/batch; workers' CPU %.2f s, main %.2f s; page cache: %s)"
+                     % (_ms(ld["seconds_per_batch"]), ld["batches_per_second"],
+                        _size(dl["storage_bytes_per_batch"]), _size(dl["delivered_bytes_per_batch"]),
+                        ", x%s" % _ratio(dl["amplification"]) if dl["amplification"] is not None else "",
+                        _size(dl["read_call_bytes_per_batch"]), dl["major_faults_per_batch"],
+                        ld["worker_cpu_seconds"], ld["main_cpu_seconds"], dl["cache"] or "not watched"))
+        if dev and dev.get("read_requests"):
+            ra = ", ".join("read_ahead_kb %d" % kb for kb in dev["read_ahead_kb"].values())
+            lines.append("               %s served %d read requests of %s (mean) in the window, busy %s%s%s"
+                         % ("+".join(dev["devices"]), dev["read_requests"], _size(dev["mean_request_bytes"]),
+                            _pct(dev["busy_share"]), "; %s" % ra if ra else "",
+                            "" if (dev["ours"] or 0) >= DEVICE_OURS else
+                            "; the loader read only %s of its bytes: others used the device too" % _pct(dev["ours"])))
+    elif ld:
+        lines.append("loader alone   %s/batch (%.2f batches/s)" % (_ms(ld["seconds_per_batch"]),
+                                                                   ld["batches_per_second"]))
+    if dl:
+        st, dv = dl["storage_bytes_per_batch"], dl["delivered_bytes_per_batch"]
+        amp = ", x%s what it delivers" % _ratio(dl["amplification"]) if dl["amplification"] is not None else ""
+        if dl["bound"] == "storage":
+            text = "storage-bound: the device busy %s of the loader's time for %s/batch from storage%s" % (
+                _pct(dl["device_busy_share"]), _size(st), amp)
+        elif dl["bound"] == "cpu":
+            what = {"page cache (mapped)": "copying pages of a memory-mapped file out of the page cache",
+                    "page cache (read)": "reading from the page cache, decoding, augmenting",
+                    "none": "generating its batches (it reads nothing)"}.get(
+                dl["source"], "reading, decoding, augmenting")
+            where = ("in its %d worker%s (the dataset's __getitem__: %s; collation; the hand-over), %s per batch "
+                     "in the main process" % (dl["workers"], "" if dl["workers"] == 1 else "s", what,
+                                              _ms(dl["main_cpu_seconds_per_batch"]))
+                     if dl["workers"] else "(%s)" % what)
+            text = "CPU-bound: %s of CPU per item %s; its processes on a CPU %s of the time%s, " \
+                   "the device busy %s (%s/batch from storage%s)" % (
+                       _ms(dl["cpu_seconds_per_item"]) if dl["cpu_seconds_per_item"] is not None else "?", where,
+                       _pct(dl["cpu_busy_share"]),
+                       " and waiting for one %s more (the machine's CPUs %s busy: other work held them; with the "
+                       "CPUs to itself about %s/batch)" % (
+                           _pct(dl["cpu_wanted_share"] - dl["cpu_busy_share"]), _pct(dl["machine_cpu_busy_share"]),
+                           _ms(dl["cpu_alone_seconds_per_batch"]))
+                       if (dl["cpu_busy_share"] or 0) < BUSY else "",
+                       _pct(dl["device_busy_share"]), _size(st), amp)
+        else:
+            text = "neither CPU- nor storage-bound: its processes on a CPU %s of the time, the device busy %s: it " \
+                   "waits (sleeps, locks, a network source, its workers' hand-over); %s/batch from storage%s" % (
+                       _pct(dl["cpu_busy_share"]), _pct(dl["device_busy_share"]), _size(st), amp)
+        lines.append("data loading   " + text)
+        if dl["amplified"]:
+            lines.append("               read-amplified x%.3g: storage served %s for every %s a batch holds: %s. "
+                         "Remedies: %s" % (dl["amplification"], _size(st), _size(dv), dl["mechanism"],
+                                            "; ".join(dl["remedies"])))
+        if dl.get("block_size"):
+            lines.append("               held against the %s disk ceiling at %s blocks: %s"
+                         % (dl["pattern"], _size(dl["block_size"]), dl["block_size_source"]))
+    ds = info.get("dataset")
+    if ds:
+        if not ds["files"]:
+            lines.append("dataset        the loader opened no file the runner could see: nothing to evict "
+                         "(generated data, a network source, or files opened and closed by C code)")
+        else:
+            what = "%d file%s, %s (memory available %s)" % (ds["files"], "" if ds["files"] == 1 else "s",
+                                                           _size(ds["bytes"]), _size(ds["mem_available_bytes"]))
+            fits = ds["fits_in_memory"]
+            if ds["cache"] == "cold":
+                tail = ("it fits in memory: a real run reads it from the page cache once its first epoch has read it "
+                        "(--warm measures that); these figures are cold, as its first epoch and every epoch of a "
+                        "dataset larger than memory" if fits else
+                        "larger than the memory available: every epoch reads storage, as measured here")
+            else:
+                tail = ("it fits in memory: these warm figures (--warm) are the epochs after the first; without "
+                        "--warm the runner measures it cold" if fits else
+                        "larger than the memory available: a real run reads storage every epoch, so these warm "
+                        "figures (--warm) are optimistic: run without --warm")
+            lines.append("dataset        %s: %s" % (what, tail))
+    states = []
+    notes = []
+    for name in info.get("plan", []):
+        c = (m.get(name) or {}).get("cache")
+        if not c:
+            continue
+        s = "%s: %s" % (name, c["state"])
+        if c.get("kept_cold") and c.get("dataset_bytes"):
+            s += " (%d evictions; at most %s of the %s in the cache at once)" % (
+                c.get("evictions", 0), _size(c.get("resident_bytes_max")), _size(c["dataset_bytes"]))
+        elif c["state"] == "warm" and c.get("dataset_bytes") and c.get("resident_bytes_at_start") is not None:
+            s += " (%s of the %s in the cache at its start)" % (_size(c["resident_bytes_at_start"]),
+                                                                 _size(c["dataset_bytes"]))
+        states.append(s)
+        notes.extend(n for n in c.get("notes", []) if n not in notes)
+    if states:
+        lines.append("page cache     " + ", ".join(states))
+    for n in notes:
+        lines.append("               " + n)
+    return lines
+
+
+def summary(doc):
+    """Text lines: each mode's rate, the overlap and the bottleneck."""
+    info = doc.get("simplify", {})
+    m = info.get("modes", {})
+    lines = []
+    if "full" in m:
+        f = m["full"]
+        lines.append("full loop      %s/step  (%.2f batches/s; waiting for data %s, copy %s, step %s)"
+                     % (_ms(f["step_seconds"]), f["batches_per_second"], _ms(f["data_wait_per_step"]),
+                        _ms(f["transfer_per_step"]), _ms(f["step_per_step"])))
+    lines.extend(_loading_lines(info))
+    if "step" in m:
+        lines.append("step alone     %s/step" % _ms(m["step"]["seconds_per_step"]))
+    if "transfer" in m:
+        lines.append("copy alone     %s/batch (%s)" % (_ms(m["transfer"]["seconds_per_copy"]),
+                                                       "pinned" if m["transfer"]["pinned"] else "pageable"))
+    if "no_optimizer" in m:
+        lines.append("no optimizer   %s/step" % _ms(m["no_optimizer"]["seconds_per_step"]))
+    if "no_collective" in m:
+        lines.append("no collective  %s/step" % _ms(m["no_collective"]["seconds_per_step"]))
+    ov = info.get("overlap")
+    if ov and "full_step" in ov:
+        lines.append("overlap        full step %s vs sum of isolated %s (x%.2f) and max %s (x%.2f): %s"
+                     % (_ms(ov["full_step"]), _ms(ov["sum_isolated"]), ov["full_vs_sum"], _ms(ov["max_isolated"]),
+                        ov["full_vs_max"], _overlap_words(ov)))
+    if ov:
+        lines.append("bottleneck     %s (the slowest part by itself: %s per step)"
+                     % (ov["bottleneck"], _ms(ov["max_isolated"])))
+    for e in info.get("errors", []):
+        lines.append("error          in mode '%s': %s" % (e["mode"], e["error"]))
+    if info.get("interrupted_in"):
+        lines.append("interrupted    in mode '%s' (the file holds the modes done before it)" % info["interrupted_in"])
+    return lines
+
+
+def _overlap_words(ov):
+    """Where the full step falls between the slowest isolated part (full
+    overlap) and their sum (none), 10% either way. A full step faster than
+    its slowest part alone cannot be: the isolated figures are off."""
+    if ov["full_vs_max"] < 0.9:
+        return ("the full step is faster than its slowest part alone: the isolated figures are not reliable "
+                "(a busier machine while a part ran alone?): re-run, with more --seconds")
+    if ov["full_vs_max"] <= 1.1:
+        return "the parts overlap: the step runs at the pace of its slowest part"
+    if ov["full_vs_sum"] > 1.1:
+        return "the full step is slower than its parts one after another: they contend in the pipeline"
+    if ov["full_vs_sum"] >= 0.9:
+        return "the parts run one after another (no overlap)"
+    return "the parts overlap in part"
+
+
+def simplify(loader, step, **kwargs):
+    """Runs the modes on the loop's parts and returns the stage-file dict.
+
+    loader: an iterable of batches (a DataLoader); step(batch): forward,
+    backward, optimizer (and the collective, if any). Optional: transfer(batch)
+    -> batch on the device (default: every tensor .to(device, non_blocking));
+    device ("cuda", "cuda:0", "cpu"); optimizer (its .step is timed in the full
+    loop and stubbed in mode no_optimizer); collective ("torch.distributed.
+    all_reduce" or (object, "name"): timed, and stubbed in no_collective);
+    seconds (measured per mode), warmup (seconds per mode), min_steps;
+    flops_per_step (else counted with torch's profiler); pattern of the
+    loader's reads ("random"/"sequential"; default from its sampler); out (the
+    stage file, rewritten after each mode); hard_bound (seconds after which a
+    mode that never returns is stopped); cache ("cold", the default: the
+    files the loader reads are evicted from the page cache before each mode
+    that reads them and kept out of it while it runs, as for a dataset larger
+    than memory; "warm": the page cache is left as it is); drop_caches (also
+    write /proc/sys/vm/drop_caches before those modes: root).
+
+    Raises SimplifyError (with .mode) when the user's code raised; the file
+    then holds the modes done before it. KeyboardInterrupt is re-raised after
+    the file is written."""
+    s = Simplifier(loader, step, **kwargs)
+    doc = s.run()
+    for line in summary(doc):
+        s._say("%s", line)
+    if s.errors:
+        e = s.errors[0]
+        err = SimplifyError(e["mode"], e["error"], e["traceback"])
+        err.document = doc
+        raise err
+    if s.interrupted:
+        raise KeyboardInterrupt("mlbench_simplify: interrupted in mode '%s'" % s.interrupted)
+    return doc
+
+
+# ---- command line ----------------------------------------------------------------------------
+
+
+def _load_parts(path):
+    spec = importlib.util.spec_from_file_location("mlbench_user_loop", path)
+    if spec is None:
+        raise SystemExit("mlbench_simplify: %s: not a Python file" % path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec.loader.exec_module(mod)
+    if hasattr(mod, "parts"):
+        parts = mod.parts()
+    else:
+        parts = {k: getattr(mod, k) for k in ("loader", "step", "optimizer", "device", "transfer", "collective",
+                                               "flops_per_step", "pattern") if hasattr(mod, k)}
+    for k in ("loader", "step"):
+        if k not in parts:
+            raise SystemExit("mlbench_simplify: %s defines no '%s' (and no parts() giving it)" % (path, k))
+    return parts
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="Run the parts of a training loop one at a time "
+                                 "(docs/simplify.md) and write an mlbench stage file.")
+    ap.add_argument("loop", help="a Python file defining loader and step (optionally optimizer, device, "
+                    "transfer, collective, flops_per_step, pattern) or parts() returning them")
+    ap.add_argument("--out", default="simplify.json", help="stage file to write (default simplify.json)")
+    ap.add_argument("--seconds", type=float, default=5.0, help="measured seconds per mode (default 5)")
+    ap.add_argument("--warmup", type=float, default=1.0, help="warm-up seconds per mode (default 1)")
+    ap.add_argument("--pattern", choices=("sequential", "random"), help="the loader's access pattern")
+    ap.add_argument("--warm", action="store_true",
+                    help="leave the page cache as it is (a dataset that fits in memory, read from it after its first "
+                    "epoch); by default the files the loader reads are evicted before, and kept out of the cache "
+                    "during, every mode that reads them, as for a dataset larger than memory")
+    ap.add_argument("--drop-caches", action="store_true",
+                    help="also write /proc/sys/vm/drop_caches before each such mode (root; the whole machine's page "
+                    "cache)")
+    a = ap.parse_args(argv)
+    if not (a.seconds > 0 and math.isfinite(a.seconds)) or not (a.warmup >= 0 and math.isfinite(a.warmup)):
+        ap.error("--seconds must be > 0 and --warmup >= 0")
+    parts = _load_parts(a.loop)
+    if a.pattern:
+        parts["pattern"] = a.pattern
+    try:
+        simplify(out=a.out, seconds=a.seconds, warmup=a.warmup, cache="warm" if a.warm else "cold",
+                 drop_caches=a.drop_caches, **parts)
+    except SimplifyError as e:
+        print("mlbench_simplify: your code failed in %s; %s holds the modes done before it" % (e, a.out),
+              file=sys.stderr)
+        if e.tb_text:
+            print(e.tb_text, file=sys.stderr, end="")
+        return 1
+    except KeyboardInterrupt:
+        print("mlbench_simplify: interrupted; %s holds the modes done so far" % a.out, file=sys.stderr)
+        return 130
+    print("wrote %s: mlbench gap --run %s" % (a.out, a.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
