@@ -57,6 +57,12 @@ cleanup() {
     m="${MOUNTS[i]}"
     umount -l "$m" 2>/dev/null || true
   done
+  # Mounts the tests made inside the root (ip netns bind-mounts /run/netns
+  # there): they are under this root only, deepest first.
+  if ((!KEEP)); then
+    awk -v r="$ROOT/" 'index($2, r) == 1 { print length($2), $2 }' /proc/mounts | sort -rn | cut -d' ' -f2- |
+      while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  fi
   if ((KEEP)); then
     echo "fresh_check: root kept at $ROOT" >&2
   else

@@ -346,6 +346,26 @@ class HonestStubs(unittest.TestCase):
         self.assertLess(time.perf_counter() - t0, 0.25 * 3 + 1.5)   # three modes, not an unbounded run
         self.assertTrue(doc["simplify"]["complete"])
 
+    def test_persistent_workers_let_the_run_end(self):
+        # A DataLoader's persistent workers are forked after the runner's cache
+        # keeper and hold its pipe: the run must still end (it hung in the keeper's
+        # wait, scripts/simplify_example.py's loader). In a child, so a hang fails
+        # this test by its timeout instead of stopping the suite.
+        code = ("import sys, torch\n"
+                "from mlbench import simplify as ms\n"
+                "class D(torch.utils.data.Dataset):\n"
+                "    def __len__(self): return 64\n"
+                "    def __getitem__(self, i): return torch.rand(16)\n"
+                "dl = torch.utils.data.DataLoader(D(), batch_size=8, num_workers=2, persistent_workers=True)\n"
+                "doc = ms.simplify(dl, lambda b: None, seconds=0.3, warmup=0.1, log=None)\n"
+                "sys.exit(0 if doc['simplify']['complete'] else 3)\n")
+        env = dict(os.environ, PYTHONPATH=os.path.join(SRC, "python"))
+        try:
+            r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            self.fail("simplify did not end with a DataLoader's persistent workers alive")
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+
     def test_generated_batches_have_no_storage_ceiling(self):
         # A loader that makes its batches (no file behind them) reads next to
         # nothing: its stage is CPU data work (role data), not disk or hostmem

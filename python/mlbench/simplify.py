@@ -1115,7 +1115,7 @@ def _keeper_serve(watch, kernel, root, rfd, wfd):
                 elif cmd["op"] == "end":
                     reply = {"cache": keeper.end(), "dataset": dataset_info(keeper, keeper.cold)}
                     keeper = None
-                else:
+                else:                                  # "quit": the run is over
                     return
                 out = (json.dumps(reply) + "\n").encode()
                 while out:
@@ -1176,13 +1176,26 @@ class _KeeperProcess:
         return r["cache"], r["dataset"]
 
     def close(self):
+        # Said, not left to EOF: processes forked after the keeper (the loader's
+        # persistent workers) hold the pipe's write end too, so closing ours
+        # alone would leave the keeper waiting, and this wait, for ever.
+        try:
+            os.write(self._w, b'{"op": "quit"}\n')
+        except OSError:
+            pass
         for fd in (self._w, self._r):
             try:
                 os.close(fd)
             except OSError:
                 pass
+        deadline = time.monotonic() + 10
         try:
-            os.waitpid(self.pid, 0)
+            while os.waitpid(self.pid, os.WNOHANG) == (0, 0):
+                if time.monotonic() > deadline:    # a keeper that does not answer: ours, stopped by its id
+                    os.kill(self.pid, signal.SIGKILL)
+                    os.waitpid(self.pid, 0)
+                    break
+                time.sleep(0.01)
         except ChildProcessError:
             pass
         _HIDDEN_PIDS.discard(self.pid)
