@@ -79,8 +79,6 @@ int mb_journal_append(mb_journal *j, cJSON *case_json, mb_err *err);
 int mb_journal_finish(mb_journal *j, mb_err *err);
 void mb_journal_close(mb_journal *j);
 
-/* Writes text to path atomically: path.tmp.PID, fsync, rename, fsync dir. */
-int mb_write_file_atomic(const char *path, const char *text, mb_err *err);
 
 /* mb_journal_open on the default path, results/<host>-<UTC time>[-N].json
  * under the current directory (creating results/): the first free name,

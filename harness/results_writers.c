@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "format.h"
+#include "file_write.h"
 #include "formulas.h"
 #include "results.h"
 #include "vocabulary.h"

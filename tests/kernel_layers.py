@@ -13,7 +13,7 @@
                               header and no harness internal;
                               harness/report (the presentation of both flows)
                               includes no header of harness/ or harness/analysis
-                              and its rooms (one exception, REPORT_MAY_INCLUDE);
+                              and its rooms (exceptions: REPORT_MAY_INCLUDE, none now);
                               every folder under harness/analysis is a listed room;
                               machine facts come from harness/platform only: no
                               source elsewhere names a /sys/ or /proc/ path (the
@@ -115,9 +115,8 @@ def named_includes(src, folder, forbidden, what):
 
 
 # report/ is the presentation layer of both flows (shared/DESIGN.md, "Rooms"): it formats what it is given and
-# reads no flow's internals. The one exception left: html.c writes its page through results.c's atomic writer
-# (one writer for every file mlbench writes), to move into report/ with its cleanup slots.
-REPORT_MAY_INCLUDE = {"results.h"}
+# reads no flow's internals, with no exception (the atomic file writer, the last one, lives in report/ now).
+REPORT_MAY_INCLUDE = set()
 
 
 def report_offences(src):

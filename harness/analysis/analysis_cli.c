@@ -18,6 +18,7 @@
 #include "compare_writers.h"
 #include "context.h"
 #include "diagnose.h"
+#include "file_write.h"
 #include "gap.h"
 #include "gap_page.h"
 #include "gap_writers.h"

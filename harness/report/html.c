@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file_write.h"
 #include "format.h"  /* mb_fmt_seconds: one time format in every view */
-#include "results.h"           /* mb_write_file_atomic */
 #include "svg.h"
 
 /* ---- frame ---------------------------------------------------------------------- */
