@@ -65,6 +65,16 @@ static bool in_list(const cJSON *list, const char *name)
     return false;
 }
 
+/* " name=value" (humanised) after what buf holds, within len. */
+static size_t label_append(char *buf, size_t len, size_t off, const char *name, const char *value)
+{
+    if (off >= len)
+        return off;
+    char h[64];
+    mb_humanize_value(value, h, sizeof h);
+    return off + (size_t)snprintf(buf + off, len - off, " %s=%s", name, h);
+}
+
 void mb_case_label(const cJSON *c, char *buf, size_t len)
 {
     size_t off = (size_t)snprintf(buf, len, "%s/%s", str_of(c, "component"), str_of(c, "backend"));
@@ -72,12 +82,17 @@ void mb_case_label(const cJSON *c, char *buf, size_t len)
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(c, "params"))
     {
-        if (!cJSON_IsString(p) || off >= len || (cJSON_IsArray(set) && !in_list(set, p->string)))
-            continue;
-        char h[64];
-        mb_humanize_value(p->valuestring, h, sizeof h);
-        off += (size_t)snprintf(buf + off, len - off, " %s=%s", p->string, h);
+        if (cJSON_IsString(p) && (!cJSON_IsArray(set) || in_list(set, p->string)))
+            off = label_append(buf, len, off, p->string, p->valuestring);
     }
+}
+
+void mb_case_label_of(const mb_case *c, char *buf, size_t len)
+{
+    size_t off = (size_t)snprintf(buf, len, "%s/%s", c->ops->component, c->ops->backend);
+    for (int i = 0; i < mb_params_count(c->params); i++)
+        if (mb_param_is_set(c->params, mb_params_name(c->params, i)))
+            off = label_append(buf, len, off, mb_params_name(c->params, i), mb_params_value(c->params, i));
 }
 
 

@@ -25,6 +25,9 @@ int mb_write_gbench_json(const char *path, const cJSON *doc, mb_err *err);
  * say), sizes humanised. Text, Markdown and HTML show this; the full id stays
  * in JSON and CSV. */
 void mb_case_label(const cJSON *c, char *buf, size_t len);
+/* The same label of a case not yet written (the progress lines). */
+struct mb_case;
+void mb_case_label_of(const struct mb_case *c, char *buf, size_t len);
 
 /* "4096" -> "4k", "1048576" -> "1m"; other text unchanged. */
 void mb_humanize_value(const char *in, char *out, size_t len);

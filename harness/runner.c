@@ -267,7 +267,9 @@ static void progress_start(const mb_runner_opts *o, int i, int n, const mb_case 
         return;
     char el[32];
     mb_fmt_elapsed(el, sizeof el, elapsed);
-    fprintf(stderr, "\r\033[K[%d/%d] %s elapsed, running %s", i + 1, n, el, c->id);
+    char label[384];
+    mb_case_label_of(c, label, sizeof label);
+    fprintf(stderr, "\r\033[K[%d/%d] %s elapsed, running %s", i + 1, n, el, label);
     fflush(stderr);
 }
 
@@ -310,10 +312,13 @@ static void progress_done(const mb_runner_opts *o, int i, int n, const mb_record
     }
     bool tty = isatty(STDERR_FILENO);
     char head[512], tail[96];
+    /* the case as the table names it (the parameters its job file set): the full id is in the results file */
+    char label[384];
+    mb_case_label_of(r->c, label, sizeof label);
     int hw = snprintf(head, sizeof head, "[%d/%d] %s%-7s %s:", i + 1, n, saved ? "" : "NOT SAVED: ",
-                      r->status == MB_CASE_OK && r->noisy ? "noisy" : mb_case_status_name(r->status), r->c->id);
+                      r->status == MB_CASE_OK && r->noisy ? "noisy" : mb_case_status_name(r->status), label);
     int tw = snprintf(tail, sizeof tail, "[%s elapsed, ~%s left]", el, left);
-    /* within 120 columns where the id allows: what follows a long id goes on its own line */
+    /* within 120 columns where the label allows: what follows a long one goes on its own line */
     bool wrap = hw + 1 + (int)strlen(what) + 1 + tw > 120;
     fprintf(stderr, "%s%s%s%s %s\n", tty ? "\r\033[K" : "", head, wrap ? "\n    " : " ", what, tail);
     fflush(stderr);

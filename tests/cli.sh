@@ -77,6 +77,14 @@ check "empty list item" bad e 3 "empty item" $'[a]\ncomponent = hostmem\nkernel 
 check "tiny run exits 0" expect_exit 0 "$MLBENCH" --suite "$TINY" --out "$WORK/r.json" --gbench-out "$WORK/gb.json"
 check "table on stdout" grep -q "GB/s" "$WORK/out"
 check "progress on stderr" grep -q "\[2/2\]" "$WORK/err"
+# Progress names a case as the table does (the parameters its job file set, not the full id of every default) and
+# fits 120 columns, a skipped case's reason included (allreduce/mpi skips outside an MPI launcher, or is not built in).
+printf '[global]\nmin_time = 0.01\nrepetitions = 1\n[skip]\ncomponent = allreduce\nbackend = mpi\nsize = 4096\n' \
+  >"$WORK/skip.ini"
+check "a skipping run exits 0" expect_exit 0 "$MLBENCH" --suite "$WORK/skip.ini" --out "$WORK/skip.json"
+check "  its progress line names the case by what the job set" grep -q "^\[1/1\] skipped allreduce/mpi size=4k: " \
+  "$WORK/err"
+check "  progress fits 120 columns" bash -c "! awk 'length > 120 { print; bad = 1 } END { exit !bad }' '$WORK/err'"
 check "results are sane" $PY - "$WORK/r.json" <<'PYEOF'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -11,13 +11,14 @@ import os
 import re
 import sys
 
-LINE = re.compile(r"^\[(\d+)/(\d+)\] (ok|noisy|skipped|failed) +(\S+):( |$)")  # after a long id, on the next line
+# "[3/8] ok      hostmem/stream kernel=copy: 12 GB/s ...": what follows a long label is on the next line
+LINE = re.compile(r"^\[(\d+)/(\d+)\] (ok|noisy|skipped|failed) +(\S+)[^:]*:( |$)")
 
 
 def main():
     results, log = sys.argv[1], sys.argv[2]
     with open(log, errors="replace") as f:
-        announced = [m.group(4) for m in map(LINE.match, f) if m]
+        announced = [(int(m.group(1)), m.group(4)) for m in map(LINE.match, f) if m]
     if not os.path.exists(results):
         if announced:
             sys.exit(f"FAIL: {results} missing but {len(announced)} case(s) announced")
@@ -30,10 +31,11 @@ def main():
         sys.exit(f"FAIL: {results} is not valid JSON: {e}")
     if doc.get("schema") != "mlbench-results" or not isinstance(doc.get("cases"), list):
         sys.exit(f"FAIL: {results} is not an mlbench results document")
-    ids = [c.get("id") for c in doc["cases"]]
-    if ids[:len(announced)] != announced:
-        sys.exit(f"FAIL: {results} holds {ids} but the run announced {announced}")
-    print(f"cases={len(ids)} announced={len(announced)} status={doc.get('status')}")
+    held = [f"{c.get('component')}/{c.get('backend')}" for c in doc["cases"]]
+    if [i for i, _ in announced] != list(range(1, len(announced) + 1)) or \
+            held[:len(announced)] != [what for _, what in announced]:
+        sys.exit(f"FAIL: {results} holds {held} but the run announced {announced}")
+    print(f"cases={len(held)} announced={len(announced)} status={doc.get('status')}")
 
 
 main()

@@ -58,7 +58,7 @@ doc = json.load(open(sys.argv[1]))
 log = open(sys.argv[2]).read()
 table = open(sys.argv[3]).read().splitlines()
 ok = noisy = 0
-for c in doc["cases"]:
+for index, c in enumerate(doc["cases"], 1):
     if c["status"] != "ok":
         continue
     ok += 1
@@ -75,7 +75,7 @@ for c in doc["cases"]:
             su and (abs(su - med) / min(su, med) > tol or (bu and su > bu * (1 + tol))))
     if c["noisy"] != expect:
         sys.exit(f"FAIL: {c['id']}: cv {cv:.3f}, max_cv {max_cv}, noisy {c['noisy']}")
-    line = [l for l in log.splitlines() if f" {c['id']}: " in l or l.endswith(f" {c['id']}:")]
+    line = [l for l in log.splitlines() if l.startswith(f"[{index}/")]  # the case's progress line, by its number
     if len(line) != 1 or bool(re.match(r"^\[\d+/\d+\] noisy ", line[0])) != expect:
         sys.exit(f"FAIL: {c['id']}: progress line {line} (noisy {expect})")
     if expect:
