@@ -24,8 +24,17 @@ update=0
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# Every command runs in $run, where the tree's data and the fixtures are
+# links of fixed names: a path printed in the output (and wrapped to the
+# terminal width) then reads the same from any checkout, under any TMPDIR.
+run="$work/run"
+mkdir "$run"
+ln -s "$SRC/tests" "$run/tests"
+ln -s "$SRC/results" "$run/results"
+[ -d "$KINETO" ] && ln -s "$KINETO" "$run/kineto"
 
-# name | arguments (the page of --html goes to $PAGE; fixture paths start $KINETO)
+# name | arguments (the page of --html goes to $PAGE; fixture paths start
+# $KINETO, read as kineto/ in $run)
 CASES=$(cat <<'EOF'
 report_ref.txt|report results/reference/h100-sxm/all.json
 report_ref.md|report results/reference/h100-sxm/all.json --format md
@@ -62,15 +71,15 @@ while IFS='|' read -r name args; do
   page="$work/page.html"
   rm -f "$page"
   expanded=${args//\$PAGE/$page}
-  expanded=${expanded//\$KINETO/$KINETO}
+  expanded=${expanded//\$KINETO/kineto}
   # shellcheck disable=SC2086  # the arguments are words by design
   rc=0
-  "$MLBENCH" $expanded >"$work/out" 2>"$work/err" || rc=$?
+  (cd "$run" && "$MLBENCH" $expanded) >"$work/out" 2>"$work/err" || rc=$?
   # What a user reads: the page where there is one, else stdout; stderr and the
   # exit status follow, so a new warning or a changed status shows too.
   { if [ -f "$page" ]; then cat "$page"; else cat "$work/out"; fi
     [ -s "$work/err" ] && { echo "--- stderr"; cat "$work/err"; }
-    echo "--- exit $rc"; } | sed -e "s|$KINETO|\$KINETO|g" >"$work/$name"
+    echo "--- exit $rc"; } >"$work/$name"
   if [ "$update" = 1 ]; then
     mkdir -p "$GOLDEN"
     cp "$work/$name" "$GOLDEN/$name"
