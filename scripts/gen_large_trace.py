@@ -8,13 +8,16 @@ benchmarks of the mlbench trace reader, and a summary of what it wrote.
 --pattern writes a small trace whose step has a known bottleneck (the step
 table and diagnosis of `mlbench gap` must name it): dataloader,
 compute-tensor, compute-memory, launch-bound, sync-bound, copy-bound,
-comm-bound, cpu-bound, balanced, overlapped-launch. Its summary holds
+comm-bound, cpu-bound, balanced, overlapped-launch, runahead, runahead-after,
+compiled (torch.compile's Triton kernels), graphed (the same replayed from a
+CUDA graph). Its summary holds
 "expect": the pattern's finding id (null = balanced) and the step's known
 shares by construction. --record-shapes (compute-memory) wraps its batch-norm
 and add kernels in cpu_ops with Input Dims/Input type; "expect.memory_bound"
 then holds their bytes (counted here by the model of docs/traces.md), the
 GPU time of their kernels, bytes/s, and the share of memory-bound kernel
-time that has shapes.
+time that has shapes; for compiled (which wants it), "expect.gemm" the
+matmuls' FLOPs by hand and their kernels' time.
 
 The events copy the shape of real Kineto output (see the fixtures under
 shared/fixtures/kineto): ProfilerStep#N and enumerate(DataLoader) annotations,
@@ -285,17 +288,23 @@ class PatternGen:
         # memory-bound ops with shapes: bytes by the model of docs/traces.md
         # and their kernels' time; all memory-bound kernel time
         self.mem = {"bytes": 0, "shaped_ns": 0, "kernel_ns": 0, "ops": 0}
+        self.gemm = {"flops": 0, "ns": 0}  # matmul ops with shapes: FLOPs by hand, their kernels' time
+        self.graph = None  # inside graph_replay: the replay's correlation id
 
-    def mem_launch(self, name, kdur, ldur, op=None):
+    def mem_launch(self, name, kdur, ldur, op=None, runtime="cudaLaunchKernel", counted=True):
         """A memory-bound kernel; with record_shapes, launched inside the cpu_op
         op = (name, dims, types, model) whose bytes are counted here by hand:
-        tensor inputs once each, plus the largest input again for "out"."""
+        tensor inputs once each, plus the largest input again for "out"
+        ("inplace", and Inductor's kernels, whose outputs are arguments too:
+        each tensor once). counted=False: an op whose bytes the reader cannot
+        know (more arguments than it keeps): its shapes are written, its
+        bytes and time left out of expect.memory_bound."""
         self.mem["kernel_ns"] += kdur
         if not (self.record_shapes and op):
-            self.launch(name, kdur, ldur)
+            self.launch(name, kdur, ldur, runtime=runtime)
             return
         opname, dims, types, model = op
-        size = {"c10::BFloat16": 2, "float": 4}
+        size = {"c10::BFloat16": 2, "c10::Half": 2, "float": 4}
         sizes = []
         for d, t in zip(dims, types):
             if t in size:
@@ -303,30 +312,51 @@ class PatternGen:
                 for x in d:
                     n *= x
                 sizes.append(n * size[t])
+        self.op_launch(opname, dims, types, name, kdur, ldur, runtime)
+        if not counted:
+            self.mem["unknown_ns"] = self.mem.get("unknown_ns", 0) + kdur
+            return
+        self.mem["bytes"] += sum(sizes) + (max(sizes) if model == "out" else 0)
+        self.mem["shaped_ns"] += kdur
+        self.mem["ops"] += 1
+
+    def op_launch(self, opname, dims, types, name, kdur, ldur, runtime="cudaLaunchKernel"):
+        """A kernel launched inside the cpu_op `opname` with Input Dims / Input type."""
+        if self.graph is not None:  # a replay records no ops
+            self.launch(name, kdur, ldur, runtime=runtime)
+            return
         start = self.now
         self.now += 1000
-        self.launch(name, kdur, ldur)
+        self.launch(name, kdur, ldur, runtime=runtime)
         self.now += 1000
         self.cpu.append(self.x("cpu_op", opname, start, self.now - start,
                                '{"Input Dims": %s, "Input type": %s}' % (json.dumps(dims), json.dumps(types))))
         self.now += 1000  # the op has ended before the next launch
-        self.mem["bytes"] += sum(sizes) + (max(sizes) if model == "out" else 0)
-        self.mem["shaped_ns"] += kdur
-        self.mem["ops"] += 1
+
+    def gemm_launch(self, name, kdur, ldur, opname, dims, types, flops, runtime="cudaLaunchKernel"):
+        """A matmul kernel in its op; its FLOPs counted here by hand (2 M N K)."""
+        self.op_launch(opname, dims, types, name, kdur, ldur, runtime)
+        self.gemm["flops"] += flops
+        self.gemm["ns"] += kdur
 
     def x(self, cat, name, ts, dur, args="{}", pid=PID, tid=TID):
         return ('{"ph": "X", "cat": "%s", "name": %s, "pid": %d, "tid": %d, "ts": %s, "dur": %s, '
                 '"args": %s}' % (cat, json.dumps(name), pid, tid, us(ts), us(dur), args))
 
-    def launch(self, name, kdur, ldur=5000, stream=STREAM, extra=""):
-        """cudaLaunchKernel for ldur ns at now; the kernel runs when the stream is free."""
-        self.corr += 1
-        self.cpu.append(self.x("cuda_runtime", "cudaLaunchKernel", self.now, ldur,
-                               '{"cbid": 211, "correlation": %d}' % self.corr))
+    def launch(self, name, kdur, ldur=5000, stream=STREAM, extra="", runtime="cudaLaunchKernel"):
+        """cudaLaunchKernel (or the driver's cuLaunchKernel, as Triton launches)
+        for ldur ns at now; the kernel runs when the stream is free."""
+        if self.graph is not None:  # captured in a CUDA graph: the replay's correlation id, no launch call
+            corr, ldur = self.graph, 0
+        else:
+            self.corr += 1
+            corr = self.corr
+            cat, cbid = ("cuda_driver", 307) if runtime.startswith("cuLaunch") else ("cuda_runtime", 211)
+            self.cpu.append(self.x(cat, runtime, self.now, ldur, '{"cbid": %d, "correlation": %d}' % (cbid, corr)))
         free = self.comm_free if stream == COMM_STREAM else self.gpu_free
         start = max(self.now + 2000, free)
         self.gpu.append(self.x("kernel", name, start, kdur,
-                               '{"device": 0, "stream": %d, "correlation": %d%s}' % (stream, self.corr, extra),
+                               '{"device": 0, "stream": %d, "correlation": %d%s}' % (stream, corr, extra),
                                pid=0, tid=stream))
         if stream == COMM_STREAM:
             self.comm_free = start + kdur
@@ -334,6 +364,19 @@ class PatternGen:
             self.gpu_free = start + kdur
         self.kernels += 1
         self.now += ldur
+
+    def graph_replay(self, body):
+        """cudaGraphLaunch: the kernels `body` launches, captured in a CUDA
+        graph earlier, run under the replay's one correlation id; no op or
+        launch call of theirs is in the trace."""
+        self.corr += 1
+        self.graph = self.corr
+        self.cpu.append(self.x("cuda_runtime", "cudaGraphLaunch", self.now, 20_000,
+                               '{"cbid": 311, "correlation": %d}' % self.corr))
+        self.now += 2000
+        body(self)
+        self.graph = None
+        self.now += 18_000
 
     def copy(self, kind, nbytes, dur, blocking=False):
         """A copy on the compute stream; blocking = cudaMemcpy (the host waits for it)."""
@@ -502,6 +545,50 @@ def p_runahead(g):
         g.mem_launch(ADD, 300_000, 8000, add)
 
 
+NVJET = "nvjet_sm90_tst_256x128_64x4_2x1_v_bz_coopA_TNT"
+
+
+def p_compiled(g):
+    """A torch.compile'd (Inductor) MLP block in bf16, GPU-bound: per layer a
+    cuBLAS matmul Inductor calls as aten::mm, a Triton template matmul
+    (triton_tem_fused_mm_*, max-autotune), and Triton pointwise, reduction
+    and persistent-reduction kernels, each launched with cuLaunchKernel inside
+    a cpu_op of its own name whose Input Dims are the kernel's arguments,
+    outputs included, and its element counts (Scalar); then the fused
+    optimizer's foreach kernel (triton_for_*). Two names carry the aten ops
+    Inductor fused (convolution, _scaled_dot_product_efficient_attention):
+    they are elementwise kernels, not a convolution or attention."""
+    bf16, f32 = "c10::BFloat16", "float"
+    x, h = [8192, 1024], [8192, 4096]
+    for i in range(4):
+        g.gemm_launch(NVJET, 500_000, 6000, "aten::mm", [x, [1024, 4096]], [bf16, bf16], 2 * 8192 * 1024 * 4096)
+        name = "triton_poi_fused_convolution_gelu_%d" % (4 * i)
+        g.mem_launch(name, 160_000, 4000, (name, [h, [4096], h, []], [bf16, bf16, bf16, "Scalar"], "inplace"),
+                     runtime="cuLaunchKernel")
+        name = "triton_tem_fused_mm_%d" % (4 * i + 1)
+        g.gemm_launch(name, 520_000, 4000, name, [h, [4096, 1024], x], [bf16, bf16, bf16], 2 * 8192 * 4096 * 1024,
+                      runtime="cuLaunchKernel")
+        name = "triton_red_fused_add_native_layer_norm_%d" % (4 * i + 2)
+        g.mem_launch(name, 70_000, 4000, (name, [x, x, [1024], [1024], x, [8192, 1], [8192, 1], [], []],
+                                         [bf16, bf16, bf16, bf16, bf16, f32, f32, "Scalar", "Scalar"], "inplace"),
+                     runtime="cuLaunchKernel")
+        name = "triton_per_fused__scaled_dot_product_efficient_attention_%d" % (4 * i + 3)
+        g.mem_launch(name, 40_000, 4000, (name, [x, x, [], []], [bf16, bf16, "Scalar", "Scalar"], "inplace"),
+                     runtime="cuLaunchKernel")
+    params = [[1024, 4096]] * 8
+    g.mem_launch("triton_for_fused_16", 90_000, 4000,
+                 ("triton_for_fused_16", params * 3, [f32] * 24, "inplace"), runtime="cuLaunchKernel")
+    # the optimizer's other foreach kernel: 32 parameters x 3 lists = 96 arguments, more than the reader keeps
+    g.mem_launch("triton_for_fused_17", 30_000, 4000,
+                 ("triton_for_fused_17", [[256]] * 96, [f32] * 96, "inplace"), runtime="cuLaunchKernel", counted=False)
+
+
+def p_graphed(g):
+    """The compiled step of p_compiled as torch.compile(mode="reduce-overhead")
+    runs it: replayed from a CUDA graph, one cudaGraphLaunch per step."""
+    g.graph_replay(p_compiled)
+
+
 def p_overlapped_launch(g):
     """Many launches and a sync, all hidden behind GPU work: the host waits
     on an event after kernel A while B and the small kernels still run, and
@@ -528,6 +615,8 @@ PATTERNS = {
     "overlapped-launch": (p_overlapped_launch, "gpu_compute_bound"),
     "runahead": (p_runahead, "gpu_compute_bound"),
     "runahead-after": (p_runahead, "gpu_compute_bound"),
+    "compiled": (p_compiled, "gpu_compute_bound"),
+    "graphed": (p_graphed, "gpu_compute_bound"),
 }
 # loops that never wait for the GPU at the end of a step; the run-ahead chain's closing synchronize lands in its
 # last step ("runahead", as issue 31's traces showed) or after it ("runahead-after", prof.step() before the stop)
@@ -558,7 +647,10 @@ def write_pattern(out, pattern, steps, seed, summary, record_shapes=False):
             if record_shapes and g.mem["ops"]:
                 expect["memory_bound"] = {"bytes": g.mem["bytes"], "seconds": g.mem["shaped_ns"] / 1e9,
                                           "bytes_per_s": g.mem["bytes"] / (g.mem["shaped_ns"] / 1e9),
-                                          "shaped_share": g.mem["shaped_ns"] / g.mem["kernel_ns"]}
+                                          "shaped_share": g.mem["shaped_ns"] / g.mem["kernel_ns"],
+                                          "unknown_seconds": g.mem.get("unknown_ns", 0) / 1e9}
+            if record_shapes and g.gemm["ns"]:
+                expect["gemm"] = {"flops": g.gemm["flops"], "seconds": g.gemm["ns"] / 1e9}
             if pattern.startswith("runahead"):  # the GPU's step: its work back to back from the first step's start
                 expect["step_seconds"] = (g.gpu_done - g.first_start) / steps / 1e9
                 expect["timeline"] = "gpu"

@@ -272,15 +272,22 @@ class KnownPipelines(unittest.TestCase):
         rc, out, err = run_mlbench("--suite", suite, "--disk-dir", WORK, "--out", results, "-q")
         self.assertEqual(rc, 0, err)
         run = os.path.join(WORK, "disk_ceiling.json")
-        self.simplify(self.ITEM, self.FB, self.OPT, run)  # the loader-bound design, its own run
-        rc, out, err = run_mlbench("gap", "--run", run, "--ceilings", results, "--format", "json")
-        self.assertEqual(rc, 0, err)
-        g = json.loads(out)
-        st = {s["name"]: s for s in g["stages"]}
-        dl = st["data loading"]
-        self.assertIsNotNone(dl["ceiling"], dl)
-        self.assertIn("pattern=random", dl["ceiling"]["id"])
-        lv = dl["levels"]
+        # The verdict "slower alone: re-measure" is the honest one when a busy
+        # machine slowed the part while it ran alone (ctest -j beside other
+        # tests): the test does as it says, up to three runs; any other
+        # verdict is judged on the first.
+        for attempt in range(3):
+            self.simplify(self.ITEM, self.FB, self.OPT, run)  # the loader-bound design, its own run
+            rc, out, err = run_mlbench("gap", "--run", run, "--ceilings", results, "--format", "json")
+            self.assertEqual(rc, 0, err)
+            g = json.loads(out)
+            st = {s["name"]: s for s in g["stages"]}
+            dl = st["data loading"]
+            self.assertIsNotNone(dl["ceiling"], dl)
+            self.assertIn("pattern=random", dl["ceiling"]["id"])
+            lv = dl["levels"]
+            if lv["verdict"] != "slower alone: re-measure":
+                break
         self.assertIsNotNone(lv["ceiling_seconds_per_step"])
         # alone: 512 KiB in ~150 ms, far slower than any disk: the sleep is the decode
         self.assertEqual(lv["verdict"], "slow by itself")

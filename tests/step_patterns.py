@@ -22,7 +22,7 @@ fails = 0
 
 def check(name, cond, detail=""):
     global fails
-    print("%s %s%s" % ("ok  " if cond else "FAIL", name, "" if cond else ": %s" % detail))
+    print("%s %s%s" % ("ok  " if cond else "FAIL", name, "" if cond else ": %s" % (detail,)))
     fails += 0 if cond else 1
 
 
@@ -68,10 +68,11 @@ def common(name, d):
 def patterns():
     os.makedirs(WORK, exist_ok=True)
     for pattern in ["dataloader", "compute-tensor", "compute-memory", "launch-bound", "sync-bound", "copy-bound",
-                    "comm-bound", "cpu-bound", "balanced", "overlapped-launch", "runahead", "runahead-after"]:
+                    "comm-bound", "cpu-bound", "balanced", "overlapped-launch", "runahead", "runahead-after",
+                    "compiled", "graphed"]:
         trace = os.path.join(WORK, pattern + ".json")
         summ = os.path.join(WORK, pattern + ".summary.json")
-        shapes = ["--record-shapes"] if pattern.startswith("runahead") else []
+        shapes = ["--record-shapes"] if pattern.startswith("runahead") or pattern == "compiled" else []
         subprocess.run([sys.executable, GEN, "--out", trace, "--pattern", pattern, "--summary", summ] + shapes,
                        check=True, capture_output=True)
         want = json.load(open(summ))["expect"]["finding"]
@@ -186,6 +187,38 @@ def specific(name, d):
                   (row["step_seconds"], want_there))
         check("runahead: no false 'shapes not recorded' hint without GEMM time",
               not any("shapes not recorded" in e for e in f[0]["evidence"]), f[0]["evidence"])
+    if name == "compiled":
+        # torch.compile (Inductor): its Triton kernels are GEMMs (templates) and memory-bound kernels (pointwise,
+        # reductions, foreach) with the bytes of their arguments, whatever aten ops their names carry
+        want = json.load(open(os.path.join(WORK, "compiled.summary.json")))["expect"]
+        check("compiled: no convolution or attention time (names of fused elementwise kernels)",
+              share(d, "conv") == 0 and share(d, "attention") == 0 and stage(d, "conv") is None and
+              stage(d, "attention") is None, [(p["id"], p["share"]) for p in d["step"]["parts"]])
+        s = stage(d, "gemm")
+        check("compiled: the cuBLAS and the Triton template matmuls, with their FLOPs (known answer)",
+              s is not None and s["work"] == want["gemm"]["flops"] and
+              abs(s["seconds"] - want["gemm"]["seconds"]) < 1e-12, (s, want["gemm"]))
+        s = stage(d, "memory-bound ops")
+        check("compiled: Triton pointwise/reduction/foreach kernels memory-bound, each tensor argument once",
+              s is not None and s["work"] == want["memory_bound"]["bytes"] and
+              abs(s["seconds"] - want["memory_bound"]["seconds"]) < 1e-12, (s, want["memory_bound"]))
+        s = stage(d, "memory-bound ops (bytes unknown)")
+        why = next((h["no_ceiling"] for h in d["headline"]["stages"] if h["name"] == s["name"]), "") if s else ""
+        check("compiled: a kernel of 96 arguments: time only, and why (not the bytes of the first 64)",
+              s is not None and abs(s["seconds"] - want["memory_bound"]["unknown_seconds"]) < 1e-12 and
+              "more tensor arguments than the reader keeps" in why, (s, why))
+        check("compiled: no time without a class ('other compute')", stage(d, "other compute") is None,
+              [x["name"] for x in d["stages"]])
+        check("compiled: named a GEMM-bound step", d["bottleneck_stage"] == "gemm", d["bottleneck_stage"])
+    if name == "graphed":
+        # replayed from a CUDA graph: no op launched the kernels in this trace, and the hint says so
+        heads = {h["name"]: h["no_ceiling"] or "" for h in d["headline"]["stages"]}
+        for st in ("gemm", "other compute"):
+            check("graphed: %s time only, and why: a CUDA graph's replay" % st,
+                  st in heads and "replayed from a CUDA graph" in heads[st] and "launched outside" not in heads[st]
+                  and "without a byte model" not in heads[st], heads)
+        check("graphed: one launch call per step", stage(d, "launch")["calls"] == d["run"]["steps"],
+              stage(d, "launch"))
     if name == "dataloader":
         blocks = gap_text(os.path.join(WORK, "dataloader.json")).split("\n\n")
         lines = blocks[1].split("\n")

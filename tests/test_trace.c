@@ -485,6 +485,35 @@ static void test_op_flops(void **state)
     memset(&sh, 0, sizeof sh);
     assert_false(mb_tr_op_flops("aten::mm", &sh, &f, &why));
     assert_non_null(strstr(why, "Input Dims"));
+    /* torch.compile's Triton template matmuls: operands, epilogue inputs
+     * and the output in the template's order; addmm's bias [16] first:
+     * A [8,32] @ B [32,16] -> 2*8*16*32 */
+    memset(&sh, 0, sizeof sh);
+    sh.n_tensors = 5;
+    sh.rank[0] = 1;
+    sh.dims[0][0] = 16;
+    sh.rank[1] = sh.rank[2] = sh.rank[3] = 2;
+    memcpy(sh.dims[1], (int64_t[]){8, 32}, 2 * sizeof(int64_t));
+    memcpy(sh.dims[2], (int64_t[]){32, 16}, 2 * sizeof(int64_t));
+    memcpy(sh.dims[3], (int64_t[]){8, 16}, 2 * sizeof(int64_t)); /* the output */
+    sh.rank[4] = 0;                                              /* a count (Scalar) */
+    assert_int_equal(mb_tr_op_kind("triton_tem_fused_addmm_relu_3"), TR_OP_GEMM);
+    assert_true(mb_tr_op_flops("triton_tem_fused_addmm_relu_3", &sh, &f, &why));
+    assert_true(f == 8192);
+    /* no argument of the product's shape: not a matmul it can read */
+    sh.dims[3][1] = 17;
+    assert_false(mb_tr_op_flops("triton_tem_fused_addmm_relu_3", &sh, &f, &why));
+    /* bmm: [4,8,32] @ [4,32,16] -> [4,8,16]: 4 * 2*8*16*32 */
+    memset(&sh, 0, sizeof sh);
+    sh.n_tensors = 3;
+    sh.rank[0] = sh.rank[1] = sh.rank[2] = 3;
+    memcpy(sh.dims[0], (int64_t[]){4, 8, 32}, 3 * sizeof(int64_t));
+    memcpy(sh.dims[1], (int64_t[]){4, 32, 16}, 3 * sizeof(int64_t));
+    memcpy(sh.dims[2], (int64_t[]){4, 8, 16}, 3 * sizeof(int64_t));
+    assert_true(mb_tr_op_flops("triton_tem_fused_bmm_1", &sh, &f, &why));
+    assert_true(f == 32768);
+    assert_int_equal(mb_tr_op_kind("triton_tem_fused_convolution_1"), TR_OP_NONE);
+    assert_int_equal(mb_tr_op_kind("triton_poi_fused_mm_0"), TR_OP_NONE);
     assert_int_equal(mb_tr_op_kind("aten::relu"), TR_OP_NONE);
     assert_string_equal(mb_tr_dtype_of_torch("c10::Half"), "fp16");
 }
@@ -865,6 +894,18 @@ static void test_op_bytes(void **state)
     put_tensor(&sh, 1, "float", 0, NULL);
     assert_false(mb_tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
     assert_non_null(strstr(why, "TensorList"));
+    /* torch.compile's kernel arguments (torch's test_profiler: add_cos_sin on
+     * [4,4] fp32): two inputs and the output once each, the count ignored */
+    memset(&sh, 0, sizeof sh);
+    for (int t = 0; t < 3; t++)
+        put_tensor(&sh, t, "float", 2, (int64_t[]){4, 4});
+    put_tensor(&sh, 3, "Scalar", 0, NULL);
+    assert_true(mb_tr_op_bytes(TR_MOP_ARGS, &sh, &b, &why));
+    assert_true(b == 192);
+    /* more arguments than kept: unknown, not the first ones' bytes */
+    sh.more = true;
+    assert_false(mb_tr_op_bytes(TR_MOP_ARGS, &sh, &b, &why));
+    assert_non_null(strstr(why, "more tensor arguments"));
     assert_int_equal(mb_tr_dtype_bytes("c10::BFloat16"), 2);
     assert_int_equal(mb_tr_dtype_bytes("double"), 8);
     assert_int_equal(mb_tr_dtype_bytes("Scalar"), 0);
@@ -893,6 +934,13 @@ static void test_rules(void **state)
         {TR_SET_KERNEL, "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>", "gemm"},
         {TR_SET_KERNEL, "Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32", "gemm"},
         {TR_SET_KERNEL, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor>", "other"},
+        /* torch.compile's kernels: the aten ops they fused in the name are not what they are */
+        {TR_SET_KERNEL, "triton_poi_fused_convolution_relu_0", "other"},
+        {TR_SET_KERNEL, "triton_per_fused__scaled_dot_product_efficient_attention_3", "other"},
+        {TR_SET_KERNEL, "triton_red_fused__to_copy_mm_sum_2", "other"},
+        {TR_SET_KERNEL, "triton_tem_fused_mm_0", "gemm"},
+        {TR_SET_KERNEL, "triton_tem_fused_addmm_relu_3", "gemm"},
+        {TR_SET_KERNEL, "triton_tem_fused_convolution_1", "other"},
         {TR_SET_RUNTIME, "cudaLaunchKernel", "1"},
         {TR_SET_RUNTIME, "cudaLaunchKernelExC", "1"},
         {TR_SET_RUNTIME, "hipExtModuleLaunchKernel", "1"},
@@ -920,6 +968,9 @@ static void test_rules(void **state)
         {TR_SET_MEMOP, "aten::addmm", "0"},
         {TR_SET_MEMOP, "aten::empty_strided", "0"},
         {TR_SET_MEMOP, "aten::add__", "0"},
+        {TR_SET_MEMOP, "triton_poi_fused_add_cos_sin_0", "7"}, /* arguments */
+        {TR_SET_MEMOP, "triton_for_fused_0", "7"},
+        {TR_SET_MEMOP, "triton_tem_fused_mm_0", "0"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int twice = 0; twice < 2; twice++) { /* second time from the cache */

@@ -487,7 +487,7 @@ int mb_gap_match(const mb_stage *s, const mb_ceilings *res, const mb_ini *m, cha
                            : strcmp(c, "sync") == 0   ? "sync count"
                                                       : "bytes";
         snprintf(why, len,
-                 "no ceiling: the stage has a time but no amount of work (%s not recorded), so no rate to compare",
+                 "no ceiling: the stage has a time but no amount of work (%s unknown), so no rate to compare",
                  what);
         return -1;
     }

@@ -571,6 +571,12 @@ static bool fold_runtime(parser *p)
             return fail(p, MB_ESYS, "out of memory");
         st->launches[st->n_launches++] =
             (tr_launch){.thread = thread_of(e), .ts = e->ts, .corr = e->have & H_CORR ? e->corr : -1};
+        if (e->have & H_CORR && memmem(e->name, e->name_len, "GraphLaunch", 11) != NULL) {
+            if (!mb_grow((void **)&st->graph_corrs, &st->cap_graph_corrs, st->n_graph_corrs + 1,
+                         sizeof *st->graph_corrs))
+                return fail(p, MB_ESYS, "out of memory");
+            st->graph_corrs[st->n_graph_corrs++] = e->corr;
+        }
         return push_host_iv(p, TR_HOST_LAUNCH);
     case TR_RT_SYNC:
         add_named(&st->sync, e);
@@ -651,7 +657,10 @@ static bool fold_cpu_op(parser *p)
     if (e->sh.n_tensors > 0)
         st->ops_with_dims++;
     int kind = mb_tr_op_kind(e->name), model = TR_MOP_NONE;
-    if (kind == TR_OP_NONE && strncmp(e->name, "aten::", 6) == 0) {
+    /* [memory_op] names aten ops and the kernels torch.compile generates
+     * (triton_*), whose record_function carries the kernel's name: no
+     * other op is tried against its rules, one regex pass per op. */
+    if (kind == TR_OP_NONE && (strncmp(e->name, "aten::", 6) == 0 || strncmp(e->name, "triton_", 7) == 0)) {
         model = mb_tr_classify(st->rules, TR_SET_MEMOP, e->name, e->name_len);
         if (model != TR_MOP_NONE)
             kind = TR_OP_MEM;
@@ -864,6 +873,7 @@ static void begin_event(parser *p)
     e->name[0] = '\0';
     e->name_len = 0;
     e->sh.n_tensors = e->sh.n_types = e->sh.n_concrete = 0;
+    e->sh.more = false;
     e->cur_tensor = -1;
     e->in_list_elem = false;
     memset(e->grid, 0, sizeof e->grid);
@@ -1341,7 +1351,8 @@ static int on_start(parser *p, bool is_map)
                 p->ev.sh.rank[t] = 0;
                 p->ev.sh.list_numel[t] = 0;
                 p->ev.sh.n_tensors = t + 1;
-            }
+            } else if (p->arg_key == AK_DIMS && t >= TR_MAX_TENSORS)
+                p->ev.sh.more = true;
         } else if (p->dims_inner && d == p->ev_depth + 3 && !is_map) {
             /* A TensorList: [[4, 4], [4]] - one shape per tensor. */
             tr_shapes *sh = &p->ev.sh;
@@ -1632,6 +1643,7 @@ void mb_tr_state_free(tr_state *st)
     free(st->host_colls);
     free(st->steps);
     free(st->launches);
+    free(st->graph_corrs);
     free(st->flop_ops);
     cJSON_Delete(st->device_props);
     cJSON_Delete(st->dist_info);

@@ -67,6 +67,7 @@ enum tr_memop_model {
     TR_MOP_GRADIENT, /* reads its inputs but the largest (a shape only), writes a gradient that size */
     TR_MOP_GATHER,   /* per index element, reads and writes one row of its table (embedding) */
     TR_MOP_PICK,     /* per index element, reads one element of its values (nll_loss) */
+    TR_MOP_ARGS,     /* a generated kernel's arguments, outputs among them: each tensor once (Inductor) */
 };
 
 typedef struct tr_rule {
@@ -113,7 +114,9 @@ int mb_tr_classify(tr_rules *r, int set, const char *name, size_t len);
  * the kernels under it to their forward op by its "Sequence number". */
 enum mb_tr_op_kind { TR_OP_NONE = 0, TR_OP_GEMM, TR_OP_CONV, TR_OP_MEM, TR_OP_ATTN, TR_OP_BWD, TR_N_OP_KINDS };
 
-#define TR_MAX_TENSORS 8
+/* A kernel torch.compile generated records every argument (a fusion of a
+ * dozen ops, tens of them); only the parser's current event holds these. */
+#define TR_MAX_TENSORS 64
 #define TR_MAX_DIMS 6
 /* cuDNN's attention backward keeps is_causal at argument 14 */
 #define TR_MAX_CONCRETE 16
@@ -126,7 +129,8 @@ enum mb_tr_op_kind { TR_OP_NONE = 0, TR_OP_GEMM, TR_OP_CONV, TR_OP_MEM, TR_OP_AT
 /* The shapes a cpu_op recorded (args "Input Dims", "Input type",
  * "Concrete Inputs"), truncated to the first few inputs. */
 typedef struct tr_shapes {
-    int n_tensors;                                /* entries of Input Dims seen */
+    int n_tensors;                                /* entries of Input Dims kept */
+    bool more;                                    /* Input Dims had more entries than TR_MAX_TENSORS */
     int rank[TR_MAX_TENSORS];                     /* -1 = more dims than kept, TR_RANK_LIST */
     int64_t dims[TR_MAX_TENSORS][TR_MAX_DIMS];
     double list_numel[TR_MAX_TENSORS];            /* TR_RANK_LIST: elements of all the list's tensors */
@@ -353,6 +357,10 @@ typedef struct tr_state {
     size_t n_steps, cap_steps;
     tr_launch *launches;
     size_t n_launches, cap_launches;
+    /* correlation ids of graph replays (cudaGraphLaunch): their kernels were
+     * captured earlier, not launched by the ops around the replay */
+    int64_t *graph_corrs;
+    size_t n_graph_corrs, cap_graph_corrs;
     tr_flop_op *flop_ops;
     size_t n_flop_ops, cap_flop_ops;
     long long ops_without_shapes[TR_N_OP_KINDS]; /* by mb_tr_op_kind */

@@ -410,6 +410,10 @@ static bool map_launches(tr_state *st, corr_map *map, size_t *stack)
         if (ln->corr >= 0 && !corr_put(map, ln->corr, top > 0 ? (int32_t)stack[top - 1] : -2))
             return false;
     }
+    /* A graph's replay: whatever op is around it, its kernels are the ops' that ran at capture (-3). */
+    for (size_t g = 0; g < st->n_graph_corrs; g++)
+        if (!corr_put(map, st->graph_corrs[g], -3))
+            return false;
     return true;
 }
 
@@ -422,7 +426,7 @@ static bool tensor_class(const tr_rules *r, int cls)
 }
 
 /* Why a kernel went to no op: the hint of the time-only stage it lands in. */
-enum { CAUSE_NO_LAUNCH = 0, CAUSE_NO_OP, CAUSE_UNCOUNTED, CAUSE_WRAPPER, N_CAUSES };
+enum { CAUSE_NO_LAUNCH = 0, CAUSE_NO_OP, CAUSE_UNCOUNTED, CAUSE_WRAPPER, CAUSE_GRAPH, N_CAUSES };
 
 /* Kernel time the ops took, and what no op took by why. */
 typedef struct kernel_attr {
@@ -505,7 +509,7 @@ static int attribute_kernels(tr_state *st, kernel_attr *ka, mb_err *err)
             if (cls == TR_CLASS_MEMCPY || cls == TR_CLASS_MEMSET || cls == TR_CLASS_NCCL)
                 continue;
             int32_t in = corr_get(&map, w[2]), uncounted = -1, op = -1;
-            int cause = in == -1 ? CAUSE_NO_LAUNCH : CAUSE_NO_OP;
+            int cause = in == -1 ? CAUSE_NO_LAUNCH : in == -3 ? CAUSE_GRAPH : CAUSE_NO_OP;
             if (in >= 0)
                 op = taker(ops, in, tensor_class(st->rules, cls), &cause, &uncounted);
             if (op < 0) {
@@ -1405,6 +1409,11 @@ static void class_reason(analysis *a, int cls, bool tensor, const char *stage)
         else if (k == CAUSE_NO_OP)
             reason_add(&r, ns, "launched by ops without a byte model ([memory_op] in "
                                "configs/gap/kernel_classes.ini)");
+        else if (k == CAUSE_GRAPH)
+            reason_add(&r, ns, "replayed from a CUDA graph (cudaGraphLaunch): the ops that recorded them ran at "
+                               "capture, not in this trace: profile with CUDA graphs off (torch.compile without "
+                               "mode=\"reduce-overhead\") for their %s",
+                       tensor ? "FLOPs" : "bytes");
         else if (k == CAUSE_WRAPPER)
             reason_add(&r, ns, "launched directly by a matmul/convolution/attention op around another one "
                                "(aten::matmul around aten::bmm), not by the product itself");

@@ -12,7 +12,9 @@
  * read less than all of their inputs and have their own model: a pooling
  * backward ("gradient") reads its input only for the shape of the gradient
  * it writes; an embedding ("gather") reads and writes one row of its table
- * per index; nll_loss ("pick") reads one logit per target. */
+ * per index; nll_loss ("pick") reads one logit per target. A kernel that
+ * torch.compile (Inductor) generated records its arguments, outputs among
+ * them ("arguments"): each tensor argument counts once, read or written. */
 #include "trace.h"
 
 #include <string.h>
@@ -95,12 +97,16 @@ static bool indexed_bytes(int model, const tr_shapes *sh, double *bytes, const c
 
 bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why)
 {
-    if (model < TR_MOP_OUT || model > TR_MOP_PICK) {
+    if (model < TR_MOP_OUT || model > TR_MOP_ARGS) {
         *why = "not a memory-bound op";
         return false;
     }
     if (sh->n_tensors == 0) {
         *why = "no Input Dims recorded for it";
+        return false;
+    }
+    if (sh->more) { /* the bytes of the first ones would be no bound worth the name */
+        *why = "more tensor arguments than the reader keeps";
         return false;
     }
     /* torch 2.x records a TensorList as [] in Input Dims (no shapes): the
@@ -151,7 +157,7 @@ bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **
     /* out: the inputs read and an output as large as the largest written.
      * gradient (pooling backward): the largest input, the forward's input,
      * gives only the shape of the gradient written, so (sum - largest) read
-     * + largest written = sum, as for inplace and reduce. */
+     * + largest written = sum, as for inplace, reduce and arguments. */
     *bytes = model == TR_MOP_OUT ? sum + largest : sum;
     return true;
 }

@@ -64,6 +64,8 @@ static int value_of(int set, const char *key)
             return TR_MOP_GATHER;
         if (strcmp(key, "pick") == 0)
             return TR_MOP_PICK;
+        if (strcmp(key, "arguments") == 0)
+            return TR_MOP_ARGS;
     } else {
         for (int i = 1; i <= TR_ANN_COLLECTIVE; i++)
             if (strcmp(key, ann[i]) == 0)

@@ -98,11 +98,30 @@ static bool attention_name(const char *name)
             strstr(name, "_flash_attention_") != NULL || strstr(name, "_efficient_attention_") != NULL);
 }
 
+/* A matmul kernel torch.compile (Inductor) generated from a Triton template
+ * (max-autotune): its record_function carries the kernel's name,
+ * triton_tem_fused_<the aten ops it fused>_<n> (triton_tem_fused_mm_0,
+ * triton_tem_fused_addmm_relu_3), and the kernel's arguments. Other
+ * templates (convolution, flex attention) are not read: their kernels keep
+ * their time only. */
+static bool template_matmul_name(const char *name)
+{
+    static const char *const ops[] = {"_mm_", "_addmm_", "_bmm_", "_baddbmm_"};
+    if (strncmp(name, "triton_tem_fused_", 17) != 0)
+        return false;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strstr(name + 16, ops[i]) != NULL) /* from the '_' that ends "fused" */
+            return true;
+    return false;
+}
+
 int mb_tr_op_kind(const char *name)
 {
     const op_schema *s = schema_of(name);
     if (s)
         return s->kind;
+    if (template_matmul_name(name))
+        return TR_OP_GEMM;
     return attention_name(name) ? TR_OP_ATTN : TR_OP_NONE;
 }
 
@@ -232,9 +251,37 @@ static bool matmul_flops(const tr_shapes *sh, int a, int b, double *flops)
     return true;
 }
 
+/* A Triton template matmul's arguments are its operands A [..., M, K] and
+ * B [..., K, N], then any epilogue inputs (a bias, a residual) and the
+ * output [..., M, N], in an order the template chooses (addmm's bias may
+ * come first): the first two tensors that chain (A's last dim is B's
+ * second-last) and have an argument of the product's shape among the others
+ * are the operands. */
+static bool template_matmul_flops(const tr_shapes *sh, double *flops)
+{
+    for (int a = 0; a < sh->n_tensors; a++)
+        for (int b = a + 1; b < sh->n_tensors && dims_known(sh, a, 2); b++) {
+            if (!dims_known(sh, b, 2))
+                continue;
+            const int64_t *A = sh->dims[a], *B = sh->dims[b];
+            int ra = sh->rank[a], rb = sh->rank[b];
+            if (A[ra - 1] != B[rb - 2])
+                continue;
+            for (int o = 0; o < sh->n_tensors; o++) {
+                int ro = sh->rank[o];
+                const int64_t *O = sh->dims[o];
+                if (o != a && o != b && ro >= 2 && O[ro - 2] == A[ra - 2] && O[ro - 1] == B[rb - 1])
+                    return matmul_flops(sh, a, b, flops);
+            }
+        }
+    return false;
+}
+
 static bool gemm_flops(const char *name, const tr_shapes *sh, double *flops, const char **why)
 {
     *why = "matmul operand shapes not as expected";
+    if (template_matmul_name(name))
+        return template_matmul_flops(sh, flops);
     if (strcmp(name, "aten::mm") == 0 || strcmp(name, "aten::bmm") == 0) {
         int r = strcmp(name, "aten::mm") == 0 ? 2 : 3;
         if (!dims_known(sh, 0, r) || !dims_known(sh, 1, r) || sh->rank[0] != r || sh->rank[1] != r)
@@ -357,12 +404,15 @@ bool mb_tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const 
 {
     const op_schema *op = schema_of(name);
     *why = "not a matmul/convolution/attention op";
-    if (op == NULL && !attention_name(name))
+    bool from_template = op == NULL && template_matmul_name(name);
+    if (op == NULL && !from_template && !attention_name(name))
         return false;
     if (sh->n_tensors == 0) {
         *why = "no Input Dims recorded for it";
         return false;
     }
+    if (from_template)
+        return gemm_flops(name, sh, flops, why);
     if (op == NULL)
         return attention_flops(name, sh, flops, why);
     if (op->kind == TR_OP_GEMM)
