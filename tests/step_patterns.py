@@ -217,8 +217,10 @@ def specific(name, d):
             check("graphed: %s time only, and why: a CUDA graph's replay" % st,
                   st in heads and "replayed from a CUDA graph" in heads[st] and "launched outside" not in heads[st]
                   and "without a byte model" not in heads[st], heads)
-        check("graphed: one launch call per step", stage(d, "launch")["calls"] == d["run"]["steps"],
-              stage(d, "launch"))
+        want = json.load(open(os.path.join(WORK, "graphed.summary.json")))
+        s = stage(d, "launch")
+        check("graphed: one launch call per step, which launched the graph's kernels",
+              s["calls"] == d["run"]["steps"] and s["work"] == want["kernels_per_step"] * want["steps"], s)
     if name == "dataloader":
         blocks = gap_text(os.path.join(WORK, "dataloader.json")).split("\n\n")
         lines = blocks[1].split("\n")

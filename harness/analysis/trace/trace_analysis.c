@@ -437,6 +437,7 @@ typedef struct kernel_attr {
      * (tr_state.why; 0: an autograd node) and why no forward op gave it
      * FLOPs: [family][why * TR_LINK_N + link] */
     int64_t uncounted_ns[TR_N_OP_KINDS][(TR_MAX_WHY + 1) * TR_LINK_N];
+    long long graph_kernels; /* GPU events replayed from CUDA graphs: launched by the replays' calls */
 } kernel_attr;
 
 /* The family of a kernel class with FLOPs (gemm, conv, an ini class named
@@ -506,9 +507,10 @@ static int attribute_kernels(tr_state *st, kernel_attr *ka, mb_err *err)
         for (size_t i = 0; i < dev->n_ev; i++) {
             const int64_t *w = dev->ev + i * TR_EV_WORDS;
             int cls = ev_class(w);
+            int32_t in = corr_get(&map, w[2]), uncounted = -1, op = -1;
+            ka->graph_kernels += in == -3;
             if (cls == TR_CLASS_MEMCPY || cls == TR_CLASS_MEMSET || cls == TR_CLASS_NCCL)
                 continue;
-            int32_t in = corr_get(&map, w[2]), uncounted = -1, op = -1;
             int cause = in == -1 ? CAUSE_NO_LAUNCH : in == -3 ? CAUSE_GRAPH : CAUSE_NO_OP;
             if (in >= 0)
                 op = taker(ops, in, tensor_class(st->rules, cls), &cause, &uncounted);
@@ -1711,8 +1713,16 @@ static int host_stages(analysis *a, mb_err *err)
     char source[160];
     int rc = MB_OK;
     if (st->launch.count > 0) {
-        snprintf(source, sizeof source, "trace: %lld launch calls (host time)", st->launch.count);
-        mb_stage s = {.name = "launch", .component = "launch", .work = (double)st->launch.count,
+        /* A CUDA graph's replay is one call that launches every kernel of
+         * the graph: held against the one-kernel launch ceiling per kernel. */
+        long long replays = (long long)st->n_graph_corrs, launches = st->launch.count;
+        if (replays > 0 && a->attr.graph_kernels > 0) {
+            launches += a->attr.graph_kernels - replays;
+            snprintf(source, sizeof source, "trace: %lld launch calls (host time), %lld of them CUDA graph replays "
+                     "that launched %lld kernels", st->launch.count, replays, a->attr.graph_kernels);
+        } else
+            snprintf(source, sizeof source, "trace: %lld launch calls (host time)", st->launch.count);
+        mb_stage s = {.name = "launch", .component = "launch", .work = (double)launches,
                       .work_unit = "launch", .seconds = sec(st->launch.ns),
                       .count = st->launch.count, .source = source};
         rc = add_stage(a, &s, SP_LAUNCH, err);
