@@ -263,8 +263,10 @@ assert t["memory"] < h["memory"] and t["attention"] < h["attention"], (h, t)  # 
 PY
 
 # The workloads collect runs, each built and trained for two steps on the CPU at a tiny batch with Debian's
-# python3-torch (the GPU runs them at BATCH; issue 31's five at gpu_pair.build's tiny sizes): finite loss, every
-# parameter with a gradient moved; no step calls torch.cuda.synchronize(), and only tinymlp-item reads .item().
+# python3-torch (the GPU runs them at BATCH; issue 31's five and the compiled GPT at gpu_pair.build's tiny sizes):
+# finite loss, every parameter with a gradient moved; no step calls torch.cuda.synchronize(), and only tinymlp-item
+# reads .item(). torch 1.13 has no torch.compile: gpt-bf16-compiled trains uncompiled here, compiled where there is
+# one (what a GPU machine's torch 2.x runs is not checked on this CPU).
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     check "workloads: each trains on the CPU" /usr/bin/python3 - <<'PY'
 import torch
@@ -279,7 +281,7 @@ torch.Tensor.item = counted_item
 torch.cuda.synchronize = lambda *a, **k: calls.__setitem__("synchronize", calls["synchronize"] + 1)
 assert set(gpu_pair.SYNC) == set(gpu_pair.WORKLOADS) and set(gpu_pair.CONFIG) == set(gpu_pair.WORKLOADS)
 for name in gpu_pair.WORKLOADS:
-    new = name in gpu_pair.WORKLOADS[7:]  # issue 31's, at their tiny sizes
+    new = name in gpu_pair.WORKLOADS[7:]  # issue 31's and the compiled GPT, at their tiny sizes
     model, opt, batch, amp = gpu_pair.build(name, torch, dev="cpu", batch=1, tiny=new)
     step = gpu_pair.step_fn(model, opt, batch, amp, torch, dev="cpu", item=gpu_pair.SYNC[name] == "item")
     before = [p.detach().clone() for p in model.parameters()]
@@ -292,6 +294,8 @@ for name in gpu_pair.WORKLOADS:
     assert moved and all(moved), (name, moved.count(False), len(moved))
     assert torch.backends.cudnn.allow_tf32 == (name not in gpu_pair.CUDNN_FP32), name
     assert torch.get_float32_matmul_precision() == ("high" if name == "mlp-tf32" else "highest"), name
+    want_compiled = name == "gpt-bf16-compiled" and gpu_pair.compiled(torch)
+    assert (type(model).__name__ == "OptimizedModule") == want_compiled, (name, type(model).__name__)
     print(name, losses)
 # ResNet-50 as torchvision's: 53 convolutions, 53 batch norms, 16 bottlenecks, 25.56M parameters
 m = gpu_pair.resnet50(torch)
@@ -325,7 +329,7 @@ class Event:
         return 1e3 * (end.t - self.t)
 torch.cuda.Event = Event
 assert [n for n in gpu_pair.WORKLOADS if gpu_pair.SYNC[n] != "synchronize"] == list(gpu_pair.WORKLOADS[7:])
-assert [gpu_pair.SYNC[n] for n in gpu_pair.WORKLOADS[7:]] == ["none"] * 4 + ["item"]
+assert [gpu_pair.SYNC[n] for n in gpu_pair.WORKLOADS[7:]] == ["none"] * 4 + ["item", "none"]
 warmup, steps = 1, 3
 for name in gpu_pair.WORKLOADS[7:] + ("convnet-fp32",):
     sync = gpu_pair.SYNC[name]

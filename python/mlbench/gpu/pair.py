@@ -58,6 +58,10 @@ waits for the GPU, and the traced and timed loops do only that):
                     tensor, loss mean(x^2), AdamW on the LayerNorm parameters
   tinymlp-item      40 Linear layers of width 64 at batch 64 that reads
                     loss.item() after every step (its own synchronisation)
+  gpt-bf16-compiled gpt-bf16-nosync under torch.compile (Inductor's default
+                    mode: Triton kernels, cuBLAS matmuls), never synchronising;
+                    uncompiled where torch has no torch.compile (steps.json
+                    says which)
 The first seven end every traced and timed step with torch.cuda.synchronize()
 (host clock per step, median); a workload that never synchronises is traced
 without one and timed with CUDA events around --steps back-to-back steps (one
@@ -81,13 +85,14 @@ from .. import tree_root
 # The GPU sections of configs/suites/all.ini (and every case id of those components).
 CEILINGS_FILTER = "^(gemm-gpu|conv-gpu|copy|membw|peak|launch)"
 WORKLOADS = ("mlp-fp32", "transformer-bf16", "convnet-bf16", "gpt-bf16", "mlp-tf32", "convnet-fp32", "mixer-bf16",
-             "gpt-bf16-nosync", "gpt-fp32-nosync", "resnet50-bf16-nosync", "lnchain-fp32-nosync", "tinymlp-item")
+             "gpt-bf16-nosync", "gpt-fp32-nosync", "resnet50-bf16-nosync", "lnchain-fp32-nosync", "tinymlp-item",
+             "gpt-bf16-compiled")
 FIRST_SET = WORKLOADS[:3]
 # The dtype whose datasheet peak the FLOPs-ratio baseline uses.
 DTYPE = {"mlp-fp32": "fp32", "transformer-bf16": "bf16", "convnet-bf16": "bf16", "gpt-bf16": "bf16",
          "mlp-tf32": "tf32", "convnet-fp32": "fp32", "mixer-bf16": "bf16", "gpt-bf16-nosync": "bf16",
          "gpt-fp32-nosync": "fp32", "resnet50-bf16-nosync": "bf16", "lnchain-fp32-nosync": "fp32",
-         "tinymlp-item": "fp32"}
+         "tinymlp-item": "fp32", "gpt-bf16-compiled": "bf16"}
 # How a workload's step waits for the GPU, which decides how it is traced and timed (child, traced_loop, timed_loop):
 #   synchronize  the harness ends every step with torch.cuda.synchronize() (the first seven workloads: their data
 #                in bench/data were recorded so);
@@ -96,7 +101,8 @@ DTYPE = {"mlp-fp32": "fp32", "transformer-bf16": "bf16", "convnet-bf16": "bf16",
 #   item         the step reads its loss with loss.item() after the optimizer step, which waits for the GPU; the
 #                harness adds nothing.
 SYNC = {**{n: "synchronize" for n in WORKLOADS[:7]}, "gpt-bf16-nosync": "none", "gpt-fp32-nosync": "none",
-        "resnet50-bf16-nosync": "none", "lnchain-fp32-nosync": "none", "tinymlp-item": "item"}
+        "resnet50-bf16-nosync": "none", "lnchain-fp32-nosync": "none", "tinymlp-item": "item",
+        "gpt-bf16-compiled": "none"}
 TIMING = {"synchronize": "host clock around each step, ended by torch.cuda.synchronize(); median of the steps",
           "none": "CUDA events around the steps run back to back after warm-up and one synchronize, one synchronize "
                   "after the end event; elapsed / steps",
@@ -119,6 +125,8 @@ CONFIG = {
                            "the LayerNorm parameters",
     "tinymlp-item": "40 Linear layers 64 -> 64 (ReLU between), 64 classes; AdamW; loss.item() after every step; "
                     "TF32 off",
+    "gpt-bf16-compiled": "GPT decoder 12 x width 1024, 16 heads, 1024 tokens, 32000-token head; bf16 autocast; AdamW; "
+                         "torch.compile(model), default mode",
 }
 # fp32 workloads with cuDNN's TF32 off too (torch.backends.cudnn.allow_tf32; matmuls: set_float32_matmul_precision).
 CUDNN_FP32 = ("convnet-fp32", "gpt-fp32-nosync", "lnchain-fp32-nosync", "tinymlp-item")
@@ -143,7 +151,7 @@ CUDNN_FP32 = ("convnet-fp32", "gpt-fp32-nosync", "lnchain-fp32-nosync", "tinymlp
 # PAIR_BUDGET=330 so that the ceilings keep their share), then lnchain and tinymlp with their own (~2.3 min).
 BATCH = {"mlp-fp32": 512, "transformer-bf16": 32, "convnet-bf16": 256, "gpt-bf16": 8, "mlp-tf32": 4096,
          "convnet-fp32": 128, "mixer-bf16": 64, "gpt-bf16-nosync": 8, "gpt-fp32-nosync": 2,
-         "resnet50-bf16-nosync": 128, "lnchain-fp32-nosync": 65536, "tinymlp-item": 64}
+         "resnet50-bf16-nosync": 128, "lnchain-fp32-nosync": 65536, "tinymlp-item": 64, "gpt-bf16-compiled": 8}
 FIRST_BATCH = {"mlp-fp32": 512, "transformer-bf16": 8, "convnet-bf16": 64}  # steps.json without "batch"
 
 
@@ -248,11 +256,13 @@ def build(name, torch, dev="cuda", batch=None, tiny=False):
         x = torch.randn(b, 3, 128, 128, device=dev).to(memory_format=torch.channels_last)
         y = torch.randint(0, 1000, (b,), device=dev)
         return model, opt, lambda: (x, y), torch.bfloat16 if name == "convnet-bf16" else None
-    if name in ("gpt-bf16", "gpt-bf16-nosync", "gpt-fp32-nosync"):
+    if name in ("gpt-bf16", "gpt-bf16-nosync", "gpt-fp32-nosync", "gpt-bf16-compiled"):
         vocab, seq, width, heads, layers = (512, 32, 64, 4, 2) if tiny and name != "gpt-bf16" else \
             (32000, 1024, 1024, 16, 12)
         model = Decoder.make(torch, vocab, width, heads, layers).to(dev)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        if name == "gpt-bf16-compiled" and compiled(torch):
+            model = torch.compile(model)  # compiled during the warm-up steps, which are not timed
         x = torch.randint(0, vocab, (b, seq), device=dev)
         y = torch.randint(0, vocab, (b * seq,), device=dev)
         return model, opt, lambda: (x, y), None if name == "gpt-fp32-nosync" else torch.bfloat16
@@ -304,6 +314,11 @@ def build(name, torch, dev="cuda", batch=None, tiny=False):
         y = torch.randint(0, 1000, (b * tokens,), device=dev)
         return model, opt, lambda: (x, y), torch.bfloat16
     raise ValueError(name)
+
+
+def compiled(torch):
+    """Whether this torch has torch.compile (2.0 and later; Debian 12's 1.13, which the CPU tests use, has not)."""
+    return hasattr(torch, "compile")
 
 
 def step_fn(model, opt, batch, amp, torch, dev="cuda", item=False):
@@ -412,6 +427,8 @@ def collect(args):
                                   "step_ms": statistics.median(per)}
         if SYNC[name] == "none":
             doc["workloads"][name]["host_issue_ms_per_process"] = [r["host_issue_ms"] for r in runs]
+        if name == "gpt-bf16-compiled":
+            doc["workloads"][name]["compiled"] = compiled(torch)
         raw = os.path.join(args.outdir, f"{name}.pt.trace.json")
         run_child(args, name, trace=raw)
         with open(raw, "rb") as f, gzip.open(raw + ".gz", "wb") as g:
