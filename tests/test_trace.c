@@ -513,6 +513,7 @@ static void test_op_flops(void **state)
     assert_true(mb_tr_op_flops("triton_tem_fused_bmm_1", &sh, &f, &why));
     assert_true(f == 32768);
     assert_int_equal(mb_tr_op_kind("triton_tem_fused_convolution_1"), TR_OP_NONE);
+    assert_int_equal(mb_tr_op_kind("triton_tem_fused_mm_plus_mm_2"), TR_OP_NONE); /* two products: not one's FLOPs */
     assert_int_equal(mb_tr_op_kind("triton_poi_fused_mm_0"), TR_OP_NONE);
     assert_int_equal(mb_tr_op_kind("aten::relu"), TR_OP_NONE);
     assert_string_equal(mb_tr_dtype_of_torch("c10::Half"), "fp16");

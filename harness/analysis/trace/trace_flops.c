@@ -102,12 +102,12 @@ static bool attention_name(const char *name)
  * (max-autotune): its record_function carries the kernel's name,
  * triton_tem_fused_<the aten ops it fused>_<n> (triton_tem_fused_mm_0,
  * triton_tem_fused_addmm_relu_3), and the kernel's arguments. Other
- * templates (convolution, flex attention) are not read: their kernels keep
- * their time only. */
+ * templates (convolution, flex attention, mm_plus_mm's two products) are
+ * not read: their kernels keep their time only. */
 static bool template_matmul_name(const char *name)
 {
     static const char *const ops[] = {"_mm_", "_addmm_", "_bmm_", "_baddbmm_"};
-    if (strncmp(name, "triton_tem_fused_", 17) != 0)
+    if (strncmp(name, "triton_tem_fused_", 17) != 0 || strstr(name, "mm_plus_mm") != NULL)
         return false;
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strstr(name + 16, ops[i]) != NULL) /* from the '_' that ends "fused" */
