@@ -3,7 +3,8 @@
 view of `mlbench gap` (issue 31): text, Markdown, JSON and the HTML page.
 
 Runs: the run-ahead traces (scripts/gen_large_trace.py --pattern runahead and
-runahead-after: steps cut on the GPU's timeline), a real H200 trace (bench/data, GPT bf16)
+runahead-after: steps cut on the GPU's timeline), a torch.compile'd step and
+its CUDA-graph replay (--pattern compiled, graphed), a real H200 trace (bench/data, GPT bf16)
 with and without --step-ms, and a stage file. For each: the JSON's
 run.step_seconds, step.seconds and amdahl.step_seconds_now are one number;
 the headline's shares and the step table's add up to 100%; the bottleneck is
@@ -102,6 +103,11 @@ def main():
     subprocess.run([sys.executable, GEN, "--out", after, "--pattern", "runahead-after", "--record-shapes"],
                    check=True, capture_output=True)
     views("runahead-after", ["--run", after, "--ceilings", here])
+    for pattern in ("compiled", "graphed"):  # torch.compile's Triton kernels; the same replayed from a CUDA graph
+        path = os.path.join(WORK, pattern + ".json")
+        subprocess.run([sys.executable, GEN, "--out", path, "--pattern", pattern] +
+                       (["--record-shapes"] if pattern == "compiled" else []), check=True, capture_output=True)
+        views(pattern, ["--run", path, "--ceilings", here])
     gpt = [os.path.join(PAIR, "gpt-bf16.pt.trace.json.gz"), "--ceilings", os.path.join(PAIR, "ceilings.json")]
     views("gpt-bf16", ["--run"] + gpt)
     steps = json.load(open(os.path.join(PAIR, "steps.json")))["workloads"]["gpt-bf16"]["step_ms"]
