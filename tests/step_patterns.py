@@ -204,7 +204,7 @@ def specific(name, d):
               abs(s["seconds"] - want["memory_bound"]["seconds"]) < 1e-12, (s, want["memory_bound"]))
         s = stage(d, "memory-bound ops (bytes unknown)")
         why = next((h["no_ceiling"] for h in d["headline"]["stages"] if h["name"] == s["name"]), "") if s else ""
-        check("compiled: a kernel of 96 arguments: time only, and why (not the bytes of the first 64)",
+        check("compiled: a kernel of 300 arguments: time only, and why (not the bytes of the first 256)",
               s is not None and abs(s["seconds"] - want["memory_bound"]["unknown_seconds"]) < 1e-12 and
               "more tensor arguments than the reader keeps" in why, (s, why))
         check("compiled: no time without a class ('other compute')", stage(d, "other compute") is None,

@@ -114,9 +114,10 @@ int mb_tr_classify(tr_rules *r, int set, const char *name, size_t len);
  * the kernels under it to their forward op by its "Sequence number". */
 enum mb_tr_op_kind { TR_OP_NONE = 0, TR_OP_GEMM, TR_OP_CONV, TR_OP_MEM, TR_OP_ATTN, TR_OP_BWD, TR_N_OP_KINDS };
 
-/* A kernel torch.compile generated records every argument (a fusion of a
- * dozen ops, tens of them); only the parser's current event holds these. */
-#define TR_MAX_TENSORS 64
+/* A kernel torch.compile generated records every argument: a fusion of a
+ * dozen ops passes tens, a foreach kernel over a model's parameters
+ * hundreds. Only the parser's current event holds these (about 21 KB). */
+#define TR_MAX_TENSORS 256
 #define TR_MAX_DIMS 6
 /* cuDNN's attention backward keeps is_causal at argument 14 */
 #define TR_MAX_CONCRETE 16
