@@ -53,6 +53,7 @@ trace_ns.json|trace $KINETO/ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.
 gap_trace_nccl.txt|gap --run $KINETO/nccl_parser_config__nccl_data.json.gz --ceilings h100-sxm
 gap_trace_ns.txt|gap --run $KINETO/ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz --ceilings h100-sxm --target h200-sxm,b200
 gap_trace_cpu.json|gap --run $KINETO/cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz --ceilings tests/data/cpu_quick.json --format json
+gap_trace_cpu.txt|gap --run $KINETO/cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz --ceilings tests/data/cpu_quick.json
 EOF
 )
 

@@ -368,6 +368,16 @@ def fixtures():
         check("%s: the headline's shares add up to 100%%" % name,
               abs(sum(h["share"] for h in d["headline"]["stages"]) + d["run"]["unaccounted_seconds"] /
                   d["run"]["total_seconds"] - 1) < 1e-6, d["headline"])
+        if d["step"].get("where") == "cpu":
+            # a CPU-only trace's parts are the CPU's in every view: the text says "CPU: ...", so does the page
+            page = os.path.join(WORK, name + ".html")
+            subprocess.run([MLBENCH, "gap", "--run", f, "--ceilings", CEILINGS, "--html", page], check=True,
+                           capture_output=True)
+            html_text, text = open(page, encoding="utf-8").read(), gap_text(f)
+            labels = ["CPU: " + p["name"] for p in d["step"]["parts"]]
+            check("%s: the page names the CPU's parts as the text does, never 'GPU busy'" % name,
+                  all(x in text and x in html_text for x in labels) and "GPU busy:" not in html_text and
+                  "GPU idle:" not in html_text and "GPU busy by kernel group" not in html_text, labels)
         if name == "ns_resolution_trace":
             # HTA's V100 trace: a loop whose host runs ahead (84.8 ms on average), the profiler's closing synchronize
             # (89 ms) after its last launch; before issue 31 that sync was 15% of the step, 17.8 ms "lost"

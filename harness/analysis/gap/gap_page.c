@@ -50,13 +50,11 @@ static int step_parts(const mb_gap *g, mb_html_part *parts, int max, char names[
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(step, "parts"))
     {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
-        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(p, "kind");
         const cJSON *secs = cJSON_GetObjectItemCaseSensitive(p, "seconds");
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(p, "id");
         if (n >= max || !cJSON_IsString(name) || !cJSON_IsNumber(secs))
             continue;
-        bool idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0;
-        snprintf(names[n], 160, "%s%s", idle ? "GPU idle: " : "GPU busy: ", name->valuestring);
+        snprintf(names[n], 160, "%s%s", mb_gap_part_prefix(p), name->valuestring); /* as the text names it */
         parts[n] = (mb_html_part){ names[n], secs->valuedouble, mb_part_color(cJSON_GetStringValue(id)) };
         n++;
     }
@@ -386,8 +384,12 @@ static int gap_stacked(FILE *o, const mb_gap *g, mb_err *err)
     char title[96];
     int n = step_parts(g, parts, max, names), n_trace = n;
     if (n > 0) {
-        /* a trace: the step explained end to end, GPU busy and idle */
-        snprintf(title, sizeof title, "The step, end to end: GPU busy by kernel group, GPU idle by host activity");
+        /* a trace: the step explained end to end, GPU busy and idle (a CPU-only trace: what the CPU ran) */
+        const cJSON *step = cJSON_GetObjectItemCaseSensitive(g->run->evidence, "step");
+        const char *where = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "where"));
+        snprintf(title, sizeof title, "The step, end to end: %s",
+                 where && strcmp(where, "cpu") == 0 ? "the CPU's time by what it ran"
+                                                    : "GPU busy by kernel group, GPU idle by host activity");
     } else {
         for (int i = 0; i < g->n; i++)
             parts[n++] = (mb_html_part){ g->stages[i].stage->name, mb_gap_per_step(g, g->stages[i].exposed),

@@ -85,6 +85,12 @@ void mb_gap_step_words(char *buf, size_t len, const mb_gap *g)
         snprintf(buf, len, "%s in all, step count unknown", t);
 }
 
+const char *mb_gap_part_prefix(const cJSON *part)
+{
+    const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(part, "kind"));
+    return kind && strcmp(kind, "cpu") == 0 ? "CPU: " : kind && strcmp(kind, "idle") == 0 ? "GPU idle: " : "GPU busy: ";
+}
+
 int mb_gap_step_notes(const mb_gap *g, char notes[][MB_GAP_NOTE_LEN], int max)
 {
     const cJSON *step = step_evidence(g->run);
@@ -284,17 +290,21 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
     char tm[32];
     mb_fmt_seconds(tm, sizeof tm, cJSON_IsNumber(secs) ? secs->valuedouble : 0);
     bool steps = cJSON_IsString(win) && strcmp(win->valuestring, "ProfilerStep") == 0;
-    const char *what = !steps ? "trace windows" : gpu_timeline(g->run) ? "steps cut on the GPU's timeline"
-                                                                        : "ProfilerSteps";
+    int count = cJSON_IsNumber(n) ? (int)n->valuedouble : 0;
+    bool one = count == 1;
+    const char *what = !steps ? (one ? "trace window" : "trace windows")
+                       : gpu_timeline(g->run)
+                           ? (one ? "step cut on the GPU's timeline" : "steps cut on the GPU's timeline")
+                           : (one ? "ProfilerStep" : "ProfilerSteps");
     const cJSON *traced = cJSON_GetObjectItemCaseSensitive(step, "trace_seconds");
     char of[160];
     if (cJSON_IsNumber(traced)) {
         char tt[32];
         mb_fmt_seconds(tt, sizeof tt, traced->valuedouble);
-        snprintf(of, sizeof of, "given by --step-ms; traced: %s, the mean of %d %s", tt,
-                 cJSON_IsNumber(n) ? (int)n->valuedouble : 0, what);
+        snprintf(of, sizeof of, "given by --step-ms; traced: %s, %s %d %s", tt, one ? "its" : "the mean of", count,
+                 what);
     } else
-        snprintf(of, sizeof of, "mean of %d %s", cJSON_IsNumber(n) ? (int)n->valuedouble : 0, what);
+        snprintf(of, sizeof of, "%s%d %s", one ? "" : "mean of ", count, what);
     fprintf(o, md ? "## The step, end to end\n\n%s (%s):\n\n" : "the step, end to end: %s (%s)\n", tm, of);
     char notes[2][MB_GAP_NOTE_LEN];
     int nn = mb_gap_step_notes(g, notes, 2);
@@ -310,16 +320,13 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(step, "parts"))
     {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
-        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(p, "kind");
         const cJSON *cls = cJSON_GetObjectItemCaseSensitive(p, "class");
         const cJSON *ps = cJSON_GetObjectItemCaseSensitive(p, "seconds");
         const cJSON *sh = cJSON_GetObjectItemCaseSensitive(p, "share");
         if (!cJSON_IsString(name) || !cJSON_IsNumber(ps) || !cJSON_IsNumber(sh))
             continue;
-        bool idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0;
         char label[160], c[64], pt[32], share[32];
-        bool cpu = cJSON_IsString(kind) && strcmp(kind->valuestring, "cpu") == 0; /* CPU-only trace */
-        snprintf(label, sizeof label, "%s%s", cpu ? "CPU: " : idle ? "GPU idle: " : "GPU busy: ", name->valuestring);
+        snprintf(label, sizeof label, "%s%s", mb_gap_part_prefix(p), name->valuestring);
         snprintf(c, sizeof c, "%s", cJSON_IsString(cls) ? cls->valuestring : "");
         mb_fmt_seconds(pt, sizeof pt, ps->valuedouble);
         mb_fmt_share(share, sizeof share, sh->valuedouble);

@@ -25,6 +25,9 @@ void mb_gap_step_words(char *buf, size_t len, const mb_gap *g);
 int mb_gap_step_notes(const mb_gap *g, char notes[][MB_GAP_NOTE_LEN], int max);
 /* "GPU compute bound: memory-bound kernels, 89.7% of the step (the diagnosis below); its largest stage: ..." */
 void mb_gap_bottleneck_words(char *buf, size_t len, const mb_gap *g, const mb_diagnosis *d);
+/* How every view names a part of the step table (evidence step.parts[]): "CPU: " on a CPU-only trace, else
+ * "GPU idle: " or "GPU busy: ", put before its name. */
+const char *mb_gap_part_prefix(const cJSON *part);
 /* A headline row's verdict: the time lost against the ceiling, or what would bound a stage that has none. */
 void mb_gap_stage_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_stage *st);
 
