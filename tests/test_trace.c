@@ -354,6 +354,39 @@ static void test_synthetic(void **state)
     mb_run_free(&r);
 }
 
+/* A ProfilerStep that ends after the profiler's own span (HTA's
+ * triton_example: a 1.5 ms step written 13.3 s long) is cut at the span's
+ * end and says so; a step inside it is left as it is (test_cpu_only: a
+ * step's tail with no event, in a trace without the span, stays). */
+static void test_step_past_trace(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#3\",\"pid\":1,\"tid\":1,"
+        "\"ts\":100,\"dur\":100},\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#4\",\"pid\":1,\"tid\":1,"
+        "\"ts\":200,\"dur\":13000000},\n"
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"pid\":1,\"tid\":1,\"ts\":210,\"dur\":20},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+        "\"ts\":215,\"dur\":5,\"args\":{\"correlation\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"elementwise_kernel\",\"pid\":0,\"tid\":7,\"ts\":230,"
+        "\"dur\":50,\"args\":{\"device\":0,\"stream\":7,\"correlation\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"Trace\",\"name\":\"PyTorch Profiler (0)\",\"pid\":\"Spans\","
+        "\"tid\":\"PyTorch Profiler\",\"ts\":90,\"dur\":310}\n"
+        "]}\n";
+    const char *path = tmp_path("step_past_trace.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_int_equal(r.steps, 2);
+    NS_EQ(num(r.evidence, "steps.0.seconds"), 100000); /* inside: as marked */
+    NS_EQ(num(r.evidence, "steps.1.seconds"), 200000); /* [200, 400]: the profiler's span ends at 400 */
+    assert_true(partial_has(&r, "1 ProfilerStep ends after the profiler's own span (ProfilerStep#4 by 13 s)"));
+    mb_run_free(&r);
+}
+
 /* ---- FLOP attribution ------------------------------------------------------------ */
 
 #define OP(name, tid, ts, dur, args)                                                               \
@@ -1725,7 +1758,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_memory_attribution), cmocka_unit_test(test_op_bytes),
         cmocka_unit_test(test_norm_pool_attribution), cmocka_unit_test(test_backward_flops),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
-        cmocka_unit_test(test_cpu_only),
+        cmocka_unit_test(test_cpu_only), cmocka_unit_test(test_step_past_trace),
     };
     return cmocka_run_group_tests_name("trace", tests, make_tmpdir, remove_tmpdir);
 }

@@ -54,6 +54,7 @@ enum cat {
     CAT_SYNC,
     CAT_CPU_OP,
     CAT_ANNOTATION,
+    CAT_TRACE, /* the profiler's own span, "PyTorch Profiler (0)" */
     CAT_OTHER,
 };
 
@@ -275,6 +276,8 @@ static int cat_of(const char *s, size_t n)
         return CAT_ANNOTATION;
     if (KEY_IS(s, n, "cuda_sync"))
         return CAT_SYNC;
+    if (KEY_IS(s, n, "Trace"))
+        return CAT_TRACE;
     return CAT_OTHER;
 }
 
@@ -836,6 +839,8 @@ static bool finish_event(parser *p)
         st->span_start = e->ts;
     if (e->ts + e->dur > st->span_end)
         st->span_end = e->ts + e->dur;
+    if (e->cat == CAT_TRACE && e->ts + e->dur > st->profiler_end)
+        st->profiler_end = e->ts + e->dur;
     if (!(e->have & H_NAME))
         e->name[0] = '\0';
     if (st->hook && !show_event(p))
@@ -1655,6 +1660,7 @@ static int parse_start(tr_state *st, parser *p, tr_rules *rules, mb_err *err)
 {
     st->span_start = INT64_MAX;
     st->span_end = INT64_MIN;
+    st->profiler_end = INT64_MIN;
     st->record_shapes = -1;
     p->st = st;
     st->rules = rules;
