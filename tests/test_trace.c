@@ -387,6 +387,28 @@ static void test_step_past_trace(void **state)
     mb_run_free(&r);
 }
 
+/* A gemm stage whose FLOPs are unknown for four causes (outside any op,
+ * no launch call, a CUDA graph's replay, an op without shapes): the hint
+ * holds the causes that fit whole, then "and other causes"; the old one
+ * was cut mid-word at its buffer's end ("(no cuda_runtime event wit"). */
+static void test_reasons_whole(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/tests/data/trace_many_causes.json", MB_TEST_SRC);
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const char *why = cJSON_GetStringValue(path_get(r.evidence, "unattributed.gemm"));
+    assert_non_null(why);
+    assert_true(strncmp(why, "FLOPs unknown: launched outside any matmul", 42) == 0);
+    assert_non_null(strstr(why, "correlation id) (27% of its time); replayed from a CUDA graph"));
+    assert_non_null(strstr(why, "for their FLOPs (27% of its time); and other causes"));
+    size_t n = strlen(why);
+    assert_true(n > 18 && strcmp(why + n - 18, "; and other causes") == 0);
+    mb_run_free(&r);
+}
+
 /* ---- FLOP attribution ------------------------------------------------------------ */
 
 #define OP(name, tid, ts, dur, args)                                                               \
@@ -968,6 +990,11 @@ static void test_rules(void **state)
         {TR_SET_KERNEL, "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>", "gemm"},
         {TR_SET_KERNEL, "Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32", "gemm"},
         {TR_SET_KERNEL, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor>", "other"},
+        /* fbgemm_gpu names the library, not a product (HTA's trace_diff); its own matmuls still read */
+        {TR_SET_KERNEL, "void fbgemm_gpu::permute_indices_weights_kernel<false, int, decltype(nullptr)>", "other"},
+        {TR_SET_KERNEL, "void fbgemm_gpu::bf16_fast_gemv_kernel<4, 4, 128>", "gemm"},
+        {TR_SET_KERNEL, "void gemmSN_TN_kernel<float, 128, 16, 2, 4, 4, 4, true>", "gemm"},
+        {TR_SET_KERNEL, "gemmk1_kernel", "gemm"},
         /* torch.compile's kernels: the aten ops they fused in the name are not what they are */
         {TR_SET_KERNEL, "triton_poi_fused_convolution_relu_0", "other"},
         {TR_SET_KERNEL, "triton_per_fused__scaled_dot_product_efficient_attention_3", "other"},
@@ -1759,6 +1786,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_norm_pool_attribution), cmocka_unit_test(test_backward_flops),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
         cmocka_unit_test(test_cpu_only), cmocka_unit_test(test_step_past_trace),
+        cmocka_unit_test(test_reasons_whole),
     };
     return cmocka_run_group_tests_name("trace", tests, make_tmpdir, remove_tmpdir);
 }

@@ -1300,34 +1300,47 @@ static bool no_shapes_at_all(const tr_state *st)
 }
 
 /* The reason text fits the hint gap prints after "no ceiling: " (MB_GAP_WHY_LEN). */
-enum { REASON_LEN = 400 };
+enum { REASON_LEN = 480 };
 
 typedef struct reason_list {
     char text[REASON_LEN];
     size_t at;
     int items;
+    bool full; /* a cause did not fit: the rest left out */
     int64_t total;
 } reason_list;
 
 /* Appends "what (N% of its time)" when it is at least 1% of the stage; the
- * only cause goes without its 100%. */
+ * only cause goes without its 100%. A cause that does not fit whole is
+ * left out for "; and other causes" (never a reason cut mid-word). */
 static void reason_add(reason_list *r, int64_t ns, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void reason_add(reason_list *r, int64_t ns, const char *fmt, ...)
 {
-    if (r->total <= 0 || ns * 100 < r->total || r->at >= sizeof r->text - 1)
+    static const char more[] = "; and other causes";
+    if (r->total <= 0 || ns * 100 < r->total || r->full)
         return;
     char what[256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    char share[32] = "";
+    char share[32] = "", item[320];
     if (ns < r->total)
         snprintf(share, sizeof share, " (%.0f%% of its time)", 100.0 * (double)ns / (double)r->total);
-    int n = snprintf(r->text + r->at, sizeof r->text - r->at, "%s%s%s", r->items++ ? "; " : "", what, share);
-    r->at += n > 0 ? (size_t)n : 0;
-    if (r->at >= sizeof r->text)
-        r->at = sizeof r->text - 1;
+    int n = snprintf(item, sizeof item, "%s%s%s", r->items ? "; " : "", what, share);
+    if (n < 0)
+        return;
+    if (r->at + (size_t)n + sizeof more > sizeof r->text) {
+        r->full = true;
+        if (r->items > 0 && r->at + sizeof more <= sizeof r->text) {
+            memcpy(r->text + r->at, more, sizeof more);
+            r->at += sizeof more - 1;
+        }
+        return;
+    }
+    memcpy(r->text + r->at, item, (size_t)n + 1);
+    r->at += (size_t)n;
+    r->items++;
 }
 
 /* What a backward op without shapes lacked to take its forward op's FLOPs. */
@@ -1412,9 +1425,8 @@ static void class_reason(analysis *a, int cls, bool tensor, const char *stage)
             reason_add(&r, ns, "launched by ops without a byte model ([memory_op] in "
                                "configs/gap/kernel_classes.ini)");
         else if (k == CAUSE_GRAPH)
-            reason_add(&r, ns, "replayed from a CUDA graph (cudaGraphLaunch): the ops that recorded them ran at "
-                               "capture, not in this trace: profile with CUDA graphs off (torch.compile without "
-                               "mode=\"reduce-overhead\") for their %s",
+            reason_add(&r, ns, "replayed from a CUDA graph (cudaGraphLaunch): their ops ran at capture, not in "
+                               "this trace: profile with CUDA graphs off (no mode=\"reduce-overhead\") for their %s",
                        tensor ? "FLOPs" : "bytes");
         else if (k == CAUSE_WRAPPER)
             reason_add(&r, ns, "launched directly by a matmul/convolution/attention op around another one "
