@@ -1207,6 +1207,24 @@ static void test_malformed(void **state)
     write_text(p, "", 0);
     expect_usage(p, "empty file", NULL);
     expect_usage(tmp_path("does_not_exist.json"), "cannot open", NULL);
+    /* Timings that are not the run's: the CUPTI range profiler's kernels
+     * (HTA's cupti_profiler trace read as "launch 43.6%" beside ops that add
+     * up to 100% on their own), and launches whose GPU side was not recorded. */
+    static const char ranges[] =
+        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::conv2d\",\"ts\":0,\"dur\":90},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":1,\"dur\":80,"
+        "\"args\":{\"correlation\":1}},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_profiler_range\",\"name\":\"sm80_xmma_fprop\",\"ts\":2,\"dur\":3}]}";
+    p = tmp_path("ranges.json");
+    write_text(p, ranges, strlen(ranges));
+    expect_usage(p, "CUPTI range profiler (1 cuda_profiler_range event,", "profile without profiler_metrics");
+    static const char no_gpu[] =
+        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::conv2d\",\"ts\":0,\"dur\":90},"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":1,\"dur\":8,"
+        "\"args\":{\"correlation\":1}}]}";
+    p = tmp_path("no_gpu.json");
+    write_text(p, no_gpu, strlen(no_gpu));
+    expect_usage(p, "1 kernel launch call but no GPU activity", "ProfilerActivity.CUDA");
 
     /* gzip: a body big enough to span several deflate blocks, corrupted in
      * the middle, and cut short. */

@@ -55,6 +55,7 @@ enum cat {
     CAT_CPU_OP,
     CAT_ANNOTATION,
     CAT_TRACE, /* the profiler's own span, "PyTorch Profiler (0)" */
+    CAT_RANGE, /* cuda_profiler_range: a kernel under the CUPTI range profiler */
     CAT_OTHER,
 };
 
@@ -278,6 +279,8 @@ static int cat_of(const char *s, size_t n)
         return CAT_SYNC;
     if (KEY_IS(s, n, "Trace"))
         return CAT_TRACE;
+    if (KEY_IS(s, n, "cuda_profiler_range"))
+        return CAT_RANGE;
     return CAT_OTHER;
 }
 
@@ -841,6 +844,7 @@ static bool finish_event(parser *p)
         st->span_end = e->ts + e->dur;
     if (e->cat == CAT_TRACE && e->ts + e->dur > st->profiler_end)
         st->profiler_end = e->ts + e->dur;
+    st->profiler_ranges += e->cat == CAT_RANGE;
     if (!(e->have & H_NAME))
         e->name[0] = '\0';
     if (st->hook && !show_event(p))
@@ -1699,6 +1703,30 @@ int mb_trace_read_with(const char *path, tr_rules *rules, mb_run *out, mb_err *e
     rc = read_and_parse(path, p, err);
     if (rc != MB_OK)
         goto done;
+    /* Kineto's CUPTI range profiler (experimental_config profiler_metrics)
+     * replays each kernel to read its counters: the kernels come as
+     * cuda_profiler_range events, not on a timeline, and every launch waits
+     * for the replays (HTA's cupti_profiler trace: 67 ms a launch). Nothing
+     * in it is the run's time. */
+    if (st->profiler_ranges > 0 && st->n_devices == 0) {
+        rc = mb_errf(err, MB_EUSAGE,
+                     "%s: recorded with the CUPTI range profiler (%lld cuda_profiler_range event%s, "
+                     "experimental_config profiler_metrics): each kernel was replayed to read its counters, so "
+                     "its times are not the run's and it holds no GPU timeline; profile without "
+                     "profiler_metrics for `mlbench gap`",
+                     path, st->profiler_ranges, st->profiler_ranges == 1 ? "" : "s");
+        goto done;
+    }
+    /* Launch calls without a kernel: the GPU's activity was not recorded, and
+     * the ops that launched work would read as host computation. */
+    if (st->launch.count > 0 && st->n_devices == 0) {
+        rc = mb_errf(err, MB_EUSAGE,
+                     "%s: %lld kernel launch call%s but no GPU activity (kernel, gpu_memcpy, gpu_memset events): "
+                     "the ops ran on a GPU the trace did not record; profile with "
+                     "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]",
+                     path, st->launch.count, st->launch.count == 1 ? "" : "s");
+        goto done;
+    }
     run.path = strdup(path);
     run.kind = strdup("pytorch-trace");
     if (run.path == NULL || run.kind == NULL) {
