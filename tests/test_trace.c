@@ -1225,6 +1225,12 @@ static void test_malformed(void **state)
     p = tmp_path("no_gpu.json");
     write_text(p, no_gpu, strlen(no_gpu));
     expect_usage(p, "1 kernel launch call but no GPU activity", "ProfilerActivity.CUDA");
+    static const char mtia[] = /* HTA's MTIA traces: the ops ran on that device, not the CPU */
+        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"ts\":0,\"dur\":90},"
+        "{\"ph\":\"X\",\"cat\":\"mtia_runtime\",\"name\":\"runFunction\",\"ts\":1,\"dur\":8}]}";
+    p = tmp_path("mtia.json");
+    write_text(p, mtia, strlen(mtia));
+    expect_usage(p, "1 runtime call of an accelerator mlbench does not read (mtia_runtime)", "CPU-only");
 
     /* gzip: a body big enough to span several deflate blocks, corrupted in
      * the middle, and cut short. */

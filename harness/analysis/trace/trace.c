@@ -56,6 +56,7 @@ enum cat {
     CAT_ANNOTATION,
     CAT_TRACE, /* the profiler's own span, "PyTorch Profiler (0)" */
     CAT_RANGE, /* cuda_profiler_range: a kernel under the CUPTI range profiler */
+    CAT_OTHER_RUNTIME, /* another accelerator's runtime calls: mtia_runtime, xpu_runtime, ... */
     CAT_OTHER,
 };
 
@@ -281,6 +282,8 @@ static int cat_of(const char *s, size_t n)
         return CAT_TRACE;
     if (KEY_IS(s, n, "cuda_profiler_range"))
         return CAT_RANGE;
+    if (n > 8 && memcmp(s + n - 8, "_runtime", 8) == 0)
+        return CAT_OTHER_RUNTIME;
     return CAT_OTHER;
 }
 
@@ -845,6 +848,7 @@ static bool finish_event(parser *p)
     if (e->cat == CAT_TRACE && e->ts + e->dur > st->profiler_end)
         st->profiler_end = e->ts + e->dur;
     st->profiler_ranges += e->cat == CAT_RANGE;
+    st->other_runtime_calls += e->cat == CAT_OTHER_RUNTIME;
     if (!(e->have & H_NAME))
         e->name[0] = '\0';
     if (st->hook && !show_event(p))
@@ -981,6 +985,8 @@ static bool event_field(parser *p, int kind, const char *s, size_t n)
     case EK_CAT:
         if (kind == SC_STR)
             e->cat = cat_of(s, n);
+        if (e->cat == CAT_OTHER_RUNTIME && p->st->other_runtime[0] == '\0')
+            copy_str(p->st->other_runtime, sizeof p->st->other_runtime, s, n);
         break;
     case EK_NAME:
         if (kind == SC_STR) {
@@ -1715,6 +1721,17 @@ int mb_trace_read_with(const char *path, tr_rules *rules, mb_run *out, mb_err *e
                      "its times are not the run's and it holds no GPU timeline; profile without "
                      "profiler_metrics for `mlbench gap`",
                      path, st->profiler_ranges, st->profiler_ranges == 1 ? "" : "s");
+        goto done;
+    }
+    /* Another accelerator's runtime (HTA's MTIA traces: mtia_runtime,
+     * mtia_ccp_events) and no GPU events: its ops ran there, and read as
+     * host computation they would be held against the CPU's ceilings. */
+    if (st->other_runtime_calls > 0 && st->n_devices == 0) {
+        rc = mb_errf(err, MB_EUSAGE,
+                     "%s: %lld runtime call%s of an accelerator mlbench does not read (%s) and no GPU events: its "
+                     "ops ran on that device, not on the CPU; `mlbench gap` reads NVIDIA and AMD GPU traces and "
+                     "CPU-only ones",
+                     path, st->other_runtime_calls, st->other_runtime_calls == 1 ? "" : "s", st->other_runtime);
         goto done;
     }
     /* Launch calls without a kernel: the GPU's activity was not recorded, and
