@@ -378,6 +378,11 @@ def fixtures():
             check("%s: the page names the CPU's parts as the text does, never 'GPU busy'" % name,
                   all(x in text and x in html_text for x in labels) and "GPU busy:" not in html_text and
                   "GPU idle:" not in html_text and "GPU busy by kernel group" not in html_text, labels)
+        if d["step"].get("window") == "trace" and d.get("bottleneck_note"):
+            # no ProfilerStep (HTA's alexnet): the trace's span is a run, and the host's upper bound says so
+            note = d["bottleneck_note"]
+            check("%s: no ProfilerStep: the upper bound is per run, not per step" % name,
+                  "ops per run recorded" in note and "the run lies between" in note and "per step" not in note, note)
         if name == "ns_resolution_trace":
             # HTA's V100 trace: a loop whose host runs ahead (84.8 ms on average), the profiler's closing synchronize
             # (89 ms) after its last launch; before issue 31 that sync was 15% of the step, 17.8 ms "lost"

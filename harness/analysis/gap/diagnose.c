@@ -945,11 +945,14 @@ static void upper_bound_note(mb_diagnosis *d, const mb_gap *g)
     char lo[32], hi[32];
     mb_fmt_seconds(lo, sizeof lo, busy * t);
     mb_fmt_seconds(hi, sizeof hi, t);
+    /* no ProfilerStep: the trace's span is one window, a run, not a step */
+    const char *window = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "window"));
+    const char *unit = window && strcmp(window, "trace") == 0 ? "run" : "step";
     snprintf(d->bottleneck_note, sizeof d->bottleneck_note,
-             "an upper bound: the trace's host time includes the profiler's own, %.0f ops per step recorded; without "
-             "it the step lies between %s (the GPU's busy time, the host keeping up) and %s; `--step-ms MS` with the "
+             "an upper bound: the trace's host time includes the profiler's own, %.0f ops per %s recorded; without "
+             "it the %s lies between %s (the GPU's busy time, the host keeping up) and %s; `--step-ms MS` with the "
              "loop's step timed without the profiler settles it",
-             ops / n, lo, hi);
+             ops / n, unit, unit, lo, hi);
 }
 
 /* The one bottleneck: the primary finding, its share and its largest stage;
