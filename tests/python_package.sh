@@ -65,6 +65,9 @@ check "scripts/steady_compare.py: usage" expect_exit 1 "$PY" "$SRC/scripts/stead
 check "scripts/steady_compare.py: two reference files" expect_exit 1 "$PY" "$SRC/scripts/steady_compare.py" \
     "$SRC/results/reference/h100-sxm/all.json" "$SRC/results/reference/h100-sxm/gpu-verify.json"
 check "  moved ceilings named" has "case(s) noisy or moved more than 2%"
+check "scripts/steady_compare.py: no case usable in both" expect_exit 1 "$PY" "$SRC/scripts/steady_compare.py" \
+    "$SRC/results/reference/h100-sxm/gpu-verify.json" "$SRC/tests/data/cpu_quick.json"
+check "  says nothing was compared" has "nothing compared"
 check "scripts/steady_compare.py: not a results file" expect_exit 2 "$PY" "$SRC/scripts/steady_compare.py" \
     "$SRC/tests/data/gap_run.json" "$SRC/tests/data/gap_run.json"
 check "  says why" has 'schema: expected "mlbench-results"'

@@ -1,8 +1,9 @@
 """steady_compare.py A.json B.json: two runs of the same compute cases in a row
 (scripts/gpu_session.sh steady): each case's state in both and how far its
 ceiling moved between them. Exit 1 when a case is noisy in either run or moved
-more than 2% (issue 33's bar for a ceiling an owner can quote), 2 when a file
-is not one mlbench reads. Stdlib only."""
+more than 2% (issue 33's bar for a ceiling an owner can quote), or when no
+case is usable in both (nothing compared is no steadiness shown), 2 when a
+file is not one mlbench reads. Stdlib only."""
 import sys
 
 from .. import results
@@ -29,7 +30,7 @@ def main(argv=None):
     except results.ResultsError as e:
         print("steady_compare.py: %s" % e, file=sys.stderr)
         return 2
-    bad = 0
+    bad = compared = 0
     for i in a:
         # a ceiling is compared only where both runs may serve as one (mlbench's usable case)
         if i not in b or not a[i].usable or not b[i].usable:
@@ -37,7 +38,12 @@ def main(argv=None):
             continue
         text, missed = line(a[i], b[i])
         bad += missed
+        compared += 1
         print(text)
+    if compared == 0:
+        print("steady_compare.py: no case is usable (status ok, verified) in both files: nothing compared",
+              file=sys.stderr)
+        return 1
     print("%d case(s) noisy or moved more than 2%%" % bad)
     return 1 if bad else 0
 
