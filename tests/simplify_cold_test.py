@@ -357,6 +357,56 @@ class RandomReadTrap(unittest.TestCase):
         self.assertNotIn("read-amplified", "\n".join(ms.summary(docs[0])))
 
 
+class Head(Dataset):
+    """Reads a whole file with open().read() and keeps its first `keep`
+    bytes: the loader reads more than it delivers, by its own read() calls."""
+
+    def __init__(self, files, keep):
+        self.files, self.keep = files, keep
+
+    def __len__(self):
+        return len(self.files)
+
+    def __getitem__(self, i):
+        with open(self.files[i], "rb") as f:
+            data = f.read()
+        return torch.frombuffer(bytearray(data[:self.keep]), dtype=torch.uint8)
+
+
+class WholeFilesForAPart(unittest.TestCase):
+    """Files of 128 KiB read whole for their first 16 KiB, by workers that a
+    DataLoader without persistent_workers starts anew each (short) epoch: the
+    amplification is the loader's own read() calls, not readahead. The runner
+    counted only the live workers' read() bytes, lost those of the workers
+    that ended in the window, and said "readahead beyond the bytes read()
+    asked for"."""
+
+    FILES, FILE_BYTES, KEEP, BATCH = 48, 128 << 10, 16 << 10, 8
+
+    def test_its_own_reads_not_readahead(self):
+        d = tempfile.mkdtemp(prefix="head.", dir=WORK)
+        self.addCleanup(shutil.rmtree, d, True)
+        files = []
+        for i in range(self.FILES):
+            p = os.path.join(d, "%03d.bin" % i)
+            write_random(p, self.FILE_BYTES)
+            files.append(p)
+        loader = DataLoader(Head(files, self.KEEP), batch_size=self.BATCH, shuffle=True, num_workers=2)
+        sim = LoaderOnly(loader, touch_step, seconds=SECONDS, warmup=WARMUP, out=os.path.join(d, "head.json"),
+                         log=io.StringIO())
+        doc = sim.run()
+        self.assertFalse(sim.errors, sim.errors)
+        mode = doc["simplify"]["modes"]["loader"]
+        dl = doc["simplify"]["data_loading"]
+        self.assertGreater(mode["epochs_started"], 2, mode)   # workers replaced within the window
+        self.assertTrue(mode["workers_replaced"], mode)
+        # every file read whole, cold: about 8x what a batch holds, from storage and by read()
+        self.assertGreater(dl["storage_bytes_per_batch"], 4 * dl["delivered_bytes_per_batch"], dl)
+        self.assertGreater(dl["read_call_bytes_per_batch"], 0.5 * dl["storage_bytes_per_batch"], dl)
+        self.assertTrue(dl["amplified"], dl)
+        self.assertTrue(dl["mechanism"].startswith("the loader reads more than it delivers"), dl)
+
+
 class Decode(Dataset):
     """Reads a whole file with open().read(), then decodes it: `cpu` seconds
     of CPU (thread time, so a busy machine does not shorten it). Logs, per
@@ -400,11 +450,12 @@ class DecodeBound(unittest.TestCase):
             write_random(p, cls.FILE_BYTES)
             cls.files.append(p)
 
-    def run_decode(self, **kw):
+    def run_decode(self, workers=2, **kw):
         log = os.path.join(self.dir, "items.log")
         if os.path.exists(log):
             os.unlink(log)
-        loader = DataLoader(Decode(self.files, self.CPU, log), batch_size=self.BATCH, shuffle=True, num_workers=2)
+        loader = DataLoader(Decode(self.files, self.CPU, log), batch_size=self.BATCH, shuffle=True,
+                            num_workers=workers)
         said = io.StringIO()
         out = os.path.join(self.dir, "decode.json")
         sim = ms.Simplifier(loader, touch_step, seconds=SECONDS, warmup=WARMUP, out=out, log=said, **kw)
@@ -458,6 +509,19 @@ class DecodeBound(unittest.TestCase):
         self.assertIn("CPU-bound: %s of CPU per item" % ms._ms(dl["cpu_seconds_per_item"]), verdicts[0])
         self.assertNotIn("data loading", said)   # Simplifier.run prints no verdict of its own mid-run
         self.assertNotIn("B per batch", said)
+
+    def test_decode_in_the_main_process(self):
+        # no workers: the loop's own process decodes, and its CPU per item is the decode's (the runner divided
+        # the per-batch CPU by the batches a second time: "0.000 ms of CPU per item")
+        doc, _, lines, (getitem, _) = self.run_decode(workers=0)
+        dl = doc["simplify"]["data_loading"]
+        self.assertEqual((dl["bound"], dl["workers"]), ("cpu", 0), dl)
+        self.assertGreaterEqual(dl["cpu_seconds_per_item"], self.CPU, dl)
+        self.assertLess(dl["cpu_seconds_per_item"], 1.5 * getitem, dl)
+        # what it wanted of a CPU holds what it got, and its time on a CPU
+        self.assertGreaterEqual(dl["cpu_wanted_share"], dl["cpu_busy_share"], dl)
+        verdict = [x for x in lines if x.startswith("data loading")][0]
+        self.assertIn("CPU-bound: %s of CPU per item" % ms._ms(dl["cpu_seconds_per_item"]), verdict)
 
     def test_warm_keeps_the_page_cache(self):
         for p in self.files:          # all in the page cache

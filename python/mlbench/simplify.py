@@ -328,6 +328,10 @@ def proc_delta(a, b):
         out["worker_cpu_seconds"] += cpu - cpu0
         out["major_faults"] += majflt - majflt0
         out["worker_runqueue_seconds"] += wait - wait0
+    # workers that ended in the window (a DataLoader without persistent_workers starts new ones each epoch):
+    # their reads went to the parent's counters, mixed with the batches it read from them, and worker_rchar
+    # misses them
+    out["workers_replaced"] = any(key not in b.kids for key in a.kids)
     for key, (io0, cpu0, majflt0, _) in a.kids.items():
         if key not in b.kids:  # ended in the window: its whole life is in the parent's delta
             for k in ("read_bytes", "rchar"):
@@ -338,6 +342,18 @@ def proc_delta(a, b):
               "main_runqueue_seconds", "worker_runqueue_seconds", "worker_rchar"):
         out[k] = max(out[k], 0)
     return out
+
+
+def _read_call_bytes(m):
+    """Bytes read() returned where the dataset is read over a mode's window: in
+    the workers (the loop's own rchar holds the batches they hand over through
+    a pipe), or in the loop without workers. When workers ended in the window
+    (a new set each epoch) their reads are only in the loop's counters: the
+    whole rchar then, an upper bound by the hand-over's bytes (small for
+    tensors, which torch passes through shared memory)."""
+    if m.get("workers") and not m.get("workers_replaced"):
+        return m.get("worker_rchar", m["rchar"])
+    return m["rchar"]
 
 
 # ---- the dataset's files, the page cache and the device ----------------------------------
@@ -1599,7 +1615,7 @@ class Simplifier:
         c = m.get("cache")
         if not c or not c.get("kept_cold") or not m.get("io_counted", True):
             return
-        reads = m.get("worker_rchar", m["rchar"]) if m.get("workers") else m["rchar"]
+        reads = _read_call_bytes(m)
         hits = reads - m["read_bytes"]
         if hits > max(0.25 * reads, 1 << 20):
             c["page_cache_read_bytes"] = hits
@@ -1903,7 +1919,7 @@ def _data_loading(s):
     storage = ld["read_bytes"] / n
     # what read() returned where the dataset is read: in the workers (the loop's own rchar holds the batches
     # they hand over through a pipe), or in the loop without workers
-    reads = (ld.get("worker_rchar", ld["rchar"]) if ld.get("workers") else ld["rchar"]) / n
+    reads = _read_call_bytes(ld) / n
     faults = ld.get("major_faults", 0) / n
     items = _item_count(s.host_batch)
     workers = ld.get("workers", 0)
@@ -1919,9 +1935,9 @@ def _data_loading(s):
         cpu_share = min(max(ld["worker_cpu_seconds"] / lanes, ld["main_cpu_seconds"] / n / per), 1.0)
         wanted = min(max((ld["worker_cpu_seconds"] + wwait) / lanes,
                          (ld["main_cpu_seconds"] + mwait) / n / per), 1.0)
-    else:
+    else:  # cpu is per batch already; the waits are the window's
         cpu_share = min(cpu / per, 1.0)
-        wanted = min((cpu + mwait) / n / per, 1.0)
+        wanted = min((cpu + mwait / n) / per, 1.0)
     machine = ld.get("machine_cpu_busy_share")
     dev = ld.get("device")
     dev_share = None
@@ -1935,7 +1951,7 @@ def _data_loading(s):
            "cpu_seconds_per_batch": cpu,
            # the loader's CPU per item: in its workers (the dataset's __getitem__, collation, the hand-over),
            # or in the main process when it has none
-           "cpu_seconds_per_item": (ld["worker_cpu_seconds"] if workers else cpu) / n / items if items else None,
+           "cpu_seconds_per_item": (ld["worker_cpu_seconds"] / n if workers else cpu) / items if items else None,
            "main_cpu_seconds_per_batch": ld["main_cpu_seconds"] / n,
            # per batch with the CPUs to itself: its CPU per batch spread over the processes that work at once
            "cpu_alone_seconds_per_batch": (max(ld["worker_cpu_seconds"] / max(1, min(workers, os.cpu_count() or 1)),
@@ -2126,7 +2142,9 @@ def write_atomic(path, doc):
 
 
 def _ms(x):
-    return "%.3f ms" % (x * 1e3)
+    """Milliseconds to three decimals; under 0.1 ms in microseconds, so a loader's CPU per item (a few µs for an
+    in-memory dataset) does not print as 0.000 ms."""
+    return "%.2f µs" % (x * 1e6) if 0 < x < 1e-4 else "%.3f ms" % (x * 1e3)
 
 
 def _ratio(x):
@@ -2179,8 +2197,8 @@ def _loading_lines(info):
                      "in the main process" % (dl["workers"], "" if dl["workers"] == 1 else "s", what,
                                               _ms(dl["main_cpu_seconds_per_batch"]))
                      if dl["workers"] else "(%s)" % what)
-            text = "CPU-bound: %s of CPU per item %s; its processes on a CPU %s of the time%s, " \
-                   "the device busy %s (%s/batch from storage%s)" % (
+            text = "CPU-bound: %s of CPU per item %s; its processes on a CPU %s of the time%s%s " \
+                   "(%s/batch from storage%s)" % (
                        _ms(dl["cpu_seconds_per_item"]) if dl["cpu_seconds_per_item"] is not None else "?", where,
                        _pct(dl["cpu_busy_share"]),
                        " and waiting for one %s more (the machine's CPUs %s busy: other work held them; with the "
@@ -2188,7 +2206,9 @@ def _loading_lines(info):
                            _pct(dl["cpu_wanted_share"] - dl["cpu_busy_share"]), _pct(dl["machine_cpu_busy_share"]),
                            _ms(dl["cpu_alone_seconds_per_batch"]))
                        if (dl["cpu_busy_share"] or 0) < BUSY else "",
-                       _pct(dl["device_busy_share"]), _size(st), amp)
+                       # no block device watched (no file opened): nothing to say of one
+                       "" if dl["device_busy_share"] is None else ", the device busy %s" % _pct(dl["device_busy_share"]),
+                       _size(st), amp)
         else:
             text = "neither CPU- nor storage-bound: its processes on a CPU %s of the time, the device busy %s: it " \
                    "waits (sleeps, locks, a network source, its workers' hand-over); %s/batch from storage%s" % (
