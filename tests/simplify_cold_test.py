@@ -133,6 +133,17 @@ class Records(Dataset):
         return x
 
 
+class Permuted(Records):
+    """Records in a fixed random order of its own: index i serves record order[i]."""
+
+    def __init__(self, path, rec, order):
+        super().__init__(path, rec)
+        self.order = order
+
+    def __getitem__(self, i):
+        return super().__getitem__(self.order[i])
+
+
 def window_batches(log, window, batch):
     """The batches (index lists, in order) the loader's worker made inside the
     runner's measured window: one worker makes one batch after another, its
@@ -339,6 +350,27 @@ class RandomReadTrap(unittest.TestCase):
         lines = "\n".join(ms.summary(docs[0]))
         self.assertIn("read-amplified", lines)
         self.assertIn("MADV_RANDOM", lines)
+
+    def test_random_offsets_behind_a_sequential_sampler(self):
+        # a dataset that seeks at random itself behind DataLoader(shuffle=False): the sampler says "sequential",
+        # the readahead the reads waste says otherwise, and the disk ceiling is the random one
+        n = self.size // self.rec
+        order = random.Random(7).sample(range(n), n)
+        loader = DataLoader(Permuted(self.path, self.rec, order), batch_size=self.batch, shuffle=False,
+                            num_workers=1)
+        sim = LoaderOnly(loader, touch_step, seconds=SECONDS, warmup=WARMUP, log=None, pattern=None)
+        doc = sim.run()
+        self.assertFalse(sim.errors, sim.errors)
+        dl = doc["simplify"]["data_loading"]
+        self.assertTrue(dl["amplified"], dl)
+        self.assertEqual(dl["pattern"], "random", dl)
+        self.assertIn("readahead", dl["pattern_source"])
+        self.assertTrue(dl["mechanism"].endswith("read at random offsets"), dl)
+        # told by the user, the pattern is the user's
+        sim = LoaderOnly(loader, touch_step, seconds=SECONDS, warmup=WARMUP, log=None, pattern="sequential")
+        dl = sim.run()["simplify"]["data_loading"]
+        self.assertEqual(dl["pattern"], "sequential", dl)
+        self.assertNotIn("pattern_source", dl)
 
     def test_in_order_cold_not_amplified(self):
         # in order, each record is read once: the file evicted once is cold all through; what lies 16 MiB

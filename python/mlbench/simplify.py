@@ -2021,6 +2021,12 @@ def _data_loading(s):
             out["mechanism"] = "the loader reads more than it delivers (whole files or records for a part of each)"
             out["remedies"] = ["read only the bytes a sample uses (a crop, a field, a range), or store samples at "
                                "the size they are used", shards]
+        if "readahead" in out["mechanism"] and out["pattern"] != "random" and not s.pattern:
+            # readahead wasted on a pattern guessed sequential (no shuffling sampler: a plain iterable, or a
+            # dataset that seeks itself): sequential reads use the readahead they cause, so these were not
+            out["pattern"] = "random"
+            out["pattern_source"] = ("the reads: readahead %s times what a batch holds is not used by reads in "
+                                     "order (no shuffling sampler said so)" % _ratio(amp))
         if out["pattern"] == "random" and "readahead" in out["mechanism"]:
             out["mechanism"] += " read at random offsets"
     return out
@@ -2219,8 +2225,10 @@ def _loading_lines(info):
                          "Remedies: %s" % (dl["amplification"], _size(st), _size(dv), dl["mechanism"],
                                             "; ".join(dl["remedies"])))
         if dl.get("block_size"):
-            lines.append("               held against the %s disk ceiling at %s blocks: %s"
-                         % (dl["pattern"], _size(dl["block_size"]), dl["block_size_source"]))
+            lines.append("               held against the %s disk ceiling at %s blocks: %s%s"
+                         % (dl["pattern"], _size(dl["block_size"]), dl["block_size_source"],
+                            "; %s, told by %s" % (dl["pattern"], dl["pattern_source"])
+                            if dl.get("pattern_source") else ""))
     ds = info.get("dataset")
     if ds:
         if not ds["files"]:
