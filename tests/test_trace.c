@@ -1209,28 +1209,33 @@ static void test_malformed(void **state)
     expect_usage(tmp_path("does_not_exist.json"), "cannot open", NULL);
     /* Timings that are not the run's: the CUPTI range profiler's kernels
      * (HTA's cupti_profiler trace read as "launch 43.6%" beside ops that add
-     * up to 100% on their own), and launches whose GPU side was not recorded. */
-    static const char ranges[] =
-        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::conv2d\",\"ts\":0,\"dur\":90},"
-        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":1,\"dur\":80,"
-        "\"args\":{\"correlation\":1}},"
-        "{\"ph\":\"X\",\"cat\":\"cuda_profiler_range\",\"name\":\"sm80_xmma_fprop\",\"ts\":2,\"dur\":3}]}";
-    p = tmp_path("ranges.json");
-    write_text(p, ranges, strlen(ranges));
-    expect_usage(p, "CUPTI range profiler (1 cuda_profiler_range event,", "profile without profiler_metrics");
-    static const char no_gpu[] =
-        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::conv2d\",\"ts\":0,\"dur\":90},"
-        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":1,\"dur\":8,"
-        "\"args\":{\"correlation\":1}}]}";
-    p = tmp_path("no_gpu.json");
-    write_text(p, no_gpu, strlen(no_gpu));
-    expect_usage(p, "1 kernel launch call but no GPU activity", "ProfilerActivity.CUDA");
-    static const char mtia[] = /* HTA's MTIA traces: the ops ran on that device, not the CPU */
-        "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"ts\":0,\"dur\":90},"
-        "{\"ph\":\"X\",\"cat\":\"mtia_runtime\",\"name\":\"runFunction\",\"ts\":1,\"dur\":8}]}";
-    p = tmp_path("mtia.json");
-    write_text(p, mtia, strlen(mtia));
-    expect_usage(p, "1 runtime call of an accelerator mlbench does not read (mtia_runtime)", "CPU-only");
+     * up to 100% on their own), launches whose GPU side was not recorded,
+     * another accelerator's (HTA's MTIA traces: the ops ran there, not on
+     * the CPU). */
+#define CONV_OP "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::conv2d\",\"ts\":0,\"dur\":90},"
+#define LAUNCH1 "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":1,\"dur\":8," \
+                "\"args\":{\"correlation\":1}}"
+    static const struct {
+        const char *file, *text, *needle1, *needle2;
+    } not_the_run[] = {
+        {"ranges.json",
+         "{\"traceEvents\": [" CONV_OP LAUNCH1 ",{\"ph\":\"X\",\"cat\":\"cuda_profiler_range\","
+         "\"name\":\"sm80_xmma_fprop\",\"ts\":2,\"dur\":3}]}",
+         "CUPTI range profiler (1 cuda_profiler_range event,", "profile without profiler_metrics"},
+        {"no_gpu.json", "{\"traceEvents\": [" CONV_OP LAUNCH1 "]}", "1 kernel launch call but no GPU activity",
+         "ProfilerActivity.CUDA"},
+        {"mtia.json",
+         "{\"traceEvents\": [" CONV_OP "{\"ph\":\"X\",\"cat\":\"mtia_runtime\",\"name\":\"runFunction\","
+         "\"ts\":1,\"dur\":8}]}",
+         "1 runtime call of an accelerator mlbench does not read (mtia_runtime)", "CPU-only"},
+    };
+#undef CONV_OP
+#undef LAUNCH1
+    for (size_t i = 0; i < sizeof not_the_run / sizeof *not_the_run; i++) {
+        p = tmp_path(not_the_run[i].file);
+        write_text(p, not_the_run[i].text, strlen(not_the_run[i].text));
+        expect_usage(p, not_the_run[i].needle1, not_the_run[i].needle2);
+    }
 
     /* gzip: a body big enough to span several deflate blocks, corrupted in
      * the middle, and cut short. */

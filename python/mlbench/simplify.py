@@ -2213,7 +2213,8 @@ def _loading_lines(info):
                            _ms(dl["cpu_alone_seconds_per_batch"]))
                        if (dl["cpu_busy_share"] or 0) < BUSY else "",
                        # no block device watched (no file opened): nothing to say of one
-                       "" if dl["device_busy_share"] is None else ", the device busy %s" % _pct(dl["device_busy_share"]),
+                       "" if dl["device_busy_share"] is None
+                       else ", the device busy %s" % _pct(dl["device_busy_share"]),
                        _size(st), amp)
         else:
             text = "neither CPU- nor storage-bound: its processes on a CPU %s of the time, the device busy %s: it " \
