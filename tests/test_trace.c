@@ -1194,6 +1194,9 @@ static void test_malformed(void **state)
     p = tmp_path("notrace.json");
     write_text(p, "{\"a\": [1, 2, {\"b\": 3}]}", 23);
     expect_usage(p, "no traceEvents", NULL);
+    p = tmp_path("et.json"); /* an execution trace (HTA's benchmark_simple_add_et.json): said so */
+    write_text(p, "{\"schema\": \"1.0.1\", \"nodes\": [{\"id\": 1}]}", 41);
+    expect_usage(p, "a PyTorch execution trace", "record the loop with torch.profiler");
     p = tmp_path("scalar.json");
     write_text(p, "42", 2);
     expect_usage(p, "single value", NULL);

@@ -60,7 +60,7 @@ enum cat {
     CAT_OTHER,
 };
 
-enum top_key { TK_NONE = 0, TK_EVENTS, TK_DEVPROPS, TK_DISTINFO, TK_BASETIME, TK_SCHEMA, TK_SHAPES };
+enum top_key { TK_NONE = 0, TK_EVENTS, TK_DEVPROPS, TK_DISTINFO, TK_BASETIME, TK_SCHEMA, TK_SHAPES, TK_NODES };
 enum ev_key { EK_NONE = 0, EK_PH, EK_CAT, EK_NAME, EK_PID, EK_TID, EK_TS, EK_DUR, EK_ARGS };
 enum arg_key {
     AK_NONE = 0,
@@ -131,6 +131,7 @@ typedef struct parser {
     tr_state *st;
     int depth;
     bool top_seen, top_is_array, saw_events;
+    bool saw_nodes; /* a top-level "nodes" array: an execution trace */
     int top_key;
     int events_depth; /* depth whose values are the events; 0 = not inside */
     int ev_depth;     /* depth whose values are an event's fields; 0 = none */
@@ -1255,6 +1256,8 @@ static int top_key_of(const char *s, size_t n)
         return TK_SCHEMA;
     if (KEY_IS(s, n, "record_shapes"))
         return TK_SHAPES;
+    if (KEY_IS(s, n, "nodes"))
+        return TK_NODES;
     return TK_NONE;
 }
 
@@ -1404,6 +1407,9 @@ static int on_start(parser *p, bool is_map)
             p->cap_target = p->top_key;
             p->cap_nodes = 0;
             return capture_start(p, is_map);
+        case TK_NODES:
+            p->saw_nodes = !is_map;
+            return 1;
         default:
             return 1;
         }
@@ -1631,6 +1637,12 @@ static int read_and_parse(const char *path, parser *p, mb_err *err)
     p->st->json_bytes = (double)total;
     if (!p->top_seen)
         rc = mb_errf(err, MB_EUSAGE, "%s: empty file (expected Chrome-trace JSON with traceEvents)",
+                     path);
+    else if (!p->saw_events && p->saw_nodes) /* HTA's benchmark_simple_add_et.json: ops as a graph, no times */
+        rc = mb_errf(err, MB_EUSAGE,
+                     "%s: a PyTorch execution trace (ExecutionTraceObserver: its \"nodes\" are the ops and their "
+                     "inputs, without their times), not a profiler trace: record the loop with torch.profiler "
+                     "(docs/traces.md)",
                      path);
     else if (!p->saw_events)
         rc = mb_errf(err, MB_EUSAGE,

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""trace_sweep.py MLBENCH CEILINGS TRACE_OR_DIR...: every PyTorch trace given
+(a folder: its *.json and *.json.gz) through `mlbench gap` as a new user would,
+and the checks of tests/gap_views.py on each (one step, shares adding up to
+100%, one bottleneck, the same figures in text, Markdown, JSON and the page).
+
+For traces nobody here wrote: HolisticTraceAnalysis's tests/data (fetch it;
+seven of them are ../shared/fixtures/kineto), a user's report. A trace
+`gap` refuses is listed with its message (a refusal must say why and what to
+do); a crash, a hang (60 s) or a failed check is counted. Exit 1 if any.
+Stdlib only.
+
+The sweep of 2026-11-28 (HTA's 31 traces, the H100 reference as ceilings)
+found what tests now hold: a ProfilerStep marked past the profiler's span, a
+reason cut mid-word, fbgemm_gpu's kernels read as GEMMs, the CUPTI range
+profiler's and MTIA's traces read as CPU work (docs/traces.md)."""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+
+
+def traces(args):
+    for a in args:
+        if os.path.isdir(a):
+            yield from sorted(glob.glob(os.path.join(a, "*.json")) + glob.glob(os.path.join(a, "*.json.gz")))
+        else:
+            yield a
+
+
+def main(argv):
+    if len(argv) < 4:
+        sys.exit(__doc__)
+    mlbench, ceilings = argv[1], argv[2]
+    os.environ.update(MLBENCH=mlbench, SRC=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
+                      WORK=tempfile.mkdtemp(prefix="trace-sweep."))
+    import gap_views  # the checks, on the environment above
+
+    bad = 0
+    for path in traces(argv[3:]):
+        name = os.path.basename(path)
+        try:
+            r = subprocess.run([mlbench, "gap", "--run", path, "--ceilings", ceilings], capture_output=True,
+                               text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            print("HANG %s" % name)
+            bad += 1
+            continue
+        if r.returncode == 2:
+            print("refused %s: %s" % (name, r.stderr.strip()))
+            continue
+        if r.returncode != 0:
+            print("FAIL %s: exit %d: %s" % (name, r.returncode, r.stderr.strip()[-400:]))
+            bad += 1
+            continue
+        before = gap_views.fails
+        gap_views.views(name, ["--run", path, "--ceilings", ceilings])
+        bad += gap_views.fails > before
+    print("%d trace(s) with a failure" % bad)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
