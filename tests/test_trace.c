@@ -1026,6 +1026,12 @@ static void test_rules(void **state)
         {TR_SET_MEMOP, "aten::_foreach_addcdiv_", "2"},
         {TR_SET_MEMOP, "aten::_foreach_sqrt", "1"},
         {TR_SET_MEMOP, "aten::addcmul_", "2"},
+        {TR_SET_MEMOP, "aten::sin", "1"}, /* RoPE */
+        {TR_SET_MEMOP, "aten::erf_", "2"},
+        {TR_SET_MEMOP, "aten::upsample_nearest2d", "1"},
+        {TR_SET_MEMOP, "aten::upsample_bilinear2d_backward", "3"},
+        {TR_SET_MEMOP, "aten::argmax", "3"},
+        {TR_SET_MEMOP, "aten::eq", "0"}, /* a bool output: the "out" model would overcount it */
         {TR_SET_MEMOP, "aten::addmm", "0"},
         {TR_SET_MEMOP, "aten::empty_strided", "0"},
         {TR_SET_MEMOP, "aten::add__", "0"},
