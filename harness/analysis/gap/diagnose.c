@@ -947,12 +947,13 @@ static void upper_bound_note(mb_diagnosis *d, const mb_gap *g)
     mb_fmt_seconds(hi, sizeof hi, t);
     /* no ProfilerStep: the trace's span is one window, a run, not a step */
     const char *window = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "window"));
-    const char *unit = window && strcmp(window, "trace") == 0 ? "run" : "step";
+    bool run = window && strcmp(window, "trace") == 0;
+    const char *unit = run ? "run" : "step";
     snprintf(d->bottleneck_note, sizeof d->bottleneck_note,
              "an upper bound: the trace's host time includes the profiler's own, %.0f ops per %s recorded; without "
-             "it the %s lies between %s (the GPU's busy time, the host keeping up) and %s; `--step-ms MS` with the "
-             "loop's step timed without the profiler settles it",
-             ops / n, unit, unit, lo, hi);
+             "it the %s lies between %s (the GPU's busy time, the host keeping up) and %s; %s`--step-ms MS` with "
+             "the loop's step timed without the profiler %s it",
+             ops / n, unit, unit, lo, hi, run ? "steps in the trace (prof.step()) and " : "", run ? "settle" : "settles");
 }
 
 /* The one bottleneck: the primary finding, its share and its largest stage;
