@@ -953,7 +953,8 @@ static void upper_bound_note(mb_diagnosis *d, const mb_gap *g)
              "an upper bound: the trace's host time includes the profiler's own, %.0f ops per %s recorded; without "
              "it the %s lies between %s (the GPU's busy time, the host keeping up) and %s; %s`--step-ms MS` with "
              "the loop's step timed without the profiler %s it",
-             ops / n, unit, unit, lo, hi, run ? "steps in the trace (prof.step()) and " : "", run ? "settle" : "settles");
+             ops / n, unit, unit, lo, hi, run ? "steps in the trace (prof.step()) and " : "",
+             run ? "settle" : "settles");
 }
 
 /* The one bottleneck: the primary finding, its share and its largest stage;
