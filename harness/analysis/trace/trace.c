@@ -1704,6 +1704,42 @@ static void parse_free(tr_state *st, parser *p)
     free(p);
 }
 
+/* A valid trace whose times are not the run's: refused with what it is and
+ * how to profile instead (docs/traces.md), before anything is read from it. */
+static int refuse_times_not_the_runs(const tr_state *st, const char *path, mb_err *err)
+{
+    /* Kineto's CUPTI range profiler (experimental_config profiler_metrics)
+     * replays each kernel to read its counters: the kernels come as
+     * cuda_profiler_range events, not on a timeline, and every launch waits
+     * for the replays (HTA's cupti_profiler trace: 67 ms a launch). Nothing
+     * in it is the run's time. */
+    if (st->profiler_ranges > 0 && st->n_devices == 0)
+        return mb_errf(err, MB_EUSAGE,
+                       "%s: recorded with the CUPTI range profiler (%lld cuda_profiler_range event%s, "
+                       "experimental_config profiler_metrics): each kernel was replayed to read its counters, so "
+                       "its times are not the run's and it holds no GPU timeline; profile without "
+                       "profiler_metrics for `mlbench gap`",
+                       path, st->profiler_ranges, st->profiler_ranges == 1 ? "" : "s");
+    /* Another accelerator's runtime (HTA's MTIA traces: mtia_runtime,
+     * mtia_ccp_events) and no GPU events: its ops ran there, and read as
+     * host computation they would be held against the CPU's ceilings. */
+    if (st->other_runtime_calls > 0 && st->n_devices == 0)
+        return mb_errf(err, MB_EUSAGE,
+                       "%s: %lld runtime call%s of an accelerator mlbench does not read (%s) and no GPU events: its "
+                       "ops ran on that device, not on the CPU; `mlbench gap` reads NVIDIA and AMD GPU traces and "
+                       "CPU-only ones",
+                       path, st->other_runtime_calls, st->other_runtime_calls == 1 ? "" : "s", st->other_runtime);
+    /* Launch calls without a kernel: the GPU's activity was not recorded, and
+     * the ops that launched work would read as host computation. */
+    if (st->launch.count > 0 && st->n_devices == 0)
+        return mb_errf(err, MB_EUSAGE,
+                       "%s: %lld kernel launch call%s but no GPU activity (kernel, gpu_memcpy, gpu_memset events): "
+                       "the ops ran on a GPU the trace did not record; profile with "
+                       "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]",
+                       path, st->launch.count, st->launch.count == 1 ? "" : "s");
+    return MB_OK;
+}
+
 int mb_trace_read_with(const char *path, tr_rules *rules, mb_run *out, mb_err *err)
 {
     mb_run_init(out);
@@ -1721,41 +1757,8 @@ int mb_trace_read_with(const char *path, tr_rules *rules, mb_run *out, mb_err *e
     rc = read_and_parse(path, p, err);
     if (rc != MB_OK)
         goto done;
-    /* Kineto's CUPTI range profiler (experimental_config profiler_metrics)
-     * replays each kernel to read its counters: the kernels come as
-     * cuda_profiler_range events, not on a timeline, and every launch waits
-     * for the replays (HTA's cupti_profiler trace: 67 ms a launch). Nothing
-     * in it is the run's time. */
-    if (st->profiler_ranges > 0 && st->n_devices == 0) {
-        rc = mb_errf(err, MB_EUSAGE,
-                     "%s: recorded with the CUPTI range profiler (%lld cuda_profiler_range event%s, "
-                     "experimental_config profiler_metrics): each kernel was replayed to read its counters, so "
-                     "its times are not the run's and it holds no GPU timeline; profile without "
-                     "profiler_metrics for `mlbench gap`",
-                     path, st->profiler_ranges, st->profiler_ranges == 1 ? "" : "s");
+    if ((rc = refuse_times_not_the_runs(st, path, err)) != MB_OK)
         goto done;
-    }
-    /* Another accelerator's runtime (HTA's MTIA traces: mtia_runtime,
-     * mtia_ccp_events) and no GPU events: its ops ran there, and read as
-     * host computation they would be held against the CPU's ceilings. */
-    if (st->other_runtime_calls > 0 && st->n_devices == 0) {
-        rc = mb_errf(err, MB_EUSAGE,
-                     "%s: %lld runtime call%s of an accelerator mlbench does not read (%s) and no GPU events: its "
-                     "ops ran on that device, not on the CPU; `mlbench gap` reads NVIDIA and AMD GPU traces and "
-                     "CPU-only ones",
-                     path, st->other_runtime_calls, st->other_runtime_calls == 1 ? "" : "s", st->other_runtime);
-        goto done;
-    }
-    /* Launch calls without a kernel: the GPU's activity was not recorded, and
-     * the ops that launched work would read as host computation. */
-    if (st->launch.count > 0 && st->n_devices == 0) {
-        rc = mb_errf(err, MB_EUSAGE,
-                     "%s: %lld kernel launch call%s but no GPU activity (kernel, gpu_memcpy, gpu_memset events): "
-                     "the ops ran on a GPU the trace did not record; profile with "
-                     "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]",
-                     path, st->launch.count, st->launch.count == 1 ? "" : "s");
-        goto done;
-    }
     run.path = strdup(path);
     run.kind = strdup("pytorch-trace");
     if (run.path == NULL || run.kind == NULL) {
