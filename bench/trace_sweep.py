@@ -13,7 +13,9 @@ Stdlib only.
 The sweep of 2026-11-28 (HTA's 31 traces, the H100 reference as ceilings)
 found what tests now hold: a ProfilerStep marked past the profiler's span, a
 reason cut mid-word, fbgemm_gpu's kernels read as GEMMs, the CUPTI range
-profiler's and MTIA's traces read as CPU work (docs/traces.md)."""
+profiler's and MTIA's traces read as CPU work (docs/traces.md). DeepSeek's
+H800 training trace (deepseek-ai/profile-data, train.json) found DeepEP's
+all-to-all read as compute and taking the overlapped GEMMs' time."""
 import glob
 import os
 import subprocess

@@ -14,7 +14,10 @@ static const mb_coll_kind coll_kinds[] = {
     { "reducescatter", "reduce-scatter", true, MB_COLL_REDUCESCATTER, NULL, MB_MSG_INPUT, false },
     { "allgather", "all-gather", true, MB_COLL_ALLGATHER, NULL, MB_MSG_OUTPUT, false },
     { "broadcast", "broadcast", true, MB_COLL_BROADCAST, NULL, MB_MSG_LARGER, true },
-    { "alltoall", "all-to-all", false, MB_COLL_ALLREDUCE, NULL, MB_MSG_LARGER, false },
+    /* DeepEP's expert-parallel kernels (deep_ep::intranode::dispatch,
+     * internode::combine, internode_ll::..., their notify/barrier helpers)
+     * are the all-to-all of a mixture of experts. */
+    { "alltoall", "all-to-all", false, MB_COLL_ALLREDUCE, "internode|intranode", MB_MSG_LARGER, false },
     { "sendrecv", "send/recv", false, MB_COLL_ALLREDUCE, "send|recv", MB_MSG_LARGER, false },
     { "reduce", "reduce", false, MB_COLL_ALLREDUCE, NULL, MB_MSG_LARGER, true },
     { "barrier", "barrier", false, MB_COLL_ALLREDUCE, NULL, MB_MSG_LARGER, false },

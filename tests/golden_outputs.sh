@@ -31,7 +31,9 @@ run="$work/run"
 mkdir "$run"
 ln -s "$SRC/tests" "$run/tests"
 ln -s "$SRC/results" "$run/results"
+ln -s "$SRC/bench" "$run/bench"
 [ -d "$KINETO" ] && ln -s "$KINETO" "$run/kineto"
+[ -d "$SHARED" ] && ln -s "$SHARED" "$work/shared" # README's ../shared/h100
 
 # name | arguments (the page of --html goes to $PAGE; fixture paths start
 # $KINETO, read as kineto/ in $run)
@@ -96,6 +98,10 @@ while IFS='|' read -r name args; do
 done <<<"$CASES"
 
 [ "$checked" -gt 0 ] || { echo "golden: no case ran" >&2; exit 1; }
+# The outputs README.md shows (its <!-- output: ... --> blocks), the same way.
+readme_args=()
+[ "$update" = 1 ] && readme_args=(--update)
+python3 "$SRC/tests/readme_outputs.py" "$MLBENCH" "$run" "$SRC/README.md" "${readme_args[@]}" || differ=$((differ + 1))
 if [ "$update" = 1 ]; then
   echo "golden: wrote $checked outputs to tests/golden/ ($skipped skipped)"
   exit 0

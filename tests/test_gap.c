@@ -753,8 +753,22 @@ static void test_diagnosis_step_table(void **state)
     assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
     assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
     assert_string_equal(d.findings[0].id, "gpu_compute_bound");
-    assert_non_null(strstr(d.findings[0].title, "memory-bound"));
+    assert_string_equal(d.findings[0].title, "GPU compute bound (memory-bound kernels 55.0%, tensor-core math 0.0%)");
     assert_true(has_remedy(&d, "gpu_compute_bound", "fused"));
+    mb_diagnosis_free(&d);
+    mb_gap_free(&g);
+
+    /* the title gives each kind its own share; the finding's (every kernel,
+     * 80%) once read as tensor-core math's ("tensor-core math, 96.0%" for
+     * DeepSeek's H800 step, 71.0% of it tensor-core math) */
+    cJSON_Delete(r.evidence);
+    r.evidence = cJSON_Parse("{\"step\":{\"gpu_busy_share\":0.80,\"kernels_per_step\":10,\"parts\":["
+                             "{\"id\":\"gemm\",\"share\":0.30},{\"id\":\"attention\",\"share\":0.20},"
+                             "{\"id\":\"memory_bound\",\"share\":0.30},{\"id\":\"host\",\"share\":0.20}]}}");
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+    assert_string_equal(d.findings[0].title, "GPU compute bound (tensor-core math 50.0%, memory-bound kernels 30.0%)");
+    CLOSE(d.findings[0].weight, 0.80);
     mb_diagnosis_free(&d);
     mb_gap_free(&g);
     mb_run_free(&r);

@@ -477,6 +477,47 @@ static void test_trace_projection(void **s)
     mb_proj_trace_free(t);
 }
 
+/* The step split gives copies and collectives only the time no compute
+ * kernel covers, as the step table does (docs/traces.md): an all-reduce on
+ * its own stream [0.01, 0.81] s beside a GEMM [0.10, 0.60] s in a 1 s step
+ * is 0.3 s of communication and 0.5 s of tensor-core math (in proportion to
+ * kernel time it was 0.49 and 0.31). */
+static const char *overlap_json =
+    "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"numSms\": 132,"
+    " \"maxThreadsPerMultiprocessor\": 2048}],\n"
+    "\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 1000000,"
+    " \"dur\": 1000000},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1000000,"
+    " \"dur\": 10000, \"args\": {\"correlation\": 21}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)\","
+    " \"pid\": 0, \"tid\": 20, \"ts\": 1010000, \"dur\": 800000, \"args\": {\"correlation\": 21, \"stream\": 20,"
+    " \"device\": 0, \"grid\": [32, 1, 1], \"block\": [512, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1020000,"
+    " \"dur\": 10000, \"args\": {\"correlation\": 22}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64\","
+    " \"pid\": 0, \"tid\": 7, \"ts\": 1100000, \"dur\": 500000, \"args\": {\"correlation\": 22, \"stream\": 7,"
+    " \"device\": 0, \"grid\": [132, 1, 1], \"block\": [128, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaDeviceSynchronize\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 1040000, \"dur\": 950000}\n"
+    "]}\n";
+
+static void test_split_overlap(void **s)
+{
+    (void)s;
+    mb_proj_trace *t = load_trace(overlap_json);
+    mb_err err = { 0 };
+    mb_proj_gpu here = gpu(132, 67, 989.4, 1000, 2048);
+    mb_proj_outcome o;
+    assert_int_equal(mb_proj_trace_run(t, &here, NULL, 1, &o, &err), MB_OK);
+    CLOSE(o.here.step, 1.0);
+    CLOSE(o.here.gpu_busy, 0.8);
+    CLOSE(o.here.cls[MB_PC_TENSOR], 0.5);
+    CLOSE(o.here.cls[MB_PC_COMM], 0.3);
+    CLOSE(o.here.cls[MB_PC_HOST], 0.2);
+    mb_proj_trace_free(t);
+}
+
 /* Calibrated to the loop's step without the profiler (the scenario's step
  * is 2.0 + 0.2 x scale, test_relay_host_scale): 2.15 s gives scale 0.75;
  * onto 10x the bandwidth (kernels 0.1 s) the step re-laid at that scale is
@@ -620,7 +661,7 @@ int main(void)
         cmocka_unit_test(test_relay_backpressure),
         cmocka_unit_test(test_relay_slower_gpu),
         cmocka_unit_test(test_datasheet_gpu),
-        cmocka_unit_test(test_trace_projection),
+        cmocka_unit_test(test_trace_projection), cmocka_unit_test(test_split_overlap),
         cmocka_unit_test(test_trace_calibrate),
         cmocka_unit_test(test_trace_waves),
         cmocka_unit_test(test_trace_attention),

@@ -98,6 +98,8 @@ static void test_trace_spellings(void **st)
     expect_kind("c10d::reduce_scatter_tensor_coalesced_", "reducescatter");
     expect_kind("c10d::alltoall_base_", "alltoall");
     expect_kind("all_to_all", "alltoall");
+    expect_kind("void deep_ep::internode_ll::dispatch<false, 8>(void*)", "alltoall");
+    expect_kind("void deep_ep::intranode::cached_notify_combine(void**)", "alltoall");
     expect_kind("c10d::gather_", "gather");
     expect_kind("c10d::scatter_", "scatter");
     expect_kind("c10d::barrier", "barrier");

@@ -651,9 +651,14 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
     if (f->step_table) {
         if (!passes(f->compute_share, x->gcb_share, x) || !begin_finding(b, "gpu_compute_bound", f->compute_share, r))
             return;
+        /* both kinds with their shares, the larger first: the finding's own
+         * share (every kernel) is never read as the larger kind's */
         bool memory = f->memory_share > f->tensor_share;
-        snprintf(b->cur->title + strlen(b->cur->title), sizeof b->cur->title - strlen(b->cur->title), ": %s",
-                 memory ? "memory-bound kernels" : "tensor-core math");
+        snprintf(b->cur->title + strlen(b->cur->title), sizeof b->cur->title - strlen(b->cur->title),
+                 " (%s %s, %s %s)", memory ? "memory-bound kernels" : "tensor-core math",
+                 pct(p1, sizeof p1, memory ? f->memory_share : f->tensor_share),
+                 memory ? "tensor-core math" : "memory-bound kernels",
+                 pct(p2, sizeof p2, memory ? f->tensor_share : f->memory_share));
         EVIDENCE(b, "GPU kernels run %s of the step (threshold %s): tensor-core math (GEMM, convolution, attention) "
                     "%s, memory-bound kernels (elementwise, normalization, reduction, optimizer) %s",
                  pct(p1, sizeof p1, f->compute_share), pct(p2, sizeof p2, x->gcb_share),

@@ -476,47 +476,79 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Seconds the intervals [start, end) of the GPU events cover together. */
-static double busy_of(const mb_proj_event *ev, int n, bool projected, int64_t *tmp)
+/* Copies and collectives yield to compute, as in the step table
+ * (trace_analysis.c, step_window): in a gap [x, y) between compute kernels
+ * the re-laid copy/collective records (start, end, class; sorted by start,
+ * from *from on) take what they cover, first start first. */
+static void fill_gap(const int64_t *rec, int m, int *from, int64_t maxdur, int64_t x, int64_t y, double *ns)
 {
-    int m = 0;
-    for (int i = 0; i < n; i++)
-        if (ev[i].kind == MB_PE_GPU) {
-            double s = projected ? ev[i].new_start : ev[i].start, e = projected ? ev[i].new_end : ev[i].end;
-            tmp[2 * m] = (int64_t)llround(s * 1e9);
-            tmp[2 * m + 1] = (int64_t)llround(e * 1e9);
-            m++;
-        }
-    sort(tmp, (size_t)m, 2 * sizeof *tmp, cmp_i64);
-    double busy = 0;
-    int64_t cur_s = 0, cur_e = INT64_MIN;
-    for (int i = 0; i < m; i++) {
-        if (tmp[2 * i] > cur_e) {
-            if (cur_e > cur_s)
-                busy += (double)(cur_e - cur_s);
-            cur_s = tmp[2 * i];
-            cur_e = tmp[2 * i + 1];
-        } else if (tmp[2 * i + 1] > cur_e) {
-            cur_e = tmp[2 * i + 1];
-        }
+    while (*from < m && rec[3 * *from] < x - maxdur)
+        (*from)++;
+    int64_t at = x;
+    for (int i = *from; i < m && rec[3 * i] < y; i++) {
+        int c = (int)rec[3 * i + 2];
+        if (c != MB_PC_COPY && c != MB_PC_COMM)
+            continue;
+        int64_t lo = rec[3 * i] > at ? rec[3 * i] : at, hi = rec[3 * i + 1] < y ? rec[3 * i + 1] : y;
+        if (hi <= lo)
+            continue;
+        ns[c] += (double)(hi - lo);
+        at = hi;
     }
-    if (cur_e > cur_s)
-        busy += (double)(cur_e - cur_s);
-    return busy * 1e-9;
 }
 
-/* Splits a step: the GPU's busy time by class in proportion to the class's
- * kernel time, the rest of the step is host (the GPU idle). */
-static void split_step(mb_proj_step_split *sp, double step, double busy, const double *cls_sum)
+/* The re-laid GPU events' busy time by class (ns[class], ns): compute
+ * kernels sweep first (time newly covered goes to the kernel covering it
+ * first), copies and collectives take the gaps between them. Returns the
+ * busy seconds; cls[] gets seconds per class. */
+static double busy_by_class(const mb_proj_event *ev, const int *kind, int n, int64_t *rec, double *cls)
 {
-    double sum = 0;
-    for (int c = 0; c < MB_PC_HOST; c++)
-        sum += cls_sum[c];
+    int m = 0;
+    int64_t maxdur = 0;
+    for (int i = 0; i < n; i++)
+        if (ev[i].kind == MB_PE_GPU) {
+            rec[3 * m] = llround(ev[i].new_start * 1e9);
+            rec[3 * m + 1] = llround(ev[i].new_end * 1e9);
+            rec[3 * m + 2] = class_of_kind(kind[i]);
+            if (rec[3 * m + 1] - rec[3 * m] > maxdur)
+                maxdur = rec[3 * m + 1] - rec[3 * m];
+            m++;
+        }
+    sort(rec, (size_t)m, 3 * sizeof *rec, cmp_i64);
+    double ns[MB_PC_N] = { 0 };
+    int64_t frontier = m > 0 ? rec[0] : 0; /* the earliest start */
+    int from = 0;
+    for (int i = 0; i < m; i++) {
+        int c = (int)rec[3 * i + 2];
+        if (c == MB_PC_COPY || c == MB_PC_COMM || rec[3 * i + 1] <= frontier)
+            continue;
+        if (rec[3 * i] > frontier) {
+            fill_gap(rec, m, &from, maxdur, frontier, rec[3 * i], ns);
+            frontier = rec[3 * i];
+        }
+        ns[c] += (double)(rec[3 * i + 1] - frontier);
+        frontier = rec[3 * i + 1];
+    }
+    fill_gap(rec, m, &from, maxdur, frontier, INT64_MAX, ns);
+    double busy = 0;
+    for (int c = 0; c < MB_PC_HOST; c++) {
+        cls[c] = ns[c] * 1e-9;
+        busy += cls[c];
+    }
+    return busy;
+}
+
+/* Splits a step: the GPU's busy time by class as busy_by_class gave it
+ * (scaled down where the GPU's work runs past the step), the rest of the
+ * step is host (the GPU idle). */
+static void split_step(mb_proj_step_split *sp, double step, double busy, const double *cls)
+{
+    double scale = busy > step && busy > 0 ? step / busy : 1;
     busy = fmin(busy, step);
     sp->step += step;
     sp->gpu_busy += busy;
     for (int c = 0; c < MB_PC_HOST; c++)
-        sp->cls[c] += sum > 0 ? busy * cls_sum[c] / sum : 0;
+        sp->cls[c] += cls[c] * scale;
     sp->cls[MB_PC_HOST] += step - busy;
 }
 
@@ -547,7 +579,7 @@ static int work_reserve(step_work *w, size_t need, mb_err *err)
     int64_t *corr = realloc(w->corr, c * 2 * sizeof *corr);
     if (corr)
         w->corr = corr;
-    int64_t *tmp = realloc(w->tmp, c * 2 * sizeof *tmp);
+    int64_t *tmp = realloc(w->tmp, c * 3 * sizeof *tmp); /* busy_by_class: 3 words a GPU event */
     if (tmp)
         w->tmp = tmp;
     if (!ev || !proj || !kind || !corr || !tmp)
@@ -706,16 +738,15 @@ static void host_floor(mb_proj_step_split *sp, double host_seconds)
 static int relay_step(step_work *w, int n, int n_lanes, double step, bool measured, double host_scale,
                       mb_proj_step_split *sp, mb_err *err)
 {
-    double cls_sum[MB_PC_N] = { 0 }, end;
+    double cls[MB_PC_N] = { 0 }, end;
     for (int i = 0; i < n; i++)
         if (w->ev[i].kind == MB_PE_GPU) {
             w->ev[i].new_seconds = measured ? w->ev[i].end - w->ev[i].start : w->proj[i];
-            cls_sum[class_of_kind(w->kind[i])] += w->ev[i].new_seconds;
             sp->kernel[w->kind[i]] += w->ev[i].new_seconds;
         }
     if (mb_proj_relay(w->ev, n, n_lanes, step, host_scale, &end, err))
         return err->code;
-    split_step(sp, end, busy_of(w->ev, n, true, w->tmp), cls_sum);
+    split_step(sp, end, busy_by_class(w->ev, w->kind, n, w->tmp, cls), cls);
     return MB_OK;
 }
 

@@ -576,6 +576,12 @@ static bool fold_runtime(parser *p)
     switch (kind) {
     case TR_RT_LAUNCH:
         add_named(&st->launch, e);
+        if (e->dur >= TR_LONG_LAUNCH_NS) {
+            st->long_launches++;
+            st->long_launch_ns += e->dur;
+            if (e->dur > st->longest_launch_ns)
+                st->longest_launch_ns = e->dur;
+        }
         if (!mb_grow((void **)&st->launches, &st->cap_launches, st->n_launches + 1,
                   sizeof *st->launches))
             return fail(p, MB_ESYS, "out of memory");

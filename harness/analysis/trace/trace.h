@@ -262,6 +262,10 @@ typedef struct tr_step {
     int64_t start, end;
 } tr_step;
 
+/* A launch call this long is no launch's own cost (module loading on a
+ * kernel's first launch, lazy initialisation, waiting for room in the queue). */
+#define TR_LONG_LAUNCH_NS 10000000
+
 typedef struct tr_launch {
     int64_t thread;    /* pid/tid key */
     int64_t ts;
@@ -349,6 +353,10 @@ typedef struct tr_state {
     long long nccl_kernels_unsized;
     /* Host side. */
     tr_named_table launch, sync, blocking;
+    /* launch calls of TR_LONG_LAUNCH_NS or more: a first launch loading its
+     * module, lazy initialisation, or a full launch queue; not a launch's cost */
+    long long long_launches;
+    int64_t long_launch_ns, longest_launch_ns;
     tr_named_table cuda_sync_events;
     long long dataloader_count;
     int64_t dataloader_ns;

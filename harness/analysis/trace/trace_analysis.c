@@ -811,7 +811,7 @@ static const struct {
     [SP_MEM] = {"memory_bound", "memory-bound kernels (elementwise, normalization, reduction, optimizer)",
                 "gpu", "memory-bound"},
     [SP_COPY] = {"copy", "copies (memcpy)", "gpu", "copy"},
-    [SP_COLL] = {"collective", "collectives (NCCL kernels)", "gpu", "collective"},
+    [SP_COLL] = {"collective", "collectives (NCCL, RCCL, DeepEP kernels)", "gpu", "collective"},
     [SP_DATA] = {"data", "waiting for data (DataLoader)", "idle", "data"},
     [SP_SYNC] = {"sync", "in a synchronization or blocking copy", "idle", "sync"},
     [SP_HCOLL] = {"host_collective", "in a collective (host)", "idle", "collective"},
@@ -874,46 +874,91 @@ static void attribute_idle(const tr_state *st, int64_t x, int64_t y, int k, int6
     attribute_idle(st, at, y, k + 1, ns);
 }
 
+/* Copies and collectives yield to compute: where one runs beside a kernel
+ * it is hidden (what overlap is for), and only the time no kernel covers is
+ * theirs, as HTA counts exposed communication. A collective launched before
+ * the backward kernels it overlaps (DDP's all-reduce, DeepEP's all-to-all
+ * spinning on another stream) would otherwise take their time. */
+static bool yields_to_compute(const step_table *t, int cls)
+{
+    return t->sp_class[cls] == SP_COPY || t->sp_class[cls] == SP_COLL;
+}
+
+/* A gap [x, y) between compute kernels: the copies and collectives in it
+ * (sorted by start, from *from on; a monotone cursor since gaps come in
+ * order), the rest to what the host did. */
+static void fill_gap(const tr_state *st, const step_table *t, size_t *from, int64_t maxdur, int64_t x,
+                     int64_t y, int64_t *ns)
+{
+    if (y <= x)
+        return;
+    const tr_device *d = &st->devices[t->device];
+    while (*from < d->n_ev && d->ev[*from * TR_EV_WORDS] < x - maxdur)
+        (*from)++;
+    int64_t at = x;
+    for (size_t i = *from; i < d->n_ev; i++) {
+        const int64_t *w = d->ev + i * TR_EV_WORDS;
+        if (w[0] >= y)
+            break;
+        int cls = ev_class(w);
+        if (!yields_to_compute(t, cls))
+            continue;
+        int64_t lo = imax(w[0], at), hi = imin(w[0] + ev_dur(w), y);
+        if (hi <= lo)
+            continue;
+        attribute_idle(st, at, lo, 0, ns);
+        ns[t->sp_class[cls]] += hi - lo;
+        at = hi;
+    }
+    attribute_idle(st, at, y, 0, ns);
+}
+
 /* One window [a, b) of the main device's raw events (sorted by start): the
- * busy union is split among classes by a sweep (time newly covered goes to
- * the event that covers it first, so overlapping streams count once), the
- * gaps to what the host did. */
+ * compute kernels' busy union is split among classes by a sweep (time newly
+ * covered goes to the kernel that covers it first, so overlapping streams
+ * count once), the gaps between them to copies and collectives, then to
+ * what the host did. */
 static void step_window(const tr_state *st, step_table *t, int64_t maxdur, int64_t a, int64_t b,
                         int64_t *ns)
 {
     int64_t frontier = a;
-    if (t->device >= 0) {
-        const tr_device *d = &st->devices[t->device];
-        size_t lo = 0, hi = d->n_ev;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (d->ev[mid * TR_EV_WORDS] < a - maxdur)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (size_t i = lo; i < d->n_ev; i++) {
-            const int64_t *w = d->ev + i * TR_EV_WORDS;
-            if (w[0] >= b)
-                break;
-            int cls = ev_class(w);
-            if (w[0] >= a && cls != TR_CLASS_MEMCPY && cls != TR_CLASS_MEMSET) {
-                t->kernels++;
-                int bin = ev_dur(w) > 0 ? (int)(log2((double)ev_dur(w)) * 16) : 0;
-                t->dur_hist[bin < 0 ? 0 : bin >= DUR_BINS ? DUR_BINS - 1 : bin]++;
-            }
-            int64_t s = imax(w[0], a), e = imin(w[0] + ev_dur(w), b);
-            if (e <= frontier)
-                continue;
-            if (s > frontier) {
-                attribute_idle(st, frontier, s, 0, ns);
-                frontier = s;
-            }
-            ns[t->sp_class[cls]] += e - frontier;
-            frontier = e;
-        }
+    if (t->device < 0) {
+        attribute_idle(st, a, b, 0, ns);
+        return;
     }
-    attribute_idle(st, frontier, b, 0, ns);
+    const tr_device *d = &st->devices[t->device];
+    size_t lo = 0, hi = d->n_ev;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->ev[mid * TR_EV_WORDS] < a - maxdur)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t gap_from = lo;
+    for (size_t i = lo; i < d->n_ev; i++) {
+        const int64_t *w = d->ev + i * TR_EV_WORDS;
+        if (w[0] >= b)
+            break;
+        int cls = ev_class(w);
+        if (w[0] >= a && cls != TR_CLASS_MEMCPY && cls != TR_CLASS_MEMSET) {
+            t->kernels++;
+            int bin = ev_dur(w) > 0 ? (int)(log2((double)ev_dur(w)) * 16) : 0;
+            t->dur_hist[bin < 0 ? 0 : bin >= DUR_BINS ? DUR_BINS - 1 : bin]++;
+        }
+        if (yields_to_compute(t, cls))
+            continue;
+        int64_t s = imax(w[0], a), e = imin(w[0] + ev_dur(w), b);
+        if (e <= frontier)
+            continue;
+        if (s > frontier) {
+            fill_gap(st, t, &gap_from, maxdur, frontier, s, ns);
+            frontier = s;
+        }
+        ns[t->sp_class[cls]] += e - frontier;
+        frontier = e;
+    }
+    fill_gap(st, t, &gap_from, maxdur, frontier, b, ns);
 }
 
 static void step_part_json(cJSON *arr, int p, int64_t ns, double per, double wall)
@@ -1719,6 +1764,28 @@ static int copy_stages(analysis *a, mb_err *err)
     return MB_OK;
 }
 
+/* A few launch calls of many milliseconds (a trace that holds the first
+ * iterations: each kernel's first launch loads its module) make the launch
+ * stage's mean no launch's cost: said, with the mean of the others. */
+static void long_launch_warning(analysis *a)
+{
+    const tr_state *st = a->st;
+    if (st->long_launches == 0)
+        return;
+    char longest[32], rest[32];
+    mb_fmt_seconds(longest, sizeof longest, sec(st->longest_launch_ns));
+    long long others = st->launch.count - st->long_launches;
+    if (others > 0)
+        mb_fmt_seconds(rest, sizeof rest, sec(st->launch.ns - st->long_launch_ns) / (double)others);
+    mb_run_warn(a->run,
+                "launch: %lld of %lld launch calls took 10 ms or more (the longest %s, %.0f%% of the launch time): a "
+                "kernel's first launch loading its module, lazy initialisation or a full launch queue, not the cost "
+                "of a launch%s%s%s; profile after warm-up (torch.profiler.schedule with warmup steps) for the launch "
+                "rate alone",
+                st->long_launches, st->launch.count, longest, 100.0 * (double)st->long_launch_ns / (double)st->launch.ns,
+                others > 0 ? " (the other launches take " : "", others > 0 ? rest : "", others > 0 ? " each on average)" : "");
+}
+
 static int host_stages(analysis *a, mb_err *err)
 {
     tr_state *st = a->st;
@@ -1738,6 +1805,7 @@ static int host_stages(analysis *a, mb_err *err)
                       .work_unit = "launch", .seconds = sec(st->launch.ns),
                       .count = st->launch.count, .source = source};
         rc = add_stage(a, &s, SP_LAUNCH, err);
+        long_launch_warning(a);
     }
     /* the closing synchronize (the profiler's, or the loop's after its last
      * step) waits for the queued steps: it is no step's sync */
