@@ -1019,6 +1019,16 @@ class _CacheKeeper:
         self.stuck_max = max(self.stuck_max, sum(self._stuck.values()))
         self.tick_seconds += time.perf_counter() - t0
 
+    def _loop_rchar(self):
+        """Bytes the loop's read() calls have returned (rchar of its process
+        and workers: page cache included)."""
+        total = 0
+        for p in self._pids():
+            io = _read_io(p)
+            if io:
+                total += io.get("rchar", 0)
+        return total
+
     def _device_bytes(self):
         if self.devices:
             stats, _ = _diskstats({d["name"] for d in self.devices})
@@ -1048,21 +1058,29 @@ class _CacheKeeper:
         self.resident_start = self.resident()
         self.resident_max = self.resident_start or 0
         self._last_scan = self._last_tick = time.monotonic()
-        self._base = self._device_bytes()
+        self._base, self._base_calls = self._device_bytes(), self._loop_rchar()
         return self
 
     def poll(self):
-        """One look: new files (every SCAN s), a tick when the device has read tick_bytes."""
+        """One look: new files (every SCAN s), a tick when the device has read
+        tick_bytes or the loop's read() calls have returned as much. The
+        second: a small dataset read whole before the keeper first saw its
+        files (an epoch shorter than SCAN) is then served by the page cache,
+        the device reads nothing, and ticking on the device alone never
+        evicted it again (the first mode "partly warm" with 0 B from storage)."""
         now = time.monotonic()
         if now - self._last_scan >= self.SCAN:
             self._scan()
             self._last_scan = now
         if not self.cold or now - self._last_tick < self.MIN_TICK:
             return
-        if self._device_bytes() - self._base >= self.tick_bytes():
+        calls = self._loop_rchar()
+        if calls < self._base_calls:   # a worker ended: its counters went with it
+            self._base_calls = calls
+        if max(self._device_bytes() - self._base, calls - self._base_calls) >= self.tick_bytes():
             self._tick()
             self._last_tick = time.monotonic()
-            self._base = self._device_bytes()
+            self._base, self._base_calls = self._device_bytes(), self._loop_rchar()
 
     def end(self):
         self._scan()
@@ -1565,6 +1583,12 @@ class Simplifier:
         watched. Returns the block devices under the dataset's files."""
         if self.keeper is None:
             return None
+        if self.cold:
+            # Dirty pages cannot be evicted (posix_fadvise drops clean pages
+            # only): a dataset written just before the run (a preprocessing
+            # step, a download) would be read from the page cache, the first
+            # mode "partly warm". Written back first, before the mode's warm-up.
+            os.sync()
         self.watch.evict_on_open = self.cold
         try:
             return self.keeper.begin(self.cold, self.drop_caches, self.pattern or _guess_pattern(self.loader))
