@@ -1647,7 +1647,9 @@ class Simplifier:
                 c["state"] = "partly warm"
             c.setdefault("notes", []).append(
                 "read() returned %s more than storage read in this mode: the page cache served them (files the "
-                "runner did not see or could not evict)" % _size(hits))
+                "runner did not see or could not evict, or a small part of the files read again and again between "
+                "two evictions, as labels or an index beside the records: a real run keeps those cached too)"
+                % _size(hits))
 
     def _device_batch(self):
         if self.host_batch is None:
