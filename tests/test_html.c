@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "gap_page.h"
+#include "page_helpers.h"
 #include "gapconfig.h"
 #include "results_page.h"
 #include "run_read.h"
@@ -788,6 +789,22 @@ static void test_gap_waterfall_absent(void **s)
     free(t);
 }
 
+/* A note's `quoted` command is code on the page, escaped; a lone backtick
+ * stays (the page printed "`--step-ms MS`" with its backticks). */
+static void test_code_spans(void **state)
+{
+    (void)state;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&buf, &len);
+    assert_non_null(o);
+    p_text(o, "p", "run `mlbench gap --step-ms <MS>` & see `x`; a lone ` stays");
+    fclose(o);
+    assert_string_equal(buf, "<p>run <code>mlbench gap --step-ms &lt;MS&gt;</code> &amp; see <code>x</code>; a lone ` "
+                             "stays</p>\n");
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -806,7 +823,7 @@ int main(void)
         cmocka_unit_test(test_gap_headline_chart_every_stage),
         cmocka_unit_test(test_gap_time_axes_plain),
         cmocka_unit_test(test_gap_waterfall_visible),
-        cmocka_unit_test(test_gap_waterfall_absent),
+        cmocka_unit_test(test_gap_waterfall_absent), cmocka_unit_test(test_code_spans),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

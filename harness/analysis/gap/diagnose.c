@@ -512,7 +512,7 @@ static void kernel_evidence(builder *b, const mb_diag_figures *f, const th *x)
 {
     char e[32], c[32];
     if (f->kernels_per_step >= 0)
-        EVIDENCE(b, "%.0f kernels per step", f->kernels_per_step);
+        EVIDENCE(b, "%.0f kernel%s per step", f->kernels_per_step, llround(f->kernels_per_step) == 1 ? "" : "s");
     if (f->median_kernel_s > 0) {
         us_each(e, sizeof e, f->median_kernel_s, 1);
         if (f->launch_ceiling_s > 0) {

@@ -372,9 +372,9 @@ static void explain_none(const mb_stage *s, const mb_ini *m, const counts *k, ch
         snprintf(why, len, "no ceiling: the results have no %s case", cc);
     else if (k->usable == 0)
         snprintf(why, len,
-                 "no ceiling: %d %s case(s), none usable as a ceiling (%d skipped%s%s%s, %d failed, %d not "
+                 "no ceiling: %d %s case%s, none usable as a ceiling (%d skipped%s%s%s, %d failed, %d not "
                  "verified)",
-                 k->component, cc, k->skipped, k->first_skip_reason ? ": \"" : "",
+                 k->component, cc, k->component == 1 ? "" : "s", k->skipped, k->first_skip_reason ? ": \"" : "",
                  k->first_skip_reason ? k->first_skip_reason : "", k->first_skip_reason ? "\"" : "", k->failed,
                  k->unverified);
     else if (k->device == 0)
@@ -458,7 +458,7 @@ static void explain_choice(const mb_stage *s, const mb_ini *m, const mb_case_ref
     } else if (ss <= 0 && strcmp(s->component, "launch") && strcmp(s->component, "sync")) {
         ADD(" stage size per call unknown (give calls or block_size);");
     }
-    ADD(" nearest of %d usable %s case(s)", usable, cc);
+    ADD(" nearest of %d usable %s case%s", usable, cc, usable == 1 ? "" : "s");
     if (tied->n > 1)
         ADD("; the fastest of %d equally near (%s)", tied->n, tied->backends);
     /* Still the best match, but never passed off as a solid ceiling. */
