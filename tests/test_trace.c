@@ -446,6 +446,41 @@ static void test_overlap_yields(void **state)
     mb_run_free(&r);
 }
 
+/* A collective across two steps ([50, 150] us, ProfilerSteps [0, 100] and
+ * [100, 200]) with a GEMM inside each: each step takes its own part of it
+ * (the copies and collectives are one sorted list read with a cursor from
+ * each window's start). Step 1: host 50, collective [50,60] + [80,100] 30,
+ * gemm [60,80] 20. Step 2: collective [100,120] + [130,150] 40, gemm
+ * [120,130] 10, host 50. */
+static void test_overlap_across_steps(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":100},\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#2\",\"pid\":1,\"tid\":1,\"ts\":100,"
+        "\"dur\":100},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ncclDevKernel_AllReduce_Sum_f32_RING_LL\",\"pid\":0,\"tid\":20,"
+        "\"ts\":50,\"dur\":100,\"args\":{\"device\":0,\"stream\":20}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ampere_sgemm_128x64_nn\",\"pid\":0,\"tid\":7,\"ts\":60,\"dur\":20,"
+        "\"args\":{\"device\":0,\"stream\":7}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ampere_sgemm_128x64_nn\",\"pid\":0,\"tid\":7,\"ts\":120,\"dur\":10,"
+        "\"args\":{\"device\":0,\"stream\":7}}\n"
+        "]}\n";
+    const char *path = tmp_path("overlap_across_steps.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    NS_EQ(num(r.evidence, "steps.0.parts.host"), 50000);
+    NS_EQ(num(r.evidence, "steps.0.parts.collective"), 30000);
+    NS_EQ(num(r.evidence, "steps.0.parts.gemm"), 20000);
+    NS_EQ(num(r.evidence, "steps.1.parts.collective"), 40000);
+    NS_EQ(num(r.evidence, "steps.1.parts.gemm"), 10000);
+    NS_EQ(num(r.evidence, "steps.1.parts.host"), 50000);
+    mb_run_free(&r);
+}
+
 static bool warned(const mb_run *r, const char *needle)
 {
     for (int i = 0; i < r->n_warnings; i++)
@@ -1930,6 +1965,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
         cmocka_unit_test(test_cpu_only), cmocka_unit_test(test_step_past_trace),
         cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_long_launch),
+        cmocka_unit_test(test_overlap_across_steps),
         cmocka_unit_test(test_reasons_whole),
     };
     return cmocka_run_group_tests_name("trace", tests, make_tmpdir, remove_tmpdir);

@@ -850,6 +850,11 @@ typedef struct step_table {
     size_t windows;
     int device;              /* index of the main device, -1 = none */
     int sp_class[TR_MAX_CLASSES];
+    /* the main device's copies and collectives as disjoint [start, end,
+     * part) triples, sorted (first start first where they overlap): what
+     * the gaps between compute kernels are filled from */
+    int64_t *t2;
+    size_t n_t2;
 } step_table;
 
 /* Idle [x, y) attributed to host kinds in priority order: the part covered
@@ -885,32 +890,48 @@ static bool yields_to_compute(const step_table *t, int cls)
 }
 
 /* A gap [x, y) between compute kernels: the copies and collectives in it
- * (sorted by start, from *from on; a monotone cursor since gaps come in
+ * (t->t2 from *from on, a cursor that only moves forward as the gaps come in
  * order), the rest to what the host did. */
-static void fill_gap(const tr_state *st, const step_table *t, size_t *from, int64_t maxdur, int64_t x,
-                     int64_t y, int64_t *ns)
+static void fill_gap(const tr_state *st, const step_table *t, size_t *from, int64_t x, int64_t y, int64_t *ns)
 {
     if (y <= x)
         return;
-    const tr_device *d = &st->devices[t->device];
-    while (*from < d->n_ev && d->ev[*from * TR_EV_WORDS] < x - maxdur)
+    while (*from < t->n_t2 && t->t2[3 * *from + 1] <= x)
         (*from)++;
     int64_t at = x;
-    for (size_t i = *from; i < d->n_ev; i++) {
-        const int64_t *w = d->ev + i * TR_EV_WORDS;
-        if (w[0] >= y)
-            break;
-        int cls = ev_class(w);
-        if (!yields_to_compute(t, cls))
-            continue;
-        int64_t lo = imax(w[0], at), hi = imin(w[0] + ev_dur(w), y);
+    for (size_t i = *from; i < t->n_t2 && t->t2[3 * i] < y; i++) {
+        int64_t lo = imax(t->t2[3 * i], at), hi = imin(t->t2[3 * i + 1], y);
         if (hi <= lo)
             continue;
         attribute_idle(st, at, lo, 0, ns);
-        ns[t->sp_class[cls]] += hi - lo;
+        ns[t->t2[3 * i + 2]] += hi - lo;
         at = hi;
     }
     attribute_idle(st, at, y, 0, ns);
+}
+
+/* t->t2 from the main device's events (sorted by start): each copy or
+ * collective's time not covered by an earlier-starting one. */
+static bool transfers_build(const tr_state *st, step_table *t)
+{
+    const tr_device *d = &st->devices[t->device];
+    t->t2 = malloc(3 * sizeof *t->t2 * (d->n_ev ? d->n_ev : 1));
+    if (t->t2 == NULL)
+        return false;
+    int64_t frontier = INT64_MIN;
+    for (size_t i = 0; i < d->n_ev; i++) {
+        const int64_t *w = d->ev + i * TR_EV_WORDS;
+        int cls = ev_class(w);
+        int64_t e = w[0] + ev_dur(w);
+        if (!yields_to_compute(t, cls) || e <= frontier)
+            continue;
+        t->t2[3 * t->n_t2] = imax(w[0], frontier);
+        t->t2[3 * t->n_t2 + 1] = e;
+        t->t2[3 * t->n_t2 + 2] = t->sp_class[cls];
+        t->n_t2++;
+        frontier = e;
+    }
+    return true;
 }
 
 /* One window [a, b) of the main device's raw events (sorted by start): the
@@ -935,7 +956,14 @@ static void step_window(const tr_state *st, step_table *t, int64_t maxdur, int64
         else
             hi = mid;
     }
-    size_t gap_from = lo;
+    size_t gap_from = 0, hi2 = t->n_t2; /* the first copy or collective ending after a */
+    while (gap_from < hi2) {
+        size_t mid = gap_from + (hi2 - gap_from) / 2;
+        if (t->t2[3 * mid + 1] <= a)
+            gap_from = mid + 1;
+        else
+            hi2 = mid;
+    }
     for (size_t i = lo; i < d->n_ev; i++) {
         const int64_t *w = d->ev + i * TR_EV_WORDS;
         if (w[0] >= b)
@@ -952,13 +980,13 @@ static void step_window(const tr_state *st, step_table *t, int64_t maxdur, int64
         if (e <= frontier)
             continue;
         if (s > frontier) {
-            fill_gap(st, t, &gap_from, maxdur, frontier, s, ns);
+            fill_gap(st, t, &gap_from, frontier, s, ns);
             frontier = s;
         }
         ns[t->sp_class[cls]] += e - frontier;
         frontier = e;
     }
-    fill_gap(st, t, &gap_from, maxdur, frontier, b, ns);
+    fill_gap(st, t, &gap_from, frontier, b, ns);
 }
 
 static void step_part_json(cJSON *arr, int p, int64_t ns, double per, double wall)
@@ -991,7 +1019,7 @@ static int main_device(const tr_state *st)
     return best;
 }
 
-static void step_table_build(analysis *a, cJSON **step_objs, size_t n_emit)
+static bool step_table_build(analysis *a, cJSON **step_objs, size_t n_emit)
 {
     tr_state *st = a->st;
     step_table *t = a->tablep;
@@ -999,20 +1027,26 @@ static void step_table_build(analysis *a, cJSON **step_objs, size_t n_emit)
     t->device = main_device(st);
     for (int c = 0; c < TR_MAX_CLASSES; c++)
         t->sp_class[c] = sp_of_class(st->rules, c);
+    if (t->device >= 0 && !transfers_build(st, t))
+        return false;
     for (int k = 0; k < TR_N_HOST; k++) {
         tr_ivlist *l = &st->host_iv[k];
         l->n = mb_tr_merge_intervals(l->iv, l->n);
     }
+    /* how far before a window a compute kernel that reaches into it can
+     * start (copies and collectives come from t2: a collective as long as
+     * the run would make every window look back to the start) */
     int64_t maxdur = 0;
     if (t->device >= 0) {
         const tr_device *d = &st->devices[t->device];
         for (size_t i = 0; i < d->n_ev; i++)
-            maxdur = imax(maxdur, ev_dur(d->ev + i * TR_EV_WORDS));
+            if (!yields_to_compute(t, ev_class(d->ev + i * TR_EV_WORDS)))
+                maxdur = imax(maxdur, ev_dur(d->ev + i * TR_EV_WORDS));
     }
     int64_t ns[SP_N];
     if (st->n_steps == 0) {
         if (st->complete_events == 0)
-            return;
+            return true;
         step_window(st, t, maxdur, st->span_start, st->span_end, t->ns);
         t->wall = st->span_end - st->span_start;
         t->windows = 1;
@@ -1032,6 +1066,7 @@ static void step_table_build(analysis *a, cJSON **step_objs, size_t n_emit)
                     add_num(parts, sp_info[p].id, sec(ns[p]));
         }
     }
+    return true;
 }
 
 /* The evidence's "step" object: mean seconds per step of every part and its
@@ -2019,7 +2054,7 @@ static void cut_steps_at_profiler_end(analysis *a)
 
 int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
 {
-    step_table table;
+    step_table table = {.t2 = NULL}; /* step_table_build fills it */
     analysis a = {.st = st, .run = run, .tablep = &table};
     int rc = MB_OK;
     cJSON **step_objs = NULL;
@@ -2080,7 +2115,10 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     if (st->n_steps > n_emit)
         add_num(a.ev, "steps_not_listed", (double)(st->n_steps - n_emit));
     steps_evidence(&a, step_objs, n_emit);
-    step_table_build(&a, step_objs, n_emit);
+    if (!step_table_build(&a, step_objs, n_emit)) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto done;
+    }
     step_table_json(&a);
     if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(a.ev, "step")))
         timeline_json(&a, cJSON_GetObjectItemCaseSensitive(a.ev, "step"));
@@ -2139,6 +2177,7 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     a.ev = NULL;
 done:
     cJSON_Delete(a.ev);
+    free(table.t2);
     mb_tr_timeline_free(&a.tl);
     free(a.host_win);
     free(a.busy);
