@@ -1019,26 +1019,19 @@ class _CacheKeeper:
         self.stuck_max = max(self.stuck_max, sum(self._stuck.values()))
         self.tick_seconds += time.perf_counter() - t0
 
+    def _loop_io(self, key):
+        """A /proc/<pid>/io counter summed over the loop's process and workers."""
+        return sum((_read_io(p) or {}).get(key, 0) for p in self._pids())
+
     def _loop_rchar(self):
-        """Bytes the loop's read() calls have returned (rchar of its process
-        and workers: page cache included)."""
-        total = 0
-        for p in self._pids():
-            io = _read_io(p)
-            if io:
-                total += io.get("rchar", 0)
-        return total
+        """Bytes the loop's read() calls have returned (page cache included)."""
+        return self._loop_io("rchar")
 
     def _device_bytes(self):
         if self.devices:
             stats, _ = _diskstats({d["name"] for d in self.devices})
             return sum(v[1] for v in stats.values()) * 512
-        total = 0
-        for p in self._pids():
-            io = _read_io(p)
-            if io:
-                total += io.get("read_bytes", 0)
-        return total
+        return self._loop_io("read_bytes")
 
     # -- a mode --
     def begin(self):

@@ -478,58 +478,64 @@ static int cmp_i64(const void *a, const void *b)
 
 /* Copies and collectives yield to compute, as in the step table
  * (trace_analysis.c, step_window): in a gap [x, y) between compute kernels
- * the re-laid copy/collective records (start, end, class; sorted by start,
- * from *from on) take what they cover, first start first. */
-static void fill_gap(const int64_t *rec, int m, int *from, int64_t maxdur, int64_t x, int64_t y, double *ns)
+ * the copies and collectives (t2: disjoint [start, end, class) triples,
+ * sorted, from *from on, a cursor that only moves forward) take what they
+ * cover. */
+static void fill_gap(const int64_t *t2, int n2, int *from, int64_t x, int64_t y, double *ns)
 {
-    while (*from < m && rec[3 * *from] < x - maxdur)
+    while (*from < n2 && t2[3 * *from + 1] <= x)
         (*from)++;
-    int64_t at = x;
-    for (int i = *from; i < m && rec[3 * i] < y; i++) {
-        int c = (int)rec[3 * i + 2];
-        if (c != MB_PC_COPY && c != MB_PC_COMM)
-            continue;
-        int64_t lo = rec[3 * i] > at ? rec[3 * i] : at, hi = rec[3 * i + 1] < y ? rec[3 * i + 1] : y;
-        if (hi <= lo)
-            continue;
-        ns[c] += (double)(hi - lo);
-        at = hi;
+    for (int i = *from; i < n2 && t2[3 * i] < y; i++) {
+        int64_t lo = t2[3 * i] > x ? t2[3 * i] : x, hi = t2[3 * i + 1] < y ? t2[3 * i + 1] : y;
+        if (hi > lo)
+            ns[t2[3 * i + 2]] += (double)(hi - lo);
     }
 }
 
-/* The re-laid GPU events' busy time by class (ns[class], ns): compute
- * kernels sweep first (time newly covered goes to the kernel covering it
- * first), copies and collectives take the gaps between them. Returns the
- * busy seconds; cls[] gets seconds per class. */
-static double busy_by_class(const mb_proj_event *ev, const int *kind, int n, int64_t *rec, double *cls)
+/* The re-laid GPU events' busy time by class: compute kernels sweep first
+ * (time newly covered goes to the kernel covering it first), copies and
+ * collectives take the gaps between them (each one's time not covered by an
+ * earlier-starting one, in t2). rec and t2 hold 3 words a GPU event. Returns
+ * the busy seconds; cls[] gets seconds per class. */
+static double busy_by_class(const mb_proj_event *ev, const int *kind, int n, int64_t *rec, int64_t *t2,
+                            double *cls)
 {
     int m = 0;
-    int64_t maxdur = 0;
     for (int i = 0; i < n; i++)
         if (ev[i].kind == MB_PE_GPU) {
             rec[3 * m] = llround(ev[i].new_start * 1e9);
             rec[3 * m + 1] = llround(ev[i].new_end * 1e9);
             rec[3 * m + 2] = class_of_kind(kind[i]);
-            if (rec[3 * m + 1] - rec[3 * m] > maxdur)
-                maxdur = rec[3 * m + 1] - rec[3 * m];
             m++;
         }
     sort(rec, (size_t)m, 3 * sizeof *rec, cmp_i64);
+    int n2 = 0;
+    int64_t frontier = INT64_MIN;
+    for (int i = 0; i < m; i++) {
+        int c = (int)rec[3 * i + 2];
+        if ((c != MB_PC_COPY && c != MB_PC_COMM) || rec[3 * i + 1] <= frontier)
+            continue;
+        t2[3 * n2] = rec[3 * i] > frontier ? rec[3 * i] : frontier;
+        t2[3 * n2 + 1] = rec[3 * i + 1];
+        t2[3 * n2 + 2] = c;
+        n2++;
+        frontier = rec[3 * i + 1];
+    }
     double ns[MB_PC_N] = { 0 };
-    int64_t frontier = m > 0 ? rec[0] : 0; /* the earliest start */
+    frontier = m > 0 ? rec[0] : 0; /* the earliest start */
     int from = 0;
     for (int i = 0; i < m; i++) {
         int c = (int)rec[3 * i + 2];
         if (c == MB_PC_COPY || c == MB_PC_COMM || rec[3 * i + 1] <= frontier)
             continue;
         if (rec[3 * i] > frontier) {
-            fill_gap(rec, m, &from, maxdur, frontier, rec[3 * i], ns);
+            fill_gap(t2, n2, &from, frontier, rec[3 * i], ns);
             frontier = rec[3 * i];
         }
         ns[c] += (double)(rec[3 * i + 1] - frontier);
         frontier = rec[3 * i + 1];
     }
-    fill_gap(rec, m, &from, maxdur, frontier, INT64_MAX, ns);
+    fill_gap(t2, n2, &from, frontier, INT64_MAX, ns);
     double busy = 0;
     for (int c = 0; c < MB_PC_HOST; c++) {
         cls[c] = ns[c] * 1e-9;
@@ -559,6 +565,7 @@ typedef struct step_work {
     int *kind;      /* kind of GPU events (enum mb_proj_kind), -1 for host events */
     int64_t *corr;  /* (correlation, event index) pairs of the step's launches */
     int64_t *tmp;
+    int64_t *t2;    /* busy_by_class: the copies and collectives, 3 words a GPU event */
     size_t cap;
 } step_work;
 
@@ -582,7 +589,10 @@ static int work_reserve(step_work *w, size_t need, mb_err *err)
     int64_t *tmp = realloc(w->tmp, c * 3 * sizeof *tmp); /* busy_by_class: 3 words a GPU event */
     if (tmp)
         w->tmp = tmp;
-    if (!ev || !proj || !kind || !corr || !tmp)
+    int64_t *t2 = realloc(w->t2, c * 3 * sizeof *t2);
+    if (t2)
+        w->t2 = t2;
+    if (!ev || !proj || !kind || !corr || !tmp || !t2)
         return mb_errf(err, MB_ESYS, "out of memory");
     w->cap = c;
     return MB_OK;
@@ -595,6 +605,7 @@ static void work_free(step_work *w)
     free(w->kind);
     free(w->corr);
     free(w->tmp);
+    free(w->t2);
 }
 
 /* The index of the step's launch event with correlation id corr, -1. */
@@ -746,7 +757,7 @@ static int relay_step(step_work *w, int n, int n_lanes, double step, bool measur
         }
     if (mb_proj_relay(w->ev, n, n_lanes, step, host_scale, &end, err))
         return err->code;
-    split_step(sp, end, busy_by_class(w->ev, w->kind, n, w->tmp, cls), cls);
+    split_step(sp, end, busy_by_class(w->ev, w->kind, n, w->tmp, w->t2, cls), cls);
     return MB_OK;
 }
 
