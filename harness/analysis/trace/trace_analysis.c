@@ -676,20 +676,27 @@ static cJSON *device_props_of(const analysis *a, int64_t id)
     return NULL;
 }
 
+/* The first of n records (stride words each, sorted by word `field`) whose
+ * word `field` is at least x; n when none is. */
+static size_t first_at_least(const int64_t *rec, size_t n, size_t stride, size_t field, int64_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rec[mid * stride + field] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Per-step class times from the raw sorted events of one device. */
 static void step_classes(const tr_state *st, const tr_device *d, int64_t maxdur, int64_t a,
                          int64_t b, int64_t *ns)
 {
     memset(ns, 0, sizeof *ns * TR_MAX_CLASSES);
-    size_t lo = 0, hi = d->n_ev;
-    int64_t from = a - maxdur;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->ev[mid * TR_EV_WORDS] < from)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = first_at_least(d->ev, d->n_ev, TR_EV_WORDS, 0, a - maxdur);
     for (size_t i = lo; i < d->n_ev; i++) {
         const int64_t *w = d->ev + i * TR_EV_WORDS;
         if (w[0] >= b)
@@ -948,22 +955,8 @@ static void step_window(const tr_state *st, step_table *t, int64_t maxdur, int64
         return;
     }
     const tr_device *d = &st->devices[t->device];
-    size_t lo = 0, hi = d->n_ev;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->ev[mid * TR_EV_WORDS] < a - maxdur)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t gap_from = 0, hi2 = t->n_t2; /* the first copy or collective ending after a */
-    while (gap_from < hi2) {
-        size_t mid = gap_from + (hi2 - gap_from) / 2;
-        if (t->t2[3 * mid + 1] <= a)
-            gap_from = mid + 1;
-        else
-            hi2 = mid;
-    }
+    size_t lo = first_at_least(d->ev, d->n_ev, TR_EV_WORDS, 0, a - maxdur);
+    size_t gap_from = first_at_least(t->t2, t->n_t2, 3, 1, a + 1); /* the first copy or collective ending after a */
     for (size_t i = lo; i < d->n_ev; i++) {
         const int64_t *w = d->ev + i * TR_EV_WORDS;
         if (w[0] >= b)
