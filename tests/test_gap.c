@@ -450,6 +450,48 @@ static void test_nearest_size_and_dtype(void **state)
     assert_string_equal(f->here.cases[k].id, "disk/io_uring/block_size=1048576,mode=direct,pattern=sequential,qd=32");
 }
 
+/* A GPU GEMM case times many products per iteration (245 of 1024^3, 11 of
+ * 4096^3, its metric gemms_per_iteration): a stage's call is held to one
+ * product, not to the iteration. A 32.8 GFLOP call (Qwen1.5's MLP GEMMs) is
+ * nearer one 4096^3 product (137 GFLOP) than one 1024^3 (2.15 GFLOP); by
+ * the iterations (526 and 1512 GFLOP) it read as nearer the 1024^3 case. */
+static void test_nearest_size_per_call(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    char c[2][900], text[2048];
+    const int n[2] = { 1024, 4096 }, per_iter[2] = { 245, 11 };
+    for (int i = 0; i < 2; i++)
+        snprintf(c[i], sizeof c[i],
+                 "{\"id\":\"gemm/cublaslt/dtype=bf16,shape=%dx%dx%d\",\"component\":\"gemm\","
+                 "\"backend\":\"cublaslt\",\"params\":{\"dtype\":\"bf16\",\"shape\":\"%dx%dx%d\"},"
+                 "\"status\":\"ok\",\"work_unit\":\"flop\",\"work_per_iteration\":%.0f,"
+                 "\"rate_unit\":\"TFLOP/s\",\"rate_scale\":1e12,\"rate\":{\"median\":%d},"
+                 "\"metrics\":{\"gemms_per_iteration\":{\"value\":%d,\"unit\":\"\"}},"
+                 "\"verification\":{\"status\":\"passed\"}}",
+                 n[i], n[i], n[i], n[i], n[i], n[i], 2.0 * n[i] * n[i] * n[i] * per_iter[i], i ? 746 : 196,
+                 per_iter[i]);
+    snprintf(text, sizeof text,
+             "{\"schema\":\"mlbench-results\",\"schema_version\":1,\"started_utc\":\"2026-01-01T00:00:00Z\","
+             "\"context\":{\"host\":{\"name\":\"h100\"},\"gpus\":[{\"name\":\"H100\"}]},\"cases\":[%s,%s]}",
+             c[0], c[1]);
+    mb_ceilings res;
+    assert_int_equal(mb_ceilings_load(scratch_file("per_call.json", text), &res, &err), MB_OK);
+    char why[MB_GAP_WHY_LEN];
+    mb_stage s = { .name = "mlp", .component = "gemm", .dtype = "bf16", .work = 168 * 32.8e9, .count = 168,
+                   .work_unit = "flop", .seconds = 8.85e-3 };
+    int k = mb_gap_match(&s, &res, &f->matching, why, sizeof why);
+    assert_true(k >= 0);
+    assert_string_equal(res.cases[k].id, "gemm/cublaslt/dtype=bf16,shape=4096x4096x4096");
+    assert_non_null(strstr(why, "137 GFLOP per call, stage 32.8 GFLOP"));
+    /* a call of 2 GFLOP is still the 1024^3 product's size */
+    s.work = 168 * 2e9;
+    k = mb_gap_match(&s, &res, &f->matching, why, sizeof why);
+    assert_string_equal(res.cases[k].id, "gemm/cublaslt/dtype=bf16,shape=1024x1024x1024");
+    assert_non_null(strstr(why, "2.15 GFLOP per call"));
+    mb_ceilings_free(&res);
+}
+
 /* A stage faster than its matched case loses no time (the case is not its
  * ceiling) and the output says so. */
 static void test_above_ceiling(void **state)
@@ -1344,6 +1386,7 @@ int main(void)
         cmocka_unit_test(test_disk_sqpoll_faster_wins),
         cmocka_unit_test(test_collective_busbw),
         cmocka_unit_test(test_nearest_size_and_dtype),
+        cmocka_unit_test(test_nearest_size_per_call),
         cmocka_unit_test(test_above_ceiling),
         cmocka_unit_test(test_stage_file_exposed),
         cmocka_unit_test(test_diagnosis_step_table),

@@ -194,7 +194,10 @@ static double case_size(const mb_stage *s, const mb_case_ref *c, const mb_ini *m
         if (v > 0)
             return v;
     }
-    return c->work_per_iter;
+    /* a GEMM case times 11 or 245 products per iteration: one of them is
+     * what a stage's call is the size of */
+    double calls = parse_size_text(case_attr(c, m, "calls_per_iteration", buf, sizeof buf));
+    return calls >= 1 ? c->work_per_iter / calls : c->work_per_iter;
 }
 
 static void fmt_size(char *buf, size_t len, double v, const char *unit)
