@@ -518,6 +518,53 @@ static void test_split_overlap(void **s)
     mb_proj_trace_free(t);
 }
 
+/* A step whose host opens with a synchronize on earlier steps' GPU work
+ * (TraceLens's H100 Qwen1.5 trace: 14.1 ms of cudaDeviceSynchronize on the
+ * warm-up's kernels, then 32.5 ms of launches the GPU ran in 35.2 ms): that
+ * wait is no host time of the step, or the host's floor (its ProfilerStep,
+ * 47.2 ms) outweighs the GPU's step. Here: ProfilerStep [1.000, 1.045) s, a
+ * synchronize [1.0001, 1.0141) on a kernel launched before the trace, two
+ * kernels of 20 ms from 1.01423 s, launched at 1.0142 and 1.03; the closing
+ * synchronize after the step. The GPU's step: from the earlier work's end
+ * (1.0141) to 1.05423, 40.13 ms; the host's own time 45 - 14 = 31 ms. */
+static const char *leading_sync_json =
+    "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"numSms\": 132,"
+    " \"maxThreadsPerMultiprocessor\": 2048}],\n"
+    "\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 1000000,"
+    " \"dur\": 45000},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_elementwise_kernel\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 990000, \"dur\": 24100, \"args\": {\"correlation\": 1, \"stream\": 7, \"device\": 0,"
+    " \"grid\": [100000, 1, 1], \"block\": [128, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaDeviceSynchronize\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 1000100, \"dur\": 14000},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1014200,"
+    " \"dur\": 10, \"args\": {\"correlation\": 11}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_elementwise_kernel\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 1014230, \"dur\": 20000, \"args\": {\"correlation\": 11, \"stream\": 7, \"device\": 0,"
+    " \"grid\": [100000, 1, 1], \"block\": [128, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1030000,"
+    " \"dur\": 10, \"args\": {\"correlation\": 12}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_elementwise_kernel\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 1034230, \"dur\": 20000, \"args\": {\"correlation\": 12, \"stream\": 7, \"device\": 0,"
+    " \"grid\": [100000, 1, 1], \"block\": [128, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaDeviceSynchronize\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 1045100, \"dur\": 9140}\n"
+    "]}\n";
+
+static void test_trace_leading_sync(void **s)
+{
+    (void)s;
+    mb_proj_trace *t = load_trace(leading_sync_json);
+    mb_err err = { 0 };
+    mb_proj_gpu here = gpu(132, 67, 989.4, 1000, 2048);
+    mb_proj_outcome o;
+    assert_int_equal(mb_proj_trace_run(t, &here, NULL, 1, &o, &err), MB_OK);
+    CLOSE(o.here.step, 0.04013); /* the GPU's step, as the step table's; the host's floor was 45 ms */
+    CLOSE(o.here.gpu_busy, 0.040);
+    mb_proj_trace_free(t);
+}
+
 /* Calibrated to the loop's step without the profiler (the scenario's step
  * is 2.0 + 0.2 x scale, test_relay_host_scale): 2.15 s gives scale 0.75;
  * onto 10x the bandwidth (kernels 0.1 s) the step re-laid at that scale is
@@ -662,6 +709,7 @@ int main(void)
         cmocka_unit_test(test_relay_slower_gpu),
         cmocka_unit_test(test_datasheet_gpu),
         cmocka_unit_test(test_trace_projection), cmocka_unit_test(test_split_overlap),
+        cmocka_unit_test(test_trace_leading_sync),
         cmocka_unit_test(test_trace_calibrate),
         cmocka_unit_test(test_trace_waves),
         cmocka_unit_test(test_trace_attention),

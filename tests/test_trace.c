@@ -489,6 +489,64 @@ static bool warned(const mb_run *r, const char *needle)
     return false;
 }
 
+/* GPU work outside every step's window is in no stage, as in the step table
+ * (TraceLens's H100 Qwen1.5 trace: 436 kernels launched before the active
+ * step ran 14 ms into its trace; they read as "other compute: no launch
+ * call joins them" and took exposed time from the step's own kernels). The
+ * host runs ahead: ProfilerStep [100, 300) launches two elementwise kernels
+ * (corr 11, 12) that run [600, 800) and [800, 1000) behind a GEMM [0, 300)
+ * and an elementwise kernel [300, 600) launched before the trace (no launch
+ * call), and a pinned copy [0, 50) of 1 MB: the step is [600, 1000) on
+ * the GPU. In it: the two kernels and a pageable copy [700, 710) of 1000
+ * bytes (hidden under a kernel). */
+static void test_outside_steps(void **state)
+{
+    (void)state;
+#define K(name, ts, dur, corr)                                                                    \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,\"ts\":" #ts \
+    ",\"dur\":" #dur ",\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}},\n"
+#define L(ts, corr)                                                                              \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":5,\"args\":{\"correlation\":" #corr "}},\n"
+    static const char text[] =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,"
+        "\"ts\":100,\"dur\":200},\n"
+        L(150, 11) L(200, 12)
+        K("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 0, 300, 1)
+        K("void at::native::vectorized_elementwise_kernel<4>(int)", 300, 300, 2)
+        K("void at::native::vectorized_elementwise_kernel<4>(int)", 600, 200, 11)
+        K("void at::native::vectorized_elementwise_kernel<4>(int)", 800, 200, 12)
+        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pinned -> Device)\",\"pid\":0,"
+        "\"tid\":9,\"ts\":0,\"dur\":50,\"args\":{\"device\":0,\"stream\":9,\"bytes\":1000000}},\n"
+        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\",\"pid\":0,"
+        "\"tid\":9,\"ts\":700,\"dur\":10,\"args\":{\"device\":0,\"stream\":9,\"bytes\":1000}}\n"
+        "]}\n";
+#undef K
+#undef L
+    const char *path = tmp_path("outside_steps.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_string_equal(cJSON_GetStringValue(path_get(r.evidence, "step.timeline")), "gpu");
+    NS_EQ(r.step_seconds, 400000);
+    assert_null(stage(&r, "gemm"));
+    assert_null(stage(&r, "copy h2d pinned"));
+    const mb_stage *s = stage(&r, "other compute");
+    assert_non_null(s);
+    NS_EQ(s->seconds, 400000);
+    assert_int_equal(s->count, 2);
+    NS_EQ(s->exposed_seconds, 400000);
+    s = stage(&r, "copy h2d pageable"); /* under a kernel: it yields to compute */
+    assert_non_null(s);
+    assert_int_equal(s->count, 1);
+    assert_true(s->work == 1000);
+    NS_EQ(s->exposed_seconds, 0);
+    assert_true(warned(&r, "3 GPU events (650 µs of GPU time) ran outside every step's window"));
+    mb_run_free(&r);
+}
+
 /* A launch call of many milliseconds is a kernel's first launch loading its
  * module (param's ResNet trace on an RTX 2080 Ti, recorded from the first
  * iteration: one cudaLaunchKernel of 726 ms, 77% of 9628 launches' time,
@@ -1964,7 +2022,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_norm_pool_attribution), cmocka_unit_test(test_backward_flops),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
         cmocka_unit_test(test_cpu_only), cmocka_unit_test(test_step_past_trace),
-        cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_long_launch),
+        cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_outside_steps),
+        cmocka_unit_test(test_long_launch),
         cmocka_unit_test(test_overlap_across_steps),
         cmocka_unit_test(test_reasons_whole),
     };

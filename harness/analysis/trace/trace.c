@@ -415,7 +415,20 @@ static const char *coll_dtype(const char *d)
     return d;
 }
 
-static void fold_collective(parser *p)
+/* The event as a tr_xfer record (false: out of memory). */
+static bool push_xfer(parser *p, const tr_device *d, int kind, double bytes, int dir, int mem, int coll)
+{
+    tr_state *st = p->st;
+    if (!mb_grow((void **)&st->xfers, &st->cap_xfers, st->n_xfers + 1, sizeof *st->xfers))
+        return fail(p, MB_ESYS, "out of memory");
+    st->xfers[st->n_xfers++] = (tr_xfer){.ts = p->ev.ts, .dur = p->ev.dur, .bytes = bytes,
+                                         .device = (int)(d - st->devices), .coll = (short)coll,
+                                         .kind = (signed char)kind, .dir = (signed char)dir,
+                                         .mem = (signed char)mem};
+    return true;
+}
+
+static bool fold_collective(parser *p, const tr_device *d)
 {
     tr_state *st = p->st;
     const event *e = &p->ev;
@@ -451,12 +464,15 @@ static void fold_collective(parser *p)
         nel = e->in_nelems;
     if (e->have & H_IN && e->have & H_OUT && msg == MB_MSG_LARGER && e->out_nelems > nel)
         nel = e->out_nelems;
+    double bytes = -1;
     if (es > 0 && nel >= 0 && nel * es <= TR_MAX_EVENT_BYTES) {
+        bytes = nel * es;
         c->sized++;
-        c->bytes += nel * es;
+        c->bytes += bytes;
         c->sized_ns += e->dur;
     } else
         st->nccl_kernels_unsized++;
+    return push_xfer(p, d, TR_XFER_COLL, bytes, 0, 0, (int)(c - st->colls));
 }
 
 static void copy_kind(const event *e, int *dir, int *mem)
@@ -483,14 +499,20 @@ static void copy_kind(const event *e, int *dir, int *mem)
         *mem = TR_MEM_DEVICE;
 }
 
-static void add_copy(tr_copy_stat *c, const event *e)
+/* The event's byte count, -1 when it has none usable. */
+static double copy_bytes(const event *e)
+{
+    return e->have & H_BYTES && e->bytes >= 0 && e->bytes <= TR_MAX_EVENT_BYTES ? (double)e->bytes : -1;
+}
+
+void mb_tr_copy_add(tr_copy_stat *c, int64_t dur, double bytes)
 {
     c->count++;
-    c->ns += e->dur;
-    if (e->have & H_BYTES && e->bytes >= 0 && e->bytes <= TR_MAX_EVENT_BYTES) {
+    c->ns += dur;
+    if (bytes >= 0) {
         c->sized++;
-        c->bytes += e->bytes;
-        c->sized_ns += e->dur;
+        c->bytes += bytes;
+        c->sized_ns += dur;
     }
 }
 
@@ -504,18 +526,22 @@ static bool fold_gpu(parser *p)
     if (e->cat == CAT_KERNEL) {
         cls = mb_tr_classify(p->st->rules, TR_SET_KERNEL, e->name, e->name_len);
         d->kernels++;
-        if (cls == TR_CLASS_NCCL)
-            fold_collective(p);
+        if (cls == TR_CLASS_NCCL && !fold_collective(p, d))
+            return false;
     } else if (e->cat == CAT_MEMCPY) {
         cls = TR_CLASS_MEMCPY;
         d->memcpys++;
         int dir, mem;
         copy_kind(e, &dir, &mem);
-        add_copy(&d->copies[dir][mem], e);
+        mb_tr_copy_add(&d->copies[dir][mem], e->dur, copy_bytes(e));
+        if (!push_xfer(p, d, TR_XFER_COPY, copy_bytes(e), dir, mem, 0))
+            return false;
     } else {
         cls = TR_CLASS_MEMSET;
         d->memsets++;
-        add_copy(&d->memset, e);
+        mb_tr_copy_add(&d->memset, e->dur, copy_bytes(e));
+        if (!push_xfer(p, d, TR_XFER_MEMSET, copy_bytes(e), 0, 0, 0))
+            return false;
     }
     return push_gpu_event(p, d, cls);
 }
@@ -1676,6 +1702,7 @@ void mb_tr_state_free(tr_state *st)
     free(st->host_colls);
     free(st->steps);
     free(st->launches);
+    free(st->xfers);
     free(st->graph_corrs);
     free(st->flop_ops);
     cJSON_Delete(st->device_props);

@@ -255,6 +255,21 @@ typedef struct tr_coll_stat {
 } tr_coll_stat;
 
 #define TR_MAX_COLLS 32
+
+/* A copy, memset or collective kernel as the parse saw it, so that its
+ * statistics can be counted again over the steps' windows once they are
+ * known (trace_analysis.c, count_in_steps): the stages hold what the steps
+ * hold, as the step table does. */
+enum tr_xfer_kind { TR_XFER_COPY = 0, TR_XFER_MEMSET, TR_XFER_COLL };
+
+typedef struct tr_xfer {
+    int64_t ts, dur;
+    double bytes;      /* -1: no byte count */
+    int device;        /* index into tr_state.devices */
+    short coll;        /* TR_XFER_COLL: index into tr_state.colls */
+    signed char kind;  /* tr_xfer_kind */
+    signed char dir, mem; /* TR_XFER_COPY */
+} tr_xfer;
 #define TR_MAX_WHY 32
 
 typedef struct tr_step {
@@ -351,6 +366,8 @@ typedef struct tr_state {
     tr_coll_stat colls[TR_MAX_COLLS];
     int n_colls;
     long long nccl_kernels_unsized;
+    tr_xfer *xfers;      /* every copy, memset and collective kernel */
+    size_t n_xfers, cap_xfers;
     /* Host side. */
     tr_named_table launch, sync, blocking;
     /* launch calls of TR_LONG_LAUNCH_NS or more: a first launch loading its
@@ -394,6 +411,9 @@ typedef struct tr_state {
 } tr_state;
 
 void mb_tr_state_free(tr_state *st);
+
+/* trace.c: one copy or memset of dur ns and `bytes` (-1: no byte count) into c. */
+void mb_tr_copy_add(tr_copy_stat *c, int64_t dur, double bytes);
 
 /* trace_cpu.c: keeps a host event's interval by class (false: out of memory). */
 bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur);

@@ -137,6 +137,16 @@ static size_t first_ending_after(const int64_t *iv, size_t n, int64_t a)
     return lo;
 }
 
+/* Whether ts lies in one of the pairs of a merged list (NULL: no list, every
+ * ts does). */
+static bool in_windows(const int64_t *iv, size_t n, int64_t ts)
+{
+    if (iv == NULL)
+        return true;
+    size_t i = first_ending_after(iv, n, ts);
+    return i < n && iv[2 * i] <= ts;
+}
+
 /* Length of (union of pairs) within [a, b). */
 static int64_t clip_measure(const int64_t *iv, size_t n, int64_t a, int64_t b)
 {
@@ -480,7 +490,7 @@ static int32_t taker(const tr_flop_op *ops, int32_t op, bool tensor, int *cause,
 
 /* Adds each kernel's time to the op that takes it (taker); `ka` collects
  * what the class stages must leave out and why the rest went to no op. */
-static int attribute_kernels(tr_state *st, kernel_attr *ka, mb_err *err)
+static int attribute_kernels(tr_state *st, const int64_t *win, size_t n_win, kernel_attr *ka, mb_err *err)
 {
     if (st->n_devices == 0)
         return MB_OK; /* no kernels: trace_cpu.c reads the ops */
@@ -506,6 +516,8 @@ static int attribute_kernels(tr_state *st, kernel_attr *ka, mb_err *err)
         const tr_device *dev = &st->devices[d];
         for (size_t i = 0; i < dev->n_ev; i++) {
             const int64_t *w = dev->ev + i * TR_EV_WORDS;
+            if (!in_windows(win, n_win, w[0]))
+                continue; /* not in a step: count_in_steps */
             int cls = ev_class(w);
             int32_t in = corr_get(&map, w[2]), uncounted = -1, op = -1;
             ka->graph_kernels += in == -3;
@@ -647,6 +659,10 @@ typedef struct analysis {
     int64_t *host_win;  /* tl.gpu: the ProfilerSteps' own [start, end) pairs */
     long long closing_syncs; /* tl.gpu: sync calls after the steps' last launch (the closing synchronize) */
     int64_t closing_ns, closing_in_win_ns;
+    /* the steps' windows, merged (NULL: no steps): the stages count the GPU
+     * events that start in them (count_in_steps) */
+    int64_t *win;
+    size_t n_win;
     /* the step-table part each stage's exposed time comes from (-1: none,
      * the stage keeps its own); set when the stage is added */
     int stage_part[MAX_TRACE_STAGES];
@@ -1183,6 +1199,129 @@ done:
     return rc;
 }
 
+/* The stages hold what the steps hold, as the step table does: the GPU
+ * events that start in a step's window. A trace also records GPU work
+ * outside them: kernels launched before the profiler's active steps that ran
+ * into them (a host running ahead; Kineto keeps the kernel, not its launch
+ * call), or work after the last step. Counted in every stage, it read as
+ * "no launch call joins them" and took exposed time from the step's own
+ * kernels (TraceLens's H100 Qwen1.5 trace: 436 kernels, 14 ms before the
+ * step's GPU work). The per-device class totals, copies, memsets and
+ * collectives are counted again over the windows; attribute_kernels skips
+ * the kernels outside them. */
+static int count_in_steps(analysis *a, mb_err *err)
+{
+    tr_state *st = a->st;
+    if (st->n_steps == 0 || st->n_devices == 0)
+        return MB_OK;
+    a->win = malloc(sizeof *a->win * 2 * st->n_steps);
+    if (a->win == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    for (size_t k = 0; k < st->n_steps; k++) {
+        a->win[2 * k] = st->steps[k].start;
+        a->win[2 * k + 1] = st->steps[k].end;
+    }
+    a->n_win = mb_tr_merge_intervals(a->win, st->n_steps);
+    long long out_n = 0;
+    int64_t out_ns = 0, in_ns = 0;
+    for (int d = 0; d < st->n_devices; d++) {
+        tr_device *dev = &st->devices[d];
+        memset(dev->class_ns, 0, sizeof dev->class_ns);
+        memset(dev->class_count, 0, sizeof dev->class_count);
+        memset(dev->copies, 0, sizeof dev->copies);
+        memset(&dev->memset, 0, sizeof dev->memset);
+        for (size_t i = 0; i < dev->n_ev; i++) {
+            const int64_t *w = dev->ev + i * TR_EV_WORDS;
+            if (!in_windows(a->win, a->n_win, w[0])) {
+                out_n++;
+                out_ns += ev_dur(w);
+                continue;
+            }
+            dev->class_ns[ev_class(w)] += ev_dur(w);
+            dev->class_count[ev_class(w)]++;
+            in_ns += ev_dur(w);
+        }
+    }
+    for (int c = 0; c < st->n_colls; c++) {
+        tr_coll_stat *cs = &st->colls[c];
+        cs->calls = cs->sized = 0;
+        cs->bytes = 0;
+        cs->ns = cs->sized_ns = 0;
+    }
+    st->nccl_kernels_unsized = 0;
+    for (size_t i = 0; i < st->n_xfers; i++) {
+        const tr_xfer *x = &st->xfers[i];
+        if (!in_windows(a->win, a->n_win, x->ts))
+            continue;
+        tr_device *dev = &st->devices[x->device];
+        if (x->kind == TR_XFER_COPY)
+            mb_tr_copy_add(&dev->copies[x->dir][x->mem], x->dur, x->bytes);
+        else if (x->kind == TR_XFER_MEMSET)
+            mb_tr_copy_add(&dev->memset, x->dur, x->bytes);
+        else {
+            tr_coll_stat *cs = &st->colls[x->coll];
+            cs->calls++;
+            cs->ns += x->dur;
+            if (x->bytes >= 0) {
+                cs->sized++;
+                cs->bytes += x->bytes;
+                cs->sized_ns += x->dur;
+            } else
+                st->nccl_kernels_unsized++;
+        }
+    }
+    /* said when it is more than rounding: 1% of the GPU time in the steps */
+    if (out_n > 0 && out_ns * 100 >= in_ns) {
+        char t[32];
+        mb_fmt_seconds(t, sizeof t, sec(out_ns));
+        partial(a,
+                "%lld GPU event%s (%s of GPU time) ran outside every step's window (work launched before the "
+                "profiler's first active step, between steps or after the last): left out of the stages, as "
+                "of the step table",
+                out_n, out_n == 1 ? "" : "s", t);
+    }
+    return MB_OK;
+}
+
+/* The host window (a->host_win, sorted, apart) holding ts; -1 when none. */
+static long host_window_of(const analysis *a, int64_t ts)
+{
+    size_t lo = 0, hi = a->st->n_steps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->host_win[2 * mid] <= ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && ts < a->host_win[2 * (lo - 1) + 1] ? (long)(lo - 1) : -1;
+}
+
+/* Time in synchronize calls that start inside a ProfilerStep before its
+ * first launch (tl.gpu); -1 when out of memory. */
+static int64_t leading_sync_ns(const analysis *a)
+{
+    const tr_state *st = a->st;
+    int64_t *first = malloc(sizeof *first * (st->n_steps ? st->n_steps : 1)), sum = 0;
+    if (first == NULL)
+        return -1;
+    for (size_t k = 0; k < st->n_steps; k++)
+        first[k] = a->host_win[2 * k + 1];
+    for (size_t i = 0; i < st->n_launches; i++) {
+        long k = host_window_of(a, st->launches[i].ts);
+        if (k >= 0 && st->launches[i].ts < first[k])
+            first[k] = st->launches[i].ts;
+    }
+    const tr_ivlist *calls = &st->sync_calls;
+    for (size_t i = 0; i < calls->n; i++) {
+        long k = host_window_of(a, calls->iv[2 * i]);
+        if (k >= 0)
+            sum += imax(0, imin(calls->iv[2 * i + 1], first[k]) - calls->iv[2 * i]);
+    }
+    free(first);
+    return sum;
+}
+
 /* The evidence's word on the timeline: which one set the step, and why. */
 static void timeline_json(analysis *a, cJSON *step)
 {
@@ -1190,8 +1329,13 @@ static void timeline_json(analysis *a, cJSON *step)
     add_str(step, "timeline", a->tl.gpu ? "gpu" : "host");
     if (!a->tl.gpu || a->host_win == NULL)
         return;
-    /* the host's own time per step: its windows, less the closing synchronize */
-    int64_t host = -a->closing_in_win_ns;
+    /* the host's own time per step: its windows, less the closing synchronize
+     * and the synchronizes before a step's first launch, which wait for
+     * earlier steps' GPU work (project_trace.c's host floor, the same) */
+    int64_t leading = leading_sync_ns(a);
+    if (leading < 0)
+        return; /* out of memory: the evidence without the host's time */
+    int64_t host = -a->closing_in_win_ns - leading;
     for (size_t k = 0; k < st->n_steps; k++)
         host += a->host_win[2 * k + 1] - a->host_win[2 * k];
     char over[32], why[400];
@@ -2082,8 +2226,11 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     if (rc != MB_OK)
         goto done;
 
-    /* 2. kernels -> shaped ops */
-    rc = attribute_kernels(st, &a.attr, err);
+    /* 2. kernels -> shaped ops, of what the steps hold */
+    rc = count_in_steps(&a, err);
+    if (rc != MB_OK)
+        goto done;
+    rc = attribute_kernels(st, a.win, a.n_win, &a.attr, err);
     if (rc != MB_OK)
         goto done;
 
@@ -2173,6 +2320,7 @@ done:
     free(table.t2);
     mb_tr_timeline_free(&a.tl);
     free(a.host_win);
+    free(a.win);
     free(a.busy);
     free(a.step_busy);
     free(a.step_idle);
