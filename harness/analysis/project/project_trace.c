@@ -268,19 +268,6 @@ static void attribute_ops(mb_proj_trace *t)
     sort(t->steps, t->n_steps, 2 * sizeof *t->steps, cmp_step);
 }
 
-static long host_step_of(const mb_proj_trace *t, int64_t ts)
-{
-    size_t lo = 0, hi = t->n_steps;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->steps[2 * mid] <= ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo > 0 && ts < t->steps[2 * (lo - 1) + 1] ? (long)(lo - 1) : -1;
-}
-
 static int cmp_call(const void *a, const void *b)
 {
     const tr_call *x = a, *y = b;
@@ -308,7 +295,7 @@ static int cut_steps(mb_proj_trace *t, mb_err *err)
     for (size_t i = 0; i < t->n_gpu; i++) {
         tr_call key = { .corr = t->gpu[i].corr };
         const tr_call *c = t->gpu[i].corr >= 0 && nl ? bsearch(&key, calls, nl, sizeof *calls, cmp_call) : NULL;
-        t->gpu[i].step = c ? (int)host_step_of(t, c->ts) : -1;
+        t->gpu[i].step = c ? (int)mb_tr_window_of(t->steps, t->n_steps, c->ts) : -1;
     }
     for (size_t k = 0; k < t->n_steps; k++) {
         int64_t s0 = t->steps[2 * k], s1 = t->steps[2 * k + 1], first = s1;

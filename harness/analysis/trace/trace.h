@@ -454,6 +454,10 @@ typedef struct tr_timeline {
     int64_t *win;          /* [start, end) per step: the GPU's windows, else the ProfilerSteps' */
 } tr_timeline;
 
+/* trace_timeline.c: the window of steps ([start, end) pairs, sorted by
+ * start, not overlapping) that holds ts; -1 when none. */
+long mb_tr_window_of(const int64_t *steps, size_t n, int64_t ts);
+
 /* Chooses the timeline of n ProfilerSteps (sorted, [start, end) pairs): the
  * GPU's when at least half the steps' GPU work (the spans their launches
  * started) ends after the step's window and every step launched work; then

@@ -1283,20 +1283,6 @@ static int count_in_steps(analysis *a, mb_err *err)
     return MB_OK;
 }
 
-/* The host window (a->host_win, sorted, apart) holding ts; -1 when none. */
-static long host_window_of(const analysis *a, int64_t ts)
-{
-    size_t lo = 0, hi = a->st->n_steps;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a->host_win[2 * mid] <= ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo > 0 && ts < a->host_win[2 * (lo - 1) + 1] ? (long)(lo - 1) : -1;
-}
-
 /* Time in synchronize calls that start inside a ProfilerStep before its
  * first launch (tl.gpu); -1 when out of memory. */
 static int64_t leading_sync_ns(const analysis *a)
@@ -1308,13 +1294,13 @@ static int64_t leading_sync_ns(const analysis *a)
     for (size_t k = 0; k < st->n_steps; k++)
         first[k] = a->host_win[2 * k + 1];
     for (size_t i = 0; i < st->n_launches; i++) {
-        long k = host_window_of(a, st->launches[i].ts);
+        long k = mb_tr_window_of(a->host_win, st->n_steps, st->launches[i].ts);
         if (k >= 0 && st->launches[i].ts < first[k])
             first[k] = st->launches[i].ts;
     }
     const tr_ivlist *calls = &st->sync_calls;
     for (size_t i = 0; i < calls->n; i++) {
-        long k = host_window_of(a, calls->iv[2 * i]);
+        long k = mb_tr_window_of(a->host_win, st->n_steps, calls->iv[2 * i]);
         if (k >= 0)
             sum += imax(0, imin(calls->iv[2 * i + 1], first[k]) - calls->iv[2 * i]);
     }

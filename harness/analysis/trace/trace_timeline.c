@@ -24,9 +24,7 @@ static int cmp_call_corr(const void *a, const void *b)
     return (x->corr > y->corr) - (x->corr < y->corr);
 }
 
-/* The step whose [start, end) holds ts; -1 when none (steps sorted by
- * start, not overlapping). */
-static long step_of(const int64_t *steps, size_t n, int64_t ts)
+long mb_tr_window_of(const int64_t *steps, size_t n, int64_t ts)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -94,7 +92,7 @@ bool mb_tr_timeline(const int64_t *steps, size_t n, const tr_call *launches, siz
         last_end[k] = INT64_MIN;
     for (size_t i = 0; i < ns; i++) {
         const tr_call *c = call_of(calls, nl, spans[i].corr);
-        step_at[i] = c ? step_of(steps, n, c->ts) : -1;
+        step_at[i] = c ? mb_tr_window_of(steps, n, c->ts) : -1;
         if (step_at[i] >= 0 && spans[i].end > last_end[step_at[i]])
             last_end[step_at[i]] = spans[i].end;
         if (c && step_at[i] >= 0 && c->ts > out->last_launch)
