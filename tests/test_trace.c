@@ -1060,6 +1060,56 @@ static void test_backward_flops(void **state)
     mb_run_free(&r);
 }
 
+/* A kernel an attention op with FLOPs launches is attention work whatever its
+ * name: the step table counts it in the attention part, where the stage's
+ * exposed time comes from (TraceLens's MI300X torch.compile trace: AMD's
+ * Triton `attn_fwd`, 3.68 ms, read as a memory-bound kernel in the table
+ * while the attention stage held it: 28% of the run "no stage"). A causal
+ * SDPA of [2,4,256,64] bf16 (67108864 FLOPs) launches fused_kernel_0 (no
+ * rule matches it) for 20 us in a 100 us step; a GEMM-named kernel outside
+ * any op keeps its class. */
+static void test_kernel_takes_op_family(void **state)
+{
+    (void)state;
+#define QKV "[2,4,256,64],[2,4,256,64],[2,4,256,64]"
+#define BF16x3 "\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\""
+    const char *text =
+        "{\"record_shapes\":1,\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,"
+        "\"dur\":100},\n"
+        OP("aten::scaled_dot_product_attention", 1, 5, 20, "\"Input Dims\":[" QKV ",[],[],[],[],[]],"
+           "\"Input type\":[" BF16x3 ",\"\",\"Scalar\",\"Scalar\",\"\",\"Scalar\"],"
+           "\"Concrete Inputs\":[\"\",\"\",\"\",\"\",\"0.\",\"True\",\"\",\"False\"]")
+        LAUNCH(1, 10, 43)
+        LAUNCH(1, 30, 44)
+        KERNEL("fused_kernel_0", 20, 20, 43) ",\n"
+        KERNEL("volta_sgemm_32x32_nn", 50, 10, 44) "\n]}\n";
+#undef QKV
+#undef BF16x3
+    const char *path = tmp_path("op_family.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, "attention");
+    assert_non_null(s);
+    assert_true(s->work == 67108864);
+    NS_EQ(s->seconds, 20000);
+    NS_EQ(s->exposed_seconds, 20000);
+    NS_EQ(num(r.evidence, "steps.0.parts.attention"), 20000);
+    assert_null(path_get(r.evidence, "steps.0.parts.memory_bound"));
+    NS_EQ(num(r.evidence, "steps.0.parts.gemm"), 10000);
+    s = stage(&r, "gemm"); /* launched by no op: time only, in the GEMM part */
+    assert_non_null(s);
+    NS_EQ(s->exposed_seconds, 10000);
+    assert_null(stage(&r, "other compute"));
+    double staged = 0;
+    for (int i = 0; i < r.n_stages; i++)
+        staged += mb_stage_exposed(&r.stages[i]);
+    NS_EQ(staged, 100000); /* the step, every part of it in a stage */
+    mb_run_free(&r);
+}
+
 static void test_op_bytes(void **state)
 {
     (void)state;
@@ -1193,6 +1243,11 @@ static void test_rules(void **state)
         {TR_SET_KERNEL, "void deep_ep::internode_ll::combine<7168, 9>(void*, int*)", "nccl"},
         {TR_SET_KERNEL, "void dpsk::ep::internode::cached_notify<false>(int, int, int)", "nccl"},
         {TR_SET_KERNEL, "void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long const*, int*)", "other"},
+        /* Triton's fused attention: the tutorial's and AMD's (TraceLens's MI300X torch.compile trace) */
+        {TR_SET_KERNEL, "attn_fwd", "attention"},
+        {TR_SET_KERNEL, "_attn_bwd_dkdv", "attention"},
+        {TR_SET_KERNEL, "_attn_fwd_inner", "attention"},
+        {TR_SET_KERNEL, "void kernel_gattn_fwd<float>(float*)", "other"},
         /* torch.compile's kernels: the aten ops they fused in the name are not what they are */
         {TR_SET_KERNEL, "triton_poi_fused_convolution_relu_0", "other"},
         {TR_SET_KERNEL, "triton_per_fused__scaled_dot_product_efficient_attention_3", "other"},
@@ -2023,6 +2078,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
         cmocka_unit_test(test_cpu_only), cmocka_unit_test(test_step_past_trace),
         cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_outside_steps),
+        cmocka_unit_test(test_kernel_takes_op_family),
         cmocka_unit_test(test_long_launch),
         cmocka_unit_test(test_overlap_across_steps),
         cmocka_unit_test(test_reasons_whole),

@@ -460,6 +460,18 @@ static int class_family(const tr_rules *r, int cls)
                                   : TR_OP_NONE;
 }
 
+static int op_family(const tr_flop_op *op);
+
+/* The kernel class of a matmul, convolution or attention family; -1 when
+ * the rules have none. */
+static int family_class(const tr_rules *r, int family)
+{
+    for (int c = 0; c < r->n_classes; c++)
+        if (tensor_class(r, c) && class_family(r, c) == family)
+            return c;
+    return -1;
+}
+
 /* The op that takes a kernel whose launch's innermost op is `op`: a
  * memory-bound op takes memory-bound kernels (with or without bytes); a
  * leaf matmul/conv/attention op with FLOPs (its own or its forward op's)
@@ -513,9 +525,9 @@ static int attribute_kernels(tr_state *st, const int64_t *win, size_t n_win, ker
         goto done;
     }
     for (int d = 0; d < st->n_devices; d++) {
-        const tr_device *dev = &st->devices[d];
+        tr_device *dev = &st->devices[d];
         for (size_t i = 0; i < dev->n_ev; i++) {
-            const int64_t *w = dev->ev + i * TR_EV_WORDS;
+            int64_t *w = dev->ev + i * TR_EV_WORDS;
             if (!in_windows(win, n_win, w[0]))
                 continue; /* not in a step: count_in_steps */
             int cls = ev_class(w);
@@ -532,6 +544,21 @@ static int attribute_kernels(tr_state *st, const int64_t *win, size_t n_win, ker
                     ka->uncounted_ns[class_family(st->rules, cls)]
                                     [ops[uncounted].why * TR_LINK_N + ops[uncounted].link] += ev_dur(w);
                 continue;
+            }
+            /* A kernel a matmul, convolution or attention op with FLOPs
+             * takes is that op's work whatever its name (a cuDNN
+             * convolution's implicit-GEMM kernels, AMD's Triton `attn_fwd`
+             * inside SDPA): the step table counts it in that family's part,
+             * where the stage's exposed time comes from, or the stage held
+             * none of it and its time read as "no stage". */
+            int fam = op_family(&ops[op]), to = tensor_family(fam) ? family_class(st->rules, fam) : -1;
+            if (to >= 0 && to != cls) {
+                dev->class_ns[cls] -= ev_dur(w);
+                dev->class_count[cls]--;
+                dev->class_ns[to] += ev_dur(w);
+                dev->class_count[to]++;
+                w[1] = (w[1] & ~(int64_t)0xff) | to;
+                cls = to;
             }
             ops[op].gpu_ns += ev_dur(w);
             ops[op].kernels++;
