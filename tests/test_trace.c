@@ -1110,6 +1110,46 @@ static void test_kernel_takes_op_family(void **state)
     mb_run_free(&r);
 }
 
+/* A blocking copy waits as a sync does, and the step table's sync part holds
+ * both: the sync stage counts it (SGLang's ROCm decode trace: a 463 ms
+ * hipMemcpyWithStream read "Synchronization bound, 97.7%; its largest
+ * stage: host code"). Step [0, 100) us: a launch [5, 6), a kernel [10, 30),
+ * cudaMemcpy [35, 95) whose copy runs [90, 92). GPU idle in it: [35, 90)
+ * and [92, 95), 58 us; host code [0, 5) [6, 10) [30, 35) [95, 100), 19. */
+static void test_blocking_copy_is_sync(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,"
+        "\"dur\":100},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":5,"
+        "\"dur\":1,\"args\":{\"correlation\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"elementwise_kernel\",\"pid\":0,\"tid\":7,\"ts\":10,"
+        "\"dur\":20,\"args\":{\"device\":0,\"stream\":7,\"correlation\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpy\",\"pid\":1,\"tid\":1,\"ts\":35,"
+        "\"dur\":60,\"args\":{\"correlation\":2}},\n"
+        "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoH (Device -> Pageable)\",\"pid\":0,"
+        "\"tid\":7,\"ts\":90,\"dur\":2,\"args\":{\"device\":0,\"stream\":7,\"correlation\":2,\"bytes\":4}}\n"
+        "]}\n";
+    const char *path = tmp_path("blocking_sync.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    NS_EQ(num(r.evidence, "steps.0.parts.sync"), 58000);
+    const mb_stage *s = stage(&r, "sync");
+    assert_non_null(s);
+    assert_int_equal(s->count, 1);
+    NS_EQ(s->seconds, 60000);
+    NS_EQ(mb_stage_exposed(s), 58000);
+    assert_non_null(strstr(s->source, "0 sync calls and 1 blocking copy"));
+    s = stage(&r, MB_HOST_CODE_STAGE);
+    assert_non_null(s);
+    NS_EQ(mb_stage_exposed(s), 19000);
+    mb_run_free(&r);
+}
+
 static void test_op_bytes(void **state)
 {
     (void)state;
@@ -2078,7 +2118,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
         cmocka_unit_test(test_cpu_only), cmocka_unit_test(test_step_past_trace),
         cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_outside_steps),
-        cmocka_unit_test(test_kernel_takes_op_family),
+        cmocka_unit_test(test_kernel_takes_op_family), cmocka_unit_test(test_blocking_copy_is_sync),
         cmocka_unit_test(test_long_launch),
         cmocka_unit_test(test_overlap_across_steps),
         cmocka_unit_test(test_reasons_whole),

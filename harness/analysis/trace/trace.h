@@ -221,10 +221,17 @@ typedef struct tr_device {
     int64_t streams[TR_MAX_STREAMS];
     int n_streams;
     bool streams_overflow;
+    /* the whole trace, by the kernels' names (the device's evidence) */
     int64_t class_ns[TR_MAX_CLASSES];
     long long class_count[TR_MAX_CLASSES];
     tr_copy_stat copies[TR_N_DIRS][TR_N_MEMS];
     tr_copy_stat memset;
+    /* what the steps hold, a kernel an op with FLOPs took in its op's
+     * family (the stages; trace_analysis.c, count_in_steps) */
+    int64_t step_class_ns[TR_MAX_CLASSES];
+    long long step_class_count[TR_MAX_CLASSES];
+    tr_copy_stat step_copies[TR_N_DIRS][TR_N_MEMS];
+    tr_copy_stat step_memset;
 } tr_device;
 
 typedef struct tr_named_stat {

@@ -553,10 +553,10 @@ static int attribute_kernels(tr_state *st, const int64_t *win, size_t n_win, ker
              * none of it and its time read as "no stage". */
             int fam = op_family(&ops[op]), to = tensor_family(fam) ? family_class(st->rules, fam) : -1;
             if (to >= 0 && to != cls) {
-                dev->class_ns[cls] -= ev_dur(w);
-                dev->class_count[cls]--;
-                dev->class_ns[to] += ev_dur(w);
-                dev->class_count[to]++;
+                dev->step_class_ns[cls] -= ev_dur(w);
+                dev->step_class_count[cls]--;
+                dev->step_class_ns[to] += ev_dur(w);
+                dev->step_class_count[to]++;
                 w[1] = (w[1] & ~(int64_t)0xff) | to;
                 cls = to;
             }
@@ -1233,30 +1233,31 @@ done:
  * call), or work after the last step. Counted in every stage, it read as
  * "no launch call joins them" and took exposed time from the step's own
  * kernels (TraceLens's H100 Qwen1.5 trace: 436 kernels, 14 ms before the
- * step's GPU work). The per-device class totals, copies, memsets and
- * collectives are counted again over the windows; attribute_kernels skips
- * the kernels outside them. */
+ * step's GPU work). The devices' step_* totals and the collectives are
+ * counted over the windows (without steps: the whole trace);
+ * attribute_kernels skips the kernels outside them. The devices' whole-trace
+ * totals stay the device's evidence. */
 static int count_in_steps(analysis *a, mb_err *err)
 {
     tr_state *st = a->st;
-    if (st->n_steps == 0 || st->n_devices == 0)
-        return MB_OK;
-    a->win = malloc(sizeof *a->win * 2 * st->n_steps);
-    if (a->win == NULL)
-        return mb_errf(err, MB_ESYS, "out of memory");
-    for (size_t k = 0; k < st->n_steps; k++) {
-        a->win[2 * k] = st->steps[k].start;
-        a->win[2 * k + 1] = st->steps[k].end;
+    if (st->n_steps > 0 && st->n_devices > 0) {
+        a->win = malloc(sizeof *a->win * 2 * st->n_steps);
+        if (a->win == NULL)
+            return mb_errf(err, MB_ESYS, "out of memory");
+        for (size_t k = 0; k < st->n_steps; k++) {
+            a->win[2 * k] = st->steps[k].start;
+            a->win[2 * k + 1] = st->steps[k].end;
+        }
+        a->n_win = mb_tr_merge_intervals(a->win, st->n_steps);
     }
-    a->n_win = mb_tr_merge_intervals(a->win, st->n_steps);
     long long out_n = 0;
     int64_t out_ns = 0, in_ns = 0;
     for (int d = 0; d < st->n_devices; d++) {
         tr_device *dev = &st->devices[d];
-        memset(dev->class_ns, 0, sizeof dev->class_ns);
-        memset(dev->class_count, 0, sizeof dev->class_count);
-        memset(dev->copies, 0, sizeof dev->copies);
-        memset(&dev->memset, 0, sizeof dev->memset);
+        memset(dev->step_class_ns, 0, sizeof dev->step_class_ns);
+        memset(dev->step_class_count, 0, sizeof dev->step_class_count);
+        memset(dev->step_copies, 0, sizeof dev->step_copies);
+        memset(&dev->step_memset, 0, sizeof dev->step_memset);
         for (size_t i = 0; i < dev->n_ev; i++) {
             const int64_t *w = dev->ev + i * TR_EV_WORDS;
             if (!in_windows(a->win, a->n_win, w[0])) {
@@ -1264,8 +1265,8 @@ static int count_in_steps(analysis *a, mb_err *err)
                 out_ns += ev_dur(w);
                 continue;
             }
-            dev->class_ns[ev_class(w)] += ev_dur(w);
-            dev->class_count[ev_class(w)]++;
+            dev->step_class_ns[ev_class(w)] += ev_dur(w);
+            dev->step_class_count[ev_class(w)]++;
             in_ns += ev_dur(w);
         }
     }
@@ -1282,9 +1283,9 @@ static int count_in_steps(analysis *a, mb_err *err)
             continue;
         tr_device *dev = &st->devices[x->device];
         if (x->kind == TR_XFER_COPY)
-            mb_tr_copy_add(&dev->copies[x->dir][x->mem], x->dur, x->bytes);
+            mb_tr_copy_add(&dev->step_copies[x->dir][x->mem], x->dur, x->bytes);
         else if (x->kind == TR_XFER_MEMSET)
-            mb_tr_copy_add(&dev->memset, x->dur, x->bytes);
+            mb_tr_copy_add(&dev->step_memset, x->dur, x->bytes);
         else {
             tr_coll_stat *cs = &st->colls[x->coll];
             cs->calls++;
@@ -1706,7 +1707,7 @@ static int memory_stage(analysis *a, cJSON *rates, mb_err *err)
         if (c == TR_CLASS_NCCL || c == TR_CLASS_MEMCPY || c == TR_CLASS_MEMSET || tensor_class(st->rules, c))
             continue;
         for (int d = 0; d < st->n_devices; d++)
-            all_ns += st->devices[d].class_ns[c];
+            all_ns += st->devices[d].step_class_ns[c];
     }
     cJSON *o = add_obj(rates, "memory_bound");
     add_num(o, "kernel_seconds", sec(all_ns));
@@ -1783,8 +1784,8 @@ static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
         int64_t ns = 0;
         long long count = 0;
         for (int d = 0; d < st->n_devices; d++) {
-            ns += st->devices[d].class_ns[c];
-            count += st->devices[d].class_count[c];
+            ns += st->devices[d].step_class_ns[c];
+            count += st->devices[d].step_class_count[c];
         }
         ns -= a->attr.ns[c];
         count -= a->attr.count[c];
@@ -1892,7 +1893,7 @@ static int copy_stages(analysis *a, mb_err *err)
         for (int j = 0; j < TR_N_MEMS; j++) {
             tr_copy_stat c = {0};
             for (int d = 0; d < st->n_devices; d++) {
-                const tr_copy_stat *x = &st->devices[d].copies[i][j];
+                const tr_copy_stat *x = &st->devices[d].step_copies[i][j];
                 c.count += x->count;
                 c.sized += x->sized;
                 c.bytes += x->bytes;
@@ -1923,7 +1924,7 @@ static int copy_stages(analysis *a, mb_err *err)
         }
     tr_copy_stat ms = {0};
     for (int d = 0; d < st->n_devices; d++) {
-        const tr_copy_stat *x = &st->devices[d].memset;
+        const tr_copy_stat *x = &st->devices[d].step_memset;
         ms.count += x->count;
         ms.sized += x->sized;
         ms.bytes += x->bytes;
@@ -1993,13 +1994,22 @@ static int host_stages(analysis *a, mb_err *err)
         long_launch_warning(a);
     }
     /* the closing synchronize (the profiler's, or the loop's after its last
-     * step) waits for the queued steps: it is no step's sync */
-    long long syncs = st->sync.count - a->closing_syncs;
-    if (rc == MB_OK && syncs > 0) {
-        snprintf(source, sizeof source, "trace: %lld sync calls (host time)%s", syncs,
-                 a->closing_syncs ? "; the closing synchronize after the last step left out" : "");
-        mb_stage s = {.name = "sync", .component = "sync", .work = (double)syncs, .work_unit = "sync",
-                      .seconds = sec(st->sync.ns - a->closing_ns), .count = syncs, .source = source};
+     * step) waits for the queued steps: it is no step's sync. A blocking
+     * copy (cudaMemcpy, hipMemcpyWithStream: .cpu(), .item()) waits as a
+     * sync does, and the step table's sync part holds both: without it in
+     * the stage, SGLang's decode trace (a 463 ms hipMemcpyWithStream) read
+     * "Synchronization bound, 97.7%; its largest stage: host code". */
+    long long syncs = st->sync.count - a->closing_syncs, waits = syncs + st->blocking.count;
+    if (rc == MB_OK && waits > 0) {
+        char copies[64] = "";
+        if (st->blocking.count)
+            snprintf(copies, sizeof copies, " and %lld blocking cop%s", st->blocking.count,
+                     st->blocking.count == 1 ? "y" : "ies");
+        snprintf(source, sizeof source, "trace: %lld sync call%s%s (host time)%s", syncs, syncs == 1 ? "" : "s",
+                 copies, a->closing_syncs ? "; the closing synchronize after the last step left out" : "");
+        mb_stage s = {.name = "sync", .component = "sync", .work = (double)waits, .work_unit = "sync",
+                      .seconds = sec(st->sync.ns - a->closing_ns + st->blocking.ns), .count = waits,
+                      .source = source};
         rc = add_stage(a, &s, SP_SYNC, err);
     }
     if (rc == MB_OK && st->dataloader_count > 0) {
