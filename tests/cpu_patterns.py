@@ -244,6 +244,19 @@ def data_bound(ceil):
     check("data-bound: weight 70%", close(dg["findings"][0]["weight"], 0.7), dg["findings"][0]["weight"])
     head = d["headline"]["stages"][0]
     check("data-bound: the headline leads with data loading at 70%", close(head["share"], 0.7), head)
+    ev_lines = dg["findings"][0]["evidence"]
+    check("data-bound: worker processes (_MultiProcessingDataLoaderIter): nothing said of num_workers=0",
+          not any("num_workers=0" in e for e in ev_lines), ev_lines)
+    # the same loop with num_workers=0: PyTorch names the iterator _SingleProcessDataLoaderIter
+    def single(t0):
+        return [ev("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", t0, 7000, "user_annotation")] + \
+            matmul(t0 + 7000, 2000)
+    d = gap(write("cpu-data-single", steps(single), kineto=False), ceil)
+    ev_lines = d["diagnosis"]["findings"][0]["evidence"]
+    check("data-bound, num_workers=0: the evidence says every batch is loaded in the training process",
+          d["diagnosis"]["primary"] == "data_loading_bound" and
+          any("every batch is loaded in the training process (_SingleProcessDataLoaderIter: num_workers=0)" in e
+              for e in ev_lines), ev_lines)
 
 
 def legacy_no_shapes(ceil):

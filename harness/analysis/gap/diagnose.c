@@ -179,9 +179,12 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
         f->sync_share = (window > 0 ? fmin(in_sync, host_wait) : in_sync) / w;
         f->syncs = sc > 0 ? sc : f->syncs;
     }
-    double dl = ev_num(ev, "host.dataloader.seconds");
+    double dl = ev_num(ev, "host.dataloader.seconds"), dc = ev_num(ev, "host.dataloader.count");
+    double dp = ev_num(ev, "host.dataloader.in_process");
     if (dl >= 0)
         f->data_share = dl / w;
+    if (dc > 0 && dp >= 0)
+        f->data_in_process = dp / dc;
     const cJSON *copies = cJSON_GetObjectItemCaseSensitive(ev, "copies");
     if (cJSON_IsArray(copies)) {
         double copy = 0, pageable = 0;
@@ -292,6 +295,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->gpu_idle_share = f->gpu_util >= 0 ? 1 - f->gpu_util : -1;
     f->launch_idle_ratio = -1;
     f->sync_host_share = -1;
+    f->data_in_process = -1;
     figures_from_stages(g, t, f);
     f->kernels_per_step = -1;
     f->median_kernel_s = -1;
@@ -474,6 +478,13 @@ static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, cons
                  pct(p2, sizeof p2, x->dl_share));
     if (f->gpu_util >= 0)
         EVIDENCE(b, "GPU busy %s of the time", pct(p1, sizeof p1, f->gpu_util));
+    if (f->data_in_process >= 1)
+        EVIDENCE(b, "every batch is loaded in the training process (_SingleProcessDataLoaderIter: num_workers=0): "
+                    "reading, decoding and collating run in the step, none of it beside the GPU's work");
+    else if (f->data_in_process > 0)
+        EVIDENCE(b, "%s of the batches are loaded in the training process (_SingleProcessDataLoaderIter: "
+                    "num_workers=0)",
+                 pct(p1, sizeof p1, f->data_in_process));
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         if (strcmp(st->stage->component, "disk") == 0 && st->match >= 0 && strcmp(st->stage->work_unit, "s") != 0)

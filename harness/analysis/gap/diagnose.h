@@ -29,6 +29,8 @@ typedef struct mb_diag_figures {
     double sync_host_share;    /* trace: host time in sync calls and blocking copies; -1 otherwise */
     double syncs;
     double data_share;         /* data loading: disk stages, stages named like loading, DataLoader */
+    double data_in_process;    /* trace: share of the DataLoader's batches loaded in the training process
+                                  (_SingleProcessDataLoaderIter: num_workers=0); -1 unknown */
     double copy_share;         /* host<->device copies */
     double pageable_share;     /* ... of them from pageable memory */
     double comm_share;         /* collectives */

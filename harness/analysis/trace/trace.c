@@ -638,6 +638,9 @@ static bool fold_annotation(parser *p)
     int kind = mb_tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len);
     if (kind == TR_ANN_DATALOADER) {
         st->dataloader_count++;
+        /* PyTorch names the iterator: _SingleProcessDataLoaderIter when
+         * num_workers=0, _MultiProcessingDataLoaderIter otherwise */
+        st->dataloader_in_process += memmem(e->name, e->name_len, "_SingleProcessDataLoaderIter", 28) != NULL;
         st->dataloader_ns += e->dur;
         return push_host_wait(p) && push_host_iv(p, TR_HOST_DATA);
     }

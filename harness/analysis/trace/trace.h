@@ -383,6 +383,7 @@ typedef struct tr_state {
     int64_t long_launch_ns, longest_launch_ns;
     tr_named_table cuda_sync_events;
     long long dataloader_count;
+    long long dataloader_in_process; /* of them, _SingleProcessDataLoaderIter's: num_workers=0 */
     int64_t dataloader_ns;
     int64_t *host_wait;      /* [start, end) pairs */
     size_t n_host_wait, cap_host_wait;

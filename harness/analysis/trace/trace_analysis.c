@@ -2139,7 +2139,8 @@ static void host_evidence(analysis *a)
     count_seconds(host, "launch", st->launch.count, st->launch.ns);
     named_table(host, "sync", &st->sync);
     named_table(host, "blocking_copy", &st->blocking);
-    count_seconds(host, "dataloader", st->dataloader_count, st->dataloader_ns);
+    cJSON *dl = count_seconds(host, "dataloader", st->dataloader_count, st->dataloader_ns);
+    add_num(dl, "in_process", (double)st->dataloader_in_process);
     add_num(host, "ops", (double)st->cpu_op_events);
     cJSON *cs = add_obj(host, "cuda_sync_events");
     for (int i = 0; i < st->cuda_sync_events.n; i++)
