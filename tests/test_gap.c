@@ -677,6 +677,14 @@ static void test_diagnosis_none(void **state)
     assert_int_equal(f->diag.n, 0);
 }
 
+static bool finding_says(const mb_finding *x, const char *needle)
+{
+    for (int i = 0; i < x->n_evidence; i++)
+        if (strstr(x->evidence[i], needle))
+            return true;
+    return false;
+}
+
 /* A trace-derived run: the evidence object (docs/traces.md keys) drives the
  * figures. GPU busy 3 of 10 s, idle 7 s, host in launch calls 6 s (86% of
  * the idle time), DataLoader 3 s, host in syncs 0.5 s of which the GPU idled
@@ -712,6 +720,21 @@ static void test_diagnosis_trace_evidence(void **state)
     assert_true(has_finding(&d, "data_loading_bound"));
     assert_false(has_finding(&d, "sync_bound"));
     assert_string_equal(d.findings[0].id, "launch_bound"); /* 0.6 before 0.3 */
+    assert_false(finding_says(&d.findings[0], "paid once"));
+    mb_diagnosis_free(&d);
+    mb_gap_free(&g);
+
+    /* 3 launch calls of 10 ms or more hold 4 of the 6 s (a trace of the first
+     * iterations): the launch finding says so */
+    cJSON_Delete(r.evidence);
+    r.evidence = cJSON_Parse("{\"reader\":\"pytorch-trace\",\"devices\":[{\"id\":0,\"busy_s\":3,\"window_s\":10,"
+                             "\"idle_s\":7,\"host_wait_idle_s\":0.4}],\"host\":{\"launch\":{\"count\":70000,"
+                             "\"seconds\":6,\"long\":{\"count\":3,\"seconds\":4}}}}");
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+    CLOSE(d.fig.long_launch_share, 4.0 / 6);
+    assert_string_equal(d.findings[0].id, "launch_bound");
+    assert_true(finding_says(&d.findings[0], "3 launch calls of 10 ms or more hold 66.7% of the launch time"));
     mb_diagnosis_free(&d);
     mb_gap_free(&g);
 

@@ -162,6 +162,11 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
         f->comm_share = comm / w;
     }
     double ls = ev_num(ev, "host.launch.seconds"), lc = ev_num(ev, "host.launch.count");
+    double lls = ev_num(ev, "host.launch.long.seconds"), llc = ev_num(ev, "host.launch.long.count");
+    if (ls > 0 && lls >= 0) {
+        f->long_launch_share = lls / ls;
+        f->long_launches = llc;
+    }
     if (ls >= 0) {
         f->launch_share = ls / w;
         f->launches = lc > 0 ? lc : f->launches;
@@ -296,6 +301,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->launch_idle_ratio = -1;
     f->sync_host_share = -1;
     f->data_in_process = -1;
+    f->long_launch_share = -1;
     figures_from_stages(g, t, f);
     f->kernels_per_step = -1;
     f->median_kernel_s = -1;
@@ -538,6 +544,21 @@ static void kernel_evidence(builder *b, const mb_diag_figures *f, const th *x)
     }
 }
 
+/* Launch calls of 10 ms or more are a kernel's first launch loading its
+ * module or lazy initialisation, paid once: when they are most of the launch
+ * time (a trace of the first iterations; TraceLens's MI300X normalization
+ * test, 8 calls of 168, 99%), the launch figures are not the step's. */
+static void long_launch_evidence(builder *b, const mb_diag_figures *f)
+{
+    char p1[32];
+    if (f->long_launch_share >= 0.5)
+        EVIDENCE(b, "%.0f launch call%s of 10 ms or more hold %s of the launch time: a kernel's first launch loading "
+                    "its module or lazy initialisation, paid once; the trace holds the first iterations: profile "
+                    "after warm-up (torch.profiler.schedule with warmup steps) for the step's own launch cost",
+                 f->long_launches, llround(f->long_launches) == 1 ? "" : "s",
+                 pct(p1, sizeof p1, f->long_launch_share));
+}
+
 static void try_launch_step(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32], p3[32], p4[32];
@@ -553,6 +574,7 @@ static void try_launch_step(builder *b, const mb_diag_figures *f, const th *x, c
         EVIDENCE(b, "host time in kernel launch calls: %s of the run, overlapping GPU work or not",
                  pct(p1, sizeof p1, f->launch_share));
     kernel_evidence(b, f, x);
+    long_launch_evidence(b, f);
     if (!overhead)
         EVIDENCE(b, "only the GPU idle time inside launch calls is counted: few, long kernels are not a host-overhead "
                     "signature");
@@ -587,6 +609,7 @@ static void try_launch(builder *b, const mb_diag_figures *f, const th *x, const 
     if (f->launch_idle_ratio >= 0)
         EVIDENCE(b, "GPU idle %s of its window; host launch time = %.0f%% of that idle time (threshold %.0f%%)",
                  pct(p1, sizeof p1, f->gpu_idle_share), 100 * f->launch_idle_ratio, 100 * x->lb_cover);
+    long_launch_evidence(b, f);
     add_remedies(b, r, f, x->eff_low);
 }
 

@@ -24,6 +24,8 @@ typedef struct mb_diag_figures {
     double launch_share;       /* host time in kernel launches */
     double launch_idle_ratio;  /* trace: host launch time / GPU idle time */
     double launches;
+    double long_launches, long_launch_share; /* trace: launch calls of 10 ms or more, their share of the
+                                               launch time (-1 unknown) */
     double sync_share;         /* stages: sync stage time; trace: GPU idle while the host waits in
                                   syncs/blocking copies */
     double sync_host_share;    /* trace: host time in sync calls and blocking copies; -1 otherwise */

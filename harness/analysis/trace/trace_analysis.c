@@ -2136,7 +2136,8 @@ static void host_evidence(analysis *a)
 {
     tr_state *st = a->st;
     cJSON *host = add_obj(a->ev, "host");
-    count_seconds(host, "launch", st->launch.count, st->launch.ns);
+    cJSON *launch = count_seconds(host, "launch", st->launch.count, st->launch.ns);
+    count_seconds(launch, "long", st->long_launches, st->long_launch_ns); /* TR_LONG_LAUNCH_NS or more each */
     named_table(host, "sync", &st->sync);
     named_table(host, "blocking_copy", &st->blocking);
     cJSON *dl = count_seconds(host, "dataloader", st->dataloader_count, st->dataloader_ns);
