@@ -10,7 +10,8 @@
  * after it (allreduce and reducescatter before reduce, allgather before
  * gather, reducescatter before scatter). */
 static const mb_coll_kind coll_kinds[] = {
-    { "allreduce", "all-reduce", true, MB_COLL_ALLREDUCE, NULL, MB_MSG_LARGER, true },
+    /* vLLM's custom all-reduce kernels: vllm::cross_device_reduce_1stage, _2stage */
+    { "allreduce", "all-reduce", true, MB_COLL_ALLREDUCE, "crossdevicereduce", MB_MSG_LARGER, true },
     { "reducescatter", "reduce-scatter", true, MB_COLL_REDUCESCATTER, NULL, MB_MSG_INPUT, false },
     { "allgather", "all-gather", true, MB_COLL_ALLGATHER, NULL, MB_MSG_OUTPUT, false },
     { "broadcast", "broadcast", true, MB_COLL_BROADCAST, NULL, MB_MSG_LARGER, true },

@@ -1283,6 +1283,14 @@ static void test_rules(void **state)
         {TR_SET_KERNEL, "void deep_ep::internode_ll::combine<7168, 9>(void*, int*)", "nccl"},
         {TR_SET_KERNEL, "void dpsk::ep::internode::cached_notify<false>(int, int, int)", "nccl"},
         {TR_SET_KERNEL, "void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long const*, int*)", "other"},
+        /* all-reduces outside NCCL: PyTorch's symmetric memory (TraceLens's B200 vLLM trace), vLLM's own */
+        {TR_SET_KERNEL, "void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16, 8>(c10::BFloat16*)",
+         "nccl"},
+        {TR_SET_KERNEL, "void c10d::symmetric_memory::two_shot_all_reduce_kernel<float, 16>(float**)", "nccl"},
+        {TR_SET_KERNEL, "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*)", "nccl"},
+        /* TensorRT-LLM's generated batched GEMMs (vLLM's MXFP4 experts on a B200) */
+        {TR_SET_KERNEL, "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b", "gemm"},
+        {TR_SET_KERNEL, "void at::native::vectorized_elementwise_kernel<4, bmm_out_functor>(int)", "other"},
         /* Triton's fused attention: the tutorial's and AMD's (TraceLens's MI300X torch.compile trace) */
         {TR_SET_KERNEL, "attn_fwd", "attention"},
         {TR_SET_KERNEL, "_attn_bwd_dkdv", "attention"},

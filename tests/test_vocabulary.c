@@ -100,6 +100,9 @@ static void test_trace_spellings(void **st)
     expect_kind("all_to_all", "alltoall");
     expect_kind("void deep_ep::internode_ll::dispatch<false, 8>(void*)", "alltoall");
     expect_kind("void deep_ep::intranode::cached_notify_combine(void**)", "alltoall");
+    expect_kind("void (anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 16, 8>(c10::BFloat16*)",
+                "allreduce");
+    expect_kind("void vllm::cross_device_reduce_2stage<__nv_bfloat16, 8>(vllm::RankData*)", "allreduce");
     expect_kind("c10d::gather_", "gather");
     expect_kind("c10d::scatter_", "scatter");
     expect_kind("c10d::barrier", "barrier");
