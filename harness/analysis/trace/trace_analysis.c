@@ -1821,12 +1821,32 @@ static int class_stages(analysis *a, const bool *has_flops, mb_err *err)
     return MB_OK;
 }
 
+/* The stage name of collective i: its kind, and its dtype when another
+ * kind of the same name in the steps has another (an all-reduce of floats
+ * and one of bf16 are two stages that must read apart: TraceLens's MI300X
+ * ResNet trace had two "broadcast"). */
+static void coll_stage_name(const tr_state *st, int i, char *buf, size_t len)
+{
+    const tr_coll_stat *c = &st->colls[i];
+    bool shared = false;
+    for (int j = 0; j < st->n_colls; j++)
+        shared |= j != i && st->colls[j].calls > 0 && strcmp(st->colls[j].name, c->name) == 0;
+    if (shared)
+        snprintf(buf, len, "%s %s", c->name, c->dtype[0] ? c->dtype : "(dtype unknown)");
+    else
+        snprintf(buf, len, "%s", c->name);
+}
+
 static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
 {
     tr_state *st = a->st;
     bool ranks_unknown = false;
     for (int i = 0; i < st->n_colls; i++) {
         const tr_coll_stat *c = &st->colls[i];
+        if (c->calls == 0)
+            continue; /* all outside the steps (count_in_steps) */
+        char stage_name[64];
+        coll_stage_name(st, i, stage_name, sizeof stage_name);
         int ranks = c->ranks > 0 ? c->ranks : (int)a->world_size;
         const char *comp = mb_coll_stage_component(c->name);
         const char *dtype = c->dtype[0] ? c->dtype : NULL;
@@ -1852,7 +1872,7 @@ static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
                 add_num(o, "busbw_gbps", mb_busbw(kind, c->bytes, secs, ranks) / 1e9);
             snprintf(source, sizeof source, "trace: %lld %s kernels with collective args", c->sized,
                      c->name);
-            mb_stage s = {.name = (char *)c->name, .component = (char *)comp, .dtype = (char *)dtype,
+            mb_stage s = {.name = stage_name, .component = (char *)comp, .dtype = (char *)dtype,
                           .block_size = (long long)(c->bytes / (double)c->sized), .ranks = ranks,
                           .work = c->bytes, .work_unit = "byte", .seconds = secs,
                           .count = c->sized, .source = source};
@@ -1862,8 +1882,8 @@ static int collective_stages(analysis *a, cJSON *arr, mb_err *err)
         } else
             cJSON_AddNullToObject(o, "bytes");
         if (c->sized < c->calls) {
-            char name[64];
-            snprintf(name, sizeof name, "%s%s", c->name, c->sized ? " (size unknown)" : "");
+            char name[96];
+            snprintf(name, sizeof name, "%s%s", stage_name, c->sized ? " (size unknown)" : "");
             snprintf(source, sizeof source, "trace: %lld %s kernels without size args (time only)",
                      c->calls - c->sized, c->name);
             double secs = sec(c->ns - c->sized_ns);
