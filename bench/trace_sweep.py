@@ -15,7 +15,14 @@ found what tests now hold: a ProfilerStep marked past the profiler's span, a
 reason cut mid-word, fbgemm_gpu's kernels read as GEMMs, the CUPTI range
 profiler's and MTIA's traces read as CPU work (docs/traces.md). DeepSeek's
 H800 training trace (deepseek-ai/profile-data, train.json) found DeepEP's
-all-to-all read as compute and taking the overlapped GEMMs' time."""
+all-to-all read as compute and taking the overlapped GEMMs' time.
+AMD-AGI/TraceLens's tests/traces (H100, B200, MI300X; HuggingFace models,
+vLLM, SGLang, xDiT; 26 readable) found: GEMM cases held by their iteration's
+size instead of one product's; kernels launched before the active step
+counted in the stages; a sync before a step's first launch counted as its
+host time; a Triton attn_fwd inside SDPA in no step-table part; blocking
+copies outside the sync stage; symmetric-memory all-reduces and TensorRT-LLM
+bmm_ kernels as other compute; two collective stages of one name."""
 import glob
 import os
 import subprocess
