@@ -492,6 +492,67 @@ static void test_nearest_size_per_call(void **state)
     mb_ceilings_free(&res);
 }
 
+/* Results with two pinned d2h copy cases: 4 KiB at `small` GB/s and 1 MiB at
+ * `large` GB/s. */
+static const char *copy_results(const char *name, double small, double large)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"schema\":\"mlbench-results\",\"schema_version\":1,\"started_utc\":\"2026-01-01T00:00:00Z\","
+             "\"context\":{\"host\":{\"name\":\"h\"},\"gpus\":[{\"name\":\"H100\"}]},\"cases\":["
+             "{\"id\":\"copy/cuda/direction=d2h,memory=pinned,size=4096\",\"component\":\"copy\",\"backend\":\"cuda\","
+             "\"params\":{\"direction\":\"d2h\",\"memory\":\"pinned\",\"size\":\"4096\"},\"status\":\"ok\","
+             "\"work_unit\":\"byte\",\"work_per_iteration\":409600,\"rate_unit\":\"GB/s\",\"rate_scale\":1e9,"
+             "\"rate\":{\"median\":%g},\"verification\":{\"status\":\"passed\"}},"
+             "{\"id\":\"copy/cuda/direction=d2h,memory=pinned,size=1048576\",\"component\":\"copy\",\"backend\":\"cuda\","
+             "\"params\":{\"direction\":\"d2h\",\"memory\":\"pinned\",\"size\":\"1048576\"},\"status\":\"ok\","
+             "\"work_unit\":\"byte\",\"work_per_iteration\":1048576,\"rate_unit\":\"GB/s\",\"rate_scale\":1e9,"
+             "\"rate\":{\"median\":%g},\"verification\":{\"status\":\"passed\"}}]}",
+             small, large);
+    return scratch_file(name, text);
+}
+
+/* A copy's calls smaller than every measured size pay the fixed cost the
+ * smallest case shows, not that case's rate over fewer bytes (a 4-byte
+ * .item() read "at 0.02% of its ceiling"). 4 KiB at 2 GB/s takes 2.048 us,
+ * of which 4096 B at the best 50 GB/s are 81.92 ns: a fixed 1.96608 us. 100
+ * copies of 4 B in 400 us: held to 100 x (1.96608 us + 4 B / 50 GB/s) =
+ * 196.616 us (49.154%), not 4 B / 2 GB/s each (0.0005%). Onto a machine
+ * twice as fast at both sizes: 400 us x 98.308 / 196.616 = 200 us. */
+static void test_copy_fixed_cost(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    mb_ceilings here, there;
+    assert_int_equal(mb_ceilings_load(copy_results("copy_here.json", 2, 50), &here, &err), MB_OK);
+    assert_int_equal(mb_ceilings_load(copy_results("copy_there.json", 4, 100), &there, &err), MB_OK);
+    const char *run = scratch_file("small_copies.json",
+                                   "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                                   "{\"name\":\"item\",\"component\":\"copy\",\"direction\":\"d2h\",\"memory\":\"pinned\","
+                                   "\"bytes\":400,\"calls\":100,\"seconds\":400e-6},"
+                                   "{\"name\":\"big\",\"component\":\"copy\",\"direction\":\"d2h\",\"memory\":\"pinned\","
+                                   "\"bytes\":1e9,\"calls\":500,\"seconds\":0.04}]}");
+    mb_run r;
+    mb_gap g;
+    assert_int_equal(mb_run_read(run, &r, &err), MB_OK);
+    assert_int_equal(mb_gap_build(&r, &here, &f->matching, &g, &err), MB_OK);
+    CLOSE(g.stages[0].time_at_ceiling, 196.616e-6);
+    CLOSE(g.stages[0].efficiency, 196.616 / 400);
+    CLOSE(g.stages[0].time_lost, (400 - 196.616) * 1e-6);
+    assert_non_null(strstr(g.stages[0].why, "calls smaller than the smallest measured (4 KiB): held to its fixed "
+                                            "cost per call (1.97 µs"));
+    /* 2 MB calls: larger than the 1 MiB case, held to its rate as before */
+    CLOSE(g.stages[1].ceiling_rate, 50e9);
+    assert_null(strstr(g.stages[1].why, "fixed cost"));
+    assert_int_equal(mb_gap_project_results(&g, &there, &f->matching, &err), MB_OK);
+    CLOSE(g.stages[0].target_seconds, 400e-6 * 98.308 / 196.616);
+    CLOSE(g.stages[1].target_seconds, 0.02);
+    mb_gap_free(&g);
+    mb_run_free(&r);
+    mb_ceilings_free(&here);
+    mb_ceilings_free(&there);
+}
+
 /* A stage faster than its matched case loses no time (the case is not its
  * ceiling) and the output says so. */
 static void test_above_ceiling(void **state)
@@ -1410,6 +1471,7 @@ int main(void)
         cmocka_unit_test(test_collective_busbw),
         cmocka_unit_test(test_nearest_size_and_dtype),
         cmocka_unit_test(test_nearest_size_per_call),
+        cmocka_unit_test(test_copy_fixed_cost),
         cmocka_unit_test(test_above_ceiling),
         cmocka_unit_test(test_stage_file_exposed),
         cmocka_unit_test(test_diagnosis_step_table),

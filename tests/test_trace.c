@@ -1734,7 +1734,10 @@ static void test_fixture_nccl(void **state)
     assert_int_equal(s->ranks, 2);
     assert_int_equal(s->count, 15);
     assert_true(s->work > 0 && fmod(s->work, 4) == 0);
-    assert_non_null(stage(&r, "broadcast"));
+    /* broadcasts of two dtypes: two stages that read apart */
+    assert_null(stage(&r, "broadcast"));
+    assert_non_null(stage(&r, "broadcast float"));
+    assert_non_null(stage(&r, "broadcast Long"));
     assert_int_equal((int)num(r.evidence, "devices.0.classes.nccl.count"), 21);
     assert_int_equal((int)num(r.evidence, "world_size"), 2);
     assert_non_null(stage(&r, "copy d2d"));

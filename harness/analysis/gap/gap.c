@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "component.h"
+#include "format.h"
 #include "formulas.h"
 #include "reference.h"
 #include "vocabulary.h"
@@ -542,6 +543,57 @@ int mb_gap_match(const mb_stage *s, const mb_ceilings *res, const mb_ini *m, cha
     return best;
 }
 
+/* The ceiling a stage is held to by the matched case: its rate, or, for a
+ * component whose calls have a fixed cost ([latency_floor] in matching.ini:
+ * a copy's DMA setup and PCIe round trip), a call smaller than the case's
+ * (the case is then the smallest measured of its kind) held to that fixed
+ * cost plus its bytes at the kind's best rate. The fixed cost is the case's
+ * time per call less its bytes at that best rate, used only when it is most
+ * of the case's time (a latency-bound case): a 4-byte device-to-host copy
+ * (a loss's .item()) is held to about 1.7 us, the 4 KiB case's time, not to
+ * 4 B at 2.3 GB/s (2 ns: "at 0.02% of its ceiling"). Returns the rate in
+ * work units per second; `note` says which (empty: the case's rate). */
+static double held_rate(const mb_stage *s, const mb_ceilings *res, int match, const mb_ini *m, char *note,
+                        size_t len)
+{
+    const mb_case_ref *c = &res->cases[match];
+    double rate = mb_gap_case_rate(s, c, m);
+    note[0] = '\0';
+    double ss = stage_size(s), cs = case_size(s, c, m);
+    if (rate <= 0 || s->count <= 0 || ss <= 0 || cs <= 0 || ss >= cs || s->work <= 0 ||
+        !mb_ini_list_has(m, "latency_floor", "components", s->component))
+        return rate;
+    double best = rate;
+    char mem[16], other[16];
+    memory_mismatch(s, c, m, mem, sizeof mem);
+    counts k = { 0 };
+    for (int i = 0; i < res->n_cases; i++) {
+        const mb_case_ref *o = &res->cases[i];
+        if (!o->usable || strcmp(o->component, c->component) != 0 || strcmp(o->device, c->device) != 0 ||
+            !hard_ok(s, o, m, &k))
+            continue;
+        memory_mismatch(s, o, m, other, sizeof other);
+        double r = mb_gap_case_rate(s, o, m);
+        if (strcmp(mem, other) == 0 && r > best)
+            best = r;
+    }
+    double per_call = cs / rate, fixed = per_call - cs / best;
+    if (fixed < 0.5 * per_call)
+        return rate; /* the case moves its bytes more than it waits: no fixed cost to tell */
+    double floor = (double)s->count * (fixed + ss / best);
+    if (floor <= mb_time_at_rate(s->work, rate))
+        return rate;
+    char b[32], f[32], r[32];
+    fmt_size(b, sizeof b, cs, s->work_unit);
+    mb_fmt_seconds(f, sizeof f, fixed);
+    mb_fmt_rate(r, sizeof r, best, s->work_unit);
+    snprintf(note, len,
+             "calls smaller than the smallest measured (%s): held to its fixed cost per call (%s: its time "
+             "less its bytes at %s, the best rate of its kind) plus each call's bytes at that rate",
+             b, f, r);
+    return s->work / floor;
+}
+
 /* ---- the gap ------------------------------------------------------------------------ */
 
 /* Appends a formatted line to a list of strings (notes, assumptions). */
@@ -636,7 +688,12 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
         g->share = exposed / out->total;
         g->time_at_ceiling = s->seconds;
         if (g->match >= 0) {
-            g->ceiling_rate = mb_gap_case_rate(s, &ceilings->cases[g->match], matching);
+            char note[300];
+            g->ceiling_rate = held_rate(s, ceilings, g->match, matching, note, sizeof note);
+            if (note[0]) {
+                size_t at = strlen(g->why);
+                snprintf(g->why + at, sizeof g->why - at, "; %s", note);
+            }
             g->efficiency = mb_efficiency(g->measured_rate, g->ceiling_rate);
             g->time_at_ceiling = mb_time_at_rate(s->work, g->ceiling_rate);
             g->above_ceiling = g->time_at_ceiling > s->seconds;
@@ -737,7 +794,8 @@ static bool stage_onto_results(mb_gap_stage *st, const mb_ceilings *target, cons
         snprintf(st->target_why, sizeof st->target_why, "kept its time: on the target %.480s", why);
         return false;
     }
-    st->target_rate = mb_gap_case_rate(s, &target->cases[st->target_match], matching);
+    char note[300];
+    st->target_rate = held_rate(s, target, st->target_match, matching, note, sizeof note);
     st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency) * exposed_fraction(st);
     st->projected = true;
     st->target_source = "measured";
