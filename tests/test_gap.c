@@ -553,6 +553,61 @@ static void test_copy_fixed_cost(void **state)
     mb_ceilings_free(&there);
 }
 
+/* Results with a membw write case (256 MiB per call, 3000 GB/s) and, with
+ * `graph`, a launch case of op graph at 1 M kernels/s. */
+static const char *membw_results(const char *name, bool graph)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"schema\":\"mlbench-results\",\"schema_version\":1,\"started_utc\":\"2026-01-01T00:00:00Z\","
+             "\"context\":{\"host\":{\"name\":\"h\"},\"gpus\":[{\"name\":\"H100\"}]},\"cases\":["
+             "{\"id\":\"membw/cuda/op=write\",\"component\":\"membw\",\"backend\":\"cuda\","
+             "\"params\":{\"op\":\"write\"},\"status\":\"ok\",\"work_unit\":\"byte\",\"work_per_iteration\":268435456,"
+             "\"rate_unit\":\"GB/s\",\"rate_scale\":1e9,\"rate\":{\"median\":3000},"
+             "\"verification\":{\"status\":\"passed\"}}%s]}",
+             graph ? ",{\"id\":\"launch/cuda/op=graph\",\"component\":\"launch\",\"backend\":\"cuda\","
+                     "\"params\":{\"op\":\"graph\"},\"status\":\"ok\",\"work_unit\":\"launch\","
+                     "\"work_per_iteration\":1000,\"rate_unit\":\"M launches/s\",\"rate_scale\":1e6,"
+                     "\"rate\":{\"median\":1},\"verification\":{\"status\":\"passed\"}}"
+                   : "");
+    return scratch_file(name, text);
+}
+
+/* A memset is a GPU kernel: each call pays at least the GPU's least time per
+ * kernel, which the launch case of op graph measures (empty kernels replayed
+ * back to back), on top of its bytes at the bandwidth ceiling. 100 memsets
+ * of 4 B in 200 us: held to 100 x 1 us + 400 B / 3 TB/s = 100.000133 us
+ * (50.0%), not 400 B / 3 TB/s = 133 ps ("at 0.00007%": TraceLens's H100
+ * Qwen1.5 memsets, the README's H200 trace). Without the graph case: as
+ * before. */
+static void test_membw_kernel_floor(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    const char *run = scratch_file("memsets.json",
+                                   "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                                   "{\"name\":\"memset\",\"component\":\"membw\",\"op\":\"write\",\"bytes\":400,"
+                                   "\"calls\":100,\"seconds\":200e-6}]}");
+    for (int graph = 1; graph >= 0; graph--) {
+        mb_ceilings res;
+        assert_int_equal(mb_ceilings_load(membw_results(graph ? "membw_g.json" : "membw.json", graph), &res, &err),
+                         MB_OK);
+        mb_run r;
+        mb_gap g;
+        assert_int_equal(mb_run_read(run, &r, &err), MB_OK);
+        assert_int_equal(mb_gap_build(&r, &res, &f->matching, &g, &err), MB_OK);
+        double at = graph ? 100e-6 + 400 / 3e12 : 400 / 3e12;
+        CLOSE(g.stages[0].time_at_ceiling, at);
+        CLOSE(g.stages[0].efficiency, at / 200e-6);
+        CLOSE(g.stages[0].time_lost, 200e-6 - at);
+        assert_true((strstr(g.stages[0].why, "each call also pays the GPU's least time per kernel (1 µs, "
+                                             "launch/cuda op=graph") != NULL) == graph);
+        mb_gap_free(&g);
+        mb_run_free(&r);
+        mb_ceilings_free(&res);
+    }
+}
+
 /* A stage faster than its matched case loses no time (the case is not its
  * ceiling) and the output says so. */
 static void test_above_ceiling(void **state)
@@ -1472,6 +1527,7 @@ int main(void)
         cmocka_unit_test(test_nearest_size_and_dtype),
         cmocka_unit_test(test_nearest_size_per_call),
         cmocka_unit_test(test_copy_fixed_cost),
+        cmocka_unit_test(test_membw_kernel_floor),
         cmocka_unit_test(test_above_ceiling),
         cmocka_unit_test(test_stage_file_exposed),
         cmocka_unit_test(test_diagnosis_step_table),
