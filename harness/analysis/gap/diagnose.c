@@ -273,7 +273,7 @@ static void figures_from_ceilings(const mb_gap *g, mb_diag_figures *f)
  * ceiling (the stage the reader names MB_MEMBOUND_STAGE). */
 static void figures_from_memory_stage(const mb_gap *g, mb_diag_figures *f)
 {
-    f->memory_rate = f->memory_ceiling = f->memory_efficiency = f->memory_shaped_share = -1;
+    f->memory_rate = f->memory_ceiling = f->memory_bandwidth = f->memory_efficiency = f->memory_shaped_share = -1;
     f->memory_ceiling_case = NULL;
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
@@ -284,6 +284,7 @@ static void figures_from_memory_stage(const mb_gap *g, mb_diag_figures *f)
         f->memory_rate = s->work / s->seconds;
         if (st->match >= 0 && st->ceiling_rate > 0) {
             f->memory_ceiling = st->ceiling_rate;
+            f->memory_bandwidth = g->ceilings->cases[st->match].rate_abs;
             f->memory_efficiency = f->memory_rate / st->ceiling_rate;
             f->memory_ceiling_case = g->ceilings->cases[st->match].id;
         }
@@ -669,7 +670,13 @@ static void memory_evidence(builder *b, const mb_diag_figures *f)
                     "bytes/s against the membw ceiling)");
         return;
     }
-    if (f->memory_ceiling > 0)
+    if (f->memory_ceiling > 0 && f->memory_bandwidth > f->memory_ceiling * 1.0005)
+        EVIDENCE(b, "memory-bound kernels move %.4g GB/s, %.0f%% of their ceiling %.4g GB/s: the measured memory "
+                    "bandwidth %.4g GB/s (%s) with the GPU's least time per kernel%s; bytes are a lower bound "
+                    "(inputs read once, one output written)",
+                 f->memory_rate / 1e9, 100 * f->memory_efficiency, f->memory_ceiling / 1e9,
+                 f->memory_bandwidth / 1e9, f->memory_ceiling_case ? f->memory_ceiling_case : "membw", cover);
+    else if (f->memory_ceiling > 0)
         EVIDENCE(b, "memory-bound kernels move %.4g GB/s, %.0f%% of the measured memory bandwidth ceiling %.4g GB/s "
                     "(%s)%s; bytes are a lower bound (inputs read once, one output written)",
                  f->memory_rate / 1e9, 100 * f->memory_efficiency, f->memory_ceiling / 1e9,

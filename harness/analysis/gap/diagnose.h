@@ -57,7 +57,9 @@ typedef struct mb_diag_figures {
      * of their kernels, the membw ceiling it was held against, and the share
      * of all memory-bound kernel time they cover. -1 unknown. */
     double memory_rate;        /* bytes/s */
-    double memory_ceiling;     /* bytes/s; -1 when no membw case matched */
+    double memory_ceiling;     /* bytes/s the stage is held to; -1 when no membw case matched */
+    double memory_bandwidth;   /* the matched case's bandwidth, bytes/s: above the ceiling when each kernel
+                                  also pays the GPU's least time per kernel ([kernel_floor]) */
     double memory_efficiency;  /* memory_rate / memory_ceiling */
     const char *memory_ceiling_case; /* id of the matched case; NULL none */
     double memory_shaped_share;
