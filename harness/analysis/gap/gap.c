@@ -543,16 +543,6 @@ int mb_gap_match(const mb_stage *s, const mb_ceilings *res, const mb_ini *m, cha
     return best;
 }
 
-/* The ceiling a stage is held to by the matched case: its rate, or, for a
- * component whose calls have a fixed cost ([latency_floor] in matching.ini:
- * a copy's DMA setup and PCIe round trip), a call smaller than the case's
- * (the case is then the smallest measured of its kind) held to that fixed
- * cost plus its bytes at the kind's best rate. The fixed cost is the case's
- * time per call less its bytes at that best rate, used only when it is most
- * of the case's time (a latency-bound case): a 4-byte device-to-host copy
- * (a loss's .item()) is held to about 1.7 us, the 4 KiB case's time, not to
- * 4 B at 2.3 GB/s (2 ns: "at 0.02% of its ceiling"). Returns the rate in
- * work units per second; `note` says which (empty: the case's rate). */
 /* The GPU's least time per kernel on `device`: kernels replayed back to
  * back from a CUDA graph (the case [kernel_floor] names: launch, op =
  * graph); 0 when the results have none usable. */
@@ -583,7 +573,7 @@ static double kernel_floor_rate(const mb_stage *s, const mb_ceilings *res, const
                                 const mb_ini *m, char *note, size_t len)
 {
     const char *id = NULL;
-    if (s->count <= 0 || s->work <= 0 || !mb_ini_list_has(m, "kernel_floor", "components", s->component))
+    if (s->count <= 0 || s->work <= 0)
         return rate;
     double per_kernel = kernel_floor_seconds(res, m, c->device, &id);
     if (per_kernel <= 0)
@@ -596,17 +586,20 @@ static double kernel_floor_rate(const mb_stage *s, const mb_ceilings *res, const
     return s->work / floor;
 }
 
-static double held_rate(const mb_stage *s, const mb_ceilings *res, int match, const mb_ini *m, char *note,
-                        size_t len)
+/* A component whose calls have a fixed cost ([latency_floor]: a copy's DMA
+ * setup and PCIe round trip) with calls smaller than the matched case's
+ * (the case is then the smallest measured of its kind) is held to that
+ * fixed cost plus its bytes at the kind's best rate. The fixed cost is the
+ * case's time per call less its bytes at that best rate, used only when it
+ * is most of the case's time (a latency-bound case): a 4-byte device-to-host
+ * copy (a loss's .item()) is held to about 1.7 us, the 4 KiB case's time,
+ * not to 4 B at 2.3 GB/s (2 ns: "at 0.02% of its ceiling"). Returns the
+ * rate, `note` saying so. */
+static double latency_floor_rate(const mb_stage *s, const mb_ceilings *res, const mb_case_ref *c, double rate,
+                                 const mb_ini *m, char *note, size_t len)
 {
-    const mb_case_ref *c = &res->cases[match];
-    double rate = mb_gap_case_rate(s, c, m);
-    note[0] = '\0';
-    if (rate > 0 && mb_ini_list_has(m, "kernel_floor", "components", s->component))
-        return kernel_floor_rate(s, res, c, rate, m, note, len);
     double ss = stage_size(s), cs = case_size(s, c, m);
-    if (rate <= 0 || s->count <= 0 || ss <= 0 || cs <= 0 || ss >= cs || s->work <= 0 ||
-        !mb_ini_list_has(m, "latency_floor", "components", s->component))
+    if (s->count <= 0 || ss <= 0 || cs <= 0 || ss >= cs || s->work <= 0)
         return rate;
     double best = rate;
     char mem[16], other[16];
@@ -637,6 +630,25 @@ static double held_rate(const mb_stage *s, const mb_ceilings *res, int match, co
              "less its bytes at %s, the best rate of its kind) plus each call's bytes at that rate",
              b, f, r);
     return s->work / floor;
+}
+
+/* The ceiling a stage is held to by the matched case, in work units per
+ * second: the case's rate, or one of the two rules for calls the case's
+ * rate does not bound ([kernel_floor], [latency_floor] in matching.ini);
+ * `note` says which (empty: the case's rate). */
+static double held_rate(const mb_stage *s, const mb_ceilings *res, int match, const mb_ini *m, char *note,
+                        size_t len)
+{
+    const mb_case_ref *c = &res->cases[match];
+    double rate = mb_gap_case_rate(s, c, m);
+    note[0] = '\0';
+    if (rate <= 0)
+        return rate;
+    if (mb_ini_list_has(m, "kernel_floor", "components", s->component))
+        return kernel_floor_rate(s, res, c, rate, m, note, len);
+    if (mb_ini_list_has(m, "latency_floor", "components", s->component))
+        return latency_floor_rate(s, res, c, rate, m, note, len);
+    return rate;
 }
 
 /* ---- the gap ------------------------------------------------------------------------ */

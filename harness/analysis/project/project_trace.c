@@ -274,6 +274,48 @@ static int cmp_call(const void *a, const void *b)
     return (x->corr > y->corr) - (x->corr < y->corr);
 }
 
+/* Each step's host time: its ProfilerStep, less (when the host runs ahead)
+ * the closing synchronize and a synchronize that starts in the step before
+ * its first launch, which waits for earlier steps' GPU work (TraceLens's
+ * H100 Qwen1.5 step opens with 14.1 ms of cudaDeviceSynchronize on the
+ * warm-up's kernels: a 47.2 ms floor on a step the GPU ran in 35.2 ms).
+ * trace_analysis.c's step.host_seconds reads the same. One pass over the
+ * host events (sorted by start); false when out of memory. */
+static bool host_time_per_step(mb_proj_trace *t)
+{
+    int64_t *first = malloc(sizeof *first * (t->n_steps + 1));
+    if (first == NULL)
+        return false;
+    for (size_t k = 0; k < t->n_steps; k++) {
+        first[k] = t->steps[2 * k + 1];
+        t->host_ns[k] = t->steps[2 * k + 1] - t->steps[2 * k];
+    }
+    for (size_t i = 0; i < t->n_host; i++) {
+        long k = t->host[i].kind == MB_PE_LAUNCH ? mb_tr_window_of(t->steps, t->n_steps, t->host[i].ts) : -1;
+        if (k >= 0 && t->host[i].ts < first[k])
+            first[k] = t->host[i].ts;
+    }
+    for (size_t i = 0; t->tl.gpu && i < t->n_host; i++) {
+        const pt_host *h = &t->host[i];
+        if (h->kind != MB_PE_SYNC)
+            continue;
+        int64_t end = h->ts + h->dur;
+        if (h->ts >= t->tl.last_launch) { /* the closing synchronize: no step's, in whichever it lands */
+            for (size_t k = 0; k < t->n_steps; k++) {
+                int64_t a = h->ts > t->steps[2 * k] ? h->ts : t->steps[2 * k];
+                int64_t b = end < t->steps[2 * k + 1] ? end : t->steps[2 * k + 1];
+                t->host_ns[k] -= b > a ? b - a : 0;
+            }
+            continue;
+        }
+        long k = mb_tr_window_of(t->steps, t->n_steps, h->ts);
+        if (k >= 0 && h->ts < first[k])
+            t->host_ns[k] -= (end < first[k] ? end : first[k]) - h->ts;
+    }
+    free(first);
+    return true;
+}
+
 /* The timeline of the steps (trace_timeline.c), each GPU event's step, and
  * the host's own time per step; with the host's timeline nothing changes. */
 static int cut_steps(mb_proj_trace *t, mb_err *err)
@@ -297,24 +339,8 @@ static int cut_steps(mb_proj_trace *t, mb_err *err)
         const tr_call *c = t->gpu[i].corr >= 0 && nl ? bsearch(&key, calls, nl, sizeof *calls, cmp_call) : NULL;
         t->gpu[i].step = c ? (int)mb_tr_window_of(t->steps, t->n_steps, c->ts) : -1;
     }
-    for (size_t k = 0; k < t->n_steps; k++) {
-        int64_t s0 = t->steps[2 * k], s1 = t->steps[2 * k + 1], first = s1;
-        for (size_t i = 0; i < t->n_host; i++)
-            if (t->host[i].kind == MB_PE_LAUNCH && t->host[i].ts >= s0 && t->host[i].ts < first)
-                first = t->host[i].ts;
-        t->host_ns[k] = s1 - s0;
-        /* no step's host time: the closing synchronize, and a synchronize
-         * before the step's first launch, which waits for earlier steps'
-         * GPU work (TraceLens's H100 Qwen1.5 step opens with 14.1 ms of
-         * cudaDeviceSynchronize on the warm-up's kernels: a 47.2 ms floor
-         * on a step the GPU ran in 35.2 ms) */
-        for (size_t i = 0; t->tl.gpu && i < t->n_host; i++)
-            if (t->host[i].kind == MB_PE_SYNC && (t->host[i].ts >= t->tl.last_launch || t->host[i].ts < first)) {
-                int64_t a = t->host[i].ts > s0 ? t->host[i].ts : s0;
-                int64_t b = t->host[i].ts + t->host[i].dur < s1 ? t->host[i].ts + t->host[i].dur : s1;
-                t->host_ns[k] -= b > a ? b - a : 0;
-            }
-    }
+    if (!host_time_per_step(t))
+        goto oom;
     free(calls);
     free(spans);
     return MB_OK;

@@ -449,8 +449,6 @@ static bool fold_collective(parser *p, const tr_device *d)
             snprintf(c->dtype, sizeof c->dtype, "%s", dtype);
         }
     }
-    c->calls++;
-    c->ns += e->dur;
     if (e->have & H_GROUP && e->group > c->ranks && e->group <= INT_MAX)
         c->ranks = (int)e->group;
     /* Bytes as nccl-tests count them: all-gather the full output buffer,
@@ -464,14 +462,8 @@ static bool fold_collective(parser *p, const tr_device *d)
         nel = e->in_nelems;
     if (e->have & H_IN && e->have & H_OUT && msg == MB_MSG_LARGER && e->out_nelems > nel)
         nel = e->out_nelems;
-    double bytes = -1;
-    if (es > 0 && nel >= 0 && nel * es <= TR_MAX_EVENT_BYTES) {
-        bytes = nel * es;
-        c->sized++;
-        c->bytes += bytes;
-        c->sized_ns += e->dur;
-    } else
-        st->nccl_kernels_unsized++;
+    double bytes = es > 0 && nel >= 0 && nel * es <= TR_MAX_EVENT_BYTES ? nel * es : -1;
+    mb_tr_coll_add(st, c, e->dur, bytes);
     return push_xfer(p, d, TR_XFER_COLL, bytes, 0, 0, (int)(c - st->colls));
 }
 
@@ -503,6 +495,18 @@ static void copy_kind(const event *e, int *dir, int *mem)
 static double copy_bytes(const event *e)
 {
     return e->have & H_BYTES && e->bytes >= 0 && e->bytes <= TR_MAX_EVENT_BYTES ? (double)e->bytes : -1;
+}
+
+void mb_tr_coll_add(tr_state *st, tr_coll_stat *c, int64_t dur, double bytes)
+{
+    c->calls++;
+    c->ns += dur;
+    if (bytes >= 0) {
+        c->sized++;
+        c->bytes += bytes;
+        c->sized_ns += dur;
+    } else
+        st->nccl_kernels_unsized++;
 }
 
 void mb_tr_copy_add(tr_copy_stat *c, int64_t dur, double bytes)

@@ -422,6 +422,9 @@ void mb_tr_state_free(tr_state *st);
 
 /* trace.c: one copy or memset of dur ns and `bytes` (-1: no byte count) into c. */
 void mb_tr_copy_add(tr_copy_stat *c, int64_t dur, double bytes);
+/* trace.c: one collective kernel of dur ns and `bytes` (-1: no size args) into c; an unsized one counts in
+ * st->nccl_kernels_unsized. */
+void mb_tr_coll_add(tr_state *st, tr_coll_stat *c, int64_t dur, double bytes);
 
 /* trace_cpu.c: keeps a host event's interval by class (false: out of memory). */
 bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur);

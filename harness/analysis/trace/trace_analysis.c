@@ -1286,17 +1286,8 @@ static int count_in_steps(analysis *a, mb_err *err)
             mb_tr_copy_add(&dev->step_copies[x->dir][x->mem], x->dur, x->bytes);
         else if (x->kind == TR_XFER_MEMSET)
             mb_tr_copy_add(&dev->step_memset, x->dur, x->bytes);
-        else {
-            tr_coll_stat *cs = &st->colls[x->coll];
-            cs->calls++;
-            cs->ns += x->dur;
-            if (x->bytes >= 0) {
-                cs->sized++;
-                cs->bytes += x->bytes;
-                cs->sized_ns += x->dur;
-            } else
-                st->nccl_kernels_unsized++;
-        }
+        else
+            mb_tr_coll_add(st, &st->colls[x->coll], x->dur, x->bytes);
     }
     /* said when it is more than rounding: 1% of the GPU time in the steps */
     if (out_n > 0 && out_ns * 100 >= in_ns) {
