@@ -271,10 +271,18 @@ static void figures_from_ceilings(const mb_gap *g, mb_diag_figures *f)
 
 /* The trace's memory-bound ops with recorded shapes against the membw
  * ceiling (the stage the reader names MB_MEMBOUND_STAGE). */
+/* A case as the text names it: its label (the parameters its job file set,
+ * as under "ceilings matched"), its id when it has none; a full id of a
+ * GPU GEMM case is one unbreakable 160-column word. */
+static const char *case_name(const mb_case_ref *c)
+{
+    return c->label[0] ? c->label : c->id;
+}
+
 static void figures_from_memory_stage(const mb_gap *g, mb_diag_figures *f)
 {
     f->memory_rate = f->memory_ceiling = f->memory_bandwidth = f->memory_efficiency = f->memory_shaped_share = -1;
-    f->memory_ceiling_case = NULL;
+    f->memory_ceiling_case = f->memory_ceiling_label = NULL;
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         const mb_stage *s = st->stage;
@@ -287,6 +295,7 @@ static void figures_from_memory_stage(const mb_gap *g, mb_diag_figures *f)
             f->memory_bandwidth = g->ceilings->cases[st->match].rate_abs;
             f->memory_efficiency = f->memory_rate / st->ceiling_rate;
             f->memory_ceiling_case = g->ceilings->cases[st->match].id;
+            f->memory_ceiling_label = case_name(&g->ceilings->cases[st->match]);
         }
     }
 }
@@ -654,7 +663,7 @@ static void flop_evidence(builder *b, const mb_gap *g)
         bool attn = strcmp(s->component, "attention") == 0;
         EVIDENCE(b, "%s: %s, %.0f%% of the measured %s ceiling%s (%s, %s)", s->name, m, 100 * st->efficiency,
                  attn ? "gemm" : s->component, attn ? " of its dtype (no attention benchmark)" : "", c,
-                 g->ceilings->cases[st->match].id);
+                 case_name(&g->ceilings->cases[st->match]));
     }
 }
 
@@ -675,12 +684,12 @@ static void memory_evidence(builder *b, const mb_diag_figures *f)
                     "bandwidth %.4g GB/s (%s) with the GPU's least time per kernel%s; bytes are a lower bound "
                     "(inputs read once, one output written)",
                  f->memory_rate / 1e9, 100 * f->memory_efficiency, f->memory_ceiling / 1e9,
-                 f->memory_bandwidth / 1e9, f->memory_ceiling_case ? f->memory_ceiling_case : "membw", cover);
+                 f->memory_bandwidth / 1e9, f->memory_ceiling_label ? f->memory_ceiling_label : "membw", cover);
     else if (f->memory_ceiling > 0)
         EVIDENCE(b, "memory-bound kernels move %.4g GB/s, %.0f%% of the measured memory bandwidth ceiling %.4g GB/s "
                     "(%s)%s; bytes are a lower bound (inputs read once, one output written)",
                  f->memory_rate / 1e9, 100 * f->memory_efficiency, f->memory_ceiling / 1e9,
-                 f->memory_ceiling_case ? f->memory_ceiling_case : "membw", cover);
+                 f->memory_ceiling_label ? f->memory_ceiling_label : "membw", cover);
     else
         EVIDENCE(b, "memory-bound kernels move %.4g GB/s%s; no membw ceiling measured to hold it against",
                  f->memory_rate / 1e9, cover);
@@ -844,7 +853,7 @@ static void comm_evidence(builder *b, const mb_gap *g)
             snprintf(rate, sizeof rate, "%s algorithm bandwidth (no bus bandwidth without the rank count)", bw);
         else if (st->match >= 0 && st->ceiling_rate > 0)
             snprintf(rate, sizeof rate, "busbw %s, %.0f%% of the measured %s ceiling (busbw %s, %s)", bw,
-                     100 * st->efficiency, s->component, cbw, g->ceilings->cases[st->match].id);
+                     100 * st->efficiency, s->component, cbw, case_name(&g->ceilings->cases[st->match]));
         else
             snprintf(rate, sizeof rate, "busbw %s; %s", bw, st->why);
         EVIDENCE(b, "%s: %lld calls, %s per step (%.1f%% of the %s)%s%s: %s", s->name, s->count, t,

@@ -62,6 +62,7 @@ typedef struct mb_diag_figures {
                                   also pays the GPU's least time per kernel ([kernel_floor]) */
     double memory_efficiency;  /* memory_rate / memory_ceiling */
     const char *memory_ceiling_case; /* id of the matched case; NULL none */
+    const char *memory_ceiling_label; /* ... as the text names it (its label) */
     double memory_shaped_share;
     bool cpu_only;             /* a trace without GPU events (its step table is the CPU's, trace_cpu.c) */
 } mb_diag_figures;

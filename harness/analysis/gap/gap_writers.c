@@ -366,6 +366,10 @@ static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
      * within 120 columns */
     mb_table_init(&t, "llrrrrrrr", "stage", "component", "time", "exposed", "measured", "ceiling", "eff.", "lost",
              "share");
+    /* the component ("allreduce bf16 8 ranks") wraps when a row would pass
+     * 120 columns (TraceLens's MI300X ResNet and H100 OWLv2 traces) */
+    t.fit_col = 1;
+    t.fit_min = 12;
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         const mb_stage *s = st->stage;
