@@ -602,6 +602,74 @@ static void test_reasons_whole(void **state)
     mb_run_free(&r);
 }
 
+/* Kineto of torch 1.8-1.9 (kineto's tb_plugin samples: a ResNet-50 on a
+ * V100) writes ProfilerStep#N and enumerate(DataLoader)# under "Operator",
+ * as it writes the ops, and "Kernel"/"Runtime" for the GPU side. Two steps
+ * of 100 us, each waiting 40 us for its batch in the training process
+ * (_SingleProcessDataLoaderIter), then 40 us of a kernel. The old reader
+ * saw one 200 us window and the waits as "other host code". A forward
+ * cudnn_convolution of those traces records shapes but no Concrete Inputs:
+ * its reason says so whole (it was cut to "(Concrete"). */
+static void test_operator_annotations(void **state)
+{
+    (void)state;
+#define OLD(name, ts, dur, args)                                                                    \
+    "{\"ph\":\"X\",\"cat\":\"Operator\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts    \
+    ",\"dur\":" #dur ",\"args\":{" args "}},\n"
+#define OLD_LAUNCH(ts, corr)                                                                        \
+    "{\"ph\":\"X\",\"cat\":\"Runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":2,\"args\":{\"correlation\":" #corr "}},\n"
+#define OLD_KERNEL(name, ts, corr)                                                                  \
+    "{\"ph\":\"X\",\"cat\":\"Kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":\"stream 7\",\"ts\":" #ts \
+    ",\"dur\":40,\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}}"
+    static const char text[] =
+        "{\"traceEvents\":[\n"
+        OLD("ProfilerStep#1", 1000, 100, "") OLD("ProfilerStep#2", 1100, 100, "")
+        OLD("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1002, 40, "")
+        OLD("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 1102, 40, "")
+        OLD("aten::cudnn_convolution", 1050, 10,
+            "\"Input Dims\":[[2,3,8,8],[4,3,3,3],[],[],[],[],[],[],[]],"
+            "\"Input type\":[\"float\",\"float\",\"GenericList\",\"GenericList\",\"GenericList\",\"Int\","
+            "\"Bool\",\"Bool\",\"Bool\"]")
+        OLD_LAUNCH(1052, 1)
+        OLD("aten::cudnn_convolution", 1150, 10,
+            "\"Input Dims\":[[2,3,8,8],[4,3,3,3],[],[],[],[],[],[],[]],"
+            "\"Input type\":[\"float\",\"float\",\"GenericList\",\"GenericList\",\"GenericList\",\"Int\","
+            "\"Bool\",\"Bool\",\"Bool\"]")
+        OLD_LAUNCH(1152, 2)
+        OLD_KERNEL("volta_scudnn_128x64_relu_interior_nn_v1", 1055, 1) ",\n"
+        OLD_KERNEL("volta_scudnn_128x64_relu_interior_nn_v1", 1155, 2) "\n]}\n";
+#undef OLD
+#undef OLD_LAUNCH
+#undef OLD_KERNEL
+    const char *path = tmp_path("operator_annotations.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    cJSON *ev = r.evidence;
+    assert_int_equal((int)num(ev, "step.steps"), 2);
+    double data = -1, host = 0;
+    cJSON *p;
+    cJSON_ArrayForEach(p, path_get(ev, "step.parts"))
+    {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "id"));
+        if (id && strcmp(id, "data") == 0)
+            data = num(p, "share");
+        if (id && strcmp(id, "host") == 0)
+            host = num(p, "share");
+    }
+    assert_true(fabs(data - 0.40) < 1e-9); /* 2 x 40 us of 200 */
+    assert_true(host < 0.2);
+    const mb_stage *s = stage(&r, "dataloading");
+    assert_non_null(s);
+    NS_EQ(s->seconds, 80000); /* both waits */
+    const char *why = cJSON_GetStringValue(path_get(ev, "unattributed.conv"));
+    assert_non_null(why);
+    assert_non_null(strstr(why, "aten::cudnn_convolution: convolution stride/padding not recorded (Concrete Inputs)"));
+    mb_run_free(&r);
+}
+
 /* ---- FLOP attribution ------------------------------------------------------------ */
 
 #define OP(name, tid, ts, dur, args)                                                               \
@@ -2131,6 +2199,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_outside_steps),
         cmocka_unit_test(test_kernel_takes_op_family), cmocka_unit_test(test_blocking_copy_is_sync),
         cmocka_unit_test(test_long_launch),
+        cmocka_unit_test(test_operator_annotations),
         cmocka_unit_test(test_overlap_across_steps),
         cmocka_unit_test(test_reasons_whole),
     };

@@ -672,7 +672,11 @@ _Static_assert(TR_MAX_WHY < 255, "tr_flop_op.why is one byte");
 static uint8_t why_index(tr_state *st, const char *name, const char *why)
 {
     char text[sizeof st->why[0]];
-    snprintf(text, sizeof text, "%.40s: %.50s", name, why);
+    /* the reason whole (a fixed text of under 60 characters), the op's name
+     * cut to what is left: "(Concrete Inputs)" cut to "(Concrete" read as
+     * another word */
+    int room = (int)sizeof text - 3 - (int)strlen(why);
+    snprintf(text, sizeof text, "%.*s: %s", room < 40 ? (room > 0 ? room : 0) : 40, name, why);
     for (int i = 0; i < st->n_why; i++)
         if (strcmp(st->why[i], text) == 0)
             return (uint8_t)(i + 1);
@@ -690,6 +694,17 @@ static bool autograd_node_name(const char *name)
         return true;
     const char *b = strstr(name, "Backward");
     return b != NULL && b[8] >= '0' && b[8] <= '9';
+}
+
+/* Kineto of torch 1.8-1.9 writes ProfilerStep#N and enumerate(DataLoader)#
+ * under "Operator", as it writes the ops (kineto's tb_plugin samples, a
+ * ResNet-50 on a V100): read as the annotations they are, or a trace of
+ * steps reads as one window and its DataLoader waits as host code. Only
+ * these two kinds: a collective op (c10d::, nccl:) is an op as well. */
+static bool operator_annotation(parser *p)
+{
+    int kind = mb_tr_classify(p->st->rules, TR_SET_ANNOTATION, p->ev.name, p->ev.name_len);
+    return kind == TR_ANN_STEP || kind == TR_ANN_DATALOADER;
 }
 
 /* Every op of a family is kept, with its count or without one: a kernel
@@ -904,6 +919,8 @@ static bool finish_event(parser *p)
         add_named(&st->cuda_sync_events, e);
         return true;
     case CAT_CPU_OP:
+        if (operator_annotation(p))
+            return fold_annotation(p) && fold_cpu_class(p);
         return fold_cpu_op(p) && fold_cpu_class(p);
     case CAT_ANNOTATION:
         return fold_annotation(p) && fold_cpu_class(p);
