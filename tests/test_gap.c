@@ -936,6 +936,13 @@ static void test_diagnosis_step_table(void **state)
     assert_string_equal(d.findings[0].id, "gpu_compute_bound");
     assert_string_equal(d.findings[0].title, "GPU compute bound (memory-bound kernels 55.0%, tensor-core math 0.0%)");
     assert_true(has_remedy(&d, "gpu_compute_bound", "fused"));
+    /* the evidence says why a share under its threshold is a finding; it
+     * read "55.0% of the step (threshold 60.0%)": a step this run does not have and a threshold it did not reach */
+    assert_true(finding_says(&d.findings[0],
+                             "GPU kernels run 55.0% of the run (below its threshold 60.0% but more than half)"));
+    /* and the pattern line holds no figure the evidence can contradict (it
+     * said ">90% busy" beside "GPU busy 55.0%") */
+    assert_false(finding_says(&d.findings[0], "90%"));
     mb_diagnosis_free(&d);
     mb_gap_free(&g);
 

@@ -304,6 +304,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
 {
     memset(f, 0, sizeof *f);
     f->source = "stages";
+    f->span = g->steps_known ? "step" : "run";
     f->wall = g->total > 0 ? g->total : 1;
     f->gpu_util = g->run->gpu_utilization;
     f->cpu_util = g->run->cpu_utilization;
@@ -478,20 +479,35 @@ static bool passes(double weight, double min, const th *x)
     return weight >= min || weight > x->dominant;
 }
 
+/* A finding's threshold as its evidence states it: a share under its own
+ * threshold that passes as more than half of the whole says so, or
+ * "59.5% (threshold 60.0%)" reads as a finding that should not be there. */
+static const char *limit(char *buf, size_t len, double weight, double min, const th *x)
+{
+    char t[32];
+    pct(t, sizeof t, min);
+    if (weight >= min || !(weight > x->dominant))
+        snprintf(buf, len, "threshold %s", t);
+    else
+        snprintf(buf, len, "below its threshold %s but more than half", t);
+    return buf;
+}
+
 /* Each pattern: test, then evidence lines with the figures and thresholds. */
 
 static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
-    char p1[32], p2[32];
+    char p1[32];
+    char lim[80];
     if (!passes(f->data_share, x->dl_share, x) || !begin_finding(b, "data_loading_bound", f->data_share, r))
         return;
     if (f->step_table)
-        EVIDENCE(b, "the GPU idles while the host waits for the next batch (DataLoader): %s of the step "
-                    "(threshold %s)",
-                 pct(p1, sizeof p1, f->data_share), pct(p2, sizeof p2, x->dl_share));
+        EVIDENCE(b, "the GPU idles while the host waits for the next batch (DataLoader): %s of the %s "
+                    "(%s)",
+                 pct(p1, sizeof p1, f->data_share), f->span, limit(lim, sizeof lim, f->data_share, x->dl_share, x));
     else
-        EVIDENCE(b, "data loading takes %s of the run (threshold %s)", pct(p1, sizeof p1, f->data_share),
-                 pct(p2, sizeof p2, x->dl_share));
+        EVIDENCE(b, "data loading takes %s of the run (%s)", pct(p1, sizeof p1, f->data_share),
+                 limit(lim, sizeof lim, f->data_share, x->dl_share, x));
     if (f->gpu_util >= 0)
         EVIDENCE(b, "GPU busy %s of the time", pct(p1, sizeof p1, f->gpu_util));
     if (f->data_in_process >= 1)
@@ -539,7 +555,8 @@ static void kernel_evidence(builder *b, const mb_diag_figures *f, const th *x)
 {
     char e[32], c[32];
     if (f->kernels_per_step >= 0)
-        EVIDENCE(b, "%.0f kernel%s per step", f->kernels_per_step, llround(f->kernels_per_step) == 1 ? "" : "s");
+        EVIDENCE(b, "%.0f kernel%s per %s", f->kernels_per_step, llround(f->kernels_per_step) == 1 ? "" : "s",
+                 f->span);
     if (f->median_kernel_s > 0) {
         us_each(e, sizeof e, f->median_kernel_s, 1);
         if (f->launch_ceiling_s > 0) {
@@ -571,15 +588,16 @@ static void long_launch_evidence(builder *b, const mb_diag_figures *f)
 
 static void try_launch_step(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
-    char p1[32], p2[32], p3[32], p4[32];
+    char p1[32], p2[32], p3[32];
+    char lim[80];
     bool overhead = host_overhead_signature(f, x);
     double weight = overhead ? f->launch_idle_share + f->host_idle_share : f->launch_idle_share;
     if (!passes(weight, x->lb_share, x) || !begin_finding(b, "launch_bound", weight, r))
         return;
-    EVIDENCE(b, "GPU idle %s of the step: the host in launch calls %s, in other framework/Python code %s "
-                "(threshold %s)",
-             pct(p1, sizeof p1, f->gpu_idle_share), pct(p2, sizeof p2, f->launch_idle_share),
-             pct(p3, sizeof p3, f->host_idle_share), pct(p4, sizeof p4, x->lb_share));
+    EVIDENCE(b, "GPU idle %s of the %s: the host in launch calls %s, in other framework/Python code %s "
+                "(%s)",
+             pct(p1, sizeof p1, f->gpu_idle_share), f->span, pct(p2, sizeof p2, f->launch_idle_share),
+             pct(p3, sizeof p3, f->host_idle_share), limit(lim, sizeof lim, weight, x->lb_share, x));
     if (f->launch_share > 0)
         EVIDENCE(b, "host time in kernel launch calls: %s of the run, overlapping GPU work or not",
                  pct(p1, sizeof p1, f->launch_share));
@@ -625,20 +643,21 @@ static void try_launch(builder *b, const mb_diag_figures *f, const th *x, const 
 
 static void try_sync(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
-    char p1[32], p2[32], e[32];
+    char p1[32], e[32];
+    char lim[80];
     /* The step table counts only GPU idle time inside syncs: waiting for a
      * busy GPU is the GPU's time, so no utilization gate is needed. */
     bool util_ok = f->step_table || f->gpu_util < 0 || f->gpu_util <= x->sb_util;
     if (!passes(f->sync_share, x->sb_share, x) || !util_ok || !begin_finding(b, "sync_bound", f->sync_share, r))
         return;
     if (f->sync_host_share >= 0)
-        EVIDENCE(b, "the GPU idles while the host waits in syncs: %s of the run (threshold %s); host in sync "
+        EVIDENCE(b, "the GPU idles while the host waits in syncs: %s of the run (%s); host in sync "
                     "calls %s",
-                 pct(p1, sizeof p1, f->sync_share), pct(p2, sizeof p2, x->sb_share),
+                 pct(p1, sizeof p1, f->sync_share), limit(lim, sizeof lim, f->sync_share, x->sb_share, x),
                  pct(e, sizeof e, f->sync_host_share));
     else
-        EVIDENCE(b, "host time waiting in synchronizations: %s of the run (threshold %s)",
-                 pct(p1, sizeof p1, f->sync_share), pct(p2, sizeof p2, x->sb_share));
+        EVIDENCE(b, "host time waiting in synchronizations: %s of the run (%s)",
+                 pct(p1, sizeof p1, f->sync_share), limit(lim, sizeof lim, f->sync_share, x->sb_share, x));
     if (f->syncs > 0) {
         us_each(e, sizeof e, f->sync_share * f->wall, f->syncs);
         EVIDENCE(b, "%.0f syncs, %s of GPU idle each on average", f->syncs, e);
@@ -698,6 +717,7 @@ static void memory_evidence(builder *b, const mb_diag_figures *f)
 static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32], p3[32], p4[32];
+    char lim[80];
     if (f->step_table) {
         if (!passes(f->compute_share, x->gcb_share, x) || !begin_finding(b, "gpu_compute_bound", f->compute_share, r))
             return;
@@ -709,9 +729,9 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
                  pct(p1, sizeof p1, memory ? f->memory_share : f->tensor_share),
                  memory ? "tensor-core math" : "memory-bound kernels",
                  pct(p2, sizeof p2, memory ? f->tensor_share : f->memory_share));
-        EVIDENCE(b, "GPU kernels run %s of the step (threshold %s): tensor-core math (GEMM, convolution, attention) "
+        EVIDENCE(b, "GPU kernels run %s of the %s (%s): tensor-core math (GEMM, convolution, attention) "
                     "%s, memory-bound kernels (elementwise, normalization, reduction, optimizer) %s",
-                 pct(p1, sizeof p1, f->compute_share), pct(p2, sizeof p2, x->gcb_share),
+                 pct(p1, sizeof p1, f->compute_share), f->span, limit(lim, sizeof lim, f->compute_share, x->gcb_share, x),
                  pct(p3, sizeof p3, f->tensor_share), pct(p4, sizeof p4, f->memory_share));
         if (f->tensor_efficiency >= 0) {
             EVIDENCE(b, "the GEMM/conv/attention work with recorded shapes runs at %.0f%% of the measured GEMM/conv "
@@ -724,7 +744,7 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
                         "record_shapes=True)");
         memory_evidence(b, f);
         if (f->gpu_util >= 0)
-            EVIDENCE(b, "GPU busy %s of the step in all", pct(p1, sizeof p1, f->gpu_util));
+            EVIDENCE(b, "GPU busy %s of the %s in all", pct(p1, sizeof p1, f->gpu_util), f->span);
         add_remedies(b, r, f, x->eff_low);
         return;
     }
@@ -739,8 +759,8 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
         EVIDENCE(b, "GPU busy %s of the time (threshold %s)", pct(p1, sizeof p1, f->gpu_util),
                  pct(p2, sizeof p2, x->gcb_util));
     if (by_share)
-        EVIDENCE(b, "GEMM/conv/memory-bound GPU work: %s of the run (threshold %s)",
-                 pct(p1, sizeof p1, f->compute_share), pct(p2, sizeof p2, x->gcb_share));
+        EVIDENCE(b, "GEMM/conv/memory-bound GPU work: %s of the run (%s)",
+                 pct(p1, sizeof p1, f->compute_share), limit(lim, sizeof lim, f->compute_share, x->gcb_share, x));
     else
         EVIDENCE(b, "GEMM/conv/memory-bound GPU work: %s of the run", pct(p1, sizeof p1, f->compute_share));
     if (f->compute_efficiency >= 0)
@@ -771,6 +791,7 @@ static void cpu_stage_evidence(builder *b, const mb_gap *g)
 static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32];
+    char lim[80];
     if (f->step_table) {
         /* GPU idle while the host runs its own code, without the host-overhead
          * signature (that one is launch_bound) */
@@ -778,8 +799,8 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
             !begin_finding(b, "cpu_compute_bound", f->host_idle_share, r))
             return;
         EVIDENCE(b, "GPU idle while the host runs framework/Python code outside launch, sync and DataLoader calls: "
-                    "%s of the step (threshold %s)",
-                 pct(p1, sizeof p1, f->host_idle_share), pct(p2, sizeof p2, x->cc_share));
+                    "%s of the %s (%s)",
+                 pct(p1, sizeof p1, f->host_idle_share), f->span, limit(lim, sizeof lim, f->host_idle_share, x->cc_share, x));
         kernel_evidence(b, f, x);
         add_remedies(b, r, f, x->eff_low);
         return;
@@ -792,8 +813,8 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
     if (!begin_finding(b, "cpu_compute_bound", by_share ? f->cpu_share : 1 - f->gpu_util, r))
         return;
     if (by_share)
-        EVIDENCE(b, "compute on the CPU takes %s of the run (threshold %s)", pct(p1, sizeof p1, f->cpu_share),
-                 pct(p2, sizeof p2, x->cc_share));
+        EVIDENCE(b, "compute on the CPU takes %s of the run (%s)", pct(p1, sizeof p1, f->cpu_share),
+                 limit(lim, sizeof lim, f->cpu_share, x->cc_share, x));
     if (f->cpu_util >= 0)
         EVIDENCE(b, "CPU busy %s (threshold %s)", pct(p1, sizeof p1, f->cpu_util), pct(p2, sizeof p2, x->cc_cpu));
     if (f->gpu_util >= 0)
@@ -864,11 +885,12 @@ static void comm_evidence(builder *b, const mb_gap *g)
 static void try_share(builder *b, const mb_gap *g, const char *id, const char *what, double share, double min,
                       const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
-    char p1[32], p2[32];
+    char p1[32];
+    char lim[80];
     if (!passes(share, min, x) || !begin_finding(b, id, share, r))
         return;
-    EVIDENCE(b, "%s take %s of the %s (threshold %s)", what, pct(p1, sizeof p1, share), f->step_table ? "step" : "run",
-             pct(p2, sizeof p2, min));
+    EVIDENCE(b, "%s take %s of the %s (%s)", what, pct(p1, sizeof p1, share), f->span,
+             limit(lim, sizeof lim, share, min, x));
     if (strcmp(id, "copy_bound") == 0 && f->pageable_share > 0)
         EVIDENCE(b, "copies from pageable memory: %s of the run", pct(p1, sizeof p1, f->pageable_share));
     if (strcmp(id, "copy_bound") == 0)
@@ -910,12 +932,14 @@ static bool periodic_stage(const mb_stage *s, const char *data_names)
 /* Checkpoints, evaluation, logging (the stage's role says so). */
 static void try_periodic(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
-    char p1[32], p2[32];
+    char p1[32];
+    char lim[80];
     if (!passes(f->periodic_share, x->pw_share, x) ||
         !begin_finding(b, "periodic_work_bound", f->periodic_share, r))
         return;
-    EVIDENCE(b, "stages with role checkpoint, eval or logging take %s of the %s (threshold %s)",
-             pct(p1, sizeof p1, f->periodic_share), f->step_table ? "step" : "run", pct(p2, sizeof p2, x->pw_share));
+    EVIDENCE(b, "stages with role checkpoint, eval or logging take %s of the %s (%s)",
+             pct(p1, sizeof p1, f->periodic_share), f->span,
+             limit(lim, sizeof lim, f->periodic_share, x->pw_share, x));
     stages_with(b, g, periodic_stage, NULL, "the stages");
     add_remedies(b, r, f, x->eff_low);
 }
@@ -1045,7 +1069,7 @@ static void balanced_line(mb_diagnosis *d, const th *x)
     size_t n = sizeof d->balanced;
     int w = snprintf(o, n, "balanced: no pattern reaches its threshold and none explains more than %.0f%% of the %s "
                            "(GPU compute %.1f%%",
-                     100 * x->dominant, f->step_table ? "step" : "run", 100 * f->compute_share);
+                     100 * x->dominant, f->span, 100 * f->compute_share);
     if (f->step_table)
         w += snprintf(o + w, n - (size_t)w, ", host overhead %.1f%%",
                       100 * (f->launch_idle_share + f->host_idle_share));

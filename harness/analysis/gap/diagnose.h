@@ -45,6 +45,7 @@ typedef struct mb_diag_figures {
      * the run has none. Shares of the step: GPU busy by group, GPU idle by
      * what the host did; together they add up to 1. */
     bool step_table;
+    const char *span;          /* "step" when the run has steps, else "run": what a share is of */
     double tensor_share;       /* GEMM, convolution, attention kernels */
     double memory_share;       /* memory-bound kernels (elementwise, normalization, ...) */
     double launch_idle_share;  /* GPU idle while the host is in launch calls */
