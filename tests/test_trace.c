@@ -1136,6 +1136,85 @@ static void test_backward_flops(void **state)
  * SDPA of [2,4,256,64] bf16 (67108864 FLOPs) launches fused_kernel_0 (no
  * rule matches it) for 20 us in a 100 us step; a GEMM-named kernel outside
  * any op keeps its class. */
+/* A forward convolution recorded without Concrete Inputs (torch < 2.1: no
+ * stride or padding, so no output size) takes its FLOPs from the backward op
+ * under the autograd node with its Sequence number. Conv N2 C3 8x8, K4 3x3,
+ * stride 1 pad 1 -> 8x8: 2*2*4*3*9*64 = 27648 per product.
+ * Layer 1 (torch 2.0): aten::conv2d > aten::convolution > aten::_convolution
+ * > aten::cudnn_convolution, seq 7 on the outer ops; its backward
+ * aten::convolution_backward (grad_output [2,4,8,8], no output_mask: 2
+ * products) -> forward 27648, backward 55296.
+ * Layer 2 (torch 1.9): aten::cudnn_convolution seq 9; its backward
+ * aten::cudnn_convolution_backward(self, grad_output, weight) whose children
+ * launch the kernels -> forward 27648, backward 55296.
+ * Layer 3: a forward whose node has no backward op with shapes: no FLOPs
+ * (its kernel in "conv (unattributed)"). The old reader had the forward
+ * kernels there too, and layer 2's backward. */
+static void test_forward_from_backward(void **state)
+{
+    (void)state;
+#define FWD(seq) "\"Sequence number\":" #seq ",\"Fwd thread id\":0,"
+#define BWD(seq) "\"Sequence number\":" #seq ",\"Fwd thread id\":1"
+#define CONV_IN "\"Input Dims\":[[2,3,8,8],[4,3,3,3],[],[],[],[],[],[],[]],\"Input type\":[\"float\",\"float\"]"
+    const char *text =
+        "{\"record_shapes\":1,\"traceEvents\":[\n"
+        OP("aten::conv2d", 1, 0, 100, FWD(7) CONV_IN)
+        OP("aten::convolution", 1, 2, 96, FWD(7) CONV_IN)
+        OP("aten::_convolution", 1, 4, 92, FWD(7) CONV_IN)
+        OP("aten::cudnn_convolution", 1, 6, 88, CONV_IN)
+        LAUNCH(1, 10, 61)
+        OP("aten::cudnn_convolution", 1, 200, 100, FWD(9) CONV_IN)
+        LAUNCH(1, 210, 62)
+        OP("aten::cudnn_convolution", 1, 400, 100, FWD(11) CONV_IN)
+        LAUNCH(1, 410, 63)
+        OP("autograd::engine::evaluate_function: ConvolutionBackward0", 2, 1000, 200, BWD(7))
+        OP("ConvolutionBackward0", 2, 1005, 190, BWD(7))
+        OP("aten::convolution_backward", 2, 1010, 180,
+           "\"Input Dims\":[[2,4,8,8],[2,3,8,8],[4,3,3,3],[],[],[],[],[],[],[],[]],"
+           "\"Input type\":[\"float\",\"float\",\"float\"]")
+        LAUNCH(2, 1020, 64)
+        LAUNCH(2, 1030, 65)
+        OP("CudnnConvolutionBackward", 2, 2000, 200, BWD(9))
+        OP("aten::cudnn_convolution_backward", 2, 2005, 190,
+           "\"Input Dims\":[[2,3,8,8],[2,4,8,8],[4,3,3,3],[],[],[],[],[],[],[],[]],"
+           "\"Input type\":[\"float\",\"float\",\"float\",\"GenericList\"]")
+        OP("aten::cudnn_convolution_backward_input", 2, 2010, 80,
+           "\"Input Dims\":[[],[2,4,8,8],[4,3,3,3]],\"Input type\":[\"GenericList\",\"float\",\"float\"]")
+        LAUNCH(2, 2020, 66)
+        OP("aten::cudnn_convolution_backward_weight", 2, 2100, 80,
+           "\"Input Dims\":[[],[2,4,8,8],[2,3,8,8]],\"Input type\":[\"GenericList\",\"float\",\"float\"]")
+        LAUNCH(2, 2110, 67)
+        KERNEL("volta_scudnn_128x64_relu_interior_nn_v1", 5000, 10, 61) ",\n"
+        KERNEL("volta_scudnn_128x64_relu_interior_nn_v1", 5020, 10, 62) ",\n"
+        KERNEL("volta_scudnn_128x64_relu_interior_nn_v1", 5040, 10, 63) ",\n"
+        KERNEL("sm70_xmma_dgrad_implicit_gemm_f32", 5060, 12, 64) ",\n"
+        KERNEL("sm70_xmma_wgrad_implicit_gemm_f32", 5080, 14, 65) ",\n"
+        KERNEL("sm70_xmma_dgrad_implicit_gemm_f32", 5100, 12, 66) ",\n"
+        KERNEL("sm70_xmma_wgrad_implicit_gemm_f32", 5120, 14, 67) "\n]}\n";
+#undef FWD
+#undef BWD
+#undef CONV_IN
+    const char *path = tmp_path("fwd_from_bwd.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, "conv");
+    assert_non_null(s);
+    assert_string_equal(s->work_unit, "flop");
+    assert_true(s->work == 2 * 27648 + 2 * 55296);
+    assert_int_equal(s->count, 6);
+    NS_EQ(s->seconds, 72000);
+    cJSON *ev = r.evidence;
+    assert_int_equal((int)num(ev, "rates.conv.0.ops"), 4);
+    assert_int_equal((int)num(ev, "rates.conv.0.from_backward"), 2);
+    s = stage(&r, "conv (unattributed)"); /* layer 3 */
+    assert_non_null(s);
+    assert_int_equal(s->count, 1);
+    NS_EQ(s->seconds, 10000);
+    mb_run_free(&r);
+}
+
 static void test_kernel_takes_op_family(void **state)
 {
     (void)state;
@@ -2194,6 +2273,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_op_flops),  cmocka_unit_test(test_rules),
         cmocka_unit_test(test_memory_attribution), cmocka_unit_test(test_op_bytes),
         cmocka_unit_test(test_norm_pool_attribution), cmocka_unit_test(test_backward_flops),
+        cmocka_unit_test(test_forward_from_backward),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
         cmocka_unit_test(test_cpu_only), cmocka_unit_test(test_step_past_trace),
         cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_outside_steps),

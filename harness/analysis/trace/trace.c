@@ -762,6 +762,7 @@ static bool fold_cpu_op(parser *p)
     op->parent = -1;
     op->kind = (uint8_t)kind;
     op->why = ok || kind == TR_OP_BWD ? 0 : why_index(st, e->name, why);
+    op->products = ok && kind == TR_OP_CONV ? (uint8_t)mb_tr_op_products(e->name, &e->sh) : 0;
     /* The first input with a known tensor type (a bias may be None, "") */
     for (int i = 0; i < e->sh.n_types && op->dtype == 0; i++)
         op->dtype = (uint8_t)mb_tr_dtype_index(mb_tr_dtype_of_torch(e->sh.types[i]));

@@ -152,6 +152,9 @@ int mb_tr_op_kind(const char *name);
  * false with *why set when the shapes needed were not recorded or do not
  * fit the op. */
 bool mb_tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const char **why);
+/* How many forward-sized products an op with FLOPs counted: a convolution
+ * backward's gradients asked for (1 or 2), else 1. */
+int mb_tr_op_products(const char *name, const tr_shapes *sh);
 
 /* An attention op's sizes as its query and key record them: query [b, h,
  * l, d] (or [b, l, h, d], as the variant takes it), key/value s long. */
@@ -302,6 +305,7 @@ enum {
     TR_OPF_BWD_TENSOR = 8,    /* TR_OP_BWD: encloses a matmul/conv/attention op */
     TR_OPF_LINKED = 16,       /* FLOPs from the forward op its autograd node belongs to */
     TR_OPF_IN_BWD = 32,       /* inside an autograd node (a backward op) */
+    TR_OPF_FROM_BWD = 64,     /* a forward convolution's FLOPs from its backward op's shapes */
 };
 
 /* Why an op or kernel has no count: the link to its forward op failed. */
@@ -321,7 +325,8 @@ typedef struct tr_flop_op { /* 64 bytes: one per op of a family (above), with or
     uint8_t why;        /* no count: index into tr_state.why (0 = none) */
     uint8_t link;       /* the analysis: TR_LINK_* when a backward op found no forward op */
     uint8_t family;     /* the analysis: TR_OP_BWD given FLOPs: its forward op's kind */
-    uint8_t pad[2];
+    uint8_t products;   /* forward-sized products its FLOPs count (mb_tr_op_products); 0: no count */
+    uint8_t pad;
 } tr_flop_op;
 
 /* What the host was doing, as [start, end) pairs, for the step table: the

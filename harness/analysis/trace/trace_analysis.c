@@ -338,6 +338,46 @@ static double backward_products(int family, bool one_op)
     return family == TR_OP_GEMM && one_op ? 1 : 2;
 }
 
+/* A forward convolution whose shapes give no FLOPs (torch before 2.1
+ * records no stride or padding: no "Concrete Inputs") takes them from its
+ * backward op, which records grad_output and so the output's size: the
+ * backward's FLOPs over the products it counted (torch 1.9's
+ * cudnn_convolution_backward, 2.0's convolution_backward), found by the
+ * Sequence number its autograd node shares with the forward op. */
+static bool forward_from_backward(tr_flop_op *ops, size_t n)
+{
+    corr_map bwd = {0};
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {
+        const tr_flop_op *op = &ops[i];
+        if (op->kind != TR_OP_CONV || op->flops < 0 || op->products == 0 || !(op->flags & TR_OPF_IN_BWD) ||
+            op->flags & TR_OPF_PARENT)
+            continue;
+        int32_t node = node_of(ops, (int32_t)i);
+        if (node < 0 || ops[node].seq < 0)
+            continue;
+        int32_t had = corr_get(&bwd, ops[node].seq);
+        ok = corr_put(&bwd, ops[node].seq, had == -1 ? (int32_t)i : -2); /* -2: several */
+    }
+    for (size_t i = 0; i < n && ok && bwd.used > 0; i++) {
+        tr_flop_op *op = &ops[i];
+        if (op->kind != TR_OP_CONV || op->flops >= 0 || op->flags & (TR_OPF_IN_BWD | TR_OPF_PARENT_ANY))
+            continue;
+        int64_t seq = op->seq;
+        for (int32_t p = op->parent; seq < 0 && p >= 0 && ops[p].kind == TR_OP_CONV; p = ops[p].parent)
+            seq = ops[p].seq; /* cudnn_convolution inside aten::convolution, which recorded it */
+        int32_t b = seq >= 0 ? corr_get(&bwd, seq) : -1;
+        if (b < 0)
+            continue;
+        op->flops = ops[b].flops / ops[b].products;
+        op->flags |= TR_OPF_FROM_BWD;
+        op->why = 0;
+    }
+    free(bwd.keys);
+    free(bwd.vals);
+    return ok;
+}
+
 /* Backward kernels whose op has no usable shapes (a backward matmul without
  * "Input Dims", a kernel launched by the autograd node itself) take their
  * FLOPs from the forward op their node belongs to: Kineto gives the node
@@ -348,6 +388,8 @@ static double backward_products(int family, bool one_op)
  * aten::convolution's). */
 static bool link_backward(tr_flop_op *ops, size_t n, corr_map *fwd)
 {
+    if (!forward_from_backward(ops, n))
+        return false;
     for (size_t i = 0; i < n; i++) {
         tr_flop_op *op = &ops[i];
         op->link = TR_LINK_NONE;
@@ -1423,6 +1465,7 @@ typedef struct flop_group {
     int64_t ns;
     long long kernels, ops;
     long long linked;   /* of the ops: backward ops and autograd nodes with their forward op's FLOPs */
+    long long from_bwd; /* of the ops: forward convolutions with FLOPs from their backward op */
 } flop_group;
 
 /* The family whose FLOPs an op counts: an autograd node given FLOPs counts
@@ -1454,6 +1497,7 @@ static int flop_groups(const tr_state *st, flop_group *g, int max)
         g[k].kernels += op->kernels;
         g[k].ops++;
         g[k].linked += (op->flags & TR_OPF_LINKED) != 0;
+        g[k].from_bwd += (op->flags & TR_OPF_FROM_BWD) != 0;
     }
     return n;
 }
@@ -1484,14 +1528,20 @@ static int flop_stages(analysis *a, const flop_group *g, int n, cJSON *rates, mb
         for (int k = 0; k < n; k++)
             per_kind += g[k].kind == g[i].kind;
         const char *comp = family_component(g[i].kind);
-        char name[64], source[256], linked[128] = "";
+        char name[64], source[320], linked[192] = "";
         if (per_kind > 1)
             snprintf(name, sizeof name, "%s %s", comp, g[i].dtype ? g[i].dtype : "unknown dtype");
         else
             snprintf(name, sizeof name, "%s", comp);
-        if (g[i].linked > 0)
+        if (g[i].linked > 0 && g[i].from_bwd > 0)
+            snprintf(linked, sizeof linked, " (%lld backward with their forward op's FLOPs, %lld forward with their "
+                     "backward op's shapes, by autograd Sequence number)", g[i].linked, g[i].from_bwd);
+        else if (g[i].linked > 0)
             snprintf(linked, sizeof linked,
                      " (%lld backward with their forward op's FLOPs, by autograd Sequence number)", g[i].linked);
+        else if (g[i].from_bwd > 0)
+            snprintf(linked, sizeof linked,
+                     " (%lld forward with their backward op's shapes, by autograd Sequence number)", g[i].from_bwd);
         snprintf(source, sizeof source, "trace: %lld %s ops with FLOPs%s, %lld kernels", g[i].ops, comp, linked,
                  g[i].kernels);
         mb_stage s = {.name = name, .component = (char *)comp, .dtype = (char *)g[i].dtype,
@@ -1508,6 +1558,7 @@ static int flop_stages(analysis *a, const flop_group *g, int n, cJSON *rates, mb
         add_num(o, "kernels", (double)g[i].kernels);
         add_num(o, "ops", (double)g[i].ops);
         add_num(o, "linked", (double)g[i].linked);
+        add_num(o, "from_backward", (double)g[i].from_bwd);
         add_num(o, "tflops", g[i].ns > 0 ? g[i].flops / (double)g[i].ns / 1e3 : 0);
     }
     return MB_OK;

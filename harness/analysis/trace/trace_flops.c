@@ -21,30 +21,39 @@ typedef struct op_schema {
     int kind;
     int stride, padding, dilation, transposed, mask;
     bool backward;
+    bool self_first; /* backward (self, grad_output, weight): torch <= 1.10's cudnn/miopen ops */
 } op_schema;
 
 static const op_schema schemas[] = {
-    {"aten::mm", TR_OP_GEMM, -1, -1, -1, -1, -1, false},
-    {"aten::addmm", TR_OP_GEMM, -1, -1, -1, -1, -1, false},
-    {"aten::bmm", TR_OP_GEMM, -1, -1, -1, -1, -1, false},
-    {"aten::baddbmm", TR_OP_GEMM, -1, -1, -1, -1, -1, false},
-    {"aten::matmul", TR_OP_GEMM, -1, -1, -1, -1, -1, false},
-    {"aten::linear", TR_OP_GEMM, -1, -1, -1, -1, -1, false},
+    {"aten::mm", TR_OP_GEMM, -1, -1, -1, -1, -1, false, false},
+    {"aten::addmm", TR_OP_GEMM, -1, -1, -1, -1, -1, false, false},
+    {"aten::bmm", TR_OP_GEMM, -1, -1, -1, -1, -1, false, false},
+    {"aten::baddbmm", TR_OP_GEMM, -1, -1, -1, -1, -1, false, false},
+    {"aten::matmul", TR_OP_GEMM, -1, -1, -1, -1, -1, false, false},
+    {"aten::linear", TR_OP_GEMM, -1, -1, -1, -1, -1, false, false},
     /* convolution(input, weight, bias, stride, padding, dilation, transposed,
      * output_padding, groups); _convolution adds flags after groups. */
-    {"aten::convolution", TR_OP_CONV, 3, 4, 5, 6, -1, false},
-    {"aten::_convolution", TR_OP_CONV, 3, 4, 5, 6, -1, false},
+    {"aten::convolution", TR_OP_CONV, 3, 4, 5, 6, -1, false, false},
+    {"aten::_convolution", TR_OP_CONV, 3, 4, 5, 6, -1, false, false},
     /* conv2d(input, weight, bias, stride, padding, dilation, groups) */
-    {"aten::conv1d", TR_OP_CONV, 3, 4, 5, -1, -1, false},
-    {"aten::conv2d", TR_OP_CONV, 3, 4, 5, -1, -1, false},
-    {"aten::conv3d", TR_OP_CONV, 3, 4, 5, -1, -1, false},
+    {"aten::conv1d", TR_OP_CONV, 3, 4, 5, -1, -1, false, false},
+    {"aten::conv2d", TR_OP_CONV, 3, 4, 5, -1, -1, false, false},
+    {"aten::conv3d", TR_OP_CONV, 3, 4, 5, -1, -1, false, false},
     /* cudnn_convolution(self, weight, padding, stride, dilation, groups, ...) */
-    {"aten::cudnn_convolution", TR_OP_CONV, 3, 2, 4, -1, -1, false},
+    {"aten::cudnn_convolution", TR_OP_CONV, 3, 2, 4, -1, -1, false, false},
     /* miopen_convolution(self, weight, bias, padding, stride, dilation, groups, ...) */
-    {"aten::miopen_convolution", TR_OP_CONV, 4, 3, 5, -1, -1, false},
+    {"aten::miopen_convolution", TR_OP_CONV, 4, 3, 5, -1, -1, false, false},
     /* convolution_backward(grad_output, input, weight, bias_sizes, stride,
      * padding, dilation, transposed, output_padding, groups, output_mask) */
-    {"aten::convolution_backward", TR_OP_CONV, 4, 5, 6, 7, 10, true},
+    {"aten::convolution_backward", TR_OP_CONV, 4, 5, 6, 7, 10, true, false},
+    /* torch <= 1.10 (kineto's tb_plugin samples, torch 1.9):
+     * cudnn_convolution_backward(self, grad_output, weight, padding, stride,
+     * dilation, groups, benchmark, deterministic, allow_tf32, output_mask);
+     * miopen's without allow_tf32. Its children (_backward_input,
+     * _backward_weight) launch the kernels and record no weight or input
+     * shape of their own: this op is the one with the FLOPs. */
+    {"aten::cudnn_convolution_backward", TR_OP_CONV, 4, 3, 5, -1, 10, true, true},
+    {"aten::miopen_convolution_backward", TR_OP_CONV, 4, 3, 5, -1, 9, true, true},
 };
 
 static const op_schema *schema_of(const char *name)
@@ -342,11 +351,24 @@ static bool spatial_param(const tr_shapes *sh, int idx, int ns, int64_t *out)
     return false;
 }
 
+/* A convolution backward's forward-sized products: one per gradient asked
+ * for (input, weight), from its output_mask when recorded, else both. */
+static int conv_products(const op_schema *op, const tr_shapes *sh)
+{
+    if (op->mask < 0 || op->mask >= sh->n_concrete || sh->concrete[op->mask][0] != '[')
+        return 2;
+    /* "[True, True, False]": grad_input, grad_weight, grad_bias. */
+    const char *m = sh->concrete[op->mask];
+    const char *second = strchr(m, ',');
+    return (strncmp(m + 1, "True", 4) == 0) + (second && strncmp(second + 2, "True", 4) == 0);
+}
+
 static bool conv_flops(const op_schema *op, const tr_shapes *sh, double *flops, const char **why)
 {
     /* Forward: input [N, C, spatial...], weight [K, C/groups, filter...].
-     * Backward: grad_output [N, K, out...], input, weight. */
-    int in = op->backward ? 1 : 0, wt = op->backward ? 2 : 1;
+     * Backward: grad_output [N, K, out...], input, weight (or input,
+     * grad_output, weight). */
+    int grad = op->self_first ? 1 : 0, in = op->backward ? (op->self_first ? 0 : 1) : 0, wt = op->backward ? 2 : 1;
     *why = "convolution input/weight shapes not recorded";
     if (!dims_known(sh, in, 3) || !dims_known(sh, wt, 3) || sh->rank[in] != sh->rank[wt])
         return false;
@@ -359,11 +381,11 @@ static bool conv_flops(const op_schema *op, const tr_shapes *sh, double *flops, 
     }
     double out_spatial = 1;
     if (op->backward) {
-        if (!dims_known(sh, 0, 3) || sh->rank[0] != ns + 2) {
+        if (!dims_known(sh, grad, 3) || sh->rank[grad] != ns + 2) {
             *why = "convolution grad_output shape not recorded";
             return false;
         }
-        out_spatial = prod(sh->dims[0] + 2, ns);
+        out_spatial = prod(sh->dims[grad] + 2, ns);
     } else {
         int64_t stride[TR_MAX_DIMS], pad[TR_MAX_DIMS], dil[TR_MAX_DIMS];
         if (!spatial_param(sh, op->stride, ns, stride) || !spatial_param(sh, op->padding, ns, pad)) {
@@ -385,19 +407,16 @@ static bool conv_flops(const op_schema *op, const tr_shapes *sh, double *flops, 
     }
     double f = mb_conv_flops((double)x[0], (double)w[0], (double)w[1], prod(w + 2, ns), 1,
                              out_spatial, 1);
-    if (op->backward) {
-        /* One forward-sized product per gradient asked for (input, weight). */
-        int grads = 2;
-        if (op->mask >= 0 && op->mask < sh->n_concrete && sh->concrete[op->mask][0] == '[') {
-            /* "[True, True, False]": grad_input, grad_weight, grad_bias. */
-            const char *m = sh->concrete[op->mask];
-            const char *second = strchr(m, ',');
-            grads = (strncmp(m + 1, "True", 4) == 0) + (second && strncmp(second + 2, "True", 4) == 0);
-        }
-        f *= grads;
-    }
+    if (op->backward)
+        f *= conv_products(op, sh);
     *flops = f;
     return true;
+}
+
+int mb_tr_op_products(const char *name, const tr_shapes *sh)
+{
+    const op_schema *op = schema_of(name);
+    return op && op->kind == TR_OP_CONV && op->backward ? conv_products(op, sh) : 1;
 }
 
 bool mb_tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const char **why)
