@@ -26,8 +26,10 @@ bmm_ kernels as other compute; two collective stages of one name. Kineto's
 own tb_plugin samples (pytorch/kineto, tb_plugin/samples before its removal:
 ResNet-50 on a V100, torch 1.8-1.9, DataLoader with 0 and 4 workers) found:
 ProfilerStep and DataLoader annotations under cat "Operator" read as ops
-(one window, the DataLoader's 29% as host code), a reason cut at
-"(Concrete", and a finding under its threshold stated as "(threshold 60%)"."""
+(one window, the DataLoader's 29% as host code), every convolution without
+FLOPs (torch 1.9 records no stride/padding: the forward's come from its
+backward op now), a reason cut at "(Concrete", and a finding under its
+threshold stated as "(threshold 60%)"."""
 import glob
 import os
 import subprocess
