@@ -1084,8 +1084,6 @@ static void test_backward_flops(void **state)
         KERNEL("volta_sgemm_32x32_tn", 5120, 6, 48) ",\n"
         KERNEL("flash_bwd_dq_dk_dv_loop_kernel<Flash_bwd_kernel_traits<64>>", 5130, 40, 49) ",\n"
         KERNEL("volta_sgemm_64x64_nn", 5180, 4, 50) "\n]}\n";
-#undef FWD
-#undef BWD
 #undef QKV
 #undef BF16x3
     const char *path = tmp_path("bwdflops.json");
@@ -1153,8 +1151,6 @@ static void test_backward_flops(void **state)
 static void test_forward_from_backward(void **state)
 {
     (void)state;
-#define FWD(seq) "\"Sequence number\":" #seq ",\"Fwd thread id\":0,"
-#define BWD(seq) "\"Sequence number\":" #seq ",\"Fwd thread id\":1"
 #define CONV_IN "\"Input Dims\":[[2,3,8,8],[4,3,3,3],[],[],[],[],[],[],[]],\"Input type\":[\"float\",\"float\"]"
     const char *text =
         "{\"record_shapes\":1,\"traceEvents\":[\n"
@@ -1191,7 +1187,7 @@ static void test_forward_from_backward(void **state)
         KERNEL("sm70_xmma_wgrad_implicit_gemm_f32", 5080, 14, 65) ",\n"
         KERNEL("sm70_xmma_dgrad_implicit_gemm_f32", 5100, 12, 66) ",\n"
         KERNEL("sm70_xmma_wgrad_implicit_gemm_f32", 5120, 14, 67) "\n]}\n";
-#undef FWD
+#undef FWD /* test_backward_flops' */
 #undef BWD
 #undef CONV_IN
     const char *path = tmp_path("fwd_from_bwd.json");

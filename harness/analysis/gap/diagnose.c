@@ -731,7 +731,8 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
                  pct(p2, sizeof p2, memory ? f->tensor_share : f->memory_share));
         EVIDENCE(b, "GPU kernels run %s of the %s (%s): tensor-core math (GEMM, convolution, attention) "
                     "%s, memory-bound kernels (elementwise, normalization, reduction, optimizer) %s",
-                 pct(p1, sizeof p1, f->compute_share), f->span, limit(lim, sizeof lim, f->compute_share, x->gcb_share, x),
+                 pct(p1, sizeof p1, f->compute_share), f->span,
+                 limit(lim, sizeof lim, f->compute_share, x->gcb_share, x),
                  pct(p3, sizeof p3, f->tensor_share), pct(p4, sizeof p4, f->memory_share));
         if (f->tensor_efficiency >= 0) {
             EVIDENCE(b, "the GEMM/conv/attention work with recorded shapes runs at %.0f%% of the measured GEMM/conv "
@@ -800,7 +801,8 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
             return;
         EVIDENCE(b, "GPU idle while the host runs framework/Python code outside launch, sync and DataLoader calls: "
                     "%s of the %s (%s)",
-                 pct(p1, sizeof p1, f->host_idle_share), f->span, limit(lim, sizeof lim, f->host_idle_share, x->cc_share, x));
+                 pct(p1, sizeof p1, f->host_idle_share), f->span,
+                 limit(lim, sizeof lim, f->host_idle_share, x->cc_share, x));
         kernel_evidence(b, f, x);
         add_remedies(b, r, f, x->eff_low);
         return;
