@@ -967,7 +967,9 @@ static void test_diagnosis_step_table(void **state)
  * steps too (kineto's tb_plugin ResNet-50: 2.4% pageable beside 1.9% of all
  * copies); host<->device only, where the step table's copy part also holds
  * device-to-device copies. Here 0.25 s of pageable h2d in the steps, 0.05 s
- * of d2d, 1 s in all; the evidence says 2 s of pageable copies. */
+ * of d2d, 1 s in all; the evidence says 2 s of pageable copies. The same
+ * for the host's time in syncs: the steps' 0.1 s, not the trace's 0.6 s
+ * (a closing synchronize is no step's). */
 static void test_diagnosis_copies_in_steps(void **state)
 {
     fx *f = *state;
@@ -979,11 +981,15 @@ static void test_diagnosis_copies_in_steps(void **state)
     mb_stage d = { .name = "copy d2d", .component = "copy", .direction = "d2d", .memory = "device",
                    .work = 1e9, .work_unit = "byte", .seconds = 0.05 };
     mb_stage x = { .name = "x", .component = "other", .work = 0.7, .work_unit = "s", .seconds = 0.7 };
+    mb_stage y = { .name = "sync", .component = "sync", .work = 2, .work_unit = "sync", .seconds = 0.1,
+                   .exposed_seconds = 0, .has_exposed = true };
+    assert_int_equal(mb_run_add_stage(&r, &y, &err), MB_OK);
     assert_int_equal(mb_run_add_stage(&r, &c, &err), MB_OK);
     assert_int_equal(mb_run_add_stage(&r, &d, &err), MB_OK);
     assert_int_equal(mb_run_add_stage(&r, &x, &err), MB_OK);
     r.total_seconds = 1;
     r.evidence = cJSON_Parse("{\"copies\":[{\"direction\":\"h2d\",\"memory\":\"pageable\",\"seconds\":2}],"
+                             "\"host\":{\"sync\":{\"count\":3,\"seconds\":0.6}},"
                              "\"step\":{\"gpu_busy_share\":0.30,\"kernels_per_step\":10,\"parts\":["
                              "{\"id\":\"copy\",\"share\":0.30},{\"id\":\"host\",\"share\":0.70}]}}");
     mb_gap g;
@@ -992,6 +998,7 @@ static void test_diagnosis_copies_in_steps(void **state)
     assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &dg, &err), MB_OK);
     CLOSE(dg.fig.pageable_share, 0.25);
     CLOSE(dg.fig.copy_share, 0.25);
+    CLOSE(dg.fig.sync_host_share, 0.1); /* the steps' two syncs, not the trace's three (0.6 s) */
     assert_true(has_finding(&dg, "copy_bound"));
     mb_diagnosis_free(&dg);
     mb_gap_free(&g);

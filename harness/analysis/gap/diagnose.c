@@ -287,6 +287,16 @@ static void figures_from_memory_stage(const mb_gap *g, mb_diag_figures *f)
     }
 }
 
+/* The stages' own time (not exposed) of one component. */
+static double component_seconds(const mb_gap *g, const char *component)
+{
+    double sum = 0;
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->stages[i].stage->component, component) == 0)
+            sum += g->stages[i].stage->seconds;
+    return sum;
+}
+
 void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *f)
 {
     memset(f, 0, sizeof *f);
@@ -320,6 +330,12 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
         if (cJSON_IsObject(step) && !f->cpu_only) {
             f->source = "the trace's step table";
             figures_from_step(step, f);
+            /* the host's time in syncs is the steps' (the sync stages), not
+             * the whole trace's: the profiler's closing synchronize and the
+             * syncs before a step's first launch are no step's (TraceLens's
+             * MI300X ResNet: 67% of the step from a 37.9 ms closing sync) */
+            if (f->sync_host_share >= 0)
+                f->sync_host_share = component_seconds(g, "sync") / f->wall;
         }
     }
 }
