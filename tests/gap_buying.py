@@ -10,7 +10,9 @@ LIST|all` on traces with a known shape (scripts/gen_large_trace.py --pattern):
   - machines whose projected steps differ by less than the error allowed
     (project_rank.c, row_error_pct) share a rank, and only those: checked on
     every pair of neighbours of the full ranking of a compute-bound trace;
-  - a single GPU's host-to-device copies are copies, not communication.
+  - a single GPU's host-to-device copies are copies, not communication;
+  - a trace from a GPU without a datasheet is ranked by the per-stage model
+    from its own GPU's ceilings, and refused from another GPU's.
 
 Environment (tests/CMakeLists.txt): MLBENCH, SRC, WORK.
 """
@@ -138,12 +140,45 @@ def copies():
           all(x["split_seconds"]["copy"] > 0 and x["split_seconds"]["communication"] == 0 for x in rows(m)), here)
 
 
+def no_datasheet():
+    """A trace from a GPU with no datasheet (an H800, as DeepSeek's): ranked
+    by the per-stage model from ceilings measured on that GPU, saying why;
+    from another GPU's ceilings, refused with what to do (the per-stage model
+    would scale a V100's stages from an H100's ceilings: a T4 at 0.14x)."""
+    src = trace("compute-tensor")
+    with open(src, encoding="utf-8") as f:
+        text = f.read().replace("NVIDIA H100 80GB HBM3", "NVIDIA H800", 1)
+    path = os.path.join(WORK, "h800.json")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    p = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", REF, "--target", "all"], capture_output=True,
+                       text=True)
+    check("no datasheet, another GPU's ceilings: refused, saying what to do", p.returncode == 2 and
+          "the trace ran on NVIDIA H800, which has no datasheet here" in p.stderr and "--ceilings" in p.stderr and
+          "configs/hardware" in p.stderr, (p.returncode, p.stderr))
+    with open(os.path.join(SRC, "results", "reference", REF, "all.json"), encoding="utf-8") as f:
+        ceil = json.load(f)
+    for g in ceil["context"]["gpus"]:
+        g["name"] = "NVIDIA H800"
+    own = os.path.join(WORK, "h800-ceilings.json")
+    with open(own, "w", encoding="utf-8") as f:
+        json.dump(ceil, f)
+    out = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", own, "--target", "all", "--format", "json"],
+                         capture_output=True, text=True)
+    m = json.loads(out.stdout)["machines"] if out.returncode == 0 else {}
+    check("no datasheet, the GPU's own ceilings: ranked by the per-stage model, saying why",
+          m.get("model") == "per-stage" and len(rows(m)) > 10 and
+          any(n.startswith("per-stage model (the trace ran on NVIDIA H800, which has no datasheet here")
+              for n in m.get("assumptions", [])), (out.returncode, out.stderr, m.get("model"), m.get("assumptions")))
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     host_bound()
     grouped()
     priced()
     copies()
+    no_datasheet()
     print("%d failed" % fails)
     return 1 if fails else 0
 

@@ -644,8 +644,13 @@ static int here_gpu(const mb_proj_trace *t, const mb_ceilings *here, mb_proj_gpu
         return mb_errf(err, MB_EUSAGE,
                        "the trace records no GPU (deviceProperties): the kernel-level projection needs the GPU "
                        "it ran on");
+    /* MB_ESKIP: the ranking falls back to the per-stage model and says why */
     if (mb_datasheet_match(dev, &d, &why) != MB_OK)
-        return mb_errf(err, MB_EUSAGE, "the trace ran on %s: %s", dev, why.msg);
+        return mb_errf(err, why.code == MB_ESKIP ? MB_ESKIP : MB_EUSAGE,
+                       "the trace ran on %s, which has no datasheet here (%s): the kernel-level model starts from "
+                       "that GPU's figures; add them (configs/hardware/NAME.ini with `match = ` a part of that name, "
+                       "docs/gpu-gemm-conv.md \"Datasheets\")",
+                       dev, why.msg);
     int rc = mb_proj_gpu_from_datasheet(d, sheet_gpu, err);
     *have_measured = false;
     if (rc == MB_OK && here && mb_datasheet_match(here->machine, &dc, &why) == MB_OK &&
@@ -668,6 +673,21 @@ static void scale_split(const mb_proj_step_split *sp, double unit, double extra,
         cls[c] = sp->cls[c] * unit + (c == MB_PC_HOST ? extra : 0);
 }
 
+/* Whether the ceilings were measured on a GPU of this name (their context's
+ * gpus[].name), as gap's note on another GPU's ceilings reads it. */
+static bool ceilings_of_gpu(const mb_ceilings *c, const char *dev)
+{
+    const cJSON *gpus = c && c->context ? cJSON_GetObjectItemCaseSensitive(c->context, "gpus") : NULL;
+    const cJSON *gp;
+    cJSON_ArrayForEach(gp, gpus)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(gp, "name");
+        if (cJSON_IsString(name) && strcasecmp(name->valuestring, dev) == 0)
+            return true;
+    }
+    return false;
+}
+
 static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list *names, const mb_rank_opts *o,
                        const mb_ini *errors, mb_ranking *r, mb_err *err)
 {
@@ -679,6 +699,15 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
     int rc = mb_proj_trace_load(run_path, &t, err);
     if (rc == MB_OK)
         rc = here_gpu(t, here, &h_sheet, &have_meas, r->here, sizeof r->here, here_stem, sizeof here_stem, err);
+    /* The per-stage model scales the stages from the ceilings here: only
+     * when they were measured on the trace's GPU (a V100 trace held to an
+     * H100's ceilings would rank a T4 at 0.14x) */
+    if (rc == MB_ESKIP && !ceilings_of_gpu(here, mb_proj_trace_device(t))) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        mb_err_clear(err); /* the first error stands otherwise */
+        rc = mb_errf(err, MB_EUSAGE, "%s; or rank it from ceilings measured on that GPU (--ceilings)", why);
+    }
     r->host_scale = 1;
     if (rc == MB_OK && o->step_seconds > 0)
         rc = mb_proj_trace_calibrate(t, &h_sheet, o->step_seconds, &r->host_scale, &r->trace_step, &r->gpu_floor,
@@ -836,6 +865,14 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
         snprintf(r->model, sizeof r->model, "%s", kernel ? "kernel" : "per-stage");
         rc = kernel ? kernel_rows(run_path, here, &names, o, &errors, r, err)
                     : stage_rows(run, here, matching, &names, o, r, err);
+        if (kernel && rc == MB_ESKIP && r->n == 0) {
+            /* the trace's GPU has no datasheet: its stages still scale by
+             * the ratio of each target's figure to the ceilings here */
+            snprintf(r->per_stage_why, sizeof r->per_stage_why, "%s", err->msg);
+            mb_err_clear(err);
+            snprintf(r->model, sizeof r->model, "per-stage");
+            rc = stage_rows(run, here, matching, &names, o, r, err);
+        }
     }
     mb_ini_free(&errors);
     list_free(&names);
@@ -870,9 +907,10 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
         rc = calibration_note(r, err);
     if (rc == MB_OK && strcmp(r->model, "per-stage") == 0)
         rc = add_note(r, err,
-                      "per-stage model (a stage file has no kernels): each stage scaled by one ratio of the "
-                      "target's ceiling or datasheet figure to the one here, hidden time stays hidden; its error "
-                      "has not been measured against a second machine");
+                      "per-stage model (%s): each stage scaled by one ratio of the target's ceiling or datasheet "
+                      "figure to the one here, hidden time stays hidden; its error has not been measured against a "
+                      "second machine",
+                      r->per_stage_why[0] ? r->per_stage_why : "a stage file has no kernels");
     if (rc == MB_OK && strcmp(r->model, "kernel") == 0)
         rc = add_note(r, err,
                       "expected error of a projected step: %.0f%% mean absolute with datasheet figures, %.0f%% with "

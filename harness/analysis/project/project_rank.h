@@ -63,6 +63,7 @@ typedef struct mb_ranking {
     char here[128];       /* the machine the run ran on */
     char here_source[16];
     char model[16];       /* "kernel" | "per-stage" */
+    char per_stage_why[1024]; /* a trace ranked by the per-stage model: why not the kernel model ("" otherwise) */
     double here_step;
     double here_cls[MB_PC_N];
     double here_kernel[MB_PK_N]; /* kernel model: the trace's GPU events' seconds per step, by kind, summed */
