@@ -156,6 +156,11 @@ def no_datasheet():
     check("no datasheet, another GPU's ceilings: refused, saying what to do", p.returncode == 2 and
           "the trace ran on NVIDIA H800, which has no datasheet here" in p.stderr and "--ceilings" in p.stderr and
           "configs/hardware" in p.stderr, (p.returncode, p.stderr))
+    p = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", REF, "--target", "h200-sxm"], capture_output=True,
+                       text=True)
+    check("... and so is one target (it fell back to the per-stage model from the H100's ceilings)",
+          p.returncode == 2 and "which has no datasheet here" in p.stderr and "per-stage" not in p.stderr,
+          (p.returncode, p.stderr))
     with open(os.path.join(SRC, "results", "reference", REF, "all.json"), encoding="utf-8") as f:
         ceil = json.load(f)
     for g in ceil["context"]["gpus"]:

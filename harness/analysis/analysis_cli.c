@@ -305,7 +305,8 @@ static int rank(const gap_args *a, gap_state *s, mb_err *err)
                        .step_seconds = a->step_seconds };
     int rc = mb_rank_build(a->run, &s->run, &s->here, &s->matching, &o, &s->ranking, err);
     bool single = strcmp(a->target, "all") != 0 && strchr(a->target, ',') == NULL;
-    if (rc == MB_EUSAGE && single && !a->n_prices && !a->prices_file && a->step_seconds == 0) {
+    if (rc == MB_EUSAGE && single && !a->n_prices && !a->prices_file && a->step_seconds == 0 &&
+        !s->ranking.other_gpu) {
         fprintf(stderr, "mlbench gap: no kernel-level projection (%s): the per-stage model projects it\n",
                 err->msg);
         mb_rank_free(&s->ranking);

@@ -706,7 +706,8 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err->msg);
         mb_err_clear(err); /* the first error stands otherwise */
-        rc = mb_errf(err, MB_EUSAGE, "%s; or rank it from ceilings measured on that GPU (--ceilings)", why);
+        rc = mb_errf(err, MB_EUSAGE, "%s; or give ceilings measured on that GPU (--ceilings)", why);
+        r->other_gpu = true;
     }
     r->host_scale = 1;
     if (rc == MB_OK && o->step_seconds > 0)

@@ -64,6 +64,8 @@ typedef struct mb_ranking {
     char here_source[16];
     char model[16];       /* "kernel" | "per-stage" */
     char per_stage_why[1024]; /* a trace ranked by the per-stage model: why not the kernel model ("" otherwise) */
+    bool other_gpu;       /* refused: the trace's GPU has no datasheet and the ceilings are another GPU's, so no
+                           * model can project it (the per-stage one would scale its stages from them) */
     double here_step;
     double here_cls[MB_PC_N];
     double here_kernel[MB_PK_N]; /* kernel model: the trace's GPU events' seconds per step, by kind, summed */
