@@ -602,8 +602,8 @@ static void try_launch_step(builder *b, const mb_diag_figures *f, const th *x, c
              pct(p1, sizeof p1, f->gpu_idle_share), f->span, pct(p2, sizeof p2, f->launch_idle_share),
              pct(p3, sizeof p3, f->host_idle_share), limit(lim, sizeof lim, weight, x->lb_share, x));
     if (f->launch_share > 0)
-        EVIDENCE(b, "host time in kernel launch calls: %s of the run, overlapping GPU work or not",
-                 pct(p1, sizeof p1, f->launch_share));
+        EVIDENCE(b, "host time in kernel launch calls: %s of the %s, overlapping GPU work or not",
+                 pct(p1, sizeof p1, f->launch_share), f->span);
     kernel_evidence(b, f, x);
     long_launch_evidence(b, f);
     if (!overhead)
