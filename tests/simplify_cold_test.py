@@ -575,6 +575,11 @@ class DecodeBound(unittest.TestCase):
         verdicts = [x for x in lines if x.startswith("data loading")]
         self.assertEqual(len(verdicts), 1, lines)
         self.assertIn("CPU-bound: %s of CPU per item" % ms._ms(dl["cpu_seconds_per_item"]), verdicts[0])
+        # and what the stage is held against is what the stage file says: no disk ceiling for CPU work (a
+        # torchvision ImageFolder loader read "held against the random disk ceiling at 35.6 kB blocks" beside a
+        # stage holding its time only)
+        self.assertFalse([x for x in lines if "disk ceiling" in x], lines)
+        self.assertTrue([x for x in lines if "held against no ceiling: CPU work" in x], lines)
         self.assertNotIn("data loading", said)   # Simplifier.run prints no verdict of its own mid-run
         self.assertNotIn("B per batch", said)
 

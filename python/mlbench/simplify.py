@@ -2191,10 +2191,11 @@ def _pct(x):
     return "?" if x is None else "%.0f%%" % (100 * x)
 
 
-def _loading_lines(info):
+def _loading_lines(info, stage=None):
     """The data-loading story, from the one verdict (_data_loading): bytes,
     amplification and its remedies, what bounds the loader, the dataset
-    against memory, each mode's page-cache state."""
+    against memory, each mode's page-cache state; `stage`, the data-loading
+    stage of the file written, says what it is held against."""
     lines = []
     m = info.get("modes", {})
     dl = info.get("data_loading")
@@ -2255,11 +2256,17 @@ def _loading_lines(info):
             lines.append("               read-amplified x%.3g: storage served %s for every %s a batch holds: %s. "
                          "Remedies: %s" % (dl["amplification"], _size(st), _size(dv), dl["mechanism"],
                                             "; ".join(dl["remedies"])))
-        if dl.get("block_size"):
+        held = (stage or {}).get("component")
+        if dl.get("block_size") and held == "disk":
             lines.append("               held against the %s disk ceiling at %s blocks: %s%s"
                          % (dl["pattern"], _size(dl["block_size"]), dl["block_size_source"],
                             "; %s, told by %s" % (dl["pattern"], dl["pattern_source"])
                             if dl.get("pattern_source") else ""))
+        elif held == "other" and dl["bound"] == "cpu":
+            # a decode-bound loader's stage is CPU work: no disk ceiling holds it (it said "held against the
+            # random disk ceiling" beside a stage file holding its time only)
+            lines.append("               held against no ceiling: CPU work, time only (no benchmark measures "
+                         "decoding or augmenting)")
     ds = info.get("dataset")
     if ds:
         if not ds["files"]:
@@ -2312,7 +2319,9 @@ def summary(doc):
         lines.append("full loop      %s/step  (%.2f batches/s; waiting for data %s, copy %s, step %s)"
                      % (_ms(f["step_seconds"]), f["batches_per_second"], _ms(f["data_wait_per_step"]),
                         _ms(f["transfer_per_step"]), _ms(f["step_per_step"])))
-    lines.extend(_loading_lines(info))
+    stage = next((x for x in doc.get("stages", []) if x.get("role") == "data" or x.get("name") == "data loading"),
+                 None)
+    lines.extend(_loading_lines(info, stage))
     if "step" in m:
         lines.append("step alone     %s/step" % _ms(m["step"]["seconds_per_step"]))
     if "transfer" in m:

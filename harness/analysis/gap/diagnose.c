@@ -509,7 +509,7 @@ static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, cons
                     "(%s)",
                  pct(p1, sizeof p1, f->data_share), f->span, limit(lim, sizeof lim, f->data_share, x->dl_share, x));
     else
-        EVIDENCE(b, "data loading takes %s of the run (%s)", pct(p1, sizeof p1, f->data_share),
+        EVIDENCE(b, "data loading takes %s of the %s (%s)", pct(p1, sizeof p1, f->data_share), f->span,
                  limit(lim, sizeof lim, f->data_share, x->dl_share, x));
     if (f->gpu_util >= 0)
         EVIDENCE(b, "GPU busy %s of the time", pct(p1, sizeof p1, f->gpu_util));

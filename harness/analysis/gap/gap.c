@@ -1097,7 +1097,8 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
                  is_cpu_other(s) ? "host code (framework, Python)" : "these kernels");
     else if (strcmp(c, "other") == 0 && (role_of(s, "data") || role_of(s, "checkpoint")))
         snprintf(st->bound_hint, len,
-                 "time only: as component disk with the bytes it %s (`bytes`) it is held against the disk ceiling",
+                 "time only%s: as component disk with the bytes it %s (`bytes`) it is held against the disk ceiling",
+                 role_of(s, "data") ? " (no benchmark measures decoding or augmenting)" : "",
                  role_of(s, "data") ? "reads" : "writes");
     else if (strcmp(c, "other") == 0)
         snprintf(st->bound_hint, len, "time only: give the stage a component and its work (docs/stage-format.md)");
