@@ -558,11 +558,35 @@ class MathDtype(unittest.TestCase):
 
     def test_autocast_bf16_is_bf16(self):
         st = self.run_step(True)
-        self.assertEqual(st["component"], "gemm")
+        # its convolution does most of its FLOPs (62208 of 71424): held against the conv cases, as its trace's
+        # conv stage is, not the GEMM ceiling
+        self.assertEqual(st["component"], "conv")
         self.assertEqual(st["dtype"], "bf16")
+
+    def test_matmuls_against_gemm(self):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        data = [(torch.randn(16, 64), torch.randint(0, 4, (16,)))] * 4
+
+        def step(b):
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(b[0]), b[1]).backward()
+            opt.step()
+
+        doc = ms.simplify(data, step, optimizer=opt, seconds=0.1, warmup=0.02, log=None)
+        self.assertEqual({s["name"]: s for s in doc["stages"]}["forward+backward"]["component"], "gemm")
 
     def test_without_autocast_fp32(self):
         self.assertEqual(self.run_step(False)["dtype"], "fp32")
+
+    def test_autocast_counts_the_same_flops(self):
+        # autocast runs aten::conv2d inside aten::conv2d, both with its FLOPs: they were summed twice, a bf16 conv
+        # net held at twice its rate against its ceiling
+        bf16, fp32 = self.run_step(True), self.run_step(False)
+        self.assertEqual(bf16["flops_per_step"], fp32["flops_per_step"])
+        # the forward convolution (2*4*8*3*9*36), the forward linear and its two backward matmuls (2*4*288*4 each)
+        self.assertEqual(fp32["flops_per_step"], 62208 + 3 * 9216)
 
     def test_the_watch_weighs_by_work(self):
         """One large bf16 product outweighs several small fp32 ones."""

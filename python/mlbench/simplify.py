@@ -1387,6 +1387,7 @@ class Simplifier:
         self.min_steps = max(1, int(min_steps))
         self.flops_per_step = flops_per_step
         self.math_dtype = None  # what the matmul/conv calls ran in (_count_flops), autocast included
+        self.conv_flops = 0.0   # of the FLOPs counted, the convolutions' (_count_flops)
         self.count_flops = count_flops
         self.pattern = pattern
         self.out = out
@@ -1697,8 +1698,9 @@ class Simplifier:
                 "pinned": _pinned(hb), "tensors": sum(1 for _ in _leaves(hb))}
 
     def _count_flops(self):
-        """FLOPs of one step as torch's profiler counts them (matmul and conv
-        forward ops; a lower bound), or the user's figure."""
+        """FLOPs of one step as torch's profiler counts them (matmuls forward
+        and backward, forward convolutions; a lower bound), or the user's
+        figure."""
         if self.flops_per_step:
             return float(self.flops_per_step), "given"
         t = _torch()
@@ -1714,8 +1716,11 @@ class Simplifier:
             self._say("FLOPs not counted: %s", exc)
             return 0.0, None
         self.math_dtype = watch.dominant()
-        flops = sum(getattr(e, "flops", 0) or 0 for e in prof.function_events)
-        return float(flops), "torch profiler (with_flops: matmul/conv forward ops, a lower bound)" if flops else None
+        counted = _outermost_flop_events(prof.function_events)
+        flops = sum(e.flops for e in counted)
+        self.conv_flops = float(sum(e.flops for e in counted if "conv" in e.name.lower()))
+        return float(flops), ("torch profiler (with_flops: matmuls, forward convolutions; a lower bound)"
+                              if flops else None)
 
     # -- driving --------------------------------------------------------------------------------
     def plan(self):
@@ -2085,6 +2090,23 @@ def _loader_stage(s, full, dl):
     return st
 
 
+def _outermost_flop_events(events):
+    """The profiler's events with a FLOP count that no enclosing event counts
+    again: under autocast aten::conv2d runs inside aten::conv2d (the autocast
+    wrapper re-dispatches), both with the convolution's FLOPs, and summing
+    every event counted a bf16 conv net's convolutions twice."""
+    out = []
+    for e in events:
+        if not (getattr(e, "flops", 0) or 0):
+            continue
+        p = getattr(e, "cpu_parent", None)
+        while p is not None and not (getattr(p, "flops", 0) or 0):
+            p = getattr(p, "cpu_parent", None)
+        if p is None:
+            out.append(e)
+    return out
+
+
 def _item_count(batch):
     """Samples in a batch: the first dimension of its first tensor."""
     for x in _leaves(batch):
@@ -2135,7 +2157,11 @@ def _stages(s, full, dl):
             compute["isolated_seconds_per_step"] = iso
     flops = getattr(s, "flops", 0)
     if flops:
-        compute.update(component="gemm", flops_per_step=flops,
+        # held against the ceiling of the math that does most of its work: a conv net's convolutions against the
+        # conv cases, as the same loop's trace holds them (the H100 reference's bf16 conv cases reach about half
+        # its GEMM ceiling on the same tensor cores)
+        conv = getattr(s, "conv_flops", 0.0) > flops / 2
+        compute.update(component="conv" if conv else "gemm", flops_per_step=flops,
                        dtype=s.math_dtype or _dtype_name(s.optimizer, s.host_batch))
     else:
         compute["component"] = "other"
