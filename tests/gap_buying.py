@@ -12,7 +12,8 @@ LIST|all` on traces with a known shape (scripts/gen_large_trace.py --pattern):
     every pair of neighbours of the full ranking of a compute-bound trace;
   - a single GPU's host-to-device copies are copies, not communication;
   - a trace from a GPU without a datasheet is ranked by the per-stage model
-    from its own GPU's ceilings, and refused from another GPU's.
+    from its own GPU's ceilings when most of its GPU time has work to scale,
+    and refused from another GPU's, or without the shapes that give it work.
 
 Environment (tests/CMakeLists.txt): MLBENCH, SRC, WORK.
 """
@@ -127,6 +128,10 @@ def priced():
         at = [svg.find(". " + name) for name in names]
         check("prices: the page's %s chart in the same order" % chart, all(a >= 0 for a in at) and at == sorted(at),
               list(zip(names, at)))
+    svg = page[page.index('data-chart="costs"'):]
+    ticks = re.findall(r'class="tick"[^>]*text-anchor="middle">([^<]*)<', svg[:svg.index("</svg>")])
+    check("prices: the cost axis in plain dollars (it read '5m' for $0.005)",
+          len(ticks) > 2 and all(re.fullmatch(r"[0-9.]+", x) for x in ticks), ticks)
     text = html.unescape(re.sub(r"<[^>]+>", " ", page))
     check("prices: the page says the verdict and the prices", m["verdict"] in " ".join(text.split()) and
           "$5.5/h" in text, m["verdict"])
@@ -145,12 +150,19 @@ def no_datasheet():
     by the per-stage model from ceilings measured on that GPU, saying why;
     from another GPU's ceilings, refused with what to do (the per-stage model
     would scale a V100's stages from an H100's ceilings: a T4 at 0.14x)."""
-    src = trace("compute-tensor")
-    with open(src, encoding="utf-8") as f:
-        text = f.read().replace("NVIDIA H100 80GB HBM3", "NVIDIA H800", 1)
-    path = os.path.join(WORK, "h800.json")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
+    def h800(pattern, *gen):
+        src = os.path.join(WORK, pattern + "-shapes.json")
+        subprocess.run([sys.executable, GEN, "--out", src, "--pattern", pattern] + list(gen), check=True,
+                       capture_output=True)
+        with open(src, encoding="utf-8") as f:
+            text = f.read().replace("NVIDIA H100 80GB HBM3", "NVIDIA H800", 1)
+        out = os.path.join(WORK, "h800-%s.json" % pattern)
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(text)
+        return out
+
+    # memory-bound ops with their shapes: bytes the per-stage model scales by each GPU's bandwidth
+    path = h800("compute-memory", "--record-shapes")
     p = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", REF, "--target", "all"], capture_output=True,
                        text=True)
     check("no datasheet, another GPU's ceilings: refused, saying what to do", p.returncode == 2 and
@@ -173,8 +185,17 @@ def no_datasheet():
     m = json.loads(out.stdout)["machines"] if out.returncode == 0 else {}
     check("no datasheet, the GPU's own ceilings: ranked by the per-stage model, saying why",
           m.get("model") == "per-stage" and len(rows(m)) > 10 and
+          len({round(x["step_seconds"], 6) for x in rows(m)}) > 3 and
           any(n.startswith("per-stage model (the trace ran on NVIDIA H800, which has no datasheet here")
               for n in m.get("assumptions", [])), (out.returncode, out.stderr, m.get("model"), m.get("assumptions")))
+    # GEMMs without shapes: nothing the per-stage model can scale; it ranked every GPU, a T4 too, at 1.00x
+    bare = h800("compute-tensor")
+    for target in ("all", "b200"):
+        p = subprocess.run([MLBENCH, "gap", "--run", bare, "--ceilings", own, "--target", target],
+                           capture_output=True, text=True)
+        check("no datasheet, no shapes (--target %s): refused, naming record_shapes" % target,
+              p.returncode == 2 and "could scale only 0% of its GPU time" in p.stderr and
+              "record_shapes=True" in p.stderr, (p.returncode, p.stderr))
 
 
 def main():

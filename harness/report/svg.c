@@ -260,6 +260,11 @@ void mb_chart_x_axis(mb_chart *c, const char *label)
     x_axis(c, label, 0);
 }
 
+void mb_chart_x_plain_axis(mb_chart *c, const char *label)
+{
+    x_axis(c, label, 1);
+}
+
 void mb_chart_x_time_axis(mb_chart *c, const char *what)
 {
     mb_time_unit u = mb_time_unit_for(fmax(fabs(c->x.d0), fabs(c->x.d1)));

@@ -88,6 +88,9 @@ void mb_chart_begin(mb_chart *c, FILE *o, const char *id, const char *title, dou
 /* x axis with ticks at the bottom and y axis with ticks at the left; either
  * label may be NULL (no axis drawn: category charts have no y axis). */
 void mb_chart_x_axis(mb_chart *c, const char *label);
+/* An x axis of plain numbers (0, 0.005, 0.01), no SI prefix: money, where
+ * "5m" reads as five million dollars. */
+void mb_chart_x_plain_axis(mb_chart *c, const char *label);
 void mb_chart_y_axis(mb_chart *c, const char *label);
 /* An x axis of time: the x scale is in seconds; the unit is the one the
  * scale's end needs (mb_time_unit_for), the ticks are plain numbers in it

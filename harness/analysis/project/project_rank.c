@@ -849,6 +849,31 @@ static int calibration_note(mb_ranking *r, mb_err *err)
                     given, traced, r->host_scale, given);
 }
 
+/* Of a run's GPU stages' exposed time, the part the per-stage model can
+ * scale: stages with a ceiling here. The rest keeps its time on every
+ * machine (a trace without shapes: its GEMMs and convolutions time only). */
+static int scalable_gpu_share(const mb_run *run, const mb_ceilings *here, const mb_ini *matching, double *share,
+                              mb_err *err)
+{
+    mb_gap g;
+    memset(&g, 0, sizeof g);
+    int rc = mb_gap_build(run, here, matching, &g, err);
+    if (rc)
+        return rc;
+    double gpu = 0, scaled = 0;
+    for (int i = 0; i < g.n; i++) {
+        const mb_stage *st = g.stages[i].stage;
+        if (!st->device || strcmp(st->device, "gpu") != 0)
+            continue;
+        gpu += g.stages[i].exposed;
+        if (g.stages[i].match >= 0 && g.stages[i].ceiling_rate > 0)
+            scaled += g.stages[i].exposed;
+    }
+    *share = gpu > 0 ? scaled / gpu : 1;
+    mb_gap_free(&g);
+    return MB_OK;
+}
+
 int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *here, const mb_ini *matching,
                   const mb_rank_opts *o, mb_ranking *r, mb_err *err)
 {
@@ -868,11 +893,25 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
                     : stage_rows(run, here, matching, &names, o, r, err);
         if (kernel && rc == MB_ESKIP && r->n == 0) {
             /* the trace's GPU has no datasheet: its stages still scale by
-             * the ratio of each target's figure to the ceilings here */
-            snprintf(r->per_stage_why, sizeof r->per_stage_why, "%s", err->msg);
+             * the ratio of each target's figure to the ceilings here, when
+             * most of its GPU time has one (a trace without shapes ranked
+             * every GPU, a T4 too, at 1.00x: its GEMMs kept their time) */
+            char why[sizeof err->msg];
+            snprintf(why, sizeof why, "%s", err->msg);
             mb_err_clear(err);
-            snprintf(r->model, sizeof r->model, "per-stage");
-            rc = stage_rows(run, here, matching, &names, o, r, err);
+            double share = 0;
+            rc = scalable_gpu_share(run, here, matching, &share, err);
+            if (rc == MB_OK && share < 0.5) {
+                r->other_gpu = true; /* no per-stage fallback for one target either */
+                rc = mb_errf(err, MB_EUSAGE,
+                             "%s; the per-stage model, from the ceilings here, could scale only %.0f%% of its GPU "
+                             "time (the rest has no FLOPs or bytes: profile with record_shapes=True)",
+                             why, 100 * share);
+            } else if (rc == MB_OK) {
+                snprintf(r->per_stage_why, sizeof r->per_stage_why, "%s", why);
+                snprintf(r->model, sizeof r->model, "per-stage");
+                rc = stage_rows(run, here, matching, &names, o, r, err);
+            }
         }
     }
     mb_ini_free(&errors);
@@ -1267,7 +1306,7 @@ static void cost_chart(FILE *o, const mb_ranking *r)
                    MB_HTML_WIDTH, 60 + 26.0 * n + 44, 430, 44);
     c.x = (mb_scale){ 0, max > 0 ? max : 1, c.left, c.right, false };
     mb_scale_nice(&c.x);
-    mb_chart_x_axis(&c, "USD per 1000 steps");
+    mb_chart_x_plain_axis(&c, "USD per 1000 steps");
     for (int i = 0, k = 0; i < r->n; i++) {
         const mb_rank_row *w = &r->rows[i];
         if (!w->ok || !(w->price > 0))
