@@ -5,7 +5,9 @@ each stage against the CPU ceiling it belongs to: a step dominated by a host
 (gloo) all-reduce is communication bound, with the all-reduce's bytes, ranks
 and bus bandwidth against the MPI all-reduce ceiling; one dominated by aten
 matmuls with shapes is CPU compute bound, against the CPU GEMM ceiling; one
-waiting for its DataLoader is data-loading bound.
+waiting for its DataLoader is data-loading bound; memory-bound aten ops
+(log_softmax) with shapes carry their bytes against host memory (STREAM),
+without an op inside a matmul or the optimizer counted twice.
 
 The traces and the ceilings are written here with known figures (every
 expected number below follows from them by hand), in both forms PyTorch
@@ -27,6 +29,7 @@ STEPS = 4
 GEMM_GFLOPS = 100.0  # the CPU GEMM ceiling of the hand-made results
 BUSBW_GBS = 2.0  # the MPI all-reduce ceiling (bus bandwidth, 2 ranks)
 MSG = 1 << 20  # elements of each all-reduce (float): 4 MiB
+HOSTMEM_GBS = 20.0  # the host memory ceiling, all cores (STREAM copy); one core 10
 
 
 def check(name, cond, detail=""):
@@ -51,8 +54,11 @@ def ceilings():
     mpi = case("allreduce/mpi/dtype=float,size=4194304", "allreduce", "mpi", {"dtype": "float", "size": "4194304"},
                "byte", 4 * MSG, "GB/s", 1e9, BUSBW_GBS,
                {"ranks": {"value": 2, "unit": ""}, "busbw_factor": {"value": 1, "unit": ""}})
+    stream = [case("hostmem/stream/array_size=0,kernel=copy,threads=%d" % t, "hostmem", "stream",
+                   {"kernel": "copy", "threads": str(t), "array_size": "0"}, "byte", 1 << 28, "GB/s", 1e9, rate)
+              for t, rate in ((0, HOSTMEM_GBS), (1, HOSTMEM_GBS / 2))]
     doc = {"schema": "mlbench-results", "schema_version": 1, "started_utc": "2026-01-01T00:00:00Z",
-           "context": {"host": {"name": "cpubox"}, "gpus": []}, "cases": [gemm, mpi]}
+           "context": {"host": {"name": "cpubox"}, "gpus": []}, "cases": [gemm, mpi] + stream}
     path = os.path.join(WORK, "cpu_ceilings.json")
     with open(path, "w") as f:
         json.dump(doc, f)
@@ -68,14 +74,18 @@ def ev(name, ts, dur, cat=None, args=None, tid=1):
     return e
 
 
-def write(name, events, kineto, world_size=None):
-    """Kineto's object form (with cat) or the bare array (without)."""
+def write(name, events, kineto, world_size=None, gpus=0):
+    """Kineto's object form (with cat) or the bare array (without); `gpus`
+    listed in deviceProperties (a GPU machine's trace recorded without
+    ProfilerActivity.CUDA)."""
     if not kineto:
         for e in events:
             e.pop("cat", None)
         doc = events
     else:
-        doc = {"schemaVersion": 1, "deviceProperties": [], "traceEvents": events}
+        props = [{"id": i, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85045477376, "computeMajor": 9,
+                  "computeMinor": 0, "numSms": 132} for i in range(gpus)]
+        doc = {"schemaVersion": 1, "deviceProperties": props, "traceEvents": events}
         if world_size:
             doc["distributedInfo"] = {"backend": "gloo", "rank": 0, "world_size": world_size}
     path = os.path.join(WORK, name + ".json")
@@ -118,6 +128,10 @@ def gap(path, ceil):
 
 def stage(d, name):
     return next((s for s in d["stages"] if s["name"] == name), None)
+
+
+def headline(d, name):
+    return next((s for s in d["headline"]["stages"] if s["name"] == name), {})
 
 
 def close(a, b, rel=1e-6):
@@ -223,7 +237,8 @@ def compute_bound(ceil, kineto):
           and "kernel launches" not in evid, evid)
     rem = " ".join(f["remedies"])
     check("compute-bound (%s): CPU remedies, none that assumes a GPU" % form,
-          "the GPU" not in rem + evid and "CUDA" not in rem + evid and "GEMM ceiling" in rem and dg["figures"]["cpu_only"], (rem, evid))
+          "the GPU" not in rem + evid and "CUDA" not in rem + evid and "GEMMs big enough" in rem and
+          "record_shapes" not in rem and dg["figures"]["cpu_only"], (rem, evid))
 
 
 def data_bound(ceil):
@@ -274,6 +289,83 @@ def legacy_no_shapes(ceil):
           "record_shapes=False" not in w and "memory-bound kernels" not in w and "even with record_shapes=True" in w, w)
 
 
+def memory_bound(ceil):
+    """Per step: a matmul 2 ms (a copy_ with shapes inside it: the matmul's
+    time, not memory-bound bytes), log_softmax -> _log_softmax over 700 x
+    10000 floats 5 ms (28 MB read, 28 MB written: 56 MB, counted once),
+    aten::index 1 ms (no byte model), the optimizer 1 ms (an add_ with shapes
+    inside: the optimizer's), Python 1 ms."""
+    logits = {"Input Dims": [[700, 10000], [], []], "Input type": ["float", "Scalar", "Scalar"]}
+    big = {"Input Dims": [[4096, 4096], [4096, 4096], []], "Input type": ["float", "float", "Scalar"]}
+
+    def body(t0):
+        mm = t0 + 500
+        return ([ev("aten::linear", mm, 2000, "cpu_op"),
+                 ev("aten::copy_", mm + 2, 6, "cpu_op", big),
+                 ev("aten::addmm", mm + 10, 1980, "cpu_op",
+                    {"Input Dims": [[512], [256, 1024], [1024, 512]], "Input type": ["float", "float", "float"]}),
+                 ev("aten::log_softmax", t0 + 2500, 5000, "cpu_op", logits),
+                 ev("aten::_log_softmax", t0 + 2510, 4980, "cpu_op", logits),
+                 ev("aten::index", t0 + 7500, 1000, "cpu_op"),
+                 ev("Optimizer.step#SGD.step", t0 + 8500, 1000, "user_annotation"),
+                 ev("aten::add_", t0 + 8510, 980, "cpu_op", big)])
+    d = gap(write("cpu-memory-object", steps(body), kineto=True), ceil)
+    s = stage(d, "memory-bound ops (cpu)")
+    per_step = 2 * 700 * 10000 * 4
+    check("memory-bound: a stage of the log_softmax's bytes, once per step, against host memory",
+          s is not None and s["component"] == "hostmem" and s["device"] == "cpu" and s["work_unit"] == "byte" and
+          close(s["work"], STEPS * per_step) and close(s["seconds_per_step"], 5e-3), s)
+    rate = per_step / 5e-3
+    check("memory-bound: held against the all-cores STREAM case (the faster of two)",
+          s["ceiling"] is not None and "threads=0" in s["ceiling"]["id"] and close(s["measured_rate"], rate) and
+          close(s["efficiency"], rate / (HOSTMEM_GBS * 1e9)), (s["ceiling"], s["measured_rate"], s["efficiency"]))
+    o, h = stage(d, "other aten ops"), headline(d, "other aten ops")
+    check("memory-bound: aten::index is other aten ops, 1 ms, said to have no byte model (not 'host code')",
+          o is not None and close(o["seconds_per_step"], 1e-3) and "without a byte model" in (h["no_ceiling"] or "")
+          and "host code" not in (h["no_ceiling"] or ""), h)
+    part = next((p for p in d["step"]["parts"] if p["id"] == "memory"), None)
+    check("memory-bound: the step table's memory-bound part, 50% of the step",
+          part is not None and part["class"] == "memory-bound" and close(part["share"], 0.5), d["step"]["parts"])
+    g = stage(d, "gemm (cpu)")
+    check("memory-bound: the copy_ inside the matmul is the matmul's time", close(g["seconds_per_step"], 2e-3), g)
+    check("memory-bound: CPU compute bound, the memory-bound ops first",
+          d["diagnosis"]["primary"] == "cpu_compute_bound" and
+          d["headline"]["stages"][0]["name"] == "memory-bound ops (cpu)", (d["diagnosis"]["primary"], d["headline"]))
+    bare = steps(body)
+    for e in bare:  # the array torch.autograd.profiler writes without Kineto has no shapes
+        e.pop("args", None)
+    h = headline(d, "optimizer")
+    check("memory-bound: the optimizer says no benchmark measures it, not that it is host code",
+          "optimizer step" in (h.get("no_ceiling") or "") and "host code" not in (h.get("no_ceiling") or ""), h)
+    f = d["diagnosis"]["findings"][0]
+    evid, rem = " ".join(f["evidence"]), " ".join(f["remedies"])
+    check("memory-bound: evidence: their rate against host memory",
+          "memory-bound ops (cpu): 11.2 GB/s, 56% of the measured host memory ceiling (20 GB/s" in evid, evid)
+    check("memory-bound: remedies fuse the memory-bound ops; none asks for shapes that were recorded",
+          "fuse them (torch.compile)" in rem and "record_shapes" not in rem, rem)
+    # The same ops from a GPU machine recorded without ProfilerActivity.CUDA:
+    # their times are the host's, whatever device they ran on.
+    d = gap(write("cpu-memory-gpu-unrecorded", steps(body), kineto=True, gpus=1), ceil)
+    held = [x["name"] for x in d["stages"] if x["ceiling"] is not None]
+    h = headline(d, "memory-bound ops (cpu)")
+    check("GPU activity not recorded: no op held against a CPU ceiling, and the stage says why",
+          held == [] and "recorded no GPU activity" in (h.get("no_ceiling") or ""), (held, h))
+    f = d["diagnosis"]["findings"][0]
+    rem, w = " ".join(f["remedies"]), " ".join(d["run"]["warnings"])
+    check("GPU activity not recorded: the remedy records it; no CPU-only remedy; a warning says so",
+          "ProfilerActivity.CUDA" in rem and "fuse them" not in rem and "GEMMs big enough" not in rem and
+          "deviceProperties lists 1 GPU" in w and
+          not any("a run without a GPU" in e for e in f["evidence"]), (rem, w, f["evidence"]))
+    d = gap(write("cpu-memory-array", bare, kineto=False), ceil)
+    o, h = stage(d, "other aten ops"), headline(d, "other aten ops")
+    check("memory-bound, bare array (no shapes): no memory-bound stage; other aten ops says no shapes were recorded",
+          stage(d, "memory-bound ops (cpu)") is None and o is not None and close(o["seconds_per_step"], 6e-3) and
+          "no op recorded its shapes" in (h["no_ceiling"] or ""), h)
+    rem = " ".join(d["diagnosis"]["findings"][0]["remedies"])
+    check("memory-bound, bare array: the remedies say how to get the matmuls' FLOPs, not to fuse unseen ops",
+          "record_shapes=True" in rem and "fuse them" not in rem, rem)
+
+
 os.makedirs(WORK, exist_ok=True)
 ceil = ceilings()
 collective_bound(ceil)
@@ -281,5 +373,6 @@ compute_bound(ceil, kineto=True)
 compute_bound(ceil, kineto=False)
 data_bound(ceil)
 legacy_no_shapes(ceil)
+memory_bound(ceil)
 print("%d failure(s)" % fails)
 sys.exit(1 if fails else 0)

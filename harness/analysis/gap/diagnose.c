@@ -66,6 +66,7 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
     const char *data_names = mb_ini_get(t, "data_loading_bound", "names");
     double eff_time = 0, eff_sum = 0;
     double compute = 0, launch = 0, sync = 0, data = 0, copy = 0, pageable = 0, comm = 0, cpu = 0;
+    double cpu_matmul = 0, cpu_memory = 0;
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         const mb_stage *s = st->stage;
@@ -85,6 +86,8 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
             comm += secs; /* a host (gloo, MPI) collective too: waiting for the others is not compute */
         } else if ((strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0) && on_cpu) {
             cpu += secs;
+            cpu_matmul += secs;
+            f->cpu_matmul_unshaped |= strcmp(s->work_unit, "s") == 0 && secs > 0;
         } else if (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "attention") == 0 ||
                    strcmp(c, "membw") == 0) {
             compute += secs;
@@ -106,6 +109,8 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
                 pageable += secs;
         } else if (on_cpu && (strcmp(c, "other") == 0 || strcmp(c, "hostmem") == 0)) {
             cpu += secs;
+            if (strcmp(c, "hostmem") == 0)
+                cpu_memory += secs;
         } else if (strcmp(c, "other") == 0) {
             f->unattributed_share += secs / f->wall;
         }
@@ -119,6 +124,8 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
     f->pageable_share = pageable / w;
     f->comm_share = comm / w;
     f->cpu_share = cpu / w;
+    f->cpu_matmul_share = cpu_matmul / w;
+    f->cpu_memory_share = cpu_memory / w;
     f->compute_efficiency = eff_time > 0 ? eff_sum / eff_time : -1;
 }
 
@@ -327,6 +334,8 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
         /* A CPU-only trace's step table (trace_cpu.c) has no GPU shares: its
          * stages (device cpu) give the figures. */
         f->cpu_only = cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0;
+        double listed = ev_num(step, "gpus_unrecorded");
+        f->gpus_unrecorded = f->cpu_only && listed > 0 ? (int)listed : 0;
         if (cJSON_IsObject(step) && !f->cpu_only) {
             f->source = "the trace's step table";
             figures_from_step(step, f);
@@ -404,8 +413,17 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
         return f->fp32_compute;
     if (strcmp(cond, "low_efficiency") == 0)
         return f->compute_efficiency >= 0 && f->compute_efficiency < low;
+    /* a GPU machine's trace without GPU activity is no CPU-only run: its
+     * remedy is to record the GPU's */
+    bool cpu_run = f->cpu_only && f->gpus_unrecorded == 0;
     if (strcmp(cond, "cpu_only") == 0)
-        return f->cpu_only;
+        return cpu_run;
+    if (strcmp(cond, "cpu_unshaped") == 0)
+        return cpu_run && f->cpu_matmul_unshaped;
+    if (strcmp(cond, "cpu_memory") == 0)
+        return cpu_run && f->cpu_memory_share > f->cpu_matmul_share;
+    if (strcmp(cond, "gpu_unrecorded") == 0)
+        return f->gpus_unrecorded > 0;
     if (strcmp(cond, "gpu_run") == 0)
         return !f->cpu_only;
     return false;
@@ -413,7 +431,9 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
 
 static void add_remedies(builder *b, const mb_ini *remedies, const mb_diag_figures *f, double low)
 {
-    const char *signs = f->cpu_only ? mb_ini_get(remedies, b->cur->id, "signs.cpu_only") : NULL;
+    const char *signs = f->gpus_unrecorded > 0 ? mb_ini_get(remedies, b->cur->id, "signs.gpu_unrecorded")
+                        : f->cpu_only          ? mb_ini_get(remedies, b->cur->id, "signs.cpu_only")
+                                               : NULL;
     if (signs == NULL)
         signs = mb_ini_get(remedies, b->cur->id, "signs");
     if (signs)
@@ -670,12 +690,21 @@ static void try_sync(builder *b, const mb_diag_figures *f, const th *x, const mb
     add_remedies(b, r, f, x->eff_low);
 }
 
-/* Each GEMM/conv stage with FLOPs and a ceiling: achieved against it. */
+/* Each GEMM/conv stage with FLOPs and a ceiling: achieved against it; on a
+ * CPU, the memory-bound ops' bytes against host memory too. */
 static void flop_evidence(builder *b, const mb_gap *g)
 {
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         const mb_stage *s = st->stage;
+        if (st->match >= 0 && strcmp(s->component, "hostmem") == 0 && strcmp(s->work_unit, "byte") == 0 &&
+            s->role == NULL) {
+            char m[32], c[32];
+            mb_fmt_rate(m, sizeof m, st->measured_rate, "byte");
+            mb_fmt_rate(c, sizeof c, st->ceiling_rate, "byte");
+            EVIDENCE(b, "%s: %s, %.0f%% of the measured host memory ceiling (%s, %s)", s->name, m,
+                     100 * st->efficiency, c, case_name(&g->ceilings->cases[st->match]));
+        }
         if (st->match < 0 || strcmp(s->work_unit, "flop") != 0)
             continue;
         char m[32], c[32];

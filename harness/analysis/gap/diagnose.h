@@ -37,6 +37,10 @@ typedef struct mb_diag_figures {
     double pageable_share;     /* ... of them from pageable memory */
     double comm_share;         /* collectives */
     double cpu_share;          /* compute stages marked "device": "cpu" */
+    double cpu_matmul_share;   /* ... of them GEMM/conv */
+    double cpu_memory_share;   /* ... of them memory-bound ops against host memory (a trace's hostmem stage) */
+    bool cpu_matmul_unshaped;  /* a CPU GEMM/conv stage without FLOPs */
+    int gpus_unrecorded;       /* trace without GPU events whose deviceProperties lists GPUs */
     double periodic_share;     /* stages with role checkpoint, eval or logging */
     double unattributed_share; /* 'other' stages with no role and no device: no pattern covers them */
     bool random_disk;          /* a data stage reads at random offsets */

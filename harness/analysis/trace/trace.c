@@ -879,7 +879,13 @@ static bool fold_cpu_collective(parser *p)
 
 static bool fold_cpu_class(parser *p)
 {
-    if (!mb_tr_cpu_fold(p->st, p->ev.name, p->ev.name_len, p->ev.ts, p->ev.dur))
+    /* fold_cpu_op kept this op last when it is of a family: a memory-bound
+     * op with its bytes is the CPU's memory-bound class, the rest other ops */
+    const tr_state *st = p->st;
+    const tr_flop_op *last = st->n_flop_ops ? &st->flop_ops[st->n_flop_ops - 1] : NULL;
+    bool mem_bytes = last && last->kind == TR_OP_MEM && last->flops >= 0 && last->start == p->ev.ts &&
+                     last->end == p->ev.ts + p->ev.dur && last->thread == thread_of(&p->ev);
+    if (!mb_tr_cpu_fold(p->st, p->ev.name, p->ev.name_len, p->ev.ts, p->ev.dur, mem_bytes))
         return fail(p, MB_ESYS, "out of memory");
     return fold_cpu_collective(p);
 }

@@ -341,7 +341,7 @@ typedef struct tr_ivlist {
 
 /* Host-side classes of a CPU-only run (trace_cpu.c), in priority order after
  * data loading: an instant covered by several counts in the first. */
-enum tr_cpu_class { TR_CPU_COLL = 0, TR_CPU_OPT, TR_CPU_CONV, TR_CPU_GEMM, TR_CPU_OPS, TR_CPU_N };
+enum tr_cpu_class { TR_CPU_COLL = 0, TR_CPU_OPT, TR_CPU_CONV, TR_CPU_GEMM, TR_CPU_MEM, TR_CPU_OPS, TR_CPU_N };
 
 /* One host collective event of a CPU-only run (gloo:all_reduce,
  * c10d::allreduce_, record_param_comms), with the size its args record:
@@ -431,13 +431,14 @@ void mb_tr_copy_add(tr_copy_stat *c, int64_t dur, double bytes);
  * st->nccl_kernels_unsized. */
 void mb_tr_coll_add(tr_state *st, tr_coll_stat *c, int64_t dur, double bytes);
 
-/* trace_cpu.c: keeps a host event's interval by class (false: out of memory). */
-bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur);
+/* trace_cpu.c: keeps a host event's interval by class (false: out of memory); `mem_bytes`: a memory-bound op
+ * whose shapes gave its bytes (fold_cpu_op). */
+bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur, bool mem_bytes);
 /* trace_cpu.c: keeps a host collective of a run without GPU events (false:
  * out of memory). */
 bool mb_tr_cpu_coll_add(tr_state *st, const tr_host_coll *c);
 /* trace_cpu.c: a trace without GPU events: the step split into data
- * loading, collective, optimizer, conv, gemm, other aten ops and Python,
+ * loading, collective, optimizer, conv, gemm, memory-bound ops, other aten ops and Python,
  * as stages of `run` and as evidence "step" in `ev`. */
 int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err);
 

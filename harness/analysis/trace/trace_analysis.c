@@ -2156,7 +2156,13 @@ static void header_evidence(analysis *a)
 static void partial_reasons(analysis *a)
 {
     tr_state *st = a->st;
-    if (st->n_devices == 0)
+    int listed = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(a->ev, "device_properties"));
+    if (st->n_devices == 0 && listed > 0)
+        partial(a, "no GPU events (kernel, gpu_memcpy, gpu_memset) though deviceProperties lists %d GPU%s: GPU "
+                   "activity was not recorded (ProfilerActivity.CUDA); the ops' times are the host's, and no op is "
+                   "held against a CPU ceiling",
+                listed, listed == 1 ? "" : "s");
+    else if (st->n_devices == 0)
         partial(a, "no GPU events (kernel, gpu_memcpy, gpu_memset): a CPU-only trace or GPU "
                    "activity was not recorded; GPU busy/idle, kernel classes and GPU stages are "
                    "unavailable");

@@ -5,9 +5,12 @@
  * convolutions, the optimizer's record_function, DataLoader and collective
  * annotations, ProfilerStep windows. Each class's time inside the steps is
  * counted once, by priority (data loading, collective, optimizer, conv,
- * matmul, other aten ops), so the stages add up to the step; what no op
- * covers is the Python around them. Matmul/conv stages carry their FLOPs
- * when shapes were recorded and are matched to the CPU GEMM/conv ceilings. */
+ * matmul, memory-bound ops, other aten ops), so the stages add up to the
+ * step; what no op covers is the Python around them. Matmul/conv stages
+ * carry their FLOPs when shapes were recorded and are matched to the CPU
+ * GEMM/conv ceilings;
+ * memory-bound ops whose shapes gave their bytes ([memory_op]: elementwise,
+ * softmax, normalization, reductions) carry them against host memory. */
 #include "trace.h"
 
 #include <stdlib.h>
@@ -19,10 +22,10 @@
 #include "vocabulary.h"
 
 static const char *const cpu_class_names[TR_CPU_N] = { "collective (host)", "optimizer", "conv (cpu)",
-                                                        "gemm (cpu)", "other aten ops" };
+                                                        "gemm (cpu)", "memory-bound ops (cpu)", "other aten ops" };
 
 /* Which class a host event belongs to, or -1. */
-static int cpu_class(const tr_state *st, const char *name, size_t len)
+static int cpu_class(const tr_state *st, const char *name, size_t len, bool mem_bytes)
 {
     if (strncmp(name, "Optimizer.", 10) == 0)
         return TR_CPU_OPT; /* Optimizer.step#SGD.step, Optimizer.zero_grad#SGD.zero_grad */
@@ -33,6 +36,8 @@ static int cpu_class(const tr_state *st, const char *name, size_t len)
         return TR_CPU_CONV;
     if (kind == TR_OP_GEMM)
         return TR_CPU_GEMM;
+    if (mem_bytes)
+        return TR_CPU_MEM;
     if (strncmp(name, "aten::", 6) == 0 || strncmp(name, "mkldnn", 6) == 0)
         return TR_CPU_OPS;
     return -1;
@@ -60,7 +65,7 @@ bool mb_tr_cpu_coll_add(tr_state *st, const tr_host_coll *c)
     return true;
 }
 
-bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur)
+bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur, bool mem_bytes)
 {
     /* Only a run without GPU events uses these (mb_tr_cpu_stages): once one is
      * seen, the reader's memory stays per GPU event, not per host op. */
@@ -71,7 +76,7 @@ bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int6
         }
         return true;
     }
-    int c = cpu_class(st, name, len);
+    int c = cpu_class(st, name, len, mem_bytes);
     if (c < 0)
         return true;
     tr_ivlist *l = &st->cpu_iv[c];
@@ -104,6 +109,85 @@ static size_t merge(int64_t *iv, size_t n)
 static int64_t overlap(const int64_t *a, size_t na, const int64_t *b, size_t nb)
 {
     return mb_tr_intersection(a, na, b, nb);
+}
+
+/* The merged list x less the merged list y, into out (room for nx + ny
+ * pairs: each interval of y splits at most one of x in two); the count. */
+static size_t subtract(const int64_t *x, size_t nx, const int64_t *y, size_t ny, int64_t *out)
+{
+    size_t n = 0, j = 0;
+    for (size_t i = 0; i < nx; i++) {
+        int64_t s = x[2 * i], e = x[2 * i + 1];
+        while (j < ny && y[2 * j + 1] <= s)
+            j++;
+        for (size_t k = j; s < e; k++) {
+            if (k >= ny || y[2 * k] >= e) {
+                out[2 * n] = s;
+                out[2 * n + 1] = e;
+                n++;
+                break;
+            }
+            if (y[2 * k] > s) {
+                out[2 * n] = s;
+                out[2 * n + 1] = y[2 * k];
+                n++;
+            }
+            if (y[2 * k + 1] > s)
+                s = y[2 * k + 1];
+        }
+    }
+    return n;
+}
+
+/* How much of [a, b) the merged list covers (binary search: one call per op). */
+static int64_t covered(int64_t a, int64_t b, const int64_t *iv, size_t n)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) { /* the first interval that ends after a */
+        size_t mid = lo + (hi - lo) / 2;
+        if (iv[2 * mid + 1] <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t len = 0;
+    for (size_t i = lo; i < n && iv[2 * i] < b; i++) {
+        int64_t s = iv[2 * i] > a ? iv[2 * i] : a, e = iv[2 * i + 1] < b ? iv[2 * i + 1] : b;
+        if (e > s)
+            len += e - s;
+    }
+    return len;
+}
+
+/* ---- bytes of leaf memory-bound ops ------------------------------------------ */
+
+/* Bytes of the innermost memory-bound ops whose shapes gave them (log_softmax
+ * -> _log_softmax counts once), each in the share of its time inside `free`
+ * (the steps less the classes counted before this one: an add_ inside the
+ * optimizer is the optimizer's time, so not this stage's bytes); `calls`
+ * the ops with time there. */
+static double leaf_mem_bytes(tr_state *st, const int64_t *free, size_t nf, long long *calls)
+{
+    double bytes = 0;
+    *calls = 0;
+    mb_tr_sort_flop_ops(st);
+    for (size_t i = 0; i < st->n_flop_ops; i++) {
+        const tr_flop_op *op = &st->flop_ops[i];
+        if (op->kind != TR_OP_MEM || op->flops < 0 || op->end <= op->start)
+            continue;
+        size_t k = i + 1;
+        while (k < st->n_flop_ops && (st->flop_ops[k].kind != TR_OP_MEM || st->flop_ops[k].flops < 0))
+            k++;
+        const tr_flop_op *next = k < st->n_flop_ops ? &st->flop_ops[k] : NULL;
+        if (next && next->thread == op->thread && next->start < op->end)
+            continue; /* encloses the next one: not a leaf */
+        int64_t in = covered(op->start, op->end, free, nf);
+        if (in <= 0)
+            continue;
+        bytes += op->flops * (double)in / (double)(op->end - op->start);
+        (*calls)++;
+    }
+    return bytes;
 }
 
 /* ---- FLOPs of leaf matmul/conv ops ------------------------------------------ */
@@ -354,14 +438,46 @@ static cJSON *part_json(cJSON *parts, const char *id, const char *name, const ch
     return o;
 }
 
-static int cpu_stage(mb_run *run, const char *name, const char *comp, const char *dtype, double flops,
-                     int64_t ns, long long count, const char *source, mb_err *err)
+/* A stage of `work` in `unit` (flop, byte), or of its time alone when work is 0. */
+static int cpu_stage(mb_run *run, const char *name, const char *comp, const char *dtype, double work,
+                     const char *unit, int64_t ns, long long count, const char *source, mb_err *err)
 {
     double secs = (double)ns / 1e9;
     mb_stage s = { .name = (char *)name, .component = (char *)comp, .dtype = (char *)dtype,
-                   .device = "cpu", .work = flops > 0 ? flops : secs, .work_unit = flops > 0 ? "flop" : "s",
+                   .device = "cpu", .work = work > 0 ? work : secs, .work_unit = work > 0 ? (char *)unit : "s",
                    .seconds = secs, .count = count, .source = (char *)source };
     return mb_run_add_stage(run, &s, err);
+}
+
+/* Why a CPU stage has no ceiling (evidence "unattributed", which gap shows):
+ * what the trace lacks or no benchmark measures, not "host code". */
+static int no_ceiling_reason(const tr_state *st, cJSON *ev, int c, const char *name, int gpus, mb_err *err)
+{
+    const char *why = NULL;
+    char listed[256];
+    if (gpus > 0 && (c == TR_CPU_CONV || c == TR_CPU_GEMM || c == TR_CPU_MEM)) {
+        snprintf(listed, sizeof listed,
+                 "the trace lists %d GPU%s (deviceProperties) but recorded no GPU activity: these ops may have run "
+                 "there, and their time here is the host's; record with ProfilerActivity.CUDA too",
+                 gpus, gpus == 1 ? "" : "s");
+        why = listed;
+    } else if (c == TR_CPU_OPT)
+        why = "no benchmark measures an optimizer step on the CPU (its ops and the Python between them): time only";
+    else if (c == TR_CPU_OPS && st->ops_with_dims == 0)
+        why = "bytes unknown: no op recorded its shapes (a PyTorch built without Kineto records none, even with "
+              "record_shapes=True); with shapes the memory-bound ones (elementwise, softmax, normalization, "
+              "reductions) are held against host memory";
+    else if (c == TR_CPU_OPS)
+        why = "CPU ops without a byte model (indexing, views, comparisons: [memory_op] in "
+              "configs/gap/kernel_classes.ini) or whose shapes gave none: time only";
+    if (why == NULL)
+        return MB_OK;
+    cJSON *u = cJSON_GetObjectItemCaseSensitive(ev, "unattributed");
+    if (!cJSON_IsObject(u))
+        u = cJSON_AddObjectToObject(ev, "unattributed");
+    if (u == NULL || cJSON_AddStringToObject(u, name, why) == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    return MB_OK;
 }
 
 int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
@@ -369,7 +485,7 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     /* The windows: ProfilerSteps, else the whole trace. */
     size_t nw = st->n_steps > 0 ? st->n_steps : 1;
     int64_t *win = malloc(2 * nw * sizeof *win);
-    int64_t *cover = NULL;
+    int64_t *cover = NULL, *free_iv = NULL;
     int rc = MB_OK;
     if (win == NULL)
         return mb_errf(err, MB_ESYS, "out of memory");
@@ -397,15 +513,27 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         rc = cover == NULL ? mb_errf(err, MB_ESYS, "out of memory") : MB_OK;
         goto done;
     }
-    int64_t excl[1 + TR_CPU_N], covered = 0;
+    int64_t excl[1 + TR_CPU_N], in_ops = 0;
     size_t nc = 0;
+    double mem_bytes = 0;
+    long long mem_calls = 0;
     for (int k = 0; k <= TR_CPU_N; k++) {
+        if (k == 1 + TR_CPU_MEM && lists[k]->n > 0) {
+            /* the steps less what the classes before it hold */
+            free_iv = malloc((2 * (nw + nc) + 2) * sizeof *free_iv);
+            if (free_iv == NULL) {
+                rc = mb_errf(err, MB_ESYS, "out of memory");
+                goto done;
+            }
+            size_t nf = subtract(win, nw, cover, nc, free_iv);
+            mem_bytes = leaf_mem_bytes(st, free_iv, nf, &mem_calls);
+        }
         if (lists[k]->n) /* an empty list's iv may be NULL: no memcpy from NULL */
             memcpy(cover + 2 * nc, lists[k]->iv, 2 * lists[k]->n * sizeof *cover);
         nc = merge(cover, nc + lists[k]->n);
         int64_t now = overlap(cover, nc, win, nw);
-        excl[k] = now - covered;
-        covered = now;
+        excl[k] = now - in_ops;
+        in_ops = now;
     }
     /* The DataLoader stage (host_stages) summed its annotations' durations:
      * nested ones (torch's own inside the user's record_function) counted
@@ -430,14 +558,22 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     cJSON_AddNumberToObject(step, "seconds", (double)wall / 1e9 / per);
     cJSON_AddNullToObject(step, "device");
     cJSON_AddStringToObject(step, "where", "cpu");
+    /* a GPU machine's trace recorded without ProfilerActivity.CUDA: its ops'
+     * times are the host's, whatever device they ran on */
+    const cJSON *props = cJSON_GetObjectItemCaseSensitive(ev, "device_properties"); /* deviceProperties */
+    int gpus = cJSON_IsArray(props) ? cJSON_GetArraySize(props) : 0;
+    cJSON_AddNumberToObject(step, "gpus_unrecorded", gpus);
     cJSON *parts = cJSON_AddArrayToObject(step, "parts");
-    static const char *const ids[1 + TR_CPU_N] = { "data", "collective", "optimizer", "conv", "gemm", "ops" };
-    char source[160];
+    static const char *const ids[1 + TR_CPU_N] = { "data", "collective", "optimizer", "conv", "gemm", "memory",
+                                                   "ops" };
+    static const char *const classes[1 + TR_CPU_N] = { "dataloader", "collective", "optimizer", "conv", "gemm",
+                                                       "memory-bound", "ops" };
+    char source[256];
     for (int k = 0; k <= TR_CPU_N && rc == MB_OK; k++) {
         if (excl[k] <= 0)
             continue;
         const char *name = k == 0 ? "data loading" : cpu_class_names[k - 1];
-        part_json(parts, ids[k], name, k == 0 ? "dataloader" : ids[k], excl[k], per, wall);
+        part_json(parts, ids[k], name, classes[k], excl[k], per, wall);
         if (k == 0)
             continue; /* the dataloading stage comes from the annotations (host_stages) */
         int c = k - 1;
@@ -445,30 +581,43 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
             rc = coll_stages(st, run, ev, win, nw, excl[k], err);
             continue;
         }
-        double flops = 0;
-        const char *dtype = NULL;
-        const char *comp = "other";
+        double work = 0;
+        const char *dtype = NULL, *comp = "other", *unit = "flop";
+        long long calls = st->cpu_count[c];
         if (c == TR_CPU_CONV || c == TR_CPU_GEMM) {
             comp = c == TR_CPU_CONV ? "conv" : "gemm";
-            if (!leaf_flops(st, c == TR_CPU_CONV ? TR_OP_CONV : TR_OP_GEMM, &flops, &dtype))
-                flops = 0;
+            if (!leaf_flops(st, c == TR_CPU_CONV ? TR_OP_CONV : TR_OP_GEMM, &work, &dtype))
+                work = 0;
+        } else if (c == TR_CPU_MEM) { /* their bytes against host memory (STREAM) */
+            comp = "hostmem";
+            unit = "byte";
+            work = mem_bytes;
+            calls = mem_calls;
         }
+        if (gpus > 0)
+            work = 0; /* a GPU's ops timed on the host are not the CPU's work */
         snprintf(source, sizeof source, "trace: %lld CPU %s events within the %s, each instant counted once%s",
                  st->cpu_count[c], ids[k], st->n_steps ? "ProfilerSteps" : "trace",
-                 flops > 0 ? "; FLOPs of the innermost ops with recorded shapes" : "");
-        rc = cpu_stage(run, name, comp, dtype, flops, excl[k], st->cpu_count[c], source, err);
+                 work <= 0                ? ""
+                 : c == TR_CPU_MEM ? "; bytes of the innermost ops from their recorded shapes ([memory_op], a lower "
+                                     "bound)"
+                                   : "; FLOPs of the innermost ops with recorded shapes");
+        rc = cpu_stage(run, name, comp, dtype, work, unit, excl[k], calls, source, err);
+        if (rc == MB_OK && work <= 0)
+            rc = no_ceiling_reason(st, ev, c, name, gpus, err);
     }
-    int64_t python = wall - covered;
+    int64_t python = wall - in_ops;
     if (rc == MB_OK && python > 0) {
         part_json(parts, "python", "Python and other host code", "host", python, per, wall);
         snprintf(source, sizeof source, "trace: time within the %s in no op or annotation",
                  st->n_steps ? "ProfilerSteps" : "trace");
-        rc = cpu_stage(run, "python (host code)", "other", NULL, 0, python, 0, source, err);
+        rc = cpu_stage(run, "python (host code)", "other", NULL, 0, "s", python, 0, source, err);
     }
     if (rc == MB_OK && st->n_steps > 0)
         run->total_seconds = (double)wall / 1e9; /* the stages cover the steps */
 done:
     free(win);
     free(cover);
+    free(free_iv);
     return rc;
 }
