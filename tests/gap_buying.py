@@ -13,7 +13,10 @@ LIST|all` on traces with a known shape (scripts/gen_large_trace.py --pattern):
   - a single GPU's host-to-device copies are copies, not communication;
   - a trace from a GPU without a datasheet is ranked by the per-stage model
     from its own GPU's ceilings when most of its GPU time has work to scale,
-    and refused from another GPU's, or without the shapes that give it work.
+    and refused from another GPU's, or without the shapes that give it work;
+  - a run whose step is compute on the host CPU (a simplify run of a CPU
+    loop) is projected onto no GPU's datasheet (each kept that compute: every
+    GPU at 1.00x), and onto a measured machine's CPU, named so.
 
 Environment (tests/CMakeLists.txt): MLBENCH, SRC, WORK.
 """
@@ -198,6 +201,47 @@ def no_datasheet():
               "record_shapes=True" in p.stderr, (p.returncode, p.stderr))
 
 
+def cpu_run():
+    """pytorch/examples' dcgan through simplify on a CPU: its convolutions are
+    98% of the step. `--target t4` said "1.00x faster there", `--target all`
+    ranked 21 GPUs at 1.00x and the H100 reference first at 4.87x: its host
+    CPU's convolution cases, labelled as the GPU."""
+    run = os.path.join(WORK, "cpu-run.json")
+    with open(run, "w", encoding="utf-8") as f:
+        json.dump({"format": "mlbench-stages", "version": 2, "run": {"steps": 4}, "stages": [
+            {"name": "data loading", "component": "other", "role": "data", "device": "cpu",
+             "seconds_per_step": 0.002},
+            {"name": "forward+backward", "component": "conv", "device": "cpu", "dtype": "fp32",
+             "flops_per_step": 2e10, "seconds_per_step": 0.9},
+            {"name": "optimizer", "component": "other", "device": "cpu", "seconds_per_step": 0.02}]}, f)
+    here = os.path.join(SRC, "tests", "data", "cpu_quick.json")
+
+    def run_gap(*args):
+        return subprocess.run([MLBENCH, "gap", "--run", run, "--ceilings", here] + list(args), capture_output=True,
+                              text=True)
+    p = run_gap("--target", "t4")
+    check("CPU run onto a GPU datasheet: refused, saying what to run instead",
+          p.returncode == 2 and "98% of the step is compute on the host CPU (forward+backward)" in p.stderr and
+          'device = "cuda"' in p.stderr, (p.returncode, p.stderr))
+    p = run_gap("--target", "all", "--format", "json")
+    m = json.loads(p.stdout)["machines"] if p.returncode == 0 else {}
+    r = rows(m)
+    check("CPU run, --target all: only measured machines, each named as its host CPU",
+          r and all(x["figures"] == "measured" and x["machine"].endswith("'s host CPU") for x in r),
+          (p.returncode, p.stderr, [(x.get("machine"), x.get("figures")) for x in r]))
+    check("CPU run, --target all: one note says how many GPU datasheets were left out and why",
+          any(re.match(r"\d+ GPU datasheets left out: 98% of the step is compute on the host CPU", n)
+              for n in m.get("assumptions", [])), m.get("assumptions"))
+    text = run_gap("--target", "all").stdout
+    here_row = next((ln for ln in text.splitlines() if "(measured)" not in ln and ln.startswith("  -  ")), "")
+    check("CPU run: its convolutions are host time in the step split, not tensor-core math",
+          here_row and "#" not in here_row.split("1.00x")[-1], here_row)
+    p = run_gap("--target", REF, "--format", "json")
+    proj = json.loads(p.stdout).get("projection", {}) if p.returncode == 0 else {}
+    check("CPU run onto one reference: projected onto its host CPU, named so",
+          proj.get("target") == "H100 SXM 80GB's host CPU", (p.returncode, p.stderr, proj.get("target")))
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     host_bound()
@@ -205,6 +249,7 @@ def main():
     priced()
     copies()
     no_datasheet()
+    cpu_run()
     print("%d failed" % fails)
     return 1 if fails else 0
 

@@ -102,8 +102,16 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
 int mb_gap_project_results(mb_gap *g, const mb_ceilings *target, const mb_ini *matching, mb_err *err);
 /* Adds the projection onto a datasheet: the target's peak x (here's ceiling
  * / here's peak) x here's efficiency. `target_is_gpu` says what the
- * datasheet describes (its [product] kind). */
+ * datasheet describes (its [product] kind). MB_EUSAGE onto a GPU's when
+ * most of the step is compute on the host CPU (mb_gap_host_compute). */
 int mb_gap_project_datasheet(mb_gap *g, const mb_datasheet *d, bool target_is_gpu, mb_err *err);
+/* The share of the step (exposed time) that is compute on the host CPU:
+ * GEMM, convolution, attention and memory-bound stages of device cpu, which
+ * a GPU would run instead, at a speed a CPU run cannot tell; `names` (may be
+ * NULL) lists those stages. */
+double mb_gap_host_compute(const mb_gap *g, char *names, size_t len);
+/* The sentence that says why a GPU datasheet cannot take such a run, and what to do. */
+void mb_gap_host_compute_why(const mb_gap *g, char *buf, size_t len);
 /* Adds the projection onto a reference machine (reference.h): its measured
  * results where a stage matches a usable case, else the datasheet `d` (may be
  * NULL); each stage says which in target_source. */
@@ -123,6 +131,7 @@ typedef enum mb_gap_verdict {
     MB_VERDICT_AT_CEILING,   /* alone and in the loop near the ceiling */
     MB_VERDICT_AS_ALONE,     /* in the loop as fast as alone; no ceiling to say more */
     MB_VERDICT_UNSTEADY,     /* alone slower than in the loop: the isolated figure is not to be trusted */
+    MB_VERDICT_NEGLIGIBLE,   /* the step waits for it less than 1% of its time: no gap worth acting on */
 } mb_gap_verdict;
 
 typedef struct mb_gap_levels {

@@ -341,7 +341,9 @@ static void stage_split(const mb_gap *g, bool there, double *cls)
         cls[c] = 0;
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *s = &g->stages[i];
-        cls[class_of_component(s->stage->component)] +=
+        const char *dev = s->stage->device;
+        /* a CPU's GEMMs are the host's time, not tensor-core math */
+        cls[dev && strcmp(dev, "cpu") == 0 ? MB_PC_HOST : class_of_component(s->stage->component)] +=
             mb_gap_per_step(g, there ? s->target_seconds : s->exposed);
     }
     cls[MB_PC_HOST] += mb_gap_per_step(g, g->unaccounted);
@@ -808,21 +810,41 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
     r->here_step = mb_gap_per_step(&g, g.total);
     stage_split(&g, false, r->here_cls);
     r->steps = g.steps;
+    /* A run whose step is mostly compute on the host CPU: no GPU datasheet
+     * can take it (each would keep that compute as it is, ranking 21 GPUs
+     * at 1.00x), and a measured target takes it onto its host CPU. */
+    char names_cpu[256], why_cpu[640];
+    double host = mb_gap_host_compute(&g, names_cpu, sizeof names_cpu);
+    mb_gap_host_compute_why(&g, why_cpu, sizeof why_cpu);
     mb_gap_free(&g);
+    int left_out = 0;
     for (int i = 0; i < names->n && rc == MB_OK; i++) {
-        mb_rank_row *row = &r->rows[r->n++];
         machine m;
-        snprintf(row->name, sizeof row->name, "%s", names->v[i]);
-        snprintf(row->model, sizeof row->model, "per-stage");
         rc = machine_load(names->v[i], o->phase, &m, err);
         if (rc)
             break;
-        snprintf(row->label, sizeof row->label, "%s", m.label);
+        bool measured = m.is_ref || m.is_results;
+        if (host >= 0.5 && !measured && m.sheet && mb_datasheet_is_gpu(m.sheet)) {
+            left_out++;
+            machine_free(&m);
+            continue;
+        }
+        mb_rank_row *row = &r->rows[r->n++];
+        snprintf(row->name, sizeof row->name, "%s", names->v[i]);
+        snprintf(row->model, sizeof row->model, "per-stage");
+        snprintf(row->label, sizeof row->label, "%.80s%s", m.label, host >= 0.5 ? "'s host CPU" : "");
         mb_err why = { 0 };
         if (per_stage_row(run, here, matching, &m, row, &why) != MB_OK)
             snprintf(row->note, sizeof row->note, "not projected: %s", why.msg);
+        else if (host > 0 && measured)
+            snprintf(row->note, sizeof row->note,
+                     "this run's compute on the CPU (%s) takes that machine's CPU cases, not its GPU", names_cpu);
         machine_free(&m);
     }
+    if (rc == MB_OK && left_out > 0 && r->n == 0)
+        return mb_errf(err, MB_EUSAGE, "no GPU can be ranked for this run: %s", why_cpu);
+    if (rc == MB_OK && left_out > 0)
+        rc = add_note(r, err, "%d GPU datasheet%s left out: %s", left_out, left_out == 1 ? "" : "s", why_cpu);
     return rc;
 }
 
