@@ -343,6 +343,20 @@ def memory_bound(ceil):
           "memory-bound ops (cpu): 11.2 GB/s, 56% of the measured host memory ceiling (20 GB/s" in evid, evid)
     check("memory-bound: remedies fuse the memory-bound ops; none asks for shapes that were recorded",
           "fuse them (torch.compile)" in rem and "record_shapes" not in rem, rem)
+    # Onto GPUs: no GPU datasheet takes a step that is CPU compute (each kept it: 1.00x); a measured machine takes
+    # it onto its host CPU (the kernel-level model said "nothing to project kernel by kernel" and stopped)
+    path = os.path.join(WORK, "cpu-memory-object.json")
+    p = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", ceil, "--target", "t4"], capture_output=True,
+                       text=True)
+    check("memory-bound onto a GPU datasheet: refused, saying what to run instead",
+          p.returncode == 2 and "70% of the step is compute on the host CPU" in p.stderr, (p.returncode, p.stderr))
+    p = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", ceil, "--target", "all", "--format", "json"],
+                       capture_output=True, text=True)
+    m = json.loads(p.stdout)["machines"] if p.returncode == 0 else {}
+    ranked = [r["machine"] for r in m.get("ranking", []) if r["projected"]]
+    check("memory-bound, --target all: the per-stage model, measured machines' host CPUs only",
+          m.get("model") == "per-stage" and ranked and all(x.endswith("'s host CPU") for x in ranked),
+          (p.returncode, p.stderr, m.get("model"), ranked))
     # The same ops from a GPU machine recorded without ProfilerActivity.CUDA:
     # their times are the host's, whatever device they ran on.
     d = gap(write("cpu-memory-gpu-unrecorded", steps(body), kineto=True, gpus=1), ceil)

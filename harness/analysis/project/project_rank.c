@@ -46,6 +46,15 @@ static bool is_trace(const mb_run *run)
     return run->kind && strcmp(run->kind, "pytorch-trace") == 0;
 }
 
+/* A trace without GPU events (trace_cpu.c: its step table is the host's):
+ * no kernel to project, its stages are the per-stage model's. */
+static bool cpu_trace(const mb_run *run)
+{
+    const cJSON *step = run->evidence ? cJSON_GetObjectItemCaseSensitive(run->evidence, "step") : NULL;
+    const cJSON *where = cJSON_IsObject(step) ? cJSON_GetObjectItemCaseSensitive(step, "where") : NULL;
+    return is_trace(run) && cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0;
+}
+
 bool mb_rank_wanted(const char *targets, const mb_run *run)
 {
     if (targets == NULL)
@@ -841,8 +850,10 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
                      "this run's compute on the CPU (%s) takes that machine's CPU cases, not its GPU", names_cpu);
         machine_free(&m);
     }
-    if (rc == MB_OK && left_out > 0 && r->n == 0)
+    if (rc == MB_OK && left_out > 0 && r->n == 0) {
+        r->other_gpu = true; /* one target too: no per-stage fallback to say it again */
         return mb_errf(err, MB_EUSAGE, "no GPU can be ranked for this run: %s", why_cpu);
+    }
     if (rc == MB_OK && left_out > 0)
         rc = add_note(r, err, "%d GPU datasheet%s left out: %s", left_out, left_out == 1 ? "" : "s", why_cpu);
     return rc;
@@ -906,7 +917,9 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
         rc = mb_errf(err, MB_ESYS, "out of memory");
     r->epoch_steps = o->epoch_steps;
     mb_ini errors = { 0 };
-    bool kernel = is_trace(run);
+    bool kernel = is_trace(run) && !cpu_trace(run);
+    if (cpu_trace(run))
+        snprintf(r->per_stage_why, sizeof r->per_stage_why, "a trace without GPU events has no kernels");
     if (rc == MB_OK && kernel)
         rc = mb_ini_load_gap("projection_error.ini", &errors, err);
     if (rc == MB_OK) {
