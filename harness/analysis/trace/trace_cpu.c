@@ -161,6 +161,18 @@ static int64_t covered(int64_t a, int64_t b, const int64_t *iv, size_t n)
 
 /* ---- bytes of leaf memory-bound ops ------------------------------------------ */
 
+/* Whether op i (flop_ops sorted: by thread, then start, outer first)
+ * encloses the next op of `kind` that has a count: then it is no leaf. */
+static bool encloses_counted(const tr_state *st, size_t i, int kind)
+{
+    const tr_flop_op *op = &st->flop_ops[i];
+    size_t k = i + 1;
+    while (k < st->n_flop_ops && (st->flop_ops[k].kind != kind || st->flop_ops[k].flops < 0))
+        k++;
+    const tr_flop_op *next = k < st->n_flop_ops ? &st->flop_ops[k] : NULL;
+    return next && next->thread == op->thread && next->start < op->end;
+}
+
 /* Bytes of the innermost memory-bound ops whose shapes gave them (log_softmax
  * -> _log_softmax counts once), each in the share of its time inside `free`
  * (the steps less the classes counted before this one: an add_ inside the
@@ -175,12 +187,8 @@ static double leaf_mem_bytes(tr_state *st, const int64_t *free, size_t nf, long 
         const tr_flop_op *op = &st->flop_ops[i];
         if (op->kind != TR_OP_MEM || op->flops < 0 || op->end <= op->start)
             continue;
-        size_t k = i + 1;
-        while (k < st->n_flop_ops && (st->flop_ops[k].kind != TR_OP_MEM || st->flop_ops[k].flops < 0))
-            k++;
-        const tr_flop_op *next = k < st->n_flop_ops ? &st->flop_ops[k] : NULL;
-        if (next && next->thread == op->thread && next->start < op->end)
-            continue; /* encloses the next one: not a leaf */
+        if (encloses_counted(st, i, TR_OP_MEM))
+            continue; /* not a leaf */
         int64_t in = covered(op->start, op->end, free, nf);
         if (in <= 0)
             continue;
@@ -207,12 +215,8 @@ static bool leaf_flops(tr_state *st, int kind, double *flops, const char **dtype
         const tr_flop_op *op = &st->flop_ops[i];
         if (op->kind != kind || op->flops < 0) /* ops whose shapes gave no FLOPs are kept too */
             continue;
-        size_t k = i + 1;
-        while (k < st->n_flop_ops && (st->flop_ops[k].kind != kind || st->flop_ops[k].flops < 0))
-            k++;
-        const tr_flop_op *next = k < st->n_flop_ops ? &st->flop_ops[k] : NULL;
-        if (next && next->thread == op->thread && next->start < op->end)
-            continue; /* encloses the next one: not a leaf */
+        if (encloses_counted(st, i, kind))
+            continue; /* not a leaf */
         *flops += op->flops;
         leaves++;
         dt = dt == -1 ? op->dtype : (dt == op->dtype ? dt : 0);
