@@ -617,8 +617,29 @@ class MathDtype(unittest.TestCase):
         # net held at twice its rate against its ceiling
         bf16, fp32 = self.run_step(True), self.run_step(False)
         self.assertEqual(bf16["flops_per_step"], fp32["flops_per_step"])
-        # the forward convolution (2*4*8*3*9*36), the forward linear and its two backward matmuls (2*4*288*4 each)
-        self.assertEqual(fp32["flops_per_step"], 62208 + 3 * 9216)
+        # the forward convolution (2*4*8*3*9*36) and its backward at twice that (grad input and grad weight: the
+        # output mask is not recorded, so this first layer's input gradient counts though PyTorch skips it), the
+        # forward linear and its two backward matmuls (2*4*288*4 each); torch's with_flops counts no backward
+        # convolution (62208 + 3 * 9216 before)
+        self.assertEqual(fp32["flops_per_step"], 3 * 62208 + 3 * 9216)
+
+    def test_transposed_convolutions_counted(self):
+        """A GAN's generator (pytorch/examples' dcgan): torch's with_flops counts no transposed convolution."""
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.ConvTranspose2d(8, 4, 4, stride=2, padding=1), torch.nn.Flatten())
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        data = [torch.randn(2, 8, 7, 7)] * 4
+
+        def step(x):
+            opt.zero_grad()
+            model(x).sum().backward()
+            opt.step()
+
+        doc = ms.simplify(data, step, optimizer=opt, seconds=0.1, warmup=0.02, log=None)
+        st = {s["name"]: s for s in doc["stages"]}["forward+backward"]
+        # every input element meets Cout x 4 x 4 weights: 2*(2*8*7*7)*(4*4*4) forward, twice that backward
+        self.assertEqual(st["flops_per_step"], 3 * 100352)
+        self.assertEqual(st["component"], "conv")
 
     def test_the_watch_weighs_by_work(self):
         """One large bf16 product outweighs several small fp32 ones."""
