@@ -2379,9 +2379,13 @@ def _loading_lines(info, stage=None):
                      "in the main process" % (dl["workers"], "" if dl["workers"] == 1 else "s", what,
                                               _ms(dl["main_cpu_seconds_per_batch"]))
                      if dl["workers"] else "(%s)" % what)
-            text = "CPU-bound: %s of CPU per item %s; its processes on a CPU %s of the time%s%s " \
+            # an item is the first dimension of the batch's first tensor: a sample, or a time step of a
+            # language model's (sequence, batch) block: said, so the figure can be read either way
+            items = dl.get("items_per_batch")
+            text = "CPU-bound: %s of CPU per item%s %s; its processes on a CPU %s of the time%s%s " \
                    "(%s/batch from storage%s)" % (
-                       _ms(dl["cpu_seconds_per_item"]) if dl["cpu_seconds_per_item"] is not None else "?", where,
+                       _ms(dl["cpu_seconds_per_item"]) if dl["cpu_seconds_per_item"] is not None else "?",
+                       " (%d a batch, its first tensor's first dimension)" % items if items else "", where,
                        _pct(dl["cpu_busy_share"]),
                        " and waiting for one %s more (the machine's CPUs %s busy: other work held them; with the "
                        "CPUs to itself about %s/batch)" % (
