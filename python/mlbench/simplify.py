@@ -1756,7 +1756,7 @@ class Simplifier:
         flops += conv_extra
         return float(flops), ("torch profiler (with_flops: matmuls forward and backward, convolutions forward; "
                               "mlbench: transposed convolutions, and backward convolutions at twice their "
-                              "forward's; a lower bound)" if flops else None)
+                              "forward's; no attention, normalization or elementwise op)" if flops else None)
 
     # -- driving --------------------------------------------------------------------------------
     def plan(self):
