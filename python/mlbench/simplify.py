@@ -1732,8 +1732,8 @@ class Simplifier:
 
     def _count_flops(self):
         """FLOPs of one step as torch's profiler counts them (matmuls forward
-        and backward, forward convolutions; a lower bound), or the user's
-        figure."""
+        and backward, forward convolutions) with the convolutions it leaves
+        out (_conv_flops_torch_leaves_out), or the user's figure."""
         if self.flops_per_step:
             return float(self.flops_per_step), "given"
         t = _torch()
