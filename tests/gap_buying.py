@@ -240,6 +240,19 @@ def cpu_run():
     proj = json.loads(p.stdout).get("projection", {}) if p.returncode == 0 else {}
     check("CPU run onto one reference: projected onto its host CPU, named so",
           proj.get("target") == "H100 SXM 80GB's host CPU", (p.returncode, p.stderr, proj.get("target")))
+    # a GPU run whose loader reads the page cache (simplify's hostmem data stage, 80% of the step) is no CPU run
+    gpu_run = os.path.join(WORK, "gpu-run-page-cache.json")
+    with open(gpu_run, "w", encoding="utf-8") as f:
+        json.dump({"format": "mlbench-stages", "version": 2, "run": {"steps": 4}, "stages": [
+            {"name": "data loading", "component": "hostmem", "device": "cpu", "bytes_per_step": 1e9,
+             "seconds_per_step": 0.8},
+            {"name": "forward+backward", "component": "gemm", "device": "gpu", "dtype": "bf16",
+             "flops_per_step": 1e14, "seconds_per_step": 0.2}]}, f)
+    p = subprocess.run([MLBENCH, "gap", "--run", gpu_run, "--ceilings", REF, "--target", "t4", "--format", "json"],
+                       capture_output=True, text=True)
+    proj = json.loads(p.stdout).get("projection", {}) if p.returncode == 0 else {}
+    check("a GPU run reading the page cache: projected onto a GPU datasheet as before",
+          proj.get("target") == "NVIDIA T4", (p.returncode, p.stderr, proj.get("target")))
 
 
 def main():

@@ -953,14 +953,17 @@ static int datasheet_assumptions(mb_gap *g, const mb_datasheet *d, const char *w
 
 double mb_gap_host_compute(const mb_gap *g, char *names, size_t len)
 {
-    static const char *const compute[] = { "gemm", "conv", "attention", "hostmem", "membw", "peak" };
+    static const char *const compute[] = { "gemm", "conv", "attention", "membw", "peak" };
+    /* host memory is a trace's memory-bound CPU ops; in a stage file it is
+     * a loader reading the page cache (simplify's data loading, no role) */
+    bool trace = g->run->kind && strcmp(g->run->kind, "pytorch-trace") == 0;
     double secs = 0;
     size_t at = 0;
     if (names && len)
         names[0] = '\0';
     for (int i = 0; i < g->n; i++) {
         const mb_stage *s = g->stages[i].stage;
-        bool is_compute = false;
+        bool is_compute = trace && strcmp(s->component, "hostmem") == 0;
         for (size_t k = 0; k < sizeof compute / sizeof *compute; k++)
             is_compute |= strcmp(s->component, compute[k]) == 0;
         if (!is_compute || s->role || strcmp(stage_device(s), "cpu") != 0)

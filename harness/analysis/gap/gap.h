@@ -106,9 +106,10 @@ int mb_gap_project_results(mb_gap *g, const mb_ceilings *target, const mb_ini *m
  * most of the step is compute on the host CPU (mb_gap_host_compute). */
 int mb_gap_project_datasheet(mb_gap *g, const mb_datasheet *d, bool target_is_gpu, mb_err *err);
 /* The share of the step (exposed time) that is compute on the host CPU:
- * GEMM, convolution, attention and memory-bound stages of device cpu, which
- * a GPU would run instead, at a speed a CPU run cannot tell; `names` (may be
- * NULL) lists those stages. */
+ * GEMM, convolution, attention and memory-bound stages of device cpu (a
+ * trace's memory-bound CPU ops; a stage file's hostmem stage is a loader),
+ * which a GPU would run instead, at a speed a CPU run cannot tell; `names`
+ * (may be NULL) lists those stages. */
 double mb_gap_host_compute(const mb_gap *g, char *names, size_t len);
 /* The sentence that says why a GPU datasheet cannot take such a run, and what to do. */
 void mb_gap_host_compute_why(const mb_gap *g, char *buf, size_t len);
