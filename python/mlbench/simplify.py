@@ -2167,13 +2167,6 @@ def _outermost_flop_events(events):
     return out
 
 
-def _numel(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 def _conv_transpose_flops(e):
     """A transposed convolution's FLOPs from its shapes, which torch's
     with_flops does not count: input [N, Cin, spatial...], weight [Cin,
@@ -2182,7 +2175,7 @@ def _conv_transpose_flops(e):
     shapes = getattr(e, "input_shapes", None) or []
     if len(shapes) < 2 or len(shapes[0]) < 3 or len(shapes[1]) != len(shapes[0]):
         return 0
-    return 2 * _numel(shapes[0]) * _numel(shapes[1][1:])
+    return 2 * math.prod(shapes[0]) * math.prod(shapes[1][1:])
 
 
 def _conv_flops_torch_leaves_out(events):
@@ -2218,9 +2211,9 @@ def _conv_flops_torch_leaves_out(events):
         grad_out, inp, weight = shapes[0], shapes[1], shapes[2]
         k = (tuple(inp), tuple(weight))
         if k in normal:
-            extra += 2 * 2 * _numel(grad_out) * _numel(weight[1:])
+            extra += 2 * 2 * math.prod(grad_out) * math.prod(weight[1:])
         elif k in transposed:
-            extra += 2 * 2 * _numel(inp) * _numel(weight[1:])
+            extra += 2 * 2 * math.prod(inp) * math.prod(weight[1:])
     return extra
 
 
