@@ -799,7 +799,7 @@ static int begin_target(mb_gap *g, const char *label, const char *kind, mb_err *
     /* a run whose step is compute on the host CPU goes onto the target's
      * CPU cases: named so, or "H100 SXM 80GB: 4.87x" reads as its GPU's */
     char names[256];
-    bool onto_cpu = strcmp(kind, "datasheet") != 0 && mb_gap_host_compute(g, names, sizeof names) >= 0.5;
+    bool onto_cpu = strcmp(kind, "datasheet") != 0 && mb_gap_host_compute(g, names, sizeof names) >= MB_GAP_HOST_COMPUTE_MIN;
     size_t len = strlen(label) + 16;
     g->target_label = malloc(len);
     if (g->target_label)
@@ -992,7 +992,7 @@ int mb_gap_project_datasheet(mb_gap *g, const mb_datasheet *d, bool target_is_gp
     /* a CPU run onto a GPU's datasheet kept every CPU stage: "1.00x faster
      * there" on a T4 for pytorch/examples' dcgan, whose convolutions a T4
      * would run */
-    if (target_is_gpu && mb_gap_host_compute(g, NULL, 0) >= 0.5) {
+    if (target_is_gpu && mb_gap_host_compute(g, NULL, 0) >= MB_GAP_HOST_COMPUTE_MIN) {
         char why[640];
         mb_gap_host_compute_why(g, why, sizeof why);
         return mb_errf(err, MB_EUSAGE, "--target %s: %s", mb_datasheet_name(d), why);

@@ -111,6 +111,9 @@ int mb_gap_project_datasheet(mb_gap *g, const mb_datasheet *d, bool target_is_gp
  * which a GPU would run instead, at a speed a CPU run cannot tell; `names`
  * (may be NULL) lists those stages. */
 double mb_gap_host_compute(const mb_gap *g, char *names, size_t len);
+/* From this share of the step on, a run is a CPU run for --target: no GPU datasheet takes it, a measured
+ * machine takes it onto its host CPU. */
+#define MB_GAP_HOST_COMPUTE_MIN 0.5
 /* The sentence that says why a GPU datasheet cannot take such a run, and what to do. */
 void mb_gap_host_compute_why(const mb_gap *g, char *buf, size_t len);
 /* Adds the projection onto a reference machine (reference.h): its measured

@@ -833,7 +833,7 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
         if (rc)
             break;
         bool measured = m.is_ref || m.is_results;
-        if (host >= 0.5 && !measured && m.sheet && mb_datasheet_is_gpu(m.sheet)) {
+        if (host >= MB_GAP_HOST_COMPUTE_MIN && !measured && m.sheet && mb_datasheet_is_gpu(m.sheet)) {
             left_out++;
             machine_free(&m);
             continue;
@@ -841,7 +841,7 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
         mb_rank_row *row = &r->rows[r->n++];
         snprintf(row->name, sizeof row->name, "%s", names->v[i]);
         snprintf(row->model, sizeof row->model, "per-stage");
-        snprintf(row->label, sizeof row->label, "%.80s%s", m.label, host >= 0.5 ? "'s host CPU" : "");
+        snprintf(row->label, sizeof row->label, "%.80s%s", m.label, host >= MB_GAP_HOST_COMPUTE_MIN ? "'s host CPU" : "");
         mb_err why = { 0 };
         if (per_stage_row(run, here, matching, &m, row, &why) != MB_OK)
             snprintf(row->note, sizeof row->note, "not projected: %s", why.msg);
