@@ -858,7 +858,8 @@ static bool fold_cpu_collective(parser *p)
     const event *e = &p->ev;
     if (st->n_devices > 0 || mb_tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) != TR_ANN_COLLECTIVE)
         return true;
-    tr_host_coll c = {.thread = thread_of(e), .start = e->ts, .end = e->ts + e->dur};
+    tr_host_coll c = {.thread = thread_of(e), .start = e->ts, .end = e->ts + e->dur,
+                      .runs = e->name_len > 5 && strncmp(e->name, "gloo:", 5) == 0};
     collective_of(e, c.name, sizeof c.name);
     c.bytes = host_coll_bytes(e, c.name);
     if (e->have & H_GROUP && e->group > 0 && e->group <= INT32_MAX)

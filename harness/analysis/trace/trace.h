@@ -340,8 +340,11 @@ typedef struct tr_ivlist {
 } tr_ivlist;
 
 /* Host-side classes of a CPU-only run (trace_cpu.c), in priority order after
- * data loading: an instant covered by several counts in the first. */
-enum tr_cpu_class { TR_CPU_COLL = 0, TR_CPU_OPT, TR_CPU_CONV, TR_CPU_GEMM, TR_CPU_MEM, TR_CPU_OPS, TR_CPU_N };
+ * data loading: an instant covered by several counts in the first. A
+ * collective comes last: gloo runs it on threads of its own, beside the
+ * backward that DDP overlaps it with, so only the instants no op covers
+ * (the training thread waiting for it) are its exposed time. */
+enum tr_cpu_class { TR_CPU_OPT = 0, TR_CPU_CONV, TR_CPU_GEMM, TR_CPU_MEM, TR_CPU_OPS, TR_CPU_COLL, TR_CPU_N };
 
 /* One host collective event of a CPU-only run (gloo:all_reduce,
  * c10d::allreduce_, record_param_comms), with the size its args record:
@@ -349,6 +352,8 @@ enum tr_cpu_class { TR_CPU_COLL = 0, TR_CPU_OPT, TR_CPU_CONV, TR_CPU_GEMM, TR_CP
  * by kind (docs/traces.md, "CPU-only traces"). */
 typedef struct tr_host_coll {
     int64_t thread, start, end;
+    bool runs;         /* the backend's own event (gloo:all_reduce, on a thread of gloo's): the work itself,
+                          where c10d::allreduce_ on the caller's thread is its request */
     double bytes;      /* as nccl-tests counts them; -1 = not recorded */
     int32_t ranks;     /* "Group size"; 0 = not recorded */
     char name[20];     /* allreduce, allgather, ..., barrier, unknown */

@@ -21,8 +21,9 @@
 #include "grow.h"
 #include "vocabulary.h"
 
-static const char *const cpu_class_names[TR_CPU_N] = { "collective (host)", "optimizer", "conv (cpu)",
-                                                        "gemm (cpu)", "memory-bound ops (cpu)", "other aten ops" };
+static const char *const cpu_class_names[TR_CPU_N] = { "optimizer", "conv (cpu)", "gemm (cpu)",
+                                                        "memory-bound ops (cpu)", "other aten ops",
+                                                        "collective (host)" };
 
 /* Which class a host event belongs to, or -1. */
 static int cpu_class(const tr_state *st, const char *name, size_t len, bool mem_bytes)
@@ -272,6 +273,67 @@ static coll_bucket *bucket_of(coll_bucket *b, int *n, const char *name, bool siz
  * event, so a nest counts its message once and a coalesced call the sum of
  * its parts. Only the call's time inside the windows counts, and its bytes
  * in the same proportion. */
+typedef struct coll_call {
+    const char *name, *dtype;
+    bool sized, runs; /* runs: holds the backend's own event (gloo:...) */
+    double bytes;
+    int ranks;
+    int64_t in;       /* its time inside the windows */
+    int64_t dur;
+} coll_call;
+
+static coll_call call_at(tr_host_coll *c, size_t i, size_t j, const int64_t *win, size_t nw)
+{
+    coll_call k = { .name = strcmp(c[i].name, "unknown") != 0 ? c[i].name : NULL, .dtype = c[i].dtype,
+                    .ranks = c[i].ranks, .dur = c[i].end - c[i].start };
+    for (size_t e = i; e < j; e++) {
+        k.runs |= c[e].runs;
+        if (c[e].ranks > k.ranks)
+            k.ranks = c[e].ranks;
+        if (!k.dtype[0])
+            k.dtype = c[e].dtype;
+        if (c[e].bytes < 0)
+            continue;
+        bool leaf = true;
+        for (size_t m = e + 1; m < j && c[m].start < c[e].end && leaf; m++)
+            leaf = c[m].bytes < 0;
+        if (!leaf)
+            continue;
+        k.bytes += c[e].bytes;
+        k.sized = true;
+        if (strcmp(c[e].name, "unknown") != 0)
+            k.name = c[e].name; /* the sized event knows what it moved */
+    }
+    for (size_t e = i + 1; e < j && k.name == NULL; e++)
+        k.name = strcmp(c[e].name, "unknown") != 0 ? c[e].name : NULL;
+    if (k.name == NULL)
+        k.name = "unknown";
+    int64_t call[2] = { c[i].start, c[i].end };
+    k.in = overlap(call, 1, win, nw);
+    return k;
+}
+
+static void bucket_add(coll_bucket *o, const coll_call *k, bool counted)
+{
+    o->ns += k->in;
+    if (!counted)
+        return;
+    o->calls++;
+    o->bytes += k->sized ? k->bytes * (double)k->in / (double)k->dur : 0;
+    if (k->ranks > o->ranks)
+        o->ranks = k->ranks;
+    if (o->dtype[0] == '?')
+        snprintf(o->dtype, sizeof o->dtype, "%s", k->dtype);
+    else if (strcmp(o->dtype, k->dtype) != 0)
+        o->dtype[0] = '\0';
+}
+
+/* Where gloo runs a collective on a thread of its own (its gloo:... event),
+ * the caller's c10d::allreduce_ on the training thread is the request of the
+ * same call: counting both would count every call, and its bytes, twice. So
+ * when the windows hold a call that runs, the calls and bytes are those of
+ * the calls that run; a request adds its time (the caller's thread spends it
+ * there) to its kind. */
 static int coll_buckets(tr_state *st, const int64_t *win, size_t nw, coll_bucket *b)
 {
     tr_host_coll *c = st->host_colls;
@@ -280,50 +342,26 @@ static int coll_buckets(tr_state *st, const int64_t *win, size_t nw, coll_bucket
     if (n == 0)
         return 0;
     qsort(c, n, sizeof *c, cmp_coll);
-    for (size_t i = 0; i < n;) {
-        size_t j = i + 1;
-        while (j < n && c[j].thread == c[i].thread && c[j].start < c[i].end)
-            j++; /* c[i+1 .. j) lie inside call i */
-        double bytes = 0;
-        bool sized = false;
-        const char *name = strcmp(c[i].name, "unknown") != 0 ? c[i].name : NULL;
-        const char *dtype = c[i].dtype;
-        int ranks = c[i].ranks;
-        for (size_t k = i; k < j; k++) {
-            if (c[k].ranks > ranks)
-                ranks = c[k].ranks;
-            if (!dtype[0])
-                dtype = c[k].dtype;
-            if (c[k].bytes < 0)
+    /* pass 0: whether a call runs; 1: the calls counted; 2: the requests */
+    bool any_runs = false;
+    for (int pass = 0; pass < 3; pass++) {
+        for (size_t i = 0; i < n;) {
+            size_t j = i + 1;
+            while (j < n && c[j].thread == c[i].thread && c[j].start < c[i].end)
+                j++; /* c[i+1 .. j) lie inside call i */
+            coll_call k = call_at(c, i, j, win, nw);
+            i = j;
+            bool counted = k.runs || !any_runs;
+            if (k.in <= 0 || pass == 0 || counted != (pass == 1)) {
+                any_runs |= k.in > 0 && k.runs;
                 continue;
-            bool leaf = true;
-            for (size_t m = k + 1; m < j && c[m].start < c[k].end && leaf; m++)
-                leaf = c[m].bytes < 0;
-            if (!leaf)
-                continue;
-            bytes += c[k].bytes;
-            sized = true;
-            if (strcmp(c[k].name, "unknown") != 0)
-                name = c[k].name; /* the sized event knows what it moved */
+            }
+            coll_bucket *o = NULL;
+            for (int m = 0; m < nb && !counted && o == NULL; m++)
+                o = strcmp(b[m].name, k.name) == 0 ? &b[m] : NULL; /* a request: its call's kind */
+            /* a request of a kind that never runs on a thread of its own is a call */
+            bucket_add(o ? o : bucket_of(b, &nb, k.name, k.sized), &k, counted || o == NULL);
         }
-        if (name == NULL)
-            for (size_t k = i + 1; k < j && name == NULL; k++)
-                name = strcmp(c[k].name, "unknown") != 0 ? c[k].name : NULL;
-        int64_t call[2] = { c[i].start, c[i].end };
-        int64_t in = overlap(call, 1, win, nw);
-        if (in > 0) {
-            coll_bucket *o = bucket_of(b, &nb, name ? name : "unknown", sized);
-            o->calls++;
-            o->ns += in;
-            o->bytes += sized ? bytes * (double)in / (double)(c[i].end - c[i].start) : 0;
-            if (ranks > o->ranks)
-                o->ranks = ranks;
-            if (o->dtype[0] == '?')
-                snprintf(o->dtype, sizeof o->dtype, "%s", dtype);
-            else if (strcmp(o->dtype, dtype) != 0)
-                o->dtype[0] = '\0';
-        }
-        i = j;
     }
     for (int i = 0; i < nb; i++)
         if (b[i].dtype[0] == '?')
@@ -338,12 +376,15 @@ static int world_size(const cJSON *ev)
     return cJSON_IsNumber(ws) && ws->valuedouble >= 1 && ws->valuedouble <= 1e9 ? (int)ws->valuedouble : 0;
 }
 
-/* The step's collective time (`excl`, counted once) as one stage per kind,
- * split by the kinds' call time; each with its bytes and group size where
- * the trace records them, so an all-reduce is held against the all-reduce
- * ceiling (busbw for its rank count). Also evidence "collectives". */
-static int coll_stages(tr_state *st, mb_run *run, cJSON *ev, const int64_t *win, size_t nw, int64_t excl,
-                       mb_err *err)
+/* The step's collective time as one stage per kind, split by the kinds'
+ * call time: `busy` the instants a collective was in flight in the windows
+ * (its stages' time: their rate is bytes over it), `excl` those no op
+ * covered (their exposed time, the step table's part). Each with its bytes
+ * and group size where the trace records them, so an all-reduce is held
+ * against the all-reduce ceiling (busbw for its rank count). Also evidence
+ * "collectives". */
+static int coll_stages(tr_state *st, mb_run *run, cJSON *ev, const int64_t *win, size_t nw, int64_t busy,
+                       int64_t excl, mb_err *err)
 {
     coll_bucket b[MAX_COLL_BUCKETS];
     int nb = coll_buckets(st, win, nw, b);
@@ -358,8 +399,9 @@ static int coll_stages(tr_state *st, mb_run *run, cJSON *ev, const int64_t *win,
         snprintf(source, sizeof source, "trace: %lld host collective events within the %s (time only)",
                  st->cpu_count[TR_CPU_COLL], where);
         mb_stage s = { .name = "collective (host)", .component = "other", .role = "communication",
-                       .device = "cpu", .work = (double)excl / 1e9, .work_unit = "s",
-                       .seconds = (double)excl / 1e9, .count = st->cpu_count[TR_CPU_COLL], .source = source };
+                       .device = "cpu", .work = (double)busy / 1e9, .work_unit = "s",
+                       .seconds = (double)busy / 1e9, .count = st->cpu_count[TR_CPU_COLL], .source = source,
+                       .has_exposed = true, .exposed_seconds = (double)excl / 1e9 };
         return mb_run_add_stage(run, &s, err);
     }
     bool ranks_unknown = false;
@@ -368,7 +410,8 @@ static int coll_stages(tr_state *st, mb_run *run, cJSON *ev, const int64_t *win,
         if (o->ns <= 0)
             continue;
         /* the kinds share the step's collective time by their call time */
-        double secs = (double)excl / 1e9 * (double)o->ns / (double)total;
+        double secs = (double)busy / 1e9 * (double)o->ns / (double)total;
+        double exposed = (double)excl / 1e9 * (double)o->ns / (double)total;
         /* a kind mlbench does not measure (barrier, alltoall, send/recv) is 'other' with role
          * communication, so the diagnosis still counts it as communication */
         const char *comp = mb_coll_stage_component(o->name);
@@ -391,7 +434,7 @@ static int coll_stages(tr_state *st, mb_run *run, cJSON *ev, const int64_t *win,
                        .dtype = o->dtype[0] ? o->dtype : NULL, .device = "cpu", .ranks = ranks,
                        .block_size = bytes ? (long long)(o->bytes / (double)o->calls) : 0,
                        .work = bytes ? o->bytes : secs, .work_unit = bytes ? "byte" : "s", .seconds = secs,
-                       .count = o->calls, .source = source };
+                       .has_exposed = true, .exposed_seconds = exposed, .count = o->calls, .source = source };
         int rc = mb_run_add_stage(run, &s, err);
         if (rc != MB_OK)
             return rc;
@@ -407,6 +450,7 @@ static int coll_stages(tr_state *st, mb_run *run, cJSON *ev, const int64_t *win,
             cJSON_AddNullToObject(j, "dtype");
         cJSON_AddNumberToObject(j, "calls", (double)o->calls);
         cJSON_AddNumberToObject(j, "seconds", secs);
+        cJSON_AddNumberToObject(j, "exposed_seconds", exposed);
         if (ranks > 0)
             cJSON_AddNumberToObject(j, "ranks", ranks);
         else
@@ -517,6 +561,11 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         rc = cover == NULL ? mb_errf(err, MB_ESYS, "out of memory") : MB_OK;
         goto done;
     }
+    /* the instants a collective was in flight, whatever else ran: its stages' time */
+    tr_ivlist *coll = &st->cpu_iv[TR_CPU_COLL];
+    if (coll->n)
+        coll->n = merge(coll->iv, coll->n);
+    int64_t coll_busy = coll->n ? overlap(coll->iv, coll->n, win, nw) : 0;
     int64_t excl[1 + TR_CPU_N], in_ops = 0;
     size_t nc = 0;
     double mem_bytes = 0;
@@ -568,23 +617,25 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     int gpus = cJSON_IsArray(props) ? cJSON_GetArraySize(props) : 0;
     cJSON_AddNumberToObject(step, "gpus_unrecorded", gpus);
     cJSON *parts = cJSON_AddArrayToObject(step, "parts");
-    static const char *const ids[1 + TR_CPU_N] = { "data", "collective", "optimizer", "conv", "gemm", "memory",
-                                                   "ops" };
-    static const char *const classes[1 + TR_CPU_N] = { "dataloader", "collective", "optimizer", "conv", "gemm",
-                                                       "memory-bound", "ops" };
+    static const char *const ids[1 + TR_CPU_N] = { "data", "optimizer", "conv", "gemm", "memory", "ops",
+                                                   "collective" };
+    static const char *const classes[1 + TR_CPU_N] = { "dataloader", "optimizer", "conv", "gemm", "memory-bound",
+                                                       "ops", "collective" };
     char source[256];
     for (int k = 0; k <= TR_CPU_N && rc == MB_OK; k++) {
+        int c = k - 1;
+        if (c == TR_CPU_COLL && coll_busy > 0) { /* hidden behind the ops, still a stage */
+            if (excl[k] > 0)
+                part_json(parts, ids[k], cpu_class_names[c], classes[k], excl[k], per, wall);
+            rc = coll_stages(st, run, ev, win, nw, coll_busy, excl[k], err);
+            continue;
+        }
         if (excl[k] <= 0)
             continue;
-        const char *name = k == 0 ? "data loading" : cpu_class_names[k - 1];
+        const char *name = k == 0 ? "data loading" : cpu_class_names[c];
         part_json(parts, ids[k], name, classes[k], excl[k], per, wall);
         if (k == 0)
             continue; /* the dataloading stage comes from the annotations (host_stages) */
-        int c = k - 1;
-        if (c == TR_CPU_COLL) {
-            rc = coll_stages(st, run, ev, win, nw, excl[k], err);
-            continue;
-        }
         double work = 0;
         const char *dtype = NULL, *comp = "other", *unit = "flop";
         long long calls = st->cpu_count[c];
