@@ -731,5 +731,132 @@ class CpuTraceThroughGap(unittest.TestCase):
         self.assertIn("CPU", json.dumps(g["diagnosis"]))
 
 
+DDP_LOOP = r"""
+import json, os, sys, time
+import torch, torch.nn as nn, torch.distributed as dist
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.nn.parallel import DistributedDataParallel as DDP
+from mlbench import simplify as ms
+
+dist.init_process_group("gloo")
+torch.set_num_threads(1)
+rank = dist.get_rank()
+torch.manual_seed(0)
+model = DDP(nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 64)))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+s = None
+reduced = {}   # the gradient all-reduces DDP started, by the runner's mode
+
+
+def counted(state, bucket):
+    mode = s._current if s is not None else "trace"
+    reduced[mode] = reduced.get(mode, 0) + 1
+    return default_hooks.allreduce_hook(None, bucket)
+
+
+model.register_comm_hook(None, counted)
+
+
+def step(x):
+    opt.zero_grad()
+    model(x).sum().backward()
+    opt.step()
+
+
+# a trace of four steps, as torch.profiler writes it without Kineto
+with torch.autograd.profiler.profile() as prof:
+    for i in range(4):
+        with torch.autograd.profiler.record_function("ProfilerStep#%d" % i):
+            step(torch.randn(32, 64))
+if rank == 0:
+    prof.export_chrome_trace(sys.argv[2])
+
+
+class Batches:
+    # rank 1's batches take 0.2 s each to make, rank 0's nothing: the ranks leave a mode whose steps meet in no
+    # collective (the loader alone) 0.2 s apart, and each rank's clock starts the next one's windows then
+    def __iter__(self):
+        while True:
+            if rank == 1:
+                time.sleep(0.2)
+            yield torch.randn(32, 64)
+
+
+s = ms.Simplifier(Batches(), step, optimizer=opt, collective=model, seconds=1.0, warmup=0.5, out=sys.argv[1],
+                  hard_bound=40, log=None)
+doc = s.run()
+doc["reduced"] = reduced
+with open(ms.rank_path(sys.argv[1]), "w") as f:
+    json.dump(doc, f)
+dist.destroy_process_group()
+"""
+
+
+def free_port():
+    import socket
+    with socket.socket() as so:
+        so.bind(("127.0.0.1", 0))
+        return so.getsockname()[1]
+
+
+class Distributed(unittest.TestCase):
+    def test_ddp_on_two_ranks(self):
+        """A DDP loop on two gloo ranks, each running the runner as torchrun would: every mode runs the same
+        number of steps on both ranks (rank 1's slow batches start its windows 0.2 s after rank 0's: counted by
+        time, rank 0's steps would meet rank 1's next mode's, and the last ones none), each rank writes its own
+        file, the DDP model stands for the collective (its all-reduce stubbed by no_sync(): none started in mode
+        no_collective) with its gradients' bytes; and its trace's all-reduce is one call per bucket, not two."""
+        script = os.path.join(WORK, "ddp_loop.py")
+        with open(script, "w") as f:
+            f.write(DDP_LOOP)
+        out, trace = os.path.join(WORK, "ddp.json"), os.path.join(WORK, "ddp_trace.json")
+        env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()), WORLD_SIZE="2")
+        procs = [subprocess.Popen([sys.executable, script, out, trace], env=dict(env, RANK=str(r)),
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for r in (0, 1)]
+        try:
+            logs = [p.communicate(timeout=150)[0] for p in procs]
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        self.assertEqual([p.returncode for p in procs], [0, 0], logs)
+        docs = []
+        for path in (out, os.path.join(WORK, "ddp.rank1.json")):
+            with open(path) as f:
+                docs.append(json.load(f))
+        for d in docs:
+            self.assertTrue(d["simplify"]["complete"], d["simplify"].get("errors"))
+        modes = [d["simplify"]["modes"] for d in docs]
+        for mode in ("full", "step", "no_optimizer", "no_collective"):
+            self.assertEqual(modes[0][mode]["steps"], modes[1][mode]["steps"], mode)
+        # the loader alone meets in no collective: each rank measures its own for --seconds
+        self.assertGreater(modes[0]["loader"]["batches"], 10 * modes[1]["loader"]["batches"])
+        for d in docs:
+            self.assertEqual(d["reduced"].get("no_collective", 0), 0, d["reduced"])
+            self.assertGreater(d["reduced"].get("step", 0), 0, d["reduced"])
+            dist_info = d["simplify"]["distributed"]
+            self.assertEqual((dist_info["world_size"], dist_info["backend"]), (2, "gloo"))
+            self.assertEqual(dist_info["collective"]["gradient_bytes_per_step"], (64 * 256 + 256 + 256 * 64 + 64) * 4)
+            st = {x["name"]: x for x in d["stages"]}
+            c = st["gradient all-reduce (DDP)"]
+            self.assertEqual((c["component"], c["role"]), ("other", "communication"))
+            self.assertNotIn("isolated_seconds_per_step", c)
+        self.assertEqual([d["simplify"]["distributed"]["rank"] for d in docs], [0, 1])
+        if not MLBENCH:
+            return
+        rc, text, err = run_mlbench("gap", "--run", trace, "--ceilings",
+                                    os.path.join(SRC, "tests/data/cpu_quick.json"), "--format", "json")
+        self.assertEqual(rc, 0, err)
+        g = json.loads(text)
+        ar = [x for x in g["stages"] if x["name"].startswith("allreduce (host")]
+        self.assertEqual(len(ar), 1, [x["name"] for x in g["stages"]])
+        # one bucket (the model is small): one all-reduce per step, gloo's run and the caller's request once
+        self.assertEqual(ar[0]["calls"], 4)
+        self.assertLessEqual(ar[0]["exposed_seconds"], ar[0]["seconds"] + 1e-12)
+        exposed = sum(x["exposed_seconds"] for x in g["stages"])
+        self.assertAlmostEqual(exposed / g["run"]["total_seconds"], 1.0, places=6)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1311,6 +1311,63 @@ def _resolve_collective(collective):
     return obj, attr
 
 
+class _World:
+    """The ranks of a distributed loop (torch.distributed initialised, more
+    than one rank), each running the same runner under torchrun, mpirun or
+    srun. Their steps meet in collectives, so every rank must run the same
+    number of steps in every mode: a rank that ran one more would pair its
+    all-reduce with the other ranks' first one of the next mode, and the last
+    one with none (it waits forever). The counts are agreed by all-reducing a
+    number, between windows, never inside one: over a gloo group of the
+    runner's own when the loop's backend is another (NCCL reduces only GPU
+    tensors)."""
+
+    def __init__(self):
+        self.size, self.rank, self.backend, self.group, self.device = 1, 0, None, None, "cpu"
+        t = _torch()
+        d = getattr(t, "distributed", None) if t is not None else None
+        if d is None or not d.is_available() or not d.is_initialized() or d.get_world_size() < 2:
+            return
+        self.size, self.rank, self.backend = d.get_world_size(), d.get_rank(), str(d.get_backend())
+        if self.backend != "gloo":
+            try:
+                self.group = d.new_group(backend="gloo")
+            except Exception:  # no gloo: the loop's own group, on its device
+                self.device = "cuda" if t.cuda.is_available() else "cpu"
+
+    def max(self, x):
+        """The largest x of all ranks (every rank calls it at the same point)."""
+        if self.size < 2:
+            return x
+        t = _torch()
+        v = t.tensor([float(x)], dtype=t.float64, device=self.device)
+        t.distributed.all_reduce(v, op=t.distributed.ReduceOp.MAX, group=self.group)
+        return float(v.item())
+
+    def info(self):
+        return {"world_size": self.size, "rank": self.rank, "backend": self.backend}
+
+
+def rank_path(path):
+    """Where this process writes the stage file: `path` itself, or on rank N
+    > 0 of a distributed loop `path` with ".rankN" before its extension, so
+    ranks that share a machine or a file system keep a file each."""
+    t = _torch()
+    d = getattr(t, "distributed", None) if t is not None else None
+    if not path or d is None or not d.is_available() or not d.is_initialized() or d.get_rank() == 0:
+        return path
+    stem, ext = os.path.splitext(path)
+    return "%s.rank%d%s" % (stem, d.get_rank(), ext)
+
+
+def _is_ddp(collective):
+    """A DistributedDataParallel model given as the collective: its gradient
+    all-reduce runs inside backward, on the backend's threads, where no call
+    can be wrapped; it is stubbed with its own no_sync()."""
+    return collective is not None and not isinstance(collective, (str, tuple, list)) and \
+        callable(getattr(collective, "no_sync", None))
+
+
 class _Timed:
     """Wraps obj.name to add up the time spent in it (the full loop's split of
     the step into optimizer / collective / the rest)."""
@@ -1399,7 +1456,9 @@ class Simplifier:
         self.has_transfer = transfer is not None or (device is not None and str(device) != "cpu")
         self.optimizers = _optimizers(optimizer)
         self.optimizer = self.optimizers[0] if self.optimizers else None
-        self.collective = _resolve_collective(collective)
+        self.ddp = collective if _is_ddp(collective) else None
+        self.collective = None if self.ddp is not None else _resolve_collective(collective)
+        self.world = _World()
         self.seconds = float(seconds)
         self.warmup = float(warmup)
         self.min_steps = max(1, int(min_steps))
@@ -1408,7 +1467,7 @@ class Simplifier:
         self.conv_flops = 0.0   # of the FLOPs counted, the convolutions' (_count_flops)
         self.count_flops = count_flops
         self.pattern = pattern
-        self.out = out
+        self.out = rank_path(out)
         self.hard_bound = hard_bound if hard_bound is not None else 4 * (self.seconds + self.warmup) + 30
         self.log = log
         self.clock = clock
@@ -1430,27 +1489,56 @@ class Simplifier:
     # -- helpers ----------------------------------------------------------------------------
     def _say(self, fmt, *args):
         if self.log is not None:
-            print("mlbench_simplify: " + (fmt % args if args else fmt), file=self.log, flush=True)
+            who = "mlbench_simplify[rank %d]: " % self.world.rank if self.world.size > 1 else "mlbench_simplify: "
+            print(who + (fmt % args if args else fmt), file=self.log, flush=True)
 
     def _sync(self):
         if self.cuda:
             _torch().cuda.synchronize()
 
+    def _warm_up(self, body, agree=True):
+        """Runs body() for the warm-up (at least once); returns how many times
+        to run it measured: None = for `seconds`, at least min_steps times.
+        In a distributed loop every rank gets the same counts (_World): the
+        warm-up's from the slowest rank's first call, the measured one from
+        the slowest rank's warm-up; agree=False (the loader alone, whose
+        batches meet in no collective) keeps each rank's own, by time."""
+        # the ranks leave the previous mode apart (the loader alone meets in no collective): they start together,
+        # so that the first call's time is its own, not a wait for the slowest rank's previous mode
+        self.world.max(0)
+        t0 = self.clock()
+        body()
+        if self.world.size < 2 or not agree:
+            while self.clock() - t0 < self.warmup:
+                body()
+            self._sync()
+            return None
+        self._sync()
+        first = self.world.max(self.clock() - t0)
+        more = max(0, math.ceil(self.warmup / first) - 1) if first > 0 else 0
+        t1 = self.clock()
+        for _ in range(more):
+            body()
+        self._sync()
+        per = self.world.max((self.clock() - t1) / more if more else first)
+        return max(self.min_steps, math.ceil(self.seconds / per)) if per > 0 else self.min_steps
+
+    def _measuring(self, n, count, t0):
+        """Whether the measured loop goes on after `count` runs since t0."""
+        if n is not None:
+            return count < n
+        return count < self.min_steps or self.clock() - t0 < self.seconds
+
     def _loop(self, body, after_warmup=None):
         """Runs body() for the warm-up, then (after_warmup() called) for
-        `seconds` (at least min_steps times); returns (iterations, seconds
-        measured)."""
-        t0 = self.clock()
-        n = 0
-        while n < 1 or self.clock() - t0 < self.warmup:
-            body()
-            n += 1
-        self._sync()
+        `seconds` (at least min_steps times; in a distributed loop the count
+        all ranks agreed); returns (iterations, seconds measured)."""
+        target = self._warm_up(body)
         if after_warmup is not None:
             after_warmup()
         t0 = self.clock()
         n = 0
-        while n < self.min_steps or self.clock() - t0 < self.seconds:
+        while self._measuring(target, n, t0):
             body()
             n += 1
         self._sync()
@@ -1501,17 +1589,13 @@ class Simplifier:
             m["bytes_in_batches"] += batch_bytes(b)
 
         # warm-up by hand: the I/O window must start after it, on the same iterator
-        t0 = self.clock()
-        n = 0
-        while n < 1 or self.clock() - t0 < self.warmup:
-            body()
-            n += 1
+        target = self._warm_up(body, agree=False)
         m.update(batches=0, bytes_in_batches=0)
         devices = self._devices(devices)
         a = ProcSnapshot()
         da, ca = _diskstats({d["name"] for d in devices})[0], _machine_cpu()
         t0 = self.clock()
-        while m["batches"] < self.min_steps or self.clock() - t0 < self.seconds:
+        while self._measuring(target, m["batches"], t0):
             body()
         t1 = self.clock()
         secs = t1 - t0
@@ -1566,9 +1650,7 @@ class Simplifier:
         for _, t in timers:
             t.__enter__()
         try:
-            t0 = self.clock()
-            while count[0] < 1 or self.clock() - t0 < self.warmup:
-                body()
+            target = self._warm_up(body)
             for k in parts:
                 parts[k] = 0.0
             for _, t in timers:
@@ -1578,7 +1660,7 @@ class Simplifier:
             a = ProcSnapshot()
             da = _diskstats({d["name"] for d in devices})[0]
             t0 = self.clock()
-            while count[0] < self.min_steps or self.clock() - t0 < self.seconds:
+            while self._measuring(target, count[0], t0):
                 body()
             t1 = self.clock()
             secs = t1 - t0
@@ -1718,7 +1800,11 @@ class Simplifier:
         return self._step_mode([_Patched(o, "step", _noop) for o in self.optimizers])
 
     def mode_no_collective(self):
-        """The step with the collective stubbed out (returns at once)."""
+        """The step with the collective stubbed out (returns at once); a DDP
+        model's step inside its no_sync(): no gradient all-reduce (its
+        gradients accumulate, as DDP's own gradient accumulation runs)."""
+        if self.ddp is not None:
+            return self._step_mode([self.ddp.no_sync()])
         return self._step_mode([_Patched(self.collective[0], self.collective[1], _noop)])
 
     def mode_transfer(self):
@@ -1767,7 +1853,7 @@ class Simplifier:
         modes.append("step")
         if self.optimizer is not None:
             modes.append("no_optimizer")
-        if self.collective is not None:
+        if self.collective is not None or self.ddp is not None:
             modes.append("no_collective")
         return modes
 
@@ -1789,6 +1875,7 @@ class Simplifier:
                 if self.errors or self.interrupted:
                     break
             if not self.errors and not self.interrupted:
+                self._current = "count_flops"   # one more step, under the profiler: no mode's
                 self.flops, self.flops_source = self._guarded("step", self._count_flops)
         finally:
             if self.keeper is not None:
@@ -1945,6 +2032,8 @@ def build_document(s):
     info["complete"] = not s.errors and not s.interrupted and all(m in modes for m in s.plan())
     if s.dataset is not None:
         info["dataset"] = s.dataset
+    if s.world.size > 1 or s.ddp is not None:
+        info["distributed"] = _distributed_info(s)
     dl = _data_loading(s)
     if dl is not None:
         info["data_loading"] = dl
@@ -1962,6 +2051,23 @@ def build_document(s):
         info["overlap"] = overlap
     doc["simplify"] = info
     return doc
+
+
+def _distributed_info(s):
+    """The ranks, and for a DDP model its gradient all-reduce: the bytes of
+    the gradients it reduces each step (every parameter that wants one)."""
+    d = s.world.info()
+    d["steps_agreed"] = s.world.size > 1
+    if s.ddp is not None:
+        grads = [p for p in s.ddp.parameters() if p.requires_grad]
+        d["collective"] = {
+            "kind": "DistributedDataParallel", "gradient_bytes_per_step": sum(p.numel() * p.element_size()
+                                                                              for p in grads),
+            "parameters": len(grads), "stub": "no_sync()",
+            "how": "DDP all-reduces the gradients inside backward, in buckets, on the backend's threads: no call "
+                   "to time in the loop; its figure is the step's time with and without it (mode no_collective, "
+                   "the step inside no_sync()), alone"}
+    return d
 
 
 def dataset_info(keeper, cold):
@@ -2260,6 +2366,10 @@ def _stages(s, full, dl):
         opt_iso = step_iso - modes["no_optimizer"]["seconds_per_step"]
     if step_iso and "no_collective" in modes:
         coll_iso = step_iso - modes["no_collective"]["seconds_per_step"]
+    if s.ddp is not None:
+        # DDP's all-reduce runs inside backward, on the backend's threads: no call to time in the loop. What the
+        # step waits for is the step's time with and without it (no_sync), alone; the loop's figure is that one.
+        coll_loop = max(coll_iso or 0.0, 0.0)
     compute = {"name": "forward+backward",
                "seconds_per_step": max(full["step_per_step"] - opt_loop - coll_loop, 1e-9),
                "device": "gpu" if s.cuda else "cpu"}
@@ -2279,11 +2389,16 @@ def _stages(s, full, dl):
         compute["component"] = "other"
     stages.append(compute)
     for name, loop, iso in (("optimizer", opt_loop, opt_iso), ("collective", coll_loop, coll_iso)):
-        if (name == "optimizer" and s.optimizer is None) or (name == "collective" and s.collective is None):
+        if (name == "optimizer" and s.optimizer is None) or \
+                (name == "collective" and s.collective is None and s.ddp is None):
             continue
         st = {"name": name, "component": "other", "device": "gpu" if s.cuda else "cpu",
               "seconds_per_step": max(loop, 1e-9)}
-        if iso is not None and iso > 0:
+        if name == "collective":
+            st["role"] = "communication"
+        if name == "collective" and s.ddp is not None:
+            st["name"] = "gradient all-reduce (DDP)"  # one figure, alone and in the loop: no levels to compare
+        elif iso is not None and iso > 0:
             st["isolated_seconds_per_step"] = iso
         stages.append(st)
     return stages
@@ -2477,6 +2592,17 @@ def summary(doc):
         lines.append("no optimizer   %s/step" % _ms(m["no_optimizer"]["seconds_per_step"]))
     if "no_collective" in m:
         lines.append("no collective  %s/step" % _ms(m["no_collective"]["seconds_per_step"]))
+    dist = info.get("distributed")
+    if dist and dist["world_size"] > 1:
+        lines.append("ranks          %d (%s), this one rank %d: every mode ran the same number of steps on every "
+                     "rank" % (dist["world_size"], dist["backend"], dist["rank"]))
+    ddp = (dist or {}).get("collective")
+    if ddp and "step" in m and "no_collective" in m:
+        lines.append("collective     DDP's gradient all-reduce: %s/step (the step with it, %s, and inside no_sync(), "
+                     "%s); %s of gradients per step"
+                     % (_ms(m["step"]["seconds_per_step"] - m["no_collective"]["seconds_per_step"]),
+                        _ms(m["step"]["seconds_per_step"]), _ms(m["no_collective"]["seconds_per_step"]),
+                        _size(ddp["gradient_bytes_per_step"])))
     ov = info.get("overlap")
     if ov and "full_step" in ov:
         lines.append("overlap        full step %s vs sum of isolated %s (x%.2f) and max %s (x%.2f): %s"
@@ -2520,7 +2646,10 @@ def simplify(loader, step, **kwargs):
     -> batch on the device (default: every tensor .to(device, non_blocking));
     device ("cuda", "cuda:0", "cpu"); optimizer (its .step is timed in the full
     loop and stubbed in mode no_optimizer); collective ("torch.distributed.
-    all_reduce" or (object, "name"): timed, and stubbed in no_collective);
+    all_reduce" or (object, "name"): timed, and stubbed in no_collective; or
+    a DistributedDataParallel model: its gradient all-reduce stubbed with its
+    no_sync()); under torchrun/mpirun every rank runs it, with the same step
+    counts on every rank and a file each (rank_path);
     seconds (measured per mode), warmup (seconds per mode), min_steps;
     flops_per_step (else counted with torch's profiler); pattern of the
     loader's reads ("random"/"sequential"; default from its sampler); out (the
@@ -2595,15 +2724,16 @@ def main(argv=None):
         simplify(out=a.out, seconds=a.seconds, warmup=a.warmup, cache="warm" if a.warm else "cold",
                  drop_caches=a.drop_caches, **parts)
     except SimplifyError as e:
-        print("mlbench_simplify: your code failed in %s; %s holds the modes done before it" % (e, a.out),
+        print("mlbench_simplify: your code failed in %s; %s holds the modes done before it" % (e, rank_path(a.out)),
               file=sys.stderr)
         if e.tb_text:
             print(e.tb_text, file=sys.stderr, end="")
         return 1
     except KeyboardInterrupt:
-        print("mlbench_simplify: interrupted; %s holds the modes done so far" % a.out, file=sys.stderr)
+        print("mlbench_simplify: interrupted; %s holds the modes done so far" % rank_path(a.out), file=sys.stderr)
         return 130
-    print("wrote %s: mlbench gap --run %s" % (a.out, a.out))
+    out = rank_path(a.out)
+    print("wrote %s: mlbench gap --run %s" % (out, out))
     return 0
 
 
