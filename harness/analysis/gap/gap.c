@@ -368,8 +368,8 @@ static void explain_none(const mb_stage *s, const mb_ini *m, const counts *k, ch
     mb_collective coll;
     if (strcmp(s->component, "other") == 0 && s->role && strcmp(s->role, "communication") == 0)
         snprintf(why, len,
-                 "no ceiling: a collective mlbench does not measure (barrier, all-to-all, send/recv) or of unknown "
-                 "kind (its time still counts)");
+                 "no ceiling: a collective mlbench does not measure (barrier, all-to-all, send/recv), or given "
+                 "without its kind and bytes (its time still counts)");
     else if (strcmp(s->component, "other") == 0)
         snprintf(why, len, "no ceiling: an 'other' stage has no benchmark (its time still counts)");
     else if (k->component == 0)
@@ -1146,8 +1146,9 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
         snprintf(st->bound_hint, len, "%s", told->valuestring);
     else if (strcmp(c, "other") == 0 && role_of(s, "communication"))
         snprintf(st->bound_hint, len,
-                 "a collective mlbench does not measure (barrier, all-to-all, send/recv), or of unknown kind: "
-                 "time only");
+                 "a collective mlbench does not measure (barrier, all-to-all, send/recv), or given without its kind "
+                 "and bytes: time only (as component allreduce, allgather, ... with `bytes` and `ranks` it is held "
+                 "against that collective's ceiling)");
     else if (strcmp(c, "other") == 0 && trace)
         snprintf(st->bound_hint, len, "no benchmark measures %s: time only",
                  is_cpu_other(s) ? "host code (framework, Python)" : "these kernels");
