@@ -19,6 +19,7 @@ Environment (tests/CMakeLists.txt): MLBENCH (the binary), WORK (scratch).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -327,6 +328,17 @@ def memory_bound(ceil):
     part = next((p for p in d["step"]["parts"] if p["id"] == "memory"), None)
     check("memory-bound: the step table's memory-bound part, 50% of the step",
           part is not None and part["class"] == "memory-bound" and close(part["share"], 0.5), d["step"]["parts"])
+    page = os.path.join(WORK, "cpu-memory.html")
+    subprocess.run([MLBENCH, "gap", "--run", os.path.join(WORK, "cpu-memory-object.json"), "--ceilings", ceil,
+                    "--html", page], capture_output=True, check=True)
+    with open(page, encoding="utf-8") as f:
+        swatch = dict((name, colour) for colour, name in re.findall(
+            r'<span style="display:inline-block;width:10px;height:10px;background:([^"]+)"></span></td><td>([^<]+)<',
+            f.read()))
+    check("memory-bound: on the page its part has the memory-bound colour, not the grey of other aten ops, and "
+          "Python the host's",
+          swatch.get("CPU: memory-bound ops (cpu)") not in (None, swatch.get("CPU: other aten ops")) and
+          swatch.get("CPU: Python and other host code") not in (None, swatch.get("CPU: other aten ops")), swatch)
     g = stage(d, "gemm (cpu)")
     check("memory-bound: the copy_ inside the matmul is the matmul's time", close(g["seconds_per_step"], 2e-3), g)
     check("memory-bound: CPU compute bound, the memory-bound ops first",

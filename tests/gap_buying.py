@@ -236,6 +236,9 @@ def cpu_run():
     here_row = next((ln for ln in text.splitlines() if "(measured)" not in ln and ln.startswith("  -  ")), "")
     check("CPU run: its convolutions are host time in the step split, not tensor-core math",
           here_row and "#" not in here_row.split("1.00x")[-1], here_row)
+    flat = " ".join(text.split())
+    check("CPU run: the bar's legend calls that time the host CPU's, not a GPU's idle time",
+          ". host CPU" in flat and "GPU idle" not in flat, flat[:600])
     p = run_gap("--target", REF, "--format", "json")
     proj = json.loads(p.stdout).get("projection", {}) if p.returncode == 0 else {}
     check("CPU run onto one reference: projected onto its host CPU, named so",

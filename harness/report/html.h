@@ -62,7 +62,8 @@ enum mb_category_color { /* indices of mb_svg_color's palette; grey (7) is "othe
     MB_COLOR_LAUNCH = 11,
 };
 /* The colour of a step table part by its id (gemm, conv, attention, memory_bound, copy, collective, data, sync,
- * host_collective, launch, host; docs/traces.md), MB_COLOR_OTHER for another. */
+ * host_collective, launch, host; a CPU-only trace's memory and python; docs/traces.md), MB_COLOR_OTHER for
+ * another. */
 int mb_part_color(const char *id);
 void mb_html_stacked_bar(FILE *o, const char *id, const char *title, const mb_html_part *parts, int n);
 

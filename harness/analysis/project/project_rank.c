@@ -28,6 +28,14 @@ static const char class_marks[MB_PC_N] = { '#', '=', '+', '~', '.' };
 /* The classes in words, for legends and charts. */
 static const char *const class_words[MB_PC_N] = { "tensor-core math", "memory-bound", "host<->device copies",
                                                   "communication", "host (GPU idle)" };
+/* The same, for a run whose step is the host CPU's own compute (no GPU to idle). */
+static const char *const class_words_cpu[MB_PC_N] = { "tensor-core math", "memory-bound", "host<->device copies",
+                                                      "communication", "host CPU" };
+
+static const char *const *words_of(const mb_ranking *r)
+{
+    return r->host_run ? class_words_cpu : class_words;
+}
 
 static bool is_file(const char *p)
 {
@@ -825,6 +833,7 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
     char names_cpu[256], why_cpu[640];
     double host = mb_gap_host_compute(&g, names_cpu, sizeof names_cpu);
     mb_gap_host_compute_why(&g, why_cpu, sizeof why_cpu);
+    r->host_run = host >= MB_GAP_HOST_COMPUTE_MIN;
     mb_gap_free(&g);
     int left_out = 0;
     for (int i = 0; i < names->n && rc == MB_OK; i++) {
@@ -1094,8 +1103,8 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
              "less than the expected error share a rank (the model cannot tell them apart); bar: %c %s, %c %s, %c %s, "
              "%c %s, %c %s",
              strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage", r->here, r->here_source, hs, per,
-             r->by_cost ? "costs" : "steps", class_marks[0], class_words[0], class_marks[1], class_words[1],
-             class_marks[2], class_words[2], class_marks[3], class_words[3], class_marks[4], class_words[4]);
+             r->by_cost ? "costs" : "steps", class_marks[0], words_of(r)[0], class_marks[1], words_of(r)[1],
+             class_marks[2], words_of(r)[2], class_marks[3], words_of(r)[3], class_marks[4], words_of(r)[4]);
     print_wrapped(o, md ? "" : "  ", lead);
     if (md)
         fputc('\n', o);
@@ -1380,7 +1389,7 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
     mb_chart_begin(&c, o, "machines", title, MB_HTML_WIDTH, 60 + 26.0 * n + 44, 430, 44);
     c.x = (mb_scale){ 0, max > 0 ? max : 1e-3, c.left, c.right, false }; /* seconds: the axis picks its unit */
     mb_scale_nice(&c.x);
-    const char *const *names = class_words;
+    const char *const *names = words_of(r);
     /* the classes in the colours the step's parts have on every page (report/html.h) */
     int cols[MB_PC_N] = { MB_COLOR_TENSOR, MB_COLOR_MEMORY, MB_COLOR_COPY, MB_COLOR_COMM, MB_COLOR_HOST };
     mb_chart_legend(&c, MB_PC_N, names, cols);

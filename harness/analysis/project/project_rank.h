@@ -81,6 +81,8 @@ typedef struct mb_ranking {
     char **notes;
     int n_notes;
     bool by_cost;         /* prices given: the priced machines ranked by cost per step, before the others */
+    bool host_run;        /* the step is mostly compute on the host CPU (a CPU-only run): its "host" class is the
+                             CPU's own work, not a GPU's idle time */
     bool host_bound;      /* the host bounds the step on every machine projected: no GPU helps */
     char verdict[768];    /* the answer in one sentence: cheapest and fastest, or that no GPU helps */
 } mb_ranking;
