@@ -412,6 +412,65 @@ class HonestStubs(unittest.TestCase):
         self.assertEqual(cm.exception.mode, "full")
         self.assertIn("ModeTimeout", str(cm.exception))
 
+    def test_a_slow_step_that_returns_is_no_hang(self):
+        """Each call gets the whole bound: four 0.4-s steps in a mode bounded at 1 s per call run to the end (a
+        bound on the whole mode stopped a 29-s LBFGS step as a call that never returned)."""
+        doc = ms.simplify([torch.zeros(4)], lambda b: time.sleep(0.4), seconds=0.3, warmup=0.0, hard_bound=1.0,
+                          log=None)
+        self.assertTrue(doc["simplify"]["complete"], doc["simplify"].get("errors"))
+        self.assertGreaterEqual(doc["simplify"]["modes"]["step"]["steps"], 3)
+
+    def test_closure_optimizer(self):
+        """LBFGS evaluates its closure (the forward and backward) several times in one step(closure), as
+        pytorch/examples' time_sequence_prediction does: the optimizer's figure is its own work, the closure's
+        evaluations (20 ms each, by design) are forward+backward's, and without the optimizer the closure runs
+        once a step."""
+        torch.manual_seed(0)
+        model = nn.Linear(16, 1)
+        opt = torch.optim.LBFGS(model.parameters(), lr=0.5, max_iter=4, tolerance_grad=0, tolerance_change=0)
+        x, y = torch.randn(64, 16), torch.randn(64, 1)
+        evals = [0]
+
+        def step(batch):
+            def closure():
+                evals[0] += 1
+                deadline = time.perf_counter() + 0.020
+                opt.zero_grad()
+                loss = nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                sleep_until(deadline)
+                return loss
+            opt.step(closure)
+
+        before = evals[0]
+        real = opt.step
+        doc = ms.simplify([(x, y)], step, optimizer=opt, seconds=0.4, warmup=0.05, count_flops=False, log=None)
+        m = doc["simplify"]["modes"]
+        calls = m["step"]["optimizer_closure_calls_per_step"]
+        self.assertGreaterEqual(calls, 4)
+        self.assertGreater(evals[0] - before, 0)
+        self.assertLess(m["step"]["optimizer_per_step"], 0.010)       # its own math, not 4-5 x 20 ms
+        self.assertLess(m["full"]["optimizer_per_step"], 0.010)
+        self.assertGreater(m["no_optimizer"]["seconds_per_step"], 0.019)   # one evaluation
+        self.assertLess(m["no_optimizer"]["seconds_per_step"], 0.035)
+        st = {s["name"]: s for s in doc["stages"]}
+        self.assertGreater(st["forward+backward"]["seconds_per_step"], 0.9 * 0.020 * calls)
+        self.assertEqual(opt.step, real)
+        self.assertTrue(any("evaluations of its closure" in line for line in ms.summary(doc)))
+
+    def test_a_loop_file_that_raises_on_load(self):
+        """The loop file's own error before any mode (a module it imports is missing, as pytorch/examples'
+        time_sequence_prediction imports matplotlib): said as such, exit 1, no stage file."""
+        loop, out = os.path.join(WORK, "raises_on_load.py"), os.path.join(WORK, "raises_on_load.json")
+        with open(loop, "w") as f:
+            f.write("import a_module_nobody_installed\n")
+        p = subprocess.run([sys.executable, "-m", "mlbench.simplify", loop, "--out", out], capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("raised while it was loaded, before any mode ran: ModuleNotFoundError", p.stderr)
+        self.assertIn("a_module_nobody_installed", p.stderr)
+        self.assertFalse(os.path.exists(out))
+
     def test_exception_reports_its_mode(self):
         out = os.path.join(WORK, "error.json")
         iters = [0]

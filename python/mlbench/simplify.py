@@ -1370,28 +1370,52 @@ def _is_ddp(collective):
 
 class _Timed:
     """Wraps obj.name to add up the time spent in it (the full loop's split of
-    the step into optimizer / collective / the rest)."""
+    the step into optimizer / collective / the rest). An optimizer whose step
+    takes a closure (LBFGS: step(closure) evaluates your forward and backward
+    up to max_iter times) counts only its own time: the closure's calls are
+    timed apart and left to forward+backward (`closure_calls`)."""
 
-    def __init__(self, obj, name, sync):
-        self.obj, self.name, self.sync = obj, name, sync
+    def __init__(self, obj, name, sync, closures=False):
+        self.obj, self.name, self.sync, self.closures = obj, name, sync, closures
         self.seconds = 0.0
         self.calls = 0
+        self.closure_calls = 0
 
     def reset(self):
         """Back to zero: the warm-up's calls do not count."""
-        self.seconds, self.calls = 0.0, 0
+        self.seconds, self.calls, self.closure_calls = 0.0, 0, 0
+
+    def _wrap_closure(self, args, kwargs, inside):
+        """args, kwargs with the closure (step(closure) or closure=) timed into inside[0]."""
+        def wrap(closure):
+            def timed_closure(*a, **k):
+                t0 = time.perf_counter()
+                try:
+                    return closure(*a, **k)
+                finally:
+                    inside[0] += time.perf_counter() - t0
+                    self.closure_calls += 1
+            return timed_closure
+        if args and callable(args[0]):
+            return (wrap(args[0]),) + tuple(args[1:]), kwargs
+        if callable(kwargs.get("closure")):
+            return args, dict(kwargs, closure=wrap(kwargs["closure"]))
+        return args, kwargs
 
     def __enter__(self):
         orig = getattr(self.obj, self.name)
 
         def timed(*args, **kwargs):
+            inside = [0.0]
+            if self.closures:
+                args, kwargs = self._wrap_closure(args, kwargs, inside)
             self.sync()
             t0 = time.perf_counter()
             try:
                 return orig(*args, **kwargs)
             finally:
                 self.sync()
-                self.seconds += time.perf_counter() - t0
+                self.seconds += time.perf_counter() - t0 - inside[0]
                 self.calls += 1
         self._patch = _Patched(self.obj, self.name, timed)
         self._patch.__enter__()
@@ -1401,19 +1425,46 @@ class _Timed:
         return self._patch.__exit__(*exc)
 
 
+def _timer_figures(m, timers, n):
+    """The timers' seconds per step into mode figures m, one figure per name (a
+    GAN's two optimizers: both steps); an optimizer's closure evaluations per
+    step (LBFGS: forward+backward, not the optimizer's)."""
+    for name, t in timers:
+        m[name + "_per_step"] = m.get(name + "_per_step", 0.0) + t.seconds / n
+        if t.closure_calls:
+            m[name + "_closure_calls_per_step"] = m.get(name + "_closure_calls_per_step", 0.0) + \
+                t.closure_calls / n
+
+
+def _closure_once(closure=None, *args, **kwargs):
+    """The no-optimizer stub of optimizer.step: no update; a closure given to
+    it (LBFGS) runs once, as the forward and backward of a step without the
+    optimizer would."""
+    return closure() if callable(closure) else None
+
+
 # ---- the runner ------------------------------------------------------------------------------
 
 
 class _Bound:
-    """A hard bound on a mode: SIGALRM raises ModeTimeout in the main thread
-    when one call of the user's code keeps the mode past it."""
+    """A hard bound on each call of the user's code in a mode: SIGALRM raises
+    ModeTimeout in the main thread when one call (with the runner's own work
+    before it) runs past it. Re-armed before every call (rearm), so a slow
+    step that does return is no hang: pytorch/examples'
+    time_sequence_prediction takes 29 s per LBFGS step on this VM, and a bound
+    on the whole mode stopped it as "one call never returned"."""
 
     def __init__(self, seconds):
         self.seconds = seconds
         self.armed = False
 
     def _fire(self, signum, frame):
-        raise ModeTimeout("ran past its bound of %.1f s (one call never returned)" % self.seconds)
+        raise ModeTimeout("one call of your code ran past the bound of %.1f s: it never returned, or one step takes "
+                          "longer than that (the bound is 4 x (--seconds + --warmup) + 30 s)" % self.seconds)
+
+    def rearm(self):
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
 
     def __enter__(self):
         if self.seconds and hasattr(signal, "setitimer") and \
@@ -1427,6 +1478,7 @@ class _Bound:
         if self.armed:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self.prev)
+            self.armed = False
         return False
 
 
@@ -1474,6 +1526,7 @@ class Simplifier:
         self.modes = {}
         self.measured = {}  # mode -> (start, end) of its measured window on `clock`
         self._current = None
+        self._bound = None      # the running mode's _Bound
         self.errors = []
         self.interrupted = None
         self.host_batch = None
@@ -1507,9 +1560,11 @@ class Simplifier:
         # so that the first call's time is its own, not a wait for the slowest rank's previous mode
         self.world.max(0)
         t0 = self.clock()
+        self._rearm()
         body()
         if self.world.size < 2 or not agree:
             while self.clock() - t0 < self.warmup:
+                self._rearm()
                 body()
             self._sync()
             return None
@@ -1518,13 +1573,21 @@ class Simplifier:
         more = max(0, math.ceil(self.warmup / first) - 1) if first > 0 else 0
         t1 = self.clock()
         for _ in range(more):
+            self._rearm()
             body()
         self._sync()
         per = self.world.max((self.clock() - t1) / more if more else first)
         return max(self.min_steps, math.ceil(self.seconds / per)) if per > 0 else self.min_steps
 
+    def _rearm(self):
+        """The next call of the user's code gets the whole bound (_Bound)."""
+        if self._bound is not None:
+            self._bound.rearm()
+
     def _measuring(self, n, count, t0):
-        """Whether the measured loop goes on after `count` runs since t0."""
+        """Whether the measured loop goes on after `count` runs since t0 (the
+        next run's bound re-armed)."""
+        self._rearm()
         if n is not None:
             return count < n
         return count < self.min_steps or self.clock() - t0 < self.seconds
@@ -1626,7 +1689,7 @@ class Simplifier:
         state = {"it": iter(self.loader), "epochs": 0}
         parts = {"data": 0.0, "transfer": 0.0, "step": 0.0}
         timers = []
-        timers += [("optimizer", _Timed(o, "step", self._sync)) for o in self.optimizers]
+        timers += [("optimizer", _Timed(o, "step", self._sync, closures=True)) for o in self.optimizers]
         if self.collective is not None:
             timers.append(("collective", _Timed(self.collective[0], self.collective[1], self._sync)))
         count = [0]
@@ -1675,8 +1738,7 @@ class Simplifier:
         m = {"steps": n, "seconds": secs, "step_seconds": secs / n, "batches_per_second": n / secs,
              "data_wait_per_step": parts["data"] / n, "transfer_per_step": parts["transfer"] / n,
              "step_per_step": parts["step"] / n}
-        for name, t in timers:   # a GAN's two optimizers: one figure, both steps
-            m[name + "_per_step"] = m.get(name + "_per_step", 0.0) + t.seconds / n
+        _timer_figures(m, timers, n)
         m.update(proc_delta(a, b))
         m["device"] = _device_delta(devices, da, db, secs, m["read_bytes"])
         return m
@@ -1781,8 +1843,7 @@ class Simplifier:
             for p in reversed(patches):
                 p.__exit__(None, None, None)
         m = {"steps": n, "seconds": secs, "seconds_per_step": secs / n, "batch": [list(map(str, s)) for s in sig]}
-        for name, t in timers:
-            m[name + "_per_step"] = m.get(name + "_per_step", 0.0) + t.seconds / n
+        _timer_figures(m, timers, n)
         return m
 
     def mode_step(self):
@@ -1793,11 +1854,11 @@ class Simplifier:
         machine (pytorch/examples' dcgan) differed by 151 ms for an optimizer
         that takes 16-20 ms, timed directly or by alternating with and
         without it."""
-        return self._step_mode(timers=[("optimizer", _Timed(o, "step", self._sync)) for o in self.optimizers])
+        return self._step_mode(timers=[("optimizer", _Timed(o, "step", self._sync, closures=True)) for o in self.optimizers])
 
     def mode_no_optimizer(self):
         """The step with every optimizer's step() stubbed out."""
-        return self._step_mode([_Patched(o, "step", _noop) for o in self.optimizers])
+        return self._step_mode([_Patched(o, "step", _closure_once) for o in self.optimizers])
 
     def mode_no_collective(self):
         """The step with the collective stubbed out (returns at once); a DDP
@@ -1905,7 +1966,7 @@ class Simplifier:
         self._say("mode %s: %.1f s warm-up, %.1f s measured", mode, self.warmup, self.seconds)
         self._current = mode
         try:
-            with _Bound(self.hard_bound):
+            with _Bound(self.hard_bound) as self._bound:
                 self.modes[mode] = getattr(self, "mode_" + mode)()
             if mode not in DATASET_MODES:
                 self.modes[mode]["cache"] = {"state": "not read",
@@ -2584,12 +2645,15 @@ def summary(doc):
     if "transfer" in m:
         lines.append("copy alone     %s/batch (%s)" % (_ms(m["transfer"]["seconds_per_copy"]),
                                                        "pinned" if m["transfer"]["pinned"] else "pageable"))
+    closure = m.get("step", {}).get("optimizer_closure_calls_per_step")
     if "step" in m and "optimizer_per_step" in m["step"]:
-        lines.append("optimizer      %s/step alone (timed in mode step), %s/step in the full loop"
+        lines.append("optimizer      %s/step alone (timed in mode step), %s/step in the full loop%s"
                      % (_ms(m["step"]["optimizer_per_step"]), _ms(m["full"]["optimizer_per_step"]) if "full" in m
-                        else "?"))
+                        else "?", "; its own work only: the %.3g evaluations of its closure per step (your forward "
+                        "and backward) are forward+backward's" % closure if closure else ""))
     if "no_optimizer" in m:
-        lines.append("no optimizer   %s/step" % _ms(m["no_optimizer"]["seconds_per_step"]))
+        lines.append("no optimizer   %s/step%s" % (_ms(m["no_optimizer"]["seconds_per_step"]),
+                                                   " (its closure evaluated once a step)" if closure else ""))
     if "no_collective" in m:
         lines.append("no collective  %s/step" % _ms(m["no_collective"]["seconds_per_step"]))
     dist = info.get("distributed")
@@ -2654,7 +2718,7 @@ def simplify(loader, step, **kwargs):
     flops_per_step (else counted with torch's profiler); pattern of the
     loader's reads ("random"/"sequential"; default from its sampler); out (the
     stage file, rewritten after each mode); hard_bound (seconds after which a
-    mode that never returns is stopped); cache ("cold", the default: the
+    call of the user's code that has not returned stops its mode); cache ("cold", the default: the
     files the loader reads are evicted from the page cache before each mode
     that reads them and kept out of it while it runs, as for a dataset larger
     than memory; "warm": the page cache is left as it is); drop_caches (also
@@ -2717,7 +2781,13 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if not (a.seconds > 0 and math.isfinite(a.seconds)) or not (a.warmup >= 0 and math.isfinite(a.warmup)):
         ap.error("--seconds must be > 0 and --warmup >= 0")
-    parts = _load_parts(a.loop)
+    try:
+        parts = _load_parts(a.loop)
+    except Exception as e:   # the user's file, before any mode: its own error, said as such
+        print("mlbench_simplify: %s raised while it was loaded, before any mode ran: %s: %s"
+              % (a.loop, type(e).__name__, e), file=sys.stderr)
+        print(traceback.format_exc(), file=sys.stderr, end="")
+        return 1
     if a.pattern:
         parts["pattern"] = a.pattern
     try:

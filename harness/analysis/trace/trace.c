@@ -1731,6 +1731,7 @@ void mb_tr_state_free(tr_state *st)
     free(st->sync_calls.iv);
     for (int k = 0; k < TR_CPU_N; k++)
         free(st->cpu_iv[k].iv);
+    free(st->cpu_backward.iv);
     free(st->host_colls);
     free(st->steps);
     free(st->launches);

@@ -340,11 +340,13 @@ typedef struct tr_ivlist {
 } tr_ivlist;
 
 /* Host-side classes of a CPU-only run (trace_cpu.c), in priority order after
- * data loading: an instant covered by several counts in the first. A
+ * data loading: an instant covered by several counts in the first. Matmuls
+ * and convolutions come before the optimizer: one whose step evaluates a
+ * closure (LBFGS) runs the model's forward and backward inside it. A
  * collective comes last: gloo runs it on threads of its own, beside the
  * backward that DDP overlaps it with, so only the instants no op covers
  * (the training thread waiting for it) are its exposed time. */
-enum tr_cpu_class { TR_CPU_OPT = 0, TR_CPU_CONV, TR_CPU_GEMM, TR_CPU_MEM, TR_CPU_OPS, TR_CPU_COLL, TR_CPU_N };
+enum tr_cpu_class { TR_CPU_CONV = 0, TR_CPU_GEMM, TR_CPU_OPT, TR_CPU_MEM, TR_CPU_OPS, TR_CPU_COLL, TR_CPU_N };
 
 /* One host collective event of a CPU-only run (gloo:all_reduce,
  * c10d::allreduce_, record_param_comms), with the size its args record:
@@ -422,6 +424,7 @@ typedef struct tr_state {
      * (mb_trace_walk, for the kernel-level projection of project_trace.c). */
     struct tr_event_view_hook *hook;
     tr_ivlist cpu_iv[TR_CPU_N];                  /* host events by tr_cpu_class (trace_cpu.c) */
+    tr_ivlist cpu_backward;                      /* autograd::engine::evaluate_function events: the backward */
     long long cpu_count[TR_CPU_N];
     bool array_form;                             /* a bare JSON array (torch.autograd.profiler without Kineto) */
     tr_host_coll *host_colls;                    /* CPU-only: the host collectives with their sizes */

@@ -16,12 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "formulas.h"
 #include "gap.h"
 #include "grow.h"
 #include "vocabulary.h"
 
-static const char *const cpu_class_names[TR_CPU_N] = { "optimizer", "conv (cpu)", "gemm (cpu)",
+static const char *const cpu_class_names[TR_CPU_N] = { "conv (cpu)", "gemm (cpu)", "optimizer",
                                                         "memory-bound ops (cpu)", "other aten ops",
                                                         "collective (host)" };
 
@@ -45,6 +46,7 @@ static int cpu_class(const tr_state *st, const char *name, size_t len, bool mem_
 }
 
 static size_t merge(int64_t *iv, size_t n);
+static bool add_interval(tr_ivlist *l, int64_t ts, int64_t dur);
 
 bool mb_tr_cpu_coll_add(tr_state *st, const tr_host_coll *c)
 {
@@ -75,14 +77,24 @@ bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int6
             free(st->cpu_iv[k].iv);
             st->cpu_iv[k] = (tr_ivlist){ 0 };
         }
+        free(st->cpu_backward.iv);
+        st->cpu_backward = (tr_ivlist){ 0 };
         return true;
     }
+    static const char backward[] = "autograd::engine::evaluate_function";
+    if (len >= sizeof backward - 1 && strncmp(name, backward, sizeof backward - 1) == 0)
+        return add_interval(&st->cpu_backward, ts, dur);
     int c = cpu_class(st, name, len, mem_bytes);
     if (c < 0)
         return true;
-    tr_ivlist *l = &st->cpu_iv[c];
     st->cpu_count[c]++;
-    /* nested or back-to-back ops of a class (linear -> addmm) extend the last interval */
+    return add_interval(&st->cpu_iv[c], ts, dur);
+}
+
+/* Appends [ts, ts + dur) to l; nested or back-to-back events (linear ->
+ * addmm) extend the last interval. */
+static bool add_interval(tr_ivlist *l, int64_t ts, int64_t dur)
+{
     if (l->n > 0 && ts >= l->iv[2 * l->n - 2] && ts <= l->iv[2 * l->n - 1]) {
         if (ts + dur > l->iv[2 * l->n - 1])
             l->iv[2 * l->n - 1] = ts + dur;
@@ -553,6 +565,23 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     lists[0] = &st->host_iv[TR_HOST_DATA];
     for (int c = 0; c < TR_CPU_N; c++)
         lists[1 + c] = &st->cpu_iv[c];
+    /* An optimizer whose step evaluates a closure (LBFGS) runs the model's
+     * backward inside it: that time is the backward's ops', not the optimizer's. */
+    tr_ivlist *opt = &st->cpu_iv[TR_CPU_OPT], *bwd = &st->cpu_backward;
+    tr_ivlist opt_own = { 0 };
+    int64_t opt_backward = 0;
+    if (opt->n && bwd->n) {
+        opt->n = merge(opt->iv, opt->n);
+        bwd->n = merge(bwd->iv, bwd->n);
+        opt_own.iv = malloc((2 * (opt->n + bwd->n) + 2) * sizeof *opt_own.iv);
+        if (opt_own.iv == NULL) {
+            rc = mb_errf(err, MB_ESYS, "out of memory");
+            goto done;
+        }
+        opt_own.n = subtract(opt->iv, opt->n, bwd->iv, bwd->n, opt_own.iv);
+        opt_backward = overlap(opt->iv, opt->n, win, nw) - overlap(opt_own.iv, opt_own.n, win, nw);
+        lists[1 + TR_CPU_OPT] = &opt_own;
+    }
     size_t total = 0;
     for (int k = 0; k <= TR_CPU_N; k++)
         total += lists[k]->n;
@@ -616,10 +645,19 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     const cJSON *props = cJSON_GetObjectItemCaseSensitive(ev, "device_properties"); /* deviceProperties */
     int gpus = cJSON_IsArray(props) ? cJSON_GetArraySize(props) : 0;
     cJSON_AddNumberToObject(step, "gpus_unrecorded", gpus);
+    cJSON_AddNumberToObject(step, "optimizer_backward_seconds", (double)opt_backward / 1e9 / per);
+    if (opt_backward > 0) {
+        char t[32];
+        mb_fmt_seconds(t, sizeof t, (double)opt_backward / 1e9 / per);
+        mb_run_warn(run, "the optimizer's step runs the model's backward (%s per step: a closure optimizer such as "
+                         "LBFGS evaluates the model inside step()): the backward's ops, and the forward's matmuls and "
+                         "convolutions, count as theirs; the forward's other ops still count as the optimizer's (the "
+                         "trace does not mark them)", t);
+    }
     cJSON *parts = cJSON_AddArrayToObject(step, "parts");
-    static const char *const ids[1 + TR_CPU_N] = { "data", "optimizer", "conv", "gemm", "memory", "ops",
+    static const char *const ids[1 + TR_CPU_N] = { "data", "conv", "gemm", "optimizer", "memory", "ops",
                                                    "collective" };
-    static const char *const classes[1 + TR_CPU_N] = { "dataloader", "optimizer", "conv", "gemm", "memory-bound",
+    static const char *const classes[1 + TR_CPU_N] = { "dataloader", "conv", "gemm", "optimizer", "memory-bound",
                                                        "ops", "collective" };
     char source[256];
     for (int k = 0; k <= TR_CPU_N && rc == MB_OK; k++) {
@@ -674,5 +712,6 @@ done:
     free(win);
     free(cover);
     free(free_iv);
+    free(opt_own.iv);
     return rc;
 }
