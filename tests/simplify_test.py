@@ -471,6 +471,34 @@ class HonestStubs(unittest.TestCase):
         self.assertIn("a_module_nobody_installed", p.stderr)
         self.assertFalse(os.path.exists(out))
 
+    def test_flop_count_stops_a_step_of_too_many_ops(self):
+        """The FLOP count runs one step under the profiler, which keeps every op with its shapes: a step of more
+        ops than FLOP_COUNT_MAX_OPS (here lowered to 200; an LBFGS step of a million ops took 23 GB) is stopped
+        there and its FLOPs said not counted, the modes' figures kept; a step of fewer is counted."""
+        model = nn.Linear(8, 8)
+        x = torch.randn(4, 8)
+
+        def many(b):
+            y = model(x)
+            for _ in range(300):
+                y = y + 1
+            y.sum().backward()
+
+        real = ms.FLOP_COUNT_MAX_OPS
+        ms.FLOP_COUNT_MAX_OPS = 200
+        try:
+            doc = ms.simplify([x], many, seconds=0.1, warmup=0.0, log=None)
+            few = ms.simplify([x], lambda b: model(x).sum().backward(), seconds=0.1, warmup=0.0, log=None)
+        finally:
+            ms.FLOP_COUNT_MAX_OPS = real
+        self.assertIn("more than 200 ops", doc["simplify"].get("flops_not_counted", ""))
+        self.assertTrue(doc["simplify"]["complete"])
+        st = {s["name"]: s for s in doc["stages"]}
+        self.assertEqual(st["forward+backward"]["component"], "other")
+        self.assertNotIn("flops_not_counted", few["simplify"])
+        self.assertEqual({s["name"]: s for s in few["stages"]}["forward+backward"]["flops_per_step"],
+                         2 * (2 * 4 * 8 * 8))   # the forward addmm and the weight's gradient (x wants none)
+
     def test_exception_reports_its_mode(self):
         out = os.path.join(WORK, "error.json")
         iters = [0]
