@@ -426,6 +426,9 @@ def ddp_overlap(ceil):
                                                                      0.22), headline(d, "allreduce (host)"))
     check("DDP overlap: CPU compute bound, not communication bound",
           d["diagnosis"]["primary"] == "cpu_compute_bound", d["diagnosis"]["primary"])
+    evid = [e for f in d["diagnosis"]["findings"] for e in f["evidence"] if e.startswith("allreduce (host)")]
+    check("DDP overlap: the collective's evidence gives its exposed time and its time in flight",
+          any("4 calls, 2.2 ms exposed of 6.2 ms in flight per step (22.0% of the step)" in e for e in evid), evid)
 
 
 def closure_optimizer(ceil):

@@ -889,8 +889,12 @@ static void comm_evidence(builder *b, const mb_gap *g)
         const mb_stage *s = st->stage;
         if (!comm_stage(s))
             continue;
-        char t[32], size[64] = "", ranks[32] = "", rate[MB_GAP_WHY_LEN + 64], bw[32], cbw[32];
+        char t[96], size[64] = "", ranks[32] = "", rate[MB_GAP_WHY_LEN + 64], bw[32], cbw[32], flight[32];
         mb_fmt_seconds(t, sizeof t, mb_gap_per_step(g, st->exposed));
+        if (st->exposed < 0.99 * s->seconds) { /* overlapped (DDP's buckets beside the backward): both figures */
+            mb_fmt_seconds(flight, sizeof flight, mb_gap_per_step(g, s->seconds));
+            snprintf(t + strlen(t), sizeof t - strlen(t), " exposed of %s in flight", flight);
+        }
         bool bytes = strcmp(s->work_unit, "byte") == 0 && s->seconds > 0;
         if (bytes && s->count > 0)
             snprintf(size, sizeof size, ", %.4g MiB per call", s->work / (double)s->count / (1 << 20));
