@@ -486,8 +486,9 @@ class HonestStubs(unittest.TestCase):
 
         real = ms.FLOP_COUNT_MAX_OPS
         ms.FLOP_COUNT_MAX_OPS = 200
+        out = os.path.join(WORK, "too_many_ops.json")
         try:
-            doc = ms.simplify([x], many, seconds=0.1, warmup=0.0, log=None)
+            doc = ms.simplify([x], many, seconds=0.1, warmup=0.0, log=None, out=out)
             few = ms.simplify([x], lambda b: model(x).sum().backward(), seconds=0.1, warmup=0.0, log=None)
         finally:
             ms.FLOP_COUNT_MAX_OPS = real
@@ -498,6 +499,13 @@ class HonestStubs(unittest.TestCase):
         self.assertNotIn("flops_not_counted", few["simplify"])
         self.assertEqual({s["name"]: s for s in few["stages"]}["forward+backward"]["flops_per_step"],
                          2 * (2 * 4 * 8 * 8))   # the forward addmm and the weight's gradient (x wants none)
+        if MLBENCH:   # gap says why the stage has no ceiling, not "give the stage a component"
+            rc, text, err = run_mlbench("gap", "--run", out, "--ceilings",
+                                        os.path.join(SRC, "tests/data/cpu_quick.json"), "--format", "json")
+            self.assertEqual(rc, 0, err)
+            head = {s["name"]: s for s in json.loads(text)["headline"]["stages"]}
+            self.assertIn("FLOPs not counted: one step dispatches more than 200 ops",
+                          head["forward+backward"]["no_ceiling"])
 
     def test_exception_reports_its_mode(self):
         out = os.path.join(WORK, "error.json")

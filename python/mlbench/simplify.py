@@ -2456,7 +2456,7 @@ def _stages(s, full, dl):
         # DDP's all-reduce runs inside backward, on the backend's threads: no call to time in the loop. What the
         # step waits for is the step's time with and without it (no_sync), alone; the loop's figure is that one.
         coll_loop = max(coll_iso or 0.0, 0.0)
-    compute = {"name": "forward+backward",
+    compute = {"name": "forward+backward",   # mlbench gap's MB_SIMPLIFY_COMPUTE_STAGE
                "seconds_per_step": max(full["step_per_step"] - opt_loop - coll_loop, 1e-9),
                "device": "gpu" if s.cuda else "cpu"}
     if step_iso:

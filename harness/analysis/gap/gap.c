@@ -1142,8 +1142,14 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
                             ? cJSON_GetObjectItemCaseSensitive(
                                   cJSON_GetObjectItemCaseSensitive(g->run->evidence, "unattributed"), s->name)
                             : NULL;
+    /* simplify says why it could not count its compute stage's FLOPs */
+    const cJSON *simp = !trace && g->run->evidence ? cJSON_GetObjectItemCaseSensitive(g->run->evidence, "simplify")
+                                                   : NULL;
+    const char *uncounted = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(simp, "flops_not_counted"));
     if (cJSON_IsString(told))
         snprintf(st->bound_hint, len, "%s", told->valuestring);
+    else if (strcmp(c, "other") == 0 && uncounted && strcmp(s->name, MB_SIMPLIFY_COMPUTE_STAGE) == 0)
+        snprintf(st->bound_hint, len, "FLOPs not counted: %s", uncounted);
     else if (strcmp(c, "other") == 0 && role_of(s, "communication"))
         snprintf(st->bound_hint, len,
                  "a collective mlbench does not measure (barrier, all-to-all, send/recv), or given without its kind "

@@ -15,6 +15,9 @@
 /* The trace reader's stage of memory-bound ops with recorded shapes (bytes
  * over the GPU time of their kernels); the diagnosis looks it up by name. */
 #define MB_MEMBOUND_STAGE "memory-bound ops"
+/* The compute stage of a simplify stage file (python/mlbench/simplify.py): its
+ * "simplify.flops_not_counted" says why it has no FLOPs. */
+#define MB_SIMPLIFY_COMPUTE_STAGE "forward+backward"
 /* The GPU idle time no launch, sync or DataLoader call explains (a trace's host code). */
 #define MB_HOST_CODE_STAGE "host code (GPU idle)"
 
