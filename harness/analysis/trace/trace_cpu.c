@@ -325,6 +325,15 @@ static coll_call call_at(tr_host_coll *c, size_t i, size_t j, const int64_t *win
     return k;
 }
 
+/* The end of the call that starts at c[i]: c[i+1 .. end) lie inside it. */
+static size_t call_end(const tr_host_coll *c, size_t n, size_t i)
+{
+    size_t j = i + 1;
+    while (j < n && c[j].thread == c[i].thread && c[j].start < c[i].end)
+        j++;
+    return j;
+}
+
 static void bucket_add(coll_bucket *o, const coll_call *k, bool counted)
 {
     o->ns += k->in;
@@ -354,27 +363,26 @@ static int coll_buckets(tr_state *st, const int64_t *win, size_t nw, coll_bucket
     if (n == 0)
         return 0;
     qsort(c, n, sizeof *c, cmp_coll);
-    /* pass 0: whether a call runs; 1: the calls counted; 2: the requests */
-    bool any_runs = false;
-    for (int pass = 0; pass < 3; pass++) {
-        for (size_t i = 0; i < n;) {
-            size_t j = i + 1;
-            while (j < n && c[j].thread == c[i].thread && c[j].start < c[i].end)
-                j++; /* c[i+1 .. j) lie inside call i */
+    bool any_runs = false; /* a call in the windows runs on a thread of gloo's */
+    for (size_t i = 0, j; i < n; i = j) {
+        j = call_end(c, n, i);
+        coll_call k = call_at(c, i, j, win, nw);
+        any_runs |= k.in > 0 && k.runs;
+    }
+    /* the counted calls first, so that a request finds its call's kind */
+    for (int requests = 0; requests < 2; requests++)
+        for (size_t i = 0, j; i < n; i = j) {
+            j = call_end(c, n, i);
             coll_call k = call_at(c, i, j, win, nw);
-            i = j;
             bool counted = k.runs || !any_runs;
-            if (k.in <= 0 || pass == 0 || counted != (pass == 1)) {
-                any_runs |= k.in > 0 && k.runs;
+            if (k.in <= 0 || counted == (requests == 1))
                 continue;
-            }
             coll_bucket *o = NULL;
             for (int m = 0; m < nb && !counted && o == NULL; m++)
                 o = strcmp(b[m].name, k.name) == 0 ? &b[m] : NULL; /* a request: its call's kind */
             /* a request of a kind that never runs on a thread of its own is a call */
             bucket_add(o ? o : bucket_of(b, &nb, k.name, k.sized), &k, counted || o == NULL);
         }
-    }
     for (int i = 0; i < nb; i++)
         if (b[i].dtype[0] == '?')
             b[i].dtype[0] = '\0';
