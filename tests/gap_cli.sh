@@ -138,6 +138,14 @@ json.dump({'traceEvents': [], 'schemaVersion': 1}, gzip.open('$WORK/t.pt.trace.j
 "
 check "report on a trace exits 2" expect_exit 2 "$MLBENCH" report "$WORK/t.pt.trace.json.gz"
 check "  says: a PyTorch trace, use gap --run" has "a PyTorch trace, not a results file: use \`mlbench gap --run" "$WORK/err"
+check "gap on a trace with no events exits 2" expect_exit 2 "$MLBENCH" gap --run "$WORK/t.pt.trace.json.gz" \
+  --ceilings "$D/gap_here.json"
+check "  says it holds none, and why a scheduled profiler writes one" has "the trace holds no events" "$WORK/err"
+check "  and where to export instead" has "on_trace_ready" "$WORK/err"
+printf '[]' > "$WORK/bare_empty.json"   # the legacy exporter's form, as a schedule's last cycle left it
+check "gap on an empty bare array exits 2" expect_exit 2 "$MLBENCH" gap --run "$WORK/bare_empty.json" \
+  --ceilings "$D/gap_here.json"
+check "  says it holds no events" has "the trace holds no events" "$WORK/err"
 check "report on a stage file exits 2" expect_exit 2 "$MLBENCH" report "$D/gap_run.json"
 check "  says: use gap --run" has "a stage-metrics file, not a results file: use \`mlbench gap --run" "$WORK/err"
 check "gap --run on a results file exits 2" expect_exit 2 "$MLBENCH" gap --run "$D/gap_here.json"

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import unittest
 
 import torch
@@ -826,6 +827,65 @@ class CpuTraceThroughGap(unittest.TestCase):
         self.assertIn("CPU", json.dumps(g["diagnosis"]))
 
 
+class DdpFigures(unittest.TestCase):
+    """DDP's gradient all-reduce in the stage file and the summary, from known mode figures."""
+
+    @staticmethod
+    def runner(step, no_sync, alone):
+        modes = {"step": {"seconds_per_step": step}, "no_collective": {"seconds_per_step": no_sync},
+                 "collective": {"seconds_per_step": alone, "bytes_per_step": 14e6, "calls_per_step": 2,
+                                "dtype": "fp32"}}
+        return types.SimpleNamespace(modes=modes, cuda=False, world=types.SimpleNamespace(size=4))
+
+    def lines(self, s):
+        dist = {"world_size": 4, "collective": {"gradient_bytes_per_step": 14e6}}
+        return "\n".join(ms._ddp_lines(dist, s.modes))
+
+    def test_cost_below_its_time_in_flight(self):
+        s = self.runner(0.500, 0.490, 0.020)
+        st = ms._ddp_stage(s, 0.010)
+        self.assertEqual((st["component"], st["ranks"], st["bytes_per_step"], st["block_size"]),
+                         ("allreduce", 4, 14e6, 7e6))
+        self.assertEqual((st["seconds_per_step"], st["exposed_seconds_per_step"]), (0.020, 0.010))
+        text = self.lines(s)
+        self.assertIn("alone: 20.000 ms/step in flight, 14 MB in 2 buckets (700 MB/s), over 4 ranks", text)
+        self.assertIn("its cost to the step: 10.000 ms/step", text)
+
+    def test_cost_above_its_time_in_flight_stays_in_no_stage(self):
+        s = self.runner(0.530, 0.500, 0.020)
+        st = ms._ddp_stage(s, 0.030)
+        self.assertEqual((st["seconds_per_step"], st["exposed_seconds_per_step"]), (0.020, 0.020))
+        self.assertIn("the rest (10.000 ms) is the wait for a slower rank", self.lines(s))
+
+    def test_step_without_it_slower_is_not_a_negative_time(self):
+        # a shared 2-core machine: the step inside no_sync() measured 144 ms slower than with the all-reduce
+        s = self.runner(1.006, 1.150, 0.012)
+        st = ms._ddp_stage(s, 0.0)
+        self.assertEqual(st["exposed_seconds_per_step"], 0.0)
+        text = self.lines(s)
+        self.assertIn("not resolved, counted as 0", text)
+        self.assertNotIn("-144", text)
+
+    def test_buckets_without_torch_internals(self):
+        """DDP's logging data gone (an internal of torch): the gradients cut at its bucket cap, per dtype."""
+        class Ddp:
+            bucket_bytes_cap = 1000
+
+            def __init__(self, params):
+                self.params = params
+
+            def parameters(self):
+                return iter(self.params)
+
+            def _get_ddp_logging_data(self):
+                raise AttributeError("gone")
+        p32 = [torch.zeros(300, requires_grad=True), torch.zeros(200, requires_grad=True)]   # 2000 bytes
+        p16 = [torch.zeros(100, dtype=torch.bfloat16, requires_grad=True)]                   # 200 bytes
+        got = ms._ddp_buckets(Ddp(p32 + p16 + [torch.zeros(7)]))
+        self.assertEqual(sorted((n, str(dt)) for n, dt in got),
+                         [(200, "torch.bfloat16"), (1000, "torch.float32"), (1000, "torch.float32")])
+
+
 DDP_LOOP = r"""
 import json, os, sys, time
 import torch, torch.nn as nn, torch.distributed as dist
@@ -923,7 +983,7 @@ class Distributed(unittest.TestCase):
         for d in docs:
             self.assertTrue(d["simplify"]["complete"], d["simplify"].get("errors"))
         modes = [d["simplify"]["modes"] for d in docs]
-        for mode in ("full", "step", "no_optimizer", "no_collective"):
+        for mode in ("full", "step", "no_optimizer", "no_collective", "collective"):
             self.assertEqual(modes[0][mode]["steps"], modes[1][mode]["steps"], mode)
         # the loader alone meets in no collective: each rank measures its own for --seconds
         self.assertGreater(modes[0]["loader"]["batches"], 10 * modes[1]["loader"]["batches"])
@@ -935,7 +995,18 @@ class Distributed(unittest.TestCase):
             self.assertEqual(dist_info["collective"]["gradient_bytes_per_step"], (64 * 256 + 256 + 256 * 64 + 64) * 4)
             st = {x["name"]: x for x in d["stages"]}
             c = st["gradient all-reduce (DDP)"]
-            self.assertEqual((c["component"], c["role"]), ("other", "communication"))
+            # its buckets all-reduced alone (one: the model is small) give its rate against the all-reduce ceiling;
+            # what it costs the step (with and without no_sync()) is its exposed time, up to that
+            grad_bytes = dist_info["collective"]["gradient_bytes_per_step"]
+            alone = d["simplify"]["modes"]["collective"]
+            self.assertEqual((alone["calls_per_step"], alone["bytes_per_step"]), (1, grad_bytes))
+            self.assertEqual((c["component"], c["role"], c["ranks"], c["dtype"]), ("allreduce", "communication", 2,
+                                                                                    "fp32"))
+            self.assertEqual((c["bytes_per_step"], c["block_size"]), (grad_bytes, grad_bytes))
+            self.assertAlmostEqual(c["seconds_per_step"], alone["seconds_per_step"])
+            cost = max(d["simplify"]["modes"]["step"]["seconds_per_step"] -
+                       d["simplify"]["modes"]["no_collective"]["seconds_per_step"], 0.0)
+            self.assertAlmostEqual(c["exposed_seconds_per_step"], min(cost, alone["seconds_per_step"]))
             self.assertNotIn("isolated_seconds_per_step", c)
         self.assertEqual([d["simplify"]["distributed"]["rank"] for d in docs], [0, 1])
         if not MLBENCH:

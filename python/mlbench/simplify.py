@@ -1360,6 +1360,36 @@ def rank_path(path):
     return "%s.rank%d%s" % (stem, d.get_rank(), ext)
 
 
+def _ddp_buckets(ddp):
+    """DDP's gradient buckets as [(bytes, dtype)]: the sizes DDP rebuilt them
+    to after its first step (its logging data; an internal of torch, read
+    when it is there), else each dtype's gradients cut at its bucket cap
+    (bucket_cap_mb)."""
+    grads = [p for p in ddp.parameters() if p.requires_grad]
+    dtypes = sorted({p.dtype for p in grads}, key=str)
+    try:
+        data = ddp._get_ddp_logging_data()
+        sizes = data.get("rebuilt_bucket_sizes") or data.get("bucket_sizes")
+        sizes = [int(x) for x in str(sizes).split(",") if x.strip()]
+    except Exception:
+        sizes = []
+    total = sum(p.numel() * p.element_size() for p in grads)
+    if len(dtypes) == 1 and sizes and sum(sizes) == total:
+        return [(n, dtypes[0]) for n in sizes]
+    cap = int(getattr(ddp, "bucket_bytes_cap", 25 * 1024 * 1024)) or total
+    out = []
+    for dt in dtypes:
+        left = sum(p.numel() * p.element_size() for p in grads if p.dtype == dt)
+        while left > 0:
+            out.append((min(cap, left), dt))
+            left -= cap
+    return out
+
+
+def _elem_size(dtype):
+    return _torch().empty((), dtype=dtype).element_size()
+
+
 def _is_ddp(collective):
     """A DistributedDataParallel model given as the collective: its gradient
     all-reduce runs inside backward, on the backend's threads, where no call
@@ -1868,6 +1898,27 @@ class Simplifier:
             return self._step_mode([self.ddp.no_sync()])
         return self._step_mode([_Patched(self.collective[0], self.collective[1], _noop)])
 
+    def mode_collective(self):
+        """A DDP model's gradient all-reduce alone: its buckets' bytes, in the
+        gradients' dtype, on their device, over its process group, all
+        launched as DDP launches them, then waited for. Its time in the loop
+        cannot be taken apart from the backward it overlaps: the step's cost
+        of it is step - no_collective; this is its time in flight, alone."""
+        t = _torch()
+        buckets = _ddp_buckets(self.ddp)
+        dev = next((p.device for p in self.ddp.parameters() if p.requires_grad), None)
+        flats = [t.rand(n // _elem_size(dt), dtype=dt, device=dev) for n, dt in buckets]
+        group = getattr(self.ddp, "process_group", None)
+
+        def reduce_all():
+            works = [t.distributed.all_reduce(f, group=group, async_op=True) for f in flats]
+            for w in works:
+                w.wait()
+        n, secs = self._loop(reduce_all)
+        return {"steps": n, "seconds": secs, "seconds_per_step": secs / n, "calls_per_step": len(flats),
+                "bytes_per_step": sum(f.numel() * f.element_size() for f in flats),
+                "bucket_bytes": [f.numel() * f.element_size() for f in flats], "dtype": _DTYPE_NAMES.get(str(flats[0].dtype), "fp32")}
+
     def mode_transfer(self):
         """The host-to-device copy alone, on one real host batch."""
         if self.host_batch is None:
@@ -1924,6 +1975,8 @@ class Simplifier:
             modes.append("no_optimizer")
         if self.collective is not None or self.ddp is not None:
             modes.append("no_collective")
+        if self.ddp is not None:
+            modes.append("collective")
         return modes
 
     def run(self):
@@ -2151,8 +2204,10 @@ def _distributed_info(s):
                                                                               for p in grads),
             "parameters": len(grads), "stub": "no_sync()",
             "how": "DDP all-reduces the gradients inside backward, in buckets, on the backend's threads: no call "
-                   "to time in the loop; its figure is the step's time with and without it (mode no_collective, "
-                   "the step inside no_sync()), alone"}
+                   "to time in the loop. Its stage's time is its buckets all-reduced alone (mode collective: its "
+                   "time in flight, for its rate); its exposed time, what it costs the step: the step's time with "
+                   "and without it (modes step and no_collective, the step inside no_sync()), 0 when the step "
+                   "without it was not faster"}
     return d
 
 
@@ -2478,16 +2533,39 @@ def _stages(s, full, dl):
         if (name == "optimizer" and s.optimizer is None) or \
                 (name == "collective" and s.collective is None and s.ddp is None):
             continue
+        if name == "collective" and s.ddp is not None:
+            stages.append(_ddp_stage(s, loop))
+            continue
         st = {"name": name, "component": "other", "device": "gpu" if s.cuda else "cpu",
               "seconds_per_step": max(loop, 1e-9)}
         if name == "collective":
             st["role"] = "communication"
-        if name == "collective" and s.ddp is not None:
-            st["name"] = "gradient all-reduce (DDP)"  # one figure, alone and in the loop: no levels to compare
-        elif iso is not None and iso > 0:
+        if iso is not None and iso > 0:
             st["isolated_seconds_per_step"] = iso
         stages.append(st)
     return stages
+
+
+def _ddp_stage(s, cost):
+    """DDP's gradient all-reduce: its time in flight alone (mode collective),
+    with its bytes and ranks, so that gap holds it against the all-reduce
+    ceiling; the step's cost of it (step - no_collective, clipped at 0) is
+    its exposed time, up to its time in flight: a larger cost (waiting for a
+    slower rank, contention, this machine's noise) is not its own work and
+    stays in no stage. No isolated level: neither figure is its time in the
+    loop, where it overlaps the backward and no call can be timed."""
+    st = {"name": "gradient all-reduce (DDP)", "component": "other", "role": "communication",
+          "device": "gpu" if s.cuda else "cpu"}
+    alone = s.modes.get("collective")
+    if not alone:
+        st["seconds_per_step"] = max(cost, 1e-9)
+        return st
+    st.update(component="allreduce", ranks=s.world.size, dtype=alone["dtype"],
+              bytes_per_step=alone["bytes_per_step"],
+              block_size=alone["bytes_per_step"] / alone["calls_per_step"],
+              seconds_per_step=alone["seconds_per_step"],
+              exposed_seconds_per_step=min(cost, alone["seconds_per_step"]))
+    return st
 
 
 def _overlap(s):
@@ -2514,6 +2592,37 @@ def _overlap(s):
 
 def write_atomic(path, doc):
     write_json_atomic(path, doc, ".mlbench-simplify.")
+
+
+def _ddp_lines(dist, m):
+    """What was measured of DDP's gradient all-reduce: alone, and what it
+    costs the step; a cost the machine's noise hides is said to be so."""
+    lines = []
+    alone = m.get("collective")
+    if alone:
+        lines.append("collective     DDP's gradient all-reduce alone: %s/step in flight, %s in %d bucket%s "
+                     "(%s/s), over %d ranks"
+                     % (_ms(alone["seconds_per_step"]), _size(alone["bytes_per_step"]), alone["calls_per_step"],
+                        "" if alone["calls_per_step"] == 1 else "s",
+                        _size(alone["bytes_per_step"] / alone["seconds_per_step"]), dist["world_size"]))
+    else:
+        lines.append("collective     DDP's gradient all-reduce: %s of gradients per step"
+                     % _size(dist["collective"]["gradient_bytes_per_step"]))
+    if "step" not in m or "no_collective" not in m:
+        return lines
+    with_it, without = m["step"]["seconds_per_step"], m["no_collective"]["seconds_per_step"]
+    if with_it >= without:
+        lines.append("               its cost to the step: %s/step (the step with it, %s, and inside no_sync(), %s)"
+                     % (_ms(with_it - without), _ms(with_it), _ms(without)))
+        if alone and with_it - without > alone["seconds_per_step"]:
+            lines.append("               more than its time in flight alone: the rest (%s) is the wait for a slower "
+                         "rank, contention or this machine's noise, and stays in no stage"
+                         % _ms(with_it - without - alone["seconds_per_step"]))
+    else:
+        lines.append("               its cost to the step: not resolved, counted as 0: the step inside no_sync() "
+                     "took longer (%s) than with it (%s): it hides under the backward or costs less than this "
+                     "machine's noise (more --seconds narrows it)" % (_ms(without), _ms(with_it)))
+    return lines
 
 
 def _ms(x):
@@ -2686,12 +2795,8 @@ def summary(doc):
         lines.append("ranks          %d (%s), this one rank %d: every mode ran the same number of steps on every "
                      "rank" % (dist["world_size"], dist["backend"], dist["rank"]))
     ddp = (dist or {}).get("collective")
-    if ddp and "step" in m and "no_collective" in m:
-        lines.append("collective     DDP's gradient all-reduce: %s/step (the step with it, %s, and inside no_sync(), "
-                     "%s); %s of gradients per step"
-                     % (_ms(m["step"]["seconds_per_step"] - m["no_collective"]["seconds_per_step"]),
-                        _ms(m["step"]["seconds_per_step"]), _ms(m["no_collective"]["seconds_per_step"]),
-                        _size(ddp["gradient_bytes_per_step"])))
+    if ddp:
+        lines.extend(_ddp_lines(dist, m))
     ov = info.get("overlap")
     if ov and "full_step" in ov:
         lines.append("overlap        full step %s vs sum of isolated %s (x%.2f) and max %s (x%.2f): %s"

@@ -1774,6 +1774,18 @@ static void parse_free(tr_state *st, parser *p)
  * how to profile instead (docs/traces.md), before anything is read from it. */
 static int refuse_times_not_the_runs(const tr_state *st, const char *path, mb_err *err)
 {
+    /* "[]" or "traceEvents": []: what torch.profiler with a schedule exports
+     * when export_chrome_trace runs after its last cycle's trace was handed to
+     * on_trace_ready (or when none was): a common first mistake, seen here on a
+     * minGPT DDP loop, that otherwise reads "the run has no stages". */
+    if (st->events == 0)
+        return mb_errf(err, MB_EUSAGE,
+                       "%s: the trace holds no events: the profiler recorded nothing it exported. torch.profiler "
+                       "with a schedule hands each active cycle's trace to on_trace_ready; export_chrome_trace after "
+                       "the schedule's last cycle (or with no step inside an active cycle) writes an empty one: export "
+                       "in on_trace_ready (torch.profiler.tensorboard_trace_handler, or a function calling "
+                       "prof.export_chrome_trace)",
+                       path);
     /* Kineto's CUPTI range profiler (experimental_config profiler_metrics)
      * replays each kernel to read its counters: the kernels come as
      * cuda_profiler_range events, not on a timeline, and every launch waits
