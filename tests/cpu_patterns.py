@@ -464,8 +464,35 @@ def closure_optimizer(ceil):
           (d["step"].get("optimizer_backward_seconds"), d["run"]["warnings"]))
 
 
+def stage_file_cpu_run(ceil):
+    """A stage file whose work all ran on the CPU (simplify on a CPU loop: forward+backward as CPU GEMM, the
+    optimizer and the loader as CPU time) is a run without a GPU, as a CPU-only trace is; the same file with its
+    forward+backward on a GPU keeps the GPU remedies."""
+    def run(device):
+        doc = {"format": "mlbench-stages", "version": 1, "run": {"steps": 10},
+               "stages": [{"name": "forward+backward", "component": "gemm", "device": device, "dtype": "fp32",
+                           "flops_per_step": 4e9, "seconds_per_step": 0.08},
+                          {"name": "optimizer", "component": "other", "device": "cpu", "seconds_per_step": 0.01},
+                          {"name": "data loading", "component": "other", "role": "data", "device": "cpu",
+                           "seconds_per_step": 0.002}]}
+        path = os.path.join(WORK, "stage-file-%s.json" % device)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return gap(path, ceil)["diagnosis"]
+    dg = run("cpu")
+    f = dg["findings"][0]
+    text = " ".join(f["evidence"] + f["remedies"])
+    check("stage file, CPU run: CPU compute bound, said as a run without a GPU, no remedy that assumes one",
+          dg["primary"] == "cpu_compute_bound" and dg["figures"]["cpu_only"] and "a run without a GPU" in text and
+          "the GPU" not in text and "GEMMs big enough" in text, (dg["primary"], text))
+    dg = run("gpu")
+    check("stage file, GPU run: not a CPU-only run", not dg["figures"]["cpu_only"],
+          [(f["pattern"], f["remedies"]) for f in dg["findings"]])
+
+
 os.makedirs(WORK, exist_ok=True)
 ceil = ceilings()
+stage_file_cpu_run(ceil)
 collective_bound(ceil)
 ddp_overlap(ceil)
 closure_optimizer(ceil)

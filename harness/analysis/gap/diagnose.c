@@ -67,11 +67,13 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
     double eff_time = 0, eff_sum = 0;
     double compute = 0, launch = 0, sync = 0, data = 0, copy = 0, pageable = 0, comm = 0, cpu = 0;
     double cpu_matmul = 0, cpu_memory = 0;
+    bool gpu_work = false;
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         const mb_stage *s = st->stage;
         const char *c = s->component;
         bool on_cpu = s->device && strcmp(s->device, "cpu") == 0;
+        gpu_work |= mb_stage_on_gpu(s) && strcmp(c, "other") != 0;
         double secs = mb_stage_exposed(s); /* only exposed time explains the run */
         /* a name only classifies stages without a specific component: an
          * "upload" copy stays a copy */
@@ -127,6 +129,10 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
     f->cpu_matmul_share = cpu_matmul / w;
     f->cpu_memory_share = cpu_memory / w;
     f->compute_efficiency = eff_time > 0 ? eff_sum / eff_time : -1;
+    /* A stage file whose work all ran on the CPU (simplify on a CPU loop) is
+     * a run without a GPU, as a CPU-only trace is (the evidence says so for
+     * a trace): its remedies are not "move the work to the GPU". */
+    f->cpu_only = !gpu_work && cpu > 0;
 }
 
 /* ---- figures from a trace's evidence (docs/traces.md) -------------------------- */
@@ -333,7 +339,8 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
         const cJSON *where = cJSON_IsObject(step) ? cJSON_GetObjectItemCaseSensitive(step, "where") : NULL;
         /* A CPU-only trace's step table (trace_cpu.c) has no GPU shares: its
          * stages (device cpu) give the figures. */
-        f->cpu_only = cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0;
+        if (cJSON_IsString(where))
+            f->cpu_only = strcmp(where->valuestring, "cpu") == 0;
         double listed = ev_num(step, "gpus_unrecorded");
         f->gpus_unrecorded = f->cpu_only && listed > 0 ? (int)listed : 0;
         if (cJSON_IsObject(step) && !f->cpu_only) {

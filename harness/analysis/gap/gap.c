@@ -165,12 +165,7 @@ static bool component_matches(const mb_ini *m, const char *stage_comp, const cha
 
 static const char *stage_device(const mb_stage *s)
 {
-    if (s->device)
-        return s->device;
-    if (strcmp(s->component, "disk") == 0 || strcmp(s->component, "hostmem") == 0 ||
-        strcmp(s->component, "other") == 0)
-        return "cpu";
-    return "gpu";
+    return mb_stage_on_gpu(s) ? "gpu" : "cpu";
 }
 
 /* Bytes or FLOPs per call of the stage; 0 when unknown. */

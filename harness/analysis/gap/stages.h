@@ -7,6 +7,7 @@
 #define MB_STAGES_H
 
 #include <stdbool.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -72,6 +73,17 @@ static inline double mb_stage_exposed(const mb_stage *s)
     if (!s->has_exposed || s->exposed_seconds >= s->seconds)
         return s->seconds;
     return s->exposed_seconds > 0 ? s->exposed_seconds : 0;
+}
+
+/* Where a stage's work ran: its `device`, else its component's default
+ * (docs/stage-format.md: disk, hostmem and other on the CPU, the rest on the
+ * GPU). */
+static inline bool mb_stage_on_gpu(const mb_stage *s)
+{
+    if (s->device)
+        return strcmp(s->device, "gpu") == 0;
+    return strcmp(s->component, "disk") != 0 && strcmp(s->component, "hostmem") != 0 &&
+           strcmp(s->component, "other") != 0;
 }
 
 typedef struct mb_run {
