@@ -363,6 +363,51 @@ static void test_cpu_gemm_best_library(void **state)
     mb_ceilings_free(&r);
 }
 
+/* Among cases equally near a stage, one not noisy beats a faster noisy one
+ * (noise lifted the fastest of noisy cases most: this VM's 3x3 conv at 255
+ * GFLOP/s, above its CPU's peak, beat a clean 226); with all of them noisy,
+ * the fastest still serves, said noisy. */
+static void test_tie_prefers_a_case_not_noisy(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    const double cv_on[2] = { 0.30, 0.30 }, cv_off[2] = { 0.01, 0.25 }; /* max_cv 0.1: noisy above it */
+    for (int t = 0; t < 2; t++) {
+        char c[2][800], text[2048];
+        for (int on = 0; on < 2; on++)
+            snprintf(c[on], sizeof c[on],
+                     "{\"id\":\"disk/io_uring/block_size=4096,mode=direct,pattern=random,qd=32,sqpoll=%s\","
+                     "\"component\":\"disk\",\"backend\":\"io_uring\",\"params\":{\"block_size\":\"4096\","
+                     "\"mode\":\"direct\",\"pattern\":\"random\",\"qd\":\"32\",\"sqpoll\":\"%s\"},"
+                     "\"status\":\"ok\",\"work_unit\":\"byte\",\"rate_unit\":\"MB/s\",\"rate_scale\":1e6,"
+                     "\"repetitions\":5,\"max_cv\":0.1,\"rate\":{\"median\":%g,\"cv\":%g},"
+                     "\"verification\":{\"status\":\"passed\"}}",
+                     on ? "on" : "off", on ? "on" : "off", on ? 420.0 : 380.0, on ? cv_on[t] : cv_off[t]);
+        snprintf(text, sizeof text,
+                 "{\"schema\":\"mlbench-results\",\"schema_version\":1,\"started_utc\":\"2026-01-01T00:00:00Z\","
+                 "\"context\":{\"host\":{\"name\":\"box\"},\"gpus\":[]},\"cases\":[%s,%s]}",
+                 c[0], c[1]);
+        mb_ceilings r;
+        assert_int_equal(mb_ceilings_load(scratch_file("disk_noisy_tie.json", text), &r, &err), MB_OK);
+        mb_stage s = { .name = "reads", .component = "disk", .pattern = "random", .work = 1e9, .count = 244140,
+                       .work_unit = "byte", .seconds = 10, .block_size = 4096 };
+        char why[MB_GAP_WHY_LEN];
+        int k = mb_gap_match(&s, &r, &f->matching, why, sizeof why);
+        assert_true(k >= 0);
+        if (t == 0) { /* the clean 380 MB/s, not the noisy 420 */
+            assert_string_equal(mb_case_param(&r.cases[k], "sqpoll"), "off");
+            assert_false(r.cases[k].noisy);
+            assert_non_null(strstr(why, "the fastest of 1 equally near (io_uring) that are not noisy (1 noisy, "
+                                        "left aside)"));
+        } else { /* both noisy: the fastest, said noisy */
+            assert_string_equal(mb_case_param(&r.cases[k], "sqpoll"), "on");
+            assert_non_null(strstr(why, "the fastest of 2 equally near"));
+            assert_non_null(strstr(why, "noisy"));
+        }
+        mb_ceilings_free(&r);
+    }
+}
+
 /* The suites run io_uring with and without SQPOLL (configs/suites/all.ini):
  * a disk stage takes the faster of the two, whichever it is. */
 static void test_disk_sqpoll_faster_wins(void **state)
@@ -1585,6 +1630,7 @@ int main(void)
         cmocka_unit_test(test_gpu_stage_on_cpu_results),
         cmocka_unit_test(test_cpu_gemm_best_library),
         cmocka_unit_test(test_disk_sqpoll_faster_wins),
+        cmocka_unit_test(test_tie_prefers_a_case_not_noisy),
         cmocka_unit_test(test_collective_busbw),
         cmocka_unit_test(test_nearest_size_and_dtype),
         cmocka_unit_test(test_nearest_size_per_call),
