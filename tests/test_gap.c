@@ -1528,6 +1528,11 @@ static void levels_html(const mb_gap *g, const mb_diagnosis *d)
         bars++;
     assert_int_equal(bars, 7 * 3 - 4);
     assert_non_null(strstr(chart, "hardware ceiling"));
+    /* in the loop, each bar is what the step waits for: hid's 10 ms exposed, not the 1 s it takes beside the
+     * step (a loader with workers: the whole step) */
+    assert_non_null(strstr(chart, "hid in the full loop, waited for: 10 ms per step (hidden by overlap)"));
+    assert_non_null(strstr(chart, "load in the full loop, waited for: 3 s per step"));
+    assert_null(strstr(chart, "hid in the full loop, waited for: 1 s"));
     free(page);
 }
 
