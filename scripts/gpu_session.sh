@@ -18,6 +18,9 @@
 #   simplify  mlbench.simplify on scripts/simplify_example.py (GPU path),
 #             then mlbench gap on its stage file against the pair step's
 #             ceilings (skipped without them)                                    (120 s)
+#   simplify-ddp  the same loop with SIMPLIFY_DDP=1: its model in DDP over NCCL,
+#             one rank: the runner's DDP modes (steps paired with no_sync(), the
+#             buckets all-reduced alone) on a GPU                               (120 s)
 #   nccl      nccl-smoke's 1 MiB cases (one rank: algbw, busbw 0)               (90 s)
 #   fp8       gpu-verify's fp8 GEMM cases, required ok and verified             (90 s)
 #   sustain   cuBLASLt bf16 8192^3 with settle_time = sustained_time = 1, 3,
@@ -42,7 +45,7 @@
 # Exit status: 0 when every step passed, 1 otherwise, 2 usage.
 src=$(cd "$(dirname "$0")/.." && pwd)
 run="$src/.bundle/run.sh"
-[ $# -ge 2 ] || { sed -n '2,42p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,45p' "$0"; exit 2; }
 out=$1
 shift
 case ${PAIR_WORKLOADS:-} in
@@ -54,7 +57,7 @@ case ${PAIR_WORKLOADS:-} in
 esac
 for s in "$@"; do
     case $s in
-    info | tests | pair | torch | simplify | nccl | fp8 | sustain | steady | reference | reference-verify) ;;
+    info | tests | pair | torch | simplify | simplify-ddp | nccl | fp8 | sustain | steady | reference | reference-verify) ;;
     *) echo "gpu_session.sh: unknown step '$s'" >&2; exit 2 ;;
     esac
 done
@@ -116,6 +119,10 @@ for s in "$@"; do
             echo "=== simplify-gap: skipped: no ceilings on this machine (put the pair step before simplify)" |
                 tee -a "$log"
         fi
+        ;;
+    simplify-ddp)
+        step simplify-ddp 120 env SIMPLIFY_DDP=1 python3 -m mlbench.simplify "$src/scripts/simplify_example.py" \
+            --out "$c/simplify-ddp.json" --seconds 3 --warmup 1
         ;;
     nccl)
         step nccl 90 "$run" --suite nccl-smoke --filter 'size=1048576' --out "$c/nccl.json"

@@ -7,7 +7,13 @@ reads (docs/simplify.md), on the GPU when there is one, else on the CPU.
 A DataLoader with two workers over synthetic images (each item costs a little
 host work, like decoding), pinned batches, a small conv net in bf16 autocast
 on a GPU (fp32 on the CPU) and SGD: every stage the runner separates (loader,
-transfer, step, optimizer) has work to do. Replace the parts with your own."""
+transfer, step, optimizer) has work to do. Replace the parts with your own.
+
+SIMPLIFY_DDP=1 wraps the model in DistributedDataParallel (NCCL on a GPU, gloo
+on the CPU; one rank unless torchrun's environment says more) and names it the
+collective: the runner's DDP modes on a machine with one GPU."""
+import os
+
 import torch
 import torch.nn as nn
 
@@ -34,6 +40,13 @@ _model = nn.Sequential(nn.Conv2d(3, 64, 3, 2, 1), nn.BatchNorm2d(64), nn.ReLU(),
                        nn.Conv2d(128, 256, 3, 2, 1), nn.BatchNorm2d(256), nn.ReLU(),
                        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(256, 100)).to(device)
 optimizer = torch.optim.SGD(_model.parameters(), lr=0.01, momentum=0.9)
+if os.environ.get("SIMPLIFY_DDP") == "1":
+    for key, value in (("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", "29511"), ("WORLD_SIZE", "1"), ("RANK", "0")):
+        os.environ.setdefault(key, value)
+    if not torch.distributed.is_initialized():
+        torch.distributed.init_process_group("nccl" if device == "cuda" else "gloo")
+    _model = torch.nn.parallel.DistributedDataParallel(_model)
+    collective = _model
 
 
 def step(batch):

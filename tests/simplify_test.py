@@ -852,6 +852,15 @@ class DdpFigures(unittest.TestCase):
         self.assertIn("alone: 20.000 ms/step in flight, 14 MB in 2 buckets (700 MB/s), over 4 ranks", text)
         self.assertIn("its cost to the step: 10.000 ms ± 1.000 ms/step (20 alternating pairs", text)
 
+    def test_one_rank_is_time_only(self):
+        """DDP on one rank (a one-GPU check of the path): nobody to reduce with, no all-reduce ceiling to hold."""
+        s = self.runner(0.500, 0.490, 0.020)
+        s.world.size = 1
+        st = ms._ddp_stage(s, 0.010)
+        self.assertEqual((st["component"], st["role"]), ("other", "communication"))
+        self.assertNotIn("ranks", st)
+        self.assertEqual((st["seconds_per_step"], st["exposed_seconds_per_step"]), (0.020, 0.010))
+
     def test_cost_above_its_time_in_flight_stays_in_no_stage(self):
         s = self.runner(0.530, 0.500, 0.020)
         st = ms._ddp_stage(s, 0.030)

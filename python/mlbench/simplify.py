@@ -2606,11 +2606,11 @@ def _ddp_stage(s, cost):
     if not alone:
         st["seconds_per_step"] = max(cost, 1e-9)
         return st
-    st.update(component="allreduce", ranks=s.world.size, dtype=alone["dtype"],
-              bytes_per_step=alone["bytes_per_step"],
-              block_size=alone["bytes_per_step"] / alone["calls_per_step"],
-              seconds_per_step=alone["seconds_per_step"],
-              exposed_seconds_per_step=min(cost, alone["seconds_per_step"]))
+    st.update(seconds_per_step=alone["seconds_per_step"], exposed_seconds_per_step=min(cost, alone["seconds_per_step"]))
+    if s.world.size >= 2:  # one rank reduces with nobody: time only (an all-reduce's ceiling needs 2 ranks or more)
+        st.update(component="allreduce", ranks=s.world.size, dtype=alone["dtype"],
+                  bytes_per_step=alone["bytes_per_step"],
+                  block_size=alone["bytes_per_step"] / alone["calls_per_step"])
     return st
 
 
