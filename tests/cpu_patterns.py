@@ -468,13 +468,15 @@ def stage_file_cpu_run(ceil):
     """A stage file whose work all ran on the CPU (simplify on a CPU loop: forward+backward as CPU GEMM, the
     optimizer and the loader as CPU time) is a run without a GPU, as a CPU-only trace is; the same file with its
     forward+backward on a GPU keeps the GPU remedies."""
-    def run(device):
-        doc = {"format": "mlbench-stages", "version": 1, "run": {"steps": 10},
+    def run(device, threads=None):
+        doc = {"format": "mlbench-stages", "version": 2 if threads else 1, "run": {"steps": 10},
                "stages": [{"name": "forward+backward", "component": "gemm", "device": device, "dtype": "fp32",
                            "flops_per_step": 4e9, "seconds_per_step": 0.08},
                           {"name": "optimizer", "component": "other", "device": "cpu", "seconds_per_step": 0.01},
                           {"name": "data loading", "component": "other", "role": "data", "device": "cpu",
                            "seconds_per_step": 0.002}]}
+        if threads:  # simplify's: torch threads per rank, ranks on the machine, CPUs it may use
+            doc["simplify"] = dict(zip(("torch_threads", "host_ranks", "cpus_allowed"), threads))
         path = os.path.join(WORK, "stage-file-%s.json" % device)
         with open(path, "w") as f:
             json.dump(doc, f)
@@ -488,6 +490,14 @@ def stage_file_cpu_run(ceil):
     dg = run("gpu")
     check("stage file, GPU run: not a CPU-only run", not dg["figures"]["cpu_only"],
           [(f["pattern"], f["remedies"]) for f in dg["findings"]])
+    # "Use all cores" only where a core has no thread: two ranks of one thread on two CPUs have one each
+    for threads, idle in (((1, 2, 2), False), ((2, 1, 2), False), ((1, 1, 2), True), ((4, 2, 16), True)):
+        f = run("cpu", threads)["findings"][0]
+        text = " ".join(f["evidence"] + f["remedies"])
+        check("stage file, CPU run, %d thread(s) x %d rank(s) on %d CPUs: 'Use all cores' %s" %
+              (threads + ("said" if idle else "not said",)),
+              ("Use all cores" in text) == idle and ("every CPU has a thread" in text) == (not idle) and
+              ("torch threads: %d" % threads[0]) in text, text)
 
 
 os.makedirs(WORK, exist_ok=True)

@@ -1004,6 +1004,9 @@ class Distributed(unittest.TestCase):
             self.assertGreater(d["reduced"].get("step", 0), 0, d["reduced"])
             dist_info = d["simplify"]["distributed"]
             self.assertEqual((dist_info["world_size"], dist_info["backend"]), (2, "gloo"))
+            # both ranks on this machine, one torch thread each: gap's "Use all cores" is for idle CPUs only
+            self.assertEqual((d["simplify"]["host_ranks"], d["simplify"]["torch_threads"]), (2, 1))
+            self.assertEqual(d["simplify"]["cpus_allowed"], len(os.sched_getaffinity(0)))
             self.assertEqual(dist_info["collective"]["gradient_bytes_per_step"], (64 * 256 + 256 + 256 * 64 + 64) * 4)
             st = {x["name"]: x for x in d["stages"]}
             c = st["gradient all-reduce (DDP)"]

@@ -1330,6 +1330,7 @@ class _World:
 
     def __init__(self):
         self.size, self.rank, self.backend, self.group, self.device = 1, 0, None, None, "cpu"
+        self.host_ranks = 1
         t = _torch()
         d = getattr(t, "distributed", None) if t is not None else None
         if d is None or not d.is_available() or not d.is_initialized() or d.get_world_size() < 2:
@@ -1340,6 +1341,21 @@ class _World:
                 self.group = d.new_group(backend="gloo")
             except Exception:  # no gloo: the loop's own group, on its device
                 self.device = "cuda" if t.cuda.is_available() else "cpu"
+        self.host_ranks = self._ranks_on_this_host(d)
+
+    def _ranks_on_this_host(self, d):
+        """How many ranks share this machine's CPUs (their host names
+        gathered once; LOCAL_WORLD_SIZE, which torchrun sets, if that fails)."""
+        import socket
+        try:
+            names = [None] * self.size
+            d.all_gather_object(names, socket.gethostname(), group=self.group)
+            return sum(1 for n in names if n == socket.gethostname())
+        except Exception:
+            try:
+                return max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+            except ValueError:
+                return 1
 
     def max(self, x):
         """The largest x of all ranks (every rank calls it at the same point)."""
@@ -2206,6 +2222,7 @@ def build_document(s):
     doc = {"format": FORMAT, "version": VERSION}
     info = {"modes": modes, "plan": s.plan(), "device": str(s.device) if s.device is not None else "cpu",
             "seconds_per_mode": s.seconds, "warmup_seconds": s.warmup}
+    info.update(_cpu_threads(s))
     if s.errors:
         info["errors"] = s.errors
     if s.interrupted:
@@ -2234,6 +2251,21 @@ def build_document(s):
         info["overlap"] = overlap
     doc["simplify"] = info
     return doc
+
+
+def _cpu_threads(s):
+    """The CPUs this process may run on and torch's threads per rank, with
+    the ranks on this machine: whether a CPU step leaves cores idle (gap's
+    "Use all cores" remedy is for those only)."""
+    t = _torch()
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count()
+    out = {"cpus_allowed": cpus, "host_ranks": s.world.host_ranks}
+    if t is not None:
+        out["torch_threads"] = t.get_num_threads()
+    return out
 
 
 def _distributed_info(s):

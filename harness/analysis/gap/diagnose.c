@@ -137,6 +137,31 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
 
 /* ---- figures from a trace's evidence (docs/traces.md) -------------------------- */
 
+static double ev_num(const cJSON *o, const char *path);
+
+/* simplify's own figures (python/mlbench/simplify.py _cpu_threads): a count
+ * that is not a whole number from 1 to 10^6 stays unknown. */
+static int ev_count(const cJSON *o, const char *path)
+{
+    double v = ev_num(o, path);
+    return v >= 1 && v <= 1e6 && v == floor(v) ? (int)v : -1;
+}
+
+static void threads_from_simplify(const cJSON *ev, mb_diag_figures *f)
+{
+    f->torch_threads = ev_count(ev, "simplify.torch_threads");
+    f->host_ranks = ev_count(ev, "simplify.host_ranks");
+    f->cpus_allowed = ev_count(ev, "simplify.cpus_allowed");
+}
+
+/* Every CPU the run may use has a thread: torch's threads per rank times
+ * the ranks on the machine reach its CPUs. Unknown (a trace): false. */
+static bool cpus_all_busy(const mb_diag_figures *f)
+{
+    return f->torch_threads > 0 && f->cpus_allowed > 0 &&
+           (double)f->torch_threads * (f->host_ranks > 0 ? f->host_ranks : 1) >= f->cpus_allowed;
+}
+
 static double ev_num(const cJSON *o, const char *path)
 {
     char copy[128], *save = NULL;
@@ -323,6 +348,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->sync_host_share = -1;
     f->data_in_process = -1;
     f->long_launch_share = -1;
+    f->torch_threads = f->host_ranks = f->cpus_allowed = -1;
     figures_from_stages(g, t, f);
     f->kernels_per_step = -1;
     f->median_kernel_s = -1;
@@ -332,6 +358,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     if (cJSON_IsObject(g->run->evidence)) {
         f->source = "stages + trace evidence";
         figures_from_evidence(g->run->evidence, f);
+        threads_from_simplify(g->run->evidence, f);
         double shaped = ev_num(g->run->evidence, "rates.memory_bound.shaped_share");
         if (shaped >= 0)
             f->memory_shaped_share = shaped;
@@ -433,6 +460,8 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
         return f->gpus_unrecorded > 0;
     if (strcmp(cond, "gpu_run") == 0)
         return !f->cpu_only;
+    if (strcmp(cond, "cpu_cores_idle") == 0)
+        return !cpus_all_busy(f);
     return false;
 }
 
@@ -864,6 +893,15 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
     if (f->gpu_util >= 0 || f->launches > 0)
         EVIDENCE(b, "kernel launches: %s of the run", pct(p1, sizeof p1, f->launch_share));
     cpu_stage_evidence(b, g);
+    if (f->torch_threads > 0 && f->cpus_allowed > 0) {
+        int ranks = f->host_ranks > 0 ? f->host_ranks : 1;
+        char on[48] = "";
+        if (ranks > 1)
+            snprintf(on, sizeof on, " x %d ranks on this machine", ranks);
+        EVIDENCE(b, "torch threads: %d%s%s, on %d CPU%s it may use%s", f->torch_threads, ranks > 1 ? " per rank" : "",
+                 on, f->cpus_allowed, f->cpus_allowed == 1 ? "" : "s",
+                 cpus_all_busy(f) ? ": every CPU has a thread" : "");
+    }
     add_remedies(b, r, f, x->eff_low);
 }
 

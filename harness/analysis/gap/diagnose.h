@@ -70,6 +70,9 @@ typedef struct mb_diag_figures {
     const char *memory_ceiling_label; /* ... as the text names it (its label) */
     double memory_shaped_share;
     bool cpu_only;             /* a trace without GPU events (its step table is the CPU's, trace_cpu.c) */
+    /* A simplify run's threads: torch's per rank, the ranks on its machine
+     * and the CPUs it may run on (-1: unknown, as in every trace). */
+    int torch_threads, host_ranks, cpus_allowed;
 } mb_diag_figures;
 
 typedef struct mb_finding {

@@ -827,6 +827,9 @@ static cJSON *figures_json(const mb_diag_figures *f)
         cJSON_AddNullToObject(o, "memory_bound_ceiling_case");
     add_num_or_null(o, "memory_bound_shaped_share", f->memory_shaped_share, f->memory_shaped_share >= 0);
     cJSON_AddBoolToObject(o, "cpu_only", f->cpu_only);
+    add_num_or_null(o, "torch_threads", f->torch_threads, f->torch_threads > 0);
+    add_num_or_null(o, "host_ranks", f->host_ranks, f->host_ranks > 0);
+    add_num_or_null(o, "cpus_allowed", f->cpus_allowed, f->cpus_allowed > 0);
     return o;
 }
 
