@@ -874,6 +874,11 @@ class DdpFigures(unittest.TestCase):
         s = self.runner(1.006, 1.150, 0.012, stderr=0.1)
         self.assertEqual(ms._ddp_stage(s, 0.0)["exposed_seconds_per_step"], 0.0)
         self.assertIn("counted as 0.000 ms", self.lines(s))
+        # the steps inside no_sync() slower beyond their noise: no cost measurable, never a negative time
+        s = self.runner(1.006, 1.150, 0.012, stderr=0.01)
+        text = self.lines(s)
+        self.assertIn("none measurable, counted as 0: the steps inside no_sync() took longer", text)
+        self.assertNotIn("not resolved", text)
 
     def test_buckets_without_torch_internals(self):
         """DDP's logging data gone (an internal of torch): the gradients cut at its bucket cap, per dtype."""

@@ -2679,10 +2679,11 @@ def _ddp_lines(dist, m):
     alone = m.get("collective")
     if alone:
         lines.append("collective     DDP's gradient all-reduce alone: %s/step in flight, %s in %d bucket%s "
-                     "(%s/s), over %d ranks"
+                     "(%s/s), over %d rank%s"
                      % (_ms(alone["seconds_per_step"]), _size(alone["bytes_per_step"]), alone["calls_per_step"],
                         "" if alone["calls_per_step"] == 1 else "s",
-                        _size(alone["bytes_per_step"] / alone["seconds_per_step"]), dist["world_size"]))
+                        _size(alone["bytes_per_step"] / alone["seconds_per_step"]), dist["world_size"],
+                        "" if dist["world_size"] == 1 else "s"))
     else:
         lines.append("collective     DDP's gradient all-reduce: %s of gradients per step"
                      % _size(dist["collective"]["gradient_bytes_per_step"]))
@@ -2698,10 +2699,13 @@ def _ddp_lines(dist, m):
             lines.append("               more than its time in flight alone: the rest (%s) is the wait for a slower "
                          "rank, contention or this machine's noise, and stays in no stage"
                          % _ms(cost - alone["seconds_per_step"]))
-    else:
+    elif cost >= -2 * se:
         lines.append("               its cost to the step: not resolved (within twice its standard error of 0; "
                      "counted as %s): %s: it hides under the backward or costs less than this machine's noise "
                      "(more --seconds narrows it)" % (_ms(max(cost, 0.0)), figures))
+    else:
+        lines.append("               its cost to the step: none measurable, counted as 0: the steps inside "
+                     "no_sync() took longer, beyond twice the standard error: %s" % figures)
     return lines
 
 
