@@ -264,6 +264,9 @@ def data_bound(ceil):
     ev_lines = dg["findings"][0]["evidence"]
     check("data-bound: worker processes (_MultiProcessingDataLoaderIter): nothing said of num_workers=0",
           not any("num_workers=0" in e for e in ev_lines), ev_lines)
+    rem = " ".join(dg["findings"][0]["remedies"])
+    check("data-bound: CPU remedies, none that assumes a GPU (pinned copies, decoding on it)",
+          "GPU" not in rem and "pin_memory" not in rem and "Pre-process once offline" in rem and "workers" in rem, rem)
     # the same loop with num_workers=0: PyTorch names the iterator _SingleProcessDataLoaderIter
     def single(t0):
         return [ev("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", t0, 7000, "user_annotation")] + \
