@@ -277,6 +277,8 @@ def data_bound(ceil):
           d["diagnosis"]["primary"] == "data_loading_bound" and
           any("every batch is loaded in the training process (_SingleProcessDataLoaderIter: num_workers=0)" in e
               for e in ev_lines), ev_lines)
+    check("data-bound, num_workers=0, a CPU run: nothing said of a GPU", not any("GPU" in e for e in ev_lines) and
+          any("none of it beside the step's compute" in e for e in ev_lines), ev_lines)
 
 
 def legacy_no_shapes(ceil):

@@ -571,7 +571,8 @@ static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, cons
         EVIDENCE(b, "GPU busy %s of the time", pct(p1, sizeof p1, f->gpu_util));
     if (f->data_in_process >= 1)
         EVIDENCE(b, "every batch is loaded in the training process (_SingleProcessDataLoaderIter: num_workers=0): "
-                    "reading, decoding and collating run in the step, none of it beside the GPU's work");
+                    "reading, decoding and collating run in the step, none of it beside the %s",
+                 f->cpu_only ? "step's compute" : "GPU's work");
     else if (f->data_in_process > 0)
         EVIDENCE(b, "%s of the batches are loaded in the training process (_SingleProcessDataLoaderIter: "
                     "num_workers=0)",
