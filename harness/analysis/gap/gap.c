@@ -802,7 +802,8 @@ static int begin_target(mb_gap *g, const char *label, const char *kind, mb_err *
     /* a run whose step is compute on the host CPU goes onto the target's
      * CPU cases: named so, or "H100 SXM 80GB: 4.87x" reads as its GPU's */
     char names[256];
-    bool onto_cpu = strcmp(kind, "datasheet") != 0 && mb_gap_host_compute(g, names, sizeof names) >= MB_GAP_HOST_COMPUTE_MIN;
+    mb_gap_host_compute(g, names, sizeof names);
+    bool onto_cpu = strcmp(kind, "datasheet") != 0 && mb_gap_onto_host(g);
     size_t len = strlen(label) + 16;
     g->target_label = malloc(len);
     if (g->target_label)
@@ -978,6 +979,16 @@ double mb_gap_host_compute(const mb_gap *g, char *names, size_t len)
     return g->total > 0 ? secs / g->total : 0;
 }
 
+static bool is_gpu_stage(const mb_stage *s);
+
+bool mb_gap_onto_host(const mb_gap *g)
+{
+    bool gpu_stage = false;
+    for (int i = 0; i < g->n; i++)
+        gpu_stage |= is_gpu_stage(g->stages[i].stage);
+    return mb_gap_host_compute(g, NULL, 0) >= (gpu_stage ? MB_GAP_HOST_COMPUTE_MIN : MB_GAP_HOST_COMPUTE_MIN_CPU_RUN);
+}
+
 void mb_gap_host_compute_why(const mb_gap *g, char *buf, size_t len)
 {
     char names[256];
@@ -995,7 +1006,7 @@ int mb_gap_project_datasheet(mb_gap *g, const mb_datasheet *d, bool target_is_gp
     /* a CPU run onto a GPU's datasheet kept every CPU stage: "1.00x faster
      * there" on a T4 for pytorch/examples' dcgan, whose convolutions a T4
      * would run */
-    if (target_is_gpu && mb_gap_host_compute(g, NULL, 0) >= MB_GAP_HOST_COMPUTE_MIN) {
+    if (target_is_gpu && mb_gap_onto_host(g)) {
         char why[640];
         mb_gap_host_compute_why(g, why, sizeof why);
         return mb_errf(err, MB_EUSAGE, "--target %s: %s", mb_datasheet_name(d), why);

@@ -114,6 +114,14 @@ double mb_gap_host_compute(const mb_gap *g, char *names, size_t len);
 /* From this share of the step on, a run is a CPU run for --target: no GPU datasheet takes it, a measured
  * machine takes it onto its host CPU. */
 #define MB_GAP_HOST_COMPUTE_MIN 0.5
+/* ... and from this one for a run with no stage on a GPU: all its compute is
+ * the CPU's, which a GPU would take over, and a datasheet that keeps it as it
+ * is says "1.00x" and "no GPU helps" (pytorch/examples' vae, its loader 67%
+ * of the step, its CPU compute 22%). Below it, a GPU's gain is within the
+ * model's error. */
+#define MB_GAP_HOST_COMPUTE_MIN_CPU_RUN 0.1
+/* Whether the run is a CPU run for --target (the two thresholds above). */
+bool mb_gap_onto_host(const mb_gap *g);
 /* The sentence that says why a GPU datasheet cannot take such a run, and what to do. */
 void mb_gap_host_compute_why(const mb_gap *g, char *buf, size_t len);
 /* Adds the projection onto a reference machine (reference.h): its measured

@@ -601,7 +601,9 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
         lo = fmin(lo, w->cls[MB_PC_HOST] / w->step);
         hi = fmax(hi, w->cls[MB_PC_HOST] / w->step);
     }
-    r->host_bound = host_bound_everywhere(r);
+    /* a CPU run ranks host CPUs (host_run): its compute is the host's by
+     * definition, and "no GPU helps ... CUDA Graphs" would be said of CPUs */
+    r->host_bound = !r->host_run && host_bound_everywhere(r);
     char mates[512], t[32], u[32];
     if (r->host_bound) {
         char idle[48];
@@ -645,9 +647,20 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
         at = snprintf(r->verdict, sizeof r->verdict, "Cheapest per step: %s, %s per 1000 steps%s%s%s; ", c->label, u,
                       m2[0] ? " (the model cannot tell it from " : "", m2, m2[0] ? ")" : "");
     }
-    snprintf(r->verdict + at, sizeof r->verdict - (size_t)at, "%s: %s, %s per step (%.2fx here)%s%s%s",
-             at ? "fastest" : "Fastest", f->label, t, r->here_step / f->step, mates[0] ? " (the model cannot tell it from " : "",
-             mates, mates[0] ? ")" : "");
+    at += snprintf(r->verdict + at, sizeof r->verdict - (size_t)at, "%s: %s, %s per step (%.2fx here)%s%s%s",
+                   at ? "fastest" : "Fastest", f->label, t, r->here_step / f->step,
+                   mates[0] ? " (the model cannot tell it from " : "", mates, mates[0] ? ")" : "");
+    /* 1.02x from a host CPU read as a gain (pytorch/examples' vae on this VM
+     * against the H100 box's host CPU, 22% expected error) */
+    double ratio = r->here_step / f->step;
+    if (at >= (int)sizeof r->verdict)
+        return MB_OK;
+    if (f->error_pct > 0 && fabs(ratio - 1) <= f->error_pct / 100)
+        snprintf(r->verdict + at, sizeof r->verdict - (size_t)at,
+                 "; within the model's expected error (%.0f%%) of this machine: none is faster beyond it",
+                 f->error_pct);
+    else if (ratio < 1)
+        snprintf(r->verdict + at, sizeof r->verdict - (size_t)at, "; slower than this machine: none is faster");
     return MB_OK;
 }
 
@@ -833,7 +846,8 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
     char names_cpu[256], why_cpu[640];
     double host = mb_gap_host_compute(&g, names_cpu, sizeof names_cpu);
     mb_gap_host_compute_why(&g, why_cpu, sizeof why_cpu);
-    r->host_run = host >= MB_GAP_HOST_COMPUTE_MIN;
+    bool onto_host = mb_gap_onto_host(&g);
+    r->host_run = onto_host;
     mb_gap_free(&g);
     int left_out = 0;
     for (int i = 0; i < names->n && rc == MB_OK; i++) {
@@ -842,7 +856,7 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
         if (rc)
             break;
         bool measured = m.is_ref || m.is_results;
-        if (host >= MB_GAP_HOST_COMPUTE_MIN && !measured && m.sheet && mb_datasheet_is_gpu(m.sheet)) {
+        if (onto_host && !measured && m.sheet && mb_datasheet_is_gpu(m.sheet)) {
             left_out++;
             machine_free(&m);
             continue;
@@ -850,7 +864,7 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
         mb_rank_row *row = &r->rows[r->n++];
         snprintf(row->name, sizeof row->name, "%s", names->v[i]);
         snprintf(row->model, sizeof row->model, "per-stage");
-        snprintf(row->label, sizeof row->label, "%.80s%s", m.label, host >= MB_GAP_HOST_COMPUTE_MIN ? "'s host CPU" : "");
+        snprintf(row->label, sizeof row->label, "%.80s%s", m.label, onto_host ? "'s host CPU" : "");
         mb_err why = { 0 };
         if (per_stage_row(run, here, matching, &m, row, &why) != MB_OK)
             snprintf(row->note, sizeof row->note, "not projected: %s", why.msg);
