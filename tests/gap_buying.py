@@ -201,19 +201,24 @@ def no_datasheet():
               "record_shapes=True" in p.stderr, (p.returncode, p.stderr))
 
 
+def stage_file(name, steps, stages):
+    """A stage file (version 2) of these stages in WORK; its path."""
+    path = os.path.join(WORK, name)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"format": "mlbench-stages", "version": 2, "run": {"steps": steps}, "stages": stages}, f)
+    return path
+
+
 def cpu_run():
     """pytorch/examples' dcgan through simplify on a CPU: its convolutions are
     98% of the step. `--target t4` said "1.00x faster there", `--target all`
     ranked 21 GPUs at 1.00x and the H100 reference first at 4.87x: its host
     CPU's convolution cases, labelled as the GPU."""
-    run = os.path.join(WORK, "cpu-run.json")
-    with open(run, "w", encoding="utf-8") as f:
-        json.dump({"format": "mlbench-stages", "version": 2, "run": {"steps": 4}, "stages": [
-            {"name": "data loading", "component": "other", "role": "data", "device": "cpu",
-             "seconds_per_step": 0.002},
-            {"name": "forward+backward", "component": "conv", "device": "cpu", "dtype": "fp32",
-             "flops_per_step": 2e10, "seconds_per_step": 0.9},
-            {"name": "optimizer", "component": "other", "device": "cpu", "seconds_per_step": 0.02}]}, f)
+    run = stage_file("cpu-run.json", 4, [
+        {"name": "data loading", "component": "other", "role": "data", "device": "cpu", "seconds_per_step": 0.002},
+        {"name": "forward+backward", "component": "conv", "device": "cpu", "dtype": "fp32", "flops_per_step": 2e10,
+         "seconds_per_step": 0.9},
+        {"name": "optimizer", "component": "other", "device": "cpu", "seconds_per_step": 0.02}])
     here = os.path.join(SRC, "tests", "data", "cpu_quick.json")
 
     def run_gap(*args):
@@ -246,15 +251,15 @@ def cpu_run():
     # pytorch/examples' vae through simplify on this VM: its loader (num_workers=0) 67% of the step, its CPU GEMMs
     # 22%, no stage on a GPU. Every GPU datasheet kept those GEMMs as host time: 22 GPUs at 1.00x and "No GPU helps:
     # ... CUDA Graphs", where a GPU would take the GEMMs over.
-    loader_run = os.path.join(WORK, "cpu-run-loader.json")
-    with open(loader_run, "w", encoding="utf-8") as f:
-        json.dump({"format": "mlbench-stages", "version": 2, "run": {"steps": 160}, "stages": [
+    def loader_run(data_s, gemm_s, optimizer_s=None):
+        optimizer = [{"name": "optimizer", "component": "other", "device": "cpu", "seconds_per_step": optimizer_s}]
+        return stage_file("cpu-run-loader.json", 160, [
             {"name": "data loading", "component": "other", "role": "data", "device": "cpu",
-             "seconds_per_step": 0.0211},
+             "seconds_per_step": data_s},
             {"name": "forward+backward", "component": "gemm", "device": "cpu", "dtype": "fp32",
-             "flops_per_step": 4.2e8, "seconds_per_step": 0.0069},
-            {"name": "optimizer", "component": "other", "device": "cpu", "seconds_per_step": 0.0032}]}, f)
-    p = subprocess.run([MLBENCH, "gap", "--run", loader_run, "--ceilings", here, "--target", "all", "--format",
+             "flops_per_step": 4.2e8, "seconds_per_step": gemm_s}] + (optimizer if optimizer_s else []))
+    vae = loader_run(0.0211, 0.0069, 0.0032)
+    p = subprocess.run([MLBENCH, "gap", "--run", vae, "--ceilings", here, "--target", "all", "--format",
                         "json"], capture_output=True, text=True)
     m = json.loads(p.stdout)["machines"] if p.returncode == 0 else {}
     r = rows(m)
@@ -266,30 +271,23 @@ def cpu_run():
           "CUDA Graphs" not in m.get("verdict", ""), m.get("verdict"))
     # the same loop with a slower loader: CPU compute 14% of the step, so no host CPU can be 1.17x (the model's
     # expected error) faster; the verdict says the fastest is within it, where it named "Fastest ... 1.02x" alone
-    with open(loader_run, "w", encoding="utf-8") as f:
-        json.dump({"format": "mlbench-stages", "version": 2, "run": {"steps": 160}, "stages": [
-            {"name": "data loading", "component": "other", "role": "data", "device": "cpu",
-             "seconds_per_step": 0.0500},
-            {"name": "forward+backward", "component": "gemm", "device": "cpu", "dtype": "fp32",
-             "flops_per_step": 4.2e8, "seconds_per_step": 0.0080}]}, f)
-    p = subprocess.run([MLBENCH, "gap", "--run", loader_run, "--ceilings", here, "--target", "all", "--format",
+    slow = loader_run(0.0500, 0.0080)
+    p = subprocess.run([MLBENCH, "gap", "--run", slow, "--ceilings", here, "--target", "all", "--format",
                         "json"], capture_output=True, text=True)
     m = json.loads(p.stdout)["machines"] if p.returncode == 0 else {}
     check("CPU run, every host CPU within the model's error: the verdict says none is faster beyond it",
           "within the model's expected error" in m.get("verdict", "") and
           "none is faster beyond it" in m.get("verdict", ""), (p.returncode, p.stderr, m.get("verdict")))
-    p = subprocess.run([MLBENCH, "gap", "--run", loader_run, "--ceilings", here, "--target", "t4"],
+    p = subprocess.run([MLBENCH, "gap", "--run", slow, "--ceilings", here, "--target", "t4"],
                        capture_output=True, text=True)
     check("CPU run, 14% of it CPU compute, onto one GPU datasheet: refused, saying what to run instead",
           p.returncode == 2 and "14% of the step is compute on the host CPU" in p.stderr, (p.returncode, p.stderr))
     # a GPU run whose loader reads the page cache (simplify's hostmem data stage, 80% of the step) is no CPU run
-    gpu_run = os.path.join(WORK, "gpu-run-page-cache.json")
-    with open(gpu_run, "w", encoding="utf-8") as f:
-        json.dump({"format": "mlbench-stages", "version": 2, "run": {"steps": 4}, "stages": [
-            {"name": "data loading", "component": "hostmem", "device": "cpu", "bytes_per_step": 1e9,
-             "seconds_per_step": 0.8},
-            {"name": "forward+backward", "component": "gemm", "device": "gpu", "dtype": "bf16",
-             "flops_per_step": 1e14, "seconds_per_step": 0.2}]}, f)
+    gpu_run = stage_file("gpu-run-page-cache.json", 4, [
+        {"name": "data loading", "component": "hostmem", "device": "cpu", "bytes_per_step": 1e9,
+         "seconds_per_step": 0.8},
+        {"name": "forward+backward", "component": "gemm", "device": "gpu", "dtype": "bf16", "flops_per_step": 1e14,
+         "seconds_per_step": 0.2}])
     p = subprocess.run([MLBENCH, "gap", "--run", gpu_run, "--ceilings", REF, "--target", "t4", "--format", "json"],
                        capture_output=True, text=True)
     proj = json.loads(p.stdout).get("projection", {}) if p.returncode == 0 else {}
