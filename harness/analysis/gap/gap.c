@@ -399,7 +399,7 @@ static void explain_none(const mb_stage *s, const mb_ini *m, const counts *k, ch
  * and oneDNN on the same CPU GEMM shape can differ by 2x), the fastest of
  * those not noisy when there is one: the fastest of noisy cases is the
  * one noise lifted most (this VM's 3x3 conv at 255 GFLOP/s, 38% above its
- * own burst rate and above the CPU's peak, beat a clean 226). Their count,
+ * own burst rate and above the CPU's peak, beat a clean 235). Their count,
  * the noisy ones and backends, for the explanation. */
 typedef struct ties {
     int n, noisy;

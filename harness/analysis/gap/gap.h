@@ -103,7 +103,7 @@ int mb_gap_project_results(mb_gap *g, const mb_ceilings *target, const mb_ini *m
 /* Adds the projection onto a datasheet: the target's peak x (here's ceiling
  * / here's peak) x here's efficiency. `target_is_gpu` says what the
  * datasheet describes (its [product] kind). MB_EUSAGE onto a GPU's when
- * most of the step is compute on the host CPU (mb_gap_host_compute). */
+ * the run is a CPU run (mb_gap_onto_host). */
 int mb_gap_project_datasheet(mb_gap *g, const mb_datasheet *d, bool target_is_gpu, mb_err *err);
 /* The share of the step (exposed time) that is compute on the host CPU:
  * GEMM, convolution, attention and memory-bound stages of device cpu (a
