@@ -73,7 +73,7 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
         const mb_stage *s = st->stage;
         const char *c = s->component;
         bool on_cpu = s->device && strcmp(s->device, "cpu") == 0;
-        gpu_work |= mb_stage_on_gpu(s) && strcmp(c, "other") != 0;
+        gpu_work |= mb_stage_gpu_work(s);
         double secs = mb_stage_exposed(s); /* only exposed time explains the run */
         /* a name only classifies stages without a specific component: an
          * "upload" copy stays a copy */

@@ -979,13 +979,11 @@ double mb_gap_host_compute(const mb_gap *g, char *names, size_t len)
     return g->total > 0 ? secs / g->total : 0;
 }
 
-static bool is_gpu_stage(const mb_stage *s);
-
 bool mb_gap_onto_host(const mb_gap *g)
 {
     bool gpu_stage = false;
     for (int i = 0; i < g->n; i++)
-        gpu_stage |= is_gpu_stage(g->stages[i].stage);
+        gpu_stage |= mb_stage_gpu_work(g->stages[i].stage);
     return mb_gap_host_compute(g, NULL, 0) >= (gpu_stage ? MB_GAP_HOST_COMPUTE_MIN : MB_GAP_HOST_COMPUTE_MIN_CPU_RUN);
 }
 
@@ -1076,10 +1074,6 @@ static double step_table_total(const mb_run *run)
     return secs->valuedouble * n->valuedouble;
 }
 
-static bool is_gpu_stage(const mb_stage *s)
-{
-    return strcmp(stage_device(s), "gpu") == 0 && strcmp(s->component, "other") != 0;
-}
 
 /* The ceilings hold no usable GPU case (a CPU box's results, or a GPU run
  * whose GPU cases were all skipped) while the run has GPU stages. */
@@ -1087,7 +1081,7 @@ static bool ceilings_without_gpu(const mb_gap *g)
 {
     bool gpu_stages = false;
     for (int i = 0; i < g->n; i++)
-        gpu_stages |= is_gpu_stage(g->stages[i].stage);
+        gpu_stages |= mb_stage_gpu_work(g->stages[i].stage);
     if (!gpu_stages)
         return false;
     for (int i = 0; i < g->ceilings->n_cases; i++) {
@@ -1179,7 +1173,7 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
                  role_of(s, "data") ? "reads" : "writes");
     else if (strcmp(c, "other") == 0)
         snprintf(st->bound_hint, len, "time only: give the stage a component and its work (docs/stage-format.md)");
-    else if (g->no_gpu_ceilings && is_gpu_stage(s))
+    else if (g->no_gpu_ceilings && mb_stage_gpu_work(s))
         snprintf(st->bound_hint, len, "the ceilings have no GPU case (see the warning)");
     else if (time_only && (strcmp(c, "disk") == 0 || strcmp(c, "hostmem") == 0))
         snprintf(st->bound_hint, len,
@@ -1278,7 +1272,7 @@ static int gap_headline(mb_gap *g, mb_err *err)
     gpu_skip_reason(g->ceilings, reason, sizeof reason);
     for (int i = 0; i < g->n; i++) {
         const mb_stage *s = g->stages[i].stage;
-        if (!is_gpu_stage(s) || g->stages[i].match >= 0)
+        if (!mb_stage_gpu_work(s) || g->stages[i].match >= 0)
             continue;
         n++;
         /* the reason once, in the warning, not once per stage */

@@ -86,6 +86,13 @@ static inline bool mb_stage_on_gpu(const mb_stage *s)
            strcmp(s->component, "other") != 0;
 }
 
+/* Work a GPU did: a stage on a GPU with a component (an 'other' stage says
+ * nothing of what ran where). A run with none is a CPU run. */
+static inline bool mb_stage_gpu_work(const mb_stage *s)
+{
+    return mb_stage_on_gpu(s) && strcmp(s->component, "other") != 0;
+}
+
 typedef struct mb_run {
     char *path;       /* the file it was read from */
     char *kind;       /* "stage-file" | "pytorch-trace" */
