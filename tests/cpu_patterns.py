@@ -469,6 +469,39 @@ def closure_optimizer(ceil):
           (d["step"].get("optimizer_backward_seconds"), d["run"]["warnings"]))
 
 
+def sparse_matmul(ceil):
+    """pytorch/examples' gcn: torch.spmm(adjacency, support) records the sparse
+    adjacency's dense shape ([2708, 2708]: 8128 stored entries), and as torch
+    1.13 runs it, aten::mm > aten::_sparse_addmm > aten::addmm > aten::sparse_dim.
+    Per step: a dense matmul 2 ms (linear -> addmm, 2 x 256 x 512 x 1024 FLOPs),
+    a sparse one 6 ms, optimizer 1 ms. Counted by its dense shape (2 x 2708^2 x
+    16 = 235 MFLOP) the sparse one put the GEMM stage at 62.9 GFLOP/s over 8 ms
+    (268 + 235 MFLOP); its time is the other aten ops' now, and the gemm stage
+    the dense 2 ms."""
+    adj, support = [2708, 2708], [2708, 16]
+
+    def sparse(t0, dur):
+        dims = {"Input Dims": [adj, support], "Input type": ["float", "float"]}
+        inner = {"Input Dims": [[2708, 16], adj, support, [], []], "Input type": ["float"] * 3 + ["Scalar"] * 2}
+        return [ev("aten::mm", t0, dur, "cpu_op", dims), ev("aten::_sparse_addmm", t0 + 5, dur - 10, "cpu_op", inner),
+                ev("aten::addmm", t0 + 10, dur - 20, "cpu_op", inner),
+                ev("aten::sparse_dim", t0 + 15, 1, "cpu_op", {"Input Dims": [adj], "Input type": ["float"]})]
+
+    def body(t0):
+        return matmul(t0 + 500, 2000) + sparse(t0 + 2500, 6000) + optimizer(t0 + 8500, 1000)
+    d = gap(write("cpu-sparse", steps(body), kineto=True), ceil)
+    g = stage(d, "gemm (cpu)")
+    flops = 2.0 * 256 * 512 * 1024
+    check("sparse matmul: the gemm stage is the dense matmul alone, its FLOPs and time",
+          g is not None and g["work"] == STEPS * flops and close(g["seconds"], STEPS * 2e-3) and
+          close(g["measured_rate"], flops / 2e-3), g)
+    o = stage(d, "other aten ops")
+    check("sparse matmul: its time counts with the other aten ops (no ceiling)",
+          o is not None and close(o["seconds"], STEPS * 6e-3) and o.get("ceiling") is None, o)
+    warn = " ".join(d["run"]["warnings"])
+    check("sparse matmul: a warning says why", "4 sparse matmuls in the trace" in warn and "dense shape" in warn, warn)
+
+
 def stage_file_cpu_run(ceil):
     """A stage file whose work all ran on the CPU (simplify on a CPU loop: forward+backward as CPU GEMM, the
     optimizer and the loader as CPU time) is a run without a GPU, as a CPU-only trace is; the same file with its
@@ -516,5 +549,6 @@ compute_bound(ceil, kineto=False)
 data_bound(ceil)
 legacy_no_shapes(ceil)
 memory_bound(ceil)
+sparse_matmul(ceil)
 print("%d failure(s)" % fails)
 sys.exit(1 if fails else 0)

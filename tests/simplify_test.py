@@ -749,6 +749,76 @@ class MathDtype(unittest.TestCase):
         self.assertEqual(watch.dominant(), "bf16")
 
 
+class SparseOperands(unittest.TestCase):
+    """pytorch/examples' gcn multiplies a sparse adjacency (torch.spmm) and sparse features: torch's with_flops
+    counts such a product by its dense shape, and a Cora-sized graph's step read 1.85 GFLOP, "at 119.4% of its
+    ceiling"; its loader's batch of sparse tensors crashed the loader mode ("reshape is not implemented for sparse
+    tensors", blamed on the user's code) and counted a sparse tensor's bytes by its dense shape."""
+
+    @staticmethod
+    def graph(n=600, nnz=1800, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        idx = torch.randint(0, n, (2, nnz), generator=g)
+        return torch.sparse_coo_tensor(idx, torch.rand(nnz, generator=g), (n, n)).coalesce()
+
+    def test_sparse_batch_bytes_and_loader(self):
+        adj = self.graph()
+        csr = adj.to_sparse_csr()
+        nnz = adj._nnz()
+        self.assertEqual(ms.batch_bytes([adj]), nnz * (2 * 8 + 4))            # indices [2, nnz] int64, values fp32
+        self.assertEqual(ms.batch_bytes([csr]), (600 + 1) * 8 + nnz * (8 + 4))  # crow, col (int64), values
+        total, n = ms.touch([adj, csr, torch.ones(3)])
+        self.assertEqual(n, 3)
+        x = torch.randn(600, 16)
+        w = torch.randn(16, 8, requires_grad=True)
+        doc = ms.simplify([(adj, x)], lambda b: torch.spmm(b[0], b[1] @ w).sum().backward(),
+                          seconds=0.1, warmup=0.02, log=None)
+        self.assertTrue(doc["simplify"]["complete"], doc["simplify"].get("errors"))
+        loader = doc["simplify"]["modes"]["loader"]
+        self.assertEqual(loader["bytes_in_batches"], loader["batches"] * (nnz * 20 + 600 * 16 * 4))
+
+    def test_a_step_of_sparse_products_has_no_dense_flops(self):
+        adj = self.graph()
+        x = torch.randn(600, 64)
+        w = torch.randn(64, 16, requires_grad=True)
+
+        def step(b):
+            a, h = b
+            torch.spmm(a, torch.spmm(a, h @ w)).sum().backward()
+
+        doc = ms.simplify([(adj, x)], step, seconds=0.1, warmup=0.02, log=None)
+        fb = {s["name"]: s for s in doc["stages"]}["forward+backward"]
+        self.assertEqual(fb["component"], "other")
+        self.assertNotIn("flops_per_step", fb)
+        info = doc["simplify"]
+        self.assertIn("sparse matmul", info["flops_not_counted"])
+        # forward: two spmm; backward: the gradients of h @ w through both (two more spmm with the transposed
+        # adjacency); the dense products: h @ w and its weight gradient, 2*600*64*16 each
+        self.assertEqual(info["sparse_matmuls"]["calls_per_step"], 4)
+        self.assertEqual(info["sparse_matmuls"]["dense_flops_per_step"], 2 * (2 * 600 * 64 * 16))
+        self.assertGreater(info["sparse_matmuls"]["share_of_step_ops"], ms.SPARSE_SHARE_MAX)
+
+    def test_a_small_sparse_part_leaves_the_dense_flops(self):
+        adj = self.graph(n=64, nnz=64)
+        x = torch.randn(256, 256)
+        w = torch.randn(256, 256, requires_grad=True)
+        v = torch.randn(64, 1, requires_grad=True)
+
+        def step(b):
+            a, h = b
+            for _ in range(4):
+                (h @ w).sum().backward()
+            torch.spmm(a, v).sum().backward()
+
+        doc = ms.simplify([(adj, x)], step, seconds=0.2, warmup=0.05, log=None)
+        fb = {s["name"]: s for s in doc["stages"]}["forward+backward"]
+        # four products and their weight gradients, 2*256^3 each; the spmm (dense shape 2*64*64*1) left out
+        self.assertEqual(fb["flops_per_step"], 4 * 2 * (2 * 256 ** 3))
+        self.assertEqual(fb["component"], "gemm")
+        self.assertEqual(doc["simplify"]["sparse_matmuls"]["calls_per_step"], 2)
+        self.assertNotIn("flops_not_counted", doc["simplify"])
+
+
 class OverlapWords(unittest.TestCase):
     def test_known_cases(self):
         """full ~ max: overlapped; full ~ sum: one after another; above the sum: contention."""

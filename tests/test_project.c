@@ -687,6 +687,46 @@ static void test_trace_attention(void **s)
     mb_proj_trace_free(t);
 }
 
+/* A sparse matmul (torch.spmm: aten::mm > aten::_sparse_addmm > aten::addmm >
+ * aten::sparse_dim) records the dense shape [2708, 2708] @ [2708, 16]: its
+ * kernel took 235 MFLOP and, read as compute-bound, ran 1.4x faster on a GPU
+ * of twice the fp32 math and the same bandwidth. Its op dropped, the kernel
+ * has no work from shapes: held by the bandwidth, unchanged. */
+static const char *sparse_json =
+    "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\"}],\n"
+    "\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 1000,"
+    " \"dur\": 1100},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, \"ts\": 1000, \"dur\": 20,"
+    " \"args\": {\"External id\": 40, \"Input Dims\": [[2708, 2708], [2708, 16]], \"Input type\": [\"float\","
+    " \"float\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::addmm\", \"pid\": 1, \"tid\": 1, \"ts\": 1002, \"dur\": 16,"
+    " \"args\": {\"External id\": 41, \"Input Dims\": [[2708, 16], [2708, 2708], [2708, 16], [], []],"
+    " \"Input type\": [\"float\", \"float\", \"float\", \"Scalar\", \"Scalar\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::sparse_dim\", \"pid\": 1, \"tid\": 1, \"ts\": 1003,"
+    " \"dur\": 1, \"args\": {\"External id\": 42}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1005,"
+    " \"dur\": 10, \"args\": {\"correlation\": 41, \"External id\": 41}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"void cusparse::csrmm_v2_kernel<float>\", \"pid\": 0,"
+    " \"tid\": 7, \"ts\": 1020, \"dur\": 1000, \"args\": {\"correlation\": 41, \"External id\": 41, \"stream\": 7,"
+    " \"device\": 0, \"grid\": [100000, 1, 1], \"block\": [128, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 1030, \"dur\": 995}\n"
+    "]}\n";
+
+static void test_trace_sparse(void **s)
+{
+    (void)s;
+    mb_proj_trace *t = load_trace(sparse_json);
+    mb_err err = { 0 };
+    mb_proj_gpu here = gpu(132, 67, 990, 3000, 2048), there = gpu(132, 134, 990, 3000, 2048);
+    mb_proj_outcome o;
+    assert_int_equal(mb_proj_trace_run(t, &here, &there, 1, &o, &err), MB_OK);
+    assert_int_equal(o.with_shapes, 0);
+    CLOSE(o.here.step, o.there.step);
+    mb_proj_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -713,6 +753,7 @@ int main(void)
         cmocka_unit_test(test_trace_calibrate),
         cmocka_unit_test(test_trace_waves),
         cmocka_unit_test(test_trace_attention),
+        cmocka_unit_test(test_trace_sparse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

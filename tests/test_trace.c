@@ -757,6 +757,49 @@ static void test_flop_attribution(void **state)
     mb_run_free(&r);
 }
 
+/* A matmul on a sparse operand (torch.spmm; pytorch/examples' gcn) records the
+ * operand's dense shape: [2708, 2708] @ [2708, 16] read 235 MFLOP for a graph of
+ * 8128 stored entries. Torch 1.13 runs it as aten::mm > aten::_sparse_addmm >
+ * aten::addmm > aten::sparse_dim; its kernel keeps its time with the reason,
+ * and the dense mm beside it keeps its FLOPs (2*64*16*32 = 65536, 4 us). */
+static void test_sparse_matmul(void **state)
+{
+    (void)state;
+    const char *adj = "\"Input Dims\":[[2708,2708],[2708,16]],\"Input type\":[\"float\",\"float\"]";
+    const char *inner = "\"Input Dims\":[[2708,16],[2708,2708],[2708,16],[],[]],"
+                        "\"Input type\":[\"float\",\"float\",\"float\",\"Scalar\",\"Scalar\"]";
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\"traceEvents\":[\n"
+             OP("aten::mm", 1, 0, 50, "\"Input Dims\":[[64,32],[32,16]],\"Input type\":[\"float\",\"float\"]")
+             LAUNCH(1, 10, 21)
+             OP("aten::mm", 1, 100, 100, "%s")
+             OP("aten::_sparse_addmm", 1, 105, 90, "%s")
+             OP("aten::addmm", 1, 110, 80, "%s")
+             OP("aten::sparse_dim", 1, 115, 1, "\"Input Dims\":[[2708,2708]],\"Input type\":[\"float\"]")
+             LAUNCH(1, 120, 22)
+             KERNEL("volta_sgemm_64x32_sliced1x4_nn", 1010, 4, 21) ",\n"
+             KERNEL("void cusparse::csrmm_v2_kernel<float>", 1110, 9, 22) "\n]}\n",
+             adj, inner, inner);
+    const char *path = tmp_path("sparse.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, "gemm");
+    assert_non_null(s);
+    assert_true(s->work == 2.0 * 64 * 16 * 32);
+    assert_int_equal(s->count, 1);
+    NS_EQ(s->seconds, 4000);
+    bool said = false;
+    for (cJSON *u = path_get(r.evidence, "unattributed")->child; u; u = u->next)
+        said = said || strstr(cJSON_GetStringValue(u), "launched by sparse matmuls (torch.spmm, torch.mm on a sparse "
+                                                        "tensor)") != NULL;
+    assert_true(said);
+    assert_int_equal((int)num(r.evidence, "rates.ops_without_shapes.gemm"), 0);
+    mb_run_free(&r);
+}
+
 static void test_op_flops(void **state)
 {
     (void)state;
@@ -2266,6 +2309,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_synthetic), cmocka_unit_test(test_flop_attribution),
+        cmocka_unit_test(test_sparse_matmul),
         cmocka_unit_test(test_op_flops),  cmocka_unit_test(test_rules),
         cmocka_unit_test(test_memory_attribution), cmocka_unit_test(test_op_bytes),
         cmocka_unit_test(test_norm_pool_attribution), cmocka_unit_test(test_backward_flops),

@@ -139,10 +139,28 @@ def _is_tensor(x):
     return t is not None and isinstance(x, t.Tensor)
 
 
+def _dense_parts(x):
+    """The strided tensors that hold a tensor's data: itself, or a sparse
+    tensor's indices and values. A sparse tensor's nelement() is its dense
+    shape's (a Cora-sized adjacency: 7.3 M elements for 8128 stored), so its
+    bytes and its first byte are read from these."""
+    t = _torch()
+    layout = x.layout
+    if layout == t.strided:
+        return [x]
+    if layout == t.sparse_coo:
+        return [x._indices(), x._values()]
+    if layout in (t.sparse_csr, getattr(t, "sparse_bsr", None)):
+        return [x.crow_indices(), x.col_indices(), x.values()]
+    if layout in (getattr(t, "sparse_csc", None), getattr(t, "sparse_bsc", None)):
+        return [x.ccol_indices(), x.row_indices(), x.values()]
+    return [x]
+
+
 def _nbytes(x):
     t = _torch()
     if t is not None and isinstance(x, t.Tensor):
-        return x.element_size() * x.nelement()
+        return sum(p.element_size() * p.nelement() for p in _dense_parts(x))
     if isinstance(x, (bytes, bytearray)):
         return len(x)
     return int(getattr(x, "nbytes", 0))
@@ -162,8 +180,9 @@ def touch(batch):
     for x in _leaves(batch):
         n += 1
         if t is not None and isinstance(x, t.Tensor):
-            if x.nelement():
-                total += int(x.reshape(-1)[:1].cpu().view(t.uint8)[0])
+            for part in _dense_parts(x):
+                if part.nelement():
+                    total += int(part.reshape(-1)[:1].cpu().view(t.uint8)[0])
         elif isinstance(x, (bytes, bytearray, memoryview)):
             if len(x):
                 total += bytes(x[:1])[0]
@@ -1245,14 +1264,14 @@ class _KeeperProcess:
         _HIDDEN_PIDS.discard(self.pid)
 
 
-def _size(n):
-    """Bytes for a person: 1.07 GB, 512 KiB-sized things in kB."""
+def _size(n, unit="B"):
+    """Bytes (or another unit: FLOP) for a person: 1.07 GB, 512 KiB-sized things in kB."""
     if n is None:
         return "?"
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for prefix, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if abs(n) >= scale:
-            return "%.3g %s" % (n / scale, unit)
-    return "%d B" % n
+            return "%.3g %s%s" % (n / scale, prefix, unit)
+    return "%d %s" % (n, unit)
 
 
 
@@ -2016,6 +2035,11 @@ class Simplifier:
             return 0.0, None
         self.math_dtype = watch.dominant()
         counted = _outermost_flop_events(prof.function_events)
+        sparse = _sparse_flop_events(prof.function_events, counted)
+        if sparse:
+            counted = [e for e in counted if id(e) not in sparse]
+            if not self._dense_flops_hold(prof.function_events, sparse, sum(e.flops for e in counted)):
+                return 0.0, None
         flops = sum(e.flops for e in counted)
         conv_extra = _conv_flops_torch_leaves_out(prof.function_events)
         self.conv_flops = float(sum(e.flops for e in counted if "conv" in e.name.lower()) + conv_extra)
@@ -2023,6 +2047,32 @@ class Simplifier:
         return float(flops), ("torch profiler (with_flops: matmuls forward and backward, convolutions forward; "
                               "mlbench: transposed convolutions, and backward convolutions at twice their "
                               "forward's; no attention, normalization or elementwise op)" if flops else None)
+
+    def _dense_flops_hold(self, events, sparse, dense_flops):
+        """Whether the step's dense FLOPs still describe its forward+backward
+        once its sparse matmuls are left out (_sparse_flop_events): on the CPU
+        when those take under SPARSE_SHARE_MAX of the profiled step's op time;
+        on a GPU their share is not timed here, so never. Otherwise the stage
+        keeps its time only, and flops_not_counted says why."""
+        ops = [e for e in events if e.cpu_parent is None]
+        total = sum(e.cpu_time_total for e in ops) or 1.0
+        spent = sum(e.cpu_time_total for e in events if id(e) in sparse)
+        share = spent / total
+        self.sparse_matmuls = {"calls_per_step": len(sparse), "share_of_step_ops": None if self.cuda else share,
+                               "dense_flops_per_step": dense_flops,
+                               "flops_by_dense_shape": float(sum(e.flops for e in events if id(e) in sparse))}
+        if not self.cuda and share < SPARSE_SHARE_MAX:
+            return True
+        self.flops_why = ("%d sparse matmul%s per step (torch.spmm, a sparse operand in torch.mm) %s: a sparse "
+                          "product's work is its stored entries', not its dense shape's (torch's profiler counts "
+                          "the shape's), and the dense GEMM ceiling does not bound it; the step's dense FLOPs (%s) "
+                          "are in simplify.sparse_matmuls; give flops_per_step to hold the step against the GEMM "
+                          "ceiling anyway" % (len(sparse), "" if len(sparse) == 1 else "s",
+                                              "(their time on a GPU is not timed here)" if self.cuda
+                                              else "take %.0f%% of its op time" % (100 * share),
+                                              _size(dense_flops, "FLOP")))
+        self._say("FLOPs not counted: %s", self.flops_why)
+        return False
 
     # -- driving --------------------------------------------------------------------------------
     def plan(self):
@@ -2234,6 +2284,8 @@ def build_document(s):
         info["distributed"] = _distributed_info(s)
     if getattr(s, "flops_why", None):
         info["flops_not_counted"] = s.flops_why
+    if getattr(s, "sparse_matmuls", None):
+        info["sparse_matmuls"] = s.sparse_matmuls
     dl = _data_loading(s)
     if dl is not None:
         info["data_loading"] = dl
@@ -2471,6 +2523,45 @@ def _nested_copies(events):
         else:
             outer[key(e)] = e
     return inner
+
+
+# Ops only a sparse tensor calls ("sparse" in the name: _sparse_addmm, sparse_dim, _sparse_mm; or these): a
+# matmul with one of them inside it multiplies a sparse operand.
+_SPARSE_ONLY_OPS = {"_nnz", "_indices", "_values", "indices", "values", "coalesce", "is_coalesced",
+                    "crow_indices", "col_indices", "ccol_indices", "row_indices"}
+SPARSE_SHARE_MAX = 0.05   # a step's sparse matmuls under this share of its op time leave its dense FLOPs valid
+
+
+def _sparse_marker(name):
+    return name.startswith("aten::") and ("sparse" in name[6:] or name[6:] in _SPARSE_ONLY_OPS)
+
+
+def _sparse_flop_events(events, counted):
+    """ids of the counted events (_outermost_flop_events) that multiply a
+    sparse operand: a sparse-only op runs inside them. torch's with_flops
+    counts torch.spmm and torch.mm on a sparse tensor by their dense shapes:
+    pytorch/examples' gcn on a Cora-sized graph (2708 nodes, 8128 stored
+    adjacency entries) read 1.85 GFLOP per step, "119% of the GEMM ceiling",
+    for products that do about 2 MFLOP. Inside is by the parent chain, or by
+    time on the same thread for an event the profiler left without a parent
+    (_nested_copies says why)."""
+    ids = {id(e): e for e in counted}
+    out = set()
+    for m in events:
+        if not _sparse_marker(m.name):
+            continue
+        p = m.cpu_parent
+        while p is not None and id(p) not in ids:
+            p = p.cpu_parent
+        if p is not None:
+            out.add(id(p))
+            continue
+        if m.cpu_parent is None:
+            for e in counted:
+                if e.thread == m.thread and e.time_range.start <= m.time_range.start and \
+                        m.time_range.end <= e.time_range.end and m.time_range.start < e.time_range.end:
+                    out.add(id(e))
+    return out
 
 
 def _outermost_flop_events(events):

@@ -31,6 +31,8 @@ typedef struct pt_op {
     int64_t ext;
     double flops, bytes;
     int dtype;
+    bool matmul;                /* a matmul/conv op: dropped when it runs a sparse-only op (drop_sparse_ops) */
+    int64_t thread, ts, end;
 } pt_op;
 
 struct mb_proj_trace {
@@ -40,6 +42,8 @@ struct mb_proj_trace {
     size_t n_host, cap_host;
     pt_op *ops;
     size_t n_ops, cap_ops;
+    tr_mark *sparse;            /* ops only a sparse tensor calls (mb_tr_sparse_marker) */
+    size_t n_sparse, cap_sparse;
     int64_t *steps; /* [start, end) pairs */
     size_t n_steps, cap_steps;
     char device[128];
@@ -162,8 +166,36 @@ static int keep_op(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
     int dtype = 0;
     for (int i = 0; i < v->sh->n_types && dtype == 0; i++)
         dtype = mb_tr_dtype_index(mb_tr_dtype_of_torch(v->sh->types[i]));
-    t->ops[t->n_ops++] = (pt_op){ .ext = v->ext_id, .flops = flops, .bytes = bytes, .dtype = dtype };
+    t->ops[t->n_ops++] = (pt_op){ .ext = v->ext_id, .flops = flops, .bytes = bytes, .dtype = dtype,
+                                  .matmul = kind == TR_OP_GEMM, .thread = v->thread, .ts = v->ts,
+                                  .end = v->ts + v->dur };
     return MB_OK;
+}
+
+static int keep_sparse_mark(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
+{
+    if (!mb_grow((void **)&t->sparse, &t->cap_sparse, t->n_sparse + 1, sizeof *t->sparse))
+        return mb_errf(err, MB_ESYS, "out of memory");
+    t->sparse[t->n_sparse++] = (tr_mark){ v->thread, v->ts, v->ts + v->dur };
+    return MB_OK;
+}
+
+/* A matmul around a sparse-only op multiplies a sparse operand: its shapes
+ * give the dense product's FLOPs, not its work (the trace reader's
+ * mb_tr_apply_sparse): its kernels keep their time, as an op's without
+ * shapes. */
+static void drop_sparse_ops(mb_proj_trace *t)
+{
+    if (t->n_sparse == 0)
+        return;
+    mb_tr_sort_marks(t->sparse, t->n_sparse);
+    size_t kept = 0;
+    for (size_t i = 0; i < t->n_ops; i++) {
+        const pt_op *op = &t->ops[i];
+        if (!op->matmul || !mb_tr_mark_within(t->sparse, t->n_sparse, op->thread, op->ts, op->end))
+            t->ops[kept++] = *op;
+    }
+    t->n_ops = kept;
 }
 
 static int on_event(void *ctx, const tr_event_view *v, mb_err *err)
@@ -178,6 +210,8 @@ static int on_event(void *ctx, const tr_event_view *v, mb_err *err)
     case TR_V_SYNC:
         return keep_host(t, v, err);
     case TR_V_CPU_OP:
+        if (mb_tr_sparse_marker(v->name))
+            return keep_sparse_mark(t, v, err);
         return keep_op(t, v, err);
     case TR_V_STEP:
         if (!mb_grow((void **)&t->steps, &t->cap_steps, (t->n_steps + 1) * 2, sizeof *t->steps))
@@ -235,6 +269,7 @@ static int cmp_step(const void *a, const void *b)
  * name says none (or a 16-bit float where the op's is bf16). */
 static void attribute_ops(mb_proj_trace *t)
 {
+    drop_sparse_ops(t);
     sort(t->ops, t->n_ops, sizeof *t->ops, cmp_op);
     sort(t->gpu, t->n_gpu, sizeof *t->gpu, cmp_gpu_ext);
     for (size_t i = 0; i < t->n_gpu;) {
@@ -396,6 +431,7 @@ void mb_proj_trace_free(mb_proj_trace *t)
     free(t->gpu);
     free(t->host);
     free(t->ops);
+    free(t->sparse);
     free(t->steps);
     free(t);
 }

@@ -306,10 +306,16 @@ enum {
     TR_OPF_LINKED = 16,       /* FLOPs from the forward op its autograd node belongs to */
     TR_OPF_IN_BWD = 32,       /* inside an autograd node (a backward op) */
     TR_OPF_FROM_BWD = 64,     /* a forward convolution's FLOPs from its backward op's shapes */
+    TR_OPF_SPARSE = 128,      /* a matmul around a sparse-only op: a sparse operand, no FLOPs from its shape */
 };
 
 /* Why an op or kernel has no count: the link to its forward op failed. */
 enum { TR_LINK_NONE = 0, TR_LINK_NOT_BWD, TR_LINK_NO_FWD, TR_LINK_AMBIGUOUS, TR_LINK_FAMILY, TR_LINK_N };
+
+/* An op's interval on its thread. */
+typedef struct tr_mark {
+    int64_t thread, start, end;
+} tr_mark;
 
 typedef struct tr_flop_op { /* 64 bytes: one per op of a family (above), with or without a count */
     int64_t thread;
@@ -429,6 +435,11 @@ typedef struct tr_state {
     bool array_form;                             /* a bare JSON array (torch.autograd.profiler without Kineto) */
     tr_host_coll *host_colls;                    /* CPU-only: the host collectives with their sizes */
     size_t n_host_colls, cap_host_colls;
+    /* ops only a sparse tensor calls (mb_tr_sparse_marker): a matmul around one multiplies a sparse operand */
+    tr_mark *sparse_marks;
+    size_t n_sparse_marks, cap_sparse_marks;
+    bool sparse_applied;                         /* mb_tr_sort_flop_ops has read them */
+    long long sparse_matmuls;                    /* matmul ops found around one (outermost ones) */
 } tr_state;
 
 void mb_tr_state_free(tr_state *st);
@@ -458,6 +469,17 @@ int64_t mb_tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t
 /* trace_analysis.c: st's ops (tr_flop_op) by thread, then start, the
  * enclosing op before the ops inside it. */
 void mb_tr_sort_flop_ops(tr_state *st);
+/* trace.c: an op only a sparse tensor calls ("sparse" in its aten name:
+ * _sparse_addmm, sparse_dim, _sparse_mm; _nnz, _indices, _values, coalesce,
+ * crow_indices...). */
+bool mb_tr_sparse_marker(const char *name);
+/* trace.c: once, on ops sorted by mb_tr_sort_flop_ops: every matmul op
+ * around a sparse marker loses its count (TR_OPF_SPARSE, with its reason). */
+void mb_tr_apply_sparse(tr_state *st);
+/* trace.c: marks by thread, then start; whether a mark of the sorted list
+ * lies within [start, end) on `thread`. */
+void mb_tr_sort_marks(tr_mark *m, size_t n);
+bool mb_tr_mark_within(const tr_mark *m, size_t n, int64_t thread, int64_t start, int64_t end);
 
 /* ---- the timeline the steps are cut on (trace_timeline.c) ----------------- */
 

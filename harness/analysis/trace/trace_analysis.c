@@ -478,7 +478,7 @@ static bool tensor_class(const tr_rules *r, int cls)
 }
 
 /* Why a kernel went to no op: the hint of the time-only stage it lands in. */
-enum { CAUSE_NO_LAUNCH = 0, CAUSE_NO_OP, CAUSE_UNCOUNTED, CAUSE_WRAPPER, CAUSE_GRAPH, N_CAUSES };
+enum { CAUSE_NO_LAUNCH = 0, CAUSE_NO_OP, CAUSE_UNCOUNTED, CAUSE_WRAPPER, CAUSE_GRAPH, CAUSE_SPARSE, N_CAUSES };
 
 /* Kernel time the ops took, and what no op took by why. */
 typedef struct kernel_attr {
@@ -520,7 +520,8 @@ static int family_class(const tr_rules *r, int family)
  * takes every kernel; an autograd node given FLOPs takes tensor-core
  * kernels; what the innermost op cannot take goes to the ops around it. A
  * kernel launched directly by a matmul around another (the copies of a
- * broadcasting matmul) is not its product: none. */
+ * broadcasting matmul) is not its product: none; nor is one a sparse matmul
+ * launched (mb_tr_apply_sparse), whatever its class. */
 static int32_t taker(const tr_flop_op *ops, int32_t op, bool tensor, int *cause, int32_t *uncounted)
 {
     *uncounted = -1;
@@ -528,6 +529,10 @@ static int32_t taker(const tr_flop_op *ops, int32_t op, bool tensor, int *cause,
         const tr_flop_op *o = &ops[op];
         if (o->kind == TR_OP_MEM && !tensor)
             return op;
+        if (o->flags & TR_OPF_SPARSE) {
+            *cause = CAUSE_SPARSE;
+            return -1;
+        }
         if (tensor_family(o->kind) && o->flags & TR_OPF_PARENT) {
             *cause = CAUSE_WRAPPER;
             return -1;
@@ -1701,6 +1706,9 @@ static void class_reason(analysis *a, int cls, bool tensor, const char *stage)
             reason_add(&r, ns, "replayed from a CUDA graph (cudaGraphLaunch): their ops ran at capture, not in "
                                "this trace: profile with CUDA graphs off (no mode=\"reduce-overhead\") for their %s",
                        tensor ? "FLOPs" : "bytes");
+        else if (k == CAUSE_SPARSE)
+            reason_add(&r, ns, "launched by sparse matmuls (torch.spmm, torch.mm on a sparse tensor): the trace "
+                               "records the sparse operand's dense shape, not its stored entries");
         else if (k == CAUSE_WRAPPER)
             reason_add(&r, ns, "launched directly by a matmul/convolution/attention op around another one "
                                "(aten::matmul around aten::bmm), not by the product itself");
@@ -2438,4 +2446,5 @@ void mb_tr_sort_flop_ops(tr_state *st)
 {
     if (st->n_flop_ops > 1) /* qsort takes no NULL array, not even an empty one */
         qsort(st->flop_ops, st->n_flop_ops, sizeof *st->flop_ops, cmp_op);
+    mb_tr_apply_sparse(st);
 }

@@ -557,6 +557,44 @@ static int no_ceiling_reason(const tr_state *st, cJSON *ev, int c, const char *n
     return MB_OK;
 }
 
+/* A sparse matmul (mb_tr_apply_sparse) is no GEMM: its time leaves the gemm
+ * list for the other aten ops' (lists[] then point at the two new lists,
+ * which the caller frees). False: out of memory. */
+static bool split_sparse(tr_state *st, const tr_ivlist **lists, tr_ivlist *gemm, tr_ivlist *ops)
+{
+    mb_tr_sort_flop_ops(st);
+    if (st->sparse_matmuls == 0)
+        return true;
+    size_t n = 0;
+    int64_t *sp = malloc(2 * st->n_flop_ops * sizeof *sp + sizeof *sp);
+    if (sp == NULL)
+        return false;
+    for (size_t i = 0; i < st->n_flop_ops; i++)
+        if (st->flop_ops[i].flags & TR_OPF_SPARSE) {
+            sp[2 * n] = st->flop_ops[i].start;
+            sp[2 * n + 1] = st->flop_ops[i].end;
+            n++;
+        }
+    n = merge(sp, n);
+    tr_ivlist *g = &st->cpu_iv[TR_CPU_GEMM], *o = &st->cpu_iv[TR_CPU_OPS];
+    g->n = g->n ? merge(g->iv, g->n) : 0;
+    gemm->iv = malloc((2 * (g->n + n) + 2) * sizeof *gemm->iv);
+    ops->iv = malloc((2 * (o->n + n) + 2) * sizeof *ops->iv);
+    if (gemm->iv == NULL || ops->iv == NULL) {
+        free(sp);
+        return false;
+    }
+    gemm->n = subtract(g->iv, g->n, sp, n, gemm->iv);
+    if (o->n) /* an empty list's iv may be NULL */
+        memcpy(ops->iv, o->iv, 2 * o->n * sizeof *ops->iv);
+    memcpy(ops->iv + 2 * o->n, sp, 2 * n * sizeof *sp);
+    ops->n = merge(ops->iv, o->n + n);
+    free(sp);
+    lists[1 + TR_CPU_GEMM] = gemm;
+    lists[1 + TR_CPU_OPS] = ops;
+    return true;
+}
+
 int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
 {
     /* The windows: ProfilerSteps, else the whole trace. */
@@ -585,7 +623,7 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     /* An optimizer whose step evaluates a closure (LBFGS) runs the model's
      * backward inside it: that time is the backward's ops', not the optimizer's. */
     tr_ivlist *opt = &st->cpu_iv[TR_CPU_OPT], *bwd = &st->cpu_backward;
-    tr_ivlist opt_own = { 0 };
+    tr_ivlist opt_own = { 0 }, gemm_dense = { 0 }, ops_sparse = { 0 };
     int64_t opt_backward = 0;
     if (opt->n && bwd->n) {
         opt->n = merge(opt->iv, opt->n);
@@ -599,6 +637,14 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         opt_backward = overlap(opt->iv, opt->n, win, nw) - overlap(opt_own.iv, opt_own.n, win, nw);
         lists[1 + TR_CPU_OPT] = &opt_own;
     }
+    if (!split_sparse(st, lists, &gemm_dense, &ops_sparse)) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto done;
+    }
+    if (st->sparse_matmuls > 0)
+        mb_run_warn(run, "%lld sparse matmul%s in the trace (torch.spmm, torch.mm on a sparse tensor): it records the "
+                         "sparse operand's dense shape, not its stored entries: their time counts with the other "
+                         "aten ops, with no ceiling", st->sparse_matmuls, st->sparse_matmuls == 1 ? "" : "s");
     size_t total = 0;
     for (int k = 0; k <= TR_CPU_N; k++)
         total += lists[k]->n;
@@ -730,5 +776,7 @@ done:
     free(cover);
     free(free_iv);
     free(opt_own.iv);
+    free(gemm_dense.iv);
+    free(ops_sparse.iv);
     return rc;
 }
