@@ -362,12 +362,13 @@ def memory_bound(ceil):
     check("memory-bound: remedies fuse the memory-bound ops; none asks for shapes that were recorded",
           "fuse them (torch.compile)" in rem and "record_shapes" not in rem, rem)
     # Onto GPUs: no GPU datasheet takes a step that is CPU compute (each kept it: 1.00x); a measured machine takes
-    # it onto its host CPU (the kernel-level model said "nothing to project kernel by kernel" and stopped)
+    # it onto its host CPU (the kernel-level model said "nothing to project kernel by kernel" and stopped). The
+    # compute: the matmul 2 ms, the log_softmax 5 ms and aten::index 1 ms, the model's ops a GPU would run too.
     path = os.path.join(WORK, "cpu-memory-object.json")
     p = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", ceil, "--target", "t4"], capture_output=True,
                        text=True)
     check("memory-bound onto a GPU datasheet: refused, saying what to run instead",
-          p.returncode == 2 and "70% of the step is compute on the host CPU" in p.stderr, (p.returncode, p.stderr))
+          p.returncode == 2 and "80% of the step is compute on the host CPU" in p.stderr, (p.returncode, p.stderr))
     p = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", ceil, "--target", "all", "--format", "json"],
                        capture_output=True, text=True)
     m = json.loads(p.stdout)["machines"] if p.returncode == 0 else {}

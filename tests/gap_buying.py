@@ -209,6 +209,28 @@ def stage_file(name, steps, stages):
     return path
 
 
+def cpu_run_of_other_ops():
+    """pytorch/examples' gat through simplify on a CPU: its matmuls 8.8% of a 5.19-s step, the rest elementwise,
+    softmax and dropout over its 8 x 2708 x 2708 attention ("fwd+bwd: other ops"). Read as CPU compute only by its
+    matmuls (under the 10% of a run with no GPU stage), every GPU datasheet kept the step as it was and the
+    ranking said "No GPU helps", when a GPU would run those ops too."""
+    run = stage_file("cpu-other-ops.json", 3, [
+        {"name": "data loading", "component": "other", "role": "data", "device": "cpu", "seconds_per_step": 1e-5},
+        {"name": "fwd+bwd: matmuls", "component": "gemm", "device": "cpu", "dtype": "fp32", "flops_per_step": 5.4e10,
+         "seconds_per_step": 0.458},
+        {"name": "fwd+bwd: other ops", "component": "other", "device": "cpu", "seconds_per_step": 4.73},
+        {"name": "optimizer", "component": "other", "device": "cpu", "seconds_per_step": 0.0017}])
+    here = os.path.join(SRC, "tests", "data", "cpu_quick.json")
+    p = subprocess.run([MLBENCH, "gap", "--run", run, "--ceilings", here, "--target", "t4"], capture_output=True,
+                       text=True)
+    check("CPU run of other ops onto a GPU datasheet: refused, its other ops counted as compute",
+          p.returncode == 2 and "100% of the step is compute on the host CPU (fwd+bwd: matmuls, fwd+bwd: other ops)"
+          in p.stderr, (p.returncode, p.stderr))
+    text = subprocess.run([MLBENCH, "gap", "--run", run, "--ceilings", here, "--target", "all"], capture_output=True,
+                          text=True).stdout
+    check("CPU run of other ops, --target all: no 'No GPU helps'", "No GPU helps" not in text, text)
+
+
 def cpu_run():
     """pytorch/examples' dcgan through simplify on a CPU: its convolutions are
     98% of the step. `--target t4` said "1.00x faster there", `--target all`
@@ -303,6 +325,7 @@ def main():
     copies()
     no_datasheet()
     cpu_run()
+    cpu_run_of_other_ops()
     print("%d failed" % fails)
     return 1 if fails else 0
 

@@ -1588,6 +1588,7 @@ class Simplifier:
         self.flops_per_step = flops_per_step
         self.math_dtype = None  # what the matmul/conv calls ran in (_count_flops), autocast included
         self.conv_flops = 0.0   # of the FLOPs counted, the convolutions' (_count_flops)
+        self.flop_share = None  # on the CPU: the share of the step's compute its FLOP-counted ops take (_flop_share)
         self.count_flops = count_flops
         self.pattern = pattern
         self.out = rank_path(out)
@@ -2020,8 +2021,10 @@ class Simplifier:
         watch = _MathDtypes(max_ops=FLOP_COUNT_MAX_OPS)
         try:
             with t.autograd.profiler.profile(with_flops=True, record_shapes=True) as prof, watch:
+                start = time.perf_counter()
                 self.step(d)
                 self._sync()
+                wall_us = (time.perf_counter() - start) * 1e6
         except _TooManyOps:
             self.flops_why = ("one step dispatches more than %d ops, which the profiler would keep in memory with "
                               "their shapes (an LBFGS step of pytorch/examples' time_sequence_prediction, about a "
@@ -2044,33 +2047,30 @@ class Simplifier:
         conv_extra = _conv_flops_torch_leaves_out(prof.function_events)
         self.conv_flops = float(sum(e.flops for e in counted if "conv" in e.name.lower()) + conv_extra)
         flops += conv_extra
+        if not self.cuda and flops:
+            self.flop_share = _flop_share(prof.function_events, counted, wall_us)
         return float(flops), ("torch profiler (with_flops: matmuls forward and backward, convolutions forward; "
                               "mlbench: transposed convolutions, and backward convolutions at twice their "
                               "forward's; no attention, normalization or elementwise op)" if flops else None)
 
     def _dense_flops_hold(self, events, sparse, dense_flops):
-        """Whether the step's dense FLOPs still describe its forward+backward
-        once its sparse matmuls are left out (_sparse_flop_events): on the CPU
-        when those take under SPARSE_SHARE_MAX of the profiled step's op time;
-        on a GPU their share is not timed here, so never. Otherwise the stage
-        keeps its time only, and flops_not_counted says why."""
-        ops = [e for e in events if e.cpu_parent is None]
-        total = sum(e.cpu_time_total for e in ops) or 1.0
-        spent = sum(e.cpu_time_total for e in events if id(e) in sparse)
-        share = spent / total
+        """Whether the step's dense FLOPs still describe its compute once its
+        sparse matmuls are left out (_sparse_flop_events). On the CPU they do:
+        the sparse products' time goes with the other ops when the compute is
+        split by time (_split_compute). On a GPU their share is not timed here:
+        the compute keeps its time only, and flops_not_counted says why."""
+        share = _busy_us([e for e in events if id(e) in sparse]) / (_busy_us(events) or 1.0)
         self.sparse_matmuls = {"calls_per_step": len(sparse), "share_of_step_ops": None if self.cuda else share,
                                "dense_flops_per_step": dense_flops,
                                "flops_by_dense_shape": float(sum(e.flops for e in events if id(e) in sparse))}
-        if not self.cuda and share < SPARSE_SHARE_MAX:
+        if not self.cuda:
             return True
-        self.flops_why = ("%d sparse matmul%s per step (torch.spmm, a sparse operand in torch.mm) %s: a sparse "
-                          "product's work is its stored entries', not its dense shape's (torch's profiler counts "
-                          "the shape's), and the dense GEMM ceiling does not bound it; the step's dense FLOPs (%s) "
-                          "are in simplify.sparse_matmuls; give flops_per_step to hold the step against the GEMM "
-                          "ceiling anyway" % (len(sparse), "" if len(sparse) == 1 else "s",
-                                              "(their time on a GPU is not timed here)" if self.cuda
-                                              else "take %.0f%% of its op time" % (100 * share),
-                                              _size(dense_flops, "FLOP")))
+        self.flops_why = ("%d sparse matmul%s per step (torch.spmm, a sparse operand in torch.mm), whose time on a "
+                          "GPU is not timed here: a sparse product's work is its stored entries', not its dense "
+                          "shape's (torch's profiler counts the shape's), and the dense GEMM ceiling does not bound "
+                          "it; the step's dense FLOPs (%s) are in simplify.sparse_matmuls; give flops_per_step to "
+                          "hold the step against the GEMM ceiling anyway"
+                          % (len(sparse), "" if len(sparse) == 1 else "s", _size(dense_flops, "FLOP")))
         self._say("FLOPs not counted: %s", self.flops_why)
         return False
 
@@ -2286,6 +2286,11 @@ def build_document(s):
         info["flops_not_counted"] = s.flops_why
     if getattr(s, "sparse_matmuls", None):
         info["sparse_matmuls"] = s.sparse_matmuls
+    if getattr(s, "flop_share", None) is not None and getattr(s, "flops", 0):
+        info["compute_split"] = {"flop_ops_share": s.flop_share,
+                                 "how": "the share of one profiled step's compute (less its optimizer) in the ops "
+                                        "whose FLOPs are counted (matmuls, convolutions), each instant once: "
+                                        "forward+backward's time in the loop and alone is split by it"}
     dl = _data_loading(s)
     if dl is not None:
         info["data_loading"] = dl
@@ -2529,7 +2534,6 @@ def _nested_copies(events):
 # matmul with one of them inside it multiplies a sparse operand.
 _SPARSE_ONLY_OPS = {"_nnz", "_indices", "_values", "indices", "values", "coalesce", "is_coalesced",
                     "crow_indices", "col_indices", "ccol_indices", "row_indices"}
-SPARSE_SHARE_MAX = 0.05   # a step's sparse matmuls under this share of its op time leave its dense FLOPs valid
 
 
 def _sparse_marker(name):
@@ -2564,12 +2568,61 @@ def _sparse_flop_events(events, counted):
     return out
 
 
+_MATMUL_OPS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
+               "aten::_scaled_mm"}
+
+
+def _matmul_or_conv(name):
+    """The ops whose FLOPs the compute stage holds against the GEMM or conv
+    ceiling. torch's with_flops also counts aten::add and aten::mul (one FLOP
+    an element): elementwise work, bound by memory, not by those ceilings
+    (a softmax over a 2048 x 2048 input read 50 MFLOP of "matmul" work)."""
+    return name in _MATMUL_OPS or "conv" in name
+
+
+def _busy_us(events):
+    """Microseconds in which at least one of the events ran, per thread
+    (nested and overlapping events once)."""
+    by_thread = {}
+    for e in events:
+        by_thread.setdefault(e.thread, []).append((e.time_range.start, e.time_range.end))
+    total = 0.0
+    for spans in by_thread.values():
+        spans.sort()
+        end = None
+        for a, b in spans:
+            if end is None or a > end:
+                total += b - a
+                end = b
+            elif b > end:
+                total += b - end
+                end = b
+    return total
+
+
+def _flop_share(events, counted, wall_us):
+    """The share of a CPU step's compute (the profiled step less its
+    optimizer's steps) that its FLOP-counted ops take: the matmuls and
+    convolutions torch counted (counted), its backward and transposed
+    convolutions (whose FLOPs mlbench adds). The rest is elementwise,
+    softmax, normalization, indexing and Python: pytorch/examples' gat
+    (attention over a 2708 x 2708 graph, 8 heads) spent most of a 4.7 s step
+    there, and read as one GEMM stage "at 5.5% of its ceiling, 17.99x" when
+    its matmuls were at their ceiling. The profiler's own cost per op weighs
+    on the many small ops: an estimate, said as one."""
+    work = list(counted) + [e for e in events if e.name == "aten::convolution_backward" or
+                            e.name.startswith("aten::conv_transpose")]
+    opt = [e for e in events if e.name.startswith("Optimizer.step#")]
+    compute = wall_us - _busy_us(opt)
+    return min(_busy_us(work) / compute, 1.0) if compute > 0 else None
+
+
 def _outermost_flop_events(events):
     """The profiler's events with a FLOP count that no enclosing event counts
     again: under autocast aten::conv2d runs inside aten::conv2d (the autocast
     wrapper re-dispatches), both with the convolution's FLOPs, and summing
     every event counted a bf16 conv net's convolutions twice."""
-    flop_events = [e for e in events if getattr(e, "flops", 0) or 0]
+    flop_events = [e for e in events if (getattr(e, "flops", 0) or 0) and _matmul_or_conv(e.name)]
     copies = _nested_copies(flop_events)
     out = []
     for e in flop_events:
@@ -2697,7 +2750,7 @@ def _stages(s, full, dl):
                        dtype=s.math_dtype or _dtype_name(s.optimizer, s.host_batch))
     else:
         compute["component"] = "other"
-    stages.append(compute)
+    stages += _split_compute(compute, getattr(s, "flop_share", None))
     for name, loop, iso in (("optimizer", opt_loop, opt_iso), ("collective", coll_loop, coll_iso)):
         if (name == "optimizer" and s.optimizer is None) or \
                 (name == "collective" and s.collective is None and s.ddp is None):
@@ -2713,6 +2766,27 @@ def _stages(s, full, dl):
             st["isolated_seconds_per_step"] = iso
         stages.append(st)
     return stages
+
+
+def _split_compute(compute, share):
+    """forward+backward as one stage, or, on the CPU where the share of its
+    time its FLOP-counted ops take is measured (_flop_share), as two: its
+    matmuls/convolutions with the FLOPs, held against their ceiling, and its
+    other ops, time only; each with its share of the step's time, in the
+    loop and alone (gap's CPU trace reader splits a trace's step alike). A
+    plain 768^3 matmul step, forward and backward, spent 9% of its time
+    outside the products (sum, gradient accumulation, Python)."""
+    if share is None or "flops_per_step" not in compute:
+        return [compute]
+    # short names: the stage tables' name column is 24 wide
+    math = dict(compute, name="fwd+bwd: %s" % ("convolutions" if compute["component"] == "conv" else "matmuls"))
+    rest = {"name": "fwd+bwd: other ops",   # mlbench gap's MB_SIMPLIFY_OTHER_OPS_STAGE
+            "component": "other", "device": compute["device"]}
+    for key in ("seconds_per_step", "isolated_seconds_per_step"):
+        if key in compute:
+            math[key] = max(compute[key] * share, 1e-9)
+            rest[key] = max(compute[key] * (1 - share), 1e-9)
+    return [math, rest]
 
 
 def _ddp_stage(s, cost):

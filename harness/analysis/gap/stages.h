@@ -19,6 +19,11 @@
 /* The compute stage of a simplify stage file (python/mlbench/simplify.py): its
  * "simplify.flops_not_counted" says why it has no FLOPs. */
 #define MB_SIMPLIFY_COMPUTE_STAGE "forward+backward"
+/* On the CPU simplify splits it by time: "fwd+bwd: matmuls" (or
+ * convolutions) with the FLOPs, and this one, the rest of its ops. */
+#define MB_SIMPLIFY_OTHER_OPS_STAGE "fwd+bwd: other ops"
+/* A CPU-only trace's aten ops with neither FLOPs nor bytes (trace_cpu.c). */
+#define MB_TRACE_CPU_OPS_STAGE "other aten ops"
 /* The GPU idle time no launch, sync or DataLoader call explains (a trace's host code). */
 #define MB_HOST_CODE_STAGE "host code (GPU idle)"
 

@@ -23,7 +23,7 @@
 #include "vocabulary.h"
 
 static const char *const cpu_class_names[TR_CPU_N] = { "conv (cpu)", "gemm (cpu)", "optimizer",
-                                                        "memory-bound ops (cpu)", "other aten ops",
+                                                        "memory-bound ops (cpu)", MB_TRACE_CPU_OPS_STAGE,
                                                         "collective (host)" };
 
 /* Which class a host event belongs to, or -1. */
