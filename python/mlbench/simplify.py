@@ -2546,7 +2546,7 @@ def _sparse_flop_events(events, counted):
     counts torch.spmm and torch.mm on a sparse tensor by their dense shapes:
     pytorch/examples' gcn on a Cora-sized graph (2708 nodes, 8128 stored
     adjacency entries) read 1.85 GFLOP per step, "119% of the GEMM ceiling",
-    for products that do about 2 MFLOP. Inside is by the parent chain, or by
+    for about 11 MFLOP of work (8 of it sparse). Inside is by the parent chain, or by
     time on the same thread for an event the profiler left without a parent
     (_nested_copies says why)."""
     ids = {id(e): e for e in counted}

@@ -820,7 +820,7 @@ bool mb_tr_mark_within(const tr_mark *m, size_t n, int64_t thread, int64_t start
 /* torch.spmm and torch.mm on a sparse tensor record the operand's dense
  * shape ([2708, 2708] for a graph's 8128 stored entries): counted as a dense
  * product, pytorch/examples' gcn read 1.85 GFLOP per step, 119% of the CPU
- * GEMM ceiling, for about 2 MFLOP of work. Such a product runs an op only a
+ * GEMM ceiling, for about 11 MFLOP of work. Such a product runs an op only a
  * sparse tensor calls (torch 1.13: aten::mm > aten::_sparse_addmm >
  * aten::addmm > aten::sparse_dim), so every matmul op around one loses its
  * count; its kernels or its time stay, with the reason. */
