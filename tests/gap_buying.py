@@ -229,6 +229,11 @@ def cpu_run_of_other_ops():
     text = subprocess.run([MLBENCH, "gap", "--run", run, "--ceilings", here, "--target", "all"], capture_output=True,
                           text=True).stdout
     check("CPU run of other ops, --target all: no 'No GPU helps'", "No GPU helps" not in text, text)
+    p = subprocess.run([MLBENCH, "gap", "--run", run, "--ceilings", here, "--format", "json"], capture_output=True,
+                       text=True)
+    rem = " ".join(json.loads(p.stdout)["diagnosis"]["findings"][0]["remedies"]) if p.returncode == 0 else p.stderr
+    check("CPU run of other ops: a remedy for the ops that lead, not only for GEMMs",
+          "Ops other than matmuls and convolutions lead" in rem, rem)
 
 
 def cpu_run():
@@ -252,6 +257,8 @@ def cpu_run():
           'device = "cuda"' in p.stderr, (p.returncode, p.stderr))
     p = run_gap("--target", "all", "--format", "json")
     m = json.loads(p.stdout)["machines"] if p.returncode == 0 else {}
+    rem = " ".join(json.loads(p.stdout)["diagnosis"]["findings"][0]["remedies"]) if p.returncode == 0 else ""
+    check("CPU run of convolutions: no remedy for other ops", "Ops other than" not in rem, rem)
     r = rows(m)
     check("CPU run, --target all: only measured machines, each named as its host CPU",
           r and all(x["figures"] == "measured" and x["machine"].endswith("'s host CPU") for x in r),

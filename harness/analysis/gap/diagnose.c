@@ -66,7 +66,8 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
     const char *data_names = mb_ini_get(t, "data_loading_bound", "names");
     double eff_time = 0, eff_sum = 0;
     double compute = 0, launch = 0, sync = 0, data = 0, copy = 0, pageable = 0, comm = 0, cpu = 0;
-    double cpu_matmul = 0, cpu_memory = 0;
+    double cpu_matmul = 0, cpu_memory = 0, cpu_other_ops = 0;
+    bool trace = g->run->kind && strcmp(g->run->kind, "pytorch-trace") == 0;
     bool gpu_work = false;
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
@@ -113,6 +114,8 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
             cpu += secs;
             if (strcmp(c, "hostmem") == 0)
                 cpu_memory += secs;
+            else if (strcmp(s->name, trace ? MB_TRACE_CPU_OPS_STAGE : MB_SIMPLIFY_OTHER_OPS_STAGE) == 0)
+                cpu_other_ops += secs;
         } else if (strcmp(c, "other") == 0) {
             f->unattributed_share += secs / f->wall;
         }
@@ -128,6 +131,7 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
     f->cpu_share = cpu / w;
     f->cpu_matmul_share = cpu_matmul / w;
     f->cpu_memory_share = cpu_memory / w;
+    f->cpu_other_ops_share = cpu_other_ops / w;
     f->compute_efficiency = eff_time > 0 ? eff_sum / eff_time : -1;
     /* A stage file whose work all ran on the CPU (simplify on a CPU loop) is
      * a run without a GPU, as a CPU-only trace is (the evidence says so for
@@ -456,6 +460,11 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
         return cpu_run && f->cpu_matmul_unshaped;
     if (strcmp(cond, "cpu_memory") == 0)
         return cpu_run && f->cpu_memory_share > f->cpu_matmul_share;
+    /* pytorch/examples' gat: its attention's elementwise work 91% of the step, its matmuls 9%; a trace
+     * without shapes gets "record shapes" first, not advice on ops it cannot name */
+    if (strcmp(cond, "cpu_other_ops") == 0)
+        return cpu_run && !f->cpu_matmul_unshaped && f->cpu_other_ops_share > f->cpu_matmul_share &&
+               f->cpu_other_ops_share > f->cpu_memory_share;
     if (strcmp(cond, "gpu_unrecorded") == 0)
         return f->gpus_unrecorded > 0;
     if (strcmp(cond, "gpu_run") == 0)
