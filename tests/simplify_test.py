@@ -10,6 +10,8 @@ forward, backward and optimizer and likewise ends at a fixed deadline, with a
 known extra cost inside optimizer.step. Sleeping rather than spinning keeps the
 design true on a shared 2-core machine: DataLoader workers sleep in parallel.
 """
+import collections
+import dataclasses
 import json
 import os
 import signal
@@ -19,6 +21,7 @@ import tempfile
 import time
 import types
 import unittest
+from collections import UserDict
 
 import torch
 import torch.nn as nn
@@ -754,6 +757,52 @@ class MathDtype(unittest.TestCase):
         self.assertEqual(watch.work["fp32"], 3 * 16 * 4)
         self.assertEqual(watch.work["bf16"], 64 * 64 * 64)
         self.assertEqual(watch.dominant(), "bf16")
+
+
+class BatchContainers(unittest.TestCase):
+    """A batch as real loops hold it: HuggingFace's BatchEncoding (a UserDict with .to and no .device: handed to
+    the step unmoved, so the step failed on a CUDA model, and its bytes counted 0), a dataclass, a named tuple (moved
+    into a plain tuple: batch.x failed), an OrderedDict. Moved to the "meta" device here (no GPU on this machine)."""
+
+    class Encoding(UserDict):
+        def to(self, device):
+            return type(self)({k: v.to(device) for k, v in self.data.items()})
+
+    @dataclasses.dataclass
+    class Pair:
+        x: torch.Tensor
+        y: torch.Tensor
+        tag: str = "pair"
+
+    Named = collections.namedtuple("Named", "x y")
+
+    def batches(self):
+        return [self.Encoding({"input_ids": torch.ones(4, 8, dtype=torch.long), "attention_mask": torch.ones(4, 8)}),
+                self.Pair(torch.ones(3), torch.ones(2, dtype=torch.float64)),
+                self.Named(torch.ones(3), {"z": torch.ones(5)}),
+                collections.OrderedDict(a=torch.ones(2), b=[torch.ones(1)])]
+
+    def test_bytes_and_leaves(self):
+        want = [4 * 8 * 8 + 4 * 8 * 4, 3 * 4 + 2 * 8, 3 * 4 + 5 * 4, 2 * 4 + 4]
+        self.assertEqual([ms.batch_bytes(b) for b in self.batches()], want)
+
+    def test_moved_with_their_types(self):
+        for b in self.batches():
+            m = ms.to_device(b, "meta")
+            self.assertIs(type(m), type(b))
+            leaves = list(ms._leaves(m))
+            self.assertEqual(len(leaves), len(list(ms._leaves(b))))
+            self.assertTrue(all(x.device.type == "meta" for x in leaves), (type(b), leaves))
+        pair = ms.to_device(self.batches()[1], "meta")
+        self.assertEqual(pair.tag, "pair")
+        self.assertEqual(ms.to_device(self.batches()[2], "meta").y["z"].device.type, "meta")
+
+    def test_a_loop_of_encodings(self):
+        w = torch.randn(8, 2, requires_grad=True)
+        doc = ms.simplify([self.batches()[0]] * 4, lambda b: (b["attention_mask"] @ w).sum().backward(),
+                          seconds=0.1, warmup=0.02, log=None)
+        loader = doc["simplify"]["modes"]["loader"]
+        self.assertEqual(loader["bytes_in_batches"], loader["batches"] * (4 * 8 * 8 + 4 * 8 * 4))
 
 
 class SparseOperands(unittest.TestCase):

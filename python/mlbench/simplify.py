@@ -56,6 +56,7 @@ stubs and what it cannot see.
 """
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import math
@@ -66,6 +67,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Mapping
 
 from .stages import FORMAT, write_json_atomic
 
@@ -122,16 +124,26 @@ def _torch():
         return None
 
 
+def _is_dataclass_instance(x):
+    return dataclasses.is_dataclass(x) and not isinstance(x, type)
+
+
 def _leaves(batch):
-    """Tensors, arrays and byte strings inside a (nested) batch."""
-    if isinstance(batch, dict):
+    """Tensors, arrays and byte strings inside a (nested) batch: in lists,
+    tuples (named ones too), mappings (a dict, or HuggingFace's
+    BatchEncoding, a UserDict) and dataclasses, as PyTorch's own pin_memory
+    walks a batch."""
+    if _is_tensor(batch) or hasattr(batch, "nbytes") or isinstance(batch, (bytes, bytearray, memoryview)):
+        yield batch
+    elif isinstance(batch, Mapping):
         for v in batch.values():
             yield from _leaves(v)
     elif isinstance(batch, (list, tuple)):
         for v in batch:
             yield from _leaves(v)
-    elif hasattr(batch, "nbytes") or isinstance(batch, (bytes, bytearray, memoryview)) or _is_tensor(batch):
-        yield batch
+    elif _is_dataclass_instance(batch):
+        for f in dataclasses.fields(batch):
+            yield from _leaves(getattr(batch, f.name))
 
 
 def _is_tensor(x):
@@ -194,14 +206,35 @@ def touch(batch):
 
 
 def to_device(batch, device, non_blocking=False):
-    """batch with every tensor moved to `device` (nested lists/tuples/dicts kept)."""
-    if isinstance(batch, dict):
-        return {k: to_device(v, device, non_blocking) for k, v in batch.items()}
-    if isinstance(batch, (list, tuple)):
-        moved = [to_device(v, device, non_blocking) for v in batch]
-        return type(batch)(moved) if isinstance(batch, list) else tuple(moved)
-    if hasattr(batch, "to") and hasattr(batch, "device"):
+    """batch with every tensor moved to `device`, its containers kept as
+    their types (lists, tuples, named tuples, mappings such as
+    HuggingFace's BatchEncoding, dataclasses), as PyTorch's pin_memory keeps
+    them; another object with a .to method (a torch_geometric Data) moves
+    itself. A BatchEncoding was handed to the step unmoved (it has .to but
+    no .device) and the step failed on a CUDA model."""
+    def move(x):
+        return to_device(x, device, non_blocking)
+    if _is_tensor(batch):
         return batch.to(device, non_blocking=non_blocking)
+    if isinstance(batch, Mapping):
+        moved = {k: move(v) for k, v in batch.items()}
+        try:
+            return type(batch)(moved)
+        except Exception:  # a mapping type that is not built from a dict (defaultdict)
+            return moved
+    if isinstance(batch, tuple) and hasattr(batch, "_fields"):   # a named tuple
+        return type(batch)(*[move(v) for v in batch])
+    if isinstance(batch, (list, tuple)):
+        moved = [move(v) for v in batch]
+        return type(batch)(moved) if isinstance(batch, list) else tuple(moved)
+    if _is_dataclass_instance(batch):
+        return dataclasses.replace(batch, **{f.name: move(getattr(batch, f.name))
+                                             for f in dataclasses.fields(batch) if f.init})
+    if callable(getattr(batch, "to", None)):
+        try:
+            return batch.to(device, non_blocking=non_blocking)
+        except TypeError:   # a .to without non_blocking
+            return batch.to(device)
     return batch
 
 
