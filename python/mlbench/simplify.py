@@ -2609,8 +2609,9 @@ def _matmul_or_conv(name):
     """The ops whose FLOPs the compute stage holds against the GEMM or conv
     ceiling. torch's with_flops also counts aten::add and aten::mul (one FLOP
     an element): elementwise work, bound by memory, not by those ceilings
-    (a softmax over a 2048 x 2048 input read 50 MFLOP of "matmul" work)."""
-    return name in _MATMUL_OPS or "conv" in name
+    (six x * 1.5 + 0.5 over a 2048 x 2048 input read 50 MFLOP of "matmul"
+    work)."""
+    return name in _MATMUL_OPS or ("conv" in name and "convert" not in name)   # not _convert_indices_from_*
 
 
 def _busy_us(events):
