@@ -765,6 +765,8 @@ class BatchContainers(unittest.TestCase):
     into a plain tuple: batch.x failed), an OrderedDict. Moved to the "meta" device here (no GPU on this machine)."""
 
     class Encoding(UserDict):
+        encodings = None   # a fast tokenizer's per-sample encodings, kept by a move
+
         def to(self, device):
             return type(self)({k: v.to(device) for k, v in self.data.items()})
 
@@ -793,6 +795,10 @@ class BatchContainers(unittest.TestCase):
             leaves = list(ms._leaves(m))
             self.assertEqual(len(leaves), len(list(ms._leaves(b))))
             self.assertTrue(all(x.device.type == "meta" for x in leaves), (type(b), leaves))
+        enc = self.batches()[0]
+        enc.encodings = ["tokens"]
+        self.assertEqual(ms.to_device(enc, "meta").encodings, ["tokens"])
+        self.assertTrue(all(x.device.type == "cpu" for x in ms._leaves(enc)))   # the loader's batch is not changed
         pair = ms.to_device(self.batches()[1], "meta")
         self.assertEqual(pair.tag, "pair")
         self.assertEqual(ms.to_device(self.batches()[2], "meta").y["z"].device.type, "meta")

@@ -56,6 +56,7 @@ stubs and what it cannot see.
 """
 
 import argparse
+import copy
 import dataclasses
 import importlib.util
 import json
@@ -67,7 +68,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 
 from .stages import FORMAT, write_json_atomic
 
@@ -219,8 +220,12 @@ def to_device(batch, device, non_blocking=False):
     if isinstance(batch, Mapping):
         moved = {k: move(v) for k, v in batch.items()}
         try:
+            if isinstance(batch, MutableMapping):   # a copy keeps its other attributes (a BatchEncoding's encodings)
+                clone = copy.copy(batch)
+                clone.update(moved)
+                return clone
             return type(batch)(moved)
-        except Exception:  # a mapping type that is not built from a dict (defaultdict)
+        except TypeError:  # as PyTorch's pin_memory: a mapping it cannot rebuild becomes a dict
             return moved
     if isinstance(batch, tuple) and hasattr(batch, "_fields"):   # a named tuple
         return type(batch)(*[move(v) for v in batch])
