@@ -1166,8 +1166,9 @@ class _CacheKeeper:
                        "(4 MiB; 1/1024 of a file above 4 GiB) already cached at the previous tick is evicted")
         if not self.watch.files:
             out["state"] = "no files"
-            self._note("the loader opened no file the runner could see (generated data, a network source, or "
-                       "files opened and closed by C code): nothing was evicted")
+            self._note("the loader opened no file the runner could see (generated data, a network source, a "
+                       "dataset read into memory when it was built, as torchvision's MNIST, or files opened and "
+                       "closed by C code): nothing was evicted")
         elif not self.cold:
             out["state"] = "warm"
         else:
@@ -3011,7 +3012,8 @@ def _loading_lines(info, stage=None):
     if ds:
         if not ds["files"]:
             lines.append("dataset        the loader opened no file the runner could see: nothing to evict "
-                         "(generated data, a network source, or files opened and closed by C code)")
+                         "(generated data, a network source, a dataset read into memory when it was built, as "
+                         "torchvision's MNIST, or files opened and closed by C code)")
         else:
             what = "%d file%s, %s (memory available %s)" % (ds["files"], "" if ds["files"] == 1 else "s",
                                                            _size(ds["bytes"]), _size(ds["mem_available_bytes"]))
