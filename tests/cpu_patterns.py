@@ -503,6 +503,66 @@ def sparse_matmul(ceil):
     check("sparse matmul: a warning says why", "4 sparse matmuls in the trace" in warn and "dense shape" in warn, warn)
 
 
+def rank_share():
+    """Ranks sharing a host's CPUs (simplify under torchrun on one machine writes `threads`, each rank's share of
+    the CPUs it may use): each rank's GEMMs are held against the case measured on that many cores, else the
+    nearest case scaled to them; minGPT's two gloo ranks on this 2-vCPU VM were each held against both cores, its
+    loss read about twice what it was. Here: 4 CPUs, 200 GFLOP/s on all of them, 60 on one."""
+    def gemm_case(threads, used, rate):
+        return case("gemm/openblas/dtype=fp32,k=2048,m=2048,n=2048,threads=%d" % threads, "gemm", "openblas",
+                    {"dtype": "fp32", "m": "2048", "n": "2048", "k": "2048", "threads": str(threads)}, "flop",
+                    2 * 2048 ** 3, "GFLOP/s", 1e9, rate, {"threads": {"value": used, "unit": ""}})
+
+    def results(name, cpus, cases):
+        path = os.path.join(WORK, name)
+        with open(path, "w") as f:
+            json.dump({"schema": "mlbench-results", "schema_version": 1, "started_utc": "2026-01-01T00:00:00Z",
+                       "context": {"host": {"name": name}, "cpu": {"logical_cpus": cpus}, "gpus": []},
+                       "cases": cases}, f)
+        return path
+    here = results("share_here.json", 4, [gemm_case(0, 4, 200.0), gemm_case(1, 1, 60.0)])
+    there = results("share_there.json", 8, [gemm_case(0, 8, 400.0)])
+
+    def run(threads, target=None, stage_extra=None):
+        st = {"name": "fwd+bwd: matmuls", "component": "gemm", "device": "cpu", "dtype": "fp32",
+              "flops_per_step": 6e9, "seconds_per_step": 0.2}
+        if threads:
+            st["threads"] = threads
+        for k, v in (stage_extra or {}).items():
+            if v is None:
+                st.pop(k, None)
+            else:
+                st[k] = v
+        path = os.path.join(WORK, "share-%s.json" % threads)
+        with open(path, "w") as f:
+            json.dump({"format": "mlbench-stages", "version": 2, "run": {"steps": 2}, "stages": [st]}, f)
+        args = [MLBENCH, "gap", "--run", path, "--ceilings", here, "--format", "json"]
+        p = subprocess.run(args + (["--target", target] if target else []), capture_output=True, text=True)
+        return p.returncode, (json.loads(p.stdout) if p.returncode == 0 else p.stderr)
+    def matched(threads):
+        rc, d = run(threads)
+        s = stage(d, "fwd+bwd: matmuls") if rc == 0 else None
+        return (s["ceiling_rate"], s["ceiling"]["id"], s["ceiling"]["why"]) if s and s["ceiling"] else (None, "", d)
+    rate, cid, why = matched(1)
+    check("rank share: one core of four: the one-core case, 60 GFLOP/s",
+          close(rate, 60e9) and "threads=1" in cid and "1 thread (its share of the host's CPUs)" in why, (rate, why))
+    rate, cid, why = matched(0)
+    check("rank share: not said: the whole machine's, 200 GFLOP/s", close(rate, 200e9), (rate, why))
+    rate, cid, why = matched(2)
+    check("rank share: two cores, not measured: the nearest case scaled to them (200 x 2/4)", close(rate, 100e9),
+          (rate, why))
+    rc, d = run(1, there)
+    proj = d.get("projection", {}) if rc == 0 else {}
+    ps = next((x for x in proj.get("stages", []) if x.get("name") == "fwd+bwd: matmuls"), {})
+    # onto a host of 8 CPUs with as many ranks: its share there is 2 cores, 400 x 2/8 = 100 GFLOP/s against 60
+    # here, at the same efficiency: 0.2 s x 60/100
+    check("rank share, projected: its share of the target's CPUs (2 of 8)",
+          rc == 0 and close(ps.get("seconds_per_step_there"), 0.2 * 60 / 100, 1e-6) and
+          close(ps.get("rate_there"), 100e9), (rc, ps))
+    rc, err = run(1, stage_extra={"component": "other", "dtype": None, "flops_per_step": None})
+    check("rank share: threads on a stage with no CPU compute is an error", rc == 2 and "threads" in err, (rc, err))
+
+
 def stage_file_cpu_run(ceil):
     """A stage file whose work all ran on the CPU (simplify on a CPU loop: forward+backward as CPU GEMM, the
     optimizer and the loader as CPU time) is a run without a GPU, as a CPU-only trace is; the same file with its
@@ -551,5 +611,6 @@ data_bound(ceil)
 legacy_no_shapes(ceil)
 memory_bound(ceil)
 sparse_matmul(ceil)
+rank_share()
 print("%d failure(s)" % fails)
 sys.exit(1 if fails else 0)

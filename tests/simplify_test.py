@@ -901,6 +901,7 @@ class ComputeSplit(unittest.TestCase):
         self.assertNotIn("forward+backward", st)
         mm, rest = st["fwd+bwd: matmuls"], st["fwd+bwd: other ops"]
         self.assertEqual(mm["flops_per_step"], 2 * (2 * 64 ** 3))
+        self.assertNotIn("threads", mm)   # one rank: the machine's cores are its
         self.assertEqual(rest["component"], "other")
         share = doc["simplify"]["compute_split"]["flop_ops_share"]
         self.assertLess(share, 0.2)
@@ -1217,6 +1218,10 @@ class Distributed(unittest.TestCase):
             self.assertAlmostEqual(nc["cost_per_step"], nc["with_seconds_per_step"] - nc["seconds_per_step"])
             self.assertAlmostEqual(c["exposed_seconds_per_step"], min(cost, alone["seconds_per_step"]))
             self.assertNotIn("isolated_seconds_per_step", c)
+            # two ranks share this machine's CPUs: each rank's matmuls are held against its share of them
+            mm = st["fwd+bwd: matmuls"]
+            self.assertEqual(mm["threads"], max(1, len(os.sched_getaffinity(0)) // 2))
+            self.assertNotIn("threads", st["fwd+bwd: other ops"])
         self.assertEqual([d["simplify"]["distributed"]["rank"] for d in docs], [0, 1])
         if not MLBENCH:
             return

@@ -2364,6 +2364,19 @@ def _cpu_threads(s):
     return out
 
 
+def _cpu_share(s):
+    """The CPUs a rank's CPU compute may use when ranks share this machine:
+    its share of the CPUs it may run on (each rank's BLAS takes every core it
+    is given, and they take turns: minGPT's two gloo ranks on this 2-vCPU VM
+    were each held against both cores, its loss read twice what it was);
+    None for one rank or a GPU step."""
+    if s.cuda:
+        return None
+    info = _cpu_threads(s)
+    ranks, cpus = info.get("host_ranks") or 1, info.get("cpus_allowed")
+    return max(1, cpus // ranks) if ranks > 1 and cpus else None
+
+
 def _distributed_info(s):
     """The ranks, and for a DDP model its gradient all-reduce: the bytes of
     the gradients it reduces each step (every parameter that wants one)."""
@@ -2788,6 +2801,9 @@ def _stages(s, full, dl):
         conv = getattr(s, "conv_flops", 0.0) > flops / 2
         compute.update(component="conv" if conv else "gemm", flops_per_step=flops,
                        dtype=s.math_dtype or _dtype_name(s.optimizer, s.host_batch))
+        share = _cpu_share(s)
+        if share:
+            compute["threads"] = share
     else:
         compute["component"] = "other"
     stages += _split_compute(compute, getattr(s, "flop_share", None))

@@ -312,11 +312,25 @@ static double prefer_penalty(const mb_case_ref *c, const mb_ini *m)
 
 typedef struct score {
     double total;
-    double dtype_d, ranks_d, size_d, prefer;
+    double dtype_d, ranks_d, threads_d, size_d, prefer;
     int mem_d;
     char case_dtype[32], case_mem[16]; /* "" = the case does not say */
-    double case_ranks, case_size;
+    double case_ranks, case_threads, case_size;
 } score;
+
+/* The cores a CPU case ran on: its metrics' threads (what it used), else its
+ * threads parameter when that names a count (0 there is all of them); 0 =
+ * unknown. */
+static double case_threads(const mb_case_ref *c)
+{
+    const cJSON *metrics = c->json ? cJSON_GetObjectItemCaseSensitive(c->json, "metrics") : NULL;
+    const cJSON *t = cJSON_IsObject(metrics) ? cJSON_GetObjectItemCaseSensitive(metrics, "threads") : NULL;
+    const cJSON *v = cJSON_IsObject(t) ? cJSON_GetObjectItemCaseSensitive(t, "value") : t;
+    if (cJSON_IsNumber(v) && v->valuedouble > 0)
+        return v->valuedouble;
+    const char *p = mb_case_param(c, "threads");
+    return p && atof(p) > 0 ? atof(p) : 0;
+}
 
 static void score_case(const mb_stage *s, const mb_case_ref *c, const mb_ini *m, score *sc)
 {
@@ -329,12 +343,16 @@ static void score_case(const mb_stage *s, const mb_case_ref *c, const mb_ini *m,
     sc->case_ranks = r ? atof(r) : 0;
     if (s->ranks > 0 && sc->case_ranks > 0)
         sc->ranks_d = fabs(log2((double)s->ranks / sc->case_ranks));
+    /* a rank sharing its host's CPUs with others: the case of its share of them */
+    sc->case_threads = s->threads > 0 ? case_threads(c) : 0;
+    if (sc->case_threads > 0)
+        sc->threads_d = fabs(log2((double)s->threads / sc->case_threads));
     double ss = stage_size(s);
     sc->case_size = case_size(s, c, m);
     if (ss > 0 && sc->case_size > 0)
         sc->size_d = fabs(log2(ss / sc->case_size));
     sc->prefer = prefer_penalty(c, m);
-    sc->total = 1000 * sc->dtype_d + 100 * sc->mem_d + 10 * sc->ranks_d + sc->size_d + sc->prefer;
+    sc->total = 1000 * sc->dtype_d + 100 * sc->mem_d + 10 * (sc->ranks_d + sc->threads_d) + sc->size_d + sc->prefer;
 }
 
 static void note_unusable(const mb_case_ref *c, counts *k)
@@ -449,6 +467,10 @@ static void explain_choice(const mb_stage *s, const mb_ini *m, const mb_case_ref
         ADD(sc->mem_d ? " %s memory not measured, case uses %s;" : " %s memory;", s->memory, sc->case_mem);
     if (s->ranks > 0 && sc->case_ranks > 0)
         ADD(sc->ranks_d == 0 ? " %d ranks;" : " %d ranks not measured, case has %.0f;", s->ranks, sc->case_ranks);
+    if (s->threads > 0 && sc->case_threads > 0)
+        ADD(sc->threads_d == 0 ? " %d thread%s (its share of the host's CPUs);"
+                               : " %d thread%s (its share of the host's CPUs) not measured, case has %.0f;",
+            s->threads, s->threads == 1 ? "" : "s", sc->case_threads);
     double ss = stage_size(s);
     char a[32], b[32];
     if (ss > 0 && sc->case_size > 0) {
@@ -651,6 +673,15 @@ static double held_rate(const mb_stage *s, const mb_ceilings *res, int match, co
         return kernel_floor_rate(s, res, c, rate, m, note, len);
     if (mb_ini_list_has(m, "latency_floor", "components", s->component))
         return latency_floor_rate(s, res, c, rate, m, note, len);
+    /* a rank's share of its host's cores, measured on another count: CPU
+     * GEMM and convolution scale with the cores (this VM's OpenBLAS 2048^3:
+     * 101 GFLOP/s on one core, 184 on two) */
+    double ct = s->threads > 0 ? case_threads(c) : 0;
+    if (ct > 0 && ct != s->threads) {
+        snprintf(note, len, "held to its share of the host's CPUs: the case's rate on %.0f core%s x %d/%.0f", ct,
+                 ct == 1 ? "" : "s", s->threads, ct);
+        return rate * s->threads / ct;
+    }
     return rate;
 }
 
@@ -851,11 +882,32 @@ static void keep_time(mb_gap_stage *st)
     st->target_match = -1;
 }
 
+/* The logical CPUs of the machine a results file is from; 0 = not said. */
+static double machine_cpus(const mb_ceilings *c)
+{
+    const cJSON *cpu = c->context ? cJSON_GetObjectItemCaseSensitive(c->context, "cpu") : NULL;
+    const cJSON *n = cJSON_IsObject(cpu) ? cJSON_GetObjectItemCaseSensitive(cpu, "logical_cpus") : NULL;
+    return cJSON_IsNumber(n) && n->valuedouble > 0 ? n->valuedouble : 0;
+}
+
+/* A stage with its share of the target's CPUs: as many ranks on the target
+ * host, each the same fraction of its cores as here (unchanged when either
+ * machine's CPU count is unknown). */
+static mb_stage share_there(const mb_stage *s, const mb_ceilings *here, const mb_ceilings *target)
+{
+    mb_stage t = *s;
+    double ch = machine_cpus(here), ct = machine_cpus(target);
+    if (s->threads > 0 && ch > 0 && ct > 0)
+        t.threads = (int)fmax(1, round(ct * s->threads / ch));
+    return t;
+}
+
 /* Projects one stage onto a target's measured ceilings; false (with the
  * reason in target_why) when the target has no matching usable case. */
-static bool stage_onto_results(mb_gap_stage *st, const mb_ceilings *target, const mb_ini *matching)
+static bool stage_onto_results(mb_gap_stage *st, const mb_ceilings *here, const mb_ceilings *target,
+                               const mb_ini *matching)
 {
-    const mb_stage *s = st->stage;
+    const mb_stage there = share_there(st->stage, here, target), *s = &there;
     keep_time(st);
     if (st->match < 0) {
         snprintf(st->target_why, sizeof st->target_why, "kept its time: no ceiling here to scale from");
@@ -892,7 +944,7 @@ int mb_gap_project_results(mb_gap *g, const mb_ceilings *target, const mb_ini *m
                        "(ceiling there x efficiency here)"))
         return err->code;
     for (int i = 0; i < g->n; i++)
-        stage_onto_results(&g->stages[i], target, matching);
+        stage_onto_results(&g->stages[i], g->ceilings, target, matching);
     end_target(g);
     return MB_OK;
 }
@@ -1032,7 +1084,7 @@ int mb_gap_project_reference(mb_gap *g, const char *label, const mb_ceilings *me
         return err->code;
     for (int i = 0; i < g->n; i++) {
         mb_gap_stage *st = &g->stages[i];
-        if (stage_onto_results(st, measured, matching) || d == NULL || st->match < 0)
+        if (stage_onto_results(st, g->ceilings, measured, matching) || d == NULL || st->match < 0)
             continue;
         char measured_why[MB_GAP_WHY_LEN];
         snprintf(measured_why, sizeof measured_why, "%s", st->target_why);

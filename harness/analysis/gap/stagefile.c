@@ -62,7 +62,7 @@ static const char *const string_keys[] = { "name", "component", "device", "dtype
                                            "direction", "memory", "pattern", "op", "role" };
 /* Besides the work keys (vocabulary.h) and their "_per_step" forms. */
 static const char *const number_keys[] = {
-    "seconds", "seconds_per_step", "steps", "calls", "ranks", "block_size",
+    "seconds", "seconds_per_step", "steps", "calls", "ranks", "block_size", "threads",
     "exposed_seconds", "exposed_seconds_per_step",
     "isolated_seconds", "isolated_seconds_per_step", /* version 2 */
 };
@@ -153,7 +153,7 @@ static int get_whole(const cJSON *o, const char *key, const loc *l, double *out,
     if (rc == MB_OK && *present && *out != floor(*out))
         return mb_errf(err, MB_EUSAGE, "%s: expected a whole number, got %g", where(l, key, w, sizeof w),
                        *out);
-    double max = strcmp(key, "ranks") == 0 ? 1e6 : MAX_WHOLE;
+    double max = strcmp(key, "ranks") == 0 || strcmp(key, "threads") == 0 ? 1e6 : MAX_WHOLE;
     if (rc == MB_OK && *present && *out > max)
         return mb_errf(err, MB_EUSAGE, "%s: %g is beyond any real run (the limit is %g)",
                        where(l, key, w, sizeof w), *out, max);
@@ -216,8 +216,8 @@ static int check_keys(const cJSON *o, const loc *l, mb_err *err)
         if (!is_stage_key(c->string))
             return mb_errf(err, MB_EUSAGE,
                            "%s: unknown key (a stage has name, component, role, device, dtype, direction, "
-                           "memory, pattern, op, block_size, ranks, calls, steps, flops|bytes|launches|syncs "
-                           "[_per_step], seconds[_per_step])",
+                           "memory, pattern, op, block_size, ranks, threads, calls, steps, "
+                           "flops|bytes|launches|syncs [_per_step], seconds[_per_step])",
                            where(l, c->string, w, sizeof w));
         for (const cJSON *d = o->child; d != c; d = d->next)
             if (strcmp(d->string, c->string) == 0)
@@ -259,6 +259,10 @@ static int check_component_fields(const cJSON *o, const mb_stage_component *cd, 
     if (is_coll && s->ranks < 2)
         return mb_errf(err, MB_EUSAGE, "%s: a %s stage needs ranks (2 or more)", where(l, "ranks", w, sizeof w),
                        c);
+    if (s->threads && !((strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0) && s->device &&
+                        strcmp(s->device, "cpu") == 0))
+        return mb_errf(err, MB_EUSAGE, "%s: only gemm and conv stages on the CPU (\"device\": \"cpu\") have "
+                       "threads (the cores they may use)", where(l, "threads", w, sizeof w));
     (void)o;
     return MB_OK;
 }
@@ -325,16 +329,17 @@ static int read_amounts(const cJSON *o, const mb_stage_component *cd, double run
                         const loc *l, mb_err *err)
 {
     char w[512];
-    double steps, calls, ranks, block;
-    bool has_steps, has_calls, has_ranks, has_block;
+    double steps, calls, ranks, block, threads;
+    bool has_steps, has_calls, has_ranks, has_block, has_threads;
     if (get_whole(o, "steps", l, &steps, &has_steps, err) || get_whole(o, "calls", l, &calls, &has_calls, err) ||
         get_whole(o, "ranks", l, &ranks, &has_ranks, err) ||
-        get_whole(o, "block_size", l, &block, &has_block, err))
+        get_whole(o, "block_size", l, &block, &has_block, err) || get_whole(o, "threads", l, &threads, &has_threads, err))
         return err->code;
     if (!has_steps)
         steps = run_steps;
     s->count = has_calls ? (long long)calls : 0;
     s->ranks = has_ranks ? (int)ranks : 0;
+    s->threads = has_threads ? (int)threads : 0;
     s->block_size = has_block ? (long long)block : 0;
 
     const char *k;

@@ -41,6 +41,10 @@ typedef struct mb_stage {
     char *pattern;    /* disk: sequential|random */
     long long block_size; /* disk: bytes per read; copy/allreduce: bytes per call (message size) */
     int ranks;        /* collectives */
+    /* CPU stages: the cores the stage may use (0 = not said: all the
+     * machine's). A rank of N sharing a host's CPUs is held against the case
+     * of its share of them, not the machine's. */
+    int threads;
     /* The work and the time. */
     double work;      /* total over the run, in work_unit */
     char *work_unit;  /* "flop" | "byte" | "launch" | "sync" | "io" | "s" (other: time only) */
