@@ -213,12 +213,13 @@ def cpu_run_of_other_ops():
     """pytorch/examples' gat through simplify on a CPU: its matmuls 8.8% of a 5.19-s step, the rest elementwise,
     softmax and dropout over its 8 x 2708 x 2708 attention ("fwd+bwd: other ops"). Read as CPU compute only by its
     matmuls (under the 10% of a run with no GPU stage), every GPU datasheet kept the step as it was and the
-    ranking said "No GPU helps", when a GPU would run those ops too."""
+    ranking said "No GPU helps", when a GPU would run those ops too; role compute says what they are."""
     run = stage_file("cpu-other-ops.json", 3, [
         {"name": "data loading", "component": "other", "role": "data", "device": "cpu", "seconds_per_step": 1e-5},
         {"name": "fwd+bwd: matmuls", "component": "gemm", "device": "cpu", "dtype": "fp32", "flops_per_step": 5.4e10,
          "seconds_per_step": 0.458},
-        {"name": "fwd+bwd: other ops", "component": "other", "device": "cpu", "seconds_per_step": 4.73},
+        {"name": "fwd+bwd: other ops", "component": "other", "role": "compute", "device": "cpu",
+         "seconds_per_step": 4.73},
         {"name": "optimizer", "component": "other", "device": "cpu", "seconds_per_step": 0.0017}])
     here = os.path.join(SRC, "tests", "data", "cpu_quick.json")
     p = subprocess.run([MLBENCH, "gap", "--run", run, "--ceilings", here, "--target", "t4"], capture_output=True,

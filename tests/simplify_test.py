@@ -902,7 +902,7 @@ class ComputeSplit(unittest.TestCase):
         mm, rest = st["fwd+bwd: matmuls"], st["fwd+bwd: other ops"]
         self.assertEqual(mm["flops_per_step"], 2 * (2 * 64 ** 3))
         self.assertNotIn("threads", mm)   # one rank: the machine's cores are its
-        self.assertEqual(rest["component"], "other")
+        self.assertEqual((rest["component"], rest["role"]), ("other", "compute"))
         share = doc["simplify"]["compute_split"]["flop_ops_share"]
         self.assertLess(share, 0.2)
         whole = doc["simplify"]["modes"]["full"]["step_per_step"]

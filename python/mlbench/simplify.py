@@ -2836,8 +2836,8 @@ def _split_compute(compute, share):
         return [compute]
     # short names: the stage tables' name column is 24 wide
     math = dict(compute, name="fwd+bwd: %s" % ("convolutions" if compute["component"] == "conv" else "matmuls"))
-    rest = {"name": "fwd+bwd: other ops",   # mlbench gap's MB_SIMPLIFY_OTHER_OPS_STAGE
-            "component": "other", "device": compute["device"]}
+    rest = {"name": "fwd+bwd: other ops", "component": "other", "role": "compute",   # a GPU would run them too
+            "device": compute["device"]}
     for key in ("seconds_per_step", "isolated_seconds_per_step"):
         if key in compute:
             math[key] = max(compute[key] * share, 1e-9)

@@ -67,7 +67,6 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
     double eff_time = 0, eff_sum = 0;
     double compute = 0, launch = 0, sync = 0, data = 0, copy = 0, pageable = 0, comm = 0, cpu = 0;
     double cpu_matmul = 0, cpu_memory = 0, cpu_other_ops = 0;
-    bool trace = g->run->kind && strcmp(g->run->kind, "pytorch-trace") == 0;
     bool gpu_work = false;
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
@@ -114,7 +113,7 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
             cpu += secs;
             if (strcmp(c, "hostmem") == 0)
                 cpu_memory += secs;
-            else if (strcmp(s->name, trace ? MB_TRACE_CPU_OPS_STAGE : MB_SIMPLIFY_OTHER_OPS_STAGE) == 0)
+            else if (role_is(s, "compute"))
                 cpu_other_ops += secs;
         } else if (strcmp(c, "other") == 0) {
             f->unattributed_share += secs / f->wall;
@@ -857,7 +856,7 @@ static void cpu_stage_evidence(builder *b, const mb_gap *g)
         int i = g->headline ? g->headline[k] : k;
         const mb_stage *s = g->stages[i].stage;
         bool on_cpu = s->device && strcmp(s->device, "cpu") == 0;
-        if (!on_cpu || comm_stage(s) || s->role || at + strlen(s->name) + 16 >= sizeof list)
+        if (!on_cpu || comm_stage(s) || (s->role && !role_is(s, "compute")) || at + strlen(s->name) + 16 >= sizeof list)
             continue;
         at += (size_t)snprintf(list + at, sizeof list - at, "%s%s %.1f%%", at ? ", " : "", s->name,
                                100 * g->stages[i].share);

@@ -1022,11 +1022,12 @@ double mb_gap_host_compute(const mb_gap *g, char *names, size_t len)
         bool is_compute = trace && strcmp(s->component, "hostmem") == 0;
         for (size_t k = 0; k < sizeof compute / sizeof *compute; k++)
             is_compute |= strcmp(s->component, compute[k]) == 0;
-        /* the model's other ops (elementwise, softmax, indexing): a GPU runs
-         * them too; pytorch/examples' gat spent 91% of its CPU step there */
-        is_compute |= strcmp(s->component, "other") == 0 &&
-                      strcmp(s->name, trace ? MB_TRACE_CPU_OPS_STAGE : MB_SIMPLIFY_OTHER_OPS_STAGE) == 0;
-        if (!is_compute || s->role || strcmp(stage_device(s), "cpu") != 0)
+        /* the model's other ops (role compute: elementwise, softmax,
+         * indexing): a GPU runs them too; pytorch/examples' gat spent 91% of
+         * its CPU step there */
+        bool model_ops = s->role && strcmp(s->role, "compute") == 0;
+        is_compute |= model_ops;
+        if (!is_compute || (s->role && !model_ops) || strcmp(stage_device(s), "cpu") != 0)
             continue;
         secs += g->stages[i].exposed;
         if (names && at + strlen(s->name) + 3 < len)
@@ -1214,9 +1215,9 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
         snprintf(st->bound_hint, len, "%s", told->valuestring);
     else if (strcmp(c, "other") == 0 && uncounted && strcmp(s->name, MB_SIMPLIFY_COMPUTE_STAGE) == 0)
         snprintf(st->bound_hint, len, "FLOPs not counted: %s", uncounted);
-    else if (strcmp(c, "other") == 0 && simp && strcmp(s->name, MB_SIMPLIFY_OTHER_OPS_STAGE) == 0)
+    else if (strcmp(c, "other") == 0 && role_of(s, "compute"))
         snprintf(st->bound_hint, len,
-                 "the step's ops other than its matmuls and convolutions (elementwise, softmax, normalization, "
+                 "the model's ops other than its matmuls and convolutions (elementwise, softmax, normalization, "
                  "indexing, sparse products, the Python between them): no benchmark measures them as one; time only "
                  "(a profiler trace with shapes holds the memory-bound ones against host memory)");
     else if (strcmp(c, "other") == 0 && role_of(s, "communication"))

@@ -108,8 +108,8 @@ int mb_gap_project_datasheet(mb_gap *g, const mb_datasheet *d, bool target_is_gp
 /* The share of the step (exposed time) that is compute on the host CPU:
  * GEMM, convolution, attention and memory-bound stages of device cpu (a
  * trace's memory-bound CPU ops; a stage file's hostmem stage is a loader),
- * and the model's other ops (a trace's "other aten ops", simplify's
- * "fwd+bwd: other ops"), which a GPU would run instead, at a speed a CPU
+ * and the model's other ops (role compute: a trace's "other aten ops",
+ * simplify's "fwd+bwd: other ops"), which a GPU would run instead, at a speed a CPU
  * run cannot tell; `names`
  * (may be NULL) lists those stages. */
 double mb_gap_host_compute(const mb_gap *g, char *names, size_t len);

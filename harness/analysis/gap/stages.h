@@ -19,17 +19,12 @@
 /* The compute stage of a simplify stage file (python/mlbench/simplify.py): its
  * "simplify.flops_not_counted" says why it has no FLOPs. */
 #define MB_SIMPLIFY_COMPUTE_STAGE "forward+backward"
-/* On the CPU simplify splits it by time: "fwd+bwd: matmuls" (or
- * convolutions) with the FLOPs, and this one, the rest of its ops. */
-#define MB_SIMPLIFY_OTHER_OPS_STAGE "fwd+bwd: other ops"
-/* A CPU-only trace's aten ops with neither FLOPs nor bytes (trace_cpu.c). */
-#define MB_TRACE_CPU_OPS_STAGE "other aten ops"
 /* The GPU idle time no launch, sync or DataLoader call explains (a trace's host code). */
 #define MB_HOST_CODE_STAGE "host code (GPU idle)"
 
 /* A membw stage's op and a stage's role (docs/stage-format.md). */
 #define MB_STAGE_OPS "read|write|copy|triad"
-#define MB_STAGE_ROLES "data|checkpoint|eval|logging|communication"
+#define MB_STAGE_ROLES "data|checkpoint|eval|logging|communication|compute"
 
 typedef struct mb_stage {
     char *name;       /* "forward", "dataloading", ... */
@@ -66,8 +61,11 @@ typedef struct mb_stage {
      * case's `op`. */
     char *op;
     /* What the stage is for, when its component does not say it (docs/
-     * stage-format.md): data|checkpoint|eval|logging|communication; NULL = not said. The
-     * diagnosis decides from component and role, never from the name alone. */
+     * stage-format.md): data|checkpoint|eval|logging|communication|compute
+     * (the model's own ops no benchmark measures as one: a CPU step's
+     * elementwise work, simplify's "fwd+bwd: other ops", a CPU trace's "other
+     * aten ops"); NULL = not said. The diagnosis decides from component and
+     * role, never from the name alone. */
     char *role;
     /* Stage files version 2 (scripts/mlbench_simplify.py): the time the same
      * work took with the part run alone, the rest of the loop stubbed out

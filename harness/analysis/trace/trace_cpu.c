@@ -23,7 +23,7 @@
 #include "vocabulary.h"
 
 static const char *const cpu_class_names[TR_CPU_N] = { "conv (cpu)", "gemm (cpu)", "optimizer",
-                                                        "memory-bound ops (cpu)", MB_TRACE_CPU_OPS_STAGE,
+                                                        "memory-bound ops (cpu)", "other aten ops",
                                                         "collective (host)" };
 
 /* Which class a host event belongs to, or -1. */
@@ -516,11 +516,11 @@ static cJSON *part_json(cJSON *parts, const char *id, const char *name, const ch
 }
 
 /* A stage of `work` in `unit` (flop, byte), or of its time alone when work is 0. */
-static int cpu_stage(mb_run *run, const char *name, const char *comp, const char *dtype, double work,
-                     const char *unit, int64_t ns, long long count, const char *source, mb_err *err)
+static int cpu_stage(mb_run *run, const char *name, const char *comp, const char *role, const char *dtype,
+                     double work, const char *unit, int64_t ns, long long count, const char *source, mb_err *err)
 {
     double secs = (double)ns / 1e9;
-    mb_stage s = { .name = (char *)name, .component = (char *)comp, .dtype = (char *)dtype,
+    mb_stage s = { .name = (char *)name, .component = (char *)comp, .role = (char *)role, .dtype = (char *)dtype,
                    .device = "cpu", .work = work > 0 ? work : secs, .work_unit = work > 0 ? (char *)unit : "s",
                    .seconds = secs, .count = count, .source = (char *)source };
     return mb_run_add_stage(run, &s, err);
@@ -758,7 +758,8 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
                  : c == TR_CPU_MEM ? "; bytes of the innermost ops from their recorded shapes ([memory_op], a lower "
                                      "bound)"
                                    : "; FLOPs of the innermost ops with recorded shapes");
-        rc = cpu_stage(run, name, comp, dtype, work, unit, excl[k], calls, source, err);
+        rc = cpu_stage(run, name, comp, c == TR_CPU_OPS ? "compute" : NULL, dtype, work, unit, excl[k], calls, source,
+                       err); /* the model's ops: compute a GPU would run too */
         if (rc == MB_OK && work <= 0)
             rc = no_ceiling_reason(st, ev, c, name, gpus, err);
     }
@@ -767,7 +768,7 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         part_json(parts, "python", "Python and other host code", "host", python, per, wall);
         snprintf(source, sizeof source, "trace: time within the %s in no op or annotation",
                  st->n_steps ? "ProfilerSteps" : "trace");
-        rc = cpu_stage(run, "python (host code)", "other", NULL, 0, "s", python, 0, source, err);
+        rc = cpu_stage(run, "python (host code)", "other", NULL, NULL, 0, "s", python, 0, source, err);
     }
     if (rc == MB_OK && st->n_steps > 0)
         run->total_seconds = (double)wall / 1e9; /* the stages cover the steps */
