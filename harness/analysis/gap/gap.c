@@ -1007,6 +1007,11 @@ static int datasheet_assumptions(mb_gap *g, const mb_datasheet *d, const char *w
                : MB_OK;
 }
 
+static bool role_of(const mb_stage *s, const char *role)
+{
+    return s->role && strcmp(s->role, role) == 0;
+}
+
 double mb_gap_host_compute(const mb_gap *g, char *names, size_t len)
 {
     static const char *const compute[] = { "gemm", "conv", "attention", "membw", "peak" };
@@ -1025,7 +1030,7 @@ double mb_gap_host_compute(const mb_gap *g, char *names, size_t len)
         /* the model's other ops (role compute: elementwise, softmax,
          * indexing): a GPU runs them too; pytorch/examples' gat spent 91% of
          * its CPU step there */
-        bool model_ops = s->role && strcmp(s->role, "compute") == 0;
+        bool model_ops = role_of(s, "compute");
         is_compute |= model_ops;
         if (!is_compute || (s->role && !model_ops) || strcmp(stage_device(s), "cpu") != 0)
             continue;
@@ -1162,11 +1167,6 @@ static void gpu_skip_reason(const mb_ceilings *c, char *buf, size_t len)
             return;
         }
     }
-}
-
-static bool role_of(const mb_stage *s, const char *role)
-{
-    return s->role && strcmp(s->role, role) == 0;
 }
 
 static bool is_cpu_other(const mb_stage *s)
