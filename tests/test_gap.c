@@ -998,6 +998,52 @@ static void test_diagnosis_step_table(void **state)
     mb_run_free(&r);
 }
 
+/* The GPU idle in host code, told apart by the host's time per recorded op:
+ * 6 ms of a 10 ms step over 1000 ops is 6 us each, what dispatching them
+ * costs (host overhead, launch bound), though 50 kernels per step and no
+ * launch ceiling give no other sign of it; over 100 ops it is 60 us each,
+ * the host running code of its own (CPU compute bound). The H100 and H200
+ * traces of one conv net were once read one way each. */
+static void test_diagnosis_host_time_per_op(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    mb_run r;
+    mb_run_init(&r);
+    mb_stage s = { .name = "x", .component = "other", .work = 1, .work_unit = "s", .seconds = 1 };
+    assert_int_equal(mb_run_add_stage(&r, &s, &err), MB_OK);
+    r.total_seconds = 1;
+    r.steps = 2;
+    static const char *const ops[] = { "2000", "200" };
+    static const char *const expect[] = { "launch_bound", "cpu_compute_bound" };
+    for (int i = 0; i < 2; i++) {
+        char ev[512];
+        snprintf(ev, sizeof ev,
+                 "{\"host\":{\"ops\":%s},\"step\":{\"steps\":2,\"seconds\":0.01,\"gpu_busy_share\":0.40,"
+                 "\"kernels_per_step\":50,\"parts\":[{\"id\":\"memory_bound\",\"share\":0.40},"
+                 "{\"id\":\"host\",\"share\":0.60}]}}",
+                 ops[i]);
+        r.evidence = cJSON_Parse(ev);
+        mb_gap g;
+        mb_diagnosis d;
+        assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+        assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+        CLOSE(d.fig.ops_per_step, i == 0 ? 1000 : 100);
+        CLOSE(d.fig.host_op_s, i == 0 ? 6e-6 : 60e-6);
+        assert_string_equal(d.findings[0].id, expect[i]);
+        assert_false(has_finding(&d, expect[1 - i]));
+        assert_true(finding_says(&d.findings[0], i == 0 ? "6 us per op the trace recorded (1000 per step): what "
+                                                          "dispatching them costs"
+                                                        : "60 us per op the trace recorded (100 per step): more "
+                                                          "than dispatching them costs"));
+        mb_diagnosis_free(&d);
+        mb_gap_free(&g);
+        cJSON_Delete(r.evidence);
+        r.evidence = NULL;
+    }
+    mb_run_free(&r);
+}
+
 /* A trace's copies: the pageable share is the steps' (the stages, exposed),
  * never the whole trace's evidence "copies", which hold copies outside the
  * steps too (kineto's tb_plugin ResNet-50: 2.4% pageable beside 1.9% of all
@@ -1638,6 +1684,7 @@ int main(void)
         cmocka_unit_test(test_diagnosis_copies_in_steps),
         cmocka_unit_test(test_diagnosis_data_loading),
         cmocka_unit_test(test_diagnosis_launch_bound),
+        cmocka_unit_test(test_diagnosis_host_time_per_op),
         cmocka_unit_test(test_diagnosis_sync_bound),
         cmocka_unit_test(test_diagnosis_gpu_compute_bound),
         cmocka_unit_test(test_diagnosis_cpu_bound_and_copies),

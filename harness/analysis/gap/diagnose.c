@@ -338,6 +338,19 @@ static double component_seconds(const mb_gap *g, const char *component)
     return sum;
 }
 
+/* The GPU-idle host time of a step per op the trace recorded in it: a host
+ * that spends a few microseconds per op is dispatching them (framework,
+ * Python, launches), whatever the kernels' length; one that spends far more
+ * per op runs code of its own between them. */
+static void host_time_per_op(const cJSON *ev, const cJSON *step, mb_diag_figures *f)
+{
+    double ops = ev_num(ev, "host.ops"), n = ev_num(step, "steps"), t = ev_num(step, "seconds");
+    if (ops > 0 && n > 0 && t > 0) {
+        f->ops_per_step = ops / n;
+        f->host_op_s = (f->launch_idle_share + f->host_idle_share) * t / f->ops_per_step;
+    }
+}
+
 void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *f)
 {
     memset(f, 0, sizeof *f);
@@ -355,6 +368,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     figures_from_stages(g, t, f);
     f->kernels_per_step = -1;
     f->median_kernel_s = -1;
+    f->host_op_s = f->ops_per_step = -1;
     f->launch_ceiling_s = -1;
     figures_from_ceilings(g, f);
     figures_from_memory_stage(g, f);
@@ -376,6 +390,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
         if (cJSON_IsObject(step) && !f->cpu_only) {
             f->source = "the trace's step table";
             figures_from_step(step, f);
+            host_time_per_op(g->run->evidence, step, f);
             /* the host's time in syncs is the steps' (the sync stages), not
              * the whole trace's: the profiler's closing synchronize and the
              * syncs before a step's first launch are no step's (TraceLens's
@@ -503,7 +518,7 @@ static const char *pct(char *buf, size_t len, double share)
 
 typedef struct th {
     double gcb_util, gcb_share;
-    double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short;
+    double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short, lb_op;
     double sb_share, sb_util;
     double cc_share, cc_cpu, cc_gpu, cc_launch;
     double dl_share, cp_share, cm_share, eff_low, pw_share;
@@ -522,6 +537,7 @@ static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
         mb_ini_number(t, "launch_bound", "idle_covered_min", &x->lb_cover, err) ||
         mb_ini_number(t, "launch_bound", "kernels_per_step_min", &x->lb_kps, err) ||
         mb_ini_number(t, "launch_bound", "short_kernel_launches", &x->lb_short, err) ||
+        mb_ini_number(t, "launch_bound", "host_us_per_op_max", &x->lb_op, err) ||
         mb_ini_number(t, "sync_bound", "share_min", &x->sb_share, err) ||
         mb_ini_number(t, "sync_bound", "gpu_utilization_max", &x->sb_util, err) ||
         mb_ini_number(t, "cpu_compute_bound", "share_min", &x->cc_share, err) ||
@@ -606,13 +622,19 @@ static void us_each(char *buf, size_t len, double seconds, double count)
 
 /* Step table: kernels so short that launching them costs about as much as
  * running them (median kernel against the measured launch ceiling; without
- * a launch ceiling, many kernels per step), or launch calls covering most of
- * the idle time, mark host overhead (the host cannot feed the GPU) rather
- * than host compute. */
+ * a launch ceiling, many kernels per step), launch calls covering most of
+ * the idle time, or an idle host time per recorded op no longer than
+ * dispatching an op takes, mark host overhead (the host cannot feed the
+ * GPU) rather than host compute. The last one keeps a loop of medium
+ * kernels and thousands of ops per step from reading as CPU compute: the
+ * same conv net on an H100 (median kernel 2.2x the launch cost) and an H200
+ * (1.7x) was once called CPU compute bound on one, launch bound on the other. */
 static bool host_overhead_signature(const mb_diag_figures *f, const th *x)
 {
     double hostov = f->launch_idle_share + f->host_idle_share;
     if (hostov > 0 && f->launch_idle_share >= x->lb_cover * hostov)
+        return true;
+    if (f->host_op_s > 0 && f->host_op_s <= x->lb_op * 1e-6)
         return true;
     if (f->median_kernel_s > 0 && f->launch_ceiling_s > 0)
         return f->median_kernel_s <= x->lb_short * f->launch_ceiling_s;
@@ -636,6 +658,14 @@ static void kernel_evidence(builder *b, const mb_diag_figures *f, const th *x)
             EVIDENCE(b, "median kernel about %s (no launch ceiling measured to compare with: host overhead at %.0f "
                         "kernels per step or more)",
                      e, x->lb_kps);
+    }
+    if (f->host_op_s > 0) {
+        us_each(e, sizeof e, f->host_op_s, 1);
+        EVIDENCE(b, "the GPU's idle time in host code is %s per op the trace recorded (%.0f per %s): %s (host "
+                    "overhead at %.0f us per op or less)",
+                 e, f->ops_per_step, f->span,
+                 f->host_op_s <= x->lb_op * 1e-6 ? "what dispatching them costs" : "more than dispatching them costs",
+                 x->lb_op);
     }
 }
 
