@@ -75,6 +75,10 @@ check "  and says where" has "no/such/dir" "$WORK/err"
 "$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price A=3 --price B=0.2 >"$WORK/a.txt" 2>"$WORK/err"
 check "--price by letter" test $? -eq 0
 check "  A priced" has "A: NVIDIA H100 80GB HBM3, 3 USD/hour" "$WORK/a.txt"
+# several in one --price, as people type them (it read as one name, "A=3,B")
+"$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price A=3,B=0.2 >"$WORK/a2.txt" 2>"$WORK/err"
+check "--price A=3,B=0.2" test $? -eq 0
+check "  the same as two --price" cmp -s "$WORK/a.txt" "$WORK/a2.txt"
 "$MLBENCH" compare "$H100" "$D/cpu_quick.json" --price "NVIDIA H100 80GB HBM3=3" --price "AMD EPYC=0.2" \
   >"$WORK/u.txt" 2>"$WORK/err"
 check "--price by label" test $? -eq 0

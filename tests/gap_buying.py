@@ -109,6 +109,10 @@ def priced():
     check("prices: ranked by cost", m["ranked_by"] == "cost", m["ranked_by"])
     check("prices: the priced machines first, by cost per step", priced_n == 3 and
           costs[:3] == sorted(costs[:3]) and all(c is None for c in costs[3:]), costs)
+    listed = rows(gap(t, "--target", "b200,h100-sxm,l40s,a100-sxm-80gb", "--price", "b200=5.5,h100-sxm=2.9,l40s=1.0"))
+    check("prices: one --price with a comma list prices each machine as one --price each (it read as one name)",
+          [(x["machine"], x.get("usd_per_step")) for x in listed] == [(x["machine"], x.get("usd_per_step")) for x in r],
+          listed)
     cheapest = r[0]["machine"]
     fastest = min(r, key=lambda x: x["step_seconds"])["machine"]
     check("prices: one sentence names the cheapest and the fastest",

@@ -37,42 +37,75 @@ static void price_names(const mb_ceilings *m, int n_m, char *const *labels, char
     }
 }
 
+static int parse_price(const mb_ceilings *m, int n_m, char *const *labels, const char *spec, double *price,
+                       mb_err *err)
+{
+    const char *eq = strrchr(spec, '=');
+    if (eq == NULL || eq == spec)
+        return mb_errf(err, MB_EUSAGE,
+                       "--price %s: expected NAME=USD_PER_HOUR (NAME: letter, label, host or file)", spec);
+    char *end;
+    errno = 0;
+    double usd = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end != '\0' || errno || !isfinite(usd) || usd <= 0)
+        return mb_errf(err, MB_EUSAGE, "--price %s: '%s' is not a positive price in USD per hour", spec,
+                       eq + 1);
+    size_t n = (size_t)(eq - spec);
+    int hits = 0, first = -1;
+    for (int i = 0; i < n_m; i++)
+        if (label_fits(&m[i], i, labels[i], spec, n)) {
+            if (hits == 0)
+                first = i;
+            hits++;
+        }
+    /* one price, one machine: two machines on a host named "vm" must not both get it */
+    if (hits > 1)
+        return mb_errf(err, MB_EUSAGE, "--price %s: '%.*s' names %d machines; give each its letter (A, B, ...)",
+                       spec, (int)n, spec, hits);
+    if (hits == 1)
+        price[first] = usd;
+    if (hits == 0) {
+        char names[1024];
+        price_names(m, n_m, labels, names, sizeof names);
+        return mb_errf(err, MB_EUSAGE, "--price %s: '%.*s' names no machine compared; names: %s", spec,
+                       (int)n, spec, names);
+    }
+    return MB_OK;
+}
+
+/* A --price of several, NAME=USD,NAME=USD: every comma-separated part has
+ * its '=' (a NAME may be a file whose name holds a comma). */
+static bool is_price_list(const char *s)
+{
+    if (strchr(s, ',') == NULL)
+        return false;
+    for (const char *part = s;;) {
+        const char *comma = strchr(part, ','), *eq = strchr(part, '=');
+        if (eq == NULL || (comma && eq > comma))
+            return false;
+        if (comma == NULL)
+            return true;
+        part = comma + 1;
+    }
+}
+
 static int parse_prices(const mb_ceilings *m, int n_m, char *const *labels, const char *const *prices, int n_prices,
                         double *price, mb_err *err)
 {
-    for (int p = 0; p < n_prices; p++) {
-        const char *eq = strrchr(prices[p], '=');
-        if (eq == NULL || eq == prices[p])
-            return mb_errf(err, MB_EUSAGE,
-                           "--price %s: expected NAME=USD_PER_HOUR (NAME: letter, label, host or file)", prices[p]);
-        char *end;
-        errno = 0;
-        double usd = strtod(eq + 1, &end);
-        if (end == eq + 1 || *end != '\0' || errno || !isfinite(usd) || usd <= 0)
-            return mb_errf(err, MB_EUSAGE, "--price %s: '%s' is not a positive price in USD per hour", prices[p],
-                           eq + 1);
-        size_t n = (size_t)(eq - prices[p]);
-        int hits = 0, first = -1;
-        for (int i = 0; i < n_m; i++)
-            if (label_fits(&m[i], i, labels[i], prices[p], n)) {
-                if (hits == 0)
-                    first = i;
-                hits++;
-            }
-        /* one price, one machine: two machines on a host named "vm" must not both get it */
-        if (hits > 1)
-            return mb_errf(err, MB_EUSAGE, "--price %s: '%.*s' names %d machines; give each its letter (A, B, ...)",
-                           prices[p], (int)n, prices[p], hits);
-        if (hits == 1)
-            price[first] = usd;
-        if (hits == 0) {
-            char names[1024];
-            price_names(m, n_m, labels, names, sizeof names);
-            return mb_errf(err, MB_EUSAGE, "--price %s: '%.*s' names no machine compared; names: %s", prices[p],
-                           (int)n, prices[p], names);
+    int rc = MB_OK;
+    for (int p = 0; rc == MB_OK && p < n_prices; p++) {
+        if (!is_price_list(prices[p])) {
+            rc = parse_price(m, n_m, labels, prices[p], price, err);
+            continue;
         }
+        char *copy = strdup(prices[p]), *save = NULL;
+        if (copy == NULL)
+            return mb_errf(err, MB_ESYS, "out of memory");
+        for (char *one = strtok_r(copy, ",", &save); rc == MB_OK && one; one = strtok_r(NULL, ",", &save))
+            rc = parse_price(m, n_m, labels, one, price, err);
+        free(copy);
     }
-    return MB_OK;
+    return rc;
 }
 
 double mb_compare_per_usd(double rate, double usd_per_hour)

@@ -424,6 +424,20 @@ static int set_price(mb_ranking *r, const char *spec, const char *where, mb_err 
                    (int)n, spec, names);
 }
 
+/* --price NAME=USD, or several at once as NAME=USD,NAME=USD (the form
+ * people type; it once read as one name up to the last '='). */
+static int set_price_list(mb_ranking *r, const char *list, mb_err *err)
+{
+    char *copy = strdup(list), *save = NULL;
+    if (copy == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    int rc = MB_OK;
+    for (char *one = strtok_r(copy, ",", &save); rc == MB_OK && one; one = strtok_r(NULL, ",", &save))
+        rc = set_price(r, one, "--price", err);
+    free(copy);
+    return rc;
+}
+
 static int read_prices(mb_ranking *r, const char *path, mb_err *err)
 {
     FILE *f = fopen(path, "r");
@@ -975,7 +989,7 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
     mb_ini_free(&errors);
     list_free(&names);
     for (int i = 0; rc == MB_OK && i < o->n_prices; i++)
-        rc = set_price(r, o->prices[i], "--price", err);
+        rc = set_price_list(r, o->prices[i], err);
     if (rc == MB_OK && o->prices_file)
         rc = read_prices(r, o->prices_file, err);
     for (int i = 0; i < r->n; i++) /* with prices: ranked by cost per step */
