@@ -939,6 +939,55 @@ class ComputeSplit(unittest.TestCase):
         self.assertNotIn("fwd+bwd: other ops", st)
 
 
+class BatchMix(unittest.TestCase):
+    """The modes that stub the loader run the step on the full loop's batches in their mix of shapes:
+    pytorch/examples' super_resolution (200 images, batch 64) ends every epoch on a batch of 8, its full loop's
+    step averaged 2.6 s and the step alone, on one batch of 64, 3.3 s: "the isolated figures are not reliable"."""
+
+    def test_a_short_last_batch(self):
+        w = torch.randn(16, 16, requires_grad=True)
+        batches = [torch.randn(8, 16)] * 3 + [torch.randn(2, 16)]   # an epoch: three of 8, one of 2
+
+        def step(b):
+            (b @ w).sum().backward()
+            time.sleep(0.004 * len(b))   # 32 ms a batch of 8, 8 ms one of 2: 26 ms a step on average
+
+        doc = ms.simplify(batches, step, seconds=0.6, warmup=0.05, log=None)
+        m = doc["simplify"]["modes"]
+        full, alone = m["full"]["step_per_step"], m["step"]["seconds_per_step"]
+        self.assertTrue(within(alone, full, 0.10), (alone, full))   # one batch of 8 alone: 32 ms, +23%
+        mix = doc["simplify"]["batch_mix"]
+        counts = {h["batch"][0][0]: h["count"] for h in mix["held"]}
+        self.assertEqual(set(counts), {"(8, 16)", "(2, 16)"})
+        self.assertEqual(sum(counts.values()), m["full"]["steps"])
+        self.assertEqual((mix["shapes"], mix["held_share"]), (2, 1.0))
+        self.assertAlmostEqual(counts["(8, 16)"] / sum(counts.values()), 0.75, delta=0.1)
+        # the FLOPs are the mix's: 2 x 2 x n x 16 x 16 a batch of n (forward, and w's gradient)
+        mean_n = (8 * counts["(8, 16)"] + 2 * counts["(2, 16)"]) / sum(counts.values())
+        self.assertAlmostEqual(flop_stage(doc)["flops_per_step"], 1024 * mean_n, places=6)
+        self.assertEqual(len(m["step"]["batches"]), 2)
+        self.assertIn("took 2 shapes", "\n".join(ms.summary(doc)))
+        # the loader's items per batch are its batches' mean (6.5), not the first batch's 8
+        self.assertTrue(within(doc["simplify"]["data_loading"]["items_per_batch"], 6.5, 0.05),
+                        doc["simplify"]["data_loading"]["items_per_batch"])
+
+    def test_one_shape_is_one_batch(self):
+        doc = ms.simplify([torch.randn(4, 4)] * 3, lambda b: None, seconds=0.1, warmup=0.02, log=None)
+        self.assertNotIn("batch_mix", doc["simplify"])
+        self.assertNotIn("batches", doc["simplify"]["modes"]["step"])
+
+    def test_shapes_held_and_their_order(self):
+        mix = ms._BatchMix()
+        for n in (1, 2, 3, 4, 5, 6, 1, 1):
+            mix.add(torch.zeros(n, 2))
+        self.assertEqual([len(b) for b, _ in mix.kept()], [1, 2, 3, 4])   # the first MIX_KEEP shapes
+        self.assertEqual([k for _, k in mix.kept()], [0.5, 1 / 6, 1 / 6, 1 / 6])
+        self.assertAlmostEqual(mix.covered(), 6 / 8)
+        self.assertEqual(mix.mean_bytes(), 4 * 2 * (1 + 2 + 3 + 4 + 5 + 6 + 1 + 1) / 8)
+        pick = ms._weighted_cycle([0.75, 0.25])
+        self.assertEqual([pick() for _ in range(8)], [0, 0, 1, 0, 0, 0, 1, 0])
+
+
 class OverlapWords(unittest.TestCase):
     def test_known_cases(self):
         """full ~ max: overlapped; full ~ sum: one after another; above the sum: contention."""

@@ -75,6 +75,9 @@ from .stages import FORMAT, write_json_atomic
 VERSION = 2
 MODES = ("full", "loader", "step", "transfer", "no_optimizer", "no_collective", "collective")
 DATASET_MODES = ("full", "loader")   # the modes that read the dataset (and start with it cold)
+# The batches of the full loop's measured window by shape (_BatchMix): the modes that stub the loader run the step on
+# them in the same mix, holding one batch of each of the first MIX_KEEP shapes.
+MIX_KEEP = 4
 # Fraction of the storage reads below which a loader counts as served from the
 # page cache: its bytes are then held against host memory, not the disk.
 PAGE_CACHE_SHARE = 0.5
@@ -1597,6 +1600,66 @@ def _main_thread():
     return threading.current_thread() is threading.main_thread()
 
 
+class _BatchMix:
+    """The full loop's measured batches by shape (batch_signature): how many
+    of each, their bytes, and one batch of each of the first MIX_KEEP shapes,
+    held for the modes that stub the loader. pytorch/examples'
+    super_resolution (200 images, batch 64) ends each epoch on a batch of 8:
+    its full loop averaged 3 steps of 64 and one of 8 (2.6 s a step) while
+    the step alone repeated one of 64 (3.3 s), read as "the isolated figures
+    are not reliable"."""
+
+    def __init__(self):
+        self.shapes = {}    # signature -> [a batch of it or None, how many]
+        self.n = 0
+        self.bytes = 0
+
+    def add(self, batch):
+        key = tuple(batch_signature(batch))
+        e = self.shapes.get(key)
+        if e is None:
+            held = sum(1 for v in self.shapes.values() if v[0] is not None)
+            e = self.shapes[key] = [batch if held < MIX_KEEP else None, 0]
+        e[1] += 1
+        self.n += 1
+        self.bytes += batch_bytes(batch)
+
+    def kept(self):
+        """[(batch, share)] of the shapes held, their shares among them."""
+        held = [(b, k) for b, k in self.shapes.values() if b is not None]
+        total = sum(k for _, k in held)
+        return [(b, k / total) for b, k in held]
+
+    def covered(self):
+        """The share of the measured batches whose shape is held."""
+        return sum(k for b, k in self.shapes.values() if b is not None) / self.n if self.n else 1.0
+
+    def mean_bytes(self):
+        return self.bytes / self.n if self.n else None
+
+    def describe(self):
+        """{"shapes", "batches", "held": [{"batch", "count"}], "held_share"}: for the stage file."""
+        return {"shapes": len(self.shapes), "batches": self.n,
+                "held": [{"batch": [list(map(str, x)) for x in key], "count": k}
+                         for key, (b, k) in self.shapes.items() if b is not None],
+                "held_share": self.covered()}
+
+
+def _weighted_cycle(shares):
+    """A function giving indices into shares so that each comes up in its
+    share, spread out (smooth weighted round robin): 0.75/0.25 gives
+    0, 0, 1, 0, 0, 0, 1, 0, ..."""
+    credit = [0.0] * len(shares)
+
+    def pick():
+        for i, w in enumerate(shares):
+            credit[i] += w
+        j = max(range(len(shares)), key=lambda i: credit[i])
+        credit[j] -= sum(shares)
+        return j
+    return pick
+
+
 class Simplifier:
     """Runs the modes and keeps their figures. See simplify() for the arguments."""
 
@@ -1642,6 +1705,7 @@ class Simplifier:
         self.interrupted = None
         self.host_batch = None
         self.dev_batch = None
+        self.mix = _BatchMix()  # the full loop's measured batches by shape
         self.cold = cache == "cold"
         self.drop_caches = bool(drop_caches)
         self.kernel = _Kernel()
@@ -1750,7 +1814,7 @@ class Simplifier:
     def _mode_loader(self, devices):
         state = {"it": iter(self.loader), "epochs": 0}
         sink = [0, 0]
-        m = {"batches": 0, "bytes_in_batches": 0}
+        m = {"batches": 0, "bytes_in_batches": 0, "items_in_batches": 0}
 
         def body():
             b = self._next(state)
@@ -1761,10 +1825,11 @@ class Simplifier:
                 self.host_batch = b
             m["batches"] += 1
             m["bytes_in_batches"] += batch_bytes(b)
+            m["items_in_batches"] += _item_count(b)
 
         # warm-up by hand: the I/O window must start after it, on the same iterator
         target = self._warm_up(body, agree=False)
-        m.update(batches=0, bytes_in_batches=0)
+        m.update(batches=0, bytes_in_batches=0, items_in_batches=0)
         devices = self._devices(devices)
         a = ProcSnapshot()
         da, ca = _diskstats({d["name"] for d in devices})[0], _machine_cpu()
@@ -1811,6 +1876,8 @@ class Simplifier:
             t1 = self.clock()
             if self.host_batch is None:
                 self.host_batch = b
+            if state.get("measuring"):
+                self.mix.add(b)
             d = self.transfer(b)
             t2 = self.clock()
             self.step(d)
@@ -1833,6 +1900,8 @@ class Simplifier:
             devices = self._devices(devices)
             a = ProcSnapshot()
             da = _diskstats({d["name"] for d in devices})[0]
+            self.mix = _BatchMix()
+            state["measuring"] = True
             t0 = self.clock()
             while self._measuring(target, count[0], t0):
                 body()
@@ -1939,21 +2008,38 @@ class Simplifier:
             self._sync()
         return self.dev_batch
 
+    def _device_mix(self):
+        """[(batch on the device, share)]: the full loop's measured batches
+        by shape, one of each of the first MIX_KEEP shapes, in their shares;
+        one batch when they all had one shape (or mode full did not run)."""
+        kept = self.mix.kept()
+        if len(kept) < 2:
+            return [(self._device_batch(), 1.0)]
+        if not hasattr(self, "_dev_mix"):
+            self._dev_mix = [(self.transfer(b), share) for b, share in kept]
+            self._sync()
+        return self._dev_mix
+
     def _step_mode(self, patches=(), timers=()):
-        d = self._device_batch()
+        mix = self._device_mix()
+        d = mix[0][0]
         sig = batch_signature(d)
+        pick = _weighted_cycle([share for _, share in mix])
         for p in patches:
             p.__enter__()
         for _, t in timers:
             t.__enter__()
         try:
-            n, secs = self._loop(lambda: self.step(d), lambda: [t.reset() for _, t in timers])
+            n, secs = self._loop(lambda: self.step(mix[pick()][0]), lambda: [t.reset() for _, t in timers])
         finally:
             for _, t in reversed(timers):
                 t.__exit__(None, None, None)
             for p in reversed(patches):
                 p.__exit__(None, None, None)
         m = {"steps": n, "seconds": secs, "seconds_per_step": secs / n, "batch": [list(map(str, s)) for s in sig]}
+        if len(mix) > 1:
+            m["batches"] = [{"batch": [list(map(str, s)) for s in batch_signature(b)], "share": share}
+                            for b, share in mix]
         _timer_figures(m, timers, n)
         return m
 
@@ -2039,24 +2125,47 @@ class Simplifier:
                 "bucket_bytes": [f.numel() * f.element_size() for f in flats], "dtype": _DTYPE_NAMES.get(str(flats[0].dtype), "fp32")}
 
     def mode_transfer(self):
-        """The host-to-device copy alone, on one real host batch."""
+        """The host-to-device copy alone, on the full loop's host batches in
+        their mix (_BatchMix), or one real host batch."""
         if self.host_batch is None:
             self.host_batch = next(iter(self.loader))
-        hb = self.host_batch
-        n, secs = self._loop(lambda: self.transfer(hb))
-        return {"copies": n, "seconds": secs, "seconds_per_copy": secs / n, "bytes_per_copy": batch_bytes(hb),
+        mix = self.mix.kept() if len(self.mix.kept()) > 1 else [(self.host_batch, 1.0)]
+        pick = _weighted_cycle([share for _, share in mix])
+        n, secs = self._loop(lambda: self.transfer(mix[pick()][0]))
+        hb = mix[0][0]
+        return {"copies": n, "seconds": secs, "seconds_per_copy": secs / n,
+                "bytes_per_copy": sum(batch_bytes(b) * share for b, share in mix),
                 "pinned": _pinned(hb), "tensors": sum(1 for _ in _leaves(hb))}
 
     def _count_flops(self):
         """FLOPs of one step as torch's profiler counts them (matmuls forward
         and backward, forward convolutions) with the convolutions it leaves
-        out (_conv_flops_torch_leaves_out), or the user's figure."""
+        out (_conv_flops_torch_leaves_out), or the user's figure. A loop whose
+        batches take several shapes (_BatchMix) counts one step of each, in
+        their shares: the step alone runs them so, and the full loop's time
+        is theirs."""
         if self.flops_per_step:
             return float(self.flops_per_step), "given"
         t = _torch()
         if not self.count_flops or t is None:
             return 0.0, None
-        d = self._device_batch()
+        flops = conv = 0.0
+        # the commonest shape first: its dtypes, sparse products and split are the step's
+        for i, (d, share) in enumerate(sorted(self._device_mix(), key=lambda x: -x[1])):
+            counted = self._profile_flops(t, d, i == 0)
+            if counted is None:
+                return 0.0, None
+            flops += share * counted[0]
+            conv += share * counted[1]
+        self.conv_flops = conv
+        return flops, ("torch profiler (with_flops: matmuls forward and backward, convolutions forward; "
+                       "mlbench: transposed convolutions, and backward convolutions at twice their "
+                       "forward's; no attention, normalization or elementwise op)" if flops else None)
+
+    def _profile_flops(self, t, d, main):
+        """(FLOPs, of them the convolutions') of one profiled step on batch d,
+        or None when they cannot be counted (flops_why says why); the main
+        batch also sets the math dtype and, on the CPU, the FLOP ops' share."""
         watch = _MathDtypes(max_ops=FLOP_COUNT_MAX_OPS)
         try:
             with t.autograd.profiler.profile(with_flops=True, record_shapes=True) as prof, watch:
@@ -2070,27 +2179,25 @@ class Simplifier:
                               "million ops, held 23 GB before it was stopped): stopped there, not counted; give "
                               "flops_per_step (the step was left where it stopped)" % FLOP_COUNT_MAX_OPS)
             self._say("FLOPs not counted: %s", self.flops_why)
-            return 0.0, None
+            return None
         except Exception as exc:  # a profiler that cannot count is no error of the user's code
             self.flops_why = "%s: %s" % (type(exc).__name__, exc)
             self._say("FLOPs not counted: %s", exc)
-            return 0.0, None
-        self.math_dtype = watch.dominant()
+            return None
+        if main:
+            self.math_dtype = watch.dominant()
         counted = _outermost_flop_events(prof.function_events)
         sparse = _sparse_flop_events(prof.function_events, counted)
         if sparse:
             counted = [e for e in counted if id(e) not in sparse]
             if not self._dense_flops_hold(prof.function_events, sparse, sum(e.flops for e in counted)):
-                return 0.0, None
+                return None
         flops = sum(e.flops for e in counted)
         conv_extra = _conv_flops_torch_leaves_out(prof.function_events)
-        self.conv_flops = float(sum(e.flops for e in counted if "conv" in e.name.lower()) + conv_extra)
-        flops += conv_extra
-        if not self.cuda and flops:
+        if main and not self.cuda and flops:
             self.flop_share = _flop_share(prof.function_events, counted, wall_us)
-        return float(flops), ("torch profiler (with_flops: matmuls forward and backward, convolutions forward; "
-                              "mlbench: transposed convolutions, and backward convolutions at twice their "
-                              "forward's; no attention, normalization or elementwise op)" if flops else None)
+        return (float(flops + conv_extra),
+                float(sum(e.flops for e in counted if "conv" in e.name.lower()) + conv_extra))
 
     def _dense_flops_hold(self, events, sparse, dense_flops):
         """Whether the step's dense FLOPs still describe its compute once its
@@ -2325,6 +2432,11 @@ def build_document(s):
         info["flops_not_counted"] = s.flops_why
     if getattr(s, "sparse_matmuls", None):
         info["sparse_matmuls"] = s.sparse_matmuls
+    if len(s.mix.shapes) > 1:
+        info["batch_mix"] = dict(s.mix.describe(), how=(
+            "the full loop's measured batches took several shapes: the modes that stub the loader ran the step "
+            "(and the copy) on one batch of each held shape in their shares, and the FLOPs counted are their "
+            "mean"))
     if getattr(s, "flop_share", None) is not None and getattr(s, "flops", 0):
         info["compute_split"] = {"flop_ops_share": s.flop_share,
                                  "how": "the share of one profiled step's compute (less its optimizer) in the ops "
@@ -2424,7 +2536,8 @@ def _data_loading(s):
     # they hand over through a pipe), or in the loop without workers
     reads = _read_call_bytes(ld) / n
     faults = ld.get("major_faults", 0) / n
-    items = _item_count(s.host_batch)
+    # the mean over the batches the loader made (an epoch's short last batch counts), or one batch's
+    items = ld["items_in_batches"] / n if ld.get("items_in_batches") else _item_count(s.host_batch)
     workers = ld.get("workers", 0)
     cpu = (ld["worker_cpu_seconds"] + ld["main_cpu_seconds"]) / n
     # the busier side of the pipeline: the workers (on as many CPUs as they can use) or the main process
@@ -2759,7 +2872,7 @@ def _stages(s, full, dl):
     if s.has_transfer:
         st = {"name": "host to device copy", "component": "copy", "direction": "h2d",
               "seconds_per_step": max(full["transfer_per_step"], 1e-9)}
-        nbytes = batch_bytes(s.host_batch) if s.host_batch is not None else 0
+        nbytes = s.mix.mean_bytes() or (batch_bytes(s.host_batch) if s.host_batch is not None else 0)
         if tr:
             st.update(memory="pinned" if tr["pinned"] else "pageable",
                       isolated_seconds_per_step=tr["seconds_per_copy"])
@@ -2993,7 +3106,9 @@ def _loading_lines(info, stage=None):
             text = "CPU-bound: %s of CPU per item%s %s; its processes on a CPU %s of the time%s%s " \
                    "(%s/batch from storage%s)" % (
                        _ms(dl["cpu_seconds_per_item"]) if dl["cpu_seconds_per_item"] is not None else "?",
-                       " (%d a batch, its first tensor's first dimension)" % items if items else "", where,
+                       " (%s a batch, its first tensor's first dimension)" % (
+                           "%d" % items if float(items).is_integer() else "%.1f on average" % items)
+                       if items else "", where,
                        _pct(dl["cpu_busy_share"]),
                        " and waiting for one %s more (the machine's CPUs %s busy: other work held them; with the "
                        "CPUs to itself about %s/batch)" % (
@@ -3082,6 +3197,15 @@ def summary(doc):
     lines.extend(_loading_lines(info, stage))
     if "step" in m:
         lines.append("step alone     %s/step" % _ms(m["step"]["seconds_per_step"]))
+    mix = info.get("batch_mix")
+    if mix:
+        held = ", ".join("%s (%d)" % ("x".join(d for d in mix_b["batch"][0][0].strip("()").replace(" ", "").split(",")
+                                               if d) or "scalar", mix_b["count"]) for mix_b in mix["held"])
+        lines.append("batches        the full loop's %d batches took %d shapes (first tensor, batches: %s): the step alone ran "
+                     "on them in that mix%s" % (mix["batches"], mix["shapes"], held,
+                                                "" if mix["held_share"] >= 1 else
+                                                ", on the first %d shapes (%.0f%% of the batches)"
+                                                % (len(mix["held"]), 100 * mix["held_share"])))
     if "transfer" in m:
         lines.append("copy alone     %s/batch (%s)" % (_ms(m["transfer"]["seconds_per_copy"]),
                                                        "pinned" if m["transfer"]["pinned"] else "pageable"))
