@@ -1706,6 +1706,7 @@ class Simplifier:
         self.host_batch = None
         self.dev_batch = None
         self.mix = _BatchMix()  # the full loop's measured batches by shape
+        self._dev_mix = None    # ... on the device (_device_mix)
         self.cold = cache == "cold"
         self.drop_caches = bool(drop_caches)
         self.kernel = _Kernel()
@@ -2015,7 +2016,7 @@ class Simplifier:
         kept = self.mix.kept()
         if len(kept) < 2:
             return [(self._device_batch(), 1.0)]
-        if not hasattr(self, "_dev_mix"):
+        if self._dev_mix is None:
             self._dev_mix = [(self.transfer(b), share) for b, share in kept]
             self._sync()
         return self._dev_mix
@@ -2129,7 +2130,9 @@ class Simplifier:
         their mix (_BatchMix), or one real host batch."""
         if self.host_batch is None:
             self.host_batch = next(iter(self.loader))
-        mix = self.mix.kept() if len(self.mix.kept()) > 1 else [(self.host_batch, 1.0)]
+        mix = self.mix.kept()
+        if len(mix) < 2:
+            mix = [(self.host_batch, 1.0)]
         pick = _weighted_cycle([share for _, share in mix])
         n, secs = self._loop(lambda: self.transfer(mix[pick()][0]))
         hb = mix[0][0]
@@ -2190,7 +2193,11 @@ class Simplifier:
         sparse = _sparse_flop_events(prof.function_events, counted)
         if sparse:
             counted = [e for e in counted if id(e) not in sparse]
-            if not self._dense_flops_hold(prof.function_events, sparse, sum(e.flops for e in counted)):
+            said = getattr(self, "sparse_matmuls", None)
+            hold = self._dense_flops_hold(prof.function_events, sparse, sum(e.flops for e in counted))
+            if not main:   # the figures the stage file gives are the main batch's
+                self.sparse_matmuls = said
+            if not hold:
                 return None
         flops = sum(e.flops for e in counted)
         conv_extra = _conv_flops_torch_leaves_out(prof.function_events)
