@@ -938,6 +938,14 @@ class ComputeSplit(unittest.TestCase):
         self.assertAlmostEqual(cost, 5000 / 1002)
         self.assertAlmostEqual(share, (1100 - 2 * 5000 / 1002) / 6100)
         self.assertAlmostEqual(ms._flop_share(events, [mm], 11100)[0], 1100 / 11100)   # without the plain step
+        # ops as short as the profiler's cost per op keep at least their profiled time scaled to the unprofiled step
+        # (a Linear(4, 1) read "512 GFLOP/s", its 5 us matmul taken down to nothing)
+        tiny = Ev("aten::addmm", 1, Span(0, 5))
+        few = [tiny] + [Ev("aten::view", 1, Span(1 + i, 2 + i)) for i in range(3)] + [
+            Ev("aten::add", 1, Span(5 + 10 * i, 15 + 10 * i)) for i in range(100)]
+        share, cost = ms._flop_share(few, [tiny], 1005, 605)
+        self.assertLess(5 - 4 * cost, 0)   # the cost per op taken 4 times would leave less than nothing
+        self.assertAlmostEqual(share, 5 * 605 / 1005 / 605)
         opt = Ev("Optimizer.step#SGD.step", 1, Span(11100, 11600))
         share, cost = ms._flop_share(events + [opt], [mm], 11600, 6600)   # the optimizer's own time left out
         self.assertAlmostEqual(share, (1100 - 2 * cost) / (6600 - (500 - cost)))

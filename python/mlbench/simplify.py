@@ -2814,15 +2814,23 @@ def _flop_share(events, counted, wall_us, plain_us=None):
     own time less that cost per op it holds, against the unprofiled step:
     mnist_rnn's LSTM (3430 ops a step, 91 of them matmuls) read its matmuls
     as 17.5% of a 6.5 ms step, 198 GFLOP/s "at 95% of the GEMM ceiling",
-    where the same products timed alone took about 4.3 ms. Without plain_us,
-    the share of the profiled step: an estimate, said as one."""
+    where the same products timed alone took about 4.3 ms. Each side keeps
+    at least its profiled time scaled to the unprofiled step. Without
+    plain_us, the share of the profiled step: an estimate, said as one."""
     work = list(counted) + [e for e in events if e.name == "aten::convolution_backward" or
                             e.name.startswith("aten::conv_transpose")]
     opt = [e for e in events if e.name.startswith("Optimizer.step#")]
     if plain_us and 0 < plain_us < wall_us and events:
         cost = (wall_us - plain_us) / len(events)
-        own = _busy_us(work) - cost * _inside(events, work)
-        compute = plain_us - max(_busy_us(opt) - cost * _inside(events, opt), 0.0)
+
+        def own_us(spans):
+            # never below the profiled time scaled to the unprofiled step (the cost spread in proportion to time):
+            # ops as short as the cost per op (pytorch/examples' regression: a Linear(4, 1)) would come out at
+            # nothing, "512 GFLOP/s"
+            busy = _busy_us(spans)
+            return max(busy - cost * _inside(events, spans), busy * plain_us / wall_us)
+        own = own_us(work)
+        compute = plain_us - own_us(opt)
     else:
         cost, own, compute = 0.0, _busy_us(work), wall_us - _busy_us(opt)
     return (min(max(own / compute, 0.0), 1.0) if compute > 0 else None), cost
