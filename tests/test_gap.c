@@ -914,6 +914,17 @@ static void test_diagnosis_trace_evidence(void **state)
     mb_run_free(&r);
 }
 
+/* A run of one 1-s 'other' stage: the step table in its evidence drives
+ * the diagnosis. */
+static void one_stage_run(mb_run *r)
+{
+    mb_err err = { 0 };
+    mb_run_init(r);
+    mb_stage s = { .name = "x", .component = "other", .work = 1, .work_unit = "s", .seconds = 1 };
+    assert_int_equal(mb_run_add_stage(r, &s, &err), MB_OK);
+    r->total_seconds = 1;
+}
+
 /* A trace step table drives the findings. (1) Data 45% and sync 40% (close:
  * runner-up), the rest memory-bound kernels. (2) Data 35%, kernels 30%,
  * launch 5% + host code 30% with 400 kernels per step and no launch stage
@@ -925,10 +936,7 @@ static void test_diagnosis_step_table(void **state)
     fx *f = *state;
     mb_err err = { 0 };
     mb_run r;
-    mb_run_init(&r);
-    mb_stage s = { .name = "x", .component = "other", .work = 1, .work_unit = "s", .seconds = 1 };
-    assert_int_equal(mb_run_add_stage(&r, &s, &err), MB_OK);
-    r.total_seconds = 1;
+    one_stage_run(&r);
     r.evidence = cJSON_Parse("{\"step\":{\"gpu_busy_share\":0.15,\"kernels_per_step\":20,\"parts\":["
                              "{\"id\":\"data\",\"share\":0.45},{\"id\":\"sync\",\"share\":0.40},"
                              "{\"id\":\"memory_bound\",\"share\":0.15}]}}");
@@ -1009,10 +1017,7 @@ static void test_diagnosis_host_time_per_op(void **state)
     fx *f = *state;
     mb_err err = { 0 };
     mb_run r;
-    mb_run_init(&r);
-    mb_stage s = { .name = "x", .component = "other", .work = 1, .work_unit = "s", .seconds = 1 };
-    assert_int_equal(mb_run_add_stage(&r, &s, &err), MB_OK);
-    r.total_seconds = 1;
+    one_stage_run(&r);
     r.steps = 2;
     static const char *const ops[] = { "2000", "200" };
     static const char *const expect[] = { "launch_bound", "cpu_compute_bound" };
