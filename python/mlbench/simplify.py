@@ -2166,15 +2166,16 @@ class Simplifier:
                        "mlbench: transposed convolutions, and backward convolutions at twice their "
                        "forward's; no attention, normalization or elementwise op)" if flops else None)
 
-    def _plain_step_us(self, d, n=3):
-        """The median of n steps on batch d without the profiler (us): what
+    def _plain_step_us(self, d, n=3, budget_s=2.0):
+        """The median of n steps on batch d without the profiler (us), fewer
+        once they took budget_s (a 4.6-s step of gat's is timed once): what
         the profiled one costs beyond it is the profiler's (_flop_share)."""
         times = []
-        for _ in range(n):
+        while len(times) < n and sum(times) < budget_s * 1e6:
             start = time.perf_counter()
             self.step(d)
             times.append((time.perf_counter() - start) * 1e6)
-        return sorted(times)[n // 2]
+        return sorted(times)[len(times) // 2]
 
     def _profile_flops(self, t, d, main):
         """(FLOPs, of them the convolutions') of one profiled step on batch d,
