@@ -14,7 +14,8 @@
 #             tests with a GPU branch                                            (250 s)
 #   pair      mlbench.gpu.pair collect OUTDIR/pair --quick-ceilings: three training
 #             steps (times, traces), then the GPU ceilings (docs/gap.md)         (PAIR_BUDGET + 30 s)
-#   torch     mlbench.gpu.pytorch_compare on the GEMM, d2d copy and triad rows (240 s)
+#   torch     mlbench.gpu.pytorch_compare on the GEMM, d2d copy and triad rows,
+#             or those TORCH_ONLY (a regex of its labels) names             (240 s)
 #   simplify  mlbench.simplify on scripts/simplify_example.py (GPU path),
 #             then mlbench gap on its stage file against the pair step's
 #             ceilings (skipped without them)                                    (120 s)
@@ -29,10 +30,16 @@
 #   steady    the GPU GEMM and conv cases of `all` twice in a row (steady-1,
 #             steady-2.json), then their states and how far each ceiling moved
 #             between the runs: issue 33's "ok two runs in a row, within 2%",
-#             judged on the sustained sub-windows (docs/gpu-gemm-conv.md)     (2 x 200 s + 30 s)
+#             judged on the sustained sub-windows (docs/gpu-gemm-conv.md)     (2 x 200 s + 30 s);
+#             with STEADY_BASE=FILE (a results file of the same machine, such
+#             as reference-gpu's) only the second run, compared with it        (200 s + 30 s)
 #   reference mlbench --suite all into OUTDIR/reference/all.json: a
 #             reference machine's first file (results/reference/README.md;
 #             about 6 min on an H100, 2026-11-26)                              (450 s)
+#   reference-gpu  the GPU cases of `all` (GEMM, conv, copies, membw, peak,
+#             launch, NCCL) into the checks as reference-gpu.json: a
+#             reference's GPU part when a slot has no time for the host's
+#             cases (disk, host memory, CPU GEMM; about 3 min on an H200)      (240 s)
 #   reference-verify  mlbench --suite gpu-verify into
 #             OUTDIR/reference/gpu-verify.json (about 4.5 min on an H100):
 #             a call of its own                                                (330 s)
@@ -42,6 +49,9 @@
 # usage error) go to mlbench.gpu.pair collect. Issue 31's five loops (the host runs
 # ahead of the GPU; tinymlp-item syncs through .item()) take two calls on one
 # machine: docs/gap.md "Loops that never synchronise" gives both commands.
+# SESSION_SECONDS (optional): the device call's own limit less a margin; each
+# step's limit is cut to what is left of it and a step with under 10 s left is
+# skipped, so the checks are packed before the call is stopped.
 # Exit status: 0 when every step passed, 1 otherwise, 2 usage.
 src=$(cd "$(dirname "$0")/.." && pwd)
 run="$src/.bundle/run.sh"
@@ -57,7 +67,8 @@ case ${PAIR_WORKLOADS:-} in
 esac
 for s in "$@"; do
     case $s in
-    info | tests | pair | torch | simplify | simplify-ddp | nccl | fp8 | sustain | steady | reference | reference-verify) ;;
+    info | tests | pair | torch | simplify | simplify-ddp | nccl | fp8 | sustain | steady | reference | reference-gpu | \
+        reference-verify) ;;
     *) echo "gpu_session.sh: unknown step '$s'" >&2; exit 2 ;;
     esac
 done
@@ -69,6 +80,7 @@ mkdir -p "$out" "$work/checks" || exit 2
 log="$out/session.log"
 rcfile="$work/rc"
 status=0
+started=$(date +%s)
 
 # pack: the checks so far into OUTDIR/checks.tar.gz (replaced atomically).
 pack() {
@@ -80,6 +92,15 @@ pack() {
 step() {
     name=$1 limit=$2
     shift 2
+    if [ -n "${SESSION_SECONDS:-}" ]; then
+        left=$((started + SESSION_SECONDS - $(date +%s)))
+        if [ "$left" -lt 10 ]; then
+            echo "=== $name: SKIPPED: ${left}s left of SESSION_SECONDS=$SESSION_SECONDS" | tee -a "$log"
+            status=1
+            return
+        fi
+        [ "$left" -lt "$limit" ] && limit=$left
+    fi
     echo "=== $name ($(date -u +%H:%M:%S), limit ${limit}s): $*" | tee -a "$log"
     { timeout -k 5 "$limit" "$@" 2>&1; echo $? >"$rcfile"; } | tee -a "$log"
     rc=$(cat "$rcfile")
@@ -106,7 +127,7 @@ for s in "$@"; do
         ;;
     torch)
         step torch 240 python3 -m mlbench.gpu.pytorch_compare --mlbench "$run" \
-            --only 'gemm (bf16|tf32) 8192|d2d|triad' --json "$c/pytorch.json"
+            --only "${TORCH_ONLY:-gemm (bf16|tf32) 8192|d2d|triad}" --json "$c/pytorch.json"
         ;;
     simplify)
         step simplify 90 python3 -m mlbench.simplify "$src/scripts/simplify_example.py" \
@@ -143,9 +164,17 @@ shape = 8192x8192x8192' >"$work/sustain-$w.ini"
         ;;
     steady)
         f='^(gemm/cublaslt/.*shape=8192x8192x8192|gemm/cublas/.*shape=8192x8192x8192|conv/cudnn/)'
-        step steady-1 200 "$run" --suite all --filter "$f" --out "$c/steady-1.json"
+        first=${STEADY_BASE:-$c/steady-1.json}
+        [ -n "${STEADY_BASE:-}" ] || step steady-1 200 "$run" --suite all --filter "$f" --out "$first"
         step steady-2 200 "$run" --suite all --filter "$f" --out "$c/steady-2.json"
-        step steady-compare 30 python3 -m mlbench.gpu.steady_compare "$c/steady-1.json" "$c/steady-2.json"
+        # the second run first: its cases are the ones compared (a base file may hold more)
+        step steady-compare 30 python3 -m mlbench.gpu.steady_compare "$c/steady-2.json" "$first"
+        ;;
+    reference-gpu)
+        nvidia-smi --query-gpu=name,uuid,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
+            --format=csv 2>&1 | tee -a "$log"
+        step reference-gpu 240 "$run" --suite all --out "$c/reference-gpu.json" \
+            --filter '^(gemm/cublaslt|gemm/cublas|conv/cudnn|copy/cuda|membw/cuda|peak/cuda|launch/cuda|allreduce/nccl)/'
         ;;
     reference | reference-verify)
         # Straight into OUTDIR/reference (results files are rewritten after every case, so a step stopped at its

@@ -2,7 +2,7 @@
 GPU in the same run, as ratios mlbench / PyTorch.
 
 For each case (GEMM bf16/fp16/tf32 8192^3 and bf16 4096^3; pinned h2d/d2h
-copies, a pageable h2d copy, a d2d copy, a triad) it runs mlbench on that one
+copies, pageable h2d and d2h copies, a d2d copy, a triad) it runs mlbench on that one
 case (a generated job file, its JSON results read back), then measures the
 same thing with PyTorch right after, so both see the same clocks and
 temperature. A ratio near 1 means mlbench's ceiling is what a framework gets;
@@ -77,6 +77,8 @@ CASES = [
                                 "size": "64k"}, ("copy", {"dir": "h2d", "pinned": True, "size": 64 * 1024})),
     ("copy h2d pageable 256 MiB", {"component": "copy", "backend": "cuda", "direction": "h2d", "memory": "pageable",
                                    "size": "256m"}, ("copy", {"dir": "h2d", "pinned": False, "size": 256 * MIB})),
+    ("copy d2h pageable 256 MiB", {"component": "copy", "backend": "cuda", "direction": "d2h", "memory": "pageable",
+                                   "size": "256m"}, ("copy", {"dir": "d2h", "pinned": False, "size": 256 * MIB})),
     ("copy d2d 1 GiB (r+w)", {"component": "copy", "backend": "cuda", "direction": "d2d", "size": "1g"},
      ("copy", {"dir": "d2d", "pinned": True, "size": 1024 * MIB})),
     ("membw triad fp32 256 MiB", {"component": "membw", "backend": "cuda", "op": "triad", "dtype": "fp32",
