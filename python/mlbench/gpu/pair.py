@@ -147,8 +147,8 @@ CUDNN_FP32 = ("convnet-fp32", "gpt-fp32-nosync", "lnchain-fp32-nosync", "tinymlp
 #   tinymlp-item          ~250 launches and a .item() a step: host-bound, ~2 ms                  ~ 38 s
 # about 235 s of workloads, about 55 s of ceilings (fp32/bf16 GEMM, conv, membw, fp32 peak, launch): 4.8 min. The 8
 # files a device call brings back (scripts/gpu_session.sh) hold 4 workloads at most, so the five take two calls
-# on one machine (docs/gap.md "Loops that never synchronise"): the first three with the ceilings (~3.5 min,
-# PAIR_BUDGET=330 so that the ceilings keep their share), then lnchain and tinymlp with their own (~2.3 min).
+# on one machine (docs/gap.md "Loops that never synchronise"). Measured on an H200, 2026-11-29: the four -nosync
+# loops with their ceilings 226 s in one call (PAIR_BUDGET=270), tinymlp-item with its own 90 s.
 BATCH = {"mlp-fp32": 512, "transformer-bf16": 32, "convnet-bf16": 256, "gpt-bf16": 8, "mlp-tf32": 4096,
          "convnet-fp32": 128, "mixer-bf16": 64, "gpt-bf16-nosync": 8, "gpt-fp32-nosync": 2,
          "resnet50-bf16-nosync": 128, "lnchain-fp32-nosync": 65536, "tinymlp-item": 64, "gpt-bf16-compiled": 8}
