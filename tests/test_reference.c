@@ -49,39 +49,77 @@ static void check_provenance(const mb_reference *r, const char *file, char *earl
     cJSON_Delete(doc);
 }
 
-static void test_shipped_h100(void **state)
+/* A shipped reference loaded by name, each file's provenance checked, its cases joined by id (no id twice, each
+ * saying its file); returns the usable cases and the one-step (waves = 0) membw cases among them. */
+static int load_shipped(const char *name, int n_files_expected, mb_reference *r, int *membw_waves0)
 {
-    (void)state;
     unsetenv("MLBENCH_REFERENCE_DIR");
-    mb_reference r;
     mb_err err = { 0 };
-    if (mb_reference_load("h100-sxm", &r, &err))
+    if (mb_reference_load(name, r, &err))
         fail_msg("%s", err.msg);
     /* every file the ini lists ("files = a, b, c") */
     char earliest[64] = "", files[256];
-    snprintf(files, sizeof files, "%s", mb_ini_get(&r.ini, "reference", "files"));
+    snprintf(files, sizeof files, "%s", mb_ini_get(&r->ini, "reference", "files"));
     int n_files = 0;
     for (char *save = NULL, *f = strtok_r(files, ", ", &save); f; f = strtok_r(NULL, ", ", &save), n_files++)
-        check_provenance(&r, f, earliest, sizeof earliest);
-    assert_int_equal(n_files, 3); /* membw-peak-launch.json, all.json, gpu-verify.json */
-    assert_string_equal(mb_reference_get(&r, "measured_utc"), earliest);
-    assert_non_null(r.sheet);
-    assert_true(mb_datasheet_is_gpu(r.sheet));
-    assert_non_null(strstr(mb_ceilings_label(&r.measured), "(reference)"));
-    /* joined by id: no id twice, every case says which file it came from */
-    int usable = 0, membw_waves0 = 0;
-    for (int i = 0; i < r.measured.n_cases; i++) {
+        check_provenance(r, f, earliest, sizeof earliest);
+    assert_int_equal(n_files, n_files_expected);
+    assert_string_equal(mb_reference_get(r, "measured_utc"), earliest);
+    assert_non_null(r->sheet);
+    assert_true(mb_datasheet_is_gpu(r->sheet));
+    assert_non_null(strstr(mb_ceilings_label(&r->measured), "(reference)"));
+    int usable = 0;
+    *membw_waves0 = 0;
+    for (int i = 0; i < r->measured.n_cases; i++) {
         /* the memory figures include the waves = 0 grid (the faster one: the first run had only the one-wave grid) */
-        membw_waves0 += r.measured.cases[i].usable && strncmp(r.measured.cases[i].id, "membw/cuda/", 11) == 0 &&
-                        strstr(r.measured.cases[i].id, "waves=0") != NULL;
-        for (int j = i + 1; j < r.measured.n_cases; j++)
-            assert_string_not_equal(r.measured.cases[i].id, r.measured.cases[j].id);
-        assert_true(cJSON_IsString(cJSON_GetObjectItem(r.measured.cases[i].json, "reference_file")));
-        usable += r.measured.cases[i].usable;
+        *membw_waves0 += r->measured.cases[i].usable && strncmp(r->measured.cases[i].id, "membw/cuda/", 11) == 0 &&
+                         strstr(r->measured.cases[i].id, "waves=0") != NULL;
+        for (int j = i + 1; j < r->measured.n_cases; j++)
+            assert_string_not_equal(r->measured.cases[i].id, r->measured.cases[j].id);
+        assert_true(cJSON_IsString(cJSON_GetObjectItem(r->measured.cases[i].json, "reference_file")));
+        usable += r->measured.cases[i].usable;
     }
+    return usable;
+}
+
+static void test_shipped_h100(void **state)
+{
+    (void)state;
+    mb_reference r;
+    int membw_waves0;
+    int usable = load_shipped("h100-sxm", 3, &r, &membw_waves0); /* membw-peak-launch.json, all.json, gpu-verify */
     assert_true(r.measured.n_cases > 77); /* all.json's 77 plus the other files' own */
     assert_true(usable > 50);
     assert_int_equal(membw_waves0, 4); /* read, write, copy, triad */
+    mb_reference_free(&r);
+}
+
+/* The H200's: the GPU cases of `all`, then the GEMM and conv cases again (the first file's filter left cuBLASLt
+ * out): every GEMM of the suite is there, from the second file, and no compute case is noisy in either run. */
+static void test_shipped_h200(void **state)
+{
+    (void)state;
+    mb_reference r;
+    int membw_waves0;
+    int usable = load_shipped("h200-sxm", 2, &r, &membw_waves0); /* all-gpu.json, gemm-conv.json */
+    assert_int_equal(membw_waves0, 4);
+    int lt = 0, compute = 0;
+    for (int i = 0; i < r.measured.n_cases; i++) {
+        const mb_case_ref *c = &r.measured.cases[i];
+        const char *file = cJSON_GetObjectItem(c->json, "reference_file")->valuestring;
+        if (strncmp(c->id, "gemm/cublaslt/", 14) == 0) {
+            lt++;
+            assert_string_equal(file, "gemm-conv.json");
+        }
+        if (strncmp(c->id, "gemm/", 5) == 0 || strncmp(c->id, "conv/", 5) == 0 || strncmp(c->id, "peak/", 5) == 0) {
+            compute++;
+            assert_true(c->usable);
+            assert_false(c->noisy);
+        }
+    }
+    assert_int_equal(lt, 7);       /* fp64, fp32, tf32, fp16, bf16, fp8, int8 */
+    assert_int_equal(compute, 15); /* 9 GEMM, 3 conv, 3 peak */
+    assert_true(usable >= 56);     /* the 59 GPU cases of all but the three collectives (one GPU) */
     mb_reference_free(&r);
 }
 
@@ -94,6 +132,7 @@ static void test_unknown_name(void **state)
     assert_int_equal(mb_reference_load("no-such-machine", &r, &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "no-such-machine"));
     assert_non_null(strstr(err.msg, "h100-sxm")); /* the known ones are named */
+    assert_non_null(strstr(err.msg, "h200-sxm"));
     assert_false(mb_reference_exists("../reference/h100-sxm")); /* names, never paths */
     assert_false(mb_reference_exists(".."));
     assert_true(mb_reference_exists("h100-sxm"));
@@ -364,6 +403,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shipped_h100),
+        cmocka_unit_test(test_shipped_h200),
         cmocka_unit_test(test_unknown_name),
         cmocka_unit_test(test_join_first_file_wins),
         cmocka_unit_test(test_compare_fills_from_datasheet),

@@ -58,21 +58,23 @@ bool mb_reference_exists(const char *name)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* In name order (scandir's alphasort): the directory's own order changes
+ * with the file system and with every reference added. */
 void mb_reference_names(char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
-    DIR *d = opendir(mb_reference_root());
-    for (struct dirent *de = d ? readdir(d) : NULL; de; de = readdir(d)) {
-        if (de->d_name[0] == '.' || !mb_reference_exists(de->d_name))
-            continue;
-        int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", de->d_name);
-        if (n < 0 || (size_t)n >= len - used)
-            break;
-        used += (size_t)n;
+    struct dirent **list = NULL;
+    int n_list = scandir(mb_reference_root(), &list, NULL, alphasort);
+    for (int i = 0; i < n_list; i++) {
+        const char *name = list[i]->d_name;
+        if (name[0] != '.' && mb_reference_exists(name) && used < len) {
+            int n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "", name);
+            used = n < 0 ? len : used + (size_t)n;
+        }
+        free(list[i]);
     }
-    if (d)
-        closedir(d);
+    free(list);
 }
 
 /* "a, b" — the references there are, for the message when a name is unknown. */
