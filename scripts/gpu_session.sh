@@ -22,6 +22,9 @@
 #   simplify-ddp  the same loop with SIMPLIFY_DDP=1: its model in DDP over NCCL,
 #             one rank: the runner's DDP modes (steps paired with no_sync(), the
 #             buckets all-reduced alone) on a GPU                               (120 s)
+#   simplify-disk  mlbench.simplify on scripts/simplify_disk_example.py: a
+#             loader reading a 1 GiB file of records through a memory map at
+#             shuffled offsets, cold (issue 32's random-read trap) on a GPU    (180 s)
 #   nccl      nccl-smoke's 1 MiB cases (one rank: algbw, busbw 0)               (90 s)
 #   fp8       gpu-verify's fp8 GEMM cases, required ok and verified             (90 s)
 #   sustain   cuBLASLt bf16 8192^3 with settle_time = sustained_time = 1, 3,
@@ -67,8 +70,8 @@ case ${PAIR_WORKLOADS:-} in
 esac
 for s in "$@"; do
     case $s in
-    info | tests | pair | torch | simplify | simplify-ddp | nccl | fp8 | sustain | steady | reference | reference-gpu | \
-        reference-verify) ;;
+    info | tests | pair | torch | simplify | simplify-ddp | simplify-disk | nccl | fp8 | sustain | steady | \
+        reference | reference-gpu | reference-verify) ;;
     *) echo "gpu_session.sh: unknown step '$s'" >&2; exit 2 ;;
     esac
 done
@@ -144,6 +147,11 @@ for s in "$@"; do
     simplify-ddp)
         step simplify-ddp 120 env SIMPLIFY_DDP=1 python3 -m mlbench.simplify "$src/scripts/simplify_example.py" \
             --out "$c/simplify-ddp.json" --seconds 3 --warmup 1
+        ;;
+    simplify-disk)
+        # the data file goes to the session's own folder (removed with it), not the carried tree
+        step simplify-disk 180 env SIMPLIFY_DATA_DIR="$work" python3 -m mlbench.simplify \
+            "$src/scripts/simplify_disk_example.py" --out "$c/simplify-disk.json" --seconds 3 --warmup 1
         ;;
     nccl)
         step nccl 90 "$run" --suite nccl-smoke --filter 'size=1048576' --out "$c/nccl.json"
