@@ -747,6 +747,19 @@ int mb_results_load(const char *path, cJSON **out, mb_err *err)
     return MB_OK;
 }
 
+const cJSON *mb_results_benchmark_gpu(const cJSON *context)
+{
+    const cJSON *g, *pick = NULL;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(context, "gpus"))
+    {
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "benchmark_device")))
+            return g;
+        if (pick == NULL)
+            pick = g;
+    }
+    return pick;
+}
+
 bool mb_results_unfinished(const cJSON *doc, char *what, size_t len)
 {
     const cJSON *status = cJSON_GetObjectItemCaseSensitive(doc, "status");

@@ -96,6 +96,10 @@ int mb_results_load(const char *path, cJSON **out, mb_err *err);
  * holds the sentence every view says it with. */
 bool mb_results_unfinished(const cJSON *doc, char *what, size_t len);
 
+/* The GPU a run benchmarked, from a results file's context: the entry of
+ * context.gpus marked benchmark_device, else the first; NULL without one. */
+const cJSON *mb_results_benchmark_gpu(const cJSON *context);
+
 
 /* ---- one ceiling per case (results/README.md, "The ceiling") --------------- */
 

@@ -885,15 +885,7 @@ static void add_point(curve *c, const cJSON *cs, double x)
  * say. */
 static double pcie_peak(const cJSON *doc, char *link, size_t len)
 {
-    const cJSON *g, *pick = NULL;
-    cJSON_ArrayForEach(g, obj(obj(doc, "context"), "gpus"))
-    {
-        if (pick == NULL || cJSON_IsTrue(obj(g, "benchmark_device")))
-            pick = g;
-        if (cJSON_IsTrue(obj(g, "benchmark_device")))
-            break;
-    }
-    const cJSON *p = obj(pick, "pcie");
+    const cJSON *p = obj(mb_results_benchmark_gpu(obj(doc, "context")), "pcie");
     snprintf(link, len, "%s", str(p, "max") ? str(p, "max") : "PCIe");
     double v = num(p, "max_gbps_per_direction");
     return v > 0 ? v : 0;

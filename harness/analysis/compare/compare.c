@@ -10,6 +10,7 @@
 
 #include "case_identity.h"
 #include "reference.h"
+#include "results.h"
 
 /* ---- prices ------------------------------------------------------------------ */
 
@@ -335,19 +336,10 @@ static void group_by_component(mb_compare *c)
     free(rank);
 }
 
-/* The L2 of the machine's benchmark GPU (context.gpus[]: the one marked
- * benchmark_device, else the first), 0 when its results do not say. */
+/* The L2 of the machine's benchmark GPU, 0 when its results do not say. */
 static double benchmark_gpu_l2(const cJSON *context)
 {
-    const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(context, "gpus"), *g, *pick = NULL;
-    cJSON_ArrayForEach(g, gpus)
-    {
-        if (pick == NULL || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "benchmark_device")))
-            pick = g;
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(g, "benchmark_device")))
-            break;
-    }
-    const cJSON *l2 = cJSON_GetObjectItemCaseSensitive(pick, "l2_bytes");
+    const cJSON *l2 = cJSON_GetObjectItemCaseSensitive(mb_results_benchmark_gpu(context), "l2_bytes");
     return cJSON_IsNumber(l2) ? l2->valuedouble : 0;
 }
 
