@@ -17,6 +17,7 @@
 typedef struct pt_gpu {
     int64_t ts, dur, stream, corr, ext;
     int cls, math, dir;
+    int elem_bytes; /* what its name says of its elements (mb_tr_kernel_elem_bytes); 0 none */
     int step; /* the step whose host code launched it (by correlation id); -1 none */
     double blocks, threads;
     double flops, bytes; /* the kernel's share of its op's */
@@ -32,6 +33,7 @@ typedef struct pt_op {
     double flops, bytes;
     int dtype;
     bool matmul;                /* a matmul/conv op: dropped when it runs a sparse-only op (drop_sparse_ops) */
+    bool per_elem;              /* bytes with 1-byte elements: its kernel names the size (mb_tr_op_list_unit_bytes) */
     int64_t thread, ts, end;
 } pt_op;
 
@@ -104,6 +106,7 @@ static int keep_gpu(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
     g->cls = v->cls;
     g->dir = v->kind == TR_V_MEMCPY ? v->copy_dir : -1;
     g->math = v->kind == TR_V_KERNEL ? math_of_name(v->name) : -1;
+    g->elem_bytes = v->kind == TR_V_KERNEL ? mb_tr_kernel_elem_bytes(v->name, strlen(v->name)) : 0;
     if (v->grid[0] > 0)
         g->blocks = (double)v->grid[0] * (double)(v->grid[1] > 0 ? v->grid[1] : 1) *
                     (double)(v->grid[2] > 0 ? v->grid[2] : 1);
@@ -147,6 +150,7 @@ static int keep_op(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
     int kind = mb_tr_op_kind(v->name);
     double flops = 0, bytes = 0;
     const char *why;
+    bool per_elem = false;
     if (sdpa_work(v, &flops, &bytes)) {
         kind = TR_OP_GEMM;
     } else if (kind == TR_OP_GEMM || kind == TR_OP_CONV) {
@@ -156,8 +160,13 @@ static int keep_op(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
             bytes = 0;
     } else if (strncmp(v->name, "aten::", 6) == 0) {
         int model = mb_tr_classify(v->rules, TR_SET_MEMOP, v->name, strlen(v->name));
-        if (model == TR_MOP_NONE || !mb_tr_op_bytes(model, v->sh, &bytes, &why))
+        if (model == TR_MOP_NONE)
             return MB_OK;
+        if (!mb_tr_op_bytes(model, v->sh, &bytes, &why)) {
+            per_elem = mb_tr_op_list_unit_bytes(model, v->sh, &bytes);
+            if (!per_elem)
+                return MB_OK;
+        }
     } else {
         return MB_OK;
     }
@@ -167,8 +176,8 @@ static int keep_op(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
     for (int i = 0; i < v->sh->n_types && dtype == 0; i++)
         dtype = mb_tr_dtype_index(mb_tr_dtype_of_torch(v->sh->types[i]));
     t->ops[t->n_ops++] = (pt_op){ .ext = v->ext_id, .flops = flops, .bytes = bytes, .dtype = dtype,
-                                  .matmul = kind == TR_OP_GEMM, .thread = v->thread, .ts = v->ts,
-                                  .end = v->ts + v->dur };
+                                  .matmul = kind == TR_OP_GEMM, .per_elem = per_elem, .thread = v->thread,
+                                  .ts = v->ts, .end = v->ts + v->dur };
     return MB_OK;
 }
 
@@ -283,13 +292,20 @@ static void attribute_ops(mb_proj_trace *t)
         pt_op key = { .ext = t->gpu[i].ext };
         const pt_op *op =
             t->gpu[i].ext >= 0 && t->n_ops > 0 ? bsearch(&key, t->ops, t->n_ops, sizeof *t->ops, cmp_op) : NULL;
+        double op_bytes = op ? op->bytes : 0;
+        if (op && op->per_elem) { /* the first of its kernels that names its element size gives it */
+            int es = 0;
+            for (size_t k = i; k < j && es == 0; k++)
+                es = t->gpu[k].elem_bytes;
+            op_bytes *= es;
+        }
         for (size_t k = i; op && sum > 0 && k < j; k++) {
             pt_gpu *g = &t->gpu[k];
             if (g->dir >= 0 || g->cls == TR_CLASS_MEMSET)
                 continue;
             double share = (double)g->dur / (double)sum;
             g->flops = op->flops * share;
-            g->bytes = op->bytes * share;
+            g->bytes = op_bytes * share;
             /* The op's dtype where the name says none, or where it says "f16" of bf16
              * inputs: cuDNN names its bf16 flash-attention kernels ..._f16_... */
             int op_math = math_of_dtype(op->dtype);

@@ -324,7 +324,7 @@ static void note_stream(tr_device *d, int64_t stream)
         d->streams_overflow = true;
 }
 
-static bool push_gpu_event(parser *p, tr_device *d, int cls)
+static bool push_gpu_event(parser *p, tr_device *d, int cls, int elem_bytes)
 {
     const event *e = &p->ev;
     if (!mb_grow((void **)&d->ev, &d->cap_ev, (d->n_ev + 1) * TR_EV_WORDS, sizeof(int64_t)))
@@ -332,7 +332,7 @@ static bool push_gpu_event(parser *p, tr_device *d, int cls)
     int64_t dur = e->dur < TR_DUR_MAX ? e->dur : TR_DUR_MAX;
     int64_t *w = d->ev + d->n_ev * TR_EV_WORDS;
     w[0] = e->ts;
-    w[1] = (int64_t)(((uint64_t)dur << 8) | (uint64_t)cls);
+    w[1] = (int64_t)(((uint64_t)dur << 12) | ((uint64_t)elem_bytes & 0xf) << 8 | (uint64_t)cls);
     w[2] = e->have & H_CORR ? e->corr : -1;
     d->n_ev++;
     d->class_ns[cls] += e->dur;
@@ -526,9 +526,10 @@ static bool fold_gpu(parser *p)
     tr_device *d = gpu_device(p);
     if (d == NULL)
         return false;
-    int cls;
+    int cls, elem_bytes = 0;
     if (e->cat == CAT_KERNEL) {
         cls = mb_tr_classify(p->st->rules, TR_SET_KERNEL, e->name, e->name_len);
+        elem_bytes = mb_tr_kernel_elem_bytes(e->name, e->name_len);
         d->kernels++;
         if (cls == TR_CLASS_NCCL && !fold_collective(p, d))
             return false;
@@ -547,7 +548,7 @@ static bool fold_gpu(parser *p)
         if (!push_xfer(p, d, TR_XFER_MEMSET, copy_bytes(e), 0, 0, 0))
             return false;
     }
-    return push_gpu_event(p, d, cls);
+    return push_gpu_event(p, d, cls, elem_bytes);
 }
 
 static void add_named(tr_named_table *t, const event *e)
@@ -764,6 +765,11 @@ static bool fold_cpu_op(parser *p)
     op->start = e->ts;
     op->end = e->ts + e->dur;
     op->flops = ok ? count : -1;
+    double unit;
+    if (!ok && kind == TR_OP_MEM && mb_tr_op_list_unit_bytes(model, &e->sh, &unit)) {
+        op->flops = -unit; /* the analysis multiplies it by a kernel's element size */
+        op->per_elem = 1;
+    }
     op->seq = e->have & H_SEQ && e->seq >= 0 ? e->seq : -1;
     op->parent = -1;
     op->kind = (uint8_t)kind;

@@ -188,16 +188,26 @@ int mb_tr_dtype_bytes(const char *type);
  * first plain tensor input (PyTorch does not record a list's dtype). Returns
  * false with *why set when no byte count follows from the shapes. */
 bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why);
+/* An op whose bytes mb_tr_op_bytes left unknown only because its TensorLists
+ * recorded no element type (no plain tensor input gives it): its bytes with
+ * 1-byte elements, which a kernel's element size multiplies. */
+bool mb_tr_op_list_unit_bytes(int model, const tr_shapes *sh, double *unit);
+/* The element size a kernel's name states, in bytes (0: none): PyTorch's
+ * copy kernels that move elements by size (CatArrayBatchedCopy<OpaqueType<2u>,
+ * ...>) or name their element type (CatArrayBatchedCopy<float, ...>). */
+int mb_tr_kernel_elem_bytes(const char *name, size_t len);
 /* The same as a small index (0 = unknown) and back: ops store the index. */
 int mb_tr_dtype_index(const char *mb_dtype);
 const char *mb_tr_dtype_name(int index);
 
 /* ---- the state the parse fills (trace.c) and the analysis reads ---------- */
 
-/* One GPU event: start ns, (duration ns << 8 | class), correlation id. Kept as
- * three int64 so trace_analysis.c can merge intervals in place as pairs. */
+/* One GPU event: start ns, (duration ns << 12 | element size << 8 | class),
+ * correlation id. Kept as three int64 so trace_analysis.c can merge intervals
+ * in place as pairs. The element size (bytes, 0 = not named) is what a
+ * kernel's name says of its elements (mb_tr_kernel_elem_bytes). */
 #define TR_EV_WORDS 3
-#define TR_DUR_MAX ((INT64_C(1) << 55) - 1)
+#define TR_DUR_MAX ((INT64_C(1) << 51) - 1)
 /* One copy or collective moving more than 2^53 bytes (8 PiB) is not a real
  * event: its byte count is ignored (the event counts as unsized), so sums and
  * the per-call block size stay exact integers that fit a long long. */
@@ -332,7 +342,10 @@ typedef struct tr_flop_op { /* 64 bytes: one per op of a family (above), with or
     uint8_t link;       /* the analysis: TR_LINK_* when a backward op found no forward op */
     uint8_t family;     /* the analysis: TR_OP_BWD given FLOPs: its forward op's kind */
     uint8_t products;   /* forward-sized products its FLOPs count (mb_tr_op_products); 0: no count */
-    uint8_t pad;
+    /* TR_OP_MEM whose TensorLists recorded shapes but no element type
+     * (aten::cat): flops holds -(its bytes with 1-byte elements) until a
+     * kernel it launched names its element size (the analysis). */
+    uint8_t per_elem;
 } tr_flop_op;
 
 /* What the host was doing, as [start, end) pairs, for the step table: the

@@ -45,7 +45,12 @@ static int64_t imax(int64_t a, int64_t b)
 
 static int64_t ev_dur(const int64_t *w)
 {
-    return (int64_t)((uint64_t)w[1] >> 8);
+    return (int64_t)((uint64_t)w[1] >> 12);
+}
+
+static int ev_elem_bytes(const int64_t *w)
+{
+    return (int)(((uint64_t)w[1] >> 8) & 0xf);
 }
 
 static int ev_class(const int64_t *w)
@@ -606,6 +611,13 @@ static int attribute_kernels(tr_state *st, const int64_t *win, size_t n_win, ker
                 dev->step_class_count[to]++;
                 w[1] = (w[1] & ~(int64_t)0xff) | to;
                 cls = to;
+            }
+            if (ops[op].per_elem && ev_elem_bytes(w) > 0) {
+                /* its kernel names the element size its lists did not record */
+                ops[op].flops = -ops[op].flops * ev_elem_bytes(w);
+                ops[op].per_elem = 0;
+                ops[op].why = 0;
+                st->ops_without_shapes[TR_OP_MEM]--;
             }
             ops[op].gpu_ns += ev_dur(w);
             ops[op].kernels++;

@@ -95,7 +95,11 @@ static bool indexed_bytes(int model, const tr_shapes *sh, double *bytes, const c
     return true;
 }
 
-bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why)
+static const char no_list_type[] = "element type of a TensorList not recorded";
+
+/* mb_tr_op_bytes, with `unknown_list_es` the element size of TensorLists
+ * whose type nothing recorded (0: their bytes are unknown). */
+static bool op_bytes(int model, const tr_shapes *sh, int unknown_list_es, double *bytes, const char **why)
 {
     if (model < TR_MOP_OUT || model > TR_MOP_ARGS) {
         *why = "not a memory-bound op";
@@ -124,6 +128,8 @@ bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **
     for (int t = 0; t < sh->n_tensors && t < sh->n_types && list_es == 0; t++)
         if (sh->rank[t] >= 0)
             list_es = mb_tr_dtype_bytes(sh->types[t]);
+    if (list_es == 0)
+        list_es = unknown_list_es;
     double sum = 0, largest = 0;
     for (int t = 0; t < sh->n_tensors; t++) {
         const char *type = t < sh->n_types ? sh->types[t] : "";
@@ -132,7 +138,7 @@ bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **
             if (strcmp(type, "TensorList") != 0 || sh->list_numel[t] == 0)
                 continue;
             if (list_es == 0) {
-                *why = "element type of a TensorList not recorded";
+                *why = no_list_type;
                 return false;
             }
             b = sh->list_numel[t] * list_es;
@@ -160,4 +166,49 @@ bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **
      * + largest written = sum, as for inplace, reduce and arguments. */
     *bytes = model == TR_MOP_OUT ? sum + largest : sum;
     return true;
+}
+
+bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why)
+{
+    return op_bytes(model, sh, 0, bytes, why);
+}
+
+bool mb_tr_op_list_unit_bytes(int model, const tr_shapes *sh, double *unit)
+{
+    /* Only lists of no recorded type count then (a plain tensor of a known
+     * type would have given theirs): the bytes scale with the element size. */
+    double bytes;
+    const char *why = NULL;
+    if (op_bytes(model, sh, 0, &bytes, &why) || why != no_list_type)
+        return false;
+    return op_bytes(model, sh, 1, unit, &why);
+}
+
+/* The size N of "OpaqueType<Nu>" (PyTorch moves elements of N bytes as
+ * one opaque type), else the bytes of the first template argument of a
+ * CatArray kernel (torch before 2.1 named the type: CatArrayBatchedCopy<float,
+ * unsigned int, 4, 64, 64>). */
+int mb_tr_kernel_elem_bytes(const char *name, size_t len)
+{
+    static const char opaque[] = "OpaqueType<", cat[] = "CatArray";
+    const char *o = memmem(name, len, opaque, sizeof opaque - 1);
+    if (o != NULL) {
+        const char *d = o + sizeof opaque - 1, *end = name + len;
+        int n = 0;
+        while (d < end && *d >= '0' && *d <= '9' && n < 100)
+            n = n * 10 + (*d++ - '0');
+        return n >= 1 && n <= 15 ? n : 0; /* 4 bits of the GPU event keep it */
+    }
+    const char *c = memmem(name, len, cat, sizeof cat - 1);
+    const char *lt = c ? memchr(c, '<', (size_t)(name + len - c)) : NULL;
+    if (lt == NULL)
+        return 0;
+    const char *comma = memchr(lt, ',', (size_t)(name + len - lt));
+    char type[TR_TYPE_LEN];
+    size_t n = comma ? (size_t)(comma - lt - 1) : 0;
+    if (n == 0 || n >= sizeof type)
+        return 0;
+    memcpy(type, lt + 1, n);
+    type[n] = '\0';
+    return mb_tr_dtype_bytes(type);
 }
