@@ -14,11 +14,11 @@ small MLP over each record's bytes, bf16 autocast on a GPU, AdamW. The runner
 keeps the file out of the page cache (a dataset larger than memory) unless
 given --warm: cold and shuffled, each record's page fault reads a readahead
 window around it, and the loader mode says how many bytes came from storage
-for the bytes it delivered. The workers are not persistent: a persistent
-worker keeps the file mapped from one mode to the next, mapped pages cannot be
-evicted from outside it, and the runner then measured a warm cache while it
-said cold (found 2026-11-29 on this loop, docs/simplify.md "What it cannot
-see"; not fixed yet)."""
+for the bytes it delivered. SIMPLIFY_PERSISTENT=1 makes the workers persistent:
+they keep the file mapped from one mode to the next, the runner then evicts
+what one worker alone maps and says how much two keep (docs/simplify.md,
+"Persistent workers"; before 2026-11-29 evening it measured a warm cache
+while it said cold)."""
 import atexit
 import mmap
 import os
@@ -69,7 +69,8 @@ class _Records(torch.utils.data.Dataset):
 
 loader = torch.utils.data.DataLoader(_Records(_path), batch_size=32, num_workers=2, drop_last=True,
                                      shuffle=os.environ.get("SIMPLIFY_ORDER", "random") != "sequential",
-                                     pin_memory=device == "cuda")
+                                     pin_memory=device == "cuda",
+                                     persistent_workers=os.environ.get("SIMPLIFY_PERSISTENT") == "1")
 _model = nn.Sequential(nn.Linear(RECORD, 256), nn.ReLU(), nn.Linear(256, 10)).to(device)
 optimizer = torch.optim.AdamW(_model.parameters(), lr=1e-4)
 

@@ -640,8 +640,85 @@ class DiskExample(unittest.TestCase):
         self.assertEqual(dl["delivered_bytes_per_batch"], 32 * 65536 + 32 * 8, dl)   # the records and the labels
         self.assertEqual(doc["simplify"]["dataset"]["bytes"], 64 << 20, doc["simplify"]["dataset"])
         # cold: the records come from storage (1.7x and 3.7x what it delivers in two runs on this VM, whose 8 MiB
-        # readahead windows overlap in 64 MiB; persistent workers, which keep the file mapped, read 0 B)
+        # readahead windows overlap in 64 MiB)
         self.assertGreaterEqual(dl["storage_bytes_per_batch"], 0.5 * dl["delivered_bytes_per_batch"], dl)
+
+    def test_persistent_workers_read_storage_or_say_warm(self):
+        """Persistent workers keep the file mapped from mode to mode: reads of pages already cached make no device
+        read and no read() call, and the keeper, which ticked on those alone, never evicted again: the loader mode
+        said cold with 0 B from storage (2026-11-29). Now every dataset mode that says cold read from storage, and
+        the loader mode reads from storage whatever it says."""
+        src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        data = tempfile.mkdtemp(prefix="disk-example.", dir=WORK)
+        self.addCleanup(shutil.rmtree, data, True)
+        out = os.path.join(data, "disk.json")
+        env = dict(os.environ, SIMPLIFY_DISK_MB="64", SIMPLIFY_DATA_DIR=data, SIMPLIFY_PERSISTENT="1",
+                   PYTHONPATH=os.path.join(src, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        r = subprocess.run([sys.executable, "-m", "mlbench.simplify",
+                            os.path.join(src, "scripts", "simplify_disk_example.py"), "--out", out,
+                            "--seconds", "0.6", "--warmup", "0.2"], env=env, capture_output=True, text=True,
+                           timeout=600)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        with open(out) as f:
+            doc = json.load(f)["simplify"]
+        loader = doc["modes"]["loader"]
+        self.assertEqual(loader["workers"], 2, loader)
+        # 0 B before; x8.6-x12 of what it delivers in three runs on this VM
+        self.assertGreaterEqual(loader["read_bytes"], 0.5 * loader["bytes_in_batches"], loader)
+        for name in ("full", "loader"):
+            m = doc["modes"][name]
+            c = m["cache"]
+            delivered = m.get("bytes_in_batches") or doc["data_loading"]["delivered_bytes_per_batch"] * m["steps"]
+            if c["state"] == "cold":
+                self.assertGreaterEqual(m["read_bytes"], 0.01 * delivered, (name, c))
+            else:
+                self.assertEqual(c["state"], "partly warm", (name, c))
+                self.assertTrue(c.get("notes"), (name, c))   # and says why
+            self.assertGreaterEqual(c["resident_bytes_max"], c["resident_bytes_at_end"] or 0, (name, c))
+
+
+class WarmMapped(unittest.TestCase):
+    """_warm_mapped's rule on made-up mode figures: a cold mode that delivered batches from mapped files while storage
+    read under 1% of them is partly warm and says so; not when storage read its share, nor without mapped files."""
+
+    def mode(self, read_bytes, mapped=1, state="cold"):
+        return {"read_bytes": read_bytes, "io_counted": True,
+                "cache": {"kept_cold": True, "mapped_files": mapped, "state": state, "tick_bytes": 32 << 20}}
+
+    def test_rule(self):
+        from mlbench.simplify import Simplifier as Simplify
+        m = self.mode(1000)
+        Simplify._warm_mapped(m, 10 << 20)
+        self.assertEqual(m["cache"]["state"], "partly warm")
+        self.assertIn("memory-mapped", m["cache"]["notes"][0])
+        self.assertIn("33.6 MB", m["cache"]["notes"][0])     # the tick it did not reach
+        for m, delivered in ((self.mode(200 << 10), 10 << 20),    # 2%: a decoder's expansion, not cache hits
+                             (self.mode(0, mapped=0), 10 << 20),  # read() files: _warm_reads' rule, not this one
+                             (self.mode(0), 0)):                  # nothing delivered
+            Simplify._warm_mapped(m, delivered)
+            self.assertEqual(m["cache"]["state"], "cold", m)
+            self.assertNotIn("notes", m["cache"])
+        m = self.mode(0)
+        m["cache"]["kept_cold"] = False   # --warm: said warm already
+        m["cache"]["state"] = "warm"
+        Simplify._warm_mapped(m, 10 << 20)
+        self.assertEqual(m["cache"]["state"], "warm")
+
+    def test_delivered_counter_crosses_fork(self):
+        from mlbench.simplify import _Delivered
+        d = _Delivered()
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:   # the keeper's side reads what the loop adds after the fork
+            os.close(w)
+            os.read(r, 1)
+            os._exit(0 if d.value == 3 << 30 else 1)
+        os.close(r)
+        d.add(1 << 30)
+        d.add(2 << 30)
+        os.write(w, b"x")
+        os.close(w)
+        self.assertEqual(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), 0)
 
 
 if __name__ == "__main__":

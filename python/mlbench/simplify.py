@@ -931,8 +931,9 @@ class _CacheKeeper:
     SCAN = 0.25            # s between looks for files newly opened or mapped
     MIN_TICK = 0.01        # s between two ticks at least
 
-    def __init__(self, watch, kernel, root, cold=True, drop_caches=False, pattern="random"):
+    def __init__(self, watch, kernel, root, cold=True, drop_caches=False, pattern="random", delivered=None):
         self.watch, self.kernel, self.root, self.cold = watch, kernel, root, cold
+        self.delivered = delivered
         self.drop_caches, self.pattern = drop_caches, pattern
         self.notes = []
         self.ticks = 0
@@ -971,7 +972,11 @@ class _CacheKeeper:
         """Looks for files newly opened or mapped; evicts those the hooks did not (cold)."""
         self._known_pids = self._pids()
         fresh = self.watch.scan(self._known_pids)
+        known = len(self.devices)
         self._refresh_devices()
+        if len(self.devices) != known and hasattr(self, "_base"):
+            # the counter changed (the tree's read_bytes -> the devices' sectors): from here on, on the new one
+            self._base = self._device_bytes()
         if self.cold and fresh:
             self.evict(fresh)
 
@@ -1122,7 +1127,12 @@ class _CacheKeeper:
         self.resident_max = self.resident_start or 0
         self._last_scan = self._last_tick = self._last_calls = time.monotonic()
         self._base, self._base_calls = self._device_bytes(), self._loop_rchar()
+        self._base_delivered = self._delivered()
+        self.delivered_ticks = 0
         return self
+
+    def _delivered(self):
+        return self.delivered.value if self.delivered is not None else 0
 
     def poll(self):
         """One look: new files (every SCAN s), a tick when the device has read
@@ -1130,7 +1140,10 @@ class _CacheKeeper:
         second: a small dataset read whole before the keeper first saw its
         files (an epoch shorter than SCAN) is then served by the page cache,
         the device reads nothing, and ticking on the device alone never
-        evicted it again (the first mode "partly warm" with 0 B from storage)."""
+        evicted it again (the first mode "partly warm" with 0 B from storage).
+        A third for memory-mapped files: the bytes of batches the loop took
+        (_Delivered), which reads of mapped pages already cached make without
+        a device read or a read() call."""
         now = time.monotonic()
         if now - self._last_scan >= self.SCAN:
             self._scan()
@@ -1147,26 +1160,38 @@ class _CacheKeeper:
             if calls < self._base_calls:   # a worker ended: its counters went with it
                 self._base_calls = calls
             read = calls - self._base_calls
-        if read >= self.tick_bytes():
+        # A mapped file the workers keep mapped (persistent workers) is read from the cache with no device read
+        # and no read() call: the bytes the loop took from the loader tick then. Only for mapped files: a loader
+        # that decodes delivers more than it reads, and read() bytes already tick for the others.
+        by_delivery = False
+        if read < self.tick_bytes() and self.delivered is not None and self.watch.mapped():
+            by_delivery = self._delivered() - self._base_delivered >= self.tick_bytes()
+        if read >= self.tick_bytes() or by_delivery:
             self._tick()
+            self.delivered_ticks += by_delivery
             self._last_tick = time.monotonic()
             self._base, self._base_calls = self._device_bytes(), self._loop_rchar()
+            self._base_delivered = self._delivered()
 
     def end(self):
         self._scan()
         resident_end = self.resident()
+        if resident_end is not None:   # ticks look at it; a mode with none saw it only here
+            self.resident_max = max(self.resident_max, resident_end)
         total = self.dataset_bytes()
         out = {"kept_cold": self.cold, "files": len(self.watch.files), "dataset_bytes": total,
                "resident_bytes_before": self.resident_before, "resident_bytes_at_start": self.resident_start,
                "resident_bytes_max": self.resident_max, "resident_bytes_at_end": resident_end,
                "mapped_files": len(self.watch.mapped()), "keeper_cpu_seconds": time.process_time() - self._cpu0}
         if self.cold:
-            out.update(evictions=self.ticks, evicted_bytes=self.evicted_bytes, unevicted_bytes_max=self.stuck_max,
+            out.update(evictions=self.ticks, evictions_by_delivery=self.delivered_ticks,
+                       evicted_bytes=self.evicted_bytes, unevicted_bytes_max=self.stuck_max,
                        eviction_seconds=self.tick_seconds, tick_bytes=self.tick_bytes(),
                        method="posix_fadvise(POSIX_FADV_DONTNEED) + madvise(MADV_PAGEOUT) of mapped pages" +
                        (" + /proc/sys/vm/drop_caches" if self.drop_caches else "") +
-                       "; during the mode, at every tick (tick_bytes read from the device), every chunk "
-                       "(4 MiB; 1/1024 of a file above 4 GiB) already cached at the previous tick is evicted")
+                       "; during the mode, at every tick (tick_bytes read from the device or by read() calls, or, "
+                       "for mapped files, delivered in batches), every chunk (4 MiB; 1/1024 of a file above 4 GiB) "
+                       "already cached at the previous tick is evicted")
         if not self.watch.files:
             out["state"] = "no files"
             self._note("the loader opened no file the runner could see (generated data, a network source, a "
@@ -1182,8 +1207,10 @@ class _CacheKeeper:
             warm = max(self.resident_start or 0, stuck)
             out["state"] = "partly warm" if warm > max(0.05 * total, 1 << 20) else "cold"
             if out["state"] == "partly warm":
-                self._note("%s of the dataset's %s stayed in the page cache (it could not be evicted): reads of "
-                           "it are warm" % (_size(warm), _size(total)))
+                self._note("%s of the dataset's %s stayed in the page cache (it could not be evicted%s): reads of "
+                           "it are warm" % (_size(warm), _size(total), ": pages mapped by more than one of the "
+                                            "loader's processes, as workers that each map the file, are paged out "
+                                            "by none" if self.watch.mapped() else ""))
             elif self.stuck_max > max(0.05 * total, 1 << 20):
                 self._note("%s of pages already read stayed cached (mapped by more than one worker: the kernel "
                            "pages out no shared page); a sequential reader does not read them again in the "
@@ -1193,7 +1220,30 @@ class _CacheKeeper:
         return out
 
 
-def _keeper_serve(watch, kernel, root, rfd, wfd):
+class _Delivered:
+    """Bytes of batches the loop has taken from the loader, shared with the
+    cache keeper's process (8 bytes of anonymous shared memory: the loop
+    writes, the keeper reads; no system call per batch). A loader that reads
+    a memory-mapped file already in the page cache makes neither device
+    reads nor read() calls, so without it the keeper never ticked again:
+    persistent workers, which keep their mapping from mode to mode, read the
+    whole file from the cache in a mode said to be cold (0 B from storage,
+    found 2026-11-29 on scripts/simplify_disk_example.py)."""
+
+    def __init__(self):
+        import mmap as _mmap
+        self._mm = _mmap.mmap(-1, 8)
+        self._v = memoryview(self._mm).cast("Q")
+
+    def add(self, n):
+        self._v[0] += int(n)
+
+    @property
+    def value(self):
+        return int(self._v[0])
+
+
+def _keeper_serve(watch, kernel, root, rfd, wfd, delivered=None):
     """The helper process: modes begin and end on the loop's word (one JSON
     line each way); in between, the keeper polls."""
     import select
@@ -1212,7 +1262,7 @@ def _keeper_serve(watch, kernel, root, rfd, wfd):
                 cmd = json.loads(line)
                 if cmd["op"] == "begin":
                     keeper = _CacheKeeper(watch, kernel, root, cold=cmd["cold"], drop_caches=cmd["drop_caches"],
-                                          pattern=cmd["pattern"]).begin()
+                                          pattern=cmd["pattern"], delivered=delivered).begin()
                     reply = {"devices": keeper.devices}
                 elif cmd["op"] == "devices":
                     keeper._scan()
@@ -1234,7 +1284,7 @@ class _KeeperProcess:
     run starts (it then holds the file watch and the kernel handles it
     inherits), left out of the loader's processes and counters."""
 
-    def __init__(self, watch, kernel):
+    def __init__(self, watch, kernel, delivered=None):
         r1, w1 = os.pipe()
         r2, w2 = os.pipe()
         root = os.getpid()
@@ -1244,7 +1294,7 @@ class _KeeperProcess:
             try:
                 os.close(w1)
                 os.close(r2)
-                _keeper_serve(watch, kernel, root, r1, w2)
+                _keeper_serve(watch, kernel, root, r1, w2, delivered)
             except BaseException:
                 code = 1
             finally:
@@ -1713,6 +1763,7 @@ class Simplifier:
         self.kernel = _Kernel()
         self.watch = None       # _FileWatch while run() runs
         self.keeper = None      # _KeeperProcess while run() runs
+        self.delivered = None   # _Delivered, shared with the keeper
         self._no_keeper = "the runner's modes were called one by one (not by run()): the page cache was not watched"
         self.dataset = None     # the dataset's files against memory (dataset_info)
 
@@ -1786,6 +1837,11 @@ class Simplifier:
         self.measured[self._current] = (t0, t1)
         return n, t1 - t0
 
+    def _took(self, n):
+        """n bytes of batches taken from the loader: the cache keeper ticks on them for mapped files."""
+        if self.delivered is not None:
+            self.delivered.add(n)
+
     def _next(self, state):
         """The next batch of the loader, starting a new epoch when it runs out."""
         try:
@@ -1811,6 +1867,7 @@ class Simplifier:
             cache = self._dataset_mode_end(devices)
         m["cache"] = cache
         self._warm_reads(m)
+        self._warm_mapped(m, m["bytes_in_batches"])
         return m
 
     def _mode_loader(self, devices):
@@ -1826,7 +1883,9 @@ class Simplifier:
             if self.host_batch is None:
                 self.host_batch = b
             m["batches"] += 1
-            m["bytes_in_batches"] += batch_bytes(b)
+            n = batch_bytes(b)
+            m["bytes_in_batches"] += n
+            self._took(n)
             m["items_in_batches"] += _item_count(b)
 
         # warm-up by hand: the I/O window must start after it, on the same iterator
@@ -1861,6 +1920,7 @@ class Simplifier:
             cache = self._dataset_mode_end(devices)
         m["cache"] = cache
         self._warm_reads(m)
+        self._warm_mapped(m, self.mix.bytes if self.mix is not None else 0)
         return m
 
     def _mode_full(self, devices):
@@ -1889,6 +1949,8 @@ class Simplifier:
             parts["transfer"] += t2 - t1
             parts["step"] += t3 - t2
             count[0] += 1
+            if self.keeper is not None:   # after the timed parts: it costs a walk of the batch
+                self._took(batch_bytes(b))
 
         for _, t in timers:
             t.__enter__()
@@ -2001,6 +2063,29 @@ class Simplifier:
                 "runner did not see or could not evict, or a small part of the files read again and again between "
                 "two evictions, as labels or an index beside the records: a real run keeps those cached too)"
                 % _size(hits))
+
+    @staticmethod
+    def _warm_mapped(m, delivered):
+        """A cold mode whose loader read memory-mapped files and delivered
+        batches while storage read next to nothing (under 1% of them: no
+        decoder expands its records a hundredfold) was served by the page
+        cache: the pages read in the warm-up stayed, as fewer bytes than a
+        tick were read after it (a file a few readahead windows long), or a
+        worker kept them mapped. Said in its cache state: reads that cost
+        nothing here cost storage reads in a dataset larger than memory."""
+        c = m.get("cache")
+        if not c or not c.get("kept_cold") or not c.get("mapped_files") or not m.get("io_counted", True):
+            return
+        if delivered <= 0 or m["read_bytes"] >= 0.01 * delivered:
+            return
+        c["mapped_cache_hits"] = True
+        if c["state"] == "cold":
+            c["state"] = "partly warm"
+        c.setdefault("notes", []).append(
+            "the loader delivered %s from memory-mapped files while storage read %s: the pages were in the page "
+            "cache (read in the warm-up and not evicted after it: fewer bytes than a tick, %s, were read, or "
+            "kept mapped by workers); read its figures as warm" % (
+                _size(delivered), _size(m["read_bytes"]), _size(c.get("tick_bytes") or 0)))
 
     def _device_batch(self):
         if self.host_batch is None:
@@ -2266,7 +2351,8 @@ class Simplifier:
         try:
             self.watch.install()
             try:
-                self.keeper = _KeeperProcess(self.watch, self.kernel)
+                self.delivered = _Delivered()
+                self.keeper = _KeeperProcess(self.watch, self.kernel, self.delivered)
             except OSError as e:
                 self._keeper_lost(e)
             for mode in self.plan():
