@@ -887,12 +887,13 @@ static void test_memory_attribution(void **state)
      *   relu_ [1024,256] bf16, in place: 524288 (2 us)
      *   batch_norm -> cudnn_batch_norm [8,64,32,32] fp32 + 4 x [64] fp32:
      *     2097152 + 1024 + output 2097152 = 4195328, the leaf's only (5 us)
-     *   _foreach_mul_ ([[10],[6]], 0-d fp32): 16 x 4 + 4 = 68 (1 us)
+     *   _foreach_mul_ ([[10],[6]], 0-d fp32), its list updated in place:
+ *     16 x 4 + 4 read + 16 x 4 written = 132 (1 us)
      *   addmm launching a bias copy_ ([8,16] <- [16] fp32, in place):
      *     512 + 64 = 576 (1 us); the GEMM kernel stays addmm's (2 us)
      *   _foreach_add_ (lists only: no element type) - its kernel in the
      *     time-only "memory-bound ops (bytes unknown)" stage (1 us)
-     * Shaped: 7865988 bytes in 19 us of the 20 us of memory-bound kernels. */
+     * Shaped: 7866052 bytes in 19 us of the 20 us of memory-bound kernels. */
     const char *text =
         "{\"traceEvents\":[\n"
         OP("aten::add", 1, 0, 50, "\"Input Dims\":[[1024,256],[1024,256],[]],"
@@ -933,7 +934,7 @@ static void test_memory_attribution(void **state)
     assert_non_null(s);
     assert_string_equal(s->component, "membw");
     assert_string_equal(s->work_unit, "byte");
-    assert_true(s->work == 7865988);
+    assert_true(s->work == 7866052);
     assert_int_equal(s->count, 5);
     NS_EQ(s->seconds, 19000);
     s = stage(&r, "gemm"); /* addmm keeps its GEMM kernel, not the copy */
@@ -951,21 +952,25 @@ static void test_memory_attribution(void **state)
     assert_string_equal(cJSON_GetStringValue(path_get(ev, "unattributed")->child),
                         "bytes unknown: aten::_foreach_add_: element type of a TensorList not recorded");
     assert_true(fabs(num(ev, "rates.memory_bound.shaped_share") - 0.95) < 1e-9);
-    assert_true(fabs(num(ev, "rates.memory_bound.bytes_per_s") - 7865988 / 19e-6) < 1e-3);
+    assert_true(fabs(num(ev, "rates.memory_bound.bytes_per_s") - 7866052 / 19e-6) < 1e-3);
     assert_int_equal((int)num(ev, "rates.ops_without_shapes.memory_bound"), 1);
     mb_run_free(&r);
 }
 
-/* aten::cat records its TensorList's shapes but no element type (torch 1.13
- * and 2.x alike); its kernel's name carries the element size. Bytes by hand
- * (read the list, write as much):
+/* aten::cat and the foreach ops record their TensorLists' shapes but no
+ * element type (torch 1.13, and 2.x for short lists); their kernels' names
+ * carry the element size. Bytes by hand:
  *   cat [[2,3,4],[2,5,4]] (64 elements), kernel CatArrayBatchedCopy<
- *     OpaqueType<2u>, ...> (torch 2.x): 2 x 64 x 2 = 256 (4 us)
+ *     OpaqueType<2u>, ...> (torch 2.x): read and write, 2 x 64 x 2 = 256 (4 us)
  *   stack -> cat of the same lists, kernel CatArrayBatchedCopy<float, ...>
  *     (torch 1.x names the type): 2 x 64 x 4 = 512, the inner cat's (6 us)
  *   cat whose kernel names no element size: bytes unknown (3 us)
- * Shaped: 768 bytes in 10 us of 13 us. */
-static void test_cat_element_size_from_kernel(void **state)
+ *   _foreach_mul_ [[10],[6]] updated in place, kernel BinaryOpScalarFunctor<
+ *     c10::BFloat16, ...>: 16 x 2 read + 16 x 2 written = 64 (2 us)
+ *   _foreach_add_ of two lists, one kernel of float and one of bf16 (a list
+ *     of two dtypes): bytes unknown (1 + 1 us)
+ * Shaped: 832 bytes in 12 us; unknown 5 us. */
+static void test_list_element_size_from_kernels(void **state)
 {
     (void)state;
 #define CAT_ARGS "\"Input Dims\":[[[2,3,4],[2,5,4]],[]],\"Input type\":[\"TensorList\",\"Scalar\"]"
@@ -978,11 +983,26 @@ static void test_cat_element_size_from_kernel(void **state)
         LAUNCH(1, 120, 32)
         OP("aten::cat", 1, 200, 50, CAT_ARGS)
         LAUNCH(1, 205, 33)
+        OP("aten::_foreach_mul_", 1, 300, 50, "\"Input Dims\":[[[10],[6]],[]],\"Input type\":[\"TensorList\",\"Scalar\"]")
+        LAUNCH(1, 305, 34)
+        OP("aten::_foreach_add_", 1, 400, 50, "\"Input Dims\":[[[4,4],[4]],[[4,4],[4]],[]],"
+           "\"Input type\":[\"TensorList\",\"TensorList\",\"Scalar\"]")
+        LAUNCH(1, 405, 35)
+        LAUNCH(1, 410, 36)
         KERNEL("void at::native::(anonymous namespace)::CatArrayBatchedCopy<at::native::(anonymous "
                "namespace)::OpaqueType<2u>, unsigned int, 3, 128, 1>(...)", 1000, 4, 31) ",\n"
         KERNEL("void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 3, 128, 1>(...)",
                1100, 6, 32) ",\n"
-        KERNEL("void at::native::vectorized_elementwise_kernel<4, copy>", 1200, 3, 33) "\n]}\n";
+        KERNEL("void at::native::vectorized_elementwise_kernel<4, copy>", 1200, 3, 33) ",\n"
+        KERNEL("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::"
+               "TensorListMetadata<1>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<c10::BFloat16, 1, 1, 0>, "
+               "std::multiplies<float>, float>(...)", 1300, 2, 34) ",\n"
+        KERNEL("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::"
+               "TensorListMetadata<2>, at::native::(anonymous namespace)::BinaryOpListAlphaFunctor<float, 2, 2, 0>, "
+               "std::plus<float> >(...)", 1400, 1, 35) ",\n"
+        KERNEL("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::"
+               "TensorListMetadata<2>, at::native::(anonymous namespace)::BinaryOpListAlphaFunctor<c10::BFloat16, 2, 2, "
+               "0>, std::plus<float> >(...)", 1410, 1, 36) "\n]}\n";
 #undef CAT_ARGS
     const char *path = tmp_path("catbytes.json");
     write_text(path, text, strlen(text));
@@ -991,17 +1011,19 @@ static void test_cat_element_size_from_kernel(void **state)
     assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
     const mb_stage *s = stage(&r, MB_MEMBOUND_STAGE);
     assert_non_null(s);
-    assert_true(s->work == 768);
-    assert_int_equal(s->count, 2);
-    NS_EQ(s->seconds, 10000);
+    assert_true(s->work == 832);
+    assert_int_equal(s->count, 3);
+    NS_EQ(s->seconds, 12000);
     s = stage(&r, MB_MEMBOUND_STAGE " (bytes unknown)");
     assert_non_null(s);
-    assert_int_equal(s->count, 1);
-    NS_EQ(s->seconds, 3000);
+    assert_int_equal(s->count, 3);
+    NS_EQ(s->seconds, 5000);
     assert_string_equal(cJSON_GetStringValue(path_get(r.evidence, "unattributed")->child),
-                        "bytes unknown: aten::cat: element type of a TensorList not recorded");
-    /* two of the four ops got their bytes from a kernel; the outer stack and the last cat did not */
-    assert_int_equal((int)num(r.evidence, "rates.ops_without_shapes.memory_bound"), 2);
+                        "bytes unknown: aten::cat: element type of a TensorList not recorded (60% of its time); "
+                        "aten::_foreach_add_: element type of a TensorList not recorded (40% of its time)");
+    /* three of the six ops got their bytes from their kernels; the outer stack, the last cat and the
+     * foreach op of two dtypes did not */
+    assert_int_equal((int)num(r.evidence, "rates.ops_without_shapes.memory_bound"), 3);
     mb_run_free(&r);
 }
 
@@ -1022,6 +1044,18 @@ static void test_kernel_elem_bytes(void **state)
         {"void at::native::(anonymous namespace)::CatArrayBatchedCopy<SomeStruct, unsigned int>", 0},
         {"void at::native::vectorized_elementwise_kernel<4, float>", 0},
         {"CatArrayBatchedCopy<float>", 0}, /* no comma: not the signature this reads */
+        /* foreach kernels: the functor's scalar_t, not the metadata's or the math type */
+        {"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::"
+         "TensorListMetadata<1>, at::native::(anonymous namespace)::BinaryOpScalarFunctor<float, 1, 1, 0>, "
+         "std::multiplies<float>, float>(...)", 4},
+        {"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::"
+         "TensorListScalarListMetadata<float, 1>, at::native::(anonymous namespace)::BinaryOpScalarListFunctor<"
+         "c10::Half, 1, 1, 0>, std::divides<float> >(...)", 2},
+        {"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::"
+         "TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<c10::BFloat16, 4, "
+         "(at::native::ADAM_MODE)1, false>, ...>(...)", 2},
+        {"void multi_tensor_apply_kernel<TensorListMetadata<1>, something>(...)", 0},
+        {"void at::native::elementwise_kernel<128, 2, BinaryFunctor<float, float, float, add>>", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         assert_int_equal(mb_tr_kernel_elem_bytes(cases[i].name, strlen(cases[i].name)), cases[i].bytes);
@@ -1449,12 +1483,18 @@ static void test_op_bytes(void **state)
     strcpy(sh.types[1], "c10::BFloat16");
     assert_true(mb_tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
     assert_true(b == 38);
-    /* lists only: no element size */
+    /* update (an optimizer's foreach op): the first, the list, written back: 38 + 32 */
+    assert_true(mb_tr_op_bytes(TR_MOP_UPDATE, &sh, &b, &why));
+    assert_true(b == 70);
+    /* lists only: no element size; with 1-byte elements, what a kernel's size multiplies: (16 + 16) + 16 */
     strcpy(sh.types[1], "TensorList");
     sh.rank[1] = TR_RANK_LIST;
     sh.list_numel[1] = 16;
     assert_false(mb_tr_op_bytes(TR_MOP_INPLACE, &sh, &b, &why));
     assert_non_null(strstr(why, "TensorList"));
+    assert_true(mb_tr_op_list_unit_bytes(TR_MOP_UPDATE, &sh, &b));
+    assert_true(b == 48);
+    assert_false(mb_tr_op_list_unit_bytes(TR_MOP_GATHER, &sh, &b)); /* not the list type that is missing */
     /* too many dims to keep: refused, not guessed */
     sh.rank[0] = -1;
     strcpy(sh.types[0], "float");
@@ -1581,7 +1621,7 @@ static void test_rules(void **state)
         {TR_SET_MEMOP, "aten::_softmax_backward_data", "1"},
         {TR_SET_MEMOP, "aten::sum", "3"},
         {TR_SET_MEMOP, "aten::_foreach_norm", "3"},
-        {TR_SET_MEMOP, "aten::_foreach_addcdiv_", "2"},
+        {TR_SET_MEMOP, "aten::_foreach_addcdiv_", "8"}, /* update: its first list written back */
         {TR_SET_MEMOP, "aten::_foreach_sqrt", "1"},
         {TR_SET_MEMOP, "aten::addcmul_", "2"},
         {TR_SET_MEMOP, "aten::sin", "1"}, /* RoPE */
@@ -2383,7 +2423,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sparse_matmul),
         cmocka_unit_test(test_op_flops),  cmocka_unit_test(test_rules),
         cmocka_unit_test(test_memory_attribution), cmocka_unit_test(test_op_bytes),
-        cmocka_unit_test(test_cat_element_size_from_kernel), cmocka_unit_test(test_kernel_elem_bytes),
+        cmocka_unit_test(test_list_element_size_from_kernels), cmocka_unit_test(test_kernel_elem_bytes),
         cmocka_unit_test(test_norm_pool_attribution), cmocka_unit_test(test_backward_flops),
         cmocka_unit_test(test_forward_from_backward),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),

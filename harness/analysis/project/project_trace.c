@@ -293,11 +293,12 @@ static void attribute_ops(mb_proj_trace *t)
         const pt_op *op =
             t->gpu[i].ext >= 0 && t->n_ops > 0 ? bsearch(&key, t->ops, t->n_ops, sizeof *t->ops, cmp_op) : NULL;
         double op_bytes = op ? op->bytes : 0;
-        if (op && op->per_elem) { /* the first of its kernels that names its element size gives it */
+        if (op && op->per_elem) { /* its kernels name its element size: one, or its bytes stay unknown */
             int es = 0;
-            for (size_t k = i; k < j && es == 0; k++)
-                es = t->gpu[k].elem_bytes;
-            op_bytes *= es;
+            for (size_t k = i; k < j && es >= 0; k++)
+                if (t->gpu[k].elem_bytes > 0)
+                    es = es == 0 || es == t->gpu[k].elem_bytes ? t->gpu[k].elem_bytes : -1;
+            op_bytes *= es > 0 ? es : 0;
         }
         for (size_t k = i; op && sum > 0 && k < j; k++) {
             pt_gpu *g = &t->gpu[k];

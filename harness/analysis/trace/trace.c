@@ -768,7 +768,7 @@ static bool fold_cpu_op(parser *p)
     double unit;
     if (!ok && kind == TR_OP_MEM && mb_tr_op_list_unit_bytes(model, &e->sh, &unit)) {
         op->flops = -unit; /* the analysis multiplies it by a kernel's element size */
-        op->per_elem = 1;
+        op->per_elem = TR_ELEM_PENDING;
     }
     op->seq = e->have & H_SEQ && e->seq >= 0 ? e->seq : -1;
     op->parent = -1;

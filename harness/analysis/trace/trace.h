@@ -68,6 +68,7 @@ enum tr_memop_model {
     TR_MOP_GATHER,   /* per index element, reads and writes one row of its table (embedding) */
     TR_MOP_PICK,     /* per index element, reads one element of its values (nll_loss) */
     TR_MOP_ARGS,     /* a generated kernel's arguments, outputs among them: each tensor once (Inductor) */
+    TR_MOP_UPDATE,   /* reads its tensor inputs, writes its first back (an optimizer's in-place update) */
 };
 
 typedef struct tr_rule {
@@ -194,7 +195,10 @@ bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **
 bool mb_tr_op_list_unit_bytes(int model, const tr_shapes *sh, double *unit);
 /* The element size a kernel's name states, in bytes (0: none): PyTorch's
  * copy kernels that move elements by size (CatArrayBatchedCopy<OpaqueType<2u>,
- * ...>) or name their element type (CatArrayBatchedCopy<float, ...>). */
+ * ...>) or name their element type (CatArrayBatchedCopy<float, ...>), and
+ * the foreach kernels' functor, whose first template argument is the lists'
+ * element type (multi_tensor_apply_kernel<..., BinaryOpScalarFunctor<
+ * c10::BFloat16, 1, 1, 0>, ...>). */
 int mb_tr_kernel_elem_bytes(const char *name, size_t len);
 /* The same as a small index (0 = unknown) and back: ops store the index. */
 int mb_tr_dtype_index(const char *mb_dtype);
@@ -343,10 +347,16 @@ typedef struct tr_flop_op { /* 64 bytes: one per op of a family (above), with or
     uint8_t family;     /* the analysis: TR_OP_BWD given FLOPs: its forward op's kind */
     uint8_t products;   /* forward-sized products its FLOPs count (mb_tr_op_products); 0: no count */
     /* TR_OP_MEM whose TensorLists recorded shapes but no element type
-     * (aten::cat): flops holds -(its bytes with 1-byte elements) until a
-     * kernel it launched names its element size (the analysis). */
+     * (aten::cat, foreach ops): flops holds -(its bytes with 1-byte
+     * elements) until the kernels it launched name one element size (the
+     * analysis): TR_ELEM_* */
     uint8_t per_elem;
 } tr_flop_op;
+
+/* tr_flop_op.per_elem: not such an op (0), no kernel has named a size yet,
+ * its kernels named two sizes (a list of two dtypes: bytes stay unknown), or
+ * TR_ELEM_SIZE + the size its kernels named. */
+enum { TR_ELEM_PENDING = 1, TR_ELEM_MIXED = 2, TR_ELEM_SIZE = 16 };
 
 /* What the host was doing, as [start, end) pairs, for the step table: the
  * GPU's idle time is attributed to the first of these kinds (in this order)

@@ -552,6 +552,21 @@ static int32_t taker(const tr_flop_op *ops, int32_t op, bool tensor, int *cause,
     return -1;
 }
 
+/* The bytes of the ops whose lists' element size only their kernels named
+ * (tr_flop_op.per_elem), once all their kernels are seen. */
+static void resolve_elem_sizes(tr_state *st)
+{
+    for (size_t i = 0; i < st->n_flop_ops; i++) {
+        tr_flop_op *op = &st->flop_ops[i];
+        if (op->per_elem <= TR_ELEM_SIZE)
+            continue;
+        op->flops = -op->flops * (op->per_elem - TR_ELEM_SIZE);
+        op->per_elem = 0;
+        op->why = 0;
+        st->ops_without_shapes[TR_OP_MEM]--;
+    }
+}
+
 /* Adds each kernel's time to the op that takes it (taker); `ka` collects
  * what the class stages must leave out and why the rest went to no op. */
 static int attribute_kernels(tr_state *st, const int64_t *win, size_t n_win, kernel_attr *ka, mb_err *err)
@@ -612,19 +627,18 @@ static int attribute_kernels(tr_state *st, const int64_t *win, size_t n_win, ker
                 w[1] = (w[1] & ~(int64_t)0xff) | to;
                 cls = to;
             }
-            if (ops[op].per_elem && ev_elem_bytes(w) > 0) {
-                /* its kernel names the element size its lists did not record */
-                ops[op].flops = -ops[op].flops * ev_elem_bytes(w);
-                ops[op].per_elem = 0;
-                ops[op].why = 0;
-                st->ops_without_shapes[TR_OP_MEM]--;
-            }
+            int es = ev_elem_bytes(w);
+            if (ops[op].per_elem == TR_ELEM_PENDING && es > 0)
+                ops[op].per_elem = (uint8_t)(TR_ELEM_SIZE + es);
+            else if (ops[op].per_elem > TR_ELEM_SIZE && es > 0 && ops[op].per_elem != TR_ELEM_SIZE + es)
+                ops[op].per_elem = TR_ELEM_MIXED;
             ops[op].gpu_ns += ev_dur(w);
             ops[op].kernels++;
             ka->ns[cls] += ev_dur(w);
             ka->count[cls]++;
         }
     }
+    resolve_elem_sizes(st);
 done:
     free(stack);
     free(map.keys);

@@ -101,7 +101,7 @@ static const char no_list_type[] = "element type of a TensorList not recorded";
  * whose type nothing recorded (0: their bytes are unknown). */
 static bool op_bytes(int model, const tr_shapes *sh, int unknown_list_es, double *bytes, const char **why)
 {
-    if (model < TR_MOP_OUT || model > TR_MOP_ARGS) {
+    if (model < TR_MOP_OUT || model > TR_MOP_UPDATE) {
         *why = "not a memory-bound op";
         return false;
     }
@@ -130,7 +130,7 @@ static bool op_bytes(int model, const tr_shapes *sh, int unknown_list_es, double
             list_es = mb_tr_dtype_bytes(sh->types[t]);
     if (list_es == 0)
         list_es = unknown_list_es;
-    double sum = 0, largest = 0;
+    double sum = 0, largest = 0, first = -1;
     for (int t = 0; t < sh->n_tensors; t++) {
         const char *type = t < sh->n_types ? sh->types[t] : "";
         double b;
@@ -155,6 +155,8 @@ static bool op_bytes(int model, const tr_shapes *sh, int unknown_list_es, double
         sum += b;
         if (b > largest)
             largest = b;
+        if (first < 0)
+            first = b;
     }
     if (sum <= 0) {
         *why = "no tensor input with a known element type";
@@ -163,8 +165,9 @@ static bool op_bytes(int model, const tr_shapes *sh, int unknown_list_es, double
     /* out: the inputs read and an output as large as the largest written.
      * gradient (pooling backward): the largest input, the forward's input,
      * gives only the shape of the gradient written, so (sum - largest) read
-     * + largest written = sum, as for inplace, reduce and arguments. */
-    *bytes = model == TR_MOP_OUT ? sum + largest : sum;
+     * + largest written = sum, as for inplace, reduce and arguments.
+     * update: the inputs read and the first written back. */
+    *bytes = model == TR_MOP_OUT ? sum + largest : model == TR_MOP_UPDATE ? sum + first : sum;
     return true;
 }
 
@@ -184,26 +187,11 @@ bool mb_tr_op_list_unit_bytes(int model, const tr_shapes *sh, double *unit)
     return op_bytes(model, sh, 1, unit, &why);
 }
 
-/* The size N of "OpaqueType<Nu>" (PyTorch moves elements of N bytes as
- * one opaque type), else the bytes of the first template argument of a
- * CatArray kernel (torch before 2.1 named the type: CatArrayBatchedCopy<float,
- * unsigned int, 4, 64, 64>). */
-int mb_tr_kernel_elem_bytes(const char *name, size_t len)
+/* The bytes of the type named by the template argument after `lt` (a '<'),
+ * up to its ','; 0 for any other. */
+static int first_argument_bytes(const char *lt, const char *end)
 {
-    static const char opaque[] = "OpaqueType<", cat[] = "CatArray";
-    const char *o = memmem(name, len, opaque, sizeof opaque - 1);
-    if (o != NULL) {
-        const char *d = o + sizeof opaque - 1, *end = name + len;
-        int n = 0;
-        while (d < end && *d >= '0' && *d <= '9' && n < 100)
-            n = n * 10 + (*d++ - '0');
-        return n >= 1 && n <= 15 ? n : 0; /* 4 bits of the GPU event keep it */
-    }
-    const char *c = memmem(name, len, cat, sizeof cat - 1);
-    const char *lt = c ? memchr(c, '<', (size_t)(name + len - c)) : NULL;
-    if (lt == NULL)
-        return 0;
-    const char *comma = memchr(lt, ',', (size_t)(name + len - lt));
+    const char *comma = memchr(lt, ',', (size_t)(end - lt));
     char type[TR_TYPE_LEN];
     size_t n = comma ? (size_t)(comma - lt - 1) : 0;
     if (n == 0 || n >= sizeof type)
@@ -211,4 +199,30 @@ int mb_tr_kernel_elem_bytes(const char *name, size_t len)
     memcpy(type, lt + 1, n);
     type[n] = '\0';
     return mb_tr_dtype_bytes(type);
+}
+
+/* The size N of "OpaqueType<Nu>" (PyTorch moves elements of N bytes as
+ * one opaque type), else the bytes of the first template argument of a
+ * CatArray kernel (torch before 2.1 named the type: CatArrayBatchedCopy<float,
+ * unsigned int, 4, 64, 64>) or of a foreach kernel's functor (its scalar_t:
+ * a foreach op launches one kernel per dtype of its lists). */
+int mb_tr_kernel_elem_bytes(const char *name, size_t len)
+{
+    static const char opaque[] = "OpaqueType<", cat[] = "CatArray", mta[] = "multi_tensor_apply_kernel<",
+                      functor[] = "Functor<";
+    const char *end = name + len, *o = memmem(name, len, opaque, sizeof opaque - 1);
+    if (o != NULL) {
+        const char *d = o + sizeof opaque - 1;
+        int n = 0;
+        while (d < end && *d >= '0' && *d <= '9' && n < 100)
+            n = n * 10 + (*d++ - '0');
+        return n >= 1 && n <= 15 ? n : 0; /* 4 bits of the GPU event keep it */
+    }
+    const char *c = memmem(name, len, cat, sizeof cat - 1);
+    const char *lt = c ? memchr(c, '<', (size_t)(end - c)) : NULL;
+    if (lt != NULL)
+        return first_argument_bytes(lt, end);
+    const char *m = memmem(name, len, mta, sizeof mta - 1);
+    const char *f = m ? memmem(m, (size_t)(end - m), functor, sizeof functor - 1) : NULL;
+    return f ? first_argument_bytes(f + sizeof functor - 2, end) : 0;
 }

@@ -66,6 +66,8 @@ static int value_of(int set, const char *key)
             return TR_MOP_PICK;
         if (strcmp(key, "arguments") == 0)
             return TR_MOP_ARGS;
+        if (strcmp(key, "update") == 0)
+            return TR_MOP_UPDATE;
     } else {
         for (int i = 1; i <= TR_ANN_COLLECTIVE; i++)
             if (strcmp(key, ann[i]) == 0)
