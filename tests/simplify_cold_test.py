@@ -620,21 +620,25 @@ class DiskExample(unittest.TestCase):
     on the CPU at 64 MiB: it runs through the command line, the runner sees its file and the 64 KiB records it
     delivers, they come from storage, and the folder it made is gone when it ends."""
 
-    def test_the_example_runs_cold_and_cleans_up(self):
+    def run_example(self, **env):
+        """The example at 64 MiB through the command line, in a folder of its own: (its stage file, the folder)."""
         src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         data = tempfile.mkdtemp(prefix="disk-example.", dir=WORK)
         self.addCleanup(shutil.rmtree, data, True)
         out = os.path.join(data, "disk.json")
         env = dict(os.environ, SIMPLIFY_DISK_MB="64", SIMPLIFY_DATA_DIR=data,
-                   PYTHONPATH=os.path.join(src, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+                   PYTHONPATH=os.path.join(src, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""), **env)
         r = subprocess.run([sys.executable, "-m", "mlbench.simplify",
                             os.path.join(src, "scripts", "simplify_disk_example.py"), "--out", out,
                             "--seconds", "0.6", "--warmup", "0.2"], env=env, capture_output=True, text=True,
                            timeout=600)
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
-        self.assertEqual(os.listdir(data), ["disk.json"], "the example's folder outlived it")
         with open(out) as f:
-            doc = json.load(f)
+            return json.load(f), data
+
+    def test_the_example_runs_cold_and_cleans_up(self):
+        doc, data = self.run_example()
+        self.assertEqual(os.listdir(data), ["disk.json"], "the example's folder outlived it")
         self.assertTrue(doc["simplify"]["complete"])
         dl = doc["simplify"]["data_loading"]
         self.assertEqual(dl["delivered_bytes_per_batch"], 32 * 65536 + 32 * 8, dl)   # the records and the labels
@@ -648,19 +652,7 @@ class DiskExample(unittest.TestCase):
         read and no read() call, and the keeper, which ticked on those alone, never evicted again: the loader mode
         said cold with 0 B from storage (2026-11-29). Now every dataset mode that says cold read from storage, and
         the loader mode reads from storage whatever it says."""
-        src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        data = tempfile.mkdtemp(prefix="disk-example.", dir=WORK)
-        self.addCleanup(shutil.rmtree, data, True)
-        out = os.path.join(data, "disk.json")
-        env = dict(os.environ, SIMPLIFY_DISK_MB="64", SIMPLIFY_DATA_DIR=data, SIMPLIFY_PERSISTENT="1",
-                   PYTHONPATH=os.path.join(src, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        r = subprocess.run([sys.executable, "-m", "mlbench.simplify",
-                            os.path.join(src, "scripts", "simplify_disk_example.py"), "--out", out,
-                            "--seconds", "0.6", "--warmup", "0.2"], env=env, capture_output=True, text=True,
-                           timeout=600)
-        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
-        with open(out) as f:
-            doc = json.load(f)["simplify"]
+        doc = self.run_example(SIMPLIFY_PERSISTENT="1")[0]["simplify"]
         loader = doc["modes"]["loader"]
         self.assertEqual(loader["workers"], 2, loader)
         # 0 B before; x8.6-x12 of what it delivers in three runs on this VM

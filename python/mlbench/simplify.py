@@ -2056,13 +2056,17 @@ class Simplifier:
         hits = reads - m["read_bytes"]
         if hits > max(0.25 * reads, 1 << 20):
             c["page_cache_read_bytes"] = hits
-            if c["state"] == "cold":
-                c["state"] = "partly warm"
-            c.setdefault("notes", []).append(
-                "read() returned %s more than storage read in this mode: the page cache served them (files the "
-                "runner did not see or could not evict, or a small part of the files read again and again between "
-                "two evictions, as labels or an index beside the records: a real run keeps those cached too)"
-                % _size(hits))
+            Simplifier._partly_warm(c, "read() returned %s more than storage read in this mode: the page cache "
+                                    "served them (files the runner did not see or could not evict, or a small part "
+                                    "of the files read again and again between two evictions, as labels or an index "
+                                    "beside the records: a real run keeps those cached too)" % _size(hits))
+
+    @staticmethod
+    def _partly_warm(c, why):
+        """A cold mode's cache figures said partly warm, with why."""
+        if c["state"] == "cold":
+            c["state"] = "partly warm"
+        c.setdefault("notes", []).append(why)
 
     @staticmethod
     def _warm_mapped(m, delivered):
@@ -2079,13 +2083,10 @@ class Simplifier:
         if delivered <= 0 or m["read_bytes"] >= 0.01 * delivered:
             return
         c["mapped_cache_hits"] = True
-        if c["state"] == "cold":
-            c["state"] = "partly warm"
-        c.setdefault("notes", []).append(
-            "the loader delivered %s from memory-mapped files while storage read %s: the pages were in the page "
-            "cache (read in the warm-up and not evicted after it: fewer bytes than a tick, %s, were read, or "
-            "kept mapped by workers); read its figures as warm" % (
-                _size(delivered), _size(m["read_bytes"]), _size(c.get("tick_bytes") or 0)))
+        Simplifier._partly_warm(c, "the loader delivered %s from memory-mapped files while storage read %s: the "
+                                "pages were in the page cache (read in the warm-up and not evicted after it: fewer "
+                                "bytes than a tick, %s, were read, or kept mapped by workers); read its figures as "
+                                "warm" % (_size(delivered), _size(m["read_bytes"]), _size(c.get("tick_bytes") or 0)))
 
     def _device_batch(self):
         if self.host_batch is None:
