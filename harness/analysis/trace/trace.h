@@ -182,8 +182,9 @@ int mb_tr_dtype_bytes(const char *type);
 /* ---- bytes of memory-bound ops (trace_bytes.c) ---------------------------- */
 /* Bytes a memory-bound op moves, from its recorded shapes: the sum over its
  * tensor inputs of numel x element size, plus for TR_MOP_OUT one output the
- * size of the largest input (TR_MOP_INPLACE: the output is an input). A
- * lower bound: an in-place op also writes what it read, a reduction's
+ * size of the largest input (TR_MOP_INPLACE: the output is an input;
+ * TR_MOP_UPDATE: the first input written back too). A lower bound: an
+ * in-place op (but an update) also writes what it read, a reduction's
  * (TR_MOP_REDUCE) output is not counted, and a kernel may read an input
  * more than once. A TensorList takes the element size of the op's
  * first plain tensor input (PyTorch does not record a list's dtype). Returns
