@@ -159,6 +159,22 @@ check "table: the bottleneck first, then the headline" bash -c "sed -n '/^\$/{n;
     | tr '\n' '|' | grep -q '^bottleneck: .*|what the step is made of'"
 check "table: bounded share" has "of the step has a ceiling" "$WORK/out"
 check "table: within 120 columns" bash -c "! awk '{ if (length(\$0) > 120) { print; bad = 1 } } END { exit !bad }' '$WORK/out'"
+# The three levels of a simplify run: a verdict beside long figures wraps within 120 columns (a negligible matmul
+# stage of nanoGPT's loop on this VM took 122: "negligible (under 1% of the step)" after six figures; this one 130).
+cat > "$WORK/levels.json" <<'JSON'
+{"format": "mlbench-stages", "version": 2, "run": {"steps": 22, "step_seconds": 0.098},
+ "stages": [{"name": "data loading", "component": "other", "seconds_per_step": 0.084, "exposed_seconds_per_step": 0.084,
+             "isolated_seconds_per_step": 0.0993},
+            {"name": "fwd+bwd: matmuls of the model", "seconds_per_step": 0.000186, "isolated_seconds_per_step": 0.00015,
+             "component": "gemm", "flops_per_step": 9437184.0, "dtype": "fp32", "device": "cpu"}]}
+JSON
+check "gap on simplify levels" expect_exit 0 "$MLBENCH" gap --run "$WORK/levels.json" --ceilings "$D/gap_here.json"
+check "levels: the negligible verdict" has "negligible (under 1%" "$WORK/out"
+check "levels: within 120 columns (characters: µ is two bytes)" $PY -c "
+import sys
+wide = [l for l in open('$WORK/out', encoding='utf-8').read().splitlines() if len(l) > 120]
+print(*wide, sep='\\n')
+sys.exit(1 if wide else 0)"
 
 # References as ceilings (issue 33): a reference's name or directory wherever results are expected, its files joined
 # in their priority order (the launch case lives in membw-peak-launch.json, not all.json); what is no results file says

@@ -654,6 +654,8 @@ static void gap_levels_table(FILE *o, const mb_gap *g, bool md)
     mb_table t;
     mb_table_init(&t, "lrrrrrrl", "stage", "at ceiling", "alone", "in loop", "rate alone", "rate in loop", "exposed",
              "verdict");
+    t.fit_col = 7; /* the verdict wraps: "negligible (under 1% of the step)" beside a long stage name took 126 */
+    t.fit_min = 20;
     for (int i = 0; i < g->n; i++) {
         mb_gap_levels L = mb_gap_stage_levels(g, i, MB_LEVELS_TOLERANCE);
         if (!L.has_levels)
