@@ -95,7 +95,7 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
             compute += secs;
             if (s->dtype && (strcmp(s->dtype, "fp32") == 0 || strcmp(s->dtype, "tf32") == 0))
                 f->fp32_compute = true;
-            if (st->match >= 0) {
+            if (mb_gap_stage_bounded(st)) {
                 eff_time += secs;
                 eff_sum += secs * st->efficiency;
             }
@@ -155,6 +155,29 @@ static void threads_from_simplify(const cJSON *ev, mb_diag_figures *f)
     f->torch_threads = ev_count(ev, "simplify.torch_threads");
     f->host_ranks = ev_count(ev, "simplify.host_ranks");
     f->cpus_allowed = ev_count(ev, "simplify.cpus_allowed");
+}
+
+/* An object at a dotted path of the evidence; NULL when absent. */
+static const cJSON *ev_object(const cJSON *o, const char *path)
+{
+    char copy[128], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", path);
+    const cJSON *it = o;
+    for (char *k = strtok_r(copy, ".", &save); k && it; k = strtok_r(NULL, ".", &save))
+        it = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, k) : NULL;
+    return cJSON_IsObject(it) ? it : NULL;
+}
+
+static void loader_from_simplify(const cJSON *ev, mb_diag_figures *f)
+{
+    const cJSON *dl = ev_object(ev, "simplify.data_loading");
+    const cJSON *rem = dl ? cJSON_GetObjectItemCaseSensitive(dl, "remedies") : NULL;
+    f->loader_remedies = cJSON_IsArray(rem) && cJSON_GetArraySize(rem) > 0;
+    const cJSON *bound = dl ? cJSON_GetObjectItemCaseSensitive(dl, "bound") : NULL;
+    f->loader_storage_bound = cJSON_IsString(bound) && strcmp(bound->valuestring, "storage") == 0;
+    const cJSON *ds = ev_object(ev, "simplify.dataset");
+    const cJSON *fits = ds ? cJSON_GetObjectItemCaseSensitive(ds, "fits_in_memory") : NULL;
+    f->dataset_fits = cJSON_IsBool(fits) ? cJSON_IsTrue(fits) : -1;
 }
 
 /* Every CPU the run may use has a thread: torch's threads per rank times
@@ -289,7 +312,7 @@ static void figures_from_ceilings(const mb_gap *g, mb_diag_figures *f)
             f->launch_ceiling_s = 1 / st->ceiling_rate;
         if ((strcmp(s->component, "gemm") == 0 || strcmp(s->component, "conv") == 0 ||
              strcmp(s->component, "attention") == 0) &&
-            strcmp(s->work_unit, "flop") == 0) {
+            strcmp(s->work_unit, "flop") == 0 && mb_gap_stage_bounded(st)) {
             eff_time += s->seconds;
             eff_sum += s->seconds * st->efficiency;
         }
@@ -318,7 +341,7 @@ static void figures_from_memory_stage(const mb_gap *g, mb_diag_figures *f)
             strcmp(s->work_unit, "byte") != 0 || s->seconds <= 0)
             continue;
         f->memory_rate = s->work / s->seconds;
-        if (st->match >= 0 && st->ceiling_rate > 0) {
+        if (mb_gap_stage_bounded(st) && st->ceiling_rate > 0) {
             f->memory_ceiling = st->ceiling_rate;
             f->memory_bandwidth = g->ceilings->cases[st->match].rate_abs;
             f->memory_efficiency = f->memory_rate / st->ceiling_rate;
@@ -365,6 +388,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->data_in_process = -1;
     f->long_launch_share = -1;
     f->torch_threads = f->host_ranks = f->cpus_allowed = -1;
+    f->dataset_fits = -1;
     figures_from_stages(g, t, f);
     f->kernels_per_step = -1;
     f->median_kernel_s = -1;
@@ -376,6 +400,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
         f->source = "stages + trace evidence";
         figures_from_evidence(g->run->evidence, f);
         threads_from_simplify(g->run->evidence, f);
+        loader_from_simplify(g->run->evidence, f);
         double shaped = ev_num(g->run->evidence, "rates.memory_bound.shaped_share");
         if (shaped >= 0)
             f->memory_shaped_share = shaped;
@@ -457,8 +482,16 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
         return f->step_table && f->memory_share > f->tensor_share;
     if (strcmp(cond, "tensor_bound") == 0)
         return f->step_table && f->tensor_share >= f->memory_share;
+    /* simplify's own remedies for its loader's random reads are the
+     * specific ones (madvise, its disk's readahead, shards) */
     if (strcmp(cond, "random_disk") == 0)
-        return f->random_disk;
+        return f->random_disk && !f->loader_remedies;
+    if (strcmp(cond, "random_disk_fits") == 0)
+        return f->random_disk && f->dataset_fits != 0;
+    if (strcmp(cond, "gpu_decode") == 0)
+        return !f->cpu_only && !f->loader_storage_bound;
+    if (strcmp(cond, "cpu_decode") == 0)
+        return f->cpu_only && f->gpus_unrecorded == 0 && !f->loader_storage_bound;
     if (strcmp(cond, "pageable_copy") == 0)
         return f->pageable_share > 0;
     if (strcmp(cond, "fp32_compute") == 0)
@@ -578,6 +611,58 @@ static const char *limit(char *buf, size_t len, double weight, double min, const
 
 /* Each pattern: test, then evidence lines with the figures and thresholds. */
 
+static const char *ev_text(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* A simplify run's loader alone (simplify.data_loading, written by
+ * python/mlbench/simplify.py): what it read from storage for what it
+ * delivered, what bound it, and its own remedies, first: gap tells the
+ * story simplify told (nanoGPT's memmap loader, x538 read-amplified, was
+ * offered "more DataLoader workers" here and madvise(MADV_RANDOM) there). */
+static void loader_evidence(builder *b, const mb_gap *g)
+{
+    const cJSON *dl = ev_object(g->run->evidence, "simplify.data_loading");
+    if (dl == NULL)
+        return;
+    const char *bound = ev_text(dl, "bound"), *cache = ev_text(dl, "cache"), *why = ev_text(dl, "mechanism");
+    double storage = ev_num(dl, "storage_bytes_per_batch"), delivered = ev_num(dl, "delivered_bytes_per_batch");
+    double amp = ev_num(dl, "amplification"), per_item = ev_num(dl, "cpu_seconds_per_item");
+    double dev = ev_num(dl, "device_busy_share"), cpu = ev_num(dl, "cpu_busy_share");
+    char st[32], dv[32], x[32], c[32], d[32], state[48] = "";
+    mb_fmt_si(st, sizeof st, storage, "B");
+    mb_fmt_si(dv, sizeof dv, delivered, "B");
+    mb_fmt_ratio(x, sizeof x, amp);
+    if (cache)
+        snprintf(state, sizeof state, ", page cache %s", cache);
+    const cJSON *amplified = cJSON_GetObjectItemCaseSensitive(dl, "amplified");
+    if (cJSON_IsTrue(amplified) && storage >= 0 && delivered > 0)
+        EVIDENCE(b, "the loader alone (simplify%s) read %s from storage per batch for the %s it delivers (%s, "
+                    "read-amplified)%s%s",
+                 state, st, dv, x, why ? ": " : "", why ? why : "");
+    else if (bound && strcmp(bound, "storage") == 0 && storage >= 0)
+        EVIDENCE(b, "the loader alone (simplify%s) is storage-bound: the device busy %s of its time for %s per batch "
+                    "from storage (%s what it delivers)",
+                 state, pct(d, sizeof d, dev), st, x);
+    else if (bound && strcmp(bound, "cpu") == 0) {
+        mb_fmt_seconds(c, sizeof c, per_item);
+        EVIDENCE(b, "the loader alone (simplify%s) is CPU-bound: %s of CPU per item, %s per batch from storage: "
+                    "its time is reading from memory, decoding and augmenting, not the device",
+                 state, per_item >= 0 ? c : "?", storage >= 0 ? st : "?");
+    } else if (bound && strcmp(bound, "waiting") == 0)
+        EVIDENCE(b, "the loader alone (simplify%s) is neither CPU- nor storage-bound: its processes on a CPU %s of "
+                    "the time, the device busy %s: it waits (sleeps, locks, a network source, its workers' hand-over)",
+                 state, pct(c, sizeof c, cpu), pct(d, sizeof d, dev));
+    const cJSON *rem = cJSON_GetObjectItemCaseSensitive(dl, "remedies"), *r;
+    cJSON_ArrayForEach(r, rem)
+    {
+        if (cJSON_IsString(r))
+            push_str(b, &b->cur->remedies, &b->cur->n_remedies, "%s", r->valuestring);
+    }
+}
+
 static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32];
@@ -603,11 +688,18 @@ static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, cons
                  pct(p1, sizeof p1, f->data_in_process));
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
-        if (strcmp(st->stage->component, "disk") == 0 && st->match >= 0 && strcmp(st->stage->work_unit, "s") != 0)
+        if (strcmp(st->stage->component, "disk") != 0 || st->match < 0 || strcmp(st->stage->work_unit, "s") == 0)
+            continue;
+        if (st->beyond[0])
+            EVIDENCE(b, "stage '%s' reads %s at %.4g GB/s, %s", st->stage->name,
+                     st->stage->pattern ? st->stage->pattern : "", st->measured_rate / 1e9, st->beyond);
+        else
             EVIDENCE(b, "stage '%s' reads %s at %.1f%% of the measured disk ceiling (%.4g of %.4g GB/s)",
                      st->stage->name, st->stage->pattern ? st->stage->pattern : "", 100 * st->efficiency,
                      st->measured_rate / 1e9, st->ceiling_rate / 1e9);
     }
+    if (g->run->evidence)
+        loader_evidence(b, g);
     add_remedies(b, r, f, x->eff_low);
 }
 
@@ -956,7 +1048,10 @@ static void copy_evidence(builder *b, const mb_gap *g)
         char each[64] = "size unknown";
         if (strcmp(s->work_unit, "byte") == 0 && s->count > 0)
             snprintf(each, sizeof each, "%.4g KiB per call", s->work / (double)s->count / 1024);
-        if (st->match >= 0)
+        if (st->beyond[0])
+            EVIDENCE(b, "%s: %lld calls, %s, %.4g GB/s, %s", s->name, s->count, each, st->measured_rate / 1e9,
+                     st->beyond);
+        else if (st->match >= 0)
             EVIDENCE(b, "%s: %lld calls, %s, %.4g GB/s = %.0f%% of the measured copy ceiling", s->name, s->count, each,
                      st->measured_rate / 1e9, 100 * st->efficiency);
         else
@@ -994,6 +1089,8 @@ static void comm_evidence(builder *b, const mb_gap *g)
             snprintf(rate, sizeof rate, "size not recorded: time only");
         else if (f <= 0)
             snprintf(rate, sizeof rate, "%s algorithm bandwidth (no bus bandwidth without the rank count)", bw);
+        else if (st->beyond[0])
+            snprintf(rate, sizeof rate, "busbw %s, %s", bw, st->beyond);
         else if (st->match >= 0 && st->ceiling_rate > 0)
             snprintf(rate, sizeof rate, "busbw %s, %.0f%% of the measured %s ceiling (busbw %s, %s)", bw,
                      100 * st->efficiency, s->component, cbw, case_name(&g->ceilings->cases[st->match]));

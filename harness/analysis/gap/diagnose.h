@@ -45,6 +45,12 @@ typedef struct mb_diag_figures {
     double periodic_share;     /* stages with role checkpoint, eval or logging */
     double unattributed_share; /* 'other' stages with no role and no device: no pattern covers them */
     bool random_disk;          /* a data stage reads at random offsets */
+    /* A simplify run's loader (simplify.data_loading): it named its own
+     * remedies (read amplification: madvise, readahead, shards), and whether
+     * its dataset fits in memory (-1 unknown). */
+    bool loader_remedies;
+    bool loader_storage_bound; /* ... it was storage-bound: no decoding to move or cache */
+    int dataset_fits;
     bool fp32_compute;         /* GEMM/conv time in fp32 or tf32 */
     /* From a trace's step table (evidence "step"); step_table false when
      * the run has none. Shares of the step: GPU busy by group, GPU idle by

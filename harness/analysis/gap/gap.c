@@ -660,19 +660,24 @@ static double latency_floor_rate(const mb_stage *s, const mb_ceilings *res, cons
 /* The ceiling a stage is held to by the matched case, in work units per
  * second: the case's rate, or one of the two rules for calls the case's
  * rate does not bound ([kernel_floor], [latency_floor] in matching.ini);
- * `note` says which (empty: the case's rate). */
+ * `note` says which (empty: the case's rate), `floor` whether one of
+ * those rules set it. */
 static double held_rate(const mb_stage *s, const mb_ceilings *res, int match, const mb_ini *m, char *note,
-                        size_t len)
+                        size_t len, bool *floor)
 {
     const mb_case_ref *c = &res->cases[match];
-    double rate = mb_gap_case_rate(s, c, m);
+    double rate = mb_gap_case_rate(s, c, m), held;
     note[0] = '\0';
+    *floor = false;
     if (rate <= 0)
         return rate;
-    if (mb_ini_list_has(m, "kernel_floor", "components", s->component))
-        return kernel_floor_rate(s, res, c, rate, m, note, len);
-    if (mb_ini_list_has(m, "latency_floor", "components", s->component))
-        return latency_floor_rate(s, res, c, rate, m, note, len);
+    bool kernels = mb_ini_list_has(m, "kernel_floor", "components", s->component);
+    if (kernels || mb_ini_list_has(m, "latency_floor", "components", s->component)) {
+        held = kernels ? kernel_floor_rate(s, res, c, rate, m, note, len)
+                       : latency_floor_rate(s, res, c, rate, m, note, len);
+        *floor = held != rate;
+        return held;
+    }
     /* a rank's share of its host's cores, measured on another count: CPU
      * GEMM and convolution scale with the cores (this VM's OpenBLAS 2048^3:
      * 101 GFLOP/s on one core, 184 on two) */
@@ -683,6 +688,54 @@ static double held_rate(const mb_stage *s, const mb_ceilings *res, int match, co
         return rate * s->threads / ct;
     }
     return rate;
+}
+
+/* A stage faster than its matched case by more than [above_ceiling]
+ * margin: the case is no ceiling for it. Says why when the sizes tell it
+ * (a loader served 652 KiB requests by readahead, held to the 64 KiB case
+ * of `--suite quick`, read "at 173.1% of its ceiling": rates grow with the
+ * size per call, so only calls larger than the case's can be why) and which
+ * suite measures more sizes, or that a floor per call held it (`floor`:
+ * memsets of 34 B beat the GPU's least time per kernel); within the margin
+ * the case's own noise explains it (a GEMM at 101.2%) and the case stays
+ * the ceiling. */
+static void beyond_case(mb_gap_stage *g, const mb_ceilings *res, const mb_ini *m, bool floor)
+{
+    const char *margin = mb_ini_get(m, "above_ceiling", "margin");
+    g->beyond[0] = '\0';
+    if (!g->above_ceiling || g->efficiency <= 1 + (margin ? atof(margin) : 0))
+        return;
+    const mb_stage *s = g->stage;
+    const mb_case_ref *c = &res->cases[g->match];
+    char eff[32], key[64], ss_text[32], cs_text[32];
+    mb_fmt_share(eff, sizeof eff, g->efficiency);
+    double ss = stage_size(s), cs = case_size(s, c, m);
+    snprintf(key, sizeof key, "suite.%s", c->component);
+    const char *suite = mb_ini_get(m, "above_ceiling", key);
+    if (floor) {
+        snprintf(g->beyond, sizeof g->beyond,
+                 "faster than the floor it was held to (%s of it: the case's rate plus a least time per call): "
+                 "that floor does not bound it; nothing lost counted",
+                 eff);
+    } else if (ss > 0 && cs > 0 && log2(ss / cs) >= 1) {
+        fmt_size(ss_text, sizeof ss_text, ss, s->work_unit);
+        fmt_size(cs_text, sizeof cs_text, cs, s->work_unit);
+        snprintf(g->beyond, sizeof g->beyond,
+                 "faster than its nearest case (%s of it): no case was measured at its %s per call (the case: "
+                 "%s)%s%s%s; nothing lost counted",
+                 eff, ss_text, cs_text, suite ? "; `mlbench --suite " : "", suite ? suite : "",
+                 suite ? "` measures more sizes" : "");
+    } else {
+        snprintf(g->beyond, sizeof g->beyond,
+                 "faster than its nearest case (%s of it): the case is no ceiling for it (another shape, math "
+                 "or cache); nothing lost counted",
+                 eff);
+    }
+}
+
+bool mb_gap_stage_bounded(const mb_gap_stage *st)
+{
+    return st->match >= 0 && st->beyond[0] == '\0';
 }
 
 /* ---- the gap ------------------------------------------------------------------------ */
@@ -780,7 +833,8 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
         g->time_at_ceiling = s->seconds;
         if (g->match >= 0) {
             char note[300];
-            g->ceiling_rate = held_rate(s, ceilings, g->match, matching, note, sizeof note);
+            bool floor;
+            g->ceiling_rate = held_rate(s, ceilings, g->match, matching, note, sizeof note, &floor);
             if (note[0]) {
                 size_t at = strlen(g->why);
                 snprintf(g->why + at, sizeof g->why - at, "; %s", note);
@@ -788,6 +842,7 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
             g->efficiency = mb_efficiency(g->measured_rate, g->ceiling_rate);
             g->time_at_ceiling = mb_time_at_rate(s->work, g->ceiling_rate);
             g->above_ceiling = g->time_at_ceiling > s->seconds;
+            beyond_case(g, ceilings, matching, floor);
         }
         /* A stage faster than its matched case loses nothing: the case is
          * not its ceiling (different shape or cache); it keeps its time. */
@@ -920,7 +975,8 @@ static bool stage_onto_results(mb_gap_stage *st, const mb_ceilings *here, const 
         return false;
     }
     char note[300];
-    st->target_rate = held_rate(s, target, st->target_match, matching, note, sizeof note);
+    bool floor;
+    st->target_rate = held_rate(s, target, st->target_match, matching, note, sizeof note, &floor);
     st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency) * exposed_fraction(st);
     st->projected = true;
     st->target_source = "measured";
@@ -1319,9 +1375,9 @@ static int gap_headline(mb_gap *g, mb_err *err)
     for (int i = 0; i < g->n; i++) {
         mb_gap_stage *st = &g->stages[i];
         g->headline[i] = i;
-        if (st->match >= 0)
+        if (mb_gap_stage_bounded(st))
             bounded += st->exposed;
-        else
+        else if (st->match < 0)
             bound_hint(g, st);
     }
     g->bounded_share = g->total > 0 ? fmin(1, bounded / g->total) : 0;
@@ -1399,7 +1455,7 @@ mb_gap_levels mb_gap_stage_levels(const mb_gap *g, int i, double tolerance)
     if (!s->has_isolated || s->isolated_seconds <= 0 || s->seconds <= 0)
         return L;
     L.has_levels = true;
-    L.has_ceiling = st->match >= 0 && st->ceiling_rate > 0;
+    L.has_ceiling = mb_gap_stage_bounded(st) && st->ceiling_rate > 0;
     L.isolated_seconds = s->isolated_seconds;
     L.loop_seconds = s->seconds;
     L.ceiling_seconds = L.has_ceiling ? st->time_at_ceiling : 0;

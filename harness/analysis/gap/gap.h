@@ -44,6 +44,11 @@ typedef struct mb_gap_stage {
     double exposed;         /* run total: the stage's exposed seconds (mb_stage_exposed) */
     double time_lost;       /* run total: (seconds - time at ceiling) x exposed / seconds, >= 0 */
     bool above_ceiling;     /* measured faster than the matched ceiling */
+    /* Faster than the matched case by more than matching.ini's
+     * [above_ceiling] margin: the case is no ceiling for the stage (another
+     * size, shape or cache); what every view says of it, "" otherwise.
+     * Such a stage counts as one without a ceiling (mb_gap_stage_bounded). */
+    char beyond[MB_GAP_WHY_LEN];
     double share;           /* exposed seconds / run total */
     double amdahl_total;    /* run total if this stage alone reached its ceiling */
     double amdahl_speedup;
@@ -58,6 +63,10 @@ typedef struct mb_gap_stage {
      * recorded: ..."), for the headline; "" when it has one. */
     char bound_hint[MB_GAP_WHY_LEN];
 } mb_gap_stage;
+
+/* The stage has a ceiling that holds it: a matched case it does not beat
+ * by more than the margin. */
+bool mb_gap_stage_bounded(const mb_gap_stage *st);
 
 typedef struct mb_gap {
     const mb_run *run;

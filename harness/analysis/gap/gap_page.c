@@ -241,7 +241,7 @@ static void headline_row_of(const mb_gap *g, const mb_gap_stage *st, headline_ro
     mb_fmt_share(share, sizeof share, st->share);
     mb_gap_stage_verdict(verdict, sizeof verdict, g, st);
     r->name = st->stage->name;
-    if (st->match < 0) {
+    if (!mb_gap_stage_bounded(st)) { /* a stage that beat its case has none either */
         r->part[PART_NONE] = exposed;
         snprintf(r->value, sizeof r->value, "%s, no ceiling", tm);
     } else {
@@ -454,7 +454,7 @@ static bool waterfall_absent(FILE *o, const mb_gap *g, int n_lost)
 {
     bool bounded = false;
     for (int i = 0; i < g->n; i++)
-        bounded = bounded || g->stages[i].match >= 0;
+        bounded = bounded || mb_gap_stage_bounded(&g->stages[i]);
     if (bounded && n_lost > 0)
         return false;
     char now[32];

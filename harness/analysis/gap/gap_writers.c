@@ -131,6 +131,10 @@ void mb_gap_stage_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_s
         snprintf(buf, len, "no ceiling: %s", st->bound_hint);
         return;
     }
+    if (st->beyond[0]) {
+        snprintf(buf, len, "%s", st->beyond);
+        return;
+    }
     mb_fmt_share(eff, sizeof eff, st->efficiency);
     if (st->above_ceiling || st->time_lost <= 0) {
         snprintf(buf, len, "at %s of its ceiling: nothing lost", eff);
@@ -459,10 +463,11 @@ static void gap_matches(FILE *o, const mb_gap *g, bool md)
             fprintf(o, "%s%-*sceiling: the case's %s rate (%s)\n", md ? "  - " : "  ", md ? 0 : 15, "",
                     g->ceilings->cases[st->match].phase,
                     md ? "`--ceiling burst|sustained`" : "--ceiling burst|sustained");
-        if (st->above_ceiling) /* wrapped: the text keeps within 120 columns */
+        if (st->beyond[0]) /* wrapped: the text keeps within 120 columns */
+            put_item(o, md, md ? "  - " : "                 ", st->beyond);
+        else if (st->above_ceiling)
             put_item(o, md, md ? "  - " : "                 ",
-                     "faster than this ceiling: the case is not a ceiling for this stage (other shape or cache); no "
-                     "time lost counted");
+                     "at its ceiling within the case's noise ([above_ceiling] margin): no time lost counted");
     }
 }
 
@@ -506,7 +511,7 @@ static void gap_amdahl(FILE *o, const mb_gap *g, bool md)
     mb_table_row(&t, first);
     for (int k = 0; k < g->n; k++) {
         const mb_gap_stage *st = &g->stages[g->ranking[k]];
-        if (st->match < 0)
+        if (!mb_gap_stage_bounded(st))
             continue;
         char a[32], sp[32];
         mb_fmt_seconds(a, sizeof a, mb_gap_per_step(g, st->amdahl_total));
@@ -763,6 +768,9 @@ static cJSON *stage_json(const mb_gap *g, const mb_gap_stage *st)
     add_num_or_null(o, "seconds_at_ceiling", st->time_at_ceiling, st->match >= 0);
     add_num_or_null(o, "seconds_lost", st->time_lost, st->match >= 0);
     cJSON_AddBoolToObject(o, "above_ceiling", st->above_ceiling);
+    cJSON_AddBoolToObject(o, "bounded", mb_gap_stage_bounded(st));
+    if (st->beyond[0])
+        cJSON_AddStringToObject(o, "beyond", st->beyond);
     cJSON_AddNumberToObject(o, "share", st->share);
     if (st->match >= 0) {
         cJSON *m = cJSON_AddObjectToObject(o, "ceiling");
@@ -918,10 +926,10 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
         cJSON_AddStringToObject(o, "name", st->stage->name);
         cJSON_AddNumberToObject(o, "exposed_seconds_per_step", mb_gap_per_step(g, st->exposed));
         cJSON_AddNumberToObject(o, "share", st->share);
-        cJSON_AddBoolToObject(o, "has_ceiling", st->match >= 0);
+        cJSON_AddBoolToObject(o, "has_ceiling", mb_gap_stage_bounded(st));
         add_num_or_null(o, "seconds_lost_per_step", mb_gap_per_step(g, st->time_lost), st->match >= 0);
         add_num_or_null(o, "efficiency", st->efficiency, st->match >= 0);
-        add_str_or_null(o, "no_ceiling", st->match >= 0 ? NULL : st->bound_hint);
+        add_str_or_null(o, "no_ceiling", st->match >= 0 ? (st->beyond[0] ? st->beyond : NULL) : st->bound_hint);
         cJSON_AddItemToArray(hs, o);
     }
     cJSON *am = cJSON_AddObjectToObject(doc, "amdahl");
