@@ -1274,6 +1274,86 @@ static void test_backward_flops(void **state)
     mb_run_free(&r);
 }
 
+/* An fp32 matmul or convolution whose kernels run TF32 math (their names say
+ * so: PyTorch records the op as float, torch has no tf32 dtype) is tf32 work,
+ * held to the tf32 ceiling: an H100's fp32 MLP with allow_tf32 read its
+ * GEMMs "at 670% of the ceiling" of the fp32 case (52 TFLOP/s against 367).
+ * Forward mm with a Hopper tf32 kernel, its backward (linked by sequence
+ * number) with Ampere CUTLASS s1688gemm kernels: tf32; an mm with an ffma
+ * kernel stays fp32; a bf16 mm stays bf16 (one stage per dtype). */
+static void test_tf32_from_kernels(void **state)
+{
+    (void)state;
+#define MM(seq, a, b, type) OP("aten::mm", 1, seq##00, 50, "\"Sequence number\":" #seq ",\"Fwd thread id\":0,"  \
+                                "\"Input Dims\":[[" a "],[" b "]],\"Input type\":[\"" type "\",\"" type "\"]")
+    const char *text =
+        "{\"record_shapes\":1,\"traceEvents\":[\n"
+        MM(1, "64,128", "128,256", "float")
+        LAUNCH(1, 110, 61)
+        MM(2, "32,64", "64,16", "float")
+        LAUNCH(1, 210, 62)
+        MM(3, "32,64", "64,16", "c10::BFloat16")
+        LAUNCH(1, 310, 63)
+        OP("autograd::engine::evaluate_function: MmBackward0", 2, 1000, 200, "\"Sequence number\":1,\"Fwd thread id\":1")
+        OP("MmBackward0", 2, 1005, 190, "\"Sequence number\":1,\"Fwd thread id\":1")
+        OP("aten::mm", 2, 1010, 40, "\"External id\":5")
+        LAUNCH(2, 1020, 64)
+        OP("aten::mm", 2, 1060, 40, "\"External id\":6")
+        LAUNCH(2, 1070, 65)
+        KERNEL("sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x256x32_warpgroupsize2x1x1_execute_segment_k_off_"
+               "kernel__5x_cublas", 5000, 10, 61) ",\n"
+        KERNEL("sm80_xmma_gemm_f32f32_f32f32_f32_nt_n_tilesize32x32x8_stage3_warpsize1x2x1_ffma_aligna4_alignc4_"
+               "execute_kernel__5x_cublas", 5020, 4, 62) ",\n"
+        KERNEL("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64_cublas", 5030, 2, 63) ",\n"
+        KERNEL("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_16x4_nn_align4>(...)", 5040, 12, 64) ",\n"
+        KERNEL("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_16x4_nt_align4>(...)", 5060, 14, 65)
+        "\n]}\n";
+#undef MM
+    const char *path = tmp_path("tf32.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, "gemm tf32");
+    assert_non_null(s);
+    assert_string_equal(s->dtype, "tf32");
+    assert_true(s->work == 3.0 * 2 * 64 * 128 * 256); /* the forward and its two backward products */
+    assert_int_equal(s->count, 3);
+    NS_EQ(s->seconds, 36000);
+    assert_non_null(strstr(s->source, "fp32 ops whose kernels ran TF32 math"));
+    s = stage(&r, "gemm fp32");
+    assert_non_null(s);
+    assert_true(s->work == 2.0 * 32 * 64 * 16);
+    NS_EQ(s->seconds, 4000);
+    assert_null(strstr(s->source, "TF32"));
+    s = stage(&r, "gemm bf16");
+    assert_non_null(s);
+    NS_EQ(s->seconds, 2000);
+    mb_run_free(&r);
+}
+
+static void test_kernel_tf32(void **state)
+{
+    (void)state;
+    const struct {
+        const char *name;
+        bool tf32;
+    } cases[] = {
+        {"sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel"
+         "__5x_cublas", true},
+        {"sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_warpsize"
+         "2x2x1_g1_tensor16x8x8_alignc4_execute_kernel_cudnn", true},
+        {"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_16x4_nt_align1>(...)", true},
+        {"sm80_xmma_gemm_f32f32_f32f32_f32_nt_n_tilesize64x32x8_stage3_warpsize2x2x1_ffma_aligna8_alignc8_execute_"
+         "kernel__5x_cublas", false},
+        {"void cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>(...)", false},
+        {"volta_sgemm_128x64_nn", false},
+        {"ampere_sgemm_64x32_sliced1x4_tn", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_true(mb_tr_kernel_tf32(cases[i].name, strlen(cases[i].name)) == cases[i].tf32);
+}
+
 /* A kernel an attention op with FLOPs launches is attention work whatever its
  * name: the step table counts it in the attention part, where the stage's
  * exposed time comes from (TraceLens's MI300X torch.compile trace: AMD's
@@ -2063,9 +2143,15 @@ static void test_fixture_sampled(void **state)
     const mb_stage *s = stage(&r, "copy h2d pinned");
     assert_non_null(s);
     assert_true(s->work == 4849696);
-    s = stage(&r, "gemm");
+    /* record_shapes=1; its A100 ran most fp32 matmuls as TF32 (CUTLASS's
+     * cutlass_80_tensorop_s1688gemm_* kernels), the rest on gemv/ffma ones */
+    s = stage(&r, "gemm tf32");
     assert_non_null(s);
-    assert_string_equal(s->work_unit, "flop"); /* record_shapes=1 */
+    assert_string_equal(s->work_unit, "flop");
+    assert_true(s->work > 0 && s->seconds > 0);
+    assert_non_null(strstr(s->source, "TF32 math"));
+    s = stage(&r, "gemm fp32");
+    assert_non_null(s);
     assert_true(s->work > 0 && s->seconds > 0);
     assert_non_null(stage(&r, "sendrecv"));
     assert_int_equal((int)num(r.evidence, "world_size"), 128);
@@ -2425,6 +2511,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_memory_attribution), cmocka_unit_test(test_op_bytes),
         cmocka_unit_test(test_list_element_size_from_kernels), cmocka_unit_test(test_kernel_elem_bytes),
         cmocka_unit_test(test_norm_pool_attribution), cmocka_unit_test(test_backward_flops),
+        cmocka_unit_test(test_tf32_from_kernels), cmocka_unit_test(test_kernel_tf32),
         cmocka_unit_test(test_forward_from_backward),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
         cmocka_unit_test(test_cpu_only), cmocka_unit_test(test_step_past_trace),

@@ -324,7 +324,7 @@ static void note_stream(tr_device *d, int64_t stream)
         d->streams_overflow = true;
 }
 
-static bool push_gpu_event(parser *p, tr_device *d, int cls, int elem_bytes)
+static bool push_gpu_event(parser *p, tr_device *d, int cls, int elem_bytes, bool tf32)
 {
     const event *e = &p->ev;
     if (!mb_grow((void **)&d->ev, &d->cap_ev, (d->n_ev + 1) * TR_EV_WORDS, sizeof(int64_t)))
@@ -332,7 +332,8 @@ static bool push_gpu_event(parser *p, tr_device *d, int cls, int elem_bytes)
     int64_t dur = e->dur < TR_DUR_MAX ? e->dur : TR_DUR_MAX;
     int64_t *w = d->ev + d->n_ev * TR_EV_WORDS;
     w[0] = e->ts;
-    w[1] = (int64_t)(((uint64_t)dur << 12) | ((uint64_t)elem_bytes & 0xf) << 8 | (uint64_t)cls);
+    w[1] = (int64_t)(((uint64_t)dur << 12) | ((uint64_t)elem_bytes & 0xf) << 8 | (tf32 ? TR_EV_TF32 : 0) |
+                     ((uint64_t)cls & TR_EV_CLASS));
     w[2] = e->have & H_CORR ? e->corr : -1;
     d->n_ev++;
     d->class_ns[cls] += e->dur;
@@ -527,9 +528,11 @@ static bool fold_gpu(parser *p)
     if (d == NULL)
         return false;
     int cls, elem_bytes = 0;
+    bool tf32 = false;
     if (e->cat == CAT_KERNEL) {
         cls = mb_tr_classify(p->st->rules, TR_SET_KERNEL, e->name, e->name_len);
         elem_bytes = mb_tr_kernel_elem_bytes(e->name, e->name_len);
+        tf32 = mb_tr_kernel_tf32(e->name, e->name_len);
         d->kernels++;
         if (cls == TR_CLASS_NCCL && !fold_collective(p, d))
             return false;
@@ -548,7 +551,7 @@ static bool fold_gpu(parser *p)
         if (!push_xfer(p, d, TR_XFER_MEMSET, copy_bytes(e), 0, 0, 0))
             return false;
     }
-    return push_gpu_event(p, d, cls, elem_bytes);
+    return push_gpu_event(p, d, cls, elem_bytes, tf32);
 }
 
 static void add_named(tr_named_table *t, const event *e)

@@ -201,17 +201,29 @@ bool mb_tr_op_list_unit_bytes(int model, const tr_shapes *sh, double *unit);
  * element type (multi_tensor_apply_kernel<..., BinaryOpScalarFunctor<
  * c10::BFloat16, 1, 1, 0>, ...>). */
 int mb_tr_kernel_elem_bytes(const char *name, size_t len);
+/* A kernel whose name says it runs TF32 math on fp32 data: cuBLAS/cuDNN's
+ * xmma kernels (sm80_xmma_gemm_f32f32_tf32f32_f32_..., sm90_..._tf32f32_...)
+ * and CUTLASS's Ampere ones (cutlass_80_tensorop_s1688gemm_...). PyTorch
+ * records such ops as float (torch has no tf32 dtype): with
+ * torch.backends.cuda.matmul.allow_tf32 or set_float32_matmul_precision
+ * ("high"), and cuDNN's allow_tf32 (on by default), fp32 matmuls and
+ * convolutions run on the tensor cores. */
+bool mb_tr_kernel_tf32(const char *name, size_t len);
 /* The same as a small index (0 = unknown) and back: ops store the index. */
 int mb_tr_dtype_index(const char *mb_dtype);
 const char *mb_tr_dtype_name(int index);
 
 /* ---- the state the parse fills (trace.c) and the analysis reads ---------- */
 
-/* One GPU event: start ns, (duration ns << 12 | element size << 8 | class),
- * correlation id. Kept as three int64 so trace_analysis.c can merge intervals
- * in place as pairs. The element size (bytes, 0 = not named) is what a
- * kernel's name says of its elements (mb_tr_kernel_elem_bytes). */
+/* One GPU event: start ns, (duration ns << 12 | element size << 8 |
+ * TR_EV_TF32 | class), correlation id. Kept as three int64 so
+ * trace_analysis.c can merge intervals in place as pairs. The element size
+ * (bytes, 0 = not named) is what a kernel's name says of its elements
+ * (mb_tr_kernel_elem_bytes); TR_EV_TF32, that it runs TF32 math
+ * (mb_tr_kernel_tf32); the class takes the low 7 bits (TR_MAX_CLASSES). */
 #define TR_EV_WORDS 3
+#define TR_EV_TF32 0x80
+#define TR_EV_CLASS 0x7f
 #define TR_DUR_MAX ((INT64_C(1) << 51) - 1)
 /* One copy or collective moving more than 2^53 bytes (8 PiB) is not a real
  * event: its byte count is ignored (the event counts as unsized), so sums and

@@ -55,7 +55,12 @@ static int ev_elem_bytes(const int64_t *w)
 
 static int ev_class(const int64_t *w)
 {
-    return (int)((uint64_t)w[1] & 0xff);
+    return (int)((uint64_t)w[1] & TR_EV_CLASS);
+}
+
+static bool ev_tf32(const int64_t *w)
+{
+    return ((uint64_t)w[1] & TR_EV_TF32) != 0;
 }
 
 /* ---- sorting and merging ---------------------------------------------------- */
@@ -586,6 +591,7 @@ static int attribute_kernels(tr_state *st, const int64_t *win, size_t n_win, ker
         goto done;
     }
     tr_flop_op *ops = st->flop_ops;
+    const int fp32 = mb_tr_dtype_index("fp32"), tf32 = mb_tr_dtype_index("tf32");
     mark_nest(ops, st->n_flop_ops, stack);
     if (!link_backward(ops, st->n_flop_ops, &fwd) || !map_launches(st, &map, stack)) {
         rc = mb_errf(err, MB_ESYS, "out of memory");
@@ -624,9 +630,14 @@ static int attribute_kernels(tr_state *st, const int64_t *win, size_t n_win, ker
                 dev->step_class_count[cls]--;
                 dev->step_class_ns[to] += ev_dur(w);
                 dev->step_class_count[to]++;
-                w[1] = (w[1] & ~(int64_t)0xff) | to;
+                w[1] = (w[1] & ~(int64_t)TR_EV_CLASS) | to;
                 cls = to;
             }
+            /* an fp32 matmul or convolution whose kernel ran TF32 math is
+             * held to the tf32 ceiling: the fp32 one (52 TFLOP/s on an H100
+             * against 367) read its GEMMs "at 670% of its ceiling" */
+            if (ev_tf32(w) && tensor_family(fam) && ops[op].dtype == fp32)
+                ops[op].dtype = (uint8_t)tf32;
             int es = ev_elem_bytes(w);
             if (ops[op].per_elem == TR_ELEM_PENDING && es > 0)
                 ops[op].per_elem = (uint8_t)(TR_ELEM_SIZE + es);
@@ -1573,8 +1584,9 @@ static int flop_stages(analysis *a, const flop_group *g, int n, cJSON *rates, mb
         else if (g[i].from_bwd > 0)
             snprintf(linked, sizeof linked,
                      " (%lld forward with their backward op's shapes, by autograd Sequence number)", g[i].from_bwd);
-        snprintf(source, sizeof source, "trace: %lld %s ops with FLOPs%s, %lld kernels", g[i].ops, comp, linked,
-                 g[i].kernels);
+        bool tf32 = g[i].dtype && strcmp(g[i].dtype, "tf32") == 0;
+        snprintf(source, sizeof source, "trace: %lld %s ops with FLOPs%s, %lld kernels%s", g[i].ops, comp, linked,
+                 g[i].kernels, tf32 ? "; fp32 ops whose kernels ran TF32 math (their names say tf32)" : "");
         mb_stage s = {.name = name, .component = (char *)comp, .dtype = (char *)g[i].dtype,
                       .work = g[i].flops, .work_unit = "flop", .seconds = sec(g[i].ns),
                       .count = g[i].kernels, .source = source};

@@ -203,7 +203,14 @@ const char *mb_tr_dtype_of_torch(const char *type)
     return NULL;
 }
 
-static const char *const dtype_names[] = {NULL, "fp32", "fp16", "bf16", "fp64", "fp8", "int8"};
+/* tf32 is no torch dtype: an fp32 op whose kernels ran TF32 math
+ * (mb_tr_kernel_tf32) takes it in the analysis. */
+static const char *const dtype_names[] = {NULL, "fp32", "fp16", "bf16", "fp64", "fp8", "int8", "tf32"};
+
+bool mb_tr_kernel_tf32(const char *name, size_t len)
+{
+    return memmem(name, len, "tf32", 4) != NULL || memmem(name, len, "s1688gemm", 9) != NULL;
+}
 
 int mb_tr_dtype_index(const char *mb_dtype)
 {
