@@ -319,9 +319,19 @@ class RandomReadTrap(unittest.TestCase):
             r = subprocess.run([MLBENCH, "gap", "--run", out, "--ceilings", results, "--format", "json"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self.assertEqual(r.returncode, 0, r.stderr)
-            g = {s["name"]: s for s in json.loads(r.stdout)["stages"]}["data loading"]
+            gj = json.loads(r.stdout)
+            g = {s["name"]: s for s in gj["stages"]}["data loading"]
             self.assertIn("pattern=%s" % pattern, g["ceiling"]["id"])
             self.assertIsNotNone(g["levels"])
+            # gap tells the loader's story as the runner told it: its verdict, its remedies first
+            found = [x for x in gj["diagnosis"]["findings"] if x["pattern"] == "data_loading_bound"]
+            self.assertTrue(found, gj["diagnosis"])
+            said = "read-amplified" if dl["amplified"] else {"storage": "storage-bound",
+                                                             "waiting": "neither CPU- nor storage-bound"}[dl["bound"]]
+            self.assertTrue(any("the loader alone (simplify" in e and said in e for e in found[0]["evidence"]),
+                            found[0]["evidence"])
+            remedies = dl.get("remedies", [])
+            self.assertEqual(found[0]["remedies"][:len(remedies)], remedies)
 
     def test_random_offsets_cold_and_amplified(self):
         # by hand, every batch starts from an empty page cache (the runner's holds about 1/20 of the dataset)
