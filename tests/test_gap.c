@@ -859,6 +859,16 @@ static void test_diagnosis_gpu_compute_bound(void **state)
     assert_true(has_remedy(&f->diag, "gpu_compute_bound", "Lower precision"));
     assert_true(has_remedy(&f->diag, "gpu_compute_bound", "far below the measured ceiling"));
     assert_non_null(strstr(stage(&f->gap, "mm")->why, "dtype fp32 not measured, nearest"));
+    assert_true(has_remedy(&f->diag, "gpu_compute_bound", "TF32 for fp32 matmuls"));
+    /* TF32 already on (a trace's fp32 matmuls whose kernels ran TF32): what is left is bf16, not "TF32 for fp32" */
+    diagnose_text(f, "gpu_tf32.json",
+                  "{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"gpu_utilization\":0.95},\"stages\":["
+                  "{\"name\":\"mm\",\"component\":\"gemm\",\"dtype\":\"tf32\",\"flops\":1e15,\"seconds\":90},"
+                  "{\"name\":\"rest\",\"component\":\"other\",\"seconds\":10}]}");
+    assert_false(f->diag.fig.fp32_compute);
+    assert_true(f->diag.fig.tf32_compute);
+    assert_false(has_remedy(&f->diag, "gpu_compute_bound", "TF32 for fp32 matmuls"));
+    assert_true(has_remedy(&f->diag, "gpu_compute_bound", "already run TF32"));
 }
 
 static void test_diagnosis_cpu_bound_and_copies(void **state)

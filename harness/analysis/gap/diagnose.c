@@ -93,8 +93,10 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
         } else if (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "attention") == 0 ||
                    strcmp(c, "membw") == 0) {
             compute += secs;
-            if (s->dtype && (strcmp(s->dtype, "fp32") == 0 || strcmp(s->dtype, "tf32") == 0))
+            if (s->dtype && strcmp(s->dtype, "fp32") == 0)
                 f->fp32_compute = true;
+            if (s->dtype && strcmp(s->dtype, "tf32") == 0)
+                f->tf32_compute = true;
             if (mb_gap_stage_bounded(st)) {
                 eff_time += secs;
                 eff_sum += secs * st->efficiency;
@@ -496,6 +498,9 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
         return f->pageable_share > 0;
     if (strcmp(cond, "fp32_compute") == 0)
         return f->fp32_compute;
+    /* TF32 already on: "TF32 for fp32 matmuls" is done, bf16 is what is left */
+    if (strcmp(cond, "tf32_compute") == 0)
+        return f->tf32_compute && !f->fp32_compute;
     if (strcmp(cond, "low_efficiency") == 0)
         return f->compute_efficiency >= 0 && f->compute_efficiency < low;
     /* a GPU machine's trace without GPU activity is no CPU-only run: its

@@ -51,7 +51,8 @@ typedef struct mb_diag_figures {
     bool loader_remedies;
     bool loader_storage_bound; /* ... it was storage-bound: no decoding to move or cache */
     int dataset_fits;
-    bool fp32_compute;         /* GEMM/conv time in fp32 or tf32 */
+    bool fp32_compute;         /* GEMM/conv time in fp32 */
+    bool tf32_compute;         /* ... in tf32 (fp32 ops whose kernels ran TF32 math) */
     /* From a trace's step table (evidence "step"); step_table false when
      * the run has none. Shares of the step: GPU busy by group, GPU idle by
      * what the host did; together they add up to 1. */

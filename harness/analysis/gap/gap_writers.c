@@ -816,6 +816,7 @@ static cJSON *figures_json(const mb_diag_figures *f)
     cJSON_AddNumberToObject(o, "unattributed_share", f->unattributed_share);
     cJSON_AddBoolToObject(o, "random_disk", f->random_disk);
     cJSON_AddBoolToObject(o, "fp32_compute", f->fp32_compute);
+    cJSON_AddBoolToObject(o, "tf32_compute", f->tf32_compute);
     cJSON_AddBoolToObject(o, "step_table", f->step_table);
     if (f->step_table) {
         cJSON_AddNumberToObject(o, "tensor_share", f->tensor_share);
