@@ -779,13 +779,23 @@ static void test_gap_waterfall_absent(void **s)
                               "10 ms.</p>"));
     assert_non_null(strstr(t, "data-chart=\"headline\"")); /* the step is still shown */
     free(t);
-    /* a GEMM faster than the case it is matched to loses nothing */
+    /* a GEMM a little faster than the case it is matched to (625 TFLOP/s against 600: within the case's noise)
+     * loses nothing */
+    t = gap_page("{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"steps\":10},\"stages\":["
+                 "{\"name\":\"python\",\"component\":\"other\",\"seconds_per_step\":0.010},"
+                 "{\"name\":\"gemm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops_per_step\":1e12,"
+                 "\"seconds_per_step\":0.0016}]}");
+    assert_null(strstr(t, "data-chart=\"waterfall\""));
+    assert_non_null(strstr(t, "<p>No stage loses time against its ceiling"));
+    free(t);
+    /* far faster (1000 TFLOP/s): the case is no ceiling for it, and the page says none has one */
     t = gap_page("{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"steps\":10},\"stages\":["
                  "{\"name\":\"python\",\"component\":\"other\",\"seconds_per_step\":0.010},"
                  "{\"name\":\"gemm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops_per_step\":1e12,"
                  "\"seconds_per_step\":0.001}]}");
     assert_null(strstr(t, "data-chart=\"waterfall\""));
-    assert_non_null(strstr(t, "<p>No stage loses time against its ceiling"));
+    assert_non_null(strstr(t, "<p>No stage has a ceiling, so no ceiling takes anything off"));
+    assert_non_null(strstr(t, "faster than its nearest case (166.7% of it)"));
     free(t);
 }
 

@@ -142,6 +142,24 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
 
 /* ---- figures from a trace's evidence (docs/traces.md) -------------------------- */
 
+/* The item at a dotted path of the evidence ("simplify.data_loading");
+ * NULL when absent. */
+static const cJSON *ev_at(const cJSON *o, const char *path)
+{
+    char copy[128], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", path);
+    const cJSON *it = o;
+    for (char *k = strtok_r(copy, ".", &save); k && it; k = strtok_r(NULL, ".", &save))
+        it = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, k) : NULL;
+    return it;
+}
+
+static const cJSON *ev_object(const cJSON *o, const char *path)
+{
+    const cJSON *it = ev_at(o, path);
+    return cJSON_IsObject(it) ? it : NULL;
+}
+
 static double ev_num(const cJSON *o, const char *path);
 
 /* simplify's own figures (python/mlbench/simplify.py _cpu_threads): a count
@@ -157,17 +175,6 @@ static void threads_from_simplify(const cJSON *ev, mb_diag_figures *f)
     f->torch_threads = ev_count(ev, "simplify.torch_threads");
     f->host_ranks = ev_count(ev, "simplify.host_ranks");
     f->cpus_allowed = ev_count(ev, "simplify.cpus_allowed");
-}
-
-/* An object at a dotted path of the evidence; NULL when absent. */
-static const cJSON *ev_object(const cJSON *o, const char *path)
-{
-    char copy[128], *save = NULL;
-    snprintf(copy, sizeof copy, "%s", path);
-    const cJSON *it = o;
-    for (char *k = strtok_r(copy, ".", &save); k && it; k = strtok_r(NULL, ".", &save))
-        it = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, k) : NULL;
-    return cJSON_IsObject(it) ? it : NULL;
 }
 
 static void loader_from_simplify(const cJSON *ev, mb_diag_figures *f)
@@ -192,11 +199,7 @@ static bool cpus_all_busy(const mb_diag_figures *f)
 
 static double ev_num(const cJSON *o, const char *path)
 {
-    char copy[128], *save = NULL;
-    snprintf(copy, sizeof copy, "%s", path);
-    const cJSON *it = o;
-    for (char *k = strtok_r(copy, ".", &save); k && it; k = strtok_r(NULL, ".", &save))
-        it = cJSON_IsObject(it) ? cJSON_GetObjectItemCaseSensitive(it, k) : NULL;
+    const cJSON *it = ev_at(o, path);
     return cJSON_IsNumber(it) && isfinite(it->valuedouble) ? it->valuedouble : -1;
 }
 
@@ -652,10 +655,16 @@ static void loader_evidence(builder *b, const mb_gap *g)
                     "from storage (%s what it delivers)",
                  state, pct(d, sizeof d, dev), st, x);
     else if (bound && strcmp(bound, "cpu") == 0) {
+        /* what its CPU did, in simplify's words for where the bytes came from */
+        const char *source = ev_text(dl, "source"), *what = "reading, decoding, augmenting";
+        if (source && strcmp(source, "none") == 0)
+            what = "generating its batches (it reads nothing)";
+        else if (source && strcmp(source, "page cache (mapped)") == 0)
+            what = "copying pages of a memory-mapped file out of the page cache";
         mb_fmt_seconds(c, sizeof c, per_item);
-        EVIDENCE(b, "the loader alone (simplify%s) is CPU-bound: %s of CPU per item, %s per batch from storage: "
-                    "its time is reading from memory, decoding and augmenting, not the device",
-                 state, per_item >= 0 ? c : "?", storage >= 0 ? st : "?");
+        EVIDENCE(b, "the loader alone (simplify%s) is CPU-bound: %s of CPU per item, %s per batch from storage: its "
+                    "time is %s, not the device",
+                 state, per_item >= 0 ? c : "?", storage >= 0 ? st : "?", what);
     } else if (bound && strcmp(bound, "waiting") == 0)
         EVIDENCE(b, "the loader alone (simplify%s) is neither CPU- nor storage-bound: its processes on a CPU %s of "
                     "the time, the device busy %s: it waits (sleeps, locks, a network source, its workers' hand-over)",

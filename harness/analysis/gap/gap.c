@@ -660,22 +660,24 @@ static double latency_floor_rate(const mb_stage *s, const mb_ceilings *res, cons
 /* The ceiling a stage is held to by the matched case, in work units per
  * second: the case's rate, or one of the two rules for calls the case's
  * rate does not bound ([kernel_floor], [latency_floor] in matching.ini);
- * `note` says which (empty: the case's rate), `floor` whether one of
- * those rules set it. */
+ * `note` says which (empty: the case's rate), `floor` (NULL: not asked)
+ * whether one of those rules set it. */
 static double held_rate(const mb_stage *s, const mb_ceilings *res, int match, const mb_ini *m, char *note,
                         size_t len, bool *floor)
 {
     const mb_case_ref *c = &res->cases[match];
     double rate = mb_gap_case_rate(s, c, m), held;
     note[0] = '\0';
-    *floor = false;
+    if (floor)
+        *floor = false;
     if (rate <= 0)
         return rate;
     bool kernels = mb_ini_list_has(m, "kernel_floor", "components", s->component);
     if (kernels || mb_ini_list_has(m, "latency_floor", "components", s->component)) {
         held = kernels ? kernel_floor_rate(s, res, c, rate, m, note, len)
                        : latency_floor_rate(s, res, c, rate, m, note, len);
-        *floor = held != rate;
+        if (floor)
+            *floor = held != rate;
         return held;
     }
     /* a rank's share of its host's cores, measured on another count: CPU
@@ -975,8 +977,7 @@ static bool stage_onto_results(mb_gap_stage *st, const mb_ceilings *here, const 
         return false;
     }
     char note[300];
-    bool floor;
-    st->target_rate = held_rate(s, target, st->target_match, matching, note, sizeof note, &floor);
+    st->target_rate = held_rate(s, target, st->target_match, matching, note, sizeof note, NULL);
     st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency) * exposed_fraction(st);
     st->projected = true;
     st->target_source = "measured";
