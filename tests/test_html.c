@@ -768,6 +768,20 @@ static void test_gap_waterfall_visible(void **s)
     free(t);
 }
 
+/* The page of a step of 10 ms of Python and a bf16 GEMM of 1e12 FLOPs in
+ * `seconds`, against gap_here.json (its bf16 case: 600 TFLOP/s). */
+static char *gemm_beside_python(double seconds)
+{
+    char stages[512];
+    snprintf(stages, sizeof stages,
+             "{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"steps\":10},\"stages\":["
+             "{\"name\":\"python\",\"component\":\"other\",\"seconds_per_step\":0.010},"
+             "{\"name\":\"gemm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops_per_step\":1e12,"
+             "\"seconds_per_step\":%g}]}",
+             seconds);
+    return gap_page(stages);
+}
+
 /* No waterfall to draw: one sentence says why. */
 static void test_gap_waterfall_absent(void **s)
 {
@@ -781,18 +795,12 @@ static void test_gap_waterfall_absent(void **s)
     free(t);
     /* a GEMM a little faster than the case it is matched to (625 TFLOP/s against 600: within the case's noise)
      * loses nothing */
-    t = gap_page("{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"steps\":10},\"stages\":["
-                 "{\"name\":\"python\",\"component\":\"other\",\"seconds_per_step\":0.010},"
-                 "{\"name\":\"gemm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops_per_step\":1e12,"
-                 "\"seconds_per_step\":0.0016}]}");
+    t = gemm_beside_python(0.0016);
     assert_null(strstr(t, "data-chart=\"waterfall\""));
     assert_non_null(strstr(t, "<p>No stage loses time against its ceiling"));
     free(t);
     /* far faster (1000 TFLOP/s): the case is no ceiling for it, and the page says none has one */
-    t = gap_page("{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"steps\":10},\"stages\":["
-                 "{\"name\":\"python\",\"component\":\"other\",\"seconds_per_step\":0.010},"
-                 "{\"name\":\"gemm\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops_per_step\":1e12,"
-                 "\"seconds_per_step\":0.001}]}");
+    t = gemm_beside_python(0.001);
     assert_null(strstr(t, "data-chart=\"waterfall\""));
     assert_non_null(strstr(t, "<p>No stage has a ceiling, so no ceiling takes anything off"));
     assert_non_null(strstr(t, "faster than its nearest case (166.7% of it)"));
