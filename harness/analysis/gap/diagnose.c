@@ -619,6 +619,8 @@ static const char *limit(char *buf, size_t len, double weight, double min, const
 
 /* Each pattern: test, then evidence lines with the figures and thresholds. */
 
+#define MAX_LOADER_REMEDIES 8
+
 static const char *ev_text(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -670,9 +672,10 @@ static void loader_evidence(builder *b, const mb_gap *g)
                     "the time, the device busy %s: it waits (sleeps, locks, a network source, its workers' hand-over)",
                  state, pct(c, sizeof c, cpu), pct(d, sizeof d, dev));
     const cJSON *rem = cJSON_GetObjectItemCaseSensitive(dl, "remedies"), *r;
+    int taken = 0;
     cJSON_ArrayForEach(r, rem)
     {
-        if (cJSON_IsString(r))
+        if (cJSON_IsString(r) && taken++ < MAX_LOADER_REMEDIES) /* simplify names three; a file could name millions */
             push_str(b, &b->cur->remedies, &b->cur->n_remedies, "%s", r->valuestring);
     }
 }
