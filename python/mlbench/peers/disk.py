@@ -15,6 +15,7 @@ DISK_CASES = [
     ("io_uring 4k random qd1", "io_uring", "4k", 1, "random"),
     ("io_uring 4k random qd32", "io_uring", "4k", 32, "random"),
     ("io_uring 128k random qd32", "io_uring", "128k", 32, "random"),
+    ("io_uring 1m random qd32", "io_uring", "1m", 32, "random"),   # a loader's readahead-sized requests
     ("io_uring 1m sequential qd32", "io_uring", "1m", 32, "sequential"),
 ]
 
