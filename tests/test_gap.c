@@ -817,6 +817,10 @@ static void test_diagnosis_simplify_loader(void **state)
                                                    "3.1 ms of CPU per item, 0 B per batch from storage"));
     assert_true(has_remedy(&f->diag, "data_loading_bound", "Pre-process once offline"));
     assert_false(has_remedy(&f->diag, "data_loading_bound", "madvise"));
+    /* its stage has no ceiling because it is CPU work, not for want of its bytes from disk */
+    assert_string_equal(stage(&f->gap, "data loading")->bound_hint,
+                        "CPU work, time only (no benchmark measures decoding or augmenting): the loader alone was "
+                        "CPU-bound (simplify)");
 }
 
 static void test_diagnosis_launch_bound(void **state)

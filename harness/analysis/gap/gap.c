@@ -1268,6 +1268,11 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
     const cJSON *simp = !trace && g->run->evidence ? cJSON_GetObjectItemCaseSensitive(g->run->evidence, "simplify")
                                                    : NULL;
     const char *uncounted = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(simp, "flops_not_counted"));
+    /* ... and that its loader is CPU work: no disk ceiling would hold it
+     * (nanoGPT's loader with MADV_RANDOM: 70 kB from storage per batch, its
+     * CPU busy, was told to become a disk stage) */
+    const char *loader = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(simp, "data_loading"), "bound"));
     if (cJSON_IsString(told))
         snprintf(st->bound_hint, len, "%s", told->valuestring);
     else if (strcmp(c, "other") == 0 && uncounted && strcmp(s->name, MB_SIMPLIFY_COMPUTE_STAGE) == 0)
@@ -1285,6 +1290,10 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
     else if (strcmp(c, "other") == 0 && trace)
         snprintf(st->bound_hint, len, "no benchmark measures %s: time only",
                  is_cpu_other(s) ? "host code (framework, Python)" : "these kernels");
+    else if (strcmp(c, "other") == 0 && role_of(s, "data") && loader && strcmp(loader, "cpu") == 0)
+        snprintf(st->bound_hint, len,
+                 "CPU work, time only (no benchmark measures decoding or augmenting): the loader alone was CPU-bound "
+                 "(simplify)");
     else if (strcmp(c, "other") == 0 && (role_of(s, "data") || role_of(s, "checkpoint")))
         snprintf(st->bound_hint, len,
                  "time only%s: as component disk with the bytes it %s (`bytes`) it is held against the disk ceiling",
