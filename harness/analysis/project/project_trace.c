@@ -59,26 +59,6 @@ struct mb_proj_trace {
     int64_t *host_ns;
 };
 
-/* The math a kernel's name says it runs (cuBLAS/cuDNN/CUTLASS spell the
- * dtypes into their names); -1 when it says none. */
-static int math_of_name(const char *n)
-{
-    static const struct {
-        const char *needle;
-        int math;
-    } hints[] = {
-        { "e4m3", MB_PM_FP8 }, { "e5m2", MB_PM_FP8 },  { "fp8", MB_PM_FP8 },   { "bf16", MB_PM_BF16 },
-        { "bfloat16", MB_PM_BF16 }, { "tf32", MB_PM_TF32 }, { "imma", MB_PM_INT8 }, { "i8i8", MB_PM_INT8 },
-        { "f16", MB_PM_FP16 }, { "half", MB_PM_FP16 },  { "hgemm", MB_PM_FP16 }, { "h884", MB_PM_FP16 },
-        { "h1688", MB_PM_FP16 }, { "h16816", MB_PM_FP16 }, { "s1688", MB_PM_TF32 }, { "s16816", MB_PM_TF32 },
-        { "dgemm", MB_PM_FP64 }, { "sgemm", MB_PM_FP32 }, { "scudnn", MB_PM_FP32 },
-    };
-    for (size_t i = 0; i < sizeof hints / sizeof *hints; i++)
-        if (strstr(n, hints[i].needle))
-            return hints[i].math;
-    return -1;
-}
-
 static int math_of_dtype(int dtype_index)
 {
     const char *d = mb_tr_dtype_name(dtype_index);
@@ -105,7 +85,7 @@ static int keep_gpu(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
     g->ext = v->ext_id;
     g->cls = v->cls;
     g->dir = v->kind == TR_V_MEMCPY ? v->copy_dir : -1;
-    g->math = v->kind == TR_V_KERNEL ? math_of_name(v->name) : -1;
+    g->math = v->kind == TR_V_KERNEL ? mb_tr_kernel_math(v->name, strlen(v->name)) : -1;
     g->elem_bytes = v->kind == TR_V_KERNEL ? mb_tr_kernel_elem_bytes(v->name, strlen(v->name)) : 0;
     if (v->grid[0] > 0)
         g->blocks = (double)v->grid[0] * (double)(v->grid[1] > 0 ? v->grid[1] : 1) *

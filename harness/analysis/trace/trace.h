@@ -201,6 +201,10 @@ bool mb_tr_op_list_unit_bytes(int model, const tr_shapes *sh, double *unit);
  * element type (multi_tensor_apply_kernel<..., BinaryOpScalarFunctor<
  * c10::BFloat16, 1, 1, 0>, ...>). */
 int mb_tr_kernel_elem_bytes(const char *name, size_t len);
+/* The math a kernel's name says it runs (cuBLAS/cuDNN/CUTLASS spell the
+ * dtypes into their names): an MB_PM_* of project.h, -1 when it says none.
+ * One reading for the trace's stages and --target's kernel projection. */
+int mb_tr_kernel_math(const char *name, size_t len);
 /* A kernel whose name says it runs TF32 math on fp32 data: cuBLAS/cuDNN's
  * xmma kernels (sm80_xmma_gemm_f32f32_tf32f32_f32_..., sm90_..._tf32f32_...)
  * and CUTLASS's Ampere ones (cutlass_80_tensorop_s1688gemm_...). PyTorch

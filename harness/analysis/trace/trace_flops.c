@@ -207,9 +207,27 @@ const char *mb_tr_dtype_of_torch(const char *type)
  * (mb_tr_kernel_tf32) takes it in the analysis. */
 static const char *const dtype_names[] = {NULL, "fp32", "fp16", "bf16", "fp64", "fp8", "int8", "tf32"};
 
+int mb_tr_kernel_math(const char *name, size_t len)
+{
+    static const struct {
+        const char *needle;
+        int math;
+    } hints[] = {
+        { "e4m3", MB_PM_FP8 }, { "e5m2", MB_PM_FP8 },  { "fp8", MB_PM_FP8 },   { "bf16", MB_PM_BF16 },
+        { "bfloat16", MB_PM_BF16 }, { "tf32", MB_PM_TF32 }, { "imma", MB_PM_INT8 }, { "i8i8", MB_PM_INT8 },
+        { "f16", MB_PM_FP16 }, { "half", MB_PM_FP16 },  { "hgemm", MB_PM_FP16 }, { "h884", MB_PM_FP16 },
+        { "h1688", MB_PM_FP16 }, { "h16816", MB_PM_FP16 }, { "s1688", MB_PM_TF32 }, { "s16816", MB_PM_TF32 },
+        { "dgemm", MB_PM_FP64 }, { "sgemm", MB_PM_FP32 }, { "scudnn", MB_PM_FP32 },
+    };
+    for (size_t i = 0; i < sizeof hints / sizeof *hints; i++)
+        if (memmem(name, len, hints[i].needle, strlen(hints[i].needle)))
+            return hints[i].math;
+    return -1;
+}
+
 bool mb_tr_kernel_tf32(const char *name, size_t len)
 {
-    return memmem(name, len, "tf32", 4) != NULL || memmem(name, len, "s1688gemm", 9) != NULL;
+    return mb_tr_kernel_math(name, len) == MB_PM_TF32;
 }
 
 int mb_tr_dtype_index(const char *mb_dtype)
