@@ -793,7 +793,8 @@ static void test_diagnosis_simplify_loader(void **state)
         "{\"name\":\"step\",\"component\":\"other\",\"role\":\"compute\",\"device\":\"cpu\",\"seconds_per_step\":0.01}],"
         "\"simplify\":{\"complete\":true,\"data_loading\":{\"storage_bytes_per_batch\":0,"
         "\"delivered_bytes_per_batch\":4194304,\"amplification\":0,\"amplified\":false,\"bound\":\"cpu\","
-        "\"cache\":\"cold\",\"cpu_seconds_per_item\":0.0031,\"cpu_busy_share\":0.97}}}",
+        "\"cache\":\"cold\",\"cpu_seconds_per_item\":0.0031,\"cpu_busy_share\":0.97,"
+        "\"cpu_work\":\"reading from the page cache, decoding, augmenting\"}}}",
     };
     char text[2048];
     for (int fits = 1; fits >= 0; fits--) {
@@ -815,6 +816,8 @@ static void test_diagnosis_simplify_loader(void **state)
     assert_string_equal(f->diag.findings[0].id, "data_loading_bound");
     assert_true(finding_says(&f->diag.findings[0], "the loader alone (simplify, page cache cold) is CPU-bound: "
                                                    "3.1 ms of CPU per item, 0 B per batch from storage"));
+    assert_true(finding_says(&f->diag.findings[0], "its time is reading from the page cache, decoding, augmenting, "
+                                                   "not the device"));
     assert_true(has_remedy(&f->diag, "data_loading_bound", "Pre-process once offline"));
     assert_false(has_remedy(&f->diag, "data_loading_bound", "madvise"));
     /* its stage has no ceiling because it is CPU work, not for want of its bytes from disk */

@@ -2729,6 +2729,10 @@ def _data_loading(s):
     else:
         source = "none"
     out["source"] = source
+    # what its CPU does, in the words every view uses (mlbench gap reads them from the stage file)
+    out["cpu_work"] = {"page cache (mapped)": "copying pages of a memory-mapped file out of the page cache",
+                       "page cache (read)": "reading from the page cache, decoding, augmenting",
+                       "none": "generating its batches (it reads nothing)"}.get(source, "reading, decoding, augmenting")
     # what bounds it: the share of its time the device was busy for it, or its processes on a CPU
     if dev_share is not None and dev_share >= BUSY and dev_share >= (cpu_share or 0):
         bound = "storage"
@@ -3275,10 +3279,7 @@ def _loading_lines(info, stage=None):
             text = "storage-bound: the device busy %s of the loader's time for %s/batch from storage%s" % (
                 _pct(dl["device_busy_share"]), _size(st), amp)
         elif dl["bound"] == "cpu":
-            what = {"page cache (mapped)": "copying pages of a memory-mapped file out of the page cache",
-                    "page cache (read)": "reading from the page cache, decoding, augmenting",
-                    "none": "generating its batches (it reads nothing)"}.get(
-                dl["source"], "reading, decoding, augmenting")
+            what = dl["cpu_work"]
             where = ("in its %d worker%s (the dataset's __getitem__: %s; collation; the hand-over), %s per batch "
                      "in the main process" % (dl["workers"], "" if dl["workers"] == 1 else "s", what,
                                               _ms(dl["main_cpu_seconds_per_batch"]))

@@ -657,16 +657,12 @@ static void loader_evidence(builder *b, const mb_gap *g)
                     "from storage (%s what it delivers)",
                  state, pct(d, sizeof d, dev), st, x);
     else if (bound && strcmp(bound, "cpu") == 0) {
-        /* what its CPU did, in simplify's words for where the bytes came from */
-        const char *source = ev_text(dl, "source"), *what = "reading, decoding, augmenting";
-        if (source && strcmp(source, "none") == 0)
-            what = "generating its batches (it reads nothing)";
-        else if (source && strcmp(source, "page cache (mapped)") == 0)
-            what = "copying pages of a memory-mapped file out of the page cache";
+        /* what its CPU did, in simplify's words (a file from before it wrote them: the general ones) */
+        const char *what = ev_text(dl, "cpu_work");
         mb_fmt_seconds(c, sizeof c, per_item);
         EVIDENCE(b, "the loader alone (simplify%s) is CPU-bound: %s of CPU per item, %s per batch from storage: its "
                     "time is %s, not the device",
-                 state, per_item >= 0 ? c : "?", storage >= 0 ? st : "?", what);
+                 state, per_item >= 0 ? c : "?", storage >= 0 ? st : "?", what ? what : "reading, decoding, augmenting");
     } else if (bound && strcmp(bound, "waiting") == 0)
         EVIDENCE(b, "the loader alone (simplify%s) is neither CPU- nor storage-bound: its processes on a CPU %s of "
                     "the time, the device busy %s: it waits (sleeps, locks, a network source, its workers' hand-over)",
