@@ -144,6 +144,18 @@ class Permuted(Records):
         return super().__getitem__(self.order[i])
 
 
+class PermutedRandom(Permuted):
+    """Permuted, its mapping advised MADV_RANDOM: each record reads its own
+    pages, no readahead around them (the remedy applied, or a pread loader)."""
+
+    def __getitem__(self, i):
+        fresh = self.mm is None
+        x = super().__getitem__(i)
+        if fresh:   # mapped by the first item: the rest read their own pages only
+            self.mm.madvise(mmap.MADV_RANDOM)
+        return x
+
+
 def window_batches(log, window, batch):
     """The batches (index lists, in order) the loader's worker made inside the
     runner's measured window: one worker makes one batch after another, its
@@ -382,6 +394,24 @@ class RandomReadTrap(unittest.TestCase):
         self.assertEqual(dl["pattern"], "sequential", dl)
         self.assertNotIn("pattern_source", dl)
 
+    def test_random_offsets_unamplified_behind_a_sequential_sampler(self):
+        # the same seeking dataset with MADV_RANDOM on its mapping: no readahead wasted to tell the pattern, the
+        # device serves a page per record at random offsets, and the ceiling is still the random one (it was
+        # held against the sequential ceiling at 4 kB blocks, a rate random 4 kB reads never reach)
+        n = self.size // self.rec
+        order = random.Random(11).sample(range(n), n)
+        loader = DataLoader(PermutedRandom(self.path, self.rec, order), batch_size=self.batch, shuffle=False,
+                            num_workers=1)
+        sim = LoaderOnly(loader, touch_step, seconds=SECONDS, warmup=WARMUP, log=None, pattern=None)
+        dl = sim.run()["simplify"]["data_loading"]
+        self.assertFalse(sim.errors, sim.errors)
+        self.assertEqual(dl["source"], "storage", dl)
+        self.assertFalse(dl["amplified"], dl)
+        self.assertEqual(dl["pattern"], "random", dl)
+        self.assertIn("where its reads landed", dl["pattern_source"])
+        sc = sim.modes["loader"]["cache"]["scatter"]
+        self.assertGreaterEqual(sc["chunks"], ms.SCATTERED * sc["chunks_in_order"], sc)
+
     def test_in_order_cold_not_amplified(self):
         # in order, each record is read once: the file evicted once is cold all through; what lies 16 MiB
         # behind is dropped as it goes (a loop that lets the page cache grow by the 600 MB it reads ran
@@ -395,6 +425,11 @@ class RandomReadTrap(unittest.TestCase):
             dl = doc["simplify"]["data_loading"]
             self.assertFalse(dl["amplified"], dl)
             self.assertLess(dl["amplification"], ms.AMPLIFIED, dl)
+            # where its pages landed says in order: as many chunks as the bytes fill, give or take one
+            sc = doc["simplify"]["modes"]["loader"]["cache"]["scatter"]
+            self.assertGreater(sc["ticks"], 0, sc)
+            self.assertLess(sc["chunks"], ms.SCATTERED * sc["chunks_in_order"], sc)
+            self.assertNotIn("pattern_source", dl)
         self.check_document(docs[0], out, "sequential")
         self.assertNotIn("read-amplified", "\n".join(ms.summary(docs[0])))
 

@@ -99,6 +99,10 @@ BUSY = 0.5
 # The machine's CPUs this busy (all work, ours and others') make a loader
 # that wanted half that share of a CPU CPU-bound (contended).
 CONTENDED = 0.9
+# Chunks the pages read between two of the cache keeper's ticks newly fill,
+# per chunk they fill when read in order, from which reads that did not ask
+# for readahead are random ones (_CacheKeeper._count_scatter).
+SCATTERED = 3
 # Share of the device's bytes the loader must have read for the device's mean
 # request size to be taken as the loader's block size (others read the rest).
 DEVICE_OURS = 0.8
@@ -941,6 +945,7 @@ class _CacheKeeper:
     CALLS_POLL = 0.025     # s between looks at the loop's read() bytes (a /proc read per process)
     SCAN = 0.25            # s between looks for files newly opened or mapped
     MIN_TICK = 0.01        # s between two ticks at least
+    SCATTER_CHUNKS = 4     # a file of at least this many chunks tells where in it the reads land
 
     def __init__(self, watch, kernel, root, cold=True, drop_caches=False, pattern="random", delivered=None):
         self.watch, self.kernel, self.root, self.cold = watch, kernel, root, cold
@@ -956,6 +961,9 @@ class _CacheKeeper:
         self.devices = []
         self._stuck = {}
         self._mappers_max = 0   # processes that had a file of the dataset mapped at once, at an eviction
+        # where in its large files the loader's reads land (_tick): chunks newly cached at the ticks, and the
+        # fewest chunks the same bytes fill when read in order
+        self.scatter = {"ticks": 0, "bytes": 0, "chunks": 0, "chunks_in_order": 0}
         self._devnames = set()
         self._errors = set()
         self._known_pids = [root]
@@ -1092,6 +1100,7 @@ class _CacheKeeper:
                     continue
                 cached_now += sum(pages.values()) * PAGE
                 prev = self.young.get(path, ())
+                self._count_scatter(pages, prev, chunk, size)
                 old = [i for i in prev if pages.get(i)]
                 young = {i for i, n in pages.items() if n} - set(old)
                 if old:
@@ -1112,6 +1121,27 @@ class _CacheKeeper:
         self.resident_max = max(self.resident_max, min(cached_now, self.dataset_bytes()))
         self.stuck_max = max(self.stuck_max, sum(self._stuck.values()))
         self.tick_seconds += time.perf_counter() - t0
+
+    def _count_scatter(self, pages, prev, chunk, size):
+        """Where the pages read since the last tick lie in a large file (at
+        least SCATTER_CHUNKS chunks): the chunks they newly fill, beside the
+        fewest the same bytes fill when read in order (one chunk boundary
+        more per process reading, each a stream of its own). Reads in order
+        fill their chunks in turn; reads at random offsets spread over many,
+        a few pages each, whatever the sampler (a plain iterable, a dataset
+        that seeks itself) and without readahead to betray them
+        (madvise(MADV_RANDOM), pread of records: the device serves the
+        records' own size, at random offsets)."""
+        if size < self.SCATTER_CHUNKS * chunk:
+            return
+        new = [n for i, n in pages.items() if n and i not in prev]
+        if not new:
+            return
+        nbytes = sum(new) * PAGE
+        self.scatter["ticks"] += 1
+        self.scatter["bytes"] += nbytes
+        self.scatter["chunks"] += len(new)
+        self.scatter["chunks_in_order"] += -(-nbytes // chunk) + len(self._known_pids)
 
     def _stuck_why(self):
         """Why mapped pages stayed cached, from how many processes mapped the dataset at once."""
@@ -1218,6 +1248,7 @@ class _CacheKeeper:
             out.update(evictions=self.ticks, evictions_by_delivery=self.delivered_ticks,
                        evicted_bytes=self.evicted_bytes, unevicted_bytes_max=self.stuck_max,
                        eviction_seconds=self.tick_seconds, tick_bytes=self.tick_bytes(),
+                       scatter=dict(self.scatter),
                        method="posix_fadvise(POSIX_FADV_DONTNEED) + madvise(MADV_PAGEOUT) of mapped pages" +
                        (" + /proc/sys/vm/drop_caches" if self.drop_caches else "") +
                        "; during the mode, at every tick (tick_bytes read from the device or by read() calls, or, "
@@ -2792,6 +2823,16 @@ def _data_loading(s):
                                      "order (no shuffling sampler said so)" % _ratio(amp))
         if out["pattern"] == "random" and "readahead" in out["mechanism"]:
             out["mechanism"] += " read at random offsets"
+    # reads at random offsets that no readahead amplified (madvise(MADV_RANDOM), pread of records) behind a
+    # sampler that says nothing: where their pages landed says random (nanoGPT's memmap with MADV_RANDOM, a
+    # plain iterable, was held against the sequential disk ceiling at its 4 kB page faults)
+    sc = (ld.get("cache") or {}).get("scatter") or {}
+    if source == "storage" and out["pattern"] != "random" and not s.pattern and \
+            sc.get("chunks", 0) >= SCATTERED * max(sc.get("chunks_in_order", 0), 1):
+        out["pattern"] = "random"
+        out["pattern_source"] = ("where its reads landed: the pages read between two of the cache keeper's looks "
+                                 "lay in %d chunks of its files where reads in order fill %d (%d looks, %s)"
+                                 % (sc["chunks"], sc["chunks_in_order"], sc["ticks"], _size(sc["bytes"])))
     return out
 
 
