@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import unittest
 
 import torch
@@ -339,6 +340,7 @@ class RandomReadTrap(unittest.TestCase):
             found = [x for x in gj["diagnosis"]["findings"] if x["pattern"] == "data_loading_bound"]
             self.assertTrue(found, gj["diagnosis"])
             said = "read-amplified" if dl["amplified"] else {"storage": "storage-bound",
+                                                             "cpu+storage": "CPU- and storage-bound",
                                                              "waiting": "neither CPU- nor storage-bound"}[dl["bound"]]
             self.assertTrue(any("the loader alone (simplify" in e and said in e for e in found[0]["evidence"]),
                             found[0]["evidence"])
@@ -761,6 +763,52 @@ class DiskExample(unittest.TestCase):
                 self.assertEqual(c["state"], "partly warm", (name, c))
                 self.assertTrue(c.get("notes"), (name, c))   # and says why
             self.assertGreaterEqual(c["resident_bytes_max"], c["resident_bytes_at_end"] or 0, (name, c))
+
+
+class LoaderVerdict(unittest.TestCase):
+    """_data_loading's verdict on made-up loader-mode figures: what bounds the
+    loader from its CPU and device shares, and the pattern from where its reads
+    landed (the sampler says nothing: a plain list)."""
+
+    def verdict(self, cpu_s, dev_busy, workers=0, scatter=None, read_bytes=70 << 10, pattern=None):
+        n, per = 100, 0.01
+        ld = {"batches": n, "seconds_per_batch": per, "bytes_in_batches": n * (192 << 10), "read_bytes": n * read_bytes,
+              "rchar": 0, "major_faults": n * 17, "items_in_batches": n * 12, "workers": workers,
+              "worker_cpu_seconds": cpu_s * n * per * workers,   # each worker on a CPU cpu_s of the time
+              "main_cpu_seconds": 0.0 if workers else cpu_s * n * per,
+              "device": {"busy_share": dev_busy, "ours": 1.0, "read_bytes": n * read_bytes, "devices": ["vda"],
+                         "mean_request_bytes": 4096, "read_ahead_kb": {"vda": 128}},
+              "cache": {"state": "cold", "scatter": scatter or {"ticks": 0, "bytes": 0, "chunks": 0,
+                                                               "chunks_in_order": 0}}}
+        sim = types.SimpleNamespace(modes={"loader": ld}, dataset={"mapped_files": 1}, pattern=pattern,
+                                    loader=[], host_batch=None)
+        return ms._data_loading(sim)
+
+    def test_bound(self):
+        # one process faulting pages and copying them (nanoGPT with MADV_RANDOM): both half its time or more
+        self.assertEqual(self.verdict(0.63, 0.54)["bound"], "cpu+storage")
+        self.assertEqual(self.verdict(0.55, 0.95, workers=2)["bound"], "cpu+storage")
+        self.assertEqual(self.verdict(0.30, 0.97)["bound"], "storage")
+        self.assertEqual(self.verdict(0.90, 0.20)["bound"], "cpu")
+        self.assertEqual(self.verdict(0.20, 0.20)["bound"], "waiting")
+        text = "\n".join(ms.summary({"simplify": {"data_loading": self.verdict(0.63, 0.54), "modes": {}}}))
+        self.assertIn("CPU- and storage-bound: its processes on a CPU 63% of the time (0.525 ms of CPU per item", text)
+        self.assertIn("one process reads and computes in turns (num_workers=0)", text)
+
+    def test_pattern_from_where_reads_landed(self):
+        dl = self.verdict(0.2, 0.9, scatter={"ticks": 4, "bytes": 35 << 20, "chunks": 180, "chunks_in_order": 19})
+        self.assertEqual(dl["pattern"], "random")
+        self.assertIn("lay in 180 chunks of its files where reads in order fill 19 (4 looks", dl["pattern_source"])
+        # in order: as many chunks as the bytes fill, give or take the boundaries; too few to tell: no word
+        for sc in ({"ticks": 48, "bytes": 1 << 30, "chunks": 386, "chunks_in_order": 530},
+                   {"ticks": 1, "bytes": 1 << 20, "chunks": 2, "chunks_in_order": 1}, None):
+            dl = self.verdict(0.2, 0.9, scatter=sc)
+            self.assertEqual(dl["pattern"], "sequential", sc)
+            self.assertNotIn("pattern_source", dl)
+        # told by the user, the user's word stands
+        dl = self.verdict(0.2, 0.9, scatter={"ticks": 4, "bytes": 35 << 20, "chunks": 180, "chunks_in_order": 19},
+                          pattern="sequential")
+        self.assertEqual(dl["pattern"], "sequential")
 
 
 class WarmMapped(unittest.TestCase):

@@ -824,6 +824,27 @@ static void test_diagnosis_simplify_loader(void **state)
     assert_string_equal(stage(&f->gap, "data loading")->bound_hint,
                         "CPU work, time only (no benchmark measures decoding or augmenting): the loader alone was "
                         "CPU-bound (simplify)");
+    /* both busy (nanoGPT's loader with MADV_RANDOM: one process faults a page, then copies it): both said, its
+     * stage held against the disk, and the decode remedies stay (its CPU is half its time) */
+    diagnose_text(f, "simplify_turns.json",
+                  "{\"format\":\"mlbench-stages\",\"version\":2,\"run\":{\"steps\":10},\"stages\":["
+                  "{\"name\":\"data loading\",\"component\":\"disk\",\"pattern\":\"random\",\"block_size\":4096,"
+                  "\"bytes_per_step\":70300,\"seconds_per_step\":0.03,\"device\":\"cpu\"},"
+                  "{\"name\":\"step\",\"component\":\"other\",\"role\":\"compute\",\"device\":\"cpu\","
+                  "\"seconds_per_step\":0.01}],"
+                  "\"simplify\":{\"complete\":true,\"data_loading\":{\"storage_bytes_per_batch\":70300,"
+                  "\"delivered_bytes_per_batch\":196608,\"amplification\":0.357,\"amplified\":false,"
+                  "\"bound\":\"cpu+storage\",\"cache\":\"cold\",\"cpu_seconds_per_item\":0.00013,"
+                  "\"cpu_busy_share\":0.63,\"device_busy_share\":0.54}}}");
+    assert_string_equal(f->diag.findings[0].id, "data_loading_bound");
+    assert_true(finding_says(&f->diag.findings[0], "the loader alone (simplify, page cache cold) is CPU- and "
+                                                   "storage-bound: its processes on a CPU 63.0% of the time (130 µs "
+                                                   "of CPU per item), the device busy 54.0% for 70.3 kB per batch "
+                                                   "from storage"));
+    assert_true(has_remedy(&f->diag, "data_loading_bound", "Pre-process once offline"));
+    const mb_gap_stage *dl = stage(&f->gap, "data loading");
+    assert_string_equal(dl->stage->component, "disk");
+    assert_null(strstr(dl->bound_hint, "CPU work"));
 }
 
 static void test_diagnosis_launch_bound(void **state)

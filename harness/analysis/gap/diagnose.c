@@ -656,7 +656,16 @@ static void loader_evidence(builder *b, const mb_gap *g)
         EVIDENCE(b, "the loader alone (simplify%s) is storage-bound: the device busy %s of its time for %s per batch "
                     "from storage (%s what it delivers)",
                  state, pct(d, sizeof d, dev), st, x);
-    else if (bound && strcmp(bound, "cpu") == 0) {
+    else if (bound && strcmp(bound, "cpu+storage") == 0) {
+        /* both busy at least half its time: one process reading and
+         * computing in turns, or workers near both limits */
+        mb_fmt_seconds(c, sizeof c, per_item);
+        char cp[32];
+        EVIDENCE(b, "the loader alone (simplify%s) is CPU- and storage-bound: its processes on a CPU %s of the time "
+                    "(%s of CPU per item), the device busy %s for %s per batch from storage",
+                 state, pct(cp, sizeof cp, cpu), per_item >= 0 ? c : "?", pct(d, sizeof d, dev),
+                 storage >= 0 ? st : "?");
+    } else if (bound && strcmp(bound, "cpu") == 0) {
         /* what its CPU did, in simplify's words (a file from before it wrote them: the general ones) */
         const char *what = ev_text(dl, "cpu_work");
         mb_fmt_seconds(c, sizeof c, per_item);
