@@ -414,6 +414,25 @@ class RandomReadTrap(unittest.TestCase):
         sc = sim.modes["loader"]["cache"]["scatter"]
         self.assertGreaterEqual(sc["chunks"], ms.SCATTERED * sc["chunks_in_order"], sc)
 
+    def test_an_lmdb_map_gets_lmdb_remedies(self):
+        # LMDB maps its data.mdb itself: the madvise is lmdb.open's readahead flag, not the user's call (the
+        # same records under LMDB's file name, a hard link: no second copy on disk)
+        sub = os.path.join(self.dir, "lmdb")
+        os.makedirs(sub, exist_ok=True)
+        path = os.path.join(sub, "data.mdb")
+        if not os.path.exists(path):
+            os.link(self.path, path)
+        loader = DataLoader(Records(path, self.rec), batch_size=self.batch, shuffle=True, num_workers=1)
+        sim = LoaderOnly(loader, touch_step, seconds=SECONDS, warmup=WARMUP, log=None, pattern=None)
+        doc = sim.run()
+        self.assertFalse(sim.errors, sim.errors)
+        self.assertTrue(doc["simplify"]["dataset"]["lmdb"])
+        dl = doc["simplify"]["data_loading"]
+        self.assertTrue(dl["amplified"], dl)
+        self.assertIn("LMDB's memory map", dl["mechanism"])
+        self.assertIn("lmdb.open(path, readahead=False)", dl["remedies"][0])
+        self.assertFalse(any("numpy.memmap" in r for r in dl["remedies"]), dl["remedies"])
+
     def test_in_order_cold_not_amplified(self):
         # in order, each record is read once: the file evicted once is cold all through; what lies 16 MiB
         # behind is dropped as it goes (a loop that lets the page cache grow by the 600 MB it reads ran
@@ -809,6 +828,36 @@ class LoaderVerdict(unittest.TestCase):
         dl = self.verdict(0.2, 0.9, scatter={"ticks": 4, "bytes": 35 << 20, "chunks": 180, "chunks_in_order": 19},
                           pattern="sequential")
         self.assertEqual(dl["pattern"], "sequential")
+
+
+class FullLoopWarmer(unittest.TestCase):
+    """_overlap on made-up modes: a full loop that read the page cache (pages
+    two workers mapped stayed cached) where the loader alone read storage is
+    said to be so, not blamed on a busier machine."""
+
+    def modes(self, full_state, full_read):
+        return {"full": {"step_seconds": 0.019, "steps": 150, "read_bytes": 150 * full_read,
+                         "cache": {"state": full_state}},
+                "loader": {"seconds_per_batch": 0.213, "batches": 16, "read_bytes": 16 * (294 << 20),
+                           "cache": {"state": "cold"}},
+                "step": {"seconds_per_step": 5e-5}}
+
+    def words(self, m):
+        ov = ms._overlap(types.SimpleNamespace(modes=m))
+        return ov, "\n".join(ms.summary({"simplify": {"overlap": ov, "modes": {}}}))
+
+    def test_rule(self):
+        ov, text = self.words(self.modes("partly warm", 22 << 20))
+        self.assertEqual(ov["full_loop_warmer"]["full_cache"], "partly warm")
+        self.assertIn("the two read different caches", text)
+        self.assertIn("the full loop read 23.1 MB per step from storage, partly warm, where the loader alone read "
+                      "308 MB a batch, cold", text)
+        self.assertNotIn("a busier machine", text)
+        # both cold, or the full loop reading as much: the machine's noise stays the suspect
+        for m in (self.modes("cold", 22 << 20), self.modes("partly warm", 200 << 20)):
+            ov, text = self.words(m)
+            self.assertNotIn("full_loop_warmer", ov)
+            self.assertIn("a busier machine", text)
 
 
 class WarmMapped(unittest.TestCase):
