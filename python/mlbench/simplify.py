@@ -1087,6 +1087,7 @@ class _CacheKeeper:
         self.ticks += 1
         t0 = time.perf_counter()
         cached_now = 0
+        landed = []   # (chunks newly filled, their bytes, the chunk) per large file: where the reads landed
         for path, size in list(self.watch.files.items()):
             fd = self._open(path)
             if fd is None:
@@ -1100,7 +1101,10 @@ class _CacheKeeper:
                     continue
                 cached_now += sum(pages.values()) * PAGE
                 prev = self.young.get(path, ())
-                self._count_scatter(pages, prev, chunk, size)
+                if size >= self.SCATTER_CHUNKS * chunk:
+                    new = [n for i, n in pages.items() if n and i not in prev]
+                    if new:
+                        landed.append((len(new), sum(new) * PAGE, chunk))
                 old = [i for i in prev if pages.get(i)]
                 young = {i for i, n in pages.items() if n} - set(old)
                 if old:
@@ -1118,30 +1122,27 @@ class _CacheKeeper:
                 self._note("evicting %s: %s" % (path, e))
             finally:
                 os.close(fd)
+        self._count_scatter(landed)
         self.resident_max = max(self.resident_max, min(cached_now, self.dataset_bytes()))
         self.stuck_max = max(self.stuck_max, sum(self._stuck.values()))
         self.tick_seconds += time.perf_counter() - t0
 
-    def _count_scatter(self, pages, prev, chunk, size):
-        """Where the pages read since the last tick lie in a large file (at
+    def _count_scatter(self, landed):
+        """Where the pages read since the last tick lie in the large files (at
         least SCATTER_CHUNKS chunks): the chunks they newly fill, beside the
-        fewest the same bytes fill when read in order (one chunk boundary
-        more per process reading, each a stream of its own). Reads in order
-        fill their chunks in turn; reads at random offsets spread over many,
-        a few pages each, whatever the sampler (a plain iterable, a dataset
-        that seeks itself) and without readahead to betray them
-        (madvise(MADV_RANDOM), pread of records: the device serves the
-        records' own size, at random offsets)."""
-        if size < self.SCATTER_CHUNKS * chunk:
+        fewest the same bytes fill when read in order (each file's bytes in
+        whole chunks, and one chunk boundary more per process reading, each a
+        stream of its own). Reads in order fill their chunks in turn; reads at
+        random offsets spread over many, a few pages each, whatever the sampler
+        (a plain iterable, a dataset that seeks itself) and without readahead
+        to betray them (madvise(MADV_RANDOM), pread of records: the device
+        serves the records' own size, at random offsets)."""
+        if not landed:
             return
-        new = [n for i, n in pages.items() if n and i not in prev]
-        if not new:
-            return
-        nbytes = sum(new) * PAGE
         self.scatter["ticks"] += 1
-        self.scatter["bytes"] += nbytes
-        self.scatter["chunks"] += len(new)
-        self.scatter["chunks_in_order"] += -(-nbytes // chunk) + len(self._known_pids)
+        self.scatter["bytes"] += sum(b for _, b, _ in landed)
+        self.scatter["chunks"] += sum(n for n, _, _ in landed)
+        self.scatter["chunks_in_order"] += sum(-(-b // c) for _, b, c in landed) + len(self._known_pids)
 
     def _stuck_why(self):
         """Why mapped pages stayed cached, from how many processes mapped the dataset at once."""
