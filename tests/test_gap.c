@@ -1819,10 +1819,60 @@ static void test_levels_unsteady(void **state)
     assert_int_equal(L.verdict, MB_VERDICT_AS_ALONE);
 }
 
+/* A part that did other work alone than in the loop (a loader whose loop
+ * the page cache served more: 248 MB a step against 289 MB a batch alone):
+ * each rate from its own bytes, the gaps for the loop's bytes at the rate
+ * alone. 250 MB in 0.172 s in the loop, 290 MB in 0.2 s alone: at 1.45 GB/s
+ * the loop's bytes take 0.1724 s, as long as in the loop: not "slower alone"
+ * (0.2 s against 0.172 s, 16% slower, when its work was taken as the
+ * loop's): slow by itself against the fixture's disk. The work alone in another unit, or without a time alone, is an
+ * error naming the key. */
+static void test_levels_isolated_work(void **state)
+{
+    fx *f = *state;
+    const char *p = scratch_file("levels_work.json",
+                                 "{\"format\":\"mlbench-stages\",\"version\":2,\"run\":{\"steps\":1},\"stages\":["
+                                 "{\"name\":\"data loading\",\"component\":\"other\",\"seconds\":0.172,"
+                                 "\"isolated_seconds\":0.2},"
+                                 "{\"name\":\"read\",\"component\":\"disk\",\"pattern\":\"random\",\"bytes\":2.5e8,"
+                                 "\"seconds\":0.172,\"isolated_seconds\":0.2,\"isolated_bytes\":2.9e8}]}");
+    build(f, p);
+    mb_gap_levels L = mb_gap_stage_levels(&f->gap, 0, MB_LEVELS_TOLERANCE);
+    assert_int_equal(L.verdict, MB_VERDICT_UNSTEADY); /* the same work, 16% slower alone */
+    L = mb_gap_stage_levels(&f->gap, 1, MB_LEVELS_TOLERANCE);
+    CLOSE(L.isolated_rate, 2.9e8 / 0.2);
+    CLOSE(L.loop_rate, 2.5e8 / 0.172);
+    CLOSE(L.isolated_seconds, 0.2); /* the time alone as measured */
+    assert_true(L.has_ceiling);      /* the fixture's random reads: far from them, alone as in the loop */
+    CLOSE(L.self_gap, 2.5e8 / (2.9e8 / 0.2) - L.ceiling_seconds);
+    CLOSE(L.pipeline_gap, 0);
+    assert_int_equal(L.verdict, MB_VERDICT_ITSELF);
+
+    mb_run r;
+    mb_err err = { 0 };
+    static const char *const bad[][2] = {
+        { "{\"name\":\"r\",\"component\":\"disk\",\"pattern\":\"random\",\"bytes\":1e8,\"seconds\":1,"
+          "\"isolated_seconds\":1,\"isolated_flops\":1e9}",
+          "isolated_flops" },
+        { "{\"name\":\"r\",\"component\":\"disk\",\"pattern\":\"random\",\"bytes\":1e8,\"seconds\":1,"
+          "\"isolated_bytes\":1e9}",
+          "needs the time alone" },
+    };
+    char text[512], name[32];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, "{\"format\":\"mlbench-stages\",\"version\":2,\"stages\":[%s]}", bad[i][0]);
+        snprintf(name, sizeof name, "levels_work_bad%zu.json", i);
+        err = (mb_err){ 0 };
+        assert_int_equal(mb_run_read(scratch_file(name, text), &r, &err), MB_EUSAGE);
+        assert_non_null(strstr(err.msg, bad[i][1]));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_answers_json),
+        cmocka_unit_test(test_levels_isolated_work),
         cmocka_unit_test(test_known_answers_csv),
         cmocka_unit_test(test_match_reasons),
         cmocka_unit_test(test_project_results),

@@ -1470,15 +1470,18 @@ mb_gap_levels mb_gap_stage_levels(const mb_gap *g, int i, double tolerance)
     L.loop_seconds = s->seconds;
     L.ceiling_seconds = L.has_ceiling ? st->time_at_ceiling : 0;
     bool timed_only = strcmp(s->work_unit, "s") == 0;
-    L.isolated_rate = timed_only ? 0 : s->work / s->isolated_seconds;
+    double alone_work = s->has_isolated_work ? s->isolated_work : s->work;
+    L.isolated_rate = timed_only ? 0 : alone_work / s->isolated_seconds;
     L.loop_rate = timed_only ? 0 : s->work / s->seconds;
+    /* the gaps compare times for one amount of work, the loop's: alone at its
+     * own rate when it did other work */
+    double alone = timed_only || !s->has_isolated_work ? s->isolated_seconds : s->work / L.isolated_rate;
     double exposed_share = st->exposed / s->seconds;
-    L.pipeline_gap = (L.loop_seconds - L.isolated_seconds) * exposed_share;
+    L.pipeline_gap = (L.loop_seconds - alone) * exposed_share;
     if (L.pipeline_gap < 0)
         L.pipeline_gap = 0;
-    L.self_gap = L.has_ceiling && L.isolated_seconds > L.ceiling_seconds ? L.isolated_seconds - L.ceiling_seconds
-                                                                           : 0;
-    bool self_big = L.self_gap > tolerance * L.isolated_seconds;
+    L.self_gap = L.has_ceiling && alone > L.ceiling_seconds ? alone - L.ceiling_seconds : 0;
+    bool self_big = L.self_gap > tolerance * alone;
     bool pipe_big = L.pipeline_gap > tolerance * L.loop_seconds;
     /* The same work cannot be slower alone than with the rest of the loop
      * around it (a busy or throttled machine while the part ran alone):
@@ -1486,12 +1489,12 @@ mb_gap_levels mb_gap_stage_levels(const mb_gap *g, int i, double tolerance)
     /* hidden: the step hardly waits for it, and most of its time in the loop
      * ran beside other work (an optimizer that runs inline is never hidden,
      * however much slower it was alone) */
-    if (g->total > 0 && st->exposed < 0.05 * g->total && st->exposed < 0.5 * L.isolated_seconds &&
+    if (g->total > 0 && st->exposed < 0.05 * g->total && st->exposed < 0.5 * alone &&
         st->exposed < 0.5 * L.loop_seconds)
         L.verdict = MB_VERDICT_HIDDEN;
     else if (g->total > 0 && st->exposed < 0.01 * g->total)
         L.verdict = MB_VERDICT_NEGLIGIBLE; /* a loader without workers: 81 us of a 316 ms step, 5x its 16 us alone */
-    else if (L.isolated_seconds > (1 + tolerance) * L.loop_seconds)
+    else if (alone > (1 + tolerance) * L.loop_seconds)
         L.verdict = MB_VERDICT_UNSTEADY;
     else if (pipe_big && (!self_big || L.pipeline_gap >= L.self_gap))
         L.verdict = MB_VERDICT_PIPELINE;

@@ -727,6 +727,8 @@ static cJSON *levels_json(const mb_gap *g, const mb_gap_stage *st)
     add_num_or_null(o, "ceiling_seconds_per_step", mb_gap_per_step(g, L.ceiling_seconds), L.has_ceiling);
     cJSON_AddNumberToObject(o, "isolated_seconds_per_step", mb_gap_per_step(g, L.isolated_seconds));
     cJSON_AddNumberToObject(o, "loop_seconds_per_step", mb_gap_per_step(g, L.loop_seconds));
+    if (st->stage->has_isolated_work) /* the part did other work alone (simplify's loader) */
+        cJSON_AddNumberToObject(o, "isolated_work_per_step", mb_gap_per_step(g, st->stage->isolated_work));
     add_num_or_null(o, "ceiling_rate", st->ceiling_rate, L.has_ceiling);
     add_num_or_null(o, "isolated_rate", L.isolated_rate, L.isolated_rate > 0);
     add_num_or_null(o, "loop_rate", L.loop_rate, L.loop_rate > 0);

@@ -72,6 +72,11 @@ typedef struct mb_stage {
      * (docs/simplify.md). `seconds` stays the time inside the full loop. */
     bool has_isolated;
     double isolated_seconds;
+    /* The work done in that time when it is not `work` (a loader alone read
+     * more or less than the loop, whose page cache served part of it); the
+     * levels compare rates then, and times for the loop's work. */
+    bool has_isolated_work;
+    double isolated_work;
 } mb_stage;
 
 /* Exposed seconds of a stage, clamped to [0, seconds]. */
