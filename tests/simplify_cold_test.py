@@ -313,7 +313,9 @@ class RandomReadTrap(unittest.TestCase):
             self.assertEqual((st["component"], st["role"]), ("other", "data"))
             return
         self.assertEqual((st["component"], st["pattern"]), ("disk", pattern))
-        self.assertAlmostEqual(st["bytes_per_step"], dl["storage_bytes_per_batch"])
+        # the bytes the loop read a step, its time's; the loader's alone beside them
+        self.assertAlmostEqual(st["bytes_per_step"], modes["full"]["read_bytes"] / modes["full"]["steps"])
+        self.assertAlmostEqual(st["isolated_bytes_per_step"], dl["storage_bytes_per_batch"])
         dev = modes["loader"]["device"]
         if dev and dev["ours"] >= ms.DEVICE_OURS:   # the block size is the mean request the device served
             self.assertEqual(st["block_size"], int(round(dev["read_bytes"] / dev["read_requests"])))
