@@ -543,6 +543,27 @@ class HonestStubs(unittest.TestCase):
             self.assertEqual(rc, 0, err)
             self.assertIn("failed in mode 'loader': OSError: disk gone", text)
 
+    def test_a_worker_error_said_once(self):
+        # a DataLoader worker's error carries the worker's whole traceback in its message: one line each where
+        # the runner says it (its first line and the worker's own error), the traceback printed once at the end
+        loop = os.path.join(WORK, "loop_worker_error.py")
+        with open(loop, "w") as f:
+            f.write("import torch\nfrom torch.utils.data import Dataset, DataLoader\n"
+                    "class D(Dataset):\n    def __len__(self):\n        return 64\n"
+                    "    def __getitem__(self, i):\n        raise ValueError('record %d is corrupt' % i)\n"
+                    "loader = DataLoader(D(), batch_size=4, num_workers=1)\n"
+                    "def step(b):\n    pass\n")
+        r = subprocess.run([sys.executable, "-m", "mlbench.simplify", loop, "--out", os.path.join(WORK, "we.json"),
+                            "--seconds", "0.2", "--warmup", "0.05"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, env=dict(os.environ, PYTHONPATH=os.path.join(SRC, "python")), timeout=120)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        said = [x for x in r.stderr.splitlines() if "mode 'full'" in x]
+        self.assertEqual(len(said), 3, r.stderr)   # as it fails, in the summary, and the last word
+        for line in said:
+            self.assertIn("ValueError: Caught ValueError in DataLoader worker process 0. ... ValueError: record 0 "
+                          "is corrupt", line)
+        self.assertEqual(r.stderr.count("Original Traceback"), 1, r.stderr)
+
     def test_ctrl_c_leaves_a_valid_partial_file(self):
         loop = os.path.join(WORK, "loop_sigint.py")
         out = os.path.join(WORK, "sigint.json")

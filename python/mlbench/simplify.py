@@ -118,6 +118,17 @@ class SimplifyError(RuntimeError):
         super().__init__("mode '%s': %s" % (mode, error))
 
 
+def _error_words(exc):
+    """The user's exception in one line, "Type: message": a message of many
+    lines (a DataLoader worker's error carries the worker's whole traceback)
+    gives its first line and its last, the worker's own error; the traceback
+    is kept apart and printed once (it was printed four times)."""
+    lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+    if len(lines) > 1:
+        return "%s: %s ... %s" % (type(exc).__name__, lines[0], lines[-1])
+    return "%s: %s" % (type(exc).__name__, lines[0] if lines else "")
+
+
 class ModeTimeout(Exception):
     """A mode ran past its hard bound (one call of the user's code never returned)."""
 
@@ -2446,9 +2457,8 @@ class Simplifier:
         except (KeyboardInterrupt, ModeTimeout):
             raise
         except Exception as exc:
-            self.errors.append({"mode": mode, "error": "%s: %s" % (type(exc).__name__, exc),
-                                "traceback": traceback.format_exc()})
-            self._say("mode '%s' failed in your code: %s: %s", mode, type(exc).__name__, exc)
+            self.errors.append({"mode": mode, "error": _error_words(exc), "traceback": traceback.format_exc()})
+            self._say("mode '%s' failed in your code: %s", mode, _error_words(exc))
             return 0.0, None
 
     def _run_mode(self, mode):
@@ -2467,9 +2477,8 @@ class Simplifier:
             self.errors.append({"mode": mode, "error": "ModeTimeout: %s" % exc, "traceback": ""})
             self._say("mode '%s' %s", mode, exc)
         except Exception as exc:
-            self.errors.append({"mode": mode, "error": "%s: %s" % (type(exc).__name__, exc),
-                                "traceback": traceback.format_exc()})
-            self._say("mode '%s' failed in your code: %s: %s", mode, type(exc).__name__, exc)
+            self.errors.append({"mode": mode, "error": _error_words(exc), "traceback": traceback.format_exc()})
+            self._say("mode '%s' failed in your code: %s", mode, _error_words(exc))
         if self.out and not self.interrupted:
             try:
                 write_atomic(self.out, self.document())
