@@ -1452,6 +1452,23 @@ static const char *verdict_text(mb_gap_verdict v)
     }
 }
 
+bool mb_gap_levels_work_note(const mb_gap *g, int i, const mb_gap_levels *L, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (!L->has_levels || !L->other_work)
+        return false;
+    const mb_stage *s = g->stages[i].stage;
+    char alone[32], loop[32], eq[32];
+    const char *unit = strcmp(s->work_unit, "byte") == 0 ? "B" : s->work_unit; /* 266 MB, 1.2 GFLOP */
+    mb_fmt_si(alone, sizeof alone, mb_gap_per_step(g, s->isolated_work), unit);
+    mb_fmt_si(loop, sizeof loop, mb_gap_per_step(g, s->work), unit);
+    mb_fmt_seconds(eq, sizeof eq, mb_gap_per_step(g, L->alone_for_loop_seconds));
+    snprintf(buf, len, "%s did other work alone: %s per %s alone, %s in the loop; at its rate alone the loop's %s take "
+                       "%s, the time its verdict compares",
+             s->name, alone, g->steps_known ? "step" : "run", loop, loop, eq);
+    return true;
+}
+
 /* Which gap is which. The loop's gap counts only as far as the step waits for
  * the stage (its exposed share): a loader that runs beside a slower step
  * takes the step's time in the loop but costs nothing. "Slow by itself"
@@ -1476,6 +1493,8 @@ mb_gap_levels mb_gap_stage_levels(const mb_gap *g, int i, double tolerance)
     /* the gaps compare times for one amount of work, the loop's: alone at its
      * own rate when it did other work */
     double alone = timed_only || !s->has_isolated_work ? s->isolated_seconds : s->work / L.isolated_rate;
+    L.other_work = !timed_only && s->has_isolated_work;
+    L.alone_for_loop_seconds = alone;
     double exposed_share = st->exposed / s->seconds;
     L.pipeline_gap = (L.loop_seconds - alone) * exposed_share;
     if (L.pipeline_gap < 0)

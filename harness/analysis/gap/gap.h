@@ -166,9 +166,18 @@ typedef struct mb_gap_levels {
     double isolated_rate, loop_rate; /* work units / s; 0 for time-only stages */
     double self_gap;         /* isolated - ceiling seconds (0 without a ceiling) */
     double pipeline_gap;     /* loop - isolated seconds, scaled by the exposed share */
+    /* The part did other work alone (isolated_bytes: a loader whose loop the
+     * page cache served more): the loop's work at the rate alone, which the
+     * gaps and the verdict compare instead of isolated_seconds. */
+    bool other_work;
+    double alone_for_loop_seconds;
     mb_gap_verdict verdict;
     const char *verdict_text; /* "slow by itself", "slow only in the pipeline", ... */
 } mb_gap_levels;
+
+/* One sentence on a stage whose part did other work alone (other_work), for
+ * under the levels table in every view: false (buf empty) otherwise. */
+bool mb_gap_levels_work_note(const mb_gap *g, int i, const mb_gap_levels *L, char *buf, size_t len);
 
 /* The tolerance every view (text, JSON, HTML) gives mb_gap_stage_levels. */
 #define MB_LEVELS_TOLERANCE 0.10

@@ -748,6 +748,15 @@ static int gap_levels(FILE *o, const mb_gap *g, mb_err *err)
                "for it (overlap, workers, pinning, prefetch, contention); slower alone: alone it took more than %.0f%% "
                "longer than in the loop, the machine was busier while the part ran alone and neither gap holds</p>\n",
             MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100);
+    for (int i = 0; i < g->n; i++) {
+        mb_gap_levels L = mb_gap_stage_levels(g, i, MB_LEVELS_TOLERANCE);
+        char note[512];
+        if (mb_gap_levels_work_note(g, i, &L, note, sizeof note)) {
+            fputs("<p>", o);
+            mb_html_escape(o, note);
+            fputs("</p>\n", o);
+        }
+    }
     static const char *const groups[3] = { "hardware ceiling", "alone", "in the full loop (what the step waits for)" };
     char title[96];
     snprintf(title, sizeof title, "Each stage at three levels: time per %s", per(g));

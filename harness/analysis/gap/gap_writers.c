@@ -695,6 +695,15 @@ static void gap_levels_table(FILE *o, const mb_gap *g, bool md)
              "in the loop, the machine was busier while the part ran alone and neither gap holds",
              MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100);
     print_wrapped(o, md ? "" : "  ", legend); /* 120 columns, like every text output */
+    for (int i = 0; i < g->n; i++) {
+        mb_gap_levels L = mb_gap_stage_levels(g, i, MB_LEVELS_TOLERANCE);
+        char note[512];
+        if (!mb_gap_levels_work_note(g, i, &L, note, sizeof note))
+            continue;
+        if (md)
+            fputc('\n', o); /* a paragraph of its own */
+        print_wrapped(o, md ? "" : "  ", note);
+    }
 }
 
 
