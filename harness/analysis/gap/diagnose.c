@@ -627,6 +627,25 @@ static const char *ev_text(const cJSON *o, const char *key)
     return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+/* What reading only the batches' bytes would take at this machine's disk
+ * ceiling (mb_gap.needed_seconds): the gain of the loader's own remedies,
+ * beside the stage's time lost against what the device served. */
+static void needed_evidence(builder *b, const mb_gap *g, const char *delivered)
+{
+    if (!(g->needed_seconds > 0) || g->needed_case < 0)
+        return;
+    const mb_case_ref *c = &g->ceilings->cases[g->needed_case];
+    char t[32], blk[32], now[32] = "?";
+    mb_fmt_seconds(t, sizeof t, mb_gap_per_step(g, g->needed_seconds));
+    mb_fmt_si(blk, sizeof blk, g->needed_block, "B");
+    for (int i = 0; i < g->n; i++)
+        if (strcmp(g->stages[i].stage->name, "data loading") == 0)
+            mb_fmt_seconds(now, sizeof now, mb_gap_per_step(g, g->stages[i].stage->seconds));
+    EVIDENCE(b, "read only for what it delivers (%s a batch, %s an item), this machine's disk would take %s a batch "
+                "(%s), where the loop's data loading takes %s",
+             delivered, blk, t, c->label[0] ? c->label : c->id, now);
+}
+
 /* A simplify run's loader alone (simplify.data_loading, written by
  * python/mlbench/simplify.py): what it read from storage for what it
  * delivered, what bound it, and its own remedies, first: gap tells the
@@ -648,10 +667,12 @@ static void loader_evidence(builder *b, const mb_gap *g)
     if (cache)
         snprintf(state, sizeof state, ", page cache %s", cache);
     const cJSON *amplified = cJSON_GetObjectItemCaseSensitive(dl, "amplified");
-    if (cJSON_IsTrue(amplified) && storage >= 0 && delivered > 0)
+    if (cJSON_IsTrue(amplified) && storage >= 0 && delivered > 0) {
         EVIDENCE(b, "the loader alone (simplify%s) read %s from storage per batch for the %s it delivers (%s, "
                     "read-amplified)%s%s",
                  state, st, dv, x, why ? ": " : "", why ? why : "");
+        needed_evidence(b, g, dv);
+    }
     else if (bound && strcmp(bound, "storage") == 0 && storage >= 0)
         EVIDENCE(b, "the loader alone (simplify%s) is storage-bound: the device busy %s of its time for %s per batch "
                     "from storage (%s what it delivers)",

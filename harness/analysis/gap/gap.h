@@ -97,6 +97,13 @@ typedef struct mb_gap {
     int *headline;
     double bounded_share;  /* exposed time of the stages with a ceiling / run total */
     bool no_gpu_ceilings;  /* GPU stages, and the ceilings hold no usable GPU case */
+    /* A simplify loader read-amplified (simplify.data_loading.amplified):
+     * the bytes its batches hold, read an item at a time at its pattern, at
+     * this machine's disk ceiling (the disk case matched for those reads);
+     * needed_seconds 0 when not known. Said in the diagnosis. */
+    double needed_seconds;  /* run total */
+    double needed_block;    /* bytes an item */
+    int needed_case;        /* case index in the ceilings, -1 */
     /* the ranking of machines (project_rank.c), written after the projection
      * when set; owned by the caller, not freed by mb_gap_free */
     const char *projection_text;
