@@ -639,7 +639,7 @@ static void needed_evidence(builder *b, const mb_gap *g, const char *delivered)
     mb_fmt_seconds(t, sizeof t, mb_gap_per_step(g, g->needed_seconds));
     mb_fmt_si(blk, sizeof blk, g->needed_block, "B");
     for (int i = 0; i < g->n; i++)
-        if (strcmp(g->stages[i].stage->name, "data loading") == 0)
+        if (strcmp(g->stages[i].stage->name, MB_SIMPLIFY_DATA_STAGE) == 0)
             mb_fmt_seconds(now, sizeof now, mb_gap_per_step(g, g->stages[i].stage->seconds));
     EVIDENCE(b, "read only for what it delivers (%s a batch, %s an item), this machine's disk would take %s a batch "
                 "(%s), where the loop's data loading takes %s",

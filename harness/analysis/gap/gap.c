@@ -801,7 +801,7 @@ static void needed_reads(mb_gap *g, const mb_ini *matching)
         return;
     for (int i = 0; i < g->n; i++) {
         const mb_stage *s = g->stages[i].stage;
-        if (strcmp(s->component, "disk") != 0 || strcmp(s->name, "data loading") != 0)
+        if (strcmp(s->component, "disk") != 0 || strcmp(s->name, MB_SIMPLIFY_DATA_STAGE) != 0)
             continue;
         mb_stage want = *s;
         want.work = delivered * g->steps;

@@ -19,6 +19,9 @@
 /* The compute stage of a simplify stage file (python/mlbench/simplify.py): its
  * "simplify.flops_not_counted" says why it has no FLOPs. */
 #define MB_SIMPLIFY_COMPUTE_STAGE "forward+backward"
+/* Its data-loading stage: what its loader alone read ("simplify.data_loading")
+ * is about this stage. */
+#define MB_SIMPLIFY_DATA_STAGE "data loading"
 /* The GPU idle time no launch, sync or DataLoader call explains (a trace's host code). */
 #define MB_HOST_CODE_STAGE "host code (GPU idle)"
 
