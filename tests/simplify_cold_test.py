@@ -211,6 +211,19 @@ class RandomReadTrap(unittest.TestCase):
         return DataLoader(Records(self.path, self.rec, log=log), batch_size=self.batch, shuffle=shuffle,
                           num_workers=1)
 
+    def seeking(self, dataset, seed):
+        """A dataset that serves the records in a random order of its own, behind DataLoader(shuffle=False)."""
+        n = self.size // self.rec
+        order = random.Random(seed).sample(range(n), n)
+        return DataLoader(dataset(self.path, self.rec, order), batch_size=self.batch, shuffle=False, num_workers=1)
+
+    def loader_alone(self, loader, pattern=None):
+        """The runner's loader mode alone: (simplifier, document)."""
+        sim = LoaderOnly(loader, touch_step, seconds=SECONDS, warmup=WARMUP, log=None, pattern=pattern)
+        doc = sim.run()
+        self.assertFalse(sim.errors, sim.errors)
+        return sim, doc
+
     def runner(self, shuffle, first, out=None):
         """One run of the runner (all its modes the first time, then the
         loader mode alone); returns (document, simplifier, the batches its
@@ -380,21 +393,14 @@ class RandomReadTrap(unittest.TestCase):
     def test_random_offsets_behind_a_sequential_sampler(self):
         # a dataset that seeks at random itself behind DataLoader(shuffle=False): the sampler says "sequential",
         # the readahead the reads waste says otherwise, and the disk ceiling is the random one
-        n = self.size // self.rec
-        order = random.Random(7).sample(range(n), n)
-        loader = DataLoader(Permuted(self.path, self.rec, order), batch_size=self.batch, shuffle=False,
-                            num_workers=1)
-        sim = LoaderOnly(loader, touch_step, seconds=SECONDS, warmup=WARMUP, log=None, pattern=None)
-        doc = sim.run()
-        self.assertFalse(sim.errors, sim.errors)
-        dl = doc["simplify"]["data_loading"]
+        loader = self.seeking(Permuted, 7)
+        dl = self.loader_alone(loader)[1]["simplify"]["data_loading"]
         self.assertTrue(dl["amplified"], dl)
         self.assertEqual(dl["pattern"], "random", dl)
         self.assertIn("readahead", dl["pattern_source"])
         self.assertTrue(dl["mechanism"].endswith("read at random offsets"), dl)
         # told by the user, the pattern is the user's
-        sim = LoaderOnly(loader, touch_step, seconds=SECONDS, warmup=WARMUP, log=None, pattern="sequential")
-        dl = sim.run()["simplify"]["data_loading"]
+        dl = self.loader_alone(loader, pattern="sequential")[1]["simplify"]["data_loading"]
         self.assertEqual(dl["pattern"], "sequential", dl)
         self.assertNotIn("pattern_source", dl)
 
@@ -402,13 +408,8 @@ class RandomReadTrap(unittest.TestCase):
         # the same seeking dataset with MADV_RANDOM on its mapping: no readahead wasted to tell the pattern, the
         # device serves a page per record at random offsets, and the ceiling is still the random one (it was
         # held against the sequential ceiling at 4 kB blocks, a rate random 4 kB reads never reach)
-        n = self.size // self.rec
-        order = random.Random(11).sample(range(n), n)
-        loader = DataLoader(PermutedRandom(self.path, self.rec, order), batch_size=self.batch, shuffle=False,
-                            num_workers=1)
-        sim = LoaderOnly(loader, touch_step, seconds=SECONDS, warmup=WARMUP, log=None, pattern=None)
-        dl = sim.run()["simplify"]["data_loading"]
-        self.assertFalse(sim.errors, sim.errors)
+        sim, doc = self.loader_alone(self.seeking(PermutedRandom, 11))
+        dl = doc["simplify"]["data_loading"]
         self.assertEqual(dl["source"], "storage", dl)
         self.assertFalse(dl["amplified"], dl)
         self.assertEqual(dl["pattern"], "random", dl)
@@ -424,10 +425,8 @@ class RandomReadTrap(unittest.TestCase):
         path = os.path.join(sub, "data.mdb")
         if not os.path.exists(path):
             os.link(self.path, path)
-        loader = DataLoader(Records(path, self.rec), batch_size=self.batch, shuffle=True, num_workers=1)
-        sim = LoaderOnly(loader, touch_step, seconds=SECONDS, warmup=WARMUP, log=None, pattern=None)
-        doc = sim.run()
-        self.assertFalse(sim.errors, sim.errors)
+        doc = self.loader_alone(DataLoader(Records(path, self.rec), batch_size=self.batch, shuffle=True,
+                                           num_workers=1))[1]
         self.assertTrue(doc["simplify"]["dataset"]["lmdb"])
         dl = doc["simplify"]["data_loading"]
         self.assertTrue(dl["amplified"], dl)
