@@ -632,15 +632,13 @@ static const char *ev_text(const cJSON *o, const char *key)
  * beside the stage's time lost against what the device served. */
 static void needed_evidence(builder *b, const mb_gap *g, const char *delivered)
 {
-    if (!(g->needed_seconds > 0) || g->needed_case < 0)
+    if (!(g->needed_seconds > 0) || g->needed_case < 0 || g->needed_stage < 0)
         return;
     const mb_case_ref *c = &g->ceilings->cases[g->needed_case];
-    char t[32], blk[32], now[32] = "?";
+    char t[32], blk[32], now[32];
     mb_fmt_seconds(t, sizeof t, mb_gap_per_step(g, g->needed_seconds));
     mb_fmt_si(blk, sizeof blk, g->needed_block, "B");
-    for (int i = 0; i < g->n; i++)
-        if (strcmp(g->stages[i].stage->name, MB_SIMPLIFY_DATA_STAGE) == 0)
-            mb_fmt_seconds(now, sizeof now, mb_gap_per_step(g, g->stages[i].stage->seconds));
+    mb_fmt_seconds(now, sizeof now, mb_gap_per_step(g, g->stages[g->needed_stage].stage->seconds));
     EVIDENCE(b, "read only for what it delivers (%s a batch, %s an item), this machine's disk would take %s a batch "
                 "(%s), where the loop's data loading takes %s",
              delivered, blk, t, c->label[0] ? c->label : c->id, now);

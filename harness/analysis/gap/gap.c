@@ -789,7 +789,7 @@ static int gap_headline(mb_gap *g, mb_err *err);
  * loader's pattern, at the ceiling of that read. */
 static void needed_reads(mb_gap *g, const mb_ini *matching)
 {
-    g->needed_case = -1;
+    g->needed_case = g->needed_stage = -1;
     const cJSON *simp = g->run->evidence ? cJSON_GetObjectItemCaseSensitive(g->run->evidence, "simplify") : NULL;
     const cJSON *dl = cJSON_GetObjectItemCaseSensitive(simp, "data_loading");
     if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(dl, "amplified")))
@@ -814,6 +814,7 @@ static void needed_reads(mb_gap *g, const mb_ini *matching)
             g->needed_seconds = want.work / rate;
             g->needed_block = (double)want.block_size;
             g->needed_case = c;
+            g->needed_stage = i;
         }
         return;
     }

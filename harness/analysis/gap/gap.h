@@ -104,6 +104,7 @@ typedef struct mb_gap {
     double needed_seconds;  /* run total */
     double needed_block;    /* bytes an item */
     int needed_case;        /* case index in the ceilings, -1 */
+    int needed_stage;       /* the data-loading stage it is about, -1 */
     /* the ranking of machines (project_rank.c), written after the projection
      * when set; owned by the caller, not freed by mb_gap_free */
     const char *projection_text;
