@@ -1844,7 +1844,9 @@ static void test_levels_isolated_work(void **state)
                                  "{\"name\":\"data loading\",\"component\":\"other\",\"seconds\":0.172,"
                                  "\"isolated_seconds\":0.2},"
                                  "{\"name\":\"read\",\"component\":\"disk\",\"pattern\":\"random\",\"bytes\":2.5e8,"
-                                 "\"seconds\":0.172,\"isolated_seconds\":0.2,\"isolated_bytes\":2.9e8}]}");
+                                 "\"seconds\":0.172,\"isolated_seconds\":0.2,\"isolated_bytes\":2.9e8},"
+                                 "{\"name\":\"read2\",\"component\":\"disk\",\"pattern\":\"random\",\"bytes\":2.5e8,"
+                                 "\"seconds\":0.172,\"isolated_seconds\":0.2,\"isolated_bytes\":2.7e8}]}");
     build(f, p);
     mb_gap_levels L = mb_gap_stage_levels(&f->gap, 0, MB_LEVELS_TOLERANCE);
     assert_int_equal(L.verdict, MB_VERDICT_UNSTEADY); /* the same work, 16% slower alone */
@@ -1863,6 +1865,14 @@ static void test_levels_isolated_work(void **state)
                               "the loop's 250 MB take 172 ms, the time its verdict compares");
     L = mb_gap_stage_levels(&f->gap, 0, MB_LEVELS_TOLERANCE);
     assert_false(mb_gap_levels_work_note(&f->gap, 0, &L, note, sizeof note)); /* its own work: no note */
+    /* 8% more bytes alone, within the levels' tolerance: the same work, its
+     * time alone as measured (unsteady: 16% slower alone), and no note */
+    L = mb_gap_stage_levels(&f->gap, 2, MB_LEVELS_TOLERANCE);
+    assert_false(L.other_work);
+    CLOSE(L.isolated_rate, 2.7e8 / 0.2);
+    CLOSE(L.alone_for_loop_seconds, 0.2);
+    assert_int_equal(L.verdict, MB_VERDICT_UNSTEADY);
+    assert_false(mb_gap_levels_work_note(&f->gap, 2, &L, note, sizeof note));
 
     mb_run r;
     mb_err err = { 0 };

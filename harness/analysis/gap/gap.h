@@ -175,8 +175,9 @@ typedef struct mb_gap_levels {
     double self_gap;         /* isolated - ceiling seconds (0 without a ceiling) */
     double pipeline_gap;     /* loop - isolated seconds, scaled by the exposed share */
     /* The part did other work alone (isolated_bytes: a loader whose loop the
-     * page cache served more): the loop's work at the rate alone, which the
-     * gaps and the verdict compare instead of isolated_seconds. */
+     * page cache served more), more than the tolerance from the loop's: the
+     * loop's work at the rate alone, which the gaps and the verdict compare
+     * instead of isolated_seconds. */
     bool other_work;
     double alone_for_loop_seconds;
     mb_gap_verdict verdict;
