@@ -206,6 +206,12 @@ typedef struct mb_proj_outcome {
     long long kernels, with_shapes, latency_bound, compute_bound, memory_bound;
     long long no_peak;        /* kernels kept: the target has no peak for their math */
     int steps;
+    /* The host ran ahead (steps cut on the GPU's timeline): the step is the
+     * re-laid GPU step, at least the host's own time per step (times
+     * host_scale: host_step, per step); host_wait_* is what that floor added
+     * to each side's mean step (0 where the GPU was the slower). */
+    bool gpu_timeline;
+    double host_step, host_wait_here, host_wait_there;
 } mb_proj_outcome;
 
 /* Projects the trace from `here` onto `there` (NULL there: the identity, for

@@ -661,8 +661,14 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
         at = snprintf(r->verdict, sizeof r->verdict, "Cheapest per step: %s, %s per 1000 steps%s%s%s; ", c->label, u,
                       m2[0] ? " (the model cannot tell it from " : "", m2, m2[0] ? ")" : "");
     }
-    at += snprintf(r->verdict + at, sizeof r->verdict - (size_t)at, "%s: %s, %s per step (%.2fx here)%s%s%s",
-                   at ? "fastest" : "Fastest", f->label, t, r->here_step / f->step,
+    char upto[96] = "";
+    if (f->step_max > 0) { /* the host's own time may lengthen it (host_open) */
+        char m[32];
+        mb_fmt_seconds(m, sizeof m, f->step_max);
+        snprintf(upto, sizeof upto, " if the host keeps up (up to %s a step if it does not: note below)", m);
+    }
+    at += snprintf(r->verdict + at, sizeof r->verdict - (size_t)at, "%s: %s, %s per step (%.2fx here)%s%s%s%s",
+                   at ? "fastest" : "Fastest", f->label, t, r->here_step / f->step, upto,
                    mates[0] ? " (the model cannot tell it from " : "", mates, mates[0] ? ")" : "");
     /* 1.02x from a host CPU read as a gain (pytorch/examples' vae on this VM
      * against the H100 box's host CPU, 22% expected error) */
@@ -781,7 +787,26 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
      * bisection's tolerance; more when the GPU part alone is longer: then
      * the projection is its ratio). */
     double unit = 1, extra = 0;
-    if (o->step_seconds > 0 && r->host_scale >= 1)
+    /* A loop whose host ran ahead here (steps cut on the GPU's timeline) has
+     * the GPU's step, and the trace does not say how fast its host issues a
+     * step without the profiler: the profiled host's time is an upper bound
+     * (the profiler's cost per op lengthens it: GPT bf16 on an H200, 38.5 ms
+     * a step traced against 35.0 ms of GPU work, timed 35.03), as is a
+     * --step-ms that is the GPU's step (the host kept pace with it). Then
+     * the steps are the GPU's, in the loop's terms, and a row whose GPU work
+     * is shorter than the bound carries it (step_max) instead of taking it:
+     * a B200 ranked 1.00x on that bound had 22.5 ms of GPU work. A --step-ms
+     * well above the GPU's step names the host's time: calibrated, it bounds
+     * every row. */
+    double gpu_here = base.here.step - base.host_wait_here;
+    r->host_open = base.gpu_timeline && gpu_here > 0 &&
+                   (o->step_seconds <= 0 || o->step_seconds <= (1 + MB_RANK_GPU_BOUND_SHARE) * gpu_here);
+    if (r->host_open) {
+        unit = o->step_seconds > 0 ? o->step_seconds / gpu_here : 1;
+        r->host_upper = o->step_seconds > 0 ? o->step_seconds : base.host_step; /* at scale 1: as profiled */
+        base.here.step = gpu_here;
+        base.here.cls[MB_PC_HOST] -= base.host_wait_here;
+    } else if (o->step_seconds > 0 && r->host_scale >= 1)
         extra = o->step_seconds - base.here.step;
     else if (o->step_seconds > 0 && base.here.step > 0)
         unit = o->step_seconds / base.here.step;
@@ -819,7 +844,13 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
             rc = mb_proj_trace_run(t, &hg, &there, r->host_scale, &out, err);
             if (rc == MB_OK) {
                 row->ok = true;
+                if (r->host_open) { /* the GPU's step; the host's bound beside it */
+                    out.there.step -= out.host_wait_there;
+                    out.there.cls[MB_PC_HOST] -= out.host_wait_there;
+                }
                 scale_split(&out.there, unit, extra, &row->step, row->cls);
+                if (r->host_open && r->host_upper > row->step * (1 + 0.01)) /* a range of 1% or less says nothing */
+                    row->step_max = r->host_upper;
                 memcpy(row->kernel, out.there.kernel, sizeof row->kernel);
                 snprintf(row->source, sizeof row->source, "%s", measured ? "measured" : "datasheet");
                 rc = checked_error(errors, m.sheet, here_stem, row, err);
@@ -894,6 +925,28 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
     if (rc == MB_OK && left_out > 0)
         rc = add_note(r, err, "%d GPU datasheet%s left out: %s", left_out, left_out == 1 ? "" : "s", why_cpu);
     return rc;
+}
+
+/* A GPU-bound step whose host ran ahead: what is known of the host's time,
+ * and what the rows with a range mean. */
+static int host_open_note(mb_ranking *r, mb_err *err)
+{
+    char here[32], upper[32], why[256];
+    mb_fmt_seconds(here, sizeof here, r->here_step);
+    mb_fmt_seconds(upper, sizeof upper, r->host_upper);
+    if (r->step_given > 0)
+        snprintf(why, sizeof why, "--step-ms, the loop timed without the profiler, is its GPU's step (within %.0f%%): "
+                 "its host kept pace and took at most %s a step",
+                 100 * MB_RANK_GPU_BOUND_SHARE, upper);
+    else
+        snprintf(why, sizeof why, "under the profiler its host took %s a step, an upper bound (the profiler's cost "
+                 "per op lengthens it); --step-ms, the loop timed without it, bounds it by that step", upper);
+    return add_note(r, err,
+                    "the host ran ahead of the GPU here (a loop that never synchronises): the step is the GPU's (%s), "
+                    "and how fast the host issues a step without the profiler is not in the trace: %s. Onto a GPU "
+                    "whose work takes less, the step lies between its GPU's time and that bound (a range, '<' the "
+                    "speed-up), ranked and costed at its GPU's time: as fast as the host keeps up",
+                    here, why);
 }
 
 /* What --step-ms did to the trace's step. */
@@ -1015,7 +1068,9 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
                       "between them, kernels their stream order and launch, syncs wait for what they waited for "
                       "here; host-to-device copies scale by PCIe, collectives by NVLink (kept when a datasheet "
                       "lacks the figure)");
-    if (rc == MB_OK && r->step_given > 0)
+    if (rc == MB_OK && r->host_open)
+        rc = host_open_note(r, err);
+    else if (rc == MB_OK && r->step_given > 0)
         rc = calibration_note(r, err);
     if (rc == MB_OK && strcmp(r->model, "per-stage") == 0)
         rc = add_note(r, err,
@@ -1104,6 +1159,23 @@ static void print_wrapped(FILE *o, const char *lead, const char *text)
     mb_text_wrap(o, indent, indent, text, MB_TEXT_CUT | MB_TEXT_BYTES);
 }
 
+/* A row's step as the table shows it: ">52.4 ms" a lower bound, "22.5-38.5
+ * ms" a step the host may lengthen up to its bound; its length. */
+static int step_text(char *buf, size_t len, const mb_rank_row *w)
+{
+    char a[24], b[24];
+    mb_fmt_seconds(a, sizeof a, w->step);
+    if (w->step_max > 0) {
+        mb_fmt_seconds(b, sizeof b, w->step_max);
+        char *unit = strchr(a, ' '); /* one unit when both have it: "22.5-38.5 ms" */
+        const char *unit_b = strchr(b, ' ');
+        if (unit && unit_b && strcmp(unit, unit_b) == 0)
+            *unit = '\0';
+        return snprintf(buf, len, "%s-%s", a, b);
+    }
+    return snprintf(buf, len, "%s%s", w->kept > 0 ? ">" : "", a);
+}
+
 static void rank_text(FILE *o, const mb_ranking *r, bool md)
 {
     bool prices = false;
@@ -1113,7 +1185,15 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
         if (r->rows[i].ok && r->rows[i].step > max)
             max = r->rows[i].step;
     }
-    const int bw = prices ? 12 : 28;
+    /* a step whose host is not known shows its range ("22.5-38.5 ms"): the
+     * column widens and the bar gives it back, so a line stays in 120 columns */
+    int sw = 9;
+    for (int i = 0; i < r->n; i++) {
+        char t[48];
+        if (r->rows[i].ok && step_text(t, sizeof t, &r->rows[i]) > sw)
+            sw = (int)strlen(t);
+    }
+    const int bw = (prices ? 12 : 28) - (sw - 9);
     char hs[32];
     mb_fmt_seconds(hs, sizeof hs, r->here_step);
     const char *title = r->by_cost ? "achines ranked by cost per step (priced ones first), then by projected step time"
@@ -1141,18 +1221,18 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
                 prices ? " $/h | $/1k steps | $/epoch |" : "");
         fprintf(o, "| ---: | --- | --- | ---: | ---: | ---: |%s --- |\n", prices ? " ---: | ---: | ---: |" : "");
     } else {
-        fprintf(o, "  %-3s %-34s %-9s %9s %8s %7s", "#", "machine", "from", "step", "vs here", "checked");
+        fprintf(o, "  %-3s %-34s %-9s %*s %8s %7s", "#", "machine", "from", sw, "step", "vs here", "checked");
         if (prices)
             fprintf(o, " %7s %10s %9s", "$/h", "$/1k steps", "$/epoch");
         fprintf(o, "  %s\n", "step split");
     }
-    char b[64], st[32], sp[32], ph[24], pk[24], pe[24];
+    char b[64], st[48], sp[32], ph[24], pk[24], pe[24];
     bar(b, bw, r->here_cls, max);
     if (md)
         fprintf(o, "| - | %s (here) | %s | %s | 1.00x | |%s `%s` |\n", r->here, r->here_source, hs,
                 prices ? " | | |" : "", b);
     else {
-        fprintf(o, "  %-3s %-34.34s %-9s %9s %8s %7s", "-", r->here, r->here_source, hs, "1.00x", "");
+        fprintf(o, "  %-3s %-34.34s %-9s %*s %8s %7s", "-", r->here, r->here_source, sw, hs, "1.00x", "");
         if (prices)
             fprintf(o, " %7s %10s %9s", "", "", "");
         fprintf(o, "  %s\n", b);
@@ -1169,11 +1249,11 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
                 fprintf(o, "  %-3s %-34.34s %s\n", "-", w->label[0] ? w->label : w->name, "not projected (note below)");
             continue;
         }
-        /* a lower bound says so: '>' the step, '<' the speed-up (kept kernels ran at this machine's speed) */
-        char secs[24];
-        mb_fmt_seconds(secs, sizeof secs, w->step);
-        snprintf(st, sizeof st, "%s%s", w->kept > 0 ? ">" : "", secs);
-        snprintf(sp, sizeof sp, "%s%.2fx", w->kept > 0 ? "<" : "", w->step > 0 ? r->here_step / w->step : 0);
+        /* a lower bound says so: '>' the step, '<' the speed-up (kept kernels ran at this machine's speed); a
+         * step the host may lengthen, its range and '<' the speed-up */
+        step_text(st, sizeof st, w);
+        snprintf(sp, sizeof sp, "%s%.2fx", w->kept > 0 || w->step_max > 0 ? "<" : "",
+                 w->step > 0 ? r->here_step / w->step : 0);
         bar(b, bw, w->cls, max);
         fmt_usd(ph, sizeof ph, w->price);
         fmt_usd(pk, sizeof pk, w->price / 3600 * w->step * 1000);
@@ -1187,7 +1267,7 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
                 fprintf(o, " %s | %s | %s |", ph, pk, pe);
             fprintf(o, " `%s` |\n", b);
         } else {
-            fprintf(o, "  %-3s %-34.34s %-9s %9s %8s %7s", num, w->label, w->source, st, sp, ck);
+            fprintf(o, "  %-3s %-34.34s %-9s %*s %8s %7s", num, w->label, w->source, sw, st, sp, ck);
             if (prices)
                 fprintf(o, " %7s %10s %9s", ph, pk, pe);
             fprintf(o, "  %s\n", b);
@@ -1261,6 +1341,11 @@ cJSON *mb_rank_json(const mb_ranking *r)
         cJSON_AddNumberToObject(h, "host_scale", r->host_scale);
         if (r->step_given > 0)
             cJSON_AddNumberToObject(h, "step_seconds_given", r->step_given);
+        /* the host ran ahead of a GPU-bound step: its own time is known only as at most this */
+        if (r->host_open)
+            cJSON_AddNumberToObject(h, "host_seconds_max", r->host_upper);
+        else
+            cJSON_AddNullToObject(h, "host_seconds_max");
     }
     cJSON_AddItemToObject(h, "split_seconds", split_json(r->here_cls));
     if (strcmp(r->model, "kernel") == 0)
@@ -1283,6 +1368,10 @@ cJSON *mb_rank_json(const mb_ranking *r)
             cJSON_AddItemToObject(o, "split_seconds", split_json(w->cls));
             if (strcmp(w->model, "kernel") == 0)
                 cJSON_AddItemToObject(o, "kernel_seconds", kernel_json(w->kernel));
+            if (w->step_max > 0) { /* the host's own time may lengthen the step up to this (host_open) */
+                cJSON_AddNumberToObject(o, "step_seconds_max", w->step_max);
+                cJSON_AddNumberToObject(o, "speedup_min", r->here_step / w->step_max);
+            }
             cJSON_AddBoolToObject(o, "lower_bound", w->kept > 0);
             cJSON_AddNumberToObject(o, "kept_kernels_per_step", (double)w->kept);
             if (w->checked_n > 0) { /* configs/gap/projection_error.ini */
@@ -1357,8 +1446,14 @@ static void machine_label(char *buf, size_t len, const mb_ranking *r, int row)
     }
     if (w->checked_n > 0)
         snprintf(checked, sizeof checked, ", checked: %.0f%%", w->checked_pct);
-    snprintf(buf, len, "%s. %.90s%s%s%s", rank, w->label, !w->ok ? " (not projected)" : w->kept > 0 ? " (lower bound)" : "",
-             price, checked);
+    char upto[48] = "";
+    if (w->ok && w->step_max > 0) {
+        char m[24];
+        mb_fmt_seconds(m, sizeof m, w->step_max);
+        snprintf(upto, sizeof upto, " (up to %s: the host)", m);
+    }
+    snprintf(buf, len, "%s. %.90s%s%s%s%s", rank, w->label,
+             !w->ok ? " (not projected)" : w->kept > 0 ? " (lower bound)" : "", upto, price, checked);
 }
 
 /* The priced machines' cost per 1000 steps, in the ranking's order. */

@@ -52,6 +52,11 @@ typedef struct mb_rank_row {
     /* Kernels per step that kept their time for want of a peak for their math on this
      * GPU's datasheet: the step is then a lower bound, ranked after the rows projected whole. */
     long long kept;
+    /* Above `step` when the host's own time is not known and may bound the
+     * step up to this (a loop that never synchronises, GPU-bound here, onto a
+     * GPU whose work takes less than the host's upper bound): `step` is then
+     * the GPU's, the figure ranked (mb_ranking.host_open). 0 otherwise. */
+    double step_max;
     /* The rank: 1 for the best; machines the model cannot tell apart (their
      * steps, or costs, within the expected error of each other) share one.
      * 0 when not ranked (not projected). */
@@ -72,6 +77,13 @@ typedef struct mb_ranking {
     double trace_step;    /* the trace's mean step as recorded (kernel model) */
     double step_given;    /* --step-ms, seconds; 0 = not given */
     double host_scale;    /* the host-time scale that gives the trace that step (1: as recorded) */
+    /* The host ran ahead of a GPU-bound step here (steps cut on the GPU's
+     * timeline) and its own time without the profiler is not known: at most
+     * host_upper a step (the profiled host's, or the step given, which the
+     * host kept pace with). Rows whose GPU work is shorter carry step_max. */
+    bool host_open;
+    double host_upper;
+
     double gpu_floor;     /* the trace's step re-laid with no host time (when step_given is shorter than the trace's) */
     int steps;
     long long epoch_steps;
@@ -127,5 +139,11 @@ void mb_rank_html(FILE *o, const mb_ranking *r);
 #define MB_RANK_PAIR_ERROR_DATASHEET_PCT 3.1
 #define MB_RANK_PAIR_ERROR_MEASURED_PCT 2.4
 #define MB_RANK_PAIR_PROJECTIONS 14
+
+/* A --step-ms within this share of the trace's GPU step (cut on the GPU's
+ * timeline) is that step: the loop was GPU-bound without the profiler too,
+ * and its host's time is not known beyond "at most the step" (the figures of
+ * bench/data/pair-h100-h200-nosync: 0.02-0.23% apart). */
+#define MB_RANK_GPU_BOUND_SHARE 0.05
 
 #endif

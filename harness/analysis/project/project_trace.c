@@ -878,8 +878,13 @@ int mb_proj_trace_run(const mb_proj_trace *t, const mb_proj_gpu *here, const mb_
             rc = relay_step(&w, n, n_lanes, step, there == NULL, host_scale, &out->there, err);
     }
     if (t->tl.gpu) {
+        double here = out->here.step, there = out->there.step;
         host_floor(&out->here, host_s);
         host_floor(&out->there, host_s);
+        out->gpu_timeline = true;
+        out->host_step = host_s / n_steps;
+        out->host_wait_here = (out->here.step - here) / n_steps;
+        out->host_wait_there = (out->there.step - there) / n_steps;
     }
     out->steps = n_steps;
     for (int side = 0; side < 2; side++) {
