@@ -174,6 +174,10 @@ def host_open(trace, ceilings, step_ms):
     for view, body in (("text", flat(run(args, None))), ("Markdown", flat(run(args, "md")))):
         check("host-open %s: the range (%s) and '<' the speed-up" % (view, rng),
               rng in body and "<%.2fx" % b200["speedup"] in body, body[-3000:])
+    # priced: costed at its GPU's time, the host's bound's cost beside it ($6/h over the bound, by hand)
+    m = json.loads(run(args + ["--price", "b200=6,h100-sxm=5"], "json"))["machines"]
+    check("host-open priced: the cheapest's cost up to the host's bound",
+          "if the host keeps up (up to $%.3g if it does not)" % (6 / 3600 * host * 1000) in m["verdict"], m["verdict"])
     page = open(os.path.join(WORK, "host-open.html"), encoding="utf-8").read()
     check("host-open page: the bound beside the bar", "(up to %s: the host)" % fmt_seconds(host) in page, "")
     # the loop's own step, the GPU's within 5%: the host took at most that

@@ -656,10 +656,16 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
     if (cheapest >= 0) {
         const mb_rank_row *c = &r->rows[cheapest];
         char m2[512];
+        char upto_c[96] = "";
         fmt_usd(u, sizeof u, usd_per_step(c) * 1000);
         rank_mates(r, cheapest, true, m2, sizeof m2);
-        at = snprintf(r->verdict, sizeof r->verdict, "Cheapest per step: %s, %s per 1000 steps%s%s%s; ", c->label, u,
-                      m2[0] ? " (the model cannot tell it from " : "", m2, m2[0] ? ")" : "");
+        if (c->step_max > 0) { /* costed at its GPU's time; the host's bound costs more */
+            char v[24];
+            fmt_usd(v, sizeof v, c->price / 3600 * c->step_max * 1000);
+            snprintf(upto_c, sizeof upto_c, " if the host keeps up (up to %s if it does not)", v);
+        }
+        at = snprintf(r->verdict, sizeof r->verdict, "Cheapest per step: %s, %s per 1000 steps%s%s%s%s; ", c->label,
+                      u, upto_c, m2[0] ? " (the model cannot tell it from " : "", m2, m2[0] ? ")" : "");
     }
     char upto[96] = "";
     if (f->step_max > 0) { /* the host's own time may lengthen it (host_open) */
