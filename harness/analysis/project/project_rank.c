@@ -866,6 +866,8 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
                 if (out.no_peak > 0 && row->kept == 0)
                     row->kept = 1; /* fewer than one per step: still a lower bound */
                 if (row->kept > 0)
+                    row->step_max = 0; /* a lower bound already: '>' its step */
+                if (row->kept > 0)
                     snprintf(row->note, sizeof row->note,
                              "%lld kernels per step kept their time (the datasheet has no peak for their math): the "
                              "step is a lower bound, ranked after the machines projected whole",
