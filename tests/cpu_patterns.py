@@ -185,6 +185,21 @@ def collective_bound(ceil):
           busbw in evid and "%.0f%% of the measured allreduce ceiling" % (100 * algbw / ceiling) in evid, evid)
     check("collective-bound: the headline leads with the all-reduce",
           d["headline"]["stages"][0]["name"] == "allreduce (host)", d["headline"]["stages"][0])
+    # ranked onto GPUs: the host's all-reduce is communication in every bar, not host code (a 300-rank gloo run's
+    # was drawn as host code under "No GPU helps: the host ... CUDA Graphs")
+    path = os.path.join(WORK, "cpu-collective.json")
+    # (onto a measured machine's host CPU: a GPU datasheet refuses a run with compute on the CPU)
+    p = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", ceil, "--target", "h100-sxm", "--format",
+                        "json"], capture_output=True, text=True)
+    m = json.loads(p.stdout)["machines"] if p.returncode == 0 else {}
+    here = m["here"]["split_seconds"] if m else {}
+    rows = [r for r in m.get("ranking", []) if r["projected"]]
+    check("collective-bound ranked: here, the all-reduce's 7 ms a step are communication, the other 3 ms host",
+          here and close(here["communication"], 7e-3) and close(here["host"], 3e-3), (p.returncode, p.stderr, here))
+    check("collective-bound ranked: there too, communication",
+          len(rows) == 1 and rows[0]["split_seconds"]["communication"] >= 0.5 * rows[0]["step_seconds"], rows)
+    check("collective-bound ranked: not 'the host bounds the step'",
+          m and not m["host_bound"] and not m["verdict"].startswith("No GPU helps"), m.get("verdict"))
 
     # The same all-reduce as the fixture of a gloo run records it: only the
     # annotation with Input Dims, in the bare array (no distributedInfo, no
