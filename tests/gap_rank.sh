@@ -97,6 +97,9 @@ check "unknown target: says what a target is" has "comma-separated list" "$WORK/
 check "price for no machine" expect_exit 2 "$MLBENCH" gap --run "$TRACE" --ceilings "$H/all.json" \
   --target b200,l4 --price h100-sxm=3
 check "price error lists the machines" has "machines: b200, l4" "$WORK/err"
+check "price for a near name" expect_exit 2 "$MLBENCH" gap --run "$TRACE" --ceilings "$H/all.json" \
+  --target b200,a100-sxm-80gb --price a100-sxm4-80gb=2
+check "price error names the near one" has "did you mean 'a100-sxm-80gb'?" "$WORK/err"
 check "bad price" expect_exit 2 "$MLBENCH" gap --run "$TRACE" --ceilings "$H/all.json" --target b200,l4 --price b200=x
 check "price without target" expect_exit 2 "$MLBENCH" gap --run "$TRACE" --ceilings "$H/all.json" --price b200=3
 printf '# prices I pay\nb200 = 5.5\nNVIDIA L4 = 0.8\n' > prices.txt

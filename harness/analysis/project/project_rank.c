@@ -1,6 +1,7 @@
 /* project_rank.c: the run projected onto several machines and ranked
  * (project_rank.h). */
 #include "project_rank.h"
+#include "suite.h"
 #include "vocabulary.h"
 
 #include <ctype.h>
@@ -423,8 +424,12 @@ static int set_price(mb_ranking *r, const char *spec, const char *where, mb_err 
         size_t l = strlen(names);
         snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", r->rows[i].name);
     }
-    return mb_errf(err, MB_EUSAGE, "%s %.*s: no machine of the ranking has that name (machines: %s)", where,
-                   (int)n, spec, names);
+    char word[64], near[64], hint[96] = "";
+    snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), spec);
+    if (mb_did_you_mean(word, names, near, sizeof near)) /* a100-sxm4-80gb: a100-sxm-80gb */
+        snprintf(hint, sizeof hint, " - did you mean '%s'?", near);
+    return mb_errf(err, MB_EUSAGE, "%s %.*s: no machine of the ranking has that name%s (machines: %s)", where,
+                   (int)n, spec, hint, names);
 }
 
 /* --price NAME=USD, or several at once as NAME=USD,NAME=USD (the form
