@@ -731,6 +731,14 @@ static int here_gpu(const mb_proj_trace *t, const mb_ceilings *here, mb_proj_gpu
     return rc;
 }
 
+/* A re-laid step without what the host's own time added to it (the floor
+ * of a loop whose host ran ahead: mb_proj_outcome.host_wait_*): the GPU's. */
+static void without_host_wait(mb_proj_step_split *sp, double wait)
+{
+    sp->step -= wait;
+    sp->cls[MB_PC_HOST] -= wait;
+}
+
 /* A re-laid step in the loop's terms: times unit, plus extra host time. */
 static void scale_split(const mb_proj_step_split *sp, double unit, double extra, double *step, double *cls)
 {
@@ -818,8 +826,7 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
     if (r->host_open) {
         unit = o->step_seconds > 0 ? o->step_seconds / gpu_here : 1;
         r->host_upper = o->step_seconds > 0 ? o->step_seconds : base.host_step; /* at scale 1: as profiled */
-        base.here.step = gpu_here;
-        base.here.cls[MB_PC_HOST] -= base.host_wait_here;
+        without_host_wait(&base.here, base.host_wait_here);
     } else if (o->step_seconds > 0 && r->host_scale >= 1)
         extra = o->step_seconds - base.here.step;
     else if (o->step_seconds > 0 && base.here.step > 0)
@@ -858,10 +865,8 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
             rc = mb_proj_trace_run(t, &hg, &there, r->host_scale, &out, err);
             if (rc == MB_OK) {
                 row->ok = true;
-                if (r->host_open) { /* the GPU's step; the host's bound beside it */
-                    out.there.step -= out.host_wait_there;
-                    out.there.cls[MB_PC_HOST] -= out.host_wait_there;
-                }
+                if (r->host_open) /* the GPU's step; the host's bound beside it */
+                    without_host_wait(&out.there, out.host_wait_there);
                 scale_split(&out.there, unit, extra, &row->step, row->cls);
                 if (r->host_open && r->host_upper > row->step * (1 + 0.01)) /* a range of 1% or less says nothing */
                     row->step_max = r->host_upper;
