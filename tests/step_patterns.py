@@ -8,6 +8,7 @@ tree), WORK (scratch), MLBENCH_SHARED (../shared: the H100 run and the real
 Kineto fixtures; those checks skip without it, and FAIL when $CI is set).
 """
 import glob
+import gzip
 import json
 import os
 import subprocess
@@ -400,6 +401,18 @@ def fixtures():
                   stage(d, "sync") is None and all(h["name"] != "sync" for h in d["headline"]["stages"]),
                   (st["closing_sync"], stage(d, "sync")))
             check("%s: the step is the GPU's: busy ~97%% of it" % name, st["gpu_busy_share"] > 0.95, st)
+        with (gzip.open if f.endswith(".gz") else open)(f, "rt", encoding="utf-8") as fh:
+            doc = json.load(fh)
+        devices = [x.get("name") or "" for x in (doc.get("deviceProperties") if isinstance(doc, dict) else None) or []]
+        if any("A100-PG509-200" in x for x in devices) and d["step"].get("where") != "cpu":
+            # Meta's A100 boards name themselves by their board (PG509-200): ranked by the kernel-level model from the
+            # A100 SXM4 40GB's datasheet (they were refused: "no datasheet here matches")
+            p = subprocess.run([MLBENCH, "gap", "--run", f, "--ceilings", CEILINGS, "--target", "all", "--format",
+                                "json"], capture_output=True, text=True)
+            m = json.loads(p.stdout)["machines"] if p.returncode == 0 else {}
+            check("%s: an A100-PG509-200 trace ranked by the kernel-level model" % name,
+                  m.get("model") == "kernel" and m["here"]["machine"] == devices[0] and
+                  any(r["projected"] for r in m["ranking"]), (p.returncode, p.stderr[-300:], m.get("per_stage_why")))
 
 
 for name, d in patterns():

@@ -142,6 +142,10 @@ static void test_match_device_names(void **s)
     expect_match("NVIDIA A100-SXM4-80GB", "NVIDIA A100 SXM4 80GB");
     expect_match("NVIDIA A100-PCIE-40GB", "NVIDIA A100 PCIe 40GB");
     expect_match("NVIDIA A100 80GB PCIe", "NVIDIA A100 PCIe 80GB");
+    /* board names of A100 SXM4 modules (NVIDIA's open-gpu-kernel-modules list: PCI devices 20B0 and 20B2); Meta's
+     * traces in ../shared/fixtures name the first */
+    expect_match("NVIDIA A100-PG509-200", "NVIDIA A100 SXM4 40GB");
+    expect_match("NVIDIA PG509-210", "NVIDIA A100 SXM4 80GB");
     expect_match("NVIDIA L40S", "NVIDIA L40S");
     expect_match("NVIDIA L4", "NVIDIA L4");
     expect_match("NVIDIA A10G", "NVIDIA A10G");
@@ -162,6 +166,7 @@ static void test_match_token_boundaries(void **s)
     expect_no_match("NVIDIA A10");
     expect_no_match("Tesla V100S-PCIE-32GB");
     expect_no_match("NVIDIA GeForce RTX 3090");
+    expect_no_match("NVIDIA PG506-232"); /* another A100 board whose memory no source here gives */
     expect_no_match("Some Other Accelerator");
     mb_datasheet *d = NULL;
     mb_err err = { 0 };
