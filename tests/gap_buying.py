@@ -11,6 +11,8 @@ LIST|all` on traces with a known shape (scripts/gen_large_trace.py --pattern):
     (project_rank.c, row_error_pct) share a rank, and only those: checked on
     every pair of neighbours of the full ranking of a compute-bound trace;
   - a single GPU's host-to-device copies are copies, not communication;
+  - a step bound by its all-reduce on every machine gets one rank and the
+    sentence that no GPU helps, with the remedies of communication;
   - a trace from a GPU without a datasheet is ranked by the per-stage model
     from its own GPU's ceilings when most of its GPU time has work to scale,
     and refused from another GPU's, or without the shapes that give it work;
@@ -329,9 +331,43 @@ def cpu_run():
           proj.get("target") == "NVIDIA T4", (p.returncode, p.stderr, proj.get("target")))
 
 
+def comm_bound():
+    """An all-reduce over 16 GPUs (NCCL, 70 ms a step) beside 20 ms of GEMMs: onto the H100 and H200 references
+    the all-reduce is most of each step and neither is faster beyond the error; onto every GPU a slower one's GEMMs
+    outgrow it."""
+    run = stage_file("allreduce-bound.json", 10, [
+        {"name": "forward+backward", "component": "gemm", "dtype": "bf16", "flops_per_step": 2e12,
+         "seconds_per_step": 0.02},
+        {"name": "allreduce", "component": "allreduce", "dtype": "bf16", "ranks": 16, "bytes_per_step": 2e9,
+         "calls": 10, "seconds_per_step": 0.07}])
+    m = gap(run, "--target", "h100-sxm,h200-sxm")
+    r = rows(m)
+    shares = [x["split_seconds"]["communication"] / x["step_seconds"] for x in r]
+    lo, hi = (round(100 * min(shares)), round(100 * max(shares))) if shares else (0, 0)
+    share = "%d%%" % lo if lo == hi else "%d-%d%%" % (lo, hi)
+    check("all-reduce bound on both references: more than half of each step communication, one rank",
+          len(r) == 2 and min(shares) >= 0.5 and all(x["rank"] == 1 for x in r), r)
+    check("all-reduce bound: no GPU helps, said with the share and the remedies of communication",
+          m["communication_bound"] and not m["host_bound"] and m["verdict"].startswith(
+              "No GPU helps: communication between the ranks bounds the step on every machine (%s of each projected "
+              "step)" % share) and "the all-reduce overlapped with the backward pass" in m["verdict"], m["verdict"])
+    check("all-reduce bound on the GPUs already: NCCL is not offered, nor host remedies",
+          "NCCL" not in m["verdict"] and "CUDA Graphs" not in m["verdict"], m["verdict"])
+    m = gap(run, "--target", "h100-sxm,h200-sxm", "--price", "h100-sxm=2,h200-sxm=3")  # $2/h x 90 ms x 1000
+    check("all-reduce bound, priced: the price decides, the cheapest named",
+          m["communication_bound"] and m["ranked_by"] == "cost" and
+          m["verdict"].endswith("Of the priced machines the cheapest per step: H100 SXM 80GB, $0.05 per 1000 steps"),
+          m["verdict"])
+    m = gap(run, "--target", "all")
+    slow = [x for x in rows(m) if x["split_seconds"]["communication"] < 0.5 * x["step_seconds"]]
+    check("all-reduce bound here, not on every GPU (a slower GPU's GEMMs outgrow it): the plain verdict",
+          slow and not m["communication_bound"] and m["verdict"].startswith("Fastest"), (len(slow), m["verdict"]))
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     host_bound()
+    comm_bound()
     grouped()
     priced()
     copies()

@@ -353,7 +353,7 @@ static int class_of_component(const char *c)
     return MB_PC_HOST;
 }
 
-static void stage_split(const mb_gap *g, bool there, double *cls)
+static void stage_split(const mb_gap *g, bool there, double *cls, double *comm_on_host)
 {
     for (int c = 0; c < MB_PC_N; c++)
         cls[c] = 0;
@@ -364,8 +364,11 @@ static void stage_split(const mb_gap *g, bool there, double *cls)
          * communication all the same (a 300-rank gloo run's all-reduce, 85% of its step, was drawn as host
          * code, under "the host ... bounds the step ... CUDA Graphs") */
         int c = class_of_component(s->stage->component);
-        cls[dev && strcmp(dev, "cpu") == 0 && c != MB_PC_COMM ? MB_PC_HOST : c] +=
-            mb_gap_per_step(g, there ? s->target_seconds : s->exposed);
+        bool on_cpu = dev && strcmp(dev, "cpu") == 0;
+        double t = mb_gap_per_step(g, there ? s->target_seconds : s->exposed);
+        cls[on_cpu && c != MB_PC_COMM ? MB_PC_HOST : c] += t;
+        if (comm_on_host && on_cpu && c == MB_PC_COMM)
+            *comm_on_host += t;
     }
     cls[MB_PC_HOST] += mb_gap_per_step(g, g->unaccounted);
 }
@@ -388,7 +391,7 @@ static int per_stage_row(const mb_run *run, const mb_ceilings *here, const mb_in
     if (rc == MB_OK) {
         row->ok = true;
         row->step = mb_gap_per_step(&g, g.target_total);
-        stage_split(&g, true, row->cls);
+        stage_split(&g, true, row->cls, NULL);
         snprintf(row->source, sizeof row->source, "%s", m->is_ref || m->is_results ? "measured" : "datasheet");
     }
     mb_gap_free(&g);
@@ -569,10 +572,10 @@ static void rank_groups(mb_ranking *r)
     }
 }
 
-/* The host bounds the step on every machine when each projection spends at
- * least half of its step with the GPU idle and none is faster than this
- * machine by more than its error: then no GPU helps. */
-static bool host_bound_everywhere(const mb_ranking *r)
+/* One class (the host, communication) bounds the step on every machine when
+ * each projection spends at least half of its step in it and none is faster
+ * than this machine by more than its error: then no GPU helps. */
+static bool bound_everywhere(const mb_ranking *r, int cls)
 {
     int n = 0;
     for (int i = 0; i < r->n; i++) {
@@ -580,10 +583,57 @@ static bool host_bound_everywhere(const mb_ranking *r)
         if (!w->ok || w->kept > 0)
             continue;
         n++;
-        if (w->cls[MB_PC_HOST] < 0.5 * w->step || r->here_step / w->step - 1 > w->error_pct / 100)
+        if (w->cls[cls] < 0.5 * w->step || r->here_step / w->step - 1 > w->error_pct / 100)
             return false;
     }
-    return n > 0 && r->here_cls[MB_PC_HOST] >= 0.5 * r->here_step;
+    return n > 0 && r->here_cls[cls] >= 0.5 * r->here_step;
+}
+
+/* "12%" or "12-15%": the least and the most share of a class in the projected steps. */
+static void class_share_range(const mb_ranking *r, int cls, char *buf, size_t len)
+{
+    double lo = 1, hi = 0;
+    for (int i = 0; i < r->n; i++) {
+        const mb_rank_row *w = &r->rows[i];
+        if (!w->ok || w->kept > 0)
+            continue;
+        lo = fmin(lo, w->cls[cls] / w->step);
+        hi = fmax(hi, w->cls[cls] / w->step);
+    }
+    if (lround(100 * lo) == lround(100 * hi))
+        snprintf(buf, len, "%.0f%%", 100 * lo);
+    else
+        snprintf(buf, len, "%.0f-%.0f%%", 100 * lo, 100 * hi);
+}
+
+/* The sentence when one class bounds the step on every machine: what helps
+ * instead. A collective that ran on the host (gloo, MPI over the CPUs) moves
+ * to the GPUs' own links with NCCL, said only when GPUs are ranked. */
+static void nothing_helps_verdict(mb_ranking *r)
+{
+    char share[48];
+    if (r->host_bound) {
+        class_share_range(r, MB_PC_HOST, share, sizeof share);
+        snprintf(r->verdict, sizeof r->verdict,
+                 "No GPU helps: the host (CPU, Python, kernel launches, data loading) bounds the step on every machine "
+                 "(the GPU idle %s of each projected step) and no projection is faster than this one beyond the "
+                 "model's error. Faster host code helps instead: CUDA Graphs or torch.compile("
+                 "mode=\"reduce-overhead\"), fewer and larger kernels (a larger batch, fused optimizers), more "
+                 "DataLoader workers, a faster CPU",
+                 share);
+        return;
+    }
+    class_share_range(r, MB_PC_COMM, share, sizeof share);
+    bool on_host = !r->host_run && r->here_comm_on_host >= 0.5 * r->here_cls[MB_PC_COMM];
+    snprintf(r->verdict, sizeof r->verdict,
+             "No %s helps: communication between the ranks bounds the step on every machine (%s of each projected "
+             "step) and no projection is faster than this one beyond the model's error. A faster path between the "
+             "ranks helps instead: %sa faster network between the nodes (its ceiling: mlbench --suite allreduce "
+             "across the nodes), the all-reduce overlapped with the backward pass (DDP's gradient buckets), fewer "
+             "all-reduces (gradient accumulation under no_sync()), smaller gradients on the wire (a bf16 compression "
+             "hook)",
+             r->host_run ? "faster CPU" : "GPU", share,
+             on_host ? "the collective on the GPUs (NCCL, backend=\"nccl\") instead of on the host (gloo, MPI), " : "");
 }
 
 /* "A, B and C": the rows projected whole whose step (by_cost: cost per step)
@@ -611,7 +661,6 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
 {
     (void)err;
     int fastest = -1, cheapest = -1;
-    double lo = 1, hi = 0;
     for (int i = 0; i < r->n; i++) {
         const mb_rank_row *w = &r->rows[i];
         if (!w->ok || w->kept > 0)
@@ -620,26 +669,16 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
             fastest = i;
         if (w->price > 0 && (cheapest < 0 || usd_per_step(w) < usd_per_step(&r->rows[cheapest])))
             cheapest = i;
-        lo = fmin(lo, w->cls[MB_PC_HOST] / w->step);
-        hi = fmax(hi, w->cls[MB_PC_HOST] / w->step);
     }
     /* a CPU run ranks host CPUs (host_run): its compute is the host's by
      * definition, and "no GPU helps ... CUDA Graphs" would be said of CPUs */
-    r->host_bound = !r->host_run && host_bound_everywhere(r);
+    r->host_bound = !r->host_run && bound_everywhere(r, MB_PC_HOST);
+    /* a 300-rank gloo run, its all-reduce 85% of the step, read "Fastest: H100 SXM 80GB, 1.00x ... none is faster
+     * beyond it": true, without what helps */
+    r->comm_bound = !r->host_bound && bound_everywhere(r, MB_PC_COMM);
     char mates[512], t[32], u[32];
-    if (r->host_bound) {
-        char idle[48];
-        if (lround(100 * lo) == lround(100 * hi))
-            snprintf(idle, sizeof idle, "%.0f%%", 100 * lo);
-        else
-            snprintf(idle, sizeof idle, "%.0f-%.0f%%", 100 * lo, 100 * hi);
-        snprintf(r->verdict, sizeof r->verdict,
-                 "No GPU helps: the host (CPU, Python, kernel launches, data loading) bounds the step on every machine "
-                 "(the GPU idle %s of each projected step) and no projection is faster than this one beyond the "
-                 "model's error. Faster host code helps instead: CUDA Graphs or torch.compile("
-                 "mode=\"reduce-overhead\"), fewer and larger kernels (a larger batch, fused optimizers), more "
-                 "DataLoader workers, a faster CPU",
-                 idle);
+    if (r->host_bound || r->comm_bound) {
+        nothing_helps_verdict(r);
         if (cheapest >= 0) { /* every machine as fast: the price decides, and the ranks are by cost */
             size_t at = strlen(r->verdict);
             fmt_usd(u, sizeof u, usd_per_step(&r->rows[cheapest]) * 1000);
@@ -904,7 +943,7 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
     snprintf(r->here, sizeof r->here, "%s", mb_ceilings_label(here));
     snprintf(r->here_source, sizeof r->here_source, "measured");
     r->here_step = mb_gap_per_step(&g, g.total);
-    stage_split(&g, false, r->here_cls);
+    stage_split(&g, false, r->here_cls, &r->here_comm_on_host);
     r->steps = g.steps;
     /* A run whose step is mostly compute on the host CPU: no GPU datasheet
      * can take it (each would keep that compute as it is, ranking 21 GPUs
@@ -1365,6 +1404,7 @@ cJSON *mb_rank_json(const mb_ranking *r)
     cJSON_AddStringToObject(doc, "ranked_by", r->by_cost ? "cost" : "step");
     cJSON_AddStringToObject(doc, "verdict", r->verdict);
     cJSON_AddBoolToObject(doc, "host_bound", r->host_bound);
+    cJSON_AddBoolToObject(doc, "communication_bound", r->comm_bound);
     cJSON *h = cJSON_AddObjectToObject(doc, "here");
     cJSON_AddStringToObject(h, "machine", r->here);
     cJSON_AddStringToObject(h, "figures", r->here_source);

@@ -96,7 +96,9 @@ typedef struct mb_ranking {
     bool host_run;        /* the step is mostly compute on the host CPU (a CPU-only run): its "host" class is the
                              CPU's own work, not a GPU's idle time */
     bool host_bound;      /* the host bounds the step on every machine projected: no GPU helps */
-    char verdict[768];    /* the answer in one sentence: cheapest and fastest, or that no GPU helps */
+    bool comm_bound;      /* communication between the ranks does (and the host does not) */
+    double here_comm_on_host; /* of here_cls[MB_PC_COMM], the collectives that ran on the host (gloo, MPI) */
+    char verdict[1024];   /* the answer in one sentence: cheapest and fastest, or that no GPU helps */
 } mb_ranking;
 
 /* Whether --target asks for the ranking (a list or `all`) rather than one machine. */
