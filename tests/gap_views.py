@@ -213,6 +213,49 @@ def host_open(trace, ceilings, step_ms):
     b200 = next(r for r in m["ranking"] if r["target"] == "b200")
     check("host-open --step-ms 1.2x the GPU's: the host's time, no range", m["here"]["host_seconds_max"] is None and
           "step_seconds_max" not in b200 and b200["step_seconds"] >= slow * 0.999, (m["here"], b200))
+    host_ms(args, d["step"]["seconds"])
+
+
+def host_ms(args, gpu_step):
+    """--host-ms, the host's own time to issue a step: each row's step is its GPU's time or that, the longer (the
+    B200's 22.5 ms of GPU work, the H100's 40.5), no range; a host slower than the loop's step, a loop that
+    synchronises and a stage file are refused, saying why."""
+    m = json.loads(run(args, "json"))["machines"]
+    gpu = {r["target"]: r["step_seconds"] for r in m["ranking"]}  # without --host-ms: each GPU's time
+    b200, h100 = gpu["b200"], gpu["h100-sxm"]
+    for host in (0.5 * (b200 + gpu_step), 0.5 * b200):  # between the B200's GPU time and the step; under both
+        d = json.loads(run(args + ["--host-ms", "%.6f" % (host * 1e3)], "json"))
+        m = d["machines"]
+        rows = {r["target"]: r for r in m["ranking"]}
+        want_b200 = max(b200, round(host * 1e3, 6) / 1e3)
+        check("--host-ms %.1f ms: B200 %.2f ms (the longer of its GPU's %.2f and the host's), one figure" % (
+              host * 1e3, want_b200 * 1e3, b200 * 1e3), abs(rows["b200"]["step_seconds"] - want_b200) < 1e-9 and
+              "step_seconds_max" not in rows["b200"] and m["here"]["host_seconds_max"] is None and
+              abs(m["here"]["host_seconds_given"] - round(host * 1e3, 6) / 1e3) < 1e-12, (rows["b200"], m["here"]))
+        check("--host-ms %.1f ms: the B200's host class is the step less its GPU's time" % (host * 1e3),
+              abs(rows["b200"]["split_seconds"]["host"] - (rows["b200"]["step_seconds"] - b200) -
+                  gpu_split(args, "b200")["host"]) < 1e-9, rows["b200"]["split_seconds"])
+        check("--host-ms %.1f ms: the H100 (GPU work longer) unchanged; no 'if the host keeps up'" % (host * 1e3),
+              abs(rows["h100-sxm"]["step_seconds"] - h100) < 1e-12 and "if the host keeps up" not in m["verdict"] and
+              any("--host-ms gives the host's own time to issue a step" in n for n in m["assumptions"]),
+              (rows["h100-sxm"], m["verdict"]))
+        text = flat(run(args + ["--host-ms", "%.6f" % (host * 1e3)], None))
+        table = text.split("machines ranked")[-1].split("assumptions")[0]
+        check("--host-ms %.1f ms text: no range" % (host * 1e3), re.search(r"<\d", table) is None and
+              "%s-" % fmt_seconds(rows["b200"]["step_seconds"]).split(" ")[0] not in table, table)
+    for bad, why in ((["--host-ms", "%.3f" % (1.05 * gpu_step * 1e3)], "is longer than the loop's step here"),
+                     (["--host-ms", "0"], "expected a positive number of milliseconds")):
+        p = subprocess.run([MLBENCH, "gap"] + args + bad, capture_output=True, text=True)
+        check("--host-ms refused: %s" % why, p.returncode == 2 and why in p.stderr and not p.stdout,
+              (p.returncode, p.stderr))
+    no_target = [a for a in args if a not in ("--target", "b200,h100-sxm")]
+    p = subprocess.run([MLBENCH, "gap"] + no_target + ["--host-ms", "10"], capture_output=True, text=True)
+    check("--host-ms without --target: refused", p.returncode == 2 and "go with --target" in p.stderr, p.stderr)
+
+
+def gpu_split(args, target):
+    m = json.loads(run(args, "json"))["machines"]
+    return next(r for r in m["ranking"] if r["target"] == target)["split_seconds"]
 
 
 def main():
@@ -238,6 +281,14 @@ def main():
     d = views("gpt-bf16 --step-ms", ["--run"] + gpt + ["--step-ms", "%.4f" % steps])
     check("gpt-bf16 --step-ms: the step is the loop's", abs(d["run"]["step_seconds"] - steps / 1e3) < 1e-6,
           (d["run"]["step_seconds"], steps))
+    # a loop that synchronises has its host's time in the trace: --host-ms is refused, and so is a stage file
+    p = subprocess.run([MLBENCH, "gap", "--run"] + gpt + ["--target", "b200", "--host-ms", "10"], capture_output=True,
+                       text=True)
+    check("--host-ms on a loop that synchronises: refused, pointing to --step-ms",
+          p.returncode == 2 and "cut on the host's timeline" in p.stderr and "--step-ms" in p.stderr, p.stderr)
+    p = subprocess.run([MLBENCH, "gap", "--run", os.path.join(SRC, "tests", "data", "gap_run.json"), "--ceilings", here,
+                        "--target", "b200", "--host-ms", "10"], capture_output=True, text=True)
+    check("--host-ms on a stage file: refused", p.returncode == 2 and "projected stage by stage" in p.stderr, p.stderr)
     nosync()
     views("stage file", ["--run", os.path.join(SRC, "tests", "data", "gap_run.json"), "--ceilings", here])
     # one colour per category on every page: the step's parts and the machines' split agree

@@ -37,7 +37,8 @@ static void gap_usage(FILE *o)
     fprintf(o,
             "usage: mlbench gap --run RUN [--ceilings RESULTS.json] [--target T[,T...]|all]\n"
             "                   [--price NAME=USD_PER_HOUR ...] [--prices FILE] [--epoch-steps N]\n"
-            "                   [--step-ms MS] [--format table|json|md] [--out FILE] [--html PAGE]\n"
+            "                   [--step-ms MS] [--host-ms MS] [--format table|json|md] [--out FILE]\n"
+            "                   [--html PAGE]\n"
             "  --run RUN         a stage-metrics file (.json/.csv, docs/stage-format.md) or a PyTorch\n"
             "                    profiler trace (.json/.json.gz, docs/traces.md); also the first argument\n"
             "  --ceilings FILE   results of `mlbench --suite ...` on the machine that ran RUN\n"
@@ -58,6 +59,10 @@ static void gap_usage(FILE *o)
             "                    the headline and the diagnosis take this step (the GPU's idle parts\n"
             "                    scaled to it), and the projection first scales the trace's host\n"
             "                    time to give it (docs/gap.md)\n"
+            "  --host-ms MS      with --target, for a loop that never synchronises: the host's own\n"
+            "                    time to issue a step without the profiler (the loop timed at a batch\n"
+            "                    small enough that its GPU idles): each machine's step is its GPU's\n"
+            "                    time or this, the longer (without it: a range, docs/gap.md)\n"
             "  --ceiling P       which rate of the compute cases (GEMM, conv, peak) is their ceiling:\n"
             "                    sustained (default: what a long run gets) or burst (clocks free)\n"
             "  --format F        table (default), json or md\n"
@@ -145,6 +150,7 @@ typedef struct gap_args {
     const char *prices_file;
     long long epoch_steps;
     double step_seconds; /* --step-ms, 0 = not given */
+    double host_seconds; /* --host-ms, 0 = not given */
     bool help;
 } gap_args;
 
@@ -157,7 +163,7 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
         { "ceiling", required_argument, NULL, 'p' }, { "html", required_argument, NULL, 'H' },
         { "price", required_argument, NULL, 'P' },   { "prices", required_argument, NULL, 'F' },
         { "epoch-steps", required_argument, NULL, 'E' }, { "step-ms", required_argument, NULL, 'S' },
-        { NULL, 0, NULL, 0 },
+        { "host-ms", required_argument, NULL, 'M' }, { NULL, 0, NULL, 0 },
     };
     memset(a, 0, sizeof *a);
     if ((a->prices = calloc((size_t)argc + 1, sizeof *a->prices)) == NULL)
@@ -195,6 +201,14 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
             if (end == optarg || *end || !isfinite(ms) || ms <= 0)
                 return mb_errf(err, MB_EUSAGE, "--step-ms %s: expected a positive number of milliseconds", optarg);
             a->step_seconds = ms * 1e-3;
+            break;
+        }
+        case 'M': {
+            char *end = NULL;
+            double ms = strtod(optarg, &end);
+            if (end == optarg || *end || !isfinite(ms) || ms <= 0)
+                return mb_errf(err, MB_EUSAGE, "--host-ms %s: expected a positive number of milliseconds", optarg);
+            a->host_seconds = ms * 1e-3;
             break;
         }
         case 'h': a->help = true; return MB_OK;
@@ -302,10 +316,10 @@ static int rank(const gap_args *a, gap_state *s, mb_err *err)
 {
     mb_rank_opts o = { .targets = a->target, .prices = a->prices, .n_prices = a->n_prices,
                        .prices_file = a->prices_file, .epoch_steps = a->epoch_steps, .phase = a->ceiling,
-                       .step_seconds = a->step_seconds };
+                       .step_seconds = a->step_seconds, .host_seconds = a->host_seconds };
     int rc = mb_rank_build(a->run, &s->run, &s->here, &s->matching, &o, &s->ranking, err);
     bool single = strcmp(a->target, "all") != 0 && strchr(a->target, ',') == NULL;
-    if (rc == MB_EUSAGE && single && !a->n_prices && !a->prices_file && a->step_seconds == 0 &&
+    if (rc == MB_EUSAGE && single && !a->n_prices && !a->prices_file && a->step_seconds == 0 && a->host_seconds == 0 &&
         !s->ranking.other_gpu) {
         fprintf(stderr, "mlbench gap: no kernel-level projection (%s): the per-stage model projects it\n",
                 err->msg);
@@ -376,10 +390,15 @@ static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
     if (a->target && mb_rank_wanted(a->target, &s->run)) {
         if (rank(a, s, err))
             return err->code;
+    } else if (a->target && a->host_seconds > 0) {
+        return mb_errf(err, MB_EUSAGE,
+                       "--host-ms goes with a PyTorch trace of a loop whose host runs ahead of its GPU (the "
+                       "kernel-level model); this run is projected stage by stage");
     } else if (a->target && project(s, a->target, a->ceiling, err)) {
         return err->code;
-    } else if (a->n_prices || a->prices_file || a->epoch_steps) {
-        return mb_errf(err, MB_EUSAGE, "--price, --prices and --epoch-steps go with --target (see mlbench gap --help)");
+    } else if (a->n_prices || a->prices_file || a->epoch_steps || a->host_seconds) {
+        return mb_errf(err, MB_EUSAGE,
+                       "--price, --prices, --epoch-steps and --host-ms go with --target (see mlbench gap --help)");
     }
 
     if (format_and_emit(write_gap, s, a->format, a->out, err))

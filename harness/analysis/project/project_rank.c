@@ -786,6 +786,33 @@ static void scale_split(const mb_proj_step_split *sp, double unit, double extra,
         cls[c] = sp->cls[c] * unit + (c == MB_PC_HOST ? extra : 0);
 }
 
+/* --host-ms: the host's own time to issue a step, without the profiler. It
+ * closes the range of a loop whose host runs ahead (each row's step is its
+ * GPU's time or the host's, the longer); any other loop has its host's time
+ * in the trace or in --step-ms, and a host slower than the step it issues is
+ * a figure of another loop. */
+static int host_given(mb_ranking *r, const mb_proj_outcome *base, const mb_rank_opts *o, mb_err *err)
+{
+    char h[32], s[32];
+    mb_fmt_seconds(h, sizeof h, o->host_seconds);
+    mb_fmt_seconds(s, sizeof s, r->here_step);
+    if (!base->gpu_timeline)
+        return mb_errf(err, MB_EUSAGE,
+                       "--host-ms: this trace's steps are cut on the host's timeline (the loop waits for its GPU "
+                       "within each step), so the host's time is in the trace; --step-ms gives the loop's own step");
+    if (!r->host_open)
+        return mb_errf(err, MB_EUSAGE,
+                       "--host-ms with --step-ms: the step given is longer than the GPU's work here, so it is "
+                       "already the host's time; give one of them");
+    if (o->host_seconds > r->here_step * (1 + 0.01))
+        return mb_errf(err, MB_EUSAGE,
+                       "--host-ms %s is longer than the loop's step here (%s): its host issues a step in at most "
+                       "that; a host time from another loop, batch or machine, or from under the profiler?",
+                       h, s);
+    r->host_given = o->host_seconds;
+    return MB_OK;
+}
+
 /* Whether the ceilings were measured on a GPU of this name (their context's
  * gpus[].name), as gap's note on another GPU's ceilings reads it. */
 static bool ceilings_of_gpu(const mb_ceilings *c, const char *dev)
@@ -875,6 +902,10 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
         r->trace_step = base.here.step;
     snprintf(r->here_source, sizeof r->here_source, "%s", have_meas ? "measured" : "datasheet");
     scale_split(&base.here, unit, extra, &r->here_step, r->here_cls);
+    if (o->host_seconds > 0 && (rc = host_given(r, &base, o, err)) != MB_OK) {
+        mb_proj_trace_free(t);
+        return rc;
+    }
     memcpy(r->here_kernel, base.here.kernel, sizeof r->here_kernel);
     r->steps = base.steps;
     for (int i = 0; i < names->n && rc == MB_OK; i++) {
@@ -907,8 +938,11 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
                 if (r->host_open) /* the GPU's step; the host's bound beside it */
                     without_host_wait(&out.there, out.host_wait_there);
                 scale_split(&out.there, unit, extra, &row->step, row->cls);
-                if (r->host_open && r->host_upper > row->step * (1 + 0.01)) /* a range of 1% or less says nothing */
-                    row->step_max = r->host_upper;
+                if (r->host_given > row->step) { /* the host issues a step in that time: its GPU idles the rest */
+                    row->cls[MB_PC_HOST] += r->host_given - row->step;
+                    row->step = r->host_given;
+                } else if (r->host_given <= 0 && r->host_open && r->host_upper > row->step * (1 + 0.01))
+                    row->step_max = r->host_upper; /* a range of 1% or less says nothing */
                 memcpy(row->kernel, out.there.kernel, sizeof row->kernel);
                 snprintf(row->source, sizeof row->source, "%s", measured ? "measured" : "datasheet");
                 rc = checked_error(errors, m.sheet, here_stem, row, err);
@@ -940,6 +974,13 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
     int rc = mb_gap_build(run, here, matching, &g, err);
     if (rc)
         return rc;
+    if (o->host_seconds > 0) {
+        mb_gap_free(&g);
+        return mb_errf(err, MB_EUSAGE,
+                       "--host-ms goes with a PyTorch trace of a loop whose host runs ahead of its GPU (the "
+                       "kernel-level model); this run is projected stage by stage (%s)",
+                       r->per_stage_why[0] ? r->per_stage_why : "a stage file");
+    }
     snprintf(r->here, sizeof r->here, "%s", mb_ceilings_label(here));
     snprintf(r->here_source, sizeof r->here_source, "measured");
     r->here_step = mb_gap_per_step(&g, g.total);
@@ -994,6 +1035,14 @@ static int host_open_note(mb_ranking *r, mb_err *err)
     char here[32], upper[32], why[256];
     mb_fmt_seconds(here, sizeof here, r->here_step);
     mb_fmt_seconds(upper, sizeof upper, r->host_upper);
+    if (r->host_given > 0) {
+        mb_fmt_seconds(upper, sizeof upper, r->host_given);
+        return add_note(r, err,
+                        "the host ran ahead of the GPU here (a loop that never synchronises): the step is the GPU's "
+                        "(%s); --host-ms gives the host's own time to issue a step, %s: on each machine the step is "
+                        "its GPU's time or that, the longer (the host queues steps while the GPU works through them)",
+                        here, upper);
+    }
     if (r->step_given > 0)
         snprintf(why, sizeof why, "--step-ms, the loop timed without the profiler, is its GPU's step (within %.0f%%): "
                  "its host kept pace and took at most %s a step",
@@ -1415,10 +1464,12 @@ cJSON *mb_rank_json(const mb_ranking *r)
         if (r->step_given > 0)
             cJSON_AddNumberToObject(h, "step_seconds_given", r->step_given);
         /* the host ran ahead of a GPU-bound step: its own time is known only as at most this */
-        if (r->host_open)
+        if (r->host_open && r->host_given <= 0)
             cJSON_AddNumberToObject(h, "host_seconds_max", r->host_upper);
         else
             cJSON_AddNullToObject(h, "host_seconds_max");
+        if (r->host_given > 0)
+            cJSON_AddNumberToObject(h, "host_seconds_given", r->host_given);
     }
     cJSON_AddItemToObject(h, "split_seconds", split_json(r->here_cls));
     if (strcmp(r->model, "kernel") == 0)

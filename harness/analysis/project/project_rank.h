@@ -29,6 +29,8 @@ typedef struct mb_rank_opts {
     long long epoch_steps;        /* steps per epoch, 0 = not given */
     const char *phase;            /* ceiling phase of measured compute cases */
     double step_seconds;          /* the loop's step without the profiler (--step-ms), 0 = not given */
+    double host_seconds;          /* the host's own time to issue a step without the profiler (--host-ms), 0 = not
+                                   * given: closes the range of a loop whose host runs ahead */
 } mb_rank_opts;
 
 typedef struct mb_rank_row {
@@ -83,6 +85,7 @@ typedef struct mb_ranking {
      * host kept pace with). Rows whose GPU work is shorter carry step_max. */
     bool host_open;
     double host_upper;
+    double host_given;    /* --host-ms, seconds (host_open only): each row's step is its GPU's time or this */
 
     double gpu_floor;     /* the trace's step re-laid with no host time (when step_given is shorter than the trace's) */
     int steps;
