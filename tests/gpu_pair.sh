@@ -360,6 +360,50 @@ else
     echo "skip workloads: python3-torch is not installed"
 fi
 
+# A loop that never synchronises: collect times it at HOST_BATCH too (the host's own step); compare gives that to
+# gap as --host-ms when the projection is a range (here.host_seconds_max), and only then. An H200 nosync loop
+# paired with a copy of itself whose steps.json says its host takes 20 ms a step (A) and one that says nothing (B):
+# the wrapper around mlbench logs each gap call.
+N=$SRC/bench/data/pair-h100-h200-nosync/h200
+mkdir -p HA HB && for d in HA HB; do cp "$N/gpt-bf16-nosync.pt.trace.json.gz" "$N/ceilings.json" $d/; done
+python3 - "$N/steps.json" HA/steps.json HB/steps.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["workloads"] = {"gpt-bf16-nosync": d["workloads"]["gpt-bf16-nosync"]}
+json.dump(d, open(sys.argv[3], "w"))
+d["workloads"]["gpt-bf16-nosync"].update(host_batch=1, host_step_ms=20.0)
+json.dump(d, open(sys.argv[2], "w"))
+PY
+printf '#!/bin/sh\necho "$*" >> "%s/gap-calls"\nexec "%s" "$@"\n' "$WORK" "$MLBENCH" > logged-mlbench
+chmod +x logged-mlbench
+check "host time: compare" expect_exit 0 python3 -m mlbench.gpu.pair compare HA HB --mlbench "$WORK/logged-mlbench"
+check "host time: --host-ms 20 from A's steps.json, for A's trace only, after a call without it" python3 - \
+    "$WORK/gap-calls" <<'PY'
+import sys
+calls = open(sys.argv[1]).read().splitlines()
+with_host = [c for c in calls if "--host-ms" in c]
+assert len(calls) == 6 and len(with_host) == 2, calls  # 2 directions x 2 modes, and A's 2 again with it
+assert all("HA/gpt-bf16-nosync" in c and c.endswith("--host-ms 20") for c in with_host), with_host
+assert not any("HB/gpt-bf16-nosync" in c and "--host-ms" in c for c in calls), calls
+PY
+check "host time: which workloads, when" python3 - <<'PY'
+from types import SimpleNamespace
+from mlbench.gpu import pair as gpu_pair
+args, unc = SimpleNamespace(uncalibrated=False), SimpleNamespace(uncalibrated=True)
+w = {"sync": "none", "step_ms": 35.0, "host_step_ms": 20.0}
+assert gpu_pair.host_ms(w, args) == 20.0
+assert gpu_pair.host_ms(w, unc) is None                                  # the profiler's host kept: no --step-ms
+assert gpu_pair.host_ms(dict(w, host_step_ms=35.0), args) is None         # not under the step: says nothing more
+assert gpu_pair.host_ms(dict(w, sync="synchronize"), args) is None       # its host's time is in the trace
+assert gpu_pair.host_ms({"sync": "none", "step_ms": 35.0}, args) is None  # collected before host_step_ms
+# the child process's command line: _child NAME STEPS TRACE|- [BATCH]
+seen = []
+gpu_pair.child = lambda *a, **k: seen.append((a, k)) or {"step_ms": 1.0, "steps": 3}
+gpu_pair.main(["_child", "gpt-bf16-nosync", "3", "-", "1"])
+gpu_pair.main(["_child", "gpt-bf16-nosync", "3", "t.json"])
+assert seen == [(("gpt-bf16-nosync", 3, None), {"batch": 1}), (("gpt-bf16-nosync", 3, "t.json"), {"batch": None})], seen
+PY
+
 # Issue 31's loops take two device calls (8 files come back from one): the commands docs/gap.md gives name each of
 # them once, four at most per call, and gpu_session.sh refuses a fifth before it needs a bundle or a GPU.
 check "nosync loops: the documented calls" python3 - "$SRC" <<'PY'

@@ -67,7 +67,10 @@ The first seven end every traced and timed step with torch.cuda.synchronize()
 without one and timed with CUDA events around --steps back-to-back steps (one
 synchronize after them: step = elapsed / steps); tinymlp-item's own .item()
 waits for the GPU (host clock per step, median, nothing added). steps.json
-records each workload's sync and timing. Warm-up steps are not timed.
+records each workload's sync and timing. Warm-up steps are not timed. A loop
+that never synchronises is also timed at batch 1 (HOST_BATCH), where its GPU
+has little to do: that step is its host's own time to issue one
+(host_step_ms), which compare gives gap as --host-ms.
 stdlib + torch only."""
 import argparse
 import gzip
@@ -148,11 +151,16 @@ CUDNN_FP32 = ("convnet-fp32", "gpt-fp32-nosync", "lnchain-fp32-nosync", "tinymlp
 # about 235 s of workloads, about 55 s of ceilings (fp32/bf16 GEMM, conv, membw, fp32 peak, launch): 4.8 min. The 8
 # files a device call brings back (scripts/gpu_session.sh) hold 4 workloads at most, so the five take two calls
 # on one machine (docs/gap.md "Loops that never synchronise"). Measured on an H200, 2026-11-29: the four -nosync
-# loops with their ceilings 226 s in one call (PAIR_BUDGET=270), tinymlp-item with its own 90 s.
+# loops with their ceilings 226 s in one call (PAIR_BUDGET=270), tinymlp-item with its own 90 s. Since then each
+# loop that never synchronises adds one process at HOST_BATCH (about 15 s, an estimate): PAIR_BUDGET=330 for them.
 BATCH = {"mlp-fp32": 512, "transformer-bf16": 32, "convnet-bf16": 256, "gpt-bf16": 8, "mlp-tf32": 4096,
          "convnet-fp32": 128, "mixer-bf16": 64, "gpt-bf16-nosync": 8, "gpt-fp32-nosync": 2,
          "resnet50-bf16-nosync": 128, "lnchain-fp32-nosync": 65536, "tinymlp-item": 64, "gpt-bf16-compiled": 8}
 FIRST_BATCH = {"mlp-fp32": 512, "transformer-bf16": 8, "convnet-bf16": 64}  # steps.json without "batch"
+# A loop that never synchronises hides its host behind a full launch queue; at this batch the same kernels and
+# launches have little work, so the GPU idles and the step is the host's own (docs/gap.md, --host-ms). One process,
+# timed as the loop is (CUDA events around --steps steps).
+HOST_BATCH = 1
 
 
 # ---- collect (GPU side) ---------------------------------------------------------------
@@ -404,10 +412,12 @@ def child(name, steps, trace, dev="cuda", batch=None, tiny=False, warmup=10):
     return timed_loop(step, SYNC[name], steps, torch)
 
 
-def run_child(args, name, trace=None, timeout=240):
+def run_child(args, name, trace=None, timeout=240, batch=None):
     """One workload in a process of its own (this module's _child mode), which finds this package as this one does:
-    its folder first on PYTHONPATH, also when a wrapper in scripts/ put it on sys.path."""
-    cmd = [sys.executable, "-m", "mlbench.gpu.pair", "_child", name, str(args.steps)] + ([trace] if trace else [])
+    its folder first on PYTHONPATH, also when a wrapper in scripts/ put it on sys.path. batch: another than BATCH
+    (timed only)."""
+    cmd = [sys.executable, "-m", "mlbench.gpu.pair", "_child", name, str(args.steps), trace or "-"] + \
+        ([str(batch)] if batch else [])
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")])))
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
@@ -432,6 +442,12 @@ def collect(args):
                                   "step_ms": statistics.median(per)}
         if SYNC[name] == "none":
             doc["workloads"][name]["host_issue_ms_per_process"] = [r["host_issue_ms"] for r in runs]
+            try:  # an extra figure: its failure loses none of the others
+                small = run_child(args, name, batch=HOST_BATCH)
+                doc["workloads"][name].update(host_batch=HOST_BATCH, host_step_ms=small["step_ms"],
+                                              host_issue_ms_at_host_batch=small["host_issue_ms"])
+            except (RuntimeError, subprocess.TimeoutExpired) as e:
+                doc["workloads"][name]["host_step_error"] = str(e)[-400:]
         if name == "gpt-bf16-compiled":
             doc["workloads"][name]["compiled"] = compiled(torch)
         raw = os.path.join(args.outdir, f"{name}.pt.trace.json")
@@ -456,14 +472,24 @@ def collect(args):
 
 # ---- compare (anywhere) -------------------------------------------------------------
 
-def gap_json(mlbench, trace, ceilings, target, step_ms=None):
-    """`mlbench gap --target`'s ranking; step_ms: the source's step without the profiler (--step-ms)."""
+def gap_json(mlbench, trace, ceilings, target, step_ms=None, host_ms=None):
+    """`mlbench gap --target`'s ranking; step_ms: the source's step without the profiler (--step-ms); host_ms: its
+    host's own time per step (--host-ms, a loop that never synchronises)."""
     r = subprocess.run([mlbench, "gap", "--run", trace, "--ceilings", ceilings, "--target", target,
-                        "--format", "json"] + (["--step-ms", f"{step_ms:.6g}"] if step_ms else []),
-                       capture_output=True, text=True)
+                        "--format", "json"] + (["--step-ms", f"{step_ms:.6g}"] if step_ms else []) +
+                       (["--host-ms", f"{host_ms:.6g}"] if host_ms else []), capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip())
     return json.loads(r.stdout)["machines"]
+
+
+def host_ms(workload, args):
+    """The source loop's host time per step for --host-ms: its step at HOST_BATCH, when collect timed one and it is
+    under the loop's own step (else the host kept pace with the GPU there too, and says nothing more)."""
+    h = workload.get("host_step_ms")
+    if args.uncalibrated or not h or workload.get("sync") != "none" or h >= workload["step_ms"]:
+        return None
+    return h
 
 
 def datasheets(config_dir):
@@ -556,8 +582,11 @@ def project_pair(args, a, b, sheets, rows):
             for mode, target in (("measured", os.path.join(dst, "ceilings.json")), ("datasheet", sheet)):
                 if target is None or (mode == "measured" and not os.path.exists(target)):
                     continue
-                m = gap_json(args.mlbench, trace, os.path.join(src, "ceilings.json"), target,
-                             None if args.uncalibrated else here_ms)
+                step = None if args.uncalibrated else here_ms
+                m = gap_json(args.mlbench, trace, os.path.join(src, "ceilings.json"), target, step)
+                host = host_ms(steps[src]["workloads"][name], args)
+                if host and m["here"].get("host_seconds_max") is not None:  # a range: the host's time settles it
+                    m = gap_json(args.mlbench, trace, os.path.join(src, "ceilings.json"), target, step, host)
                 pick = [r for r in m["ranking"] if r.get("projected")]
                 if not pick:
                     continue
@@ -797,9 +826,10 @@ def workload_list(text):
 def main(argv=None, prog=None):
     """The command line; argv without the program's name (default sys.argv[1:]), prog as usage names it."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if len(argv) >= 3 and argv[0] == "_child":
-        trace = argv[3] if len(argv) > 3 else None
-        print(json.dumps(child(argv[1], int(argv[2]), trace)))
+    if len(argv) >= 3 and argv[0] == "_child":  # _child NAME STEPS [TRACE|-] [BATCH]
+        trace = argv[3] if len(argv) > 3 and argv[3] != "-" else None
+        batch = int(argv[4]) if len(argv) > 4 else None
+        print(json.dumps(child(argv[1], int(argv[2]), trace, batch=batch)))
         return 0
     ap = argparse.ArgumentParser(prog=prog, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
