@@ -237,6 +237,7 @@ def host_ms(args, gpu_step):
                   gpu_split(args, "b200")["host"]) < 1e-9, rows["b200"]["split_seconds"])
         check("--host-ms %.1f ms: the H100 (GPU work longer) unchanged; no 'if the host keeps up'" % (host * 1e3),
               abs(rows["h100-sxm"]["step_seconds"] - h100) < 1e-12 and "if the host keeps up" not in m["verdict"] and
+              "the host bounds its step there" not in m["verdict"] and  # the B200's GPU idle 22% at most
               any("--host-ms gives the host's own time to issue a step" in n for n in m["assumptions"]),
               (rows["h100-sxm"], m["verdict"]))
         text = flat(run(args + ["--host-ms", "%.6f" % (host * 1e3)], None))

@@ -401,6 +401,18 @@ def fixtures():
                   stage(d, "sync") is None and all(h["name"] != "sync" for h in d["headline"]["stages"]),
                   (st["closing_sync"], stage(d, "sync")))
             check("%s: the step is the GPU's: busy ~97%% of it" % name, st["gpu_busy_share"] > 0.95, st)
+            # --host-ms 50 (the host's own step; the GPU's here is 96.7 ms): a B200's 22.4 ms of GPU work waits for it,
+            # so the verdict says the host bounds the fastest machine's step, with the share from its split
+            p = subprocess.run([MLBENCH, "gap", "--run", f, "--ceilings", CEILINGS, "--target", "b200,t4", "--host-ms",
+                                "50", "--format", "json"], capture_output=True, text=True)
+            m = json.loads(p.stdout)["machines"] if p.returncode == 0 else {}
+            first = m["ranking"][0] if m else {}
+            idle = "%.0f%%" % (100 * first["split_seconds"]["host"] / first["step_seconds"]) if first else "?"
+            check("%s --host-ms 50: the B200 at 50 ms, the host bounds it there (GPU idle %s)" % (name, idle),
+                  first.get("target") == "b200" and abs(first["step_seconds"] - 0.05) < 1e-12 and
+                  first["split_seconds"]["host"] >= 0.025 and
+                  "; the host bounds its step there (the GPU idle %s of it)" % idle in m["verdict"],
+                  (p.returncode, p.stderr[-300:], first, m.get("verdict")))
         with (gzip.open if f.endswith(".gz") else open)(f, "rt", encoding="utf-8") as fh:
             doc = json.load(fh)
         devices = [x.get("name") or "" for x in (doc.get("deviceProperties") if isinstance(doc, dict) else None) or []]
