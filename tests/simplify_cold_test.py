@@ -456,6 +456,71 @@ class RandomReadTrap(unittest.TestCase):
         self.assertNotIn("read-amplified", "\n".join(ms.summary(docs[0])))
 
 
+class Quarters(torch.utils.data.IterableDataset):
+    """Each worker reads its own part of one file in order, record by record (read(), no map)."""
+
+    def __init__(self, path, rec):
+        self.path, self.rec = path, rec
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        n, k = (info.num_workers, info.id) if info else (1, 0)
+        part = os.path.getsize(self.path) // n
+        with open(self.path, "rb") as f:
+            while True:
+                f.seek(k * part)
+                for _ in range(part // self.rec):
+                    yield torch.frombuffer(bytearray(f.read(self.rec)), dtype=torch.uint8)
+
+
+class StreamsInOrder(unittest.TestCase):
+    """Four workers each reading a quarter of one file in order: four
+    streams, each with its readahead windows in flight. A tick of four
+    windows in all (8 MiB windows on this VM) evicted pages read ahead before
+    their stream reached them: 3.14-3.28 MB from storage for the 2.1 MB a
+    batch held, x1.5-1.57, where 1.00-1.01 with a tick of four windows per
+    process reading (2026-11-30). The file is 64 windows (256 MiB at least)."""
+
+    def test_each_stream_keeps_its_readahead(self):
+        d = tempfile.mkdtemp(prefix="quarters.", dir=WORK)
+        self.addCleanup(shutil.rmtree, d, True)
+        ra = device_readahead(d) * 1024
+        path = os.path.join(d, "records.bin")
+        write_random(path, max(256 << 20, 64 * ra))
+        rec = 64 << 10
+        loader = DataLoader(Quarters(path, rec), batch_size=32, num_workers=4, persistent_workers=True)
+        sim = LoaderOnly(loader, touch_step, seconds=SECONDS, warmup=WARMUP, log=None, pattern="sequential")
+        doc = sim.run()
+        self.assertFalse(sim.errors, sim.errors)
+        ld = doc["simplify"]["modes"]["loader"]
+        per_batch = ld["read_bytes"] / ld["batches"]
+        self.assertEqual(ld["cache"]["state"], "cold", ld["cache"])
+        self.assertGreaterEqual(per_batch, 0.9 * 32 * rec, "storage %.3g B/batch: not cold" % per_batch)
+        self.assertLess(per_batch, 1.15 * 32 * rec, "storage %.3g B/batch: read-ahead pages evicted unused"
+                        % per_batch)
+
+
+class TickSize(unittest.TestCase):
+    """The keeper's tick (bytes the device reads between two evictions): 1/40
+    of the dataset, at least four readahead windows, and for a sequential
+    loader four per process reading."""
+
+    def keeper(self, pattern, readers, size, ra_kb=8192):
+        k = ms._CacheKeeper.__new__(ms._CacheKeeper)
+        k.pattern, k.devices = pattern, [{"name": "vda", "read_ahead_kb": ra_kb}]
+        k.watch = types.SimpleNamespace(files={"/d/a": size}, readers=readers)
+        return k
+
+    def test_known_answers(self):
+        mib = 1 << 20
+        self.assertEqual(self.keeper("sequential", 4, 537 * mib).tick_bytes(), 4 * 8 * 4 * mib)
+        self.assertEqual(self.keeper("random", 4, 537 * mib).tick_bytes(), 4 * 8 * mib)
+        self.assertEqual(self.keeper("sequential", 0, 537 * mib).tick_bytes(), 4 * 8 * mib)  # none seen: one
+        self.assertEqual(self.keeper("sequential", 4, 40 * 1024 * mib).tick_bytes(), 1024 * mib)  # 1/40
+        self.assertEqual(self.keeper("sequential", 2, 3 * mib, ra_kb=128).tick_bytes(), 1 * mib)  # at least 1 MiB
+        self.assertEqual(self.keeper("sequential", 2, 100 * mib, ra_kb=16384).tick_bytes(), 2 * 4 * 16 * mib)
+
+
 class Head(Dataset):
     """Reads a whole file with open().read() and keeps its first `keep`
     bytes: the loader reads more than it delivers, by its own read() calls."""
