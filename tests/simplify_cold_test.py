@@ -509,6 +509,7 @@ class TickSize(unittest.TestCase):
         k = ms._CacheKeeper.__new__(ms._CacheKeeper)
         k.pattern, k.devices = pattern, [{"name": "vda", "read_ahead_kb": ra_kb}]
         k.watch = types.SimpleNamespace(files={"/d/a": size}, readers=readers)
+        k.scatter = {"ticks": 0, "bytes": 0, "chunks": 0, "chunks_in_order": 0}
         return k
 
     def test_known_answers(self):
@@ -519,6 +520,12 @@ class TickSize(unittest.TestCase):
         self.assertEqual(self.keeper("sequential", 4, 40 * 1024 * mib).tick_bytes(), 1024 * mib)  # 1/40
         self.assertEqual(self.keeper("sequential", 2, 3 * mib, ra_kb=128).tick_bytes(), 1 * mib)  # at least 1 MiB
         self.assertEqual(self.keeper("sequential", 2, 100 * mib, ra_kb=16384).tick_bytes(), 2 * 4 * 16 * mib)
+        # a sequential sampler whose reads land at random (the dataset seeks itself): one stream's tick
+        k = self.keeper("sequential", 4, 537 * mib)
+        k.scatter.update(ticks=2, chunks=ms.SCATTERED * 10, chunks_in_order=10)
+        self.assertEqual(k.tick_bytes(), 4 * 8 * mib)
+        k.scatter.update(chunks=ms.SCATTERED * 10 - 1)
+        self.assertEqual(k.tick_bytes(), 4 * 8 * 4 * mib)
 
 
 class Head(Dataset):

@@ -1037,10 +1037,14 @@ class _CacheKeeper:
         file in order had read ahead (3.14 MB from storage for the 2.1 MB a
         batch held, x1.5, 8 MiB windows; 2026-11-30). Random readers keep the
         smaller tick: their read-ahead pages are the waste being measured,
-        and a larger tick would let them re-read more of a small dataset."""
+        and a larger tick would let them re-read more of a small dataset; so
+        does a sequential sampler over a dataset whose reads land at random
+        (_count_scatter: it seeks itself)."""
         ra = max([d.get("read_ahead_kb", 128) for d in self.devices] or [128]) * 1024
         ra = min(ra, max(self.watch.files.values() or [ra]))
-        streams = max(1, self.watch.readers) if self.pattern == "sequential" else 1
+        sc = self.scatter
+        scattered = sc["ticks"] >= 2 and sc["chunks"] >= SCATTERED * sc["chunks_in_order"]
+        streams = max(1, self.watch.readers) if self.pattern == "sequential" and not scattered else 1
         return int(max(self.TICK_SHARE * self.dataset_bytes(), self.READAHEADS * ra * streams, 1 << 20))
 
     def resident(self):
