@@ -154,6 +154,17 @@ typedef struct gap_args {
     bool help;
 } gap_args;
 
+/* A positive number of milliseconds, as seconds. */
+static int parse_ms(const char *option, const char *arg, double *seconds, mb_err *err)
+{
+    char *end = NULL;
+    double ms = strtod(arg, &end);
+    if (end == arg || *end || !isfinite(ms) || ms <= 0)
+        return mb_errf(err, MB_EUSAGE, "%s %s: expected a positive number of milliseconds", option, arg);
+    *seconds = ms * 1e-3;
+    return MB_OK;
+}
+
 static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
 {
     static const struct option opts[] = {
@@ -195,22 +206,14 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
                 return mb_errf(err, MB_EUSAGE, "--epoch-steps %s: expected a positive whole number", optarg);
             break;
         }
-        case 'S': {
-            char *end = NULL;
-            double ms = strtod(optarg, &end);
-            if (end == optarg || *end || !isfinite(ms) || ms <= 0)
-                return mb_errf(err, MB_EUSAGE, "--step-ms %s: expected a positive number of milliseconds", optarg);
-            a->step_seconds = ms * 1e-3;
+        case 'S':
+            if (parse_ms("--step-ms", optarg, &a->step_seconds, err))
+                return err->code;
             break;
-        }
-        case 'M': {
-            char *end = NULL;
-            double ms = strtod(optarg, &end);
-            if (end == optarg || *end || !isfinite(ms) || ms <= 0)
-                return mb_errf(err, MB_EUSAGE, "--host-ms %s: expected a positive number of milliseconds", optarg);
-            a->host_seconds = ms * 1e-3;
+        case 'M':
+            if (parse_ms("--host-ms", optarg, &a->host_seconds, err))
+                return err->code;
             break;
-        }
         case 'h': a->help = true; return MB_OK;
         case ':':
             return mb_errf(err, MB_EUSAGE, "%s needs a value (see mlbench gap --help)", argv[optind - 1]);
