@@ -798,7 +798,7 @@ static void scale_split(const mb_proj_step_split *sp, double unit, double extra,
  * GPU's time or the host's, the longer); any other loop has its host's time
  * in the trace or in --step-ms, and a host slower than the step it issues is
  * a figure of another loop. */
-static int host_given(mb_ranking *r, const mb_proj_outcome *base, const mb_rank_opts *o, mb_err *err)
+static int set_host_given(mb_ranking *r, const mb_proj_outcome *base, const mb_rank_opts *o, mb_err *err)
 {
     char h[32], s[32];
     mb_fmt_seconds(h, sizeof h, o->host_seconds);
@@ -909,7 +909,7 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
         r->trace_step = base.here.step;
     snprintf(r->here_source, sizeof r->here_source, "%s", have_meas ? "measured" : "datasheet");
     scale_split(&base.here, unit, extra, &r->here_step, r->here_cls);
-    if (o->host_seconds > 0 && (rc = host_given(r, &base, o, err)) != MB_OK) {
+    if (o->host_seconds > 0 && (rc = set_host_given(r, &base, o, err)) != MB_OK) {
         mb_proj_trace_free(t);
         return rc;
     }
