@@ -63,6 +63,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import signal
 import stat
 import sys
@@ -693,6 +694,11 @@ def _mem_available():
     return None
 
 
+# /proc/<pid>/maps: "start-end perms offset dev inode   path"; the regions that are not executable and map a file by
+# its absolute path
+_MAPS_LINE = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) [r-][w-]-[ps] ([0-9a-f]+) [^ ]+ [0-9]+ +(/[^\n]*)", re.MULTILINE)
+
+
 class _FileWatch:
     """The files the loader reads: the regular files its process and its
     worker processes open for reading (builtins.open, io.open and os.open,
@@ -886,24 +892,30 @@ class _FileWatch:
                 except (OSError, ValueError, IndexError):
                     continue
             try:
-                lines = self._read("/proc/%d/maps" % pid).decode(errors="replace").splitlines()
+                text = self._read("/proc/%d/maps" % pid).decode(errors="replace")
             except OSError:
                 continue
-            for line in lines:
-                f = line.split(None, 5)
-                if len(f) < 6 or "x" in f[1] or not f[5].startswith("/") or f[5].endswith(" (deleted)"):
-                    continue
-                new = f[5] not in self.files
-                if self._consider(f[5]):
+            # a torch process maps 1700 regions, nearly all of them its libraries: each path is weighed once
+            regions = _MAPS_LINE.findall(text)
+            for path in {r[3] for r in regions}:
+                if path not in self.files and not path.endswith(" (deleted)") and self._consider(path):
+                    if path not in self._seen:
+                        fresh.append(path)
+            for lo, hi, off, path in regions:
+                if path in self.files:
                     readers.add(pid)
-                    if new and f[5] not in self._seen:
-                        fresh.append(f[5])
-                    lo, _, hi = f[0].partition("-")
-                    maps.setdefault(pid, []).append((f[5], int(lo, 16), int(hi, 16), int(f[2], 16)))
+                    maps.setdefault(pid, []).append((path, int(lo, 16), int(hi, 16), int(off, 16)))
         self.maps, self.readers = maps, len(readers)
         self.ever_mapped.update(m[0] for entries in maps.values() for m in entries)
         self._seen.update(fresh)
         return fresh
+
+    def logged_unread(self):
+        """Whether a hook has logged a file opened since the last scan."""
+        try:
+            return os.stat(self.log).st_size > self._log_pos
+        except OSError:
+            return False
 
     def mapped(self):
         """The dataset's files a process of the loader has mapped (memory-mapped reads)."""
@@ -958,7 +970,8 @@ class _CacheKeeper:
     READAHEADS = 4         # a tick is at least this many readahead windows: read-ahead pages live long enough
     POLL = 0.005           # s between looks at the device's counters
     CALLS_POLL = 0.025     # s between looks at the loop's read() bytes (a /proc read per process)
-    SCAN = 0.25            # s between looks for files newly opened or mapped
+    SCAN = 0.25            # s between looks for files newly opened or mapped, while looks find something new
+    SCAN_MAX = 1.0         # ... doubling up to this while they find nothing new (a file a hook saw: at once)
     MIN_TICK = 0.01        # s between two ticks at least
     SCATTER_CHUNKS = 4     # a file of at least this many chunks tells where in it the reads land
 
@@ -982,6 +995,7 @@ class _CacheKeeper:
         self._devnames = set()
         self._errors = set()
         self._known_pids = [root]
+        self._scan_every = self.SCAN
 
     def _pids(self):
         """The loop's process and its descendants (this helper left out)."""
@@ -1012,10 +1026,16 @@ class _CacheKeeper:
         its 268 MB cached by the first tick: read from the cache after that,
         and its full loop ran at 12 ms a step, 2.5 ms of them waiting for
         data, against 90 and 74 when cold; 2026-11-30)."""
+        pids, readers, mapped = self._known_pids, self.watch.readers, self.watch.maps
         self._known_pids = self._pids()
         before = set(self.watch.files)
         fresh = self.watch.scan(self._known_pids)
         learnt = [f for f in self.watch.files if f not in before]
+        # A look reads every process's /proc/<pid>/maps (a thousand regions each under torch): while looks find
+        # nothing new, they come at longer intervals
+        same = not fresh and not learnt and pids == self._known_pids and readers == self.watch.readers and \
+            mapped == self.watch.maps
+        self._scan_every = min(2 * self._scan_every, self.SCAN_MAX) if same else self.SCAN
         known = len(self.devices)
         self._refresh_devices()
         if len(self.devices) != known and hasattr(self, "_base"):
@@ -1223,7 +1243,8 @@ class _CacheKeeper:
         return self.delivered.value if self.delivered is not None else 0
 
     def poll(self):
-        """One look: new files (every SCAN s), a tick when the device has read
+        """One look: new files (at once when a hook logged one; else every
+        SCAN s, up to SCAN_MAX while nothing changes), a tick when the device has read
         tick_bytes or the loop's read() calls have returned as much. The
         second: a small dataset read whole before the keeper first saw its
         files (an epoch shorter than SCAN) is then served by the page cache,
@@ -1233,7 +1254,7 @@ class _CacheKeeper:
         (_Delivered), which reads of mapped pages already cached make without
         a device read or a read() call."""
         now = time.monotonic()
-        if now - self._last_scan >= self.SCAN:
+        if now - self._last_scan >= self._scan_every or self.watch.logged_unread():
             self._scan()
             self._last_scan = now
         # No file known: nothing a tick could evict, so no counters read every POLL (a minGPT loop that generates
@@ -2756,6 +2777,10 @@ def _data_loading(s):
         cpu_share = min(cpu / per, 1.0)
         wanted = min((cpu + mwait / n) / per, 1.0)
     machine = ld.get("machine_cpu_busy_share")
+    # the runner's own cache keeper beside the loader: its CPU is a share of the machine the loop did not have
+    # (from the mode's start to its end, so at most what it took in the timed window)
+    keeper = (ld.get("cache") or {}).get("keeper_cpu_seconds")
+    helper = keeper / (ld["seconds"] * (os.cpu_count() or 1)) if keeper is not None and ld.get("seconds") else None
     dev = ld.get("device")
     dev_share = None
     if dev and dev.get("busy_share") is not None:
@@ -2774,6 +2799,7 @@ def _data_loading(s):
            "cpu_alone_seconds_per_batch": (max(ld["worker_cpu_seconds"] / max(1, min(workers, os.cpu_count() or 1)),
                                                ld["main_cpu_seconds"]) if workers else cpu * n) / n,
            "cpu_busy_share": cpu_share, "cpu_wanted_share": wanted, "machine_cpu_busy_share": machine,
+           "helper_cpu_share": helper,
            "device_busy_share": dev_share,
            "workers": workers,
            "cache": (ld.get("cache") or {}).get("state"), "pattern": s.pattern or _guess_pattern(s.loader)}
@@ -3422,9 +3448,11 @@ def _loading_lines(info, stage=None):
                            "%d" % items if float(items).is_integer() else "%.4g on average" % items)
                        if items else "", where,
                        _pct(dl["cpu_busy_share"]),
-                       " and waiting for one %s more (the machine's CPUs %s busy: other work held them; with the "
+                       " and waiting for one %s more (the machine's CPUs %s busy%s: other work held them; with the "
                        "CPUs to itself about %s/batch)" % (
                            _pct(dl["cpu_wanted_share"] - dl["cpu_busy_share"]), _pct(dl["machine_cpu_busy_share"]),
+                           ", %s of them the runner's cache keeper" % _pct(dl["helper_cpu_share"])
+                           if dl.get("helper_cpu_share") else "",
                            _ms(dl["cpu_alone_seconds_per_batch"]))
                        if (dl["cpu_busy_share"] or 0) < BUSY else "",
                        # no block device watched (no file opened): nothing to say of one
