@@ -27,6 +27,7 @@ both members of a pair alike, a drift favours neither). A decode-bound loader (o
 CPU) must be named CPU-bound with its CPU time per item, and every message
 must tell the same story as the stage file (issue 32, point 3).
 """
+import copy
 import io
 import json
 import mmap
@@ -782,6 +783,20 @@ class DecodeBound(unittest.TestCase):
         self.assertTrue([x for x in lines if "held against no ceiling: CPU work" in x], lines)
         self.assertNotIn("data loading", said)   # Simplifier.run prints no verdict of its own mid-run
         self.assertNotIn("B per batch", said)
+        # the runner's cache keeper beside it: its CPU over the mode, a share of all the CPUs
+        ld = doc["simplify"]["modes"]["loader"]
+        self.assertAlmostEqual(dl["helper_cpu_share"],
+                               ld["cache"]["keeper_cpu_seconds"] / (ld["seconds"] * os.cpu_count()), dl)
+        # held from the CPUs it wanted, the loader hears how much of them the keeper took (known figures)
+        held = copy.deepcopy(doc)
+        held["simplify"]["data_loading"].update(cpu_busy_share=0.4, cpu_wanted_share=0.7,
+                                                machine_cpu_busy_share=0.99, helper_cpu_share=0.12)
+        verdict = [x for x in ms.summary(held) if x.startswith("data loading")][0]
+        self.assertIn("waiting for one 30% more (the machine's CPUs 99% busy, 12% of them the runner's cache "
+                      "keeper: other work held them", verdict)
+        held["simplify"]["data_loading"]["helper_cpu_share"] = None   # a warm mode: no keeper ran
+        verdict = [x for x in ms.summary(held) if x.startswith("data loading")][0]
+        self.assertIn("(the machine's CPUs 99% busy: other work held them", verdict)
 
     def test_decode_in_the_main_process(self):
         # no workers: the loop's own process decodes, and its CPU per item is the decode's (the runner divided
