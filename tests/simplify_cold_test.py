@@ -23,7 +23,9 @@ The shared 2-vCPU machine is noisy (other work, a shared virtio disk; a
 single run of either varied by up to 2x under load): the runner and the
 by-hand loop alternate nine times, in turns which goes first, and the median
 of the nine ratios runner / by hand is held within 25% (a burst of load hits
-both members of a pair alike, a drift favours neither). A decode-bound loader (open().read() of each file, then 3 ms of
+both members of a pair alike, a drift favours neither), the runner's time
+less the CPU its cache keeper took beside it (on two CPUs, CPU a busy
+loader did not have). A decode-bound loader (open().read() of each file, then 3 ms of
 CPU) must be named CPU-bound with its CPU time per item, and every message
 must tell the same story as the stage file (issue 32, point 3).
 """
