@@ -989,6 +989,22 @@ class ComputeSplit(unittest.TestCase):
         later = Ev("aten::convolution_backward", 2, Span(500, 600), [g, x, w], 0)   # a second call: counted too
         self.assertEqual(ms._conv_flops_torch_leaves_out([fwd, outer, inner, later]), 4 * 75497472)
 
+    def test_an_inner_copy_ending_after_its_call(self):
+        """Known answer: autocast's aten::conv2d inside aten::conv2d, its 62208 FLOPs recorded by both, as the legacy
+        profiler timed them in 3 of 1000 steps on a busy 2-vCPU VM (2026-11-30): the outer 839-1161 us, the inner
+        996-1162 us, one microsecond past it. Counted once; a second call starting where the first ended is a call."""
+        Span = collections.namedtuple("Span", "start end")
+        Ev = collections.namedtuple("Ev", "name thread time_range input_shapes flops cpu_parent")
+        shapes = [[4, 3, 8, 8], [8, 3, 3, 3], [8]]
+        outer = Ev("aten::conv2d", 1, Span(839, 1161), shapes, 62208, None)
+        inner = Ev("aten::conv2d", 1, Span(996, 1162), shapes, 62208, None)
+        self.assertEqual(ms._outermost_flop_events([outer, inner]), [outer])
+        again = Ev("aten::conv2d", 1, Span(1161, 1400), shapes, 62208, None)
+        self.assertEqual(ms._outermost_flop_events([outer, again]), [outer, again])
+        same_us = Ev("aten::conv2d", 1, Span(839, 839), shapes, 62208, None)   # both within one microsecond
+        self.assertEqual(ms._outermost_flop_events([outer._replace(time_range=Span(839, 839)), same_us]),
+                         [outer._replace(time_range=Span(839, 839))])
+
     def test_a_gpu_step_stays_one_stage(self):
         """On a GPU the profiler here times the host, not the kernels: one stage (the GPU faked)."""
         w = torch.randn(64, 64, requires_grad=True)
