@@ -14,6 +14,7 @@ import collections
 import dataclasses
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -1146,6 +1147,37 @@ class CpuTraceThroughGap(unittest.TestCase):
         self.assertEqual(g["step"]["where"], "cpu")
         self.assertIn("CPU", json.dumps(g["diagnosis"]))
 
+
+    def test_cpu_trace_without_profiler_steps(self):
+        """The same exporter around a loop that never marks its steps, after a 0.5-s set-up: the steps are cut at
+        its five optimizer steps (four between them), the set-up left out and said."""
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.Flatten(), nn.Linear(8 * 30 * 30, 10))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        x, y = torch.randn(16, 3, 32, 32), torch.randint(0, 10, (16,))
+        with torch.autograd.profiler.profile() as prof:
+            torch.randn(8).sum()   # the profile's first event, then the set-up
+            time.sleep(0.5)
+            for _ in range(5):
+                nn.functional.cross_entropy(model(x), y).backward()
+                opt.step()
+                opt.zero_grad()
+        path = os.path.join(WORK, "cpu_trace_no_steps.json")
+        prof.export_chrome_trace(path)
+        rc, out, err = run_mlbench("gap", "--run", path, "--ceilings", os.path.join(SRC, "tests/data/cpu_quick.json"),
+                                   "--format", "json")
+        self.assertEqual(rc, 0, err)
+        g = json.loads(out)
+        self.assertEqual(g["run"]["steps"], 4)
+        self.assertEqual(g["step"]["window"], "Optimizer.step")
+        self.assertLess(g["run"]["step_seconds"], 0.5)   # the set-up is in no step
+        total = sum(s["seconds"] for s in g["stages"])
+        self.assertAlmostEqual(total / (4 * g["step"]["seconds"]), 1.0, places=6)
+        said = [w for w in g["run"]["warnings"] if "Optimizer.step annotations" in w]
+        self.assertEqual(len(said), 1, g["run"]["warnings"])
+        self.assertIn("the steps are cut at the host's 5 Optimizer.step annotations", said[0])
+        value, unit = re.search(r"; the ([0-9.]+) (ms|s) before the first", said[0]).groups()
+        self.assertGreater(float(value) * (1e-3 if unit == "ms" else 1), 0.5)
 
 class DdpFigures(unittest.TestCase):
     """DDP's gradient all-reduce in the stage file and the summary, from known mode figures."""

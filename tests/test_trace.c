@@ -580,6 +580,77 @@ static void test_long_launch(void **state)
     mb_run_free(&r);
 }
 
+/* A trace without ProfilerStep#N has its steps cut at the optimizer's
+ * (facebookresearch/param's linear_kineto, an RTX 2080 Ti from its first
+ * iteration: 981 ms of a 2-s trace in one cudaFree read "CPU compute bound,
+ * 76%" per run). Known answers in us: a 50 ms set-up (a cudaFree, a kernel at
+ * 22000 launched by a 20-ms call), four Optimizer.step annotations ending at 51200, 61200, 71200 and
+ * 81200 (one wrapping an inner one, counted once), each step's 5000-us kernel
+ * launched 100 us after the step starts, an 8.8-ms tail: 3 steps of 10 ms,
+ * the GPU busy half of each, the set-up and the tail left out and said. With
+ * two annotations there is no step to cut. */
+static void test_optimizer_steps(void **state)
+{
+    (void)state;
+#define OPT(ts) "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"Optimizer.step#SGD.step\",\"pid\":1," \
+                "\"tid\":1,\"ts\":" #ts ",\"dur\":200},\n"
+#define STEP(ts, k, corr)                                                                                  \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":10,\"args\":{\"correlation\":" #corr "}},\n"                                                  \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"elementwise_kernel\",\"pid\":0,\"tid\":7,\"ts\":" #k        \
+    ",\"dur\":5000,\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}},\n"
+    static const char head[] =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaFree\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":50000},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":2000,"
+        "\"dur\":20000,\"args\":{\"correlation\":9}},\n"
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"elementwise_kernel\",\"pid\":0,\"tid\":7,\"ts\":22000,"
+        "\"dur\":1000,\"args\":{\"device\":0,\"stream\":7,\"correlation\":9}},\n"
+        OPT(51000) STEP(51300, 51310, 1) OPT(61000)
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"Optimizer.step#SGD.step\",\"pid\":1,\"tid\":1,"
+        "\"ts\":61050,\"dur\":100},\n"
+        STEP(61300, 61310, 2) OPT(71000) STEP(71300, 71310, 3);
+    static const char tail[] =
+        OPT(81000)
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::empty\",\"pid\":1,\"tid\":1,\"ts\":85000,\"dur\":5000}\n"
+        "]}\n";
+#undef OPT
+#undef STEP
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s", head, tail);
+    const char *path = tmp_path("optimizer_steps.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_int_equal(r.steps, 3);
+    NS_EQ(r.step_seconds, 10000000);
+    assert_string_equal(cJSON_GetStringValue(path_get(r.evidence, "step.window")), "Optimizer.step");
+    assert_true(fabs(num(r.evidence, "step.gpu_busy_share") - 0.5) < 1e-9);
+    assert_true(warned(&r, "the steps are cut at the host's 4 Optimizer.step annotations, each from the end of one "
+                           "optimizer step to the end of the next; the 51.2 ms before the first (set-up: the CUDA "
+                           "context, each kernel's first launch, the first batch) and the 8.8 ms after the last are "
+                           "left out"));
+    /* the host's calls as its kernels: the set-up's 20-ms first launch is no step's (it read "98.2 us/launch") */
+    const mb_stage *launch = stage(&r, "launch");
+    assert_non_null(launch);
+    assert_int_equal(launch->count, 3);
+    NS_EQ(launch->seconds, 30000);
+    assert_false(warned(&r, "took 10 ms or more"));
+    mb_run_free(&r);
+
+    /* two: one step would be all there is, and no step to tell it by */
+    const char *two = strstr(head, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"Optimizer.step#SGD.step\","
+                                   "\"pid\":1,\"tid\":1,\"ts\":61000");
+    assert_non_null(two);
+    snprintf(text, sizeof text, "%.*s%s", (int)(two - head), head, tail);
+    write_text(path, text, strlen(text));
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_int_equal(r.steps, 0);
+    assert_true(warned(&r, "no ProfilerStep#N annotations: no per-step figures or step time"));
+    mb_run_free(&r);
+}
+
 /* A gemm stage whose FLOPs are unknown for four causes (outside any op,
  * no launch call, a CUDA graph's replay, an op without shapes): the hint
  * holds the causes that fit whole, then "and other causes"; the old one
@@ -2518,6 +2589,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_outside_steps),
         cmocka_unit_test(test_kernel_takes_op_family), cmocka_unit_test(test_blocking_copy_is_sync),
         cmocka_unit_test(test_long_launch),
+        cmocka_unit_test(test_optimizer_steps),
         cmocka_unit_test(test_operator_annotations),
         cmocka_unit_test(test_overlap_across_steps),
         cmocka_unit_test(test_reasons_whole),

@@ -293,13 +293,15 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
     const cJSON *win = cJSON_GetObjectItemCaseSensitive(step, "window");
     char tm[32];
     mb_fmt_seconds(tm, sizeof tm, cJSON_IsNumber(secs) ? secs->valuedouble : 0);
-    bool steps = cJSON_IsString(win) && strcmp(win->valuestring, "ProfilerStep") == 0;
+    bool steps = cJSON_IsString(win) && strcmp(win->valuestring, "trace") != 0;
+    bool optimizer = steps && strcmp(win->valuestring, "Optimizer.step") == 0;
     int count = cJSON_IsNumber(n) ? (int)n->valuedouble : 0;
     bool one = count == 1;
     const char *what = !steps ? (one ? "trace window" : "trace windows")
                        : gpu_timeline(g->run)
                            ? (one ? "step cut on the GPU's timeline" : "steps cut on the GPU's timeline")
-                           : (one ? "ProfilerStep" : "ProfilerSteps");
+                       : optimizer ? (one ? "step between Optimizer.step calls" : "steps between Optimizer.step calls")
+                                   : (one ? "ProfilerStep" : "ProfilerSteps");
     const cJSON *traced = cJSON_GetObjectItemCaseSensitive(step, "trace_seconds");
     char of[160];
     if (cJSON_IsNumber(traced)) {

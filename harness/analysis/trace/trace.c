@@ -656,6 +656,11 @@ static bool fold_annotation(parser *p)
         st->coll_host_count++;
         return push_host_iv(p, TR_HOST_COLL);
     }
+    if (kind == TR_ANN_OPTIMIZER) {
+        if (!mb_grow((void **)&st->opt_marks, &st->cap_opt_marks, st->n_opt_marks + 1, sizeof *st->opt_marks))
+            return fail(p, MB_ESYS, "out of memory");
+        st->opt_marks[st->n_opt_marks++] = (tr_step){.number = -1, .start = e->ts, .end = e->ts + e->dur};
+    }
     if (kind == TR_ANN_STEP) {
         if (!mb_grow((void **)&st->steps, &st->cap_steps, st->n_steps + 1, sizeof *st->steps))
             return fail(p, MB_ESYS, "out of memory");
@@ -704,11 +709,12 @@ static bool autograd_node_name(const char *name)
  * under "Operator", as it writes the ops (kineto's tb_plugin samples, a
  * ResNet-50 on a V100): read as the annotations they are, or a trace of
  * steps reads as one window and its DataLoader waits as host code. Only
- * these two kinds: a collective op (c10d::, nccl:) is an op as well. */
+ * these kinds and Optimizer.step#: a collective op (c10d::, nccl:) is an op
+ * as well. */
 static bool operator_annotation(parser *p)
 {
     int kind = mb_tr_classify(p->st->rules, TR_SET_ANNOTATION, p->ev.name, p->ev.name_len);
-    return kind == TR_ANN_STEP || kind == TR_ANN_DATALOADER;
+    return kind == TR_ANN_STEP || kind == TR_ANN_DATALOADER || kind == TR_ANN_OPTIMIZER;
 }
 
 /* Every op of a family is kept, with its count or without one: a kernel
@@ -1823,6 +1829,7 @@ void mb_tr_state_free(tr_state *st)
     free(st->cpu_backward.iv);
     free(st->host_colls);
     free(st->steps);
+    free(st->opt_marks);
     free(st->launches);
     free(st->xfers);
     free(st->graph_corrs);

@@ -56,7 +56,7 @@ enum {
 };
 
 enum tr_rt_kind { TR_RT_NONE = 0, TR_RT_LAUNCH, TR_RT_SYNC, TR_RT_BLOCKING };
-enum tr_ann_kind { TR_ANN_NONE = 0, TR_ANN_STEP, TR_ANN_DATALOADER, TR_ANN_COLLECTIVE };
+enum tr_ann_kind { TR_ANN_NONE = 0, TR_ANN_STEP, TR_ANN_DATALOADER, TR_ANN_COLLECTIVE, TR_ANN_OPTIMIZER };
 enum tr_rule_set { TR_SET_KERNEL = 0, TR_SET_RUNTIME, TR_SET_ANNOTATION, TR_SET_MEMOP, TR_N_SETS };
 /* [memory_op] keys: how a memory-bound op's output is counted (trace_bytes.c). */
 enum tr_memop_model {
@@ -451,6 +451,12 @@ typedef struct tr_state {
     long long cpu_op_events; /* cpu_op records (aten ops): the profiler's host cost is per op */
     tr_step *steps;
     size_t n_steps, cap_steps;
+    /* the host's Optimizer.step annotations: a trace without ProfilerSteps
+     * has its steps cut at them (mb_tr_steps_from_optimizer) */
+    tr_step *opt_marks;
+    size_t n_opt_marks, cap_opt_marks;
+    bool steps_from_optimizer;
+    int64_t before_first_step_ns, after_last_step_ns; /* what those steps leave out */
     tr_launch *launches;
     size_t n_launches, cap_launches;
     /* correlation ids of graph replays (cudaGraphLaunch): their kernels were
@@ -558,6 +564,12 @@ void mb_tr_timeline_free(tr_timeline *t);
 /* After a successful parse: builds the stages, warnings and evidence of
  * `run` from `st`. May reorder/overwrite st's arrays. */
 int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err);
+/* What cuts the steps, the evidence's step.window: "ProfilerStep",
+ * "Optimizer.step" (a trace without ProfilerSteps, its steps cut at the
+ * optimizer's) or "trace" (one window); and the windows in a sentence
+ * ("ProfilerSteps", "optimizer steps", "trace"). */
+const char *mb_tr_window(const tr_state *st);
+const char *mb_tr_windows_said(const tr_state *st);
 
 /* ---- every event, one at a time (mb_trace_walk) --------------------------- */
 

@@ -755,6 +755,14 @@ static void idle_json(cJSON *o, int64_t window, int64_t busy, int64_t host_wait)
 
 /* ---- the analysis ---------------------------------------------------------------- */
 
+/* The host's launch, sync and blocking-copy calls and DataLoader waits the
+ * stages count: those that start in the host's step windows (the whole trace
+ * without steps), as the GPU stages count the events that start in them. */
+typedef struct host_calls {
+    long long launches, long_launches, replays, syncs, blocking, data;
+    int64_t launch_ns, long_launch_ns, longest_launch_ns, sync_ns, blocking_ns, data_ns;
+} host_calls;
+
 typedef struct analysis {
     tr_state *st;
     mb_run *run;
@@ -774,6 +782,7 @@ typedef struct analysis {
      * events that start in them (count_in_steps) */
     int64_t *win;
     size_t n_win;
+    host_calls calls; /* the host's calls the launch, sync and data stages count */
     /* the step-table part each stage's exposed time comes from (-1: none,
      * the stage keeps its own); set when the stage is added */
     int stage_part[MAX_TRACE_STAGES];
@@ -1201,7 +1210,7 @@ static void step_table_json(analysis *a)
         return;
     }
     cJSON *o = add_obj(a->ev, "step");
-    add_str(o, "window", st->n_steps > 0 ? "ProfilerStep" : "trace");
+    add_str(o, "window", mb_tr_window(st));
     add_num(o, "steps", (double)t->windows);
     double per = (double)t->windows, wall = (double)t->wall;
     add_num(o, "seconds", sec(t->wall) / per);
@@ -1257,6 +1266,103 @@ static void set_closing_syncs(analysis *a)
                 break;
             }
     }
+}
+
+/* Calls of a raw interval list that start in the merged windows w: their
+ * number, and their time added to *ns. */
+static long long calls_in(const tr_ivlist *l, const int64_t *w, size_t nw, int64_t *ns)
+{
+    long long n = 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (in_windows(w, nw, l->iv[2 * i])) {
+            n++;
+            *ns += l->iv[2 * i + 1] - l->iv[2 * i];
+        }
+    return n;
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* CUDA graph replays (cudaGraphLaunch) that start in the merged windows w. */
+static int graph_replays_in(const tr_state *st, const int64_t *w, size_t nw, long long *replays, mb_err *err)
+{
+    *replays = 0;
+    if (st->n_graph_corrs == 0)
+        return MB_OK;
+    int64_t *g = malloc(sizeof *g * st->n_graph_corrs);
+    if (g == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    memcpy(g, st->graph_corrs, sizeof *g * st->n_graph_corrs);
+    qsort(g, st->n_graph_corrs, sizeof *g, cmp_i64);
+    for (size_t i = 0; i < st->n_launches; i++) {
+        const tr_launch *l = &st->launches[i];
+        if (l->corr >= 0 && in_windows(w, nw, l->ts) && bsearch(&l->corr, g, st->n_graph_corrs, sizeof *g, cmp_i64))
+            (*replays)++;
+    }
+    free(g);
+    return MB_OK;
+}
+
+/* a->calls: the host calls in the host's own step windows (the ProfilerSteps
+ * even when the GPU's timeline cuts the steps: a call is the step's whose
+ * host code made it), before the step table merges the lists. A trace whose
+ * steps leave its set-up out (steps_from_optimizer) read a 726-ms first
+ * launch outside them as "98.2 us/launch" of its steps. */
+static int host_calls_in_steps(analysis *a, mb_err *err)
+{
+    tr_state *st = a->st;
+    host_calls *c = &a->calls;
+    if (st->n_steps == 0) {
+        *c = (host_calls){.launches = st->launch.count, .launch_ns = st->launch.ns,
+                          .replays = (long long)st->n_graph_corrs,
+                          .long_launches = st->long_launches, .long_launch_ns = st->long_launch_ns,
+                          .longest_launch_ns = st->longest_launch_ns, .syncs = st->sync.count,
+                          .sync_ns = st->sync.ns, .blocking = st->blocking.count, .blocking_ns = st->blocking.ns,
+                          .data = st->dataloader_count, .data_ns = st->dataloader_ns};
+        return MB_OK;
+    }
+    int64_t *w = malloc(sizeof *w * 2 * st->n_steps);
+    if (w == NULL)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    for (size_t k = 0; k < st->n_steps; k++) {
+        w[2 * k] = a->host_win ? a->host_win[2 * k] : st->steps[k].start;
+        w[2 * k + 1] = a->host_win ? a->host_win[2 * k + 1] : st->steps[k].end;
+    }
+    size_t nw = mb_tr_merge_intervals(w, st->n_steps);
+    const tr_ivlist *launch = &st->host_iv[TR_HOST_LAUNCH];
+    for (size_t i = 0; i < launch->n; i++) {
+        int64_t s = launch->iv[2 * i], d = launch->iv[2 * i + 1] - s;
+        if (!in_windows(w, nw, s))
+            continue;
+        c->launches++;
+        c->launch_ns += d;
+        if (d >= TR_LONG_LAUNCH_NS) {
+            c->long_launches++;
+            c->long_launch_ns += d;
+            c->longest_launch_ns = imax(c->longest_launch_ns, d);
+        }
+    }
+    /* the sync list holds the sync calls and the blocking copies, less the
+     * closing synchronize; sync_calls the sync calls alone, with it */
+    int64_t waits_ns = 0;
+    long long waits = calls_in(&st->host_iv[TR_HOST_SYNC], w, nw, &waits_ns);
+    for (size_t i = 0; i < st->sync_calls.n; i++) {
+        int64_t s = st->sync_calls.iv[2 * i];
+        if (in_windows(w, nw, s) && !(a->host_win && s >= a->tl.last_launch)) {
+            c->syncs++;
+            c->sync_ns += st->sync_calls.iv[2 * i + 1] - s;
+        }
+    }
+    c->blocking = waits - c->syncs;
+    c->blocking_ns = waits_ns - c->sync_ns;
+    c->data = calls_in(&st->host_iv[TR_HOST_DATA], w, nw, &c->data_ns);
+    int rc = graph_replays_in(st, w, nw, &c->replays, err);
+    free(w);
+    return rc;
 }
 
 /* Which timeline cuts the steps (trace_timeline.c): the host's ProfilerSteps,
@@ -1431,9 +1537,9 @@ static void timeline_json(analysis *a, cJSON *step)
     mb_fmt_seconds(over, sizeof over, sec(a->tl.overrun_mean_ns));
     snprintf(why, sizeof why,
              "the host runs ahead of the GPU: in %d of %zu steps the GPU work a step launched ends after its "
-             "ProfilerStep (by %s on average); each step is cut on the GPU's timeline, from the end of the previous "
+             "%s (by %s on average); each step is cut on the GPU's timeline, from the end of the previous "
              "step's GPU work to the end of its own (kernels belong to the step whose host code launched them)",
-             a->tl.overrun, st->n_steps, over);
+             a->tl.overrun, st->n_steps, st->steps_from_optimizer ? "optimizer step" : "ProfilerStep", over);
     add_str(step, "timeline_why", why);
     add_num(step, "host_seconds", sec(host) / (double)st->n_steps);
     cJSON *cs = add_obj(step, "closing_sync");
@@ -2063,41 +2169,42 @@ static int copy_stages(analysis *a, mb_err *err)
  * stage's mean no launch's cost: said, with the mean of the others. */
 static void long_launch_warning(analysis *a)
 {
-    const tr_state *st = a->st;
-    if (st->long_launches == 0)
+    const host_calls *c = &a->calls;
+    if (c->long_launches == 0)
         return;
     char longest[32], rest[32];
-    mb_fmt_seconds(longest, sizeof longest, sec(st->longest_launch_ns));
-    long long others = st->launch.count - st->long_launches;
+    mb_fmt_seconds(longest, sizeof longest, sec(c->longest_launch_ns));
+    long long others = c->launches - c->long_launches;
     if (others > 0)
-        mb_fmt_seconds(rest, sizeof rest, sec(st->launch.ns - st->long_launch_ns) / (double)others);
+        mb_fmt_seconds(rest, sizeof rest, sec(c->launch_ns - c->long_launch_ns) / (double)others);
     mb_run_warn(a->run,
                 "launch: %lld of %lld launch calls took 10 ms or more (the longest %s, %.0f%% of the launch time): a "
                 "kernel's first launch loading its module, lazy initialisation or a full launch queue, not the cost "
                 "of a launch%s%s%s; profile after warm-up (torch.profiler.schedule with warmup steps) for the launch "
                 "rate alone",
-                st->long_launches, st->launch.count, longest, 100.0 * (double)st->long_launch_ns / (double)st->launch.ns,
+                c->long_launches, c->launches, longest, 100.0 * (double)c->long_launch_ns / (double)c->launch_ns,
                 others > 0 ? " (the other launches take " : "", others > 0 ? rest : "", others > 0 ? " each on average)" : "");
 }
 
 static int host_stages(analysis *a, mb_err *err)
 {
-    tr_state *st = a->st;
+    const host_calls *c = &a->calls;
+    const char *where = a->st->n_steps ? " in the steps" : "";
     char source[160];
     int rc = MB_OK;
-    if (st->launch.count > 0) {
+    if (c->launches > 0) {
         /* A CUDA graph's replay is one call that launches every kernel of
          * the graph: held against the one-kernel launch ceiling per kernel. */
-        long long replays = (long long)st->n_graph_corrs, launches = st->launch.count;
+        long long replays = c->replays, launches = c->launches;
         if (replays > 0 && a->attr.graph_kernels > 0) {
             launches += a->attr.graph_kernels - replays;
-            snprintf(source, sizeof source, "trace: %lld launch calls (host time), %lld of them CUDA graph replays "
-                     "that launched %lld kernels", st->launch.count, replays, a->attr.graph_kernels);
+            snprintf(source, sizeof source, "trace: %lld launch calls%s (host time), %lld of them CUDA graph "
+                     "replays that launched %lld kernels", c->launches, where, replays, a->attr.graph_kernels);
         } else
-            snprintf(source, sizeof source, "trace: %lld launch calls (host time)", st->launch.count);
+            snprintf(source, sizeof source, "trace: %lld launch calls%s (host time)", c->launches, where);
         mb_stage s = {.name = "launch", .component = "launch", .work = (double)launches,
-                      .work_unit = "launch", .seconds = sec(st->launch.ns),
-                      .count = st->launch.count, .source = source};
+                      .work_unit = "launch", .seconds = sec(c->launch_ns),
+                      .count = c->launches, .source = source};
         rc = add_stage(a, &s, SP_LAUNCH, err);
         long_launch_warning(a);
     }
@@ -2107,26 +2214,23 @@ static int host_stages(analysis *a, mb_err *err)
      * sync does, and the step table's sync part holds both: without it in
      * the stage, SGLang's decode trace (a 463 ms hipMemcpyWithStream) read
      * "Synchronization bound, 97.7%; its largest stage: host code". */
-    long long syncs = st->sync.count - a->closing_syncs, waits = syncs + st->blocking.count;
+    long long waits = c->syncs + c->blocking;
     if (rc == MB_OK && waits > 0) {
         char copies[64] = "";
-        if (st->blocking.count)
-            snprintf(copies, sizeof copies, " and %lld blocking cop%s", st->blocking.count,
-                     st->blocking.count == 1 ? "y" : "ies");
-        snprintf(source, sizeof source, "trace: %lld sync call%s%s (host time)%s", syncs, syncs == 1 ? "" : "s",
-                 copies, a->closing_syncs ? "; the closing synchronize after the last step left out" : "");
+        if (c->blocking)
+            snprintf(copies, sizeof copies, " and %lld blocking cop%s", c->blocking, c->blocking == 1 ? "y" : "ies");
+        snprintf(source, sizeof source, "trace: %lld sync call%s%s%s (host time)%s", c->syncs,
+                 c->syncs == 1 ? "" : "s", copies, where,
+                 a->closing_syncs ? "; the closing synchronize after the last step left out" : "");
         mb_stage s = {.name = "sync", .component = "sync", .work = (double)waits, .work_unit = "sync",
-                      .seconds = sec(st->sync.ns - a->closing_ns + st->blocking.ns), .count = waits,
-                      .source = source};
+                      .seconds = sec(c->sync_ns + c->blocking_ns), .count = waits, .source = source};
         rc = add_stage(a, &s, SP_SYNC, err);
     }
-    if (rc == MB_OK && st->dataloader_count > 0) {
-        snprintf(source, sizeof source,
-                 "trace: %lld enumerate(DataLoader) annotations; component disk is a guess",
-                 st->dataloader_count);
+    if (rc == MB_OK && c->data > 0) {
+        snprintf(source, sizeof source, "trace: %lld enumerate(DataLoader) annotations%s; component disk is a guess",
+                 c->data, where);
         mb_stage s = {.name = "dataloading", .component = "disk", .device = "cpu", .role = "data",
-                      .work = sec(st->dataloader_ns), .work_unit = "s",
-                      .seconds = sec(st->dataloader_ns), .count = st->dataloader_count,
+                      .work = sec(c->data_ns), .work_unit = "s", .seconds = sec(c->data_ns), .count = c->data,
                       .source = source};
         rc = add_stage(a, &s, SP_DATA, err);
         mb_run_warn(a->run, "dataloading: the trace does not say what the DataLoader waits on; "
@@ -2146,8 +2250,8 @@ static int idle_stages(analysis *a, mb_err *err)
     char source[160];
     if (a->st->n_steps > 0)
         snprintf(source, sizeof source,
-                 "trace: GPU idle within %zu ProfilerSteps outside launch, sync and DataLoader calls",
-                 a->st->n_steps);
+                 "trace: GPU idle within %zu %s outside launch, sync and DataLoader calls",
+                 a->st->n_steps, mb_tr_windows_said(a->st));
     else
         snprintf(source, sizeof source,
                  "trace: GPU idle within the trace outside launch, sync and DataLoader calls");
@@ -2199,6 +2303,27 @@ static void header_evidence(analysis *a)
         cJSON_AddNullToObject(a->ev, "world_size");
 }
 
+/* Steps cut at the optimizer's (steps_from_optimizer): how, and what they
+ * leave out. A loop that fetches other than one batch per optimizer step (a
+ * GAN's two optimizers, gradient accumulation) is told its step is one
+ * optimizer step. */
+static void optimizer_steps_said(analysis *a)
+{
+    const tr_state *st = a->st;
+    char before[32], after[32], batches[160] = "";
+    mb_fmt_seconds(before, sizeof before, sec(st->before_first_step_ns));
+    mb_fmt_seconds(after, sizeof after, sec(st->after_last_step_ns));
+    /* a step holds one DataLoader fetch, the first step's fetch is in the step */
+    if (st->dataloader_count > 0 && llabs(st->dataloader_count - (long long)st->n_steps - 1) > 1)
+        snprintf(batches, sizeof batches, " (%lld DataLoader batches for %zu optimizer steps: a step here is one "
+                 "optimizer step, not one batch)", st->dataloader_count, st->n_steps + 1);
+    partial(a, "no ProfilerStep#N annotations: the steps are cut at the host's %zu Optimizer.step annotations, "
+               "each from the end of one optimizer step to the end of the next%s; the %s before the first (set-up: "
+               "the CUDA context, each kernel's first launch, the first batch) and the %s after the last are left "
+               "out; torch.profiler.schedule with prof.step() every iteration marks the loop's own steps",
+            st->n_steps + 1, batches, before, after);
+}
+
 static void partial_reasons(analysis *a)
 {
     tr_state *st = a->st;
@@ -2218,7 +2343,9 @@ static void partial_reasons(analysis *a)
         partial(a, "deviceProperties is empty: GPU names and sizes unknown");
     if (!st->have_dist_info)
         partial(a, "no distributedInfo: world size and rank unknown");
-    if (st->n_steps == 0)
+    if (st->steps_from_optimizer)
+        optimizer_steps_said(a);
+    else if (st->n_steps == 0)
         partial(a, "no ProfilerStep#N annotations: no per-step figures or step time (profile "
                    "with torch.profiler.schedule and call prof.step() every iteration)");
     long long noshape = st->ops_without_shapes[TR_OP_GEMM] + st->ops_without_shapes[TR_OP_CONV];
@@ -2294,6 +2421,53 @@ static int run_figures(analysis *a)
     return MB_OK;
 }
 
+/* A trace without ProfilerStep#N (torch.profiler without a schedule, or
+ * prof.step() never called) is one window from the profiler's start: CUDA's
+ * context, each module's first launch, cuDNN's set-up and the DataLoader's
+ * first batch read as the loop's host code (facebookresearch/param's
+ * linear_kineto trace: 981 ms of a 2-s trace in its first cudaFree, "CPU
+ * compute bound, 76%"). torch records every optimizer.step() as an
+ * Optimizer.step# annotation: with three or more (outermost ones: a wrapper
+ * optimizer's step holds its inner one's), a step ends where an optimizer
+ * step ends and begins where the one before it ended; what lies before the
+ * first and after the last is left out, as a ProfilerStep leaves out what is
+ * not in it, and said (partial_reasons). */
+static void steps_from_optimizer(tr_state *st)
+{
+    if (st->n_steps > 0 || st->n_opt_marks < 3)
+        return;
+    qsort(st->opt_marks, st->n_opt_marks, sizeof *st->opt_marks, cmp_step);
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_opt_marks; i++)
+        if (n == 0 || st->opt_marks[i].start >= st->opt_marks[n - 1].end)
+            st->opt_marks[n++] = st->opt_marks[i];
+    if (n < 3)
+        return;
+    /* the marks array is at least n - 1 long: the steps take it over */
+    for (size_t k = 1; k < n; k++)
+        st->opt_marks[k - 1] = (tr_step){.number = (long long)k, .start = st->opt_marks[k - 1].end,
+                                         .end = st->opt_marks[k].end};
+    free(st->steps);
+    st->steps = st->opt_marks;
+    st->n_steps = n - 1;
+    st->cap_steps = st->cap_opt_marks;
+    st->opt_marks = NULL;
+    st->n_opt_marks = st->cap_opt_marks = 0;
+    st->steps_from_optimizer = true;
+    st->before_first_step_ns = st->steps[0].start - st->span_start;
+    st->after_last_step_ns = st->span_end - st->steps[st->n_steps - 1].end;
+}
+
+const char *mb_tr_window(const tr_state *st)
+{
+    return st->n_steps == 0 ? "trace" : st->steps_from_optimizer ? "Optimizer.step" : "ProfilerStep";
+}
+
+const char *mb_tr_windows_said(const tr_state *st)
+{
+    return st->n_steps == 0 ? "trace" : st->steps_from_optimizer ? "optimizer steps" : "ProfilerSteps";
+}
+
 /* A ProfilerStep that ends after the profiler's own span (cat "Trace",
  * "PyTorch Profiler (0)") did not end while it recorded: a window closed
  * late, a trace cut or edited by hand (HTA's triton_example marks a 1.5 ms
@@ -2351,6 +2525,7 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     header_evidence(&a);
 
     /* 1. time order */
+    steps_from_optimizer(st);
     if (st->n_steps > 0)
         qsort(st->steps, st->n_steps, sizeof *st->steps, cmp_step);
     cut_steps_at_profiler_end(&a);
@@ -2367,6 +2542,8 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
 
     /* 2. kernels -> shaped ops, of what the steps hold */
     rc = count_in_steps(&a, err);
+    if (rc == MB_OK)
+        rc = host_calls_in_steps(&a, err);
     if (rc != MB_OK)
         goto done;
     rc = attribute_kernels(st, a.win, a.n_win, &a.attr, err);
@@ -2379,7 +2556,8 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToArray(steps, o);
         char name[48];
-        snprintf(name, sizeof name, "ProfilerStep#%lld", st->steps[s].number);
+        snprintf(name, sizeof name, st->steps_from_optimizer ? "optimizer step %lld" : "ProfilerStep#%lld",
+                 st->steps[s].number);
         add_str(o, "name", name);
         add_num(o, "step", (double)st->steps[s].number);
         add_num(o, "start_s", sec(st->steps[s].start - st->span_start));

@@ -46,7 +46,7 @@ static int value_of(int set, const char *key)
     static const char *const rt[] = {[TR_RT_LAUNCH] = "launch", [TR_RT_SYNC] = "sync",
                                      [TR_RT_BLOCKING] = "blocking"};
     static const char *const ann[] = {[TR_ANN_STEP] = "step", [TR_ANN_DATALOADER] = "dataloader",
-                                      [TR_ANN_COLLECTIVE] = "collective"};
+                                      [TR_ANN_COLLECTIVE] = "collective", [TR_ANN_OPTIMIZER] = "optimizer"};
     if (set == TR_SET_RUNTIME) {
         for (int i = 1; i <= TR_RT_BLOCKING; i++)
             if (strcmp(key, rt[i]) == 0)
@@ -69,7 +69,7 @@ static int value_of(int set, const char *key)
         if (strcmp(key, "update") == 0)
             return TR_MOP_UPDATE;
     } else {
-        for (int i = 1; i <= TR_ANN_COLLECTIVE; i++)
+        for (int i = 1; i <= TR_ANN_OPTIMIZER; i++)
             if (strcmp(key, ann[i]) == 0)
                 return i;
     }

@@ -420,7 +420,7 @@ static int coll_stages(tr_state *st, mb_run *run, cJSON *ev, const int64_t *win,
     int64_t total = 0;
     for (int i = 0; i < nb; i++)
         total += b[i].ns;
-    const char *where = st->n_steps ? "ProfilerSteps" : "trace";
+    const char *where = mb_tr_windows_said(st);
     int ws = world_size(ev);
     cJSON *arr = cJSON_GetObjectItemCaseSensitive(ev, "collectives");
     char name[48], source[320];
@@ -597,7 +597,7 @@ static bool split_sparse(tr_state *st, const tr_ivlist **lists, tr_ivlist *gemm,
 
 int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
 {
-    /* The windows: ProfilerSteps, else the whole trace. */
+    /* The windows: the steps (ProfilerSteps, optimizer steps), else the whole trace. */
     size_t nw = st->n_steps > 0 ? st->n_steps : 1;
     int64_t *win = malloc(2 * nw * sizeof *win);
     int64_t *cover = NULL, *free_iv = NULL;
@@ -698,7 +698,7 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     double per = (double)(st->n_steps > 0 ? st->n_steps : 1);
     cJSON_DeleteItemFromObjectCaseSensitive(ev, "step"); /* null: no GPU to split a step by */
     cJSON *step = cJSON_AddObjectToObject(ev, "step");
-    cJSON_AddStringToObject(step, "window", st->n_steps > 0 ? "ProfilerStep" : "trace");
+    cJSON_AddStringToObject(step, "window", mb_tr_window(st));
     cJSON_AddNumberToObject(step, "steps", per);
     cJSON_AddNumberToObject(step, "seconds", (double)wall / 1e9 / per);
     cJSON_AddNullToObject(step, "device");
@@ -753,7 +753,7 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         if (gpus > 0)
             work = 0; /* a GPU's ops timed on the host are not the CPU's work */
         snprintf(source, sizeof source, "trace: %lld CPU %s events within the %s, each instant counted once%s",
-                 st->cpu_count[c], ids[k], st->n_steps ? "ProfilerSteps" : "trace",
+                 st->cpu_count[c], ids[k], mb_tr_windows_said(st),
                  work <= 0                ? ""
                  : c == TR_CPU_MEM ? "; bytes of the innermost ops from their recorded shapes ([memory_op], a lower "
                                      "bound)"
@@ -767,7 +767,7 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     if (rc == MB_OK && python > 0) {
         part_json(parts, "python", "Python and other host code", "host", python, per, wall);
         snprintf(source, sizeof source, "trace: time within the %s in no op or annotation",
-                 st->n_steps ? "ProfilerSteps" : "trace");
+                 mb_tr_windows_said(st));
         rc = cpu_stage(run, "python (host code)", "other", NULL, NULL, 0, "s", python, 0, source, err);
     }
     if (rc == MB_OK && st->n_steps > 0)
