@@ -637,6 +637,20 @@ static void test_optimizer_steps(void **state)
     assert_int_equal(launch->count, 3);
     NS_EQ(launch->seconds, 30000);
     assert_false(warned(&r, "took 10 ms or more"));
+    assert_false(warned(&r, "DataLoader batches for"));
+    mb_run_free(&r);
+
+    /* a batch per two optimizer steps (a GAN's two optimizers): a step is one optimizer step, and said */
+#define DL(ts)                                                                                       \
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"enumerate(DataLoader)#_SingleProcessDataLoader" \
+    "Iter.__next__\",\"pid\":1,\"tid\":1,\"ts\":" #ts ",\"dur\":50},\n"
+    snprintf(text, sizeof text, "%s%s%s%s", head, DL(60000), DL(80000), tail);
+#undef DL
+    write_text(path, text, strlen(text));
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_int_equal(r.steps, 3);
+    assert_true(warned(&r, "to the end of the next (2 DataLoader batches for 4 optimizer steps: a step here is one "
+                           "optimizer step, not one batch); the 51.2 ms before the first (set-up: the CUDA context"));
     mb_run_free(&r);
 
     /* two: one step would be all there is, and no step to tell it by */

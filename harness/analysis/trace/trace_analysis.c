@@ -2319,9 +2319,12 @@ static void optimizer_steps_said(analysis *a)
                  "optimizer step, not one batch)", st->dataloader_count, st->n_steps + 1);
     partial(a, "no ProfilerStep#N annotations: the steps are cut at the host's %zu Optimizer.step annotations, "
                "each from the end of one optimizer step to the end of the next%s; the %s before the first (set-up: "
-               "the CUDA context, each kernel's first launch, the first batch) and the %s after the last are left "
-               "out; torch.profiler.schedule with prof.step() every iteration marks the loop's own steps",
-            st->n_steps + 1, batches, before, after);
+               "%s) and the %s after the last are left out; torch.profiler.schedule with prof.step() every "
+               "iteration marks the loop's own steps",
+            st->n_steps + 1, batches, before,
+            st->n_devices > 0 ? "the CUDA context, each kernel's first launch, the first batch"
+                              : "what ran before the loop, its first batch",
+            after);
 }
 
 static void partial_reasons(analysis *a)
