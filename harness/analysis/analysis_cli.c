@@ -394,9 +394,7 @@ static int run_gap(const gap_args *a, gap_state *s, mb_err *err)
         if (rank(a, s, err))
             return err->code;
     } else if (a->target && a->host_seconds > 0) {
-        return mb_errf(err, MB_EUSAGE,
-                       "--host-ms goes with a PyTorch trace of a loop whose host runs ahead of its GPU (the "
-                       "kernel-level model); this run is projected stage by stage");
+        return mb_errf(err, MB_EUSAGE, MB_HOST_MS_NEEDS_KERNELS);
     } else if (a->target && project(s, a->target, a->ceiling, err)) {
         return err->code;
     } else if (a->n_prices || a->prices_file || a->epoch_steps || a->host_seconds) {

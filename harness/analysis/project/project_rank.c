@@ -983,9 +983,7 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
         return rc;
     if (o->host_seconds > 0) {
         mb_gap_free(&g);
-        return mb_errf(err, MB_EUSAGE,
-                       "--host-ms goes with a PyTorch trace of a loop whose host runs ahead of its GPU (the "
-                       "kernel-level model); this run is projected stage by stage (%s)",
+        return mb_errf(err, MB_EUSAGE, MB_HOST_MS_NEEDS_KERNELS " (%s)",
                        r->per_stage_why[0] ? r->per_stage_why : "a stage file");
     }
     snprintf(r->here, sizeof r->here, "%s", mb_ceilings_label(here));

@@ -107,6 +107,12 @@ typedef struct mb_ranking {
 /* Whether --target asks for the ranking (a list or `all`) rather than one machine. */
 bool mb_rank_wanted(const char *targets, const mb_run *run);
 
+/* The refusal of --host-ms for a run projected stage by stage (gap's CLI
+ * before ranking, the ranking when it falls back to the stage model). */
+#define MB_HOST_MS_NEEDS_KERNELS                                                                              \
+    "--host-ms goes with a PyTorch trace of a loop whose host runs ahead of its GPU (the kernel-level model); " \
+    "this run is projected stage by stage"
+
 /* Builds the ranking of `run` (read from run_path) against `here` (the
  * ceilings of the machine that ran it). MB_EUSAGE on an unknown target, a
  * malformed price, or a price naming no machine of the ranking. */
