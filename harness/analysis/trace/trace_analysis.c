@@ -1484,10 +1484,11 @@ static int count_in_steps(analysis *a, mb_err *err)
         char t[32];
         mb_fmt_seconds(t, sizeof t, sec(out_ns));
         partial(a,
-                "%lld GPU event%s (%s of GPU time) ran outside every step's window (work launched before the "
-                "profiler's first active step, between steps or after the last): left out of the stages, as "
-                "of the step table",
-                out_n, out_n == 1 ? "" : "s", t);
+                "%lld GPU event%s (%s of GPU time) ran outside every step's window (work launched %s, between "
+                "steps or after the last): left out of the stages, as of the step table",
+                out_n, out_n == 1 ? "" : "s", t,
+                st->steps_from_optimizer ? "in the set-up before the first step" : "before the profiler's first "
+                                                                                   "active step");
     }
     return MB_OK;
 }
