@@ -452,7 +452,7 @@ typedef struct tr_state {
     tr_step *steps;
     size_t n_steps, cap_steps;
     /* the host's Optimizer.step annotations: a trace without ProfilerSteps
-     * has its steps cut at them (mb_tr_steps_from_optimizer) */
+     * has its steps cut at them (trace_analysis.c, steps_from_optimizer) */
     tr_step *opt_marks;
     size_t n_opt_marks, cap_opt_marks;
     bool steps_from_optimizer;
