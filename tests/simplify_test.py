@@ -1179,6 +1179,43 @@ class CpuTraceThroughGap(unittest.TestCase):
         value, unit = re.search(r"; the ([0-9.]+) (ms|s) before the first", said[0]).groups()
         self.assertGreater(float(value) * (1e-3 if unit == "ms" else 1), 0.5)
 
+    def test_cpu_trace_of_annotated_iterations(self):
+        """A loop without torch.optim (its weights updated by hand) and without ProfilerSteps, each iteration in a
+        record_function("train_step") with a "forward" inside, 20 ms of other work (the next batch, logging)
+        between them, after a 0.5-s set-up: six iterations give five steps, start to start, holding that work."""
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+        x, y = torch.randn(64, 256), torch.randint(0, 10, (64,))
+        with torch.autograd.profiler.profile() as prof:
+            torch.randn(8).sum()
+            time.sleep(0.5)
+            for _ in range(6):
+                with torch.autograd.profiler.record_function("train_step"):
+                    with torch.autograd.profiler.record_function("forward"):
+                        loss = nn.functional.cross_entropy(model(x), y)
+                    loss.backward()
+                    with torch.no_grad():
+                        for p in model.parameters():
+                            p.add_(p.grad, alpha=-0.1)
+                            p.grad = None
+                time.sleep(0.02)
+        path = os.path.join(WORK, "cpu_trace_annotated.json")
+        prof.export_chrome_trace(path)
+        rc, out, err = run_mlbench("gap", "--run", path, "--ceilings", os.path.join(SRC, "tests/data/cpu_quick.json"),
+                                   "--format", "json")
+        self.assertEqual(rc, 0, err)
+        g = json.loads(out)
+        self.assertEqual(g["run"]["steps"], 5)
+        self.assertEqual(g["step"]["window"], "train_step")
+        self.assertGreater(g["run"]["step_seconds"], 0.02)   # the work between the annotations is the step's
+        self.assertLess(g["run"]["step_seconds"], 0.5)       # the set-up is in no step
+        total = sum(s["seconds"] for s in g["stages"])
+        self.assertAlmostEqual(total / (5 * g["step"]["seconds"]), 1.0, places=6)
+        said = [w for w in g["run"]["warnings"] if "'train_step' annotations" in w]
+        self.assertEqual(len(said), 1, g["run"]["warnings"])
+        self.assertIn("no ProfilerStep#N or Optimizer.step annotations: the steps are cut at the 6 'train_step' "
+                      "annotations", said[0])
+
 class DdpFigures(unittest.TestCase):
     """DDP's gradient all-reduce in the stage file and the summary, from known mode figures."""
 

@@ -665,6 +665,89 @@ static void test_optimizer_steps(void **state)
     mb_run_free(&r);
 }
 
+/* A loop without ProfilerSteps or torch.optim (weights updated by hand)
+ * that wraps each iteration in record_function("train_step"): its steps run
+ * from the start of one to the start of the next. Any mark once an
+ * iteration gives the same period ("forward" alone); a mark recurring
+ * within an iteration (a layer's) cuts no steps; of two regular marks, the
+ * rarer is the iteration (two micro-batches a step); the optimizer's
+ * annotations come first. */
+static void test_annotation_steps(void **state)
+{
+    (void)state;
+#define ANN(name, ts, dur) "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"" name "\",\"pid\":1,\"tid\":1," \
+                           "\"ts\":" #ts ",\"dur\":" #dur "},\n"
+#define WORK(ts, k, corr)                                                                                 \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":10,\"args\":{\"correlation\":" #corr "}},\n"                                                 \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"elementwise_kernel\",\"pid\":0,\"tid\":7,\"ts\":" #k      \
+    ",\"dur\":2000,\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}},\n"
+#define ITER(ts, fwd, k, corr) ANN("train_step", ts, 8000) ANN("forward", fwd, 3000) WORK(fwd, k, corr)
+#define LAYERS(a, b, c) ANN("layer", a, 800) ANN("layer", b, 800) ANN("layer", c, 800)
+    static const char start[] =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaFree\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":10000},\n";
+    static const char loop[] = ITER(20000, 21000, 21005, 1) ITER(30000, 31000, 31005, 2)
+        ITER(40000, 41000, 41005, 3) ITER(50000, 51000, 51005, 4);
+    static const char forward[] = ANN("forward", 21000, 3000) ANN("forward", 31000, 3000)
+        ANN("forward", 41000, 3000) ANN("forward", 51000, 3000);
+    static const char layers[] = LAYERS(21000, 22000, 23000) LAYERS(31000, 32000, 33000)
+        LAYERS(41000, 42000, 43000) LAYERS(51000, 52000, 53000);
+    static const char micro[] = ANN("micro_step", 20000, 3000) ANN("micro_step", 25000, 3000)
+        ANN("micro_step", 30000, 3000) ANN("micro_step", 35000, 3000) ANN("micro_step", 40000, 3000)
+        ANN("micro_step", 45000, 3000) ANN("micro_step", 50000, 3000) ANN("micro_step", 55000, 3000);
+    static const char optimizer[] = ANN("Optimizer.step#SGD.step", 26000, 100) ANN("Optimizer.step#SGD.step", 36000, 100)
+        ANN("Optimizer.step#SGD.step", 46000, 100) ANN("Optimizer.step#SGD.step", 56000, 100);
+    static const char end[] =
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::empty\",\"pid\":1,\"tid\":1,\"ts\":65000,\"dur\":1000}\n"
+        "]}\n";
+#undef LAYERS
+#undef ITER
+#undef WORK
+#undef ANN
+    char text[16384];
+    snprintf(text, sizeof text, "%s%s%s%s", start, loop, micro, end);
+    const char *path = tmp_path("annotation_steps.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_int_equal(r.steps, 3);
+    NS_EQ(r.step_seconds, 10000000);
+    assert_string_equal(cJSON_GetStringValue(path_get(r.evidence, "step.window")), "train_step");
+    assert_true(fabs(num(r.evidence, "step.gpu_busy_share") - 0.2) < 1e-9);
+    assert_true(warned(&r, "the steps are cut at the 4 'train_step' annotations, each from the start of one to the "
+                           "start of the next (an iteration with what runs between them); the 20 ms before the first "
+                           "and the 16 ms from the last one's start on are left out"));
+    const mb_stage *launch = stage(&r, "launch");
+    assert_non_null(launch);
+    assert_int_equal(launch->count, 3);
+    mb_run_free(&r);
+
+    snprintf(text, sizeof text, "%s%s%s", start, forward, end);
+    write_text(path, text, strlen(text));
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_int_equal(r.steps, 3);
+    NS_EQ(r.step_seconds, 10000000);
+    assert_string_equal(cJSON_GetStringValue(path_get(r.evidence, "step.window")), "forward");
+    mb_run_free(&r);
+
+    snprintf(text, sizeof text, "%s%s%s", start, layers, end);
+    write_text(path, text, strlen(text));
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_int_equal(r.steps, 0);
+    assert_string_equal(cJSON_GetStringValue(path_get(r.evidence, "step.window")), "trace");
+    assert_true(warned(&r, "no ProfilerStep#N annotations: no per-step figures or step time"));
+    mb_run_free(&r);
+
+    snprintf(text, sizeof text, "%s%s%s%s", start, loop, optimizer, end);
+    write_text(path, text, strlen(text));
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_int_equal(r.steps, 3);
+    assert_string_equal(cJSON_GetStringValue(path_get(r.evidence, "step.window")), "Optimizer.step");
+    mb_run_free(&r);
+}
+
 /* A gemm stage whose FLOPs are unknown for four causes (outside any op,
  * no launch call, a CUDA graph's replay, an op without shapes): the hint
  * holds the causes that fit whole, then "and other causes"; the old one
@@ -2604,6 +2687,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_kernel_takes_op_family), cmocka_unit_test(test_blocking_copy_is_sync),
         cmocka_unit_test(test_long_launch),
         cmocka_unit_test(test_optimizer_steps),
+        cmocka_unit_test(test_annotation_steps),
         cmocka_unit_test(test_operator_annotations),
         cmocka_unit_test(test_overlap_across_steps),
         cmocka_unit_test(test_reasons_whole),

@@ -295,15 +295,22 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
     mb_fmt_seconds(tm, sizeof tm, cJSON_IsNumber(secs) ? secs->valuedouble : 0);
     bool steps = cJSON_IsString(win) && strcmp(win->valuestring, "trace") != 0;
     bool optimizer = steps && strcmp(win->valuestring, "Optimizer.step") == 0;
+    /* cut at the user's own annotation (docs/traces.md): its name is the window */
+    bool annotation = steps && !optimizer && strcmp(win->valuestring, "ProfilerStep") != 0;
+
     int count = cJSON_IsNumber(n) ? (int)n->valuedouble : 0;
     bool one = count == 1;
+    char at[128];
+    snprintf(at, sizeof at, "%s from the start of one '%s' annotation to the next", one ? "step" : "steps",
+             annotation ? win->valuestring : "");
     const char *what = !steps ? (one ? "trace window" : "trace windows")
                        : gpu_timeline(g->run)
                            ? (one ? "step cut on the GPU's timeline" : "steps cut on the GPU's timeline")
-                       : optimizer ? (one ? "step between Optimizer.step calls" : "steps between Optimizer.step calls")
-                                   : (one ? "ProfilerStep" : "ProfilerSteps");
+                       : optimizer  ? (one ? "step between Optimizer.step calls" : "steps between Optimizer.step calls")
+                       : annotation ? at
+                                    : (one ? "ProfilerStep" : "ProfilerSteps");
     const cJSON *traced = cJSON_GetObjectItemCaseSensitive(step, "trace_seconds");
-    char of[160];
+    char of[256];
     if (cJSON_IsNumber(traced)) {
         char tt[32];
         mb_fmt_seconds(tt, sizeof tt, traced->valuedouble);

@@ -639,6 +639,43 @@ static bool fold_runtime(parser *p)
     }
 }
 
+/* An autograd node's name, for traces that record no "Fwd thread id":
+ * "autograd::engine::evaluate_function: MmBackward0", "MmBackward0". */
+static bool autograd_node_name(const char *name)
+{
+    if (strncmp(name, "autograd::engine::evaluate_function: ", 37) == 0)
+        return true;
+    const char *b = strstr(name, "Backward");
+    return b != NULL && b[8] >= '0' && b[8] <= '9';
+}
+
+/* A record_function of the user's own ("train_step"), kept by its name for
+ * a trace that marks no steps otherwise (steps_from_annotation). In the
+ * array form without categories, an op is "ns::op" and an autograd node
+ * "MmBackward0": what is neither is an annotation. A name of "trace" would
+ * read as the window of no steps; past TR_MAX_ANN_NAMES names, a new one is
+ * not kept. */
+static bool keep_user_annotation(parser *p)
+{
+    tr_state *st = p->st;
+    event *e = &p->ev;
+    if (e->cat == CAT_NONE && (memmem(e->name, e->name_len, "::", 2) != NULL || autograd_node_name(e->name)))
+        return true;
+    if (e->name[0] == '\0' || strcmp(e->name, "trace") == 0)
+        return true;
+    int k = 0;
+    while (k < st->n_ann_names && strncmp(st->ann_names[k], e->name, sizeof st->ann_names[k] - 1) != 0)
+        k++;
+    if (k == TR_MAX_ANN_NAMES)
+        return true;
+    if (k == st->n_ann_names)
+        snprintf(st->ann_names[st->n_ann_names++], sizeof st->ann_names[0], "%.63s", e->name);
+    if (!mb_grow((void **)&st->ann_marks, &st->cap_ann_marks, st->n_ann_marks + 1, sizeof *st->ann_marks))
+        return fail(p, MB_ESYS, "out of memory");
+    st->ann_marks[st->n_ann_marks++] = (tr_step){.number = k, .start = e->ts, .end = e->ts + e->dur};
+    return true;
+}
+
 static bool fold_annotation(parser *p)
 {
     tr_state *st = p->st;
@@ -661,6 +698,8 @@ static bool fold_annotation(parser *p)
             return fail(p, MB_ESYS, "out of memory");
         st->opt_marks[st->n_opt_marks++] = (tr_step){.number = -1, .start = e->ts, .end = e->ts + e->dur};
     }
+    if (kind == TR_ANN_NONE)
+        return keep_user_annotation(p);
     if (kind == TR_ANN_STEP) {
         if (!mb_grow((void **)&st->steps, &st->cap_steps, st->n_steps + 1, sizeof *st->steps))
             return fail(p, MB_ESYS, "out of memory");
@@ -693,16 +732,6 @@ static uint8_t why_index(tr_state *st, const char *name, const char *why)
         return 0;
     memcpy(st->why[st->n_why++], text, sizeof text);
     return (uint8_t)st->n_why;
-}
-
-/* An autograd node's name, for traces that record no "Fwd thread id":
- * "autograd::engine::evaluate_function: MmBackward0", "MmBackward0". */
-static bool autograd_node_name(const char *name)
-{
-    if (strncmp(name, "autograd::engine::evaluate_function: ", 37) == 0)
-        return true;
-    const char *b = strstr(name, "Backward");
-    return b != NULL && b[8] >= '0' && b[8] <= '9';
 }
 
 /* Kineto of torch 1.8-1.9 writes ProfilerStep#N and enumerate(DataLoader)#
@@ -1830,6 +1859,7 @@ void mb_tr_state_free(tr_state *st)
     free(st->host_colls);
     free(st->steps);
     free(st->opt_marks);
+    free(st->ann_marks);
     free(st->launches);
     free(st->xfers);
     free(st->graph_corrs);

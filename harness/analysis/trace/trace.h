@@ -312,6 +312,7 @@ typedef struct tr_xfer {
     signed char dir, mem; /* TR_XFER_COPY */
 } tr_xfer;
 #define TR_MAX_WHY 32
+#define TR_MAX_ANN_NAMES 64 /* distinct names of the user's own annotations kept */
 
 typedef struct tr_step {
     long long number;  /* N of ProfilerStep#N (-1 if none) */
@@ -455,7 +456,17 @@ typedef struct tr_state {
      * has its steps cut at them (trace_analysis.c, steps_from_optimizer) */
     tr_step *opt_marks;
     size_t n_opt_marks, cap_opt_marks;
-    bool steps_from_optimizer;
+    /* the host's other annotations (record_function of the user's own, no
+     * rule of [annotation] matched), each its name's index in ann_names as
+     * .number: without ProfilerSteps or optimizer steps, one that recurs
+     * over most of the trace cuts the steps (steps_from_annotation) */
+    tr_step *ann_marks;
+    size_t n_ann_marks, cap_ann_marks;
+    char ann_names[TR_MAX_ANN_NAMES][64];
+    int n_ann_names;
+    bool steps_from_optimizer, steps_from_annotation;
+    char step_annotation[64];   /* the annotation that cut them */
+    char step_windows_said[96]; /* "train_step annotations" */
     int64_t before_first_step_ns, after_last_step_ns; /* what those steps leave out */
     tr_launch *launches;
     size_t n_launches, cap_launches;
@@ -566,8 +577,9 @@ void mb_tr_timeline_free(tr_timeline *t);
 int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err);
 /* What cuts the steps, the evidence's step.window: "ProfilerStep",
  * "Optimizer.step" (a trace without ProfilerSteps, its steps cut at the
- * optimizer's) or "trace" (one window); and the windows in a sentence
- * ("ProfilerSteps", "optimizer steps", "trace"). */
+ * optimizer's), the name of the user's annotation that cut them (without
+ * either) or "trace" (one window); and the windows in a sentence
+ * ("ProfilerSteps", "optimizer steps", "train_step annotations", "trace"). */
 const char *mb_tr_window(const tr_state *st);
 const char *mb_tr_windows_said(const tr_state *st);
 

@@ -85,6 +85,14 @@ static int cmp_step(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
+/* One step's window in words: "ProfilerStep", "optimizer step", or the
+ * user's annotation that cut the steps ("train_step") */
+static const char *step_said(const tr_state *st)
+{
+    return st->steps_from_optimizer ? "optimizer step" : st->steps_from_annotation ? st->step_annotation
+                                                                                     : "ProfilerStep";
+}
+
 /* Sorted [start, end) pairs merged in place; returns the new count. Touching
  * intervals merge too (no idle time between them). */
 static size_t merge_pairs(int64_t *iv, size_t n)
@@ -1487,7 +1495,8 @@ static int count_in_steps(analysis *a, mb_err *err)
                 "%lld GPU event%s (%s of GPU time) ran outside every step's window (work launched %s, between "
                 "steps or after the last): left out of the stages, as of the step table",
                 out_n, out_n == 1 ? "" : "s", t,
-                st->steps_from_optimizer ? "in the set-up before the first step" : "before the profiler's first "
+                st->steps_from_optimizer || st->steps_from_annotation ? "in the set-up before the first step"
+                                                                      : "before the profiler's first "
                                                                                    "active step");
     }
     return MB_OK;
@@ -1540,7 +1549,7 @@ static void timeline_json(analysis *a, cJSON *step)
              "the host runs ahead of the GPU: in %d of %zu steps the GPU work a step launched ends after its "
              "%s (by %s on average); each step is cut on the GPU's timeline, from the end of the previous "
              "step's GPU work to the end of its own (kernels belong to the step whose host code launched them)",
-             a->tl.overrun, st->n_steps, st->steps_from_optimizer ? "optimizer step" : "ProfilerStep", over);
+             a->tl.overrun, st->n_steps, step_said(st), over);
     add_str(step, "timeline_why", why);
     add_num(step, "host_seconds", sec(host) / (double)st->n_steps);
     cJSON *cs = add_obj(step, "closing_sync");
@@ -2328,6 +2337,21 @@ static void optimizer_steps_said(analysis *a)
             after);
 }
 
+/* Steps cut at the user's annotation (steps_from_annotation): how, and
+ * what they leave out. */
+static void annotation_steps_said(analysis *a)
+{
+    const tr_state *st = a->st;
+    char before[32], after[32];
+    mb_fmt_seconds(before, sizeof before, sec(st->before_first_step_ns));
+    mb_fmt_seconds(after, sizeof after, sec(st->after_last_step_ns));
+    partial(a, "no ProfilerStep#N or Optimizer.step annotations: the steps are cut at the %zu '%s' annotations, "
+               "each from the start of one to the start of the next (an iteration with what runs between them); "
+               "the %s before the first and the %s from the last one's start on are left out; "
+               "torch.profiler.schedule with prof.step() every iteration marks the loop's own steps",
+            st->n_steps + 1, st->step_annotation, before, after);
+}
+
 static void partial_reasons(analysis *a)
 {
     tr_state *st = a->st;
@@ -2349,6 +2373,8 @@ static void partial_reasons(analysis *a)
         partial(a, "no distributedInfo: world size and rank unknown");
     if (st->steps_from_optimizer)
         optimizer_steps_said(a);
+    else if (st->steps_from_annotation)
+        annotation_steps_said(a);
     else if (st->n_steps == 0)
         partial(a, "no ProfilerStep#N annotations: no per-step figures or step time (profile "
                    "with torch.profiler.schedule and call prof.step() every iteration)");
@@ -2462,14 +2488,133 @@ static void steps_from_optimizer(tr_state *st)
     st->after_last_step_ns = st->span_end - st->steps[st->n_steps - 1].end;
 }
 
+/* The user's annotations by name, then by start */
+static int cmp_mark(const void *a, const void *b)
+{
+    const tr_step *x = a, *y = b;
+    if (x->number != y->number)
+        return x->number < y->number ? -1 : 1;
+    return cmp_step(a, b);
+}
+
+/* Of one name's marks (sorted by start), those that no earlier kept one
+ * holds or overlaps (the outermost, one thread's): their number, the time
+ * they cover and the range from the first's start to the last's end. With
+ * `out`, they are copied there. */
+static size_t outermost_marks(const tr_step *m, size_t n, tr_step *out, int64_t *cover, int64_t *range)
+{
+    size_t kept = 0;
+    int64_t end = INT64_MIN, first = n > 0 ? m[0].start : 0; /* m[0] may be overwritten through out */
+    *cover = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (kept > 0 && m[i].start < end)
+            continue;
+        if (out)
+            out[kept] = m[i];
+        *cover += m[i].end - m[i].start;
+        *range = m[i].end - first;
+        end = m[i].end;
+        kept++;
+    }
+    return kept;
+}
+
+/* Whether marks (outermost, sorted) recur once an iteration: most of the
+ * time from the first start to the last lies in periods (start to start)
+ * within 3x their median. A name that recurs within an iteration (a layer's
+ * annotation in the forward pass) has short periods and one long one, the
+ * rest of the iteration, holding most of the time; a stall now and then in
+ * a loop's iterations does not. `tmp` holds n - 1 values. */
+static bool marks_regular(const tr_step *m, size_t n, int64_t *tmp)
+{
+    int64_t range = m[n - 1].start - m[0].start, far = 0;
+    for (size_t i = 0; i + 1 < n; i++)
+        tmp[i] = m[i + 1].start - m[i].start;
+    qsort(tmp, n - 1, sizeof *tmp, cmp_i64);
+    int64_t median = tmp[(n - 1) / 2];
+    for (size_t i = 0; i + 1 < n; i++)
+        if (tmp[i] > 3 * median)
+            far += tmp[i];
+    return range > 0 && 2 * far < range;
+}
+
+/* Without ProfilerSteps or optimizer steps (a loop that updates its weights
+ * by hand, or a custom optimizer), the user's own record_function around
+ * each iteration ("train_step") marks the steps. A name qualifies with three
+ * or more (outermost) instances that recur once an iteration
+ * (marks_regular) over at least half the longest range any qualifying name
+ * spans (an evaluation's batches after a longer training loop are not its
+ * steps). Of those, the one with the fewest instances is the iteration (a
+ * micro-batch's annotation recurs more often than the step that holds it);
+ * of equals, the one covering the most time ("train_step" before the
+ * "forward" inside it). A step runs from the start of one instance to the
+ * start of the next: what runs between them (the next batch, logging) is
+ * the iteration's, and any once-an-iteration mark gives the iterations'
+ * period. Before the first and from the last one's start on is left out
+ * and said, as for optimizer steps. */
+static void steps_from_annotation(tr_state *st)
+{
+    if (st->n_steps > 0 || st->n_ann_marks < 3)
+        return;
+    int64_t *tmp = malloc(st->n_ann_marks * sizeof *tmp);
+    if (tmp == NULL)
+        return; /* no steps: the trace reads as one window, as without marks */
+    qsort(st->ann_marks, st->n_ann_marks, sizeof *st->ann_marks, cmp_mark);
+    /* each name's outermost marks to the front of its run; [at, at + n) */
+    size_t at[TR_MAX_ANN_NAMES], count[TR_MAX_ANN_NAMES] = {0};
+    int64_t cover[TR_MAX_ANN_NAMES], range[TR_MAX_ANN_NAMES] = {0}, longest = 0, spread;
+    for (size_t i = 0, j; i < st->n_ann_marks; i = j) {
+        for (j = i; j < st->n_ann_marks && st->ann_marks[j].number == st->ann_marks[i].number; j++)
+            ;
+        int k = (int)st->ann_marks[i].number;
+        at[k] = i;
+        count[k] = outermost_marks(st->ann_marks + i, j - i, st->ann_marks + i, &cover[k], &spread);
+        if (count[k] >= 3 && marks_regular(st->ann_marks + i, count[k], tmp)) {
+            range[k] = st->ann_marks[i + count[k] - 1].start - st->ann_marks[i].start;
+            if (range[k] > longest)
+                longest = range[k];
+        }
+    }
+    free(tmp);
+    int best = -1;
+    for (int k = 0; k < st->n_ann_names; k++)
+        if (range[k] > 0 && 2 * range[k] >= longest &&
+            (best < 0 || count[k] < count[best] || (count[k] == count[best] && cover[k] > cover[best])))
+            best = k;
+    if (best < 0)
+        return;
+    size_t n = count[best];
+    memmove(st->ann_marks, st->ann_marks + at[best], n * sizeof *st->ann_marks);
+    for (size_t k = 0; k + 1 < n; k++)
+        st->ann_marks[k] = (tr_step){.number = (long long)k + 1, .start = st->ann_marks[k].start,
+                                     .end = st->ann_marks[k + 1].start};
+    free(st->steps);
+    st->steps = st->ann_marks;
+    st->n_steps = n - 1;
+    st->cap_steps = st->cap_ann_marks;
+    st->ann_marks = NULL;
+    st->n_ann_marks = st->cap_ann_marks = 0;
+    st->steps_from_annotation = true;
+    snprintf(st->step_annotation, sizeof st->step_annotation, "%s", st->ann_names[best]);
+    snprintf(st->step_windows_said, sizeof st->step_windows_said, "%s annotations", st->ann_names[best]);
+    st->before_first_step_ns = st->steps[0].start - st->span_start;
+    st->after_last_step_ns = st->span_end - st->steps[st->n_steps - 1].end;
+}
+
 const char *mb_tr_window(const tr_state *st)
 {
-    return st->n_steps == 0 ? "trace" : st->steps_from_optimizer ? "Optimizer.step" : "ProfilerStep";
+    return st->n_steps == 0             ? "trace"
+           : st->steps_from_optimizer   ? "Optimizer.step"
+           : st->steps_from_annotation  ? st->step_annotation
+                                        : "ProfilerStep";
 }
 
 const char *mb_tr_windows_said(const tr_state *st)
 {
-    return st->n_steps == 0 ? "trace" : st->steps_from_optimizer ? "optimizer steps" : "ProfilerSteps";
+    return st->n_steps == 0             ? "trace"
+           : st->steps_from_optimizer   ? "optimizer steps"
+           : st->steps_from_annotation  ? st->step_windows_said
+                                        : "ProfilerSteps";
 }
 
 /* A ProfilerStep that ends after the profiler's own span (cat "Trace",
@@ -2530,6 +2675,7 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
 
     /* 1. time order */
     steps_from_optimizer(st);
+    steps_from_annotation(st);
     if (st->n_steps > 0)
         qsort(st->steps, st->n_steps, sizeof *st->steps, cmp_step);
     cut_steps_at_profiler_end(&a);
@@ -2559,9 +2705,9 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     for (size_t s = 0; s < n_emit; s++) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToArray(steps, o);
-        char name[48];
-        snprintf(name, sizeof name, st->steps_from_optimizer ? "optimizer step %lld" : "ProfilerStep#%lld",
-                 st->steps[s].number);
+        char name[96];
+        snprintf(name, sizeof name, "%s%s%lld", step_said(st), st->steps_from_optimizer || st->steps_from_annotation
+                 ? " " : "#", st->steps[s].number);
         add_str(o, "name", name);
         add_num(o, "step", (double)st->steps[s].number);
         add_num(o, "start_s", sec(st->steps[s].start - st->span_start));
