@@ -2538,6 +2538,24 @@ static bool marks_regular(const tr_step *m, size_t n, int64_t *tmp)
     return range > 0 && 2 * far < range;
 }
 
+/* Whether the GPU work that starts between the first mark's start and the
+ * last one's is at least half of all the trace's: marks recurring within
+ * one iteration, the only one traced (a policy's ten denoising calls of one
+ * compiled graph, openpi's H200 trace, beside a prefix of 12 ms of GPU
+ * work), mark no loop. Without GPU events there is nothing to weigh. */
+static bool marks_hold_the_gpu_work(const tr_state *st, const tr_step *m, size_t n)
+{
+    int64_t in = 0, all = 0;
+    for (int d = 0; d < st->n_devices; d++)
+        for (size_t i = 0; i < st->devices[d].n_ev; i++) {
+            const int64_t *e = &st->devices[d].ev[i * TR_EV_WORDS];
+            int64_t dur = e[1] >> 12;
+            all += dur;
+            in += e[0] >= m[0].start && e[0] < m[n - 1].start ? dur : 0;
+        }
+    return 2 * in >= all;
+}
+
 /* Without ProfilerSteps or optimizer steps (a loop that updates its weights
  * by hand, or a custom optimizer), the user's own record_function around
  * each iteration ("train_step") marks the steps. A name qualifies with three
@@ -2551,7 +2569,8 @@ static bool marks_regular(const tr_step *m, size_t n, int64_t *tmp)
  * start of the next: what runs between them (the next batch, logging) is
  * the iteration's, and any once-an-iteration mark gives the iterations'
  * period. Before the first and from the last one's start on is left out
- * and said, as for optimizer steps. */
+ * and said, as for optimizer steps; unless less than half the GPU's work
+ * lies between them (marks_hold_the_gpu_work). */
 static void steps_from_annotation(tr_state *st)
 {
     if (st->n_steps > 0 || st->n_ann_marks < 3)
@@ -2581,7 +2600,7 @@ static void steps_from_annotation(tr_state *st)
         if (range[k] > 0 && 2 * range[k] >= longest &&
             (best < 0 || count[k] < count[best] || (count[k] == count[best] && cover[k] > cover[best])))
             best = k;
-    if (best < 0)
+    if (best < 0 || !marks_hold_the_gpu_work(st, st->ann_marks + at[best], count[best]))
         return;
     size_t n = count[best];
     memmove(st->ann_marks, st->ann_marks + at[best], n * sizeof *st->ann_marks);
