@@ -477,6 +477,45 @@ static void test_trace_projection(void **s)
     mb_proj_trace_free(t);
 }
 
+/* A trace without ProfilerSteps projects the steps gap reports (cut at the
+ * optimizer's annotations, docs/traces.md), not the trace's span: a 50-ms
+ * set-up (the CUDA context, a first kernel) then three 10-ms steps of a
+ * 5-ms kernel each, a step here is 10 ms; it read one run of 85 ms. */
+#define OPT_STEP(ts) "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"Optimizer.step#SGD.step\"," \
+                     " \"pid\": 1, \"tid\": 1, \"ts\": " #ts ", \"dur\": 200},\n"
+#define OPT_WORK(ts, k, corr)                                                                                     \
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": " #ts \
+    ", \"dur\": 10, \"args\": {\"correlation\": " #corr "}},\n"                                                     \
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_elementwise_kernel\", \"pid\": 0, \"tid\": 7,"      \
+    " \"ts\": " #k ", \"dur\": 5000, \"args\": {\"correlation\": " #corr ", \"stream\": 7, \"device\": 0,"            \
+    " \"grid\": [100000, 1, 1], \"block\": [128, 1, 1]}},\n"
+static const char *optimizer_steps_json =
+    "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"numSms\": 132,"
+    " \"maxThreadsPerMultiprocessor\": 2048}],\n"
+    "\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaFree\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 20000},\n"
+    OPT_WORK(22000, 22010, 9)
+    OPT_STEP(51000) OPT_WORK(51300, 51310, 1) OPT_STEP(61000) OPT_WORK(61300, 61310, 2)
+    OPT_STEP(71000) OPT_WORK(71300, 71310, 3) OPT_STEP(81000)
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::empty\", \"pid\": 1, \"tid\": 1, \"ts\": 84000, \"dur\": 1000}\n"
+    "]}\n";
+#undef OPT_WORK
+#undef OPT_STEP
+
+static void test_trace_optimizer_steps(void **s)
+{
+    (void)s;
+    mb_proj_trace *t = load_trace(optimizer_steps_json);
+    mb_err err = { 0 };
+    assert_int_equal(mb_proj_trace_steps(t), 3);
+    mb_proj_gpu here = gpu(132, 67, 989.4, 3350, 2048);
+    mb_proj_outcome o;
+    assert_int_equal(mb_proj_trace_run(t, &here, NULL, 1, &o, &err), MB_OK);
+    CLOSE(o.here.step, 0.010);
+    CLOSE(o.here.gpu_busy, 0.005);
+    mb_proj_trace_free(t);
+}
+
 /* The step split gives copies and collectives only the time no compute
  * kernel covers, as the step table does (docs/traces.md): an all-reduce on
  * its own stream [0.01, 0.81] s beside a GEMM [0.10, 0.60] s in a 1 s step
@@ -748,7 +787,8 @@ int main(void)
         cmocka_unit_test(test_relay_backpressure),
         cmocka_unit_test(test_relay_slower_gpu),
         cmocka_unit_test(test_datasheet_gpu),
-        cmocka_unit_test(test_trace_projection), cmocka_unit_test(test_split_overlap),
+        cmocka_unit_test(test_trace_projection), cmocka_unit_test(test_trace_optimizer_steps),
+        cmocka_unit_test(test_split_overlap),
         cmocka_unit_test(test_trace_leading_sync),
         cmocka_unit_test(test_trace_calibrate),
         cmocka_unit_test(test_trace_waves),

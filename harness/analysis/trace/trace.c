@@ -1985,6 +1985,23 @@ int mb_trace_read(const char *path, mb_run *out, mb_err *err)
     return mb_trace_read_with(path, NULL, out, err);
 }
 
+/* A trace without ProfilerSteps: the steps the analysis cuts (at the
+ * optimizer's annotations or the user's), shown as step events after the
+ * rest, so a projection of its steps is of the steps gap reports. */
+static int walk_cut_steps(tr_state *st, tr_event_view_hook *hook, mb_err *err)
+{
+    mb_tr_cut_steps(st);
+    for (size_t i = 0; i < st->n_steps; i++) {
+        tr_event_view v = {.name = "step", .kind = TR_V_STEP, .thread = -1, .ts = st->steps[i].start,
+                           .dur = st->steps[i].end - st->steps[i].start, .device = -1, .stream = -1, .corr = -1,
+                           .ext_id = -1, .regs = -1, .smem = -1, .bytes = -1, .rules = st->rules};
+        int rc = hook->fn(hook->ctx, &v, &hook->err);
+        if (rc != MB_OK)
+            return mb_errf(err, rc, "%s", hook->err.msg);
+    }
+    return MB_OK;
+}
+
 int mb_trace_walk(const char *path, tr_event_fn fn, void *ctx, cJSON **device_props, mb_err *err)
 {
     if (device_props)
@@ -2001,6 +2018,8 @@ int mb_trace_walk(const char *path, tr_event_fn fn, void *ctx, cJSON **device_pr
     if ((rc = parse_start(st, p, NULL, err)) != MB_OK)
         goto done;
     rc = read_and_parse(path, p, err);
+    if (rc == MB_OK && st->n_steps == 0)
+        rc = walk_cut_steps(st, &hook, err);
     if (rc == MB_OK && device_props) {
         *device_props = st->device_props;
         st->device_props = NULL;

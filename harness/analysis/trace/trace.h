@@ -572,6 +572,11 @@ bool mb_tr_timeline(const int64_t *steps, size_t n, const tr_call *launches, siz
                     size_t ns, tr_timeline *out);
 void mb_tr_timeline_free(tr_timeline *t);
 
+/* After a parse without ProfilerSteps: the steps cut at the optimizer's
+ * annotations, else at a user annotation once an iteration, else none
+ * (docs/traces.md); mb_tr_analyse and mb_trace_walk (the projection) alike. */
+void mb_tr_cut_steps(tr_state *st);
+
 /* After a successful parse: builds the stages, warnings and evidence of
  * `run` from `st`. May reorder/overwrite st's arrays. */
 int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err);
@@ -616,7 +621,9 @@ typedef struct tr_event_view_hook {
 } tr_event_view_hook;
 
 /* Reads the trace at `path` (the same reader, bounds and errors as
- * mb_trace_read) and shows each complete event to fn. *device_props (may be
+ * mb_trace_read) and shows each complete event to fn; a trace without
+ * ProfilerSteps then shows the steps mb_tr_cut_steps cut as TR_V_STEP
+ * events named "step", after every other event. *device_props (may be
  * NULL) receives a copy of the trace's deviceProperties (NULL when absent),
  * which the caller frees with cJSON_Delete. */
 int mb_trace_walk(const char *path, tr_event_fn fn, void *ctx, cJSON **device_props, mb_err *err);

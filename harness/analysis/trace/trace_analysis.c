@@ -2620,6 +2620,12 @@ static void steps_from_annotation(tr_state *st)
     st->after_last_step_ns = st->span_end - st->steps[st->n_steps - 1].end;
 }
 
+void mb_tr_cut_steps(tr_state *st)
+{
+    steps_from_optimizer(st);
+    steps_from_annotation(st);
+}
+
 const char *mb_tr_window(const tr_state *st)
 {
     return st->n_steps == 0             ? "trace"
@@ -2693,8 +2699,7 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     header_evidence(&a);
 
     /* 1. time order */
-    steps_from_optimizer(st);
-    steps_from_annotation(st);
+    mb_tr_cut_steps(st);
     if (st->n_steps > 0)
         qsort(st->steps, st->n_steps, sizeof *st->steps, cmp_step);
     cut_steps_at_profiler_end(&a);
