@@ -1152,6 +1152,20 @@ static void test_diagnosis_step_table(void **state)
     mb_diagnosis_free(&d);
     mb_gap_free(&g);
 
+    /* a share just under its threshold that rounds to it says the figure it is (openpi's H200 trace read "60.0%
+       of the run (below its threshold 60.0% ...)") */
+    cJSON_Delete(r.evidence);
+    r.evidence = cJSON_Parse("{\"step\":{\"gpu_busy_share\":0.59996,\"kernels_per_step\":10,\"parts\":["
+                             "{\"id\":\"memory_bound\",\"share\":0.59996},{\"id\":\"host\",\"share\":0.20004},"
+                             "{\"id\":\"data\",\"share\":0.20}]}}");
+    assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+    assert_string_equal(d.findings[0].id, "gpu_compute_bound");
+    assert_true(finding_says(&d.findings[0], "GPU kernels run 60.0% of the run (below its threshold 60.0%, at 59.99%, "
+                                             "but more than half)"));
+    mb_diagnosis_free(&d);
+    mb_gap_free(&g);
+
     /* the title gives each kind its own share; the finding's (every kernel,
      * 80%) once read as tensor-core math's ("tensor-core math, 96.0%" for
      * DeepSeek's H800 step, 71.0% of it tensor-core math) */

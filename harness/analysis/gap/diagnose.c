@@ -603,15 +603,22 @@ static bool passes(double weight, double min, const th *x)
     return weight >= min || weight > x->dominant;
 }
 
+#define LIMIT_LEN 128 /* limit()'s text */
+
 /* A finding's threshold as its evidence states it: a share under its own
  * threshold that passes as more than half of the whole says so, or
  * "59.5% (threshold 60.0%)" reads as a finding that should not be there. */
 static const char *limit(char *buf, size_t len, double weight, double min, const th *x)
 {
-    char t[32];
+    char t[32], w[32];
     pct(t, sizeof t, min);
+    pct(w, sizeof w, weight);
     if (weight >= min || !(weight > x->dominant))
         snprintf(buf, len, "threshold %s", t);
+    else if (strcmp(w, t) == 0) /* 59.96% reads "60.0%": "below 60.0%" beside it needs the figure, cut, not
+                                   rounded, to two places (59.99%) so that it reads below */
+        snprintf(buf, len, "below its threshold %s, at %d.%02d%%, but more than half", t,
+                 (int)(10000 * weight) / 100, (int)(10000 * weight) % 100);
     else
         snprintf(buf, len, "below its threshold %s but more than half", t);
     return buf;
@@ -707,7 +714,7 @@ static void loader_evidence(builder *b, const mb_gap *g)
 static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32];
-    char lim[80];
+    char lim[LIMIT_LEN];
     if (!passes(f->data_share, x->dl_share, x) || !begin_finding(b, "data_loading_bound", f->data_share, r))
         return;
     if (f->step_table)
@@ -820,7 +827,7 @@ static void long_launch_evidence(builder *b, const mb_diag_figures *f)
 static void try_launch_step(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32], p3[32];
-    char lim[80];
+    char lim[LIMIT_LEN];
     bool overhead = host_overhead_signature(f, x);
     double weight = overhead ? f->launch_idle_share + f->host_idle_share : f->launch_idle_share;
     if (!passes(weight, x->lb_share, x) || !begin_finding(b, "launch_bound", weight, r))
@@ -875,7 +882,7 @@ static void try_launch(builder *b, const mb_diag_figures *f, const th *x, const 
 static void try_sync(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], e[32];
-    char lim[80];
+    char lim[LIMIT_LEN];
     /* The step table counts only GPU idle time inside syncs: waiting for a
      * busy GPU is the GPU's time, so no utilization gate is needed. */
     bool util_ok = f->step_table || f->gpu_util < 0 || f->gpu_util <= x->sb_util;
@@ -957,7 +964,7 @@ static void memory_evidence(builder *b, const mb_diag_figures *f)
 static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32], p3[32], p4[32];
-    char lim[80];
+    char lim[LIMIT_LEN];
     if (f->step_table) {
         if (!passes(f->compute_share, x->gcb_share, x) || !begin_finding(b, "gpu_compute_bound", f->compute_share, r))
             return;
@@ -1032,7 +1039,7 @@ static void cpu_stage_evidence(builder *b, const mb_gap *g)
 static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32];
-    char lim[80];
+    char lim[LIMIT_LEN];
     if (f->step_table) {
         /* GPU idle while the host runs its own code, without the host-overhead
          * signature (that one is launch_bound) */
@@ -1146,7 +1153,7 @@ static void try_share(builder *b, const mb_gap *g, const char *id, const char *w
                       const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32];
-    char lim[80];
+    char lim[LIMIT_LEN];
     if (!passes(share, min, x) || !begin_finding(b, id, share, r))
         return;
     EVIDENCE(b, "%s take %s of the %s (%s)", what, pct(p1, sizeof p1, share), f->span,
@@ -1193,7 +1200,7 @@ static bool periodic_stage(const mb_stage *s, const char *data_names)
 static void try_periodic(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32];
-    char lim[80];
+    char lim[LIMIT_LEN];
     if (!passes(f->periodic_share, x->pw_share, x) ||
         !begin_finding(b, "periodic_work_bound", f->periodic_share, r))
         return;
