@@ -2451,6 +2451,20 @@ static int run_figures(analysis *a)
     return MB_OK;
 }
 
+/* The marks array, its first n rewritten as steps, becomes the steps, and
+ * what they leave out before the first and after the last is kept. */
+static void marks_become_steps(tr_state *st, tr_step **marks, size_t *n_marks, size_t *cap_marks, size_t n)
+{
+    free(st->steps);
+    st->steps = *marks;
+    st->n_steps = n;
+    st->cap_steps = *cap_marks;
+    *marks = NULL;
+    *n_marks = *cap_marks = 0;
+    st->before_first_step_ns = st->steps[0].start - st->span_start;
+    st->after_last_step_ns = st->span_end - st->steps[st->n_steps - 1].end;
+}
+
 /* A trace without ProfilerStep#N (torch.profiler without a schedule, or
  * prof.step() never called) is one window from the profiler's start: CUDA's
  * context, each module's first launch, cuDNN's set-up and the DataLoader's
@@ -2477,15 +2491,8 @@ static void steps_from_optimizer(tr_state *st)
     for (size_t k = 1; k < n; k++)
         st->opt_marks[k - 1] = (tr_step){.number = (long long)k, .start = st->opt_marks[k - 1].end,
                                          .end = st->opt_marks[k].end};
-    free(st->steps);
-    st->steps = st->opt_marks;
-    st->n_steps = n - 1;
-    st->cap_steps = st->cap_opt_marks;
-    st->opt_marks = NULL;
-    st->n_opt_marks = st->cap_opt_marks = 0;
+    marks_become_steps(st, &st->opt_marks, &st->n_opt_marks, &st->cap_opt_marks, n - 1);
     st->steps_from_optimizer = true;
-    st->before_first_step_ns = st->steps[0].start - st->span_start;
-    st->after_last_step_ns = st->span_end - st->steps[st->n_steps - 1].end;
 }
 
 /* The user's annotations by name, then by start */
@@ -2607,17 +2614,10 @@ static void steps_from_annotation(tr_state *st)
     for (size_t k = 0; k + 1 < n; k++)
         st->ann_marks[k] = (tr_step){.number = (long long)k + 1, .start = st->ann_marks[k].start,
                                      .end = st->ann_marks[k + 1].start};
-    free(st->steps);
-    st->steps = st->ann_marks;
-    st->n_steps = n - 1;
-    st->cap_steps = st->cap_ann_marks;
-    st->ann_marks = NULL;
-    st->n_ann_marks = st->cap_ann_marks = 0;
+    marks_become_steps(st, &st->ann_marks, &st->n_ann_marks, &st->cap_ann_marks, n - 1);
     st->steps_from_annotation = true;
     snprintf(st->step_annotation, sizeof st->step_annotation, "%s", st->ann_names[best]);
     snprintf(st->step_windows_said, sizeof st->step_windows_said, "%s annotations", st->ann_names[best]);
-    st->before_first_step_ns = st->steps[0].start - st->span_start;
-    st->after_last_step_ns = st->span_end - st->steps[st->n_steps - 1].end;
 }
 
 void mb_tr_cut_steps(tr_state *st)
