@@ -297,7 +297,6 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
     bool optimizer = steps && strcmp(win->valuestring, "Optimizer.step") == 0;
     /* cut at the user's own annotation (docs/traces.md): its name is the window */
     bool annotation = steps && !optimizer && strcmp(win->valuestring, "ProfilerStep") != 0;
-
     int count = cJSON_IsNumber(n) ? (int)n->valuedouble : 0;
     bool one = count == 1;
     char at[128];
