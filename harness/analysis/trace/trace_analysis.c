@@ -1495,9 +1495,9 @@ static int count_in_steps(analysis *a, mb_err *err)
                 "%lld GPU event%s (%s of GPU time) ran outside every step's window (work launched %s, between "
                 "steps or after the last): left out of the stages, as of the step table",
                 out_n, out_n == 1 ? "" : "s", t,
-                st->steps_from_optimizer || st->steps_from_annotation ? "in the set-up before the first step"
-                                                                      : "before the profiler's first "
-                                                                                   "active step");
+                st->steps_from_optimizer || st->steps_from_annotation
+                    ? "in the set-up before the first step"
+                    : "before the profiler's first active step");
     }
     return MB_OK;
 }
@@ -2505,23 +2505,19 @@ static int cmp_mark(const void *a, const void *b)
 }
 
 /* Of one name's marks (sorted by start), those that no earlier kept one
- * holds or overlaps (the outermost, one thread's): their number, the time
- * they cover and the range from the first's start to the last's end. With
- * `out`, they are copied there. */
-static size_t outermost_marks(const tr_step *m, size_t n, tr_step *out, int64_t *cover, int64_t *range)
+ * holds or overlaps (the outermost, one thread's), copied to `out` (which
+ * may be m, or before it): their number and the time they cover. */
+static size_t outermost_marks(const tr_step *m, size_t n, tr_step *out, int64_t *cover)
 {
     size_t kept = 0;
-    int64_t end = INT64_MIN, first = n > 0 ? m[0].start : 0; /* m[0] may be overwritten through out */
+    int64_t end = INT64_MIN;
     *cover = 0;
     for (size_t i = 0; i < n; i++) {
         if (kept > 0 && m[i].start < end)
             continue;
-        if (out)
-            out[kept] = m[i];
-        *cover += m[i].end - m[i].start;
-        *range = m[i].end - first;
         end = m[i].end;
-        kept++;
+        *cover += m[i].end - m[i].start;
+        out[kept++] = m[i];
     }
     return kept;
 }
@@ -2588,13 +2584,13 @@ static void steps_from_annotation(tr_state *st)
     qsort(st->ann_marks, st->n_ann_marks, sizeof *st->ann_marks, cmp_mark);
     /* each name's outermost marks to the front of its run; [at, at + n) */
     size_t at[TR_MAX_ANN_NAMES], count[TR_MAX_ANN_NAMES] = {0};
-    int64_t cover[TR_MAX_ANN_NAMES], range[TR_MAX_ANN_NAMES] = {0}, longest = 0, spread;
+    int64_t cover[TR_MAX_ANN_NAMES], range[TR_MAX_ANN_NAMES] = {0}, longest = 0;
     for (size_t i = 0, j; i < st->n_ann_marks; i = j) {
         for (j = i; j < st->n_ann_marks && st->ann_marks[j].number == st->ann_marks[i].number; j++)
             ;
         int k = (int)st->ann_marks[i].number;
         at[k] = i;
-        count[k] = outermost_marks(st->ann_marks + i, j - i, st->ann_marks + i, &cover[k], &spread);
+        count[k] = outermost_marks(st->ann_marks + i, j - i, st->ann_marks + i, &cover[k]);
         if (count[k] >= 3 && marks_regular(st->ann_marks + i, count[k], tmp)) {
             range[k] = st->ann_marks[i + count[k] - 1].start - st->ann_marks[i].start;
             if (range[k] > longest)
