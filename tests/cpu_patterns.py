@@ -437,6 +437,25 @@ def memory_bound(ceil):
     rem = " ".join(d["diagnosis"]["findings"][0]["remedies"])
     check("memory-bound, bare array: the remedies say how to get the matmuls' FLOPs, not to fuse unseen ops",
           "record_shapes=True" in rem and "fuse them" not in rem, rem)
+    # The bare array of a GPU run (torch.autograd.profiler without use_cuda=True, as KeondoPark/luxmea's 2021 trace:
+    # aten::cudnn_convolution, no GPU event, no deviceProperties): cuDNN's ops say a GPU ran them; no CPU bound.
+    gpu_run = steps(lambda t0: body(t0) + [ev("aten::cudnn_convolution", t0 + 8000, 500)])
+    for e in gpu_run:
+        e.pop("args", None)
+    d = gap(write("cpu-memory-array-cudnn", gpu_run, kineto=False), ceil)
+    f = d["diagnosis"]["findings"][0]
+    rem, w = " ".join(f["remedies"]), " ".join(d["run"]["warnings"])
+    check("cuDNN's ops without GPU events: named unrecorded GPU activity, not CPU compute bound; its remedy records "
+          "it, no CPU remedy",
+          d["diagnosis"]["primary"] == "cpu_compute_bound" and
+          f["title"] == "GPU activity not recorded: the host's timeline only" and
+          "ProfilerActivity.CUDA" in rem and "Use all cores" not in rem and "record_shapes" not in rem and
+          "though %d ops only a GPU runs (aten::cudnn_convolution) did" % STEPS in w and
+          d["step"]["gpus_unrecorded"] == 1, (f, w))
+    d = gap(write("cpu-memory-array-plain", bare, kineto=False), ceil)
+    check("... and the same array without them is still a CPU run",
+          d["diagnosis"]["findings"][0]["title"] == "CPU compute bound" and d["step"]["gpus_unrecorded"] == 0,
+          d["diagnosis"]["findings"][0])
 
 
 def ddp_overlap(ceil):

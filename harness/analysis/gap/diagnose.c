@@ -525,7 +525,7 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
     if (strcmp(cond, "gpu_run") == 0)
         return !f->cpu_only;
     if (strcmp(cond, "cpu_cores_idle") == 0)
-        return !cpus_all_busy(f);
+        return f->gpus_unrecorded == 0 && !cpus_all_busy(f);
     return false;
 }
 
@@ -1061,8 +1061,13 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
         return;
     if (!begin_finding(b, "cpu_compute_bound", by_share ? f->cpu_share : 1 - f->gpu_util, r))
         return;
+    /* ops that ran on a GPU the trace did not record read as the host's time: no CPU bound to name */
+    const char *unrecorded = f->gpus_unrecorded > 0 ? mb_ini_get(r, "cpu_compute_bound", "title.gpu_unrecorded") : NULL;
+    if (unrecorded)
+        snprintf(b->cur->title, sizeof b->cur->title, "%s", unrecorded);
     if (by_share)
-        EVIDENCE(b, "compute on the CPU takes %s of the run (%s)", pct(p1, sizeof p1, f->cpu_share),
+        EVIDENCE(b, "%s takes %s of the run (%s)", unrecorded ? "the ops' time on the host" : "compute on the CPU",
+                 pct(p1, sizeof p1, f->cpu_share),
                  limit(lim, sizeof lim, f->cpu_share, x->cc_share, x));
     if (f->cpu_util >= 0)
         EVIDENCE(b, "CPU busy %s (threshold %s)", pct(p1, sizeof p1, f->cpu_util), pct(p2, sizeof p2, x->cc_cpu));

@@ -752,11 +752,23 @@ static bool operator_annotation(parser *p)
  * FLOPs from its forward op). An autograd node is kept for the link:
  * forward ops record "Fwd thread id" 0, a node the forward's thread (>= 1),
  * both with the node's "Sequence number". */
+/* An op only a GPU runs: cuDNN's and MIOpen's (aten::cudnn_convolution,
+ * aten::miopen_batch_norm). In a trace without GPU events they say that the
+ * run used a GPU the profiler did not record (torch.autograd.profiler
+ * without use_cuda=True): its ops' times are the host's, not CPU work. */
+static bool gpu_only_op(const char *name)
+{
+    return strncmp(name, "aten::cudnn_", 12) == 0 || strncmp(name, "aten::_cudnn_", 13) == 0 ||
+           strncmp(name, "aten::miopen_", 13) == 0 || strncmp(name, "aten::_miopen_", 14) == 0;
+}
+
 static bool fold_cpu_op(parser *p)
 {
     tr_state *st = p->st;
     event *e = &p->ev;
     st->cpu_op_events++; /* each one costs the host the profiler's own time */
+    if (gpu_only_op(e->name) && st->gpu_only_ops++ == 0)
+        snprintf(st->gpu_only_op, sizeof st->gpu_only_op, "%.47s", e->name);
     if (mb_tr_sparse_marker(e->name)) {
         if (!mb_grow((void **)&st->sparse_marks, &st->cap_sparse_marks, st->n_sparse_marks + 1,
                      sizeof *st->sparse_marks))

@@ -450,6 +450,8 @@ typedef struct tr_state {
     tr_ivlist sync_calls;    /* [start, end) of each [runtime] sync call, unmerged: the closing one is told apart */
     long long coll_host_count;
     long long cpu_op_events; /* cpu_op records (aten ops): the profiler's host cost is per op */
+    long long gpu_only_ops;  /* of them, ops only a GPU runs (cuDNN's, MIOpen's) */
+    char gpu_only_op[48];    /* the first one's name */
     tr_step *steps;
     size_t n_steps, cap_steps;
     /* the host's Optimizer.step annotations: a trace without ProfilerSteps

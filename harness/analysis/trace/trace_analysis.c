@@ -2361,6 +2361,11 @@ static void partial_reasons(analysis *a)
                    "activity was not recorded (ProfilerActivity.CUDA); the ops' times are the host's, and no op is "
                    "held against a CPU ceiling",
                 listed, listed == 1 ? "" : "s");
+    else if (st->n_devices == 0 && st->gpu_only_ops > 0)
+        partial(a, "no GPU events (kernel, gpu_memcpy, gpu_memset) though %lld ops only a GPU runs (%s) did: GPU "
+                   "activity was not recorded (ProfilerActivity.CUDA, or use_cuda=True in the older "
+                   "torch.autograd.profiler); the ops' times are the host's, and no op is held against a CPU ceiling",
+                st->gpu_only_ops, st->gpu_only_op);
     else if (st->n_devices == 0)
         partial(a, "no GPU events (kernel, gpu_memcpy, gpu_memset): a CPU-only trace or GPU "
                    "activity was not recorded; GPU busy/idle, kernel classes and GPU stages are "

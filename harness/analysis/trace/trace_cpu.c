@@ -532,7 +532,14 @@ static int no_ceiling_reason(const tr_state *st, cJSON *ev, int c, const char *n
 {
     const char *why = NULL;
     char listed[256];
-    if (gpus > 0 && (c == TR_CPU_CONV || c == TR_CPU_GEMM || c == TR_CPU_MEM)) {
+    int props = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ev, "device_properties"));
+    if (gpus > 0 && props == 0 && (c == TR_CPU_CONV || c == TR_CPU_GEMM || c == TR_CPU_MEM)) {
+        snprintf(listed, sizeof listed,
+                 "%lld ops only a GPU runs (%s) say the run used a GPU the trace did not record: these ops' time "
+                 "here is the host's; record with ProfilerActivity.CUDA too (use_cuda=True in the older profiler)",
+                 st->gpu_only_ops, st->gpu_only_op);
+        why = listed;
+    } else if (gpus > 0 && (c == TR_CPU_CONV || c == TR_CPU_GEMM || c == TR_CPU_MEM)) {
         snprintf(listed, sizeof listed,
                  "the trace lists %d GPU%s (deviceProperties) but recorded no GPU activity: these ops may have run "
                  "there, and their time here is the host's; record with ProfilerActivity.CUDA too",
@@ -707,6 +714,8 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
      * times are the host's, whatever device they ran on */
     const cJSON *props = cJSON_GetObjectItemCaseSensitive(ev, "device_properties"); /* deviceProperties */
     int gpus = cJSON_IsArray(props) ? cJSON_GetArraySize(props) : 0;
+    if (gpus == 0 && st->gpu_only_ops > 0)
+        gpus = 1; /* none listed, but cuDNN's ops ran: at least one */
     cJSON_AddNumberToObject(step, "gpus_unrecorded", gpus);
     cJSON_AddNumberToObject(step, "optimizer_backward_seconds", (double)opt_backward / 1e9 / per);
     if (opt_backward > 0) {
