@@ -452,6 +452,13 @@ def memory_bound(ceil):
           "ProfilerActivity.CUDA" in rem and "Use all cores" not in rem and "record_shapes" not in rem and
           "though %d ops only a GPU runs (aten::cudnn_convolution) did" % STEPS in w and
           d["step"]["gpus_unrecorded"] == 1, (f, w))
+    for target in ("t4", "all"):
+        p = subprocess.run([MLBENCH, "gap", "--run", os.path.join(WORK, "cpu-memory-array-cudnn.json"), "--ceilings",
+                            ceil, "--target", target], capture_output=True, text=True)
+        check("cuDNN's ops without GPU events, --target %s: no projection (not its host CPU's, not a GPU's kept "
+              "stages), saying to record the GPU" % target,
+              p.returncode == 2 and "the trace recorded no GPU activity, though its run used a GPU" in p.stderr and
+              "ProfilerActivity.CUDA" in p.stderr and p.stdout == "", (p.returncode, p.stderr))
     d = gap(write("cpu-memory-array-plain", bare, kineto=False), ceil)
     check("... and the same array without them is still a CPU run",
           d["diagnosis"]["findings"][0]["title"] == "CPU compute bound" and d["step"]["gpus_unrecorded"] == 0,

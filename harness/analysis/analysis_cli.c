@@ -320,6 +320,8 @@ static int rank(const gap_args *a, gap_state *s, mb_err *err)
     mb_rank_opts o = { .targets = a->target, .prices = a->prices, .n_prices = a->n_prices,
                        .prices_file = a->prices_file, .epoch_steps = a->epoch_steps, .phase = a->ceiling,
                        .step_seconds = a->step_seconds, .host_seconds = a->host_seconds };
+    if (mb_rank_gpus_unrecorded(&s->run)) /* no per-stage fallback either */
+        return mb_errf(err, MB_EUSAGE, "%s", MB_GPUS_UNRECORDED);
     int rc = mb_rank_build(a->run, &s->run, &s->here, &s->matching, &o, &s->ranking, err);
     bool single = strcmp(a->target, "all") != 0 && strchr(a->target, ',') == NULL;
     if (rc == MB_EUSAGE && single && !a->n_prices && !a->prices_file && a->step_seconds == 0 && a->host_seconds == 0 &&

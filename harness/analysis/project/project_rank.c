@@ -64,6 +64,13 @@ static bool cpu_trace(const mb_run *run)
     return is_trace(run) && cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0;
 }
 
+bool mb_rank_gpus_unrecorded(const mb_run *run)
+{
+    const cJSON *step = run->evidence ? cJSON_GetObjectItemCaseSensitive(run->evidence, "step") : NULL;
+    const cJSON *n = cJSON_IsObject(step) ? cJSON_GetObjectItemCaseSensitive(step, "gpus_unrecorded") : NULL;
+    return cpu_trace(run) && cJSON_IsNumber(n) && n->valuedouble > 0;
+}
+
 bool mb_rank_wanted(const char *targets, const mb_run *run)
 {
     if (targets == NULL)
@@ -978,6 +985,8 @@ static int stage_rows(const mb_run *run, const mb_ceilings *here, const mb_ini *
 {
     mb_gap g;
     memset(&g, 0, sizeof g);
+    if (mb_rank_gpus_unrecorded(run))
+        return mb_errf(err, MB_EUSAGE, "%s", MB_GPUS_UNRECORDED);
     int rc = mb_gap_build(run, here, matching, &g, err);
     if (rc)
         return rc;

@@ -107,6 +107,18 @@ typedef struct mb_ranking {
 /* Whether --target asks for the ranking (a list or `all`) rather than one machine. */
 bool mb_rank_wanted(const char *targets, const mb_run *run);
 
+/* A GPU run whose GPU activity its trace did not record (trace_cpu.c,
+ * step.gpus_unrecorded: deviceProperties, or ops only a GPU runs): its ops'
+ * times are the host's launching them, and neither a host CPU nor a GPU's
+ * figures can take them anywhere: no projection, MB_GPUS_UNRECORDED says
+ * why. */
+bool mb_rank_gpus_unrecorded(const mb_run *run);
+#define MB_GPUS_UNRECORDED                                                                                          \
+    "--target: the trace recorded no GPU activity, though its run used a GPU (deviceProperties, or ops only a GPU " \
+    "runs such as aten::cudnn_convolution): its ops' times are the host's launching them, which no machine's "      \
+    "figures project; profile again with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] and project "     \
+    "that trace"
+
 /* The refusal of --host-ms for a run projected stage by stage (gap's CLI
  * before ranking, the ranking when it falls back to the stage model). */
 #define MB_HOST_MS_NEEDS_KERNELS                                                                              \
