@@ -502,6 +502,35 @@ static const char *optimizer_steps_json =
 #undef OPT_WORK
 #undef OPT_STEP
 
+/* Without any step, the one window is the trace's span, as gap's run: a
+ * 1-ms op and 4 ms of Python before the first launch are in it (the
+ * projection's own span of launches and kernels began at the launch). */
+static const char *no_step_json =
+    "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"numSms\": 132,"
+    " \"maxThreadsPerMultiprocessor\": 2048}],\n"
+    "\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::empty\", \"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 1000},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 5000,"
+    " \"dur\": 10, \"args\": {\"correlation\": 1}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_elementwise_kernel\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 5010, \"dur\": 2000, \"args\": {\"correlation\": 1, \"stream\": 7, \"device\": 0,"
+    " \"grid\": [100000, 1, 1], \"block\": [128, 1, 1]}}\n"
+    "]}\n";
+
+static void test_trace_no_step(void **s)
+{
+    (void)s;
+    mb_proj_trace *t = load_trace(no_step_json);
+    mb_err err = { 0 };
+    assert_int_equal(mb_proj_trace_steps(t), 1);
+    mb_proj_gpu here = gpu(132, 67, 989.4, 3350, 2048);
+    mb_proj_outcome o;
+    assert_int_equal(mb_proj_trace_run(t, &here, NULL, 1, &o, &err), MB_OK);
+    assert_true(fabs(o.here.step - 0.00701) < 2e-6);
+    CLOSE(o.here.gpu_busy, 0.002);
+    mb_proj_trace_free(t);
+}
+
 static void test_trace_optimizer_steps(void **s)
 {
     (void)s;
@@ -788,6 +817,7 @@ int main(void)
         cmocka_unit_test(test_relay_slower_gpu),
         cmocka_unit_test(test_datasheet_gpu),
         cmocka_unit_test(test_trace_projection), cmocka_unit_test(test_trace_optimizer_steps),
+        cmocka_unit_test(test_trace_no_step),
         cmocka_unit_test(test_split_overlap),
         cmocka_unit_test(test_trace_leading_sync),
         cmocka_unit_test(test_trace_calibrate),
