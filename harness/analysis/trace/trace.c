@@ -746,12 +746,6 @@ static bool operator_annotation(parser *p)
     return kind == TR_ANN_STEP || kind == TR_ANN_DATALOADER || kind == TR_ANN_OPTIMIZER;
 }
 
-/* Every op of a family is kept, with its count or without one: a kernel
- * launched inside an op whose shapes gave no count is still that op's (a
- * memory-bound op's time without bytes, a backward matmul that takes its
- * FLOPs from its forward op). An autograd node is kept for the link:
- * forward ops record "Fwd thread id" 0, a node the forward's thread (>= 1),
- * both with the node's "Sequence number". */
 /* An op only a GPU runs: cuDNN's and MIOpen's (aten::cudnn_convolution,
  * aten::miopen_batch_norm). In a trace without GPU events they say that the
  * run used a GPU the profiler did not record (torch.autograd.profiler
@@ -762,6 +756,12 @@ static bool gpu_only_op(const char *name)
            strncmp(name, "aten::miopen_", 13) == 0 || strncmp(name, "aten::_miopen_", 14) == 0;
 }
 
+/* Every op of a family is kept, with its count or without one: a kernel
+ * launched inside an op whose shapes gave no count is still that op's (a
+ * memory-bound op's time without bytes, a backward matmul that takes its
+ * FLOPs from its forward op). An autograd node is kept for the link:
+ * forward ops record "Fwd thread id" 0, a node the forward's thread (>= 1),
+ * both with the node's "Sequence number". */
 static bool fold_cpu_op(parser *p)
 {
     tr_state *st = p->st;

@@ -531,7 +531,7 @@ static int cpu_stage(mb_run *run, const char *name, const char *comp, const char
 static int no_ceiling_reason(const tr_state *st, cJSON *ev, int c, const char *name, int gpus, mb_err *err)
 {
     const char *why = NULL;
-    char listed[256];
+    char listed[320];
     int props = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ev, "device_properties"));
     if (gpus > 0 && props == 0 && (c == TR_CPU_CONV || c == TR_CPU_GEMM || c == TR_CPU_MEM)) {
         snprintf(listed, sizeof listed,
