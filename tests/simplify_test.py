@@ -1215,6 +1215,9 @@ class CpuTraceThroughGap(unittest.TestCase):
         self.assertEqual(len(said), 1, g["run"]["warnings"])
         self.assertIn("no ProfilerStep#N or Optimizer.step annotations: the steps are cut at the 6 'train_step' "
                       "annotations", said[0])
+        # the diagnosis speaks of the step, as the headline does (its share read "of the run")
+        evidence = " ".join(g["diagnosis"]["findings"][0]["evidence"])
+        self.assertRegex(evidence, r"compute on the CPU takes [0-9.]+% of the step")
 
 class DdpFigures(unittest.TestCase):
     """DDP's gradient all-reduce in the stage file and the summary, from known mode figures."""

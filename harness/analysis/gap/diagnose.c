@@ -1007,10 +1007,10 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
         EVIDENCE(b, "GPU busy %s of the time (threshold %s)", pct(p1, sizeof p1, f->gpu_util),
                  pct(p2, sizeof p2, x->gcb_util));
     if (by_share)
-        EVIDENCE(b, "GEMM/conv/memory-bound GPU work: %s of the run (%s)",
-                 pct(p1, sizeof p1, f->compute_share), limit(lim, sizeof lim, f->compute_share, x->gcb_share, x));
+        EVIDENCE(b, "GEMM/conv/memory-bound GPU work: %s of the %s (%s)", pct(p1, sizeof p1, f->compute_share),
+                 f->span, limit(lim, sizeof lim, f->compute_share, x->gcb_share, x));
     else
-        EVIDENCE(b, "GEMM/conv/memory-bound GPU work: %s of the run", pct(p1, sizeof p1, f->compute_share));
+        EVIDENCE(b, "GEMM/conv/memory-bound GPU work: %s of the %s", pct(p1, sizeof p1, f->compute_share), f->span);
     if (f->compute_efficiency >= 0)
         EVIDENCE(b, "that work runs at %.0f%% of the measured ceilings (time-weighted)", 100 * f->compute_efficiency);
     add_remedies(b, r, f, x->eff_low);
@@ -1066,8 +1066,8 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
     if (unrecorded)
         snprintf(b->cur->title, sizeof b->cur->title, "%s", unrecorded);
     if (by_share)
-        EVIDENCE(b, "%s takes %s of the run (%s)", unrecorded ? "the ops' time on the host" : "compute on the CPU",
-                 pct(p1, sizeof p1, f->cpu_share),
+        EVIDENCE(b, "%s takes %s of the %s (%s)", unrecorded ? "the ops' time on the host" : "compute on the CPU",
+                 pct(p1, sizeof p1, f->cpu_share), f->span,
                  limit(lim, sizeof lim, f->cpu_share, x->cc_share, x));
     if (f->cpu_util >= 0)
         EVIDENCE(b, "CPU busy %s (threshold %s)", pct(p1, sizeof p1, f->cpu_util), pct(p2, sizeof p2, x->cc_cpu));
@@ -1075,7 +1075,7 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
         EVIDENCE(b, "GPU busy %s (CPU bound below %s)", pct(p1, sizeof p1, f->gpu_util),
                  pct(p2, sizeof p2, x->cc_gpu));
     if (f->gpu_util >= 0 || f->launches > 0)
-        EVIDENCE(b, "kernel launches: %s of the run", pct(p1, sizeof p1, f->launch_share));
+        EVIDENCE(b, "kernel launches: %s of the %s", pct(p1, sizeof p1, f->launch_share), f->span);
     cpu_stage_evidence(b, g);
     if (f->torch_threads > 0 && f->cpus_allowed > 0) {
         int ranks = f->host_ranks > 0 ? f->host_ranks : 1;
