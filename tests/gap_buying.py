@@ -18,7 +18,9 @@ LIST|all` on traces with a known shape (scripts/gen_large_trace.py --pattern):
     and refused from another GPU's, or without the shapes that give it work;
   - a run whose step is compute on the host CPU (a simplify run of a CPU
     loop) is projected onto no GPU's datasheet (each kept that compute: every
-    GPU at 1.00x), and onto a measured machine's CPU, named so.
+    GPU at 1.00x), and onto a measured machine's CPU, named so;
+  - the H200's `checked` from this project's H100-H200 pairs only for a
+    trace from a Hopper GPU.
 
 Environment (tests/CMakeLists.txt): MLBENCH, SRC, WORK.
 """
@@ -207,6 +209,60 @@ def no_datasheet():
               "record_shapes=True" in p.stderr, (p.returncode, p.stderr))
 
 
+def pairs_line(mode, stem):
+    """configs/gap/projection_error.ini's [pairs.MODE] line of stem: (mean %, count, from)."""
+    section, found = None, None
+    with open(os.path.join(SRC, "configs", "gap", "projection_error.ini"), encoding="utf-8") as f:
+        for line in f:
+            line = line.split(";")[0].strip()
+            if line.startswith("["):
+                section = line[1:-1]
+            elif section == "pairs." + mode and line.split("=")[0].strip() == stem:
+                pct, n, src = line.split("=")[1].split()
+                found = (float(pct), int(n), src)
+    return found
+
+
+def checked_by_architecture():
+    """The H200's `checked` comes from this project's H100-H200 pairs only for a
+    trace from a Hopper GPU: from an A100's trace no projection across
+    architectures was measured, so the row shows none ('-', its nearest
+    class named, the pairs' figure beside it), not the 3% it once showed
+    beside the H100's 16%."""
+    src = trace("compute-tensor")
+    with open(src, encoding="utf-8") as f:
+        text = f.read()
+
+    def h200_row(device):
+        path = os.path.join(WORK, "checked-%s.json" % device.replace(" ", "_"))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text.replace("NVIDIA H100 80GB HBM3", device, 1))
+        m = gap(path, "--target", "h200-sxm,h100-sxm")
+        return {x["target"]: x for x in rows(m)}
+
+    r = h200_row("NVIDIA H100 80GB HBM3")["h200-sxm"]
+    pct, n, frm = pairs_line(r["figures"], "h200-sxm")
+    check("checked: an H100's trace onto the H200, the pairs' figure (rule 1)", r["checked_basis"] == "pairs" and
+          r["checked_error_pct"] == pct and r["checked_projections"] == n and r["checked_from"] == frm, r)
+    r = h200_row("NVIDIA H100 NVL")["h200-sxm"]
+    pct, n, frm = pairs_line(r["figures"], "h200-sxm")
+    check("checked: an H100 NVL's trace (Hopper) onto the H200, the pairs' figure (rule 3)",
+          r["checked_basis"] == "pairs" and r["checked_error_pct"] == pct and r["checked_from"] == frm, r)
+    both = h200_row("NVIDIA A100-SXM4-80GB")
+    r, h100 = both["h200-sxm"], both["h100-sxm"]
+    pct, n, frm = pairs_line(r["figures"], "h200-sxm")
+    check("checked: an A100's trace onto the H200, none: the pairs' figure beside it, the H100's class named",
+          r["checked_error_pct"] is None and r["checked_projections"] == 0 and r["checked_pairs_error_pct"] == pct and
+          r["checked_pairs_projections"] == n and r["checked_from"] == frm and
+          r["checked_nearest"] == "H100 SXM5 80GB (Hopper)" and
+          r["checked_nearest_error_pct"] == h100["checked_error_pct"] and h100["checked_basis"] == "public", (r, h100))
+    text = " ".join(subprocess.run([MLBENCH, "gap", "--run", os.path.join(WORK, "checked-NVIDIA_A100-SXM4-80GB.json"),
+                                    "--ceilings", REF, "--target", "h200-sxm"], check=True, capture_output=True,
+                                   text=True).stdout.split())
+    check("checked: ... and the text says why", "checked, H200 SXM 141GB: '-' from Ampere: this project's pairs "
+          "checked it from H100 SXM5 80GB only" in text, text[-1500:])
+
+
 def stage_file(name, steps, stages):
     """A stage file (version 2) of these stages in WORK; its path."""
     path = os.path.join(WORK, name)
@@ -372,6 +428,7 @@ def main():
     priced()
     copies()
     no_datasheet()
+    checked_by_architecture()
     cpu_run()
     cpu_run_of_other_ops()
     print("%d failed" % fails)

@@ -61,18 +61,30 @@ static void test_pairs_from_here(void **s)
     assert_true(c.n == 7 && c.pct == 3.7 && c.from_here);
 }
 
-/* rule 2: the public figure from elsewhere; rule 3: the pairs' from another GPU, said so */
+/* rule 2: the public figure from elsewhere; rule 3: the pairs' from another GPU of the trace's
+ * architecture, said so; from another architecture or an unknown GPU the pairs measured nothing:
+ * rule 4, with the pairs' figure beside it */
 static void test_public_then_pairs(void **s)
 {
     (void)s;
     mb_checked c = find("datasheet", "h100-sxm", "a100-pcie-40gb");
     assert_true(c.n == 52 && c.pct == 15.7 && !c.from_here);
     assert_string_equal(c.basis, "public");
-    c = find("datasheet", "h200-sxm", "a100-pcie-40gb");
-    assert_true(c.n == 7 && c.pct == 3.1 && !c.from_here);
+    c = find("datasheet", "h200-sxm", "h100-nvl"); /* Hopper, as the H100 SXM the pairs projected from */
+    assert_true(c.n == 7 && c.pct == 3.1 && !c.from_here && c.pairs_n == 0);
     assert_string_equal(c.basis, "pairs");
-    c = find("datasheet", "h200-sxm", NULL);
-    assert_true(c.n == 7 && !c.from_here);
+    assert_string_equal(c.from, "h100-sxm");
+    c = find("datasheet", "h200-sxm", "a100-pcie-40gb"); /* Ampere: no pair crossed architectures */
+    assert_true(c.n == 0 && c.pairs_n == 7 && c.pairs_pct == 3.1);
+    assert_string_equal(c.from, "h100-sxm");
+    assert_string_equal(c.here_arch, "Ampere");
+    assert_string_equal(c.nearest, "H100 SXM5 80GB (Hopper)"); /* not itself: its own figure is not this trace's */
+    assert_true(c.nearest_pct == 15.7);
+    c = find("datasheet", "h200-sxm", NULL); /* the trace's GPU unknown */
+    assert_true(c.n == 0 && c.pairs_n == 7);
+    assert_string_equal(c.here_arch, "");
+    c = find("datasheet", "b200", "v100-pcie"); /* the H200 is no member of Hopper's checked class for a Volta trace */
+    assert_string_equal(c.nearest, "H100 SXM5 80GB (Hopper)");
 }
 
 /* rule 4: the same architecture; else the one before (highest compute capability below); else after */
@@ -86,13 +98,13 @@ static void test_nearest_class(void **s)
     c = find("datasheet", "a10g", NULL); /* 8.6, Ampere (GA10x): the A100 is Ampere too */
     assert_string_equal(c.nearest, "A100 PCIe 40GB (Ampere)");
     /* Blackwell 10.0, none checked: Hopper, the highest below; the worst figure of the class by rules 1-3 */
-    c = find("datasheet", "b200", "a100-pcie-40gb");
+    c = find("datasheet", "b200", "h100-sxm"); /* the H200 by rule 1, the H100 by rule 2 */
     assert_string_equal(c.nearest, "H100 SXM5 80GB, H200 SXM 141GB (Hopper)");
     assert_true(c.nearest_pct == 15.7);
-    c = find("datasheet", "b300", NULL); /* 10.3: not in gpu-arch.ini, its major version's Blackwell */
+    c = find("datasheet", "b300", "h100-sxm"); /* 10.3: not in gpu-arch.ini, its major version's Blackwell */
     assert_string_equal(c.nearest, "H100 SXM5 80GB, H200 SXM 141GB (Hopper)");
     c = find("datasheet", "rtx-pro-6000-blackwell", NULL); /* 12.0 Blackwell (GB20x): Hopper too */
-    assert_string_equal(c.nearest, "H100 SXM5 80GB, H200 SXM 141GB (Hopper)");
+    assert_string_equal(c.nearest, "H100 SXM5 80GB (Hopper)");
     c = find("datasheet", "v100-pcie", NULL); /* Volta 7.0, nothing checked below: the next after, Ampere */
     assert_string_equal(c.nearest, "A100 PCIe 40GB (Ampere)");
     c = find("measured", "b200", NULL); /* nothing checked in this mode: no class */

@@ -30,17 +30,40 @@ static int read_line(const mb_ini *errors, const char *section, const char *stem
     return 1;
 }
 
+/* The next stem of a comma-separated list at *p into stem; false at its end. */
+static bool next_stem(const char **p, char *stem, size_t len)
+{
+    if (**p == '\0')
+        return false;
+    size_t k = strcspn(*p, ",");
+    snprintf(stem, len, "%.*s", (int)k, *p);
+    *p += k + ((*p)[k] == ',');
+    return true;
+}
+
 /* Whether `stem` is one of the comma-separated `list`. */
 static bool in_list(const char *list, const char *stem)
 {
-    size_t len = strlen(stem);
-    for (const char *p = list; len && *p;) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n == len && strncmp(p, stem, n) == 0)
+    char s[64];
+    for (const char *p = list; next_stem(&p, s, sizeof s);)
+        if (*stem && strcmp(s, stem) == 0)
             return true;
-        p = end ? end + 1 : p + n;
-    }
+    return false;
+}
+
+/* Whether the trace's GPU (here) is of the architecture of one of the
+ * comma-separated `list`: the pairs' within-architecture figure then stands
+ * for it. An unknown GPU is not. */
+static bool same_arch_as_one(const char *list, const char *here)
+{
+    char arch[32], other[32];
+    double cc;
+    if (here == NULL || !*here || !mb_checked_arch(here, arch, sizeof arch, &cc))
+        return false;
+    char stem[64];
+    for (const char *p = list; next_stem(&p, stem, sizeof stem);)
+        if (mb_checked_arch(stem, other, sizeof other, &cc) && strcmp(arch, other) == 0)
+            return true;
     return false;
 }
 
@@ -68,9 +91,15 @@ static int own_figure(const mb_ini *errors, const char *mode, const char *stem, 
         return MB_EUSAGE;
     if (pub == 1) /* rule 2 */
         *c = (mb_checked){ .pct = ppct, .n = pn, .basis = "public" };
-    else if (pr == 1) { /* rule 3 */
+    else if (pr == 1 && same_arch_as_one(from, here)) { /* rule 3 */
         *c = (mb_checked){ .pct = pct, .n = n, .basis = "pairs" };
         snprintf(c->from, sizeof c->from, "%s", from);
+    } else if (pr == 1) { /* rule 4, the pairs said beside it: they measured no projection across architectures */
+        *c = (mb_checked){ .pairs_pct = pct, .pairs_n = n };
+        snprintf(c->from, sizeof c->from, "%s", from);
+        double cc;
+        if (here == NULL || !*here || !mb_checked_arch(here, c->here_arch, sizeof c->here_arch, &cc))
+            c->here_arch[0] = '\0';
     }
     return MB_OK;
 }
@@ -212,22 +241,35 @@ static void names_of(const char *stems, char *out, size_t len)
 {
     size_t used = 0;
     out[0] = '\0';
-    for (const char *p = stems; *p && used + 1 < len;) {
-        char stem[64], name[96];
-        size_t k = strcspn(p, ",");
-        snprintf(stem, sizeof stem, "%.*s", (int)k, p);
+    char stem[64], name[96];
+    for (const char *p = stems; used + 1 < len && next_stem(&p, stem, sizeof stem);) {
         short_name(stem, name, sizeof name);
         int w = snprintf(out + used, len - used, "%s%s", used ? ", " : "", name);
         used = w > 0 && (size_t)w < len - used ? used + (size_t)w : len - 1;
-        p += k + (p[k] == ',');
     }
 }
 
 /* x, never checked, stands for w's class with the same figure (a row's mode decides the figure) */
 static bool same_class(const mb_rank_row *x, const mb_rank_row *w)
 {
-    return x->ok && x->checked.n == 0 && strcmp(x->checked.nearest, w->checked.nearest) == 0 &&
+    return x->ok && x->checked.n == 0 && x->checked.pairs_n == 0 && strcmp(x->checked.nearest, w->checked.nearest) == 0 &&
            x->checked.nearest_pct == w->checked.nearest_pct;
+}
+
+/* A row checked by the pairs from another architecture than the trace's GPU: '-' and why. */
+static int other_arch_note(const mb_rank_row *w, char ***notes, int *n_notes, mb_err *err)
+{
+    char buf[1024], from[200], cls[300] = "", src[64] = "a GPU of unknown architecture";
+    names_of(w->checked.from, from, sizeof from);
+    if (w->checked.here_arch[0])
+        snprintf(src, sizeof src, "%s", w->checked.here_arch);
+    if (w->checked.nearest[0])
+        snprintf(cls, sizeof cls, "; nearest checked class: %s, up to %.0f%%", w->checked.nearest,
+                 w->checked.nearest_pct);
+    snprintf(buf, sizeof buf, "checked, %s: '-' from %s: this project's pairs checked it from %s only (%.1f%% over "
+             "%ld projections, one architecture)%s",
+             w->label, src, from, w->checked.pairs_pct, w->checked.pairs_n, cls);
+    return push(notes, n_notes, buf, err);
 }
 
 int mb_checked_notes(const struct mb_rank_row *rows, int n, char ***notes, int *n_notes, mb_err *err)
@@ -238,6 +280,8 @@ int mb_checked_notes(const struct mb_rank_row *rows, int n, char ***notes, int *
     int rc = MB_OK;
     for (int i = 0; i < n && rc == MB_OK; i++) {
         const mb_rank_row *w = &rows[i];
+        if (w->ok && w->checked.pairs_n > 0)
+            rc = other_arch_note(w, notes, n_notes, err);
         if (!w->ok || w->checked.n == 0 || strcmp(w->checked.basis, "pairs") != 0)
             continue;
         names_of(w->checked.from, from, sizeof from);
@@ -254,7 +298,7 @@ int mb_checked_notes(const struct mb_rank_row *rows, int n, char ***notes, int *
     /* one note per nearest class, naming the machines it stands for */
     for (int i = 0; i < n && rc == MB_OK; i++) {
         const mb_rank_row *w = &rows[i];
-        if (!w->ok || w->checked.n > 0 || !w->checked.nearest[0])
+        if (!w->ok || w->checked.n > 0 || w->checked.pairs_n > 0 || !w->checked.nearest[0])
             continue;
         bool first = true;
         for (int k = 0; k < i; k++)

@@ -16,9 +16,13 @@
  *   1. the pairs' figure when the trace ran on a GPU they projected from:
  *      the same source and target kinds as measured (H100 -> H200);
  *   2. else the public data's figure (projections from other architectures);
- *   3. else the pairs' figure from another GPU: it was checked from that
+ *   3. else the pairs' figure from another GPU of the architecture of the
+ *      trace's GPU (an H100 NVL's trace onto the H200): checked from that
  *      GPU only, and the row says so (basis "pairs", `from`);
- *   4. else never checked. The nearest checked class is then named: the
+ *   4. else never checked, for this trace: the pairs measured no projection
+ *      across architectures, so from another architecture's GPU (or an
+ *      unknown one) their figure is only said beside the row (pairs_pct,
+ *      pairs_n, `from`). The nearest checked class is then named: the
  *      checked GPUs of its architecture (the first word of gpu-arch.ini's
  *      name for its [gpu] compute_capability: Hopper, Ampere, Ada), else
  *      those of the architecture before it (the checked ones with the
@@ -40,6 +44,9 @@ typedef struct mb_checked {
     long n;              /* projections; 0 = never checked */
     char basis[16];      /* "public" (rule 2) | "pairs" (rules 1, 3) | "" */
     char from[64];       /* pairs: the datasheet stems projected from ("h100-sxm") */
+    double pairs_pct;    /* n = 0: the pairs' figure from `from`, another architecture than the trace's GPU */
+    long pairs_n;        /* its projections; 0 = no pairs line */
+    char here_arch[32];  /* pairs_n > 0: the architecture of the trace's GPU ("Volta"); "" unknown */
     bool from_here;      /* pairs: the trace ran on one of them (rule 1) */
     char nearest[200];   /* n = 0: the nearest checked class, "H100 SXM5 80GB, H200 SXM 141GB (Hopper)"; "" none */
     double nearest_pct;  /* the highest checked figure among them */

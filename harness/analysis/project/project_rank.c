@@ -1228,8 +1228,9 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
                       "checked: the mean absolute error of the projected steps onto that GPU, in the row's mode "
                       "(datasheet or measured; configs/gap/projection_error.ini): on the same public measurements, "
                       "each GPU's figure from projections made without its data (leave-one-GPU-out), or on this "
-                      "project's own pairs (an H100 and an H200) where the trace ran on the GPU they projected from; "
-                      "'-': never checked against a measurement, the nearest checked class named below");
+                      "project's own pairs (an H100 and an H200) where the trace ran on a GPU of the architecture "
+                      "they projected from; '-': never checked against a measurement from such a trace, the nearest "
+                      "checked class named below");
     if (rc == MB_OK && strcmp(r->model, "kernel") == 0) {
         char **cn = NULL;
         int n_cn = 0;
@@ -1525,6 +1526,11 @@ cJSON *mb_rank_json(const mb_ranking *r)
                 if (w->checked.nearest[0] && strcmp(w->model, "kernel") == 0) {
                     cJSON_AddStringToObject(o, "checked_nearest", w->checked.nearest);
                     cJSON_AddNumberToObject(o, "checked_nearest_error_pct", w->checked.nearest_pct);
+                }
+                if (w->checked.pairs_n > 0) { /* the pairs, from another architecture than the trace's GPU */
+                    cJSON_AddStringToObject(o, "checked_from", w->checked.from);
+                    cJSON_AddNumberToObject(o, "checked_pairs_error_pct", w->checked.pairs_pct);
+                    cJSON_AddNumberToObject(o, "checked_pairs_projections", (double)w->checked.pairs_n);
                 }
             }
         }
