@@ -1018,7 +1018,7 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
 
 /* The CPU stages behind the CPU share, largest first as the gap lists them,
  * and those with FLOPs against the CPU GEMM/conv ceilings. */
-static void cpu_stage_evidence(builder *b, const mb_gap *g)
+static void cpu_stage_evidence(builder *b, const mb_gap *g, const mb_diag_figures *f)
 {
     char list[400] = "";
     size_t at = 0;
@@ -1032,7 +1032,7 @@ static void cpu_stage_evidence(builder *b, const mb_gap *g)
                                100 * g->stages[i].share);
     }
     if (at)
-        EVIDENCE(b, "on the CPU: %s", list);
+        EVIDENCE(b, "%s: %s", f->gpus_unrecorded > 0 ? "on the host's timeline" : "on the CPU", list);
     flop_evidence(b, g);
 }
 
@@ -1076,7 +1076,7 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
                  pct(p2, sizeof p2, x->cc_gpu));
     if (f->gpu_util >= 0 || f->launches > 0)
         EVIDENCE(b, "kernel launches: %s of the %s", pct(p1, sizeof p1, f->launch_share), f->span);
-    cpu_stage_evidence(b, g);
+    cpu_stage_evidence(b, g, f);
     if (f->torch_threads > 0 && f->cpus_allowed > 0) {
         int ranks = f->host_ranks > 0 ? f->host_ranks : 1;
         char on[48] = "";

@@ -25,6 +25,11 @@
 static const char *const cpu_class_names[TR_CPU_N] = { "conv (cpu)", "gemm (cpu)", "optimizer",
                                                         "memory-bound ops (cpu)", "other aten ops",
                                                         "collective (host)" };
+/* The same classes in a GPU run whose GPU activity was not recorded: the
+ * ops ran on the GPU, their time is the host's (not "conv (cpu)"). */
+static const char *const unrecorded_class_names[TR_CPU_N] = { "conv ops (host time)", "gemm ops (host time)",
+                                                               "optimizer", "memory-bound ops (host time)",
+                                                               "other aten ops", "collective (host)" };
 
 /* Which class a host event belongs to, or -1. */
 static int cpu_class(const tr_state *st, const char *name, size_t len, bool mem_bytes)
@@ -732,17 +737,18 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     static const char *const classes[1 + TR_CPU_N] = { "dataloader", "conv", "gemm", "optimizer", "memory-bound",
                                                        "ops", "collective" };
     char source[256];
+    const char *const *names = gpus > 0 ? unrecorded_class_names : cpu_class_names;
     for (int k = 0; k <= TR_CPU_N && rc == MB_OK; k++) {
         int c = k - 1;
         if (c == TR_CPU_COLL && coll_busy > 0) { /* hidden behind the ops, still a stage */
             if (excl[k] > 0)
-                part_json(parts, ids[k], cpu_class_names[c], classes[k], excl[k], per, wall);
+                part_json(parts, ids[k], names[c], classes[k], excl[k], per, wall);
             rc = coll_stages(st, run, ev, win, nw, coll_busy, excl[k], err);
             continue;
         }
         if (excl[k] <= 0)
             continue;
-        const char *name = k == 0 ? "data loading" : cpu_class_names[c];
+        const char *name = k == 0 ? "data loading" : names[c];
         part_json(parts, ids[k], name, classes[k], excl[k], per, wall);
         if (k == 0)
             continue; /* the dataloading stage comes from the annotations (host_stages) */
