@@ -11,6 +11,7 @@ import glob
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -83,8 +84,11 @@ def patterns():
         check("%s: primary %s" % (pattern, want), dg["primary"] == want,
               "got %s %s" % (dg["primary"], [(f["pattern"], f["weight"]) for f in dg["findings"]]))
         if want is None:
-            check("%s: 'balanced' says so with the shares" % pattern,
-                  dg["balanced"] and "GPU compute" in dg["balanced"] and "data" in dg["balanced"], dg["balanced"])
+            listed = [float(x) for x in re.findall(r"([0-9.]+)%", dg["balanced"].split("(", 1)[-1])]
+            check("%s: 'balanced' says so with the shares, each once, adding up to the step" % pattern,
+                  dg["balanced"] and "GPU compute" in dg["balanced"] and "data" in dg["balanced"] and
+                  "host overhead" in dg["balanced"] and ", launch " not in dg["balanced"] and
+                  abs(sum(listed) - 100) <= 0.5, (dg["balanced"], sum(listed)))
         else:
             check("%s: the primary explains the step" % pattern, dg["findings"][0]["weight"] >= 0.5,
                   dg["findings"][0]["weight"])
@@ -427,8 +431,63 @@ def fixtures():
                   any(r["projected"] for r in m["ranking"]), (p.returncode, p.stderr[-300:], m.get("per_stage_why")))
 
 
+def kernel_wait():
+    """A loop that queues its small kernels ahead (all 200 of a step launched,
+    0.3 us each, before the first runs at 100 us), 2 us each with 3 us
+    between them on the GPU, in steps of 1100 us: the gaps are the GPU's own
+    between queued kernels (kernel wait, HTA's name), not host code; with
+    many short kernels they count as launch overhead, and the diagnosis says
+    which part of the idle time they are. Per step: busy 400 us, queued 199
+    x 3 = 597, in launch calls 60 (before the first kernel), host 40 + 3."""
+    ev, corr = [], 0
+    for k in range(4):
+        t0 = k * 1100.0
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
+                   "ts": t0, "dur": 1100.0})
+        for i in range(200):
+            corr += 1
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": t0 + 0.4 * i, "dur": 0.3, "args": {"correlation": corr}})
+            ev.append({"ph": "X", "cat": "kernel", "name": "vectorized_elementwise_kernel", "pid": 0, "tid": 7,
+                       "ts": t0 + 100 + 5.0 * i, "dur": 2.0,
+                       "args": {"device": 0, "stream": 7, "correlation": corr}})
+    path = os.path.join(WORK, "kernel-wait.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"traceEvents": ev}, f)
+    d = gap(path)
+    common("kernel-wait", d)
+    want = {"memory_bound": 400, "queued": 597, "launch": 60, "host": 43}
+    check("kernel-wait: the gaps between queued kernels are their own part, not host code",
+          all(abs(share(d, k) - v / 1100) < 1e-6 for k, v in want.items()),
+          [(p["id"], p["share"]) for p in d["step"]["parts"]])
+    kw, host = stage(d, "kernel wait (GPU idle)"), stage(d, "host code (GPU idle)")
+    hint = next((h.get("no_ceiling") or "" for h in d["headline"]["stages"]
+                 if h["name"] == "kernel wait (GPU idle)"), "")
+    check("kernel-wait: its stage, the GPU's, with the gaps and their mean; host code holds only the host's time",
+          kw is not None and kw["device"] == "gpu" and abs(kw["exposed_seconds"] - 4 * 597e-6) < 1e-9 and
+          "(796 gaps, 3 µs each on average; HTA's kernel wait), not host code" in hint and host is not None and
+          abs(host["seconds"] - 4 * 43e-6) < 1e-9, (kw, host, hint))
+    f = d["diagnosis"]["findings"]
+    ev_text = " ".join(f[0]["evidence"]) if f else ""
+    check("kernel-wait: launch overhead (many short kernels), the kernel wait counted and said",
+          d["diagnosis"]["primary"] == "launch_bound" and abs(f[0]["weight"] - 700 / 1100) < 1e-6 and
+          "with the next kernel already queued 54.3% (kernel wait)" in ev_text and
+          not any(x["pattern"] in ("cpu_compute_bound", "unattributed_time") for x in f),
+          [(x["pattern"], x["weight"]) for x in f] + [ev_text])
+    # --step-ms 1.0: the GPU's time (busy 400 + kernel wait 597 us) kept, the host's 103 us scaled to the 3 left
+    out = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", CEILINGS, "--step-ms", "1.0", "--format",
+                          "json"], check=True, capture_output=True, text=True).stdout
+    g = json.loads(out)
+    kw = stage(g, "kernel wait (GPU idle)")
+    check("kernel-wait, --step-ms: the kernel wait is the GPU's time, kept; the host's parts shrink",
+          abs(share(g, "queued") - 0.597) < 1e-6 and abs(share(g, "memory_bound") - 0.4) < 1e-6 and
+          abs(share(g, "launch") + share(g, "host") - 0.003) < 1e-6 and
+          abs(kw["exposed_seconds"] - 4 * 597e-6) < 1e-9, [(p["id"], p["share"]) for p in g["step"]["parts"]])
+
+
 for name, d in patterns():
     specific(name, d)
+kernel_wait()
 memory_bytes()
 h100()
 fixtures()

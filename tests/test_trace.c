@@ -481,6 +481,64 @@ static void test_overlap_across_steps(void **state)
     mb_run_free(&r);
 }
 
+/* Kernel wait: a gap whose next kernel's launch call had returned before it
+ * began, and no longer than launching it takes (50 us), is the GPU's own,
+ * not the host's (HTA's idle-time breakdown). One ProfilerStep [0, 200) us;
+ * launches (corr): 1 [10, 12), 2 [14, 16), 5 [16, 18), 3 [60, 62), 4 [78,
+ * 83); kernels 1 [20, 40), 2 [45, 55), 3 [70, 80), 4 [85, 95), 5 [160,
+ * 170). Gaps: [0, 20) before kernel 1, launched at 12 > 0: launches 6, host
+ * 14; [40, 45): kernel 2's launch returned at 16, queued 5; [55, 70):
+ * kernel 3's launch came at 60, host 13, launch 2; [80, 85): kernel 4's
+ * launch began before the gap but returned at 83, after it began: the host
+ * was still launching it, launch 3, host 2; [95, 160): kernel 5 was queued
+ * but 65 us is no launch's gap (the GPU waited on what the trace does not
+ * show): host 65; [170, 200) host 30. Busy 60, queued 5, launch 11, host
+ * 124: 200. */
+static void test_kernel_wait(void **state)
+{
+    (void)state;
+#define KW_LAUNCH(ts, dur, corr)                                                                              \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr "}},\n"
+#define KW_KERNEL(ts, dur, corr)                                                                                  \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ampere_sgemm_128x64_nn\",\"pid\":0,\"tid\":7,\"ts\":" #ts \
+    ",\"dur\":" #dur ",\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}},\n"
+    static const char text[] =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,"
+        "\"dur\":200},\n" KW_LAUNCH(10, 2, 1) KW_LAUNCH(14, 2, 2) KW_LAUNCH(16, 2, 5) KW_LAUNCH(60, 2, 3)
+        KW_LAUNCH(78, 5, 4) KW_KERNEL(20, 20, 1) KW_KERNEL(45, 10, 2) KW_KERNEL(70, 10, 3) KW_KERNEL(85, 10, 4)
+        KW_KERNEL(160, 10, 5)
+        "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::empty\",\"pid\":1,\"tid\":1,\"ts\":199,"
+        "\"dur\":1}\n"
+        "]}\n";
+#undef KW_LAUNCH
+#undef KW_KERNEL
+    const char *path = tmp_path("kernel_wait.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    NS_EQ(num(r.evidence, "steps.0.parts.gemm"), 60000);
+    NS_EQ(num(r.evidence, "steps.0.parts.queued"), 5000);
+    NS_EQ(num(r.evidence, "steps.0.parts.launch"), 11000);
+    NS_EQ(num(r.evidence, "steps.0.parts.host"), 124000);
+    const mb_stage *s = stage(&r, "kernel wait (GPU idle)");
+    assert_non_null(s);
+    assert_string_equal(s->device, "gpu");
+    assert_string_equal(s->role, "overhead");
+    assert_true(s->count == 1 && s->has_exposed);
+    NS_EQ(s->seconds, 5000);
+    NS_EQ(s->exposed_seconds, 5000);
+    cJSON *why = path_get(r.evidence, "unattributed");
+    why = cJSON_GetObjectItemCaseSensitive(why, "kernel wait (GPU idle)");
+    assert_true(cJSON_IsString(why) && strstr(why->valuestring, "(1 gap, 5 µs each on average;"));
+    s = stage(&r, "host code (GPU idle)");
+    assert_non_null(s);
+    NS_EQ(s->seconds, 124000);
+    mb_run_free(&r);
+}
+
 static bool warned(const mb_run *r, const char *needle)
 {
     for (int i = 0; i < r->n_warnings; i++)
@@ -2704,6 +2762,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_annotation_steps),
         cmocka_unit_test(test_operator_annotations),
         cmocka_unit_test(test_overlap_across_steps),
+        cmocka_unit_test(test_kernel_wait),
         cmocka_unit_test(test_reasons_whole),
     };
     return cmocka_run_group_tests_name("trace", tests, make_tmpdir, remove_tmpdir);

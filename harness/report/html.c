@@ -128,7 +128,7 @@ int mb_part_color(const char *id)
     } map[] = { { "gemm", MB_COLOR_TENSOR },      { "conv", MB_COLOR_CONV },   { "attention", MB_COLOR_ATTENTION },
                 { "memory_bound", MB_COLOR_MEMORY }, { "copy", MB_COLOR_COPY }, { "collective", MB_COLOR_COMM },
                 { "host_collective", MB_COLOR_COMM }, { "data", MB_COLOR_DATA }, { "sync", MB_COLOR_SYNC },
-                { "launch", MB_COLOR_LAUNCH },    { "host", MB_COLOR_HOST },
+                { "launch", MB_COLOR_LAUNCH },    { "host", MB_COLOR_HOST }, { "queued", MB_COLOR_KERNEL_WAIT },
                 /* a CPU-only trace's parts (trace_cpu.c) */
                 { "memory", MB_COLOR_MEMORY },    { "python", MB_COLOR_HOST } };
     for (size_t i = 0; id && i < sizeof map / sizeof *map; i++)

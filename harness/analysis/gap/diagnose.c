@@ -65,7 +65,7 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
 {
     const char *data_names = mb_ini_get(t, "data_loading_bound", "names");
     double eff_time = 0, eff_sum = 0;
-    double compute = 0, launch = 0, sync = 0, data = 0, copy = 0, pageable = 0, comm = 0, cpu = 0;
+    double compute = 0, launch = 0, sync = 0, data = 0, copy = 0, pageable = 0, comm = 0, cpu = 0, queued = 0;
     double cpu_matmul = 0, cpu_memory = 0, cpu_other_ops = 0;
     bool gpu_work = false;
     for (int i = 0; i < g->n; i++) {
@@ -117,6 +117,8 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
                 cpu_memory += secs;
             else if (role_is(s, "compute"))
                 cpu_other_ops += secs;
+        } else if (role_is(s, "overhead")) {
+            queued += secs; /* the GPU's own gaps between queued kernels: not host, not unattributed */
         } else if (strcmp(c, "other") == 0) {
             f->unattributed_share += secs / f->wall;
         }
@@ -133,6 +135,7 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
     f->cpu_matmul_share = cpu_matmul / w;
     f->cpu_memory_share = cpu_memory / w;
     f->cpu_other_ops_share = cpu_other_ops / w;
+    f->queued_share = queued / w; /* the step table's part, when there is one (figures_from_step) */
     f->compute_efficiency = eff_time > 0 ? eff_sum / eff_time : -1;
     /* A stage file whose work all ran on the CPU (simplify on a CPU loop) is
      * a run without a GPU, as a CPU-only trace is (the evidence says so for
@@ -273,7 +276,7 @@ static void figures_from_step(const cJSON *step, mb_diag_figures *f)
 {
     double by_id[16] = {0};
     static const char *const ids[] = {"gemm", "conv", "attention", "memory_bound", "copy", "collective",
-                                      "data", "sync", "host_collective", "launch", "host"};
+                                      "data", "sync", "host_collective", "launch", "host", "queued"};
     enum { N_IDS = sizeof ids / sizeof ids[0] };
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(step, "parts"))
@@ -295,6 +298,7 @@ static void figures_from_step(const cJSON *step, mb_diag_figures *f)
     f->sync_share = by_id[7];
     f->launch_idle_share = by_id[9];
     f->host_idle_share = by_id[10];
+    f->queued_share = by_id[11];
     double busy = ev_num(step, "gpu_busy_share");
     if (busy >= 0) {
         f->gpu_util = busy;
@@ -826,16 +830,20 @@ static void long_launch_evidence(builder *b, const mb_diag_figures *f)
 
 static void try_launch_step(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
-    char p1[32], p2[32], p3[32];
+    char p1[32], p2[32], p3[32], p4[32], queued[128] = "";
     char lim[LIMIT_LEN];
     bool overhead = host_overhead_signature(f, x);
-    double weight = overhead ? f->launch_idle_share + f->host_idle_share : f->launch_idle_share;
+    /* with many short kernels, the GPU's own gaps between queued ones are launch overhead too (HTA's kernel wait) */
+    double weight = overhead ? f->launch_idle_share + f->host_idle_share + f->queued_share : f->launch_idle_share;
     if (!passes(weight, x->lb_share, x) || !begin_finding(b, "launch_bound", weight, r))
         return;
-    EVIDENCE(b, "GPU idle %s of the %s: the host in launch calls %s, in other framework/Python code %s "
+    if (f->queued_share > 0)
+        snprintf(queued, sizeof queued, ", with the next kernel already queued %s (kernel wait%s)",
+                 pct(p4, sizeof p4, f->queued_share), overhead ? "" : ", not counted: few, long kernels");
+    EVIDENCE(b, "GPU idle %s of the %s: the host in launch calls %s, in other framework/Python code %s%s "
                 "(%s)",
              pct(p1, sizeof p1, f->gpu_idle_share), f->span, pct(p2, sizeof p2, f->launch_idle_share),
-             pct(p3, sizeof p3, f->host_idle_share), limit(lim, sizeof lim, weight, x->lb_share, x));
+             pct(p3, sizeof p3, f->host_idle_share), queued, limit(lim, sizeof lim, weight, x->lb_share, x));
     if (f->launch_share > 0)
         EVIDENCE(b, "host time in kernel launch calls: %s of the %s, overlapping GPU work or not",
                  pct(p1, sizeof p1, f->launch_share), f->span);
@@ -1261,14 +1269,14 @@ static bool stage_behind(const char *id, const mb_stage *s, const char *data_nam
         return comm_stage(s);
     if (comm_stage(s))
         return false;
-    if (strcmp(id, "launch_bound") == 0)
-        return strcmp(c, "launch") == 0 || (on_cpu && strcmp(c, "other") == 0);
+    if (strcmp(id, "launch_bound") == 0) /* the host's launch overhead and the GPU's between queued kernels */
+        return strcmp(c, "launch") == 0 || (on_cpu && strcmp(c, "other") == 0) || role_is(s, "overhead");
     if (strcmp(id, "sync_bound") == 0)
         return strcmp(c, "sync") == 0;
     if (strcmp(id, "gpu_compute_bound") == 0)
         return !on_cpu && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "attention") == 0 ||
                            strcmp(c, "membw") == 0 ||
-                           strcmp(c, "other") == 0);
+                           (strcmp(c, "other") == 0 && !role_is(s, "overhead")));
     if (strcmp(id, "cpu_compute_bound") == 0)
         return on_cpu;
     if (strcmp(id, "copy_bound") == 0)
@@ -1347,6 +1355,8 @@ static void balanced_line(mb_diagnosis *d, const th *x)
                       100 * (f->launch_idle_share + f->host_idle_share));
     else
         w += snprintf(o + w, n - (size_t)w, ", launch %.1f%%", 100 * f->launch_share);
+    if (f->queued_share > 0)
+        w += snprintf(o + w, n - (size_t)w, ", kernel wait %.1f%%", 100 * f->queued_share);
     snprintf(o + w, n - (size_t)w, ", data %.1f%%, sync %.1f%%, copies %.1f%%, collectives %.1f%%)",
              100 * f->data_share, 100 * f->sync_share, 100 * f->copy_share, 100 * f->comm_share);
 }

@@ -62,6 +62,7 @@ typedef struct mb_diag_figures {
     double memory_share;       /* memory-bound kernels (elementwise, normalization, ...) */
     double launch_idle_share;  /* GPU idle while the host is in launch calls */
     double host_idle_share;    /* GPU idle while the host runs other code */
+    double queued_share;       /* GPU idle with its next kernel queued (kernel wait: the GPU's own gaps) */
     double kernels_per_step;   /* -1 unknown */
     double median_kernel_s;    /* -1 unknown */
     double host_op_s;          /* GPU-idle host time (launch calls and other host code) per op the trace

@@ -24,10 +24,13 @@
 #define MB_SIMPLIFY_DATA_STAGE "data loading"
 /* The GPU idle time no launch, sync or DataLoader call explains (a trace's host code). */
 #define MB_HOST_CODE_STAGE "host code (GPU idle)"
+/* The GPU idle with its next kernel already launched: its own gaps between
+ * queued kernels (HTA's kernel wait), role "overhead". */
+#define MB_KERNEL_WAIT_STAGE "kernel wait (GPU idle)"
 
 /* A membw stage's op and a stage's role (docs/stage-format.md). */
 #define MB_STAGE_OPS "read|write|copy|triad"
-#define MB_STAGE_ROLES "data|checkpoint|eval|logging|communication|compute"
+#define MB_STAGE_ROLES "data|checkpoint|eval|logging|communication|compute|overhead"
 
 typedef struct mb_stage {
     char *name;       /* "forward", "dataloading", ... */

@@ -6,8 +6,10 @@
  * can so look host-bound in its trace. Given the real step S, the step table
  * (evidence "step") and the stages' exposed time are set to it, so the
  * headline, the diagnosis and every view read one step:
- *   - S between the GPU's busy time B and the traced step T: the GPU idle
- *     parts (host code, launch, sync, data) shrink by (S - B) / (T - B);
+ *   - S between the GPU's time B (its busy time and its own gaps between
+ *     queued kernels, the kernel wait: neither is the host's) and the
+ *     traced step T: the GPU idle parts the host explains (host code,
+ *     launch, sync, data) shrink by (S - B) / (T - B);
  *   - S below B (the kernels ran slower under the profiler): the GPU parts
  *     scale by S / B and nothing is idle; below B / 2 it is not this loop's
  *     step, refused (as the projection refuses it);
@@ -47,8 +49,15 @@ static void set_num(cJSON *o, const char *key, double v)
         cJSON_AddNumberToObject(o, key, v);
 }
 
-/* The step table's parts, per step, times their factor; the host part
- * gains `extra`. Shares over the new step. */
+/* The GPU's own gaps between queued kernels: idle, but not the host's. */
+static bool is_kernel_wait(const cJSON *part)
+{
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(part, "id");
+    return cJSON_IsString(id) && strcmp(id->valuestring, "queued") == 0;
+}
+
+/* The step table's parts, per step, times their factor (the kernel wait
+ * the GPU's); the host part gains `extra`. Shares over the new step. */
 static void scale_parts(cJSON *step, double gpu, double idle, double extra, double s)
 {
     cJSON *p;
@@ -58,7 +67,7 @@ static void scale_parts(cJSON *step, double gpu, double idle, double extra, doub
     {
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(p, "kind");
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(p, "id");
-        bool is_idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0;
+        bool is_idle = cJSON_IsString(kind) && strcmp(kind->valuestring, "idle") == 0 && !is_kernel_wait(p);
         bool is_host = cJSON_IsString(id) && strcmp(id->valuestring, "host") == 0;
         double v = num(p, "seconds") * (is_idle ? idle : gpu) + (is_host ? extra : 0);
         host |= is_host;
@@ -81,8 +90,12 @@ int mb_trace_set_step(mb_run *run, double s, mb_err *err)
 {
     cJSON *step = run->evidence ? cJSON_GetObjectItemCaseSensitive(run->evidence, "step") : NULL;
     const cJSON *where = cJSON_GetObjectItemCaseSensitive(step, "where");
-    double t = num(step, "seconds"), busy = num(step, "gpu_busy_share") * t;
+    double t = num(step, "seconds"), busy = num(step, "gpu_busy_share") * t, wait = 0;
     int n = run->steps > 0 ? run->steps : 1;
+    const cJSON *part;
+    cJSON_ArrayForEach(part, cJSON_GetObjectItemCaseSensitive(step, "parts"))
+        if (is_kernel_wait(part) && num(part, "seconds") > 0)
+            wait += num(part, "seconds");
     if (!cJSON_IsObject(step) || cJSON_IsString(where) || !(t > 0) || busy < 0)
         return mb_errf(err, MB_EUSAGE, "--step-ms: %s has no GPU step table to set (a PyTorch trace with GPU "
                                        "events; a stage file gives its own times)",
@@ -95,9 +108,17 @@ int mb_trace_set_step(mb_run *run, double s, mb_err *err)
         return mb_errf(err, MB_EUSAGE, "--step-ms: %s is less than half of the GPU's busy time per traced step (%s): "
                                        "not this loop's step",
                        ss, bs);
-    double idle = t - busy;
-    double gpu_f = s < busy ? s / busy : 1;
-    double idle_f = s >= t ? 1 : s <= busy || idle <= 0 ? 0 : (s - busy) / idle;
+    double gpu = busy + wait, idle = t - gpu; /* the GPU's time: its kernels and its own gaps between them */
+    double gpu_f = s < gpu ? s / gpu : 1;
+    double idle_f = s >= t ? 1 : s <= gpu || idle <= 0 ? 0 : (s - gpu) / idle;
+    char gs[96];
+    mb_fmt_seconds(gs, sizeof gs, gpu);
+    if (wait > 0) { /* say what it holds besides the kernels */
+        char ws[32];
+        mb_fmt_seconds(ws, sizeof ws, wait);
+        size_t at = strlen(gs);
+        snprintf(gs + at, sizeof gs - at, ", %s of it kernel wait", ws);
+    }
     double extra = s > t ? s - t : 0;
     bool host_code = false;
     for (int i = 0; i < run->n_stages; i++) {
@@ -134,15 +155,15 @@ int mb_trace_set_step(mb_run *run, double s, mb_err *err)
         snprintf(why, sizeof why, "--step-ms %s: the loop's step without the profiler, %s longer than the trace's "
                                   "(%s): counted as host code the trace does not show",
                  ss, extra > 0 ? "" : "not", ts);
-    else if (s >= busy)
+    else if (s >= gpu)
         snprintf(why, sizeof why, "--step-ms %s: the loop's step without the profiler; the trace's step (%s) holds the "
                                   "profiler's own host time: the GPU's idle parts are scaled by %.3g to it, its busy "
                                   "time (%s) kept",
-                 ss, ts, idle_f, bs);
+                 ss, ts, idle_f, gs);
     else
         snprintf(why, sizeof why, "--step-ms %s: below the GPU's busy time per traced step (%s: its kernels ran "
                                   "slower under the profiler): the GPU's parts are scaled by %.3g, nothing idle",
-                 ss, bs, gpu_f);
+                 ss, gs, gpu_f);
     cJSON_AddStringToObject(step, "step_given_why", why);
     return MB_OK;
 }
