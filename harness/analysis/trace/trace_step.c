@@ -111,14 +111,15 @@ int mb_trace_set_step(mb_run *run, double s, mb_err *err)
     double gpu = busy + wait, idle = t - gpu; /* the GPU's time: its kernels and its own gaps between them */
     double gpu_f = s < gpu ? s / gpu : 1;
     double idle_f = s >= t ? 1 : s <= gpu || idle <= 0 ? 0 : (s - gpu) / idle;
-    char gs[96];
-    mb_fmt_seconds(gs, sizeof gs, gpu);
-    if (wait > 0) { /* say what it holds besides the kernels */
-        char ws[32];
+    /* the GPU's time kept: its busy time, and its own gaps between queued kernels when there are any */
+    char gs[160];
+    if (wait > 0) {
+        char all[32], ws[32];
+        mb_fmt_seconds(all, sizeof all, gpu);
         mb_fmt_seconds(ws, sizeof ws, wait);
-        size_t at = strlen(gs);
-        snprintf(gs + at, sizeof gs - at, ", %s of it kernel wait", ws);
-    }
+        snprintf(gs, sizeof gs, "the GPU's time (%s: busy %s, kernel wait %s)", all, bs, ws);
+    } else
+        snprintf(gs, sizeof gs, "its busy time (%s)", bs);
     double extra = s > t ? s - t : 0;
     bool host_code = false;
     for (int i = 0; i < run->n_stages; i++) {
@@ -150,20 +151,19 @@ int mb_trace_set_step(mb_run *run, double s, mb_err *err)
     run->gpu_utilization = new_busy / s;
     run->step_seconds = s;
     run->total_seconds = s * n;
-    char why[400];
+    char why[512];
     if (s >= t)
         snprintf(why, sizeof why, "--step-ms %s: the loop's step without the profiler, %s longer than the trace's "
                                   "(%s): counted as host code the trace does not show",
                  ss, extra > 0 ? "" : "not", ts);
     else if (s >= gpu)
         snprintf(why, sizeof why, "--step-ms %s: the loop's step without the profiler; the trace's step (%s) holds the "
-                                  "profiler's own host time: the GPU's idle parts are scaled by %.3g to it, its busy "
-                                  "time (%s) kept",
-                 ss, ts, idle_f, gs);
+                                  "profiler's own host time: the GPU's idle parts %sare scaled by %.3g to it, %s kept",
+                 ss, ts, wait > 0 ? "the host explains " : "", idle_f, gs);
     else
-        snprintf(why, sizeof why, "--step-ms %s: below the GPU's busy time per traced step (%s: its kernels ran "
-                                  "slower under the profiler): the GPU's parts are scaled by %.3g, nothing idle",
-                 ss, gs, gpu_f);
+        snprintf(why, sizeof why, "--step-ms %s: below %s per traced step (its kernels ran slower under the "
+                                  "profiler): the GPU's parts are scaled by %.3g, nothing idle",
+                 ss, wait > 0 ? gs : "the GPU's busy time", gpu_f);
     cJSON_AddStringToObject(step, "step_given_why", why);
     return MB_OK;
 }
