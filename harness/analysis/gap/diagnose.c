@@ -1289,8 +1289,8 @@ static bool stage_behind(const char *id, const mb_stage *s, const char *data_nam
 /* A trace's host time holds the profiler's own (it records every op, with
  * its shapes when asked): a host-bound reading of it is an upper bound until
  * the loop's own step (--step-ms) says how much. The step without the
- * profiler lies between the GPU's busy time (the host keeping up) and the
- * traced step. */
+ * profiler lies between the GPU's time (its busy time and kernel wait: the
+ * host keeping up) and the traced step. */
 static void upper_bound_note(mb_diagnosis *d, const mb_gap *g)
 {
     const cJSON *ev = g->run->evidence;
@@ -1302,7 +1302,7 @@ static void upper_bound_note(mb_diagnosis *d, const mb_gap *g)
         ops <= 0 || n <= 0 || (strcmp(id, "launch_bound") != 0 && strcmp(id, "cpu_compute_bound") != 0))
         return;
     char lo[32], hi[32];
-    mb_fmt_seconds(lo, sizeof lo, busy * t);
+    mb_fmt_seconds(lo, sizeof lo, (busy + d->fig.queued_share) * t); /* kernel wait is the GPU's own */
     mb_fmt_seconds(hi, sizeof hi, t);
     /* no ProfilerStep: the trace's span is one window, a run, not a step */
     const char *window = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "window"));
@@ -1310,9 +1310,10 @@ static void upper_bound_note(mb_diagnosis *d, const mb_gap *g)
     const char *unit = run ? "run" : "step";
     snprintf(d->bottleneck_note, sizeof d->bottleneck_note,
              "an upper bound: the trace's host time includes the profiler's own, %.0f ops per %s recorded; without "
-             "it the %s lies between %s (the GPU's busy time, the host keeping up) and %s; %s`--step-ms MS` with "
+             "it the %s lies between %s (the GPU's busy time%s, the host keeping up) and %s; %s`--step-ms MS` with "
              "the loop's step timed without the profiler %s it",
-             ops / n, unit, unit, lo, hi, run ? "steps in the trace (prof.step()) and " : "",
+             ops / n, unit, unit, lo, d->fig.queued_share > 0 ? " and kernel wait" : "", hi,
+             run ? "steps in the trace (prof.step()) and " : "",
              run ? "settle" : "settles");
 }
 
