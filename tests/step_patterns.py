@@ -431,6 +431,81 @@ def fixtures():
                   any(r["projected"] for r in m["ranking"]), (p.returncode, p.stderr[-300:], m.get("per_stage_why")))
 
 
+H100_PROPS = {"id": 0, "name": "NVIDIA H100 80GB HBM3", "numSms": 132, "maxThreadsPerMultiprocessor": 2048}
+
+
+def projected(path, targets):
+    """`gap --target` on a trace: its JSON and its text."""
+    args = [MLBENCH, "gap", "--run", path, "--ceilings", CEILINGS, "--target", targets]
+    d = json.loads(subprocess.run(args + ["--format", "json"], check=True, capture_output=True, text=True).stdout)
+    return d, subprocess.run(args, check=True, capture_output=True, text=True).stdout
+
+
+def split_shares(row):
+    return {k: v / row["step_seconds"] for k, v in row["split_seconds"].items()}
+
+
+def kernel_wait_projected(path):
+    """The kernel-wait loop projected onto other GPUs: its 2-us kernels are
+    latency-bound (kept), the gaps between queued kernels the GPU's own (kept
+    in the re-laid step): per step busy 400 us, kernel wait 597, host 103, on
+    every machine. The split says kernel wait, not host, and the verdict what
+    bounds the step: no GPU helps, fewer kernel boundaries do."""
+    d, text = projected(path, "h100-sxm,h200-sxm")
+    m = d["machines"]
+    rows = [m["here"]] + [r for r in m["ranking"] if r.get("projected")]
+    want = {"memory": 400 / 1100, "kernel_wait": 597 / 1100, "host": 103 / 1100}
+    check("kernel-wait, --target: here and each projection split busy / kernel wait / host (the step table's figures)",
+          len(rows) == 3 and all(abs(split_shares(r)[k] - v) < 1e-6 for r in rows for k, v in want.items()) and
+          abs(split_shares(m["here"])["kernel_wait"] - share(gap(path), "queued")) < 1e-9,
+          [split_shares(r) for r in rows])
+    check("kernel-wait, --target: no GPU helps, the GPU's own gaps bound the step (not the host)",
+          m["gpu_idle_bound"] and m["kernel_wait_bound"] and not m["host_bound"] and m["verdict"].startswith(
+              "No GPU helps: the GPU's own time between the kernels it had queued (kernel wait, not host code) "
+              "bounds the step on every machine (the GPU idle 64% of each projected step, 54% between kernels it "
+              "had queued)") and "Fewer kernel boundaries helps instead" in m["verdict"] and
+          "DataLoader" not in m["verdict"], m["verdict"])
+    check("kernel-wait, --target: the bars' legend names kernel wait and the bars draw it",
+          ": kernel wait (GPU idle), . host (GPU idle)" in text and
+          re.search(r"H100 SXM 80GB +\S+ +\S+ +\S+ +[0-9.]+x .*#?=+:+\.+\n", text) is not None, text)
+
+
+def kernel_wait_ahead():
+    """The kernel-wait loop whose host runs ahead: each step's 200 launches
+    take 80 us of a 100-us ProfilerStep, its kernels (2 us each, 3 us apart)
+    run later on the GPU's timeline, back to back with the previous step's
+    (3 us after its last). A step cut on the GPU's timeline is 1000 us:
+    busy 400, kernel wait 600 (every gap follows a launch long returned);
+    the first, from its first kernel, 997 (busy 400, kernel wait 597): a
+    mean of 999.5 us over the 6. The projection keeps the GPU's step alone
+    (no launch in it), and a gap queued here stays queued there: the
+    split's kernel wait is the step table's."""
+    ev, corr = [], 0
+    for k in range(6):
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
+                   "ts": 100.0 * k, "dur": 100.0})
+        for i in range(200):
+            corr += 1
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": 100.0 * k + 0.4 * i, "dur": 0.3, "args": {"correlation": corr}})
+            ev.append({"ph": "X", "cat": "kernel", "name": "vectorized_elementwise_kernel", "pid": 0, "tid": 7,
+                       "ts": 1000.0 + 1000.0 * k + 5.0 * i, "dur": 2.0,
+                       "args": {"device": 0, "stream": 7, "correlation": corr}})
+    path = os.path.join(WORK, "kernel-wait-ahead.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+    d = gap(path)
+    check("kernel-wait-ahead: the GPU's timeline, 400 us busy and 599.5 us kernel wait of 999.5 a step",
+          d["step"].get("timeline") == "gpu" and abs(share(d, "memory_bound") - 400 / 999.5) < 1e-6 and
+          abs(share(d, "queued") - 599.5 / 999.5) < 1e-6, [(p["id"], p["share"]) for p in d["step"]["parts"]])
+    p, _ = projected(path, "h100-sxm")
+    here = split_shares(p["machines"]["here"])
+    rows = [split_shares(r) for r in p["machines"]["ranking"] if r.get("projected")]
+    check("kernel-wait-ahead, --target: the re-laid GPU step keeps its gaps as kernel wait, here and there",
+          abs(here["kernel_wait"] - share(d, "queued")) < 1e-6 and len(rows) == 1 and
+          abs(rows[0]["kernel_wait"] - 599.5 / 999.5) < 1e-6 and abs(rows[0]["host"]) < 1e-9, (here, rows))
+
+
 def kernel_wait():
     """A loop that queues its small kernels ahead (all 200 of a step launched,
     0.3 us each, before the first runs at 100 us), 2 us each with 3 us
@@ -453,7 +528,7 @@ def kernel_wait():
                        "args": {"device": 0, "stream": 7, "correlation": corr}})
     path = os.path.join(WORK, "kernel-wait.json")
     with open(path, "w", encoding="utf-8") as f:
-        json.dump({"traceEvents": ev}, f)
+        json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
     d = gap(path)
     common("kernel-wait", d)
     want = {"memory_bound": 400, "queued": 597, "launch": 60, "host": 43}
@@ -483,11 +558,13 @@ def kernel_wait():
           abs(share(g, "queued") - 0.597) < 1e-6 and abs(share(g, "memory_bound") - 0.4) < 1e-6 and
           abs(share(g, "launch") + share(g, "host") - 0.003) < 1e-6 and
           abs(kw["exposed_seconds"] - 4 * 597e-6) < 1e-9, [(p["id"], p["share"]) for p in g["step"]["parts"]])
+    kernel_wait_projected(path)
 
 
 for name, d in patterns():
     specific(name, d)
 kernel_wait()
+kernel_wait_ahead()
 memory_bytes()
 h100()
 fixtures()

@@ -453,6 +453,64 @@ static mb_proj_trace *load_trace(const char *json)
     return t;
 }
 
+/* Kernel wait: kernel B starts 20 us (or 60) after kernel A ends, its
+ * launch (at 500 ms) long returned. Here (1 s kernels): 20 us of kernel
+ * wait, the GPU's own gap; 60 us is longer than launching a queued kernel
+ * takes (MB_KERNEL_WAIT_MAX_NS), the host's. On a GPU with 10x the
+ * bandwidth A ends at 100.04 ms, B waits for its launch (500.00-500.01 ms)
+ * and starts 20 us after it began (kept: the delay B had here beyond its
+ * stream and launch): the gap [100.04, 500.02) ms is the host's, no kernel
+ * wait. Sync to B's end + 10 us, step to 2.1 s here: there
+ * 600.02 + 0.01 + 99.93 = 699.96 ms. */
+static const char *kernel_wait_json =
+    "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"numSms\": 132,"
+    " \"maxThreadsPerMultiprocessor\": 2048}],\n"
+    "\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 1000000,"
+    " \"dur\": 2100000},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1000000,"
+    " \"dur\": 10, \"args\": {\"correlation\": 21}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_elementwise_kernel\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 1000040, \"dur\": 1000000, \"args\": {\"correlation\": 21, \"stream\": 7, \"device\": 0,"
+    " \"grid\": [100000, 1, 1], \"block\": [128, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1500000,"
+    " \"dur\": 10, \"args\": {\"correlation\": 22}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"vectorized_elementwise_kernel\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": %d, \"dur\": 1000000, \"args\": {\"correlation\": 22, \"stream\": 7, \"device\": 0,"
+    " \"grid\": [100000, 1, 1], \"block\": [128, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaDeviceSynchronize\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 1500020, \"dur\": %d}\n"
+    "]}\n";
+
+static void test_trace_kernel_wait(void **s)
+{
+    (void)s;
+    mb_proj_gpu here = gpu(132, 67, 989.4, 1000, 2048), there = gpu(132, 67, 989.4, 10000, 2048);
+    mb_err err = { 0 };
+    mb_proj_outcome o;
+    char json[4096];
+    /* B at A's end + 20 us, the sync to B's end + 10 us */
+    snprintf(json, sizeof json, kernel_wait_json, 2000060, 3000070 - 1500020);
+    mb_proj_trace *t = load_trace(json);
+    assert_int_equal(mb_proj_trace_run(t, &here, &there, 1, &o, &err), MB_OK);
+    CLOSE(o.here.step, 2.1);
+    CLOSE(o.here.cls[MB_PC_MEMORY], 2.0);
+    CLOSE(o.here.cls[MB_PC_QUEUED], 20e-6);
+    CLOSE(o.here.cls[MB_PC_HOST], 0.1 - 20e-6);
+    CLOSE(o.there.step, 0.69996);
+    CLOSE(o.there.cls[MB_PC_MEMORY], 0.2);
+    CLOSE(o.there.cls[MB_PC_QUEUED], 0);
+    CLOSE(o.there.cls[MB_PC_HOST], 0.69996 - 0.2);
+    mb_proj_trace_free(t);
+    /* B at A's end + 60 us: no launch of a queued kernel takes that long; the host's */
+    snprintf(json, sizeof json, kernel_wait_json, 2000100, 3000110 - 1500020);
+    t = load_trace(json);
+    assert_int_equal(mb_proj_trace_run(t, &here, NULL, 1, &o, &err), MB_OK);
+    CLOSE(o.here.cls[MB_PC_QUEUED], 0);
+    CLOSE(o.here.cls[MB_PC_HOST], 0.1);
+    mb_proj_trace_free(t);
+}
+
 static void test_trace_projection(void **s)
 {
     (void)s;
@@ -817,6 +875,7 @@ int main(void)
         cmocka_unit_test(test_relay_slower_gpu),
         cmocka_unit_test(test_datasheet_gpu),
         cmocka_unit_test(test_trace_projection), cmocka_unit_test(test_trace_optimizer_steps),
+        cmocka_unit_test(test_trace_kernel_wait),
         cmocka_unit_test(test_trace_no_step),
         cmocka_unit_test(test_split_overlap),
         cmocka_unit_test(test_trace_leading_sync),

@@ -43,8 +43,11 @@ enum mb_proj_math { MB_PM_FP32 = 0, MB_PM_TF32, MB_PM_FP16, MB_PM_BF16, MB_PM_FP
 
 /* What bounds a kernel, and the classes of the step's time split: copies
  * between host and device apart from communication between GPUs (a
- * single-GPU data loader's copies are not communication). */
-enum mb_proj_class { MB_PC_TENSOR = 0, MB_PC_MEMORY, MB_PC_COPY, MB_PC_COMM, MB_PC_HOST, MB_PC_N };
+ * single-GPU data loader's copies are not communication). The GPU's busy
+ * classes come first (up to MB_PC_QUEUED); then its idle time: between
+ * kernels it already had queued (kernel wait, as the step table's part
+ * `queued`) and waiting on the host. */
+enum mb_proj_class { MB_PC_TENSOR = 0, MB_PC_MEMORY, MB_PC_COPY, MB_PC_COMM, MB_PC_QUEUED, MB_PC_HOST, MB_PC_N };
 enum mb_proj_bound { MB_PB_COMPUTE = 0, MB_PB_MEMORY, MB_PB_LATENCY, MB_PB_KEPT };
 
 /* What a GPU event of a trace is, for the kernel time summed per step
@@ -150,6 +153,9 @@ typedef struct mb_proj_event {
     int lane;             /* host thread (LAUNCH/SYNC) or GPU stream (GPU), 0-based */
     double start, end;    /* measured here */
     int launch;           /* GPU: index of its LAUNCH event, -1 */
+    bool launch_known;    /* GPU with launch -1: its launch call was recorded outside the step's events (a host
+                           * that ran ahead), and ended at launch_end, measured here */
+    double launch_end;
     bool blocking;        /* LAUNCH: it waited for room in the launch queue here (back-pressure): it
                            * ends, like a sync, when the GPU work it waited for ends */
     double new_seconds;   /* GPU: its projected duration (set by the caller) */

@@ -24,18 +24,45 @@
 #include "paths.h"
 #include "reference.h"
 
-static const char *const class_names[MB_PC_N] = { "tensor", "memory", "copy", "communication", "host" };
-static const char class_marks[MB_PC_N] = { '#', '=', '+', '~', '.' };
+static const char *const class_names[MB_PC_N] = { "tensor", "memory", "copy", "communication", "kernel_wait",
+                                                  "host" };
+static const char class_marks[MB_PC_N] = { '#', '=', '+', '~', ':', '.' };
 /* The classes in words, for legends and charts. */
 static const char *const class_words[MB_PC_N] = { "tensor-core math", "memory-bound", "host<->device copies",
-                                                  "communication", "host (GPU idle)" };
+                                                  "communication", "kernel wait (GPU idle)",
+                                                  "host (GPU idle)" };
 /* The same, for a run whose step is the host CPU's own compute (no GPU to idle). */
 static const char *const class_words_cpu[MB_PC_N] = { "tensor-core math", "memory-bound", "host<->device copies",
-                                                      "communication", "host CPU" };
+                                                      "communication", "kernel wait", "host CPU" };
+/* The classes in the colours the step's parts have on every page (report/html.h). */
+static const int class_colors[MB_PC_N] = { MB_COLOR_TENSOR, MB_COLOR_MEMORY, MB_COLOR_COPY, MB_COLOR_COMM,
+                                           MB_COLOR_KERNEL_WAIT, MB_COLOR_HOST };
 
 static const char *const *words_of(const mb_ranking *r)
 {
     return r->host_run ? class_words_cpu : class_words;
+}
+
+/* The classes a legend lists, their words, colours (cols may be NULL) and
+ * bar marks (marks may be NULL): kernel wait only where a step has some (a
+ * CPU run or a stage file has none). Returns how many. */
+static int shown_classes(const mb_ranking *r, const char **names, int *cols, char *marks)
+{
+    bool queued = r->here_cls[MB_PC_QUEUED] > 0;
+    for (int i = 0; i < r->n; i++)
+        queued |= r->rows[i].ok && r->rows[i].cls[MB_PC_QUEUED] > 0;
+    int n = 0;
+    for (int c = 0; c < MB_PC_N; c++) {
+        if (c == MB_PC_QUEUED && !queued)
+            continue;
+        names[n] = words_of(r)[c];
+        if (cols)
+            cols[n] = class_colors[c];
+        if (marks)
+            marks[n] = class_marks[c];
+        n++;
+    }
+    return n;
 }
 
 static bool is_file(const char *p)
@@ -366,12 +393,15 @@ static void stage_split(const mb_gap *g, bool there, double *cls, double *comm_o
         cls[c] = 0;
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *s = &g->stages[i];
-        const char *dev = s->stage->device;
+        const char *dev = s->stage->device, *role = s->stage->role;
         /* a CPU's GEMMs are the host's time, not tensor-core math; a collective on the host (gloo, MPI) is
          * communication all the same (a 300-rank gloo run's all-reduce, 85% of its step, was drawn as host
-         * code, under "the host ... bounds the step ... CUDA Graphs") */
+         * code, under "the host ... bounds the step ... CUDA Graphs"); a GPU's idle between kernels it had
+         * queued (role overhead: a trace's kernel wait) is neither */
         int c = class_of_component(s->stage->component);
         bool on_cpu = dev && strcmp(dev, "cpu") == 0;
+        if (!on_cpu && role && strcmp(role, "overhead") == 0)
+            c = MB_PC_QUEUED;
         double t = mb_gap_per_step(g, there ? s->target_seconds : s->exposed);
         cls[on_cpu && c != MB_PC_COMM ? MB_PC_HOST : c] += t;
         if (comm_on_host && on_cpu && c == MB_PC_COMM)
@@ -579,10 +609,24 @@ static void rank_groups(mb_ranking *r)
     }
 }
 
-/* One class (the host, communication) bounds the step on every machine when
- * each projection spends at least half of its step in it and none is faster
- * than this machine by more than its error: then no GPU helps. */
-static bool bound_everywhere(const mb_ranking *r, int cls)
+/* The seconds of a split in the classes of mask (bit 1 << class). */
+static double in_classes(const double *cls, unsigned mask)
+{
+    double t = 0;
+    for (int c = 0; c < MB_PC_N; c++)
+        if (mask & (1u << c))
+            t += cls[c];
+    return t;
+}
+
+/* The GPU idle: waiting on the host, or between kernels it had queued. */
+#define IDLE_CLASSES ((1u << MB_PC_HOST) | (1u << MB_PC_QUEUED))
+
+/* Classes (mask: the GPU idle, communication) bound the step on every
+ * machine when each projection spends at least half of its step in them and
+ * none is faster than this machine by more than its error: then no GPU
+ * helps. */
+static bool bound_everywhere(const mb_ranking *r, unsigned mask)
 {
     int n = 0;
     for (int i = 0; i < r->n; i++) {
@@ -590,22 +634,22 @@ static bool bound_everywhere(const mb_ranking *r, int cls)
         if (!w->ok || w->kept > 0)
             continue;
         n++;
-        if (w->cls[cls] < 0.5 * w->step || r->here_step / w->step - 1 > w->error_pct / 100)
+        if (in_classes(w->cls, mask) < 0.5 * w->step || r->here_step / w->step - 1 > w->error_pct / 100)
             return false;
     }
-    return n > 0 && r->here_cls[cls] >= 0.5 * r->here_step;
+    return n > 0 && in_classes(r->here_cls, mask) >= 0.5 * r->here_step;
 }
 
-/* "12%" or "12-15%": the least and the most share of a class in the projected steps. */
-static void class_share_range(const mb_ranking *r, int cls, char *buf, size_t len)
+/* "12%" or "12-15%": the least and the most share of classes (mask) in the projected steps. */
+static void class_share_range(const mb_ranking *r, unsigned mask, char *buf, size_t len)
 {
     double lo = 1, hi = 0;
     for (int i = 0; i < r->n; i++) {
         const mb_rank_row *w = &r->rows[i];
         if (!w->ok || w->kept > 0)
             continue;
-        lo = fmin(lo, w->cls[cls] / w->step);
-        hi = fmax(hi, w->cls[cls] / w->step);
+        lo = fmin(lo, in_classes(w->cls, mask) / w->step);
+        hi = fmax(hi, in_classes(w->cls, mask) / w->step);
     }
     if (lround(100 * lo) == lround(100 * hi))
         snprintf(buf, len, "%.0f%%", 100 * lo);
@@ -618,19 +662,31 @@ static void class_share_range(const mb_ranking *r, int cls, char *buf, size_t le
  * to the GPUs' own links with NCCL, said only when GPUs are ranked. */
 static void nothing_helps_verdict(mb_ranking *r)
 {
-    char share[48];
-    if (r->host_bound) {
-        class_share_range(r, MB_PC_HOST, share, sizeof share);
+    char share[48], wait[112] = "";
+    if (r->idle_bound) {
+        /* the GPU's own gaps between kernels it had queued are no host code; the same cures shorten them */
+        class_share_range(r, IDLE_CLASSES, share, sizeof share);
+        /* said where it is a part of what bounds the step, or a notable share of it (not 0% beside 93% host) */
+        if (!r->host_bound || in_classes(r->here_cls, 1u << MB_PC_QUEUED) >= 0.05 * r->here_step) {
+            char q[48];
+            class_share_range(r, 1u << MB_PC_QUEUED, q, sizeof q);
+            snprintf(wait, sizeof wait, ", %s between kernels it had queued", q);
+        }
+        const char *what = r->queued_bound ? "the GPU's own time between the kernels it had queued (kernel wait, "
+                                             "not host code)"
+                           : r->host_bound ? "the host (CPU, Python, kernel launches, data loading)"
+                                           : "the GPU's idle time, waiting on the host (CPU, Python, kernel launches, "
+                                             "data loading) and between kernels it had queued";
         snprintf(r->verdict, sizeof r->verdict,
-                 "No GPU helps: the host (CPU, Python, kernel launches, data loading) bounds the step on every machine "
-                 "(the GPU idle %s of each projected step) and no projection is faster than this one beyond the "
-                 "model's error. Faster host code helps instead: CUDA Graphs or torch.compile("
-                 "mode=\"reduce-overhead\"), fewer and larger kernels (a larger batch, fused optimizers), more "
-                 "DataLoader workers, a faster CPU",
-                 share);
+                 "No GPU helps: %s bounds the step on every machine (the GPU idle %s of each projected step%s) and no "
+                 "projection is faster than this one beyond the model's error. %s helps instead: CUDA Graphs or "
+                 "torch.compile(mode=\"reduce-overhead\"), fewer and larger kernels (a larger batch, fused "
+                 "optimizers)%s",
+                 what, share, wait, r->queued_bound ? "Fewer kernel boundaries" : "Faster host code",
+                 r->queued_bound ? "" : ", more DataLoader workers, a faster CPU");
         return;
     }
-    class_share_range(r, MB_PC_COMM, share, sizeof share);
+    class_share_range(r, 1u << MB_PC_COMM, share, sizeof share);
     bool on_host = !r->host_run && r->here_comm_on_host >= 0.5 * r->here_cls[MB_PC_COMM];
     snprintf(r->verdict, sizeof r->verdict,
              "No %s helps: communication between the ranks bounds the step on every machine (%s of each projected "
@@ -679,12 +735,14 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
     }
     /* a CPU run ranks host CPUs (host_run): its compute is the host's by
      * definition, and "no GPU helps ... CUDA Graphs" would be said of CPUs */
-    r->host_bound = !r->host_run && bound_everywhere(r, MB_PC_HOST);
+    r->idle_bound = !r->host_run && bound_everywhere(r, IDLE_CLASSES);
+    r->host_bound = r->idle_bound && bound_everywhere(r, 1u << MB_PC_HOST);
+    r->queued_bound = r->idle_bound && bound_everywhere(r, 1u << MB_PC_QUEUED);
     /* a 300-rank gloo run, its all-reduce 85% of the step, read "Fastest: H100 SXM 80GB, 1.00x ... none is faster
      * beyond it": true, without what helps */
-    r->comm_bound = !r->host_bound && bound_everywhere(r, MB_PC_COMM);
+    r->comm_bound = !r->idle_bound && bound_everywhere(r, 1u << MB_PC_COMM);
     char mates[512], t[32], u[32];
-    if (r->host_bound || r->comm_bound) {
+    if (r->idle_bound || r->comm_bound) {
         nothing_helps_verdict(r);
         if (cheapest >= 0) { /* every machine as fast: the price decides, and the ranks are by cost */
             size_t at = strlen(r->verdict);
@@ -1343,12 +1401,15 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
         snprintf(per, sizeof per, "given by --step-ms; %d traced steps", r->steps);
     else
         snprintf(per, sizeof per, "mean of %d", r->steps);
-    snprintf(lead, sizeof lead, "%s model; here: %s (%s), %s per step (%s); #: machines whose projected %s differ by "
-             "less than the expected error share a rank (the model cannot tell them apart); bar: %c %s, %c %s, %c %s, "
-             "%c %s, %c %s",
-             strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage", r->here, r->here_source, hs, per,
-             r->by_cost ? "costs" : "steps", class_marks[0], words_of(r)[0], class_marks[1], words_of(r)[1],
-             class_marks[2], words_of(r)[2], class_marks[3], words_of(r)[3], class_marks[4], words_of(r)[4]);
+    int at = snprintf(lead, sizeof lead, "%s model; here: %s (%s), %s per step (%s); #: machines whose projected %s "
+                      "differ by less than the expected error share a rank (the model cannot tell them apart); bar:",
+                      strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage", r->here, r->here_source, hs,
+                      per, r->by_cost ? "costs" : "steps");
+    const char *names[MB_PC_N];
+    char marks[MB_PC_N];
+    int n_shown = shown_classes(r, names, NULL, marks);
+    for (int k = 0; k < n_shown && at < (int)sizeof lead; k++)
+        at += snprintf(lead + at, sizeof lead - (size_t)at, "%s %c %s", k ? "," : "", marks[k], names[k]);
     print_wrapped(o, md ? "" : "  ", lead);
     if (md)
         fputc('\n', o);
@@ -1467,7 +1528,9 @@ cJSON *mb_rank_json(const mb_ranking *r)
     /* the answer: what the order is by, the one sentence, whether no GPU helps */
     cJSON_AddStringToObject(doc, "ranked_by", r->by_cost ? "cost" : "step");
     cJSON_AddStringToObject(doc, "verdict", r->verdict);
+    cJSON_AddBoolToObject(doc, "gpu_idle_bound", r->idle_bound);
     cJSON_AddBoolToObject(doc, "host_bound", r->host_bound);
+    cJSON_AddBoolToObject(doc, "kernel_wait_bound", r->queued_bound);
     cJSON_AddBoolToObject(doc, "communication_bound", r->comm_bound);
     cJSON *h = cJSON_AddObjectToObject(doc, "here");
     cJSON_AddStringToObject(h, "machine", r->here);
@@ -1656,10 +1719,9 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
     mb_chart_begin(&c, o, "machines", title, MB_HTML_WIDTH, 60 + 26.0 * n + 44, 430, 44);
     c.x = (mb_scale){ 0, max > 0 ? max : 1e-3, c.left, c.right, false }; /* seconds: the axis picks its unit */
     mb_scale_nice(&c.x);
-    const char *const *names = words_of(r);
-    /* the classes in the colours the step's parts have on every page (report/html.h) */
-    int cols[MB_PC_N] = { MB_COLOR_TENSOR, MB_COLOR_MEMORY, MB_COLOR_COPY, MB_COLOR_COMM, MB_COLOR_HOST };
-    mb_chart_legend(&c, MB_PC_N, names, cols);
+    const char *names[MB_PC_N];
+    int cols[MB_PC_N], n_shown = shown_classes(r, names, cols, NULL);
+    mb_chart_legend(&c, n_shown, names, cols);
     mb_chart_x_time_axis(&c, "time per step");
     for (int i = 0; i < n; i++) {
         const double *cls = i == 0 ? r->here_cls : r->rows[i - 1].cls;
@@ -1674,8 +1736,8 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
                 continue;
             char t[256], s[32];
             mb_fmt_seconds(s, sizeof s, cls[k]);
-            snprintf(t, sizeof t, "%s: %s", names[k], s);
-            mb_chart_bar(&c, i, n, 0, 1, at, at + cls[k], cols[k], t);
+            snprintf(t, sizeof t, "%s: %s", words_of(r)[k], s);
+            mb_chart_bar(&c, i, n, 0, 1, at, at + cls[k], class_colors[k], t);
             at += cls[k];
         }
     }

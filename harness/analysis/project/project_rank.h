@@ -98,8 +98,11 @@ typedef struct mb_ranking {
     bool by_cost;         /* prices given: the priced machines ranked by cost per step, before the others */
     bool host_run;        /* the step is mostly compute on the host CPU (a CPU-only run): its "host" class is the
                              CPU's own work, not a GPU's idle time */
-    bool host_bound;      /* the host bounds the step on every machine projected: no GPU helps */
-    bool comm_bound;      /* communication between the ranks does (and the host does not) */
+    bool idle_bound;      /* the GPU idles (on the host or between kernels it had queued) at least half of the
+                             step on every machine projected: no GPU helps */
+    bool host_bound;      /* of which the host alone does (MB_PC_HOST) */
+    bool queued_bound;    /* of which kernel wait alone does (MB_PC_QUEUED) */
+    bool comm_bound;      /* communication between the ranks does (and the GPU's idle time does not) */
     double here_comm_on_host; /* of here_cls[MB_PC_COMM], the collectives that ran on the host (gloo, MPI) */
     char verdict[1024];   /* the answer in one sentence: cheapest and fastest, or that no GPU helps */
 } mb_ranking;

@@ -19,6 +19,7 @@ typedef struct pt_gpu {
     int cls, math, dir;
     int elem_bytes; /* what its name says of its elements (mb_tr_kernel_elem_bytes); 0 none */
     int step; /* the step whose host code launched it (by correlation id); -1 none */
+    int64_t launch_end; /* when that launch call returned; INT64_MIN none */
     double blocks, threads;
     double flops, bytes; /* the kernel's share of its op's */
 } pt_gpu;
@@ -370,6 +371,7 @@ static int cut_steps(mb_proj_trace *t, mb_err *err)
         tr_call key = { .corr = t->gpu[i].corr };
         const tr_call *c = t->gpu[i].corr >= 0 && nl ? bsearch(&key, calls, nl, sizeof *calls, cmp_call) : NULL;
         t->gpu[i].step = c ? (int)mb_tr_window_of(t->steps, t->n_steps, c->ts) : -1;
+        t->gpu[i].launch_end = c ? c->end : INT64_MIN;
     }
     if (!host_time_per_step(t))
         goto oom;
@@ -531,86 +533,130 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Idle [x, y) in a gap before a compute kernel: the GPU's own time between
+ * kernels when that kernel was queued (its launch had returned by the gap's
+ * start) and the idle is as short as launching it takes, as in the step
+ * table (trace_analysis.c, idle_to); else the host's (the rest of the step,
+ * split_step). */
+static void idle_to(int64_t x, int64_t y, bool queued, double *ns)
+{
+    if (queued && y > x && y - x <= MB_KERNEL_WAIT_MAX_NS)
+        ns[MB_PC_QUEUED] += (double)(y - x);
+}
+
 /* Copies and collectives yield to compute, as in the step table
  * (trace_analysis.c, step_window): in a gap [x, y) between compute kernels
  * the copies and collectives (t2: disjoint [start, end, class) triples,
  * sorted, from *from on, a cursor that only moves forward) take what they
- * cover. */
-static void fill_gap(const int64_t *t2, int n2, int *from, int64_t x, int64_t y, double *ns)
+ * cover; the idle pieces between them go to the queue when `queued`. */
+static void fill_gap(const int64_t *t2, int n2, int *from, int64_t x, int64_t y, bool queued, double *ns)
 {
     while (*from < n2 && t2[3 * *from + 1] <= x)
         (*from)++;
+    int64_t at = x;
     for (int i = *from; i < n2 && t2[3 * i] < y; i++) {
-        int64_t lo = t2[3 * i] > x ? t2[3 * i] : x, hi = t2[3 * i + 1] < y ? t2[3 * i + 1] : y;
-        if (hi > lo)
-            ns[t2[3 * i + 2]] += (double)(hi - lo);
+        int64_t lo = t2[3 * i] > at ? t2[3 * i] : at, hi = t2[3 * i + 1] < y ? t2[3 * i + 1] : y;
+        if (hi <= lo)
+            continue;
+        idle_to(at, lo, queued, ns);
+        ns[t2[3 * i + 2]] += (double)(hi - lo);
+        at = hi;
     }
+    idle_to(at, y, queued, ns);
+}
+
+enum { REC_WORDS = 4 }; /* busy_by_class: start, end, class, its launch's end (INT64_MAX: none) */
+
+/* When the launch call of GPU event e returned, on the re-laid timeline
+ * (ns); INT64_MAX when no launch was recorded (an unknown launch is the
+ * host's, as in the step table). A launch outside the step's events (the
+ * host ran ahead: the GPU's step is re-laid alone, keeping its gaps) moves
+ * with its kernel, so a gap queued here stays queued. */
+static int64_t launch_end_ns(const mb_proj_event *ev, const mb_proj_event *e)
+{
+    if (e->launch >= 0)
+        return llround(ev[e->launch].new_end * 1e9);
+    if (e->launch_known)
+        return llround((e->launch_end + e->new_start - e->start) * 1e9);
+    return INT64_MAX;
 }
 
 /* The re-laid GPU events' busy time by class: compute kernels sweep first
  * (time newly covered goes to the kernel covering it first), copies and
  * collectives take the gaps between them (each one's time not covered by an
- * earlier-starting one, in t2). rec and t2 hold 3 words a GPU event. Returns
- * the busy seconds; cls[] gets seconds per class. */
+ * earlier-starting one, in t2); the idle in a gap before a kernel already
+ * launched is kernel wait (cls[MB_PC_QUEUED]: on a faster GPU a launch that
+ * returned before the gap here may return after it, and the gap is then
+ * the host's). rec holds REC_WORDS words a GPU event, t2 3. Returns the busy
+ * seconds; cls[] gets seconds per class. */
 static double busy_by_class(const mb_proj_event *ev, const int *kind, int n, int64_t *rec, int64_t *t2,
                             double *cls)
 {
     int m = 0;
     for (int i = 0; i < n; i++)
         if (ev[i].kind == MB_PE_GPU) {
-            rec[3 * m] = llround(ev[i].new_start * 1e9);
-            rec[3 * m + 1] = llround(ev[i].new_end * 1e9);
-            rec[3 * m + 2] = class_of_kind(kind[i]);
-            m++;
+            int64_t *r = rec + REC_WORDS * m++;
+            r[0] = llround(ev[i].new_start * 1e9);
+            r[1] = llround(ev[i].new_end * 1e9);
+            r[2] = class_of_kind(kind[i]);
+            r[3] = launch_end_ns(ev, &ev[i]);
         }
-    sort(rec, (size_t)m, 3 * sizeof *rec, cmp_i64);
+    sort(rec, (size_t)m, REC_WORDS * sizeof *rec, cmp_i64);
     int n2 = 0;
     int64_t frontier = INT64_MIN;
     for (int i = 0; i < m; i++) {
-        int c = (int)rec[3 * i + 2];
-        if ((c != MB_PC_COPY && c != MB_PC_COMM) || rec[3 * i + 1] <= frontier)
+        const int64_t *r = rec + REC_WORDS * i;
+        int c = (int)r[2];
+        if ((c != MB_PC_COPY && c != MB_PC_COMM) || r[1] <= frontier)
             continue;
-        t2[3 * n2] = rec[3 * i] > frontier ? rec[3 * i] : frontier;
-        t2[3 * n2 + 1] = rec[3 * i + 1];
+        t2[3 * n2] = r[0] > frontier ? r[0] : frontier;
+        t2[3 * n2 + 1] = r[1];
         t2[3 * n2 + 2] = c;
         n2++;
-        frontier = rec[3 * i + 1];
+        frontier = r[1];
     }
     double ns[MB_PC_N] = { 0 };
-    frontier = m > 0 ? rec[0] : 0; /* the earliest start */
+    /* from the step's start (0), or its earliest event when that starts before: the gap before the first kernel
+     * is the queue's when that kernel was launched before it (a host that ran ahead), as in the step table */
+    frontier = m > 0 && rec[0] < 0 ? rec[0] : 0;
     int from = 0;
     for (int i = 0; i < m; i++) {
-        int c = (int)rec[3 * i + 2];
-        if (c == MB_PC_COPY || c == MB_PC_COMM || rec[3 * i + 1] <= frontier)
+        const int64_t *r = rec + REC_WORDS * i;
+        int c = (int)r[2];
+        if (c == MB_PC_COPY || c == MB_PC_COMM || r[1] <= frontier)
             continue;
-        if (rec[3 * i] > frontier) {
-            fill_gap(t2, n2, &from, frontier, rec[3 * i], ns);
-            frontier = rec[3 * i];
+        if (r[0] > frontier) {
+            fill_gap(t2, n2, &from, frontier, r[0], r[3] <= frontier, ns);
+            frontier = r[0];
         }
-        ns[c] += (double)(rec[3 * i + 1] - frontier);
-        frontier = rec[3 * i + 1];
+        ns[c] += (double)(r[1] - frontier);
+        frontier = r[1];
     }
-    fill_gap(t2, n2, &from, frontier, INT64_MAX, ns);
+    fill_gap(t2, n2, &from, frontier, INT64_MAX, false, ns);
     double busy = 0;
-    for (int c = 0; c < MB_PC_HOST; c++) {
+    for (int c = 0; c < MB_PC_N; c++) {
         cls[c] = ns[c] * 1e-9;
-        busy += cls[c];
+        if (c < MB_PC_QUEUED)
+            busy += cls[c];
     }
     return busy;
 }
 
 /* Splits a step: the GPU's busy time by class as busy_by_class gave it
- * (scaled down where the GPU's work runs past the step), the rest of the
- * step is host (the GPU idle). */
+ * (scaled down where the GPU's work runs past the step), its kernel wait
+ * (what of it the step holds), the rest of the step is host (the GPU
+ * idle). */
 static void split_step(mb_proj_step_split *sp, double step, double busy, const double *cls)
 {
     double scale = busy > step && busy > 0 ? step / busy : 1;
     busy = fmin(busy, step);
+    double queued = fmin(cls[MB_PC_QUEUED], step - busy);
     sp->step += step;
     sp->gpu_busy += busy;
-    for (int c = 0; c < MB_PC_HOST; c++)
+    for (int c = 0; c < MB_PC_QUEUED; c++)
         sp->cls[c] += cls[c] * scale;
-    sp->cls[MB_PC_HOST] += step - busy;
+    sp->cls[MB_PC_QUEUED] += queued;
+    sp->cls[MB_PC_HOST] += step - busy - queued;
 }
 
 typedef struct step_work {
@@ -641,7 +687,7 @@ static int work_reserve(step_work *w, size_t need, mb_err *err)
     int64_t *corr = realloc(w->corr, c * 2 * sizeof *corr);
     if (corr)
         w->corr = corr;
-    int64_t *tmp = realloc(w->tmp, c * 3 * sizeof *tmp); /* busy_by_class: 3 words a GPU event */
+    int64_t *tmp = realloc(w->tmp, c * REC_WORDS * sizeof *tmp); /* busy_by_class: REC_WORDS a GPU event */
     if (tmp)
         w->tmp = tmp;
     int64_t *t2 = realloc(w->t2, c * 3 * sizeof *t2);
@@ -710,6 +756,16 @@ static size_t first_gpu(const mb_proj_trace *t, int64_t ts)
     return lo;
 }
 
+/* GPU event g of a step from t0, on its lane; launch: its launch's index
+ * among the step's events, -1 (then the launch's end, when recorded). */
+static mb_proj_event gpu_event(const pt_gpu *g, int64_t t0, int lane, int launch)
+{
+    bool known = launch < 0 && g->launch_end != INT64_MIN;
+    return (mb_proj_event){ .kind = MB_PE_GPU, .lane = lane, .launch = launch, .launch_known = known,
+                            .launch_end = known ? (double)(g->launch_end - t0) * 1e-9 : 0,
+                            .start = (double)(g->ts - t0) * 1e-9, .end = (double)(g->ts + g->dur - t0) * 1e-9 };
+}
+
 /* The events of one step: its host calls, then the GPU events they launched
  * (or, without a recorded launch, that start in the step). */
 static int gather_step(const mb_proj_trace *t, int64_t t0, int64_t t1, int64_t blocking_ns, const tr_rules *rules,
@@ -746,9 +802,7 @@ static int gather_step(const mb_proj_trace *t, int64_t t0, int64_t t1, int64_t b
             continue;
         w->proj[n] = project_gpu(g, is_tensor_kernel(g, rules), here, there, o);
         w->kind[n] = kind_of(g, rules);
-        w->ev[n] = (mb_proj_event){ .kind = MB_PE_GPU, .lane = lane_of(&streams, g->stream), .launch = launch,
-                                    .start = (double)(g->ts - t0) * 1e-9,
-                                    .end = (double)(g->ts + g->dur - t0) * 1e-9 };
+        w->ev[n] = gpu_event(g, t0, lane_of(&streams, g->stream), launch);
         n++;
     }
     *n_out = n;
@@ -779,8 +833,7 @@ static int gather_gpu_step(const mb_proj_trace *t, size_t k, const tr_rules *rul
             continue;
         w->proj[n] = project_gpu(g, is_tensor_kernel(g, rules), here, there, o);
         w->kind[n] = kind_of(g, rules);
-        w->ev[n] = (mb_proj_event){ .kind = MB_PE_GPU, .lane = lane_of(&streams, g->stream), .launch = -1,
-                                    .start = (double)(g->ts - t0) * 1e-9, .end = (double)(g->ts + g->dur - t0) * 1e-9 };
+        w->ev[n] = gpu_event(g, t0, lane_of(&streams, g->stream), -1);
         n++;
     }
     *n_out = n;

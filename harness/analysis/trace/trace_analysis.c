@@ -1051,16 +1051,6 @@ static bool yields_to_compute(const step_table *t, int cls)
     return t->sp_class[cls] == SP_COPY || t->sp_class[cls] == SP_COLL;
 }
 
-/* The longest gap before a queued kernel that is the GPU's own time between
- * kernels (kernel wait): launching the next queued kernel takes a few us
- * (in the 44 unsampled real traces here at most 12 us on a datacenter GPU,
- * an A100's cuDNN layout kernel, and 28.5 us on a laptop's RTX 500 Ada).
- * A longer idle with the next kernel queued waits on something the trace
- * does not show (another stream's event, kernels a sampled trace left out:
- * HTA's trace_filter fixture has queued gaps of up to 59 ms, HTA's "other
- * wait"); it keeps the host's attribution. */
-enum { KERNEL_WAIT_MAX_NS = 50000 };
-
 /* Idle [x, y): the GPU's own gap when its next kernel was queued and the
  * gap is as short as launching it takes, else what the host did. Whether
  * it went to the queue. */
@@ -1068,7 +1058,7 @@ static bool idle_to(const tr_state *st, int64_t x, int64_t y, bool queued, int64
 {
     if (y <= x)
         return false;
-    if (queued && y - x <= KERNEL_WAIT_MAX_NS) {
+    if (queued && y - x <= MB_KERNEL_WAIT_MAX_NS) {
         ns[SP_QUEUED] += y - x;
         return true;
     }
