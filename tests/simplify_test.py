@@ -1321,6 +1321,17 @@ def counted(state, bucket):
 
 
 model.register_comm_hook(None, counted)
+barriers = {}  # the barriers called, by the runner's mode
+_barrier = dist.barrier
+
+
+def counted_barrier(*args, **kwargs):
+    mode = s._current if s is not None else "trace"
+    barriers[mode] = barriers.get(mode, 0) + 1
+    return _barrier(*args, **kwargs)
+
+
+dist.barrier = counted_barrier
 
 
 def step(x):
@@ -1334,6 +1345,12 @@ with torch.autograd.profiler.profile() as prof:
     for i in range(4):
         with torch.autograd.profiler.record_function("ProfilerStep#%d" % i):
             step(torch.randn(32, 64))
+    # torch 1.13's gloo completes an all-reduce's future (DDP's step returns) before its worker thread ends the
+    # all-reduce's profiler event (AsyncWork::finishWorkGloo: returnFutureWithOutput, then Work::finish runs
+    # recordFunctionEndCallback_): a profiler stopped then reads an event still being written, and 1 run in 30 to
+    # 100 here aborted in its exit ("munmap_chunk(): invalid pointer", "malloc(): invalid size"). gloo's barrier
+    # waits on every earlier work (Work::wait returns once finish, its end callback included, is done)
+    dist.barrier()
 if rank == 0:
     prof.export_chrome_trace(sys.argv[2])
 
@@ -1352,6 +1369,7 @@ s = ms.Simplifier(Batches(), step, optimizer=opt, collective=model, seconds=1.0,
                   hard_bound=40, log=None)
 doc = s.run()
 doc["reduced"] = reduced
+doc["barriers"] = barriers
 with open(ms.rank_path(sys.argv[1]), "w") as f:
     json.dump(doc, f)
 dist.destroy_process_group()
@@ -1404,6 +1422,11 @@ class Distributed(unittest.TestCase):
             self.assertEqual(d["reduced"].get("no_collective", 0), nc["with_steps_run"], d["reduced"])
             self.assertGreaterEqual(nc["with_steps_run"], nc["pairs"])
             self.assertGreater(d["reduced"].get("step", 0), 0, d["reduced"])
+            # the step profiled for its FLOPs (one: the batches have one shape; the three before it, timed
+            # without the profiler, all-reduce too) waits for gloo's workers to end their profiler events before
+            # the profiler stops, as the trace above does: one barrier each, none elsewhere
+            self.assertEqual(d["reduced"]["count_flops"], 4, d["reduced"])
+            self.assertEqual(d["barriers"], {"trace": 1, "count_flops": 1}, d["barriers"])
             dist_info = d["simplify"]["distributed"]
             self.assertEqual((dist_info["world_size"], dist_info["backend"]), (2, "gloo"))
             # both ranks on this machine, one torch thread each: gap's "Use all cores" is for idle CPUs only

@@ -2397,6 +2397,7 @@ class Simplifier:
                 self.step(d)
                 self._sync()
                 wall_us = (time.perf_counter() - start) * 1e6
+                self._drain_gloo()
         except _TooManyOps:
             self.flops_why = ("one step dispatches more than %d ops, which the profiler would keep in memory with "
                               "their shapes (an LBFGS step of pytorch/examples' time_sequence_prediction, about a "
@@ -2427,6 +2428,24 @@ class Simplifier:
                                                                plain_us)
         return (float(flops + conv_extra),
                 float(sum(e.flops for e in counted if "conv" in e.name.lower()) + conv_extra))
+
+    def _drain_gloo(self):
+        """Inside the profiler, after a step whose collectives ran on gloo:
+        waits until gloo's worker threads have ended those collectives'
+        profiler events. gloo completes a collective's future (DDP's step
+        returns) before its worker thread ends the collective's event
+        (ProcessGroupGloo::AsyncWork::finishWorkGloo: the future, then
+        Work::finish and its end callback), and a profiler stopped in between
+        reads an event being written: 1 run in 30 to 100 of a two-rank gloo DDP
+        loop aborted in the profiler's exit on torch 1.13 ("munmap_chunk():
+        invalid pointer"; tests/simplify_test.py's trace, which waits the same
+        way). gloo's barrier waits on every earlier work of the group, end
+        callbacks included. Only where the step meets the other ranks itself
+        (a DDP model or a collective given): every rank is then at this point
+        together, so the barrier is matched."""
+        w = self.world
+        if w.size > 1 and w.backend == "gloo" and (self.ddp is not None or self.collective is not None):
+            _torch().distributed.barrier()
 
     def _dense_flops_hold(self, events, sparse, dense_flops):
         """Whether the step's dense FLOPs still describe its compute once its
