@@ -154,7 +154,7 @@ typedef struct mb_proj_event {
     double start, end;    /* measured here */
     int launch;           /* GPU: index of its LAUNCH event, -1 */
     bool launch_known;    /* GPU with launch -1: its launch call was recorded outside the step's events (a host
-                           * that ran ahead), and ended at launch_end, measured here */
+                           * that ran ahead, a launch in an earlier step) and ended at launch_end, measured here */
     double launch_end;
     bool blocking;        /* LAUNCH: it waited for room in the launch queue here (back-pressure): it
                            * ends, like a sync, when the GPU work it waited for ends */
