@@ -415,7 +415,7 @@ def fixtures():
             check("%s --host-ms 50: the B200 at 50 ms, the host bounds it there (GPU idle %s)" % (name, idle),
                   first.get("target") == "b200" and abs(first["step_seconds"] - 0.05) < 1e-12 and
                   first["split_seconds"]["host"] >= 0.025 and
-                  "; the host bounds its step there (the GPU idle %s of it)" % idle in m["verdict"],
+                  "; the host bounds its step there (the GPU waiting on it %s of it)" % idle in m["verdict"],
                   (p.returncode, p.stderr[-300:], first, m.get("verdict")))
         with (gzip.open if f.endswith(".gz") else open)(f, "rt", encoding="utf-8") as fh:
             doc = json.load(fh)

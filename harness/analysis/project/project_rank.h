@@ -100,8 +100,8 @@ typedef struct mb_ranking {
                              CPU's own work, not a GPU's idle time */
     bool idle_bound;      /* the GPU idles (on the host or between kernels it had queued) at least half of the
                              step on every machine projected: no GPU helps */
-    bool host_bound;      /* of which the host alone does (MB_PC_HOST) */
-    bool queued_bound;    /* of which kernel wait alone does (MB_PC_QUEUED) */
+    bool host_bound;      /* idle_bound, the host the larger part of that idle time (MB_PC_HOST) */
+    bool queued_bound;    /* idle_bound, kernel wait the larger part (MB_PC_QUEUED) */
     bool comm_bound;      /* communication between the ranks does (and the GPU's idle time does not) */
     double here_comm_on_host; /* of here_cls[MB_PC_COMM], the collectives that ran on the host (gloo, MPI) */
     char verdict[1024];   /* the answer in one sentence: cheapest and fastest, or that no GPU helps */
