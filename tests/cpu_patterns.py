@@ -636,15 +636,17 @@ def stage_file_cpu_run(ceil):
     """A stage file whose work all ran on the CPU (simplify on a CPU loop: forward+backward as CPU GEMM, the
     optimizer and the loader as CPU time) is a run without a GPU, as a CPU-only trace is; the same file with its
     forward+backward on a GPU keeps the GPU remedies."""
-    def run(device, threads=None):
+    def run(device, threads=None, cpu=None, data_s=0.002):
         doc = {"format": "mlbench-stages", "version": 2 if threads else 1, "run": {"steps": 10},
                "stages": [{"name": "forward+backward", "component": "gemm", "device": device, "dtype": "fp32",
                            "flops_per_step": 4e9, "seconds_per_step": 0.08},
                           {"name": "optimizer", "component": "other", "device": "cpu", "seconds_per_step": 0.01},
                           {"name": "data loading", "component": "other", "role": "data", "device": "cpu",
-                           "seconds_per_step": 0.002}]}
+                           "seconds_per_step": data_s}]}
         if threads:  # simplify's: torch threads per rank, ranks on the machine, CPUs it may use
             doc["simplify"] = dict(zip(("torch_threads", "host_ranks", "cpus_allowed"), threads))
+        if cpu:      # simplify's full loop against its CPUs (_cpu_floor)
+            doc["simplify"]["cpu"] = cpu
         path = os.path.join(WORK, "stage-file-%s.json" % device)
         with open(path, "w") as f:
             json.dump(doc, f)
@@ -666,6 +668,32 @@ def stage_file_cpu_run(ceil):
               (threads + ("said" if idle else "not said",)),
               ("Use all cores" in text) == idle and ("every CPU has a thread" in text) == (not idle) and
               ("torch threads: %d" % threads[0]) in text, text)
+    # the loader's two workers and the step share the two CPUs (simplify's full loop: 0.1786 s of CPU a 0.1055-s
+    # step): the CPUs are busy, not idle; the same figures not shared (the workers' CPU a sliver) change nothing
+    cpu = {"cpus": 2, "workers": 2, "cpu_seconds_per_step": 0.1786, "worker_cpu_seconds_per_step": 0.1148,
+           "main_cpu_seconds_per_step": 0.0638, "floor_seconds_per_step": 0.0893, "busy_share": 0.8464,
+           "main_wait_seconds_per_step": 0.0310, "bound": True, "shared": True}
+    for shared in (True, False):
+        f = run("cpu", (1, 1, 2), dict(cpu, shared=shared))["findings"][0]
+        text = " ".join(f["evidence"] + f["remedies"])
+        check("stage file, CPU run, the loader's workers %s the CPUs with the step: 'Use all cores' %s, the CPU "
+              "floor %s" % (("share", "not said", "said") if shared else ("do not share", "said", "not said")),
+              ("Use all cores" in text) != shared and
+              ("the full loop took 179 ms of CPU a step (its 2 loader workers 115 ms, the step's process 63.8 ms) on "
+               "the 2 CPUs it may use: 89.3 ms a step at the least, 84.6% of the step: data loading and the step "
+               "share the CPUs (simplify, mode full)" in text) == shared and
+              ("the step's process waited for a CPU 31 ms a step" in text) == shared and
+              ("loading that takes less CPU" in text) == shared, text)
+    # data-loading bound with its CPUs shared: more workers cannot help, and the remedy does not say they would
+    for shared in (True, False):
+        dg = run("cpu", (1, 1, 2), dict(cpu, shared=shared), data_s=0.2)
+        f = next((x for x in dg["findings"] if x["pattern"] == "data_loading_bound"), None)
+        text = " ".join(f["evidence"] + f["remedies"]) if f else ""
+        check("stage file, data-loading bound, CPUs %s: 'More DataLoader workers' %s" %
+              (("shared", "not said") if shared else ("free", "said")),
+              f is not None and ("More DataLoader workers" in text) != shared and
+              ("more DataLoader workers cannot help" in text) == shared and
+              ("data loading and the step share the CPUs" in text) == shared, (dg["primary"], text))
 
 
 os.makedirs(WORK, exist_ok=True)

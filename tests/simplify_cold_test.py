@@ -1063,6 +1063,70 @@ class FullLoopReadLess(unittest.TestCase):
             self.assertIn("a busier machine", text)
 
 
+class CpusShared(unittest.TestCase):
+    """_cpu_floor on made-up modes: the CPU the full loop's processes took a
+    step over the CPUs they may use bounds the step; with the loader's
+    workers a share of it, data loading and the step share the CPUs, and
+    the summary names the CPUs, not one part, the bottleneck. The figures are
+    an ImageFolder of JPEGs decoded by two workers beside a small CNN on this
+    2-CPU VM (2026-12-01)."""
+
+    def setUp(self):
+        self.cpus = {"cpus_allowed": 2, "host_ranks": 1}
+        self._threads = ms._cpu_threads
+        ms._cpu_threads = lambda s: dict(self.cpus)
+
+    def tearDown(self):
+        ms._cpu_threads = self._threads
+
+    def modes(self, main, workers, nworkers=2):
+        return {"full": {"steps": 48, "step_seconds": 0.1055, "batches_per_second": 9.48, "data_wait_per_step": 0.0147,
+                         "transfer_per_step": 1.6e-4, "step_per_step": 0.0875, "main_cpu_seconds": main,
+                         "worker_cpu_seconds": workers, "workers": nworkers, "main_runqueue_seconds": 1.489,
+                         "worker_runqueue_seconds": 4.293, "cache": {"state": "cold", "keeper_cpu_seconds": 1.32}},
+                "loader": {"seconds_per_batch": 0.0615, "batches": 80},
+                "step": {"seconds_per_step": 0.0468}}
+
+    def run_modes(self, m):
+        s = types.SimpleNamespace(modes=m)
+        info = {"overlap": ms._overlap(s), "cpu": ms._cpu_floor(s), "modes": {k: m[k] for k in ("full", "step")}}
+        return info["cpu"], "\n".join(ms.summary({"simplify": info}))
+
+    def test_known_answers(self):
+        cpu, text = self.run_modes(self.modes(3.06, 5.51))
+        self.assertAlmostEqual(cpu["cpu_seconds_per_step"], 8.57 / 48)
+        self.assertAlmostEqual(cpu["floor_seconds_per_step"], 8.57 / 48 / 2)          # 89.3 ms on two CPUs
+        self.assertAlmostEqual(cpu["busy_share"], 8.57 / 48 / 2 / 0.1055)             # 0.846
+        self.assertAlmostEqual(cpu["main_wait_seconds_per_step"], 1.489 / 48)
+        self.assertTrue(cpu["bound"] and cpu["shared"])
+        self.assertIn("cpus           the full loop took 178.542 ms of CPU a step (its 2 loader workers 114.792 ms, "
+                      "its step's process 63.750 ms) on the 2 CPUs it may use: 89.271 ms a step at the least", text)
+        self.assertIn("the step's process waited for a CPU 31.021 ms a step (runnable, not running): data loading and "
+                      "the step share the CPUs (the step 87.500 ms in the loop, 46.800 ms alone)", text)
+        self.assertIn("the runner's cache keeper took at most 27.500 ms of CPU a step", text)
+        self.assertIn("bottleneck     the CPUs, which data loading and the step share (above); the slowest part by "
+                      "itself: data loading, 61.500 ms per step", text)
+
+    def test_not_bound_or_not_shared(self):
+        # the step's process alone on two CPUs, one thread: half of them at most, the CPUs do not bound it
+        cpu, text = self.run_modes(self.modes(4.9, 0.0, nworkers=0))
+        self.assertFalse(cpu["bound"])
+        self.assertNotIn("cpus  ", text)
+        self.assertIn("bottleneck     data loading (the slowest part by itself", text)
+        # every CPU busy with the step's threads, the workers 5% of it: bound, not shared
+        cpu, text = self.run_modes(self.modes(9.5, 0.5))
+        self.assertTrue(cpu["bound"])
+        self.assertFalse(cpu["shared"])
+        self.assertIn("the CPUs bound the loop", text)
+        self.assertNotIn("share the CPUs", text)
+        # two ranks on the two CPUs: one CPU each, the same rank's CPU twice the share
+        self.cpus["host_ranks"] = 2
+        cpu, _ = self.run_modes(self.modes(1.5, 2.5))
+        self.assertEqual(cpu["cpus"], 1)
+        self.assertAlmostEqual(cpu["busy_share"], 4.0 / 48 / 0.1055)
+        self.assertTrue(cpu["shared"])
+
+
 class WarmMapped(unittest.TestCase):
     """_warm_mapped's rule on made-up mode figures: a cold mode that delivered batches from mapped files while storage
     read under 1% of them is partly warm and says so; not when storage read its share, nor without mapped files."""

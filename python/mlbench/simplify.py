@@ -100,6 +100,11 @@ BUSY = 0.5
 # The machine's CPUs this busy (all work, ours and others') make a loader
 # that wanted half that share of a CPU CPU-bound (contended).
 CONTENDED = 0.9
+# The full loop's processes (the step's and its loader's workers) busy this share of the CPUs they may use, over
+# its step: the CPUs bound the loop, however its parts overlap (_cpu_floor).
+CPUS_BOUND = 0.75
+# ... and its loader's workers at least this share of that CPU: the loader and the step share the CPUs.
+CPUS_SHARED = 0.2
 # Chunks the pages read between two of the cache keeper's ticks newly fill,
 # per chunk they fill when read in order, from which reads that did not ask
 # for readahead are random ones (_CacheKeeper._count_scatter).
@@ -2768,6 +2773,9 @@ def build_document(s):
     overlap = _overlap(s)
     if overlap:
         info["overlap"] = overlap
+    cpu = _cpu_floor(s)
+    if cpu:
+        info["cpu"] = cpu
     doc["simplify"] = info
     return doc
 
@@ -3403,6 +3411,72 @@ def _overlap(s):
     return out
 
 
+def _cpu_floor(s):
+    """The CPU the full loop's processes took a step (the step's process and
+    its loader's workers, from /proc/<pid>/stat) over the CPUs they may use:
+    a step no shorter than that, however its parts overlap. Near the step
+    (CPUS_BOUND), the CPUs bound the loop; with the workers' share of it
+    (CPUS_SHARED), the loader and the step share them, and each runs slower
+    in the loop than alone for the other's sake: an ImageFolder of JPEGs
+    decoded by two workers beside a small CNN on this 2-CPU VM (2026-12-01)
+    took 179 ms of CPU a 105-ms step, its step 87 ms in the loop against 47
+    alone. None without a full mode or its CPU figures."""
+    full = s.modes.get("full")
+    if not full or not full.get("steps") or "main_cpu_seconds" not in full or not full.get("step_seconds"):
+        return None
+    threads = _cpu_threads(s)
+    ranks, cpus = threads.get("host_ranks") or 1, threads.get("cpus_allowed")
+    if not cpus:
+        return None
+    cpus = max(1, cpus // ranks)     # ranks on this machine take their turns on its CPUs (_cpu_share)
+    n = full["steps"]
+    main, workers = full["main_cpu_seconds"] / n, full.get("worker_cpu_seconds", 0.0) / n
+    floor = (main + workers) / cpus
+    out = {"cpus": cpus, "cpu_seconds_per_step": main + workers, "main_cpu_seconds_per_step": main,
+           "worker_cpu_seconds_per_step": workers, "workers": full.get("workers") or 0,
+           "floor_seconds_per_step": floor, "busy_share": floor / full["step_seconds"],
+           "main_wait_seconds_per_step": full.get("main_runqueue_seconds", 0.0) / n,
+           "worker_wait_seconds_per_step": full.get("worker_runqueue_seconds", 0.0) / n}
+    keeper = (full.get("cache") or {}).get("keeper_cpu_seconds")
+    if keeper is not None:
+        # from the mode's start (its warm-up too): at most this much in the measured window
+        out["keeper_cpu_seconds_per_step_max"] = keeper / n
+    out["bound"] = out["busy_share"] >= CPUS_BOUND
+    out["shared"] = out["bound"] and workers >= CPUS_SHARED * (main + workers)
+    out["how"] = ("the CPU time (user + system) of the full mode's process and its loader's workers per step, over the "
+                  "CPUs they may use (this rank's share where ranks share the machine): no step of the loop can be "
+                  "shorter; bound: at least %.0f%% of the step; shared: bound, and the workers at least %.0f%% of that "
+                  "CPU; waits: seconds their threads were runnable without a CPU (schedstat)"
+                  % (100 * CPUS_BOUND, 100 * CPUS_SHARED))
+    return out
+
+
+def _cpu_lines(cpu, full_step, modes):
+    """The summary's words on the full loop's CPU (_cpu_floor), when it bounds the loop."""
+    if not cpu or not cpu.get("bound"):
+        return []
+    parts = "its step's process %s" % _ms(cpu["main_cpu_seconds_per_step"])
+    if cpu["workers"]:
+        parts = "its %d loader worker%s %s, %s" % (cpu["workers"], "s" if cpu["workers"] != 1 else "",
+                                                    _ms(cpu["worker_cpu_seconds_per_step"]), parts)
+    keeper = cpu.get("keeper_cpu_seconds_per_step_max")
+    lines = ["cpus           the full loop took %s of CPU a step (%s) on the %d CPU%s it may use: %s a step at the "
+             "least however its parts overlap, %s of its %s step: the CPUs bound the loop"
+             % (_ms(cpu["cpu_seconds_per_step"]), parts, cpu["cpus"], "s" if cpu["cpus"] != 1 else "",
+                _ms(cpu["floor_seconds_per_step"]), _pct(cpu["busy_share"]), _ms(full_step))]
+    said = "               the step's process waited for a CPU %s a step" % _ms(cpu["main_wait_seconds_per_step"])
+    if cpu["shared"]:
+        said += " (runnable, not running): data loading and the step share the CPUs"
+        loop, alone = (modes.get("full") or {}).get("step_per_step"), (modes.get("step") or {}).get("seconds_per_step")
+        if loop and alone and loop > alone:
+            said += " (the step %s in the loop, %s alone)" % (_ms(loop), _ms(alone))
+        said += (": loading that takes less CPU (samples stored decoded and resized, or cached in memory) frees it "
+                 "for the step, more workers or torch threads cannot")
+    if keeper:
+        said += "; the runner's cache keeper took at most %s of CPU a step beside it" % _ms(keeper)
+    return lines + [said]
+
+
 def _full_loop_read_less(m):
     """The full loop read less from storage a step than the loader alone a
     batch, by more than a tenth, and at the loader's own rate its bytes take
@@ -3678,7 +3752,13 @@ def summary(doc):
                             ": the pages that stayed cached (page cache, above)"
                             if less["full_cache"] != less["loader_cache"] else
                             ": readahead's hits vary from run to run"))
-    if ov:
+    cpu = info.get("cpu")
+    if ov and "full_step" in ov:
+        lines.extend(_cpu_lines(cpu, ov["full_step"], m))
+    if ov and cpu and cpu.get("shared"):
+        lines.append("bottleneck     the CPUs, which data loading and the step share (above); the slowest part by "
+                     "itself: %s, %s per step" % (ov["bottleneck"], _ms(ov["max_isolated"])))
+    elif ov:
         lines.append("bottleneck     %s (the slowest part by itself: %s per step)"
                      % (ov["bottleneck"], _ms(ov["max_isolated"])))
     for e in info.get("errors", []):

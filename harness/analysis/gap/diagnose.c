@@ -192,6 +192,31 @@ static void loader_from_simplify(const cJSON *ev, mb_diag_figures *f)
     f->dataset_fits = cJSON_IsBool(fits) ? cJSON_IsTrue(fits) : -1;
 }
 
+/* simplify's full loop against its CPUs (python/mlbench/simplify.py
+ * _cpu_floor): read only when they bound the step and the loader's workers
+ * share them with it. */
+static void cpus_from_simplify(const cJSON *ev, mb_diag_figures *f)
+{
+    const cJSON *c = ev_object(ev, "simplify.cpu");
+    const cJSON *shared = c ? cJSON_GetObjectItemCaseSensitive(c, "shared") : NULL;
+    f->cpu_floor_s = -1;
+    if (!cJSON_IsTrue(shared))
+        return;
+    f->cpu_cpus = ev_count(ev, "simplify.cpu.cpus");
+    f->cpu_workers = ev_count(ev, "simplify.cpu.workers");
+    f->cpu_step_s = ev_num(ev, "simplify.cpu.cpu_seconds_per_step");
+    f->cpu_workers_s = ev_num(ev, "simplify.cpu.worker_cpu_seconds_per_step");
+    f->cpu_main_s = ev_num(ev, "simplify.cpu.main_cpu_seconds_per_step");
+    f->cpu_main_wait_s = ev_num(ev, "simplify.cpu.main_wait_seconds_per_step");
+    f->cpu_busy_share = ev_num(ev, "simplify.cpu.busy_share");
+    double floor_s = ev_num(ev, "simplify.cpu.floor_seconds_per_step");
+    if (f->cpu_cpus < 1 || f->cpu_workers < 1 || f->cpu_step_s <= 0 || f->cpu_workers_s < 0 || f->cpu_main_s < 0 ||
+        f->cpu_busy_share <= 0 || floor_s <= 0)
+        return;
+    f->cpus_shared = true;
+    f->cpu_floor_s = floor_s;
+}
+
 /* Every CPU the run may use has a thread: torch's threads per rank times
  * the ranks on the machine reach its CPUs. Unknown (a trace): false. */
 static bool cpus_all_busy(const mb_diag_figures *f)
@@ -397,6 +422,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->data_in_process = -1;
     f->long_launch_share = -1;
     f->torch_threads = f->host_ranks = f->cpus_allowed = -1;
+    f->cpu_floor_s = -1;
     f->dataset_fits = -1;
     figures_from_stages(g, t, f);
     f->kernels_per_step = -1;
@@ -410,6 +436,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
         figures_from_evidence(g->run->evidence, f);
         threads_from_simplify(g->run->evidence, f);
         loader_from_simplify(g->run->evidence, f);
+        cpus_from_simplify(g->run->evidence, f);
         double shaped = ev_num(g->run->evidence, "rates.memory_bound.shaped_share");
         if (shaped >= 0)
             f->memory_shaped_share = shaped;
@@ -528,8 +555,13 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
         return f->gpus_unrecorded > 0;
     if (strcmp(cond, "gpu_run") == 0)
         return !f->cpu_only;
+    /* the loader's workers already use the CPUs the step's threads leave */
     if (strcmp(cond, "cpu_cores_idle") == 0)
-        return f->gpus_unrecorded == 0 && !cpus_all_busy(f);
+        return f->gpus_unrecorded == 0 && !cpus_all_busy(f) && !f->cpus_shared;
+    if (strcmp(cond, "cpus_shared") == 0)
+        return f->cpus_shared;
+    if (strcmp(cond, "cpus_free") == 0)
+        return !f->cpus_shared;
     return false;
 }
 
@@ -715,6 +747,27 @@ static void loader_evidence(builder *b, const mb_gap *g)
     }
 }
 
+/* The evidence that the loader's workers and the step share the CPUs. */
+static void cpus_shared_evidence(builder *b, const mb_diag_figures *f)
+{
+    if (!f->cpus_shared)
+        return;
+    char cpu[32], workers[32], mainp[32], floor_s[32], wait[32], p1[32];
+    mb_fmt_seconds(cpu, sizeof cpu, f->cpu_step_s);
+    mb_fmt_seconds(workers, sizeof workers, f->cpu_workers_s);
+    mb_fmt_seconds(mainp, sizeof mainp, f->cpu_main_s);
+    mb_fmt_seconds(floor_s, sizeof floor_s, f->cpu_floor_s);
+    EVIDENCE(b, "the full loop took %s of CPU a step (its %d loader worker%s %s, the step's process %s) on the %d "
+                "CPU%s it may use: %s a step at the least, %s of the step: data loading and the step share the CPUs "
+                "(simplify, mode full)",
+             cpu, f->cpu_workers, f->cpu_workers == 1 ? "" : "s", workers, mainp, f->cpu_cpus,
+             f->cpu_cpus == 1 ? "" : "s", floor_s, pct(p1, sizeof p1, f->cpu_busy_share));
+    if (f->cpu_main_wait_s > 0) {
+        mb_fmt_seconds(wait, sizeof wait, f->cpu_main_wait_s);
+        EVIDENCE(b, "the step's process waited for a CPU %s a step (runnable, not running)", wait);
+    }
+}
+
 static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32];
@@ -752,6 +805,7 @@ static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, cons
     }
     if (g->run->evidence)
         loader_evidence(b, g);
+    cpus_shared_evidence(b, f);
     add_remedies(b, r, f, x->eff_low);
 }
 
@@ -1094,6 +1148,7 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
                  on, f->cpus_allowed, f->cpus_allowed == 1 ? "" : "s",
                  cpus_all_busy(f) ? ": every CPU has a thread" : "");
     }
+    cpus_shared_evidence(b, f);
     add_remedies(b, r, f, x->eff_low);
 }
 
