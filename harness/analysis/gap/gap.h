@@ -163,6 +163,7 @@ typedef enum mb_gap_verdict {
     MB_VERDICT_AS_ALONE,     /* in the loop as fast as alone; no ceiling to say more */
     MB_VERDICT_UNSTEADY,     /* alone slower than in the loop: the isolated figure is not to be trusted */
     MB_VERDICT_NEGLIGIBLE,   /* the step waits for it less than 1% of its time: no gap worth acting on */
+    MB_VERDICT_LITTLE_WAITED, /* slower in the loop than alone, but so little of it waited for that no gap holds */
 } mb_gap_verdict;
 
 typedef struct mb_gap_levels {
@@ -196,6 +197,8 @@ bool mb_gap_levels_work_note(const mb_gap *g, int i, const mb_gap_levels *L, cha
 mb_gap_levels mb_gap_stage_levels(const mb_gap *g, int i, double tolerance);
 /* Whether any stage of the run carries an isolated time. */
 bool mb_gap_has_levels(const mb_gap *g);
+/* The verdicts' legend, the same words in the text and the page. */
+void mb_gap_levels_legend(char *buf, size_t len);
 
 /* Per-step view of a run-total figure. */
 static inline double mb_gap_per_step(const mb_gap *g, double run_total)

@@ -743,11 +743,11 @@ static int gap_levels(FILE *o, const mb_gap *g, mb_err *err)
         }
         k++;
     }
-    fprintf(o, "</table>\n<p>slow by itself: alone it is more than %.0f%% from its ceiling (optimise the part); slow "
-               "only in the pipeline: in the loop it takes more than %.0f%% longer than alone while the step waits "
-               "for it (overlap, workers, pinning, prefetch, contention); slower alone: alone it took more than %.0f%% "
-               "longer than in the loop, the machine was busier while the part ran alone and neither gap holds</p>\n",
-            MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100);
+    char legend[640];
+    mb_gap_levels_legend(legend, sizeof legend);
+    fputs("</table>\n<p>", o);
+    mb_html_escape(o, legend);
+    fputs("</p>\n", o);
     for (int i = 0; i < g->n; i++) {
         mb_gap_levels L = mb_gap_stage_levels(g, i, MB_LEVELS_TOLERANCE);
         char note[512];

@@ -695,13 +695,8 @@ static void gap_levels_table(FILE *o, const mb_gap *g, bool md)
     mb_table_print(o, indented(&t), md);
     mb_table_free(&t);
     fprintf(o, md ? "\n" : "");
-    char legend[512];
-    snprintf(legend, sizeof legend,
-             "slow by itself: alone it is more than %.0f%% from its ceiling (optimise the part); slow only in the "
-             "pipeline: in the loop it takes more than %.0f%% longer than alone while the step waits for it (overlap, "
-             "workers, pinning, prefetch, contention); slower alone: alone it took more than %.0f%% longer than "
-             "in the loop, the machine was busier while the part ran alone and neither gap holds",
-             MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100, MB_LEVELS_TOLERANCE * 100);
+    char legend[640];
+    mb_gap_levels_legend(legend, sizeof legend);
     print_wrapped(o, md ? "" : "  ", legend); /* 120 columns, like every text output */
     for (int i = 0; i < g->n; i++) {
         mb_gap_levels L = mb_gap_stage_levels(g, i, MB_LEVELS_TOLERANCE);
