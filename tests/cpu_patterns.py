@@ -682,7 +682,7 @@ def stage_file_cpu_run(ceil):
               ("the full loop took 179 ms of CPU a step (its 2 loader workers 115 ms, the step's process 63.8 ms) on "
                "the 2 CPUs it may use: 89.3 ms a step at the least, 84.6% of the step: data loading and the step "
                "share the CPUs (simplify, mode full)" in text) == shared and
-              ("the step's process waited for a CPU 31 ms a step" in text) == shared and
+              ("the thread running the step waited for a CPU 31 ms a step" in text) == shared and
               ("loading that takes less CPU" in text) == shared, text)
     # data-loading bound with its CPUs shared: more workers cannot help, and the remedy does not say they would
     for shared in (True, False):

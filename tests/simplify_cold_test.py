@@ -1082,7 +1082,8 @@ class CpusShared(unittest.TestCase):
     def modes(self, main, workers, nworkers=2):
         return {"full": {"steps": 48, "step_seconds": 0.1055, "batches_per_second": 9.48, "data_wait_per_step": 0.0147,
                          "transfer_per_step": 1.6e-4, "step_per_step": 0.0875, "main_cpu_seconds": main,
-                         "worker_cpu_seconds": workers, "workers": nworkers, "main_runqueue_seconds": 1.489,
+                         "worker_cpu_seconds": workers, "workers": nworkers, "main_runqueue_seconds": 2.3,
+                         "main_thread_runqueue_seconds": 1.489,
                          "worker_runqueue_seconds": 4.293, "cache": {"state": "cold", "keeper_cpu_seconds": 1.32}},
                 "loader": {"seconds_per_batch": 0.0615, "batches": 80},
                 "step": {"seconds_per_step": 0.0468}}
@@ -1097,11 +1098,11 @@ class CpusShared(unittest.TestCase):
         self.assertAlmostEqual(cpu["cpu_seconds_per_step"], 8.57 / 48)
         self.assertAlmostEqual(cpu["floor_seconds_per_step"], 8.57 / 48 / 2)          # 89.3 ms on two CPUs
         self.assertAlmostEqual(cpu["busy_share"], 8.57 / 48 / 2 / 0.1055)             # 0.846
-        self.assertAlmostEqual(cpu["main_wait_seconds_per_step"], 1.489 / 48)
+        self.assertAlmostEqual(cpu["main_wait_seconds_per_step"], 1.489 / 48)   # the step's thread, not the sum
         self.assertTrue(cpu["bound"] and cpu["shared"])
         self.assertIn("cpus           the full loop took 178.542 ms of CPU a step (its 2 loader workers 114.792 ms, "
                       "its step's process 63.750 ms) on the 2 CPUs it may use: 89.271 ms a step at the least", text)
-        self.assertIn("the step's process waited for a CPU 31.021 ms a step (runnable, not running): data loading and "
+        self.assertIn("the thread running the step waited for a CPU 31.021 ms a step (runnable, not running): data loading and "
                       "the step share the CPUs (the step 87.500 ms in the loop, 46.800 ms alone)", text)
         self.assertIn("the runner's cache keeper took at most 27.500 ms of CPU a step", text)
         self.assertIn("bottleneck     the CPUs, which data loading and the step share (above); the slowest part by "

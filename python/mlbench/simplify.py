@@ -314,6 +314,16 @@ def _proc_stat(pid):
     return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK"), rest[19], int(rest[9]) + int(rest[10])
 
 
+def _thread_runqueue_seconds():
+    """Seconds the calling thread (the one that runs the loop's step) waited, runnable, for a CPU."""
+    import threading
+    try:
+        with open("/proc/self/task/%d/schedstat" % threading.get_native_id()) as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def _runqueue_seconds(pid):
     """Seconds the threads of a process waited, runnable, for a CPU (the
     second field of /proc/<pid>/task/<tid>/schedstat): CPU it wanted and did
@@ -377,6 +387,7 @@ class ProcSnapshot:
         self.reaped_cpu = times.children_user + times.children_system
         self.own_majflt = _proc_stat("self")[2]
         self.own_wait = _runqueue_seconds(self.pid)
+        self.thread_wait = _thread_runqueue_seconds()
         self.kids = {}
         for p in _descendants(self.pid):
             cpu, start, majflt = _proc_stat(p)
@@ -402,6 +413,7 @@ def proc_delta(a, b):
     out = {"read_bytes": 0, "rchar": 0, "main_cpu_seconds": b.own_cpu - a.own_cpu,
            "worker_cpu_seconds": b.reaped_cpu - a.reaped_cpu, "workers": len(b.kids),
            "major_faults": b.own_majflt - a.own_majflt, "main_runqueue_seconds": b.own_wait - a.own_wait,
+           "main_thread_runqueue_seconds": b.thread_wait - a.thread_wait,
            "worker_runqueue_seconds": 0.0, "worker_rchar": 0}
     for k in ("read_bytes", "rchar"):
         out[k] = b.own_io.get(k, 0) - a.own_io.get(k, 0)
@@ -424,7 +436,7 @@ def proc_delta(a, b):
             out["worker_cpu_seconds"] -= cpu0
             out["major_faults"] -= majflt0
     for k in ("read_bytes", "rchar", "worker_cpu_seconds", "main_cpu_seconds", "major_faults",
-              "main_runqueue_seconds", "worker_runqueue_seconds", "worker_rchar"):
+              "main_runqueue_seconds", "main_thread_runqueue_seconds", "worker_runqueue_seconds", "worker_rchar"):
         out[k] = max(out[k], 0)
     return out
 
@@ -3435,7 +3447,9 @@ def _cpu_floor(s):
     out = {"cpus": cpus, "cpu_seconds_per_step": main + workers, "main_cpu_seconds_per_step": main,
            "worker_cpu_seconds_per_step": workers, "workers": full.get("workers") or 0,
            "floor_seconds_per_step": floor, "busy_share": floor / full["step_seconds"],
-           "main_wait_seconds_per_step": full.get("main_runqueue_seconds", 0.0) / n,
+           # the thread that runs the step (the process's other threads' waits summed with it can pass the step)
+           "main_wait_seconds_per_step": full.get("main_thread_runqueue_seconds",
+                                                  full.get("main_runqueue_seconds", 0.0)) / n,
            "worker_wait_seconds_per_step": full.get("worker_runqueue_seconds", 0.0) / n}
     keeper = (full.get("cache") or {}).get("keeper_cpu_seconds")
     if keeper is not None:
@@ -3464,13 +3478,13 @@ def _cpu_lines(cpu, full_step, modes):
              "least however its parts overlap, %s of its %s step: the CPUs bound the loop"
              % (_ms(cpu["cpu_seconds_per_step"]), parts, cpu["cpus"], "s" if cpu["cpus"] != 1 else "",
                 _ms(cpu["floor_seconds_per_step"]), _pct(cpu["busy_share"]), _ms(full_step))]
-    said = "               the step's process waited for a CPU %s a step" % _ms(cpu["main_wait_seconds_per_step"])
+    said = "               the thread running the step waited for a CPU %s a step" % _ms(cpu["main_wait_seconds_per_step"])
     if cpu["shared"]:
         said += " (runnable, not running): data loading and the step share the CPUs"
         loop, alone = (modes.get("full") or {}).get("step_per_step"), (modes.get("step") or {}).get("seconds_per_step")
         if loop and alone and loop > alone:
             said += " (the step %s in the loop, %s alone)" % (_ms(loop), _ms(alone))
-        said += (": loading that takes less CPU (samples stored decoded and resized, or cached in memory) frees it "
+        said += (": loading that takes less CPU (samples stored decoded, read in batches, held in memory) frees it "
                  "for the step, more workers or torch threads cannot")
     if keeper:
         said += "; the runner's cache keeper took at most %s of CPU a step beside it" % _ms(keeper)

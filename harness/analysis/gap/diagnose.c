@@ -764,7 +764,7 @@ static void cpus_shared_evidence(builder *b, const mb_diag_figures *f)
              f->cpu_cpus == 1 ? "" : "s", floor_s, pct(p1, sizeof p1, f->cpu_busy_share));
     if (f->cpu_main_wait_s > 0) {
         mb_fmt_seconds(wait, sizeof wait, f->cpu_main_wait_s);
-        EVIDENCE(b, "the step's process waited for a CPU %s a step (runnable, not running)", wait);
+        EVIDENCE(b, "the thread running the step waited for a CPU %s a step (runnable, not running)", wait);
     }
 }
 
