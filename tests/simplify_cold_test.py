@@ -1120,6 +1120,15 @@ class CpusShared(unittest.TestCase):
         self.assertFalse(cpu["shared"])
         self.assertIn("the CPUs bound the loop", text)
         self.assertNotIn("share the CPUs", text)
+        # the same busy CPUs beside a step no slower than its slowest part alone (a GPU step whose process spins in
+        # its synchronize, workers that keep up): the CPUs are busy, they do not bound the loop
+        m = self.modes(3.06, 5.51)
+        m["step"]["seconds_per_step"] = 0.1
+        cpu, text = self.run_modes(m)
+        self.assertAlmostEqual(cpu["busy_share"], 8.57 / 48 / 2 / 0.1055)
+        self.assertFalse(cpu["bound"] or cpu["shared"])
+        self.assertNotIn("the CPUs bound the loop", text)
+        self.assertIn("bottleneck     step (the slowest part by itself", text)
         # two ranks on the two CPUs: one CPU each, the same rank's CPU twice the share
         self.cpus["host_ranks"] = 2
         cpu, _ = self.run_modes(self.modes(1.5, 2.5))

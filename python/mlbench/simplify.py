@@ -101,8 +101,10 @@ BUSY = 0.5
 # that wanted half that share of a CPU CPU-bound (contended).
 CONTENDED = 0.9
 # The full loop's processes (the step's and its loader's workers) busy this share of the CPUs they may use, over
-# its step: the CPUs bound the loop, however its parts overlap (_cpu_floor).
+# its step, and the step more than OVERLAP_TOLERANCE above its slowest part alone: the CPUs bound the loop, however
+# its parts overlap (_cpu_floor).
 CPUS_BOUND = 0.75
+OVERLAP_TOLERANCE = 0.1
 # ... and its loader's workers at least this share of that CPU: the loader and the step share the CPUs.
 CPUS_SHARED = 0.2
 # Chunks the pages read between two of the cache keeper's ticks newly fill,
@@ -3428,8 +3430,8 @@ def _cpu_floor(s):
     its loader's workers, from /proc/<pid>/stat) over the CPUs they may use:
     a step no shorter than that, however its parts overlap. Near the step
     (CPUS_BOUND), the CPUs bound the loop; with the workers' share of it
-    (CPUS_SHARED), the loader and the step share them, and each runs slower
-    in the loop than alone for the other's sake: an ImageFolder of JPEGs
+    (CPUS_SHARED), the loader and the step share them and slow each other
+    down: an ImageFolder of JPEGs
     decoded by two workers beside a small CNN on this 2-CPU VM (2026-12-01)
     took 179 ms of CPU a 105-ms step, its step 87 ms in the loop against 47
     alone. None without a full mode or its CPU figures."""
@@ -3455,13 +3457,20 @@ def _cpu_floor(s):
     if keeper is not None:
         # from the mode's start (its warm-up too): at most this much in the measured window
         out["keeper_cpu_seconds_per_step_max"] = keeper / n
-    out["bound"] = out["busy_share"] >= CPUS_BOUND
+    # busy CPUs alone do not bound a loop its slowest part sets: a GPU step whose process spins in
+    # torch.cuda.synchronize (CUDA's default wait) beside workers that keep up takes CPUs and loses nothing
+    ov = _overlap(s)
+    slowest = ov["max_isolated"] if ov else None
+    out["slowest_part_seconds_per_step"] = slowest
+    out["bound"] = out["busy_share"] >= CPUS_BOUND and slowest is not None and \
+        full["step_seconds"] > (1 + OVERLAP_TOLERANCE) * slowest
     out["shared"] = out["bound"] and workers >= CPUS_SHARED * (main + workers)
     out["how"] = ("the CPU time (user + system) of the full mode's process and its loader's workers per step, over the "
                   "CPUs they may use (this rank's share where ranks share the machine): no step of the loop can be "
-                  "shorter; bound: at least %.0f%% of the step; shared: bound, and the workers at least %.0f%% of that "
-                  "CPU; waits: seconds their threads were runnable without a CPU (schedstat)"
-                  % (100 * CPUS_BOUND, 100 * CPUS_SHARED))
+                  "shorter; bound: at least %.0f%% of the step, and the step more than %.0f%% above its slowest part "
+                  "alone; shared: bound, and the workers at least %.0f%% of that CPU; waits: seconds the thread "
+                  "running the step and the workers' threads were runnable without a CPU (schedstat)"
+                  % (100 * CPUS_BOUND, 100 * OVERLAP_TOLERANCE, 100 * CPUS_SHARED))
     return out
 
 

@@ -1344,11 +1344,18 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
         snprintf(st->bound_hint, len, "time only: give the stage a component and its work (docs/stage-format.md)");
     else if (g->no_gpu_ceilings && mb_stage_gpu_work(s))
         snprintf(st->bound_hint, len, "the ceilings have no GPU case (see the warning)");
+    else if (time_only && (strcmp(c, "disk") == 0 || strcmp(c, "hostmem") == 0) && trace)
+        /* a trace's DataLoader wait: whether storage or the workers' decoding bounds it, the trace cannot say */
+        snprintf(st->bound_hint, len,
+                 "bytes read not recorded (a trace has none): python3 -m mlbench.simplify on the loop measures the "
+                 "loader alone, its bytes from storage (cold) and its CPU, and holds it against the %s ceiling when "
+                 "storage bounds it",
+                 c);
     else if (time_only && (strcmp(c, "disk") == 0 || strcmp(c, "hostmem") == 0))
         snprintf(st->bound_hint, len,
-                 "bytes read not recorded%s: a stage file with the bytes it reads (`bytes`) holds it against "
-                 "the %s ceiling",
-                 trace ? " (a trace has none)" : "", c);
+                 "bytes read not recorded: a stage file with the bytes it reads (`bytes`) holds it against the %s "
+                 "ceiling",
+                 c);
     else if (time_only && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0) && array_trace(g->run))
         snprintf(st->bound_hint, len,
                  "FLOPs not recorded: a PyTorch built without Kineto writes no shapes, even through torch.profiler "
@@ -1503,8 +1510,8 @@ void mb_gap_levels_legend(char *buf, size_t len)
              "pipeline: in the loop it takes more than %.0f%% longer than alone while the step waits for it (overlap, "
              "workers, pinning, prefetch, contention); slower in the loop, little waited for: more than %.0f%% longer "
              "in the loop, but the step waits for so little of it that the extra time it waits is under %.0f%% of the "
-             "part's time in the loop; slower alone: alone it took more than %.0f%% longer than in the loop, the machine was busier while the part "
-             "ran alone and neither gap holds",
+             "part's time in the loop; slower alone: alone it took more than %.0f%% longer than in the loop, the "
+             "machine was busier while the part ran alone and neither gap holds",
              pct, pct, pct, pct, pct);
 }
 
