@@ -1584,9 +1584,11 @@ mb_gap_levels mb_gap_stage_levels(const mb_gap *g, int i, double tolerance)
         L.verdict = MB_VERDICT_PIPELINE;
     else if (self_big)
         L.verdict = MB_VERDICT_ITSELF;
-    else if (L.loop_seconds > (1 + tolerance) * alone)
-        /* a loader beside a step its workers' CPU slows: 70 ms a batch alone, the step's 112 ms in the loop,
-         * 9 ms of it waited for; "as fast as alone" it was not */
+    else if (L.loop_seconds - alone > tolerance * L.loop_seconds)
+        /* a gap of the slower level's tolerance, as the others, that the step waits for too little of to count
+         * (a stage it waits for whole would be slow in the pipeline): a loader beside a step its workers' CPU
+         * slows, 70 ms a batch alone, the step's 112 ms in the loop, 9 ms of it waited for; "as fast as alone"
+         * it was not */
         L.verdict = MB_VERDICT_LITTLE_WAITED;
     else
         L.verdict = L.has_ceiling ? MB_VERDICT_AT_CEILING : MB_VERDICT_AS_ALONE;
