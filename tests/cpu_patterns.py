@@ -684,6 +684,16 @@ def stage_file_cpu_run(ceil):
                "share the CPUs (simplify, mode full)" in text) == shared and
               ("the thread running the step waited for a CPU 31 ms a step" in text) == shared and
               ("loading that takes less CPU" in text) == shared, text)
+    # the loop's own processes keep the CPUs busy (torch's one thread, but OpenBLAS's two: a byte-level LM's step
+    # took 57 ms of CPU a 33-ms step on this VM), its workers a sliver: no core for "Use all cores" to fill
+    f = run("cpu", (1, 1, 2), dict(cpu, busy=True, shared=False, worker_cpu_seconds_per_step=0.0025,
+                                   main_cpu_seconds_per_step=0.0574, cpu_seconds_per_step=0.0599,
+                                   floor_seconds_per_step=0.02995, busy_share=0.918))["findings"][0]
+    text = " ".join(f["evidence"] + f["remedies"])
+    check("stage file, CPU run, its CPUs busy, not shared: 'Use all cores' not said, the floor said",
+          "Use all cores" not in text and "share the CPUs" not in text and "loading that takes less CPU" not in text and
+          "the full loop took 59.9 ms of CPU a step (its 2 loader workers 2.5 ms, the step's process 57.4 ms) on the 2 "
+          "CPUs it may use: 30 ms a step at the least, 91.8% of the step: the loop keeps its CPUs busy" in text, text)
     # data-loading bound with its CPUs shared: more workers cannot help, and the remedy does not say they would
     for shared in (True, False):
         dg = run("cpu", (1, 1, 2), dict(cpu, shared=shared), data_s=0.2)

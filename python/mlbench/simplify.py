@@ -3462,13 +3462,14 @@ def _cpu_floor(s):
     ov = _overlap(s)
     slowest = ov["max_isolated"] if ov else None
     out["slowest_part_seconds_per_step"] = slowest
-    out["bound"] = out["busy_share"] >= CPUS_BOUND and slowest is not None and \
+    out["busy"] = out["busy_share"] >= CPUS_BOUND    # no core left idle for "Use all cores" to fill
+    out["bound"] = out["busy"] and slowest is not None and \
         full["step_seconds"] > (1 + OVERLAP_TOLERANCE) * slowest
     out["shared"] = out["bound"] and workers >= CPUS_SHARED * (main + workers)
     out["how"] = ("the CPU time (user + system) of the full mode's process and its loader's workers per step, over the "
                   "CPUs they may use (this rank's share where ranks share the machine): no step of the loop can be "
-                  "shorter; bound: at least %.0f%% of the step, and the step more than %.0f%% above its slowest part "
-                  "alone; shared: bound, and the workers at least %.0f%% of that CPU; waits: seconds the thread "
+                  "shorter; busy: at least %.0f%% of the step; bound: busy, and the step more than %.0f%% above its "
+                  "slowest part alone; shared: bound, and the workers at least %.0f%% of that CPU; waits: seconds the thread "
                   "running the step and the workers' threads were runnable without a CPU (schedstat)"
                   % (100 * CPUS_BOUND, 100 * OVERLAP_TOLERANCE, 100 * CPUS_SHARED))
     return out

@@ -193,27 +193,28 @@ static void loader_from_simplify(const cJSON *ev, mb_diag_figures *f)
 }
 
 /* simplify's full loop against its CPUs (python/mlbench/simplify.py
- * _cpu_floor): read only when they bound the step and the loader's workers
- * share them with it. */
+ * _cpu_floor): read when its processes keep them busy. */
 static void cpus_from_simplify(const cJSON *ev, mb_diag_figures *f)
 {
     const cJSON *c = ev_object(ev, "simplify.cpu");
+    const cJSON *busy = c ? cJSON_GetObjectItemCaseSensitive(c, "busy") : NULL;
     const cJSON *shared = c ? cJSON_GetObjectItemCaseSensitive(c, "shared") : NULL;
     f->cpu_floor_s = -1;
-    if (!cJSON_IsTrue(shared))
+    if (!cJSON_IsTrue(busy) && !cJSON_IsTrue(shared))
         return;
     f->cpu_cpus = ev_count(ev, "simplify.cpu.cpus");
-    f->cpu_workers = ev_count(ev, "simplify.cpu.workers");
+    f->cpu_workers = ev_count(ev, "simplify.cpu.workers"); /* -1: none (a count is 1 or more) */
     f->cpu_step_s = ev_num(ev, "simplify.cpu.cpu_seconds_per_step");
     f->cpu_workers_s = ev_num(ev, "simplify.cpu.worker_cpu_seconds_per_step");
     f->cpu_main_s = ev_num(ev, "simplify.cpu.main_cpu_seconds_per_step");
     f->cpu_main_wait_s = ev_num(ev, "simplify.cpu.main_wait_seconds_per_step");
     f->cpu_busy_share = ev_num(ev, "simplify.cpu.busy_share");
     double floor_s = ev_num(ev, "simplify.cpu.floor_seconds_per_step");
-    if (f->cpu_cpus < 1 || f->cpu_workers < 1 || f->cpu_step_s <= 0 || f->cpu_workers_s < 0 || f->cpu_main_s < 0 ||
-        f->cpu_busy_share <= 0 || floor_s <= 0)
+    if (f->cpu_cpus < 1 || f->cpu_step_s <= 0 || f->cpu_workers_s < 0 || f->cpu_main_s < 0 || f->cpu_busy_share <= 0 ||
+        floor_s <= 0)
         return;
-    f->cpus_shared = true;
+    f->cpus_busy = true;
+    f->cpus_shared = cJSON_IsTrue(shared) && f->cpu_workers >= 1;
     f->cpu_floor_s = floor_s;
 }
 
@@ -557,7 +558,7 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
         return !f->cpu_only;
     /* the loader's workers already use the CPUs the step's threads leave */
     if (strcmp(cond, "cpu_cores_idle") == 0)
-        return f->gpus_unrecorded == 0 && !cpus_all_busy(f) && !f->cpus_shared;
+        return f->gpus_unrecorded == 0 && !cpus_all_busy(f) && !f->cpus_busy;
     if (strcmp(cond, "cpus_shared") == 0)
         return f->cpus_shared;
     if (strcmp(cond, "cpus_free") == 0)
@@ -747,22 +748,27 @@ static void loader_evidence(builder *b, const mb_gap *g)
     }
 }
 
-/* The evidence that the loader's workers and the step share the CPUs. */
-static void cpus_shared_evidence(builder *b, const mb_diag_figures *f)
+/* The evidence that the full loop's processes keep its CPUs busy, and
+ * whether the loader's workers and the step share them. */
+static void cpus_busy_evidence(builder *b, const mb_diag_figures *f)
 {
-    if (!f->cpus_shared)
+    if (!f->cpus_busy)
         return;
-    char cpu[32], workers[32], mainp[32], floor_s[32], wait[32], p1[32];
+    char cpu[32], workers[32], mainp[32], floor_s[32], wait[32], p1[32], parts[160];
     mb_fmt_seconds(cpu, sizeof cpu, f->cpu_step_s);
     mb_fmt_seconds(workers, sizeof workers, f->cpu_workers_s);
     mb_fmt_seconds(mainp, sizeof mainp, f->cpu_main_s);
     mb_fmt_seconds(floor_s, sizeof floor_s, f->cpu_floor_s);
-    EVIDENCE(b, "the full loop took %s of CPU a step (its %d loader worker%s %s, the step's process %s) on the %d "
-                "CPU%s it may use: %s a step at the least, %s of the step: data loading and the step share the CPUs "
-                "(simplify, mode full)",
-             cpu, f->cpu_workers, f->cpu_workers == 1 ? "" : "s", workers, mainp, f->cpu_cpus,
-             f->cpu_cpus == 1 ? "" : "s", floor_s, pct(p1, sizeof p1, f->cpu_busy_share));
-    if (f->cpu_main_wait_s > 0) {
+    if (f->cpu_workers >= 1)
+        snprintf(parts, sizeof parts, "its %d loader worker%s %s, the step's process %s", f->cpu_workers,
+                 f->cpu_workers == 1 ? "" : "s", workers, mainp);
+    else
+        snprintf(parts, sizeof parts, "all of it the step's process");
+    EVIDENCE(b, "the full loop took %s of CPU a step (%s) on the %d CPU%s it may use: %s a step at the least, %s of "
+                "the step: %s (simplify, mode full)",
+             cpu, parts, f->cpu_cpus, f->cpu_cpus == 1 ? "" : "s", floor_s, pct(p1, sizeof p1, f->cpu_busy_share),
+             f->cpus_shared ? "data loading and the step share the CPUs" : "the loop keeps its CPUs busy");
+    if (f->cpus_shared && f->cpu_main_wait_s > 0) {
         mb_fmt_seconds(wait, sizeof wait, f->cpu_main_wait_s);
         EVIDENCE(b, "the thread running the step waited for a CPU %s a step (runnable, not running)", wait);
     }
@@ -805,7 +811,7 @@ static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, cons
     }
     if (g->run->evidence)
         loader_evidence(b, g);
-    cpus_shared_evidence(b, f);
+    cpus_busy_evidence(b, f);
     add_remedies(b, r, f, x->eff_low);
 }
 
@@ -1148,7 +1154,7 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
                  on, f->cpus_allowed, f->cpus_allowed == 1 ? "" : "s",
                  cpus_all_busy(f) ? ": every CPU has a thread" : "");
     }
-    cpus_shared_evidence(b, f);
+    cpus_busy_evidence(b, f);
     add_remedies(b, r, f, x->eff_low);
 }
 

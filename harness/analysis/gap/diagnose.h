@@ -86,10 +86,10 @@ typedef struct mb_diag_figures {
      * and the CPUs it may run on (-1: unknown, as in every trace). */
     int torch_threads, host_ranks, cpus_allowed;
     /* A simplify run's full loop (simplify.cpu): the CPU its processes took
-     * a step over the CPUs they may use, when that bounds the step and its
-     * loader's workers hold a share of it (the loader and the step share the
-     * CPUs); cpu_floor_s < 0: not so, or unknown. */
-    bool cpus_shared;
+     * a step over the CPUs they may use, when that keeps them busy (no core
+     * idle: cpus_busy), and whether its loader's workers share them with the
+     * step (cpus_shared); cpu_floor_s < 0: neither, or unknown. */
+    bool cpus_busy, cpus_shared;
     double cpu_floor_s, cpu_step_s, cpu_workers_s, cpu_main_s, cpu_main_wait_s, cpu_busy_share;
     int cpu_cpus, cpu_workers;
 } mb_diag_figures;
