@@ -589,6 +589,85 @@ static void test_copy_fixed_cost(void **state)
     mb_ceilings_free(&there);
 }
 
+/* Results of conv cases: a 32-image fp16 one (when small > 0) and a
+ * 256-image bf16 one, in TFLOP/s. */
+static const char *conv_results(const char *name, double small, double large)
+{
+    char text[2048], one[640];
+    size_t at = (size_t)snprintf(text, sizeof text,
+                                 "{\"schema\":\"mlbench-results\",\"schema_version\":1,\"started_utc\":\"2026-01-01T00:"
+                                 "00:00Z\",\"context\":{\"host\":{\"name\":\"h\"},\"gpus\":[{\"name\":\"H100\"}]},"
+                                 "\"cases\":[");
+    static const char *const n[2] = { "32", "256" };
+    static const char *const dt[2] = { "fp16", "bf16" };
+    double rate[2] = { small, large };
+    const char *sep = "";
+    for (int i = 0; i < 2; i++) {
+        if (rate[i] <= 0)
+            continue;
+        snprintf(one, sizeof one,
+                 "%s{\"id\":\"conv/cudnn/dtype=%s,n=%s\",\"component\":\"conv\",\"backend\":\"cudnn\","
+                 "\"params\":{\"dtype\":\"%s\",\"n\":\"%s\"},\"status\":\"ok\",\"work_unit\":\"FLOP\","
+                 "\"work_per_iteration\":1e12,\"rate_unit\":\"TFLOP/s\",\"rate_scale\":1e12,\"rate\":{\"median\":%g},"
+                 "\"verification\":{\"status\":\"passed\"}}",
+                 sep, dt[i], n[i], dt[i], n[i], rate[i]);
+        at += (size_t)snprintf(text + at, sizeof text - at, "%s", one);
+        sep = ",";
+    }
+    snprintf(text + at, sizeof text - at, "]}");
+    return scratch_file(name, text);
+}
+
+/* A stage is projected like for like: by the case it is held to here,
+ * measured there; else by the target's nearest case scaled by how that case
+ * runs on both machines. An fp16 conv stage held here to the 32-image fp16
+ * case (90 TFLOP/s); a target that measured only the 256-image bf16 one
+ * (437, here 385): 90 x 437/385 there, not 437 (4.8x, an AMD trace's conv
+ * projected onto an H200 read so). */
+static void test_project_like_for_like(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    mb_ceilings here, there, both, other;
+    assert_int_equal(mb_ceilings_load(conv_results("conv_here.json", 90, 385), &here, &err), MB_OK);
+    assert_int_equal(mb_ceilings_load(conv_results("conv_there.json", 0, 437), &there, &err), MB_OK);
+    assert_int_equal(mb_ceilings_load(conv_results("conv_both.json", 99, 437), &both, &err), MB_OK);
+    assert_int_equal(mb_ceilings_load(conv_results("conv_other.json", 0, 437), &other, &err), MB_OK);
+    const char *run = scratch_file("conv_stage.json",
+                                   "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                                   "{\"name\":\"conv\",\"component\":\"conv\",\"dtype\":\"fp16\",\"flops\":9e12,"
+                                   "\"seconds\":0.2}]}");
+    mb_run r;
+    mb_gap g;
+    assert_int_equal(mb_run_read(run, &r, &err), MB_OK);
+    assert_int_equal(mb_gap_build(&r, &here, &f->matching, &g, &err), MB_OK);
+    CLOSE(g.stages[0].ceiling_rate, 90e12); /* 9e12 FLOP in 0.2 s: 45 TFLOP/s, 50% of it */
+    assert_int_equal(mb_gap_project_results(&g, &there, &f->matching, &err), MB_OK);
+    CLOSE(g.stages[0].target_rate, 90e12 * 437 / 385);
+    CLOSE(g.stages[0].target_seconds, 9e12 / (90e12 * 437 / 385 * 0.5));
+    assert_non_null(strstr(g.stages[0].target_why, "measured on both, runs 1.14x as fast there (437 against 385"));
+    /* the target measured the very case: its figure, as is */
+    assert_int_equal(mb_gap_project_results(&g, &both, &f->matching, &err), MB_OK);
+    CLOSE(g.stages[0].target_rate, 99e12);
+    assert_non_null(strstr(g.stages[0].target_why, "the case it is held to here, measured there"));
+    mb_gap_free(&g);
+    mb_run_free(&r);
+    /* here without the 256-image case: no case measured on both, the target's nearest as is, and said so */
+    mb_ceilings_free(&here);
+    assert_int_equal(mb_ceilings_load(conv_results("conv_here_small.json", 90, 0), &here, &err), MB_OK);
+    assert_int_equal(mb_run_read(run, &r, &err), MB_OK);
+    assert_int_equal(mb_gap_build(&r, &here, &f->matching, &g, &err), MB_OK);
+    assert_int_equal(mb_gap_project_results(&g, &other, &f->matching, &err), MB_OK);
+    CLOSE(g.stages[0].target_rate, 437e12);
+    assert_non_null(strstr(g.stages[0].target_why, "not like for like: no case measured on both machines"));
+    mb_gap_free(&g);
+    mb_run_free(&r);
+    mb_ceilings_free(&here);
+    mb_ceilings_free(&there);
+    mb_ceilings_free(&both);
+    mb_ceilings_free(&other);
+}
+
 /* Results with a membw write case (256 MiB per call, 3000 GB/s) and, with
  * `graph`, a launch case of op graph at 1 M kernels/s. */
 static const char *membw_results(const char *name, bool graph)
@@ -1993,6 +2072,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_levels_known_answers, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_levels_unsteady, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_levels_little_waited, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_project_like_for_like, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, fx_setup, group_teardown);
 }

@@ -1000,8 +1000,26 @@ static mb_stage share_there(const mb_stage *s, const mb_ceilings *here, const mb
     return t;
 }
 
-/* Projects one stage onto a target's measured ceilings; false (with the
- * reason in target_why) when the target has no matching usable case. */
+/* A case as the projection names it: its label (the parameters its job
+ * file set), else its id. */
+static const char *case_name(const mb_case_ref *c)
+{
+    return c->label[0] ? c->label : c->id;
+}
+
+/* The usable case of this id in the results, or -1. */
+static int usable_case(const mb_ceilings *res, const char *id)
+{
+    for (int i = 0; i < res->n_cases; i++)
+        if (res->cases[i].usable && strcmp(res->cases[i].id, id) == 0)
+            return i;
+    return -1;
+}
+
+/* Projects one stage onto a target's measured ceilings, like for like: by
+ * the case it is held to here, measured there, or by the target's nearest
+ * case where this machine measured that one too; false (with the reason in
+ * target_why) when neither holds. */
 static bool stage_onto_results(mb_gap_stage *st, const mb_ceilings *here, const mb_ceilings *target,
                                const mb_ini *matching)
 {
@@ -1011,14 +1029,40 @@ static bool stage_onto_results(mb_gap_stage *st, const mb_ceilings *here, const 
         snprintf(st->target_why, sizeof st->target_why, "kept its time: no ceiling here to scale from");
         return false;
     }
-    char why[MB_GAP_WHY_LEN];
-    st->target_match = mb_gap_match(s, target, matching, why, sizeof why);
-    if (st->target_match < 0) {
-        snprintf(st->target_why, sizeof st->target_why, "kept its time: on the target %.480s", why);
-        return false;
+    char why[MB_GAP_WHY_LEN], note[300];
+    const mb_case_ref *mine = &here->cases[st->match];
+    /* a rank's share of the host's CPUs is matched by its thread count there, which differs from here's */
+    int same = st->stage->threads > 0 ? -1 : usable_case(target, mine->id);
+    if (same >= 0) { /* the case this stage is held to here, measured there: like for like */
+        st->target_match = same;
+        st->target_rate = held_rate(s, target, same, matching, note, sizeof note, NULL);
+        snprintf(why, sizeof why, "%s: the case it is held to here, measured there", case_name(mine));
+    } else {
+        st->target_match = mb_gap_match(s, target, matching, why, sizeof why);
+        if (st->target_match < 0) {
+            snprintf(st->target_why, sizeof st->target_why, "kept its time: on the target %.480s", why);
+            return false;
+        }
+        st->target_rate = held_rate(s, target, st->target_match, matching, note, sizeof note, NULL);
+        const mb_case_ref *theirs = &target->cases[st->target_match];
+        /* the target's nearest case scales this stage by how it runs on both machines where this one measured
+         * it too: the nearest to an fp16 conv stage held here to a 32-image fp16 case was a 256-image bf16 one
+         * there, 437 TFLOP/s against 90.5 here (4.8x), where the same 256-image case reads 385 here (1.14x) */
+        int back = s->threads > 0 ? -1 : usable_case(here, theirs->id);
+        double back_here = back >= 0 ? held_rate(st->stage, here, back, matching, note, sizeof note, NULL) : 0;
+        if (back >= 0 && back_here > 0 && st->target_rate > 0) {
+            double ratio = st->target_rate / back_here;
+            snprintf(why, sizeof why,
+                     "%.150s is not measured there; %.150s, measured on both, runs %.3gx as fast there (%.4g against "
+                     "%.4g %.16s): this stage's ceiling here x %.3g",
+                     case_name(mine), case_name(theirs), ratio, st->target_rate / theirs->rate_scale,
+                     back_here / theirs->rate_scale, theirs->rate_unit ? theirs->rate_unit : "", ratio);
+            st->target_rate = st->ceiling_rate * ratio;
+        } else if (s->threads <= 0) {
+            size_t at = strlen(why);
+            snprintf(why + at, sizeof why - at, "; not like for like: no case measured on both machines");
+        }
     }
-    char note[300];
-    st->target_rate = held_rate(s, target, st->target_match, matching, note, sizeof note, NULL);
     st->target_seconds = mb_time_at_rate(s->work, st->target_rate * st->efficiency) * exposed_fraction(st);
     st->projected = true;
     st->target_source = "measured";
