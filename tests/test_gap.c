@@ -668,6 +668,52 @@ static void test_project_like_for_like(void **state)
     mb_ceilings_free(&other);
 }
 
+/* Between two measured sizes a copy is held to the nearest case's rate, not
+ * to a fixed cost per call taken from a larger case: pageable copies slow
+ * down as they grow (an H100: 14.8 GB/s at 1 MiB, 12.8 at 16, 7.3 at 256),
+ * and 147-MiB calls nearest the 256-MiB case were held to an 18.6-ms "fixed
+ * cost" from it. */
+static void test_copy_between_sizes(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    char text[2048];
+    size_t at = (size_t)snprintf(text, sizeof text,
+                                 "{\"schema\":\"mlbench-results\",\"schema_version\":1,\"started_utc\":\"2026-01-01T00:"
+                                 "00:00Z\",\"context\":{\"host\":{\"name\":\"h\"},\"gpus\":[{\"name\":\"H100\"}]},"
+                                 "\"cases\":[");
+    static const double size[3] = { 1048576, 16777216, 268435456 }, rate[3] = { 14.8, 12.8, 7.3 };
+    for (int i = 0; i < 3; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at,
+                               "%s{\"id\":\"copy/cuda/direction=h2d,memory=pageable,size=%.0f\",\"component\":\"copy\","
+                               "\"backend\":\"cuda\",\"params\":{\"direction\":\"h2d\",\"memory\":\"pageable\","
+                               "\"size\":\"%.0f\"},\"status\":\"ok\",\"work_unit\":\"byte\",\"work_per_iteration\":%.0f,"
+                               "\"rate_unit\":\"GB/s\",\"rate_scale\":1e9,\"rate\":{\"median\":%g},"
+                               "\"verification\":{\"status\":\"passed\"}}",
+                               i ? "," : "", size[i], size[i], size[i], rate[i]);
+    snprintf(text + at, sizeof text - at, "]}");
+    mb_ceilings here;
+    assert_int_equal(mb_ceilings_load(scratch_file("pageable.json", text), &here, &err), MB_OK);
+    /* 10 calls of 147 MiB in 0.3 s; 10 of 64 KiB in 10 ms */
+    const char *run = scratch_file("pageable_run.json",
+                                   "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
+                                   "{\"name\":\"big\",\"component\":\"copy\",\"direction\":\"h2d\",\"memory\":\"pageable\","
+                                   "\"bytes\":1541406720,\"calls\":10,\"seconds\":0.3},"
+                                   "{\"name\":\"small\",\"component\":\"copy\",\"direction\":\"h2d\",\"memory\":\"pageable\","
+                                   "\"bytes\":655360,\"calls\":10,\"seconds\":0.01}]}");
+    mb_run r;
+    mb_gap g;
+    assert_int_equal(mb_run_read(run, &r, &err), MB_OK);
+    assert_int_equal(mb_gap_build(&r, &here, &f->matching, &g, &err), MB_OK);
+    CLOSE(g.stages[0].ceiling_rate, 7.3e9);
+    assert_null(strstr(g.stages[0].why, "fixed cost"));
+    /* below every size, the 1-MiB case moves its bytes faster than any: no fixed cost to tell, its rate */
+    CLOSE(g.stages[1].ceiling_rate, 14.8e9);
+    mb_gap_free(&g);
+    mb_run_free(&r);
+    mb_ceilings_free(&here);
+}
+
 /* Results with a membw write case (256 MiB per call, 3000 GB/s) and, with
  * `graph`, a launch case of op graph at 1 M kernels/s. */
 static const char *membw_results(const char *name, bool graph)
@@ -2073,6 +2119,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_levels_unsteady, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_levels_little_waited, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_project_like_for_like, fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_copy_between_sizes, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, fx_setup, group_teardown);
 }
