@@ -431,6 +431,30 @@ def memory_bound(ceil):
           "ProfilerActivity.CUDA" in rem and "fuse them" not in rem and "GEMMs big enough" not in rem and
           "deviceProperties lists 1 GPU" in w and
           not any("a run without a GPU" in e for e in f["evidence"]), (rem, w, f["evidence"]))
+    # The same with CUDA's runtime calls recorded (ProfilerActivity.CUDA on: device queries, the profiler's closing
+    # cudaDeviceSynchronize) and still no GPU event: the ops ran on the CPU (a particle transformer on an A100 machine,
+    # aten::mkldnn_convolution, read "GPU activity not recorded"); the closing sync is host time, no stage of its own
+    # (it read 100.0009% beside the host part that holds it).
+    ran_on_cpu = steps(body)
+    end = ran_on_cpu[-1]["ts"] + STEP_US
+    ran_on_cpu += [ev("cudaGetDeviceCount", 5, 3, "cuda_runtime"), ev("cudaDeviceSynchronize", end - 60, 40,
+                                                                       "cuda_runtime")]
+    d = gap(write("cpu-memory-cuda-on", ran_on_cpu, kineto=True, gpus=1), ceil)
+    held = [x["name"] for x in d["stages"] if x["ceiling"] is not None]
+    shares = sum(s["share"] for s in d["headline"]["stages"])
+    w = " ".join(d["run"]["warnings"])
+    check("CUDA's runtime recorded, no GPU event: a CPU run, its memory-bound ops held against host memory, no sync "
+          "stage, shares adding up to 100%",
+          d["step"]["gpus_unrecorded"] == 0 and "memory-bound ops (cpu)" in held and stage(d, "sync") is None and
+          abs(shares - 1) < 1e-9 and "the ops ran on the CPU" in w and
+          d["diagnosis"]["findings"][0]["title"] == "CPU compute bound", (held, shares, w, d["step"]))
+    # CUDA's runtime calls alone, no op and no GPU activity: nothing to read, refused with why
+    path = write("cuda-runtime-only", [ev("cudaGetDeviceCount", 5, 3, "cuda_runtime"),
+                                       ev("cudaDeviceSynchronize", 77860000, 40, "cuda_runtime")], kineto=True, gpus=2)
+    p = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", ceil], capture_output=True, text=True)
+    check("CUDA's runtime calls alone: refused (exit 2), saying nothing the run did is recorded",
+          p.returncode == 2 and "no op (cpu_op events) and no GPU activity" in p.stderr and
+          "only CUDA runtime calls" in p.stderr, (p.returncode, p.stderr))
     d = gap(write("cpu-memory-array", bare, kineto=False), ceil)
     o, h = stage(d, "other aten ops"), headline(d, "other aten ops")
     check("memory-bound, bare array (no shapes): no memory-bound stage; other aten ops says no shapes were recorded",

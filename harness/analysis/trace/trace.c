@@ -1048,6 +1048,7 @@ static bool finish_event(parser *p)
         st->profiler_end = e->ts + e->dur;
     st->profiler_ranges += e->cat == CAT_RANGE;
     st->other_runtime_calls += e->cat == CAT_OTHER_RUNTIME;
+    st->runtime_calls += e->cat == CAT_RUNTIME;
     if (!(e->have & H_NAME))
         e->name[0] = '\0';
     if (st->hook && !show_event(p))
@@ -1954,6 +1955,15 @@ static int refuse_times_not_the_runs(const tr_state *st, const char *path, mb_er
                        "the ops ran on a GPU the trace did not record; profile with "
                        "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]",
                        path, st->launch.count, st->launch.count == 1 ? "" : "s");
+    /* Neither an op nor GPU activity: nothing to cut into stages (a trace of 77.9 s holding five CUDA runtime
+     * calls read "CPU compute bound, python (host code) 100%"). */
+    if (st->cpu_op_events == 0 && st->n_devices == 0)
+        return mb_errf(err, MB_EUSAGE,
+                       "%s: no op (cpu_op events) and no GPU activity in its %.4g s: nothing the run did is "
+                       "recorded%s; profile the loop's steps with activities=[ProfilerActivity.CPU, "
+                       "ProfilerActivity.CUDA] and export inside the profiler's active steps",
+                       path, st->span_end > st->span_start ? (double)(st->span_end - st->span_start) / 1e9 : 0.0,
+                       st->runtime_calls > 0 ? " (only CUDA runtime calls)" : "");
     return MB_OK;
 }
 

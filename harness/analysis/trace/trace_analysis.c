@@ -2271,7 +2271,10 @@ static int host_stages(analysis *a, mb_err *err)
     const char *where = a->st->n_steps ? " in the steps" : "";
     char source[160];
     int rc = MB_OK;
-    if (c->launches > 0) {
+    /* no GPU activity: a CPU run's runtime calls (the profiler's closing cudaDeviceSynchronize) are host time,
+     * in its step table's host part (trace_cpu.c); a stage of their own counted them twice (100.0009%) */
+    bool gpu = a->st->n_devices > 0;
+    if (c->launches > 0 && gpu) {
         /* A CUDA graph's replay is one call that launches every kernel of
          * the graph: held against the one-kernel launch ceiling per kernel. */
         long long replays = c->replays, launches = c->launches;
@@ -2294,7 +2297,7 @@ static int host_stages(analysis *a, mb_err *err)
      * the stage, SGLang's decode trace (a 463 ms hipMemcpyWithStream) read
      * "Synchronization bound, 97.7%; its largest stage: host code". */
     long long waits = c->syncs + c->blocking;
-    if (rc == MB_OK && waits > 0) {
+    if (rc == MB_OK && waits > 0 && gpu) {
         char copies[64] = "";
         if (c->blocking)
             snprintf(copies, sizeof copies, " and %lld blocking cop%s", c->blocking, c->blocking == 1 ? "y" : "ies");
@@ -2455,7 +2458,12 @@ static void partial_reasons(analysis *a)
 {
     tr_state *st = a->st;
     int listed = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(a->ev, "device_properties"));
-    if (st->n_devices == 0 && listed > 0)
+    if (st->n_devices == 0 && listed > 0 && st->runtime_calls > 0 && st->gpu_only_ops == 0)
+        partial(a, "no GPU events (kernel, gpu_memcpy, gpu_memset) though deviceProperties lists %d GPU%s, and %lld "
+                   "CUDA runtime call%s were recorded (ProfilerActivity.CUDA was on): the ops ran on the CPU, and "
+                   "are held against its ceilings",
+                listed, listed == 1 ? "" : "s", st->runtime_calls, st->runtime_calls == 1 ? "" : "s");
+    else if (st->n_devices == 0 && listed > 0)
         partial(a, "no GPU events (kernel, gpu_memcpy, gpu_memset) though deviceProperties lists %d GPU%s: GPU "
                    "activity was not recorded (ProfilerActivity.CUDA); the ops' times are the host's, and no op is "
                    "held against a CPU ceiling",

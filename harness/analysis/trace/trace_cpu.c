@@ -721,6 +721,10 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     int gpus = cJSON_IsArray(props) ? cJSON_GetArraySize(props) : 0;
     if (gpus == 0 && st->gpu_only_ops > 0)
         gpus = 1; /* none listed, but cuDNN's ops ran: at least one */
+    /* CUDA's runtime calls recorded (ProfilerActivity.CUDA was on) and no GPU activity: the ops ran on the CPU
+     * (a particle transformer on an A100 machine, aten::mkldnn_convolution, read "GPU activity not recorded") */
+    if (gpus > 0 && st->runtime_calls > 0 && st->gpu_only_ops == 0)
+        gpus = 0;
     cJSON_AddNumberToObject(step, "gpus_unrecorded", gpus);
     cJSON_AddNumberToObject(step, "optimizer_backward_seconds", (double)opt_backward / 1e9 / per);
     if (opt_backward > 0) {
