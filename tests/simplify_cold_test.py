@@ -243,15 +243,21 @@ class RandomReadTrap(unittest.TestCase):
         loader mode alone); returns (document, simplifier, the batches its
         loader mode made in its measured window)."""
         log = os.path.join(self.dir, "items.log")
-        if os.path.exists(log):
-            os.unlink(log)
         cls = ms.Simplifier if first else LoaderOnly
-        sim = cls(self.loader(shuffle, log), touch_step, seconds=SECONDS, warmup=WARMUP, out=out, log=None,
-                  pattern=None)
-        doc = sim.run()
-        self.assertFalse(sim.errors, sim.errors)
-        batches = window_batches(log, sim.measured["loader"], self.batch)
-        self.assertGreaterEqual(len(batches), 3, "too few batches in the window to compare")
+        # A window of fewer than three batches gives the by-hand loop nothing to compare: the shared disk's slow
+        # moment left two in one CI run (the random reader, 200-300 ms a batch, 1.5 s; 2026-12-01). The run is
+        # made again then, at most twice; its figures are the comparison's, not checked here.
+        for _ in range(3):
+            if os.path.exists(log):
+                os.unlink(log)
+            sim = cls(self.loader(shuffle, log), touch_step, seconds=SECONDS, warmup=WARMUP, out=out, log=None,
+                      pattern=None)
+            doc = sim.run()
+            self.assertFalse(sim.errors, sim.errors)
+            batches = window_batches(log, sim.measured["loader"], self.batch)
+            if len(batches) >= 3:
+                break
+        self.assertGreaterEqual(len(batches), 3, "too few batches in the window to compare, three runs")
         return doc, sim, batches
 
     def by_hand(self, batches, how):
