@@ -693,12 +693,12 @@ def stage_file_cpu_run(ceil):
               ("Use all cores" in text) == idle and ("every CPU has a thread" in text) == (not idle) and
               ("torch threads: %d" % threads[0]) in text, text)
     # the loader's two workers and the step share the two CPUs (simplify's full loop: 0.1786 s of CPU a 0.1055-s
-    # step): the CPUs are busy, not idle; the same figures not shared (the workers' CPU a sliver) change nothing
+    # step): the CPUs are busy, not idle; a loop that keeps them neither busy nor shared changes nothing
     cpu = {"cpus": 2, "workers": 2, "cpu_seconds_per_step": 0.1786, "worker_cpu_seconds_per_step": 0.1148,
            "main_cpu_seconds_per_step": 0.0638, "floor_seconds_per_step": 0.0893, "busy_share": 0.8464,
-           "main_wait_seconds_per_step": 0.0310, "bound": True, "shared": True}
+           "main_wait_seconds_per_step": 0.0310, "busy": True, "bound": True, "shared": True}
     for shared in (True, False):
-        f = run("cpu", (1, 1, 2), dict(cpu, shared=shared))["findings"][0]
+        f = run("cpu", (1, 1, 2), dict(cpu, shared=shared, busy=shared, bound=shared))["findings"][0]
         text = " ".join(f["evidence"] + f["remedies"])
         check("stage file, CPU run, the loader's workers %s the CPUs with the step: 'Use all cores' %s, the CPU "
               "floor %s" % (("share", "not said", "said") if shared else ("do not share", "said", "not said")),
@@ -710,7 +710,7 @@ def stage_file_cpu_run(ceil):
               ("loading that takes less CPU" in text) == shared, text)
     # the loop's own processes keep the CPUs busy (torch's one thread, but OpenBLAS's two: a byte-level LM's step
     # took 57 ms of CPU a 33-ms step on this VM), its workers a sliver: no core for "Use all cores" to fill
-    f = run("cpu", (1, 1, 2), dict(cpu, busy=True, shared=False, worker_cpu_seconds_per_step=0.0025,
+    f = run("cpu", (1, 1, 2), dict(cpu, busy=True, bound=True, shared=False, worker_cpu_seconds_per_step=0.0025,
                                    main_cpu_seconds_per_step=0.0574, cpu_seconds_per_step=0.0599,
                                    floor_seconds_per_step=0.02995, busy_share=0.918))["findings"][0]
     text = " ".join(f["evidence"] + f["remedies"])
@@ -720,7 +720,7 @@ def stage_file_cpu_run(ceil):
           "CPUs it may use: 30 ms a step at the least, 91.8% of the step: the loop keeps its CPUs busy" in text, text)
     # data-loading bound with its CPUs shared: more workers cannot help, and the remedy does not say they would
     for shared in (True, False):
-        dg = run("cpu", (1, 1, 2), dict(cpu, shared=shared), data_s=0.2)
+        dg = run("cpu", (1, 1, 2), dict(cpu, shared=shared, busy=shared, bound=shared), data_s=0.2)
         f = next((x for x in dg["findings"] if x["pattern"] == "data_loading_bound"), None)
         text = " ".join(f["evidence"] + f["remedies"]) if f else ""
         check("stage file, data-loading bound, CPUs %s: 'More DataLoader workers' %s" %

@@ -1108,8 +1108,8 @@ class CpusShared(unittest.TestCase):
         self.assertTrue(cpu["bound"] and cpu["shared"])
         self.assertIn("cpus           the full loop took 178.542 ms of CPU a step (its 2 loader workers 114.792 ms, "
                       "its step's process 63.750 ms) on the 2 CPUs it may use: 89.271 ms a step at the least", text)
-        self.assertIn("the thread running the step waited for a CPU 31.021 ms a step (runnable, not running): data loading and "
-                      "the step share the CPUs (the step 87.500 ms in the loop, 46.800 ms alone)", text)
+        self.assertIn("the thread running the step waited for a CPU 31.021 ms a step (runnable, not running): data "
+                      "loading and the step share the CPUs (the step 87.500 ms in the loop, 46.800 ms alone)", text)
         self.assertIn("the runner's cache keeper took at most 27.500 ms of CPU a step", text)
         self.assertIn("bottleneck     the CPUs, which data loading and the step share (above); the slowest part by "
                       "itself: data loading, 61.500 ms per step", text)

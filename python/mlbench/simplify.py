@@ -3469,8 +3469,8 @@ def _cpu_floor(s):
     out["how"] = ("the CPU time (user + system) of the full mode's process and its loader's workers per step, over the "
                   "CPUs they may use (this rank's share where ranks share the machine): no step of the loop can be "
                   "shorter; busy: at least %.0f%% of the step; bound: busy, and the step more than %.0f%% above its "
-                  "slowest part alone; shared: bound, and the workers at least %.0f%% of that CPU; waits: seconds the thread "
-                  "running the step and the workers' threads were runnable without a CPU (schedstat)"
+                  "slowest part alone; shared: bound, and the workers at least %.0f%% of that CPU; waits: seconds the "
+                  "thread running the step and the workers' threads were runnable without a CPU (schedstat)"
                   % (100 * CPUS_BOUND, 100 * OVERLAP_TOLERANCE, 100 * CPUS_SHARED))
     return out
 
@@ -3488,7 +3488,8 @@ def _cpu_lines(cpu, full_step, modes):
              "least however its parts overlap, %s of its %s step: the CPUs bound the loop"
              % (_ms(cpu["cpu_seconds_per_step"]), parts, cpu["cpus"], "s" if cpu["cpus"] != 1 else "",
                 _ms(cpu["floor_seconds_per_step"]), _pct(cpu["busy_share"]), _ms(full_step))]
-    said = "               the thread running the step waited for a CPU %s a step" % _ms(cpu["main_wait_seconds_per_step"])
+    said = "               the thread running the step waited for a CPU %s a step" % _ms(
+        cpu["main_wait_seconds_per_step"])
     if cpu["shared"]:
         said += " (runnable, not running): data loading and the step share the CPUs"
         loop, alone = (modes.get("full") or {}).get("step_per_step"), (modes.get("step") or {}).get("seconds_per_step")
