@@ -708,8 +708,9 @@ def stage_file_cpu_run(ceil):
                "share the CPUs (simplify, mode full)" in text) == shared and
               ("the thread running the step waited for a CPU 31 ms a step" in text) == shared and
               ("loading that takes less CPU" in text) == shared, text)
-    # the loop's own processes keep the CPUs busy (torch's one thread, but OpenBLAS's two: a byte-level LM's step
-    # took 57 ms of CPU a 33-ms step on this VM), its workers a sliver: no core for "Use all cores" to fill
+    # the loop's own processes keep the CPUs busy (torch at one thread, a second thread of its process as busy: a
+    # byte-level LM's step took 57 ms of CPU a 33-ms step on this VM), its workers a sliver: no core for "Use all
+    # cores" to fill
     f = run("cpu", (1, 1, 2), dict(cpu, busy=True, bound=True, shared=False, worker_cpu_seconds_per_step=0.0025,
                                    main_cpu_seconds_per_step=0.0574, cpu_seconds_per_step=0.0599,
                                    floor_seconds_per_step=0.02995, busy_share=0.918))["findings"][0]
