@@ -568,6 +568,13 @@ int mb_gap_match(const mb_stage *s, const mb_ceilings *res, const mb_ini *m, cha
     return best;
 }
 
+/* A case as its users read it (the projection, the least time per kernel): its label (the parameters its job
+ * file set), else its id. */
+static const char *case_name(const mb_case_ref *c)
+{
+    return c->label[0] ? c->label : c->id;
+}
+
 /* The GPU's least time per kernel on `device`: kernels replayed back to
  * back from a CUDA graph (the case [kernel_floor] names: launch, op =
  * graph); 0 when the results have none usable. */
@@ -583,7 +590,7 @@ static double kernel_floor_seconds(const mb_ceilings *res, const mb_ini *m, cons
             continue;
         if (best == 0 || 1 / c->rate_abs < best) {
             best = 1 / c->rate_abs;
-            *id = c->label[0] ? c->label : c->id;
+            *id = case_name(c);
         }
     }
     return best;
@@ -1007,13 +1014,6 @@ static mb_stage share_there(const mb_stage *s, const mb_ceilings *here, const mb
     if (s->threads > 0 && ch > 0 && ct > 0)
         t.threads = (int)fmax(1, round(ct * s->threads / ch));
     return t;
-}
-
-/* A case as the projection names it: its label (the parameters its job
- * file set), else its id. */
-static const char *case_name(const mb_case_ref *c)
-{
-    return c->label[0] ? c->label : c->id;
 }
 
 /* The usable case of this id in the results, or -1. */
