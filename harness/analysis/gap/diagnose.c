@@ -260,11 +260,13 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
         f->comm_share = comm / w;
     }
     double ls = ev_num(ev, "host.launch.seconds"), lc = ev_num(ev, "host.launch.count");
+    /* launch calls of 10 ms or more are set-up (the "setup" part), no launch's cost */
     double lls = ev_num(ev, "host.launch.long.seconds"), llc = ev_num(ev, "host.launch.long.count");
-    if (ls > 0 && lls >= 0) {
-        f->long_launch_share = lls / ls;
-        f->long_launches = llc;
+    if (ls >= 0 && lls > 0 && llc > 0) {
+        ls = fmax(0, ls - lls);
+        lc = fmax(0, lc - llc);
     }
+    f->setup_steps = ev_num(ev, "host.setup.steps_with");
     if (ls >= 0) {
         f->launch_share = ls / w;
         f->launches = lc > 0 ? lc : f->launches;
@@ -302,7 +304,7 @@ static void figures_from_step(const cJSON *step, mb_diag_figures *f)
 {
     double by_id[16] = {0};
     static const char *const ids[] = {"gemm", "conv", "attention", "memory_bound", "copy", "collective",
-                                      "data", "sync", "host_collective", "launch", "host", "queued"};
+                                      "data", "sync", "host_collective", "launch", "host", "queued", "setup"};
     enum { N_IDS = sizeof ids / sizeof ids[0] };
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(step, "parts"))
@@ -325,6 +327,7 @@ static void figures_from_step(const cJSON *step, mb_diag_figures *f)
     f->launch_idle_share = by_id[9];
     f->host_idle_share = by_id[10];
     f->queued_share = by_id[11];
+    f->setup_share = by_id[12];
     double busy = ev_num(step, "gpu_busy_share");
     if (busy >= 0) {
         f->gpu_util = busy;
@@ -421,7 +424,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->launch_idle_ratio = -1;
     f->sync_host_share = -1;
     f->data_in_process = -1;
-    f->long_launch_share = -1;
+    f->setup_steps = -1;
     f->torch_threads = f->host_ranks = f->cpus_allowed = -1;
     f->cpu_floor_s = -1;
     f->dataset_fits = -1;
@@ -599,7 +602,7 @@ typedef struct th {
     double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short, lb_op;
     double sb_share, sb_util;
     double cc_share, cc_cpu, cc_gpu, cc_launch;
-    double dl_share, cp_share, cm_share, eff_low, pw_share;
+    double dl_share, cp_share, cm_share, eff_low, pw_share, su_share;
     const char *data_names; /* [data_loading_bound] names: a hint, never silent */
     double dominant, runner_up;
 } th;
@@ -624,6 +627,7 @@ static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
         mb_ini_number(t, "cpu_compute_bound", "launch_share_max", &x->cc_launch, err) ||
         mb_ini_number(t, "data_loading_bound", "share_min", &x->dl_share, err) ||
         mb_ini_number(t, "periodic_work_bound", "share_min", &x->pw_share, err) ||
+        mb_ini_number(t, "setup", "share_min", &x->su_share, err) ||
         mb_ini_number(t, "copy_bound", "share_min", &x->cp_share, err) ||
         mb_ini_number(t, "communication_bound", "share_min", &x->cm_share, err) ||
         mb_ini_number(t, "efficiency", "low", &x->eff_low, err) ||
@@ -873,21 +877,6 @@ static void kernel_evidence(builder *b, const mb_diag_figures *f, const th *x)
     }
 }
 
-/* Launch calls of 10 ms or more are a kernel's first launch loading its
- * module or lazy initialisation, paid once: when they are most of the launch
- * time (a trace of the first iterations; TraceLens's MI300X normalization
- * test, 8 calls of 168, 99%), the launch figures are not the step's. */
-static void long_launch_evidence(builder *b, const mb_diag_figures *f)
-{
-    char p1[32];
-    if (f->long_launch_share >= 0.5)
-        EVIDENCE(b, "%.0f launch call%s of 10 ms or more hold %s of the launch time: a kernel's first launch loading "
-                    "its module or lazy initialisation, paid once; the trace holds the first iterations: profile "
-                    "after warm-up (torch.profiler.schedule with warmup steps) for the step's own launch cost",
-                 f->long_launches, llround(f->long_launches) == 1 ? "" : "s",
-                 pct(p1, sizeof p1, f->long_launch_share));
-}
-
 static void try_launch_step(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32], p3[32], p4[32], queued[128] = "";
@@ -908,7 +897,6 @@ static void try_launch_step(builder *b, const mb_diag_figures *f, const th *x, c
         EVIDENCE(b, "host time in kernel launch calls: %s of the %s, overlapping GPU work or not",
                  pct(p1, sizeof p1, f->launch_share), f->span);
     kernel_evidence(b, f, x);
-    long_launch_evidence(b, f);
     if (!overhead)
         EVIDENCE(b, "only the GPU idle time inside launch calls is counted: few, long kernels are not a host-overhead "
                     "signature");
@@ -943,7 +931,101 @@ static void try_launch(builder *b, const mb_diag_figures *f, const th *x, const 
     if (f->launch_idle_ratio >= 0)
         EVIDENCE(b, "GPU idle %s of its window; host launch time = %.0f%% of that idle time (threshold %.0f%%)",
                  pct(p1, sizeof p1, f->gpu_idle_share), 100 * f->launch_idle_ratio, 100 * x->lb_cover);
-    long_launch_evidence(b, f);
+    add_remedies(b, r, f, x->eff_low);
+}
+
+/* The set-up calls the trace names, largest time first (evidence
+ * host.setup.calls): "cudaFree 3.98 s (4 calls), ...". */
+static void setup_calls_evidence(builder *b, const mb_gap *g)
+{
+    const cJSON *calls = ev_object(g->run->evidence, "host.setup.calls");
+    const cJSON *shown[3] = {NULL};
+    char list[320] = "";
+    size_t at = 0;
+    for (int k = 0; k < 3; k++) {
+        const cJSON *c, *best = NULL;
+        cJSON_ArrayForEach(c, calls)
+        {
+            bool used = false;
+            for (int j = 0; j < k; j++)
+                used |= shown[j] == c;
+            if (!used && (best == NULL || ev_num(c, "seconds") > ev_num(best, "seconds")))
+                best = c;
+        }
+        if (best == NULL || best->string == NULL)
+            break;
+        shown[k] = best;
+        char t[32];
+        mb_fmt_seconds(t, sizeof t, ev_num(best, "seconds"));
+        double n = ev_num(best, "count");
+        int w = snprintf(list + at, sizeof list - at, "%s%s %s (%.0f call%s)", k ? ", " : "", best->string, t, n,
+                         llround(n) == 1 ? "" : "s");
+        if (w < 0 || (size_t)w >= sizeof list - at)
+            break;
+        at += (size_t)w;
+    }
+    if (at)
+        EVIDENCE(b, "the calls, in the whole trace: %s", list);
+}
+
+/* What the rest of the run is made of, once the set-up is left aside: the
+ * step's own picture in a trace that holds its first iterations. */
+static void rest_evidence(builder *b, const mb_diag_figures *f)
+{
+    double rest = 1 - f->setup_share;
+    if (!(rest > 0.001))
+        return;
+    struct { const char *what; double share; } part[] = {
+        {"tensor-core math", f->tensor_share}, {"memory-bound kernels", f->memory_share},
+        {"host code (GPU idle)", f->host_idle_share}, {"launch calls (GPU idle)", f->launch_idle_share},
+        {"sync (GPU idle)", f->sync_share}, {"waiting for data", f->data_share},
+        {"collectives", f->comm_share}, {"kernel wait", f->queued_share},
+    };
+    enum { N = sizeof part / sizeof part[0] };
+    char list[320] = "", p1[32];
+    size_t at = 0;
+    bool used[N] = {false};
+    for (int k = 0; k < 3; k++) {
+        int best = -1;
+        for (int i = 0; i < N; i++)
+            if (!used[i] && part[i].share > 0 && (best < 0 || part[i].share > part[best].share))
+                best = i;
+        if (best < 0)
+            break;
+        used[best] = true;
+        int w = snprintf(list + at, sizeof list - at, "%s%s %s", k ? ", " : "", part[best].what,
+                         pct(p1, sizeof p1, part[best].share / rest));
+        if (w < 0 || (size_t)w >= sizeof list - at)
+            break;
+        at += (size_t)w;
+    }
+    char t[32];
+    mb_fmt_seconds(t, sizeof t, rest * f->wall);
+    if (at)
+        EVIDENCE(b, "without it, the %s's other %s: %s", f->span, t, list);
+}
+
+/* GPU idle in allocation and set-up calls (a trace's step table): once, in
+ * a trace of the first iterations (context creation, a kernel's first
+ * launch loading its module), or every step (the caching allocator freeing
+ * and allocating again). */
+static void try_setup(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
+{
+    char p1[32], lim[LIMIT_LEN];
+    int steps = g->run->steps;
+    bool every = steps > 0 && f->setup_steps * 2 > steps;
+    const char *id = every ? "setup_every_step" : "setup_once";
+    if (!f->step_table || !passes(f->setup_share, x->su_share, x) || !begin_finding(b, id, f->setup_share, r))
+        return;
+    EVIDENCE(b, "GPU idle while the host allocates, frees or sets up: %s of the %s (%s)",
+             pct(p1, sizeof p1, f->setup_share), f->span, limit(lim, sizeof lim, f->setup_share, x->su_share, x));
+    if (steps > 0 && f->setup_steps >= 0)
+        EVIDENCE(b, "set-up calls in %.0f of %d steps", f->setup_steps, steps);
+    else
+        EVIDENCE(b, "the trace marks no steps: its window holds the set-up before the loop");
+    setup_calls_evidence(b, g);
+    if (!every)
+        rest_evidence(b, f);
     add_remedies(b, r, f, x->eff_low);
 }
 
@@ -1435,6 +1517,7 @@ int mb_diagnose(const mb_gap *g, const mb_ini *thresholds, const mb_ini *remedie
     try_data(&b, g, f, &x, remedies);
     try_launch(&b, f, &x, remedies);
     try_sync(&b, f, &x, remedies);
+    try_setup(&b, g, f, &x, remedies);
     try_gpu_compute(&b, g, f, &x, remedies);
     try_cpu_compute(&b, g, f, &x, remedies);
     try_share(&b, g, "copy_bound", "host<->device copies", f->copy_share, x.cp_share, f, &x, remedies);

@@ -24,8 +24,9 @@ typedef struct mb_diag_figures {
     double launch_share;       /* host time in kernel launches */
     double launch_idle_ratio;  /* trace: host launch time / GPU idle time */
     double launches;
-    double long_launches, long_launch_share; /* trace: launch calls of 10 ms or more, their share of the
-                                               launch time (-1 unknown) */
+    double setup_share;        /* trace step table: GPU idle in allocation and set-up calls (cudaMalloc,
+                                  cudaFree, module loading: a launch call of 10 ms or more) */
+    double setup_steps;        /* ... steps whose window holds such a call; -1 unknown (no steps) */
     double sync_share;         /* stages: sync stage time; trace: GPU idle while the host waits in
                                   syncs/blocking copies */
     double sync_host_share;    /* trace: host time in sync calls and blocking copies; -1 otherwise */

@@ -27,6 +27,9 @@
 /* The GPU idle with its next kernel already launched: its own gaps between
  * queued kernels (HTA's kernel wait), role "overhead". */
 #define MB_KERNEL_WAIT_STAGE "kernel wait (GPU idle)"
+/* The GPU idle while the host allocates, frees, creates streams or loads
+ * modules (a launch call of 10 ms or more), role "overhead". */
+#define MB_SETUP_STAGE "allocation and set-up (GPU idle)"
 
 /* A membw stage's op and a stage's role (docs/stage-format.md). */
 #define MB_STAGE_OPS "read|write|copy|triad"

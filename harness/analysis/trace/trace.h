@@ -67,7 +67,7 @@ enum {
     TR_MAX_CLASSES = 32,
 };
 
-enum tr_rt_kind { TR_RT_NONE = 0, TR_RT_LAUNCH, TR_RT_SYNC, TR_RT_BLOCKING };
+enum tr_rt_kind { TR_RT_NONE = 0, TR_RT_LAUNCH, TR_RT_SYNC, TR_RT_BLOCKING, TR_RT_SETUP };
 enum tr_ann_kind { TR_ANN_NONE = 0, TR_ANN_STEP, TR_ANN_DATALOADER, TR_ANN_COLLECTIVE, TR_ANN_OPTIMIZER };
 enum tr_rule_set { TR_SET_KERNEL = 0, TR_SET_RUNTIME, TR_SET_ANNOTATION, TR_SET_MEMOP, TR_N_SETS };
 /* [memory_op] keys: how a memory-bound op's output is counted (trace_bytes.c). */
@@ -391,7 +391,7 @@ enum { TR_ELEM_PENDING = 1, TR_ELEM_MIXED = 2, TR_ELEM_SIZE = 16 };
 /* What the host was doing, as [start, end) pairs, for the step table: the
  * GPU's idle time is attributed to the first of these kinds (in this order)
  * whose interval covers it, else to "other host code". */
-enum tr_host_kind { TR_HOST_DATA = 0, TR_HOST_SYNC, TR_HOST_COLL, TR_HOST_LAUNCH, TR_N_HOST };
+enum tr_host_kind { TR_HOST_DATA = 0, TR_HOST_SYNC, TR_HOST_COLL, TR_HOST_SETUP, TR_HOST_LAUNCH, TR_N_HOST };
 
 typedef struct tr_ivlist {
     int64_t *iv; /* [start, end) pairs */
@@ -453,6 +453,10 @@ typedef struct tr_state {
      * module, lazy initialisation, or a full launch queue; not a launch's cost */
     long long long_launches;
     int64_t long_launch_ns, longest_launch_ns;
+    /* allocation and set-up calls (host_iv[TR_HOST_SETUP]): the [runtime]
+     * setup names, the long launches, and any other runtime call of
+     * TR_LONG_LAUNCH_NS or more that neither waits nor copies */
+    tr_named_table setup;
     tr_named_table cuda_sync_events;
     long long dataloader_count;
     long long dataloader_in_process; /* of them, _SingleProcessDataLoaderIter's: num_workers=0 */

@@ -767,8 +767,9 @@ static void idle_json(cJSON *o, int64_t window, int64_t busy, int64_t host_wait)
  * stages count: those that start in the host's step windows (the whole trace
  * without steps), as the GPU stages count the events that start in them. */
 typedef struct host_calls {
-    long long launches, long_launches, replays, syncs, blocking, data;
-    int64_t launch_ns, long_launch_ns, longest_launch_ns, sync_ns, blocking_ns, data_ns;
+    long long launches, long_launches, replays, syncs, blocking, data, setup;
+    long long setup_steps; /* steps whose window holds a set-up call (0 without steps) */
+    int64_t launch_ns, long_launch_ns, longest_launch_ns, sync_ns, blocking_ns, data_ns, setup_ns;
 } host_calls;
 
 typedef struct analysis {
@@ -952,7 +953,7 @@ static void device_evidence(analysis *a, cJSON *devices, cJSON *all_copies)
  * step table"). */
 enum {
     SP_GEMM = 0, SP_CONV, SP_ATTN, SP_MEM, SP_COPY, SP_COLL,        /* GPU busy */
-    SP_QUEUED, SP_DATA, SP_SYNC, SP_HCOLL, SP_LAUNCH, SP_HOST,      /* GPU idle */
+    SP_QUEUED, SP_DATA, SP_SYNC, SP_HCOLL, SP_SETUP, SP_LAUNCH, SP_HOST, /* GPU idle */
     SP_N,
     SP_FIRST_IDLE = SP_QUEUED,
     SP_FIRST_HOST = SP_DATA, /* the idle parts the host's calls explain (attribute_idle) */
@@ -972,6 +973,8 @@ static const struct {
     [SP_DATA] = {"data", "waiting for data (DataLoader)", "idle", "data"},
     [SP_SYNC] = {"sync", "in a synchronization or blocking copy", "idle", "sync"},
     [SP_HCOLL] = {"host_collective", "in a collective (host)", "idle", "collective"},
+    [SP_SETUP] = {"setup", "in allocation and set-up calls (cudaMalloc, cudaFree, module loading)", "idle",
+                  "set-up"},
     [SP_LAUNCH] = {"launch", "in kernel launch calls", "idle", "launch"},
     [SP_HOST] = {"host", "other host code (framework, Python)", "idle", "host"},
 };
@@ -1358,6 +1361,23 @@ static int graph_replays_in(const tr_state *st, const int64_t *w, size_t nw, lon
     return MB_OK;
 }
 
+/* How many of the host's step windows hold a call of the raw list l. */
+static long long steps_with_calls(const analysis *a, const tr_ivlist *l)
+{
+    const tr_state *st = a->st;
+    long long n = 0;
+    for (size_t k = 0; k < st->n_steps; k++) {
+        int64_t s0 = a->host_win ? a->host_win[2 * k] : st->steps[k].start;
+        int64_t s1 = a->host_win ? a->host_win[2 * k + 1] : st->steps[k].end;
+        for (size_t i = 0; i < l->n; i++)
+            if (l->iv[2 * i] >= s0 && l->iv[2 * i] < s1) {
+                n++;
+                break;
+            }
+    }
+    return n;
+}
+
 /* a->calls: the host calls in the host's own step windows (the ProfilerSteps
  * even when the GPU's timeline cuts the steps: a call is the step's whose
  * host code made it), before the step table merges the lists. A trace whose
@@ -1373,7 +1393,8 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
                           .long_launches = st->long_launches, .long_launch_ns = st->long_launch_ns,
                           .longest_launch_ns = st->longest_launch_ns, .syncs = st->sync.count,
                           .sync_ns = st->sync.ns, .blocking = st->blocking.count, .blocking_ns = st->blocking.ns,
-                          .data = st->dataloader_count, .data_ns = st->dataloader_ns};
+                          .data = st->dataloader_count, .data_ns = st->dataloader_ns,
+                          .setup = st->setup.count, .setup_ns = st->setup.ns};
         return MB_OK;
     }
     int64_t *w = malloc(sizeof *w * 2 * st->n_steps);
@@ -1411,6 +1432,8 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
     c->blocking = waits - c->syncs;
     c->blocking_ns = waits_ns - c->sync_ns;
     c->data = calls_in(&st->host_iv[TR_HOST_DATA], w, nw, &c->data_ns);
+    c->setup = calls_in(&st->host_iv[TR_HOST_SETUP], w, nw, &c->setup_ns);
+    c->setup_steps = steps_with_calls(a, &st->host_iv[TR_HOST_SETUP]);
     int rc = graph_replays_in(st, w, nw, &c->replays, err);
     free(w);
     return rc;
@@ -2243,26 +2266,60 @@ static int copy_stages(analysis *a, mb_err *err)
     return MB_OK;
 }
 
-/* A few launch calls of many milliseconds (a trace that holds the first
- * iterations: each kernel's first launch loads its module) make the launch
- * stage's mean no launch's cost: said, with the mean of the others. */
-static void long_launch_warning(analysis *a)
+/* The set-up calls' names, largest time first: "cudaFree 3.98 s (4 calls), ...". */
+static void setup_names(const tr_state *st, char *buf, size_t len)
+{
+    const tr_named_table *t = &st->setup;
+    bool used[TR_MAX_NAMED] = {false};
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int shown = 0; shown < 3 && shown < t->n; shown++) {
+        int best = -1;
+        for (int i = 0; i < t->n; i++)
+            if (!used[i] && (best < 0 || t->s[i].ns > t->s[best].ns))
+                best = i;
+        used[best] = true;
+        char d[32];
+        mb_fmt_seconds(d, sizeof d, sec(t->s[best].ns));
+        int w = snprintf(buf + at, len - at, "%s%s %s (%lld call%s)", shown ? ", " : "", t->s[best].name, d,
+                         t->s[best].count, t->s[best].count == 1 ? "" : "s");
+        if (w < 0 || (size_t)w >= len - at) {
+            buf[at] = '\0';
+            break;
+        }
+        at += (size_t)w;
+    }
+}
+
+/* Allocation and set-up calls (cudaMalloc, cudaFree, stream creation,
+ * module loading: a launch call of 10 ms or more, a first call creating the
+ * context): a trace of the first iterations pays them once, and they are no
+ * launch's cost. Counted in the launch stage, particle_transformer's A100
+ * trace (one 1337-ms cudaLaunchKernel of 549) read "Host-overhead (launch)
+ * bound, 94.9%", 2.45 ms a launch. Their own stage, no ceiling; the
+ * diagnosis says whether they come once or every step. */
+static int setup_stage(analysis *a, mb_err *err)
 {
     const host_calls *c = &a->calls;
-    if (c->long_launches == 0)
-        return;
-    char longest[32], rest[32];
-    mb_fmt_seconds(longest, sizeof longest, sec(c->longest_launch_ns));
-    long long others = c->launches - c->long_launches;
-    if (others > 0)
-        mb_fmt_seconds(rest, sizeof rest, sec(c->launch_ns - c->long_launch_ns) / (double)others);
-    mb_run_warn(a->run,
-                "launch: %lld of %lld launch calls took 10 ms or more (the longest %s, %.0f%% of the launch time): a "
-                "kernel's first launch loading its module, lazy initialisation or a full launch queue, not the cost "
-                "of a launch%s%s%s; profile after warm-up (torch.profiler.schedule with warmup steps) for the launch "
-                "rate alone",
-                c->long_launches, c->launches, longest, 100.0 * (double)c->long_launch_ns / (double)c->launch_ns,
-                others > 0 ? " (the other launches take " : "", others > 0 ? rest : "", others > 0 ? " each on average)" : "");
+    if (c->setup == 0 || a->st->n_devices == 0)
+        return MB_OK;
+    char names[200], source[320], why[480];
+    setup_names(a->st, names, sizeof names);
+    snprintf(source, sizeof source, "trace: %lld allocation and set-up call%s%s (host time); in the trace: %s",
+             c->setup, c->setup == 1 ? "" : "s", a->st->n_steps ? " in the steps" : "", names);
+    if (a->st->n_steps > 0 && c->setup_steps * 2 > (long long)a->st->n_steps)
+        snprintf(why, sizeof why, "host time in allocation and set-up calls in %lld of %zu steps: the caching "
+                 "allocator giving memory back and taking it again (torch.cuda.empty_cache, fragmentation); no "
+                 "benchmark measures it: time only", c->setup_steps, a->st->n_steps);
+    else
+        snprintf(why, sizeof why, "a one-time cost (context creation, module loading on a kernel's first launch, "
+                 "the caching allocator's first cudaMalloc) in a trace of the first iterations%s; no benchmark "
+                 "measures it: time only", a->st->n_steps ? "" : " (no steps marked)");
+    say_why_unattributed(a, MB_SETUP_STAGE, why);
+    mb_stage s = {.name = MB_SETUP_STAGE, .component = "other", .device = "cpu", .role = "overhead",
+                  .work = sec(c->setup_ns), .work_unit = "s", .seconds = sec(c->setup_ns), .count = c->setup,
+                  .source = source};
+    return add_stage(a, &s, SP_SETUP, err);
 }
 
 static int host_stages(analysis *a, mb_err *err)
@@ -2284,12 +2341,19 @@ static int host_stages(analysis *a, mb_err *err)
                      "replays that launched %lld kernels", c->launches, where, replays, a->attr.graph_kernels);
         } else
             snprintf(source, sizeof source, "trace: %lld launch calls%s (host time)", c->launches, where);
-        mb_stage s = {.name = "launch", .component = "launch", .work = (double)launches,
-                      .work_unit = "launch", .seconds = sec(c->launch_ns),
-                      .count = c->launches, .source = source};
-        rc = add_stage(a, &s, SP_LAUNCH, err);
-        long_launch_warning(a);
+        /* a launch call of 10 ms or more is set-up (setup_stage), not a launch's cost */
+        if (c->long_launches > 0) {
+            size_t at = strlen(source);
+            snprintf(source + at, sizeof source - at, "; %lld of 10 ms or more in set-up", c->long_launches);
+        }
+        mb_stage s = {.name = "launch", .component = "launch", .work = (double)(launches - c->long_launches),
+                      .work_unit = "launch", .seconds = sec(c->launch_ns - c->long_launch_ns),
+                      .count = c->launches - c->long_launches, .source = source};
+        if (s.work > 0)
+            rc = add_stage(a, &s, SP_LAUNCH, err);
     }
+    if (rc == MB_OK)
+        rc = setup_stage(a, err);
     /* the closing synchronize (the profiler's, or the loop's after its last
      * step) waits for the queued steps: it is no step's sync. A blocking
      * copy (cudaMemcpy, hipMemcpyWithStream: .cpu(), .item()) waits as a
@@ -2521,6 +2585,9 @@ static void host_evidence(analysis *a)
     cJSON *host = add_obj(a->ev, "host");
     cJSON *launch = count_seconds(host, "launch", st->launch.count, st->launch.ns);
     count_seconds(launch, "long", st->long_launches, st->long_launch_ns); /* TR_LONG_LAUNCH_NS or more each */
+    named_table(host, "setup", &st->setup);
+    if (st->n_steps > 0) /* whether set-up comes once or every step */
+        add_num(cJSON_GetObjectItemCaseSensitive(host, "setup"), "steps_with", (double)a->calls.setup_steps);
     named_table(host, "sync", &st->sync);
     named_table(host, "blocking_copy", &st->blocking);
     cJSON *dl = count_seconds(host, "dataloader", st->dataloader_count, st->dataloader_ns);

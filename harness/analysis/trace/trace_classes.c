@@ -44,11 +44,11 @@ static int class_index(tr_rules *r, const char *name, mb_err *err, const char *w
 static int value_of(int set, const char *key)
 {
     static const char *const rt[] = {[TR_RT_LAUNCH] = "launch", [TR_RT_SYNC] = "sync",
-                                     [TR_RT_BLOCKING] = "blocking"};
+                                     [TR_RT_BLOCKING] = "blocking", [TR_RT_SETUP] = "setup"};
     static const char *const ann[] = {[TR_ANN_STEP] = "step", [TR_ANN_DATALOADER] = "dataloader",
                                       [TR_ANN_COLLECTIVE] = "collective", [TR_ANN_OPTIMIZER] = "optimizer"};
     if (set == TR_SET_RUNTIME) {
-        for (int i = 1; i <= TR_RT_BLOCKING; i++)
+        for (int i = 1; i <= TR_RT_SETUP; i++)
             if (strcmp(key, rt[i]) == 0)
                 return i;
     } else if (set == TR_SET_MEMOP) {
