@@ -1306,6 +1306,41 @@ static void test_diagnosis_step_table(void **state)
     mb_run_free(&r);
 }
 
+/* Collectives get the remedies of the parallelism that made them: FSDP's
+ * all-gathers and reduce-scatters (a 2x4090 FSDP trace once got DDP's
+ * bucket_cap_mb) prefetch and wrapping; DDP's all-reduce, bucketing. Stage
+ * files of 10 s: 6 s of collectives, the rest compute. */
+static void test_diagnosis_comm_kind(void **state)
+{
+    fx *f = *state;
+    static char *const kind[][2] = { { "allgather", "reducescatter" }, { "allreduce", "allreduce" } };
+    for (int i = 0; i < 2; i++) {
+        mb_err err = { 0 };
+        mb_run r;
+        mb_run_init(&r);
+        mb_stage c1 = { .name = "c1", .component = kind[i][0], .work = 4, .work_unit = "s", .seconds = 4 };
+        mb_stage c2 = { .name = "c2", .component = kind[i][1], .work = 2, .work_unit = "s", .seconds = 2 };
+        mb_stage x = { .name = "x", .component = "other", .work = 4, .work_unit = "s", .seconds = 4 };
+        assert_int_equal(mb_run_add_stage(&r, &c1, &err), MB_OK);
+        assert_int_equal(mb_run_add_stage(&r, &c2, &err), MB_OK);
+        assert_int_equal(mb_run_add_stage(&r, &x, &err), MB_OK);
+        r.total_seconds = 10;
+        mb_gap g;
+        mb_diagnosis d;
+        assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+        assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+        assert_string_equal(d.findings[0].id, "communication_bound");
+        CLOSE(d.fig.comm_sharded_s, i == 0 ? 6 : 0);
+        CLOSE(d.fig.comm_allreduce_s, i == 0 ? 0 : 6);
+        assert_true(has_remedy(&d, "communication_bound", "forward_prefetch") == (i == 0));
+        assert_true(has_remedy(&d, "communication_bound", "bucket_cap_mb") == (i == 1));
+        assert_true(has_remedy(&d, "communication_bound", "Check the interconnect"));
+        mb_diagnosis_free(&d);
+        mb_gap_free(&g);
+        mb_run_free(&r);
+    }
+}
+
 /* GPU idle in allocation and set-up calls (the step table's "setup" part):
  * 60% of a run without steps is set-up once (particle_transformer's A100
  * trace, 73.9%: one 1337-ms first launch): its finding names the calls and
@@ -2153,6 +2188,7 @@ int main(void)
         cmocka_unit_test(test_diagnosis_data_loading),
         cmocka_unit_test(test_diagnosis_launch_bound),
         cmocka_unit_test(test_diagnosis_setup),
+        cmocka_unit_test(test_diagnosis_comm_kind),
         cmocka_unit_test(test_diagnosis_host_time_per_op),
         cmocka_unit_test(test_diagnosis_sync_bound),
         cmocka_unit_test(test_diagnosis_gpu_compute_bound),

@@ -696,6 +696,39 @@ static void test_setup_calls(void **state)
     mb_run_free(&r);
 }
 
+/* A trace of GPU activity and runtime calls without one CPU op (SE-ViT's
+ * A4000 trace, 2022 schema: ProfilerActivity.CPU off) read its GEMM kernels
+ * as "launched outside any matmul ... op (a library's or custom kernel)":
+ * the reason is the missing ops, said once for the run and in the stage's
+ * hint. With one op recorded, neither is said. */
+static void test_no_cpu_ops(void **state)
+{
+    (void)state;
+    static const char *const op[] = {"", "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\",\"pid\":1,"
+                                         "\"tid\":1,\"ts\":200,\"dur\":5,\"args\":{}},\n"};
+    for (int i = 0; i < 2; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"traceEvents\":[\n%s"
+                 "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":0,"
+                 "\"dur\":5,\"args\":{\"correlation\":1}},\n"
+                 "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"ampere_sgemm_128x64_nn\",\"pid\":0,\"tid\":7,"
+                 "\"ts\":10,\"dur\":100,\"args\":{\"device\":0,\"stream\":7,\"correlation\":1}}\n"
+                 "]}\n",
+                 op[i]);
+        const char *path = tmp_path("no_cpu_ops.json");
+        write_text(path, text, strlen(text));
+        mb_run r;
+        mb_err err = {0};
+        assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+        const char *why = cJSON_GetStringValue(path_get(r.evidence, "unattributed.gemm"));
+        assert_true(i == 1 || (why && strstr(why, "the trace records no CPU ops to launch them")));
+        assert_true(i == 0 || (why && strstr(why, "launched outside any matmul")));
+        assert_true(warned(&r, "the trace records no CPU ops (ProfilerActivity.CPU was off)") == (i == 0));
+        mb_run_free(&r);
+    }
+}
+
 /* A trace without ProfilerStep#N has its steps cut at the optimizer's
  * (facebookresearch/param's linear_kineto, an RTX 2080 Ti from its first
  * iteration: 981 ms of a 2-s trace in one cudaFree read "CPU compute bound,
@@ -2816,6 +2849,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_outside_steps),
         cmocka_unit_test(test_kernel_takes_op_family), cmocka_unit_test(test_blocking_copy_is_sync),
         cmocka_unit_test(test_setup_calls),
+        cmocka_unit_test(test_no_cpu_ops),
         cmocka_unit_test(test_optimizer_steps),
         cmocka_unit_test(test_annotation_steps),
         cmocka_unit_test(test_operator_annotations),

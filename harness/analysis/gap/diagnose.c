@@ -86,6 +86,11 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
                 f->random_disk = true;
         } else if (comm_stage(s)) {
             comm += secs; /* a host (gloo, MPI) collective too: waiting for the others is not compute */
+            /* FSDP/ZeRO gather parameters and scatter gradients; DDP all-reduces them: other remedies */
+            if (strcmp(c, "allgather") == 0 || strcmp(c, "reducescatter") == 0)
+                f->comm_sharded_s += secs;
+            else if (strcmp(c, "allreduce") == 0)
+                f->comm_allreduce_s += secs;
         } else if ((strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0) && on_cpu) {
             cpu += secs;
             cpu_matmul += secs;
@@ -562,6 +567,10 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
     /* the loader's workers already use the CPUs the step's threads leave */
     if (strcmp(cond, "cpu_cores_idle") == 0)
         return f->gpus_unrecorded == 0 && !cpus_all_busy(f) && !f->cpus_busy;
+    if (strcmp(cond, "comm_sharded") == 0)
+        return f->comm_sharded_s > 0 && f->comm_sharded_s >= f->comm_allreduce_s;
+    if (strcmp(cond, "comm_replicated") == 0)
+        return !(f->comm_sharded_s > 0 && f->comm_sharded_s >= f->comm_allreduce_s);
     if (strcmp(cond, "cpus_shared") == 0)
         return f->cpus_shared;
     if (strcmp(cond, "cpus_free") == 0)

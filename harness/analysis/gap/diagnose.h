@@ -37,6 +37,8 @@ typedef struct mb_diag_figures {
     double copy_share;         /* host<->device copies */
     double pageable_share;     /* ... of them from pageable memory */
     double comm_share;         /* collectives */
+    double comm_sharded_s, comm_allreduce_s; /* ... seconds in all-gather + reduce-scatter (FSDP, ZeRO), and in
+                                                all-reduce (DDP) */
     double cpu_share;          /* compute stages marked "device": "cpu" */
     double cpu_matmul_share;   /* ... of them GEMM/conv */
     double cpu_memory_share;   /* ... of them memory-bound ops against host memory (a trace's hostmem stage) */

@@ -1948,6 +1948,9 @@ static void class_reason(analysis *a, int cls, bool tensor, const char *stage)
         if (k == CAUSE_NO_LAUNCH)
             reason_add(&r, ns, "no launch call joins them to an op (no cuda_runtime event with their "
                                "correlation id)");
+        else if (k == CAUSE_NO_OP && st->cpu_op_events == 0)
+            reason_add(&r, ns, "the trace records no CPU ops to launch them: profile with "
+                               "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True");
         else if (k == CAUSE_NO_OP && tensor)
             reason_add(&r, ns, "launched outside any matmul, convolution or attention op (a library's or "
                                "custom kernel)");
@@ -2541,6 +2544,13 @@ static void partial_reasons(analysis *a)
         partial(a, "no GPU events (kernel, gpu_memcpy, gpu_memset): a CPU-only trace or GPU "
                    "activity was not recorded; GPU busy/idle, kernel classes and GPU stages are "
                    "unavailable");
+    /* SE-ViT's A4000 trace (2022 schema: GPU activity and runtime calls, no
+     * op): its host code is the GPU's idle time between runtime calls, and
+     * no kernel has an op to give it FLOPs or bytes */
+    if (st->n_devices > 0 && st->cpu_op_events == 0)
+        partial(a, "the trace records no CPU ops (ProfilerActivity.CPU was off): no kernel is tied to an op, so "
+                   "no FLOPs or bytes, and the host's time outside runtime calls is host code without its ops; "
+                   "profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True");
     if (!st->have_device_props)
         partial(a, "no deviceProperties: GPU names and sizes unknown");
     else if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(a->ev, "device_properties")) == 0)
