@@ -729,6 +729,36 @@ static void test_no_cpu_ops(void **state)
     }
 }
 
+/* One ProfilerStep#N from two processes: a merge of two ranks' traces (an
+ * AMD 4-rank DDP merge read "12 steps" of 3). Said; two steps of one
+ * process are not. */
+static void test_merged_ranks(void **state)
+{
+    (void)state;
+    static const int pid2[] = {20, 10};
+    for (int i = 0; i < 2; i++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "{\"traceEvents\":[\n"
+                 "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":10,\"tid\":1,"
+                 "\"ts\":0,\"dur\":100},\n"
+                 "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#%d\",\"pid\":%d,\"tid\":1,"
+                 "\"ts\":%d,\"dur\":100},\n"
+                 "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"elementwise_kernel\",\"pid\":0,\"tid\":7,\"ts\":10,"
+                 "\"dur\":50,\"args\":{\"device\":0,\"stream\":7}}\n"
+                 "]}\n",
+                 i == 0 ? 1 : 2, pid2[i], i == 0 ? 5 : 100);
+        const char *path = tmp_path("merged_ranks.json");
+        write_text(path, text, strlen(text));
+        mb_run r;
+        mb_err err = {0};
+        assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+        assert_true(warned(&r, "the same ProfilerStep#N was recorded by 2 processes: the file merges several ranks' "
+                               "traces; its 2 steps") == (i == 0));
+        mb_run_free(&r);
+    }
+}
+
 /* A trace without ProfilerStep#N has its steps cut at the optimizer's
  * (facebookresearch/param's linear_kineto, an RTX 2080 Ti from its first
  * iteration: 981 ms of a 2-s trace in one cudaFree read "CPU compute bound,
@@ -2850,6 +2880,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_kernel_takes_op_family), cmocka_unit_test(test_blocking_copy_is_sync),
         cmocka_unit_test(test_setup_calls),
         cmocka_unit_test(test_no_cpu_ops),
+        cmocka_unit_test(test_merged_ranks),
         cmocka_unit_test(test_optimizer_steps),
         cmocka_unit_test(test_annotation_steps),
         cmocka_unit_test(test_operator_annotations),

@@ -721,7 +721,8 @@ static bool fold_annotation(parser *p)
             return fail(p, MB_ESYS, "out of memory");
         const char *hash = strrchr(e->name, '#');
         long long n = hash ? strtoll(hash + 1, NULL, 10) : -1;
-        st->steps[st->n_steps++] = (tr_step){.number = n, .start = e->ts, .end = e->ts + e->dur};
+        st->steps[st->n_steps++] =
+            (tr_step){.number = n, .start = e->ts, .end = e->ts + e->dur, .pid = e->have & H_PID ? e->pid : 0};
     }
     return true;
 }
@@ -952,7 +953,7 @@ static bool show_event(parser *p)
         break;
     case CAT_RUNTIME: {
         int rt = mb_tr_classify(st->rules, TR_SET_RUNTIME, e->name, e->name_len);
-        if (rt == TR_RT_NONE)
+        if (rt == TR_RT_NONE || rt == TR_RT_SETUP) /* the re-laid timeline's host time between calls holds set-up */
             return true;
         v.kind = rt == TR_RT_LAUNCH ? TR_V_LAUNCH : TR_V_SYNC;
         v.cls = rt;

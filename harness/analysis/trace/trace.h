@@ -329,6 +329,7 @@ typedef struct tr_xfer {
 typedef struct tr_step {
     long long number;  /* N of ProfilerStep#N (-1 if none) */
     int64_t start, end;
+    int64_t pid;       /* the process that recorded it (ProfilerStep#N; 0 unknown) */
 } tr_step;
 
 /* A launch call this long is no launch's own cost (module loading on a

@@ -2521,6 +2521,33 @@ static void annotation_steps_said(analysis *a)
             st->n_steps + 1, st->step_annotation, before, after);
 }
 
+/* One ProfilerStep#N recorded by several processes: a file that merges the
+ * ranks' traces (HTA's or TraceLens's merge of an AMD 4-rank DDP run read
+ * "12 steps"). The steps, the host's calls and the GPUs' idle time mix the
+ * processes; said, with what to give instead. */
+static void merged_processes_warning(analysis *a)
+{
+    const tr_state *st = a->st;
+    size_t pids = 0;
+    int64_t seen[16];
+    bool repeated = false;
+    for (size_t k = 0; k < st->n_steps; k++) {
+        size_t j = 0;
+        while (j < pids && seen[j] != st->steps[k].pid)
+            j++;
+        if (j == pids && pids < sizeof seen / sizeof *seen)
+            seen[pids++] = st->steps[k].pid;
+        for (size_t i = 0; i < k && !repeated; i++)
+            repeated = st->steps[i].number >= 0 && st->steps[i].number == st->steps[k].number &&
+                       st->steps[i].pid != st->steps[k].pid;
+    }
+    if (repeated && pids > 1)
+        partial(a, "the same ProfilerStep#N was recorded by %s%zu processes: the file merges several ranks' traces; "
+                   "its %zu steps, the host's calls and the GPUs' idle time mix them: give one rank's own trace "
+                   "(torch.profiler writes one per process)",
+                pids == sizeof seen / sizeof *seen ? "at least " : "", pids, st->n_steps);
+}
+
 static void partial_reasons(analysis *a)
 {
     tr_state *st = a->st;
@@ -2551,6 +2578,7 @@ static void partial_reasons(analysis *a)
         partial(a, "the trace records no CPU ops (ProfilerActivity.CPU was off): no kernel is tied to an op, so "
                    "no FLOPs or bytes, and the host's time outside runtime calls is host code without its ops; "
                    "profile with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True");
+    merged_processes_warning(a);
     if (!st->have_device_props)
         partial(a, "no deviceProperties: GPU names and sizes unknown");
     else if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(a->ev, "device_properties")) == 0)
