@@ -561,8 +561,33 @@ def kernel_wait():
     kernel_wait_projected(path)
 
 
+def other_maker():
+    """A trace that names no GPU (no deviceProperties, as ROCm traces often
+    are) still shows its maker by its runtime calls: HIP calls held against an
+    NVIDIA GPU's ceilings get one note; the same trace with CUDA calls none."""
+    ceil = json.load(open(CEILINGS))
+    for g in ceil["context"]["gpus"]:
+        g["name"] = "NVIDIA H100 80GB HBM3"
+    ceilings = os.path.join(WORK, "nvidia.json")
+    with open(ceilings, "w") as f:
+        json.dump(ceil, f)
+    for api, want in (("hip", 1), ("cuda", 0)):
+        events = [{"ph": "X", "cat": "cuda_runtime", "name": api + "LaunchKernel", "pid": 1, "tid": 1, "ts": 0,
+                   "dur": 5, "args": {"correlation": 1}},
+                  {"ph": "X", "cat": "kernel", "name": "elementwise_kernel", "pid": 0, "tid": 7, "ts": 10,
+                   "dur": 100, "args": {"device": 0, "stream": 7, "correlation": 1}}]
+        path = os.path.join(WORK, "maker-%s.json" % api)
+        with open(path, "w") as f:
+            json.dump({"traceEvents": events}, f)
+        notes = gap(path, ceilings)["notes"]
+        n = sum("the trace ran on an AMD GPU (its HIP runtime calls" in x and "another maker's GPU" in x
+                for x in notes)
+        check("other maker: %s calls, %d note" % (api, want), n == want, notes)
+
+
 for name, d in patterns():
     specific(name, d)
+other_maker()
 kernel_wait()
 kernel_wait_ahead()
 memory_bytes()

@@ -1440,13 +1440,47 @@ static const char *trace_gpu(const mb_run *run)
     return NULL;
 }
 
+/* A trace that does not name its GPU (no deviceProperties: an AMD 4-rank
+ * ROCm trace's MIOpen kernels were held against an H100's cuDNN ceilings
+ * unsaid) still shows its maker by its runtime calls (hip*, cuda*). */
+static int other_maker_note(mb_gap *g, const cJSON *gpus, mb_err *err)
+{
+    const cJSON *api = g->run->evidence ? cJSON_GetObjectItemCaseSensitive(
+                                              cJSON_GetObjectItemCaseSensitive(g->run->evidence, "trace"), "runtime_api")
+                                        : NULL;
+    if (!cJSON_IsString(api))
+        return MB_OK;
+    bool amd = strcmp(api->valuestring, "hip") == 0;
+    const cJSON *gp;
+    cJSON_ArrayForEach(gp, gpus)
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(gp, "name");
+        if (!cJSON_IsString(name))
+            continue;
+        const char *n = name->valuestring;
+        bool other_amd = strcasestr(n, "AMD") != NULL || strcasestr(n, "Instinct") != NULL ||
+                         strcasestr(n, "Radeon") != NULL;
+        bool other_nvidia = strcasestr(n, "NVIDIA") != NULL;
+        if ((amd && other_nvidia) || (!amd && other_amd))
+            return add_note(g, err,
+                            "the trace ran on an %s GPU (its %s runtime calls; the trace does not name the GPU), the "
+                            "ceilings (%s) were measured on %s: the GPU stages are held against another maker's "
+                            "GPU; measure on the trace's GPU for its true gap",
+                            amd ? "AMD" : "NVIDIA", amd ? "HIP" : "CUDA",
+                            g->ceilings->path ? g->ceilings->path : "?", n);
+    }
+    return MB_OK;
+}
+
 /* Ceilings from another GPU model than the trace's: said once, the matches
  * stay (a gap against another GPU is still a figure, not the true one). */
 static int other_gpu_note(mb_gap *g, mb_err *err)
 {
     const char *ran = trace_gpu(g->run);
     const cJSON *gpus = g->ceilings->context ? cJSON_GetObjectItemCaseSensitive(g->ceilings->context, "gpus") : NULL;
-    if (ran == NULL || cJSON_GetArraySize(gpus) == 0)
+    if (ran == NULL)
+        return other_maker_note(g, gpus, err);
+    if (cJSON_GetArraySize(gpus) == 0)
         return MB_OK;
     const char *other = NULL;
     const cJSON *gp;

@@ -1066,6 +1066,7 @@ static bool finish_event(parser *p)
     st->profiler_ranges += e->cat == CAT_RANGE;
     st->other_runtime_calls += e->cat == CAT_OTHER_RUNTIME;
     st->runtime_calls += e->cat == CAT_RUNTIME;
+    st->hip_calls += e->cat == CAT_RUNTIME && strncmp(e->name, "hip", 3) == 0;
     if (!(e->have & H_NAME))
         e->name[0] = '\0';
     if (st->hook && !show_event(p))

@@ -431,6 +431,7 @@ typedef struct tr_state {
     long long profiler_ranges; /* cuda_profiler_range events (the CUPTI range profiler) */
     long long other_runtime_calls; /* events of another accelerator's "*_runtime" category */
     long long runtime_calls;       /* cuda_runtime / cuda_driver events: CUDA activity was recorded */
+    long long hip_calls;           /* ... of them named hip*: ROCm's HIP, an AMD GPU */
     char other_runtime[32];        /* the first such category, "mtia_runtime" */
     int64_t profiler_end; /* the end of the profiler's own span (cat "Trace"); INT64_MIN: none in the trace */
     double json_bytes;
