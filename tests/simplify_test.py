@@ -230,9 +230,13 @@ class KnownPipelines(unittest.TestCase):
         self.check_known(m["no_optimizer"]["seconds_per_step"], took["no_optimizer"], self.FB, "step, no optimizer")
         self.assertGreater(took["loader"], took["step"])
         self.assertEqual(doc["simplify"]["overlap"]["bottleneck"], "data loading")
-        # bytes from storage: 2 files of 256 KiB per batch, by the worker processes
+        # bytes from storage: 2 files of 256 KiB per batch, by the worker processes. The window's reads are
+        # the workers' between two snapshots, its batches those delivered: a batch a worker was reading at
+        # either end counts in one and not the other, so the figure is good to one batch over the window's
+        # (one run read 580 kB a batch for 524: 10.7%)
         per_batch = m["loader"]["read_bytes"] / m["loader"]["batches"]
-        self.assertTrue(within(per_batch, self.BATCH * FILE_BYTES), per_batch)
+        self.assertTrue(within(per_batch, self.BATCH * FILE_BYTES, max(0.10, 1.0 / m["loader"]["batches"])),
+                        (per_batch, m["loader"]["batches"]))
         # the block size: the mean read request the device served (issue 32), no larger than the one file a
         # sample reads (a fragmented file takes two); bytes per sample where others shared the device
         dev = m["loader"]["device"]
