@@ -673,7 +673,9 @@ static void test_setup_calls(void **state)
     NS_EQ(s->seconds, 36000000);
     NS_EQ(mb_stage_exposed(s), 36000000);
     assert_string_equal(s->role, "overhead");
-    assert_non_null(strstr(s->source, "cudaLaunchKernel 20 ms (1 call), cudaDeviceGetStreamPriorityRange 15 ms"));
+    NS_EQ(num(r.evidence, "host.setup.calls.cudaLaunchKernel.seconds"), 20000000);
+    NS_EQ(num(r.evidence, "host.setup.calls.cudaDeviceGetStreamPriorityRange.seconds"), 15000000);
+    NS_EQ(num(r.evidence, "host.setup.calls.cudaFree.seconds"), 1000000);
     s = stage(&r, "launch");
     assert_non_null(s);
     assert_int_equal(s->count, 2);

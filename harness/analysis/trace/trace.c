@@ -644,7 +644,7 @@ static bool fold_runtime(parser *p)
         add_named(&st->setup, e);
         return push_host_iv(p, TR_HOST_SETUP);
     default:
-        /* A runtime call of 10 ms that neither launches, waits nor copies is
+        /* A runtime call of 10 ms or more that neither launches, waits nor copies is
          * a first call creating the context (the alexnet fixture's
          * cudaDeviceGetStreamPriorityRange, 29.9 s): set-up too. */
         if (e->dur < TR_LONG_LAUNCH_NS || memmem(e->name, e->name_len, "Memcpy", 6) != NULL ||

@@ -2269,31 +2269,6 @@ static int copy_stages(analysis *a, mb_err *err)
     return MB_OK;
 }
 
-/* The set-up calls' names, largest time first: "cudaFree 3.98 s (4 calls), ...". */
-static void setup_names(const tr_state *st, char *buf, size_t len)
-{
-    const tr_named_table *t = &st->setup;
-    bool used[TR_MAX_NAMED] = {false};
-    size_t at = 0;
-    buf[0] = '\0';
-    for (int shown = 0; shown < 3 && shown < t->n; shown++) {
-        int best = -1;
-        for (int i = 0; i < t->n; i++)
-            if (!used[i] && (best < 0 || t->s[i].ns > t->s[best].ns))
-                best = i;
-        used[best] = true;
-        char d[32];
-        mb_fmt_seconds(d, sizeof d, sec(t->s[best].ns));
-        int w = snprintf(buf + at, len - at, "%s%s %s (%lld call%s)", shown ? ", " : "", t->s[best].name, d,
-                         t->s[best].count, t->s[best].count == 1 ? "" : "s");
-        if (w < 0 || (size_t)w >= len - at) {
-            buf[at] = '\0';
-            break;
-        }
-        at += (size_t)w;
-    }
-}
-
 /* Allocation and set-up calls (cudaMalloc, cudaFree, stream creation,
  * module loading: a launch call of 10 ms or more, a first call creating the
  * context): a trace of the first iterations pays them once, and they are no
@@ -2306,10 +2281,9 @@ static int setup_stage(analysis *a, mb_err *err)
     const host_calls *c = &a->calls;
     if (c->setup == 0 || a->st->n_devices == 0)
         return MB_OK;
-    char names[200], source[320], why[480];
-    setup_names(a->st, names, sizeof names);
-    snprintf(source, sizeof source, "trace: %lld allocation and set-up call%s%s (host time); in the trace: %s",
-             c->setup, c->setup == 1 ? "" : "s", a->st->n_steps ? " in the steps" : "", names);
+    char source[160], why[480];
+    snprintf(source, sizeof source, "trace: %lld allocation and set-up call%s%s (host time; by name: host.setup)",
+             c->setup, c->setup == 1 ? "" : "s", a->st->n_steps ? " in the steps" : "");
     if (a->st->n_steps > 0 && c->setup_steps * 2 > (long long)a->st->n_steps)
         snprintf(why, sizeof why, "host time in allocation and set-up calls in %lld of %zu steps: the caching "
                  "allocator giving memory back and taking it again (torch.cuda.empty_cache, fragmentation); no "
