@@ -333,7 +333,7 @@ def cpu_run():
               for n in m.get("assumptions", [])), m.get("assumptions"))
     text = run_gap("--target", "all").stdout
     here_row = next((ln for ln in text.splitlines() if "(measured)" not in ln and ln.startswith("  -  ")), "")
-    check("CPU run: its convolutions are host time in the step split, not tensor-core math",
+    check("CPU run: its convolutions are host time in the step split, not matrix math",
           here_row and "#" not in here_row.split("1.00x")[-1], here_row)
     flat = " ".join(text.split())
     check("CPU run: the bar's legend calls that time the host CPU's, not a GPU's idle time",

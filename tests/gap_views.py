@@ -298,8 +298,8 @@ def main():
     legend = dict((name, colour) for colour, name in re.findall(
         r'<rect[^>]*fill="(#[0-9A-Fa-f]{6})"[^>]*/><text class="legend-item"[^>]*>([^<]*)</text>',
         open(page, encoding="utf-8").read()))
-    check("colours: GEMM kernels as tensor-core math, memory-bound kernels as memory-bound, host as host",
-          legend.get("GPU busy: GEMM kernels") == legend.get("tensor-core math") and
+    check("colours: GEMM kernels as matrix math, memory-bound kernels as memory-bound, host as host",
+          legend.get("GPU busy: GEMM kernels") == legend.get("matrix math") and
           legend.get("GPU busy: memory-bound kernels (elementwise, normalization, reduction, optimizer)") ==
           legend.get("memory-bound") and legend.get("GPU idle: other host code (framework, Python)") ==
           legend.get("host (GPU idle)") and len({legend.get("GPU idle: in kernel launch calls"),

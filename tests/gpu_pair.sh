@@ -491,7 +491,7 @@ html = open(f"{w}/v.html").read()
 chart = html[html.index('data-chart="machines"'):]
 chart = chart[:chart.index("</svg>")]
 titles = re.findall(r"<title>([^<]*)</title>", chart)
-names = {"tensor-core math": "tensor", "memory-bound": "memory", "host<->device copies": "copy",
+names = {"matrix math": "tensor", "memory-bound": "memory", "host<->device copies": "copy",
          "communication": "communication", "host (GPU idle)": "host"}
 assert any(r["lower_bound"] for r in m["ranking"]) and not all(r["lower_bound"] for r in m["ranking"]), m
 for i, r in enumerate(m["ranking"], 1):

@@ -1264,7 +1264,7 @@ static void test_diagnosis_step_table(void **state)
     assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
     assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
     assert_string_equal(d.findings[0].id, "gpu_compute_bound");
-    assert_string_equal(d.findings[0].title, "GPU compute bound (memory-bound kernels 55.0%, tensor-core math 0.0%)");
+    assert_string_equal(d.findings[0].title, "GPU compute bound (memory-bound kernels 55.0%, matrix math 0.0%)");
     assert_true(has_remedy(&d, "gpu_compute_bound", "fused"));
     /* the evidence says why a share under its threshold is a finding; it
      * read "55.0% of the step (threshold 60.0%)": a step this run does not have and a threshold it did not reach */
@@ -1291,15 +1291,15 @@ static void test_diagnosis_step_table(void **state)
     mb_gap_free(&g);
 
     /* the title gives each kind its own share; the finding's (every kernel,
-     * 80%) once read as tensor-core math's ("tensor-core math, 96.0%" for
-     * DeepSeek's H800 step, 71.0% of it tensor-core math) */
+     * 80%) once read as matrix math's ("tensor-core math, 96.0%" for
+     * DeepSeek's H800 step, 71.0% of it matrix math) */
     cJSON_Delete(r.evidence);
     r.evidence = cJSON_Parse("{\"step\":{\"gpu_busy_share\":0.80,\"kernels_per_step\":10,\"parts\":["
                              "{\"id\":\"gemm\",\"share\":0.30},{\"id\":\"attention\",\"share\":0.20},"
                              "{\"id\":\"memory_bound\",\"share\":0.30},{\"id\":\"host\",\"share\":0.20}]}}");
     assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
     assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
-    assert_string_equal(d.findings[0].title, "GPU compute bound (tensor-core math 50.0%, memory-bound kernels 30.0%)");
+    assert_string_equal(d.findings[0].title, "GPU compute bound (matrix math 50.0%, memory-bound kernels 30.0%)");
     CLOSE(d.findings[0].weight, 0.80);
     mb_diagnosis_free(&d);
     mb_gap_free(&g);
@@ -1344,7 +1344,7 @@ static void test_diagnosis_comm_kind(void **state)
 /* GPU idle in allocation and set-up calls (the step table's "setup" part):
  * 60% of a run without steps is set-up once (particle_transformer's A100
  * trace, 73.9%: one 1337-ms first launch): its finding names the calls and
- * what the other 40% holds (host code 30 of 40: 75.0%; tensor-core math
+ * what the other 40% holds (host code 30 of 40: 75.0%; matrix math
  * 10 of 40: 25.0%). In 9 of 10 steps it is the allocator every step; in 2 of
  * 10, once. */
 static void test_diagnosis_setup(void **state)
@@ -1371,7 +1371,7 @@ static void test_diagnosis_setup(void **state)
     assert_string_equal(d.bottleneck, d.findings[0].title);
     assert_true(finding_says(&d.findings[0], "cudaFree 4 s (2 calls), cudaLaunchKernel 2 s (1 call)"));
     assert_true(finding_says(&d.findings[0], "without it, the run's other 4 s: host code (GPU idle) 75.0%, "
-                                             "tensor-core math 25.0%"));
+                                             "matrix math 25.0%"));
     assert_true(has_remedy(&d, "setup_once", "Profile after warm-up"));
     assert_false(has_finding(&d, "launch_bound"));
     mb_diagnosis_free(&d);

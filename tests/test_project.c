@@ -606,7 +606,7 @@ static void test_trace_optimizer_steps(void **s)
 /* The step split gives copies and collectives only the time no compute
  * kernel covers, as the step table does (docs/traces.md): an all-reduce on
  * its own stream [0.01, 0.81] s beside a GEMM [0.10, 0.60] s in a 1 s step
- * is 0.3 s of communication and 0.5 s of tensor-core math (in proportion to
+ * is 0.3 s of communication and 0.5 s of matrix math (in proportion to
  * kernel time it was 0.49 and 0.31). */
 static const char *overlap_json =
     "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"numSms\": 132,"
@@ -761,7 +761,7 @@ static void test_trace_waves(void **s)
  * ridge 990e12 / 6e12 = 165, so g = 1 - 128 / 330 forward and 165 / 640
  * backward; each 1 ms kernel takes 0.5^g ms. Both run back to back after
  * 20 us, the sync ends 5 us after the second, the step 75 us later: the
- * step is 0.1 ms + both kernels. Attention is tensor-core math in the split
+ * step is 0.1 ms + both kernels. Attention is matrix math in the split
  * and its own kind in the kernel time. cuDNN names the kernels "f16" for
  * bf16 too: the ops' bf16 inputs decide (the GPUs here have no fp16 peak; a
  * kernel read as fp16 would take the fp32 one's ridge). */

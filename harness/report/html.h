@@ -55,7 +55,7 @@ typedef struct mb_html_part {
 } mb_html_part;
 
 /* One colour per category of time on every page (the step's parts, the
- * machines' split): GEMM/tensor-core math blue, memory-bound amber, ... */
+ * machines' split): GEMM/matrix math blue, memory-bound amber, ... */
 enum mb_category_color { /* indices of mb_svg_color's palette; grey (7) is "other", as "no ceiling" is */
     MB_COLOR_TENSOR = 0, MB_COLOR_MEMORY = 1, MB_COLOR_COPY = 2, MB_COLOR_COMM = 3, MB_COLOR_HOST = 4,
     MB_COLOR_DATA = 5, MB_COLOR_SYNC = 6, MB_COLOR_OTHER = 7, MB_COLOR_CONV = 8, MB_COLOR_ATTENTION = 9,

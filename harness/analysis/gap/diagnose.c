@@ -985,7 +985,7 @@ static void rest_evidence(builder *b, const mb_diag_figures *f)
     if (!(rest > 0.001))
         return;
     struct { const char *what; double share; } part[] = {
-        {"tensor-core math", f->tensor_share}, {"memory-bound kernels", f->memory_share},
+        {"matrix math", f->tensor_share}, {"memory-bound kernels", f->memory_share},
         {"host code (GPU idle)", f->host_idle_share}, {"launch calls (GPU idle)", f->launch_idle_share},
         {"sync (GPU idle)", f->sync_share}, {"waiting for data", f->data_share},
         {"collectives", f->comm_share}, {"kernel wait", f->queued_share},
@@ -1131,11 +1131,11 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
          * share (every kernel) is never read as the larger kind's */
         bool memory = f->memory_share > f->tensor_share;
         snprintf(b->cur->title + strlen(b->cur->title), sizeof b->cur->title - strlen(b->cur->title),
-                 " (%s %s, %s %s)", memory ? "memory-bound kernels" : "tensor-core math",
+                 " (%s %s, %s %s)", memory ? "memory-bound kernels" : "matrix math",
                  pct(p1, sizeof p1, memory ? f->memory_share : f->tensor_share),
-                 memory ? "tensor-core math" : "memory-bound kernels",
+                 memory ? "matrix math" : "memory-bound kernels",
                  pct(p2, sizeof p2, memory ? f->tensor_share : f->memory_share));
-        EVIDENCE(b, "GPU kernels run %s of the %s (%s): tensor-core math (GEMM, convolution, attention) "
+        EVIDENCE(b, "GPU kernels run %s of the %s (%s): matrix math (GEMM, convolution, attention) "
                     "%s, memory-bound kernels (elementwise, normalization, reduction, optimizer) %s",
                  pct(p1, sizeof p1, f->compute_share), f->span,
                  limit(lim, sizeof lim, f->compute_share, x->gcb_share, x),

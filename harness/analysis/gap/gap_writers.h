@@ -23,7 +23,7 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d);
 void mb_gap_step_words(char *buf, size_t len, const mb_gap *g);
 /* What set the step: the --step-ms sentence, the timeline's why with the closing synchronize; returns how many. */
 int mb_gap_step_notes(const mb_gap *g, char notes[][MB_GAP_NOTE_LEN], int max);
-/* "GPU compute bound (memory-bound kernels 51.6%, tensor-core math 39.7%), 91.3% of the step (the diagnosis below);
+/* "GPU compute bound (memory-bound kernels 51.6%, matrix math 39.7%), 91.3% of the step (the diagnosis below);
  * its largest stage: ..." */
 void mb_gap_bottleneck_words(char *buf, size_t len, const mb_gap *g, const mb_diagnosis *d);
 /* How every view names a part of the step table (evidence step.parts[]): "CPU: " on a CPU-only trace, else

@@ -52,7 +52,7 @@ enum mb_proj_bound { MB_PB_COMPUTE = 0, MB_PB_MEMORY, MB_PB_LATENCY, MB_PB_KEPT 
 
 /* What a GPU event of a trace is, for the kernel time summed per step
  * (mb_proj_step_split.kernel): GEMM, convolution and attention kernels (the
- * tensor-core math class), memory-bound kernels with memsets and
+ * matrix math class), memory-bound kernels with memsets and
  * device-to-device copies (the memory-bound class), host-device copies
  * (the copy class), peer copies and collectives (the communication
  * class). */

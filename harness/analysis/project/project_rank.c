@@ -28,11 +28,11 @@ static const char *const class_names[MB_PC_N] = { "tensor", "memory", "copy", "c
                                                   "host" };
 static const char class_marks[MB_PC_N] = { '#', '=', '+', '~', ':', '.' };
 /* The classes in words, for legends and charts. */
-static const char *const class_words[MB_PC_N] = { "tensor-core math", "memory-bound", "host<->device copies",
+static const char *const class_words[MB_PC_N] = { "matrix math", "memory-bound", "host<->device copies",
                                                   "communication", "kernel wait (GPU idle)",
                                                   "host (GPU idle)" };
 /* The same, for a run whose step is the host CPU's own compute (no GPU to idle). */
-static const char *const class_words_cpu[MB_PC_N] = { "tensor-core math", "memory-bound", "host<->device copies",
+static const char *const class_words_cpu[MB_PC_N] = { "matrix math", "memory-bound", "host<->device copies",
                                                       "communication", "kernel wait", "host CPU" };
 /* The classes in the colours the step's parts have on every page (report/html.h). */
 static const int class_colors[MB_PC_N] = { MB_COLOR_TENSOR, MB_COLOR_MEMORY, MB_COLOR_COPY, MB_COLOR_COMM,
@@ -394,7 +394,7 @@ static void stage_split(const mb_gap *g, bool there, double *cls, double *comm_o
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *s = &g->stages[i];
         const char *dev = s->stage->device, *role = s->stage->role;
-        /* a CPU's GEMMs are the host's time, not tensor-core math; a collective on the host (gloo, MPI) is
+        /* a CPU's GEMMs are the host's time, not matrix math; a collective on the host (gloo, MPI) is
          * communication all the same (a 300-rank gloo run's all-reduce, 85% of its step, was drawn as host
          * code, under "the host ... bounds the step ... CUDA Graphs"); a GPU's idle between kernels it had
          * queued (role overhead: a trace's kernel wait) is neither */

@@ -475,7 +475,7 @@ static int class_of_kind(int kind)
     switch (kind) {
     case MB_PK_GEMM:
     case MB_PK_CONV:
-    case MB_PK_ATTENTION: /* flash attention is tensor-core math, not a memory-bound kernel */
+    case MB_PK_ATTENTION: /* flash attention is matrix math, not a memory-bound kernel */
         return MB_PC_TENSOR;
     case MB_PK_TRANSFER:
         return MB_PC_COPY;

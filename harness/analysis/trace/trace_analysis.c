@@ -487,7 +487,7 @@ static bool map_launches(tr_state *st, corr_map *map, size_t *stack)
     return true;
 }
 
-/* Kernel classes of tensor-core math (gemm, conv, an ini class named
+/* Kernel classes of matrix math (gemm, conv, an ini class named
  * "attention"); every other compute class is memory-bound work. */
 static bool tensor_class(const tr_rules *r, int cls)
 {
@@ -962,9 +962,9 @@ enum {
 static const struct {
     const char *id, *name, *kind, *cls;
 } sp_info[SP_N] = {
-    [SP_GEMM] = {"gemm", "GEMM kernels", "gpu", "tensor-core math"},
-    [SP_CONV] = {"conv", "convolution kernels", "gpu", "tensor-core math"},
-    [SP_ATTN] = {"attention", "attention kernels", "gpu", "tensor-core math"},
+    [SP_GEMM] = {"gemm", "GEMM kernels", "gpu", "matrix math"},
+    [SP_CONV] = {"conv", "convolution kernels", "gpu", "matrix math"},
+    [SP_ATTN] = {"attention", "attention kernels", "gpu", "matrix math"},
     [SP_MEM] = {"memory_bound", "memory-bound kernels (elementwise, normalization, reduction, optimizer)",
                 "gpu", "memory-bound"},
     [SP_COPY] = {"copy", "copies (memcpy)", "gpu", "copy"},
@@ -980,7 +980,7 @@ static const struct {
 };
 
 /* Step part of a kernel class index: the fixed classes by meaning; an ini
- * class named "attention" is tensor-core math; every other class (other,
+ * class named "attention" is matrix math; every other class (other,
  * memset, ini extras) is memory-bound work. */
 static int sp_of_class(const tr_rules *r, int cls)
 {
