@@ -456,9 +456,41 @@ def idle_bound():
               and ("DataLoader" in m["verdict"]) == (host > wait) and all(x["rank"] == 1 for x in r), m["verdict"])
 
 
+def setup_bound():
+    """The launch-bound trace without its steps and with a 200-ms cudaFree before its loop (a trace of the
+    loop's start: particle_transformer's A100 trace spent 1.34 s of 1.81 in one first launch): no GPU helps this
+    trace, and the answer says the host's time is mostly one-time set-up, not 'faster host code'; the figure
+    is the step table's."""
+    d = json.load(open(trace("launch-bound")))
+    ev = [e for e in d["traceEvents"] if not e.get("name", "").startswith("ProfilerStep#")]
+    t0 = min(e["ts"] for e in ev if e.get("ph") == "X")
+    ev.insert(0, {"ph": "X", "cat": "cuda_runtime", "name": "cudaFree", "pid": 4242, "tid": 4242,
+                  "ts": t0 - 200000, "dur": 200000, "args": {"correlation": 1}})
+    d["traceEvents"] = ev
+    path = os.path.join(WORK, "setup-bound.json")
+    with open(path, "w") as f:
+        json.dump(d, f)
+    out = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", REF, "--target", "all", "--format", "json"],
+                         check=True, capture_output=True, text=True).stdout
+    doc = json.loads(out)
+    m = doc["machines"]
+    setup = sum(p["seconds"] for p in doc["step"]["parts"] if p["id"] == "setup")
+    check("set-up bound: the step table's set-up part is the cudaFree", abs(setup - 0.2) < 1e-9, setup)
+    check("set-up bound: the ranking's set-up is the step table's", abs(m["here"]["setup_seconds"] - setup) < 1e-12,
+          (m["here"].get("setup_seconds"), setup))
+    check("set-up bound: no GPU helps this trace, and the set-up is said instead of faster host code",
+          m["host_bound"] and m["verdict"].startswith("No GPU helps this trace: the host") and
+          "200 ms of the " in m["verdict"] and "one-time set-up in the trace" in m["verdict"] and
+          "CUDA Graphs" not in m["verdict"], m["verdict"])
+    m = gap(trace("launch-bound"), "--target", "all")
+    check("launch-bound: no set-up, the verdict of before", m["here"]["setup_seconds"] == 0 and
+          "one-time set-up" not in m["verdict"], m["verdict"])
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     host_bound()
+    setup_bound()
     idle_bound()
     comm_bound()
     grouped()

@@ -104,6 +104,8 @@ typedef struct mb_ranking {
     bool queued_bound;    /* idle_bound, kernel wait the larger part (MB_PC_QUEUED) */
     bool comm_bound;      /* communication between the ranks does (and the GPU's idle time does not) */
     double here_comm_on_host; /* of here_cls[MB_PC_COMM], the collectives that ran on the host (gloo, MPI) */
+    double here_setup;    /* of here_cls[MB_PC_HOST], a trace's allocation and set-up calls (its step table's
+                             "setup" part, seconds a step): paid once in a trace of the loop's start */
     char verdict[1024];   /* the answer in one sentence: cheapest and fastest, or that no GPU helps */
 } mb_ranking;
 
