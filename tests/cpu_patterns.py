@@ -336,6 +336,23 @@ def legacy_no_shapes(ceil):
           "record_shapes=False" not in w and "memory-bound kernels" not in w and "even with record_shapes=True" in w, w)
 
 
+def conv_no_stride(ceil):
+    """A 2023 torch's Kineto trace of a CPU ResNet-18 (the DTU MLOps course's) records each convolution's Input
+    Dims and not its stride or padding: the conv stage, time only, says so and what records them, not
+    "profile with record_shapes=True", which it was."""
+    dims = {"Input Dims": [[5, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], []],
+            "Input type": ["float", "float", "", "", "", "", "Scalar"]}
+    def body(t0):
+        return [ev("aten::conv2d", t0 + 100, 8000, "cpu_op", dims),
+                ev("aten::mkldnn_convolution", t0 + 110, 7980, "cpu_op", dims)]
+    d = gap(write("cpu-conv-no-stride", steps(body), kineto=True), ceil)
+    h = headline(d, "conv (cpu)")
+    check("conv without stride/padding: time only, the reason and what records them",
+          h is not None and "convolution stride/padding not recorded" in (h["no_ceiling"] or "") and
+          "PyTorch 2.1" in (h["no_ceiling"] or "") and "profile with record_shapes=True" not in (h["no_ceiling"] or ""),
+          h)
+
+
 def memory_bound(ceil):
     """Per step: a matmul 2 ms (a copy_ with shapes inside it: the matmul's
     time, not memory-bound bytes), log_softmax -> _log_softmax over 700 x
@@ -741,6 +758,7 @@ compute_bound(ceil, kineto=True)
 compute_bound(ceil, kineto=False)
 data_bound(ceil)
 legacy_no_shapes(ceil)
+conv_no_stride(ceil)
 memory_bound(ceil)
 sparse_matmul(ceil)
 rank_share()

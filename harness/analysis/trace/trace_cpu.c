@@ -550,6 +550,14 @@ static int no_ceiling_reason(const tr_state *st, cJSON *ev, int c, const char *n
                  "there, and their time here is the host's; record with ProfilerActivity.CUDA too",
                  gpus, gpus == 1 ? "" : "s");
         why = listed;
+    } else if ((c == TR_CPU_CONV || c == TR_CPU_GEMM) && st->ops_with_dims > 0 &&
+               st->shape_why[c == TR_CPU_CONV ? TR_OP_CONV : TR_OP_GEMM][0]) {
+        /* shapes recorded, the count not: a 2023 torch's ResNet-18 on a CPU (DTU MLOps course traces) records
+         * Input Dims and no stride or padding, and read "profile with record_shapes=True" */
+        snprintf(listed, sizeof listed, "FLOPs unknown: %s; torch.profiler with record_shapes=True records them "
+                 "from PyTorch 2.1 on, or scripts/mlbench_simplify.py counts the step's FLOPs",
+                 st->shape_why[c == TR_CPU_CONV ? TR_OP_CONV : TR_OP_GEMM]);
+        why = listed;
     } else if (c == TR_CPU_OPT)
         why = "no benchmark measures an optimizer step on the CPU (its ops and the Python between them): time only";
     else if (c == TR_CPU_OPS && st->ops_with_dims == 0)
