@@ -231,12 +231,13 @@ class KnownPipelines(unittest.TestCase):
         self.assertGreater(took["loader"], took["step"])
         self.assertEqual(doc["simplify"]["overlap"]["bottleneck"], "data loading")
         # bytes from storage: 2 files of 256 KiB per batch, by the worker processes. The window's reads are
-        # the workers' between two snapshots, its batches those delivered: a batch a worker was reading at
-        # either end counts in one and not the other, so the figure is good to one batch over the window's
-        # (one run read 580 kB a batch for 524: 10.7%)
+        # the workers' between two snapshots, its batches those delivered: the batch each worker is reading at
+        # either end counts in one and not the other, so the figure is good to one batch a worker over the
+        # window's (twice, in a fresh Debian root and here, 31 files read in a window of 14 batches, 28 files:
+        # 580 kB a batch for 524, 10.7%)
         per_batch = m["loader"]["read_bytes"] / m["loader"]["batches"]
-        self.assertTrue(within(per_batch, self.BATCH * FILE_BYTES, max(0.10, 1.0 / m["loader"]["batches"])),
-                        (per_batch, m["loader"]["batches"]))
+        slack = max(0.10, self.WORKERS / m["loader"]["batches"])
+        self.assertTrue(within(per_batch, self.BATCH * FILE_BYTES, slack), (per_batch, m["loader"]["batches"]))
         # the block size: the mean read request the device served (issue 32), no larger than the one file a
         # sample reads (a fragmented file takes two); bytes per sample where others shared the device
         dev = m["loader"]["device"]
