@@ -97,6 +97,7 @@ export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:allocator_may_return_null=1
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
 failed=0
+failed_targets=()
 rows=()
 for t in "${TARGETS[@]}"; do
   d=$(dict_of "$t")
@@ -129,6 +130,7 @@ for t in "${TARGETS[@]}"; do
   if [ "$rc" -ne 0 ] || [ -z "$execs" ] || grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|SUMMARY: ' "$log"; then
     verdict="FAILED (rc $rc; see $log)"
     failed=1
+    failed_targets+=("$t")
     [ "$crashes" -gt 0 ] || crashes=1
   fi
   rows+=("$(printf '%-16s %12s %9s %7s %7s %6s %7s %7s  %s' "$t" "${execs:--}" "${rate:--}" "${cov:--}" \
@@ -139,6 +141,22 @@ echo
 echo "== fuzz: ${SECONDS_PER_TARGET} s per target${FUZZ_RUNS:+, at most $FUZZ_RUNS executions} =="
 printf '%-16s %12s %9s %7s %7s %6s %7s %7s  %s\n' target executions exec/s cov ft corpus rss_mb crashes verdict
 for r in "${rows[@]}"; do echo "$r"; done
+# What a failed target found, printed here: CI keeps only this output, not
+# build-fuzz (the stop of 2026-12-01 failed on fuzz_trace with nothing to
+# read). The finding's lines, its first frames, and the input in base64
+# (16 KiB at most) so that it can be replayed from the log alone.
+for t in "${failed_targets[@]}"; do
+  log="$BUILD/logs/$t.log"
+  echo
+  echo "== fuzz: $t: what it found ($log) =="
+  grep -E -m 12 -A 14 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|==[0-9]+== ?ERROR' "$log" |
+    grep -vE '^(INFO|#[0-9]+\s+(NEW|REDUCE|pulse|INITED))' | head -40 || true
+  grep -E '^SUMMARY: |^artifact_prefix|Test unit written to' "$log" | head -4 || true
+  for f in $(find "$BUILD/artifacts/$t" -type f -newer "$BUILD/seeds/$t" 2>/dev/null | head -2); do
+    echo "-- $f ($(stat -c %s "$f") bytes), base64 (base64 -d > input; $BUILD/fuzz/$t input):"
+    head -c 16384 "$f" | base64 -w 120
+  done
+done
 if [ "$failed" -ne 0 ]; then
   echo "fuzz: FAILED: inputs kept under $BUILD/artifacts/<target>/" >&2
   exit 1
