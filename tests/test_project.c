@@ -372,6 +372,7 @@ static void test_datasheet_gpu(void **s)
     CLOSE(g.sustained, 1);
     CLOSE(g.flops[MB_PM_FP32], 67e12);
     CLOSE(g.pcie_bw, 3.938e9 * 16);
+    CLOSE(g.link_bw, 900e9 / 2); /* GPU to GPU, one way: half the NVLink total */
     mb_datasheet_free(d);
     /* the L4 (l4.ini): power-limited to 795 of its 2040 MHz under FP32: 30.3 x 795 / 2040 = 11.81 TFLOP/s;
      * its tensor peaks as printed */
@@ -380,6 +381,8 @@ static void test_datasheet_gpu(void **s)
     CLOSE(g.sustained, 795.0 / 2040.0);
     CLOSE(g.flops[MB_PM_FP32], 30.3e12 * 795.0 / 2040.0);
     CLOSE(g.flops[MB_PM_BF16], 121e12);
+    CLOSE(g.link_bw, g.pcie_bw); /* nvlink_gbps = 0: its peers over PCIe (gen 4 x16) */
+    CLOSE(g.link_bw, 1.969e9 * 16);
     mb_datasheet_free(d);
     /* a sustained clock above the boost clock, or without one: a datasheet error naming the file */
     static const char *const bad[] = { "boost_clock_mhz = 1000\nfp32_sustained_clock_mhz = 1500\n",
@@ -644,6 +647,61 @@ static void test_split_overlap(void **s)
     mb_proj_trace_free(t);
 }
 
+/* A collective kernel on another link: only the time its bytes take at
+ * this GPU's link rate scales; the rest (latency, a rank waiting for its
+ * peer) stays. One 2-rank all-reduce of 0.8 s in a 1 s step, here on a
+ * 450 GB/s link, there on 30 GB/s (15x slower). Its message: N floats, its
+ * link bytes N x 4 x 2(2-1)/2. Bandwidth-bound (N = 90e9: 360 GB, 0.8 s at
+ * 450 GB/s): 0.8 x 15 = 12 s there. Waiting (N = 250e3: 1 MB, 2.22 us of
+ * wire): 0.8 - 2.22e-6 + 2.22e-6 x 15 = 0.80003 s. No size: all of it
+ * scales. An unknown link keeps it. */
+static const char *coll_json_fmt =
+    "{\"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\", \"numSms\": 132,"
+    " \"maxThreadsPerMultiprocessor\": 2048}],\n"
+    "\"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#1\", \"pid\": 1, \"tid\": 1, \"ts\": 1000000,"
+    " \"dur\": 1000000},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 1, \"tid\": 1, \"ts\": 1000000,"
+    " \"dur\": 10000, \"args\": {\"correlation\": 21}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)\","
+    " \"pid\": 0, \"tid\": 20, \"ts\": 1010000, \"dur\": 800000, \"args\": {\"correlation\": 21, \"stream\": 20,"
+    " \"device\": 0, \"grid\": [32, 1, 1], \"block\": [512, 1, 1]%s}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaDeviceSynchronize\", \"pid\": 1, \"tid\": 1,"
+    " \"ts\": 1020000, \"dur\": 970000}\n"
+    "]}\n";
+
+static void test_collective_link(void **s)
+{
+    (void)s;
+    static const struct {
+        const char *args;
+        double there_comm;
+    } cases[] = {
+        { ", \"In msg nelems\": 90000000000, \"Out msg nelems\": 90000000000, \"dtype\": \"Float\","
+          " \"Group size\": 2", 0.8 * 15 },
+        { ", \"In msg nelems\": 250000, \"Out msg nelems\": 250000, \"dtype\": \"Float\", \"Group size\": 2",
+          0.8 - 1e6 / 450e9 + 1e6 / 30e9 },
+        { "", 0.8 * 15 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char json[4096];
+        snprintf(json, sizeof json, coll_json_fmt, cases[i].args);
+        mb_proj_trace *t = load_trace(json);
+        mb_err err = { 0 };
+        mb_proj_gpu here = gpu(132, 67, 989.4, 1000, 2048), there = here;
+        here.link_bw = 450e9;
+        there.link_bw = 30e9;
+        mb_proj_outcome o;
+        assert_int_equal(mb_proj_trace_run(t, &here, &there, 1, &o, &err), MB_OK);
+        CLOSE(o.here.cls[MB_PC_COMM], 0.8);
+        CLOSE(o.there.cls[MB_PC_COMM], cases[i].there_comm);
+        there.link_bw = 0; /* unknown: kept */
+        assert_int_equal(mb_proj_trace_run(t, &here, &there, 1, &o, &err), MB_OK);
+        CLOSE(o.there.cls[MB_PC_COMM], 0.8);
+        mb_proj_trace_free(t);
+    }
+}
+
 /* A step whose host opens with a synchronize on earlier steps' GPU work
  * (TraceLens's H100 Qwen1.5 trace: 14.1 ms of cudaDeviceSynchronize on the
  * warm-up's kernels, then 32.5 ms of launches the GPU ran in 35.2 ms): that
@@ -878,6 +936,7 @@ int main(void)
         cmocka_unit_test(test_trace_kernel_wait),
         cmocka_unit_test(test_trace_no_step),
         cmocka_unit_test(test_split_overlap),
+        cmocka_unit_test(test_collective_link),
         cmocka_unit_test(test_trace_leading_sync),
         cmocka_unit_test(test_trace_calibrate),
         cmocka_unit_test(test_trace_waves),

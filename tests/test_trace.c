@@ -657,8 +657,26 @@ static void test_setup_calls(void **state)
         RT("cudaFree", 2100, 100, 82) RT("cudaLaunchKernel", 2500, 5, 2) K(2510, 2)
         "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":3000}\n"
         "]}\n";
+    /* A kernel's first launch of 100 us or more loads its module (an RTX
+     * 3090's cold ResNet-50: 9 first launches of 0.12-8.8 ms read as a
+     * launch-bound run): conv_a's first (2 ms) and gemm_b's (150 us) are
+     * set-up; relu_c's first (80 us), conv_a's second (5 us) and third
+     * (300 us: not its first) are launches. conv_a's later kernel comes first
+     * in the file: the first is the earliest. */
+#define KN(name, ts, corr)                                                                        \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,\"ts\":" #ts \
+    ",\"dur\":5,\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}},\n"
+    static const char first[] =
+        "{\"traceEvents\":[\n"
+        RT("cudaLaunchKernel", 0, 2000, 1) RT("cudaLaunchKernel", 2010, 5, 2) RT("cudaLaunchKernel", 2020, 150, 3)
+        RT("cudaLaunchKernel", 2180, 80, 4) RT("cudaLaunchKernel", 2270, 300, 5)
+        KN("conv_a", 2016, 2) KN("conv_a", 2001, 1) KN("gemm_b", 2171, 3) KN("relu_c", 2261, 4)
+        KN("conv_a", 2571, 5)
+        "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":2600}\n"
+        "]}\n";
 #undef RT
 #undef K
+#undef KN
     const char *path = tmp_path("setup_calls.json");
     write_text(path, text, strlen(text));
     mb_run r;
@@ -695,6 +713,21 @@ static void test_setup_calls(void **state)
     assert_non_null(s);
     assert_int_equal(s->count, 2); /* the cudaMalloc before the steps is in none */
     NS_EQ(part_seconds(r.evidence, "setup"), 100000); /* a mean step: 100 of its 1000 */
+    mb_run_free(&r);
+
+    path = tmp_path("setup_first.json");
+    write_text(path, first, strlen(first));
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    s = stage(&r, MB_SETUP_STAGE);
+    assert_non_null(s);
+    assert_int_equal(s->count, 2);
+    NS_EQ(s->seconds, 2150000);
+    NS_EQ(num(r.evidence, "host.setup.calls.a kernel's first launch.seconds"), 2150000);
+    assert_true(num(r.evidence, "host.launch.long.count") == 2);
+    s = stage(&r, "launch");
+    assert_non_null(s);
+    assert_int_equal(s->count, 3);
+    NS_EQ(s->seconds, 385000);
     mb_run_free(&r);
 }
 

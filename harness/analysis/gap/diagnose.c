@@ -265,7 +265,8 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
         f->comm_share = comm / w;
     }
     double ls = ev_num(ev, "host.launch.seconds"), lc = ev_num(ev, "host.launch.count");
-    /* launch calls of 10 ms or more are set-up (the "setup" part), no launch's cost */
+    /* launch calls in set-up (10 ms or more, a kernel's first of 100 us or more: the "setup" part) are no
+     * launch's cost */
     double lls = ev_num(ev, "host.launch.long.seconds"), llc = ev_num(ev, "host.launch.long.count");
     if (ls >= 0 && lls > 0 && llc > 0) {
         ls = fmax(0, ls - lls);

@@ -55,6 +55,14 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
     }
     g->pcie_bw = pcie_lane_gbps(sheet(d, "interconnect.pcie_gen")) * sheet(d, "interconnect.pcie_width") * 1e9;
     g->nvlink_bw = sheet(d, "interconnect.nvlink_gbps") * 1e9;
+    /* A card without NVLink (the datasheet says 0: T4, L4, L40S, RTX 4090, a PCIe V100) reaches the other
+     * GPUs over PCIe; kept as NVLink's, it projected a 2-A100 all-to-all unchanged there while a V100 SXM2
+     * (NVLink, 300 GB/s) took twice the time. A datasheet without the key: unknown. */
+    double said = -1;
+    if (g->nvlink_bw > 0)
+        g->link_bw = g->nvlink_bw / 2;
+    else if (mb_datasheet_get(d, "interconnect.nvlink_gbps", &said, NULL) && said == 0)
+        g->link_bw = g->pcie_bw;
     if (g->sms == 0 || g->bw == 0 || g->flops[MB_PM_FP32] == 0)
         return mb_errf(err, MB_EUSAGE,
                        "%s: the kernel-level projection needs [gpu] sms, [memory] bandwidth_gbps and [peak] fp32",

@@ -76,6 +76,8 @@ typedef struct mb_proj_gpu {
     double max_threads_per_sm; /* 0: as the origin */
     double pcie_bw;        /* bytes/s one way, 0 unknown */
     double nvlink_bw;      /* bytes/s total, 0 unknown */
+    double link_bw;        /* GPU to GPU, bytes/s one way: half the NVLink total, or PCIe where the datasheet
+                            * says it has no NVLink (nvlink_gbps = 0); 0 unknown */
 } mb_proj_gpu;
 
 /* Fills g from a GPU datasheet ([gpu] sms, boost_clock_mhz,

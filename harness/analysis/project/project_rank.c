@@ -1322,8 +1322,9 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
         rc = add_note(r, err,
                       "the step re-laid on the target's timeline: host calls keep their durations and the gaps "
                       "between them, kernels their stream order and launch, syncs wait for what they waited for "
-                      "here; host-to-device copies scale by PCIe, collectives by NVLink (kept when a datasheet "
-                      "lacks the figure)");
+                      "here; host-to-device copies scale by PCIe; a collective's bytes scale by the GPU-to-GPU link "
+                      "(NVLink, PCIe on a card without it), its latency and waiting for the other ranks stay (kept "
+                      "when a datasheet lacks the link)");
     if (rc == MB_OK && r->host_open)
         rc = host_open_note(r, err);
     else if (rc == MB_OK && r->step_given > 0)

@@ -22,6 +22,7 @@ typedef struct pt_gpu {
     int64_t launch_end; /* when that launch call returned; INT64_MIN none */
     double blocks, threads;
     double flops, bytes; /* the kernel's share of its op's */
+    double link_bytes;   /* a collective kernel: the bytes its rank's link carries (tr_event_view); -1 */
 } pt_gpu;
 
 typedef struct pt_host {
@@ -96,6 +97,7 @@ static int keep_gpu(mb_proj_trace *t, const tr_event_view *v, mb_err *err)
                      (double)(v->block[2] > 0 ? v->block[2] : 1);
     if (v->kind != TR_V_KERNEL && v->bytes > 0)
         g->bytes = v->bytes;
+    g->link_bytes = v->kind == TR_V_KERNEL && v->cls == TR_CLASS_NCCL ? v->link_bytes : -1;
     return MB_OK;
 }
 
@@ -486,6 +488,23 @@ static int class_of_kind(int kind)
     }
 }
 
+/* A collective kernel on another GPU's link (GPU to GPU: NVLink, or PCIe on
+ * a card without it). Only the time the link's rate accounts for here
+ * scales: its bytes at this link's rate. The rest is latency and waiting for
+ * the other ranks, which no faster link shortens: a 2-A100 MoE trace's
+ * all-to-all ran at 6.5 MB/s, a rank waiting for its peer, and scaled by the
+ * link ratio it read 2x slower on a V100 SXM2. Without a size, all of it
+ * scales. Kept where either link is unknown. */
+static double project_collective(const pt_gpu *g, double s, const mb_proj_gpu *here, const mb_proj_gpu *there)
+{
+    if (here->link_bw <= 0 || there->link_bw <= 0)
+        return s;
+    if (g->link_bytes < 0)
+        return s * here->link_bw / there->link_bw;
+    double wire = fmin(s, g->link_bytes / here->link_bw);
+    return s - wire + wire * here->link_bw / there->link_bw;
+}
+
 /* A copy or collective scales by its link; a kernel by the model. */
 static double project_gpu(const pt_gpu *g, bool tensor, const mb_proj_gpu *here, const mb_proj_gpu *there,
                           mb_proj_outcome *o)
@@ -496,7 +515,7 @@ static double project_gpu(const pt_gpu *g, bool tensor, const mb_proj_gpu *here,
     if (g->dir == TR_DIR_H2D || g->dir == TR_DIR_D2H)
         return here->pcie_bw > 0 && there->pcie_bw > 0 ? s * here->pcie_bw / there->pcie_bw : s;
     if (g->cls == TR_CLASS_NCCL)
-        return here->nvlink_bw > 0 && there->nvlink_bw > 0 ? s * here->nvlink_bw / there->nvlink_bw : s;
+        return project_collective(g, s, here, there);
     if (g->dir >= 0 || g->cls == TR_CLASS_MEMSET)
         return s * here->bw / there->bw;
     mb_proj_kernel k = { .seconds = s, .flops = g->flops, .bytes = g->bytes, .tensor = tensor,

@@ -14,6 +14,7 @@
  * from their text straight into int64 nanoseconds. */
 #include "trace.h"
 
+#include "formulas.h"
 #include "grow.h"
 #include "json_stream.h"
 #include "vocabulary.h"
@@ -429,6 +430,41 @@ static bool push_xfer(parser *p, const tr_device *d, int kind, double bytes, int
     return true;
 }
 
+/* A collective kernel's message in bytes as nccl-tests count them: all-gather
+ * the full output buffer, reduce-scatter the full input, the others the
+ * (equal) input; -1 without a dtype and a count. */
+static double coll_event_bytes(const event *e, const char *name)
+{
+    int es = e->have & H_DTYPE ? elem_size(e->dtype) : 0;
+    double nel = -1;
+    mb_coll_message msg = message_of(name);
+    if (msg == MB_MSG_OUTPUT && e->have & H_OUT)
+        nel = e->out_nelems;
+    else if (e->have & H_IN)
+        nel = e->in_nelems;
+    if (e->have & H_IN && e->have & H_OUT && msg == MB_MSG_LARGER && e->out_nelems > nel)
+        nel = e->out_nelems;
+    return es > 0 && nel >= 0 && nel * es <= TR_MAX_EVENT_BYTES ? nel * es : -1;
+}
+
+/* What one rank's link carries for a collective kernel (tr_event_view's
+ * link_bytes): the message x the busbw factor of its kind and group; a
+ * group not recorded takes the factor's limit (2 for an all-reduce, 1 for
+ * the others), an upper bound. -1 unknown. */
+static double coll_link_bytes(const event *e)
+{
+    char name[24];
+    collective_of(e, name, sizeof name);
+    double bytes = coll_event_bytes(e, name);
+    mb_collective kind;
+    if (bytes < 0)
+        return -1;
+    if (!mb_coll_from_name(name, &kind))
+        return bytes;
+    int ranks = e->have & H_GROUP && e->group > 0 && e->group <= INT_MAX ? (int)e->group : INT_MAX;
+    return bytes * mb_busbw_factor(kind, ranks);
+}
+
 static bool fold_collective(parser *p, const tr_device *d)
 {
     tr_state *st = p->st;
@@ -452,18 +488,7 @@ static bool fold_collective(parser *p, const tr_device *d)
     }
     if (e->have & H_GROUP && e->group > c->ranks && e->group <= INT_MAX)
         c->ranks = (int)e->group;
-    /* Bytes as nccl-tests count them: all-gather the full output buffer,
-     * reduce-scatter the full input, the others the (equal) input. */
-    int es = e->have & H_DTYPE ? elem_size(e->dtype) : 0;
-    double nel = -1;
-    mb_coll_message msg = message_of(name);
-    if (msg == MB_MSG_OUTPUT && e->have & H_OUT)
-        nel = e->out_nelems;
-    else if (e->have & H_IN)
-        nel = e->in_nelems;
-    if (e->have & H_IN && e->have & H_OUT && msg == MB_MSG_LARGER && e->out_nelems > nel)
-        nel = e->out_nelems;
-    double bytes = es > 0 && nel >= 0 && nel * es <= TR_MAX_EVENT_BYTES ? nel * es : -1;
+    double bytes = coll_event_bytes(e, name);
     mb_tr_coll_add(st, c, e->dur, bytes);
     return push_xfer(p, d, TR_XFER_COLL, bytes, 0, 0, (int)(c - st->colls));
 }
@@ -521,6 +546,107 @@ void mb_tr_copy_add(tr_copy_stat *c, int64_t dur, double bytes)
     }
 }
 
+static void add_named_call(tr_named_table *t, const char *name, int64_t dur);
+
+static uint64_t name_hash(const char *s, size_t n)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h ? h : 1; /* 0 marks a free slot */
+}
+
+static tr_first_kernel *first_slot(tr_first_kernel *t, size_t cap, uint64_t h)
+{
+    size_t i = (size_t)h & (cap - 1);
+    while (t[i].hash != 0 && t[i].hash != h)
+        i = (i + 1) & (cap - 1);
+    return &t[i];
+}
+
+/* The kernel's name in st->first_kernels: the earliest of its events. */
+static bool note_first_kernel(parser *p)
+{
+    tr_state *st = p->st;
+    const event *e = &p->ev;
+    if (!(e->have & H_CORR))
+        return true;
+    if (2 * (st->n_first_kernels + 1) > st->cap_first_kernels) { /* at most half full */
+        size_t cap = st->cap_first_kernels ? 2 * st->cap_first_kernels : 64;
+        tr_first_kernel *t = calloc(cap, sizeof *t);
+        if (t == NULL)
+            return fail(p, MB_ESYS, "out of memory");
+        for (size_t i = 0; i < st->cap_first_kernels; i++)
+            if (st->first_kernels[i].hash != 0)
+                *first_slot(t, cap, st->first_kernels[i].hash) = st->first_kernels[i];
+        free(st->first_kernels);
+    free(st->launch_setup);
+        st->first_kernels = t;
+        st->cap_first_kernels = cap;
+    }
+    uint64_t h = name_hash(e->name, e->name_len);
+    tr_first_kernel *f = first_slot(st->first_kernels, st->cap_first_kernels, h);
+    if (f->hash == 0) {
+        *f = (tr_first_kernel){.hash = h, .ts = e->ts, .corr = e->corr};
+        st->n_first_kernels++;
+    } else if (e->ts < f->ts) {
+        f->ts = e->ts;
+        f->corr = e->corr;
+    }
+    return true;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+bool mb_tr_first_launches(tr_state *st)
+{
+    tr_ivlist *liv = &st->host_iv[TR_HOST_LAUNCH], *setup = &st->host_iv[TR_HOST_SETUP];
+    size_t nl = st->n_launches <= liv->n ? st->n_launches : liv->n, n = 0;
+    if (st->n_first_kernels == 0 || nl == 0)
+        return true;
+    int64_t *corrs = malloc(sizeof *corrs * st->n_first_kernels);
+    if (corrs == NULL)
+        return false;
+    for (size_t i = 0; i < st->cap_first_kernels; i++)
+        if (st->first_kernels[i].hash != 0)
+            corrs[n++] = st->first_kernels[i].corr;
+    qsort(corrs, n, sizeof *corrs, cmp_i64);
+    bool ok = true;
+    for (size_t i = 0; i < nl && ok; i++) {
+        const tr_launch *l = &st->launches[i];
+        int64_t t0 = liv->iv[2 * i], d = liv->iv[2 * i + 1] - t0;
+        if (d >= TR_LONG_LAUNCH_NS || d < TR_FIRST_LAUNCH_NS || l->corr < 0 ||
+            !bsearch(&l->corr, corrs, n, sizeof *corrs, cmp_i64))
+            continue;
+        if (st->launch_setup == NULL) { /* the long ones first */
+            if ((st->launch_setup = malloc(nl)) == NULL) {
+                ok = false;
+                break;
+            }
+            for (size_t k = 0; k < nl; k++)
+                st->launch_setup[k] = liv->iv[2 * k + 1] - liv->iv[2 * k] >= TR_LONG_LAUNCH_NS;
+        }
+        if (!mb_grow((void **)&setup->iv, &setup->cap, (setup->n + 1) * 2, sizeof(int64_t))) {
+            ok = false;
+            break;
+        }
+        setup->iv[2 * setup->n] = t0;
+        setup->iv[2 * setup->n + 1] = t0 + d;
+        setup->n++;
+        st->launch_setup[i] = 1;
+        st->long_launches++;
+        st->long_launch_ns += d;
+        st->longest_launch_ns = d > st->longest_launch_ns ? d : st->longest_launch_ns;
+        add_named_call(&st->setup, "a kernel's first launch", d);
+    }
+    free(corrs);
+    return ok;
+}
+
 static bool fold_gpu(parser *p)
 {
     event *e = &p->ev;
@@ -535,6 +661,8 @@ static bool fold_gpu(parser *p)
         tf32 = mb_tr_kernel_tf32(e->name, e->name_len);
         d->kernels++;
         if (cls == TR_CLASS_NCCL && !fold_collective(p, d))
+            return false;
+        if (!note_first_kernel(p))
             return false;
     } else if (e->cat == CAT_MEMCPY) {
         cls = TR_CLASS_MEMCPY;
@@ -554,23 +682,28 @@ static bool fold_gpu(parser *p)
     return push_gpu_event(p, d, cls, elem_bytes, tf32);
 }
 
-static void add_named(tr_named_table *t, const event *e)
+static void add_named_call(tr_named_table *t, const char *name, int64_t dur)
 {
     t->count++;
-    t->ns += e->dur;
+    t->ns += dur;
     for (int i = 0; i < t->n; i++)
-        if (strcmp(t->s[i].name, e->name) == 0) {
+        if (strcmp(t->s[i].name, name) == 0) {
             t->s[i].count++;
-            t->s[i].ns += e->dur;
+            t->s[i].ns += dur;
             return;
         }
     tr_named_stat *s = t->n < TR_MAX_NAMED ? &t->s[t->n++] : &t->rest;
     if (s != &t->rest)
-        snprintf(s->name, sizeof s->name, "%.63s", e->name);
+        snprintf(s->name, sizeof s->name, "%.63s", name);
     else
         snprintf(s->name, sizeof s->name, "(other)");
     s->count++;
-    s->ns += e->dur;
+    s->ns += dur;
+}
+
+static void add_named(tr_named_table *t, const event *e)
+{
+    add_named_call(t, e->name, e->dur);
 }
 
 static bool push_host_wait(parser *p)
@@ -931,7 +1064,7 @@ static bool show_event(parser *p)
         .name = e->name, .thread = thread_of(e), .ts = e->ts, .dur = e->dur,
         .device = e->have & H_DEVICE ? e->device : -1, .stream = e->have & H_STREAM ? e->stream : -1,
         .corr = e->have & H_CORR ? e->corr : -1, .ext_id = e->ext_id, .regs = e->regs, .smem = e->smem,
-        .bytes = e->have & H_BYTES ? e->bytes : -1, .rules = st->rules, .sh = &e->sh,
+        .bytes = e->have & H_BYTES ? e->bytes : -1, .link_bytes = -1, .rules = st->rules, .sh = &e->sh,
     };
     memcpy(v.grid, e->grid, sizeof v.grid);
     memcpy(v.block, e->block, sizeof v.block);
@@ -939,6 +1072,12 @@ static bool show_event(parser *p)
     case CAT_KERNEL:
         v.kind = TR_V_KERNEL;
         v.cls = mb_tr_classify(st->rules, TR_SET_KERNEL, e->name, e->name_len);
+        if (v.cls == TR_CLASS_NCCL) {
+            char name[24];
+            collective_of(e, name, sizeof name);
+            v.bytes = coll_event_bytes(e, name);
+            v.link_bytes = coll_link_bytes(e);
+        }
         break;
     case CAT_MEMCPY: {
         int mem;
@@ -1892,6 +2031,7 @@ void mb_tr_state_free(tr_state *st)
     free(st->opt_marks);
     free(st->ann_marks);
     free(st->launches);
+    free(st->first_kernels);
     free(st->xfers);
     free(st->graph_corrs);
     free(st->flop_ops);
@@ -2041,7 +2181,8 @@ static int walk_cut_steps(tr_state *st, tr_event_view_hook *hook, mb_err *err)
     for (size_t i = 0; i < n; i++) {
         tr_event_view v = {.name = "step", .kind = TR_V_STEP, .thread = -1, .ts = steps[i].start,
                            .dur = steps[i].end - steps[i].start, .device = -1, .stream = -1, .corr = -1,
-                           .ext_id = -1, .regs = -1, .smem = -1, .bytes = -1, .rules = st->rules};
+                           .ext_id = -1, .regs = -1, .smem = -1, .bytes = -1, .link_bytes = -1,
+                           .rules = st->rules};
         int rc = hook->fn(hook->ctx, &v, &hook->err);
         if (rc != MB_OK)
             return mb_errf(err, rc, "%s", hook->err.msg);

@@ -1405,6 +1405,7 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
         w[2 * k + 1] = a->host_win ? a->host_win[2 * k + 1] : st->steps[k].end;
     }
     size_t nw = mb_tr_merge_intervals(w, st->n_steps);
+    /* in file order still, one interval a launch (st->launches) */
     const tr_ivlist *launch = &st->host_iv[TR_HOST_LAUNCH];
     for (size_t i = 0; i < launch->n; i++) {
         int64_t s = launch->iv[2 * i], d = launch->iv[2 * i + 1] - s;
@@ -1412,7 +1413,7 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
             continue;
         c->launches++;
         c->launch_ns += d;
-        if (d >= TR_LONG_LAUNCH_NS) {
+        if (st->launch_setup && i < st->n_launches ? st->launch_setup[i] : d >= TR_LONG_LAUNCH_NS) {
             c->long_launches++;
             c->long_launch_ns += d;
             c->longest_launch_ns = imax(c->longest_launch_ns, d);
@@ -2321,7 +2322,8 @@ static int host_stages(analysis *a, mb_err *err)
         /* a launch call of 10 ms or more is set-up (setup_stage), not a launch's cost */
         if (c->long_launches > 0) {
             size_t at = strlen(source);
-            snprintf(source + at, sizeof source - at, "; %lld of 10 ms or more in set-up", c->long_launches);
+            snprintf(source + at, sizeof source - at, "; %lld in set-up (10 ms or more, or a kernel's first of "
+                     "100 us or more)", c->long_launches);
         }
         mb_stage s = {.name = "launch", .component = "launch", .work = (double)(launches - c->long_launches),
                       .work_unit = "launch", .seconds = sec(c->launch_ns - c->long_launch_ns),
@@ -2599,7 +2601,8 @@ static void host_evidence(analysis *a)
     tr_state *st = a->st;
     cJSON *host = add_obj(a->ev, "host");
     cJSON *launch = count_seconds(host, "launch", st->launch.count, st->launch.ns);
-    count_seconds(launch, "long", st->long_launches, st->long_launch_ns); /* TR_LONG_LAUNCH_NS or more each */
+    /* in set-up: TR_LONG_LAUNCH_NS or more, or a kernel's first of TR_FIRST_LAUNCH_NS or more */
+    count_seconds(launch, "long", st->long_launches, st->long_launch_ns);
     named_table(host, "setup", &st->setup);
     if (st->n_steps > 0) /* whether set-up comes once or every step */
         add_num(cJSON_GetObjectItemCaseSensitive(host, "setup"), "steps_with", (double)a->calls.setup_steps);
@@ -2897,9 +2900,14 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     for (int d = 0; d < st->n_devices; d++)
         qsort(st->devices[d].ev, st->devices[d].n_ev, TR_EV_WORDS * sizeof(int64_t), cmp_ev);
 
-    /* 1b. the timeline the steps are cut on (before the launches are sorted) */
+    /* 1b. the timeline the steps are cut on (before the launches are sorted), a kernel's first launch in
+     * set-up */
     for (int i = 0; i < MAX_TRACE_STAGES; i++)
         a.stage_part[i] = -1;
+    if (!mb_tr_first_launches(st)) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto done;
+    }
     rc = choose_timeline(&a, main_device(st), err);
     if (rc == MB_OK && !launch_ends(&a))
         rc = mb_errf(err, MB_ESYS, "out of memory");
