@@ -140,6 +140,7 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
     f->cpu_matmul_share = cpu_matmul / w;
     f->cpu_memory_share = cpu_memory / w;
     f->cpu_other_ops_share = cpu_other_ops / w;
+    f->cpu_host_share = fmax(0, cpu - cpu_matmul - cpu_memory - cpu_other_ops) / w;
     f->queued_share = queued / w; /* the step table's part, when there is one (figures_from_step) */
     f->compute_efficiency = eff_time > 0 ? eff_sum / eff_time : -1;
     /* A stage file whose work all ran on the CPU (simplify on a CPU loop) is
@@ -554,20 +555,26 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
         return cpu_run;
     if (strcmp(cond, "cpu_unshaped") == 0)
         return cpu_run && f->cpu_matmul_unshaped;
-    if (strcmp(cond, "cpu_memory") == 0)
-        return cpu_run && f->cpu_memory_share > f->cpu_matmul_share;
+    if (strcmp(cond, "cpu_memory") == 0) /* "memory-bound ops lead": over the matmuls and the other ops */
+        return cpu_run && f->cpu_memory_share > f->cpu_matmul_share && f->cpu_memory_share >= f->cpu_other_ops_share;
     /* pytorch/examples' gat: its attention's elementwise work 91% of the step, its matmuls 9%; a trace
      * without shapes gets "record shapes" first, not advice on ops it cannot name */
     if (strcmp(cond, "cpu_other_ops") == 0)
         return cpu_run && !f->cpu_matmul_unshaped && f->cpu_other_ops_share > f->cpu_matmul_share &&
                f->cpu_other_ops_share > f->cpu_memory_share;
+    /* Cryptheon/CyclicRouter's CPU trace: Python between its tiny ops 52.6% of the run, and the first remedy
+     * read "Use all cores" */
+    bool python_leads = cpu_run && f->cpu_host_share > fmax(f->cpu_matmul_share,
+                                                           fmax(f->cpu_memory_share, f->cpu_other_ops_share));
+    if (strcmp(cond, "cpu_python") == 0)
+        return python_leads;
     if (strcmp(cond, "gpu_unrecorded") == 0)
         return f->gpus_unrecorded > 0;
     if (strcmp(cond, "gpu_run") == 0)
         return !f->cpu_only;
     /* the loader's workers already use the CPUs the step's threads leave */
     if (strcmp(cond, "cpu_cores_idle") == 0)
-        return f->gpus_unrecorded == 0 && !cpus_all_busy(f) && !f->cpus_busy;
+        return f->gpus_unrecorded == 0 && !cpus_all_busy(f) && !f->cpus_busy && !python_leads;
     if (strcmp(cond, "comm_sharded") == 0)
         return f->comm_sharded_s > 0 && f->comm_sharded_s >= f->comm_allreduce_s;
     if (strcmp(cond, "comm_replicated") == 0)

@@ -43,6 +43,7 @@ typedef struct mb_diag_figures {
     double cpu_matmul_share;   /* ... of them GEMM/conv */
     double cpu_memory_share;   /* ... of them memory-bound ops against host memory (a trace's hostmem stage) */
     double cpu_other_ops_share; /* ... of them the model's other ops without FLOPs or bytes (role compute) */
+    double cpu_host_share;      /* ... the rest: Python and other host code between the ops */
     bool cpu_matmul_unshaped;  /* a CPU GEMM/conv stage without FLOPs */
     int gpus_unrecorded;       /* trace without GPU events whose deviceProperties lists GPUs */
     double periodic_share;     /* stages with role checkpoint, eval or logging */
