@@ -1879,6 +1879,42 @@ static void test_kernel_takes_op_family(void **state)
     mb_run_free(&r);
 }
 
+/* A matrix-math kernel under an op of another family without a count is
+ * that family's: cuDNN runs sgemm kernels for convolutions (a T4's ResNet-50
+ * recorded without shapes: 7.5 ms of volta_sgemm under
+ * aten::cudnn_convolution read as a "gemm" stage, the matmuls' own 56 us).
+ * Step [0, 100) us: a convolution without shapes launches an sgemm [20, 40),
+ * an addmm without shapes one [50, 60). */
+static void test_kernel_takes_uncounted_family(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,"
+        "\"dur\":100},\n"
+        OP("aten::cudnn_convolution", 1, 5, 30, "") LAUNCH(1, 10, 1)
+        OP("aten::addmm", 1, 45, 10, "") LAUNCH(1, 46, 2)
+        KERNEL("volta_sgemm_128x64_nn", 20, 20, 1) ",\n"
+        KERNEL("volta_sgemm_128x64_nn", 50, 10, 2) "\n]}\n";
+    const char *path = tmp_path("uncounted_family.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, "conv");
+    assert_non_null(s);
+    assert_string_equal(s->work_unit, "s");
+    assert_int_equal(s->count, 1);
+    NS_EQ(s->seconds, 20000);
+    NS_EQ(num(r.evidence, "steps.0.parts.conv"), 20000);
+    s = stage(&r, "gemm");
+    assert_non_null(s);
+    assert_int_equal(s->count, 1);
+    NS_EQ(s->seconds, 10000);
+    NS_EQ(num(r.evidence, "steps.0.parts.gemm"), 10000);
+    mb_run_free(&r);
+}
+
 /* A blocking copy waits as a sync does, and the step table's sync part holds
  * both: the sync stage counts it (SGLang's ROCm decode trace: a 463 ms
  * hipMemcpyWithStream read "Synchronization bound, 97.7%; its largest
@@ -2914,7 +2950,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
         cmocka_unit_test(test_cpu_only), cmocka_unit_test(test_step_past_trace),
         cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_outside_steps),
-        cmocka_unit_test(test_kernel_takes_op_family), cmocka_unit_test(test_blocking_copy_is_sync),
+        cmocka_unit_test(test_kernel_takes_op_family),
+        cmocka_unit_test(test_kernel_takes_uncounted_family), cmocka_unit_test(test_blocking_copy_is_sync),
         cmocka_unit_test(test_setup_calls),
         cmocka_unit_test(test_no_cpu_ops),
         cmocka_unit_test(test_merged_ranks),

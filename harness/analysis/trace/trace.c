@@ -2112,10 +2112,15 @@ static int refuse_times_not_the_runs(const tr_state *st, const char *path, mb_er
     /* Launch calls without a kernel: the GPU's activity was not recorded, and
      * the ops that launched work would read as host computation. */
     if (st->launch.count > 0 && st->n_devices == 0)
+        /* The launch calls are CUPTI's runtime records: ProfilerActivity.CUDA was on, its GPU activity records
+         * did not come (solangii/gpu-practice's RTX 4060 trace: 7 runtime calls, 7 flows, no kernel) */
         return mb_errf(err, MB_EUSAGE,
                        "%s: %lld kernel launch call%s but no GPU activity (kernel, gpu_memcpy, gpu_memset events): "
-                       "the ops ran on a GPU the trace did not record; profile with "
-                       "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]",
+                       "the ops ran on a GPU the trace did not record. ProfilerActivity.CUDA was on (CUPTI recorded "
+                       "the runtime calls) but the GPU's activity records did not arrive: seen under WSL and with "
+                       "drivers whose CUPTI does not trace activity, and in a trace exported before the profiler "
+                       "stopped; profile a few steps with torch.profiler on the machine itself and check that "
+                       "kernels appear (prof.key_averages() lists CUDA time)",
                        path, st->launch.count, st->launch.count == 1 ? "" : "s");
     /* Neither an op nor GPU activity: nothing to cut into stages (a trace of 77.9 s holding five CUDA runtime
      * calls read "CPU compute bound, python (host code) 100%"). */
