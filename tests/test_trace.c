@@ -1915,6 +1915,50 @@ static void test_kernel_takes_uncounted_family(void **state)
     mb_run_free(&r);
 }
 
+/* The host inside a collective call with the GPU idle is communication in
+ * the stages as in the step table (a 2-A100 MoE trace: 968 us of it read as
+ * host code in the stage list, as a collective in the step table), and a
+ * collective mlbench does not measure is communication, not unattributed.
+ * Step [0, 100) us: c10d::allreduce_ [10, 50) launches at 45 an all-reduce
+ * [50, 80); a send/recv launched at 85 runs [88, 95). GPU idle: host code
+ * [0, 10) [80, 85) [86, 88) [95, 100) 22, in the collective call [10, 50)
+ * 40, launch [85, 86) 1. */
+static void test_host_collective_stage(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#1\",\"pid\":1,\"tid\":1,\"ts\":0,"
+        "\"dur\":100},\n"
+        OP("c10d::allreduce_", 1, 10, 40, "") LAUNCH(1, 45, 1) LAUNCH(1, 85, 2)
+        KERNEL("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)", 50, 30, 1) ",\n"
+        KERNEL("ncclDevKernel_SendRecv(ncclDevComm*)", 88, 7, 2) "\n]}\n";
+    const char *path = tmp_path("host_collective.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    NS_EQ(num(r.evidence, "steps.0.parts.host_collective"), 40000);
+    NS_EQ(num(r.evidence, "steps.0.parts.host"), 22000);
+    const mb_stage *s = stage(&r, MB_HOST_COLL_STAGE);
+    assert_non_null(s);
+    assert_string_equal(s->role, "communication");
+    assert_int_equal(s->count, 1);
+    NS_EQ(mb_stage_exposed(s), 40000);
+    s = stage(&r, MB_HOST_CODE_STAGE);
+    assert_non_null(s);
+    NS_EQ(mb_stage_exposed(s), 22000);
+    s = stage(&r, "sendrecv");
+    assert_non_null(s);
+    assert_string_equal(s->role, "communication");
+    assert_null(stage(&r, "allreduce")->role); /* measured: its component says it */
+    double staged = 0;
+    for (int i = 0; i < r.n_stages; i++)
+        staged += mb_stage_exposed(&r.stages[i]);
+    NS_EQ(staged, 100000);
+    mb_run_free(&r);
+}
+
 /* A blocking copy waits as a sync does, and the step table's sync part holds
  * both: the sync stage counts it (SGLang's ROCm decode trace: a 463 ms
  * hipMemcpyWithStream read "Synchronization bound, 97.7%; its largest
@@ -2952,7 +2996,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_outside_steps),
         cmocka_unit_test(test_kernel_takes_op_family),
         cmocka_unit_test(test_kernel_takes_uncounted_family), cmocka_unit_test(test_blocking_copy_is_sync),
-        cmocka_unit_test(test_setup_calls),
+        cmocka_unit_test(test_setup_calls), cmocka_unit_test(test_host_collective_stage),
         cmocka_unit_test(test_no_cpu_ops),
         cmocka_unit_test(test_merged_ranks),
         cmocka_unit_test(test_optimizer_steps),

@@ -28,8 +28,10 @@
  * queued kernels (HTA's kernel wait), role "overhead". */
 #define MB_KERNEL_WAIT_STAGE "kernel wait (GPU idle)"
 /* The GPU idle while the host allocates, frees, creates streams or loads
- * modules (a launch call of 10 ms or more), role "overhead". */
+ * modules (a launch call of 10 ms or more, a kernel's first of 100 us or more), role "overhead". */
 #define MB_SETUP_STAGE "allocation and set-up (GPU idle)"
+/* The GPU idle while the host is in a collective call (c10d, record_param_comms), role "communication". */
+#define MB_HOST_COLL_STAGE "collective on the host (GPU idle)"
 
 /* A membw stage's op and a stage's role (docs/stage-format.md). */
 #define MB_STAGE_OPS "read|write|copy|triad"

@@ -2238,8 +2238,8 @@ static cJSON *stage_json(const mb_stage *s)
     const struct {
         const char *key, *value;
     } strs[] = {{"dtype", s->dtype},     {"direction", s->direction}, {"memory", s->memory},
-                {"pattern", s->pattern}, {"device", s->device},       {"work_unit", s->work_unit},
-                {"source", s->source}};
+                {"pattern", s->pattern}, {"device", s->device},       {"role", s->role},
+                {"work_unit", s->work_unit}, {"source", s->source}};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
         if (strs[i].value)
             cJSON_AddStringToObject(o, strs[i].key, strs[i].value);
