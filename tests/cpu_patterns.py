@@ -60,7 +60,8 @@ def ceilings():
                    {"kernel": "copy", "threads": str(t), "array_size": "0"}, "byte", 1 << 28, "GB/s", 1e9, rate)
               for t, rate in ((0, HOSTMEM_GBS), (1, HOSTMEM_GBS / 2))]
     doc = {"schema": "mlbench-results", "schema_version": 1, "started_utc": "2026-01-01T00:00:00Z",
-           "context": {"host": {"name": "cpubox"}, "gpus": []}, "cases": [gemm, mpi] + stream}
+           "context": {"host": {"name": "cpubox"}, "cpu": {"model": "Test CPU 9000", "physical_cores": 8},
+                       "gpus": []}, "cases": [gemm, mpi] + stream}
     path = os.path.join(WORK, "cpu_ceilings.json")
     with open(path, "w") as f:
         json.dump(doc, f)
@@ -277,6 +278,9 @@ def compute_bound(ceil, kineto):
     check("compute-bound (%s): evidence: the GEMM rate against its ceiling, no GPU launch figures" % form,
           "gemm (cpu): %.3g GFLOP/s, %.0f%% of the measured gemm ceiling" % (rate / 1e9, 100 * rate / 1e11) in evid
           and "kernel launches" not in evid, evid)
+    notes = " ".join(d.get("notes") or [])
+    check("compute-bound (%s): a trace does not name its CPU: whose CPU the ceilings are is said" % form,
+          "held against the ceilings' CPU (Test CPU 9000, 8 cores, host cpubox)" in notes, notes)
     rem = " ".join(f["remedies"])
     check("compute-bound (%s): CPU remedies, none that assumes a GPU" % form,
           "the GPU" not in rem + evid and "CUDA" not in rem + evid and "GEMMs big enough" in rem and

@@ -1907,6 +1907,7 @@ static void test_kernel_takes_uncounted_family(void **state)
     assert_int_equal(s->count, 1);
     NS_EQ(s->seconds, 20000);
     NS_EQ(num(r.evidence, "steps.0.parts.conv"), 20000);
+    assert_true(warned(&r, "conv: 20 µs a step of conv kernels")); /* per step, as the stage is shown */
     s = stage(&r, "gemm");
     assert_non_null(s);
     assert_int_equal(s->count, 1);

@@ -1414,8 +1414,10 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
                  "FLOPs not recorded: a PyTorch built without Kineto writes no shapes, even through torch.profiler "
                  "with record_shapes=True; record with one that has it (pip's torch), or run "
                  "scripts/mlbench_simplify.py, which counts them");
+    else if (time_only && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0) && trace)
+        snprintf(st->bound_hint, len, "FLOPs not recorded: profile with record_shapes=True");
     else if (time_only && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0))
-        snprintf(st->bound_hint, len, "FLOPs not recorded: profile with record_shapes=True or give `flops`");
+        snprintf(st->bound_hint, len, "FLOPs not recorded: give the stage its `flops` (docs/stage-format.md)");
     else if (time_only)
         snprintf(st->bound_hint, len, "its work (%s) not recorded: time only", work_key_of(c));
     else
@@ -1501,6 +1503,36 @@ static int other_gpu_note(mb_gap *g, mb_err *err)
                     ran, g->ceilings->path ? g->ceilings->path : "?", other);
 }
 
+/* A trace does not name the CPU that ran it: where its CPU stages are held
+ * against ceilings, it says whose they are (a Mac's and a Windows box's CPU
+ * traces were held against the reference VM's 16-core Xeon unsaid, where
+ * the GPU stages get other_gpu_note). */
+static int cpu_ceilings_note(mb_gap *g, mb_err *err)
+{
+    if (g->run->kind == NULL || strcmp(g->run->kind, "pytorch-trace") != 0)
+        return MB_OK;
+    int n = 0;
+    for (int i = 0; i < g->n; i++) {
+        const mb_stage *s = g->stages[i].stage;
+        n += s->device && strcmp(s->device, "cpu") == 0 && mb_gap_stage_bounded(&g->stages[i]);
+    }
+    const cJSON *cpu = g->ceilings->context ? cJSON_GetObjectItemCaseSensitive(g->ceilings->context, "cpu") : NULL;
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(cpu, "model");
+    const cJSON *cores = cJSON_GetObjectItemCaseSensitive(cpu, "physical_cores");
+    if (n == 0)
+        return MB_OK;
+    char what[160];
+    if (cJSON_IsString(model) && cJSON_IsNumber(cores))
+        snprintf(what, sizeof what, "%s, %d cores", model->valuestring, cores->valueint);
+    else
+        snprintf(what, sizeof what, "%s", cJSON_IsString(model) ? model->valuestring : "a CPU it does not name");
+    return add_note(g, err,
+                    "the trace does not name the CPU that ran it: its %d CPU stage%s %s held against the ceilings' "
+                    "CPU (%s, host %s); a trace from another machine needs that machine's ceilings (`mlbench --suite "
+                    "all` there) for its true gap",
+                    n, n == 1 ? "" : "s", n == 1 ? "is" : "are", what, g->ceilings->host ? g->ceilings->host : "?");
+}
+
 static int cmp_exposed(const void *a, const void *b, void *ctx)
 {
     const mb_gap_stage *st = ctx;
@@ -1527,6 +1559,9 @@ static int gap_headline(mb_gap *g, mb_err *err)
     }
     g->bounded_share = g->total > 0 ? fmin(1, bounded / g->total) : 0;
     qsort_r(g->headline, (size_t)g->n, sizeof *g->headline, cmp_exposed, g->stages);
+    int rc = cpu_ceilings_note(g, err);
+    if (rc != MB_OK)
+        return rc;
     if (!g->no_gpu_ceilings)
         return other_gpu_note(g, err);
     char reason[160], names[256] = "";

@@ -560,10 +560,13 @@ static int no_ceiling_reason(const tr_state *st, cJSON *ev, int c, const char *n
         why = listed;
     } else if (c == TR_CPU_OPT)
         why = "no benchmark measures an optimizer step on the CPU (its ops and the Python between them): time only";
-    else if (c == TR_CPU_OPS && st->ops_with_dims == 0)
+    else if (c == TR_CPU_OPS && st->ops_with_dims == 0 && st->array_form)
         why = "bytes unknown: no op recorded its shapes (a PyTorch built without Kineto records none, even with "
               "record_shapes=True); with shapes the memory-bound ones (elementwise, softmax, normalization, "
               "reductions) are held against host memory";
+    else if (c == TR_CPU_OPS && st->ops_with_dims == 0) /* a Kineto trace: record_shapes was off */
+        why = "bytes unknown: no op recorded its shapes: profile with record_shapes=True, and the memory-bound ones "
+              "(elementwise, softmax, normalization, reductions) are held against host memory";
     else if (c == TR_CPU_OPS)
         why = "CPU ops without a byte model (indexing, views, comparisons: [memory_op] in "
               "configs/gap/kernel_classes.ini) or whose shapes gave none: time only";
