@@ -676,9 +676,23 @@ static void test_setup_calls(void **state)
         KN("conv_a", 2571, 5)
         "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":2600}\n"
         "]}\n";
+    /* torch.compile compiling: "(dynamo_timed)" regions, nested, with a
+     * kernel's first launch inside: set-up is their union, 1000 of the
+     * 1100-us run; the table names the outermost region */
+#define ANN(name, ts, dur)                                                                         \
+    "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":" #dur "},\n"
+    static const char compile[] =
+        "{\"traceEvents\":[\n"
+        ANN("_compile.compile_inner (dynamo_timed)", 0, 1000) ANN("compile_fx_inner (dynamo_timed)", 100, 500)
+        RT("cudaLaunchKernel", 700, 200, 1) KN("conv_a", 1000, 1)
+        RT("cudaLaunchKernel", 1010, 5, 2) KN("conv_a", 1020, 2)
+        "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":1100}\n"
+        "]}\n";
 #undef RT
 #undef K
 #undef KN
+#undef ANN
     const char *path = tmp_path("setup_calls.json");
     write_text(path, text, strlen(text));
     mb_run r;
@@ -730,6 +744,20 @@ static void test_setup_calls(void **state)
     assert_non_null(s);
     assert_int_equal(s->count, 3);
     NS_EQ(s->seconds, 385000);
+    mb_run_free(&r);
+
+    path = tmp_path("setup_compile.json");
+    write_text(path, compile, strlen(compile));
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    s = stage(&r, MB_SETUP_STAGE);
+    assert_non_null(s);
+    NS_EQ(s->seconds, 1000000);
+    NS_EQ(part_seconds(r.evidence, "setup"), 1000000);
+    const cJSON *calls = path_get(r.evidence, "host.setup.calls"); /* names with dots: by hand */
+    const cJSON *outer = cJSON_GetObjectItemCaseSensitive(calls, "_compile.compile_inner (dynamo_timed)");
+    assert_non_null(outer);
+    NS_EQ(cJSON_GetObjectItemCaseSensitive(outer, "seconds")->valuedouble, 1000000);
+    assert_null(cJSON_GetObjectItemCaseSensitive(calls, "compile_fx_inner (dynamo_timed)"));
     mb_run_free(&r);
 }
 
@@ -2144,6 +2172,13 @@ static void test_rules(void **state)
          "nccl"},
         {TR_SET_KERNEL, "void c10d::symmetric_memory::two_shot_all_reduce_kernel<float, 16>(float**)", "nccl"},
         {TR_SET_KERNEL, "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*)", "nccl"},
+        /* cuDNN's layout conversions move memory (a compiled ResNet-18 on an RTX 4090); its kernels stay conv */
+        {TR_SET_KERNEL, "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, "
+                        "(cudnnKernelDataType_t)2>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>)", "other"},
+        {TR_SET_KERNEL, "void cudnn::engines_precompiled::convertTensor_kernel<float, float, float, "
+                        "(cudnnKernelDataType_t)2>(float, float const*, float, float*, unsigned long)", "other"},
+        {TR_SET_KERNEL, "void cudnn::ops::nhwcToNchwKernel<float, float, float, true, false>(float const*)", "other"},
+        {TR_SET_KERNEL, "cudnn_infer_ampere_scudnn_128x64_relu_medium_nn_v1", "conv"},
         /* TensorRT-LLM's generated batched GEMMs (vLLM's MXFP4 experts on a B200) */
         {TR_SET_KERNEL, "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b", "gemm"},
         {TR_SET_KERNEL, "void at::native::vectorized_elementwise_kernel<4, bmm_out_functor>(int)", "other"},

@@ -68,7 +68,8 @@ enum {
 };
 
 enum tr_rt_kind { TR_RT_NONE = 0, TR_RT_LAUNCH, TR_RT_SYNC, TR_RT_BLOCKING, TR_RT_SETUP };
-enum tr_ann_kind { TR_ANN_NONE = 0, TR_ANN_STEP, TR_ANN_DATALOADER, TR_ANN_COLLECTIVE, TR_ANN_OPTIMIZER };
+enum tr_ann_kind { TR_ANN_NONE = 0, TR_ANN_STEP, TR_ANN_DATALOADER, TR_ANN_COLLECTIVE, TR_ANN_OPTIMIZER,
+                   TR_ANN_COMPILE };
 enum tr_rule_set { TR_SET_KERNEL = 0, TR_SET_RUNTIME, TR_SET_ANNOTATION, TR_SET_MEMOP, TR_N_SETS };
 /* [memory_op] keys: how a memory-bound op's output is counted (trace_bytes.c). */
 enum tr_memop_model {
@@ -474,6 +475,7 @@ typedef struct tr_state {
      * setup names, the long launches, and any other runtime call of
      * TR_LONG_LAUNCH_NS or more that neither waits nor copies */
     tr_named_table setup;
+    int64_t compile_thread, compile_end; /* the last compile annotation's (TR_ANN_COMPILE): nested ones are its */
     tr_named_table cuda_sync_events;
     long long dataloader_count;
     long long dataloader_in_process; /* of them, _SingleProcessDataLoaderIter's: num_workers=0 */

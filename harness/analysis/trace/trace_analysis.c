@@ -1403,14 +1403,21 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
 {
     tr_state *st = a->st;
     host_calls *c = &a->calls;
+    /* set-up intervals nest (torch.compile's regions, a first launch inside one): their time is their union,
+     * their count the calls (the set-up table's, which names the outermost region) */
+    tr_ivlist *setup = &st->host_iv[TR_HOST_SETUP];
     if (st->n_steps == 0) {
+        setup->n = mb_tr_merge_intervals(setup->iv, setup->n);
+        int64_t setup_ns = 0;
+        for (size_t i = 0; i < setup->n; i++)
+            setup_ns += setup->iv[2 * i + 1] - setup->iv[2 * i];
         *c = (host_calls){.launches = st->launch.count, .launch_ns = st->launch.ns,
                           .replays = (long long)st->n_graph_corrs,
                           .long_launches = st->long_launches, .long_launch_ns = st->long_launch_ns,
                           .longest_launch_ns = st->longest_launch_ns, .syncs = st->sync.count,
                           .sync_ns = st->sync.ns, .blocking = st->blocking.count, .blocking_ns = st->blocking.ns,
                           .data = st->dataloader_count, .data_ns = st->dataloader_ns,
-                          .setup = st->setup.count, .setup_ns = st->setup.ns, .coll = st->coll_host_count};
+                          .setup = st->setup.count, .setup_ns = setup_ns, .coll = st->coll_host_count};
         return MB_OK;
     }
     int64_t *w = malloc(sizeof *w * 2 * st->n_steps);
@@ -1449,7 +1456,10 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
     c->blocking = waits - c->syncs;
     c->blocking_ns = waits_ns - c->sync_ns;
     c->data = calls_in(&st->host_iv[TR_HOST_DATA], w, nw, &c->data_ns);
-    c->setup = calls_in(&st->host_iv[TR_HOST_SETUP], w, nw, &c->setup_ns);
+    int64_t nested_ns;
+    c->setup = calls_in(setup, w, nw, &nested_ns);
+    setup->n = mb_tr_merge_intervals(setup->iv, setup->n);
+    calls_in(setup, w, nw, &c->setup_ns);
     c->coll = calls_in(&st->host_iv[TR_HOST_COLL], w, nw, &c->coll_ns);
     c->setup_steps = steps_with_calls(a, &st->host_iv[TR_HOST_SETUP]);
     int rc = graph_replays_in(st, w, nw, &c->replays, err);
@@ -2314,8 +2324,8 @@ static int setup_stage(analysis *a, mb_err *err)
                  "benchmark measures it: time only", c->setup_steps, a->st->n_steps);
     else
         snprintf(why, sizeof why, "a one-time cost (context creation, module loading on a kernel's first launch, "
-                 "the caching allocator's first cudaMalloc) in a trace of the first iterations%s; no benchmark "
-                 "measures it: time only", a->st->n_steps ? "" : " (no steps marked)");
+                 "the caching allocator's first cudaMalloc, torch.compile compiling a graph) in a trace of the first "
+                 "iterations%s; no benchmark measures it: time only", a->st->n_steps ? "" : " (no steps marked)");
     say_why_unattributed(a, MB_SETUP_STAGE, why);
     mb_stage s = {.name = MB_SETUP_STAGE, .component = "other", .device = "cpu", .role = "overhead",
                   .work = sec(c->setup_ns), .work_unit = "s", .seconds = sec(c->setup_ns), .count = c->setup,

@@ -46,7 +46,8 @@ static int value_of(int set, const char *key)
     static const char *const rt[] = {[TR_RT_LAUNCH] = "launch", [TR_RT_SYNC] = "sync",
                                      [TR_RT_BLOCKING] = "blocking", [TR_RT_SETUP] = "setup"};
     static const char *const ann[] = {[TR_ANN_STEP] = "step", [TR_ANN_DATALOADER] = "dataloader",
-                                      [TR_ANN_COLLECTIVE] = "collective", [TR_ANN_OPTIMIZER] = "optimizer"};
+                                      [TR_ANN_COLLECTIVE] = "collective", [TR_ANN_OPTIMIZER] = "optimizer",
+                                      [TR_ANN_COMPILE] = "compile"};
     if (set == TR_SET_RUNTIME) {
         for (int i = 1; i <= TR_RT_SETUP; i++)
             if (strcmp(key, rt[i]) == 0)
@@ -69,7 +70,7 @@ static int value_of(int set, const char *key)
         if (strcmp(key, "update") == 0)
             return TR_MOP_UPDATE;
     } else {
-        for (int i = 1; i <= TR_ANN_OPTIMIZER; i++)
+        for (int i = 1; i <= TR_ANN_COMPILE; i++)
             if (strcmp(key, ann[i]) == 0)
                 return i;
     }
