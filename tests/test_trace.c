@@ -1944,6 +1944,41 @@ static void test_kernel_takes_uncounted_family(void **state)
     mb_run_free(&r);
 }
 
+/* A trace without steps that ends in a sync after its last launch: the
+ * profiler's closing synchronize, no sync of the run, and the run ends where
+ * the GPU's work does (a cold 3-D conv model's trace: 1.27 s of a final
+ * cudaDeviceSynchronize after the last kernel read "Synchronization bound").
+ * A launch [0, 5), its kernel [10, 50), the sync [20, 1000): a 50-us run, no
+ * sync stage. With an op after the sync it is the loop's own and stays. */
+static void test_closing_sync_without_steps(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"traceEvents\":[\n%s"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":0,"
+        "\"dur\":5,\"args\":{\"correlation\":1}},\n"
+        KERNEL("elementwise_kernel", 10, 40, 1) ",\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaDeviceSynchronize\",\"pid\":1,\"tid\":1,"
+        "\"ts\":20,\"dur\":980}\n]}\n";
+    char json[2048];
+    snprintf(json, sizeof json, text, "");
+    const char *path = tmp_path("closing_nosteps.json");
+    write_text(path, json, strlen(json));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    NS_EQ(r.total_seconds, 50000);
+    assert_null(stage(&r, "sync"));
+    assert_null(path_get(r.evidence, "steps.0.parts.sync"));
+    mb_run_free(&r);
+    snprintf(json, sizeof json, text, OP("aten::add", 1, 1100, 10, ""));
+    write_text(path, json, strlen(json));
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_non_null(stage(&r, "sync"));
+    NS_EQ(r.total_seconds, 1110000);
+    mb_run_free(&r);
+}
+
 /* The host inside a collective call with the GPU idle is communication in
  * the stages as in the step table (a 2-A100 MoE trace: 968 us of it read as
  * host code in the stage list, as a collective in the step table), and a
@@ -3033,6 +3068,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_kernel_takes_op_family),
         cmocka_unit_test(test_kernel_takes_uncounted_family), cmocka_unit_test(test_blocking_copy_is_sync),
         cmocka_unit_test(test_setup_calls), cmocka_unit_test(test_host_collective_stage),
+        cmocka_unit_test(test_closing_sync_without_steps),
         cmocka_unit_test(test_no_cpu_ops),
         cmocka_unit_test(test_merged_ranks),
         cmocka_unit_test(test_optimizer_steps),
