@@ -992,6 +992,10 @@ static void test_diagnosis_launch_bound(void **state)
     assert_true(has_finding(&f->diag, "launch_bound"));
     assert_true(has_remedy(&f->diag, "launch_bound", "CUDA Graphs"));
     assert_true(has_remedy(&f->diag, "launch_bound", "Bigger batches"));
+    /* a stage file does not say whether its loop steps an optimizer or runs compiled code: both remedies */
+    assert_true(has_remedy(&f->diag, "launch_bound", "Fused/foreach optimizers"));
+    assert_true(has_remedy(&f->diag, "launch_bound", "Fuse small operations"));
+    assert_false(has_remedy(&f->diag, "launch_bound", "Compiled already"));
     assert_false(has_finding(&f->diag, "gpu_compute_bound"));
 }
 
@@ -1335,6 +1339,38 @@ static void test_diagnosis_comm_kind(void **state)
         assert_true(has_remedy(&d, "communication_bound", "forward_prefetch") == (i == 0));
         assert_true(has_remedy(&d, "communication_bound", "bucket_cap_mb") == (i == 1));
         assert_true(has_remedy(&d, "communication_bound", "Check the interconnect"));
+        mb_diagnosis_free(&d);
+        mb_gap_free(&g);
+        mb_run_free(&r);
+    }
+}
+
+/* A trace says both: a forward-only H100 trace (no Optimizer.step) was told
+ * "fused optimizers", a compiled ResNet-18 "torch.compile". */
+static void test_diagnosis_launch_remedies_by_trace(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    static const char *const traces[] = { "\"optimizer_steps\":0,\"compiled_regions\":6",
+                                          "\"optimizer_steps\":3,\"compiled_regions\":0" };
+    for (int i = 0; i < 2; i++) {
+        mb_run r;
+        one_stage_run(&r);
+        r.total_seconds = 10;
+        char ev[1024];
+        snprintf(ev, sizeof ev,
+                 "{\"trace\":{%s},\"step\":{\"seconds\":10,\"gpu_busy_share\":0.10,\"parts\":["
+                 "{\"id\":\"launch\",\"share\":0.60},{\"id\":\"host\",\"share\":0.30},"
+                 "{\"id\":\"gemm\",\"share\":0.10}]}}", traces[i]);
+        r.evidence = cJSON_Parse(ev);
+        mb_gap g;
+        mb_diagnosis d;
+        assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+        assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+        assert_string_equal(d.findings[0].id, "launch_bound");
+        assert_true(has_remedy(&d, "launch_bound", "Fused/foreach optimizers") == (i == 1));
+        assert_true(has_remedy(&d, "launch_bound", "Compiled already") == (i == 0));
+        assert_true(has_remedy(&d, "launch_bound", "Fuse small operations") == (i == 1));
         mb_diagnosis_free(&d);
         mb_gap_free(&g);
         mb_run_free(&r);
@@ -2186,7 +2222,7 @@ int main(void)
         cmocka_unit_test(test_diagnosis_step_table),
         cmocka_unit_test(test_diagnosis_copies_in_steps),
         cmocka_unit_test(test_diagnosis_data_loading),
-        cmocka_unit_test(test_diagnosis_launch_bound),
+        cmocka_unit_test(test_diagnosis_launch_bound), cmocka_unit_test(test_diagnosis_launch_remedies_by_trace),
         cmocka_unit_test(test_diagnosis_setup),
         cmocka_unit_test(test_diagnosis_comm_kind),
         cmocka_unit_test(test_diagnosis_host_time_per_op),

@@ -274,6 +274,8 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
         lc = fmax(0, lc - llc);
     }
     f->setup_steps = ev_num(ev, "host.setup.steps_with");
+    f->optimizer_steps = ev_num(ev, "trace.optimizer_steps");
+    f->compiled_regions = ev_num(ev, "trace.compiled_regions");
     if (ls >= 0) {
         f->launch_share = ls / w;
         f->launches = lc > 0 ? lc : f->launches;
@@ -432,6 +434,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->sync_host_share = -1;
     f->data_in_process = -1;
     f->setup_steps = -1;
+    f->optimizer_steps = f->compiled_regions = -1;
     f->torch_threads = f->host_ranks = f->cpus_allowed = -1;
     f->cpu_floor_s = -1;
     f->dataset_fits = -1;
@@ -568,6 +571,13 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
                                                            fmax(f->cpu_memory_share, f->cpu_other_ops_share));
     if (strcmp(cond, "cpu_python") == 0)
         return python_leads;
+    /* a forward-only H100 trace was told "fused optimizers"; compiled ResNet-18s "torch.compile" */
+    if (strcmp(cond, "optimizer") == 0)
+        return f->optimizer_steps != 0;
+    if (strcmp(cond, "not_compiled") == 0)
+        return f->compiled_regions <= 0;
+    if (strcmp(cond, "compiled") == 0)
+        return f->compiled_regions > 0;
     if (strcmp(cond, "gpu_unrecorded") == 0)
         return f->gpus_unrecorded > 0;
     if (strcmp(cond, "gpu_run") == 0)

@@ -27,6 +27,10 @@ typedef struct mb_diag_figures {
     double setup_share;        /* trace step table: GPU idle in allocation and set-up calls (cudaMalloc,
                                   cudaFree, module loading: a launch call of 10 ms or more) */
     double setup_steps;        /* ... steps whose window holds such a call; -1 unknown (no steps) */
+    double optimizer_steps;    /* trace: Optimizer.step annotations (0: the loop steps no torch.optim optimizer,
+                                  a forward-only trace); -1 unknown (a stage file) */
+    double compiled_regions;   /* trace: torch.compile's compiled code running ("Torch-Compiled Region"); -1
+                                  unknown */
     double sync_share;         /* stages: sync stage time; trace: GPU idle while the host waits in
                                   syncs/blocking copies */
     double sync_host_share;    /* trace: host time in sync calls and blocking copies; -1 otherwise */

@@ -107,6 +107,17 @@ static double setup_seconds(const mb_run *run)
     return 0;
 }
 
+/* A trace's count at `path` of its evidence is 0 (false: not a trace, or
+ * the count is not there). */
+static bool trace_count_zero(const mb_run *run, const char *a, const char *b)
+{
+    const cJSON *o = run->evidence ? cJSON_GetObjectItemCaseSensitive(run->evidence, a) : NULL;
+    const cJSON *n = cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, b) : NULL;
+    if (cJSON_IsObject(n)) /* {count, seconds} */
+        n = cJSON_GetObjectItemCaseSensitive(n, "count");
+    return cJSON_IsNumber(n) && n->valuedouble == 0;
+}
+
 /* Most of the host's time here is set-up the trace holds once (its start):
  * what bounds that trace on every machine is not the loop's step. */
 static bool setup_holds_host(const mb_ranking *r)
@@ -734,7 +745,8 @@ static void nothing_helps_verdict(mb_ranking *r)
         }
         const char *what = r->queued_bound ? "the GPU's own time between the kernels it had queued (kernel wait, "
                                              "not host code)"
-                                           : "the host (CPU, Python, kernel launches, data loading)";
+                                           : r->no_dataloader ? "the host (CPU, Python, kernel launches)"
+                                                              : "the host (CPU, Python, kernel launches, data loading)";
         if (!r->queued_bound && setup_holds_host(r)) { /* particle_transformer's trace: 1.34 s of 1.81 in one launch */
             char clause[400];
             setup_clause(r, clause, sizeof clause);
@@ -746,10 +758,11 @@ static void nothing_helps_verdict(mb_ranking *r)
         snprintf(r->verdict, sizeof r->verdict,
                  "No GPU helps: %s bounds the step on every machine (the GPU idle %s of each projected step%s) and no "
                  "projection is faster than this one beyond the model's error. %s helps instead: CUDA Graphs or "
-                 "torch.compile(mode=\"reduce-overhead\"), fewer and larger kernels (a larger batch, fused "
-                 "optimizers)%s",
+                 "torch.compile(mode=\"reduce-overhead\"), fewer and larger kernels (a larger batch%s)%s%s",
                  what, share, wait, r->queued_bound ? "Fewer kernel boundaries" : "Faster host code",
-                 r->queued_bound ? "" : ", more DataLoader workers, a faster CPU");
+                 r->no_optimizer ? "" : ", fused optimizers",
+                 r->queued_bound || r->no_dataloader ? "" : ", more DataLoader workers",
+                 r->queued_bound ? "" : ", a faster CPU");
         return;
     }
     class_share_range(r, 1u << MB_PC_COMM, share, sizeof share);
@@ -877,6 +890,7 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
                  "; the host bounds its step there (the GPU waiting on it %.0f%% of it): %s",
                  100 * f->cls[MB_PC_HOST] / f->step,
                  setup_holds_host(r) ? clause
+                 : r->no_dataloader  ? "faster host code (Python, kernel launches) gains more there than a faster GPU"
                                      : "faster host code (data loading, Python, kernel launches) gains more there "
                                        "than a faster GPU");
     }
@@ -1264,6 +1278,8 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
     mb_ini errors = { 0 };
     bool kernel = is_trace(run) && !cpu_trace(run);
     r->here_setup = kernel ? setup_seconds(run) : 0;
+    r->no_dataloader = trace_count_zero(run, "host", "dataloader");
+    r->no_optimizer = trace_count_zero(run, "trace", "optimizer_steps");
     if (cpu_trace(run))
         snprintf(r->per_stage_why, sizeof r->per_stage_why, "a trace without GPU events has no kernels");
     if (rc == MB_OK && kernel)

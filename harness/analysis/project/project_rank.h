@@ -106,6 +106,8 @@ typedef struct mb_ranking {
     double here_comm_on_host; /* of here_cls[MB_PC_COMM], the collectives that ran on the host (gloo, MPI) */
     double here_setup;    /* of here_cls[MB_PC_HOST], a trace's allocation and set-up calls (its step table's
                              "setup" part, seconds a step): paid once in a trace of the loop's start */
+    bool no_dataloader;   /* a trace without DataLoader annotations: no "more DataLoader workers" */
+    bool no_optimizer;    /* a trace without Optimizer.step: no "fused optimizers" */
     char verdict[1024];   /* the answer in one sentence: cheapest and fastest, or that no GPU helps */
 } mb_ranking;
 

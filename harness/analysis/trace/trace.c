@@ -855,6 +855,7 @@ static bool fold_annotation(parser *p)
         return push_host_iv(p, TR_HOST_SETUP);
     }
     if (kind == TR_ANN_OPTIMIZER) {
+        st->optimizer_annotations++;
         if (!mb_grow((void **)&st->opt_marks, &st->cap_opt_marks, st->n_opt_marks + 1, sizeof *st->opt_marks))
             return fail(p, MB_ESYS, "out of memory");
         st->opt_marks[st->n_opt_marks++] = (tr_step){.number = -1, .start = e->ts, .end = e->ts + e->dur};
@@ -1224,6 +1225,10 @@ static bool finish_event(parser *p)
     st->hip_calls += e->cat == CAT_RUNTIME && strncmp(e->name, "hip", 3) == 0;
     if (!(e->have & H_NAME))
         e->name[0] = '\0';
+    /* torch.compile's code running (a cpu_op or an annotation, by torch version) */
+    st->compiled_regions += (e->cat == CAT_CPU_OP || e->cat == CAT_ANNOTATION) &&
+                            (strncmp(e->name, "Torch-Compiled Region", 21) == 0 ||
+                             strcmp(e->name, "CompiledFunction") == 0);
     if (st->hook && !show_event(p))
         return false;
     switch (e->cat) {

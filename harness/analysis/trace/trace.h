@@ -476,6 +476,8 @@ typedef struct tr_state {
      * TR_LONG_LAUNCH_NS or more that neither waits nor copies */
     tr_named_table setup;
     int64_t compile_thread, compile_end; /* the last compile annotation's (TR_ANN_COMPILE): nested ones are its */
+    long long optimizer_annotations;     /* Optimizer.step#... (TR_ANN_OPTIMIZER): the loop steps an optimizer */
+    long long compiled_regions;          /* "Torch-Compiled Region", "CompiledFunction": torch.compile's code runs */
     tr_named_table cuda_sync_events;
     long long dataloader_count;
     long long dataloader_in_process; /* of them, _SingleProcessDataLoaderIter's: num_workers=0 */

@@ -2536,6 +2536,9 @@ static void header_evidence(analysis *a)
     /* the GPU's maker where deviceProperties does not name the GPU (ROCm traces often lack it) */
     if (st->runtime_calls > 0)
         add_str(t, "runtime_api", st->hip_calls * 2 > st->runtime_calls ? "hip" : "cuda");
+    /* what the loop is: remedies that assume an optimizer or a model not yet compiled are said only so */
+    add_num(t, "optimizer_steps", (double)st->optimizer_annotations);
+    add_num(t, "compiled_regions", (double)st->compiled_regions);
     if (st->device_props) {
         cJSON_AddItemToObject(a->ev, "device_properties", st->device_props);
         st->device_props = NULL;
