@@ -1979,6 +1979,40 @@ static void test_closing_sync_without_steps(void **state)
     mb_run_free(&r);
 }
 
+/* The GPU idle before the trace's first kernel once its launch returned is
+ * the GPU starting up, set-up, not the host's sync (a Quadro RTX 6000's
+ * first inference: its first kernels started 42.8 ms after their launch,
+ * inside a cudaStreamSynchronize: "Synchronization bound, 69.4%"). Only
+ * in a trace without steps and from 10 ms: a trace started mid-loop has its
+ * first kernel queued behind work it did not record. A launch [0, 5) us, a
+ * sync [10, 20000), the first kernel [19990, 20000); a launch [20100, 20105),
+ * its kernel [20110, 20120). */
+static void test_gpu_startup(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"traceEvents\":[\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":0,"
+        "\"dur\":5,\"args\":{\"correlation\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaStreamSynchronize\",\"pid\":1,\"tid\":1,"
+        "\"ts\":10,\"dur\":19990},\n"
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":20100,"
+        "\"dur\":5,\"args\":{\"correlation\":2}},\n"
+        KERNEL("elementwise_kernel", 19990, 10, 1) ",\n" KERNEL("elementwise_kernel", 20110, 10, 2) "\n]}\n";
+    const char *path = tmp_path("gpu_startup.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    NS_EQ(part_seconds(r.evidence, "setup"), 19985000);
+    assert_null(path_get(r.evidence, "steps.0.parts.sync"));
+    NS_EQ(num(r.evidence, "host.setup.gpu_startup_s"), 19985000);
+    const mb_stage *s = stage(&r, MB_SETUP_STAGE);
+    assert_non_null(s);
+    NS_EQ(mb_stage_exposed(s), 19985000);
+    mb_run_free(&r);
+}
+
 /* The host inside a collective call with the GPU idle is communication in
  * the stages as in the step table (a 2-A100 MoE trace: 968 us of it read as
  * host code in the stage list, as a collective in the step table), and a
@@ -3068,7 +3102,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_kernel_takes_op_family),
         cmocka_unit_test(test_kernel_takes_uncounted_family), cmocka_unit_test(test_blocking_copy_is_sync),
         cmocka_unit_test(test_setup_calls), cmocka_unit_test(test_host_collective_stage),
-        cmocka_unit_test(test_closing_sync_without_steps),
+        cmocka_unit_test(test_closing_sync_without_steps), cmocka_unit_test(test_gpu_startup),
         cmocka_unit_test(test_no_cpu_ops),
         cmocka_unit_test(test_merged_ranks),
         cmocka_unit_test(test_optimizer_steps),

@@ -1051,6 +1051,13 @@ static void try_setup(builder *b, const mb_gap *g, const mb_diag_figures *f, con
     else
         EVIDENCE(b, "the trace marks no steps: its window holds the set-up before the loop");
     setup_calls_evidence(b, g);
+    double startup = ev_num(g->run->evidence, "host.setup.gpu_startup_s");
+    if (startup > 0) {
+        char t[32];
+        mb_fmt_seconds(t, sizeof t, startup);
+        EVIDENCE(b, "of it, %s with the trace's first kernel launched and not started: the GPU starting up "
+                    "(context and module initialisation on first use)", t);
+    }
     if (!every)
         rest_evidence(b, f);
     add_remedies(b, r, f, x->eff_low);

@@ -1036,6 +1036,8 @@ typedef struct step_table {
     const int64_t *launch_end;
     size_t n_launch_end;
     long long queued_gaps; /* gaps in the windows with the next kernel queued */
+    int64_t startup_ns;    /* in the set-up part: the GPU idle before the trace's first kernel, after its launch
+                              returned (gpu_startup) */
 } step_table;
 
 /* Idle [x, y) attributed to host kinds in priority order: the part covered
@@ -1083,6 +1085,45 @@ static bool idle_to(const tr_state *st, int64_t x, int64_t y, bool queued, int64
     }
     attribute_idle(st, x, y, 0, ns);
     return false;
+}
+
+/* When the launch call of correlation id corr returned; INT64_MIN unknown. */
+static int64_t launch_end_of(const step_table *t, int64_t corr)
+{
+    if (corr < 0 || t->n_launch_end == 0)
+        return INT64_MIN;
+    size_t i = first_at_least(t->launch_end, t->n_launch_end, 2, 0, corr);
+    return i < t->n_launch_end && t->launch_end[2 * i] == corr ? t->launch_end[2 * i + 1] : INT64_MIN;
+}
+
+/* The GPU idle before the trace's first kernel once its launch had returned:
+ * the GPU starting up (context and module initialisation on first use), no
+ * wait of the host's. Counted as set-up; the gap before the launch returned
+ * is the host's, as any. A Quadro RTX 6000's first CNN+GRU inference: its
+ * first kernels, launched at 1.2 ms, started at 43.9 ms while the host sat in
+ * a cudaStreamSynchronize, and read "Synchronization bound, 69.4%". Returns
+ * where the host's part of the gap ends. */
+static int64_t gpu_startup(const tr_state *st, step_table *t, const int64_t *w, int64_t frontier, int64_t s,
+                           int64_t *ns)
+{
+    /* Only in a trace without steps (a cold first pass; a schedule's trace comes after warm-up) and 10 ms or
+     * more: a trace that starts mid-loop has its first kernel queued behind work it did not record, for a
+     * step's time at most */
+    const tr_device *d = &st->devices[t->device];
+    if (st->n_steps > 0 || w != d->ev) /* not the trace's first GPU event */
+        return s;
+    int64_t le = launch_end_of(t, w[2]);
+    if (le == INT64_MIN || le >= s || s - imax(le, frontier) < TR_LONG_LAUNCH_NS)
+        return s;
+    int64_t from = imax(le, frontier);
+    ns[SP_SETUP] += s - from;
+    /* the stage's time: set-up calls' host time, and this where no set-up call covers it */
+    const tr_ivlist *calls = &st->host_iv[TR_HOST_SETUP];
+    int64_t covered = 0;
+    for (size_t i = 0; i < calls->n; i++)
+        covered += imax(0, imin(calls->iv[2 * i + 1], s) - imax(calls->iv[2 * i], from));
+    t->startup_ns += s - from - covered;
+    return from;
 }
 
 /* Whether the kernel of correlation id corr was queued at `at`: its launch
@@ -1177,7 +1218,8 @@ static void step_window(const tr_state *st, step_table *t, int64_t maxdur, int64
         if (e <= frontier)
             continue;
         if (s > frontier) {
-            t->queued_gaps += fill_gap(st, t, &gap_from, frontier, s, queued_at(t, w[2], frontier), ns);
+            int64_t host_end = gpu_startup(st, t, w, frontier, s, ns);
+            t->queued_gaps += fill_gap(st, t, &gap_from, frontier, host_end, queued_at(t, w[2], frontier), ns);
             frontier = s;
         }
         ns[t->sp_class[cls]] += e - frontier;
@@ -2354,11 +2396,18 @@ static int copy_stages(analysis *a, mb_err *err)
 static int setup_stage(analysis *a, mb_err *err)
 {
     const host_calls *c = &a->calls;
-    if (c->setup == 0 || a->st->n_devices == 0)
+    int64_t startup = a->tablep->startup_ns;
+    if ((c->setup == 0 && startup == 0) || a->st->n_devices == 0)
         return MB_OK;
-    char source[160], why[480];
+    char source[200], why[480];
     snprintf(source, sizeof source, "trace: %lld allocation and set-up call%s%s (host time; by name: host.setup)",
              c->setup, c->setup == 1 ? "" : "s", a->st->n_steps ? " in the steps" : "");
+    if (startup > 0) {
+        char t[32];
+        size_t at = strlen(source);
+        mb_fmt_seconds(t, sizeof t, sec(startup));
+        snprintf(source + at, sizeof source - at, "; the GPU starting its first kernel %s after its launch", t);
+    }
     if (a->st->n_steps > 0 && c->setup_steps * 2 > (long long)a->st->n_steps)
         snprintf(why, sizeof why, "host time in allocation and set-up calls in %lld of %zu steps: the caching "
                  "allocator giving memory back and taking it again (torch.cuda.empty_cache, fragmentation); no "
@@ -2369,8 +2418,8 @@ static int setup_stage(analysis *a, mb_err *err)
                  "iterations%s; no benchmark measures it: time only", a->st->n_steps ? "" : " (no steps marked)");
     say_why_unattributed(a, MB_SETUP_STAGE, why);
     mb_stage s = {.name = MB_SETUP_STAGE, .component = "other", .device = "cpu", .role = "overhead",
-                  .work = sec(c->setup_ns), .work_unit = "s", .seconds = sec(c->setup_ns), .count = c->setup,
-                  .source = source};
+                  .work = sec(c->setup_ns + startup), .work_unit = "s", .seconds = sec(c->setup_ns + startup),
+                  .count = c->setup, .source = source};
     return add_stage(a, &s, SP_SETUP, err);
 }
 
@@ -2701,6 +2750,8 @@ static void host_evidence(analysis *a)
     /* in set-up: TR_LONG_LAUNCH_NS or more, or a kernel's first of TR_FIRST_LAUNCH_NS or more */
     count_seconds(launch, "long", st->long_launches, st->long_launch_ns);
     named_table(host, "setup", &st->setup);
+    if (a->tablep->startup_ns > 0) /* in the set-up part: the GPU starting up (gpu_startup) */
+        add_num(cJSON_GetObjectItemCaseSensitive(host, "setup"), "gpu_startup_s", sec(a->tablep->startup_ns));
     if (st->n_steps > 0) /* whether set-up comes once or every step */
         add_num(cJSON_GetObjectItemCaseSensitive(host, "setup"), "steps_with", (double)a->calls.setup_steps);
     named_table(host, "sync", &st->sync);
