@@ -1357,6 +1357,17 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
                       "profiler, sets the host's time from it",
                       h, 100 * r->here_cls[MB_PC_HOST] / r->here_step);
     }
+    /* Wings236's graph-break trace: "One-time set-up ... a kernel's first launch 4.37 ms" in its diagnosis,
+     * and every machine's projected step held those 4.37 ms */
+    if (rc == MB_OK && r->here_setup > 0 && r->here_step > 0) {
+        char t[32];
+        mb_fmt_seconds(t, sizeof t, r->here_setup);
+        rc = add_note(r, err,
+                      "every projected step holds the trace's one-time set-up as here (%s a step, %.0f%% of it: "
+                      "allocation, first launches, torch.compile compiling), host time no GPU shortens; a trace "
+                      "profiled after warm-up gives the loop's own step",
+                      t, 100 * r->here_setup / r->here_step);
+    }
     if (rc == MB_OK && strcmp(r->model, "per-stage") == 0)
         rc = add_note(r, err,
                       "per-stage model (%s): each stage scaled by one ratio of the target's ceiling or datasheet "
