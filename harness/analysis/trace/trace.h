@@ -465,7 +465,7 @@ typedef struct tr_state {
     size_t n_xfers, cap_xfers;
     /* Host side. */
     tr_named_table launch, sync, blocking;
-    /* launch calls in set-up (tr_launch.setup): TR_LONG_LAUNCH_NS or more (a
+    /* launch calls in set-up (launch_setup): TR_LONG_LAUNCH_NS or more (a
      * first launch loading its module, lazy initialisation, a full launch
      * queue) or a kernel's first launch of TR_FIRST_LAUNCH_NS or more; not a
      * launch's cost */

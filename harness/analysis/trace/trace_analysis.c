@@ -1132,10 +1132,8 @@ static int64_t gpu_startup(const tr_state *st, step_table *t, const int64_t *w, 
  * is the host's). */
 static bool queued_at(const step_table *t, int64_t corr, int64_t at)
 {
-    if (corr < 0 || t->n_launch_end == 0)
-        return false;
-    size_t i = first_at_least(t->launch_end, t->n_launch_end, 2, 0, corr);
-    return i < t->n_launch_end && t->launch_end[2 * i] == corr && t->launch_end[2 * i + 1] <= at;
+    int64_t end = launch_end_of(t, corr);
+    return end != INT64_MIN && end <= at;
 }
 
 /* A gap [x, y) between compute kernels: the copies and collectives in it
