@@ -1352,6 +1352,18 @@ static void step_table_json(analysis *a)
 
 /* ---- the timeline ------------------------------------------------------------------ */
 
+/* Takes [s, e) out of an unmerged interval list (its order does not matter). */
+static void drop_interval(tr_ivlist *iv, int64_t s, int64_t e)
+{
+    for (size_t j = 0; j < iv->n; j++)
+        if (iv->iv[2 * j] == s && iv->iv[2 * j + 1] == e) {
+            iv->iv[2 * j] = iv->iv[2 * (iv->n - 1)];
+            iv->iv[2 * j + 1] = iv->iv[2 * (iv->n - 1) + 1];
+            iv->n--;
+            return;
+        }
+}
+
 /* A closing synchronize: a sync call that starts after the steps' last
  * launch. It waits for the GPU to finish what the host queued ahead; no step
  * made it. Taken out of the step table's sync list (before it is merged) and
@@ -1368,13 +1380,7 @@ static void set_closing_syncs(analysis *a)
         a->closing_ns += e - s;
         for (size_t k = 0; k < st->n_steps; k++) /* the part inside the host's windows */
             a->closing_in_win_ns += imax(0, imin(e, a->host_win[2 * k + 1]) - imax(s, a->host_win[2 * k]));
-        for (size_t j = 0; j < iv->n; j++)
-            if (iv->iv[2 * j] == s && iv->iv[2 * j + 1] == e) {
-                iv->iv[2 * j] = iv->iv[2 * (iv->n - 1)];
-                iv->iv[2 * j + 1] = iv->iv[2 * (iv->n - 1) + 1];
-                iv->n--;
-                break;
-            }
+        drop_interval(iv, s, e);
     }
 }
 
@@ -1744,13 +1750,7 @@ static void closing_sync_without_steps(analysis *a)
         a->closing_syncs++;
         a->closing_ns += e - s;
         st->span_end = imax(s, last_gpu);
-        for (size_t j = 0; j < iv->n; j++)
-            if (iv->iv[2 * j] == s && iv->iv[2 * j + 1] == e) {
-                iv->iv[2 * j] = iv->iv[2 * (iv->n - 1)];
-                iv->iv[2 * j + 1] = iv->iv[2 * (iv->n - 1) + 1];
-                iv->n--;
-                break;
-            }
+        drop_interval(iv, s, e);
         return;
     }
 }
