@@ -355,6 +355,17 @@ def conv_no_stride(ceil):
           h is not None and "convolution stride/padding not recorded" in (h["no_ceiling"] or "") and
           "PyTorch 2.1" in (h["no_ceiling"] or "") and "profile with record_shapes=True" not in (h["no_ceiling"] or ""),
           h)
+    # With stride and padding (3x3, stride 1, pad 1: both argument orders agree), one convolution a step in two
+    # events (conv2d > mkldnn_convolution): its FLOPs once, and one call a step (the four events of a ResNet's
+    # convolution made its size per call a quarter of its own, "8.32 GFLOP per call" for 24.9)
+    dims = {"Input Dims": [[5, 3, 224, 224], [64, 3, 3, 3], [], [], [], [], []],
+            "Input type": ["float", "float", "", "", "", "", "Scalar"],
+            "Concrete Inputs": ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "1"]}
+    d = gap(write("cpu-conv-counted", steps(body), kineto=True), ceil)
+    s = stage(d, "conv (cpu)")
+    flops = 2 * 5 * 64 * 3 * 9 * 224 * 224
+    check("conv with stride/padding: its FLOPs and its calls once, not once per nested event",
+          s is not None and close(s["work"], STEPS * flops) and s["calls"] == STEPS, s)
 
 
 def memory_bound(ceil):
@@ -452,8 +463,8 @@ def memory_bound(ceil):
           "ProfilerActivity.CUDA" in rem and "fuse them" not in rem and "GEMMs big enough" not in rem and
           "deviceProperties lists 1 GPU" in w and
           not any("a run without a GPU" in e for e in f["evidence"]), (rem, w, f["evidence"]))
-    # The same with CUDA's runtime calls recorded (ProfilerActivity.CUDA on: device queries, the profiler's closing
-    # cudaDeviceSynchronize) and still no GPU event: the ops ran on the CPU (a particle transformer on an A100 machine,
+    # The same with CUDA's runtime calls recorded (device queries, the profiler's closing cudaDeviceSynchronize: PyTorch
+    # records them with ProfilerActivity.CPU alone), no launch and still no GPU event: the ops ran on the CPU (a particle transformer on an A100 machine,
     # aten::mkldnn_convolution, read "GPU activity not recorded"); the closing sync is host time, no stage of its own
     # (it read 100.0009% beside the host part that holds it).
     ran_on_cpu = steps(body)
@@ -469,6 +480,28 @@ def memory_bound(ceil):
           d["step"]["gpus_unrecorded"] == 0 and "memory-bound ops (cpu)" in held and stage(d, "sync") is None and
           abs(shares - 1) < 1e-9 and "the ops ran on the CPU" in w and
           d["diagnosis"]["findings"][0]["title"] == "CPU compute bound", (held, shares, w, d["step"]))
+    # The same with an op only a CPU runs and no runtime call at all (a Colab ResNet-50 forward on a T4 machine's CPU:
+    # aten::mkldnn_convolution, deviceProperties, read "GPU activity not recorded"): a CPU run.
+    onednn = steps(lambda t0: body(t0) + [ev("aten::mkldnn_convolution", t0 + 8000, 500)])
+    d = gap(write("cpu-memory-onednn", onednn, kineto=True, gpus=1), ceil)
+    w = " ".join(d["run"]["warnings"])
+    check("oneDNN's ops, a GPU listed, no runtime call: a CPU run held against the CPU's ceilings, saying why",
+          d["step"]["gpus_unrecorded"] == 0 and "ops only a CPU runs (oneDNN's)" in w and
+          d["diagnosis"]["findings"][0]["title"] == "CPU compute bound", (w, d["step"]))
+    # ... but a copy call (cudaMemcpyAsync) or a launch says the ops ran on the GPU, whatever else
+    for call in ("cudaMemcpyAsync", "cudaLaunchKernel"):
+        gpu_call = onednn + [ev(call, 100, 5, "cuda_runtime")]
+        path = write("cpu-memory-onednn-" + call, gpu_call, kineto=True, gpus=1)
+        p = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", ceil, "--format", "json"],
+                           capture_output=True, text=True)
+        if call == "cudaLaunchKernel":
+            check("a launch call without a kernel: refused, naming ProfilerActivity.CUDA off (runtime calls are "
+                  "recorded without it) before lost records",
+                  p.returncode == 2 and "Either ProfilerActivity.CUDA was off" in p.stderr, (p.returncode, p.stderr))
+        else:
+            d = json.loads(p.stdout) if p.returncode == 0 else {"step": {}}
+            check("a copy call and no GPU event: GPU activity not recorded, not a CPU run",
+                  d["step"].get("gpus_unrecorded") == 1, (p.returncode, p.stderr, d["step"]))
     # CUDA's runtime calls alone, no op and no GPU activity: nothing to read, refused with why
     path = write("cuda-runtime-only", [ev("cudaGetDeviceCount", 5, 3, "cuda_runtime"),
                                        ev("cudaDeviceSynchronize", 77860000, 40, "cuda_runtime")], kineto=True, gpus=2)
@@ -505,7 +538,7 @@ def memory_bound(ceil):
                             ceil, "--target", target], capture_output=True, text=True)
         check("cuDNN's ops without GPU events, --target %s: no projection (not its host CPU's, not a GPU's kept "
               "stages), saying to record the GPU" % target,
-              p.returncode == 2 and "the trace recorded no GPU activity, though its run used a GPU" in p.stderr and
+              p.returncode == 2 and "the trace recorded no GPU activity, though it says a GPU was used" in p.stderr and
               "ProfilerActivity.CUDA" in p.stderr and p.stdout == "", (p.returncode, p.stderr))
     d = gap(write("cpu-memory-array-plain", bare, kineto=False), ceil)
     check("... and the same array without them is still a CPU run",

@@ -1312,13 +1312,17 @@ static void test_diagnosis_step_table(void **state)
 
 /* Collectives get the remedies of the parallelism that made them: FSDP's
  * all-gathers and reduce-scatters (a 2x4090 FSDP trace once got DDP's
- * bucket_cap_mb) prefetch and wrapping; DDP's all-reduce, bucketing. Stage
- * files of 10 s: 6 s of collectives, the rest compute. */
+ * bucket_cap_mb) prefetch and wrapping; DDP's all-reduce, bucketing; a trace
+ * without a backward pass (a tensor-parallel forward's all-gathers were told
+ * FSDP's prefetch) neither, but the model parallelism's own. Stage files of
+ * 10 s: 6 s of collectives, the rest compute; the third, the first's with a
+ * trace's evidence of no backward op. */
 static void test_diagnosis_comm_kind(void **state)
 {
     fx *f = *state;
-    static char *const kind[][2] = { { "allgather", "reducescatter" }, { "allreduce", "allreduce" } };
-    for (int i = 0; i < 2; i++) {
+    static char *const kind[][2] = { { "allgather", "reducescatter" }, { "allreduce", "allreduce" },
+                                     { "allgather", "reducescatter" } };
+    for (int i = 0; i < 3; i++) {
         mb_err err = { 0 };
         mb_run r;
         mb_run_init(&r);
@@ -1329,15 +1333,18 @@ static void test_diagnosis_comm_kind(void **state)
         assert_int_equal(mb_run_add_stage(&r, &c2, &err), MB_OK);
         assert_int_equal(mb_run_add_stage(&r, &x, &err), MB_OK);
         r.total_seconds = 10;
+        if (i == 2)
+            r.evidence = cJSON_Parse("{\"trace\":{\"backward_ops\":0,\"optimizer_steps\":0}}");
         mb_gap g;
         mb_diagnosis d;
         assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
         assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
         assert_string_equal(d.findings[0].id, "communication_bound");
-        CLOSE(d.fig.comm_sharded_s, i == 0 ? 6 : 0);
-        CLOSE(d.fig.comm_allreduce_s, i == 0 ? 0 : 6);
+        CLOSE(d.fig.comm_sharded_s, i != 1 ? 6 : 0);
+        CLOSE(d.fig.comm_allreduce_s, i != 1 ? 0 : 6);
         assert_true(has_remedy(&d, "communication_bound", "forward_prefetch") == (i == 0));
         assert_true(has_remedy(&d, "communication_bound", "bucket_cap_mb") == (i == 1));
+        assert_true(has_remedy(&d, "communication_bound", "No backward pass (inference)") == (i == 2));
         assert_true(has_remedy(&d, "communication_bound", "Check the interconnect"));
         mb_diagnosis_free(&d);
         mb_gap_free(&g);
@@ -1371,6 +1378,42 @@ static void test_diagnosis_launch_remedies_by_trace(void **state)
         assert_true(has_remedy(&d, "launch_bound", "Fused/foreach optimizers") == (i == 1));
         assert_true(has_remedy(&d, "launch_bound", "Compiled already") == (i == 0));
         assert_true(has_remedy(&d, "launch_bound", "Fuse small operations") == (i == 1));
+        mb_diagnosis_free(&d);
+        mb_gap_free(&g);
+        mb_run_free(&r);
+    }
+}
+
+/* "Optimizer step: fused or foreach optimizers" in a GPU-compute-bound run:
+ * where memory-bound kernels lead and the trace steps an optimizer; not in
+ * a forward-only trace (an A100 particle transformer's inference was told
+ * it) nor where matrix math leads. */
+static void test_diagnosis_compute_optimizer_remedy(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    static const struct {
+        int optimizer_steps;
+        double memory, gemm;
+        bool told;
+    } runs[] = { { 0, 0.70, 0.20, false }, { 3, 0.70, 0.20, true }, { 3, 0.20, 0.70, false } };
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        mb_run r;
+        one_stage_run(&r);
+        r.total_seconds = 10;
+        char ev[1024];
+        snprintf(ev, sizeof ev,
+                 "{\"trace\":{\"optimizer_steps\":%d,\"compiled_regions\":0},\"step\":{\"seconds\":10,"
+                 "\"gpu_busy_share\":0.90,\"parts\":[{\"id\":\"memory_bound\",\"share\":%g},"
+                 "{\"id\":\"gemm\",\"share\":%g},{\"id\":\"host\",\"share\":0.10}]}}",
+                 runs[i].optimizer_steps, runs[i].memory, runs[i].gemm);
+        r.evidence = cJSON_Parse(ev);
+        mb_gap g;
+        mb_diagnosis d;
+        assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+        assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+        assert_string_equal(d.findings[0].id, "gpu_compute_bound");
+        assert_true(has_remedy(&d, "gpu_compute_bound", "Optimizer step: fused or foreach") == runs[i].told);
         mb_diagnosis_free(&d);
         mb_gap_free(&g);
         mb_run_free(&r);
@@ -2223,6 +2266,7 @@ int main(void)
         cmocka_unit_test(test_diagnosis_copies_in_steps),
         cmocka_unit_test(test_diagnosis_data_loading),
         cmocka_unit_test(test_diagnosis_launch_bound), cmocka_unit_test(test_diagnosis_launch_remedies_by_trace),
+        cmocka_unit_test(test_diagnosis_compute_optimizer_remedy),
         cmocka_unit_test(test_diagnosis_setup),
         cmocka_unit_test(test_diagnosis_comm_kind),
         cmocka_unit_test(test_diagnosis_host_time_per_op),

@@ -29,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "project.h"
 #include "run_read.h"
 #include "trace.h"
 
@@ -758,6 +759,69 @@ static void test_setup_calls(void **state)
     assert_non_null(outer);
     NS_EQ(cJSON_GetObjectItemCaseSensitive(outer, "seconds")->valuedouble, 1000000);
     assert_null(cJSON_GetObjectItemCaseSensitive(calls, "compile_fx_inner (dynamo_timed)"));
+    mb_run_free(&r);
+}
+
+/* An op's first call of 1 ms or more and 20x its later calls' mean loads a
+ * library or builds its kernels (a cold H200 ResNet-18: the first
+ * aten::cudnn_convolution 141 ms, the others 3 ms, read as host code): its
+ * interval is set-up, the outermost of nested ones named. conv2d's first
+ * call (5000 us, its cudnn_convolution inside) against 100 us later; relu_'s
+ * 1200 against 20. Not set-up: add_'s first 900 (under 1 ms), mul_'s 2000
+ * against 200 (10x), addmm's one call. CUPTI's overhead records (the
+ * profiler's buffers, module loading) are set-up too: 800 us. */
+static void test_first_calls(void **state)
+{
+    (void)state;
+#define OPX(name, ts, dur)                                                                     \
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":" #dur "},\n"
+#define RT(ts, corr)                                                                                  \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":5,\"args\":{\"correlation\":" #corr "}},\n"
+#define K(ts, corr)                                                                                    \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"conv_k\",\"pid\":0,\"tid\":7,\"ts\":" #ts \
+    ",\"dur\":50,\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}},\n"
+    static const char text[] =
+        "{\"traceEvents\":[\n"
+        OPX("aten::conv2d", 0, 5000) OPX("aten::cudnn_convolution", 10, 4980) RT(4900, 1) K(5000, 1)
+        OPX("aten::conv2d", 6000, 100) OPX("aten::cudnn_convolution", 6005, 90) RT(6050, 2) K(6100, 2)
+        OPX("aten::conv2d", 7000, 100) OPX("aten::cudnn_convolution", 7005, 90) RT(7050, 3) K(7100, 3)
+        OPX("aten::relu_", 8000, 1200) OPX("aten::relu_", 9500, 20) OPX("aten::relu_", 9600, 20)
+        OPX("aten::add_", 9700, 900) OPX("aten::add_", 10700, 10) OPX("aten::add_", 10800, 10)
+        OPX("aten::mul_", 10900, 2000) OPX("aten::mul_", 12000, 200) OPX("aten::mul_", 12300, 200)
+        OPX("aten::addmm", 13000, 3000)
+        "{\"ph\":\"X\",\"cat\":\"overhead\",\"name\":\"Activity Buffer Request\",\"pid\":-1,\"tid\":0,"
+        "\"ts\":16500,\"dur\":800},\n"
+        "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":17500}\n"
+        "]}\n";
+#undef OPX
+#undef RT
+#undef K
+    const char *path = tmp_path("first_calls.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, MB_SETUP_STAGE);
+    assert_non_null(s);
+    assert_int_equal(s->count, 3);
+    NS_EQ(s->seconds, 7000000);
+    NS_EQ(part_seconds(r.evidence, "setup"), 7000000);
+    const cJSON *calls = path_get(r.evidence, "host.setup.calls"); /* names with dots: by hand */
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(calls, "aten::conv2d (first call)");
+    assert_non_null(c);
+    NS_EQ(cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble, 5000000);
+    c = cJSON_GetObjectItemCaseSensitive(calls, "aten::relu_ (first call)");
+    assert_non_null(c);
+    NS_EQ(cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble, 1200000);
+    c = cJSON_GetObjectItemCaseSensitive(calls, "Activity Buffer Request");
+    assert_non_null(c);
+    NS_EQ(cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble, 800000);
+    assert_null(cJSON_GetObjectItemCaseSensitive(calls, "aten::cudnn_convolution (first call)"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(calls, "aten::add_ (first call)"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(calls, "aten::mul_ (first call)"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(calls, "aten::addmm (first call)"));
     mb_run_free(&r);
 }
 
@@ -1775,9 +1839,14 @@ static void test_kernel_tf32(void **state)
         {"void cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>(...)", false},
         {"volta_sgemm_128x64_nn", false},
         {"ampere_sgemm_64x32_sliced1x4_tn", false},
+        {"ampere_fp16_s16816gemm_fp16_128x128_ldg8_relu_f2f_stages_32x5_tn", false},
+        {"turing_fp16_s1688gemm_fp16_128x256_ldg8_relu_f2f_stages_32x1_tn", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         assert_true(mb_tr_kernel_tf32(cases[i].name, strlen(cases[i].name)) == cases[i].tf32);
+    /* cuBLAS's fp16-input tensor-op GEMMs: fp16 math, whatever their s1688/s16816 says */
+    const char *fp16 = "ampere_fp16_s1688gemm_fp16_128x128_ldg8_f2f_stages_32x1_tn";
+    assert_int_equal(mb_tr_kernel_math(fp16, strlen(fp16)), MB_PM_FP16);
 }
 
 /* A kernel an attention op with FLOPs launches is attention work whatever its
@@ -1858,10 +1927,39 @@ static void test_forward_from_backward(void **state)
     cJSON *ev = r.evidence;
     assert_int_equal((int)num(ev, "rates.conv.0.ops"), 4);
     assert_int_equal((int)num(ev, "rates.conv.0.from_backward"), 2);
+    assert_null(s->direction); /* a training step's convolutions run every direction */
     s = stage(&r, "conv (unattributed)"); /* layer 3 */
     assert_non_null(s);
     assert_int_equal(s->count, 1);
     NS_EQ(s->seconds, 10000);
+    mb_run_free(&r);
+}
+
+/* A run without a backward pass (inference) convolves forward only: its conv
+ * stage says direction fwd, so that cuDNN's forward cases hold it, not the
+ * fastest direction measured (an A100 particle transformer's inference was
+ * held to the H100 reference's bwd_filter case, 90.5 TFLOP/s against the
+ * forward's 50.2). ResNet-50's conv1 (236027904 FLOPs) in 50 us. */
+static void test_forward_only_conv(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"record_shapes\":1,\"traceEvents\":[\n"
+        OP("aten::cudnn_convolution", 1, 0, 20, "\"Input Dims\":[[1,3,224,224],[64,3,7,7],[],[],[],[]],"
+           "\"Input type\":[\"float\",\"float\"],"
+           "\"Concrete Inputs\":[\"\",\"\",\"[3, 3]\",\"[2, 2]\",\"[1, 1]\",\"1\"]")
+        LAUNCH(1, 5, 71)
+        KERNEL("sm80_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nhwckrsc_nchw", 30, 50, 71) "\n]}\n";
+    const char *path = tmp_path("forward_only_conv.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, "conv");
+    assert_non_null(s);
+    assert_true(s->work == 236027904.0);
+    assert_non_null(s->direction);
+    assert_string_equal(s->direction, "fwd");
     mb_run_free(&r);
 }
 
@@ -3096,6 +3194,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_norm_pool_attribution), cmocka_unit_test(test_backward_flops),
         cmocka_unit_test(test_tf32_from_kernels), cmocka_unit_test(test_kernel_tf32),
         cmocka_unit_test(test_forward_from_backward),
+        cmocka_unit_test(test_forward_only_conv),
+        cmocka_unit_test(test_first_calls),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
         cmocka_unit_test(test_cpu_only), cmocka_unit_test(test_step_past_trace),
         cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_outside_steps),

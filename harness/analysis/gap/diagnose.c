@@ -276,6 +276,7 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
     f->setup_steps = ev_num(ev, "host.setup.steps_with");
     f->optimizer_steps = ev_num(ev, "trace.optimizer_steps");
     f->compiled_regions = ev_num(ev, "trace.compiled_regions");
+    f->backward_ops = ev_num(ev, "trace.backward_ops");
     if (ls >= 0) {
         f->launch_share = ls / w;
         f->launches = lc > 0 ? lc : f->launches;
@@ -434,7 +435,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->sync_host_share = -1;
     f->data_in_process = -1;
     f->setup_steps = -1;
-    f->optimizer_steps = f->compiled_regions = -1;
+    f->optimizer_steps = f->compiled_regions = f->backward_ops = -1;
     f->torch_threads = f->host_ranks = f->cpus_allowed = -1;
     f->cpu_floor_s = -1;
     f->dataset_fits = -1;
@@ -574,6 +575,10 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
     /* a forward-only H100 trace was told "fused optimizers"; compiled ResNet-18s "torch.compile" */
     if (strcmp(cond, "optimizer") == 0)
         return f->optimizer_steps != 0;
+    /* the optimizer's kernels are memory-bound: named where those lead (an inference trace had it under
+     * the memory_bound key) */
+    if (strcmp(cond, "optimizer_memory") == 0)
+        return f->optimizer_steps != 0 && f->step_table && f->memory_share > f->tensor_share;
     if (strcmp(cond, "not_compiled") == 0)
         return f->compiled_regions <= 0;
     if (strcmp(cond, "compiled") == 0)
@@ -585,10 +590,15 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
     /* the loader's workers already use the CPUs the step's threads leave */
     if (strcmp(cond, "cpu_cores_idle") == 0)
         return f->gpus_unrecorded == 0 && !cpus_all_busy(f) && !f->cpus_busy && !python_leads;
+    /* DDP's and FSDP's remedies are a training step's: a forward-only trace (two RTX 4090s' tensor-parallel
+     * Llama forward, its all-gather of the logits) was told to prefetch FSDP's all-gathers */
+    bool inference = f->backward_ops == 0;
+    if (strcmp(cond, "comm_inference") == 0)
+        return inference;
     if (strcmp(cond, "comm_sharded") == 0)
-        return f->comm_sharded_s > 0 && f->comm_sharded_s >= f->comm_allreduce_s;
+        return !inference && f->comm_sharded_s > 0 && f->comm_sharded_s >= f->comm_allreduce_s;
     if (strcmp(cond, "comm_replicated") == 0)
-        return !(f->comm_sharded_s > 0 && f->comm_sharded_s >= f->comm_allreduce_s);
+        return !inference && !(f->comm_sharded_s > 0 && f->comm_sharded_s >= f->comm_allreduce_s);
     if (strcmp(cond, "cpus_shared") == 0)
         return f->cpus_shared;
     if (strcmp(cond, "cpus_free") == 0)

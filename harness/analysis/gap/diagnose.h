@@ -31,6 +31,8 @@ typedef struct mb_diag_figures {
                                   a forward-only trace); -1 unknown (a stage file) */
     double compiled_regions;   /* trace: torch.compile's compiled code running ("Torch-Compiled Region"); -1
                                   unknown */
+    double backward_ops;       /* trace: ops and autograd nodes of a backward pass (0: inference); -1 unknown
+                                  (a stage file, a trace without the model's ops) */
     double sync_share;         /* stages: sync stage time; trace: GPU idle while the host waits in
                                   syncs/blocking copies */
     double sync_host_share;    /* trace: host time in sync calls and blocking copies; -1 otherwise */

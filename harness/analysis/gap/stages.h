@@ -42,7 +42,7 @@ typedef struct mb_stage {
     char *component;  /* a stage component (vocabulary.h) */
     /* What identifies the closest ceiling (NULL / 0 when not applicable). */
     char *dtype;      /* gemm/conv: fp32|tf32|fp16|bf16|fp8|int8|fp64; collectives: float|half|bf16 */
-    char *direction;  /* copy: h2d|d2h|d2d */
+    char *direction;  /* copy: h2d|d2h|d2d; conv: fwd (a trace without a backward pass) */
     char *memory;     /* copy: pageable|pinned */
     char *pattern;    /* disk: sequential|random */
     long long block_size; /* disk: bytes per read; copy/allreduce: bytes per call (message size) */

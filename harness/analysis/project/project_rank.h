@@ -121,8 +121,8 @@ bool mb_rank_wanted(const char *targets, const mb_run *run);
  * why. */
 bool mb_rank_gpus_unrecorded(const mb_run *run);
 #define MB_GPUS_UNRECORDED                                                                                          \
-    "--target: the trace recorded no GPU activity, though its run used a GPU (deviceProperties, or ops only a GPU " \
-    "runs such as aten::cudnn_convolution): its ops' times are the host's launching them, which no machine's "      \
+    "--target: the trace recorded no GPU activity, though it says a GPU was used (deviceProperties lists one, or " \
+    "ops only a GPU runs, aten::cudnn_*, ran): its ops' times are the host's launching them, which no machine's "   \
     "figures project; profile again with activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] and project "     \
     "that trace"
 

@@ -58,6 +58,7 @@ enum cat {
     CAT_TRACE, /* the profiler's own span, "PyTorch Profiler (0)" */
     CAT_RANGE, /* cuda_profiler_range: a kernel under the CUPTI range profiler */
     CAT_OTHER_RUNTIME, /* another accelerator's runtime calls: mtia_runtime, xpu_runtime, ... */
+    CAT_OVERHEAD, /* CUPTI's overhead records: module loading, the profiler's buffers */
     CAT_OTHER,
 };
 
@@ -284,6 +285,8 @@ static int cat_of(const char *s, size_t n)
         return CAT_TRACE;
     if (KEY_IS(s, n, "cuda_profiler_range"))
         return CAT_RANGE;
+    if (KEY_IS(s, n, "overhead") || KEY_IS(s, n, "Overhead"))
+        return CAT_OVERHEAD;
     if (n > 8 && memcmp(s + n - 8, "_runtime", 8) == 0)
         return CAT_OTHER_RUNTIME;
     return CAT_OTHER;
@@ -580,7 +583,6 @@ static bool note_first_kernel(parser *p)
             if (st->first_kernels[i].hash != 0)
                 *first_slot(t, cap, st->first_kernels[i].hash) = st->first_kernels[i];
         free(st->first_kernels);
-    free(st->launch_setup);
         st->first_kernels = t;
         st->cap_first_kernels = cap;
     }
@@ -593,6 +595,47 @@ static bool note_first_kernel(parser *p)
         f->ts = e->ts;
         f->corr = e->corr;
     }
+    return true;
+}
+
+static tr_op_calls *op_slot(tr_op_calls *t, size_t cap, uint64_t h)
+{
+    size_t i = (size_t)h & (cap - 1);
+    while (t[i].hash != 0 && t[i].hash != h)
+        i = (i + 1) & (cap - 1);
+    return &t[i];
+}
+
+/* The op's name in st->op_calls: its earliest call, and the count and time
+ * of all. */
+static bool note_op_call(parser *p)
+{
+    tr_state *st = p->st;
+    const event *e = &p->ev;
+    if (2 * (st->n_op_calls + 1) > st->cap_op_calls) { /* at most half full */
+        size_t cap = st->cap_op_calls ? 2 * st->cap_op_calls : 64;
+        tr_op_calls *t = calloc(cap, sizeof *t);
+        if (t == NULL)
+            return fail(p, MB_ESYS, "out of memory");
+        for (size_t i = 0; i < st->cap_op_calls; i++)
+            if (st->op_calls[i].hash != 0)
+                *op_slot(t, cap, st->op_calls[i].hash) = st->op_calls[i];
+        free(st->op_calls);
+        st->op_calls = t;
+        st->cap_op_calls = cap;
+    }
+    uint64_t h = name_hash(e->name, e->name_len);
+    tr_op_calls *c = op_slot(st->op_calls, st->cap_op_calls, h);
+    if (c->hash == 0) {
+        *c = (tr_op_calls){.hash = h, .ts = e->ts, .dur = e->dur};
+        snprintf(c->name, sizeof c->name, "%.47s", e->name);
+        st->n_op_calls++;
+    } else if (e->ts < c->ts) {
+        c->ts = e->ts;
+        c->dur = e->dur;
+    }
+    c->count++;
+    c->total_ns += e->dur;
     return true;
 }
 
@@ -644,6 +687,55 @@ bool mb_tr_first_launches(tr_state *st)
         add_named_call(&st->setup, "a kernel's first launch", d);
     }
     free(corrs);
+    return ok;
+}
+
+static int cmp_call_start(const void *a, const void *b)
+{
+    const tr_op_calls *x = *(tr_op_calls *const *)a, *y = *(tr_op_calls *const *)b;
+    if (x->ts != y->ts)
+        return (x->ts > y->ts) - (x->ts < y->ts);
+    return (x->dur < y->dur) - (x->dur > y->dur); /* the outer one first */
+}
+
+static bool slow_first_call(const tr_op_calls *c)
+{
+    if (c->hash == 0 || c->count < 3 || c->dur < TR_FIRST_CALL_NS)
+        return false;
+    double later = (double)(c->total_ns - c->dur) / (double)(c->count - 1);
+    return (double)c->dur >= TR_FIRST_CALL_RATIO * later;
+}
+
+bool mb_tr_first_calls(tr_state *st)
+{
+    if (st->n_devices == 0 || st->n_op_calls == 0)
+        return true;
+    tr_op_calls **slow = malloc(sizeof *slow * st->n_op_calls);
+    tr_ivlist *setup = &st->host_iv[TR_HOST_SETUP];
+    size_t n = 0;
+    if (slow == NULL)
+        return false;
+    for (size_t i = 0; i < st->cap_op_calls; i++)
+        if (slow_first_call(&st->op_calls[i]))
+            slow[n++] = &st->op_calls[i];
+    qsort(slow, n, sizeof *slow, cmp_call_start);
+    int64_t end = INT64_MIN;
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) {
+        const tr_op_calls *c = slow[i];
+        if (c->ts + c->dur <= end) /* inside the last one kept: aten::conv2d's aten::cudnn_convolution */
+            continue;
+        end = c->ts + c->dur;
+        if (!(ok = mb_grow((void **)&setup->iv, &setup->cap, (setup->n + 1) * 2, sizeof(int64_t))))
+            break;
+        setup->iv[2 * setup->n] = c->ts;
+        setup->iv[2 * setup->n + 1] = end;
+        setup->n++;
+        char name[64];
+        snprintf(name, sizeof name, "%.47s (first call)", c->name);
+        add_named_call(&st->setup, name, c->dur);
+    }
+    free(slow);
     return ok;
 }
 
@@ -919,6 +1011,16 @@ static bool gpu_only_op(const char *name)
            strncmp(name, "aten::miopen_", 13) == 0 || strncmp(name, "aten::_miopen_", 14) == 0;
 }
 
+/* oneDNN (mkldnn) and NNPACK kernels run on the CPU only: a trace of such ops
+ * that lists a GPU and recorded none of its calls ran on the CPU (a Colab
+ * ResNet-50 forward on the CPU of a T4 machine read "GPU activity not
+ * recorded"). */
+static bool cpu_only_op(const char *name)
+{
+    return strncmp(name, "aten::mkldnn_", 13) == 0 || strncmp(name, "aten::_mkldnn_", 14) == 0 ||
+           strncmp(name, "aten::_nnpack_", 14) == 0;
+}
+
 /* Every op of a family is kept, with its count or without one: a kernel
  * launched inside an op whose shapes gave no count is still that op's (a
  * memory-bound op's time without bytes, a backward matmul that takes its
@@ -930,8 +1032,13 @@ static bool fold_cpu_op(parser *p)
     tr_state *st = p->st;
     event *e = &p->ev;
     st->cpu_op_events++; /* each one costs the host the profiler's own time */
+    if (e->cat == CAT_CPU_OP && !note_op_call(p))
+        return false;
     if (gpu_only_op(e->name) && st->gpu_only_ops++ == 0)
         snprintf(st->gpu_only_op, sizeof st->gpu_only_op, "%.47s", e->name);
+    if (cpu_only_op(e->name))
+        st->cpu_only_ops++;
+    st->backward_ops += strstr(e->name, "ackward") != NULL; /* aten::convolution_backward, ConvolutionBackward0 */
     if (mb_tr_sparse_marker(e->name)) {
         if (!mb_grow((void **)&st->sparse_marks, &st->cap_sparse_marks, st->n_sparse_marks + 1,
                      sizeof *st->sparse_marks))
@@ -1223,6 +1330,8 @@ static bool finish_event(parser *p)
     st->other_runtime_calls += e->cat == CAT_OTHER_RUNTIME;
     st->runtime_calls += e->cat == CAT_RUNTIME;
     st->hip_calls += e->cat == CAT_RUNTIME && strncmp(e->name, "hip", 3) == 0;
+    st->copy_calls += e->cat == CAT_RUNTIME && (e->have & H_NAME) &&
+                      (strstr(e->name, "Memcpy") || strstr(e->name, "Memset"));
     if (!(e->have & H_NAME))
         e->name[0] = '\0';
     /* torch.compile's code running (a cpu_op or an annotation, by torch version) */
@@ -1241,6 +1350,14 @@ static bool finish_event(parser *p)
     case CAT_SYNC:
         add_named(&st->cuda_sync_events, e);
         return true;
+    case CAT_OVERHEAD:
+        /* CUPTI's overhead records, on a track of their own: "Runtime Triggered Module Loading" and "Lazy
+         * Function Loading" (a cold H200 ResNet-18's 80 ms inside its first ops, read as host code), "Activity
+         * Buffer Request" (the profiler's own buffers: 1.8 ms inside an A100's first matmul, read "CPU compute
+         * bound"). Set-up, not the loop's work. */
+        st->overhead_records++;
+        add_named(&st->setup, e);
+        return push_host_iv(p, TR_HOST_SETUP);
     case CAT_CPU_OP:
         if (operator_annotation(p))
             return fold_annotation(p) && fold_cpu_class(p);
@@ -2053,6 +2170,8 @@ void mb_tr_state_free(tr_state *st)
     free(st->ann_marks);
     free(st->launches);
     free(st->first_kernels);
+    free(st->launch_setup);
+    free(st->op_calls);
     free(st->xfers);
     free(st->graph_corrs);
     free(st->flop_ops);
@@ -2129,15 +2248,17 @@ static int refuse_times_not_the_runs(const tr_state *st, const char *path, mb_er
     /* Launch calls without a kernel: the GPU's activity was not recorded, and
      * the ops that launched work would read as host computation. */
     if (st->launch.count > 0 && st->n_devices == 0)
-        /* The launch calls are CUPTI's runtime records: ProfilerActivity.CUDA was on, its GPU activity records
-         * did not come (solangii/gpu-practice's RTX 4060 trace: 7 runtime calls, 7 flows, no kernel) */
+        /* PyTorch records the runtime calls with ProfilerActivity.CPU alone (HazyResearch/zoology's A100
+         * notebook: 260 launches, activities=[ProfilerActivity.CPU]); with CUDA on, the GPU's records can
+         * still be lost (solangii/gpu-practice's RTX 4060 trace under WSL: 7 launches, no kernel) */
         return mb_errf(err, MB_EUSAGE,
                        "%s: %lld kernel launch call%s but no GPU activity (kernel, gpu_memcpy, gpu_memset events): "
-                       "the ops ran on a GPU the trace did not record. ProfilerActivity.CUDA was on (CUPTI recorded "
-                       "the runtime calls) but the GPU's activity records did not arrive: seen under WSL and with "
-                       "drivers whose CUPTI does not trace activity, and in a trace exported before the profiler "
-                       "stopped; profile a few steps with torch.profiler on the machine itself and check that "
-                       "kernels appear (prof.key_averages() lists CUDA time)",
+                       "the ops ran on a GPU the trace did not record. Either ProfilerActivity.CUDA was off "
+                       "(PyTorch records CUDA's runtime calls with ProfilerActivity.CPU alone): profile with "
+                       "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]; or it was on and the GPU's "
+                       "activity records did not arrive (seen under WSL, with drivers whose CUPTI does not trace "
+                       "activity, and in a trace exported before the profiler stopped): profile a few steps on the "
+                       "machine itself and check that kernels appear (prof.key_averages() lists CUDA time)",
                        path, st->launch.count, st->launch.count == 1 ? "" : "s");
     /* Neither an op nor GPU activity: nothing to cut into stages (a trace of 77.9 s holding five CUDA runtime
      * calls read "CPU compute bound, python (host code) 100%"). */

@@ -343,6 +343,25 @@ typedef struct tr_step {
  * between 0.12 and 8.8 ms (38.7 ms) read as a launch-bound step. */
 #define TR_FIRST_LAUNCH_NS 100000
 
+/* An op's first call this long, and this many times its later calls' mean
+ * (two at least), loads a library or builds its kernels (cuDNN's first
+ * convolution, cuBLAS's handle, lazy module loading in an elementwise op's
+ * first launch): set-up. A cold H200 ResNet-18 at batch 1: the first
+ * aten::cudnn_convolution 141 ms (20.5 ms of it in CUDA calls), the 19
+ * others 3 ms; the first aten::relu_ 16.2 ms, the 16 others 17 us; 227 ms of
+ * 316 read as host code and "Host-overhead (launch) bound". */
+#define TR_FIRST_CALL_NS 1000000
+#define TR_FIRST_CALL_RATIO 20
+
+/* An op name's calls (one per distinct name, by a 64-bit hash of it): its
+ * earliest call, and the count and time of them all. */
+typedef struct tr_op_calls {
+    uint64_t hash; /* 0: a free slot */
+    int64_t ts, dur, total_ns;
+    long long count;
+    char name[48];
+} tr_op_calls;
+
 typedef struct tr_launch {
     int64_t thread;    /* pid/tid key */
     int64_t ts;
@@ -446,6 +465,7 @@ typedef struct tr_state {
     long long other_runtime_calls; /* events of another accelerator's "*_runtime" category */
     long long runtime_calls;       /* cuda_runtime / cuda_driver events: CUDA activity was recorded */
     long long hip_calls;           /* ... of them named hip*: ROCm's HIP, an AMD GPU */
+    long long copy_calls;          /* ... of them copies and memsets (cudaMemcpyAsync, cuMemsetD32) */
     char other_runtime[32];        /* the first such category, "mtia_runtime" */
     int64_t profiler_end; /* the end of the profiler's own span (cat "Trace"); INT64_MIN: none in the trace */
     double json_bytes;
@@ -475,6 +495,7 @@ typedef struct tr_state {
      * setup names, the long launches, and any other runtime call of
      * TR_LONG_LAUNCH_NS or more that neither waits nor copies */
     tr_named_table setup;
+    long long overhead_records;          /* of them, CUPTI's overhead records (module loading, buffers) */
     int64_t compile_thread, compile_end; /* the last compile annotation's (TR_ANN_COMPILE): nested ones are its */
     long long optimizer_annotations;     /* Optimizer.step#... (TR_ANN_OPTIMIZER): the loop steps an optimizer */
     long long compiled_regions;          /* "Torch-Compiled Region", "CompiledFunction": torch.compile's code runs */
@@ -490,6 +511,8 @@ typedef struct tr_state {
     long long cpu_op_events; /* cpu_op records (aten ops): the profiler's host cost is per op */
     long long gpu_only_ops;  /* of them, ops only a GPU runs (cuDNN's, MIOpen's) */
     char gpu_only_op[48];    /* the first one's name */
+    long long cpu_only_ops;  /* ops only a CPU runs (oneDNN's, NNPACK's) */
+    long long backward_ops;  /* ops and autograd nodes named for the backward pass: none in inference */
     tr_step *steps;
     size_t n_steps, cap_steps;
     /* the host's Optimizer.step annotations: a trace without ProfilerSteps
@@ -512,6 +535,8 @@ typedef struct tr_state {
     size_t n_launches, cap_launches;
     tr_first_kernel *first_kernels; /* open addressing, cap a power of 2 (0: none yet) */
     size_t n_first_kernels, cap_first_kernels;
+    tr_op_calls *op_calls;          /* the same, by op name */
+    size_t n_op_calls, cap_op_calls;
     /* launch i (file order) in set-up, no launch's cost: TR_LONG_LAUNCH_NS or
      * more, or a kernel's first launch of TR_FIRST_LAUNCH_NS or more
      * (mb_tr_first_launches); NULL: the long ones only */
@@ -563,6 +588,10 @@ bool mb_tr_cpu_coll_add(tr_state *st, const tr_host_coll *c);
  * loading, collective, optimizer, conv, gemm, memory-bound ops, other aten ops and Python,
  * as stages of `run` and as evidence "step" in `ev`. */
 int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err);
+/* A trace without GPU events whose ops ran on the CPU though a GPU was there
+ * (deviceProperties): CUDA's runtime was called but launched and copied
+ * nothing, or ops only a CPU runs (oneDNN's) did, and none only a GPU runs. */
+bool mb_tr_ran_on_cpu(const tr_state *st);
 
 /* trace_analysis.c: [start, end) pairs sorted and merged in place (touching
  * ones too); returns the new count. */
@@ -629,6 +658,12 @@ void mb_tr_cut_steps(tr_state *st);
  * interval in host_iv[TR_HOST_SETUP], the setup table and the long launch
  * counts. false: out of memory. */
 bool mb_tr_first_launches(tr_state *st);
+/* The same for ops: an op's first call of TR_FIRST_CALL_NS or more and
+ * TR_FIRST_CALL_RATIO times its later calls' mean (the outermost of nested
+ * ones) adds its interval to host_iv[TR_HOST_SETUP] and the setup table. A
+ * trace with GPU activity only (the set-up stage is the GPU's idle time).
+ * false: out of memory. */
+bool mb_tr_first_calls(tr_state *st);
 
 /* After a successful parse: builds the stages, warnings and evidence of
  * `run` from `st`. May reorder/overwrite st's arrays. */

@@ -218,17 +218,20 @@ static double leaf_mem_bytes(tr_state *st, const int64_t *free, size_t nf, long 
 
 /* ---- FLOPs of leaf matmul/conv ops ------------------------------------------ */
 
-/* FLOPs of the innermost ops of `kind` (linear -> addmm counts once) and
+/* FLOPs of the innermost ops of `kind` (linear -> addmm counts once), how
+ * many (the stage's calls: conv2d > convolution > _convolution >
+ * mkldnn_convolution is one convolution, not the four events that made 3
+ * convolutions of 24.9 GFLOP "8.32 GFLOP per call" against the cases) and
  * their dtype when they agree; false when no op of that kind had shapes. */
-static bool leaf_flops(tr_state *st, int kind, double *flops, const char **dtype)
+static bool leaf_flops(tr_state *st, int kind, double *flops, long long *leaves, const char **dtype)
 {
     *flops = 0;
+    *leaves = 0;
     *dtype = NULL;
     if (st->n_flop_ops == 0)
         return false;
     mb_tr_sort_flop_ops(st);
     int dt = -1;
-    long long leaves = 0;
     for (size_t i = 0; i < st->n_flop_ops; i++) {
         const tr_flop_op *op = &st->flop_ops[i];
         if (op->kind != kind || op->flops < 0) /* ops whose shapes gave no FLOPs are kept too */
@@ -236,12 +239,12 @@ static bool leaf_flops(tr_state *st, int kind, double *flops, const char **dtype
         if (encloses_counted(st, i, kind))
             continue; /* not a leaf */
         *flops += op->flops;
-        leaves++;
+        (*leaves)++;
         dt = dt == -1 ? op->dtype : (dt == op->dtype ? dt : 0);
     }
     if (dt > 0)
         *dtype = mb_tr_dtype_name(dt);
-    return leaves > 0 && *flops > 0;
+    return *leaves > 0 && *flops > 0;
 }
 
 /* ---- host collectives: calls, bytes, ranks ------------------------------------- */
@@ -618,6 +621,19 @@ static bool split_sparse(tr_state *st, const tr_ivlist **lists, tr_ivlist *gemm,
     return true;
 }
 
+/* PyTorch records CUDA's runtime calls with ProfilerActivity.CPU alone
+ * (kineto_shim's CPU types), so runtime calls say only that CUDA was there:
+ * a launch or a copy says the ops ran on the GPU. A particle transformer on
+ * an A100 machine (cudaGetDeviceProperties, cudaStreamIsCapturing, no launch)
+ * and a Colab ResNet-50 on a T4 machine's CPU (aten::mkldnn_convolution, no
+ * runtime call) read "GPU activity not recorded". */
+bool mb_tr_ran_on_cpu(const tr_state *st)
+{
+    if (st->n_devices > 0 || st->gpu_only_ops > 0 || st->launch.count > 0 || st->copy_calls > 0)
+        return false;
+    return st->runtime_calls > 0 || st->cpu_only_ops > 0;
+}
+
 int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
 {
     /* The windows: the steps (ProfilerSteps, optimizer steps), else the whole trace. */
@@ -732,9 +748,7 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     int gpus = cJSON_IsArray(props) ? cJSON_GetArraySize(props) : 0;
     if (gpus == 0 && st->gpu_only_ops > 0)
         gpus = 1; /* none listed, but cuDNN's ops ran: at least one */
-    /* CUDA's runtime calls recorded (ProfilerActivity.CUDA was on) and no GPU activity: the ops ran on the CPU
-     * (a particle transformer on an A100 machine, aten::mkldnn_convolution, read "GPU activity not recorded") */
-    if (gpus > 0 && st->runtime_calls > 0 && st->gpu_only_ops == 0)
+    if (gpus > 0 && mb_tr_ran_on_cpu(st))
         gpus = 0;
     cJSON_AddNumberToObject(step, "gpus_unrecorded", gpus);
     cJSON_AddNumberToObject(step, "optimizer_backward_seconds", (double)opt_backward / 1e9 / per);
@@ -772,8 +786,11 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         long long calls = st->cpu_count[c];
         if (c == TR_CPU_CONV || c == TR_CPU_GEMM) {
             comp = c == TR_CPU_CONV ? "conv" : "gemm";
-            if (!leaf_flops(st, c == TR_CPU_CONV ? TR_OP_CONV : TR_OP_GEMM, &work, &dtype))
+            long long leaves;
+            if (!leaf_flops(st, c == TR_CPU_CONV ? TR_OP_CONV : TR_OP_GEMM, &work, &leaves, &dtype))
                 work = 0;
+            else
+                calls = leaves;
         } else if (c == TR_CPU_MEM) { /* their bytes against host memory (STREAM) */
             comp = "hostmem";
             unit = "byte";

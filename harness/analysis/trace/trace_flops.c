@@ -207,6 +207,11 @@ const char *mb_tr_dtype_of_torch(const char *type)
  * (mb_tr_kernel_tf32) takes it in the analysis. */
 static const char *const dtype_names[] = {NULL, "fp32", "fp16", "bf16", "fp64", "fp8", "int8", "tf32"};
 
+/* The first hint in this order wins, not the first in the name: cuBLAS's
+ * ampere_fp16_s16816gemm_fp16_* (fp16 inputs, fp32 accumulate) is fp16, not
+ * the TF32 that a bare s16816 (CUTLASS's fp32-input tensor-op GEMMs) means
+ * (JeremyMorlier/GPUModel's A100 traces: their fp16 GEMMs read TF32, and a
+ * T4 and a V100 kept their time in --target for want of a TF32 peak). */
 int mb_tr_kernel_math(const char *name, size_t len)
 {
     static const struct {
@@ -215,7 +220,7 @@ int mb_tr_kernel_math(const char *name, size_t len)
     } hints[] = {
         { "e4m3", MB_PM_FP8 }, { "e5m2", MB_PM_FP8 },  { "fp8", MB_PM_FP8 },   { "bf16", MB_PM_BF16 },
         { "bfloat16", MB_PM_BF16 }, { "tf32", MB_PM_TF32 }, { "imma", MB_PM_INT8 }, { "i8i8", MB_PM_INT8 },
-        { "f16", MB_PM_FP16 }, { "half", MB_PM_FP16 },  { "hgemm", MB_PM_FP16 }, { "h884", MB_PM_FP16 },
+        { "f16", MB_PM_FP16 }, { "fp16", MB_PM_FP16 }, { "half", MB_PM_FP16 },  { "hgemm", MB_PM_FP16 }, { "h884", MB_PM_FP16 },
         { "h1688", MB_PM_FP16 }, { "h16816", MB_PM_FP16 }, { "s1688", MB_PM_TF32 }, { "s16816", MB_PM_TF32 },
         { "dgemm", MB_PM_FP64 }, { "sgemm", MB_PM_FP32 }, { "scudnn", MB_PM_FP32 },
     };
