@@ -29,6 +29,13 @@ check "all: every datasheet" has "NVIDIA L4" "$WORK/out"
 check "all: B200" has "NVIDIA B200" "$WORK/out"
 # (words only: a long checkout path wraps the note at another place)
 check "all: a datasheet without [gpu] says so" bash -c "tr -s '\n ' '  ' < '$WORK/out' | grep -q 'needs \[gpu\]'"
+# ... naming only what it lacks (the A10G's has its bandwidth and FP32 peak, not its SM count)
+check "all: only what a datasheet lacks" bash -c "tr -s '\n ' '  ' < '$WORK/out' |
+  grep -q 'a10g.ini: the kernel-level projection needs \[gpu\] sms, which it lacks'"
+# a GPU faster than here on what its datasheet gives, without a peak for some kernels' math (the RTX PRO 6000
+# Blackwell: FP32 only): keeping their time bounds nothing, so it is not ranked (it was ranked after a P100)
+check "all: a faster GPU without the math's peak: not projected" bash -c "grep -qE \
+  '^  - +NVIDIA RTX PRO 6000 Blackwell +not projected' '$WORK/out'"
 check "all: prices" has "\$/1k steps" "$WORK/out"
 check "all: expected error" has "expected error of a projected step" "$WORK/out"
 check "all: 120 columns" narrow "$WORK/out"

@@ -825,6 +825,44 @@ static void test_first_calls(void **state)
     mb_run_free(&r);
 }
 
+/* ProfilerStep#N events that hold nothing and are far shorter than the time
+ * between them are markers (the legacy profiler's export of a naive DDP
+ * loop: 17-18 us each, 2.9 ms apart, read "17.5 us per step"): a step runs
+ * from one to the next. Markers at 1000, 4000 and 7000 (20 us each), an
+ * aten::mm of 2000 us after each: 2 steps of 3000 us, 2000 of each the
+ * matmul's (4000 in the stage); the last marker's 2100 us are left out.
+ * With an op inside the markers they are the steps (20 us, as recorded). */
+static void test_marker_steps(void **state)
+{
+    (void)state;
+#define EVA(name, ts, dur) "{\"ph\":\"X\",\"name\":\"" name "\",\"pid\":\"CPU functions\",\"tid\":1,\"ts\":" #ts ",\"dur\":" #dur "}"
+    static const char markers[] =
+        "[" EVA("ProfilerStep#2", 1000, 20) "," EVA("aten::mm", 1100, 2000) ","
+        EVA("ProfilerStep#3", 4000, 20) "," EVA("aten::mm", 4100, 2000) ","
+        EVA("ProfilerStep#4", 7000, 20) "," EVA("aten::mm", 7100, 2000) "]";
+    static const char windows[] =
+        "[" EVA("ProfilerStep#2", 1000, 20) "," EVA("aten::mm", 1005, 10) ","
+        EVA("ProfilerStep#3", 4000, 20) "," EVA("aten::mm", 4005, 10) ","
+        EVA("ProfilerStep#4", 7000, 20) "," EVA("aten::mm", 7005, 10) "]";
+#undef EVA
+    const char *path = tmp_path("marker_steps.json");
+    write_text(path, markers, strlen(markers));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_int_equal((int)num(r.evidence, "step.steps"), 2);
+    NS_EQ(num(r.evidence, "step.seconds"), 3000000);
+    const mb_stage *s = stage(&r, "gemm (cpu)");
+    assert_non_null(s);
+    NS_EQ(s->seconds, 4000000); /* the two steps' */
+    mb_run_free(&r);
+    write_text(path, windows, strlen(windows));
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    assert_int_equal((int)num(r.evidence, "step.steps"), 3);
+    NS_EQ(num(r.evidence, "step.seconds"), 20000);
+    mb_run_free(&r);
+}
+
 /* A trace of GPU activity and runtime calls without one CPU op (SE-ViT's
  * A4000 trace, 2022 schema: ProfilerActivity.CPU off) read its GEMM kernels
  * as "launched outside any matmul ... op (a library's or custom kernel)":
@@ -2319,6 +2357,9 @@ static void test_rules(void **state)
         {TR_SET_KERNEL, "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_nhwckrsc", "conv"},
         {TR_SET_KERNEL, "void cutlass_cudnn_infer::Kernel<cutlass_tensorop_s1688dgrad_optimized>", "conv"},
         {TR_SET_KERNEL, "cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1", "conv"},
+        /* cuDNN's RNN kernels, mangled: matrix math and a bias add, no convolution */
+        {TR_SET_KERNEL, "_Z23RNN_blockPersist_fp_GRUIfffLi128EEvPKT_PT0_S2_PS0_PKS3_S2_S5_iiiiii", "gemm"},
+        {TR_SET_KERNEL, "_Z18persistRNN_addBiasIffEv14cudnnRNNMode_tiiPT_S2_", "other"},
         {TR_SET_KERNEL, "ampere_sgemm_128x64_nn", "gemm"},
         {TR_SET_KERNEL, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", "gemm"},
         {TR_SET_KERNEL, "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>", "gemm"},
@@ -3196,6 +3237,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_forward_from_backward),
         cmocka_unit_test(test_forward_only_conv),
         cmocka_unit_test(test_first_calls),
+        cmocka_unit_test(test_marker_steps),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
         cmocka_unit_test(test_cpu_only), cmocka_unit_test(test_step_past_trace),
         cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_outside_steps),

@@ -63,10 +63,20 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
         g->link_bw = g->nvlink_bw / 2;
     else if (mb_datasheet_get(d, "interconnect.nvlink_gbps", &said, NULL) && said == 0)
         g->link_bw = g->pcie_bw;
-    if (g->sms == 0 || g->bw == 0 || g->flops[MB_PM_FP32] == 0)
-        return mb_errf(err, MB_EUSAGE,
-                       "%s: the kernel-level projection needs [gpu] sms, [memory] bandwidth_gbps and [peak] fp32",
-                       mb_datasheet_file(d));
+    if (g->sms == 0 || g->bw == 0 || g->flops[MB_PM_FP32] == 0) {
+        /* the ones it lacks (an A10G's datasheet was told all three for want of its SM count) */
+        const char *need[3];
+        int n = 0;
+        if (g->sms == 0)
+            need[n++] = "[gpu] sms";
+        if (g->bw == 0)
+            need[n++] = "[memory] bandwidth_gbps";
+        if (g->flops[MB_PM_FP32] == 0)
+            need[n++] = "[peak] fp32";
+        return mb_errf(err, MB_EUSAGE, "%s: the kernel-level projection needs %s%s%s%s%s, which it lacks",
+                       mb_datasheet_file(d), need[0], n > 1 ? (n > 2 ? ", " : " and ") : "", n > 1 ? need[1] : "",
+                       n > 2 ? " and " : "", n > 2 ? need[2] : "");
+    }
     return MB_OK;
 }
 

@@ -1113,7 +1113,16 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
                     row->kept = 1; /* fewer than one per step: still a lower bound */
                 if (row->kept > 0)
                     row->step_max = 0; /* a lower bound already: '>' its step */
-                if (row->kept > 0)
+                /* Kept time is a lower bound only on a GPU no faster than here: an A100's fp16 GEMMs kept on an
+                 * RTX PRO 6000 Blackwell (125 TFLOP/s FP32, no fp16 figure) ranked it after a P100 */
+                bool no_faster = there.flops[MB_PM_FP32] <= hg.flops[MB_PM_FP32] && there.bw <= hg.bw;
+                if (row->kept > 0 && !no_faster) {
+                    row->ok = false;
+                    snprintf(row->note, sizeof row->note,
+                             "not projected: %lld kernels per step have no peak for their math in its datasheet, and "
+                             "it is faster than here in the FP32 peak or the bandwidth it gives: their time kept would "
+                             "bound nothing", row->kept);
+                } else if (row->kept > 0)
                     snprintf(row->note, sizeof row->note,
                              "%lld kernels per step kept their time (the datasheet has no peak for their math): the "
                              "step is a lower bound, ranked after the machines projected whole",

@@ -528,6 +528,7 @@ typedef struct tr_state {
     char ann_names[TR_MAX_ANN_NAMES][64];
     int n_ann_names;
     bool steps_from_optimizer, steps_from_annotation;
+    bool steps_from_markers; /* ProfilerSteps that hold nothing: each step from one to the next */
     char step_annotation[64];   /* the annotation that cut them */
     char step_windows_said[96]; /* "train_step annotations" */
     int64_t before_first_step_ns, after_last_step_ns; /* what those steps leave out */

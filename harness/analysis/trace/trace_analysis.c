@@ -2652,6 +2652,18 @@ static void annotation_steps_said(analysis *a)
             st->n_steps + 1, st->step_annotation, before, after);
 }
 
+/* Steps cut at empty ProfilerStep markers (steps_from_markers). */
+static void marker_steps_said(analysis *a)
+{
+    const tr_state *st = a->st;
+    char after[32];
+    mb_fmt_seconds(after, sizeof after, sec(st->after_last_step_ns));
+    partial(a, "the %zu ProfilerStep#N events hold no op, call or kernel and are far shorter than the time "
+               "between them (markers, as the legacy profiler exports them): each step runs from one to the next; "
+               "the %s from the last one on are left out",
+            st->n_steps + 1, after);
+}
+
 /* One ProfilerStep#N recorded by several processes: a file that merges the
  * ranks' traces (HTA's or TraceLens's merge of an AMD 4-rank DDP run read
  * "12 steps"). The steps, the host's calls and the GPUs' idle time mix the
@@ -2721,6 +2733,8 @@ static void partial_reasons(analysis *a)
         partial(a, "deviceProperties is empty: GPU names and sizes unknown");
     if (!st->have_dist_info)
         partial(a, "no distributedInfo: world size and rank unknown");
+    if (st->steps_from_markers)
+        marker_steps_said(a);
     if (st->steps_from_optimizer)
         optimizer_steps_said(a);
     else if (st->steps_from_annotation)
@@ -2972,10 +2986,70 @@ static void steps_from_annotation(tr_state *st)
     snprintf(st->step_windows_said, sizeof st->step_windows_said, "%s annotations", st->ann_names[best]);
 }
 
+/* Whether a start of one of the n intervals lies inside (a, b). */
+static bool starts_inside(const int64_t *iv, size_t n, int64_t a, int64_t b)
+{
+    for (size_t i = 0; i < n; i++)
+        if (iv[2 * i] > a && iv[2 * i] < b)
+            return true;
+    return false;
+}
+
+/* Whether the window (a, b) holds the start of an op, a runtime call or a
+ * kernel the trace recorded. */
+static bool window_holds_work(const tr_state *st, int64_t a, int64_t b)
+{
+    for (int k = 0; k < TR_CPU_N; k++)
+        if (starts_inside(st->cpu_iv[k].iv, st->cpu_iv[k].n, a, b))
+            return true;
+    for (int k = 0; k < TR_N_HOST; k++)
+        if (starts_inside(st->host_iv[k].iv, st->host_iv[k].n, a, b))
+            return true;
+    for (size_t i = 0; i < st->n_flop_ops; i++)
+        if (st->flop_ops[i].start > a && st->flop_ops[i].start < b)
+            return true;
+    for (size_t i = 0; i < st->n_launches; i++)
+        if (st->launches[i].ts > a && st->launches[i].ts < b)
+            return true;
+    for (int d = 0; d < st->n_devices; d++)
+        for (size_t i = 0; i < st->devices[d].n_ev; i++)
+            if (st->devices[d].ev[i * TR_EV_WORDS] > a && st->devices[d].ev[i * TR_EV_WORDS] < b)
+                return true;
+    return false;
+}
+
+/* ProfilerStep#N events that hold nothing, each far shorter than the time to
+ * the next (an export of the legacy profiler: a 2-rank naive DDP loop's
+ * three ProfilerSteps of 17-18 us, 2.8-2.9 ms apart, read "17.5 us per
+ * step"), mark where each step begins: a step runs from one to the next,
+ * and the last one's is left out. */
+static void steps_from_markers(tr_state *st)
+{
+    if (st->n_steps < 3 || st->steps_from_optimizer || st->steps_from_annotation)
+        return;
+    qsort(st->steps, st->n_steps, sizeof *st->steps, cmp_step);
+    for (size_t k = 0; k + 1 < st->n_steps; k++) {
+        const tr_step *m = &st->steps[k], *next = &st->steps[k + 1];
+        int64_t len = m->end - m->start;
+        if (next->start - m->end <= 10 * len || window_holds_work(st, m->start, m->end))
+            return;
+    }
+    const tr_step *last = &st->steps[st->n_steps - 1];
+    if (window_holds_work(st, last->start, last->end))
+        return;
+    st->after_last_step_ns = st->span_end - last->start;
+    for (size_t k = 0; k + 1 < st->n_steps; k++)
+        st->steps[k].end = st->steps[k + 1].start;
+    st->n_steps--;
+    st->before_first_step_ns = st->steps[0].start - st->span_start;
+    st->steps_from_markers = true;
+}
+
 void mb_tr_cut_steps(tr_state *st)
 {
     steps_from_optimizer(st);
     steps_from_annotation(st);
+    steps_from_markers(st);
 }
 
 const char *mb_tr_window(const tr_state *st)
