@@ -825,6 +825,41 @@ static void test_first_calls(void **state)
     mb_run_free(&r);
 }
 
+/* TorchScript compiles a fusion group (NVRTC) on the call that first runs
+ * it, recording nothing: 145 and 148 ms before an A100 particle
+ * transformer's two fallback_function calls inside delta_r2, read as CPU
+ * compute. A gap of 10 ms or more before a fusion call is set-up: 15000 us
+ * from delta_r2's start to the first fallback_function, 13975 from the
+ * launch's end to the second; the 400 us before fused_abc are not. */
+static void test_torchscript_fuser(void **state)
+{
+    (void)state;
+#define OPT(name, ts, dur)                                                                        \
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":" #dur "},\n"
+    static const char text[] =
+        "{\"traceEvents\":[\n"
+        OPT("delta_r2", 0, 30000) OPT("fallback_function", 15000, 100)
+        "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":15020,"
+        "\"dur\":5,\"args\":{\"correlation\":1}},\n"
+        OPT("fallback_function", 29000, 100) OPT("fused_abc", 29500, 50)
+        "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"fused_abc\",\"pid\":0,\"tid\":7,\"ts\":15030,"
+        "\"dur\":50,\"args\":{\"device\":0,\"stream\":7,\"correlation\":1}}\n"
+        "]}\n";
+#undef OPT
+    const char *path = tmp_path("torchscript_fuser.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, MB_SETUP_STAGE);
+    assert_non_null(s);
+    assert_int_equal(s->count, 2);
+    NS_EQ(s->seconds, 28975000);
+    NS_EQ(num(r.evidence, "host.setup.calls.TorchScript fuser compiling.seconds"), 28975000);
+    mb_run_free(&r);
+}
+
 /* ProfilerStep#N events that hold nothing and are far shorter than the time
  * between them are markers (the legacy profiler's export of a naive DDP
  * loop: 17-18 us each, 2.9 ms apart, read "17.5 us per step"): a step runs
@@ -3238,6 +3273,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_forward_only_conv),
         cmocka_unit_test(test_first_calls),
         cmocka_unit_test(test_marker_steps),
+        cmocka_unit_test(test_torchscript_fuser),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),
         cmocka_unit_test(test_cpu_only), cmocka_unit_test(test_step_past_trace),
         cmocka_unit_test(test_overlap_yields), cmocka_unit_test(test_outside_steps),

@@ -739,6 +739,56 @@ bool mb_tr_first_calls(tr_state *st)
     return ok;
 }
 
+/* TorchScript's fusion groups run as fused_* ops or, while the profiling
+ * executor has not fused yet, fallback_function; tensorexpr/nvFuser groups
+ * as prim:: nodes. */
+static bool torchscript_fusion_call(const char *name)
+{
+    return strncmp(name, "fused_", 6) == 0 || strcmp(name, "fallback_function") == 0 ||
+           strcmp(name, "prim::TensorExprGroup") == 0 || strcmp(name, "prim::CudaFusionGroup") == 0;
+}
+
+/* The host thread's last event and the gap before this one. A TorchScript
+ * function compiles its fusion groups (NVRTC) on the call that first runs
+ * them, with nothing recorded: 145 and 148 ms before the two fallback_function
+ * calls of an A100 particle transformer's delta_r2 (its later calls 0.5 ms),
+ * read as CPU compute. A gap of TR_LONG_LAUNCH_NS or more before such a
+ * call is set-up. Events of a thread come in the order of their start. */
+static bool note_host_gap(parser *p)
+{
+    tr_state *st = p->st;
+    const event *e = &p->ev;
+    int64_t th = thread_of(e);
+    int i = 0;
+    while (i < st->n_host_threads && st->host_threads[i].thread != th)
+        i++;
+    if (i == st->n_host_threads) {
+        if (i == TR_MAX_HOST_THREADS)
+            return true;
+        st->host_threads[st->n_host_threads++] =
+            (struct tr_thread_at){.thread = th, .prev_ts = e->ts, .prev_end = e->ts, .frontier = e->ts};
+    }
+    struct tr_thread_at *t = &st->host_threads[i];
+    if (torchscript_fusion_call(e->name) && e->ts >= t->prev_ts) {
+        /* after what ended last, or from the start of the op it is the first call inside */
+        int64_t from = t->frontier <= e->ts ? t->frontier : t->prev_end <= e->ts ? t->prev_end : t->prev_ts;
+        if (e->ts - from >= TR_LONG_LAUNCH_NS) {
+            tr_ivlist *setup = &st->host_iv[TR_HOST_SETUP];
+            if (!mb_grow((void **)&setup->iv, &setup->cap, (setup->n + 1) * 2, sizeof(int64_t)))
+                return fail(p, MB_ESYS, "out of memory");
+            setup->iv[2 * setup->n] = from;
+            setup->iv[2 * setup->n + 1] = e->ts;
+            setup->n++;
+            add_named_call(&st->setup, "TorchScript fuser compiling", e->ts - from);
+        }
+    }
+    t->prev_ts = e->ts;
+    t->prev_end = e->ts + e->dur;
+    if (t->prev_end > t->frontier)
+        t->frontier = t->prev_end;
+    return true;
+}
+
 static bool fold_gpu(parser *p)
 {
     event *e = &p->ev;
@@ -1339,6 +1389,8 @@ static bool finish_event(parser *p)
                             (strncmp(e->name, "Torch-Compiled Region", 21) == 0 ||
                              strcmp(e->name, "CompiledFunction") == 0);
     if (st->hook && !show_event(p))
+        return false;
+    if ((e->cat == CAT_CPU_OP || e->cat == CAT_RUNTIME || e->cat == CAT_ANNOTATION) && !note_host_gap(p))
         return false;
     switch (e->cat) {
     case CAT_KERNEL:

@@ -343,6 +343,8 @@ typedef struct tr_step {
  * between 0.12 and 8.8 ms (38.7 ms) read as a launch-bound step. */
 #define TR_FIRST_LAUNCH_NS 100000
 
+#define TR_MAX_HOST_THREADS 64
+
 /* An op's first call this long, and this many times its later calls' mean
  * (two at least), loads a library or builds its kernels (cuDNN's first
  * convolution, cuBLAS's handle, lazy module loading in an elementwise op's
@@ -497,6 +499,12 @@ typedef struct tr_state {
     tr_named_table setup;
     long long overhead_records;          /* of them, CUPTI's overhead records (module loading, buffers) */
     int64_t compile_thread, compile_end; /* the last compile annotation's (TR_ANN_COMPILE): nested ones are its */
+    /* per host thread (the first TR_MAX_HOST_THREADS): the last event's start and end and the latest end so
+     * far, for the gap before a TorchScript fusion group's call (its fuser compiling) */
+    struct tr_thread_at {
+        int64_t thread, prev_ts, prev_end, frontier;
+    } host_threads[TR_MAX_HOST_THREADS];
+    int n_host_threads;
     long long optimizer_annotations;     /* Optimizer.step#... (TR_ANN_OPTIMIZER): the loop steps an optimizer */
     long long compiled_regions;          /* "Torch-Compiled Region", "CompiledFunction": torch.compile's code runs */
     tr_named_table cuda_sync_events;

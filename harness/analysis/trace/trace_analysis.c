@@ -2415,8 +2415,8 @@ static int setup_stage(analysis *a, mb_err *err)
                  "benchmark measures it: time only", c->setup_steps, a->st->n_steps);
     else
         snprintf(why, sizeof why, "a one-time cost (context creation, module loading on a kernel's first launch, "
-                 "the caching allocator's first cudaMalloc, torch.compile compiling a graph%s), which a run's first "
-                 "iterations pay%s; no benchmark measures it: time only",
+                 "a library's first call, the caching allocator's first cudaMalloc, torch.compile or TorchScript "
+                 "compiling%s), which a run's first iterations pay%s; no benchmark measures it: time only",
                  a->st->overhead_records ? ", the profiler's own buffers" : "",
                  a->st->n_steps ? "" : " (no steps marked)");
     say_why_unattributed(a, MB_SETUP_STAGE, why);
