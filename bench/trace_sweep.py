@@ -37,7 +37,15 @@ launch-bound run; cuDNN's sgemm kernels as a "gemm" stage on a trace without
 shapes; the profiler's own lead-in as Python host code; an all-to-all
 projected at NVLink speed onto PCIe cards; the host in a collective call as
 host code in one table and communication in the other; hints meant for
-stage files or Kineto-less PyTorch (docs/traces.md)."""
+stage files or Kineto-less PyTorch (docs/traces.md). The second sweep of
+2026-12-01 (33 traces from 23 more repositories: A100, H200 NVL, A10G, T4,
+RTX 2080 Ti/3060/4090/500 Ada/5070 Ti, CPU on Colab and laptops) found: fp16
+cuBLAS GEMMs read as TF32; CPU runs on GPU machines read as unrecorded GPU
+activity; forward-only convolutions held to a backward case; cuDNN's and
+cuBLAS's first calls, CUPTI's module loading and TorchScript's fuser
+compiling read as host code; a legacy export's empty ProfilerStep markers
+read as 17.5-us steps; a faster GPU without a peak for the trace's math
+ranked as a lower bound; cuDNN's RNN kernels read as convolutions."""
 import glob
 import os
 import subprocess
