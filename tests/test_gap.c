@@ -945,6 +945,21 @@ static void test_diagnosis_simplify_loader(void **state)
                                     "disk would take 246 µs a batch (disk/io_uring block_size=4k mode=direct "
                                     "pattern=random qd=32), where the loop's data loading takes 84 ms"));
     }
+    /* "pin_memory=True" only where the copies are not all pinned already (a MONAI loader's 24 pinned H2D
+     * copies were told to pin): a GPU run's loader with pinned copies, then with pageable ones */
+    static const char pin_run[] =
+        "{\"format\":\"mlbench-stages\",\"version\":1,\"run\":{\"steps\":10},\"stages\":["
+        "{\"name\":\"data loading\",\"component\":\"other\",\"role\":\"data\",\"seconds_per_step\":0.1},"
+        "{\"name\":\"h2d\",\"component\":\"copy\",\"direction\":\"h2d\",\"memory\":\"%s\","
+        "\"bytes_per_step\":4194304,\"seconds_per_step\":0.001},"
+        "{\"name\":\"step\",\"component\":\"gemm\",\"dtype\":\"bf16\",\"flops_per_step\":1e12,"
+        "\"seconds_per_step\":0.01}]}";
+    for (int pinned = 1; pinned >= 0; pinned--) {
+        snprintf(text, sizeof text, pin_run, pinned ? "pinned" : "pageable");
+        diagnose_text(f, "pinned_loader.json", text);
+        assert_string_equal(f->diag.findings[0].id, "data_loading_bound");
+        assert_true(has_remedy(&f->diag, "data_loading_bound", "pin_memory=True") == (pinned == 0));
+    }
     diagnose_text(f, "simplify_decode.json", runs[1]);
     assert_string_equal(f->diag.findings[0].id, "data_loading_bound");
     assert_int_equal(f->gap.needed_case, -1); /* not amplified: its reads are what it needs */

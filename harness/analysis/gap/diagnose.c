@@ -65,7 +65,7 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
 {
     const char *data_names = mb_ini_get(t, "data_loading_bound", "names");
     double eff_time = 0, eff_sum = 0;
-    double compute = 0, launch = 0, sync = 0, data = 0, copy = 0, pageable = 0, comm = 0, cpu = 0, queued = 0;
+    double compute = 0, launch = 0, sync = 0, data = 0, copy = 0, pageable = 0, pinned = 0, comm = 0, cpu = 0, queued = 0;
     double cpu_matmul = 0, cpu_memory = 0, cpu_other_ops = 0;
     bool gpu_work = false;
     for (int i = 0; i < g->n; i++) {
@@ -116,6 +116,8 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
             copy += secs;
             if (s->memory && strcmp(s->memory, "pageable") == 0)
                 pageable += secs;
+            if (s->memory && strcmp(s->memory, "pinned") == 0)
+                pinned += secs;
         } else if (on_cpu && (strcmp(c, "other") == 0 || strcmp(c, "hostmem") == 0)) {
             cpu += secs;
             if (strcmp(c, "hostmem") == 0)
@@ -135,6 +137,7 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
     f->data_share = data / w;
     f->copy_share = copy / w;
     f->pageable_share = pageable / w;
+    f->pinned_share = pinned / w;
     f->comm_share = comm / w;
     f->cpu_share = cpu / w;
     f->cpu_matmul_share = cpu_matmul / w;
@@ -591,6 +594,10 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
         return f->gpus_unrecorded > 0;
     if (strcmp(cond, "gpu_run") == 0)
         return !f->cpu_only;
+    /* "pin_memory=True" where the copies are not all pinned already (a MONAI loader's 24 pinned H2D copies were
+     * told to pin) */
+    if (strcmp(cond, "gpu_unpinned") == 0)
+        return !f->cpu_only && !(f->pinned_share > 0 && f->pageable_share == 0);
     /* the loader's workers already use the CPUs the step's threads leave */
     if (strcmp(cond, "cpu_cores_idle") == 0)
         return f->gpus_unrecorded == 0 && !cpus_all_busy(f) && !f->cpus_busy && !python_leads;

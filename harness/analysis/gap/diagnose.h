@@ -42,6 +42,7 @@ typedef struct mb_diag_figures {
                                   (_SingleProcessDataLoaderIter: num_workers=0); -1 unknown */
     double copy_share;         /* host<->device copies */
     double pageable_share;     /* ... of them from pageable memory */
+    double pinned_share;       /* ... of them from pinned memory */
     double comm_share;         /* collectives */
     double comm_sharded_s, comm_allreduce_s; /* ... seconds in all-gather + reduce-scatter (FSDP, ZeRO), and in
                                                 all-reduce (DDP) */
