@@ -412,6 +412,21 @@ static void test_datasheet_gpu(void **s)
     assert_int_equal(mb_datasheet_find("a10g", &d, &err), MB_OK);
     assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "a10g.ini"));
+    assert_non_null(strstr(err.msg, "needs [gpu] sms, which it lacks")); /* its bandwidth and FP32 peak it has */
+    mb_datasheet_free(d);
+    /* one with none of the three: all named */
+    char path[] = "/tmp/mb_test_project_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    static const char bare[] = "[product]\nname = Test GPU\nkind = gpu\nsource = test\n";
+    assert_true(write(fd, bare, sizeof bare - 1) == (ssize_t)(sizeof bare - 1));
+    close(fd);
+    err = (mb_err){ 0 };
+    int rc = mb_datasheet_load(path, &d, &err);
+    unlink(path);
+    assert_int_equal(rc, MB_OK);
+    assert_int_equal(mb_proj_gpu_from_datasheet(d, &g, &err), MB_EUSAGE);
+    assert_non_null(strstr(err.msg, "needs [gpu] sms, [memory] bandwidth_gbps and [peak] fp32, which it lacks"));
     mb_datasheet_free(d);
 }
 

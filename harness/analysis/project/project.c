@@ -65,17 +65,23 @@ int mb_proj_gpu_from_datasheet(const mb_datasheet *d, mb_proj_gpu *g, mb_err *er
         g->link_bw = g->pcie_bw;
     if (g->sms == 0 || g->bw == 0 || g->flops[MB_PM_FP32] == 0) {
         /* the ones it lacks (an A10G's datasheet was told all three for want of its SM count) */
-        const char *need[3];
-        int n = 0;
-        if (g->sms == 0)
-            need[n++] = "[gpu] sms";
-        if (g->bw == 0)
-            need[n++] = "[memory] bandwidth_gbps";
-        if (g->flops[MB_PM_FP32] == 0)
-            need[n++] = "[peak] fp32";
-        return mb_errf(err, MB_EUSAGE, "%s: the kernel-level projection needs %s%s%s%s%s, which it lacks",
-                       mb_datasheet_file(d), need[0], n > 1 ? (n > 2 ? ", " : " and ") : "", n > 1 ? need[1] : "",
-                       n > 2 ? " and " : "", n > 2 ? need[2] : "");
+        const struct {
+            bool lacks;
+            const char *key;
+        } need[] = {{g->sms == 0, "[gpu] sms"}, {g->bw == 0, "[memory] bandwidth_gbps"},
+                    {g->flops[MB_PM_FP32] == 0, "[peak] fp32"}};
+        char list[96] = "";
+        int left = 0;
+        for (int i = 0; i < 3; i++)
+            left += need[i].lacks;
+        for (int i = 0; i < 3; i++)
+            if (need[i].lacks) {
+                left--;
+                size_t at = strlen(list);
+                snprintf(list + at, sizeof list - at, "%s%s", need[i].key, left > 1 ? ", " : left ? " and " : "");
+            }
+        return mb_errf(err, MB_EUSAGE, "%s: the kernel-level projection needs %s, which it lacks",
+                       mb_datasheet_file(d), list);
     }
     return MB_OK;
 }

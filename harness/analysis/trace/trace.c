@@ -559,12 +559,38 @@ static uint64_t name_hash(const char *s, size_t n)
     return h ? h : 1; /* 0 marks a free slot */
 }
 
-static tr_first_kernel *first_slot(tr_first_kernel *t, size_t cap, uint64_t h)
+/* Tables by name hash (st->first_kernels, st->op_calls): open addressing,
+ * cap a power of 2, each entry of `size` bytes starting with its uint64_t
+ * hash (0: a free slot). The slot of h: its entry, or the free one it
+ * takes. */
+static void *hash_slot(void *table, size_t size, size_t cap, uint64_t h)
 {
     size_t i = (size_t)h & (cap - 1);
-    while (t[i].hash != 0 && t[i].hash != h)
+    for (;;) {
+        uint64_t *at = (uint64_t *)((char *)table + i * size);
+        if (*at == 0 || *at == h)
+            return at;
         i = (i + 1) & (cap - 1);
-    return &t[i];
+    }
+}
+
+/* Room for one more entry, the table at most half full: doubles it (64
+ * entries at first), moving the entries. false: out of memory. */
+static bool hash_reserve(void **table, size_t size, size_t *cap, size_t n)
+{
+    if (2 * (n + 1) <= *cap)
+        return true;
+    size_t grown = *cap ? 2 * *cap : 64;
+    char *t = calloc(grown, size), *old = *table;
+    if (t == NULL)
+        return false;
+    for (size_t i = 0; i < *cap; i++)
+        if (*(uint64_t *)(old + i * size) != 0)
+            memcpy(hash_slot(t, size, grown, *(uint64_t *)(old + i * size)), old + i * size, size);
+    free(old);
+    *table = t;
+    *cap = grown;
+    return true;
 }
 
 /* The kernel's name in st->first_kernels: the earliest of its events. */
@@ -574,20 +600,11 @@ static bool note_first_kernel(parser *p)
     const event *e = &p->ev;
     if (!(e->have & H_CORR))
         return true;
-    if (2 * (st->n_first_kernels + 1) > st->cap_first_kernels) { /* at most half full */
-        size_t cap = st->cap_first_kernels ? 2 * st->cap_first_kernels : 64;
-        tr_first_kernel *t = calloc(cap, sizeof *t);
-        if (t == NULL)
-            return fail(p, MB_ESYS, "out of memory");
-        for (size_t i = 0; i < st->cap_first_kernels; i++)
-            if (st->first_kernels[i].hash != 0)
-                *first_slot(t, cap, st->first_kernels[i].hash) = st->first_kernels[i];
-        free(st->first_kernels);
-        st->first_kernels = t;
-        st->cap_first_kernels = cap;
-    }
+    if (!hash_reserve((void **)&st->first_kernels, sizeof *st->first_kernels, &st->cap_first_kernels,
+                      st->n_first_kernels))
+        return fail(p, MB_ESYS, "out of memory");
     uint64_t h = name_hash(e->name, e->name_len);
-    tr_first_kernel *f = first_slot(st->first_kernels, st->cap_first_kernels, h);
+    tr_first_kernel *f = hash_slot(st->first_kernels, sizeof *f, st->cap_first_kernels, h);
     if (f->hash == 0) {
         *f = (tr_first_kernel){.hash = h, .ts = e->ts, .corr = e->corr};
         st->n_first_kernels++;
@@ -598,34 +615,16 @@ static bool note_first_kernel(parser *p)
     return true;
 }
 
-static tr_op_calls *op_slot(tr_op_calls *t, size_t cap, uint64_t h)
-{
-    size_t i = (size_t)h & (cap - 1);
-    while (t[i].hash != 0 && t[i].hash != h)
-        i = (i + 1) & (cap - 1);
-    return &t[i];
-}
-
 /* The op's name in st->op_calls: its earliest call, and the count and time
  * of all. */
 static bool note_op_call(parser *p)
 {
     tr_state *st = p->st;
     const event *e = &p->ev;
-    if (2 * (st->n_op_calls + 1) > st->cap_op_calls) { /* at most half full */
-        size_t cap = st->cap_op_calls ? 2 * st->cap_op_calls : 64;
-        tr_op_calls *t = calloc(cap, sizeof *t);
-        if (t == NULL)
-            return fail(p, MB_ESYS, "out of memory");
-        for (size_t i = 0; i < st->cap_op_calls; i++)
-            if (st->op_calls[i].hash != 0)
-                *op_slot(t, cap, st->op_calls[i].hash) = st->op_calls[i];
-        free(st->op_calls);
-        st->op_calls = t;
-        st->cap_op_calls = cap;
-    }
+    if (!hash_reserve((void **)&st->op_calls, sizeof *st->op_calls, &st->cap_op_calls, st->n_op_calls))
+        return fail(p, MB_ESYS, "out of memory");
     uint64_t h = name_hash(e->name, e->name_len);
-    tr_op_calls *c = op_slot(st->op_calls, st->cap_op_calls, h);
+    tr_op_calls *c = hash_slot(st->op_calls, sizeof *c, st->cap_op_calls, h);
     if (c->hash == 0) {
         *c = (tr_op_calls){.hash = h, .ts = e->ts, .dur = e->dur};
         snprintf(c->name, sizeof c->name, "%.47s", e->name);
@@ -643,6 +642,17 @@ static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
+}
+
+/* Appends [s, e) to l. false: out of memory. */
+static bool iv_append(tr_ivlist *l, int64_t s, int64_t e)
+{
+    if (!mb_grow((void **)&l->iv, &l->cap, (l->n + 1) * 2, sizeof(int64_t)))
+        return false;
+    l->iv[2 * l->n] = s;
+    l->iv[2 * l->n + 1] = e;
+    l->n++;
+    return true;
 }
 
 bool mb_tr_first_launches(tr_state *st)
@@ -673,13 +683,8 @@ bool mb_tr_first_launches(tr_state *st)
             for (size_t k = 0; k < nl; k++)
                 st->launch_setup[k] = liv->iv[2 * k + 1] - liv->iv[2 * k] >= TR_LONG_LAUNCH_NS;
         }
-        if (!mb_grow((void **)&setup->iv, &setup->cap, (setup->n + 1) * 2, sizeof(int64_t))) {
-            ok = false;
+        if (!(ok = iv_append(setup, t0, t0 + d)))
             break;
-        }
-        setup->iv[2 * setup->n] = t0;
-        setup->iv[2 * setup->n + 1] = t0 + d;
-        setup->n++;
         st->launch_setup[i] = 1;
         st->long_launches++;
         st->long_launch_ns += d;
@@ -726,11 +731,8 @@ bool mb_tr_first_calls(tr_state *st)
         if (c->ts + c->dur <= end) /* inside the last one kept: aten::conv2d's aten::cudnn_convolution */
             continue;
         end = c->ts + c->dur;
-        if (!(ok = mb_grow((void **)&setup->iv, &setup->cap, (setup->n + 1) * 2, sizeof(int64_t))))
+        if (!(ok = iv_append(setup, c->ts, end)))
             break;
-        setup->iv[2 * setup->n] = c->ts;
-        setup->iv[2 * setup->n + 1] = end;
-        setup->n++;
         char name[64];
         snprintf(name, sizeof name, "%.47s (first call)", c->name);
         add_named_call(&st->setup, name, c->dur);
@@ -773,12 +775,8 @@ static bool note_host_gap(parser *p)
         /* after what ended last, or from the start of the op it is the first call inside */
         int64_t from = t->frontier <= e->ts ? t->frontier : t->prev_end <= e->ts ? t->prev_end : t->prev_ts;
         if (e->ts - from >= TR_LONG_LAUNCH_NS) {
-            tr_ivlist *setup = &st->host_iv[TR_HOST_SETUP];
-            if (!mb_grow((void **)&setup->iv, &setup->cap, (setup->n + 1) * 2, sizeof(int64_t)))
+            if (!iv_append(&st->host_iv[TR_HOST_SETUP], from, e->ts))
                 return fail(p, MB_ESYS, "out of memory");
-            setup->iv[2 * setup->n] = from;
-            setup->iv[2 * setup->n + 1] = e->ts;
-            setup->n++;
             add_named_call(&st->setup, "TorchScript fuser compiling", e->ts - from);
         }
     }
@@ -863,12 +861,7 @@ static bool push_host_wait(parser *p)
 /* The event's [ts, ts + dur) into an interval list. */
 static bool push_iv(parser *p, tr_ivlist *l)
 {
-    if (!mb_grow((void **)&l->iv, &l->cap, (l->n + 1) * 2, sizeof(int64_t)))
-        return fail(p, MB_ESYS, "out of memory");
-    l->iv[l->n * 2] = p->ev.ts;
-    l->iv[l->n * 2 + 1] = p->ev.ts + p->ev.dur;
-    l->n++;
-    return true;
+    return iv_append(l, p->ev.ts, p->ev.ts + p->ev.dur) || fail(p, MB_ESYS, "out of memory");
 }
 
 /* The event into one of the step table's host lists. */
