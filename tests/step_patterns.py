@@ -110,6 +110,14 @@ def specific(name, d):
         check("compute-memory: ... and is not lost (exposed < 0.1%)", s["exposed_seconds"] < 1e-3 * s["seconds"],
               s["exposed_seconds"])
         check("compute-memory: no sync finding", all(x["pattern"] != "sync_bound" for x in f))
+        # a sync's rate is its GPU idle per call, not the host's wait for the queued kernels
+        if s["exposed_seconds"] > 0:
+            per = s["exposed_seconds"] / s["calls"]
+            check("compute-memory: the sync's measured rate is calls / GPU idle in them",
+                  abs(s["measured_rate"] * per - 1) < 1e-6, (s["measured_rate"], per))
+            check("compute-memory: ... its efficiency the ceiling's time per sync / that idle",
+                  abs(s["efficiency"] - s["measured_rate"] / s["ceiling_rate"]) < 1e-9 * s["efficiency"],
+                  (s["efficiency"], s["measured_rate"], s["ceiling_rate"]))
         check("compute-memory: memory-bound remedies", any("fuse" in r for r in f[0]["remedies"]), f[0]["remedies"])
     if name == "copy-bound":
         ev = " ".join(f[0]["evidence"])
@@ -136,6 +144,10 @@ def specific(name, d):
         check("overlapped-launch: sync exposed 0", s["exposed_seconds"] == 0, s["exposed_seconds"])
         check("overlapped-launch: sync lost 0", s["seconds_lost"] in (None, 0), s["seconds_lost"])
         check("overlapped-launch: sync not ranked", all(r["name"] != "sync" for r in d["ranking"]), d["ranking"])
+        # ... and no rate or efficiency: the GPU never idled in one (not "at 0.02% of its ceiling")
+        check("overlapped-launch: hidden syncs have no rate or efficiency, and say why",
+              s["measured_rate"] is None and s["efficiency"] is None and s["beyond"].startswith("hidden:"),
+              (s["measured_rate"], s["efficiency"], s.get("beyond")))
         check("overlapped-launch: sync Amdahl gains nothing", s["amdahl"] is None or s["amdahl"]["speedup"] == 1,
               s["amdahl"])
         s = stage(d, "launch")

@@ -49,6 +49,9 @@ typedef struct mb_gap_stage {
      * size, shape or cache); what every view says of it, "" otherwise.
      * Such a stage counts as one without a ceiling (mb_gap_stage_bounded). */
     char beyond[MB_GAP_WHY_LEN];
+    /* Syncs the GPU never idled in (all their time waited for queued work):
+     * no rate or efficiency to show; beyond says so. */
+    bool hidden;
     double share;           /* exposed seconds / run total */
     double amdahl_total;    /* run total if this stage alone reached its ceiling */
     double amdahl_speedup;

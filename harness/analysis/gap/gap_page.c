@@ -430,6 +430,8 @@ static void gap_table(FILE *o, const mb_gap *g)
             mb_fmt_seconds(atc, sizeof atc, mb_gap_per_step(g, st->time_at_ceiling));
             mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
             mb_fmt_share(eff, sizeof eff, st->efficiency); /* 0.04%, as the text's table: not 0.0% */
+            if (st->hidden) /* syncs the GPU never idled in: no rate, nothing lost */
+                snprintf(eff, sizeof eff, "-");
             td(o, g->ceilings->cases[st->match].label, false);
         } else {
             snprintf(atc, sizeof atc, "-");

@@ -397,6 +397,11 @@ static void gap_stage_table(FILE *o, const mb_gap *g, bool md)
             mb_fmt_seconds(lost, sizeof lost, mb_gap_per_step(g, st->time_lost));
             if (st->above_ceiling) /* its efficiency, over 100%, says why: the table keeps within 120 columns */
                 snprintf(lost, sizeof lost, "0");
+            if (st->hidden) { /* no rate to hold: its text says why */
+                snprintf(meas, sizeof meas, "-");
+                snprintf(eff, sizeof eff, "-");
+                snprintf(lost, sizeof lost, "0");
+            }
         } else {
             snprintf(ceil, sizeof ceil, "no ceiling");
             snprintf(eff, sizeof eff, "-");
@@ -771,14 +776,14 @@ static cJSON *stage_json(const mb_gap *g, const mb_gap_stage *st)
     cJSON_AddNumberToObject(o, "seconds_per_step", mb_gap_per_step(g, s->seconds));
     cJSON_AddNumberToObject(o, "exposed_seconds", st->exposed);
     cJSON_AddNumberToObject(o, "hidden_seconds", s->seconds - st->exposed);
-    add_num_or_null(o, "measured_rate", st->measured_rate, has_work);
+    add_num_or_null(o, "measured_rate", st->measured_rate, has_work && !st->hidden);
     add_num_or_null(o, "ceiling_rate", st->ceiling_rate, st->match >= 0);
     add_str_or_null(o, "rate_unit", has_work ? (strcmp(s->work_unit, "flop") == 0 ? "flop/s"
                                                 : strcmp(s->work_unit, "byte") == 0 ? "byte/s"
                                                 : strcmp(s->work_unit, "launch") == 0 ? "launch/s"
                                                 : "sync/s")
                                              : NULL);
-    add_num_or_null(o, "efficiency", st->efficiency, st->match >= 0);
+    add_num_or_null(o, "efficiency", st->efficiency, st->match >= 0 && !st->hidden);
     add_num_or_null(o, "seconds_at_ceiling", st->time_at_ceiling, st->match >= 0);
     add_num_or_null(o, "seconds_lost", st->time_lost, st->match >= 0);
     cJSON_AddBoolToObject(o, "above_ceiling", st->above_ceiling);
@@ -943,7 +948,7 @@ cJSON *mb_gap_to_json(const mb_gap *g, const mb_diagnosis *d)
         cJSON_AddNumberToObject(o, "share", st->share);
         cJSON_AddBoolToObject(o, "has_ceiling", mb_gap_stage_bounded(st));
         add_num_or_null(o, "seconds_lost_per_step", mb_gap_per_step(g, st->time_lost), st->match >= 0);
-        add_num_or_null(o, "efficiency", st->efficiency, st->match >= 0);
+        add_num_or_null(o, "efficiency", st->efficiency, st->match >= 0 && !st->hidden);
         add_str_or_null(o, "no_ceiling", st->match >= 0 ? (st->beyond[0] ? st->beyond : NULL) : st->bound_hint);
         cJSON_AddItemToArray(hs, o);
     }
