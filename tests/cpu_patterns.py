@@ -785,8 +785,46 @@ def stage_file_cpu_run(ceil):
               ("data loading and the step share the CPUs" in text) == shared, (dg["primary"], text))
 
 
+def extension_ops(ceil):
+    """An extension's own ops (vLLM's CPU backend: _C::weight_packed_linear around sgl-kernel's, an attention op, a
+    shared-memory all-reduce) inside a compiled region and a user annotation, per step: the linear 4 ms, attention
+    1 ms, all-reduce 1 ms; the rest (4 ms) is Python. They once read as Python, 99.7% of a gemma-3 prefill."""
+    lin = {"Input Dims": [[256, 1024], [512, 1024], [], []], "Input type": ["c10::BFloat16", "c10::BFloat16", "", "Scalar"]}
+    ar = {"Input Dims": [[], [256, 1024]], "Input type": ["Scalar", "c10::BFloat16"]}
+
+    def body(t0, mm="_C::weight_packed_linear"):
+        return [ev("MyModel::forward", t0 + 50, 9000, "user_annotation"),
+                ev("Torch-Compiled Region: 1/0", t0 + 100, 8800, "cpu_op"),
+                ev(mm, t0 + 500, 4000, "cpu_op", lin if mm.endswith("linear") else None),
+                ev("sgl-kernel::weight_packed_linear", t0 + 510, 3980, "cpu_op", lin),
+                ev("vllm::unified_attention_with_output", t0 + 5000, 1000, "cpu_op"),
+                ev("_C::shm_allreduce", t0 + 6500, 1000, "cpu_op", ar)]
+    d = gap(write("cpu-extension-ops", steps(body), kineto=True), ceil)
+    g, py, ops, coll = (stage(d, n) for n in ("gemm (cpu)", "python (host code)", "other aten ops",
+                                              "allreduce (host, size unknown)"))
+    flops = 2.0 * 256 * 512 * 1024
+    check("extension ops: the custom linear is the GEMM stage, its innermost op's FLOPs (linear's operands), bf16",
+          g is not None and close(g["seconds"], STEPS * 4e-3) and g["work"] == STEPS * flops and g["dtype"] == "bf16",
+          g)
+    check("extension ops: an extension's attention op is an op (1 ms a step), not Python",
+          ops is not None and close(ops["seconds"], STEPS * 1e-3), ops)
+    check("extension ops: an op naming an all-reduce is the host collective (1 ms a step)",
+          coll is not None and close(coll["seconds"], STEPS * 1e-3), [s["name"] for s in d["stages"]])
+    check("extension ops: Python is the rest, 4 ms a step (the annotation and the compiled region are no ops)",
+          py is not None and close(py["seconds"], STEPS * 4e-3), py)
+    rem = " ".join(d["diagnosis"]["findings"][0]["remedies"])
+    check("extension ops: a compiled run is not told torch.compile", "compiled already" in rem and
+          "torch.compile or oneDNN" not in rem, rem)
+    # an extension's matmul whose operands are not linear's (_C::onednn_mm writes its first): time, no FLOPs
+    d = gap(write("cpu-extension-mm", steps(lambda t0: body(t0, "_C::onednn_mm")[:3]), kineto=True), ceil)
+    g = stage(d, "gemm (cpu)")
+    check("extension ops: _C::onednn_mm is GEMM time, no FLOPs guessed",
+          g is not None and close(g["seconds"], STEPS * 4e-3) and g["work"] is None, g)
+
+
 os.makedirs(WORK, exist_ok=True)
 ceil = ceilings()
+extension_ops(ceil)
 stage_file_cpu_run(ceil)
 collective_bound(ceil)
 ddp_overlap(ceil)

@@ -1564,6 +1564,50 @@ static void test_diagnosis_host_time_per_op(void **state)
     mb_run_free(&r);
 }
 
+/* Far more host time per kernel than launching costs is the host's own
+ * code, however many or short the kernels: 150 kernels in a 10 s step of
+ * GPU idle host time (66 ms each) read "launch bound" by the kernel count
+ * (an A10G trace: 6 kernels in 14.4 s). With no CPU op recorded, the first
+ * remedy is to record the host, and nothing says "Use all cores". */
+static void test_diagnosis_host_time_per_kernel(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    mb_run r;
+    one_stage_run(&r);
+    r.steps = 2;
+    static const char *const kernels[] = { "150", "100000" };
+    for (int i = 0; i < 2; i++) {
+        char ev[512];
+        snprintf(ev, sizeof ev,
+                 "{\"host\":{\"ops\":0},\"step\":{\"steps\":2,\"seconds\":10,\"gpu_busy_share\":0.001,"
+                 "\"kernels_per_step\":%s,\"parts\":[{\"id\":\"memory_bound\",\"share\":0.001},"
+                 "{\"id\":\"host\",\"share\":0.999}]}}",
+                 kernels[i]);
+        r.evidence = cJSON_Parse(ev);
+        mb_gap g;
+        mb_diagnosis d;
+        assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+        assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+        CLOSE(d.fig.host_kernel_s, 9.99 / atof(kernels[i]));
+        if (i == 0) { /* 66.6 ms a kernel: the host's own code */
+            assert_string_equal(d.findings[0].id, "cpu_compute_bound");
+            assert_false(has_finding(&d, "launch_bound"));
+            assert_true(finding_says(&d.findings[0], "66.6 ms per kernel it ran: far more than launching costs"));
+            assert_non_null(strstr(d.findings[0].remedies[0], "First record the host"));
+            assert_false(has_remedy(&d, "cpu_compute_bound", "Use all cores"));
+        } else { /* 99.9 us a kernel: within what launching costs, many kernels: launch bound as before */
+            assert_string_equal(d.findings[0].id, "launch_bound");
+            assert_false(has_finding(&d, "cpu_compute_bound"));
+        }
+        mb_diagnosis_free(&d);
+        mb_gap_free(&g);
+        cJSON_Delete(r.evidence);
+        r.evidence = NULL;
+    }
+    mb_run_free(&r);
+}
+
 /* A trace's copies: the pageable share is the steps' (the stages, exposed),
  * never the whole trace's evidence "copies", which hold copies outside the
  * steps too (kineto's tb_plugin ResNet-50: 2.4% pageable beside 1.9% of all
@@ -2316,6 +2360,7 @@ int main(void)
         cmocka_unit_test(test_diagnosis_setup),
         cmocka_unit_test(test_diagnosis_comm_kind),
         cmocka_unit_test(test_diagnosis_host_time_per_op),
+        cmocka_unit_test(test_diagnosis_host_time_per_kernel),
         cmocka_unit_test(test_diagnosis_sync_bound),
         cmocka_unit_test(test_diagnosis_gpu_compute_bound),
         cmocka_unit_test(test_diagnosis_cpu_bound_and_copies),

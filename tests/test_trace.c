@@ -825,6 +825,47 @@ static void test_first_calls(void **state)
     mb_run_free(&r);
 }
 
+/* The GPU idle while the host is in a collective's op goes to "in a
+ * collective (host)", except where a set-up call inside it runs: a 2 ms
+ * cudaMalloc inside c10d::allreduce_ is the allocator's (a 2.6 ms
+ * allocation inside the 7th of a 2x A100 MoE's all-to-alls read as
+ * communication once functional collectives were). An extension's op that
+ * names a collective (_c10d_functional::all_reduce) is one too. */
+static void test_setup_inside_collective(void **state)
+{
+    (void)state;
+#define OPX(name, ts, dur)                                                                     \
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":" #dur "},\n"
+#define RTC(name, ts, dur, corr)                                                                  \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":" #dur ",\"args\":{\"correlation\":" #corr "}},\n"
+#define K(name, ts, dur, corr)                                                                \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"" name "\",\"pid\":0,\"tid\":7,\"ts\":" #ts \
+    ",\"dur\":" #dur ",\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}},\n"
+    static const char text[] =
+        "{\"traceEvents\":[\n"
+        RTC("cudaLaunchKernel", 0, 5, 1) K("vectorized_elementwise_kernel", 10, 50, 1)
+        OPX("c10d::allreduce_", 100, 3000) RTC("cudaMalloc", 200, 2000, 9)
+        RTC("cudaLaunchKernel", 3000, 5, 2) K("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 3100, 100, 2)
+        OPX("_c10d_functional::all_reduce", 4000, 500) RTC("cudaLaunchKernel", 4400, 5, 3)
+        K("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 4500, 50, 3)
+        "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":4550}\n"
+        "]}\n";
+#undef OPX
+#undef RTC
+#undef K
+    const char *path = tmp_path("setup_in_collective.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    NS_EQ(part_seconds(r.evidence, "setup"), 2000000);
+    /* 100-200 and 2200-3100 in allreduce_, 4000-4500 in the functional one */
+    NS_EQ(part_seconds(r.evidence, "host_collective"), 1500000);
+    mb_run_free(&r);
+}
+
 /* TorchScript compiles a fusion group (NVRTC) on the call that first runs
  * it, recording nothing: 145 and 148 ms before an A100 particle
  * transformer's two fallback_function calls inside delta_r2, read as CPU
@@ -3272,6 +3313,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_forward_from_backward),
         cmocka_unit_test(test_forward_only_conv),
         cmocka_unit_test(test_first_calls),
+        cmocka_unit_test(test_setup_inside_collective),
         cmocka_unit_test(test_marker_steps),
         cmocka_unit_test(test_torchscript_fuser),
         cmocka_unit_test(test_malformed), cmocka_unit_test(test_hostile_bounds),

@@ -419,6 +419,8 @@ static double component_seconds(const mb_gap *g, const char *component)
 static void host_time_per_op(const cJSON *ev, const cJSON *step, mb_diag_figures *f)
 {
     double ops = ev_num(ev, "host.ops"), n = ev_num(step, "steps"), t = ev_num(step, "seconds");
+    if (f->kernels_per_step > 0 && t > 0)
+        f->host_kernel_s = (f->launch_idle_share + f->host_idle_share) * t / f->kernels_per_step;
     if (ops > 0 && n > 0 && t > 0) {
         f->ops_per_step = ops / n;
         f->host_op_s = (f->launch_idle_share + f->host_idle_share) * t / f->ops_per_step;
@@ -446,7 +448,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     figures_from_stages(g, t, f);
     f->kernels_per_step = -1;
     f->median_kernel_s = -1;
-    f->host_op_s = f->ops_per_step = -1;
+    f->host_op_s = f->ops_per_step = f->host_kernel_s = -1;
     f->launch_ceiling_s = -1;
     figures_from_ceilings(g, f);
     figures_from_memory_stage(g, f);
@@ -561,6 +563,11 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
     bool cpu_run = f->cpu_only && f->gpus_unrecorded == 0;
     if (strcmp(cond, "cpu_only") == 0)
         return cpu_run;
+    /* vLLM's compiled gemma-3 prefill on a CPU was told torch.compile */
+    if (strcmp(cond, "cpu_uncompiled") == 0)
+        return cpu_run && f->compiled_regions <= 0;
+    if (strcmp(cond, "cpu_compiled") == 0)
+        return cpu_run && f->compiled_regions > 0;
     if (strcmp(cond, "cpu_unshaped") == 0)
         return cpu_run && f->cpu_matmul_unshaped;
     if (strcmp(cond, "cpu_memory") == 0) /* "memory-bound ops lead": over the matmuls and the other ops */
@@ -600,7 +607,7 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
         return !f->cpu_only && !(f->pinned_share > 0 && f->pageable_share == 0);
     /* the loader's workers already use the CPUs the step's threads leave */
     if (strcmp(cond, "cpu_cores_idle") == 0)
-        return f->gpus_unrecorded == 0 && !cpus_all_busy(f) && !f->cpus_busy && !python_leads;
+        return f->gpus_unrecorded == 0 && f->ops_per_step != 0 && !cpus_all_busy(f) && !f->cpus_busy && !python_leads;
     /* DDP's and FSDP's remedies are a training step's: a forward-only trace (two RTX 4090s' tensor-parallel
      * Llama forward, its all-gather of the logits) was told to prefetch FSDP's all-gathers */
     bool inference = f->backward_ops == 0;
@@ -647,7 +654,7 @@ static const char *pct(char *buf, size_t len, double share)
 
 typedef struct th {
     double gcb_util, gcb_share;
-    double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short, lb_op;
+    double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short, lb_op, lb_kernel;
     double sb_share, sb_util;
     double cc_share, cc_cpu, cc_gpu, cc_launch;
     double dl_share, cp_share, cm_share, eff_low, pw_share, su_share;
@@ -667,6 +674,7 @@ static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
         mb_ini_number(t, "launch_bound", "kernels_per_step_min", &x->lb_kps, err) ||
         mb_ini_number(t, "launch_bound", "short_kernel_launches", &x->lb_short, err) ||
         mb_ini_number(t, "launch_bound", "host_us_per_op_max", &x->lb_op, err) ||
+        mb_ini_number(t, "launch_bound", "host_us_per_kernel_max", &x->lb_kernel, err) ||
         mb_ini_number(t, "sync_bound", "share_min", &x->sb_share, err) ||
         mb_ini_number(t, "sync_bound", "gpu_utilization_max", &x->sb_util, err) ||
         mb_ini_number(t, "cpu_compute_bound", "share_min", &x->cc_share, err) ||
@@ -887,6 +895,11 @@ static void us_each(char *buf, size_t len, double seconds, double count)
  * (1.7x) was once called CPU compute bound on one, launch bound on the other. */
 static bool host_overhead_signature(const mb_diag_figures *f, const th *x)
 {
+    /* far more host time per kernel than launching costs: the host runs
+     * code of its own, however short the kernels (an A10G trace: 6 kernels
+     * of 1.4 us in 14.4 s of host time, read "launch bound") */
+    if (f->host_kernel_s > x->lb_kernel * 1e-6)
+        return false;
     double hostov = f->launch_idle_share + f->host_idle_share;
     if (hostov > 0 && f->launch_idle_share >= x->lb_cover * hostov)
         return true;
@@ -922,6 +935,12 @@ static void kernel_evidence(builder *b, const mb_diag_figures *f, const th *x)
                  e, f->ops_per_step, f->span,
                  f->host_op_s <= x->lb_op * 1e-6 ? "what dispatching them costs" : "more than dispatching them costs",
                  x->lb_op);
+    }
+    if (f->host_kernel_s > x->lb_kernel * 1e-6) {
+        mb_fmt_seconds(e, sizeof e, f->host_kernel_s);
+        EVIDENCE(b, "the GPU's idle time in host code is %s per kernel it ran: far more than launching costs, "
+                    "however short the kernels (host overhead at %.0f us per kernel or less)",
+                 e, x->lb_kernel);
     }
 }
 

@@ -79,6 +79,7 @@ typedef struct mb_diag_figures {
     double host_op_s;          /* GPU-idle host time (launch calls and other host code) per op the trace
                                   recorded in a step: what dispatching each op cost; -1 unknown */
     double ops_per_step;       /* ops (cpu_op events) the trace recorded per step; -1 unknown */
+    double host_kernel_s;      /* the same GPU-idle host time per kernel of a step; -1 unknown */
     double launch_ceiling_s;   /* seconds per launch at the measured launch ceiling; -1 unknown */
     double tensor_efficiency;  /* GEMM/conv stages with FLOPs against their ceilings; -1 unknown */
     /* Memory-bound ops with recorded shapes (stage MB_MEMBOUND_STAGE): bytes/s

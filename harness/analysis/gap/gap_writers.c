@@ -846,6 +846,7 @@ static cJSON *figures_json(const mb_diag_figures *f)
     add_num_or_null(o, "kernels_per_step", f->kernels_per_step, f->kernels_per_step >= 0);
     add_num_or_null(o, "median_kernel_seconds", f->median_kernel_s, f->median_kernel_s > 0);
     add_num_or_null(o, "host_seconds_per_op", f->host_op_s, f->host_op_s > 0);
+    add_num_or_null(o, "host_seconds_per_kernel", f->host_kernel_s, f->host_kernel_s > 0);
     add_num_or_null(o, "launch_ceiling_seconds", f->launch_ceiling_s, f->launch_ceiling_s > 0);
     add_num_or_null(o, "tensor_efficiency", f->tensor_efficiency, f->tensor_efficiency >= 0);
     add_num_or_null(o, "memory_bound_bytes_per_s", f->memory_rate, f->memory_rate >= 0);

@@ -1341,7 +1341,7 @@ static bool fold_cpu_class(parser *p)
     const tr_flop_op *last = st->n_flop_ops ? &st->flop_ops[st->n_flop_ops - 1] : NULL;
     bool mem_bytes = last && last->kind == TR_OP_MEM && last->flops >= 0 && last->start == p->ev.ts &&
                      last->end == p->ev.ts + p->ev.dur && last->thread == thread_of(&p->ev);
-    if (!mb_tr_cpu_fold(p->st, p->ev.name, p->ev.name_len, p->ev.ts, p->ev.dur, mem_bytes))
+    if (!mb_tr_cpu_fold(p->st, p->ev.name, p->ev.name_len, p->ev.ts, p->ev.dur, mem_bytes, p->ev.cat == CAT_CPU_OP))
         return fail(p, MB_ESYS, "out of memory");
     return fold_cpu_collective(p);
 }

@@ -969,11 +969,15 @@ static void device_evidence(analysis *a, cJSON *devices, cJSON *all_copies)
  * step table"). */
 enum {
     SP_GEMM = 0, SP_CONV, SP_ATTN, SP_MEM, SP_COPY, SP_COLL,        /* GPU busy */
-    SP_QUEUED, SP_DATA, SP_SYNC, SP_HCOLL, SP_SETUP, SP_LAUNCH, SP_HOST, /* GPU idle */
+    SP_QUEUED, SP_DATA, SP_SYNC, SP_SETUP, SP_HCOLL, SP_LAUNCH, SP_HOST, /* GPU idle, as enum tr_host_kind */
     SP_N,
     SP_FIRST_IDLE = SP_QUEUED,
     SP_FIRST_HOST = SP_DATA, /* the idle parts the host's calls explain (attribute_idle) */
 };
+_Static_assert(SP_SYNC - SP_FIRST_HOST == TR_HOST_SYNC && SP_SETUP - SP_FIRST_HOST == TR_HOST_SETUP &&
+                   SP_HCOLL - SP_FIRST_HOST == TR_HOST_COLL && SP_LAUNCH - SP_FIRST_HOST == TR_HOST_LAUNCH &&
+                   SP_HOST - SP_FIRST_HOST == TR_N_HOST,
+               "the host parts of the step table follow enum tr_host_kind");
 
 static const struct {
     const char *id, *name, *kind, *cls;

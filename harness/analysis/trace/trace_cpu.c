@@ -31,8 +31,10 @@ static const char *const unrecorded_class_names[TR_CPU_N] = { "conv ops (host ti
                                                                "optimizer", "memory-bound ops (host time)",
                                                                "other aten ops", "collective (host)" };
 
-/* Which class a host event belongs to, or -1. */
-static int cpu_class(const tr_state *st, const char *name, size_t len, bool mem_bytes)
+/* Which class a host event belongs to, or -1. `op`: a cpu_op event, whose
+ * name in an extension's namespace (_C::, vllm::, torchvision::) is an op
+ * too, not Python; an annotation so named may enclose ops and Python. */
+static int cpu_class(const tr_state *st, const char *name, size_t len, bool mem_bytes, bool op)
 {
     if (strncmp(name, "Optimizer.", 10) == 0)
         return TR_CPU_OPT; /* Optimizer.step#SGD.step, Optimizer.zero_grad#SGD.zero_grad */
@@ -46,6 +48,8 @@ static int cpu_class(const tr_state *st, const char *name, size_t len, bool mem_
     if (mem_bytes)
         return TR_CPU_MEM;
     if (strncmp(name, "aten::", 6) == 0 || strncmp(name, "mkldnn", 6) == 0)
+        return TR_CPU_OPS;
+    if (op && strstr(name, "::") != NULL)
         return TR_CPU_OPS;
     return -1;
 }
@@ -73,7 +77,7 @@ bool mb_tr_cpu_coll_add(tr_state *st, const tr_host_coll *c)
     return true;
 }
 
-bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur, bool mem_bytes)
+bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur, bool mem_bytes, bool op)
 {
     /* Only a run without GPU events uses these (mb_tr_cpu_stages): once one is
      * seen, the reader's memory stays per GPU event, not per host op. */
@@ -89,7 +93,7 @@ bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int6
     static const char backward[] = "autograd::engine::evaluate_function";
     if (len >= sizeof backward - 1 && strncmp(name, backward, sizeof backward - 1) == 0)
         return add_interval(&st->cpu_backward, ts, dur);
-    int c = cpu_class(st, name, len, mem_bytes);
+    int c = cpu_class(st, name, len, mem_bytes, op);
     if (c < 0)
         return true;
     st->cpu_count[c]++;
