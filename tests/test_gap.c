@@ -672,7 +672,8 @@ static void test_project_like_for_like(void **state)
  * to a fixed cost per call taken from a larger case: pageable copies slow
  * down as they grow (an H100: 14.8 GB/s at 1 MiB, 12.8 at 16, 7.3 at 256),
  * and 147-MiB calls nearest the 256-MiB case were held to an 18.6-ms "fixed
- * cost" from it. */
+ * cost" from it. Below every pageable size, where the smallest tells no
+ * fixed cost, the pinned copies' fixed cost bounds a pageable call. */
 static void test_copy_between_sizes(void **state)
 {
     fx *f = *state;
@@ -691,24 +692,43 @@ static void test_copy_between_sizes(void **state)
                                "\"rate_unit\":\"GB/s\",\"rate_scale\":1e9,\"rate\":{\"median\":%g},"
                                "\"verification\":{\"status\":\"passed\"}}",
                                i ? "," : "", size[i], size[i], size[i], rate[i]);
+    /* pinned cases of the same direction: 4 KiB at 2 GB/s, 1 MiB at 50 */
+    static const double pinned_size[2] = { 4096, 1048576 }, pinned_rate[2] = { 2, 50 };
+    for (int i = 0; i < 2; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at,
+                               ",{\"id\":\"copy/cuda/direction=h2d,memory=pinned,size=%.0f\",\"component\":\"copy\","
+                               "\"backend\":\"cuda\",\"params\":{\"direction\":\"h2d\",\"memory\":\"pinned\","
+                               "\"size\":\"%.0f\"},\"status\":\"ok\",\"work_unit\":\"byte\",\"work_per_iteration\":%.0f,"
+                               "\"rate_unit\":\"GB/s\",\"rate_scale\":1e9,\"rate\":{\"median\":%g},"
+                               "\"verification\":{\"status\":\"passed\"}}",
+                               pinned_size[i], pinned_size[i], pinned_size[i], pinned_rate[i]);
     snprintf(text + at, sizeof text - at, "]}");
     mb_ceilings here;
     assert_int_equal(mb_ceilings_load(scratch_file("pageable.json", text), &here, &err), MB_OK);
-    /* 10 calls of 147 MiB in 0.3 s; 10 of 64 KiB in 10 ms */
+    /* 10 calls of 147 MiB in 0.3 s; 10 of 64 KiB in 10 ms; 10 of 4 B in 100 us */
     const char *run = scratch_file("pageable_run.json",
                                    "{\"format\":\"mlbench-stages\",\"version\":1,\"stages\":["
                                    "{\"name\":\"big\",\"component\":\"copy\",\"direction\":\"h2d\",\"memory\":\"pageable\","
                                    "\"bytes\":1541406720,\"calls\":10,\"seconds\":0.3},"
                                    "{\"name\":\"small\",\"component\":\"copy\",\"direction\":\"h2d\",\"memory\":\"pageable\","
-                                   "\"bytes\":655360,\"calls\":10,\"seconds\":0.01}]}");
+                                   "\"bytes\":655360,\"calls\":10,\"seconds\":0.01},"
+                                   "{\"name\":\"tiny\",\"component\":\"copy\",\"direction\":\"h2d\",\"memory\":\"pageable\","
+                                   "\"bytes\":40,\"calls\":10,\"seconds\":100e-6}]}");
     mb_run r;
     mb_gap g;
     assert_int_equal(mb_run_read(run, &r, &err), MB_OK);
     assert_int_equal(mb_gap_build(&r, &here, &f->matching, &g, &err), MB_OK);
     CLOSE(g.stages[0].ceiling_rate, 7.3e9);
     assert_null(strstr(g.stages[0].why, "fixed cost"));
-    /* below every size, the 1-MiB case moves its bytes faster than any: no fixed cost to tell, its rate */
+    /* below every size, the 1-MiB case moves its bytes faster than any: no fixed cost to tell, its rate (and
+     * 64 KiB is no smaller than the smallest pinned case either) */
     CLOSE(g.stages[1].ceiling_rate, 14.8e9);
+    /* 4 B calls: the pinned copies' fixed cost, 2.048 us - 4096 B / 50 GB/s = 1.96608 us, plus 4 B at 50 GB/s,
+     * 10 times: 19.6616 us (an A10G's 2-byte pageable copies were held to 14.8 GB/s: "at 0.05%") */
+    CLOSE(g.stages[2].time_at_ceiling, 19.6616e-6);
+    CLOSE(g.stages[2].efficiency, 19.6616 / 100);
+    assert_non_null(strstr(g.stages[2].why, "calls under any pageable case: held to the pinned copies' fixed cost "
+                                            "per call, which a pageable copy never beats (1.97 µs"));
     mb_gap_free(&g);
     mb_run_free(&r);
     mb_ceilings_free(&here);

@@ -618,58 +618,102 @@ static double kernel_floor_rate(const mb_stage *s, const mb_ceilings *res, const
     return s->work / floor;
 }
 
+/* The usable cases of matched case c's kind (component, device, the
+ * stage's hard requirements: its direction) in one memory ("pinned",
+ * "pageable"; "" unsaid): the best rate, and the smallest one's size and
+ * time per call (0 when none). */
+typedef struct kind_span {
+    double best, smallest, smallest_time;
+} kind_span;
+
+static kind_span span_of(const mb_stage *s, const mb_ceilings *res, const mb_case_ref *c, const char *mem,
+                         const mb_ini *m)
+{
+    kind_span k = { 0 };
+    counts n = { 0 };
+    char other[16];
+    for (int i = 0; i < res->n_cases; i++) {
+        const mb_case_ref *o = &res->cases[i];
+        if (!o->usable || strcmp(o->component, c->component) != 0 || strcmp(o->device, c->device) != 0 ||
+            !hard_ok(s, o, m, &n))
+            continue;
+        memory_mismatch(s, o, m, other, sizeof other);
+        if (strcmp(mem, other) != 0)
+            continue;
+        double r = mb_gap_case_rate(s, o, m), os = case_size(s, o, m);
+        if (r <= 0 || os <= 0)
+            continue;
+        if (r > k.best)
+            k.best = r;
+        if (k.smallest == 0 || os < k.smallest) {
+            k.smallest = os;
+            k.smallest_time = os / r;
+        }
+    }
+    return k;
+}
+
+/* The fixed cost per call the smallest case of a kind tells: its time less
+ * its bytes at the kind's best rate, when that is most of its time (a
+ * latency-bound case); else 0 (it moves its bytes more than it waits). */
+static double fixed_cost(const kind_span *k)
+{
+    double fixed = k->smallest_time - k->smallest / k->best;
+    return k->best > 0 && fixed >= 0.5 * k->smallest_time ? fixed : 0;
+}
+
 /* A component whose calls have a fixed cost ([latency_floor]: a copy's DMA
  * setup and PCIe round trip) with calls smaller than the matched case's
  * (the case is then the smallest measured of its kind) is held to that
- * fixed cost plus its bytes at the kind's best rate. The fixed cost is the
- * case's time per call less its bytes at that best rate, used only when it
- * is most of the case's time (a latency-bound case): a 4-byte device-to-host
+ * fixed cost plus its bytes at the kind's best rate: a 4-byte device-to-host
  * copy (a loss's .item()) is held to about 1.7 us, the 4 KiB case's time,
- * not to 4 B at 2.3 GB/s (2 ns: "at 0.02% of its ceiling"). Returns the
- * rate, `note` saying so. */
+ * not to 4 B at 2.3 GB/s (2 ns: "at 0.02% of its ceiling"). Pageable copies
+ * smaller than any pageable case, whose smallest (1 MiB) tells no fixed
+ * cost, take the pinned copies' of their direction: a pageable copy is
+ * staged through pinned memory and never beats a pinned one of its size (an
+ * A10G's 2-byte pageable copies were held to 14.8 GB/s, "at 0.05%").
+ * Returns the rate, `note` saying so. */
 static double latency_floor_rate(const mb_stage *s, const mb_ceilings *res, const mb_case_ref *c, double rate,
                                  const mb_ini *m, char *note, size_t len)
 {
     double ss = stage_size(s), cs = case_size(s, c, m);
     if (s->count <= 0 || ss <= 0 || cs <= 0 || ss >= cs || s->work <= 0)
         return rate;
-    double best = rate, smallest = cs;
-    char mem[16], other[16];
+    char mem[16];
     memory_mismatch(s, c, m, mem, sizeof mem);
-    counts k = { 0 };
-    for (int i = 0; i < res->n_cases; i++) {
-        const mb_case_ref *o = &res->cases[i];
-        if (!o->usable || strcmp(o->component, c->component) != 0 || strcmp(o->device, c->device) != 0 ||
-            !hard_ok(s, o, m, &k))
-            continue;
-        memory_mismatch(s, o, m, other, sizeof other);
-        if (strcmp(mem, other) != 0)
-            continue;
-        double r = mb_gap_case_rate(s, o, m), os = case_size(s, o, m);
-        if (r > best)
-            best = r;
-        if (os > 0 && os < smallest)
-            smallest = os;
-    }
+    kind_span k = span_of(s, res, c, mem, m);
     /* only below every measured size: between two sizes the nearest case's rate holds (147-MiB pageable copies
      * nearest a 256-MiB case at 7.3 GB/s, with 1 and 16 MiB ones at 14.8 and 12.8, were held to an 18.6-ms
      * "fixed cost" taken from the 256-MiB case: pageable copies slow down as they grow) */
-    if (ss >= smallest)
+    if (k.smallest <= 0 || ss >= k.smallest)
         return rate;
-    double per_call = cs / rate, fixed = per_call - cs / best;
-    if (fixed < 0.5 * per_call)
-        return rate; /* the case moves its bytes more than it waits: no fixed cost to tell */
-    double floor = (double)s->count * (fixed + ss / best);
+    double fixed = fixed_cost(&k);
+    bool staged = false;
+    if (fixed <= 0 && strcasecmp(mem, "pageable") == 0) {
+        k = span_of(s, res, c, "pinned", m);
+        fixed = k.smallest > 0 && ss < k.smallest ? fixed_cost(&k) : 0;
+        staged = fixed > 0;
+    }
+    if (fixed <= 0)
+        return rate; /* no fixed cost to tell */
+    double floor = (double)s->count * (fixed + ss / k.best);
     if (floor <= mb_time_at_rate(s->work, rate))
         return rate;
     char b[32], f[32], r[32];
-    fmt_size(b, sizeof b, cs, s->work_unit);
+    fmt_size(b, sizeof b, k.smallest, s->work_unit);
     mb_fmt_seconds(f, sizeof f, fixed);
-    mb_fmt_rate(r, sizeof r, best, s->work_unit);
-    snprintf(note, len,
-             "calls smaller than the smallest measured (%s): held to its fixed cost per call (%s: its time "
-             "less its bytes at %s, the best rate of its kind) plus each call's bytes at that rate",
-             b, f, r);
+    mb_fmt_rate(r, sizeof r, k.best, s->work_unit);
+    if (staged)
+        snprintf(note, len,
+                 "calls under any pageable case: held to the pinned copies' fixed cost per call, which a pageable "
+                 "copy never beats (%s: the %s case's time less its bytes at %s) plus each call's bytes at that "
+                 "rate",
+                 f, b, r);
+    else
+        snprintf(note, len,
+                 "calls smaller than the smallest measured (%s): held to its fixed cost per call (%s: its time "
+                 "less its bytes at %s, the best rate of its kind) plus each call's bytes at that rate",
+                 b, f, r);
     return s->work / floor;
 }
 
