@@ -643,6 +643,22 @@ def _block_device(path):
     return out
 
 
+def _memory_mounts():
+    """The mount points of file systems held in memory (tmpfs, ramfs), each
+    ending in "/": their files' pages are memory, not a cache of storage."""
+    out = []
+    try:
+        with open("/proc/self/mounts") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 3 and parts[2] in ("tmpfs", "ramfs"):
+                    point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), parts[1])
+                    out.append(point.rstrip("/") + "/")
+    except OSError:
+        pass
+    return tuple(out)
+
+
 def _diskstats(names):
     """name -> (reads completed, sectors read, ms spent reading, ms busy) from
     /proc/diskstats, for the devices named; and the bytes of the file read."""
@@ -855,8 +871,11 @@ class _FileWatch:
         return data
 
     def _looks_like_data(self, path):
-        """Not a system file, code, or the runner's own (by its name alone)."""
-        return path.startswith("/") and not path.startswith(self._skip) and path not in self._own and \
+        """Not a system file, code, or the runner's own (by its name alone). A
+        dataset on /dev/shm (tmpfs) is one: it is counted and said to stay in
+        memory, not hidden as a device file."""
+        return path.startswith("/") and (not path.startswith(self._skip) or path.startswith("/dev/shm/")) and \
+            path not in self._own and \
             not path.endswith(_CODE_SUFFIXES) and ".so." not in os.path.basename(path) and \
             "/__pycache__/" not in path and not os.path.basename(path).startswith(".mlbench-simplify.")
 
@@ -1081,6 +1100,11 @@ class _CacheKeeper:
         self._errors = set()
         self._known_pids = [root]
         self._scan_every = self.SCAN
+        # files on tmpfs or ramfs stay in memory whatever is done: not evicted (a record file on /dev/shm had
+        # 43 evictions tried in one mode, up to 5 ms of this helper's CPU a 14-ms step beside the loop)
+        self._in_memory = _memory_mounts()
+        self._memory_said = self._memory_only = False
+        self._memory_checked = 0
 
     def _pids(self):
         """The loop's process and its descendants (this helper left out)."""
@@ -1209,10 +1233,31 @@ class _CacheKeeper:
                     os.strerror(err), " (paging out another process's pages needs CAP_SYS_NICE: run as root)"
                     if err == 1 else ""))
 
+    def _all_in_memory(self):
+        """Every file known is on a file system held in memory: no tick could evict a page (looked at again
+        only when files are added)."""
+        n = len(self.watch.files)
+        if n != self._memory_checked:
+            self._memory_checked = n
+            self._memory_only = bool(self._in_memory) and all(p.startswith(self._in_memory) for p in self.watch.files)
+        return self._memory_only
+
+    def _memory_file(self, path):
+        """Whether the file is on a file system held in memory (said once)."""
+        if not path.startswith(self._in_memory):
+            return False
+        if not self._memory_said:  # once: a dataset of many files on one
+            self._memory_said = True
+            self._note("%s is on a file system held in memory (tmpfs, ramfs): its pages cannot leave memory, so "
+                       "every mode reads it warm, as the real run does; the runner does not try to evict it" % path)
+        return True
+
     def evict(self, paths=None):
         """These files (default: every file of the dataset) out of the page
         cache, their mapped pages too."""
         for path in list(self.watch.files) if paths is None else paths:
+            if self._memory_file(path):
+                continue
             size = self.watch.files.get(path, 0)
             self._pageout(path, [(0, size)])
             fd = self._open(path)
@@ -1246,7 +1291,7 @@ class _CacheKeeper:
         landed = []   # (chunks newly filled, their bytes, the chunk) per large file: where the reads landed
         for path in sorted(self._candidates()):
             size = self.watch.files.get(path)
-            if size is None:
+            if size is None or self._memory_file(path):
                 continue
             fd = self._open(path)
             if fd is None:
@@ -1385,7 +1430,7 @@ class _CacheKeeper:
         # No file known: nothing a tick could evict, so no counters read every POLL (a minGPT loop that generates
         # its batches: the keeper's CPU in mode full went from 8.3% to 6% of a core on this 2-core VM, the rest
         # its scans for new files).
-        if not self.cold or not self.watch.files or now - self._last_tick < self.MIN_TICK:
+        if not self.cold or not self.watch.files or now - self._last_tick < self.MIN_TICK or self._all_in_memory():
             return
         read = self._device_bytes() - self._base
         if read < self.tick_bytes() and now - self._last_calls >= self.CALLS_POLL:
@@ -2102,7 +2147,7 @@ class Simplifier:
         finally:
             cache = self._dataset_mode_end(devices)
         m["cache"] = cache
-        self._warm_reads(m)
+        self._warm_reads(m, "loader")
         self._warm_mapped(m, m["bytes_in_batches"])
         return m
 
@@ -2155,7 +2200,7 @@ class Simplifier:
         finally:
             cache = self._dataset_mode_end(devices)
         m["cache"] = cache
-        self._warm_reads(m)
+        self._warm_reads(m, "full")
         self._warm_mapped(m, self.mix.bytes if self.mix is not None else 0)
         return m
 
@@ -2280,11 +2325,11 @@ class Simplifier:
         self.keeper = None
 
     @staticmethod
-    def _warm_reads(m):
+    def _warm_reads(m, name):
         """A cold mode whose read() calls returned far more than storage read
         was served by the page cache: files the runner did not see or could
         not evict (opened and closed by C code, a tmpfs). Said in its cache
-        state."""
+        state, naming the mode (the summary lists every mode's notes)."""
         c = m.get("cache")
         if not c or not c.get("kept_cold") or not m.get("io_counted", True):
             return
@@ -2292,10 +2337,10 @@ class Simplifier:
         hits = reads - m["read_bytes"]
         if hits > max(0.25 * reads, 1 << 20):
             c["page_cache_read_bytes"] = hits
-            Simplifier._partly_warm(c, "read() returned %s more than storage read in this mode: the page cache "
+            Simplifier._partly_warm(c, "mode %s: read() returned %s more than storage read: the page cache "
                                     "served them (files the runner did not see or could not evict, or a small part "
                                     "of the files read again and again between two evictions, as labels or an index "
-                                    "beside the records: a real run keeps those cached too)" % _size(hits))
+                                    "beside the records: a real run keeps those cached too)" % (name, _size(hits)))
 
     @staticmethod
     def _partly_warm(c, why):
@@ -2828,15 +2873,20 @@ def build_document(s):
     return doc
 
 
+def _cpus_allowed():
+    """The CPUs this process may run on (its affinity), else the machine's."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def _cpu_threads(s):
     """The CPUs this process may run on and torch's threads per rank, with
     the ranks on this machine: whether a CPU step leaves cores idle (gap's
     "Use all cores" remedy is for those only)."""
     t = _torch()
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count()
+    cpus = _cpus_allowed()
     out = {"cpus_allowed": cpus, "host_ranks": s.world.host_ranks}
     if t is not None:
         out["torch_threads"] = t.get_num_threads()
@@ -2916,7 +2966,7 @@ def _data_loading(s):
     if per <= 0:
         cpu_share = wanted = None
     elif workers:
-        lanes = min(workers, os.cpu_count() or 1) * per * n
+        lanes = min(workers, _cpus_allowed()) * per * n
         cpu_share = min(max(ld["worker_cpu_seconds"] / lanes, ld["main_cpu_seconds"] / n / per), 1.0)
         wanted = min(max((ld["worker_cpu_seconds"] + wwait) / lanes,
                          (ld["main_cpu_seconds"] + mwait) / n / per), 1.0)
@@ -2942,9 +2992,14 @@ def _data_loading(s):
            # or in the main process when it has none
            "cpu_seconds_per_item": (ld["worker_cpu_seconds"] / n if workers else cpu) / items if items else None,
            "main_cpu_seconds_per_batch": ld["main_cpu_seconds"] / n,
-           # per batch with the CPUs to itself: its CPU per batch spread over the processes that work at once
-           "cpu_alone_seconds_per_batch": (max(ld["worker_cpu_seconds"] / max(1, min(workers, os.cpu_count() or 1)),
-                                               ld["main_cpu_seconds"]) if workers else cpu * n) / n,
+           # per batch with the CPUs to itself: its CPU per batch spread over the processes that work at once,
+           # and all of it over the CPUs it may use (two workers and the main process on two CPUs share them:
+           # a tar-shard loader's 14 ms of CPU a batch read "about 5.5 ms" there, the main process given a CPU
+           # of its own beside the workers)
+           "cpu_alone_seconds_per_batch": (max(ld["worker_cpu_seconds"] / max(1, min(workers, _cpus_allowed())),
+                                               ld["main_cpu_seconds"],
+                                               (ld["worker_cpu_seconds"] + ld["main_cpu_seconds"]) / _cpus_allowed())
+                                           if workers else cpu * n) / n,
            "cpu_busy_share": cpu_share, "cpu_wanted_share": wanted, "machine_cpu_busy_share": machine,
            "helper_cpu_share": helper,
            "device_busy_share": dev_share,
