@@ -814,6 +814,7 @@ static void hidden_waits(mb_gap_stage *g)
 {
     g->hidden = true;
     g->efficiency = 0;
+    g->time_at_ceiling = 0; /* none of it exposed, none at its ceiling either */
     g->above_ceiling = false;
     snprintf(g->beyond, sizeof g->beyond,
              "hidden: every call waited for GPU work already queued, and the GPU never idled in one (their time is "
