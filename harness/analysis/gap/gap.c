@@ -1578,7 +1578,8 @@ static int other_gpu_note(mb_gap *g, mb_err *err)
         return MB_OK;
     return add_note(g, err,
                     "the trace ran on %s, the ceilings (%s) were measured on %s: the GPU stages are held against "
-                    "another GPU's ceilings; measure on the trace's GPU for its true gap",
+                    "another GPU's ceilings, and the launch, sync and host<->device copy stages against another "
+                    "machine's (its host, driver and PCIe); measure on the trace's machine for its true gap",
                     ran, g->ceilings->path ? g->ceilings->path : "?", other);
 }
 
