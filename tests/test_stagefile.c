@@ -103,6 +103,11 @@ static void test_json_errors(void **s)
     expect_error("syntax.json", HEAD "\n\"stages\": [\n  {\"name\": \"a\",, \"component\": \"other\"}]}",
                  "syntax.json:3:", "malformed JSON");
     expect_error("fmt.json", "{\"version\":1,\"stages\":[]}", "format", NULL);
+    /* a JSON object of one's own (a per-module timing log): what --run takes, a trace or a stage file */
+    expect_error("own.json", "{\"model\":\"granite\",\"trace\":[{\"module\":\"x\",\"ms\":3}]}",
+                 "neither a profiler trace (no \"traceEvents\") nor a stage file", "torch.profiler trace");
+    expect_error("otherfmt.json", "{\"format\":\"other\",\"version\":1,\"stages\":[]}",
+                 "format: expected \"mlbench-stages\"", NULL);
     expect_error("ver.json", "{\"format\":\"mlbench-stages\",\"version\":3,\"stages\":[]}", "version: 3",
                  "reads version 1 and 2");
     expect_error("comp.json", HEAD "\"stages\":[{\"name\":\"a\",\"component\":\"gpu\",\"seconds\":1}]}",

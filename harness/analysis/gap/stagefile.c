@@ -683,6 +683,14 @@ static int read_json(const char *path, const char *buf, size_t len, mb_run *run,
     const cJSON *stages = cJSON_GetObjectItemCaseSensitive(root, "stages");
     if (!cJSON_IsObject(root)) {
         rc = mb_errf(err, MB_EUSAGE, "%s: expected a JSON object with \"format\": \"%s\"", path, FORMAT_NAME);
+    } else if (fmt == NULL) {
+        /* a JSON object of one's own (a per-module timing log of a granite-4.0 prefill was refused with
+         * 'format: expected "mlbench-stages"', which did not say a trace was what --run also takes) */
+        rc = mb_errf(err, MB_EUSAGE,
+                     "%s: neither a profiler trace (no \"traceEvents\") nor a stage file (no \"format\": \"%s\"): "
+                     "pass a torch.profiler trace (export_chrome_trace, tensorboard_trace_handler) or a stage file "
+                     "(docs/stage-format.md)",
+                     path, FORMAT_NAME);
     } else if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, FORMAT_NAME) != 0) {
         rc = mb_errf(err, MB_EUSAGE, "%s: format: expected \"%s\" (see docs/stage-format.md)", path, FORMAT_NAME);
     } else if (!cJSON_IsNumber(ver)) {
