@@ -1103,8 +1103,7 @@ class _CacheKeeper:
         # files on tmpfs or ramfs stay in memory whatever is done: not evicted (a record file on /dev/shm had
         # 43 evictions tried in one mode, up to 5 ms of this helper's CPU a 14-ms step beside the loop)
         self._in_memory = _memory_mounts()
-        self._memory_said = self._memory_only = False
-        self._memory_checked = 0
+        self._memory_said = self._on_storage = False
 
     def _pids(self):
         """The loop's process and its descendants (this helper left out)."""
@@ -1234,17 +1233,15 @@ class _CacheKeeper:
                     if err == 1 else ""))
 
     def _all_in_memory(self):
-        """Every file known is on a file system held in memory: no tick could evict a page (looked at again
-        only when files are added)."""
-        n = len(self.watch.files)
-        if n != self._memory_checked:
-            self._memory_checked = n
-            self._memory_only = bool(self._in_memory) and all(p.startswith(self._in_memory) for p in self.watch.files)
-        return self._memory_only
+        """Every file known is on a file system held in memory: no tick could evict a page. Every file found
+        passes _memory_file when it is evicted (at the mode's start, or as it is learnt), which notes one on
+        storage: no look over all the files at each addition (an ImageNet's million files)."""
+        return bool(self.watch.files) and not self._on_storage
 
     def _memory_file(self, path):
         """Whether the file is on a file system held in memory (said once)."""
         if not path.startswith(self._in_memory):
+            self._on_storage = True
             return False
         if not self._memory_said:  # once: a dataset of many files on one
             self._memory_said = True
