@@ -317,7 +317,13 @@ static void gap_step_table(FILE *o, const mb_gap *g, bool md)
                  what);
     } else
         snprintf(of, sizeof of, "%s%d %s", one ? "" : "mean of ", count, what);
-    fprintf(o, md ? "## The step, end to end\n\n%s (%s):\n\n" : "the step, end to end: %s (%s)\n", tm, of);
+    if (md) {
+        fprintf(o, "## The step, end to end\n\n%s (%s):\n\n", tm, of);
+    } else { /* a long annotation name wraps (vLLM's '## Call CompiledFxGraph None ##': 125 columns) */
+        char line[320];
+        snprintf(line, sizeof line, "%s (%s)", tm, of);
+        print_wrapped(o, "the step, end to end: ", line);
+    }
     char notes[2][MB_GAP_NOTE_LEN];
     int nn = mb_gap_step_notes(g, notes, 2);
     for (int i = 0; i < nn; i++) {
