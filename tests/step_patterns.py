@@ -600,11 +600,61 @@ def other_maker():
         check("other maker: %s calls, %d note" % (api, want), n == want, notes)
 
 
+def layout_conversions():
+    """An NCHW convolution net as cuDNN runs it: per 1000-us step an implicit-GEMM convolution kernel (800 us),
+    cuDNN's nchwToNhwcKernel before it (100 us) and nhwcToNchwKernel after it (60 us), launched 10 us apart. The
+    conversions are 16% of the step, named with channels_last as the first remedy; at 1% (a 6-us and a 4-us one)
+    they are a rounding, not said; a channels_last run has none."""
+    def trace(name, convert):
+        ev, corr = [], 0
+        for k in range(4):
+            t0 = k * 1000.0
+            ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
+                       "ts": t0, "dur": 1000.0})
+            at = t0 + 20
+            kernels = [("void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true>",
+                        convert[0])] if convert else []
+            kernels.append(("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw", 800.0))
+            if convert:
+                kernels.append(("void cudnn::engines_precompiled::nhwcToNchwKernel<float, float, float, true, false>",
+                                convert[1]))
+            for i, (kname, dur) in enumerate(kernels):
+                corr += 1
+                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                           "ts": t0 + 2 + 3 * i, "dur": 2.0, "args": {"correlation": corr}})
+                ev.append({"ph": "X", "cat": "kernel", "name": kname, "pid": 0, "tid": 7, "ts": at, "dur": dur,
+                           "args": {"device": 0, "stream": 7, "correlation": corr}})
+                at += dur + 10
+        path = os.path.join(WORK, name + ".json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+        return gap(path)
+    d = trace("layout-nchw", (100.0, 60.0))
+    common("layout-nchw", d)
+    lay = d["step"].get("layout_conversions") or {}
+    check("layout: the step's conversions, 2 kernels, 160 us, 16% of the step",
+          lay.get("kernels") == 2 and abs(lay.get("seconds", 0) - 160e-6) < 1e-12 and
+          abs(lay.get("share", 0) - 0.16) < 1e-9, lay)
+    f = d["diagnosis"]["findings"][0]
+    ev_text, rem = " ".join(f["evidence"]), f["remedies"]
+    check("layout: GPU compute bound, the conversions said, channels_last the first remedy",
+          f["pattern"] == "gpu_compute_bound" and "(nchwToNhwc/nhwcToNchw kernels): 2 a step, 160 µs, 16.0% of the "
+          "step" in ev_text and rem and rem[0].startswith("Convolutions in NCHW") and "channels_last" in rem[0],
+          (f["pattern"], ev_text, rem))
+    for name, convert in (("layout-rounding", (6.0, 4.0)), ("layout-channels-last", None)):
+        d = trace(name, convert)
+        f = d["diagnosis"]["findings"][0]
+        check("%s: no conversion said, no channels_last remedy" % name,
+              f["pattern"] == "gpu_compute_bound" and "NCHW" not in " ".join(f["evidence"] + f["remedies"]),
+              (f["pattern"], f["evidence"], f["remedies"]))
+
+
 for name, d in patterns():
     specific(name, d)
 other_maker()
 kernel_wait()
 kernel_wait_ahead()
+layout_conversions()
 memory_bytes()
 h100()
 fixtures()

@@ -348,6 +348,9 @@ static void figures_from_step(const cJSON *step, mb_diag_figures *f)
     }
     f->kernels_per_step = ev_num(step, "kernels_per_step");
     f->median_kernel_s = ev_num(step, "median_kernel_seconds");
+    f->layout_share = ev_num(step, "layout_conversions.share");
+    f->layout_s = ev_num(step, "layout_conversions.seconds");
+    f->layout_kernels = ev_num(step, "layout_conversions.kernels");
 }
 
 /* Launch ceiling and tensor-core efficiency from the matched stages. */
@@ -448,6 +451,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     figures_from_stages(g, t, f);
     f->kernels_per_step = -1;
     f->median_kernel_s = -1;
+    f->layout_share = f->layout_s = f->layout_kernels = -1;
     f->host_op_s = f->ops_per_step = f->host_kernel_s = -1;
     f->launch_ceiling_s = -1;
     figures_from_ceilings(g, f);
@@ -533,12 +537,25 @@ static bool begin_finding(builder *b, const char *id, double weight, const mb_in
     return true;
 }
 
-static bool condition_holds(const char *cond, const mb_diag_figures *f, double low)
+typedef struct th {
+    double gcb_util, gcb_share, gcb_layout;
+    double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short, lb_op, lb_kernel;
+    double sb_share, sb_util;
+    double cc_share, cc_cpu, cc_gpu, cc_launch;
+    double dl_share, cp_share, cm_share, eff_low, pw_share, su_share;
+    const char *data_names; /* [data_loading_bound] names: a hint, never silent */
+    double dominant, runner_up;
+} th;
+
+static bool condition_holds(const char *cond, const mb_diag_figures *f, const th *x)
 {
+    double low = x->eff_low;
     if (strcmp(cond, "memory_bound") == 0)
         return f->step_table && f->memory_share > f->tensor_share;
     if (strcmp(cond, "tensor_bound") == 0)
         return f->step_table && f->tensor_share >= f->memory_share;
+    if (strcmp(cond, "nchw_layout") == 0)
+        return f->layout_share >= x->gcb_layout && f->layout_share > 0;
     /* simplify's own remedies for its loader's random reads are the
      * specific ones (madvise, its disk's readahead, shards) */
     if (strcmp(cond, "random_disk") == 0)
@@ -624,7 +641,7 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, double l
     return false;
 }
 
-static void add_remedies(builder *b, const mb_ini *remedies, const mb_diag_figures *f, double low)
+static void add_remedies(builder *b, const mb_ini *remedies, const mb_diag_figures *f, const th *x)
 {
     const char *signs = f->gpus_unrecorded > 0 ? mb_ini_get(remedies, b->cur->id, "signs.gpu_unrecorded")
                         : f->cpu_only          ? mb_ini_get(remedies, b->cur->id, "signs.cpu_only")
@@ -638,7 +655,7 @@ static void add_remedies(builder *b, const mb_ini *remedies, const mb_diag_figur
         if (strcmp(e->section, b->cur->id) != 0)
             continue;
         if (strcmp(e->key, "remedy") == 0 ||
-            (strncmp(e->key, "remedy.", 7) == 0 && condition_holds(e->key + 7, f, low)))
+            (strncmp(e->key, "remedy.", 7) == 0 && condition_holds(e->key + 7, f, x)))
             push_str(b, &b->cur->remedies, &b->cur->n_remedies, "%s", e->value);
     }
 }
@@ -652,21 +669,13 @@ static const char *pct(char *buf, size_t len, double share)
     return buf;
 }
 
-typedef struct th {
-    double gcb_util, gcb_share;
-    double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short, lb_op, lb_kernel;
-    double sb_share, sb_util;
-    double cc_share, cc_cpu, cc_gpu, cc_launch;
-    double dl_share, cp_share, cm_share, eff_low, pw_share, su_share;
-    const char *data_names; /* [data_loading_bound] names: a hint, never silent */
-    double dominant, runner_up;
-} th;
 
 static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
 {
     x->data_names = mb_ini_get(t, "data_loading_bound", "names"); /* optional: no name hints without it */
     if (mb_ini_number(t, "gpu_compute_bound", "gpu_utilization_min", &x->gcb_util, err) ||
         mb_ini_number(t, "gpu_compute_bound", "compute_share_min", &x->gcb_share, err) ||
+        mb_ini_number(t, "gpu_compute_bound", "layout_share_min", &x->gcb_layout, err) ||
         mb_ini_number(t, "launch_bound", "share_min", &x->lb_share, err) ||
         mb_ini_number(t, "launch_bound", "gpu_utilization_max", &x->lb_util, err) ||
         mb_ini_number(t, "launch_bound", "gpu_idle_share_min", &x->lb_idle, err) ||
@@ -872,7 +881,7 @@ static void try_data(builder *b, const mb_gap *g, const mb_diag_figures *f, cons
     if (g->run->evidence)
         loader_evidence(b, g);
     cpus_busy_evidence(b, f);
-    add_remedies(b, r, f, x->eff_low);
+    add_remedies(b, r, f, x);
 }
 
 static void us_each(char *buf, size_t len, double seconds, double count)
@@ -967,7 +976,7 @@ static void try_launch_step(builder *b, const mb_diag_figures *f, const th *x, c
     if (!overhead)
         EVIDENCE(b, "only the GPU idle time inside launch calls is counted: few, long kernels are not a host-overhead "
                     "signature");
-    add_remedies(b, r, f, x->eff_low);
+    add_remedies(b, r, f, x);
 }
 
 static void try_launch(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
@@ -998,7 +1007,7 @@ static void try_launch(builder *b, const mb_diag_figures *f, const th *x, const 
     if (f->launch_idle_ratio >= 0)
         EVIDENCE(b, "GPU idle %s of its window; host launch time = %.0f%% of that idle time (threshold %.0f%%)",
                  pct(p1, sizeof p1, f->gpu_idle_share), 100 * f->launch_idle_ratio, 100 * x->lb_cover);
-    add_remedies(b, r, f, x->eff_low);
+    add_remedies(b, r, f, x);
 }
 
 /* The set-up calls the trace names, largest time first (evidence
@@ -1100,7 +1109,7 @@ static void try_setup(builder *b, const mb_gap *g, const mb_diag_figures *f, con
     }
     if (!every)
         rest_evidence(b, f);
-    add_remedies(b, r, f, x->eff_low);
+    add_remedies(b, r, f, x);
 }
 
 static void try_sync(builder *b, const mb_diag_figures *f, const th *x, const mb_ini *r)
@@ -1126,7 +1135,7 @@ static void try_sync(builder *b, const mb_diag_figures *f, const th *x, const mb
     }
     if (f->gpu_util >= 0)
         EVIDENCE(b, "GPU busy %s", pct(p1, sizeof p1, f->gpu_util));
-    add_remedies(b, r, f, x->eff_low);
+    add_remedies(b, r, f, x);
 }
 
 /* Each GEMM/conv stage with FLOPs and a ceiling: achieved against it; on a
@@ -1185,6 +1194,19 @@ static void memory_evidence(builder *b, const mb_diag_figures *f)
                  f->memory_rate / 1e9, cover);
 }
 
+/* cuDNN's conversions of an NCHW model's tensors to NHWC and back: time
+ * channels_last saves, said where it is more than a rounding. */
+static void layout_evidence(builder *b, const mb_diag_figures *f, const th *x)
+{
+    char p1[32], t[32];
+    if (!(f->layout_share >= x->gcb_layout && f->layout_share > 0 && f->layout_s > 0))
+        return;
+    mb_fmt_seconds(t, sizeof t, f->layout_s);
+    EVIDENCE(b, "cuDNN converts tensors between NCHW and NHWC around the convolutions (nchwToNhwc/nhwcToNchw "
+                "kernels): %.0f a %s, %s, %s of the %s",
+             f->layout_kernels, f->span, t, pct(p1, sizeof p1, f->layout_share), f->span);
+}
+
 static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32], p3[32], p4[32];
@@ -1215,9 +1237,10 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
             EVIDENCE(b, "no FLOP/s against the GEMM/conv ceilings: shapes not recorded (profile with "
                         "record_shapes=True)");
         memory_evidence(b, f);
+        layout_evidence(b, f, x);
         if (f->gpu_util >= 0)
             EVIDENCE(b, "GPU busy %s of the %s in all", pct(p1, sizeof p1, f->gpu_util), f->span);
-        add_remedies(b, r, f, x->eff_low);
+        add_remedies(b, r, f, x);
         return;
     }
     bool by_util = f->gpu_util >= x->gcb_util;
@@ -1237,7 +1260,7 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
         EVIDENCE(b, "GEMM/conv/memory-bound GPU work: %s of the %s", pct(p1, sizeof p1, f->compute_share), f->span);
     if (f->compute_efficiency >= 0)
         EVIDENCE(b, "that work runs at %.0f%% of the measured ceilings (time-weighted)", 100 * f->compute_efficiency);
-    add_remedies(b, r, f, x->eff_low);
+    add_remedies(b, r, f, x);
 }
 
 /* The CPU stages behind the CPU share, largest first as the gap lists them,
@@ -1275,7 +1298,7 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
                  pct(p1, sizeof p1, f->host_idle_share), f->span,
                  limit(lim, sizeof lim, f->host_idle_share, x->cc_share, x));
         kernel_evidence(b, f, x);
-        add_remedies(b, r, f, x->eff_low);
+        add_remedies(b, r, f, x);
         return;
     }
     bool by_share = passes(f->cpu_share, x->cc_share, x);
@@ -1311,7 +1334,7 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
                  cpus_all_busy(f) ? ": every CPU has a thread" : "");
     }
     cpus_busy_evidence(b, f);
-    add_remedies(b, r, f, x->eff_low);
+    add_remedies(b, r, f, x);
 }
 
 /* Copy stages: calls, size per call (small copies cost their latency) and
@@ -1394,7 +1417,7 @@ static void try_share(builder *b, const mb_gap *g, const char *id, const char *w
         copy_evidence(b, g);
     if (strcmp(id, "communication_bound") == 0)
         comm_evidence(b, g);
-    add_remedies(b, r, f, x->eff_low);
+    add_remedies(b, r, f, x);
 }
 
 /* The stages behind a share, "checkpoint_save 75.0%, ...", for evidence. */
@@ -1438,7 +1461,7 @@ static void try_periodic(builder *b, const mb_gap *g, const mb_diag_figures *f, 
              pct(p1, sizeof p1, f->periodic_share), f->span,
              limit(lim, sizeof lim, f->periodic_share, x->pw_share, x));
     stages_with(b, g, periodic_stage, NULL, "the stages");
-    add_remedies(b, r, f, x->eff_low);
+    add_remedies(b, r, f, x);
 }
 
 /* Time in 'other' stages that say neither role nor device: no pattern can
@@ -1454,7 +1477,7 @@ static void try_unattributed(builder *b, const mb_gap *g, const mb_diag_figures 
     EVIDENCE(b, "'other' stages with no role take %s of the run: no pattern covers them",
              pct(p1, sizeof p1, f->unattributed_share));
     stages_with(b, g, unattributed_stage, x->data_names, "the stages");
-    add_remedies(b, r, f, x->eff_low);
+    add_remedies(b, r, f, x);
 }
 
 /* A note for each stage counted as data loading because of its name. */

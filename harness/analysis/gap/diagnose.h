@@ -75,6 +75,8 @@ typedef struct mb_diag_figures {
     double host_idle_share;    /* GPU idle while the host runs other code */
     double queued_share;       /* GPU idle with its next kernel queued (kernel wait: the GPU's own gaps) */
     double kernels_per_step;   /* -1 unknown */
+    double layout_share, layout_s, layout_kernels; /* cuDNN's NCHW<->NHWC conversions in a step (share, seconds,
+                                                      kernels; evidence step.layout_conversions); -1 unknown */
     double median_kernel_s;    /* -1 unknown */
     double host_op_s;          /* GPU-idle host time (launch calls and other host code) per op the trace
                                   recorded in a step: what dispatching each op cost; -1 unknown */

@@ -328,7 +328,7 @@ static void note_stream(tr_device *d, int64_t stream)
         d->streams_overflow = true;
 }
 
-static bool push_gpu_event(parser *p, tr_device *d, int cls, int elem_bytes, bool tf32)
+static bool push_gpu_event(parser *p, tr_device *d, int cls, int elem_bytes, bool tf32, bool layout)
 {
     const event *e = &p->ev;
     if (!mb_grow((void **)&d->ev, &d->cap_ev, (d->n_ev + 1) * TR_EV_WORDS, sizeof(int64_t)))
@@ -337,7 +337,7 @@ static bool push_gpu_event(parser *p, tr_device *d, int cls, int elem_bytes, boo
     int64_t *w = d->ev + d->n_ev * TR_EV_WORDS;
     w[0] = e->ts;
     w[1] = (int64_t)(((uint64_t)dur << 12) | ((uint64_t)elem_bytes & 0xf) << 8 | (tf32 ? TR_EV_TF32 : 0) |
-                     ((uint64_t)cls & TR_EV_CLASS));
+                     (layout ? TR_EV_LAYOUT : 0) | ((uint64_t)cls & TR_EV_CLASS));
     w[2] = e->have & H_CORR ? e->corr : -1;
     d->n_ev++;
     d->class_ns[cls] += e->dur;
@@ -794,9 +794,13 @@ static bool fold_gpu(parser *p)
     if (d == NULL)
         return false;
     int cls, elem_bytes = 0;
-    bool tf32 = false;
+    bool tf32 = false, layout = false;
     if (e->cat == CAT_KERNEL) {
         cls = mb_tr_classify(p->st->rules, TR_SET_KERNEL, e->name, e->name_len);
+        if (cls == p->st->rules->layout_class) { /* moves memory: "other", and counted apart */
+            layout = true;
+            cls = TR_CLASS_OTHER;
+        }
         elem_bytes = mb_tr_kernel_elem_bytes(e->name, e->name_len);
         tf32 = mb_tr_kernel_tf32(e->name, e->name_len);
         d->kernels++;
@@ -819,7 +823,7 @@ static bool fold_gpu(parser *p)
         if (!push_xfer(p, d, TR_XFER_MEMSET, copy_bytes(e), 0, 0, 0))
             return false;
     }
-    return push_gpu_event(p, d, cls, elem_bytes, tf32);
+    return push_gpu_event(p, d, cls, elem_bytes, tf32, layout);
 }
 
 static void add_named_call(tr_named_table *t, const char *name, int64_t dur)

@@ -101,6 +101,8 @@ typedef struct tr_rules {
     char path[4096];
     char *class_names[TR_MAX_CLASSES];
     int n_classes;
+    int layout_class; /* the class "layout" (cuDNN's NCHW<->NHWC conversions), -1 none: its kernels are "other",
+                         flagged TR_EV_LAYOUT */
     tr_rule *rules[TR_N_SETS];
     int n_rules[TR_N_SETS];
     /* Names repeat (a training step launches the same kernels every step),
@@ -237,10 +239,13 @@ const char *mb_tr_dtype_name(int index);
  * trace_analysis.c can merge intervals in place as pairs. The element size
  * (bytes, 0 = not named) is what a kernel's name says of its elements
  * (mb_tr_kernel_elem_bytes); TR_EV_TF32, that it runs TF32 math
- * (mb_tr_kernel_tf32); the class takes the low 7 bits (TR_MAX_CLASSES). */
+ * (mb_tr_kernel_tf32); TR_EV_LAYOUT, that it converts a tensor's layout
+ * (the rules' "layout" class, counted as "other"); the class takes the low
+ * 6 bits (TR_MAX_CLASSES). */
 #define TR_EV_WORDS 3
 #define TR_EV_TF32 0x80
-#define TR_EV_CLASS 0x7f
+#define TR_EV_LAYOUT 0x40
+#define TR_EV_CLASS 0x3f
 #define TR_DUR_MAX ((INT64_C(1) << 51) - 1)
 /* One copy or collective moving more than 2^53 bytes (8 PiB) is not a real
  * event: its byte count is ignored (the event counts as unsized), so sums and
@@ -277,6 +282,8 @@ typedef struct tr_device {
      * family (the stages; trace_analysis.c, count_in_steps) */
     int64_t step_class_ns[TR_MAX_CLASSES];
     long long step_class_count[TR_MAX_CLASSES];
+    int64_t step_layout_ns; /* ... of them layout conversions (TR_EV_LAYOUT), whatever their class */
+    long long step_layout_count;
     tr_copy_stat step_copies[TR_N_DIRS][TR_N_MEMS];
     tr_copy_stat step_memset;
 } tr_device;

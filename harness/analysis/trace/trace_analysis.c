@@ -63,6 +63,11 @@ static bool ev_tf32(const int64_t *w)
     return ((uint64_t)w[1] & TR_EV_TF32) != 0;
 }
 
+static bool ev_layout(const int64_t *w)
+{
+    return ((uint64_t)w[1] & TR_EV_LAYOUT) != 0;
+}
+
 /* ---- sorting and merging ---------------------------------------------------- */
 
 static int cmp_ev(const void *a, const void *b)
@@ -1348,6 +1353,13 @@ static void step_table_json(analysis *a)
     }
     if (t->kernels == 0)
         cJSON_AddNullToObject(o, "median_kernel_seconds");
+    /* cuDNN's NCHW<->NHWC conversions around convolutions (channels_last
+     * removes them), in whichever part their kernels' ops put them */
+    const tr_device *dev = &st->devices[t->device];
+    cJSON *lay = add_obj(o, "layout_conversions");
+    add_num(lay, "kernels", (double)dev->step_layout_count / per);
+    add_num(lay, "seconds", sec(dev->step_layout_ns) / per);
+    add_num(lay, "share", (double)dev->step_layout_ns / wall);
     cJSON *parts = add_arr(o, "parts");
     for (int p = 0; p < SP_N; p++)
         if (t->ns[p] > 0)
@@ -1624,6 +1636,8 @@ static int count_in_steps(analysis *a, mb_err *err)
         memset(dev->step_class_count, 0, sizeof dev->step_class_count);
         memset(dev->step_copies, 0, sizeof dev->step_copies);
         memset(&dev->step_memset, 0, sizeof dev->step_memset);
+        dev->step_layout_ns = 0;
+        dev->step_layout_count = 0;
         for (size_t i = 0; i < dev->n_ev; i++) {
             const int64_t *w = dev->ev + i * TR_EV_WORDS;
             if (!in_windows(a->win, a->n_win, w[0])) {
@@ -1633,6 +1647,8 @@ static int count_in_steps(analysis *a, mb_err *err)
             }
             dev->step_class_ns[ev_class(w)] += ev_dur(w);
             dev->step_class_count[ev_class(w)]++;
+            dev->step_layout_ns += ev_layout(w) ? ev_dur(w) : 0;
+            dev->step_layout_count += ev_layout(w);
             in_ns += ev_dur(w);
         }
     }

@@ -250,6 +250,10 @@ int mb_tr_rules_load(tr_rules *r, const char *path, mb_err *err)
         mb_tr_rules_free(r);
         return MB_EUSAGE;
     }
+    r->layout_class = -1;
+    for (int i = TR_CLASS_FIXED; i < r->n_classes; i++)
+        if (strcmp(r->class_names[i], "layout") == 0)
+            r->layout_class = i;
     return MB_OK;
 }
 
