@@ -2495,12 +2495,13 @@ static void test_rules(void **state)
          "nccl"},
         {TR_SET_KERNEL, "void c10d::symmetric_memory::two_shot_all_reduce_kernel<float, 16>(float**)", "nccl"},
         {TR_SET_KERNEL, "void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*)", "nccl"},
-        /* cuDNN's layout conversions move memory (a compiled ResNet-18 on an RTX 4090); its kernels stay conv */
+        /* cuDNN's layout conversions move memory (a compiled ResNet-18 on an RTX 4090): the "layout" rule, which
+         * the reader counts as "other"; its kernels stay conv */
         {TR_SET_KERNEL, "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, "
-                        "(cudnnKernelDataType_t)2>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>)", "other"},
+                        "(cudnnKernelDataType_t)2>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>)", "layout"},
         {TR_SET_KERNEL, "void cudnn::engines_precompiled::convertTensor_kernel<float, float, float, "
                         "(cudnnKernelDataType_t)2>(float, float const*, float, float*, unsigned long)", "other"},
-        {TR_SET_KERNEL, "void cudnn::ops::nhwcToNchwKernel<float, float, float, true, false>(float const*)", "other"},
+        {TR_SET_KERNEL, "void cudnn::ops::nhwcToNchwKernel<float, float, float, true, false>(float const*)", "layout"},
         {TR_SET_KERNEL, "cudnn_infer_ampere_scudnn_128x64_relu_medium_nn_v1", "conv"},
         /* TensorRT-LLM's generated batched GEMMs (vLLM's MXFP4 experts on a B200) */
         {TR_SET_KERNEL, "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b", "gemm"},
