@@ -1183,16 +1183,21 @@ class CpusShared(unittest.TestCase):
         self.assertNotIn("the CPUs bound the loop", text)
         self.assertIn("bottleneck     step (the slowest part by itself", text)
         # a full step slower than its parts one after another, the CPUs not bound by the loop's own processes
-        # (another tenant took them): contention, with the loop's own split (what gap weighs), not the slowest part
-        # alone as if it set the pace
+        # (another tenant took them): the part that takes most of the loop's step (what gap weighs), and the
+        # contention beside it, not the slowest part alone as if it set the pace
         m = self.modes(4.9, 0.0, nworkers=0)
         m["full"]["step_seconds"] = 0.2
         cpu, text = self.run_modes(m)
         self.assertFalse(cpu["bound"])
-        self.assertIn("bottleneck     contention: the full step (200.000 ms) is slower than its parts one after another "
-                      "(108.300 ms): they slow each other down in the loop", text)
-        self.assertIn("in the loop the step took 87.500 ms and waiting for data 14.700 ms (what mlbench gap weighs); the "
-                      "slowest part by itself: data loading, 61.500 ms per step", text)
+        self.assertIn("bottleneck     step: 87.500 ms of the 200.000 ms step in the loop (what mlbench gap weighs; "
+                      "waiting for data 14.700 ms, copy 0.160 ms); the loop is slower than its parts one after another alone "
+                      "(108.300 ms, x1.85): they slow each other down in it", text)
+        self.assertIn("the slowest part by itself: data loading, 61.500 ms per step", text)
+        # the loader takes the loop's step, slower there than alone: data loading, as gap says of the same file
+        m["full"]["data_wait_per_step"], m["full"]["step_per_step"] = 0.19, 0.005
+        cpu, text = self.run_modes(m)
+        self.assertIn("bottleneck     data loading: 190.000 ms of the 200.000 ms step in the loop (what mlbench gap "
+                      "weighs; copy 0.160 ms, step 5.000 ms); the loop is slower than its parts", text)
         # two ranks on the two CPUs: one CPU each, the same rank's CPU twice the share
         self.cpus["host_ranks"] = 2
         cpu, _ = self.run_modes(self.modes(1.5, 2.5))
