@@ -19,6 +19,7 @@ MLBENCH, SRC, WORK = os.environ["MLBENCH"], os.environ["SRC"], os.environ["WORK"
 SHARED = os.environ.get("MLBENCH_SHARED", os.path.join(SRC, "..", "shared"))
 CEILINGS = os.path.join(SRC, "tests", "data", "gap_here.json")
 GEN = os.path.join(SRC, "scripts", "gen_large_trace.py")
+REFERENCE = os.path.join(SRC, "results", "reference", "h100-sxm")
 fails = 0
 
 
@@ -649,12 +650,64 @@ def layout_conversions():
               (f["pattern"], f["evidence"], f["remedies"]))
 
 
+def fp32_math():
+    """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
+    an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
+    remedy of the GPU's compute capability (TF32/bf16 on an 8.x, fp16 on a 7.x); a TF32 kernel is no fp32 math; the
+    memset, the only stage held to a ceiling (the H100 reference's membw), no longer says "bigger or better-shaped
+    matrices"."""
+    def trace(name, gemm, major):
+        ev, corr = [], 0
+        for k in range(4):
+            t0 = k * 1000.0
+            ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
+                       "ts": t0, "dur": 1000.0})
+            at = t0 + 20
+            for i, (kname, dur, cat) in enumerate([(gemm, 600.0, "kernel"),
+                                                    ("void at::native::vectorized_elementwise_kernel<4>", 300.0,
+                                                     "kernel"), ("Memset (Device)", 30.0, "gpu_memset")]):
+                corr += 1
+                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemsetAsync" if cat == "gpu_memset"
+                           else "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t0 + 2 + 3 * i, "dur": 2.0,
+                           "args": {"correlation": corr}})
+                ev.append({"ph": "X", "cat": cat, "name": kname, "pid": 0, "tid": 7, "ts": at, "dur": dur,
+                           "args": {"device": 0, "stream": 7, "correlation": corr, "bytes": 1 << 20}})
+                at += dur + 10
+        props = dict(H100_PROPS, computeMajor=major, computeMinor=0)
+        path = os.path.join(WORK, name + ".json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"deviceProperties": [props], "traceEvents": ev}, f)
+        d = gap(path, REFERENCE)  # its membw case holds the memset
+        f = d["diagnosis"]["findings"][0]
+        return d, f, " ".join(f["evidence"]), " ".join(f["remedies"])
+    d, f, ev_text, rem = trace("fp32-sgemm-sm90", "ampere_sgemm_128x64_nn", 9)
+    common("fp32-sgemm-sm90", d)
+    m = d["step"].get("fp32_math") or {}
+    check("fp32 math: the sgemm's 600 us a step, 60% of it",
+          m.get("kernels") == 1 and abs(m.get("seconds", 0) - 600e-6) < 1e-12 and abs(m.get("share", 0) - 0.6) < 1e-9,
+          m)
+    memset = stage(d, "memset") or {}
+    check("fp32 math: named, and TF32/bf16 on a compute capability 9 GPU; no 'better-shaped matrices' from a memset",
+          memset.get("bounded") and f["pattern"] == "gpu_compute_bound" and "on the CUDA cores, no tensor core (sgemm, scudnn in their names): "
+          "1 a step, 600 µs, 60.0% of the step" in ev_text and 'set_float32_matmul_precision("high")' in rem and
+          "better-shaped" not in rem, (ev_text, rem))
+    d, f, ev_text, rem = trace("fp32-sgemm-sm70", "volta_sgemm_128x64_nn", 7)
+    check("fp32 math on a compute capability 7 GPU: fp16 autocast, no TF32 or bf16 remedy",
+          "fp16 autocast" in rem and "compute capability 7" in rem and "set_float32_matmul_precision" not in rem and
+          "bf16/fp16 autocast" not in rem, rem)
+    d, f, ev_text, rem = trace("tf32-gemm-sm90", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32", 9)
+    check("a TF32 GEMM is no fp32 math: nothing said, no fp32 remedy",
+          (d["step"].get("fp32_math") or {}).get("kernels") == 0 and "CUDA cores" not in ev_text and
+          "set_float32_matmul_precision" not in rem, (d["step"].get("fp32_math"), ev_text, rem))
+
+
 for name, d in patterns():
     specific(name, d)
 other_maker()
 kernel_wait()
 kernel_wait_ahead()
 layout_conversions()
+fp32_math()
 memory_bytes()
 h100()
 fixtures()

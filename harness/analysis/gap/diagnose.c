@@ -276,6 +276,16 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
         ls = fmax(0, ls - lls);
         lc = fmax(0, lc - llc);
     }
+    /* deviceProperties' compute capability (the first GPU that gives one): which math its tensor cores run */
+    const cJSON *prop;
+    cJSON_ArrayForEach(prop, cJSON_GetObjectItemCaseSensitive(ev, "device_properties"))
+    {
+        double major = ev_num(prop, "computeMajor");
+        if (major >= 1 && major < 100) {
+            f->compute_major = (int)major;
+            break;
+        }
+    }
     f->setup_steps = ev_num(ev, "host.setup.steps_with");
     f->optimizer_steps = ev_num(ev, "trace.optimizer_steps");
     f->compiled_regions = ev_num(ev, "trace.compiled_regions");
@@ -349,6 +359,9 @@ static void figures_from_step(const cJSON *step, mb_diag_figures *f)
     f->kernels_per_step = ev_num(step, "kernels_per_step");
     f->median_kernel_s = ev_num(step, "median_kernel_seconds");
     f->layout_share = ev_num(step, "layout_conversions.share");
+    f->fp32_math_share = ev_num(step, "fp32_math.share");
+    f->fp32_math_s = ev_num(step, "fp32_math.seconds");
+    f->fp32_math_kernels = ev_num(step, "fp32_math.kernels");
     f->layout_s = ev_num(step, "layout_conversions.seconds");
     f->layout_kernels = ev_num(step, "layout_conversions.kernels");
 }
@@ -452,6 +465,8 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->kernels_per_step = -1;
     f->median_kernel_s = -1;
     f->layout_share = f->layout_s = f->layout_kernels = -1;
+    f->fp32_math_share = f->fp32_math_s = f->fp32_math_kernels = -1;
+    f->compute_major = -1;
     f->host_op_s = f->ops_per_step = f->host_kernel_s = -1;
     f->launch_ceiling_s = -1;
     figures_from_ceilings(g, f);
@@ -538,7 +553,7 @@ static bool begin_finding(builder *b, const char *id, double weight, const mb_in
 }
 
 typedef struct th {
-    double gcb_util, gcb_share, gcb_layout;
+    double gcb_util, gcb_share, gcb_layout, gcb_fp32;
     double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short, lb_op, lb_kernel;
     double sb_share, sb_util;
     double cc_share, cc_cpu, cc_gpu, cc_launch;
@@ -568,11 +583,24 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
         return f->cpu_only && f->gpus_unrecorded == 0 && !f->loader_storage_bound;
     if (strcmp(cond, "pageable_copy") == 0)
         return f->pageable_share > 0;
+    /* fp32 matmuls or convolutions, by their recorded types or by their kernels' names (sgemm, scudnn: a trace
+     * without record_shapes); a GPU of compute capability 7 (V100, T4) has fp16 tensor cores only: no TF32, no
+     * bf16 (a T4's VGG-16, 45% of its step in sgemm kernels, was told nothing of it) */
+    bool fp32 = f->fp32_compute || (f->fp32_math_share >= x->gcb_fp32 && f->fp32_math_share > 0);
+    bool fp16_only = f->compute_major >= 1 && f->compute_major < 8;
     if (strcmp(cond, "fp32_compute") == 0)
-        return f->fp32_compute;
+        return fp32 && !fp16_only;
+    if (strcmp(cond, "fp32_compute_fp16") == 0)
+        return fp32 && fp16_only;
     /* TF32 already on: "TF32 for fp32 matmuls" is done, bf16 is what is left */
     if (strcmp(cond, "tf32_compute") == 0)
-        return f->tf32_compute && !f->fp32_compute;
+        return f->tf32_compute && !fp32;
+    /* A trace's: the matrix math or the memory-bound kernels against their ceilings, as its evidence gives
+     * them; a memset's 22 us at 29% of the memset case (a T4's VGG-16, no shapes recorded) told it "bigger or
+     * better-shaped matrices" beside "no FLOP/s against the GEMM/conv ceilings" */
+    if (strcmp(cond, "low_efficiency") == 0 && f->step_table)
+        return (f->tensor_efficiency >= 0 && f->tensor_efficiency < low) ||
+               (f->memory_efficiency >= 0 && f->memory_efficiency < low);
     if (strcmp(cond, "low_efficiency") == 0)
         return f->compute_efficiency >= 0 && f->compute_efficiency < low;
     /* a GPU machine's trace without GPU activity is no CPU-only run: its
@@ -676,6 +704,7 @@ static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
     if (mb_ini_number(t, "gpu_compute_bound", "gpu_utilization_min", &x->gcb_util, err) ||
         mb_ini_number(t, "gpu_compute_bound", "compute_share_min", &x->gcb_share, err) ||
         mb_ini_number(t, "gpu_compute_bound", "layout_share_min", &x->gcb_layout, err) ||
+        mb_ini_number(t, "gpu_compute_bound", "fp32_math_share_min", &x->gcb_fp32, err) ||
         mb_ini_number(t, "launch_bound", "share_min", &x->lb_share, err) ||
         mb_ini_number(t, "launch_bound", "gpu_utilization_max", &x->lb_util, err) ||
         mb_ini_number(t, "launch_bound", "gpu_idle_share_min", &x->lb_idle, err) ||
@@ -1207,6 +1236,18 @@ static void layout_evidence(builder *b, const mb_diag_figures *f, const th *x)
              f->layout_kernels, f->span, t, pct(p1, sizeof p1, f->layout_share), f->span);
 }
 
+/* GEMMs and convolutions in fp32 on the CUDA cores, by their kernels' names. */
+static void fp32_math_evidence(builder *b, const mb_diag_figures *f, const th *x)
+{
+    char p1[32], t[32];
+    if (!(f->fp32_math_share >= x->gcb_fp32 && f->fp32_math_share > 0 && f->fp32_math_s > 0))
+        return;
+    mb_fmt_seconds(t, sizeof t, f->fp32_math_s);
+    EVIDENCE(b, "GEMM and convolution kernels in fp32 on the CUDA cores, no tensor core (sgemm, scudnn in their names): "
+                "%.0f a %s, %s, %s of the %s",
+             f->fp32_math_kernels, f->span, t, pct(p1, sizeof p1, f->fp32_math_share), f->span);
+}
+
 static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32], p3[32], p4[32];
@@ -1238,6 +1279,7 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
                         "record_shapes=True)");
         memory_evidence(b, f);
         layout_evidence(b, f, x);
+        fp32_math_evidence(b, f, x);
         if (f->gpu_util >= 0)
             EVIDENCE(b, "GPU busy %s of the %s in all", pct(p1, sizeof p1, f->gpu_util), f->span);
         add_remedies(b, r, f, x);

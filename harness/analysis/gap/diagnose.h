@@ -77,6 +77,9 @@ typedef struct mb_diag_figures {
     double kernels_per_step;   /* -1 unknown */
     double layout_share, layout_s, layout_kernels; /* cuDNN's NCHW<->NHWC conversions in a step (share, seconds,
                                                       kernels; evidence step.layout_conversions); -1 unknown */
+    double fp32_math_share, fp32_math_s, fp32_math_kernels; /* GEMM/conv kernels in fp32 on the CUDA cores by
+                                                               their names (step.fp32_math); -1 unknown */
+    int compute_major;         /* trace: the GPU's compute capability (deviceProperties computeMajor); -1 unknown */
     double median_kernel_s;    /* -1 unknown */
     double host_op_s;          /* GPU-idle host time (launch calls and other host code) per op the trace
                                   recorded in a step: what dispatching each op cost; -1 unknown */

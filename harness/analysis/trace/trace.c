@@ -328,7 +328,10 @@ static void note_stream(tr_device *d, int64_t stream)
         d->streams_overflow = true;
 }
 
-static bool push_gpu_event(parser *p, tr_device *d, int cls, int elem_bytes, bool tf32, bool layout)
+_Static_assert(TR_MAX_CLASSES <= TR_EV_CLASS + 1, "a GPU event's class bits hold every class");
+
+/* flags: TR_EV_TF32, TR_EV_LAYOUT, TR_EV_FP32 */
+static bool push_gpu_event(parser *p, tr_device *d, int cls, int elem_bytes, int flags)
 {
     const event *e = &p->ev;
     if (!mb_grow((void **)&d->ev, &d->cap_ev, (d->n_ev + 1) * TR_EV_WORDS, sizeof(int64_t)))
@@ -336,8 +339,8 @@ static bool push_gpu_event(parser *p, tr_device *d, int cls, int elem_bytes, boo
     int64_t dur = e->dur < TR_DUR_MAX ? e->dur : TR_DUR_MAX;
     int64_t *w = d->ev + d->n_ev * TR_EV_WORDS;
     w[0] = e->ts;
-    w[1] = (int64_t)(((uint64_t)dur << 12) | ((uint64_t)elem_bytes & 0xf) << 8 | (tf32 ? TR_EV_TF32 : 0) |
-                     (layout ? TR_EV_LAYOUT : 0) | ((uint64_t)cls & TR_EV_CLASS));
+    w[1] = (int64_t)(((uint64_t)dur << 12) | ((uint64_t)elem_bytes & 0xf) << 8 |
+                     ((uint64_t)flags & (TR_EV_TF32 | TR_EV_LAYOUT | TR_EV_FP32)) | ((uint64_t)cls & TR_EV_CLASS));
     w[2] = e->have & H_CORR ? e->corr : -1;
     d->n_ev++;
     d->class_ns[cls] += e->dur;
@@ -793,16 +796,17 @@ static bool fold_gpu(parser *p)
     tr_device *d = gpu_device(p);
     if (d == NULL)
         return false;
-    int cls, elem_bytes = 0;
-    bool tf32 = false, layout = false;
+    int cls, elem_bytes = 0, flags = 0;
     if (e->cat == CAT_KERNEL) {
         cls = mb_tr_classify(p->st->rules, TR_SET_KERNEL, e->name, e->name_len);
         if (cls == p->st->rules->layout_class) { /* moves memory: "other", and counted apart */
-            layout = true;
+            flags |= TR_EV_LAYOUT;
             cls = TR_CLASS_OTHER;
         }
         elem_bytes = mb_tr_kernel_elem_bytes(e->name, e->name_len);
-        tf32 = mb_tr_kernel_tf32(e->name, e->name_len);
+        flags |= mb_tr_kernel_tf32(e->name, e->name_len)   ? TR_EV_TF32
+                 : mb_tr_kernel_fp32(e->name, e->name_len) ? TR_EV_FP32
+                                                           : 0;
         d->kernels++;
         if (cls == TR_CLASS_NCCL && !fold_collective(p, d))
             return false;
@@ -823,7 +827,7 @@ static bool fold_gpu(parser *p)
         if (!push_xfer(p, d, TR_XFER_MEMSET, copy_bytes(e), 0, 0, 0))
             return false;
     }
-    return push_gpu_event(p, d, cls, elem_bytes, tf32, layout);
+    return push_gpu_event(p, d, cls, elem_bytes, flags);
 }
 
 static void add_named_call(tr_named_table *t, const char *name, int64_t dur)

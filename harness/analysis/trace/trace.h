@@ -64,7 +64,7 @@ enum {
     TR_CLASS_MEMCPY,
     TR_CLASS_MEMSET,
     TR_CLASS_FIXED,
-    TR_MAX_CLASSES = 32,
+    TR_MAX_CLASSES = 32, /* TR_EV_CLASS holds the index */
 };
 
 enum tr_rt_kind { TR_RT_NONE = 0, TR_RT_LAUNCH, TR_RT_SYNC, TR_RT_BLOCKING, TR_RT_SETUP };
@@ -228,6 +228,12 @@ int mb_tr_kernel_math(const char *name, size_t len);
  * ("high"), and cuDNN's allow_tf32 (on by default), fp32 matmuls and
  * convolutions run on the tensor cores. */
 bool mb_tr_kernel_tf32(const char *name, size_t len);
+/* A kernel whose name says it runs fp32 math on the CUDA cores, no tensor
+ * core: cuBLAS's and CUTLASS's SIMT GEMMs (ampere_sgemm_*, cutlass_80_simt_
+ * sgemm_*, magma_sgemmEx_kernel) and cuDNN's fp32 convolutions (scudnn_*,
+ * implicit_convolve_sgemm): fp32 matmuls with TF32 off (PyTorch's default
+ * for matmuls since 1.12) or a GPU without TF32. */
+bool mb_tr_kernel_fp32(const char *name, size_t len);
 /* The same as a small index (0 = unknown) and back: ops store the index. */
 int mb_tr_dtype_index(const char *mb_dtype);
 const char *mb_tr_dtype_name(int index);
@@ -240,12 +246,14 @@ const char *mb_tr_dtype_name(int index);
  * (bytes, 0 = not named) is what a kernel's name says of its elements
  * (mb_tr_kernel_elem_bytes); TR_EV_TF32, that it runs TF32 math
  * (mb_tr_kernel_tf32); TR_EV_LAYOUT, that it converts a tensor's layout
- * (the rules' "layout" class, counted as "other"); the class takes the low
- * 6 bits (TR_MAX_CLASSES). */
+ * (the rules' "layout" class, counted as "other"); TR_EV_FP32, that it
+ * runs fp32 math on the CUDA cores (mb_tr_kernel_fp32); the class takes
+ * the low 5 bits (TR_MAX_CLASSES). */
 #define TR_EV_WORDS 3
 #define TR_EV_TF32 0x80
 #define TR_EV_LAYOUT 0x40
-#define TR_EV_CLASS 0x3f
+#define TR_EV_FP32 0x20
+#define TR_EV_CLASS 0x1f
 #define TR_DUR_MAX ((INT64_C(1) << 51) - 1)
 /* One copy or collective moving more than 2^53 bytes (8 PiB) is not a real
  * event: its byte count is ignored (the event counts as unsized), so sums and
@@ -284,6 +292,8 @@ typedef struct tr_device {
     long long step_class_count[TR_MAX_CLASSES];
     int64_t step_layout_ns; /* ... of them layout conversions (TR_EV_LAYOUT), whatever their class */
     long long step_layout_count;
+    int64_t step_fp32_ns;   /* ... of them fp32 math on the CUDA cores (TR_EV_FP32) */
+    long long step_fp32_count;
     tr_copy_stat step_copies[TR_N_DIRS][TR_N_MEMS];
     tr_copy_stat step_memset;
 } tr_device;

@@ -68,6 +68,11 @@ static bool ev_layout(const int64_t *w)
     return ((uint64_t)w[1] & TR_EV_LAYOUT) != 0;
 }
 
+static bool ev_fp32(const int64_t *w)
+{
+    return ((uint64_t)w[1] & TR_EV_FP32) != 0;
+}
+
 /* ---- sorting and merging ---------------------------------------------------- */
 
 static int cmp_ev(const void *a, const void *b)
@@ -1360,6 +1365,13 @@ static void step_table_json(analysis *a)
     add_num(lay, "kernels", (double)dev->step_layout_count / per);
     add_num(lay, "seconds", sec(dev->step_layout_ns) / per);
     add_num(lay, "share", (double)dev->step_layout_ns / wall);
+    /* GEMMs and convolutions in fp32 on the CUDA cores, by their kernels'
+     * names: what TF32 or lower precision would move to the tensor cores,
+     * known with or without recorded types */
+    cJSON *fp32 = add_obj(o, "fp32_math");
+    add_num(fp32, "kernels", (double)dev->step_fp32_count / per);
+    add_num(fp32, "seconds", sec(dev->step_fp32_ns) / per);
+    add_num(fp32, "share", (double)dev->step_fp32_ns / wall);
     cJSON *parts = add_arr(o, "parts");
     for (int p = 0; p < SP_N; p++)
         if (t->ns[p] > 0)
@@ -1636,8 +1648,8 @@ static int count_in_steps(analysis *a, mb_err *err)
         memset(dev->step_class_count, 0, sizeof dev->step_class_count);
         memset(dev->step_copies, 0, sizeof dev->step_copies);
         memset(&dev->step_memset, 0, sizeof dev->step_memset);
-        dev->step_layout_ns = 0;
-        dev->step_layout_count = 0;
+        dev->step_layout_ns = dev->step_fp32_ns = 0;
+        dev->step_layout_count = dev->step_fp32_count = 0;
         for (size_t i = 0; i < dev->n_ev; i++) {
             const int64_t *w = dev->ev + i * TR_EV_WORDS;
             if (!in_windows(a->win, a->n_win, w[0])) {
@@ -1649,6 +1661,8 @@ static int count_in_steps(analysis *a, mb_err *err)
             dev->step_class_count[ev_class(w)]++;
             dev->step_layout_ns += ev_layout(w) ? ev_dur(w) : 0;
             dev->step_layout_count += ev_layout(w);
+            dev->step_fp32_ns += ev_fp32(w) ? ev_dur(w) : 0;
+            dev->step_fp32_count += ev_fp32(w);
             in_ns += ev_dur(w);
         }
     }

@@ -257,6 +257,11 @@ bool mb_tr_kernel_tf32(const char *name, size_t len)
     return mb_tr_kernel_math(name, len) == MB_PM_TF32;
 }
 
+bool mb_tr_kernel_fp32(const char *name, size_t len)
+{
+    return mb_tr_kernel_math(name, len) == MB_PM_FP32;
+}
+
 int mb_tr_dtype_index(const char *mb_dtype)
 {
     for (int i = 1; mb_dtype && i < (int)(sizeof dtype_names / sizeof dtype_names[0]); i++)
