@@ -701,6 +701,58 @@ def fp32_math():
           "set_float32_matmul_precision" not in rem, (d["step"].get("fp32_math"), ev_text, rem))
 
 
+def small_grids():
+    """Kernels on fewer thread blocks than half the GPU's SMs: per 1000-us step LayerNorm's backward weight-gradient
+    kernel on 32 blocks of an H200's 132 SMs (300 us, its name as torch 2.11 writes it), an elementwise kernel on
+    4096 blocks (600 us) and an NCCL all-reduce on 8 (50 us: NCCL runs few blocks by design, not counted). The small
+    grid is 30% of the step, named by its function; without deviceProperties' numSms nothing is said."""
+    gamma = ("void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernelTemplate<float, float, 32u, 32u, 32u, "
+             "false>(long, long, float const*, float const*, float const*, float const*, float*, float*)")
+    kernels = [(gamma, 300.0, [32, 1, 1]), ("void at::native::vectorized_elementwise_kernel<4, at::native::"
+                                            "CUDAFunctor_add<float> >(int, at::native::CUDAFunctor_add<float>)", 600.0,
+                                            [4096, 1, 1]),
+               ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 50.0, [8, 1, 1])]
+
+    def trace(name, props):
+        ev, corr = [], 0
+        for k in range(4):
+            t0 = k * 1000.0
+            ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
+                       "ts": t0, "dur": 1000.0})
+            at = t0 + 20
+            for i, (kname, dur, grid) in enumerate(kernels):
+                corr += 1
+                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                           "ts": t0 + 2 + 3 * i, "dur": 2.0, "args": {"correlation": corr}})
+                ev.append({"ph": "X", "cat": "kernel", "name": kname, "pid": 0, "tid": 7, "ts": at, "dur": dur,
+                           "args": {"device": 0, "stream": 7, "correlation": corr, "grid": grid,
+                                    "block": [256, 1, 1]}})
+                at += dur + 10
+        path = os.path.join(WORK, name + ".json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"deviceProperties": [props], "traceEvents": ev}, f)
+        d = gap(path)
+        f = d["diagnosis"]["findings"][0]
+        return d, " ".join(f["evidence"]), " ".join(f["remedies"])
+    d, ev_text, rem = trace("small-grids", dict(H100_PROPS, name="NVIDIA H200", numSms=132))
+    common("small-grids", d)
+    sg = d["step"].get("small_grids") or {}
+    check("small grids: the 32-block kernel, 300 us a step, 30% of it, 132 SMs, named by its function; NCCL's not",
+          sg.get("kernels") == 1 and abs(sg.get("seconds", 0) - 300e-6) < 1e-12 and abs(sg.get("share", 0) - 0.3) < 1e-9
+          and sg.get("sms") == 132 and sg.get("largest") == "GammaBetaBackwardCUDAKernelTemplate" and
+          abs(sg.get("largest_seconds", 0) - 1.2e-3) < 1e-12, sg)
+    check("small grids: said in the diagnosis, with its remedy",
+          "fewer thread blocks than half the GPU's 132 SMs, the other SMs idle while they run: 1 a step, 300 µs, "
+          "30.0% of the step; the most time of them in the trace: GammaBetaBackwardCUDAKernelTemplate, 1.2 ms"
+          in ev_text and "fill a fraction of the SMs" in rem, (ev_text, rem))
+    props = dict(H100_PROPS)
+    props.pop("numSms")
+    d, ev_text, rem = trace("small-grids-no-sms", props)
+    check("small grids: no SM count, nothing said",
+          (d["step"].get("small_grids") or {}).get("sms") is None and "SMs" not in ev_text + rem,
+          (d["step"].get("small_grids"), ev_text))
+
+
 for name, d in patterns():
     specific(name, d)
 other_maker()
@@ -708,6 +760,7 @@ kernel_wait()
 kernel_wait_ahead()
 layout_conversions()
 fp32_math()
+small_grids()
 memory_bytes()
 h100()
 fixtures()

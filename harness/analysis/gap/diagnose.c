@@ -362,6 +362,14 @@ static void figures_from_step(const cJSON *step, mb_diag_figures *f)
     f->fp32_math_share = ev_num(step, "fp32_math.share");
     f->fp32_math_s = ev_num(step, "fp32_math.seconds");
     f->fp32_math_kernels = ev_num(step, "fp32_math.kernels");
+    f->small_grid_share = ev_num(step, "small_grids.share");
+    f->small_grid_s = ev_num(step, "small_grids.seconds");
+    f->small_grid_kernels = ev_num(step, "small_grids.kernels");
+    f->sms = ev_num(step, "small_grids.sms");
+    const cJSON *largest = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(step, "small_grids"),
+                                                            "largest");
+    f->small_grid_largest = cJSON_IsString(largest) ? largest->valuestring : NULL;
+    f->small_grid_largest_s = ev_num(step, "small_grids.largest_seconds");
     f->layout_s = ev_num(step, "layout_conversions.seconds");
     f->layout_kernels = ev_num(step, "layout_conversions.kernels");
 }
@@ -466,6 +474,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->median_kernel_s = -1;
     f->layout_share = f->layout_s = f->layout_kernels = -1;
     f->fp32_math_share = f->fp32_math_s = f->fp32_math_kernels = -1;
+    f->small_grid_share = f->small_grid_s = f->small_grid_kernels = f->sms = f->small_grid_largest_s = -1;
     f->compute_major = -1;
     f->host_op_s = f->ops_per_step = f->host_kernel_s = -1;
     f->launch_ceiling_s = -1;
@@ -553,7 +562,7 @@ static bool begin_finding(builder *b, const char *id, double weight, const mb_in
 }
 
 typedef struct th {
-    double gcb_util, gcb_share, gcb_layout, gcb_fp32;
+    double gcb_util, gcb_share, gcb_layout, gcb_fp32, gcb_small;
     double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short, lb_op, lb_kernel;
     double sb_share, sb_util;
     double cc_share, cc_cpu, cc_gpu, cc_launch;
@@ -571,6 +580,8 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
         return f->step_table && f->tensor_share >= f->memory_share;
     if (strcmp(cond, "nchw_layout") == 0)
         return f->layout_share >= x->gcb_layout && f->layout_share > 0;
+    if (strcmp(cond, "small_grids") == 0)
+        return f->small_grid_share >= x->gcb_small && f->small_grid_share > 0;
     /* simplify's own remedies for its loader's random reads are the
      * specific ones (madvise, its disk's readahead, shards) */
     if (strcmp(cond, "random_disk") == 0)
@@ -705,6 +716,7 @@ static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
         mb_ini_number(t, "gpu_compute_bound", "compute_share_min", &x->gcb_share, err) ||
         mb_ini_number(t, "gpu_compute_bound", "layout_share_min", &x->gcb_layout, err) ||
         mb_ini_number(t, "gpu_compute_bound", "fp32_math_share_min", &x->gcb_fp32, err) ||
+        mb_ini_number(t, "gpu_compute_bound", "small_grid_share_min", &x->gcb_small, err) ||
         mb_ini_number(t, "launch_bound", "share_min", &x->lb_share, err) ||
         mb_ini_number(t, "launch_bound", "gpu_utilization_max", &x->lb_util, err) ||
         mb_ini_number(t, "launch_bound", "gpu_idle_share_min", &x->lb_idle, err) ||
@@ -1248,6 +1260,23 @@ static void fp32_math_evidence(builder *b, const mb_diag_figures *f, const th *x
              f->fp32_math_kernels, f->span, t, pct(p1, sizeof p1, f->fp32_math_share), f->span);
 }
 
+/* Kernels on fewer thread blocks than half the GPU's SMs: the rest of the
+ * GPU idles while they run, whatever their efficiency against a ceiling. */
+static void small_grid_evidence(builder *b, const mb_diag_figures *f, const th *x)
+{
+    char p1[32], t[32], big[32];
+    if (!(f->small_grid_share >= x->gcb_small && f->small_grid_share > 0 && f->small_grid_s > 0 && f->sms > 0))
+        return;
+    mb_fmt_seconds(t, sizeof t, f->small_grid_s);
+    mb_fmt_seconds(big, sizeof big, f->small_grid_largest_s);
+    EVIDENCE(b, "kernels on fewer thread blocks than half the GPU's %.0f SMs, the other SMs idle while they run: %.0f a "
+                "%s, %s, %s of the %s%s%s%s%s",
+             f->sms, f->small_grid_kernels, f->span, t, pct(p1, sizeof p1, f->small_grid_share), f->span,
+             f->small_grid_largest ? "; the most time of them in the trace: " : "",
+             f->small_grid_largest ? f->small_grid_largest : "", f->small_grid_largest ? ", " : "",
+             f->small_grid_largest ? big : "");
+}
+
 static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
 {
     char p1[32], p2[32], p3[32], p4[32];
@@ -1280,6 +1309,7 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
         memory_evidence(b, f);
         layout_evidence(b, f, x);
         fp32_math_evidence(b, f, x);
+        small_grid_evidence(b, f, x);
         if (f->gpu_util >= 0)
             EVIDENCE(b, "GPU busy %s of the %s in all", pct(p1, sizeof p1, f->gpu_util), f->span);
         add_remedies(b, r, f, x);

@@ -79,6 +79,10 @@ typedef struct mb_diag_figures {
                                                       kernels; evidence step.layout_conversions); -1 unknown */
     double fp32_math_share, fp32_math_s, fp32_math_kernels; /* GEMM/conv kernels in fp32 on the CUDA cores by
                                                                their names (step.fp32_math); -1 unknown */
+    double small_grid_share, small_grid_s, small_grid_kernels, sms; /* kernels on fewer blocks than half the GPU's
+                                                                       SMs (step.small_grids); -1 unknown */
+    const char *small_grid_largest; /* ... the one with the most time in the trace; NULL none */
+    double small_grid_largest_s;
     int compute_major;         /* trace: the GPU's compute capability (deviceProperties computeMajor); -1 unknown */
     double median_kernel_s;    /* -1 unknown */
     double host_op_s;          /* GPU-idle host time (launch calls and other host code) per op the trace

@@ -330,7 +330,7 @@ static void note_stream(tr_device *d, int64_t stream)
 
 _Static_assert(TR_MAX_CLASSES <= TR_EV_CLASS + 1, "a GPU event's class bits hold every class");
 
-/* flags: TR_EV_TF32, TR_EV_LAYOUT, TR_EV_FP32 */
+/* flags: TR_EV_TF32, TR_EV_LAYOUT, TR_EV_FP32, TR_EV_SMALL_GRID */
 static bool push_gpu_event(parser *p, tr_device *d, int cls, int elem_bytes, int flags)
 {
     const event *e = &p->ev;
@@ -339,14 +339,72 @@ static bool push_gpu_event(parser *p, tr_device *d, int cls, int elem_bytes, int
     int64_t dur = e->dur < TR_DUR_MAX ? e->dur : TR_DUR_MAX;
     int64_t *w = d->ev + d->n_ev * TR_EV_WORDS;
     w[0] = e->ts;
-    w[1] = (int64_t)(((uint64_t)dur << 12) | ((uint64_t)elem_bytes & 0xf) << 8 |
-                     ((uint64_t)flags & (TR_EV_TF32 | TR_EV_LAYOUT | TR_EV_FP32)) | ((uint64_t)cls & TR_EV_CLASS));
+    w[1] = (int64_t)(((uint64_t)dur << TR_EV_DUR_SHIFT) | ((uint64_t)elem_bytes & 0xf) << 8 |
+                     ((uint64_t)flags & (TR_EV_TF32 | TR_EV_LAYOUT | TR_EV_FP32 | TR_EV_SMALL_GRID)) |
+                     ((uint64_t)cls & TR_EV_CLASS));
     w[2] = e->have & H_CORR ? e->corr : -1;
     d->n_ev++;
     d->class_ns[cls] += e->dur;
     d->class_count[cls]++;
     note_stream(d, e->have & H_STREAM ? e->stream : e->have & H_TID ? e->tid : -1);
     return true;
+}
+
+/* deviceProperties' numSms of device id (Kineto writes deviceProperties
+ * before traceEvents), -1 unknown. */
+static int sms_of(const tr_state *st, int64_t id)
+{
+    const cJSON *prop;
+    cJSON_ArrayForEach(prop, st->device_props)
+    {
+        const cJSON *i = cJSON_GetObjectItemCaseSensitive(prop, "id");
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(prop, "numSms");
+        if (cJSON_IsNumber(i) && (int64_t)i->valuedouble == id && cJSON_IsNumber(n))
+            return n->valuedouble >= 1 && n->valuedouble <= 1e6 ? (int)n->valuedouble : -1;
+    }
+    return -1;
+}
+
+/* A kernel's function name, for a reader: "void at::native::(anonymous
+ * namespace)::GammaBetaBackwardCUDAKernelTemplate<float, ...>(...)" reads
+ * "GammaBetaBackwardCUDAKernelTemplate"; a name without a namespace or
+ * template ("sm80_xmma_gemm_...") is kept, to 63 characters. */
+static void kernel_short_name(const char *name, size_t len, char *out, size_t cap)
+{
+    static const char anon[] = "(anonymous namespace)::";
+    const char *s = name, *end = name + len, *a;
+    while ((a = memmem(s, (size_t)(end - s), anon, sizeof anon - 1)) != NULL && a == s)
+        s += sizeof anon - 1;
+    if (end - s > 5 && strncmp(s, "void ", 5) == 0)
+        s += 5;
+    const char *stop = s, *last = s;
+    while (stop < end && *stop != '<' && *stop != '(') {
+        if (stop + 1 < end && stop[0] == ':' && stop[1] == ':')
+            last = stop + 2;
+        stop++;
+        if (stop < end && *stop == '(' && stop + sizeof anon - 1 <= end &&
+            strncmp(stop, anon, sizeof anon - 1) == 0) { /* at::native::(anonymous namespace)::kernel */
+            stop += sizeof anon - 1;
+            last = stop;
+        }
+    }
+    /* CUTLASS's kernels are one template, cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_tn_align1>: the
+     * argument names the kernel */
+    size_t n = (size_t)(stop - last);
+    if (stop < end && *stop == '<' && n >= 6 && strncmp(last, "Kernel", 6) == 0 &&
+        strspn(last + 6, "0123456789") == n - 6) {
+        const char *arg = stop + 1, *argend = arg;
+        while (argend < end && *argend != ',' && *argend != '>' && *argend != '<')
+            argend++;
+        for (const char *c = arg; c + 1 < argend; c++)
+            if (c[0] == ':' && c[1] == ':')
+                arg = c + 2;
+        if (argend > arg) {
+            last = arg;
+            stop = argend;
+        }
+    }
+    snprintf(out, cap, "%.*s", (int)(stop - last < 63 ? stop - last : 63), last);
 }
 
 static tr_device *gpu_device(parser *p)
@@ -807,6 +865,16 @@ static bool fold_gpu(parser *p)
         flags |= mb_tr_kernel_tf32(e->name, e->name_len)   ? TR_EV_TF32
                  : mb_tr_kernel_fp32(e->name, e->name_len) ? TR_EV_FP32
                                                            : 0;
+        /* a grid that leaves half the GPU's SMs idle (NCCL's run few blocks by design) */
+        if (d->sms == 0)
+            d->sms = sms_of(p->st, d->id);
+        int64_t blocks = e->grid[0] * (e->grid[1] > 0 ? e->grid[1] : 1) * (e->grid[2] > 0 ? e->grid[2] : 1);
+        if (d->sms > 0 && e->grid[0] > 0 && 2 * blocks <= d->sms && cls != TR_CLASS_NCCL) {
+            char shortname[64];
+            flags |= TR_EV_SMALL_GRID;
+            kernel_short_name(e->name, e->name_len, shortname, sizeof shortname);
+            add_named_call(&p->st->small_grids, shortname, e->dur);
+        }
         d->kernels++;
         if (cls == TR_CLASS_NCCL && !fold_collective(p, d))
             return false;

@@ -240,21 +240,25 @@ const char *mb_tr_dtype_name(int index);
 
 /* ---- the state the parse fills (trace.c) and the analysis reads ---------- */
 
-/* One GPU event: start ns, (duration ns << 12 | element size << 8 |
+/* One GPU event: start ns, (duration ns << 13 | TR_EV_SMALL_GRID | element size << 8 |
  * TR_EV_TF32 | class), correlation id. Kept as three int64 so
  * trace_analysis.c can merge intervals in place as pairs. The element size
  * (bytes, 0 = not named) is what a kernel's name says of its elements
  * (mb_tr_kernel_elem_bytes); TR_EV_TF32, that it runs TF32 math
  * (mb_tr_kernel_tf32); TR_EV_LAYOUT, that it converts a tensor's layout
  * (the rules' "layout" class, counted as "other"); TR_EV_FP32, that it
- * runs fp32 math on the CUDA cores (mb_tr_kernel_fp32); the class takes
- * the low 5 bits (TR_MAX_CLASSES). */
+ * runs fp32 math on the CUDA cores (mb_tr_kernel_fp32); TR_EV_SMALL_GRID,
+ * that it ran on fewer thread blocks than half its GPU's SMs (its grid
+ * against deviceProperties' numSms; NCCL's kernels left out); the class
+ * takes the low 5 bits (TR_MAX_CLASSES). */
 #define TR_EV_WORDS 3
 #define TR_EV_TF32 0x80
 #define TR_EV_LAYOUT 0x40
 #define TR_EV_FP32 0x20
 #define TR_EV_CLASS 0x1f
-#define TR_DUR_MAX ((INT64_C(1) << 51) - 1)
+#define TR_EV_SMALL_GRID 0x1000
+#define TR_EV_DUR_SHIFT 13
+#define TR_DUR_MAX ((INT64_C(1) << 50) - 1)
 /* One copy or collective moving more than 2^53 bytes (8 PiB) is not a real
  * event: its byte count is ignored (the event counts as unsized), so sums and
  * the per-call block size stay exact integers that fit a long long. */
@@ -294,6 +298,9 @@ typedef struct tr_device {
     long long step_layout_count;
     int64_t step_fp32_ns;   /* ... of them fp32 math on the CUDA cores (TR_EV_FP32) */
     long long step_fp32_count;
+    int64_t step_small_ns;  /* ... of them on fewer blocks than half the SMs (TR_EV_SMALL_GRID) */
+    long long step_small_count;
+    int sms;                /* deviceProperties' numSms for this device: 0 not looked up yet, -1 unknown */
     tr_copy_stat step_copies[TR_N_DIRS][TR_N_MEMS];
     tr_copy_stat step_memset;
 } tr_device;
@@ -528,6 +535,7 @@ typedef struct tr_state {
     long long optimizer_annotations;     /* Optimizer.step#... (TR_ANN_OPTIMIZER): the loop steps an optimizer */
     long long compiled_regions;          /* "Torch-Compiled Region", "CompiledFunction": torch.compile's code runs */
     tr_named_table cuda_sync_events;
+    tr_named_table small_grids; /* kernels on fewer blocks than half their GPU's SMs, by short name (whole trace) */
     long long dataloader_count;
     long long dataloader_in_process; /* of them, _SingleProcessDataLoaderIter's: num_workers=0 */
     int64_t dataloader_ns;

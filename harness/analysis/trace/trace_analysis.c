@@ -45,7 +45,7 @@ static int64_t imax(int64_t a, int64_t b)
 
 static int64_t ev_dur(const int64_t *w)
 {
-    return (int64_t)((uint64_t)w[1] >> 12);
+    return (int64_t)((uint64_t)w[1] >> TR_EV_DUR_SHIFT);
 }
 
 static int ev_elem_bytes(const int64_t *w)
@@ -71,6 +71,11 @@ static bool ev_layout(const int64_t *w)
 static bool ev_fp32(const int64_t *w)
 {
     return ((uint64_t)w[1] & TR_EV_FP32) != 0;
+}
+
+static bool ev_small_grid(const int64_t *w)
+{
+    return ((uint64_t)w[1] & TR_EV_SMALL_GRID) != 0;
 }
 
 /* ---- sorting and merging ---------------------------------------------------- */
@@ -1372,6 +1377,22 @@ static void step_table_json(analysis *a)
     add_num(fp32, "kernels", (double)dev->step_fp32_count / per);
     add_num(fp32, "seconds", sec(dev->step_fp32_ns) / per);
     add_num(fp32, "share", (double)dev->step_fp32_ns / wall);
+    /* kernels whose grid leaves half the GPU's SMs idle, and the one that
+     * took the most time in the trace */
+    cJSON *small = add_obj(o, "small_grids");
+    add_num(small, "kernels", (double)dev->step_small_count / per);
+    add_num(small, "seconds", sec(dev->step_small_ns) / per);
+    add_num(small, "share", (double)dev->step_small_ns / wall);
+    if (dev->sms > 0)
+        add_num(small, "sms", dev->sms);
+    else
+        cJSON_AddNullToObject(small, "sms");
+    const tr_named_stat *top = NULL;
+    for (int i = 0; i < st->small_grids.n; i++)
+        if (top == NULL || st->small_grids.s[i].ns > top->ns)
+            top = &st->small_grids.s[i];
+    add_str(small, "largest", top ? top->name : NULL);
+    add_num(small, "largest_seconds", top ? sec(top->ns) : 0);
     cJSON *parts = add_arr(o, "parts");
     for (int p = 0; p < SP_N; p++)
         if (t->ns[p] > 0)
@@ -1648,8 +1669,8 @@ static int count_in_steps(analysis *a, mb_err *err)
         memset(dev->step_class_count, 0, sizeof dev->step_class_count);
         memset(dev->step_copies, 0, sizeof dev->step_copies);
         memset(&dev->step_memset, 0, sizeof dev->step_memset);
-        dev->step_layout_ns = dev->step_fp32_ns = 0;
-        dev->step_layout_count = dev->step_fp32_count = 0;
+        dev->step_layout_ns = dev->step_fp32_ns = dev->step_small_ns = 0;
+        dev->step_layout_count = dev->step_fp32_count = dev->step_small_count = 0;
         for (size_t i = 0; i < dev->n_ev; i++) {
             const int64_t *w = dev->ev + i * TR_EV_WORDS;
             if (!in_windows(a->win, a->n_win, w[0])) {
@@ -1663,6 +1684,8 @@ static int count_in_steps(analysis *a, mb_err *err)
             dev->step_layout_count += ev_layout(w);
             dev->step_fp32_ns += ev_fp32(w) ? ev_dur(w) : 0;
             dev->step_fp32_count += ev_fp32(w);
+            dev->step_small_ns += ev_small_grid(w) ? ev_dur(w) : 0;
+            dev->step_small_count += ev_small_grid(w);
             in_ns += ev_dur(w);
         }
     }
@@ -2977,7 +3000,7 @@ static bool marks_hold_the_gpu_work(const tr_state *st, const tr_step *m, size_t
     for (int d = 0; d < st->n_devices; d++)
         for (size_t i = 0; i < st->devices[d].n_ev; i++) {
             const int64_t *e = &st->devices[d].ev[i * TR_EV_WORDS];
-            int64_t dur = e[1] >> 12;
+            int64_t dur = e[1] >> TR_EV_DUR_SHIFT;
             all += dur;
             in += e[0] >= m[0].start && e[0] < m[n - 1].start ? dur : 0;
         }
