@@ -1980,23 +1980,32 @@ static void test_kernel_tf32(void **state)
     (void)state;
     const struct {
         const char *name;
-        bool tf32;
+        bool tf32, fp32; /* TF32 on the tensor cores; fp32 on the CUDA cores (mb_tr_kernel_fp32) */
     } cases[] = {
         {"sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel"
-         "__5x_cublas", true},
+         "__5x_cublas", true, false},
         {"sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_warpsize"
-         "2x2x1_g1_tensor16x8x8_alignc4_execute_kernel_cudnn", true},
-        {"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_16x4_nt_align1>(...)", true},
+         "2x2x1_g1_tensor16x8x8_alignc4_execute_kernel_cudnn", true, false},
+        {"void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_128x128_16x4_nt_align1>(...)", true, false},
         {"sm80_xmma_gemm_f32f32_f32f32_f32_nt_n_tilesize64x32x8_stage3_warpsize2x2x1_ffma_aligna8_alignc8_execute_"
-         "kernel__5x_cublas", false},
-        {"void cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>(...)", false},
-        {"volta_sgemm_128x64_nn", false},
-        {"ampere_sgemm_64x32_sliced1x4_tn", false},
-        {"ampere_fp16_s16816gemm_fp16_128x128_ldg8_relu_f2f_stages_32x5_tn", false},
-        {"turing_fp16_s1688gemm_fp16_128x256_ldg8_relu_f2f_stages_32x1_tn", false},
+         "kernel__5x_cublas", false, true},
+        {"void cutlass::Kernel<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_tn_align8>(...)", false,
+         false},
+        {"volta_sgemm_128x64_nn", false, true},
+        {"ampere_sgemm_64x32_sliced1x4_tn", false, true},
+        {"void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_tn_align1>(...)", false, true},
+        {"void implicit_convolve_sgemm<float, float, 1024, 6, 7, 3, 3, 5, 1, false, false, true>(int, int, int)", false,
+         true},
+        {"ampere_scudnn_128x64_relu_small_nn_v1", false, true},
+        {"ampere_fp16_s16816gemm_fp16_128x128_ldg8_relu_f2f_stages_32x5_tn", false, false},
+        {"turing_fp16_s1688gemm_fp16_128x256_ldg8_relu_f2f_stages_32x1_tn", false, false},
+        {"ampere_h16816gemm_256x128_ldg8_stages_32x3_tn", false, false},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         assert_true(mb_tr_kernel_tf32(cases[i].name, strlen(cases[i].name)) == cases[i].tf32);
+        if (mb_tr_kernel_fp32(cases[i].name, strlen(cases[i].name)) != cases[i].fp32)
+            fail_msg("%s: fp32 %d, expected %d", cases[i].name, !cases[i].fp32, cases[i].fp32);
+    }
     /* cuBLAS's fp16-input tensor-op GEMMs: fp16 math, whatever their s1688/s16816 says */
     const char *fp16 = "ampere_fp16_s1688gemm_fp16_128x128_ldg8_f2f_stages_32x1_tn";
     assert_int_equal(mb_tr_kernel_math(fp16, strlen(fp16)), MB_PM_FP16);

@@ -230,8 +230,9 @@ int mb_tr_kernel_math(const char *name, size_t len);
 bool mb_tr_kernel_tf32(const char *name, size_t len);
 /* A kernel whose name says it runs fp32 math on the CUDA cores, no tensor
  * core: cuBLAS's and CUTLASS's SIMT GEMMs (ampere_sgemm_*, cutlass_80_simt_
- * sgemm_*, magma_sgemmEx_kernel) and cuDNN's fp32 convolutions (scudnn_*,
- * implicit_convolve_sgemm): fp32 matmuls with TF32 off (PyTorch's default
+ * sgemm_*, magma_sgemmEx_kernel, sm80_xmma_gemm_f32f32_f32f32_f32_*) and
+ * cuDNN's fp32 convolutions (scudnn_*, implicit_convolve_sgemm): fp32
+ * matmuls with TF32 off (PyTorch's default
  * for matmuls since 1.12) or a GPU without TF32. */
 bool mb_tr_kernel_fp32(const char *name, size_t len);
 /* The same as a small index (0 = unknown) and back: ops store the index. */

@@ -245,6 +245,9 @@ int mb_tr_kernel_math(const char *name, size_t len)
         { "f16", MB_PM_FP16 }, { "fp16", MB_PM_FP16 }, { "half", MB_PM_FP16 },  { "hgemm", MB_PM_FP16 }, { "h884", MB_PM_FP16 },
         { "h1688", MB_PM_FP16 }, { "h16816", MB_PM_FP16 }, { "s1688", MB_PM_TF32 }, { "s16816", MB_PM_TF32 },
         { "dgemm", MB_PM_FP64 }, { "sgemm", MB_PM_FP32 }, { "scudnn", MB_PM_FP32 },
+        /* cuBLAS/cuDNN's xmma kernels on fp32 with TF32 off (sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_...: 62 ms of
+         * an fp32 GPT's step on an H200, bench/data); with it on they say tf32f32, found above */
+        { "f32f32_f32f32_f32", MB_PM_FP32 },
     };
     for (size_t i = 0; i < sizeof hints / sizeof *hints; i++)
         if (memmem(name, len, hints[i].needle, strlen(hints[i].needle)))
