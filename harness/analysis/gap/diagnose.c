@@ -576,8 +576,12 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     double low = x->eff_low;
     if (strcmp(cond, "memory_bound") == 0)
         return f->step_table && f->memory_share > f->tensor_share;
+    /* a GPU of compute capability 7 (V100, T4, RTX 20xx) has fp16 tensor cores only */
+    bool fp16_only = f->compute_major >= 1 && f->compute_major < 8;
     if (strcmp(cond, "tensor_bound") == 0)
-        return f->step_table && f->tensor_share >= f->memory_share;
+        return f->step_table && f->tensor_share >= f->memory_share && !fp16_only;
+    if (strcmp(cond, "tensor_bound_fp16") == 0)
+        return f->step_table && f->tensor_share >= f->memory_share && fp16_only;
     if (strcmp(cond, "nchw_layout") == 0)
         return f->layout_share >= x->gcb_layout && f->layout_share > 0;
     if (strcmp(cond, "small_grids") == 0)
@@ -598,7 +602,6 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
      * without record_shapes); a GPU of compute capability 7 (V100, T4) has fp16 tensor cores only: no TF32, no
      * bf16 (a T4's VGG-16, 45% of its step in sgemm kernels, was told nothing of it) */
     bool fp32 = f->fp32_compute || (f->fp32_math_share >= x->gcb_fp32 && f->fp32_math_share > 0);
-    bool fp16_only = f->compute_major >= 1 && f->compute_major < 8;
     if (strcmp(cond, "fp32_compute") == 0)
         return fp32 && !fp16_only;
     if (strcmp(cond, "fp32_compute_fp16") == 0)
@@ -606,12 +609,11 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     /* TF32 already on: "TF32 for fp32 matmuls" is done, bf16 is what is left */
     if (strcmp(cond, "tf32_compute") == 0)
         return f->tf32_compute && !fp32;
-    /* A trace's: the matrix math or the memory-bound kernels against their ceilings, as its evidence gives
-     * them; a memset's 22 us at 29% of the memset case (a T4's VGG-16, no shapes recorded) told it "bigger or
-     * better-shaped matrices" beside "no FLOP/s against the GEMM/conv ceilings" */
+    /* A trace's: its matrix math against the GEMM/conv ceilings, as its evidence gives it (the memory-bound
+     * kernels have remedies of their own); a memset's 22 us at 29% of the memset case (a T4's VGG-16, no shapes
+     * recorded) told it "bigger or better-shaped matrices" beside "no FLOP/s against the GEMM/conv ceilings" */
     if (strcmp(cond, "low_efficiency") == 0 && f->step_table)
-        return (f->tensor_efficiency >= 0 && f->tensor_efficiency < low) ||
-               (f->memory_efficiency >= 0 && f->memory_efficiency < low);
+        return f->tensor_efficiency >= 0 && f->tensor_efficiency < low;
     if (strcmp(cond, "low_efficiency") == 0)
         return f->compute_efficiency >= 0 && f->compute_efficiency < low;
     /* a GPU machine's trace without GPU activity is no CPU-only run: its
