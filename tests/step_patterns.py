@@ -642,6 +642,12 @@ def layout_conversions():
           f["pattern"] == "gpu_compute_bound" and "(nchwToNhwc/nhwcToNchw kernels): 2 a step, 160 µs, 16.0% of the "
           "step" in ev_text and rem and rem[0].startswith("Convolutions in NCHW") and "channels_last" in rem[0],
           (f["pattern"], ev_text, rem))
+    # --step-ms 2: the loop's step twice the traced one; the conversions keep their time, their share halves
+    out = subprocess.run([MLBENCH, "gap", "--run", os.path.join(WORK, "layout-nchw.json"), "--ceilings", CEILINGS,
+                          "--step-ms", "2", "--format", "json"], check=True, capture_output=True, text=True).stdout
+    lay = json.loads(out)["step"].get("layout_conversions") or {}
+    check("layout, --step-ms 2: 160 us, 8% of the step given",
+          abs(lay.get("seconds", 0) - 160e-6) < 1e-12 and abs(lay.get("share", 0) - 0.08) < 1e-9, lay)
     for name, convert in (("layout-rounding", (6.0, 4.0)), ("layout-channels-last", None)):
         d = trace(name, convert)
         f = d["diagnosis"]["findings"][0]

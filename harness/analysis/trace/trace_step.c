@@ -49,6 +49,20 @@ static void set_num(cJSON *o, const char *key, double v)
         cJSON_AddNumberToObject(o, key, v);
 }
 
+/* A step figure of kernels (step.layout_conversions, fp32_math,
+ * small_grids: their time per step and its share) in the step given: their
+ * time scaled as the GPU's busy parts, their share of the new step. */
+static void scale_kernel_figure(cJSON *step, const char *key, double gpu_f, double s)
+{
+    cJSON *o = cJSON_GetObjectItemCaseSensitive(step, key);
+    const cJSON *secs = cJSON_GetObjectItemCaseSensitive(o, "seconds");
+    if (!cJSON_IsNumber(secs))
+        return;
+    double v = secs->valuedouble * gpu_f;
+    set_num(o, "seconds", v);
+    set_num(o, "share", v / s);
+}
+
 /* The GPU's own gaps between queued kernels: idle, but not the host's. */
 static bool is_kernel_wait(const cJSON *part)
 {
@@ -142,6 +156,9 @@ int mb_trace_set_step(mb_run *run, double s, mb_err *err)
             return err->code;
     }
     scale_parts(step, gpu_f, idle_f, extra, s);
+    static const char *const kernel_figures[] = { "layout_conversions", "fp32_math", "small_grids" };
+    for (size_t i = 0; i < sizeof kernel_figures / sizeof *kernel_figures; i++)
+        scale_kernel_figure(step, kernel_figures[i], gpu_f, s);
     double new_busy = busy * gpu_f;
     set_num(step, "trace_seconds", t);
     set_num(step, "seconds", s);
