@@ -601,35 +601,42 @@ def other_maker():
         check("other maker: %s calls, %d note" % (api, want), n == want, notes)
 
 
+def kernel_steps(name, kernels, props):
+    """Four 1000-us ProfilerSteps, each launching `kernels` [(name, us, cat, extra args)] 3 us apart and running them
+    on one stream from 20 us in, 10 us apart; written to WORK/name.json with deviceProperties [props]."""
+    ev, corr = [], 0
+    for k in range(4):
+        t0 = k * 1000.0
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
+                   "ts": t0, "dur": 1000.0})
+        at = t0 + 20
+        for i, (kname, dur, cat, extra) in enumerate(kernels):
+            corr += 1
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemsetAsync" if cat == "gpu_memset"
+                       else "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t0 + 2 + 3 * i, "dur": 2.0,
+                       "args": {"correlation": corr}})
+            ev.append({"ph": "X", "cat": cat, "name": kname, "pid": 0, "tid": 7, "ts": at, "dur": dur,
+                       "args": dict({"device": 0, "stream": 7, "correlation": corr}, **extra)})
+            at += dur + 10
+    path = os.path.join(WORK, name + ".json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"deviceProperties": [props], "traceEvents": ev}, f)
+    return path
+
+
 def layout_conversions():
     """An NCHW convolution net as cuDNN runs it: per 1000-us step an implicit-GEMM convolution kernel (800 us),
     cuDNN's nchwToNhwcKernel before it (100 us) and nhwcToNchwKernel after it (60 us), launched 10 us apart. The
     conversions are 16% of the step, named with channels_last as the first remedy; at 1% (a 6-us and a 4-us one)
     they are a rounding, not said; a channels_last run has none."""
     def trace(name, convert):
-        ev, corr = [], 0
-        for k in range(4):
-            t0 = k * 1000.0
-            ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
-                       "ts": t0, "dur": 1000.0})
-            at = t0 + 20
-            kernels = [("void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true>",
-                        convert[0])] if convert else []
-            kernels.append(("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw", 800.0))
-            if convert:
-                kernels.append(("void cudnn::engines_precompiled::nhwcToNchwKernel<float, float, float, true, false>",
-                                convert[1]))
-            for i, (kname, dur) in enumerate(kernels):
-                corr += 1
-                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
-                           "ts": t0 + 2 + 3 * i, "dur": 2.0, "args": {"correlation": corr}})
-                ev.append({"ph": "X", "cat": "kernel", "name": kname, "pid": 0, "tid": 7, "ts": at, "dur": dur,
-                           "args": {"device": 0, "stream": 7, "correlation": corr}})
-                at += dur + 10
-        path = os.path.join(WORK, name + ".json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
-        return gap(path)
+        conv = [("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw", 800.0, "kernel", {})]
+        if convert:
+            conv = ([("void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true>",
+                      convert[0], "kernel", {})] + conv +
+                    [("void cudnn::engines_precompiled::nhwcToNchwKernel<float, float, float, true, false>",
+                      convert[1], "kernel", {})])
+        return gap(kernel_steps(name, conv, H100_PROPS))
     d = trace("layout-nchw", (100.0, 60.0))
     common("layout-nchw", d)
     lay = d["step"].get("layout_conversions") or {}
@@ -663,27 +670,10 @@ def fp32_math():
     memset, the only stage held to a ceiling (the H100 reference's membw), no longer says "bigger or better-shaped
     matrices"."""
     def trace(name, gemm, major):
-        ev, corr = [], 0
-        for k in range(4):
-            t0 = k * 1000.0
-            ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
-                       "ts": t0, "dur": 1000.0})
-            at = t0 + 20
-            for i, (kname, dur, cat) in enumerate([(gemm, 600.0, "kernel"),
-                                                    ("void at::native::vectorized_elementwise_kernel<4>", 300.0,
-                                                     "kernel"), ("Memset (Device)", 30.0, "gpu_memset")]):
-                corr += 1
-                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemsetAsync" if cat == "gpu_memset"
-                           else "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t0 + 2 + 3 * i, "dur": 2.0,
-                           "args": {"correlation": corr}})
-                ev.append({"ph": "X", "cat": cat, "name": kname, "pid": 0, "tid": 7, "ts": at, "dur": dur,
-                           "args": {"device": 0, "stream": 7, "correlation": corr, "bytes": 1 << 20}})
-                at += dur + 10
-        props = dict(H100_PROPS, computeMajor=major, computeMinor=0)
-        path = os.path.join(WORK, name + ".json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump({"deviceProperties": [props], "traceEvents": ev}, f)
-        d = gap(path, REFERENCE)  # its membw case holds the memset
+        kernels = [(gemm, 600.0, "kernel", {}), ("void at::native::vectorized_elementwise_kernel<4>", 300.0, "kernel", {}),
+                   ("Memset (Device)", 30.0, "gpu_memset", {"bytes": 1 << 20})]
+        d = gap(kernel_steps(name, kernels, dict(H100_PROPS, computeMajor=major, computeMinor=0)),
+                REFERENCE)  # its membw case holds the memset
         f = d["diagnosis"]["findings"][0]
         return d, f, " ".join(f["evidence"]), " ".join(f["remedies"])
     d, f, ev_text, rem = trace("fp32-sgemm-sm90", "ampere_sgemm_128x64_nn", 9)
@@ -720,24 +710,8 @@ def small_grids():
                ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 50.0, [8, 1, 1])]
 
     def trace(name, props):
-        ev, corr = [], 0
-        for k in range(4):
-            t0 = k * 1000.0
-            ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
-                       "ts": t0, "dur": 1000.0})
-            at = t0 + 20
-            for i, (kname, dur, grid) in enumerate(kernels):
-                corr += 1
-                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
-                           "ts": t0 + 2 + 3 * i, "dur": 2.0, "args": {"correlation": corr}})
-                ev.append({"ph": "X", "cat": "kernel", "name": kname, "pid": 0, "tid": 7, "ts": at, "dur": dur,
-                           "args": {"device": 0, "stream": 7, "correlation": corr, "grid": grid,
-                                    "block": [256, 1, 1]}})
-                at += dur + 10
-        path = os.path.join(WORK, name + ".json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump({"deviceProperties": [props], "traceEvents": ev}, f)
-        d = gap(path)
+        d = gap(kernel_steps(name, [(k, us, "kernel", {"grid": grid, "block": [256, 1, 1]}) for k, us, grid in kernels],
+                             props))
         f = d["diagnosis"]["findings"][0]
         return d, " ".join(f["evidence"]), " ".join(f["remedies"])
     d, ev_text, rem = trace("small-grids", dict(H100_PROPS, name="NVIDIA H200", numSms=132))

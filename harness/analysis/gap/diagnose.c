@@ -1237,46 +1237,41 @@ static void memory_evidence(builder *b, const mb_diag_figures *f)
                  f->memory_rate / 1e9, cover);
 }
 
-/* cuDNN's conversions of an NCHW model's tensors to NHWC and back: time
- * channels_last saves, said where it is more than a rounding. */
-static void layout_evidence(builder *b, const mb_diag_figures *f, const th *x)
+/* A kind of kernel the step table counts apart (step.layout_conversions,
+ * fp32_math, small_grids): what they are, how many a step, their time and
+ * share, said from `min` of the step; `tail` adds to the line. */
+static void kernel_figure(builder *b, const mb_diag_figures *f, const char *what, double kernels, double secs,
+                          double share, double min, const char *tail)
 {
     char p1[32], t[32];
-    if (!(f->layout_share >= x->gcb_layout && f->layout_share > 0 && f->layout_s > 0))
+    if (!(share >= min && share > 0 && secs > 0))
         return;
-    mb_fmt_seconds(t, sizeof t, f->layout_s);
-    EVIDENCE(b, "cuDNN converts tensors between NCHW and NHWC around the convolutions (nchwToNhwc/nhwcToNchw "
-                "kernels): %.0f a %s, %s, %s of the %s",
-             f->layout_kernels, f->span, t, pct(p1, sizeof p1, f->layout_share), f->span);
+    mb_fmt_seconds(t, sizeof t, secs);
+    EVIDENCE(b, "%s: %.0f a %s, %s, %s of the %s%s", what, kernels, f->span, t, pct(p1, sizeof p1, share), f->span,
+             tail);
 }
 
-/* GEMMs and convolutions in fp32 on the CUDA cores, by their kernels' names. */
-static void fp32_math_evidence(builder *b, const mb_diag_figures *f, const th *x)
+/* cuDNN's conversions of an NCHW model's tensors to NHWC and back (time
+ * channels_last saves); GEMMs and convolutions in fp32 on the CUDA cores,
+ * by their kernels' names; kernels on fewer thread blocks than half the
+ * GPU's SMs, the rest of the GPU idle while they run, whatever their
+ * efficiency against a ceiling. */
+static void kernel_figures(builder *b, const mb_diag_figures *f, const th *x)
 {
-    char p1[32], t[32];
-    if (!(f->fp32_math_share >= x->gcb_fp32 && f->fp32_math_share > 0 && f->fp32_math_s > 0))
+    kernel_figure(b, f, "cuDNN converts tensors between NCHW and NHWC around the convolutions (nchwToNhwc/nhwcToNchw "
+                        "kernels)", f->layout_kernels, f->layout_s, f->layout_share, x->gcb_layout, "");
+    kernel_figure(b, f, "GEMM and convolution kernels in fp32 on the CUDA cores, no tensor core (sgemm, scudnn in "
+                        "their names)", f->fp32_math_kernels, f->fp32_math_s, f->fp32_math_share, x->gcb_fp32, "");
+    if (f->sms <= 0)
         return;
-    mb_fmt_seconds(t, sizeof t, f->fp32_math_s);
-    EVIDENCE(b, "GEMM and convolution kernels in fp32 on the CUDA cores, no tensor core (sgemm, scudnn in their names): "
-                "%.0f a %s, %s, %s of the %s",
-             f->fp32_math_kernels, f->span, t, pct(p1, sizeof p1, f->fp32_math_share), f->span);
-}
-
-/* Kernels on fewer thread blocks than half the GPU's SMs: the rest of the
- * GPU idles while they run, whatever their efficiency against a ceiling. */
-static void small_grid_evidence(builder *b, const mb_diag_figures *f, const th *x)
-{
-    char p1[32], t[32], big[32];
-    if (!(f->small_grid_share >= x->gcb_small && f->small_grid_share > 0 && f->small_grid_s > 0 && f->sms > 0))
-        return;
-    mb_fmt_seconds(t, sizeof t, f->small_grid_s);
-    mb_fmt_seconds(big, sizeof big, f->small_grid_largest_s);
-    EVIDENCE(b, "kernels on fewer thread blocks than half the GPU's %.0f SMs, the other SMs idle while they run: %.0f a "
-                "%s, %s, %s of the %s%s%s%s%s",
-             f->sms, f->small_grid_kernels, f->span, t, pct(p1, sizeof p1, f->small_grid_share), f->span,
-             f->small_grid_largest ? "; the most time of them in the trace: " : "",
-             f->small_grid_largest ? f->small_grid_largest : "", f->small_grid_largest ? ", " : "",
-             f->small_grid_largest ? big : "");
+    char what[128], tail[160] = "", big[32];
+    snprintf(what, sizeof what, "kernels on fewer thread blocks than half the GPU's %.0f SMs, the other SMs idle while "
+                                "they run", f->sms);
+    if (f->small_grid_largest) {
+        mb_fmt_seconds(big, sizeof big, f->small_grid_largest_s);
+        snprintf(tail, sizeof tail, "; the most time of them in the trace: %s, %s", f->small_grid_largest, big);
+    }
+    kernel_figure(b, f, what, f->small_grid_kernels, f->small_grid_s, f->small_grid_share, x->gcb_small, tail);
 }
 
 static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *f, const th *x, const mb_ini *r)
@@ -1309,9 +1304,7 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
             EVIDENCE(b, "no FLOP/s against the GEMM/conv ceilings: shapes not recorded (profile with "
                         "record_shapes=True)");
         memory_evidence(b, f);
-        layout_evidence(b, f, x);
-        fp32_math_evidence(b, f, x);
-        small_grid_evidence(b, f, x);
+        kernel_figures(b, f, x);
         if (f->gpu_util >= 0)
             EVIDENCE(b, "GPU busy %s of the %s in all", pct(p1, sizeof p1, f->gpu_util), f->span);
         add_remedies(b, r, f, x);

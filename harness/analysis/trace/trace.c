@@ -868,8 +868,10 @@ static bool fold_gpu(parser *p)
         /* a grid that leaves half the GPU's SMs idle (NCCL's run few blocks by design) */
         if (d->sms == 0)
             d->sms = sms_of(p->st, d->id);
-        int64_t blocks = e->grid[0] * (e->grid[1] > 0 ? e->grid[1] : 1) * (e->grid[2] > 0 ? e->grid[2] : 1);
-        if (d->sms > 0 && e->grid[0] > 0 && 2 * blocks <= d->sms && cls != TR_CLASS_NCCL) {
+        int64_t g0 = e->grid[0], g1 = e->grid[1] > 0 ? e->grid[1] : 1, g2 = e->grid[2] > 0 ? e->grid[2] : 1;
+        /* each dimension at most the SM count (1e6 at most) before the product: no overflow on a hostile grid */
+        if (d->sms > 0 && g0 > 0 && g0 <= d->sms && g1 <= d->sms && g2 <= d->sms && 2 * g0 * g1 * g2 <= d->sms &&
+            cls != TR_CLASS_NCCL) {
             char shortname[64];
             flags |= TR_EV_SMALL_GRID;
             kernel_short_name(e->name, e->name_len, shortname, sizeof shortname);
