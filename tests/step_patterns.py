@@ -231,6 +231,9 @@ def specific(name, d):
         check("compiled: no time without a class ('other compute')", stage(d, "other compute") is None,
               [x["name"] for x in d["stages"]])
         check("compiled: named a GEMM-bound step", d["bottleneck_stage"] == "gemm", d["bottleneck_stage"])
+        rem = " ".join(d["diagnosis"]["findings"][0]["remedies"])
+        check("compiled: not told to compile (its Torch-Compiled Region), told what is left",
+              "Compile and fuse the model" not in rem and "Compiled already" in rem, rem)
     if name == "graphed":
         # replayed from a CUDA graph: no op launched the kernels in this trace, and the hint says so
         heads = {h["name"]: h["no_ceiling"] or "" for h in d["headline"]["stages"]}
@@ -242,6 +245,10 @@ def specific(name, d):
         s = stage(d, "launch")
         check("graphed: one launch call per step, which launched the graph's kernels",
               s["calls"] == d["run"]["steps"] and s["work"] == want["kernels_per_step"] * want["steps"], s)
+        evid = " ".join(d["diagnosis"]["findings"][0]["evidence"])
+        check("graphed: the diagnosis says why no FLOP/s (the replay), not 'record shapes' of recorded shapes",
+              "no FLOP/s against the GEMM/conv ceilings: replayed from a CUDA graph" in evid and
+              "record_shapes=True" not in evid, evid)
     if name == "dataloader":
         blocks = gap_text(os.path.join(WORK, "dataloader.json")).split("\n\n")
         lines = blocks[1].split("\n")
@@ -310,7 +317,11 @@ def memory_bytes():
           abs(fig["memory_bound_bytes_per_s"] - want["bytes_per_s"]) <= 1e-9 * want["bytes_per_s"], (ev, fig))
     plain = gap(os.path.join(WORK, "compute-memory.json"), ceilings)
     ev = plain["diagnosis"]["findings"][0]["evidence"]
-    check("memory bytes: without shapes, time only", any("shapes not recorded: time only" in e for e in ev), ev)
+    why = next((h["no_ceiling"] for h in plain["headline"]["stages"] if h["name"] == "other compute"), "")
+    check("memory bytes: without shapes, time only, and why as the stage table says it",
+          why.startswith("bytes unknown: ") and
+          any(e == "memory-bound kernels: time only: " + why[len("bytes unknown: "):] for e in ev),
+          (why, ev))
     check("memory bytes: ... and no bytes/s", plain["diagnosis"]["figures"]["memory_bound_bytes_per_s"] is None)
 
 
