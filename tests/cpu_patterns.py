@@ -489,6 +489,22 @@ def memory_bound(ceil):
     check("oneDNN's ops, a GPU listed, no runtime call: a CPU run held against the CPU's ceilings, saying why",
           d["step"]["gpus_unrecorded"] == 0 and "ops only a CPU runs (oneDNN's)" in w and
           d["diagnosis"]["findings"][0]["title"] == "CPU compute bound", (w, d["step"]))
+    # No deviceProperties, but Kineto's lanes labelled "GPU 0".."GPU 7" (torch 1.8's "Operator" events, a loop of
+    # square(randn(...).cuda()) with CUDA activity off, read "a run without a GPU: the step is the CPU's own work"):
+    # GPU activity not recorded. With oneDNN's op beside them, a CPU run all the same.
+    labels = [{"ph": "M", "name": "process_labels", "pid": i, "tid": 0, "ts": 0, "args": {"labels": "GPU %d" % i}}
+              for i in range(8)] + [{"ph": "M", "name": "process_labels", "pid": 386, "tid": 0, "ts": 0,
+                                     "args": {"labels": "CPU"}}]
+    d = gap(write("cpu-memory-gpu-labels", labels + steps(body), kineto=True), ceil)
+    w, f = " ".join(d["run"]["warnings"]), d["diagnosis"]["findings"][0]
+    check("Kineto's 'GPU N' lanes, no GPU event, no deviceProperties: GPU activity not recorded, said with the lanes",
+          d["step"]["gpus_unrecorded"] == 8 and f["title"].startswith("GPU activity not recorded") and
+          "the trace labels 8 GPU lanes" in w and "ProfilerActivity.CUDA" in " ".join(f["remedies"]),
+          (d["step"], f["title"], w))
+    d = gap(write("cpu-memory-gpu-labels-onednn", labels + onednn, kineto=True), ceil)
+    check("Kineto's 'GPU N' lanes beside oneDNN's op: a CPU run",
+          d["step"]["gpus_unrecorded"] == 0 and d["diagnosis"]["findings"][0]["title"] == "CPU compute bound",
+          (d["step"], d["diagnosis"]["findings"][0]["title"]))
     # ... but a copy call (cudaMemcpyAsync) or a launch says the ops ran on the GPU, whatever else
     for call in ("cudaMemcpyAsync", "cudaLaunchKernel"):
         gpu_call = onednn + [ev(call, 100, 5, "cuda_runtime")]

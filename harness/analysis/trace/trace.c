@@ -86,6 +86,7 @@ enum arg_key {
     AK_EXT_ID,
     AK_SEQ,
     AK_FWD_TID,
+    AK_LABELS,
 };
 
 enum have {
@@ -107,6 +108,7 @@ enum have {
     H_DTYPE = 1u << 15,
     H_SEQ = 1u << 17,
     H_PID_NUM = 1u << 16,
+    H_LABELS = 1u << 18,
 };
 
 enum scalar { SC_NUM, SC_STR, SC_BOOL, SC_NULL };
@@ -119,7 +121,7 @@ typedef struct event {
     int64_t pid, tid, ts, dur;
     int64_t device, stream, corr, group;
     double bytes, in_nelems, out_nelems;
-    char coll[24], dtype[16], kind[24];
+    char coll[24], dtype[16], kind[24], labels[16];
     tr_shapes sh;
     int64_t grid[3], block[3], regs, smem, ext_id; /* for the event view; -1/0 = not recorded */
     int64_t seq, fwd_tid; /* autograd "Sequence number", "Fwd thread id"; -1 = not recorded */
@@ -1430,6 +1432,11 @@ static bool finish_event(parser *p)
     event *e = &p->ev;
     if (!(e->have & H_PH) || e->ph != 'X') {
         st->other_phase_events++; /* metadata, flows, instants, counters */
+        /* Kineto labels a lane per GPU it saw ("process_labels": "GPU 0"), GPU activity recorded or not: an
+         * old-format trace (torch 1.8's "Operator" events, no deviceProperties) of a loop on the GPU with its
+         * CUDA activity off read "a run without a GPU" */
+        st->gpu_labels += (e->have & H_PH) && e->ph == 'M' && (e->have & H_LABELS) &&
+                          strncmp(e->labels, "GPU ", 4) == 0 && (e->have & H_NAME) && strcmp(e->name, "process_labels") == 0;
         return true;
     }
     if (!(e->have & H_TS) || !(e->have & H_DUR) || e->dur < 0) {
@@ -1689,6 +1696,12 @@ static bool arg_value(parser *p, int kind, const char *s, size_t n)
             e->have |= H_KIND;
         }
         break;
+    case AK_LABELS:
+        if (str) {
+            copy_str(e->labels, sizeof e->labels, s, n);
+            e->have |= H_LABELS;
+        }
+        break;
     case AK_COLL:
         if (str) {
             copy_str(e->coll, sizeof e->coll, s, n);
@@ -1908,7 +1921,10 @@ static int arg_key_of(const char *s, size_t n)
                : KEY_IS(s, n, "block") ? AK_BLOCK
                                        : AK_NONE;
     case 6:
-        return KEY_IS(s, n, "device") ? AK_DEVICE : KEY_IS(s, n, "stream") ? AK_STREAM : AK_NONE;
+        return KEY_IS(s, n, "device")   ? AK_DEVICE
+               : KEY_IS(s, n, "stream") ? AK_STREAM
+               : KEY_IS(s, n, "labels") ? AK_LABELS
+                                        : AK_NONE;
     case 10:
         return KEY_IS(s, n, "Input Dims") ? AK_DIMS
                : KEY_IS(s, n, "Input type") ? AK_TYPES

@@ -547,6 +547,7 @@ typedef struct tr_state {
     long long coll_host_count;
     long long cpu_op_events; /* cpu_op records (aten ops): the profiler's host cost is per op */
     long long gpu_only_ops;  /* of them, ops only a GPU runs (cuDNN's, MIOpen's) */
+    long long gpu_labels;    /* metadata lanes Kineto labels "GPU N" (process_labels) */
     char gpu_only_op[48];    /* the first one's name */
     long long cpu_only_ops;  /* ops only a CPU runs (oneDNN's, NNPACK's) */
     long long backward_ops;  /* ops and autograd nodes named for the backward pass: none in inference */

@@ -2788,6 +2788,12 @@ static void partial_reasons(analysis *a)
                    "activity was not recorded (ProfilerActivity.CUDA); the ops' times are the host's, and no op is "
                    "held against a CPU ceiling",
                 listed, listed == 1 ? "" : "s");
+    else if (st->n_devices == 0 && st->gpu_labels > 0 && !mb_tr_ran_on_cpu(st))
+        partial(a, "no GPU events (kernel, gpu_memcpy, gpu_memset) though the trace labels %lld GPU lane%s (\"GPU 0\", "
+                   "Kineto's process_labels): GPU activity was not recorded (ProfilerActivity.CUDA, or use_cuda=True in "
+                   "the older torch.autograd.profiler); the ops' times are the host's, and no op is held against a CPU "
+                   "ceiling",
+                st->gpu_labels, st->gpu_labels == 1 ? "" : "s");
     else if (st->n_devices == 0 && st->gpu_only_ops > 0)
         partial(a, "no GPU events (kernel, gpu_memcpy, gpu_memset) though %lld ops only a GPU runs (%s) did: GPU "
                    "activity was not recorded (ProfilerActivity.CUDA, or use_cuda=True in the older "

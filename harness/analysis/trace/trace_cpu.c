@@ -13,6 +13,7 @@
  * softmax, normalization, reductions) carry them against host memory. */
 #include "trace.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,7 +547,13 @@ static int no_ceiling_reason(const tr_state *st, cJSON *ev, int c, const char *n
     const char *why = NULL;
     char listed[320];
     int props = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ev, "device_properties"));
-    if (gpus > 0 && props == 0 && (c == TR_CPU_CONV || c == TR_CPU_GEMM || c == TR_CPU_MEM)) {
+    if (gpus > 0 && props == 0 && st->gpu_only_ops == 0 && (c == TR_CPU_CONV || c == TR_CPU_GEMM || c == TR_CPU_MEM)) {
+        snprintf(listed, sizeof listed,
+                 "the trace labels %d GPU lane%s (Kineto's process_labels) but recorded no GPU activity: these ops "
+                 "may have run there, and their time here is the host's; record with ProfilerActivity.CUDA too",
+                 gpus, gpus == 1 ? "" : "s");
+        why = listed;
+    } else if (gpus > 0 && props == 0 && (c == TR_CPU_CONV || c == TR_CPU_GEMM || c == TR_CPU_MEM)) {
         snprintf(listed, sizeof listed,
                  "%lld ops only a GPU runs (%s) say the run used a GPU the trace did not record: these ops' time "
                  "here is the host's; record with ProfilerActivity.CUDA too (use_cuda=True in the older profiler)",
@@ -794,6 +801,8 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     int gpus = cJSON_IsArray(props) ? cJSON_GetArraySize(props) : 0;
     if (gpus == 0 && st->gpu_only_ops > 0)
         gpus = 1; /* none listed, but cuDNN's ops ran: at least one */
+    if (gpus == 0 && st->gpu_labels > 0)
+        gpus = st->gpu_labels > INT_MAX ? INT_MAX : (int)st->gpu_labels; /* Kineto labelled their lanes */
     if (gpus > 0 && mb_tr_ran_on_cpu(st))
         gpus = 0;
     cJSON_AddNumberToObject(step, "gpus_unrecorded", gpus);
