@@ -744,6 +744,36 @@ def small_grids():
           (d["step"].get("small_grids"), ev_text))
 
 
+def concurrent_copies():
+    """A 600-us pinned copy to the GPU and, from 80 us into it, a 300-us copy back on another stream, per 1000-us
+    step: 300 us a step with both in flight, said with the longest kind's 600 us (their stages share the copy time
+    in proportion, so one's Amdahl line alone overstates); the same copies one after the other: nothing said."""
+    def trace(name, back_at):
+        ev, corr = [], 0
+        for k in range(4):
+            t0 = k * 1000.0
+            ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
+                       "ts": t0, "dur": 1000.0})
+            for name_, at, dur, stream in (("Memcpy HtoD (Pinned -> Device)", 20, 600.0, 7),
+                                           ("Memcpy DtoH (Device -> Pinned)", back_at, 300.0, 8)):
+                corr += 1
+                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1,
+                           "ts": t0 + 2 + corr % 2, "dur": 2.0, "args": {"correlation": corr}})
+                ev.append({"ph": "X", "cat": "gpu_memcpy", "name": name_, "pid": 0, "tid": stream, "ts": t0 + at,
+                           "dur": dur, "args": {"device": 0, "stream": stream, "correlation": corr,
+                                                "bytes": 64 << 20}})
+        path = os.path.join(WORK, name + ".json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+        return gap(path)
+    w = " ".join(trace("copies-at-once", 100)["run"]["warnings"])
+    check("copies at once: said, with the time both were in flight and the longest kind's",
+          "copies of two kinds ran at once on GPU 0 (copy h2d pinned and copy d2h pinned" in w and
+          "300 µs a step with both in flight" in w and "the longest kind's 600 µs" in w, w)
+    w = " ".join(trace("copies-in-turn", 630)["run"]["warnings"])
+    check("copies in turn: nothing said", "ran at once" not in w, w)
+
+
 for name, d in patterns():
     specific(name, d)
 other_maker()
@@ -752,6 +782,7 @@ kernel_wait_ahead()
 layout_conversions()
 fp32_math()
 small_grids()
+concurrent_copies()
 memory_bytes()
 h100()
 fixtures()

@@ -2769,6 +2769,77 @@ static void merged_processes_warning(analysis *a)
                 pids == sizeof seen / sizeof *seen ? "at least " : "", pids, st->n_steps);
 }
 
+/* Copies of two kinds (direction, memory) in flight at once on one GPU, on
+ * streams of their own: the step table's copy part is their union, which
+ * their stages share in proportion to their time, so neither stage's
+ * Amdahl line holds alone (a pinned 154 MB copy to the GPU and one back at
+ * once on an A100: "copy d2h at its ceiling: 1.44x" for a copy wholly
+ * inside the other). Said when the overlap is 5% of the copies' time or
+ * more. False: out of memory. */
+static bool concurrent_copies(analysis *a)
+{
+    tr_state *st = a->st;
+    enum { KINDS = TR_N_DIRS * TR_N_MEMS };
+    for (int d = 0; d < st->n_devices; d++) {
+        int64_t *iv = malloc((2 * st->n_xfers + 2) * sizeof *iv);
+        if (iv == NULL)
+            return false;
+        int64_t own[KINDS] = { 0 }, sum = 0;
+        size_t n_all = 0;
+        for (int k = 0; k < KINDS; k++) { /* each kind's union, then all of them */
+            size_t n = 0;
+            for (size_t i = 0; i < st->n_xfers; i++) {
+                const tr_xfer *x = &st->xfers[i];
+                if (x->kind != TR_XFER_COPY || x->device != d || x->dir * TR_N_MEMS + x->mem != k ||
+                    !in_windows(a->win, a->n_win, x->ts))
+                    continue;
+                iv[2 * n] = x->ts;
+                iv[2 * n + 1] = x->ts + x->dur;
+                n++;
+            }
+            n = mb_tr_merge_intervals(iv, n);
+            for (size_t i = 0; i < n; i++)
+                own[k] += iv[2 * i + 1] - iv[2 * i];
+            sum += own[k];
+        }
+        for (size_t i = 0; i < st->n_xfers; i++) {
+            const tr_xfer *x = &st->xfers[i];
+            if (x->kind == TR_XFER_COPY && x->device == d && in_windows(a->win, a->n_win, x->ts)) {
+                iv[2 * n_all] = x->ts;
+                iv[2 * n_all + 1] = x->ts + x->dur;
+                n_all++;
+            }
+        }
+        n_all = mb_tr_merge_intervals(iv, n_all);
+        int64_t all = 0;
+        for (size_t i = 0; i < n_all; i++)
+            all += iv[2 * i + 1] - iv[2 * i];
+        free(iv);
+        if (all <= 0 || (sum - all) * 20 < all)
+            continue;
+        int first = -1, second = -1; /* the two kinds with the most time */
+        for (int k = 0; k < KINDS; k++)
+            if (own[k] > 0 && (first < 0 || own[k] > own[first])) {
+                second = first;
+                first = k;
+            } else if (own[k] > 0 && (second < 0 || own[k] > own[second]))
+                second = k;
+        if (second < 0)
+            continue;
+        double per = a->n_win > 0 ? (double)st->n_steps : 1;
+        char both[32], longest[32];
+        mb_fmt_seconds(both, sizeof both, (double)(sum - all) / 1e9 / per);
+        mb_fmt_seconds(longest, sizeof longest, (double)own[first] / 1e9 / per);
+        partial(a, "copies of two kinds ran at once on GPU %lld (copy %s %s and copy %s %s, on streams of their own): "
+                   "%s a %s with both in flight; their stages share the copy time in proportion, so the Amdahl line "
+                   "of one alone overstates what it saves: the copies take at least the longest kind's %s",
+                (long long)st->devices[d].id, dir_names[first / TR_N_MEMS], mem_names[first % TR_N_MEMS],
+                dir_names[second / TR_N_MEMS], mem_names[second % TR_N_MEMS], both,
+                a->n_win > 0 ? "step" : "run", longest);
+    }
+    return true;
+}
+
 static void partial_reasons(analysis *a)
 {
     tr_state *st = a->st;
@@ -3316,6 +3387,10 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     if (rc != MB_OK)
         goto done;
     partial_reasons(&a);
+    if (!concurrent_copies(&a)) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto done;
+    }
     /* one step time in every view: the step table's (the mean of its
      * windows), when there is one; else the median ProfilerStep */
     const cJSON *step = cJSON_GetObjectItemCaseSensitive(a.ev, "step");
