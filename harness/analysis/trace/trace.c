@@ -361,7 +361,9 @@ static int sms_of(const tr_state *st, int64_t id)
     {
         const cJSON *i = cJSON_GetObjectItemCaseSensitive(prop, "id");
         const cJSON *n = cJSON_GetObjectItemCaseSensitive(prop, "numSms");
-        if (cJSON_IsNumber(i) && (int64_t)i->valuedouble == id && cJSON_IsNumber(n))
+        /* in range before the cast: a hostile id is no integer */
+        if (cJSON_IsNumber(i) && i->valuedouble >= 0 && i->valuedouble < 1e15 && (int64_t)i->valuedouble == id &&
+            cJSON_IsNumber(n))
             return n->valuedouble >= 1 && n->valuedouble <= 1e6 ? (int)n->valuedouble : -1;
     }
     return -1;
