@@ -787,6 +787,19 @@ class InMemoryDataset(unittest.TestCase):
         text = "\n".join(ms.summary(doc))
         self.assertNotIn("opened no file the runner could see", text)
 
+    def test_runtime_segments_are_no_data(self):
+        # torch's shared tensors live on /dev/shm a moment before they are unlinked (a worker's batch,
+        # /dev/shm/torch_<pid>_<n>_<n>: counted once as a 97th file of a 96-file dataset), as do Python's semaphores
+        # and shared_memory blocks: the runtime's, never a dataset's; a dataset staged there still is one
+        watch = ms._FileWatch()
+        try:
+            for name in ("torch_9909_177360603_779", "sem.mp-7aq2lmv4", "psm_0a1b2c3d", "nccl-3Xz9"):
+                self.assertFalse(watch._looks_like_data("/dev/shm/" + name), name)
+            self.assertTrue(watch._looks_like_data("/dev/shm/imagenet/train-000.tar"))
+            self.assertTrue(watch._looks_like_data("/dev/shm/torchvision_cache/x.bin"))
+        finally:
+            watch.close()
+
 
 class NanoGptMemmap(unittest.TestCase):
     """nanoGPT's loader (karpathy/nanoGPT train.py, get_batch): a token file written by the script itself (dirty

@@ -472,6 +472,10 @@ _NR_PIDFD_OPEN, _NR_PROCESS_MADVISE, _NR_CACHESTAT = 434, 440, 451
 _SYSTEM_PREFIXES = ("/proc/", "/sys/", "/dev/", "/run/", "/usr/", "/lib/", "/lib32/", "/lib64/", "/bin/", "/sbin/",
                     "/etc/", "/snap/")
 _CODE_SUFFIXES = (".py", ".pyc", ".so", ".pth", ".typed")
+# Segments the runtime itself puts on /dev/shm: torch's shared tensors (a worker's batch, "torch_<pid>_<n>_<n>",
+# mapped a moment before it is unlinked: one was counted as a 97th file of a 96-file dataset in a CI run), Python's
+# semaphores (sem.mp-...) and shared_memory blocks (psm_...), NCCL's and OpenMP's. Not a dataset's.
+_RUNTIME_SHM = ("torch_", "sem.", "psm_", "nccl-", "__KMP_REGISTERED_LIB")
 
 
 class _Kernel:
@@ -873,9 +877,11 @@ class _FileWatch:
     def _looks_like_data(self, path):
         """Not a system file, code, or the runner's own (by its name alone). A
         dataset on /dev/shm (tmpfs) is one: it is counted and said to stay in
-        memory, not hidden as a device file."""
-        return path.startswith("/") and (not path.startswith(self._skip) or path.startswith("/dev/shm/")) and \
-            path not in self._own and \
+        memory, not hidden as a device file; the runtime's own segments there
+        (_RUNTIME_SHM) are not."""
+        shm = path.startswith("/dev/shm/")
+        return path.startswith("/") and (not path.startswith(self._skip) or shm) and \
+            not (shm and os.path.basename(path).startswith(_RUNTIME_SHM)) and path not in self._own and \
             not path.endswith(_CODE_SUFFIXES) and ".so." not in os.path.basename(path) and \
             "/__pycache__/" not in path and not os.path.basename(path).startswith(".mlbench-simplify.")
 
