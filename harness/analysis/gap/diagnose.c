@@ -1213,30 +1213,45 @@ static void flop_evidence(builder *b, const mb_gap *g)
  * the shapes their bytes follow from. */
 /* Why the largest time-only stage of GPU kernels of one kind (tensor: the
  * GEMM/conv/attention stages; else the memory-bound ones and "other
- * compute") has no FLOPs or bytes, as the trace reader said it (evidence
- * "unattributed"), its "FLOPs unknown: "/"bytes unknown: " left out; NULL
- * when it did not. A CUDA-graph replay recorded with record_shapes=True was
- * told to record shapes, while its stages said the graph's ops ran at
- * capture. */
+ * compute") has no FLOPs or bytes: the stage's own hint (gap.c's
+ * bound_hint, from the trace reader's "unattributed"), its "FLOPs unknown:
+ * "/"bytes unknown: " left out; NULL when it has none. A CUDA-graph replay
+ * recorded with record_shapes=True was told to record shapes, while its
+ * stages said the graph's ops ran at capture. */
 static const char *unshaped_reason(const mb_gap *g, bool tensor)
 {
-    const cJSON *told = g->run->evidence ? cJSON_GetObjectItemCaseSensitive(g->run->evidence, "unattributed") : NULL;
-    const mb_stage *top = NULL;
+    const mb_gap_stage *top = NULL;
     for (int i = 0; i < g->n; i++) {
-        const mb_stage *s = g->stages[i].stage;
+        const mb_gap_stage *st = &g->stages[i];
+        const mb_stage *s = st->stage;
         const char *c = s->component;
         bool kind = tensor ? strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "attention") == 0
                            : strcmp(c, "membw") == 0 || strcmp(s->name, "other compute") == 0;
         bool on_cpu = s->device && strcmp(s->device, "cpu") == 0;
-        if (kind && !on_cpu && strcmp(s->work_unit, "s") == 0 &&
-            cJSON_IsString(cJSON_GetObjectItemCaseSensitive(told, s->name)) &&
-            (top == NULL || mb_stage_exposed(s) > mb_stage_exposed(top)))
-            top = s;
+        bool said = strncmp(st->bound_hint, "FLOPs unknown: ", 15) == 0 ||
+                    strncmp(st->bound_hint, "bytes unknown: ", 15) == 0;
+        if (kind && !on_cpu && strcmp(s->work_unit, "s") == 0 && said &&
+            (top == NULL || mb_stage_exposed(s) > mb_stage_exposed(top->stage)))
+            top = st;
     }
-    if (top == NULL)
-        return NULL;
-    const char *why = cJSON_GetObjectItemCaseSensitive(told, top->name)->valuestring;
-    return strncmp(why, "FLOPs unknown: ", 15) == 0 || strncmp(why, "bytes unknown: ", 15) == 0 ? why + 15 : why;
+    return top ? top->bound_hint + 15 : NULL;
+}
+
+/* Why a kind of GPU kernel has no rate: the stages' own reason, else shapes
+ * not recorded. */
+static void no_rate_evidence(builder *b, const mb_gap *g, bool tensor)
+{
+    const char *why = unshaped_reason(g, tensor);
+    if (why && tensor)
+        EVIDENCE(b, "no FLOP/s against the GEMM/conv ceilings: %s", why);
+    else if (why)
+        EVIDENCE(b, "memory-bound kernels: time only: %s", why);
+    else if (tensor)
+        EVIDENCE(b, "no FLOP/s against the GEMM/conv ceilings: shapes not recorded (profile with "
+                    "record_shapes=True)");
+    else
+        EVIDENCE(b, "memory-bound kernels: shapes not recorded: time only (profile with record_shapes=True for "
+                    "bytes/s against the membw ceiling)");
 }
 
 static void memory_evidence(builder *b, const mb_gap *g, const mb_diag_figures *f)
@@ -1245,12 +1260,7 @@ static void memory_evidence(builder *b, const mb_gap *g, const mb_diag_figures *
     if (f->memory_shaped_share >= 0)
         snprintf(cover, sizeof cover, " (%.0f%% of their time has recorded shapes)", 100 * f->memory_shaped_share);
     if (f->memory_rate < 0) {
-        const char *why = unshaped_reason(g, false);
-        if (why)
-            EVIDENCE(b, "memory-bound kernels: time only: %s", why);
-        else
-            EVIDENCE(b, "memory-bound kernels: shapes not recorded: time only (profile with record_shapes=True for "
-                        "bytes/s against the membw ceiling)");
+        no_rate_evidence(b, g, false);
         return;
     }
     if (f->memory_ceiling > 0 && f->memory_bandwidth > f->memory_ceiling * 1.0005)
@@ -1332,14 +1342,8 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
                      100 * f->tensor_efficiency);
             flop_evidence(b, g);
         }
-        else if (f->tensor_share > 0) { /* only where there is GEMM/conv time to say it of */
-            const char *why = unshaped_reason(g, true);
-            if (why)
-                EVIDENCE(b, "no FLOP/s against the GEMM/conv ceilings: %s", why);
-            else
-                EVIDENCE(b, "no FLOP/s against the GEMM/conv ceilings: shapes not recorded (profile with "
-                            "record_shapes=True)");
-        }
+        else if (f->tensor_share > 0) /* only where there is GEMM/conv time to say it of */
+            no_rate_evidence(b, g, true);
         memory_evidence(b, g, f);
         kernel_figures(b, f, x);
         if (f->gpu_util >= 0)
