@@ -677,13 +677,14 @@ def layout_conversions():
 def fp32_math():
     """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
     an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
-    remedy of the GPU's compute capability (TF32/bf16 on an 8.x, fp16 on a 7.x); a TF32 kernel is no fp32 math; the
+    remedy of the GPU's compute capability (TF32/bf16 on an 8.x, fp16 on a 7.x, fp8 from 8.9 only); a TF32 kernel is no
+    fp32 math; the
     memset, the only stage held to a ceiling (the H100 reference's membw), no longer says "bigger or better-shaped
     matrices"."""
-    def trace(name, gemm, major):
+    def trace(name, gemm, major, minor=0):
         kernels = [(gemm, 600.0, "kernel", {}), ("void at::native::vectorized_elementwise_kernel<4>", 300.0, "kernel", {}),
                    ("Memset (Device)", 30.0, "gpu_memset", {"bytes": 1 << 20})]
-        d = gap(kernel_steps(name, kernels, dict(H100_PROPS, computeMajor=major, computeMinor=0)),
+        d = gap(kernel_steps(name, kernels, dict(H100_PROPS, computeMajor=major, computeMinor=minor)),
                 REFERENCE)  # its membw case holds the memset
         f = d["diagnosis"]["findings"][0]
         return d, f, " ".join(f["evidence"]), " ".join(f["remedies"])
@@ -697,11 +698,17 @@ def fp32_math():
     check("fp32 math: named, and TF32/bf16 on a compute capability 9 GPU; no 'better-shaped matrices' from a memset",
           memset.get("bounded") and f["pattern"] == "gpu_compute_bound" and "on the CUDA cores, no tensor core (sgemm, scudnn in their names): "
           "1 a step, 600 µs, 60.0% of the step" in ev_text and 'set_float32_matmul_precision("high")' in rem and
-          "better-shaped" not in rem, (ev_text, rem))
+          "better-shaped" not in rem and "fp8 matmuls" in rem, (ev_text, rem))
+    # an A100 (8.0) and an A10G (8.6) have TF32 and bf16 but no fp8 tensor cores; an L4 (8.9) has them
+    for minor, fp8 in ((0, False), (6, False), (9, True)):
+        d, f, ev_text, rem = trace("fp32-sgemm-sm8%d" % minor, "ampere_sgemm_128x64_nn", 8, minor)
+        check("fp32 math on a compute capability 8.%d GPU: TF32 and bf16, %s" % (minor, "and fp8" if fp8 else "no fp8"),
+              'set_float32_matmul_precision("high")' in rem and "bf16" in rem and ("fp8" in rem) == fp8, rem)
     d, f, ev_text, rem = trace("fp32-sgemm-sm70", "volta_sgemm_128x64_nn", 7)
     check("fp32 math on a compute capability 7 GPU: fp16 autocast and fp16 tensor cores, no TF32, bf16 or fp8 remedy",
           "fp16 autocast" in rem and "fp16 on the tensor cores (compute capability 7" in rem and
-          "set_float32_matmul_precision" not in rem and "bf16" not in rem.replace("no bf16", ""), rem)
+          "set_float32_matmul_precision" not in rem and "bf16" not in rem.replace("no bf16", "") and
+          "fp8" not in rem.replace("no fp8", ""), rem)
     d, f, ev_text, rem = trace("tf32-gemm-sm90", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32", 9)
     check("a TF32 GEMM is no fp32 math: nothing said, no fp32 remedy",
           (d["step"].get("fp32_math") or {}).get("kernels") == 0 and "CUDA cores" not in ev_text and

@@ -102,6 +102,8 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
                 f->fp32_compute = true;
             if (s->dtype && strcmp(s->dtype, "tf32") == 0)
                 f->tf32_compute = true;
+            if (s->dtype && strcmp(s->dtype, "fp8") == 0)
+                f->fp8_compute = true;
             if (mb_gap_stage_bounded(st)) {
                 eff_time += secs;
                 eff_sum += secs * st->efficiency;
@@ -280,9 +282,10 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
     const cJSON *prop;
     cJSON_ArrayForEach(prop, cJSON_GetObjectItemCaseSensitive(ev, "device_properties"))
     {
-        double major = ev_num(prop, "computeMajor");
+        double major = ev_num(prop, "computeMajor"), minor = ev_num(prop, "computeMinor");
         if (major >= 1 && major < 100) {
             f->compute_major = (int)major;
+            f->compute_minor = minor >= 0 && minor < 100 ? (int)minor : -1;
             break;
         }
     }
@@ -475,7 +478,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->layout_share = f->layout_s = f->layout_kernels = -1;
     f->fp32_math_share = f->fp32_math_s = f->fp32_math_kernels = -1;
     f->small_grid_share = f->small_grid_s = f->small_grid_kernels = f->sms = f->small_grid_largest_s = -1;
-    f->compute_major = -1;
+    f->compute_major = f->compute_minor = -1;
     f->host_op_s = f->ops_per_step = f->host_kernel_s = -1;
     f->launch_ceiling_s = -1;
     figures_from_ceilings(g, f);
@@ -571,6 +574,14 @@ typedef struct th {
     double dominant, runner_up;
 } th;
 
+/* a GPU known to have no fp8 tensor cores: compute capability below 8.9 */
+static bool fp8_less(const mb_diag_figures *f)
+{
+    if (f->compute_major < 1)
+        return false;
+    return f->compute_major < 8 || (f->compute_major == 8 && f->compute_minor >= 0 && f->compute_minor < 9);
+}
+
 static bool condition_holds(const char *cond, const mb_diag_figures *f, const th *x)
 {
     double low = x->eff_low;
@@ -609,6 +620,12 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     /* TF32 already on: "TF32 for fp32 matmuls" is done, bf16 is what is left */
     if (strcmp(cond, "tf32_compute") == 0)
         return f->tf32_compute && !fp32;
+    /* fp8 tensor cores start at compute capability 8.9 (Ada, then Hopper, Blackwell): an A100's or an A10G's
+     * matrix math was told "fp8" by the three remedies above; unknown (a stage file) keeps the remedy, which
+     * says what it needs */
+    if (strcmp(cond, "fp8_math") == 0)
+        return !fp8_less(f) && !f->fp8_compute &&
+               (fp32 || f->tf32_compute || (f->step_table && f->tensor_share >= f->memory_share));
     /* A trace's: its matrix math against the GEMM/conv ceilings, as its evidence gives it (the memory-bound
      * kernels have remedies of their own); a memset's 22 us at 29% of the memset case (a T4's VGG-16, no shapes
      * recorded) told it "bigger or better-shaped matrices" beside "no FLOP/s against the GEMM/conv ceilings" */

@@ -64,6 +64,7 @@ typedef struct mb_diag_figures {
     int dataset_fits;
     bool fp32_compute;         /* GEMM/conv time in fp32 */
     bool tf32_compute;         /* ... in tf32 (fp32 ops whose kernels ran TF32 math) */
+    bool fp8_compute;          /* ... in fp8 */
     /* From a trace's step table (evidence "step"); step_table false when
      * the run has none. Shares of the step: GPU busy by group, GPU idle by
      * what the host did; together they add up to 1. */
@@ -84,6 +85,7 @@ typedef struct mb_diag_figures {
     const char *small_grid_largest; /* ... the one with the most time in the trace; NULL none */
     double small_grid_largest_s;
     int compute_major;         /* trace: the GPU's compute capability (deviceProperties computeMajor); -1 unknown */
+    int compute_minor;         /* ... and its computeMinor; -1 unknown */
     double median_kernel_s;    /* -1 unknown */
     double host_op_s;          /* GPU-idle host time (launch calls and other host code) per op the trace
                                   recorded in a step: what dispatching each op cost; -1 unknown */
