@@ -525,6 +525,11 @@ def kernel_wait_ahead():
     check("kernel-wait-ahead: the GPU's timeline, 400 us busy and 599.5 us kernel wait of 999.5 a step",
           d["step"].get("timeline") == "gpu" and abs(share(d, "memory_bound") - 400 / 999.5) < 1e-6 and
           abs(share(d, "queued") - 599.5 / 999.5) < 1e-6, [(p["id"], p["share"]) for p in d["step"]["parts"]])
+    # the launch calls (200 x 0.3 us a step) all run while the GPU works: a 0-s row says so, with their own time
+    text = " ".join(gap_text(path).split())
+    check("kernel-wait-ahead: the launch row at 0 s says its 60 us a step are overlapped",
+          "launch 0 s 0.0% overlapped: its 60 µs per step runs while other work does, none of it exposed;" in text,
+          text[:1500])
     p, _ = projected(path, "h100-sxm")
     here = split_shares(p["machines"]["here"])
     rows = [split_shares(r) for r in p["machines"]["ranking"] if r.get("projected")]

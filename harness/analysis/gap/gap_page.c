@@ -188,7 +188,7 @@ static void headline_table(FILE *o, const mb_gap *g)
             per(g));
     for (int k = 0; k < g->n; k++) {
         const mb_gap_stage *st = &g->stages[g->headline[k]];
-        char num[16], tm[32], share[32], verdict[MB_GAP_WHY_LEN + 64];
+        char num[16], tm[32], share[32], verdict[MB_GAP_VERDICT_LEN];
         snprintf(num, sizeof num, "%d", k + 1);
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->exposed));
         mb_fmt_share(share, sizeof share, st->share);
@@ -230,13 +230,13 @@ typedef struct headline_row {
     const char *name;
     double part[PARTS];
     char value[96];
-    char hover[MB_GAP_WHY_LEN + 320];
+    char hover[MB_GAP_VERDICT_LEN + 256];
 } headline_row;
 
 static void headline_row_of(const mb_gap *g, const mb_gap_stage *st, headline_row *r)
 {
     double exposed = mb_gap_per_step(g, st->exposed);
-    char tm[32], lost[32], share[32], verdict[MB_GAP_WHY_LEN + 64];
+    char tm[32], lost[32], share[32], verdict[MB_GAP_VERDICT_LEN];
     mb_fmt_seconds(tm, sizeof tm, exposed);
     mb_fmt_share(share, sizeof share, st->share);
     mb_gap_stage_verdict(verdict, sizeof verdict, g, st);
@@ -492,7 +492,7 @@ static void waterfall_stages(mb_chart *c, const mb_gap *g, int n_rows)
         if (st->match < 0 || !(st->time_lost > 0))
             continue;
         double l = mb_gap_per_step(g, st->time_lost);
-        char lost[32], verdict[MB_GAP_WHY_LEN + 64], hover[MB_GAP_WHY_LEN + 200];
+        char lost[32], verdict[MB_GAP_VERDICT_LEN], hover[MB_GAP_VERDICT_LEN + 136];
         mb_fmt_seconds(lost, sizeof lost, l);
         mb_gap_stage_verdict(verdict, sizeof verdict, g, st);
         snprintf(hover, sizeof hover, "%s: %s", st->stage->name, verdict);

@@ -127,6 +127,18 @@ void mb_gap_bottleneck_words(char *buf, size_t len, const mb_gap *g, const mb_di
 void mb_gap_stage_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_stage *st)
 {
     char lost[32], eff[32], share[32];
+    /* A stage whose time all runs beside other work (a GPU-bound loop's launch calls, its set-up while kernels
+     * run) is in the list at 0 s: say why, before what its ceiling says of its own time */
+    if (st->exposed <= 0 && st->stage->seconds > 0 && len > 0) {
+        char own[32];
+        mb_fmt_seconds(own, sizeof own, mb_gap_per_step(g, st->stage->seconds));
+        int n = snprintf(buf, len, "overlapped: its %s per %s runs while other work does, none of it exposed; ", own,
+                         run_unit_word(g));
+        if (n > 0 && (size_t)n < len) {
+            buf += n;
+            len -= (size_t)n;
+        }
+    }
     if (st->match < 0) {
         snprintf(buf, len, "no ceiling: %s", st->bound_hint);
         return;
@@ -237,7 +249,7 @@ static void gap_headline_text(FILE *o, const mb_gap *g, const mb_diagnosis *d, b
         fprintf(o, "       %-*s  %8s  %7s  %s\n", nw, "stage", "time", "share", "against its ceiling");
     for (int k = 0; k < g->n; k++) {
         const mb_gap_stage *st = &g->stages[g->headline[k]];
-        char tm[32], share[32], verdict[MB_GAP_WHY_LEN + 64];
+        char tm[32], share[32], verdict[MB_GAP_VERDICT_LEN];
         mb_fmt_seconds(tm, sizeof tm, mb_gap_per_step(g, st->exposed));
         mb_fmt_share(share, sizeof share, st->share);
         mb_gap_stage_verdict(verdict, sizeof verdict, g, st);

@@ -30,6 +30,8 @@ void mb_gap_bottleneck_words(char *buf, size_t len, const mb_gap *g, const mb_di
  * "GPU idle: " or "GPU busy: ", put before its name. */
 const char *mb_gap_part_prefix(const cJSON *part);
 /* A headline row's verdict: the time lost against the ceiling, or what would bound a stage that has none. */
+/* A verdict's room: the stage's why, its overlap and a figure or two */
+#define MB_GAP_VERDICT_LEN (MB_GAP_WHY_LEN + 192)
 void mb_gap_stage_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_stage *st);
 
 #endif
