@@ -679,6 +679,31 @@ def layout_conversions():
               (f["pattern"], f["evidence"], f["remedies"]))
 
 
+def layout_launches():
+    """A launch-bound NCHW convolution loop: per 1000-us step 12 elementwise kernels, 2 convolutions and, around
+    them, 4 of cuDNN's layout conversions (2 us each; 5 us a convolution), the GPU idle the rest of the step in host
+    code. The conversions are 4 of the step's 18 kernels (22.2%): the launch-bound finding says so, with channels_last
+    among its remedies, although their time is 0.8% of the step; with one conversion (1 of 15, 6.7%, under
+    [launch_bound] layout_kernels_share_min) or none, nothing is said."""
+    ew = ("void at::native::vectorized_elementwise_kernel<4>", 2.0, "kernel", {})
+    conv = ("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw", 5.0, "kernel", {})
+    to_nhwc = ("void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true>", 2.0, "kernel", {})
+    to_nchw = ("void cudnn::engines_precompiled::nhwcToNchwKernel<float, float, float, true, false>", 2.0, "kernel", {})
+    for name, kernels, said in (("layout-launches", [ew] * 12 + [to_nhwc, conv, to_nchw] * 2, True),
+                                ("layout-launches-one", [ew] * 12 + [to_nhwc, conv, conv], False),
+                                ("layout-launches-none", [ew] * 12 + [conv, conv], False)):
+        d = gap(kernel_steps(name, kernels, H100_PROPS))
+        f = d["diagnosis"]["findings"][0]
+        ev_text, rem = " ".join(f["evidence"]), " ".join(f["remedies"])
+        if said:
+            check("%s: launch bound, the conversions 4 of the 18 kernels a step, channels_last a remedy" % name,
+                  f["pattern"] == "launch_bound" and "(nchwToNhwc/nhwcToNchw kernels): 4 of the 18 kernels a step "
+                  "launches (22.2%)" in ev_text and "channels_last" in rem, (f["pattern"], ev_text, rem))
+        else:
+            check("%s: launch bound, no conversion said, no channels_last" % name,
+                  f["pattern"] == "launch_bound" and "NCHW" not in ev_text + rem, (f["pattern"], ev_text, rem))
+
+
 def fp32_math():
     """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
     an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
@@ -792,6 +817,7 @@ other_maker()
 kernel_wait()
 kernel_wait_ahead()
 layout_conversions()
+layout_launches()
 fp32_math()
 small_grids()
 concurrent_copies()

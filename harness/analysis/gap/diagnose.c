@@ -566,13 +566,19 @@ static bool begin_finding(builder *b, const char *id, double weight, const mb_in
 
 typedef struct th {
     double gcb_util, gcb_share, gcb_layout, gcb_fp32, gcb_small;
-    double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short, lb_op, lb_kernel;
+    double lb_share, lb_util, lb_idle, lb_cover, lb_kps, lb_short, lb_op, lb_kernel, lb_layout;
     double sb_share, sb_util;
     double cc_share, cc_cpu, cc_gpu, cc_launch;
     double dl_share, cp_share, cm_share, eff_low, pw_share, su_share;
     const char *data_names; /* [data_loading_bound] names: a hint, never silent */
     double dominant, runner_up;
 } th;
+
+/* cuDNN's layout conversions' share of a step's kernels; -1 unknown */
+static double layout_launches(const mb_diag_figures *f)
+{
+    return f->layout_kernels >= 0 && f->kernels_per_step > 0 ? f->layout_kernels / f->kernels_per_step : -1;
+}
 
 /* a GPU known to have no fp8 tensor cores: compute capability below 8.9 */
 static bool fp8_less(const mb_diag_figures *f)
@@ -595,6 +601,9 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
         return f->step_table && f->tensor_share >= f->memory_share && fp16_only;
     if (strcmp(cond, "nchw_layout") == 0)
         return f->layout_share >= x->gcb_layout && f->layout_share > 0;
+    /* a launch-bound step pays for each conversion kernel's launch, whatever its time on the GPU */
+    if (strcmp(cond, "nchw_layout_launches") == 0)
+        return layout_launches(f) >= x->lb_layout && f->layout_kernels > 0;
     if (strcmp(cond, "small_grids") == 0)
         return f->small_grid_share >= x->gcb_small && f->small_grid_share > 0;
     /* simplify's own remedies for its loader's random reads are the
@@ -744,6 +753,7 @@ static int load_thresholds(const mb_ini *t, th *x, mb_err *err)
         mb_ini_number(t, "launch_bound", "short_kernel_launches", &x->lb_short, err) ||
         mb_ini_number(t, "launch_bound", "host_us_per_op_max", &x->lb_op, err) ||
         mb_ini_number(t, "launch_bound", "host_us_per_kernel_max", &x->lb_kernel, err) ||
+        mb_ini_number(t, "launch_bound", "layout_kernels_share_min", &x->lb_layout, err) ||
         mb_ini_number(t, "sync_bound", "share_min", &x->sb_share, err) ||
         mb_ini_number(t, "sync_bound", "gpu_utilization_max", &x->sb_util, err) ||
         mb_ini_number(t, "cpu_compute_bound", "share_min", &x->cc_share, err) ||
@@ -1033,6 +1043,10 @@ static void try_launch_step(builder *b, const mb_diag_figures *f, const th *x, c
         EVIDENCE(b, "host time in kernel launch calls: %s of the %s, overlapping GPU work or not",
                  pct(p1, sizeof p1, f->launch_share), f->span);
     kernel_evidence(b, f, x);
+    if (layout_launches(f) >= x->lb_layout && f->layout_kernels > 0)
+        EVIDENCE(b, "cuDNN's conversions between NCHW and NHWC around the convolutions (nchwToNhwc/nhwcToNchw "
+                    "kernels): %.0f of the %.0f kernels a %s launches (%s)",
+                 f->layout_kernels, f->kernels_per_step, f->span, pct(p1, sizeof p1, layout_launches(f)));
     if (!overhead)
         EVIDENCE(b, "only the GPU idle time inside launch calls is counted: few, long kernels are not a host-overhead "
                     "signature");
