@@ -704,6 +704,59 @@ def layout_launches():
                   f["pattern"] == "launch_bound" and "NCHW" not in ev_text + rem, (f["pattern"], ev_text, rem))
 
 
+def remedies_already_done():
+    """Remedies true of the run only: a fused optimizer (TorchRec's Optimizer.step#FusedAdam.step, torch's
+    aten::_fused_adamw_ inside Optimizer.step#AdamW.step) is not told to fuse it, an unfused AdamW is; a GPU of
+    compute capability 7 is told fp16 activations, not bf16 (it has none); an AMD GPU's set-up (hipLaunchKernel) is
+    not told CUDA_MODULE_LOADING, an NVIDIA one's is."""
+    ew = ("void at::native::vectorized_elementwise_kernel<4>", 2.0, "kernel", {})
+    for name, opt, fused_op, told in (("optimizer-adamw", "AdamW", False, True),
+                                      ("optimizer-fusedadam", "FusedAdam", False, False),
+                                      ("optimizer-adamw-fused", "AdamW", True, False)):
+        path = kernel_steps(name, [ew] * 20, H100_PROPS)
+        doc = json.load(open(path))
+        for k in range(4):  # the optimizer's step late in each step, its op inside it
+            doc["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#%s.step" % opt,
+                                       "pid": 1, "tid": 1, "ts": 1000.0 * k + 500, "dur": 100.0})
+            if fused_op:
+                doc["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": "aten::_fused_adamw_", "pid": 1,
+                                           "tid": 1, "ts": 1000.0 * k + 510, "dur": 80.0})
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        d = gap(path)
+        rem = " ".join(r for f in d["diagnosis"]["findings"] for r in f["remedies"])
+        check("%s: %s" % (name, "told fused optimizers" if told else "fused already: not told to fuse it"),
+              ("Fused/foreach optimizers" in rem) == told and d["diagnosis"]["findings"][0]["pattern"] ==
+              "launch_bound", rem)
+    membound = [("void at::native::vectorized_elementwise_kernel<4>", 800.0, "kernel", {})]
+    for major, want, not_want in ((7, "fp16 activations", "bf16 activations"),
+                                  (9, "bf16 activations", "fp16 activations")):
+        d = gap(kernel_steps("membound-sm%d0" % major, membound, dict(H100_PROPS, computeMajor=major, computeMinor=0)))
+        f = d["diagnosis"]["findings"][0]
+        rem = " ".join(f["remedies"])
+        check("memory-bound kernels on compute capability %d: %s, not %s" % (major, want, not_want),
+              f["pattern"] == "gpu_compute_bound" and want in rem and not_want not in rem, rem)
+    for api, want, not_want in (("hip", "MIOpen's kernel cache", "CUDA_MODULE_LOADING"),
+                                ("cuda", "CUDA_MODULE_LOADING", "MIOpen")):
+        # a first launch of 30 ms (module loading) and ten 100-us kernels: set-up, once
+        events = []
+        for i in range(11):
+            t = 0 if i == 0 else 30000 + 200 * i
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": api + "LaunchKernel", "pid": 1, "tid": 1,
+                           "ts": t, "dur": 30000 if i == 0 else 5, "args": {"correlation": i + 1}})
+            events.append({"ph": "X", "cat": "kernel", "name": "elementwise_kernel", "pid": 0, "tid": 7,
+                           "ts": t + (30000 if i == 0 else 5) + 2, "dur": 100,
+                           "args": {"device": 0, "stream": 7, "correlation": i + 1}})
+        path = os.path.join(WORK, "setup-%s.json" % api)
+        with open(path, "w") as f:
+            json.dump({"traceEvents": events}, f)
+        d = gap(path)
+        fs = [f for f in d["diagnosis"]["findings"] if f["pattern"] == "setup_once"]
+        rem = " ".join(fs[0]["remedies"]) if fs else ""
+        check("set-up on %s: %s, not %s" % (api, want, not_want), fs and want in rem and not_want not in rem,
+              [(f["pattern"], f["remedies"]) for f in d["diagnosis"]["findings"]])
+
+
 def fp32_math():
     """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
     an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
@@ -818,6 +871,7 @@ kernel_wait()
 kernel_wait_ahead()
 layout_conversions()
 layout_launches()
+remedies_already_done()
 fp32_math()
 small_grids()
 concurrent_copies()

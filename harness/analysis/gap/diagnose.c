@@ -292,6 +292,9 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
     f->setup_steps = ev_num(ev, "host.setup.steps_with");
     f->optimizer_steps = ev_num(ev, "trace.optimizer_steps");
     f->compiled_regions = ev_num(ev, "trace.compiled_regions");
+    f->fused_optimizer = ev_num(ev, "trace.fused_optimizer");
+    const char *api = cJSON_GetStringValue(ev_at(ev, "trace.runtime_api"));
+    f->hip_runtime = api && strcmp(api, "hip") == 0;
     f->backward_ops = ev_num(ev, "trace.backward_ops");
     if (ls >= 0) {
         f->launch_share = ls / w;
@@ -468,7 +471,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->sync_host_share = -1;
     f->data_in_process = -1;
     f->setup_steps = -1;
-    f->optimizer_steps = f->compiled_regions = f->backward_ops = -1;
+    f->optimizer_steps = f->compiled_regions = f->backward_ops = f->fused_optimizer = -1;
     f->torch_threads = f->host_ranks = f->cpus_allowed = -1;
     f->cpu_floor_s = -1;
     f->dataset_fits = -1;
@@ -591,10 +594,14 @@ static bool fp8_less(const mb_diag_figures *f)
 static bool condition_holds(const char *cond, const mb_diag_figures *f, const th *x)
 {
     double low = x->eff_low;
-    if (strcmp(cond, "memory_bound") == 0)
-        return f->step_table && f->memory_share > f->tensor_share;
     /* a GPU of compute capability 7 (V100, T4, RTX 20xx) has fp16 tensor cores only */
     bool fp16_only = f->compute_major >= 1 && f->compute_major < 8;
+    /* ... and no bf16 at all: its activations halve in fp16 (a V100's TorchRec trace was told "bf16
+     * activations" beside "no bf16") */
+    if (strcmp(cond, "memory_bound") == 0)
+        return f->step_table && f->memory_share > f->tensor_share && !fp16_only;
+    if (strcmp(cond, "memory_bound_fp16") == 0)
+        return f->step_table && f->memory_share > f->tensor_share && fp16_only;
     if (strcmp(cond, "tensor_bound") == 0)
         return f->step_table && f->tensor_share >= f->memory_share && !fp16_only;
     if (strcmp(cond, "tensor_bound_fp16") == 0)
@@ -668,15 +675,23 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     if (strcmp(cond, "cpu_python") == 0)
         return python_leads;
     /* a forward-only H100 trace was told "fused optimizers"; compiled ResNet-18s "torch.compile" */
+    /* a fused optimizer already runs one kernel for many tensors (HTA's TorchRec traces: FusedAdam's
+     * multi_tensor_apply kernels, told "fused or foreach optimizers") */
     if (strcmp(cond, "optimizer") == 0)
-        return f->optimizer_steps != 0;
+        return f->optimizer_steps != 0 && !(f->fused_optimizer > 0);
     /* an A10G trace of 6 kernels and no CPU op, 14.4 s of it host time, was told CUDA Graphs first */
     if (strcmp(cond, "host_unrecorded") == 0)
         return f->ops_per_step == 0;
     /* the optimizer's kernels are memory-bound: named where those lead (an inference trace had it under
      * the memory_bound key) */
     if (strcmp(cond, "optimizer_memory") == 0)
-        return f->optimizer_steps != 0 && f->step_table && f->memory_share > f->tensor_share;
+        return f->optimizer_steps != 0 && !(f->fused_optimizer > 0) && f->step_table &&
+               f->memory_share > f->tensor_share;
+    /* CUDA's start-up knobs do not apply to an AMD GPU's run (a ROCm MI250 trace was told CUDA_MODULE_LOADING) */
+    if (strcmp(cond, "cuda_runtime") == 0)
+        return !f->hip_runtime;
+    if (strcmp(cond, "hip_runtime") == 0)
+        return f->hip_runtime;
     if (strcmp(cond, "not_compiled") == 0)
         return f->compiled_regions <= 0;
     if (strcmp(cond, "compiled") == 0)

@@ -31,6 +31,9 @@ typedef struct mb_diag_figures {
                                   a forward-only trace); -1 unknown (a stage file) */
     double compiled_regions;   /* trace: torch.compile's compiled code running ("Torch-Compiled Region"); -1
                                   unknown */
+    double fused_optimizer;    /* trace: a fused optimizer's steps or ops (Optimizer.step#FusedAdam.step,
+                                  aten::_fused_adamw_); -1 unknown */
+    bool hip_runtime;          /* trace: its runtime calls are HIP's (an AMD GPU) */
     double backward_ops;       /* trace: ops and autograd nodes of a backward pass (0: inference); -1 unknown
                                   (a stage file, a trace without the model's ops) */
     double sync_share;         /* stages: sync stage time; trace: GPU idle while the host waits in

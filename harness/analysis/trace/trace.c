@@ -1073,6 +1073,10 @@ static bool fold_annotation(parser *p)
     }
     if (kind == TR_ANN_OPTIMIZER) {
         st->optimizer_annotations++;
+        /* "Optimizer.step#FusedAdam.step": TorchRec's, apex's or DeepSpeed's fused optimizer (HTA's TorchRec
+         * traces were told to fuse theirs) */
+        const char *cls = memchr(e->name, '#', e->name_len);
+        st->fused_optimizer += cls && strncmp(cls + 1, "Fused", 5) == 0;
         if (!mb_grow((void **)&st->opt_marks, &st->cap_opt_marks, st->n_opt_marks + 1, sizeof *st->opt_marks))
             return fail(p, MB_ESYS, "out of memory");
         st->opt_marks[st->n_opt_marks++] = (tr_step){.number = -1, .start = e->ts, .end = e->ts + e->dur};
@@ -1468,6 +1472,9 @@ static bool finish_event(parser *p)
     st->compiled_regions += (e->cat == CAT_CPU_OP || e->cat == CAT_ANNOTATION) &&
                             (strncmp(e->name, "Torch-Compiled Region", 21) == 0 ||
                              strcmp(e->name, "CompiledFunction") == 0);
+    /* torch.optim's fused=True: one op per parameter group (aten::_fused_adamw_, _fused_sgd_, _fused_adagrad_) */
+    st->fused_optimizer += e->cat == CAT_CPU_OP && strncmp(e->name, "aten::_fused_", 13) == 0 &&
+                           e->name[strlen(e->name) - 1] == '_';
     if (st->hook && !show_event(p))
         return false;
     if ((e->cat == CAT_CPU_OP || e->cat == CAT_RUNTIME || e->cat == CAT_ANNOTATION) && !note_host_gap(p))

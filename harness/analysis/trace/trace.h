@@ -535,6 +535,8 @@ typedef struct tr_state {
     int n_host_threads;
     long long optimizer_annotations;     /* Optimizer.step#... (TR_ANN_OPTIMIZER): the loop steps an optimizer */
     long long compiled_regions;          /* "Torch-Compiled Region", "CompiledFunction": torch.compile's code runs */
+    long long fused_optimizer;           /* a fused optimizer runs: Optimizer.step#Fused... (apex, DeepSpeed,
+                                            TorchRec's FusedAdam) or torch's aten::_fused_adam(w)_/_fused_sgd_ */
     tr_named_table cuda_sync_events;
     tr_named_table small_grids; /* kernels on fewer blocks than half their GPU's SMs, by short name (whole trace) */
     long long dataloader_count;

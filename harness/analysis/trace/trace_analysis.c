@@ -2672,6 +2672,7 @@ static void header_evidence(analysis *a)
      * gloo all-reduces and nothing else) */
     add_num(t, "backward_ops", st->backward_ops == 0 && st->n_flop_ops == 0 ? -1 : (double)st->backward_ops);
     add_num(t, "compiled_regions", (double)st->compiled_regions);
+    add_num(t, "fused_optimizer", (double)st->fused_optimizer);
     if (st->device_props) {
         cJSON_AddItemToObject(a->ev, "device_properties", st->device_props);
         st->device_props = NULL;
