@@ -757,6 +757,29 @@ def remedies_already_done():
               [(f["pattern"], f["remedies"]) for f in d["diagnosis"]["findings"]])
 
 
+def host_collectives():
+    """Each step's all-reduce as torch's NCCL process group records it on the host: c10d::allreduce_ holding a
+    record_param_comms and nccl:all_reduce, then a second record_param_comms after it, the GPU idle meanwhile. The
+    host-collective stage counts one call a step (4), not every op of the nest (16: HTA's V100 DDP trace read
+    "8080 calls" for 2020 all-reduces)."""
+    path = kernel_steps("host-collectives", [("void at::native::vectorized_elementwise_kernel<4>", 100.0, "kernel",
+                                              {})], H100_PROPS)
+    doc = json.load(open(path))
+    for k in range(4):
+        t0 = 1000.0 * k
+        for name, cat, ts, dur in (("c10d::allreduce_", "cpu_op", 300, 200), ("record_param_comms", "cpu_op", 305, 190),
+                                   ("nccl:all_reduce", "user_annotation", 320, 100),
+                                   ("record_param_comms", "cpu_op", 520, 10)):
+            doc["traceEvents"].append({"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": t0 + ts,
+                                       "dur": dur})
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    d = gap(path)
+    s = stage(d, "collective on the host (GPU idle)") or {}
+    check("host collectives: one call a step, the nest counted once", s.get("calls") == 4 and
+          "(4 calls in the steps)" in s.get("source", ""), s)
+
+
 def fp32_math():
     """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
     an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
@@ -872,6 +895,7 @@ kernel_wait_ahead()
 layout_conversions()
 layout_launches()
 remedies_already_done()
+host_collectives()
 fp32_math()
 small_grids()
 concurrent_copies()

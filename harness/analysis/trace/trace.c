@@ -1042,6 +1042,25 @@ static bool keep_user_annotation(parser *p)
     return true;
 }
 
+
+/* One collective on the host, counted once: c10d::allreduce_ holds nccl:all_reduce and a record_param_comms,
+ * and a second record_param_comms follows it (HTA's V100 DDP trace read "8080 calls" for its 2020 all-reduces).
+ * A call is an outermost named one (Kineto writes a thread's events by start, so it comes first); the
+ * record_param_comms count only in a trace that has nothing else. False: out of memory. */
+static bool count_collective(parser *p)
+{
+    tr_state *st = p->st;
+    const event *e = &p->ev;
+    st->coll_host_count++;
+    if (e->name_len == 18 && memcmp(e->name, "record_param_comms", 18) == 0)
+        return true;
+    int64_t thread = thread_of(e);
+    if (st->coll_calls.n > 0 && thread == st->coll_thread && e->ts + e->dur <= st->coll_end)
+        return true;
+    st->coll_thread = thread;
+    st->coll_end = e->ts + e->dur;
+    return push_iv(p, &st->coll_calls);
+}
 static bool fold_annotation(parser *p)
 {
     tr_state *st = p->st;
@@ -1055,10 +1074,8 @@ static bool fold_annotation(parser *p)
         st->dataloader_ns += e->dur;
         return push_host_wait(p) && push_host_iv(p, TR_HOST_DATA);
     }
-    if (kind == TR_ANN_COLLECTIVE) {
-        st->coll_host_count++;
-        return push_host_iv(p, TR_HOST_COLL);
-    }
+    if (kind == TR_ANN_COLLECTIVE)
+        return count_collective(p) && push_host_iv(p, TR_HOST_COLL);
     /* torch.compile compiling (Dynamo, Inductor: "... (dynamo_timed)"): set-up, once a graph; a compiled
      * ResNet-18's first calls spent 1.42 s of 1.73 s so and read "Host-overhead (launch) bound, 95.8%". The
      * regions nest: the set-up table names the outermost (Kineto writes a thread's events by start). */
@@ -1190,10 +1207,8 @@ static bool fold_cpu_op(parser *p)
         kind = TR_OP_BWD;
     if (kind == TR_OP_NONE) {
         /* c10d::allreduce_, record_param_comms: the host inside a collective */
-        if (mb_tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) == TR_ANN_COLLECTIVE) {
-            st->coll_host_count++;
-            return push_host_iv(p, TR_HOST_COLL);
-        }
+        if (mb_tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) == TR_ANN_COLLECTIVE)
+            return count_collective(p) && push_host_iv(p, TR_HOST_COLL);
         return true;
     }
     double count = -1; /* FLOPs, or bytes for a memory-bound op */
@@ -2309,6 +2324,7 @@ void mb_tr_state_free(tr_state *st)
     for (int k = 0; k < TR_N_HOST; k++)
         free(st->host_iv[k].iv);
     free(st->sync_calls.iv);
+    free(st->coll_calls.iv);
     for (int k = 0; k < TR_CPU_N; k++)
         free(st->cpu_iv[k].iv);
     free(st->cpu_backward.iv);

@@ -527,6 +527,7 @@ typedef struct tr_state {
     tr_named_table setup;
     long long overhead_records;          /* of them, CUPTI's overhead records (module loading, buffers) */
     int64_t compile_thread, compile_end; /* the last compile annotation's (TR_ANN_COMPILE): nested ones are its */
+    int64_t coll_thread, coll_end;       /* the last collective counted on the host: nested ones are its */
     /* per host thread (the first TR_MAX_HOST_THREADS): the last event's start and end and the latest end so
      * far, for the gap before a TorchScript fusion group's call (its fuser compiling) */
     struct tr_thread_at {
@@ -546,6 +547,7 @@ typedef struct tr_state {
     size_t n_host_wait, cap_host_wait;
     tr_ivlist host_iv[TR_N_HOST];
     tr_ivlist sync_calls;    /* [start, end) of each [runtime] sync call, unmerged: the closing one is told apart */
+    tr_ivlist coll_calls;    /* ... of each collective call on the host, its outermost named op (count_collective) */
     long long coll_host_count;
     long long cpu_op_events; /* cpu_op records (aten ops): the profiler's host cost is per op */
     long long gpu_only_ops;  /* of them, ops only a GPU runs (cuDNN's, MIOpen's) */

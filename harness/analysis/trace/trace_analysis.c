@@ -1513,7 +1513,8 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
                           .sync_ns = st->sync.ns - a->closing_ns, .blocking = st->blocking.count,
                           .blocking_ns = st->blocking.ns,
                           .data = st->dataloader_count, .data_ns = st->dataloader_ns,
-                          .setup = st->setup.count, .setup_ns = setup_ns, .coll = st->coll_host_count};
+                          .setup = st->setup.count, .setup_ns = setup_ns,
+                          .coll = st->coll_calls.n > 0 ? (long long)st->coll_calls.n : st->coll_host_count};
         return MB_OK;
     }
     int64_t *w = malloc(sizeof *w * 2 * st->n_steps);
@@ -1557,6 +1558,10 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
     setup->n = mb_tr_merge_intervals(setup->iv, setup->n);
     calls_in(setup, w, nw, &c->setup_ns);
     c->coll = calls_in(&st->host_iv[TR_HOST_COLL], w, nw, &c->coll_ns);
+    if (st->coll_calls.n > 0) { /* the calls, not every op nested in them */
+        int64_t named_ns = 0;
+        c->coll = calls_in(&st->coll_calls, w, nw, &named_ns);
+    }
     c->setup_steps = steps_with_calls(a, &st->host_iv[TR_HOST_SETUP]);
     int rc = graph_replays_in(st, w, nw, &c->replays, err);
     free(w);
