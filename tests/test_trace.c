@@ -830,6 +830,62 @@ static void test_first_calls(void **state)
     mb_run_free(&r);
 }
 
+/* A first call holding set-up calls already named is named for its own time
+ * only: aten::to's first call (20.5 ms) holds the context's creation in
+ * cudaDeviceGetStreamPriorityRange (20 ms), and a first aten::conv2d (15 ms)
+ * a cudaFree (12 ms). Named: the runtime call 20 ms, cudaFree 12 ms,
+ * conv2d's own 3 ms; not aten::to (0.5 ms of its own): 35 ms of set-up, no
+ * call counted twice (the alexnet fixture listed 70.6 s in a 43.4 s run). */
+static void test_first_calls_nested(void **state)
+{
+    (void)state;
+#define OPX(name, ts, dur)                                                                     \
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":" #dur "},\n"
+#define RTX(name, ts, dur)                                                                          \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":" #dur ",\"args\":{\"correlation\":0}},\n"
+#define K(ts, corr)                                                                                    \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"conv_k\",\"pid\":0,\"tid\":7,\"ts\":" #ts \
+    ",\"dur\":50,\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}},\n"
+#define L(ts, corr)                                                                                   \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":5,\"args\":{\"correlation\":" #corr "}},\n"
+    static const char text[] =
+        "{\"traceEvents\":[\n"
+        OPX("aten::to", 0, 20500) RTX("cudaDeviceGetStreamPriorityRange", 100, 20000)
+        OPX("aten::to", 21000, 100) OPX("aten::to", 21200, 100)
+        OPX("aten::conv2d", 22000, 15000) RTX("cudaFree", 23000, 12000) L(36900, 1) K(37000, 1)
+        OPX("aten::conv2d", 38000, 100) L(38050, 2) K(38100, 2)
+        OPX("aten::conv2d", 39000, 100) L(39050, 3) K(39100, 3)
+        "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":40000}\n"
+        "]}\n";
+#undef OPX
+#undef RTX
+#undef K
+#undef L
+    const char *path = tmp_path("first_calls_nested.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const mb_stage *s = stage(&r, MB_SETUP_STAGE);
+    assert_non_null(s);
+    NS_EQ(s->seconds, 35500000); /* the two first calls' spans: aten::to's 20.5 ms, conv2d's 15 ms */
+    const cJSON *calls = path_get(r.evidence, "host.setup.calls");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(calls, "cudaDeviceGetStreamPriorityRange");
+    assert_non_null(c);
+    NS_EQ(cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble, 20000000);
+    c = cJSON_GetObjectItemCaseSensitive(calls, "cudaFree");
+    assert_non_null(c);
+    NS_EQ(cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble, 12000000);
+    c = cJSON_GetObjectItemCaseSensitive(calls, "aten::conv2d (first call)");
+    assert_non_null(c);
+    NS_EQ(cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble, 3000000);
+    assert_null(cJSON_GetObjectItemCaseSensitive(calls, "aten::to (first call)"));
+    mb_run_free(&r);
+}
+
 /* A set-up that is mostly the profiler's own buffer request is said to be
  * a cost of profiling, not context creation "which a run's first
  * iterations pay" (an RTX 5060 Laptop's one forward: 2.72 ms, all of it
@@ -3362,6 +3418,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_forward_from_backward),
         cmocka_unit_test(test_forward_only_conv),
         cmocka_unit_test(test_first_calls),
+        cmocka_unit_test(test_first_calls_nested),
         cmocka_unit_test(test_setup_inside_collective),
         cmocka_unit_test(test_profiler_buffers_setup),
         cmocka_unit_test(test_marker_steps),
