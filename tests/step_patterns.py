@@ -780,6 +780,67 @@ def host_collectives():
           "(4 calls in the steps)" in s.get("source", ""), s)
 
 
+def pageable_async_copies():
+    """cudaMemcpyAsync to pageable memory waits, as a blocking copy does (CUDA's API synchronization notes): per
+    1000-us step a 100-us kernel (20-120), then the host in cudaMemcpyAsync from 30 to 700 while its copy to the
+    host runs at 650-660, then host code. The GPU idle inside the call, 570 us a step, is the step table's sync
+    part and the call a blocking copy; the same copy to pinned memory returns at once in a real run, and its idle
+    time stays the host's (HTA's TorchRec trace: 91.6 ms a step inside such copies read as host code)."""
+    for mem, want_sync in (("Pageable", 570e-6), ("Pinned", 0.0)):
+        ev = []
+        for k in range(4):
+            t0, c = 1000.0 * k, 2 * k
+            ev += [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
+                    "ts": t0, "dur": 1000.0},
+                   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t0 + 2,
+                    "dur": 5.0, "args": {"correlation": c + 1}},
+                   {"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>",
+                    "pid": 0, "tid": 7, "ts": t0 + 20, "dur": 100.0,
+                    "args": {"device": 0, "stream": 7, "correlation": c + 1}},
+                   {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": t0 + 30,
+                    "dur": 670.0, "args": {"correlation": c + 2}},
+                   {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> %s)" % mem, "pid": 0, "tid": 7,
+                    "ts": t0 + 650, "dur": 10.0, "args": {"device": 0, "stream": 7, "correlation": c + 2,
+                                                          "bytes": 4096}}]
+        path = os.path.join(WORK, "async-copy-%s.json" % mem.lower())
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+        d = gap(path)
+        sync = sum(p["seconds"] for p in d["step"]["parts"] if p["id"] == "sync")
+        check("cudaMemcpyAsync to %s memory: %.0f us a step of GPU idle in a sync or blocking copy" %
+              (mem.lower(), want_sync * 1e6), abs(sync - want_sync) < 1e-9,
+              [(p["id"], p["seconds"]) for p in d["step"]["parts"]])
+        out = subprocess.run([MLBENCH, "trace", path], check=True, capture_output=True, text=True).stdout
+        blocking = json.loads(out)["evidence"]["host"].get("blocking_copy") or {}
+        check("cudaMemcpyAsync to %s memory: %s" % (mem.lower(), "4 blocking copies" if want_sync else "none blocking"),
+              blocking.get("count", 0) == (4 if want_sync else 0), blocking)
+
+
+def graph_replays():
+    """A launch-bound step that replays a CUDA graph already (one cudaGraphLaunch beside its 20 kernels) is told
+    to capture more of the step; one without a replay, to use CUDA Graphs."""
+    ew = ("void at::native::vectorized_elementwise_kernel<4>", 2.0, "kernel", {})
+    for name, graphed in (("launch-graphed", True), ("launch-ungraphed", False)):
+        path = kernel_steps(name, [ew] * 20, H100_PROPS)
+        doc = json.load(open(path))
+        if graphed:
+            for k in range(4):
+                doc["traceEvents"] += [
+                    {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 1,
+                     "ts": 1000.0 * k + 700, "dur": 5.0, "args": {"correlation": 9000 + k}},
+                    {"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>",
+                     "pid": 0, "tid": 7, "ts": 1000.0 * k + 710, "dur": 2.0,
+                     "args": {"device": 0, "stream": 7, "correlation": 9000 + k}}]
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        d = gap(path)
+        f = d["diagnosis"]["findings"][0]
+        rem = " ".join(f["remedies"])
+        check("%s: launch bound, %s" % (name, "capture more of the step" if graphed else "CUDA Graphs"),
+              f["pattern"] == "launch_bound" and ("replay part of the step already" in rem) == graphed and
+              ("CUDA Graphs (torch.cuda.graphs)" in rem) == (not graphed), rem)
+
+
 def fp32_math():
     """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
     an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
@@ -896,6 +957,8 @@ layout_conversions()
 layout_launches()
 remedies_already_done()
 host_collectives()
+pageable_async_copies()
+graph_replays()
 fp32_math()
 small_grids()
 concurrent_copies()

@@ -293,6 +293,7 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
     f->optimizer_steps = ev_num(ev, "trace.optimizer_steps");
     f->compiled_regions = ev_num(ev, "trace.compiled_regions");
     f->fused_optimizer = ev_num(ev, "trace.fused_optimizer");
+    f->graph_replays = ev_num(ev, "trace.graph_replays");
     const char *api = cJSON_GetStringValue(ev_at(ev, "trace.runtime_api"));
     f->hip_runtime = api && strcmp(api, "hip") == 0;
     f->backward_ops = ev_num(ev, "trace.backward_ops");
@@ -471,7 +472,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->sync_host_share = -1;
     f->data_in_process = -1;
     f->setup_steps = -1;
-    f->optimizer_steps = f->compiled_regions = f->backward_ops = f->fused_optimizer = -1;
+    f->optimizer_steps = f->compiled_regions = f->backward_ops = f->fused_optimizer = f->graph_replays = -1;
     f->torch_threads = f->host_ranks = f->cpus_allowed = -1;
     f->cpu_floor_s = -1;
     f->dataset_fits = -1;
@@ -688,6 +689,12 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
         return f->optimizer_steps != 0 && !(f->fused_optimizer > 0) && f->step_table &&
                f->memory_share > f->tensor_share;
     /* CUDA's start-up knobs do not apply to an AMD GPU's run (a ROCm MI250 trace was told CUDA_MODULE_LOADING) */
+    /* a step that replays CUDA graphs already (HTA's TorchRec trace: 14 cudaGraphLaunch a step beside 1215
+     * kernels) is told to capture more of it, not to start */
+    if (strcmp(cond, "graphed") == 0)
+        return f->graph_replays > 0;
+    if (strcmp(cond, "not_graphed") == 0)
+        return !(f->graph_replays > 0);
     if (strcmp(cond, "cuda_runtime") == 0)
         return !f->hip_runtime;
     if (strcmp(cond, "hip_runtime") == 0)

@@ -776,6 +776,44 @@ static bool slow_first_call(const tr_op_calls *c)
     return (double)c->dur >= TR_FIRST_CALL_RATIO * later;
 }
 
+static int cmp_corr(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* cudaMemcpyAsync to or from pageable memory returns only when the copy is done (to the host) or staged after
+ * the stream's earlier work (from it): the host waits in it as in a blocking copy. HTA's TorchRec trace: six
+ * such copies to the host a step (.item(), .cpu()), 91.6 ms of GPU idle a step inside them, read as host code. */
+bool mb_tr_pageable_copy_waits(tr_state *st)
+{
+    if (st->n_async_copies == 0 || st->n_pageable_corrs == 0)
+        return true;
+    qsort(st->pageable_corrs, st->n_pageable_corrs, sizeof *st->pageable_corrs, cmp_corr);
+    for (size_t i = 0; i < st->n_async_copies; i++) {
+        const struct tr_async_copy *c = &st->async_copies[i];
+        if (!bsearch(&c->corr, st->pageable_corrs, st->n_pageable_corrs, sizeof *st->pageable_corrs, cmp_corr))
+            continue;
+        if (!mb_grow((void **)&st->host_wait, &st->cap_host_wait, (st->n_host_wait + 1) * 2, sizeof(int64_t)) ||
+            !iv_append(&st->host_iv[TR_HOST_SYNC], c->ts, c->end))
+            return false;
+        st->host_wait[st->n_host_wait * 2] = c->ts;
+        st->host_wait[st->n_host_wait * 2 + 1] = c->end;
+        st->n_host_wait++;
+        add_named_call(&st->blocking, c->name, c->end - c->ts);
+    }
+    return true;
+}
+
+/* A copy of the list's intervals, to merge apart from it; NULL: out of memory. */
+static int64_t *merged_copy(const tr_ivlist *l)
+{
+    int64_t *iv = malloc(sizeof *iv * 2 * (l->n ? l->n : 1));
+    if (iv != NULL && l->n > 0)
+        memcpy(iv, l->iv, sizeof *iv * 2 * l->n);
+    return iv;
+}
+
 bool mb_tr_first_calls(tr_state *st)
 {
     if (st->n_devices == 0 || st->n_op_calls == 0)
@@ -786,16 +824,22 @@ bool mb_tr_first_calls(tr_state *st)
      * a first call holding one is named for its own time only (the alexnet fixture listed aten::to's 29.9 s
      * and, inside it, the runtime call's 29.9 s: 70.6 s of calls in a 43.4 s run) */
     size_t n_named = setup->n;
-    int64_t *named = malloc(sizeof *named * 2 * (n_named ? n_named : 1));
+    int64_t *named = merged_copy(setup);
+    /* ... and one that waits for the GPU in it (a blocking copy to the host, a synchronize) is not slow by
+     * set-up: fbgemm::permute_sparse_features' first call in HTA's TorchRec trace, 9.8 ms at step 1009, is a
+     * 9.49 ms cudaMemcpyAsync to pageable memory */
+    const tr_ivlist *sync = &st->host_iv[TR_HOST_SYNC];
+    size_t n_waits = sync->n;
+    int64_t *waits = merged_copy(sync);
     size_t n = 0;
-    if (slow == NULL || named == NULL) {
+    if (slow == NULL || named == NULL || waits == NULL) {
         free(slow);
         free(named);
+        free(waits);
         return false;
     }
-    if (n_named > 0)
-        memcpy(named, setup->iv, sizeof *named * 2 * n_named);
     n_named = mb_tr_merge_intervals(named, n_named);
+    n_waits = mb_tr_merge_intervals(waits, n_waits);
     for (size_t i = 0; i < st->cap_op_calls; i++)
         if (slow_first_call(&st->op_calls[i]))
             slow[n++] = &st->op_calls[i];
@@ -807,9 +851,11 @@ bool mb_tr_first_calls(tr_state *st)
         if (c->ts + c->dur <= end) /* inside the last one kept: aten::conv2d's aten::cudnn_convolution */
             continue;
         end = c->ts + c->dur;
+        int64_t call[2] = { c->ts, end };
+        if (c->dur - mb_tr_intersection(waits, n_waits, call, 1) < TR_FIRST_CALL_NS)
+            continue;
         if (!(ok = iv_append(setup, c->ts, end)))
             break;
-        int64_t call[2] = { c->ts, end };
         int64_t own = c->dur - mb_tr_intersection(named, n_named, call, 1);
         if (own < TR_FIRST_CALL_NS) /* the calls inside it are the set-up, named already */
             continue;
@@ -819,6 +865,7 @@ bool mb_tr_first_calls(tr_state *st)
     }
     free(slow);
     free(named);
+    free(waits);
     return ok;
 }
 
@@ -908,6 +955,13 @@ static bool fold_gpu(parser *p)
         int dir, mem;
         copy_kind(e, &dir, &mem);
         mb_tr_copy_add(&d->copies[dir][mem], e->dur, copy_bytes(e));
+        if (mem == TR_MEM_PAGEABLE && e->have & H_CORR && e->corr > 0) {
+            tr_state *st = p->st;
+            if (!mb_grow((void **)&st->pageable_corrs, &st->cap_pageable_corrs, st->n_pageable_corrs + 1,
+                         sizeof *st->pageable_corrs))
+                return fail(p, MB_ESYS, "out of memory");
+            st->pageable_corrs[st->n_pageable_corrs++] = e->corr;
+        }
         if (!push_xfer(p, d, TR_XFER_COPY, copy_bytes(e), dir, mem, 0))
             return false;
     } else {
@@ -1013,6 +1067,14 @@ static bool fold_runtime(parser *p)
         /* A runtime call of 10 ms or more that neither launches, waits nor copies is
          * a first call creating the context (the alexnet fixture's
          * cudaDeviceGetStreamPriorityRange, 29.9 s): set-up too. */
+        if (memmem(e->name, e->name_len, "Memcpy", 6) != NULL && e->have & H_CORR && e->corr > 0) {
+            if (!mb_grow((void **)&st->async_copies, &st->cap_async_copies, st->n_async_copies + 1,
+                         sizeof *st->async_copies))
+                return fail(p, MB_ESYS, "out of memory");
+            struct tr_async_copy *c = &st->async_copies[st->n_async_copies++];
+            *c = (struct tr_async_copy){.ts = e->ts, .end = e->ts + e->dur, .corr = e->corr};
+            snprintf(c->name, sizeof c->name, "%.*s", (int)(e->name_len < 31 ? e->name_len : 31), e->name);
+        }
         if (e->dur < TR_LONG_LAUNCH_NS || memmem(e->name, e->name_len, "Memcpy", 6) != NULL ||
             memmem(e->name, e->name_len, "Memset", 6) != NULL)
             return true;
@@ -2354,6 +2416,8 @@ void mb_tr_state_free(tr_state *st)
     free(st->op_calls);
     free(st->xfers);
     free(st->graph_corrs);
+    free(st->async_copies);
+    free(st->pageable_corrs);
     free(st->flop_ops);
     free(st->sparse_marks);
     cJSON_Delete(st->device_props);

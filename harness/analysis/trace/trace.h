@@ -588,6 +588,16 @@ typedef struct tr_state {
      * captured earlier, not launched by the ops around the replay */
     int64_t *graph_corrs;
     size_t n_graph_corrs, cap_graph_corrs;
+    /* asynchronous copy calls (cudaMemcpyAsync: a runtime call with Memcpy in its name that no [runtime] kind
+     * takes) and the correlation ids of the copies between the device and pageable memory: such a call waits
+     * for the stream, as a blocking copy does (mb_tr_pageable_copy_waits) */
+    struct tr_async_copy {
+        int64_t ts, end, corr;
+        char name[32];
+    } *async_copies;
+    size_t n_async_copies, cap_async_copies;
+    int64_t *pageable_corrs;
+    size_t n_pageable_corrs, cap_pageable_corrs;
     tr_flop_op *flop_ops;
     size_t n_flop_ops, cap_flop_ops;
     long long ops_without_shapes[TR_N_OP_KINDS]; /* by mb_tr_op_kind */
@@ -639,6 +649,9 @@ bool mb_tr_ran_on_cpu(const tr_state *st);
 /* trace_analysis.c: [start, end) pairs sorted and merged in place (touching
  * ones too); returns the new count. */
 size_t mb_tr_merge_intervals(int64_t *iv, size_t n);
+/* The asynchronous copy calls whose copy is between the device and pageable memory, as blocking copies: host
+ * waits (the step table's sync part) and named in host.blocking_copy. False: out of memory. */
+bool mb_tr_pageable_copy_waits(tr_state *st);
 /* trace_analysis.c: length of the intersection of two merged lists. */
 int64_t mb_tr_intersection(const int64_t *x, size_t nx, const int64_t *y, size_t ny);
 /* trace_analysis.c: st's ops (tr_flop_op) by thread, then start, the

@@ -2678,6 +2678,7 @@ static void header_evidence(analysis *a)
     add_num(t, "backward_ops", st->backward_ops == 0 && st->n_flop_ops == 0 ? -1 : (double)st->backward_ops);
     add_num(t, "compiled_regions", (double)st->compiled_regions);
     add_num(t, "fused_optimizer", (double)st->fused_optimizer);
+    add_num(t, "graph_replays", (double)st->n_graph_corrs); /* cudaGraphLaunch calls in the trace */
     if (st->device_props) {
         cJSON_AddItemToObject(a->ev, "device_properties", st->device_props);
         st->device_props = NULL;
@@ -3290,6 +3291,10 @@ int mb_tr_analyse(tr_state *st, mb_run *run, mb_err *err)
     if (st->n_steps > 0)
         qsort(st->steps, st->n_steps, sizeof *st->steps, cmp_step);
     cut_steps_at_profiler_end(&a);
+    if (!mb_tr_pageable_copy_waits(st)) {
+        rc = mb_errf(err, MB_ESYS, "out of memory");
+        goto done;
+    }
     st->n_host_wait = mb_tr_merge_intervals(st->host_wait, st->n_host_wait);
     for (int d = 0; d < st->n_devices; d++)
         qsort(st->devices[d].ev, st->devices[d].n_ev, TR_EV_WORDS * sizeof(int64_t), cmp_ev);
