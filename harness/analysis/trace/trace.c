@@ -782,8 +782,9 @@ static int cmp_corr(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* cudaMemcpyAsync to or from pageable memory returns only when the copy is done (to the host) or staged after
- * the stream's earlier work (from it): the host waits in it as in a blocking copy. HTA's TorchRec trace: six
+/* cudaMemcpyAsync to pageable memory returns only once the copy is done, after the stream's earlier work; from
+ * pageable memory it may be synchronous with respect to the host, the driver staging it through pinned memory
+ * (CUDA's API synchronization notes): the host waits in it as in a blocking copy. HTA's TorchRec trace: six
  * such copies to the host a step (.item(), .cpu()), 91.6 ms of GPU idle a step inside them, read as host code. */
 bool mb_tr_pageable_copy_waits(tr_state *st)
 {
