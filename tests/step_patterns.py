@@ -841,6 +841,31 @@ def graph_replays():
               ("CUDA Graphs (torch.cuda.graphs)" in rem) == (not graphed), rem)
 
 
+def dispatch_yardstick():
+    """The trace's own cost of an op that does nothing says whether its host is dispatching: per 1000-us step 20
+    kernels of 16 us (5x the launch ceiling: not short) and, after them, 20 aten::view ops, the GPU idle in host
+    code about 23 us per op (over the fixed 20 us). With views of 25 us each (a slow host, a costly profiler: HTA's
+    DDP ResNet took 26.8 us) the host is dispatching: launch bound, the evidence gives the ratio; with views of
+    1 us, it runs code of its own: CPU compute bound."""
+    k16 = ("void at::native::vectorized_elementwise_kernel<4>", 16.0, "kernel", {})
+    for view_us, want in ((25.0, "launch_bound"), (1.0, "cpu_compute_bound")):
+        path = kernel_steps("dispatch-views-%g" % view_us, [k16] * 20, H100_PROPS)
+        doc = json.load(open(path))
+        for k in range(4):
+            for i in range(20):
+                doc["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": "aten::view", "pid": 1, "tid": 1,
+                                           "ts": 1000.0 * k + 480 + 25 * i, "dur": view_us})
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        d = gap(path)
+        f = d["diagnosis"]["findings"][0]
+        ev_text = " ".join(f["evidence"])
+        check("views of %g us: %s" % (view_us, want), f["pattern"] == want and
+              (want != "launch_bound" or ("what dispatching them costs" in ev_text and
+                                          "the 25 us its ops that do no work take here" in ev_text)),
+              (f["pattern"], ev_text))
+
+
 def fp32_math():
     """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
     an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
@@ -959,6 +984,7 @@ remedies_already_done()
 host_collectives()
 pageable_async_copies()
 graph_replays()
+dispatch_yardstick()
 fp32_math()
 small_grids()
 concurrent_copies()

@@ -10,7 +10,8 @@ with a boundary sweep rather than the reader's merge-and-intersect:
   per device: kernel/memcpy/memset counts, kernel counts per class (rules
   from the ini, first match wins), busy ns (union over streams), window ns
   (first start to last end), host-wait idle ns (idle while a sync call, a
-  blocking copy or a DataLoader annotation is open), memcpy bytes by
+  blocking copy, an asynchronous copy to or from pageable memory, or a
+  DataLoader annotation is open), memcpy bytes by
   direction/memory;
   steps: ProfilerStep#N durations and busy ns per device inside each, or,
   when the host runs ahead of the GPU, the steps cut on the GPU's timeline
@@ -162,6 +163,8 @@ def main():
     calls = {}  # correlation -> (ts, end) of kernel launch calls
     steps = []
     launches = syncs = collectives = 0
+    async_copies = {}  # correlation -> (ts, end) of cudaMemcpyAsync-style calls no [runtime] kind takes
+    pageable = set()  # correlation ids of copies between the device and pageable memory
     for e in events:
         if e.get("ph") != "X" or "ts" not in e or "dur" not in e:
             continue
@@ -184,6 +187,8 @@ def main():
                 d["memcpys"] += 1
                 dr = direction(name, args)
                 key = dr + " " + memory(name, dr)
+                if memory(name, dr) == "pageable" and args.get("correlation"):
+                    pageable.add(args["correlation"])
                 d["copies"][key] = d["copies"].get(key, 0) + int(args.get("bytes", 0))
             else:
                 d["memsets"] += 1
@@ -195,12 +200,16 @@ def main():
             syncs += kind == "sync"
             if kind in ("sync", "blocking"):
                 wait.append((ts, ts + dur))
+            elif kind is None and "Memcpy" in name and args.get("correlation"):
+                async_copies[args["correlation"]] = (ts, ts + dur)
         elif cat == "user_annotation":
             kind = classify(rules, "annotation", name, None)
             if kind == "step":
                 steps.append((ts, ts + dur))
             elif kind == "dataloader":
                 wait.append((ts, ts + dur))
+    # an asynchronous copy to or from pageable memory waits as a blocking copy does (CUDA's API sync notes)
+    wait += [iv for corr, iv in async_copies.items() if corr in pageable]
     steps.sort()
     out = {"devices": [], "steps": [], "launches": launches, "syncs": syncs,
            "collective_kernels": collectives, "timeline": "host"}

@@ -94,6 +94,9 @@ typedef struct mb_diag_figures {
     double host_op_s;          /* GPU-idle host time (launch calls and other host code) per op the trace
                                   recorded in a step: what dispatching each op cost; -1 unknown */
     double ops_per_step;       /* ops (cpu_op events) the trace recorded per step; -1 unknown */
+    double metadata_op_s;      /* the median time of the trace's ops that do no work (aten::view, aten::empty:
+                                  [dispatch_op]): dispatching one op here, profiler included; -1 unknown */
+    double metadata_ops;       /* ... how many; -1 unknown */
     double host_kernel_s;      /* the same GPU-idle host time per kernel of a step; -1 unknown */
     double launch_ceiling_s;   /* seconds per launch at the measured launch ceiling; -1 unknown */
     double tensor_efficiency;  /* GEMM/conv stages with FLOPs against their ceilings; -1 unknown */

@@ -1259,6 +1259,13 @@ static bool fold_cpu_op(parser *p)
     st->cpu_op_events++; /* each one costs the host the profiler's own time */
     if (e->cat == CAT_CPU_OP && !note_op_call(p))
         return false;
+    if (e->cat == CAT_CPU_OP &&
+        mb_tr_classify(st->rules, TR_SET_DISPATCH, e->name, e->name_len) == TR_DISPATCH_METADATA) {
+        if (!mb_grow((void **)&st->dispatch_durs, &st->cap_dispatch_durs, st->n_dispatch_durs + 1,
+                     sizeof *st->dispatch_durs))
+            return fail(p, MB_ESYS, "out of memory");
+        st->dispatch_durs[st->n_dispatch_durs++] = e->dur;
+    }
     if (gpu_only_op(e->name) && st->gpu_only_ops++ == 0)
         snprintf(st->gpu_only_op, sizeof st->gpu_only_op, "%.47s", e->name);
     if (cpu_only_op(e->name))
@@ -2418,6 +2425,7 @@ void mb_tr_state_free(tr_state *st)
     free(st->xfers);
     free(st->graph_corrs);
     free(st->async_copies);
+    free(st->dispatch_durs);
     free(st->pageable_corrs);
     free(st->flop_ops);
     free(st->sparse_marks);

@@ -70,7 +70,9 @@ enum {
 enum tr_rt_kind { TR_RT_NONE = 0, TR_RT_LAUNCH, TR_RT_SYNC, TR_RT_BLOCKING, TR_RT_SETUP };
 enum tr_ann_kind { TR_ANN_NONE = 0, TR_ANN_STEP, TR_ANN_DATALOADER, TR_ANN_COLLECTIVE, TR_ANN_OPTIMIZER,
                    TR_ANN_COMPILE };
-enum tr_rule_set { TR_SET_KERNEL = 0, TR_SET_RUNTIME, TR_SET_ANNOTATION, TR_SET_MEMOP, TR_N_SETS };
+enum tr_rule_set { TR_SET_KERNEL = 0, TR_SET_RUNTIME, TR_SET_ANNOTATION, TR_SET_MEMOP, TR_SET_DISPATCH, TR_N_SETS };
+/* [dispatch_op] key: an op that does no work of its own (a view, an empty tensor): what dispatching costs */
+enum { TR_DISPATCH_METADATA = 1 };
 /* [memory_op] keys: how a memory-bound op's output is counted (trace_bytes.c). */
 enum tr_memop_model {
     TR_MOP_NONE = 0,
@@ -598,6 +600,10 @@ typedef struct tr_state {
     size_t n_async_copies, cap_async_copies;
     int64_t *pageable_corrs;
     size_t n_pageable_corrs, cap_pageable_corrs;
+    /* the durations of the ops [dispatch_op] names (aten::view, aten::empty, ...): the host's cost of
+     * dispatching an op that does nothing, profiler included, on this machine */
+    int64_t *dispatch_durs;
+    size_t n_dispatch_durs, cap_dispatch_durs;
     tr_flop_op *flop_ops;
     size_t n_flop_ops, cap_flop_ops;
     long long ops_without_shapes[TR_N_OP_KINDS]; /* by mb_tr_op_kind */

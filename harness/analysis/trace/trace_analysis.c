@@ -2946,6 +2946,15 @@ static void host_evidence(analysis *a)
     cJSON *dl = count_seconds(host, "dataloader", st->dataloader_count, st->dataloader_ns);
     add_num(dl, "in_process", (double)st->dataloader_in_process);
     add_num(host, "ops", (double)st->cpu_op_events);
+    if (st->n_dispatch_durs > 0) { /* the median op that does nothing: what dispatching one costs here */
+        qsort(st->dispatch_durs, st->n_dispatch_durs, sizeof *st->dispatch_durs, cmp_i64);
+        size_t n = st->n_dispatch_durs;
+        double med = n % 2 ? (double)st->dispatch_durs[n / 2]
+                           : 0.5 * (double)(st->dispatch_durs[n / 2 - 1] + st->dispatch_durs[n / 2]);
+        cJSON *m = add_obj(host, "metadata_ops");
+        add_num(m, "count", (double)n);
+        add_num(m, "median_seconds", med / 1e9);
+    }
     cJSON *cs = add_obj(host, "cuda_sync_events");
     for (int i = 0; i < st->cuda_sync_events.n; i++)
         add_num(cs, st->cuda_sync_events.s[i].name, (double)st->cuda_sync_events.s[i].count);

@@ -52,6 +52,9 @@ static int value_of(int set, const char *key)
         for (int i = 1; i <= TR_RT_SETUP; i++)
             if (strcmp(key, rt[i]) == 0)
                 return i;
+    } else if (set == TR_SET_DISPATCH) {
+        if (strcmp(key, "metadata") == 0)
+            return TR_DISPATCH_METADATA;
     } else if (set == TR_SET_MEMOP) {
         if (strcmp(key, "out") == 0)
             return TR_MOP_OUT;
@@ -171,9 +174,11 @@ static int on_key(void *user, const char *section, const char *name, const char 
         set = TR_SET_ANNOTATION;
     else if (strcmp(section, "memory_op") == 0)
         set = TR_SET_MEMOP;
+    else if (strcmp(section, "dispatch_op") == 0)
+        set = TR_SET_DISPATCH;
     else {
         mb_errf(c->err, MB_EUSAGE,
-                "%s: unknown section [%s] (expected kernel, runtime, annotation, memory_op)",
+                "%s: unknown section [%s] (expected kernel, runtime, annotation, memory_op, dispatch_op)",
                 r->path, section);
         c->failed = true;
         return 0;
@@ -197,6 +202,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
             mb_errf(c->err, MB_EUSAGE, "%s: unknown key (expected %s)", where,
                     set == TR_SET_RUNTIME  ? "launch, sync or blocking"
                     : set == TR_SET_MEMOP ? "out, inplace, reduce, gradient, gather or pick"
+                    : set == TR_SET_DISPATCH ? "metadata"
                                           : "step, dataloader or collective");
             c->failed = true;
             return 0;
