@@ -866,6 +866,22 @@ def dispatch_yardstick():
               (f["pattern"], ev_text))
 
 
+def attention_remedy():
+    """Matrix math leads: a step of GEMMs alone (attention as matmul + softmax + matmul, or none) is told of
+    scaled_dot_product_attention; one that runs a fused attention kernel already, or whose matrix math is
+    convolutions, is not (a LoRA BERT on an A100, its SDPA on the memory-efficient kernels, was told to use it)."""
+    gemm = ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 600.0, "kernel", {})
+    flash = ("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<64, 128, 128, 4> >", 200.0, "kernel", {})
+    conv = ("sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc", 800.0, "kernel", {})
+    for name, kernels, told in (("attention-gemms", [gemm], True), ("attention-flash", [gemm, flash], False),
+                                ("attention-convs", [conv], False)):
+        d = gap(kernel_steps(name, kernels, H100_PROPS))
+        f = d["diagnosis"]["findings"][0]
+        rem = " ".join(f["remedies"])
+        check("%s: %s" % (name, "told SDPA" if told else "not told SDPA"),
+              f["pattern"] == "gpu_compute_bound" and ("scaled_dot_product_attention" in rem) == told, rem)
+
+
 def fp32_math():
     """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
     an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
@@ -985,6 +1001,7 @@ host_collectives()
 pageable_async_copies()
 graph_replays()
 dispatch_yardstick()
+attention_remedy()
 fp32_math()
 small_grids()
 concurrent_copies()

@@ -347,6 +347,9 @@ static void figures_from_step(const cJSON *step, mb_diag_figures *f)
     }
     f->step_table = true;
     f->tensor_share = by_id[0] + by_id[1] + by_id[2];
+    f->gemm_share = by_id[0];
+    f->conv_share = by_id[1];
+    f->attention_share = by_id[2];
     f->memory_share = by_id[3];
     f->compute_share = f->tensor_share + f->memory_share;
     /* copy_share stays the stages' host<->device copies: the step table's
@@ -694,6 +697,11 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     /* CUDA's start-up knobs do not apply to an AMD GPU's run (a ROCm MI250 trace was told CUDA_MODULE_LOADING) */
     /* a step that replays CUDA graphs already (HTA's TorchRec trace: 14 cudaGraphLaunch a step beside 1215
      * kernels) is told to capture more of it, not to start */
+    /* a step that runs fused attention kernels already uses SDPA or FlashAttention (a LoRA BERT on an A100,
+     * its SDPA in fp32 on the memory-efficient kernels, was told to use them) */
+    if (strcmp(cond, "unfused_attention") == 0)
+        return f->step_table && f->tensor_share >= f->memory_share && f->gemm_share > f->conv_share &&
+               !(f->attention_share > 0);
     if (strcmp(cond, "graphed") == 0)
         return f->graph_replays > 0;
     if (strcmp(cond, "not_graphed") == 0)

@@ -34,6 +34,8 @@ typedef struct mb_diag_figures {
     double fused_optimizer;    /* trace: a fused optimizer's steps or ops (Optimizer.step#FusedAdam.step,
                                   aten::_fused_adamw_); -1 unknown */
     bool hip_runtime;          /* trace: its runtime calls are HIP's (an AMD GPU) */
+    double gemm_share, conv_share, attention_share; /* trace step table: GEMM, convolution and fused attention
+                                                       (SDPA, flash, cuDNN's) kernels */
     double graph_replays;      /* trace: CUDA graph replays (cudaGraphLaunch) in the trace; -1 unknown */
     double backward_ops;       /* trace: ops and autograd nodes of a backward pass (0: inference); -1 unknown
                                   (a stage file, a trace without the model's ops) */
