@@ -762,6 +762,23 @@ static void test_setup_calls(void **state)
     mb_run_free(&r);
 }
 
+/* The seconds of one named call in a host table ("host.setup.calls"); the
+ * call must be there. */
+static double call_seconds(const cJSON *calls, const char *name)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(calls, name);
+    assert_non_null(c);
+    return cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble;
+}
+
+/* op events of one host thread, kernels of one stream: the first-call tests' */
+#define OPX(name, ts, dur)                                                                     \
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":" #dur "},\n"
+#define K(ts, corr)                                                                                    \
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"conv_k\",\"pid\":0,\"tid\":7,\"ts\":" #ts \
+    ",\"dur\":50,\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}},\n"
+
 /* An op's first call of 1 ms or more and 20x its later calls' mean loads a
  * library or builds its kernels (a cold H200 ResNet-18: the first
  * aten::cudnn_convolution 141 ms, the others 3 ms, read as host code): its
@@ -773,15 +790,9 @@ static void test_setup_calls(void **state)
 static void test_first_calls(void **state)
 {
     (void)state;
-#define OPX(name, ts, dur)                                                                     \
-    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
-    ",\"dur\":" #dur "},\n"
 #define RT(ts, corr)                                                                                  \
     "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
     ",\"dur\":5,\"args\":{\"correlation\":" #corr "}},\n"
-#define K(ts, corr)                                                                                    \
-    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"conv_k\",\"pid\":0,\"tid\":7,\"ts\":" #ts \
-    ",\"dur\":50,\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}},\n"
     static const char text[] =
         "{\"traceEvents\":[\n"
         OPX("aten::conv2d", 0, 5000) OPX("aten::cudnn_convolution", 10, 4980) RT(4900, 1) K(5000, 1)
@@ -795,9 +806,7 @@ static void test_first_calls(void **state)
         "\"ts\":16500,\"dur\":800},\n"
         "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":17500}\n"
         "]}\n";
-#undef OPX
 #undef RT
-#undef K
     const char *path = tmp_path("first_calls.json");
     write_text(path, text, strlen(text));
     mb_run r;
@@ -809,15 +818,9 @@ static void test_first_calls(void **state)
     NS_EQ(s->seconds, 7000000);
     NS_EQ(part_seconds(r.evidence, "setup"), 7000000);
     const cJSON *calls = path_get(r.evidence, "host.setup.calls"); /* names with dots: by hand */
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(calls, "aten::conv2d (first call)");
-    assert_non_null(c);
-    NS_EQ(cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble, 5000000);
-    c = cJSON_GetObjectItemCaseSensitive(calls, "aten::relu_ (first call)");
-    assert_non_null(c);
-    NS_EQ(cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble, 1200000);
-    c = cJSON_GetObjectItemCaseSensitive(calls, "Activity Buffer Request");
-    assert_non_null(c);
-    NS_EQ(cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble, 800000);
+    NS_EQ(call_seconds(calls, "aten::conv2d (first call)"), 5000000);
+    NS_EQ(call_seconds(calls, "aten::relu_ (first call)"), 1200000);
+    NS_EQ(call_seconds(calls, "Activity Buffer Request"), 800000);
     assert_null(cJSON_GetObjectItemCaseSensitive(calls, "aten::cudnn_convolution (first call)"));
     assert_null(cJSON_GetObjectItemCaseSensitive(calls, "aten::add_ (first call)"));
     assert_null(cJSON_GetObjectItemCaseSensitive(calls, "aten::mul_ (first call)"));
@@ -839,15 +842,9 @@ static void test_first_calls(void **state)
 static void test_first_calls_nested(void **state)
 {
     (void)state;
-#define OPX(name, ts, dur)                                                                     \
-    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
-    ",\"dur\":" #dur "},\n"
 #define RTX(name, ts, dur)                                                                          \
     "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"" name "\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
     ",\"dur\":" #dur ",\"args\":{\"correlation\":0}},\n"
-#define K(ts, corr)                                                                                    \
-    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"conv_k\",\"pid\":0,\"tid\":7,\"ts\":" #ts \
-    ",\"dur\":50,\"args\":{\"device\":0,\"stream\":7,\"correlation\":" #corr "}},\n"
 #define L(ts, corr)                                                                                   \
     "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
     ",\"dur\":5,\"args\":{\"correlation\":" #corr "}},\n"
@@ -860,9 +857,7 @@ static void test_first_calls_nested(void **state)
         OPX("aten::conv2d", 39000, 100) L(39050, 3) K(39100, 3)
         "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":40000}\n"
         "]}\n";
-#undef OPX
 #undef RTX
-#undef K
 #undef L
     const char *path = tmp_path("first_calls_nested.json");
     write_text(path, text, strlen(text));
@@ -873,18 +868,15 @@ static void test_first_calls_nested(void **state)
     assert_non_null(s);
     NS_EQ(s->seconds, 35500000); /* the two first calls' spans: aten::to's 20.5 ms, conv2d's 15 ms */
     const cJSON *calls = path_get(r.evidence, "host.setup.calls");
-    const cJSON *c = cJSON_GetObjectItemCaseSensitive(calls, "cudaDeviceGetStreamPriorityRange");
-    assert_non_null(c);
-    NS_EQ(cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble, 20000000);
-    c = cJSON_GetObjectItemCaseSensitive(calls, "cudaFree");
-    assert_non_null(c);
-    NS_EQ(cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble, 12000000);
-    c = cJSON_GetObjectItemCaseSensitive(calls, "aten::conv2d (first call)");
-    assert_non_null(c);
-    NS_EQ(cJSON_GetObjectItemCaseSensitive(c, "seconds")->valuedouble, 3000000);
+    NS_EQ(call_seconds(calls, "cudaDeviceGetStreamPriorityRange"), 20000000);
+    NS_EQ(call_seconds(calls, "cudaFree"), 12000000);
+    NS_EQ(call_seconds(calls, "aten::conv2d (first call)"), 3000000);
     assert_null(cJSON_GetObjectItemCaseSensitive(calls, "aten::to (first call)"));
     mb_run_free(&r);
 }
+
+#undef OPX
+#undef K
 
 /* A set-up that is mostly the profiler's own buffer request is said to be
  * a cost of profiling, not context creation "which a run's first
