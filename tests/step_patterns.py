@@ -961,22 +961,25 @@ def small_grids():
 
 def concurrent_copies():
     """A 600-us pinned copy to the GPU and, from 80 us into it, a 300-us copy back on another stream, per 1000-us
-    step: 300 us a step with both in flight, said with the longest kind's 600 us (their stages share the copy time
-    in proportion, so one's Amdahl line alone overstates); the same copies one after the other: nothing said."""
-    def trace(name, back_at):
+    step: 300 us a step with both in flight, said with the longest kind's 600 us; the same copies one after the
+    other: nothing said. Their stages share the copy time in proportion, but each one's Amdahl line counts only its
+    time alone on the GPU: with 8 MiB to the GPU and 2 MiB back, below the pinned copy ceilings, the copy back
+    (wholly inside the other) saves nothing at its ceiling (the pro-rata share read 1.17x), the copy to the GPU at
+    most its 300 us alone."""
+    def trace(name, back_at, size=64 << 20, back_size=64 << 20):
         ev, corr = [], 0
         for k in range(4):
             t0 = k * 1000.0
             ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
                        "ts": t0, "dur": 1000.0})
-            for name_, at, dur, stream in (("Memcpy HtoD (Pinned -> Device)", 20, 600.0, 7),
-                                           ("Memcpy DtoH (Device -> Pinned)", back_at, 300.0, 8)):
+            for name_, at, dur, stream, nbytes in (("Memcpy HtoD (Pinned -> Device)", 20, 600.0, 7, size),
+                                                   ("Memcpy DtoH (Device -> Pinned)", back_at, 300.0, 8, back_size)):
                 corr += 1
                 ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1,
                            "ts": t0 + 2 + corr % 2, "dur": 2.0, "args": {"correlation": corr}})
                 ev.append({"ph": "X", "cat": "gpu_memcpy", "name": name_, "pid": 0, "tid": stream, "ts": t0 + at,
                            "dur": dur, "args": {"device": 0, "stream": stream, "correlation": corr,
-                                                "bytes": 64 << 20}})
+                                                "bytes": nbytes}})
         path = os.path.join(WORK, name + ".json")
         with open(path, "w", encoding="utf-8") as f:
             json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
@@ -987,6 +990,13 @@ def concurrent_copies():
           "300 µs a step with both in flight" in w and "the longest kind's 600 µs" in w, w)
     w = " ".join(trace("copies-in-turn", 630)["run"]["warnings"])
     check("copies in turn: nothing said", "ran at once" not in w, w)
+    d = trace("copies-at-once-small", 100, 8 << 20, 2 << 20)
+    h2d, d2h = stage(d, "copy h2d pinned"), stage(d, "copy d2h pinned")
+    check("copies at once, small: both lose time against their ceilings",
+          h2d["seconds_lost"] > 0 and d2h["seconds_lost"] > 0, (h2d, d2h))
+    check("copies at once, small: the copy back saves nothing alone, the copy to the GPU at most its 300 us alone",
+          abs(d2h["amdahl"]["step_seconds"] - 1e-3) < 1e-12 and
+          1e-3 - 300e-6 - 1e-12 <= h2d["amdahl"]["step_seconds"] < 1e-3, (h2d["amdahl"], d2h["amdahl"]))
 
 
 for name, d in patterns():

@@ -982,7 +982,11 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
          * exposed fraction of it is what the run waits for). */
         double fraction = basis > 0 ? exposed / basis : 1;
         g->time_lost = (basis - reachable) * fraction;
-        g->amdahl_total = mb_amdahl_step(out->total, exposed, exposed - g->time_lost);
+        /* Alone at its ceiling, a stage saves no more than its time with nothing else on its device: the work
+         * beside it still takes its own (two kinds of copy at once share the step's copy time in proportion,
+         * and a copy wholly inside the other read "1.44x") */
+        double saved = s->has_alone && s->alone_seconds >= 0 ? fmin(g->time_lost, s->alone_seconds) : g->time_lost;
+        g->amdahl_total = mb_amdahl_step(out->total, exposed, exposed - saved);
         g->amdahl_speedup = mb_speedup(out->total, g->amdahl_total);
         all = mb_amdahl_step(all, exposed, exposed - g->time_lost);
         out->ranking[i] = i;

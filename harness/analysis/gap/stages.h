@@ -67,6 +67,11 @@ typedef struct mb_stage {
      * of it (stage files without "exposed_seconds"). */
     bool has_exposed;
     double exposed_seconds;
+    /* The part of `seconds` with no other work on its device at all (a trace's copy, when copies of another
+     * kind run at once): all that the stage alone at its ceiling can save, whatever share of the overlap its
+     * exposed time holds. has_alone false = not known (then exposed bounds it). */
+    bool has_alone;
+    double alone_seconds;
     /* membw: the memory traffic, read|write|copy|triad (a memset writes);
      * NULL = not said (the matching prefers copy). Matched against the
      * case's `op`. */
