@@ -882,6 +882,46 @@ def attention_remedy():
               f["pattern"] == "gpu_compute_bound" and ("scaled_dot_product_attention" in rem) == told, rem)
 
 
+def first_step_copy():
+    """A loop whose host runs ahead, each 1000-us ProfilerStep: a DataLoader wait (600 us), a pinned copy of its
+    batch enqueued at 610 us (100 us on the GPU), then 10 kernels of 150 us. On the GPU: step 0's copy at 615-715 and
+    its kernels to 2215; each later step's copy and kernels queued behind, 1600 us each. The copy enqueued inside
+    ProfilerStep 0 is its work: step 0 runs from its host start (nothing ran on the GPU before it) to 2215 us, its
+    DataLoader wait in it; the mean is 1753.75 us over the 4 steps, each with its copy (the kineto ResNet-50 sample
+    left its first step's batch copy and DataLoader wait out: 166 ms a step for 177.6)."""
+    ev, corr, gpu_at = [], 0, 0.0
+    for k in range(4):
+        t0 = 1000.0 * k
+        ev += [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1, "ts": t0,
+                "dur": 1000.0},
+               {"ph": "X", "cat": "user_annotation", "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter."
+                "__next__", "pid": 1, "tid": 1, "ts": t0 + 1, "dur": 598.0}]
+        corr += 1
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": t0 + 610,
+                   "dur": 5.0, "args": {"correlation": corr}})
+        gpu_at = max(gpu_at, t0 + 615)
+        ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7,
+                   "ts": gpu_at, "dur": 100.0, "args": {"device": 0, "stream": 7, "correlation": corr,
+                                                        "bytes": 1 << 20}})
+        gpu_at += 100
+        for i in range(10):
+            corr += 1
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": t0 + 620 + 3 * i, "dur": 2.0, "args": {"correlation": corr}})
+            ev.append({"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>",
+                       "pid": 0, "tid": 7, "ts": gpu_at, "dur": 150.0,
+                       "args": {"device": 0, "stream": 7, "correlation": corr}})
+            gpu_at += 150
+    path = os.path.join(WORK, "first-step-copy.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+    d = gap(path)
+    st, copy = d["step"], stage(d, "copy h2d pinned") or {}
+    check("first step's copy: the GPU's timeline, 1753.75 us a step, each of the 4 steps with its copy",
+          st.get("timeline") == "gpu" and abs(st["seconds"] - 1753.75e-6) < 1e-12 and copy.get("calls") == 4,
+          (st.get("timeline"), st.get("seconds"), copy.get("calls")))
+
+
 def fp32_math():
     """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
     an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
@@ -1012,6 +1052,7 @@ pageable_async_copies()
 graph_replays()
 dispatch_yardstick()
 attention_remedy()
+first_step_copy()
 fp32_math()
 small_grids()
 concurrent_copies()

@@ -200,7 +200,7 @@ def main():
             syncs += kind == "sync"
             if kind in ("sync", "blocking"):
                 wait.append((ts, ts + dur))
-            elif kind is None and "Memcpy" in name and args.get("correlation"):
+            elif kind is None and ("Memcpy" in name or "Memset" in name) and args.get("correlation"):
                 async_copies[args["correlation"]] = (ts, ts + dur)
         elif cat == "user_annotation":
             kind = classify(rules, "annotation", name, None)
@@ -210,6 +210,9 @@ def main():
                 wait.append((ts, ts + dur))
     # an asynchronous copy to or from pageable memory waits as a blocking copy does (CUDA's API sync notes)
     wait += [iv for corr, iv in async_copies.items() if corr in pageable]
+    # the copies and memsets a step's host code enqueued are its GPU work, as its kernels are
+    for corr, iv in async_copies.items():
+        calls.setdefault(corr, iv)
     steps.sort()
     out = {"devices": [], "steps": [], "launches": launches, "syncs": syncs,
            "collective_kernels": collectives, "timeline": "host"}

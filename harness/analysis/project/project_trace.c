@@ -44,6 +44,8 @@ struct mb_proj_trace {
     size_t n_gpu, cap_gpu;
     pt_host *host;
     size_t n_host, cap_host;
+    tr_call *enqueues; /* asynchronous copy and memset calls (TR_V_ENQUEUE): the steps' cut only */
+    size_t n_enqueues, cap_enqueues;
     pt_op *ops;
     size_t n_ops, cap_ops;
     tr_mark *sparse;            /* ops only a sparse tensor calls (mb_tr_sparse_marker) */
@@ -201,6 +203,11 @@ static int on_event(void *ctx, const tr_event_view *v, mb_err *err)
     case TR_V_LAUNCH:
     case TR_V_SYNC:
         return keep_host(t, v, err);
+    case TR_V_ENQUEUE:
+        if (!mb_grow((void **)&t->enqueues, &t->cap_enqueues, t->n_enqueues + 1, sizeof *t->enqueues))
+            return mb_errf(err, MB_ESYS, "out of memory");
+        t->enqueues[t->n_enqueues++] = (tr_call){ .corr = v->corr, .ts = v->ts, .end = v->ts + v->dur };
+        return MB_OK;
     case TR_V_CPU_OP:
         if (mb_tr_sparse_marker(v->name))
             return keep_sparse_mark(t, v, err);
@@ -356,7 +363,7 @@ static bool host_time_per_step(mb_proj_trace *t)
 static int cut_steps(mb_proj_trace *t, mb_err *err)
 {
     size_t nl = 0;
-    tr_call *calls = malloc(sizeof *calls * (t->n_host + 1));
+    tr_call *calls = malloc(sizeof *calls * (t->n_host + t->n_enqueues + 1));
     tr_gpu_span *spans = malloc(sizeof *spans * (t->n_gpu + 1));
     t->host_ns = calloc(t->n_steps + 1, sizeof *t->host_ns);
     if (calls == NULL || spans == NULL || t->host_ns == NULL)
@@ -366,8 +373,13 @@ static int cut_steps(mb_proj_trace *t, mb_err *err)
             calls[nl++] = (tr_call){ .corr = t->host[i].corr, .ts = t->host[i].ts, .end = t->host[i].ts + t->host[i].dur };
     for (size_t i = 0; i < t->n_gpu; i++)
         spans[i] = (tr_gpu_span){ .corr = t->gpu[i].corr, .start = t->gpu[i].ts, .end = t->gpu[i].ts + t->gpu[i].dur };
-    if (!mb_tr_timeline(t->steps, t->n_steps, calls, nl, spans, t->n_gpu, &t->tl))
+    /* the timeline is cut as the step table's (trace_analysis.c choose_timeline): launches and enqueued copies */
+    size_t nlaunch = nl;
+    if (t->n_enqueues > 0)
+        memcpy(calls + nl, t->enqueues, sizeof *calls * t->n_enqueues);
+    if (!mb_tr_timeline(t->steps, t->n_steps, calls, nl + t->n_enqueues, spans, t->n_gpu, &t->tl))
         goto oom;
+    nl = nlaunch;
     sort(calls, nl, sizeof *calls, cmp_call);
     for (size_t i = 0; i < t->n_gpu; i++) {
         tr_call key = { .corr = t->gpu[i].corr };
@@ -431,6 +443,7 @@ void mb_proj_trace_free(mb_proj_trace *t)
     free(t->host_ns);
     free(t->gpu);
     free(t->host);
+    free(t->enqueues);
     free(t->ops);
     free(t->sparse);
     free(t->steps);

@@ -1023,6 +1023,14 @@ static bool push_host_iv(parser *p, int kind)
     return push_iv(p, &p->st->host_iv[kind]);
 }
 
+/* An asynchronous copy or memset call with its correlation id (cudaMemcpyAsync, cudaMemsetAsync, hipMemcpyAsync:
+ * no [runtime] kind takes them): it enqueues its GPU event. */
+static bool enqueue_call(const event *e)
+{
+    return (e->have & H_CORR) && e->corr > 0 &&
+           (memmem(e->name, e->name_len, "Memcpy", 6) != NULL || memmem(e->name, e->name_len, "Memset", 6) != NULL);
+}
+
 static bool fold_runtime(parser *p)
 {
     tr_state *st = p->st;
@@ -1068,7 +1076,7 @@ static bool fold_runtime(parser *p)
         /* A runtime call of 10 ms or more that neither launches, waits nor copies is
          * a first call creating the context (the alexnet fixture's
          * cudaDeviceGetStreamPriorityRange, 29.9 s): set-up too. */
-        if (memmem(e->name, e->name_len, "Memcpy", 6) != NULL && e->have & H_CORR && e->corr > 0) {
+        if (enqueue_call(e)) {
             if (!mb_grow((void **)&st->async_copies, &st->cap_async_copies, st->n_async_copies + 1,
                          sizeof *st->async_copies))
                 return fail(p, MB_ESYS, "out of memory");
@@ -1442,6 +1450,10 @@ static bool show_event(parser *p)
         break;
     case CAT_RUNTIME: {
         int rt = mb_tr_classify(st->rules, TR_SET_RUNTIME, e->name, e->name_len);
+        if (rt == TR_RT_NONE && enqueue_call(e)) {
+            v.kind = TR_V_ENQUEUE;
+            break;
+        }
         if (rt == TR_RT_NONE || rt == TR_RT_SETUP) /* the re-laid timeline's host time between calls holds set-up */
             return true;
         v.kind = rt == TR_RT_LAUNCH ? TR_V_LAUNCH : TR_V_SYNC;

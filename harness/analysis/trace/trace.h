@@ -590,9 +590,10 @@ typedef struct tr_state {
      * captured earlier, not launched by the ops around the replay */
     int64_t *graph_corrs;
     size_t n_graph_corrs, cap_graph_corrs;
-    /* asynchronous copy calls (cudaMemcpyAsync: a runtime call with Memcpy in its name that no [runtime] kind
-     * takes) and the correlation ids of the copies between the device and pageable memory: such a call waits
-     * for the stream, as a blocking copy does (mb_tr_pageable_copy_waits) */
+    /* asynchronous copy and memset calls (cudaMemcpyAsync, cudaMemsetAsync: a runtime call with Memcpy or
+     * Memset in its name that no [runtime] kind takes): their correlation ids join the copies to the step
+     * whose host code enqueued them (the timeline's cut); with the correlation ids of the copies between the
+     * device and pageable memory, the calls that wait as a blocking copy does (mb_tr_pageable_copy_waits) */
     struct tr_async_copy {
         int64_t ts, end, corr;
         char name[32];
@@ -740,7 +741,10 @@ const char *mb_tr_windows_said(const tr_state *st);
 
 /* ---- every event, one at a time (mb_trace_walk) --------------------------- */
 
-enum tr_view_kind { TR_V_KERNEL = 1, TR_V_MEMCPY, TR_V_MEMSET, TR_V_LAUNCH, TR_V_SYNC, TR_V_CPU_OP, TR_V_STEP };
+/* TR_V_ENQUEUE: an asynchronous copy or memset call (cudaMemcpyAsync, cudaMemsetAsync), which enqueues its GPU
+ * event as a launch call does its kernel */
+enum tr_view_kind { TR_V_KERNEL = 1, TR_V_MEMCPY, TR_V_MEMSET, TR_V_LAUNCH, TR_V_SYNC, TR_V_CPU_OP, TR_V_STEP,
+                    TR_V_ENQUEUE };
 
 /* What one complete ('X') event said, for readers that keep more than the
  * summary of tr_state: the kernel-level projection keeps every kernel with

@@ -1605,8 +1605,8 @@ static int choose_timeline(analysis *a, int device, mb_err *err)
         return MB_OK;
     const tr_device *d = &st->devices[device];
     const tr_ivlist *liv = &st->host_iv[TR_HOST_LAUNCH];
-    size_t nl = st->n_launches <= liv->n ? st->n_launches : liv->n;
-    tr_call *calls = malloc(sizeof *calls * (nl ? nl : 1));
+    size_t nl = st->n_launches <= liv->n ? st->n_launches : liv->n, nq = st->n_async_copies;
+    tr_call *calls = malloc(sizeof *calls * (nl + nq + 1));
     tr_gpu_span *spans = malloc(sizeof *spans * (d->n_ev ? d->n_ev : 1));
     int64_t *steps = malloc(sizeof *steps * 2 * st->n_steps);
     int rc = MB_OK;
@@ -1614,6 +1614,11 @@ static int choose_timeline(analysis *a, int device, mb_err *err)
         goto oom;
     for (size_t i = 0; i < nl; i++)
         calls[i] = (tr_call){ .corr = st->launches[i].corr, .ts = liv->iv[2 * i], .end = liv->iv[2 * i + 1] };
+    /* the copies and memsets a step's host code enqueued are its GPU work too (the kineto ResNet-50 sample: the
+     * first step's batch copy, and the DataLoader wait before it, fell before its window) */
+    for (size_t i = 0; i < nq; i++)
+        calls[nl++] = (tr_call){ .corr = st->async_copies[i].corr, .ts = st->async_copies[i].ts,
+                                 .end = st->async_copies[i].end };
     for (size_t i = 0; i < d->n_ev; i++) {
         const int64_t *w = d->ev + i * TR_EV_WORDS;
         spans[i] = (tr_gpu_span){ .corr = w[2], .start = w[0], .end = w[0] + ev_dur(w) };
