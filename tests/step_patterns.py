@@ -922,6 +922,40 @@ def first_step_copy():
           (st.get("timeline"), st.get("seconds"), copy.get("calls")))
 
 
+def graph_capture():
+    """A window that captures a CUDA graph (vLLM's decode capture): cudaStreamBeginCapture at 100 us, 200 launches
+    recorded into the graph (no kernel runs), cudaStreamEndCapture at 50 ms, a kernel before and one after. The
+    capture is one-time set-up, named, not CPU compute (it read "CPU compute bound, 95.9%", told to move its
+    augmentation to the GPU)."""
+    ev, corr = [], 0
+    def launch(ts, run):
+        nonlocal corr
+        corr += 1
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts,
+                   "dur": 5.0, "args": {"correlation": corr}})
+        if run:
+            ev.append({"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>",
+                       "pid": 0, "tid": 7, "ts": ts + 10, "dur": 20.0,
+                       "args": {"device": 0, "stream": 7, "correlation": corr}})
+    launch(10, True)
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamBeginCapture", "pid": 1, "tid": 1, "ts": 100,
+               "dur": 2.0, "args": {"correlation": 9990}})
+    for i in range(200):
+        launch(200 + 240 * i, False)
+    ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamEndCapture", "pid": 1, "tid": 1, "ts": 50000,
+               "dur": 5.0, "args": {"correlation": 9991}})
+    launch(50100, True)
+    path = os.path.join(WORK, "graph-capture.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+    d = gap(path)
+    f = d["diagnosis"]["findings"]
+    ev_text = " ".join(f[0]["evidence"])
+    check("graph capture: one-time set-up, the capture named, no CPU compute",
+          f[0]["pattern"] == "setup_once" and "graph capture (StreamBeginCapture ... EndCapture) 49.9 ms (1 call)"
+          in ev_text and all(x["pattern"] != "cpu_compute_bound" for x in f), [(x["pattern"], x["evidence"]) for x in f])
+
+
 def fp32_math():
     """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
     an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
@@ -1053,6 +1087,7 @@ graph_replays()
 dispatch_yardstick()
 attention_remedy()
 first_step_copy()
+graph_capture()
 fp32_math()
 small_grids()
 concurrent_copies()

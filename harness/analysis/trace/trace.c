@@ -1031,6 +1031,35 @@ static bool enqueue_call(const event *e)
            (memmem(e->name, e->name_len, "Memcpy", 6) != NULL || memmem(e->name, e->name_len, "Memset", 6) != NULL);
 }
 
+/* A CUDA or HIP graph being captured (cudaStreamBeginCapture ... cudaStreamEndCapture): the launches inside only
+ * record the graph, nothing runs, and the host's time is the capture's, once (vLLM's decode capture on an MI300X:
+ * 428 launches, 7 kernels run, read "CPU compute bound"). The capture is set-up. 1 when the event was a
+ * capture's begin or end (taken), 0 to go on, -1 out of memory (failed). */
+static int stream_capture(parser *p)
+{
+    tr_state *st = p->st;
+    const event *e = &p->ev;
+    bool begin = memmem(e->name, e->name_len, "StreamBeginCapture", 18) != NULL;
+    bool end = memmem(e->name, e->name_len, "StreamEndCapture", 16) != NULL;
+    if (begin) {
+        st->capture_begin = e->ts;
+        return 1;
+    }
+    if (!end)
+        return 0;
+    int64_t from = st->capture_begin;
+    st->capture_begin = -1;
+    if (from < 0 || from > e->ts)
+        return 1;
+    st->captures++;
+    add_named_call(&st->setup, "graph capture (StreamBeginCapture ... EndCapture)", e->ts + e->dur - from);
+    if (!iv_append(&st->host_iv[TR_HOST_SETUP], from, e->ts + e->dur)) {
+        fail(p, MB_ESYS, "out of memory");
+        return -1;
+    }
+    return 1;
+}
+
 static bool fold_runtime(parser *p)
 {
     tr_state *st = p->st;
@@ -1073,6 +1102,12 @@ static bool fold_runtime(parser *p)
         add_named(&st->setup, e);
         return push_host_iv(p, TR_HOST_SETUP);
     default:
+        switch (stream_capture(p)) {
+        case 1:
+            return true;
+        case -1:
+            return false;
+        }
         /* A runtime call of 10 ms or more that neither launches, waits nor copies is
          * a first call creating the context (the alexnet fixture's
          * cudaDeviceGetStreamPriorityRange, 29.9 s): set-up too. */
@@ -2450,6 +2485,7 @@ void mb_tr_state_free(tr_state *st)
 static int parse_start(tr_state *st, parser *p, tr_rules *rules, mb_err *err)
 {
     st->span_start = INT64_MAX;
+    st->capture_begin = -1;
     st->span_end = INT64_MIN;
     st->profiler_end = INT64_MIN;
     st->record_shapes = -1;

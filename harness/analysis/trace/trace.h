@@ -530,6 +530,8 @@ typedef struct tr_state {
     long long overhead_records;          /* of them, CUPTI's overhead records (module loading, buffers) */
     int64_t compile_thread, compile_end; /* the last compile annotation's (TR_ANN_COMPILE): nested ones are its */
     int64_t coll_thread, coll_end;       /* the last collective counted on the host: nested ones are its */
+    int64_t capture_begin;               /* a stream capture's cudaStreamBeginCapture start; -1: none open */
+    long long captures;                  /* CUDA/HIP graph captures (BeginCapture ... EndCapture) in the trace */
     /* per host thread (the first TR_MAX_HOST_THREADS): the last event's start and end and the latest end so
      * far, for the gap before a TorchScript fusion group's call (its fuser compiling) */
     struct tr_thread_at {
