@@ -875,6 +875,36 @@ static void test_first_calls_nested(void **state)
     mb_run_free(&r);
 }
 
+/* A first call that waits on the GPU inside is no set-up: fbgemm's
+ * permute_sparse_features took 9.8 ms at its first call in HTA's TorchRec
+ * trace, 9.49 ms of it a blocking copy to the host. Here an op's first call
+ * (10 ms, its later ones 0.1 ms) holds a 9.5-ms cudaMemcpy: no set-up; a
+ * second op's first call (10 ms) holds nothing: set-up, 10 ms. */
+static void test_first_call_waiting(void **state)
+{
+    (void)state;
+#define CP(ts, dur)                                                                                        \
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpy\",\"pid\":1,\"tid\":1,\"ts\":" #ts \
+    ",\"dur\":" #dur ",\"args\":{\"correlation\":9}},\n"
+    static const char text[] =
+        "{\"traceEvents\":[\n"
+        OPX("fbgemm::permute_sparse_features", 0, 10000) CP(300, 9500) K(9700, 9)
+        OPX("fbgemm::permute_sparse_features", 11000, 100) OPX("fbgemm::permute_sparse_features", 12000, 100)
+        OPX("aten::relu_", 13000, 10000) OPX("aten::relu_", 24000, 100) OPX("aten::relu_", 25000, 100)
+        "{\"ph\":\"i\",\"name\":\"end\",\"pid\":1,\"tid\":1,\"ts\":26000}\n"
+        "]}\n";
+#undef CP
+    const char *path = tmp_path("first_call_waiting.json");
+    write_text(path, text, strlen(text));
+    mb_run r;
+    mb_err err = {0};
+    assert_int_equal(mb_trace_read(path, &r, &err), MB_OK);
+    const cJSON *calls = path_get(r.evidence, "host.setup.calls");
+    NS_EQ(call_seconds(calls, "aten::relu_ (first call)"), 10000000);
+    assert_null(cJSON_GetObjectItemCaseSensitive(calls, "fbgemm::permute_sparse_features (first call)"));
+    mb_run_free(&r);
+}
+
 #undef OPX
 #undef K
 
@@ -3411,6 +3441,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_forward_only_conv),
         cmocka_unit_test(test_first_calls),
         cmocka_unit_test(test_first_calls_nested),
+        cmocka_unit_test(test_first_call_waiting),
         cmocka_unit_test(test_setup_inside_collective),
         cmocka_unit_test(test_profiler_buffers_setup),
         cmocka_unit_test(test_marker_steps),
