@@ -339,6 +339,8 @@ def legacy_no_shapes(ceil):
     w = " ".join(d["run"]["warnings"])
     check("legacy array: no 'record_shapes=False' and no memory-bound kernels on a CPU",
           "record_shapes=False" not in w and "memory-bound kernels" not in w and "even with record_shapes=True" in w, w)
+    rem = " ".join(r for f in d["diagnosis"]["findings"] for r in f["remedies"])
+    check("legacy array: no shapes, the remedy to record them", "record shapes (torch.profiler" in rem, rem)
 
 
 def conv_no_stride(ceil):
@@ -356,6 +358,10 @@ def conv_no_stride(ceil):
           h is not None and "convolution stride/padding not recorded" in (h["no_ceiling"] or "") and
           "PyTorch 2.1" in (h["no_ceiling"] or "") and "profile with record_shapes=True" not in (h["no_ceiling"] or ""),
           h)
+    rem = " ".join(r for f in d["diagnosis"]["findings"] for r in f["remedies"])
+    check("conv without stride/padding: the remedy names what is missing, not record_shapes, which it was",
+          "Hold the convolutions against the CPU ceiling: PyTorch 2.1 on records their stride and padding" in rem and
+          "record_shapes=True" not in rem, rem)
     # With stride and padding (3x3, stride 1, pad 1: both argument orders agree), one convolution a step in two
     # events (conv2d > mkldnn_convolution): its FLOPs once, and one call a step (the four events of a ResNet's
     # convolution made its size per call a quarter of its own, "8.32 GFLOP per call" for 24.9)

@@ -294,6 +294,7 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
     f->compiled_regions = ev_num(ev, "trace.compiled_regions");
     f->fused_optimizer = ev_num(ev, "trace.fused_optimizer");
     f->graph_replays = ev_num(ev, "trace.graph_replays");
+    f->shapes_recorded = cJSON_IsTrue(ev_at(ev, "trace.shapes_recorded"));
     const char *api = cJSON_GetStringValue(ev_at(ev, "trace.runtime_api"));
     f->hip_runtime = api && strcmp(api, "hip") == 0;
     f->backward_ops = ev_num(ev, "trace.backward_ops");
@@ -666,8 +667,11 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
         return cpu_run && f->compiled_regions <= 0;
     if (strcmp(cond, "cpu_compiled") == 0)
         return cpu_run && f->compiled_regions > 0;
+    /* a CPU ResNet-18 traced with its shapes (torch 1.13: no stride or padding) was told to record shapes */
     if (strcmp(cond, "cpu_unshaped") == 0)
-        return cpu_run && f->cpu_matmul_unshaped;
+        return cpu_run && f->cpu_matmul_unshaped && !f->shapes_recorded;
+    if (strcmp(cond, "cpu_unshaped_params") == 0)
+        return cpu_run && f->cpu_matmul_unshaped && f->shapes_recorded;
     if (strcmp(cond, "cpu_memory") == 0) /* "memory-bound ops lead": over the matmuls and the other ops */
         return cpu_run && f->cpu_memory_share > f->cpu_matmul_share && f->cpu_memory_share >= f->cpu_other_ops_share;
     /* pytorch/examples' gat: its attention's elementwise work 91% of the step, its matmuls 9%; a trace

@@ -34,6 +34,7 @@ typedef struct mb_diag_figures {
     double fused_optimizer;    /* trace: a fused optimizer's steps or ops (Optimizer.step#FusedAdam.step,
                                   aten::_fused_adamw_); -1 unknown */
     bool hip_runtime;          /* trace: its runtime calls are HIP's (an AMD GPU) */
+    bool shapes_recorded;      /* trace: some op recorded its shapes (Input Dims) */
     double gemm_share, conv_share, attention_share; /* trace step table: GEMM, convolution and fused attention
                                                        (SDPA, flash, cuDNN's) kernels */
     double graph_replays;      /* trace: CUDA graph replays (cudaGraphLaunch) in the trace; -1 unknown */

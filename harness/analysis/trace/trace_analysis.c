@@ -2721,6 +2721,7 @@ static void header_evidence(analysis *a)
     if (st->record_shapes >= 0)
         cJSON_AddBoolToObject(t, "record_shapes", st->record_shapes);
     add_str(t, "form", st->array_form ? "array" : "object");
+    cJSON_AddBoolToObject(t, "shapes_recorded", !no_shapes_at_all(st)); /* some op has its Input Dims */
     /* the GPU's maker where deviceProperties does not name the GPU (ROCm traces often lack it) */
     if (st->runtime_calls > 0)
         add_str(t, "runtime_api", st->hip_calls * 2 > st->runtime_calls ? "hip" : "cuda");
