@@ -706,28 +706,35 @@ def layout_launches():
 
 def remedies_already_done():
     """Remedies true of the run only: a fused optimizer (TorchRec's Optimizer.step#FusedAdam.step, torch's
-    aten::_fused_adamw_ inside Optimizer.step#AdamW.step) is not told to fuse it, an unfused AdamW is; a GPU of
+    aten::_fused_adamw_ inside Optimizer.step#AdamW.step) is not told to fuse it, an unfused AdamW is, a foreach one
+    (its _foreach_ ops inside Optimizer.step, not a grad clipping's after it) is told fused=True is left; a GPU of
     compute capability 7 is told fp16 activations, not bf16 (it has none); an AMD GPU's set-up (hipLaunchKernel) is
     not told CUDA_MODULE_LOADING, an NVIDIA one's is."""
     ew = ("void at::native::vectorized_elementwise_kernel<4>", 2.0, "kernel", {})
-    for name, opt, fused_op, told in (("optimizer-adamw", "AdamW", False, True),
-                                      ("optimizer-fusedadam", "FusedAdam", False, False),
-                                      ("optimizer-adamw-fused", "AdamW", True, False)):
+    # (name, the optimizer's class, its op inside Optimizer.step, an op after it, told fused/foreach, told foreach)
+    for name, opt, inside, after, told, foreach in (
+            ("optimizer-adamw", "AdamW", None, None, True, False),
+            ("optimizer-fusedadam", "FusedAdam", None, None, False, False),
+            ("optimizer-adamw-fused", "AdamW", "aten::_fused_adamw_", None, False, False),
+            ("optimizer-adamw-foreach", "AdamW", "aten::_foreach_addcdiv_", None, False, True),
+            ("optimizer-adamw-clip", "AdamW", None, "aten::_foreach_norm", True, False)):
         path = kernel_steps(name, [ew] * 20, H100_PROPS)
         doc = json.load(open(path))
-        for k in range(4):  # the optimizer's step late in each step, its op inside it
+        for k in range(4):  # the optimizer's step late in each step, its op inside it; grad clipping's after it
             doc["traceEvents"].append({"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#%s.step" % opt,
                                        "pid": 1, "tid": 1, "ts": 1000.0 * k + 500, "dur": 100.0})
-            if fused_op:
-                doc["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": "aten::_fused_adamw_", "pid": 1,
-                                           "tid": 1, "ts": 1000.0 * k + 510, "dur": 80.0})
+            for op, at in ((inside, 510), (after, 700)):
+                if op:
+                    doc["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": op, "pid": 1, "tid": 1,
+                                               "ts": 1000.0 * k + at, "dur": 80.0})
         with open(path, "w", encoding="utf-8") as f:
             json.dump(doc, f)
         d = gap(path)
         rem = " ".join(r for f in d["diagnosis"]["findings"] for r in f["remedies"])
-        check("%s: %s" % (name, "told fused optimizers" if told else "fused already: not told to fuse it"),
-              ("Fused/foreach optimizers" in rem) == told and d["diagnosis"]["findings"][0]["pattern"] ==
-              "launch_bound", rem)
+        check("%s: %s" % (name, "told fused optimizers" if told else "foreach already: told fused=True" if foreach
+                          else "fused already: not told to fuse it"),
+              ("Fused/foreach optimizers" in rem) == told and ("Foreach optimizer already" in rem) == foreach and
+              d["diagnosis"]["findings"][0]["pattern"] == "launch_bound", rem)
     membound = [("void at::native::vectorized_elementwise_kernel<4>", 800.0, "kernel", {})]
     for major, want, not_want in ((7, "fp16 activations", "bf16 activations"),
                                   (9, "bf16 activations", "fp16 activations")):

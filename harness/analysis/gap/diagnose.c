@@ -293,6 +293,7 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
     f->optimizer_steps = ev_num(ev, "trace.optimizer_steps");
     f->compiled_regions = ev_num(ev, "trace.compiled_regions");
     f->fused_optimizer = ev_num(ev, "trace.fused_optimizer");
+    f->foreach_optimizer = ev_num(ev, "trace.foreach_optimizer");
     f->graph_replays = ev_num(ev, "trace.graph_replays");
     f->shapes_recorded = cJSON_IsTrue(ev_at(ev, "trace.shapes_recorded"));
     const char *api = cJSON_GetStringValue(ev_at(ev, "trace.runtime_api"));
@@ -478,7 +479,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->sync_host_share = -1;
     f->data_in_process = -1;
     f->setup_steps = -1;
-    f->optimizer_steps = f->compiled_regions = f->backward_ops = f->fused_optimizer = f->graph_replays = -1;
+    f->optimizer_steps = f->compiled_regions = f->backward_ops = f->fused_optimizer = f->graph_replays = f->foreach_optimizer = -1;
     f->torch_threads = f->host_ranks = f->cpus_allowed = -1;
     f->cpu_floor_s = -1;
     f->dataset_fits = -1;
@@ -688,15 +689,23 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     /* a forward-only H100 trace was told "fused optimizers"; compiled ResNet-18s "torch.compile" */
     /* a fused optimizer already runs one kernel for many tensors (HTA's TorchRec traces: FusedAdam's
      * multi_tensor_apply kernels, told "fused or foreach optimizers") */
+    bool foreach = f->foreach_optimizer > 0;
     if (strcmp(cond, "optimizer") == 0)
-        return f->optimizer_steps != 0 && !(f->fused_optimizer > 0);
+        return f->optimizer_steps != 0 && !(f->fused_optimizer > 0) && !foreach;
+    /* a foreach optimizer (torch 2's default on CUDA) is multi-tensor already: fused=True is what is left (an
+     * RTX 4090 laptop's AdamW, 8 multi_tensor_apply kernels a step, was told "several per tensor") */
+    if (strcmp(cond, "optimizer_foreach") == 0)
+        return f->optimizer_steps != 0 && !(f->fused_optimizer > 0) && foreach;
     /* an A10G trace of 6 kernels and no CPU op, 14.4 s of it host time, was told CUDA Graphs first */
     if (strcmp(cond, "host_unrecorded") == 0)
         return f->ops_per_step == 0;
     /* the optimizer's kernels are memory-bound: named where those lead (an inference trace had it under
      * the memory_bound key) */
     if (strcmp(cond, "optimizer_memory") == 0)
-        return f->optimizer_steps != 0 && !(f->fused_optimizer > 0) && f->step_table &&
+        return f->optimizer_steps != 0 && !(f->fused_optimizer > 0) && !foreach && f->step_table &&
+               f->memory_share > f->tensor_share;
+    if (strcmp(cond, "optimizer_memory_foreach") == 0)
+        return f->optimizer_steps != 0 && !(f->fused_optimizer > 0) && foreach && f->step_table &&
                f->memory_share > f->tensor_share;
     /* CUDA's start-up knobs do not apply to an AMD GPU's run (a ROCm MI250 trace was told CUDA_MODULE_LOADING) */
     /* a step that replays CUDA graphs already (HTA's TorchRec trace: 14 cudaGraphLaunch a step beside 1215

@@ -33,6 +33,7 @@ typedef struct mb_diag_figures {
                                   unknown */
     double fused_optimizer;    /* trace: a fused optimizer's steps or ops (Optimizer.step#FusedAdam.step,
                                   aten::_fused_adamw_); -1 unknown */
+    double foreach_optimizer;  /* trace: aten::_foreach_* ops inside Optimizer.step; -1 unknown */
     bool hip_runtime;          /* trace: its runtime calls are HIP's (an AMD GPU) */
     bool shapes_recorded;      /* trace: some op recorded its shapes (Input Dims) */
     double gemm_share, conv_share, attention_share; /* trace step table: GEMM, convolution and fused attention

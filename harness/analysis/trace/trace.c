@@ -1216,6 +1216,8 @@ static bool fold_annotation(parser *p)
          * traces were told to fuse theirs) */
         const char *cls = memchr(e->name, '#', e->name_len);
         st->fused_optimizer += cls && strncmp(cls + 1, "Fused", 5) == 0;
+        st->opt_thread = thread_of(e);
+        st->opt_end = e->ts + e->dur;
         if (!mb_grow((void **)&st->opt_marks, &st->cap_opt_marks, st->n_opt_marks + 1, sizeof *st->opt_marks))
             return fail(p, MB_ESYS, "out of memory");
         st->opt_marks[st->n_opt_marks++] = (tr_step){.number = -1, .start = e->ts, .end = e->ts + e->dur};
@@ -1620,6 +1622,11 @@ static bool finish_event(parser *p)
     st->compiled_regions += (e->cat == CAT_CPU_OP || e->cat == CAT_ANNOTATION) &&
                             (strncmp(e->name, "Torch-Compiled Region", 21) == 0 ||
                              strcmp(e->name, "CompiledFunction") == 0);
+    /* torch.optim's foreach (the default on CUDA since torch 2.0): its _foreach_* ops inside Optimizer.step (a
+     * clip_grad_norm_'s _foreach_norm outside it is no foreach optimizer); Kineto writes a thread's events by
+     * start, so the annotation comes first */
+    st->foreach_optimizer += e->cat == CAT_CPU_OP && strncmp(e->name, "aten::_foreach_", 15) == 0 &&
+                             st->opt_end > 0 && e->ts < st->opt_end && thread_of(e) == st->opt_thread;
     /* torch.optim's fused=True: one op per parameter group (aten::_fused_adamw_, _fused_sgd_, _fused_adagrad_) */
     st->fused_optimizer += e->cat == CAT_CPU_OP && strncmp(e->name, "aten::_fused_", 13) == 0 &&
                            e->name[strlen(e->name) - 1] == '_';

@@ -542,6 +542,8 @@ typedef struct tr_state {
     long long compiled_regions;          /* "Torch-Compiled Region", "CompiledFunction": torch.compile's code runs */
     long long fused_optimizer;           /* a fused optimizer runs: Optimizer.step#Fused... (apex, DeepSpeed,
                                             TorchRec's FusedAdam) or torch's aten::_fused_adam(w)_/_fused_sgd_ */
+    long long foreach_optimizer;         /* aten::_foreach_* ops inside an Optimizer.step: a foreach optimizer */
+    int64_t opt_thread, opt_end;         /* the last Optimizer.step annotation's thread and end */
     tr_named_table cuda_sync_events;
     tr_named_table small_grids; /* kernels on fewer blocks than half their GPU's SMs, by short name (whole trace) */
     long long dataloader_count;

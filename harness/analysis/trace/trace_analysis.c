@@ -2732,6 +2732,7 @@ static void header_evidence(analysis *a)
     add_num(t, "backward_ops", st->backward_ops == 0 && st->n_flop_ops == 0 ? -1 : (double)st->backward_ops);
     add_num(t, "compiled_regions", (double)st->compiled_regions);
     add_num(t, "fused_optimizer", (double)st->fused_optimizer);
+    add_num(t, "foreach_optimizer", (double)st->foreach_optimizer);
     add_num(t, "graph_replays", (double)st->n_graph_corrs); /* cudaGraphLaunch calls in the trace */
     if (st->device_props) {
         cJSON_AddItemToObject(a->ev, "device_properties", st->device_props);
