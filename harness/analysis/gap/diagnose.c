@@ -270,10 +270,19 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
         f->compute_share = compute / w;
         f->comm_share = comm / w;
     }
-    double ls = ev_num(ev, "host.launch.seconds"), lc = ev_num(ev, "host.launch.count");
+    /* the launch calls the steps' windows hold (older evidence: the whole trace's) */
+    const char *lk = ev_at(ev, "host.in_steps.launch") ? "host.in_steps.launch" : "host.launch";
+    char key[64];
+    snprintf(key, sizeof key, "%s.seconds", lk);
+    double ls = ev_num(ev, key);
+    snprintf(key, sizeof key, "%s.count", lk);
+    double lc = ev_num(ev, key);
     /* launch calls in set-up (10 ms or more, a kernel's first of 100 us or more: the "setup" part) are no
      * launch's cost */
-    double lls = ev_num(ev, "host.launch.long.seconds"), llc = ev_num(ev, "host.launch.long.count");
+    snprintf(key, sizeof key, "%s.long.seconds", lk);
+    double lls = ev_num(ev, key);
+    snprintf(key, sizeof key, "%s.long.count", lk);
+    double llc = ev_num(ev, key);
     if (ls >= 0 && lls > 0 && llc > 0) {
         ls = fmax(0, ls - lls);
         lc = fmax(0, lc - llc);
@@ -454,7 +463,8 @@ static double component_seconds(const mb_gap *g, const char *component)
  * per op runs code of its own between them. */
 static void host_time_per_op(const cJSON *ev, const cJSON *step, mb_diag_figures *f)
 {
-    double ops = ev_num(ev, "host.ops"), n = ev_num(step, "steps"), t = ev_num(step, "seconds");
+    double ops = ev_at(ev, "host.in_steps.ops") ? ev_num(ev, "host.in_steps.ops") : ev_num(ev, "host.ops");
+    double n = ev_num(step, "steps"), t = ev_num(step, "seconds");
     if (f->kernels_per_step > 0 && t > 0)
         f->host_kernel_s = (f->launch_idle_share + f->host_idle_share) * t / f->kernels_per_step;
     if (ops > 0 && n > 0 && t > 0) {
@@ -1759,10 +1769,9 @@ static void upper_bound_note(mb_diagnosis *d, const mb_gap *g)
     const cJSON *ev = g->run->evidence;
     const cJSON *step = ev ? cJSON_GetObjectItemCaseSensitive(ev, "step") : NULL;
     const char *id = d->n > 0 ? d->findings[0].id : "";
-    double ops = ev_num(ev, "host.ops"), busy = ev_num(step, "gpu_busy_share"), t = ev_num(step, "seconds");
-    double n = ev_num(step, "steps");
+    double ops = d->fig.ops_per_step, busy = ev_num(step, "gpu_busy_share"), t = ev_num(step, "seconds");
     if (!cJSON_IsObject(step) || cJSON_GetObjectItemCaseSensitive(step, "step_given") || busy < 0 || t <= 0 ||
-        ops <= 0 || n <= 0 || (strcmp(id, "launch_bound") != 0 && strcmp(id, "cpu_compute_bound") != 0))
+        ops <= 0 || (strcmp(id, "launch_bound") != 0 && strcmp(id, "cpu_compute_bound") != 0))
         return;
     char lo[32], hi[32];
     mb_fmt_seconds(lo, sizeof lo, (busy + d->fig.queued_share) * t); /* kernel wait is the GPU's own */
@@ -1775,7 +1784,7 @@ static void upper_bound_note(mb_diagnosis *d, const mb_gap *g)
              "an upper bound: the trace's host time includes the profiler's own, %.0f ops per %s recorded; without "
              "it the %s lies between %s (the GPU's busy time%s, the host keeping up) and %s; %s`--step-ms MS` with "
              "the loop's step timed without the profiler %s it",
-             ops / n, unit, unit, lo, d->fig.queued_share > 0 ? " and kernel wait" : "", hi,
+             ops, unit, unit, lo, d->fig.queued_share > 0 ? " and kernel wait" : "", hi,
              run ? "steps in the trace (prof.step()) and " : "",
              run ? "settle" : "settles");
 }

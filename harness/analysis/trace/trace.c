@@ -1302,6 +1302,9 @@ static bool fold_cpu_op(parser *p)
     tr_state *st = p->st;
     event *e = &p->ev;
     st->cpu_op_events++; /* each one costs the host the profiler's own time */
+    if (!mb_grow((void **)&st->op_ts, &st->cap_op_ts, st->n_op_ts + 1, sizeof *st->op_ts))
+        return fail(p, MB_ESYS, "out of memory");
+    st->op_ts[st->n_op_ts++] = e->ts;
     if (e->cat == CAT_CPU_OP && !note_op_call(p))
         return false;
     if (e->cat == CAT_CPU_OP &&
@@ -2480,6 +2483,7 @@ void mb_tr_state_free(tr_state *st)
     free(st->graph_corrs);
     free(st->async_copies);
     free(st->dispatch_durs);
+    free(st->op_ts);
     free(st->pageable_corrs);
     free(st->flop_ops);
     free(st->sparse_marks);

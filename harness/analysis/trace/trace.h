@@ -609,6 +609,8 @@ typedef struct tr_state {
      * dispatching an op that does nothing, profiler included, on this machine */
     int64_t *dispatch_durs;
     size_t n_dispatch_durs, cap_dispatch_durs;
+    int64_t *op_ts;          /* each op's start (cpu_op_events of them): the ops a step's windows hold */
+    size_t n_op_ts, cap_op_ts;
     tr_flop_op *flop_ops;
     size_t n_flop_ops, cap_flop_ops;
     long long ops_without_shapes[TR_N_OP_KINDS]; /* by mb_tr_op_kind */

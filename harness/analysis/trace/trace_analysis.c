@@ -799,6 +799,7 @@ static void idle_json(cJSON *o, int64_t window, int64_t busy, int64_t host_wait)
  * without steps), as the GPU stages count the events that start in them. */
 typedef struct host_calls {
     long long launches, long_launches, replays, syncs, blocking, data, setup, coll;
+    long long ops; /* cpu_op events */
     long long setup_steps; /* steps whose window holds a set-up call (0 without steps) */
     int64_t launch_ns, long_launch_ns, longest_launch_ns, sync_ns, blocking_ns, data_ns, setup_ns, coll_ns;
 } host_calls;
@@ -1515,7 +1516,8 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
                           .blocking_ns = st->blocking.ns,
                           .data = st->dataloader_count, .data_ns = st->dataloader_ns,
                           .setup = st->setup.count, .setup_ns = setup_ns,
-                          .coll = st->coll_calls.n > 0 ? (long long)st->coll_calls.n : st->coll_host_count};
+                          .coll = st->coll_calls.n > 0 ? (long long)st->coll_calls.n : st->coll_host_count,
+                          .ops = st->cpu_op_events};
         return MB_OK;
     }
     int64_t *w = malloc(sizeof *w * 2 * st->n_steps);
@@ -1553,6 +1555,8 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
     }
     c->blocking = waits - c->syncs;
     c->blocking_ns = waits_ns - c->sync_ns;
+    for (size_t i = 0; i < st->n_op_ts; i++)
+        c->ops += in_windows(w, nw, st->op_ts[i]);
     c->data = calls_in(&st->host_iv[TR_HOST_DATA], w, nw, &c->data_ns);
     int64_t nested_ns;
     c->setup = calls_in(setup, w, nw, &nested_ns);
@@ -3001,6 +3005,13 @@ static void host_evidence(analysis *a)
     cJSON *dl = count_seconds(host, "dataloader", st->dataloader_count, st->dataloader_ns);
     add_num(dl, "in_process", (double)st->dataloader_in_process);
     add_num(host, "ops", (double)st->cpu_op_events);
+    /* what the steps' windows hold (the whole trace without steps): per-step figures come from these, not from
+     * the trace's set-up before the first step and its tail after the last (an RTX 4090 laptop's 41.9 ms of
+     * set-up read "host time in kernel launch calls: 9.6% of the step" for 8.3%, "218 ops per step" for 203) */
+    cJSON *in = add_obj(host, "in_steps");
+    add_num(in, "ops", (double)a->calls.ops);
+    cJSON *l = count_seconds(in, "launch", a->calls.launches, a->calls.launch_ns);
+    count_seconds(l, "long", a->calls.long_launches, a->calls.long_launch_ns);
     if (st->n_dispatch_durs > 0) { /* the median op that does nothing: what dispatching one costs here */
         qsort(st->dispatch_durs, st->n_dispatch_durs, sizeof *st->dispatch_durs, cmp_i64);
         size_t n = st->n_dispatch_durs;
