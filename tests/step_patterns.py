@@ -989,6 +989,25 @@ def per_step_host_figures():
           "host time in kernel launch calls: 4.0% of the step" in ev_text and "(10 per step)" in ev_text, ev_text)
 
 
+def operator_steps():
+    """torch 1.9 wrote ProfilerStep#N as an "Operator" event (the kineto ResNet-50 samples): `--target` cuts the
+    same steps as the step table, its here-step the step's (it read "996 ms per step (mean of 1)", the trace's
+    span, beside 178 ms a step)."""
+    ew = ("void at::native::vectorized_elementwise_kernel<4>", 300.0, "kernel", {})
+    path = kernel_steps("operator-steps", [ew] * 2, H100_PROPS)
+    doc = json.load(open(path))
+    for e in doc["traceEvents"]:
+        if e["name"].startswith("ProfilerStep#"):
+            e["cat"] = "Operator"
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    p, _ = projected(path, "h100-sxm")
+    here = p["machines"]["here"]
+    check("Operator ProfilerSteps: 4 steps, --target's here-step the step table's",
+          p["run"]["steps"] == 4 and abs(here["step_seconds"] - p["step"]["seconds"]) < 1e-12,
+          (p["run"]["steps"], here["step_seconds"], p["step"]["seconds"]))
+
+
 def fp32_math():
     """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
     an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
@@ -1122,6 +1141,7 @@ attention_remedy()
 first_step_copy()
 graph_capture()
 per_step_host_figures()
+operator_steps()
 fp32_math()
 small_grids()
 concurrent_copies()

@@ -1501,7 +1501,9 @@ static bool show_event(parser *p)
         break;
     }
     case CAT_CPU_OP:
-        v.kind = TR_V_CPU_OP;
+        /* torch 1.9's ProfilerStep#N is an "Operator" event: a step, as the reader's (operator_annotation) */
+        v.kind = mb_tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) == TR_ANN_STEP ? TR_V_STEP
+                                                                                                     : TR_V_CPU_OP;
         break;
     case CAT_ANNOTATION:
         if (mb_tr_classify(st->rules, TR_SET_ANNOTATION, e->name, e->name_len) != TR_ANN_STEP)
