@@ -489,7 +489,8 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->sync_host_share = -1;
     f->data_in_process = -1;
     f->setup_steps = -1;
-    f->optimizer_steps = f->compiled_regions = f->backward_ops = f->fused_optimizer = f->graph_replays = f->foreach_optimizer = -1;
+    f->optimizer_steps = f->compiled_regions = f->backward_ops = -1;
+    f->fused_optimizer = f->graph_replays = f->foreach_optimizer = -1;
     f->torch_threads = f->host_ranks = f->cpus_allowed = -1;
     f->cpu_floor_s = -1;
     f->dataset_fits = -1;
@@ -1629,9 +1630,9 @@ static void comm_evidence(builder *b, const mb_gap *g)
         else
             snprintf(rate, sizeof rate, "busbw %s; %s", bw, st->why);
         char calls[48];
-        EVIDENCE(b, "%s: %s, %s per %s (%.1f%% of the %s)%s%s: %s", s->name, calls_words(calls, sizeof calls, g, s->count),
-                 t, g->steps_known ? "step" : "run", 100 * st->share, g->steps_known ? "step" : "run", size, ranks,
-                 rate);
+        const char *unit = g->steps_known ? "step" : "run";
+        EVIDENCE(b, "%s: %s, %s per %s (%.1f%% of the %s)%s%s: %s", s->name,
+                 calls_words(calls, sizeof calls, g, s->count), t, unit, 100 * st->share, unit, size, ranks, rate);
     }
 }
 

@@ -1108,10 +1108,7 @@ static bool fold_runtime(parser *p)
         case -1:
             return false;
         }
-        /* A runtime call of 10 ms or more that neither launches, waits nor copies is
-         * a first call creating the context (the alexnet fixture's
-         * cudaDeviceGetStreamPriorityRange, 29.9 s): set-up too. */
-        if (enqueue_call(e)) {
+        if (enqueue_call(e)) { /* joined to its copy later: a step's work, a pageable copy's wait */
             if (!mb_grow((void **)&st->async_copies, &st->cap_async_copies, st->n_async_copies + 1,
                          sizeof *st->async_copies))
                 return fail(p, MB_ESYS, "out of memory");
@@ -1119,6 +1116,9 @@ static bool fold_runtime(parser *p)
             *c = (struct tr_async_copy){.ts = e->ts, .end = e->ts + e->dur, .corr = e->corr};
             snprintf(c->name, sizeof c->name, "%.*s", (int)(e->name_len < 31 ? e->name_len : 31), e->name);
         }
+        /* A runtime call of 10 ms or more that neither launches, waits nor copies is
+         * a first call creating the context (the alexnet fixture's
+         * cudaDeviceGetStreamPriorityRange, 29.9 s): set-up too. */
         if (e->dur < TR_LONG_LAUNCH_NS || memmem(e->name, e->name_len, "Memcpy", 6) != NULL ||
             memmem(e->name, e->name_len, "Memset", 6) != NULL)
             return true;
@@ -1164,7 +1164,6 @@ static bool keep_user_annotation(parser *p)
     return true;
 }
 
-
 /* One collective on the host, counted once: c10d::allreduce_ holds nccl:all_reduce and a record_param_comms,
  * and a second record_param_comms follows it (HTA's V100 DDP trace read "8080 calls" for its 2020 all-reduces).
  * A call is an outermost named one (Kineto writes a thread's events by start, so it comes first); the
@@ -1183,6 +1182,7 @@ static bool count_collective(parser *p)
     st->coll_end = e->ts + e->dur;
     return push_iv(p, &st->coll_calls);
 }
+
 static bool fold_annotation(parser *p)
 {
     tr_state *st = p->st;
@@ -1632,9 +1632,11 @@ static bool finish_event(parser *p)
      * start, so the annotation comes first */
     st->foreach_optimizer += e->cat == CAT_CPU_OP && strncmp(e->name, "aten::_foreach_", 15) == 0 &&
                              st->opt_end > 0 && e->ts < st->opt_end && thread_of(e) == st->opt_thread;
-    /* torch.optim's fused=True: one op per parameter group (aten::_fused_adamw_, _fused_sgd_, _fused_adagrad_) */
-    st->fused_optimizer += e->cat == CAT_CPU_OP && strncmp(e->name, "aten::_fused_", 13) == 0 &&
-                           e->name[strlen(e->name) - 1] == '_';
+    /* torch.optim's fused=True: one op per parameter group (aten::_fused_adamw_, _fused_sgd_, _fused_adagrad_;
+     * not aten::_fused_dropout or _fused_sdp_choice) */
+    st->fused_optimizer += e->cat == CAT_CPU_OP && (strncmp(e->name, "aten::_fused_adam", 17) == 0 ||
+                                                    strncmp(e->name, "aten::_fused_sgd", 16) == 0 ||
+                                                    strncmp(e->name, "aten::_fused_adagrad", 20) == 0);
     if (st->hook && !show_event(p))
         return false;
     if ((e->cat == CAT_CPU_OP || e->cat == CAT_RUNTIME || e->cat == CAT_ANNOTATION) && !note_host_gap(p))
