@@ -708,8 +708,9 @@ def remedies_already_done():
     """Remedies true of the run only: a fused optimizer (TorchRec's Optimizer.step#FusedAdam.step, torch's
     aten::_fused_adamw_ inside Optimizer.step#AdamW.step) is not told to fuse it, an unfused AdamW is, a foreach one
     (its _foreach_ ops inside Optimizer.step, not a grad clipping's after it) is told fused=True is left; a GPU of
-    compute capability 7 is told fp16 activations, not bf16 (it has none); an AMD GPU's set-up (hipLaunchKernel) is
-    not told CUDA_MODULE_LOADING, an NVIDIA one's is."""
+    compute capability 7 is told fp16 activations, not bf16 (it has none); a step whose GEMMs run bf16 is told no
+    lower precision, and channels_last only where it has convolutions; an AMD GPU's set-up (hipLaunchKernel) is not
+    told CUDA_MODULE_LOADING, an NVIDIA one's is."""
     ew = ("void at::native::vectorized_elementwise_kernel<4>", 2.0, "kernel", {})
     # (name, the optimizer's class, its op inside Optimizer.step, an op after it, told fused/foreach, told foreach)
     for name, opt, inside, after, told, foreach in (
@@ -736,13 +737,25 @@ def remedies_already_done():
               ("Fused/foreach optimizers" in rem) == told and ("Foreach optimizer already" in rem) == foreach and
               d["diagnosis"]["findings"][0]["pattern"] == "launch_bound", rem)
     membound = [("void at::native::vectorized_elementwise_kernel<4>", 800.0, "kernel", {})]
-    for major, want, not_want in ((7, "fp16 activations", "bf16 activations"),
-                                  (9, "bf16 activations", "fp16 activations")):
+    for major, want, not_want in ((7, "fp16 autocast", "bf16 autocast"), (9, "bf16 autocast", "fp16 autocast")):
         d = gap(kernel_steps("membound-sm%d0" % major, membound, dict(H100_PROPS, computeMajor=major, computeMinor=0)))
         f = d["diagnosis"]["findings"][0]
         rem = " ".join(f["remedies"])
-        check("memory-bound kernels on compute capability %d: %s, not %s" % (major, want, not_want),
-              f["pattern"] == "gpu_compute_bound" and want in rem and not_want not in rem, rem)
+        check("memory-bound kernels on compute capability %d: %s, not %s; no channels_last without a convolution" %
+              (major, want, not_want), f["pattern"] == "gpu_compute_bound" and want in rem and not_want not in rem and
+              "channels_last" not in rem, rem)
+    # a bf16 model's memory-bound step (its GEMMs bf16 by their kernels' names): no lower-precision advice; a conv
+    # net's, channels_last
+    bf16_gemm = ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 100.0, "kernel", {})
+    conv = ("sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc", 100.0, "kernel", {})
+    for name, mm, want, not_want in (("membound-bf16-gemm", bf16_gemm, None, "autocast"),
+                                     ("membound-bf16-conv", conv, "channels_last", "autocast")):
+        d = gap(kernel_steps(name, membound + [mm], H100_PROPS))
+        f = d["diagnosis"]["findings"][0]
+        rem = " ".join(f["remedies"])
+        check("%s: %s, no %s" % (name, want or "no channels_last", not_want),
+              f["pattern"] == "gpu_compute_bound" and not_want not in rem and
+              (("channels_last" in rem) == (want == "channels_last")), rem)
     for api, want, not_want in (("hip", "MIOpen's kernel cache", "CUDA_MODULE_LOADING"),
                                 ("cuda", "CUDA_MODULE_LOADING", "MIOpen")):
         # a first launch of 30 ms (module loading) and ten 100-us kernels: set-up, once
@@ -1043,6 +1056,10 @@ def fp32_math():
           "fp16 autocast" in rem and "fp16 on the tensor cores (compute capability 7" in rem and
           "set_float32_matmul_precision" not in rem and "bf16" not in rem.replace("no bf16", "") and
           "fp8" not in rem.replace("no fp8", ""), rem)
+    # DeepSeek's DualPipe step on an H800: its GEMMs fp8 by their names, no types recorded; told neither bf16 nor fp8
+    d, f, ev_text, rem = trace("fp8-gemm-sm90", "void deep_gemm::fp8_gemm_kernel<128u, 128u>", 9)
+    check("fp8 GEMMs by their names: low precision already, not told bf16 or fp8",
+          "in low precision already" in rem and "fp8 matmuls" not in rem and "bf16 on tensor cores" not in rem, rem)
     d, f, ev_text, rem = trace("tf32-gemm-sm90", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32", 9)
     check("a TF32 GEMM is no fp32 math: nothing said, no fp32 remedy",
           (d["step"].get("fp32_math") or {}).get("kernels") == 0 and "CUDA cores" not in ev_text and

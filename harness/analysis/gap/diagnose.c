@@ -61,12 +61,39 @@ static bool is_data_stage(const mb_stage *s, const char *data_names)
     return strcmp(s->component, "disk") == 0 || data_by_name(s, data_names);
 }
 
+static const cJSON *ev_at(const cJSON *o, const char *path);
+
+/* The GEMM/conv kernels' own names say their math (sm90_xmma_gemm_bf16bf16..., fp8 grouped GEMMs): a trace
+ * without recorded types still tells a run in bf16 or fp8 from one in fp32. */
+static void lowp_from_kernel_names(const cJSON *ev, mb_diag_figures *f)
+{
+    const cJSON *mm = ev_at(ev, "trace.matmul_math_seconds");
+    if (!cJSON_IsObject(mm))
+        return;
+    double all = 0, lowp = 0, fp8 = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, mm)
+    {
+        double v = cJSON_IsNumber(m) && m->valuedouble > 0 ? m->valuedouble : 0;
+        all += v;
+        bool low = !strcmp(m->string, "fp16") || !strcmp(m->string, "bf16") || !strcmp(m->string, "fp8") ||
+                   !strcmp(m->string, "int8");
+        lowp += low ? v : 0;
+        fp8 += !strcmp(m->string, "fp8") ? v : 0;
+    }
+    if (!(all > 0))
+        return;
+    f->lowp_share = fmax(f->lowp_share, lowp / all);
+    f->fp8_compute |= fp8 >= 0.5 * all;
+}
+
 static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figures *f)
 {
     const char *data_names = mb_ini_get(t, "data_loading_bound", "names");
     double eff_time = 0, eff_sum = 0;
     double compute = 0, launch = 0, sync = 0, data = 0, copy = 0, pageable = 0, pinned = 0, comm = 0, cpu = 0, queued = 0;
     double cpu_matmul = 0, cpu_memory = 0, cpu_other_ops = 0;
+    double mm_all = 0, mm_fp32 = 0, mm_tf32 = 0, mm_fp8 = 0, mm_lowp = 0; /* GPU matmul stages by their types */
     bool gpu_work = false;
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
@@ -98,12 +125,15 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
         } else if (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0 || strcmp(c, "attention") == 0 ||
                    strcmp(c, "membw") == 0) {
             compute += secs;
-            if (s->dtype && strcmp(s->dtype, "fp32") == 0)
-                f->fp32_compute = true;
-            if (s->dtype && strcmp(s->dtype, "tf32") == 0)
-                f->tf32_compute = true;
-            if (s->dtype && strcmp(s->dtype, "fp8") == 0)
-                f->fp8_compute = true;
+            if (strcmp(c, "membw") != 0) {
+                const char *dt = s->dtype ? s->dtype : "";
+                mm_all += secs;
+                mm_fp32 += strcmp(dt, "fp32") == 0 ? secs : 0;
+                mm_tf32 += strcmp(dt, "tf32") == 0 ? secs : 0;
+                mm_fp8 += strcmp(dt, "fp8") == 0 ? secs : 0;
+                mm_lowp += strcmp(dt, "fp8") == 0 || strcmp(dt, "bf16") == 0 || strcmp(dt, "fp16") == 0 ||
+                                   strcmp(dt, "int8") == 0 ? secs : 0;
+            }
             if (mb_gap_stage_bounded(st)) {
                 eff_time += secs;
                 eff_sum += secs * st->efficiency;
@@ -133,6 +163,16 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
         }
     }
     double w = f->wall;
+    /* a precision remedy needs that precision to matter: an fp32 RMSNorm's 4 us of fp32 GEMM beside a bf16
+     * Qwen's 8.9 ms read "Lower precision: bf16/fp16 autocast" */
+    double fp32_min = 0.05;
+    const char *fm = mb_ini_get(t, "gpu_compute_bound", "fp32_math_share_min");
+    if (fm)
+        fp32_min = strtod(fm, NULL);
+    f->fp32_compute = mm_fp32 > 0 && mm_fp32 >= fp32_min * w;
+    f->tf32_compute = mm_tf32 > 0 && mm_tf32 >= fp32_min * w;
+    f->fp8_compute = mm_fp8 > 0 && mm_fp8 >= 0.5 * mm_all;
+    f->lowp_share = mm_all > 0 ? mm_lowp / mm_all : -1;
     f->compute_share = compute / w;
     f->launch_share = launch / w;
     f->sync_share = sync / w;
@@ -304,6 +344,7 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
     f->fused_optimizer = ev_num(ev, "trace.fused_optimizer");
     f->foreach_optimizer = ev_num(ev, "trace.foreach_optimizer");
     f->graph_replays = ev_num(ev, "trace.graph_replays");
+    lowp_from_kernel_names(ev, f);
     f->shapes_recorded = cJSON_IsTrue(ev_at(ev, "trace.shapes_recorded"));
     const char *api = cJSON_GetStringValue(ev_at(ev, "trace.runtime_api"));
     f->hip_runtime = api && strcmp(api, "hip") == 0;
@@ -618,14 +659,24 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     bool fp16_only = f->compute_major >= 1 && f->compute_major < 8;
     /* ... and no bf16 at all: its activations halve in fp16 (a V100's TorchRec trace was told "bf16
      * activations" beside "no bf16") */
+    /* a run whose matrix math is in bf16/fp16/fp8 already has its activations there (a bf16 Qwen was told "bf16
+     * activations" and channels_last, with no convolution in it) */
+    bool lowp = f->lowp_share >= 0.5;
+    bool memory = f->step_table && f->memory_share > f->tensor_share;
     if (strcmp(cond, "memory_bound") == 0)
-        return f->step_table && f->memory_share > f->tensor_share && !fp16_only;
+        return memory;
+    if (strcmp(cond, "memory_bound_conv") == 0)
+        return memory && f->conv_share > 0 && !(f->layout_share >= x->gcb_layout && f->layout_share > 0);
+    if (strcmp(cond, "memory_bound_fp32") == 0)
+        return memory && !lowp && !fp16_only;
     if (strcmp(cond, "memory_bound_fp16") == 0)
-        return f->step_table && f->memory_share > f->tensor_share && fp16_only;
+        return memory && !lowp && fp16_only;
     if (strcmp(cond, "tensor_bound") == 0)
-        return f->step_table && f->tensor_share >= f->memory_share && !fp16_only;
+        return f->step_table && f->tensor_share >= f->memory_share && !fp16_only && !(f->lowp_share >= 0.5);
+    if (strcmp(cond, "tensor_bound_lowp") == 0)
+        return f->step_table && f->tensor_share >= f->memory_share && f->lowp_share >= 0.5;
     if (strcmp(cond, "tensor_bound_fp16") == 0)
-        return f->step_table && f->tensor_share >= f->memory_share && fp16_only;
+        return f->step_table && f->tensor_share >= f->memory_share && fp16_only && !(f->lowp_share >= 0.5);
     if (strcmp(cond, "nchw_layout") == 0)
         return f->layout_share >= x->gcb_layout && f->layout_share > 0;
     /* a launch-bound step pays for each conversion kernel's launch, whatever its time on the GPU */

@@ -72,7 +72,9 @@ typedef struct mb_diag_figures {
     int dataset_fits;
     bool fp32_compute;         /* GEMM/conv time in fp32 */
     bool tf32_compute;         /* ... in tf32 (fp32 ops whose kernels ran TF32 math) */
-    bool fp8_compute;          /* ... in fp8 */
+    bool fp8_compute;          /* ... in fp8 for half of it or more (recorded types, or the kernels' names) */
+    double lowp_share;         /* the GEMM/conv time in fp16, bf16, fp8 or int8: by the stages' types, or by the
+                                  kernels' names (trace.matmul_math_seconds), whichever says more; -1 unknown */
     /* From a trace's step table (evidence "step"); step_table false when
      * the run has none. Shares of the step: GPU busy by group, GPU idle by
      * what the host did; together they add up to 1. */

@@ -930,6 +930,10 @@ static bool fold_gpu(parser *p)
             cls = TR_CLASS_OTHER;
         }
         elem_bytes = mb_tr_kernel_elem_bytes(e->name, e->name_len);
+        if (cls == TR_CLASS_GEMM || cls == TR_CLASS_CONV) {
+            int m = mb_tr_kernel_math(e->name, e->name_len);
+            p->st->matmul_math_ns[m >= 0 && m < 7 ? m : 7] += e->dur;
+        }
         flags |= mb_tr_kernel_tf32(e->name, e->name_len)   ? TR_EV_TF32
                  : mb_tr_kernel_fp32(e->name, e->name_len) ? TR_EV_FP32
                                                            : 0;

@@ -543,6 +543,9 @@ typedef struct tr_state {
     long long fused_optimizer;           /* a fused optimizer runs: Optimizer.step#Fused... (apex, DeepSpeed,
                                             TorchRec's FusedAdam) or torch's aten::_fused_adam(w)_/_fused_sgd_ */
     long long foreach_optimizer;         /* aten::_foreach_* ops inside an Optimizer.step: a foreach optimizer */
+    /* GEMM and convolution kernel time by the math their names say (mb_tr_kernel_math's order: fp32, tf32,
+     * fp16, bf16, fp8, int8, fp64; the last, a name that says none) */
+    int64_t matmul_math_ns[8];
     int64_t opt_thread, opt_end;         /* the last Optimizer.step annotation's thread and end */
     tr_named_table cuda_sync_events;
     tr_named_table small_grids; /* kernels on fewer blocks than half their GPU's SMs, by short name (whole trace) */

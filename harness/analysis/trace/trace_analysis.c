@@ -2738,6 +2738,12 @@ static void header_evidence(analysis *a)
     add_num(t, "fused_optimizer", (double)st->fused_optimizer);
     add_num(t, "foreach_optimizer", (double)st->foreach_optimizer);
     add_num(t, "graph_replays", (double)st->n_graph_corrs); /* cudaGraphLaunch calls in the trace */
+    /* the math the GEMM and convolution kernels' names say: a run in bf16 or fp8 already is not told to lower
+     * its precision (DeepSeek's fp8 DualPipe step on an H800 was told "bf16" and "fp8") */
+    static const char *const maths[8] = { "fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp64", "unnamed" };
+    cJSON *mm = add_obj(t, "matmul_math_seconds");
+    for (int i = 0; i < 8; i++)
+        add_num(mm, maths[i], sec(st->matmul_math_ns[i]));
     if (st->device_props) {
         cJSON_AddItemToObject(a->ev, "device_properties", st->device_props);
         st->device_props = NULL;
