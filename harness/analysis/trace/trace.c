@@ -366,6 +366,10 @@ static int sms_of(const tr_state *st, int64_t id)
             cJSON_IsNumber(n))
             return n->valuedouble >= 1 && n->valuedouble <= 1e6 ? (int)n->valuedouble : -1;
     }
+    /* one GPU listed: the GPU, whatever its id (ROCm numbers its agents from 1 or 2) */
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(st->device_props, 0), "numSms");
+    if (cJSON_GetArraySize(st->device_props) == 1 && cJSON_IsNumber(n))
+        return n->valuedouble >= 1 && n->valuedouble <= 1e6 ? (int)n->valuedouble : -1;
     return -1;
 }
 

@@ -844,16 +844,19 @@ static void partial(analysis *a, const char *fmt, ...)
     mb_run_warn(a->run, "%s", buf);
 }
 
+/* The deviceProperties entry of a device by its id; a trace that lists one GPU and ran on one is that GPU
+ * whatever its id (ROCm numbers its agents: SGLang's MI300X kernels ran on device 2, deviceProperties lists id
+ * 0, and the trace read "does not name the GPU") */
 static cJSON *device_props_of(const analysis *a, int64_t id)
 {
-    cJSON *p;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(a->ev, "device_properties"))
+    cJSON *p, *list = cJSON_GetObjectItemCaseSensitive(a->ev, "device_properties");
+    cJSON_ArrayForEach(p, list)
     {
         cJSON *pid = cJSON_GetObjectItemCaseSensitive(p, "id");
         if (cJSON_IsNumber(pid) && (int64_t)pid->valuedouble == id)
             return p;
     }
-    return NULL;
+    return cJSON_GetArraySize(list) == 1 && a->st->n_devices == 1 ? cJSON_GetArrayItem(list, 0) : NULL;
 }
 
 /* The first of n records (stride words each, sorted by word `field`) whose
