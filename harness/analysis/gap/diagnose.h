@@ -106,6 +106,8 @@ typedef struct mb_diag_figures {
     double host_kernel_s;      /* the same GPU-idle host time per kernel of a step; -1 unknown */
     double launch_ceiling_s;   /* seconds per launch at the measured launch ceiling; -1 unknown */
     double tensor_efficiency;  /* GEMM/conv stages with FLOPs against their ceilings; -1 unknown */
+    double tensor_held_s;      /* ... the seconds of those held to a ceiling */
+    double tensor_beyond_s;    /* ... and of those faster than their nearest case (no ceiling for them) */
     /* Memory-bound ops with recorded shapes (stage MB_MEMBOUND_STAGE): bytes/s
      * of their kernels, the membw ceiling it was held against, and the share
      * of all memory-bound kernel time they cover. -1 unknown. */
