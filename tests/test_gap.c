@@ -1538,6 +1538,33 @@ static void test_diagnosis_setup(void **state)
         mb_diagnosis_free(&d);
         mb_gap_free(&g);
     }
+    /* every step: 300 device allocations and frees in 10 steps is a tensor each, the caching allocator off
+     * (TraceLens's "no_pool" ResNet-18 was told empty_cache and fragmentation); a graph capture holding most of
+     * the set-up is start-up, however many steps it spans (SGLang's capture trace read "in every step") */
+    static const char *const calls[] = {
+        "\"cudaMalloc\":{\"count\":300,\"seconds\":1},\"cudaFree\":{\"count\":300,\"seconds\":5}",
+        "\"graph capture (StreamBeginCapture ... EndCapture)\":{\"count\":1,\"seconds\":5},"
+        "\"cudaFree\":{\"count\":2,\"seconds\":1}",
+    };
+    static const char *const id[] = { "setup_every_step", "setup_once" };
+    for (int i = 0; i < 2; i++) {
+        cJSON_Delete(r.evidence);
+        snprintf(ev, sizeof ev, "{\"host\":{\"setup\":{\"count\":9,\"seconds\":6,\"steps_with\":9,"
+                                "\"calls\":{%s}}},%s}", calls[i], parts);
+        r.evidence = cJSON_Parse(ev);
+        assert_int_equal(mb_gap_build(&r, &f->here, &f->matching, &g, &err), MB_OK);
+        assert_int_equal(mb_diagnose(&g, &f->thresholds, &f->remedies, &d, &err), MB_OK);
+        assert_string_equal(d.findings[0].id, id[i]);
+        if (i == 0) {
+            assert_true(has_remedy(&d, id[i], "PYTORCH_NO_CUDA_MEMORY_CACHING"));
+            assert_false(has_remedy(&d, id[i], "empty_cache"));
+            assert_true(finding_says(&d.findings[0], "in the whole trace (10 steps), 300 device allocations and 300 "
+                                                     "frees: a tensor each"));
+        } else
+            assert_true(finding_says(&d.findings[0], "most of it a CUDA/HIP graph capture"));
+        mb_diagnosis_free(&d);
+        mb_gap_free(&g);
+    }
     mb_run_free(&r);
 }
 

@@ -63,6 +63,32 @@ static bool is_data_stage(const mb_stage *s, const char *data_names)
 
 static const cJSON *ev_at(const cJSON *o, const char *path);
 
+static double ev_num(const cJSON *o, const char *path);
+
+/* What the set-up calls were, by name (host.setup.calls): the graph captures' time, and the device
+ * allocations and frees (cudaMalloc/hipMalloc, cudaFree/hipFree, their Async forms). */
+static void setup_kinds(const cJSON *ev, mb_diag_figures *f)
+{
+    const cJSON *calls = ev_at(ev, "host.setup.calls"), *c;
+    double all = 0;
+    f->setup_capture_s = 0;
+    f->setup_mallocs = f->setup_frees = 0;
+    cJSON_ArrayForEach(c, calls)
+    {
+        double s = ev_num(c, "seconds"), n = ev_num(c, "count");
+        all += s > 0 ? s : 0;
+        if (strncmp(c->string, "graph capture", 13) == 0)
+            f->setup_capture_s += s > 0 ? s : 0;
+        const char *api = strncmp(c->string, "cuda", 4) == 0 || strncmp(c->string, "hip", 3) == 0
+                              ? c->string + (c->string[0] == 'c' ? 4 : 3) : "";
+        if (n > 0 && (strncmp(api, "Malloc", 6) == 0) && strncmp(api, "MallocHost", 10) != 0)
+            f->setup_mallocs += n;
+        if (n > 0 && (strcmp(api, "Free") == 0 || strcmp(api, "FreeAsync") == 0))
+            f->setup_frees += n;
+    }
+    f->setup_calls_s = all;
+}
+
 /* The GEMM/conv kernels' own names say their math (sm90_xmma_gemm_bf16bf16..., fp8 grouped GEMMs): a trace
  * without recorded types still tells a run in bf16 or fp8 from one in fp32. */
 static void lowp_from_kernel_names(const cJSON *ev, mb_diag_figures *f)
@@ -214,7 +240,6 @@ static const cJSON *ev_object(const cJSON *o, const char *path)
     return cJSON_IsObject(it) ? it : NULL;
 }
 
-static double ev_num(const cJSON *o, const char *path);
 
 /* simplify's own figures (python/mlbench/simplify.py _cpu_threads): a count
  * that is not a whole number from 1 to 10^6 stays unknown. */
@@ -339,6 +364,7 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
         }
     }
     f->setup_steps = ev_num(ev, "host.setup.steps_with");
+    setup_kinds(ev, f);
     f->optimizer_steps = ev_num(ev, "trace.optimizer_steps");
     f->compiled_regions = ev_num(ev, "trace.compiled_regions");
     f->fused_optimizer = ev_num(ev, "trace.fused_optimizer");
@@ -526,6 +552,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->source = "stages";
     f->span = g->steps_known ? "step" : "run";
     f->wall = g->total > 0 ? g->total : 1;
+    f->steps = g->run->steps > 0 ? g->run->steps : 0;
     f->gpu_util = g->run->gpu_utilization;
     f->cpu_util = g->run->cpu_utilization;
     f->gpu_idle_share = f->gpu_util >= 0 ? 1 - f->gpu_util : -1;
@@ -646,6 +673,8 @@ static double layout_launches(const mb_diag_figures *f)
 {
     return f->layout_kernels >= 0 && f->kernels_per_step > 0 ? f->layout_kernels / f->kernels_per_step : -1;
 }
+
+static bool allocator_off(const mb_diag_figures *f, int steps);
 
 /* a GPU known to have no fp8 tensor cores: compute capability below 8.9 */
 static bool fp8_less(const mb_diag_figures *f)
@@ -780,6 +809,10 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     if (strcmp(cond, "unfused_attention") == 0)
         return f->step_table && f->tensor_share >= f->memory_share && f->gemm_share > f->conv_share &&
                !(f->attention_share > 0);
+    if (strcmp(cond, "allocator_off") == 0)
+        return allocator_off(f, f->steps);
+    if (strcmp(cond, "allocator_on") == 0)
+        return !allocator_off(f, f->steps);
     if (strcmp(cond, "graphed") == 0)
         return f->graph_replays > 0;
     if (strcmp(cond, "not_graphed") == 0)
@@ -1293,6 +1326,14 @@ static void rest_evidence(builder *b, const mb_diag_figures *f)
         EVIDENCE(b, "without it, the %s's other %s: %s", f->span, t, list);
 }
 
+/* Device allocations and frees by the tensor, every step: PyTorch's caching allocator off
+ * (PYTORCH_NO_CUDA_MEMORY_CACHING=1: TraceLens's "ddp_resnet18_no_pool" trace on MI300X, 292 hipMalloc and 272
+ * hipFree a step inside the ops, was told empty_cache and fragmentation) */
+static bool allocator_off(const mb_diag_figures *f, int steps)
+{
+    return steps > 0 && f->setup_mallocs >= 20.0 * steps && f->setup_frees >= 20.0 * steps;
+}
+
 /* GPU idle in allocation and set-up calls (a trace's step table): once, in
  * a trace of the first iterations (context creation, a kernel's first
  * launch loading its module), or every step (the caching allocator freeing
@@ -1301,7 +1342,10 @@ static void try_setup(builder *b, const mb_gap *g, const mb_diag_figures *f, con
 {
     char p1[32], lim[LIMIT_LEN];
     int steps = g->run->steps;
-    bool every = steps > 0 && f->setup_steps * 2 > steps;
+    /* a graph capture is start-up however many steps it spans (SGLang's and vLLM's capture traces read
+     * "Allocation and set-up in every step" with allocator remedies) */
+    bool capture = f->setup_capture_s > 0 && f->setup_capture_s * 2 >= f->setup_calls_s;
+    bool every = steps > 0 && f->setup_steps * 2 > steps && !capture;
     const char *id = every ? "setup_every_step" : "setup_once";
     if (!f->step_table || !passes(f->setup_share, x->su_share, x) || !begin_finding(b, id, f->setup_share, r))
         return;
@@ -1312,6 +1356,13 @@ static void try_setup(builder *b, const mb_gap *g, const mb_diag_figures *f, con
     else
         EVIDENCE(b, "the trace marks no steps: its window holds the set-up before the loop");
     setup_calls_evidence(b, g);
+    if (capture)
+        EVIDENCE(b, "most of it a CUDA/HIP graph capture: its launches record the graph, none runs; a one-time "
+                    "start-up, however many steps it spans");
+    if (every && allocator_off(f, steps))
+        EVIDENCE(b, "in the whole trace (%d steps), %.0f device allocations and %.0f frees: a tensor each, the "
+                    "caching allocator's work not being done",
+                 steps, f->setup_mallocs, f->setup_frees);
     double startup = ev_num(g->run->evidence, "host.setup.gpu_startup_s");
     if (startup > 0) {
         char t[32];
