@@ -1072,6 +1072,37 @@ def beyond_ceiling_share():
           "far below the measured ceiling" in rem, (ev_text, rem))
 
 
+def one_wait():
+    """Five blocking copies, the GPU idle in them: one of 500 us and four of 20 us (SGLang's prefill trace: one
+    493-ms copy at its start) is one stall, told so; five of 116 us each is a habit, told .item()/.cpu()."""
+    for name, durs, one in (("one-wait", [500, 20, 20, 20, 20], True), ("many-waits", [116] * 5, False)):
+        ev, t, corr = [], 0.0, 0
+        for d_us in durs:
+            corr += 1
+            ev += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpy", "pid": 1, "tid": 1, "ts": t,
+                    "dur": float(d_us), "args": {"correlation": corr}},
+                   {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pageable)", "pid": 0, "tid": 7,
+                    "ts": t + d_us - 3, "dur": 2.0, "args": {"device": 0, "stream": 7, "correlation": corr,
+                                                             "bytes": 64}}]
+            t += d_us + 5
+            corr += 1
+            ev += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t,
+                    "dur": 3.0, "args": {"correlation": corr}},
+                   {"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>",
+                    "pid": 0, "tid": 7, "ts": t + 4, "dur": 30.0,
+                    "args": {"device": 0, "stream": 7, "correlation": corr}}]
+            t += 40
+        path = os.path.join(WORK, name + ".json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+        d = gap(path)
+        f = d["diagnosis"]["findings"][0]
+        ev_text, rem = " ".join(f["evidence"]), " ".join(f["remedies"])
+        check("%s: sync bound, %s" % (name, "one stall, no .item() advice" if one else ".item()/.cpu() advice"),
+              f["pattern"] == "sync_bound" and ("a single stall" in ev_text) == one and
+              ("One long wait" in rem) == one and ("avoid .item()" in rem) == (not one), (ev_text, rem))
+
+
 def fp32_math():
     """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
     an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
@@ -1211,6 +1242,7 @@ graph_capture()
 per_step_host_figures()
 operator_steps()
 beyond_ceiling_share()
+one_wait()
 fp32_math()
 small_grids()
 concurrent_copies()

@@ -389,6 +389,8 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
          * reader's host-wait also covers DataLoader waits). */
         double in_sync = (ss > 0 ? ss : 0) + (bs > 0 ? bs : 0);
         f->sync_host_share = in_sync / w;
+        f->sync_host_s = in_sync;
+        f->longest_wait_s = ev_num(ev, "host.in_steps.longest_wait_seconds");
         f->sync_share = (window > 0 ? fmin(in_sync, host_wait) : in_sync) / w;
         f->syncs = sc > 0 ? sc : f->syncs;
     }
@@ -557,7 +559,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->cpu_util = g->run->cpu_utilization;
     f->gpu_idle_share = f->gpu_util >= 0 ? 1 - f->gpu_util : -1;
     f->launch_idle_ratio = -1;
-    f->sync_host_share = -1;
+    f->sync_host_share = f->sync_host_s = f->longest_wait_s = -1;
     f->data_in_process = -1;
     f->setup_steps = -1;
     f->optimizer_steps = f->compiled_regions = f->backward_ops = -1;
@@ -675,6 +677,14 @@ static double layout_launches(const mb_diag_figures *f)
 }
 
 static bool allocator_off(const mb_diag_figures *f, int steps);
+
+/* One wait holds most of the host's time in syncs and blocking copies: a stall, not a habit of every step
+ * (SGLang's prefill trace: a 493-ms blocking copy of 60 bytes at its start, the GPU idle before it, read "5
+ * syncs, 98.7 ms of GPU idle each on average" with .item()/.cpu() remedies) */
+static bool one_wait(const mb_diag_figures *f)
+{
+    return f->syncs >= 2 && f->longest_wait_s > 0 && f->sync_host_s > 0 && f->longest_wait_s * 2 >= f->sync_host_s;
+}
 
 /* a GPU known to have no fp8 tensor cores: compute capability below 8.9 */
 static bool fp8_less(const mb_diag_figures *f)
@@ -809,6 +819,10 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     if (strcmp(cond, "unfused_attention") == 0)
         return f->step_table && f->tensor_share >= f->memory_share && f->gemm_share > f->conv_share &&
                !(f->attention_share > 0);
+    if (strcmp(cond, "one_wait") == 0)
+        return one_wait(f);
+    if (strcmp(cond, "many_waits") == 0)
+        return !one_wait(f);
     if (strcmp(cond, "allocator_off") == 0)
         return allocator_off(f, f->steps);
     if (strcmp(cond, "allocator_on") == 0)
@@ -1395,6 +1409,13 @@ static void try_sync(builder *b, const mb_diag_figures *f, const th *x, const mb
     if (f->syncs > 0) {
         us_each(e, sizeof e, f->sync_share * f->wall, f->syncs);
         EVIDENCE(b, "%.0f syncs, %s of GPU idle each on average", f->syncs, e);
+    }
+    if (one_wait(f)) {
+        char t[32];
+        mb_fmt_seconds(t, sizeof t, f->longest_wait_s);
+        EVIDENCE(b, "one of them, %s, holds %s of the host's time in syncs and blocking copies: a single stall, not "
+                    "a habit of every step",
+                 t, pct(p1, sizeof p1, f->longest_wait_s / f->sync_host_s));
     }
     if (f->gpu_util >= 0)
         EVIDENCE(b, "GPU busy %s", pct(p1, sizeof p1, f->gpu_util));

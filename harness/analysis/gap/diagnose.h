@@ -49,6 +49,8 @@ typedef struct mb_diag_figures {
                                   syncs/blocking copies */
     double sync_host_share;    /* trace: host time in sync calls and blocking copies; -1 otherwise */
     double syncs;
+    double sync_host_s;        /* trace: host time in sync calls and blocking copies (the whole trace); -1 */
+    double longest_wait_s;     /* trace: the longest of them in the steps (the closing synchronize left out); -1 */
     double data_share;         /* data loading: disk stages, stages named like loading, DataLoader */
     double data_in_process;    /* trace: share of the DataLoader's batches loaded in the training process
                                   (_SingleProcessDataLoaderIter: num_workers=0); -1 unknown */

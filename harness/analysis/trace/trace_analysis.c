@@ -800,6 +800,7 @@ static void idle_json(cJSON *o, int64_t window, int64_t busy, int64_t host_wait)
 typedef struct host_calls {
     long long launches, long_launches, replays, syncs, blocking, data, setup, coll;
     long long ops; /* cpu_op events */
+    int64_t longest_wait_ns; /* the longest sync call or blocking copy (the closing synchronize left out) */
     long long setup_steps; /* steps whose window holds a set-up call (0 without steps) */
     int64_t launch_ns, long_launch_ns, longest_launch_ns, sync_ns, blocking_ns, data_ns, setup_ns, coll_ns;
 } host_calls;
@@ -1521,6 +1522,9 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
                           .setup = st->setup.count, .setup_ns = setup_ns,
                           .coll = st->coll_calls.n > 0 ? (long long)st->coll_calls.n : st->coll_host_count,
                           .ops = st->cpu_op_events};
+        const tr_ivlist *waits = &st->host_iv[TR_HOST_SYNC];
+        for (size_t i = 0; i < waits->n; i++)
+            c->longest_wait_ns = imax(c->longest_wait_ns, waits->iv[2 * i + 1] - waits->iv[2 * i]);
         return MB_OK;
     }
     int64_t *w = malloc(sizeof *w * 2 * st->n_steps);
@@ -1549,6 +1553,11 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
      * closing synchronize; sync_calls the sync calls alone, with it */
     int64_t waits_ns = 0;
     long long waits = calls_in(&st->host_iv[TR_HOST_SYNC], w, nw, &waits_ns);
+    for (size_t i = 0; i < st->host_iv[TR_HOST_SYNC].n; i++) {
+        const int64_t *iv = st->host_iv[TR_HOST_SYNC].iv + 2 * i;
+        if (in_windows(w, nw, iv[0]) && !(a->host_win && iv[0] >= a->tl.last_launch))
+            c->longest_wait_ns = imax(c->longest_wait_ns, iv[1] - iv[0]);
+    }
     for (size_t i = 0; i < st->sync_calls.n; i++) {
         int64_t s = st->sync_calls.iv[2 * i];
         if (in_windows(w, nw, s) && !(a->host_win && s >= a->tl.last_launch)) {
@@ -3019,6 +3028,7 @@ static void host_evidence(analysis *a)
      * set-up read "host time in kernel launch calls: 9.6% of the step" for 8.3%, "218 ops per step" for 203) */
     cJSON *in = add_obj(host, "in_steps");
     add_num(in, "ops", (double)a->calls.ops);
+    add_num(in, "longest_wait_seconds", sec(a->calls.longest_wait_ns));
     cJSON *l = count_seconds(in, "launch", a->calls.launches, a->calls.launch_ns);
     count_seconds(l, "long", a->calls.long_launches, a->calls.long_launch_ns);
     if (st->n_dispatch_durs > 0) { /* the median op that does nothing: what dispatching one costs here */
