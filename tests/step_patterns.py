@@ -1103,6 +1103,26 @@ def one_wait():
               ("One long wait" in rem) == one and ("avoid .item()" in rem) == (not one), (ev_text, rem))
 
 
+def bf16_gradients():
+    """A DDP step that all-reduces its gradients in bf16 (NCCL's kernel says so) for 600 us of its 1000 is not told
+    "bf16 gradients" (8 MI300Xs' ResNet was); the same in fp32 is. The collective's rate is named: algbw beside
+    busbw (the table's figure is the algbw)."""
+    for dtype, told in (("BFloat16", False), ("Float", True)):
+        nccl = ("ncclDevKernel_AllReduce_Sum_%s_RING_LL(ncclDevComm*, unsigned long, ncclWork*)" %
+                ("bf16" if dtype == "BFloat16" else "f32"), 600.0, "kernel",
+                {"Collective name": "allreduce", "dtype": dtype, "In msg nelems": 1 << 22, "Out msg nelems": 1 << 22,
+                 "Group size": 8})
+        d = gap(kernel_steps("allreduce-%s" % dtype, [nccl, ("void at::native::vectorized_elementwise_kernel<4>",
+                                                            100.0, "kernel", {})], H100_PROPS))
+        f = d["diagnosis"]["findings"][0]
+        rem = " ".join(f["remedies"])
+        ev_text = " ".join(f["evidence"])
+        check("all-reduce in %s: %s; its algbw and busbw named" % (dtype, "told bf16 gradients" if told
+                                                                    else "not told bf16 gradients"),
+              f["pattern"] == "communication_bound" and ("bf16 gradients" in rem) == told and "algbw " in ev_text and
+              "busbw " in ev_text, (f["pattern"], ev_text, rem))
+
+
 def fp32_math():
     """A loop without recorded types whose matmuls run fp32 on the CUDA cores: per 1000-us step an sgemm (600 us),
     an elementwise kernel (300 us) and a memset (30 us, 1 MiB). The sgemm is named, 60% of the step, with the lower-precision
@@ -1243,6 +1263,7 @@ per_step_host_figures()
 operator_steps()
 beyond_ceiling_share()
 one_wait()
+bf16_gradients()
 fp32_math()
 small_grids()
 concurrent_copies()

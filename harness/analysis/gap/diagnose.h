@@ -60,6 +60,7 @@ typedef struct mb_diag_figures {
     double comm_share;         /* collectives */
     double comm_sharded_s, comm_allreduce_s; /* ... seconds in all-gather + reduce-scatter (FSDP, ZeRO), and in
                                                 all-reduce (DDP) */
+    double comm_allreduce_lowp_s; /* ... of it in bf16 or fp16 */
     double cpu_share;          /* compute stages marked "device": "cpu" */
     double cpu_matmul_share;   /* ... of them GEMM/conv */
     double cpu_memory_share;   /* ... of them memory-bound ops against host memory (a trace's hostmem stage) */
