@@ -532,6 +532,15 @@ def memory_bound(ceil):
     check("CUDA's runtime calls alone: refused (exit 2), saying nothing the run did is recorded",
           p.returncode == 2 and "no op (cpu_op events) and no GPU activity" in p.stderr and
           "only CUDA runtime calls" in p.stderr, (p.returncode, p.stderr))
+    # an object-form file of layer timings without categories or op names (a homework's "Averaged Layer
+    # Profiler"): no profiler trace, refused; the same events named as ops and in the bare array still read
+    layers = [ev("to_patch_embedding.%d:forward" % i, 1000 * i, 1000) for i in range(20)]
+    path = os.path.join(WORK, "layer-profiler.json")
+    with open(path, "w") as f:
+        json.dump({"traceEvents": layers}, f)
+    p = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", ceil], capture_output=True, text=True)
+    check("layer timings without categories or op names: refused (exit 2), not a profiler trace",
+          p.returncode == 2 and "not a PyTorch profiler trace" in p.stderr, (p.returncode, p.stderr))
     d = gap(write("cpu-memory-array", bare, kineto=False), ceil)
     o, h = stage(d, "other aten ops"), headline(d, "other aten ops")
     check("memory-bound, bare array (no shapes): no memory-bound stage; other aten ops (6.02 ms: the log_softmax, "

@@ -1677,6 +1677,8 @@ static bool finish_event(parser *p)
         /* No "cat": the array form written by torch.autograd.profiler
          * without Kineto (Debian's python3-torch), CPU events only:
          * annotations and ops read by their names. */
+        p->st->uncat_events++;
+        p->st->uncat_ops += memmem(p->ev.name, p->ev.name_len, "::", 2) != NULL || autograd_node_name(p->ev.name);
         return fold_annotation(p) && fold_cpu_op(p) && fold_cpu_class(p);
     default:
         return true;
@@ -2584,6 +2586,16 @@ static int refuse_times_not_the_runs(const tr_state *st, const char *path, mb_er
                        "activity, and in a trace exported before the profiler stopped): profile a few steps on the "
                        "machine itself and check that kernels appear (prof.key_averages() lists CUDA time)",
                        path, st->launch.count, st->launch.count == 1 ? "" : "s");
+    /* An object-form file whose events carry no category and no op's name is no profiler trace (Kineto writes a
+     * category on every event; torch.autograd.profiler's bare array, which has none, names aten ops): a homework's
+     * "Averaged Layer Profiler", per-layer averages laid end to end, read "CPU compute bound, a run without a GPU" */
+    if (!st->array_form && st->n_devices == 0 && st->uncat_events > 0 && st->uncat_events == st->complete_events &&
+        st->uncat_ops == 0)
+        return mb_errf(err, MB_EUSAGE,
+                       "%s: %lld events without a category (\"cat\") and none named as an op (\"aten::mm\"): not a "
+                       "PyTorch profiler trace (torch.profiler writes a category on every event); give the trace "
+                       "torch.profiler exported (prof.export_chrome_trace, tensorboard_trace_handler)",
+                       path, st->uncat_events);
     /* Neither an op nor GPU activity: nothing to cut into stages (a trace of 77.9 s holding five CUDA runtime
      * calls read "CPU compute bound, python (host code) 100%"). */
     if (st->cpu_op_events == 0 && st->n_devices == 0)

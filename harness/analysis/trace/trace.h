@@ -543,6 +543,8 @@ typedef struct tr_state {
     long long fused_optimizer;           /* a fused optimizer runs: Optimizer.step#Fused... (apex, DeepSpeed,
                                             TorchRec's FusedAdam) or torch's aten::_fused_adam(w)_/_fused_sgd_ */
     long long foreach_optimizer;         /* aten::_foreach_* ops inside an Optimizer.step: a foreach optimizer */
+    long long uncat_events, uncat_ops;   /* complete events without a "cat"; of them, named as ops ("ns::op", an
+                                            autograd node) */
     /* GEMM and convolution kernel time by the math their names say (mb_tr_kernel_math's order: fp32, tf32,
      * fp16, bf16, fp8, int8, fp64; the last, a name that says none) */
     int64_t matmul_math_ns[8];
