@@ -857,6 +857,18 @@ def extension_ops(ceil):
           g is not None and close(g["seconds"], STEPS * 4e-3) and g["work"] is None, g)
 
 
+def complex_matmul(ceil):
+    """A complex128 matmul (a Gaussian-process solve's): each product of complex numbers is 4 real products, so a
+    64^3 mm in c10::complex<double> counts 4 x 2 x 64^3 FLOPs, its stage in fp64 (it was a quarter of that, its
+    type unknown, held to a bf16 GEMM case)."""
+    dims = {"Input Dims": [[64, 64], [64, 64]], "Input type": ["c10::complex<double>"] * 2}
+    d = gap(write("cpu-complex-mm", steps(lambda t0: [ev("aten::mm", t0 + 100, 2000, "cpu_op", dims)]),
+                  kineto=True), ceil)
+    s = stage(d, "gemm (cpu)")
+    check("complex128 matmul: 4 x 2 x 64^3 FLOPs a call, in fp64",
+          s is not None and close(s["work"], STEPS * 4 * 2 * 64 ** 3) and s["dtype"] == "fp64", s)
+
+
 def wrapped_matmul(ceil):
     """torch 1.10 on a CPU (a grammar-correction transformer's inference trace): aten::linear > aten::t, aten::matmul >
     (a copy_ of its input, aten::mm, aten::_unsafe_view), the linears 167 ms of which mm ran 44 ms. The gemm stage
@@ -907,6 +919,7 @@ conv_no_stride(ceil)
 memory_bound(ceil)
 sparse_matmul(ceil)
 wrapped_matmul(ceil)
+complex_matmul(ceil)
 rank_share()
 print("%d failure(s)" % fails)
 sys.exit(1 if fails else 0)

@@ -191,6 +191,9 @@ typedef struct tr_attention {
 bool mb_tr_attention_shape(const char *name, const tr_shapes *sh, tr_attention *a);
 /* mlbench dtype ("fp32", "fp16", "bf16", "fp64", "fp8", "int8") of a
  * PyTorch scalar type name ("float", "c10::Half", ...); NULL if unknown. */
+/* A complex element type (c10::complex<double>): a product of two is 4 real products and 2 sums, so a
+ * matmul's FLOPs are 4 times its shapes' (zgemm's 8mnk against dgemm's 2mnk). */
+bool mb_tr_complex_type(const char *type);
 const char *mb_tr_dtype_of_torch(const char *type);
 /* Bytes per element of a PyTorch scalar type name as "Input type" records it
  * ("float" 4, "c10::Half" 2, "long int" 8, "bool" 1, ...); 0 when the name

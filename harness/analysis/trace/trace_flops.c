@@ -209,6 +209,11 @@ static bool attention_flops(const char *name, const tr_shapes *sh, double *flops
     return true;
 }
 
+bool mb_tr_complex_type(const char *type)
+{
+    return strncmp(type, "c10::complex<", 13) == 0;
+}
+
 const char *mb_tr_dtype_of_torch(const char *type)
 {
     static const struct {
@@ -218,6 +223,8 @@ const char *mb_tr_dtype_of_torch(const char *type)
         {"double", "fp64"},         {"c10::Float8_e4m3fn", "fp8"}, {"c10::Float8_e5m2", "fp8"},
         {"c10::Float8_e4m3fnuz", "fp8"}, {"c10::Float8_e5m2fnuz", "fp8"},
         {"signed char", "int8"},    {"c10::qint8", "int8"},
+        /* complex: its real and imaginary parts in the real type (mb_tr_complex_type: 4 real products each) */
+        {"c10::complex<double>", "fp64"}, {"c10::complex<float>", "fp32"}, {"c10::complex<c10::Half>", "fp16"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(type, map[i].torch) == 0)
