@@ -780,12 +780,6 @@ static bool slow_first_call(const tr_op_calls *c)
     return (double)c->dur >= TR_FIRST_CALL_RATIO * later;
 }
 
-static int cmp_corr(const void *x, const void *y)
-{
-    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-    return (a > b) - (a < b);
-}
-
 /* cudaMemcpyAsync to pageable memory returns only once the copy is done, after the stream's earlier work; from
  * pageable memory it may be synchronous with respect to the host, the driver staging it through pinned memory
  * (CUDA's API synchronization notes): the host waits in it as in a blocking copy. HTA's TorchRec trace: six
@@ -794,10 +788,10 @@ bool mb_tr_pageable_copy_waits(tr_state *st)
 {
     if (st->n_async_copies == 0 || st->n_pageable_corrs == 0)
         return true;
-    qsort(st->pageable_corrs, st->n_pageable_corrs, sizeof *st->pageable_corrs, cmp_corr);
+    qsort(st->pageable_corrs, st->n_pageable_corrs, sizeof *st->pageable_corrs, cmp_i64);
     for (size_t i = 0; i < st->n_async_copies; i++) {
         const struct tr_async_copy *c = &st->async_copies[i];
-        if (!bsearch(&c->corr, st->pageable_corrs, st->n_pageable_corrs, sizeof *st->pageable_corrs, cmp_corr))
+        if (!bsearch(&c->corr, st->pageable_corrs, st->n_pageable_corrs, sizeof *st->pageable_corrs, cmp_i64))
             continue;
         if (!mb_grow((void **)&st->host_wait, &st->cap_host_wait, (st->n_host_wait + 1) * 2, sizeof(int64_t)) ||
             !iv_append(&st->host_iv[TR_HOST_SYNC], c->ts, c->end))
