@@ -355,6 +355,7 @@ class PatternGen:
             self.cpu.append(self.x(cat, runtime, self.now, ldur, '{"cbid": %d, "correlation": %d}' % (cbid, corr)))
         free = self.comm_free if stream == COMM_STREAM else self.gpu_free
         start = max(self.now + 2000, free)
+        self.first_gpu = getattr(self, "first_gpu", start)
         self.gpu.append(self.x("kernel", name, start, kdur,
                                '{"device": 0, "stream": %d, "correlation": %d%s}' % (stream, corr, extra),
                                pid=0, tid=stream))
@@ -425,7 +426,6 @@ class PatternGen:
         profiler's closing synchronize lands in this (the last) step."""
         start = self.t
         self.now = start + 1000
-        self.first_start = getattr(self, "first_start", start)
         body(self)
         self.gpu_done = self.gpu_free  # where this step's GPU work ends (one compute stream)
         if sync:
@@ -655,8 +655,10 @@ def write_pattern(out, pattern, steps, seed, summary, record_shapes=False):
                                           "unknown_seconds": g.mem.get("unknown_ns", 0) / 1e9}
             if record_shapes and g.gemm["ns"]:
                 expect["gemm"] = {"flops": g.gemm["flops"], "seconds": g.gemm["ns"] / 1e9}
-            if pattern.startswith("runahead"):  # the GPU's step: its work back to back from the first step's start
-                expect["step_seconds"] = (g.gpu_done - g.first_start) / steps / 1e9
+            if pattern.startswith("runahead"):
+                # the GPU's step: its work back to back from its first kernel (each later step's queues behind the
+                # last, so step 0's host time before it is a lead-in that no later step has)
+                expect["step_seconds"] = (g.gpu_done - g.first_gpu) / steps / 1e9
                 expect["timeline"] = "gpu"
             json.dump({"pattern": pattern, "steps": steps, "expect": expect,
                        "kernels_per_step": g.kernels / steps}, f, indent=1)

@@ -139,8 +139,9 @@ def specific(name, d):
         check("launch-bound: median kernel against the launch ceiling",
               any("launch cost" in e for e in f[0]["evidence"]), f[0]["evidence"])
     if name == "overlapped-launch":
-        # every sync waits on a busy GPU; every launch but the trace's very
-        # first (the GPU has nothing queued yet) runs under GPU work
+        # every sync waits on a busy GPU; every launch runs under GPU work but
+        # the trace's very first (the GPU has nothing queued yet), which is
+        # before step 0's first kernel: a lead-in no later step has, left out
         s = stage(d, "sync")
         check("overlapped-launch: sync exposed 0", s["exposed_seconds"] == 0, s["exposed_seconds"])
         check("overlapped-launch: sync lost 0", s["seconds_lost"] in (None, 0), s["seconds_lost"])
@@ -153,8 +154,9 @@ def specific(name, d):
               s["amdahl"])
         s = stage(d, "launch")
         first = 2e-6  # the first launch call until its kernel starts (2 us in): the GPU had nothing to run
-        check("overlapped-launch: launch exposed = the first call only", abs(s["exposed_seconds"] - first) < 1e-9,
-              s["exposed_seconds"])
+        check("overlapped-launch: launch exposed 0 (the first call is step 0's lead-in)",
+              s["exposed_seconds"] == 0 and d["step"].get("lead_in_seconds", 0) > 0,
+              (s["exposed_seconds"], d["step"].get("lead_in_seconds")))
         check("overlapped-launch: launch lost <= the first call's excess",
               s["seconds_lost"] is None or s["seconds_lost"] <= first, s["seconds_lost"])
         check("overlapped-launch: host launch time hidden (>= 99%)", s["hidden_seconds"] >= 0.99 * s["seconds"],
@@ -916,43 +918,52 @@ def attention_remedy():
 
 
 def first_step_copy():
-    """A loop whose host runs ahead, each 1000-us ProfilerStep: a DataLoader wait (600 us), a pinned copy of its
-    batch enqueued at 610 us (100 us on the GPU), then 10 kernels of 150 us. On the GPU: step 0's copy at 615-715 and
-    its kernels to 2215; each later step's copy and kernels queued behind, 1600 us each. The copy enqueued inside
-    ProfilerStep 0 is its work: step 0 runs from its host start (nothing ran on the GPU before it) to 2215 us, its
-    DataLoader wait in it; the mean is 1753.75 us over the 4 steps, each with its copy (the kineto ResNet-50 sample
-    left its first step's batch copy and DataLoader wait out: 166 ms a step for 177.6)."""
-    ev, corr, gpu_at = [], 0, 0.0
-    for k in range(4):
-        t0 = 1000.0 * k
-        ev += [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1, "ts": t0,
-                "dur": 1000.0},
-               {"ph": "X", "cat": "user_annotation", "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter."
-                "__next__", "pid": 1, "tid": 1, "ts": t0 + 1, "dur": 598.0}]
-        corr += 1
-        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": t0 + 610,
-                   "dur": 5.0, "args": {"correlation": corr}})
-        gpu_at = max(gpu_at, t0 + 615)
-        ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7,
-                   "ts": gpu_at, "dur": 100.0, "args": {"device": 0, "stream": 7, "correlation": corr,
-                                                        "bytes": 1 << 20}})
-        gpu_at += 100
-        for i in range(10):
+    """Loops whose host runs ahead, each step a DataLoader wait, a pinned copy of its batch enqueued after it (100 us
+    on the GPU), then 10 kernels. The copy a step enqueues is its work (the kineto ResNet-50 sample left its first
+    step's batch copy and DataLoader wait out: 166 ms a step, 175.5 for its later steps by hand). Nothing ran on the
+    GPU before step 0: its host time before its first GPU event is a lead-in, of which it keeps what the later steps'
+    GPU idles at their head (the median), no more (t4_matmulk: step 0's 11.6 ms of host preparation made a mean of
+    14.6 ms beside later steps of 11.3 and 11.9).
+    - GPU-bound: 1000-us ProfilerSteps, a 600-us wait, the copy at 610, kernels of 150 us. Each later step's work
+      queues behind the last: 1600 us each, no head; step 0 runs from its copy at 615 to 2215: 1600 us too.
+    - Data-bound: 2000-us ProfilerSteps, a 1500-us wait, the copy at 1510, kernels of 50 us. Later steps run from
+      the last one's GPU end (+115) to their own (+2115), 2000 us, 1400 of it idle at their head; step 0 keeps
+      1400 us of its 1515-us lead-in: 2000 us."""
+    for name, period, wait, kernel, want, lead in (("GPU-bound", 1000.0, 600.0, 150.0, 1600e-6, 615e-6),
+                                                   ("data-bound", 2000.0, 1500.0, 50.0, 2000e-6, 115e-6)):
+        ev, corr, gpu_at = [], 0, 0.0
+        for k in range(4):
+            t0 = period * k
+            ev += [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
+                    "ts": t0, "dur": period},
+                   {"ph": "X", "cat": "user_annotation", "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter."
+                    "__next__", "pid": 1, "tid": 1, "ts": t0 + 1, "dur": wait - 2}]
             corr += 1
-            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
-                       "ts": t0 + 620 + 3 * i, "dur": 2.0, "args": {"correlation": corr}})
-            ev.append({"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>",
-                       "pid": 0, "tid": 7, "ts": gpu_at, "dur": 150.0,
-                       "args": {"device": 0, "stream": 7, "correlation": corr}})
-            gpu_at += 150
-    path = os.path.join(WORK, "first-step-copy.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
-    d = gap(path)
-    st, copy = d["step"], stage(d, "copy h2d pinned") or {}
-    check("first step's copy: the GPU's timeline, 1753.75 us a step, each of the 4 steps with its copy",
-          st.get("timeline") == "gpu" and abs(st["seconds"] - 1753.75e-6) < 1e-12 and copy.get("calls") == 4,
-          (st.get("timeline"), st.get("seconds"), copy.get("calls")))
+            ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1,
+                       "ts": t0 + wait + 10, "dur": 5.0, "args": {"correlation": corr}})
+            gpu_at = max(gpu_at, t0 + wait + 15)
+            ev.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 7,
+                       "ts": gpu_at, "dur": 100.0, "args": {"device": 0, "stream": 7, "correlation": corr,
+                                                            "bytes": 1 << 20}})
+            gpu_at += 100
+            for i in range(10):
+                corr += 1
+                ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                           "ts": t0 + wait + 20 + 3 * i, "dur": 2.0, "args": {"correlation": corr}})
+                ev.append({"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>",
+                           "pid": 0, "tid": 7, "ts": gpu_at, "dur": kernel,
+                           "args": {"device": 0, "stream": 7, "correlation": corr}})
+                gpu_at += kernel
+        path = os.path.join(WORK, "first-step-copy-%s.json" % name)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+        d = gap(path)
+        st, copy = d["step"], stage(d, "copy h2d pinned") or {}
+        check("first step's copy, %s: the GPU's timeline, %.0f us a step, each of the 4 steps with its copy, "
+              "%.0f us of step 0's lead-in left out and said" % (name, want * 1e6, lead * 1e6),
+              st.get("timeline") == "gpu" and abs(st["seconds"] - want) < 1e-12 and copy.get("calls") == 4 and
+              abs(st.get("lead_in_seconds", 0) - lead) < 1e-12 and "lead-in" in st.get("timeline_why", ""),
+              (st.get("timeline"), st.get("seconds"), copy.get("calls"), st.get("lead_in_seconds")))
 
 
 def graph_capture():
@@ -1244,6 +1255,43 @@ def concurrent_copies():
           1e-3 - 300e-6 - 1e-12 <= h2d["amdahl"]["step_seconds"] < 1e-3, (h2d["amdahl"], d2h["amdahl"]))
 
 
+def pre_window_work():
+    """A trace without steps that opens with GPU work no recorded call launched, then a hole with nothing
+    recorded (efficient-dl-systems' A4000 ViT trace: 224 events, 3.78 s, read "CPU compute bound, 97.3%"): the run
+    starts at the host's first event, the GPU-bound part it records. A kernel still running then stays in."""
+    for name, running in (("pre-window", False), ("pre-window-running", True)):
+        ev = [{"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0, "tid": 7,
+               "ts": 10.0 * i, "dur": 9.0, "args": {"device": 0, "stream": 7, "correlation": 100 + i}}
+              for i in range(20)]  # 200 us of drained GPU work, then nothing until 50000 us
+        if running:  # one more on another stream, from 40000 us until the host's first call and past it
+            ev.append({"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0, "tid": 8,
+                       "ts": 40000.0, "dur": 10100.0, "args": {"device": 0, "stream": 8, "correlation": 150}})
+        t, corr = 50000.0, 1000
+        for i in range(50):
+            corr += 1
+            ev += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t,
+                    "dur": 4.0, "args": {"correlation": corr}},
+                   {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0, "tid": 7,
+                    "ts": 50100.0 + 100.0 * i, "dur": 98.0, "args": {"device": 0, "stream": 7, "correlation": corr}}]
+            t += 10
+        path = os.path.join(WORK, name + ".json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+        d = gap(path)
+        start = 40000.0 if running else 50000.0
+        want = (50100.0 + 100.0 * 49 + 98.0 - start) / 1e6
+        check("%s: the run starts %s" % (name, "at the kernel still running" if running else "at the host's first call"),
+              abs(d["run"]["total_seconds"] - want) < 1e-9, (d["run"]["total_seconds"], want))
+        check("%s: GPU compute bound, the drained work left out and said" % name,
+              d["diagnosis"]["findings"][0]["pattern"] == "gpu_compute_bound" and
+              any("20 GPU events" in n and "before the first host event" in n for n in d["run"]["warnings"]),
+              (d["diagnosis"]["findings"][0]["pattern"], d["run"]["warnings"]))
+        gemm = (50 * 98.0 + (10100.0 if running else 0)) / 1e6
+        check("%s: the gemm stage holds the run's kernels only" % name,
+              abs(stage(d, "gemm")["seconds"] - gemm) < 1e-9, (stage(d, "gemm")["seconds"], gemm))
+        common(name, d)
+
+
 for name, d in patterns():
     specific(name, d)
 other_maker()
@@ -1267,6 +1315,7 @@ bf16_gradients()
 fp32_math()
 small_grids()
 concurrent_copies()
+pre_window_work()
 memory_bytes()
 h100()
 fixtures()

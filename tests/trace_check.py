@@ -140,7 +140,16 @@ def gpu_windows(steps, calls, spans):
         for start, end, _ in spans:
             if start < first[0] and end > free:
                 free = end
-        at = min(free, first[0])
+        if free > steps[0][0]:
+            at = min(free, first[0])  # the GPU work before it ran into the step
+        else:
+            # nothing ran before: the host's time before step 0's first GPU event is a lead-in, of which step 0
+            # keeps what later steps' GPU idles at their head (the median of first[k] - last[k-1], k >= 1)
+            heads = sorted(max(0, min(sp[0] for sp, o in zip(spans, owner) if o == k) - last[k - 1])
+                           for k in range(1, n))
+            m = len(heads)
+            head = None if m == 0 else heads[m // 2] if m % 2 else (heads[m // 2 - 1] + heads[m // 2]) // 2
+            at = steps[0][0] if head is None or first[0] - steps[0][0] <= head else first[0] - head
     out = []
     for x in last:
         end = max(x, at)

@@ -1621,6 +1621,9 @@ static bool finish_event(parser *p)
         st->span_end = e->ts + e->dur;
     if (e->cat == CAT_TRACE && e->ts + e->dur > st->profiler_end)
         st->profiler_end = e->ts + e->dur;
+    if ((e->cat == CAT_RUNTIME || e->cat == CAT_CPU_OP || e->cat == CAT_ANNOTATION || e->cat == CAT_OTHER_RUNTIME ||
+         e->cat == CAT_NONE) && e->ts < st->host_start)
+        st->host_start = e->ts;
     st->profiler_ranges += e->cat == CAT_RANGE;
     st->other_runtime_calls += e->cat == CAT_OTHER_RUNTIME;
     st->runtime_calls += e->cat == CAT_RUNTIME;
@@ -2508,6 +2511,7 @@ void mb_tr_state_free(tr_state *st)
 static int parse_start(tr_state *st, parser *p, tr_rules *rules, mb_err *err)
 {
     st->span_start = INT64_MAX;
+    st->host_start = INT64_MAX;
     st->capture_begin = -1;
     st->span_end = INT64_MIN;
     st->profiler_end = INT64_MIN;

@@ -496,6 +496,10 @@ typedef struct tr_state {
     /* What the parse saw. */
     long long events, complete_events, skipped_events, other_phase_events;
     int64_t span_start, span_end; /* over complete events; start > end = none */
+    int64_t host_start;  /* the first host event's start (a call, an op, an annotation); INT64_MAX: none */
+    long long pre_window_events; /* GPU events left out as work from before the profiler's window */
+    int64_t pre_window_ns;       /* ... their GPU time */
+    int64_t pre_window_end;      /* ... where the last of them ended */
     long long profiler_ranges; /* cuda_profiler_range events (the CUPTI range profiler) */
     long long other_runtime_calls; /* events of another accelerator's "*_runtime" category */
     long long runtime_calls;       /* cuda_runtime / cuda_driver events: CUDA activity was recorded */
@@ -707,6 +711,7 @@ typedef struct tr_timeline {
     int overrun;           /* steps whose GPU work ends after their ProfilerStep window */
     int64_t overrun_mean_ns; /* by how much, on average over those steps */
     int64_t last_launch;   /* start of the last launch call inside a step (0: none) */
+    int64_t lead_in_ns;    /* step 0's host time before its first GPU work, none before it: left out */
     int64_t *win;          /* [start, end) per step: the GPU's windows, else the ProfilerSteps' */
 } tr_timeline;
 
@@ -718,7 +723,8 @@ long mb_tr_window_of(const int64_t *steps, size_t n, int64_t ts);
  * GPU's when at least half the steps' GPU work (the spans their launches
  * started) ends after the step's window and every step launched work; then
  * step k is [end of step k-1's GPU work, end of its own), step 0 starting
- * where the GPU was free to run its first event. Else the steps as given.
+ * where the GPU was free to run its first event (at that event when no GPU
+ * work ran before it: lead_in_ns). Else the steps as given.
  * false: out of memory. Free with mb_tr_timeline_free. */
 bool mb_tr_timeline(const int64_t *steps, size_t n, const tr_call *launches, size_t nl, const tr_gpu_span *spans,
                     size_t ns, tr_timeline *out);

@@ -1687,6 +1687,12 @@ static int count_in_steps(analysis *a, mb_err *err)
             a->win[2 * k + 1] = st->steps[k].end;
         }
         a->n_win = mb_tr_merge_intervals(a->win, st->n_steps);
+    } else if (st->pre_window_events > 0) { /* the run's one window, from where trim_pre_window_work set it */
+        if ((a->win = malloc(sizeof *a->win * 2)) == NULL)
+            return mb_errf(err, MB_ESYS, "out of memory");
+        a->win[0] = st->span_start;
+        a->win[1] = INT64_MAX;
+        a->n_win = 1;
     }
     long long out_n = 0;
     int64_t out_ns = 0, in_ns = 0;
@@ -1734,6 +1740,17 @@ static int count_in_steps(analysis *a, mb_err *err)
             mb_tr_copy_add(&dev->step_memset, x->dur, x->bytes);
         else
             mb_tr_coll_add(st, &st->colls[x->coll], x->dur, x->bytes);
+    }
+    if (st->n_steps == 0 && out_n > 0) {
+        char t[32], h[32];
+        mb_fmt_seconds(t, sizeof t, sec(out_ns));
+        mb_fmt_seconds(h, sizeof h, sec(imax(0, st->span_start - st->pre_window_end)));
+        partial(a,
+                "%lld GPU event%s (%s of GPU time) ran before the first host event the trace records, which no "
+                "recorded call launched (work from before the profiler's window): left out of the run, with the %s "
+                "of nothing recorded after them",
+                out_n, out_n == 1 ? "" : "s", t, h);
+        return MB_OK;
     }
     /* said when it is more than rounding: 1% of the GPU time in the steps */
     if (out_n > 0 && out_ns * 100 >= in_ns) {
@@ -1791,14 +1808,20 @@ static void timeline_json(analysis *a, cJSON *step)
     int64_t host = -a->closing_in_win_ns - leading;
     for (size_t k = 0; k < st->n_steps; k++)
         host += a->host_win[2 * k + 1] - a->host_win[2 * k];
-    char over[32], why[400];
+    char over[32], lead[32], why[640];
     mb_fmt_seconds(over, sizeof over, sec(a->tl.overrun_mean_ns));
-    snprintf(why, sizeof why,
-             "the host runs ahead of the GPU: in %d of %zu steps the GPU work a step launched ends after its "
-             "%s (by %s on average); each step is cut on the GPU's timeline, from the end of the previous "
-             "step's GPU work to the end of its own (kernels belong to the step whose host code launched them)",
-             a->tl.overrun, st->n_steps, step_said(st), over);
+    mb_fmt_seconds(lead, sizeof lead, sec(a->tl.lead_in_ns));
+    int n = snprintf(why, sizeof why,
+                     "the host runs ahead of the GPU: in %d of %zu steps the GPU work a step launched ends after its "
+                     "%s (by %s on average); each step is cut on the GPU's timeline, from the end of the previous "
+                     "step's GPU work to the end of its own (kernels belong to the step whose host code launched "
+                     "them)", a->tl.overrun, st->n_steps, step_said(st), over);
+    if (a->tl.lead_in_ns > 0 && n > 0 && (size_t)n < sizeof why)
+        snprintf(why + n, sizeof why - (size_t)n,
+                 "; the first starts at its first GPU work: the %s of host code before it, with no GPU work to run "
+                 "under as later steps' has, is a first step's lead-in, left out", lead);
     add_str(step, "timeline_why", why);
+    add_num(step, "lead_in_seconds", sec(a->tl.lead_in_ns));
     add_num(step, "host_seconds", sec(host) / (double)st->n_steps);
     cJSON *cs = add_obj(step, "closing_sync");
     add_num(cs, "count", (double)a->closing_syncs);
@@ -3301,11 +3324,48 @@ static void steps_from_markers(tr_state *st)
     st->steps_from_markers = true;
 }
 
+/* A trace without steps is one window from its first event. GPU work that
+ * ends before the host's first recorded event was launched before the
+ * profiler's window (its launch would be a host event before it), and so was
+ * everything it ran behind: it is no part of the run the host code shows.
+ * efficient-dl-systems' A4000 ViT step: 224 GPU events drained from before
+ * the window, then 3.78 s with nothing recorded, read "CPU compute bound,
+ * 97.3%" for a step whose GPU is busy 97% of the part the host recorded. The
+ * run starts at that first host event, or earlier at the start of GPU work
+ * still running then. */
+static void trim_pre_window_work(tr_state *st)
+{
+    if (st->n_steps > 0 || st->host_start == INT64_MAX || st->host_start <= st->span_start)
+        return;
+    int64_t start = st->host_start;
+    for (int d = 0; d < st->n_devices; d++)
+        for (size_t i = 0; i < st->devices[d].n_ev; i++) {
+            const int64_t *w = st->devices[d].ev + i * TR_EV_WORDS;
+            if (w[0] + ev_dur(w) > st->host_start)
+                start = imin(start, w[0]);
+        }
+    st->pre_window_events = 0;
+    st->pre_window_ns = 0;
+    st->pre_window_end = INT64_MIN;
+    for (int d = 0; d < st->n_devices; d++)
+        for (size_t i = 0; i < st->devices[d].n_ev; i++) {
+            const int64_t *w = st->devices[d].ev + i * TR_EV_WORDS;
+            if (w[0] < start) {
+                st->pre_window_events++;
+                st->pre_window_ns += ev_dur(w);
+                st->pre_window_end = imax(st->pre_window_end, w[0] + ev_dur(w));
+            }
+        }
+    if (st->pre_window_events > 0)
+        st->span_start = start;
+}
+
 void mb_tr_cut_steps(tr_state *st)
 {
     steps_from_optimizer(st);
     steps_from_annotation(st);
     steps_from_markers(st);
+    trim_pre_window_work(st);
 }
 
 const char *mb_tr_window(const tr_state *st)
