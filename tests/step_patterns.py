@@ -1292,6 +1292,53 @@ def pre_window_work():
         common(name, d)
 
 
+def memory_bound_products():
+    """A decode step's skinny products, [2, 4096] x [4096, 4096] in bf16 (20 us each, back to back), read 33.6 MB of
+    weights for 67 MFLOP: held to those bytes at the memory ceiling, not to the GEMM case's FLOP rate ("at 0.4%"
+    of 196 TFLOP/s in a laptop's decode trace); the diagnosis says memory-bound products, with no tensor-core shapes
+    or fp8 rate. The same products at 2048 rows are the FLOPs' (the compute side)."""
+    for name, rows, kernel_us, side in (("skinny", 2, 20.0, "memory"), ("square", 2048, 200.0, "compute")):
+        ev, corr, gpu_at = [], 0, 100.0
+        for i in range(50):
+            corr += 1
+            t = 10.0 * i
+            ev += [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t, "dur": 8.0,
+                    "args": {"Input Dims": [[rows, 4096], [4096, 4096]],
+                             "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
+                   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t + 2,
+                    "dur": 4.0, "args": {"correlation": corr}},
+                   {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+                    "pid": 0, "tid": 7, "ts": gpu_at, "dur": kernel_us,
+                    "args": {"device": 0, "stream": 7, "correlation": corr}}]
+            gpu_at += kernel_us
+        path = os.path.join(WORK, "products-%s.json" % name)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+        d = gap(path, REFERENCE)
+        g = stage(d, "gemm")
+        want_bytes = 50 * (rows * 4096 + 4096 * 4096 + rows * 4096) * 2
+        flops = 50 * 2.0 * rows * 4096 * 4096
+        check("products, %s: the gemm stage's bytes (operands and output once) and its roofline side" % name,
+              g.get("min_bytes") == want_bytes and g.get("roofline") == side and g["work"] == flops,
+              (g.get("min_bytes"), want_bytes, g.get("roofline"), g["work"]))
+        f0 = d["diagnosis"]["findings"][0]
+        rem, evid = " ".join(f0["remedies"]), " ".join(f0["evidence"])
+        if side == "memory":
+            # the ceiling it is held to: its bytes at a memory rate of the reference's, not its FLOPs at the GEMM's
+            byte_rate = want_bytes / g["seconds_at_ceiling"]
+            check("products, skinny: held to its bytes at under 3.5 TB/s (an H100's HBM3), a 20-us kernel at "
+                  "40-100% of it", 1e12 < byte_rate < 3.5e12 and 0.4 < g["efficiency"] <= 1.0,
+                  (byte_rate, g["efficiency"]))
+            check("products, skinny: GPU compute bound, told memory-bound products, not tensor-core shapes or fp8",
+                  f0["pattern"] == "gpu_compute_bound" and "bound by its bytes" in rem and
+                  "multiples of 16" not in rem and "fp8 matmuls" not in rem and "memory-bound products" in evid,
+                  (f0["pattern"], rem, evid))
+        else:
+            check("products, square: held to its FLOPs; tensor-core remedies, no bytes remedy",
+                  f0["pattern"] == "gpu_compute_bound" and "bound by its bytes" not in rem and
+                  "multiples of 16" in rem and "memory-bound products" not in evid, (rem, evid))
+
+
 for name, d in patterns():
     specific(name, d)
 other_maker()
@@ -1316,6 +1363,7 @@ fp32_math()
 small_grids()
 concurrent_copies()
 pre_window_work()
+memory_bound_products()
 memory_bytes()
 h100()
 fixtures()

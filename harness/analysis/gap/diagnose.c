@@ -471,7 +471,7 @@ static void figures_from_step(const cJSON *step, mb_diag_figures *f)
 /* Launch ceiling and tensor-core efficiency from the matched stages. */
 static void figures_from_ceilings(const mb_gap *g, mb_diag_figures *f)
 {
-    double eff_time = 0, eff_sum = 0;
+    double eff_time = 0, eff_sum = 0, flops = 0, bytes = 0;
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         const mb_stage *s = st->stage;
@@ -487,9 +487,15 @@ static void figures_from_ceilings(const mb_gap *g, mb_diag_figures *f)
             eff_sum += s->seconds * st->efficiency;
         } else if (matrix) /* faster than its nearest case: no ceiling for it */
             f->tensor_beyond_s += s->seconds;
+        if (matrix && st->by_bytes) {
+            f->tensor_bytes_s += s->seconds;
+            flops += s->work;
+            bytes += s->min_bytes;
+        }
     }
     f->tensor_efficiency = eff_time > 0 ? eff_sum / eff_time : -1;
     f->tensor_held_s = eff_time;
+    f->tensor_intensity = bytes > 0 ? flops / bytes : -1;
 }
 
 /* The trace's memory-bound ops with recorded shapes against the membw
@@ -717,12 +723,19 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
         return memory && !lowp && !fp16_only;
     if (strcmp(cond, "memory_bound_fp16") == 0)
         return memory && !lowp && fp16_only;
+    /* matrix math whose products are held, for most of their time, to their bytes ([roofline]): a decode step's
+     * skinny GEMMs read their weights for a few rows, and tensor-core shapes or fp8's FLOP rate do nothing for
+     * them */
+    bool tensor = f->step_table && f->tensor_share >= f->memory_share;
+    bool by_bytes = f->tensor_bytes_s > 0 && 2 * f->tensor_bytes_s >= f->tensor_held_s + f->tensor_beyond_s;
+    if (strcmp(cond, "matmul_memory_bound") == 0)
+        return tensor && by_bytes;
     if (strcmp(cond, "tensor_bound") == 0)
-        return f->step_table && f->tensor_share >= f->memory_share && !fp16_only && !(f->lowp_share >= 0.5);
+        return tensor && !by_bytes && !fp16_only && !(f->lowp_share >= 0.5);
     if (strcmp(cond, "tensor_bound_lowp") == 0)
-        return f->step_table && f->tensor_share >= f->memory_share && f->lowp_share >= 0.5;
+        return tensor && !by_bytes && f->lowp_share >= 0.5;
     if (strcmp(cond, "tensor_bound_fp16") == 0)
-        return f->step_table && f->tensor_share >= f->memory_share && fp16_only && !(f->lowp_share >= 0.5);
+        return tensor && !by_bytes && fp16_only && !(f->lowp_share >= 0.5);
     if (strcmp(cond, "nchw_layout") == 0)
         return f->layout_share >= x->gcb_layout && f->layout_share > 0;
     /* a launch-bound step pays for each conversion kernel's launch, whatever its time on the GPU */
@@ -757,8 +770,7 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
      * matrix math was told "fp8" by the three remedies above; unknown (a stage file) keeps the remedy, which
      * says what it needs */
     if (strcmp(cond, "fp8_math") == 0)
-        return !fp8_less(f) && !f->fp8_compute &&
-               (fp32 || f->tf32_compute || (f->step_table && f->tensor_share >= f->memory_share));
+        return !fp8_less(f) && !f->fp8_compute && !by_bytes && (fp32 || f->tf32_compute || tensor);
     /* A trace's: its matrix math against the GEMM/conv ceilings, as its evidence gives it (the memory-bound
      * kernels have remedies of their own); a memset's 22 us at 29% of the memset case (a T4's VGG-16, no shapes
      * recorded) told it "bigger or better-shaped matrices" beside "no FLOP/s against the GEMM/conv ceilings" */
@@ -1456,6 +1468,12 @@ static void flop_evidence(builder *b, const mb_gap *g)
         mb_fmt_rate(c, sizeof c, st->ceiling_rate, "flop");
         /* attention has no benchmark of its own: its ceiling is the GEMM case of its dtype */
         bool attn = strcmp(s->component, "attention") == 0;
+        if (st->by_bytes) { /* the roofline's memory side held it: the GEMM case's rate is not what it is held to */
+            EVIDENCE(b, "%s: %s, %.0f%% of the roofline its bytes set (%s: %.1f FLOP a byte at the measured memory "
+                        "ceiling, under the %s case's rate)", s->name, m, 100 * st->efficiency, c,
+                     s->work / s->min_bytes, case_name(&g->ceilings->cases[st->match]));
+            continue;
+        }
         EVIDENCE(b, "%s: %s, %.0f%% of the measured %s ceiling%s (%s, %s)", s->name, m, 100 * st->efficiency,
                  attn ? "gemm" : s->component, attn ? " of its dtype (no attention benchmark)" : "", c,
                  case_name(&g->ceilings->cases[st->match]));
@@ -1606,6 +1624,11 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
         }
         else if (f->tensor_share > 0) /* only where there is GEMM/conv time to say it of */
             no_rate_evidence(b, g, true);
+        if (f->tensor_bytes_s > 0)
+            EVIDENCE(b, "of that work, %s by time is memory-bound products (%.1f FLOP a byte): held to the bytes "
+                        "they move at the memory ceiling, which takes longer than their FLOPs at the GEMM case's rate",
+                     pct(p1, sizeof p1, f->tensor_bytes_s / (f->tensor_held_s + f->tensor_beyond_s)),
+                     f->tensor_intensity);
         memory_evidence(b, g, f);
         kernel_figures(b, f, x);
         if (f->gpu_util >= 0)

@@ -115,6 +115,9 @@ typedef struct mb_diag_figures {
     double tensor_efficiency;  /* GEMM/conv stages with FLOPs against their ceilings; -1 unknown */
     double tensor_held_s;      /* ... the seconds of those held to a ceiling */
     double tensor_beyond_s;    /* ... and of those faster than their nearest case (no ceiling for them) */
+    double tensor_bytes_s;     /* ... of those held to a ceiling, held to their bytes ([roofline]: memory-bound
+                                  products, a decode step's skinny GEMMs) */
+    double tensor_intensity;   /* ... their FLOPs a byte; -1 none */
     /* Memory-bound ops with recorded shapes (stage MB_MEMBOUND_STAGE): bytes/s
      * of their kernels, the membw ceiling it was held against, and the share
      * of all memory-bound kernel time they cover. -1 unknown. */

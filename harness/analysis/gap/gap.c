@@ -479,7 +479,7 @@ static void explain_choice(const mb_stage *s, const mb_ini *m, const mb_case_ref
         if (sc->size_d < 0.01)
             ADD(" %s per call as the stage;", b);
         else
-            ADD(" %s per call, stage %s;", b, a);
+            ADD(" %s per call, the stage's %s;", b, a);
     } else if (ss <= 0 && strcmp(s->component, "launch") && strcmp(s->component, "sync")) {
         ADD(" stage size per call unknown (give calls or block_size);");
     }
@@ -717,6 +717,40 @@ static double latency_floor_rate(const mb_stage *s, const mb_ceilings *res, cons
     return s->work / floor;
 }
 
+static double held_rate(const mb_stage *s, const mb_ceilings *res, int match, const mb_ini *m, char *note,
+                        size_t len, bool *floor);
+
+/* A matmul stage whose bytes ([roofline] components, mb_stage.min_bytes) take
+ * longer at the memory ceiling (the case a memory-bound op's bytes match,
+ * its least time per kernel included) than its FLOPs at `rate`: held to that
+ * time. A decode step's [2, 1024] x [1024, 6144] products read 27.3 MB of
+ * weights for 54.5 MFLOP: "at 0.4% of" the GEMM case's 196 TFLOP/s, which
+ * would run them in 0.28 us where reading the weights takes 14 us at an
+ * H100's 1.92 TB/s. Returns the rate, `note` saying so. */
+static double roofline_rate(const mb_stage *s, const mb_ceilings *res, double rate, const mb_ini *m, char *note,
+                            size_t len)
+{
+    if (s->min_bytes <= 0 || s->work <= 0 || !mb_ini_list_has(m, "roofline", "components", s->component))
+        return rate;
+    const char *comp = mb_ini_get(m, "roofline", "case_component");
+    const char *op = mb_ini_get(m, "roofline", "case_op");
+    mb_stage mem = {.name = s->name, .component = (char *)(comp ? comp : "membw"), .work = s->min_bytes,
+                    .work_unit = "byte", .seconds = s->seconds, .count = s->count, .device = s->device,
+                    .op = (char *)op};
+    char why[300], inner[300];
+    int c = mb_gap_match(&mem, res, m, why, sizeof why);
+    double mrate = c >= 0 ? held_rate(&mem, res, c, m, inner, sizeof inner, NULL) : 0;
+    if (mrate <= 0 || mem.work / mrate <= mb_time_at_rate(s->work, rate))
+        return rate;
+    char b[32], r[32], t[32];
+    mb_fmt_si(b, sizeof b, s->min_bytes, "B");
+    mb_fmt_rate(r, sizeof r, mrate, "byte");
+    mb_fmt_seconds(t, sizeof t, mem.work / mrate);
+    snprintf(note, len, "memory-bound products (%.1f FLOP a byte): held to their %.16s moved at %.16s (%.40s), %.16s",
+             s->work / s->min_bytes, b, r, case_name(&res->cases[c]), t);
+    return s->work / (mem.work / mrate);
+}
+
 /* The ceiling a stage is held to by the matched case, in work units per
  * second: the case's rate, or one of the two rules for calls the case's
  * rate does not bound ([kernel_floor], [latency_floor] in matching.ini);
@@ -749,7 +783,7 @@ static double held_rate(const mb_stage *s, const mb_ceilings *res, int match, co
                  ct == 1 ? "" : "s", s->threads, ct);
         return rate * s->threads / ct;
     }
-    return rate;
+    return roofline_rate(s, res, rate, m, note, len);
 }
 
 /* A stage faster than its matched case by more than [above_ceiling]
@@ -963,6 +997,8 @@ int mb_gap_build(const mb_run *run, const mb_ceilings *ceilings, const mb_ini *m
             char note[300];
             bool floor;
             g->ceiling_rate = held_rate(s, ceilings, g->match, matching, note, sizeof note, &floor);
+            g->by_bytes = s->min_bytes > 0 &&
+                          g->ceiling_rate < mb_gap_case_rate(s, &ceilings->cases[g->match], matching);
             if (note[0]) {
                 size_t at = strlen(g->why);
                 snprintf(g->why + at, sizeof g->why - at, "; %s", note);

@@ -15,7 +15,7 @@
 #include "mb.h"
 #include "stages.h"
 
-#define MB_GAP_WHY_LEN 512
+#define MB_GAP_WHY_LEN 768
 
 /* Canonical dtype name (fp64, fp32, tf32, fp16, bf16, fp8, int8) for the
  * usual spellings (float, half, bfloat16, float16, double, ...); NULL if unknown. */
@@ -44,6 +44,7 @@ typedef struct mb_gap_stage {
     double exposed;         /* run total: the stage's exposed seconds (mb_stage_exposed) */
     double time_lost;       /* run total: (seconds - time at ceiling) x exposed / seconds, >= 0 */
     bool above_ceiling;     /* measured faster than the matched ceiling */
+    bool by_bytes;          /* held to its bytes at the memory ceiling ([roofline]: memory-bound products) */
     /* Faster than the matched case by more than matching.ini's
      * [above_ceiling] margin: the case is no ceiling for the stage (another
      * size, shape or cache); what every view says of it, "" otherwise.

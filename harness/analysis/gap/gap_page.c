@@ -624,7 +624,7 @@ static int gap_projection(FILE *o, const mb_gap *g, mb_err *err)
         cats[i] = i < g->n ? g->stages[i].stage->name : per(g);
         hi[2 * i] = mb_gap_per_step(g, here);
         hi[2 * i + 1] = mb_gap_per_step(g, there);
-        char t[640], s[32];
+        char t[1024], s[32];
         mb_fmt_seconds(s, sizeof s, mb_gap_per_step(g, here));
         snprintf(t, sizeof t, "%s here: %s", cats[i], s);
         titles[2 * i] = strdup(t);

@@ -790,6 +790,9 @@ static cJSON *stage_json(const mb_gap *g, const mb_gap_stage *st)
     bool has_work = strcmp(s->work_unit, "s") != 0;
     add_num_or_null(o, "work", s->work, has_work);
     add_str_or_null(o, "work_unit", has_work ? s->work_unit : NULL);
+    /* a matmul stage's bytes moved at least, and which side of the roofline held it ([roofline]) */
+    add_num_or_null(o, "min_bytes", s->min_bytes, s->min_bytes > 0);
+    add_str_or_null(o, "roofline", s->min_bytes > 0 && st->match >= 0 ? (st->by_bytes ? "memory" : "compute") : NULL);
     cJSON_AddNumberToObject(o, "seconds", s->seconds);
     cJSON_AddNumberToObject(o, "seconds_per_step", mb_gap_per_step(g, s->seconds));
     cJSON_AddNumberToObject(o, "exposed_seconds", st->exposed);

@@ -93,6 +93,10 @@ typedef struct mb_stage {
      * levels compare rates then, and times for the loop's work. */
     bool has_isolated_work;
     double isolated_work;
+    /* gemm (a trace's matmuls with their shapes): the bytes its ops move at least, operands and outputs once;
+     * 0 = not known. The roofline's other side ([roofline] in matching.ini): a skinny product is held to these
+     * bytes at the memory ceiling when that takes longer than its FLOPs at the GEMM case's rate. */
+    double min_bytes;
 } mb_stage;
 
 /* Exposed seconds of a stage, clamped to [0, seconds]. */

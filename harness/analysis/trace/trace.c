@@ -737,12 +737,26 @@ bool mb_tr_first_launches(tr_state *st)
         if (st->first_kernels[i].hash != 0)
             corrs[n++] = st->first_kernels[i].corr;
     qsort(corrs, n, sizeof *corrs, cmp_i64);
+    int64_t *graphs = NULL;
+    if (st->n_graph_corrs > 0) {
+        if ((graphs = malloc(sizeof *graphs * st->n_graph_corrs)) == NULL) {
+            free(corrs);
+            return false;
+        }
+        memcpy(graphs, st->graph_corrs, sizeof *graphs * st->n_graph_corrs);
+        qsort(graphs, st->n_graph_corrs, sizeof *graphs, cmp_i64);
+    }
     bool ok = true;
     for (size_t i = 0; i < nl && ok; i++) {
         const tr_launch *l = &st->launches[i];
         int64_t t0 = liv->iv[2 * i], d = liv->iv[2 * i + 1] - t0;
+        /* a graph's replay is no kernel's first launch: its kernels were loaded when it was captured, and a
+         * large graph's launch costs about a microsecond a node every replay (TriForce's Llama-2-7B decode step:
+         * one 1.59-ms cudaGraphLaunch of 1387 kernels, after ten warm-up replays, read "a kernel's first
+         * launch", a one-time cost) */
         if (d >= TR_LONG_LAUNCH_NS || d < TR_FIRST_LAUNCH_NS || l->corr < 0 ||
-            !bsearch(&l->corr, corrs, n, sizeof *corrs, cmp_i64))
+            !bsearch(&l->corr, corrs, n, sizeof *corrs, cmp_i64) ||
+            (graphs && bsearch(&l->corr, graphs, st->n_graph_corrs, sizeof *graphs, cmp_i64)))
             continue;
         if (st->launch_setup == NULL) { /* the long ones first */
             if ((st->launch_setup = malloc(nl)) == NULL) {
@@ -761,6 +775,7 @@ bool mb_tr_first_launches(tr_state *st)
         add_named_call(&st->setup, "a kernel's first launch", d);
     }
     free(corrs);
+    free(graphs);
     return ok;
 }
 
@@ -1354,7 +1369,9 @@ static bool fold_cpu_op(parser *p)
                                   : mb_tr_op_flops(e->name, &e->sh, &count, &why);
     /* a Gaussian-process solve in complex128 (mv, dot, mm on c10::complex<double>) was counted at a quarter of
      * its real FLOPs and held to a bf16 GEMM case */
-    if (ok && kind != TR_OP_MEM && e->sh.n_types > 0 && mb_tr_complex_type(e->sh.types[0]))
+    bool complex = ok && kind != TR_OP_MEM && e->sh.n_types > 0 && mb_tr_complex_type(e->sh.types[0]);
+    double bytes = ok && kind == TR_OP_GEMM ? mb_tr_matmul_bytes(e->name, &e->sh, count) : 0;
+    if (complex)
         count *= 4;
     if (!ok && kind != TR_OP_BWD) {
         st->ops_without_shapes[kind]++;
@@ -1374,7 +1391,8 @@ static bool fold_cpu_op(parser *p)
         op->flops = -unit; /* the analysis multiplies it by a kernel's element size */
         op->per_elem = TR_ELEM_PENDING;
     }
-    op->seq = e->have & H_SEQ && e->seq >= 0 ? e->seq : -1;
+    op->seq = e->have & H_SEQ && e->seq >= 0 && e->seq <= INT32_MAX ? (int32_t)e->seq : -1;
+    op->bytes = (float)bytes;
     op->parent = -1;
     op->kind = (uint8_t)kind;
     op->why = ok || kind == TR_OP_BWD ? 0 : why_index(st, e->name, why);

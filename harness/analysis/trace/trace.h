@@ -170,6 +170,8 @@ int mb_tr_op_kind(const char *name);
  * false with *why set when the shapes needed were not recorded or do not
  * fit the op. */
 bool mb_tr_op_flops(const char *name, const tr_shapes *sh, double *flops, const char **why);
+/* A matmul op's bytes moved at least (its arguments once and its output), given its FLOPs; 0: unknown. */
+double mb_tr_matmul_bytes(const char *name, const tr_shapes *sh, double flops);
 /* How many forward-sized products an op with FLOPs counted: a convolution
  * backward's gradients asked for (1 or 2), else 1. */
 int mb_tr_op_products(const char *name, const tr_shapes *sh);
@@ -432,7 +434,8 @@ typedef struct tr_flop_op { /* 64 bytes: one per op of a family (above), with or
     int64_t start, end;
     double flops;       /* FLOPs; TR_OP_MEM: bytes moved (mb_tr_op_bytes); < 0: no count (why) */
     int64_t gpu_ns;     /* filled by the analysis */
-    int64_t seq;        /* autograd "Sequence number" (-1 none; the analysis passes it down to leaves) */
+    int32_t seq;        /* autograd "Sequence number" (-1 none, or past INT32_MAX; the analysis passes it down) */
+    float bytes;        /* TR_OP_GEMM with FLOPs: its bytes moved at least (mb_tr_matmul_bytes); 0 unknown */
     int32_t kernels;    /* filled by the analysis */
     int32_t parent;     /* the analysis: index of the enclosing op on its thread, -1 none */
     uint8_t kind;       /* mb_tr_op_kind */

@@ -1929,6 +1929,8 @@ typedef struct flop_group {
     long long kernels, ops;
     long long linked;   /* of the ops: backward ops and autograd nodes with their forward op's FLOPs */
     long long from_bwd; /* of the ops: forward convolutions with FLOPs from their backward op */
+    double bytes;       /* GEMMs: their bytes moved at least (tr_flop_op.bytes) */
+    long long no_bytes; /* ... ops without them: the group's bytes unknown */
 } flop_group;
 
 /* The family whose FLOPs an op counts: an autograd node given FLOPs counts
@@ -1961,6 +1963,8 @@ static int flop_groups(const tr_state *st, flop_group *g, int max)
         g[k].ops++;
         g[k].linked += (op->flags & TR_OPF_LINKED) != 0;
         g[k].from_bwd += (op->flags & TR_OPF_FROM_BWD) != 0;
+        g[k].bytes += op->bytes;
+        g[k].no_bytes += op->bytes <= 0;
     }
     return n;
 }
@@ -2013,7 +2017,8 @@ static int flop_stages(analysis *a, const flop_group *g, int n, cJSON *rates, mb
         bool forward_only = g[i].kind == TR_OP_CONV && a->st->backward_ops == 0;
         mb_stage s = {.name = name, .component = (char *)comp, .dtype = (char *)g[i].dtype,
                       .direction = forward_only ? "fwd" : NULL, .work = g[i].flops, .work_unit = "flop",
-                      .seconds = sec(g[i].ns), .count = g[i].kernels, .source = source};
+                      .seconds = sec(g[i].ns), .count = g[i].kernels, .source = source,
+                      .min_bytes = g[i].kind == TR_OP_GEMM && g[i].no_bytes == 0 ? g[i].bytes : 0};
         int rc = add_stage(a, &s, family_part(g[i].kind), err);
         if (rc != MB_OK)
             return rc;
@@ -2021,6 +2026,8 @@ static int flop_stages(analysis *a, const flop_group *g, int n, cJSON *rates, mb
         cJSON_AddItemToArray(arr[g[i].kind], o);
         add_str(o, "dtype", g[i].dtype);
         add_num(o, "flops", g[i].flops);
+        if (g[i].kind == TR_OP_GEMM) /* null: some op's bytes unknown (a backward op with its forward's FLOPs) */
+            g[i].no_bytes == 0 ? add_num(o, "bytes", g[i].bytes) : (void)cJSON_AddNullToObject(o, "bytes");
         add_num(o, "seconds", sec(g[i].ns));
         add_num(o, "kernels", (double)g[i].kernels);
         add_num(o, "ops", (double)g[i].ops);

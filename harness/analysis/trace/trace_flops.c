@@ -480,6 +480,38 @@ static bool conv_flops(const op_schema *op, const tr_shapes *sh, double *flops, 
     return true;
 }
 
+/* The bytes a matmul op moves at least: each tensor argument once (its
+ * operands, a bias; a Triton template's output is among its arguments) and,
+ * but for a template, its output, flops / 2K elements of its first
+ * operand's type. A skinny product (a decode step's [2, 1024] x [1024,
+ * 6144]) is bound by reading its weights, not by its FLOPs: the roofline's
+ * other side. 0 when an argument's element type is not recorded. */
+double mb_tr_matmul_bytes(const char *name, const tr_shapes *sh, double flops)
+{
+    double bytes = 0;
+    int first = -1;
+    for (int t = 0; t < sh->n_tensors; t++) {
+        if (sh->rank[t] < 1) /* a scalar, None, a list, more dims than kept */
+            continue;
+        int es = t < sh->n_types ? mb_tr_dtype_bytes(sh->types[t]) : 0;
+        if (es == 0)
+            return 0;
+        bytes += prod(sh->dims[t], sh->rank[t]) * es;
+        if (first < 0)
+            first = t;
+    }
+    if (first < 0 || flops <= 0)
+        return 0;
+    if (template_matmul_name(name))
+        return bytes;
+    /* K: the first operand's last dim (mm, bmm, matmul, linear's input), addmm's and baddbmm's second */
+    int a = strcmp(name, "aten::addmm") == 0 || strcmp(name, "aten::baddbmm") == 0 ? 1 : 0;
+    if (!dims_known(sh, a, 1) || sh->dims[a][sh->rank[a] - 1] <= 0)
+        return 0;
+    double k = (double)sh->dims[a][sh->rank[a] - 1];
+    return bytes + flops / (2 * k) * mb_tr_dtype_bytes(sh->types[a]);
+}
+
 int mb_tr_op_products(const char *name, const tr_shapes *sh)
 {
     const op_schema *op = schema_of(name);
