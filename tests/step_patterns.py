@@ -1112,6 +1112,11 @@ def one_wait():
         check("%s: sync bound, %s" % (name, "one stall, no .item() advice" if one else ".item()/.cpu() advice"),
               f["pattern"] == "sync_bound" and ("a single stall" in ev_text) == one and
               ("One long wait" in rem) == one and ("avoid .item()" in rem) == (not one), (ev_text, rem))
+        # the calls counted are those the time is in, the sync stage's: a decode trace read "5 syncs, 68.7 us
+        # each" for 345 us in 5 syncs and 4 blocking copies, its table 38.1 us a call
+        check("%s: the evidence counts the blocking copies its time is in, as the sync stage does" % name,
+              "5 syncs and blocking copies (5 of them copies)" in ev_text and stage(d, "sync")["calls"] == 5,
+              (ev_text, stage(d, "sync")["calls"]))
 
 
 def bf16_gradients():

@@ -48,7 +48,8 @@ typedef struct mb_diag_figures {
     double sync_share;         /* stages: sync stage time; trace: GPU idle while the host waits in
                                   syncs/blocking copies */
     double sync_host_share;    /* trace: host time in sync calls and blocking copies; -1 otherwise */
-    double syncs;
+    double syncs;              /* the calls that time is in: sync calls and blocking copies */
+    double blocking_copies;    /* ... of them blocking copies (a trace's); 0 none or unknown */
     double sync_host_s;        /* trace: host time in sync calls and blocking copies (the whole trace); -1 */
     double longest_wait_s;     /* trace: the longest of them in the steps (the closing synchronize left out); -1 */
     double data_share;         /* data loading: disk stages, stages named like loading, DataLoader */
