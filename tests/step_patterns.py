@@ -1388,6 +1388,32 @@ def unrecorded_kernels():
               said)
 
 
+def bytes_past_bandwidth():
+    """Memory-bound ops whose counted bytes move faster than the memory case itself (nano-vllm's compiled RoPE
+    kernels: a 21-MB table recorded whole, 3 rows read, "4.27 TB/s, 222%" of an H100's): the words say cache or a
+    partial read, not a floor that does not bound it, and the evidence does not call the bytes a lower bound."""
+    ev, gpu_at = [], 100.0
+    for i in range(40):
+        t = 10.0 * i
+        ev += [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": t, "dur": 8.0,
+                "args": {"Input Dims": [[4096, 1024], [4096, 1024], []], "Input type": ["float", "float", "Scalar"]}},
+               {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t + 2,
+                "dur": 4.0, "args": {"correlation": i + 1}},
+               {"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>", "pid": 0,
+                "tid": 7, "ts": gpu_at, "dur": 5.0, "args": {"device": 0, "stream": 7, "correlation": i + 1}}]
+        gpu_at += 5.0  # 48 MiB in 5 us: 10 TB/s
+    path = os.path.join(WORK, "bytes-past-bandwidth.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+    d = gap(path, REFERENCE)
+    m = stage(d, "memory-bound ops") or {}
+    evid = " ".join(d["diagnosis"]["findings"][0]["evidence"])
+    check("bytes past the bandwidth: said of the count (cache, a partial read), not of a floor; no 'lower bound'",
+          m.get("beyond", "").startswith("faster than the memory case itself") and
+          "more than that bandwidth moves" in evid and "bytes are a lower bound" not in evid,
+          (m.get("beyond"), evid))
+
+
 for name, d in patterns():
     specific(name, d)
 other_maker()
@@ -1415,6 +1441,7 @@ pre_window_work()
 memory_bound_products()
 graph_replay_launch()
 unrecorded_kernels()
+bytes_past_bandwidth()
 memory_bytes()
 h100()
 fixtures()
