@@ -1414,6 +1414,32 @@ def bytes_past_bandwidth():
           (m.get("beyond"), evid))
 
 
+def profiler_buffers():
+    """A short window whose set-up is mostly the profiler's own buffers (CUPTI's Activity Buffer Request: nano-vllm's
+    store_kvcache trace, 218 of 356 us, read "One-time set-up, 51.6%"): the table keeps the stage, the diagnosis
+    weighs the loop's own set-up only, and says what it left out."""
+    ev = [{"ph": "X", "cat": "overhead", "name": "Activity Buffer Request", "pid": 1, "tid": 9, "ts": 5.0,
+           "dur": 1500.0}]
+    t = 1510.0
+    for i in range(20):
+        ev += [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": t, "dur": 8.0},
+               {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t + 2,
+                "dur": 4.0, "args": {"correlation": i + 1}},
+               {"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>", "pid": 0,
+                "tid": 7, "ts": t + 7, "dur": 2.0, "args": {"device": 0, "stream": 7, "correlation": i + 1}}]
+        t += 50.0
+    ev.insert(0, {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 0.0, "dur": 2.0})
+    path = os.path.join(WORK, "profiler-buffers.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+    d = gap(path)
+    dg = d["diagnosis"]
+    ids = [f["pattern"] for f in dg["findings"]]
+    check("profiler's buffers: the set-up stage stays, no set-up finding, the bottleneck another",
+          stage(d, "allocation and set-up (GPU idle)") is not None and "setup_once" not in ids and
+          not d["bottleneck"].startswith("One-time set-up"), (ids, d["bottleneck"]))
+
+
 for name, d in patterns():
     specific(name, d)
 other_maker()
@@ -1442,6 +1468,7 @@ memory_bound_products()
 graph_replay_launch()
 unrecorded_kernels()
 bytes_past_bandwidth()
+profiler_buffers()
 memory_bytes()
 h100()
 fixtures()

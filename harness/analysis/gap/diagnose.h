@@ -41,6 +41,7 @@ typedef struct mb_diag_figures {
     double graph_replays;      /* trace: CUDA graph replays (cudaGraphLaunch) in the trace; -1 unknown */
     double setup_calls_s;      /* trace: the named set-up calls' time (host.setup.calls) */
     double setup_capture_s;    /* ... of it, graph captures (StreamBeginCapture ... EndCapture) */
+    double setup_profiler_s;   /* ... of it, the profiler's own buffers (Activity Buffer Request) */
     double setup_mallocs, setup_frees; /* ... device allocations and frees among them, in the whole trace */
     int steps;                 /* the run's steps; 0 unknown */
     double backward_ops;       /* trace: ops and autograd nodes of a backward pass (0: inference); -1 unknown

@@ -120,8 +120,12 @@ void mb_gap_bottleneck_words(char *buf, size_t len, const mb_gap *g, const mb_di
 {
     char share[32];
     mb_fmt_share(share, sizeof share, d->bottleneck_share);
-    snprintf(buf, len, "%s, %s of the %s (the diagnosis below); its largest stage: %s", d->bottleneck, share,
-             run_unit_word(g), g->stages[d->bottleneck_stage].stage->name);
+    if (d->n == 0) /* the share is the largest stage's, no pattern's ("balanced, 90.1% of the run" read as one) */
+        snprintf(buf, len, "%s: no pattern reaches its threshold (the diagnosis below); its largest stage: %s, %s of "
+                 "the %s", d->bottleneck, g->stages[d->bottleneck_stage].stage->name, share, run_unit_word(g));
+    else
+        snprintf(buf, len, "%s, %s of the %s (the diagnosis below); its largest stage: %s", d->bottleneck, share,
+                 run_unit_word(g), g->stages[d->bottleneck_stage].stage->name);
 }
 
 void mb_gap_stage_verdict(char *buf, size_t len, const mb_gap *g, const mb_gap_stage *st)
