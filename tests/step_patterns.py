@@ -966,6 +966,46 @@ def first_step_copy():
               (st.get("timeline"), st.get("seconds"), copy.get("calls"), st.get("lead_in_seconds")))
 
 
+def prefetch_heads():
+    """Loops that prefetch each batch on a side stream at the top of the step, while the step before still runs on
+    the main stream (HTA's 16-rank A100 trace: each copy 159 ms before the step before ends; its step 0, nothing
+    before it, read 368 ms beside 215, the mean 246 for 215). A step is 10 kernels of 150 us queued back to back,
+    launched from 600 us into each ProfilerStep, its copy (50 us) at 15 us. Step 0 starts where the step before
+    would have ended: its first event less the later steps' (negative) head, never shorter than the shortest.
+    - steady: 1500-us ProfilerSteps, heads -600 us: step 0 from 615 to 2115, every step 1500 us.
+    - ahead: 1000-us ProfilerSteps, the host further ahead each step (heads -1100, -1600, -2100): the head would
+      leave 500 us; step 0 is the shortest later step's 1500 us."""
+    for name, period in (("steady", 1500.0), ("ahead", 1000.0)):
+        ev, corr, main = [], 0, 0.0
+        for k in range(4):
+            t0 = period * k
+            ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % k, "pid": 1, "tid": 1,
+                       "ts": t0, "dur": period})
+            corr += 1
+            ev += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": t0 + 10,
+                    "dur": 4.0, "args": {"correlation": corr}},
+                   {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 25,
+                    "ts": t0 + 15, "dur": 50.0, "args": {"device": 0, "stream": 25, "correlation": corr,
+                                                         "bytes": 1 << 20}}]
+            main = max(main, t0 + 615)
+            for i in range(10):
+                corr += 1
+                ev += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                        "ts": t0 + 600 + 3 * i, "dur": 2.0, "args": {"correlation": corr}},
+                       {"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4>",
+                        "pid": 0, "tid": 7, "ts": main, "dur": 150.0,
+                        "args": {"device": 0, "stream": 7, "correlation": corr}}]
+                main += 150.0
+        path = os.path.join(WORK, "prefetch-%s.json" % name)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
+        st = gap(path)["step"]
+        check("prefetch, %s: the GPU's timeline, 1500 us a step, 615 us of step 0 left out" % name,
+              st.get("timeline") == "gpu" and abs(st["seconds"] - 1500e-6) < 1e-12 and
+              abs(st.get("lead_in_seconds", 0) - 615e-6) < 1e-12, (st.get("timeline"), st["seconds"],
+                                                                  st.get("lead_in_seconds")))
+
+
 def graph_capture():
     """A window that captures a CUDA graph (vLLM's decode capture): cudaStreamBeginCapture at 100 us, 200 launches
     recorded into the graph (no kernel runs), cudaStreamEndCapture at 50 ms, a kernel before and one after. The
@@ -1302,20 +1342,32 @@ def memory_bound_products():
     weights for 67 MFLOP: held to those bytes at the memory ceiling, not to the GEMM case's FLOP rate ("at 0.4%"
     of 196 TFLOP/s in a laptop's decode trace); the diagnosis says memory-bound products, with no tensor-core shapes
     or fp8 rate. The same products at 2048 rows are the FLOPs' (the compute side)."""
-    for name, rows, kernel_us, side in (("skinny", 2, 20.0, "memory"), ("square", 2048, 200.0, "compute")):
+    for name, rows, kernel_us, side, out in (("skinny", 2, 20.0, "memory", False),
+                                             ("square", 2048, 200.0, "compute", False),
+                                             ("skinny-out", 2, 20.0, "memory", True),
+                                             ("skinny-beside-conv", 2, 20.0, "memory", False)):
+        # out=: torch.compile's extern mm(a, b, out=buf) records its output as a third argument, counted once;
+        # beside-conv: the products are 1 ms of 6 ms of matrix math (5 ms of convolutions without shapes), no remedy
         ev, corr, gpu_at = [], 0, 100.0
         for i in range(50):
             corr += 1
             t = 10.0 * i
             ev += [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t, "dur": 8.0,
-                    "args": {"Input Dims": [[rows, 4096], [4096, 4096]],
-                             "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
+                    "args": {"Input Dims": [[rows, 4096], [4096, 4096]] + ([[rows, 4096]] if out else []),
+                             "Input type": ["c10::BFloat16"] * (3 if out else 2)}},
                    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t + 2,
                     "dur": 4.0, "args": {"correlation": corr}},
                    {"ph": "X", "cat": "kernel", "name": "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
                     "pid": 0, "tid": 7, "ts": gpu_at, "dur": kernel_us,
                     "args": {"device": 0, "stream": 7, "correlation": corr}}]
             gpu_at += kernel_us
+        for i in range(50 if name == "skinny-beside-conv" else 0):
+            ev += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                    "ts": 500.0 + 10.0 * i, "dur": 4.0, "args": {"correlation": 1000 + i}},
+                   {"ph": "X", "cat": "kernel", "name": "sm80_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc",
+                    "pid": 0, "tid": 7, "ts": gpu_at, "dur": 100.0,
+                    "args": {"device": 0, "stream": 7, "correlation": 1000 + i}}]
+            gpu_at += 100.0
         path = os.path.join(WORK, "products-%s.json" % name)
         with open(path, "w", encoding="utf-8") as f:
             json.dump({"deviceProperties": [H100_PROPS], "traceEvents": ev}, f)
@@ -1328,13 +1380,17 @@ def memory_bound_products():
               (g.get("min_bytes"), want_bytes, g.get("roofline"), g["work"]))
         f0 = d["diagnosis"]["findings"][0]
         rem, evid = " ".join(f0["remedies"]), " ".join(f0["evidence"])
-        if side == "memory":
+        if name == "skinny-beside-conv":
+            check("products beside convolutions: a sixth of the matrix math, said so, no bytes remedy",
+                  "of the matrix math, 16.7% by time is memory-bound products" in evid and
+                  "bound by its bytes" not in rem, (evid, rem))
+        elif side == "memory":
             # the ceiling it is held to: its bytes at a memory rate of the reference's, not its FLOPs at the GEMM's
             byte_rate = want_bytes / g["seconds_at_ceiling"]
-            check("products, skinny: held to its bytes at under 3.5 TB/s (an H100's HBM3), a 20-us kernel at "
-                  "40-100% of it", 1e12 < byte_rate < 3.5e12 and 0.4 < g["efficiency"] <= 1.0,
+            check("products, %s: held to its bytes at under 3.5 TB/s (an H100's HBM3), a 20-us kernel at "
+                  "40-100%% of it" % name, 1e12 < byte_rate < 3.5e12 and 0.4 < g["efficiency"] <= 1.0,
                   (byte_rate, g["efficiency"]))
-            check("products, skinny: GPU compute bound, told memory-bound products, not tensor-core shapes or fp8",
+            check("products, %s: GPU compute bound, told memory-bound products, not tensor-core shapes or fp8" % name,
                   f0["pattern"] == "gpu_compute_bound" and "bound by its bytes" in rem and
                   "multiples of 16" not in rem and "fp8 matmuls" not in rem and "memory-bound products" in evid,
                   (f0["pattern"], rem, evid))
@@ -1369,8 +1425,11 @@ def unrecorded_kernels():
     """30 kernel launches: with 20 of their kernels missing from the trace (TriForce's L40 trace: 923 of 1556, read
     "GPU compute bound 85.7%" without a word) the run says so; with one missing (a kernel that ran after the trace
     ended), nothing."""
-    for name, recorded, warned in (("kernels-dropped", 10, True), ("kernels-one-late", 29, False)):
-        ev = []
+    for name, recorded, warned, synced in (("kernels-dropped", 10, True, False), ("kernels-one-late", 29, False, False),
+                                           ("kernels-lost", 10, True, True)):
+        # lost: a cudaDeviceSynchronize after them returns within the trace, so they ran in it: lost records only
+        ev = [{"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 1, "tid": 1, "ts": 305.0,
+               "dur": 20.0, "args": {"correlation": 99}}] if synced else []
         for i in range(30):
             ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
                        "ts": 10.0 * i, "dur": 4.0, "args": {"correlation": i + 1}})
@@ -1384,8 +1443,9 @@ def unrecorded_kernels():
         d = gap(path)
         said = [w for w in d["run"]["warnings"] if "have no GPU event" in w]
         check("%s: %s" % (name, "20 of 30 launches without a kernel said" if warned else "one late kernel: nothing said"),
-              (said and said[0].startswith("20 of the trace's 30 kernel launches (67%)")) if warned else not said,
-              said)
+              (said and said[0].startswith("20 of the trace's 30 kernel launches (67%)") and
+               ("so they ran in it" in said[0]) == synced and ("ran after the trace ended" in said[0]) == (not synced))
+              if warned else not said, said)
 
 
 def bytes_past_bandwidth():
@@ -1454,6 +1514,7 @@ graph_replays()
 dispatch_yardstick()
 attention_remedy()
 first_step_copy()
+prefetch_heads()
 graph_capture()
 per_step_host_figures()
 operator_steps()

@@ -133,23 +133,29 @@ def gpu_windows(steps, calls, spans):
     if 2 * over < n:
         return None
     first = min((sp for sp, k in zip(spans, owner) if k == 0), key=lambda sp: sp[0])
-    if first[2] in calls and first[0] > calls[first[2]][1] + 50000:
-        at = first[0]  # queued behind earlier GPU work
-    else:
-        free = steps[0][0]
-        for start, end, _ in spans:
-            if start < first[0] and end > free:
-                free = end
-        if free > steps[0][0]:
-            at = min(free, first[0])  # the GPU work before it ran into the step
-        else:
-            # nothing ran before: the host's time before step 0's first GPU event is a lead-in, of which step 0
-            # keeps what later steps' GPU idles at their head (the median of first[k] - last[k-1], k >= 1)
-            heads = sorted(max(0, min(sp[0] for sp, o in zip(spans, owner) if o == k) - last[k - 1])
-                           for k in range(1, n))
-            m = len(heads)
-            head = None if m == 0 else heads[m // 2] if m % 2 else (heads[m // 2 - 1] + heads[m // 2]) // 2
-            at = steps[0][0] if head is None or first[0] - steps[0][0] <= head else first[0] - head
+    queued = first[2] in calls and first[0] > calls[first[2]][1] + 50000
+    free = steps[0][0]
+    for start, end, _ in ([] if queued else spans):
+        if start < first[0] and end > free:
+            free = end
+    # without the later steps: queued behind unrecorded work, the first event; else the end of the work before
+    # it, or the step's start
+    base = first[0] if queued else min(free, first[0]) if free > steps[0][0] else steps[0][0]
+    # the later steps' head: each one's first GPU event less the end of the step before's GPU work (the median;
+    # negative when a prefetch starts before that end)
+    heads = sorted(min(sp[0] for sp, o in zip(spans, owner) if o == k) - last[k - 1] for k in range(1, n))
+    m = len(heads)
+    head = None if m == 0 else heads[m // 2] if m % 2 else int((heads[m // 2 - 1] + heads[m // 2]) / 2)  # C's
+    at = base
+    if head is not None and head < 0 and first[0] - head > at:
+        at = first[0] - head
+    elif head is not None and head >= 0 and not queued and free == steps[0][0] and first[0] - head > at:
+        at = first[0] - head
+    shortest = min((last[k] - last[k - 1] for k in range(1, n) if last[k] - last[k - 1] > 0), default=0)
+    if at > base and shortest > 0 and last[0] - at < shortest:  # never shorter than the shortest later step
+        at = max(last[0] - shortest, base)
+    if at >= last[0]:
+        at = base
     out = []
     for x in last:
         end = max(x, at)

@@ -482,6 +482,9 @@ static void figures_from_ceilings(const mb_gap *g, mb_diag_figures *f)
     for (int i = 0; i < g->n; i++) {
         const mb_gap_stage *st = &g->stages[i];
         const mb_stage *s = st->stage;
+        if (strcmp(s->component, "gemm") == 0 || strcmp(s->component, "conv") == 0 ||
+            strcmp(s->component, "attention") == 0)
+            f->tensor_all_s += s->seconds; /* with FLOPs or time only, a ceiling or none */
         if (st->match < 0 || st->ceiling_rate <= 0)
             continue;
         if (strcmp(s->component, "launch") == 0 && strcmp(s->work_unit, "launch") == 0)
@@ -737,7 +740,7 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
      * skinny GEMMs read their weights for a few rows, and tensor-core shapes or fp8's FLOP rate do nothing for
      * them */
     bool tensor = f->step_table && f->tensor_share >= f->memory_share;
-    bool by_bytes = f->tensor_bytes_s > 0 && 2 * f->tensor_bytes_s >= f->tensor_held_s + f->tensor_beyond_s;
+    bool by_bytes = f->tensor_bytes_s > 0 && 2 * f->tensor_bytes_s >= f->tensor_all_s;
     if (strcmp(cond, "matmul_memory_bound") == 0)
         return tensor && by_bytes;
     if (strcmp(cond, "tensor_bound") == 0)
@@ -1662,10 +1665,11 @@ static void try_gpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
         }
         else if (f->tensor_share > 0) /* only where there is GEMM/conv time to say it of */
             no_rate_evidence(b, g, true);
-        if (f->tensor_bytes_s > 0)
-            EVIDENCE(b, "of that work, %s by time is memory-bound products (%.1f FLOP a byte): held to the bytes "
-                        "they move at the memory ceiling, which takes longer than their FLOPs at the GEMM case's rate",
-                     pct(p1, sizeof p1, f->tensor_bytes_s / (f->tensor_held_s + f->tensor_beyond_s)),
+        if (f->tensor_bytes_s > 0 && f->tensor_all_s > 0)
+            EVIDENCE(b, "of the matrix math, %s by time is memory-bound products (%.1f FLOP a byte): held to the "
+                        "bytes they move at the memory ceiling, which takes longer than their FLOPs at the GEMM case's "
+                        "rate",
+                     pct(p1, sizeof p1, f->tensor_bytes_s / f->tensor_all_s),
                      f->tensor_intensity);
         memory_evidence(b, g, f);
         kernel_figures(b, f, x);

@@ -120,6 +120,7 @@ typedef struct mb_diag_figures {
     double tensor_bytes_s;     /* ... of those held to a ceiling, held to their bytes ([roofline]: memory-bound
                                   products, a decode step's skinny GEMMs) */
     double tensor_intensity;   /* ... their FLOPs a byte; -1 none */
+    double tensor_all_s;       /* the GEMM/conv/attention stages' seconds, with FLOPs or time only */
     /* Memory-bound ops with recorded shapes (stage MB_MEMBOUND_STAGE): bytes/s
      * of their kernels, the membw ceiling it was held against, and the share
      * of all memory-bound kernel time they cover. -1 unknown. */

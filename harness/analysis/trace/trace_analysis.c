@@ -2977,21 +2977,33 @@ static bool unrecorded_kernels(analysis *a)
         for (size_t i = 0; i < st->devices[d].n_ev; i++)
             corrs[n++] = st->devices[d].ev[i * TR_EV_WORDS + 2];
     qsort(corrs, n, sizeof *corrs, cmp_i64);
+    int64_t last_missing = INT64_MIN;
     for (size_t i = 0; i < st->n_launches; i++) {
         if (st->launches[i].corr < 0)
             continue;
         launches++;
-        missing += bsearch(&st->launches[i].corr, corrs, n, sizeof *corrs, cmp_i64) == NULL;
+        if (bsearch(&st->launches[i].corr, corrs, n, sizeof *corrs, cmp_i64) == NULL) {
+            missing++;
+            last_missing = imax(last_missing, st->launches[i].ts);
+        }
     }
     free(corrs);
+    /* a synchronize after the last of them returned inside the trace: they ran in it, their records were lost
+     * (TriForce's trace: a cudaDeviceSynchronize after its 923 returns within it) */
+    bool ran = false;
+    for (size_t i = 0; i < st->sync_calls.n && !ran; i++)
+        ran = st->sync_calls.iv[2 * i] > last_missing;
     add_num(cJSON_GetObjectItemCaseSensitive(a->ev, "trace"), "launches_without_kernel", (double)missing);
     if (launches >= 20 && missing * 10 >= launches) {
         char p[16];
         snprintf(p, sizeof p, "%.0f%%", 100.0 * (double)missing / (double)launches);
-        partial(a, "%zu of the trace's %zu kernel launches (%s) have no GPU event: their kernels were not recorded "
-                   "(CUPTI dropped records, its activity buffers full) or ran after the trace ended; the GPU's busy "
-                   "time, the stages and the bottleneck read from the kernels it holds",
-                missing, launches, p);
+        partial(a, "%zu of the trace's %zu kernel launches (%s) have no GPU event: %s; the GPU's busy time, the "
+                   "stages and the bottleneck read from the kernels it holds",
+                missing, launches, p,
+                ran ? "a synchronize after them returned within the trace, so they ran in it and their records were "
+                      "lost (CUPTI dropped them, its activity buffers full)"
+                    : "their kernels were not recorded (CUPTI dropped records, its activity buffers full) or ran "
+                      "after the trace ended");
     }
     return true;
 }

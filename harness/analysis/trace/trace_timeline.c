@@ -45,21 +45,23 @@ static const tr_call *call_of(const tr_call *sorted, size_t n, int64_t corr)
     return bsearch(&key, sorted, n, sizeof *sorted, cmp_call_corr);
 }
 
-/* The GPU's idle time at the head of a later step: from the end of the
- * previous step's GPU work to the first GPU event of its own, the part of
- * the host's time between steps that the GPU's work does not cover. The
- * median over steps 1.., -1 with one step. */
-static int64_t later_heads(const int64_t *first, const int64_t *last_end, size_t n)
+/* The head of a later step: from the end of the previous step's GPU work
+ * to the first GPU event of its own, the GPU's idle time there (the part of
+ * the host's time between steps that the GPU's work does not cover), or,
+ * negative, how long before that end its first event started (a prefetch
+ * copy on a side stream, beside the previous step's kernels). The median
+ * over steps 1.. in *head; false with one step (or out of memory). */
+static bool later_heads(const int64_t *first, const int64_t *last_end, size_t n, int64_t *head)
 {
     if (n < 2)
-        return -1;
+        return false;
     int64_t *h = malloc(sizeof *h * (n - 1));
     if (h == NULL)
-        return -1;
+        return false;
     size_t m = 0;
     for (size_t k = 1; k < n; k++)
         if (first[k] != INT64_MAX && last_end[k - 1] != INT64_MIN)
-            h[m++] = first[k] > last_end[k - 1] ? first[k] - last_end[k - 1] : 0;
+            h[m++] = first[k] - last_end[k - 1];
     /* insertion sort: a trace holds tens of steps */
     for (size_t i = 1; i < m; i++)
         for (size_t j = i; j > 0 && h[j - 1] > h[j]; j--) {
@@ -67,24 +69,30 @@ static int64_t later_heads(const int64_t *first, const int64_t *last_end, size_t
             h[j] = h[j - 1];
             h[j - 1] = t;
         }
-    int64_t med = m == 0 ? -1 : m % 2 ? h[m / 2] : (h[m / 2 - 1] + h[m / 2]) / 2;
+    if (m > 0)
+        *head = m % 2 ? h[m / 2] : (h[m / 2 - 1] + h[m / 2]) / 2;
     free(h);
-    return med;
+    return m > 0;
 }
 
 /* Where step 0 starts on the GPU: where its first GPU event started when
  * that event waited behind earlier GPU work (recorded or not), else where
  * the GPU was free to run it: the end of the GPU work before it, when that
- * ran into the step. With no GPU work before it at all, its host's time
- * before its first GPU event is a first step's lead-in: later steps' runs
- * under the GPU's work of the step before, all but what their GPU idles at
- * their head (`head`, the median). Step 0 keeps that much of it, the rest
- * is left out (*lead_in); with one step, all of it. t4_matmulk's three steps:
- * step 0 held its 11.6 ms of host preparation, a mean of 14.6 ms against
- * later steps of 11.3 and 11.9; a loop waiting on its DataLoader keeps the
- * wait in every step. */
+ * ran into the step. With no GPU work before it at all, where the step
+ * before it would have ended: its first GPU event less the later steps'
+ * head (`head`, the median; known: has_head), at its ProfilerStep's start at
+ * the earliest and before its own GPU work's end (`end`). The host's time
+ * before that is a first step's lead-in, which every later step's runs
+ * under the previous step's GPU work: left out (*lead_in), never making
+ * step 0 shorter than the shortest later step (`shortest`). t4_matmulk's three
+ * steps: step 0 held its 11.6 ms of host preparation, a mean of 14.6 ms
+ * against later steps of 11.3 and 11.9; a loop waiting on its DataLoader
+ * keeps the wait in every step; HTA's 16-rank A100 trace prefetches each
+ * batch on a side stream 159 ms before the step before ends (its step 0 read
+ * 368 ms beside 215). */
 static int64_t first_start(const int64_t *steps, const tr_gpu_span *spans, size_t ns, const tr_call *calls,
-                           size_t nl, const long *step_at, int64_t head, int64_t *lead_in)
+                           size_t nl, const long *step_at, bool has_head, int64_t head, int64_t end,
+                           int64_t shortest, int64_t *lead_in)
 {
     size_t first = ns;
     for (size_t i = 0; i < ns; i++)
@@ -92,19 +100,27 @@ static int64_t first_start(const int64_t *steps, const tr_gpu_span *spans, size_
             first = i;
     const tr_gpu_span *f = &spans[first];
     const tr_call *c = call_of(calls, nl, f->corr);
-    *lead_in = 0;
-    if (c && f->start > c->end + QUEUED_NS)
-        return f->start;
+    bool queued = c && f->start > c->end + QUEUED_NS;
     int64_t free_at = steps[0];
-    for (size_t i = 0; i < ns; i++)
+    for (size_t i = 0; i < ns && !queued; i++)
         if (spans[i].start < f->start && spans[i].end > free_at)
             free_at = spans[i].end;
-    if (free_at > steps[0])
-        return free_at < f->start ? free_at : f->start;
-    if (head < 0 || f->start - steps[0] <= head)
-        return steps[0];
-    *lead_in = f->start - steps[0] - head;
-    return f->start - head;
+    /* without the later steps: queued behind work the trace does not hold, the GPU was busy until its first
+     * event; else free from the end of the work before it, or from the step's start */
+    int64_t base = queued ? f->start : free_at > steps[0] ? (free_at < f->start ? free_at : f->start) : steps[0];
+    int64_t at = base;
+    if (has_head && head < 0 && f->start - head > at) /* the step before ends after its successor's first event */
+        at = f->start - head;
+    else if (has_head && head >= 0 && !queued && free_at == steps[0] && f->start - head > at)
+        at = f->start - head; /* nothing before it: the host's lead-in, less what later steps' GPU idles at their head */
+    /* never shorter than the shortest later step: a loop whose host gets further ahead each step (its heads
+     * growing more negative) would cut step 0 to less than any step runs */
+    if (at > base && shortest > 0 && end - at < shortest)
+        at = end - shortest > base ? end - shortest : base;
+    if (at >= end) /* no window left */
+        at = base;
+    *lead_in = at - base;
+    return at;
 }
 
 bool mb_tr_timeline(const int64_t *steps, size_t n, const tr_call *launches, size_t nl, const tr_gpu_span *spans,
@@ -162,9 +178,14 @@ bool mb_tr_timeline(const int64_t *steps, size_t n, const tr_call *launches, siz
     }
     out->overrun_mean_ns = out->overrun ? over_sum / out->overrun : 0;
     out->gpu = all_work && 2 * (size_t)out->overrun >= n;
-    int64_t at = out->gpu ? first_start(steps, spans, ns, calls, nl, step_at, later_heads(first, last_end, n),
-                                         &out->lead_in_ns)
-                           : 0;
+    int64_t head = 0, shortest = 0;
+    bool has_head = out->gpu && later_heads(first, last_end, n, &head);
+    for (size_t k = 1; out->gpu && k < n; k++) /* the later steps' windows, as cut below */
+        if (last_end[k] - last_end[k - 1] > 0 && (shortest == 0 || last_end[k] - last_end[k - 1] < shortest))
+            shortest = last_end[k] - last_end[k - 1];
+    int64_t at = out->gpu ? first_start(steps, spans, ns, calls, nl, step_at, has_head, head, last_end[0],
+                                         shortest, &out->lead_in_ns)
+                          : 0;
     for (size_t k = 0; out->gpu && k < n; k++) {
         int64_t end = last_end[k] > at ? last_end[k] : at;
         if (end <= at) /* this step's work ended inside the previous one's: no window to cut */
