@@ -714,7 +714,7 @@ typedef struct tr_timeline {
     int overrun;           /* steps whose GPU work ends after their ProfilerStep window */
     int64_t overrun_mean_ns; /* by how much, on average over those steps */
     int64_t last_launch;   /* start of the last launch call inside a step (0: none) */
-    int64_t lead_in_ns;    /* step 0's host time before its first GPU work, none before it: left out */
+    int64_t lead_in_ns;    /* step 0's time before where the step before would have ended: left out */
     int64_t *win;          /* [start, end) per step: the GPU's windows, else the ProfilerSteps' */
 } tr_timeline;
 
@@ -726,8 +726,9 @@ long mb_tr_window_of(const int64_t *steps, size_t n, int64_t ts);
  * GPU's when at least half the steps' GPU work (the spans their launches
  * started) ends after the step's window and every step launched work; then
  * step k is [end of step k-1's GPU work, end of its own), step 0 starting
- * where the GPU was free to run its first event (at that event when no GPU
- * work ran before it: lead_in_ns). Else the steps as given.
+ * where the GPU was free to run its first event, or where the step before
+ * would have ended by the later steps' heads (lead_in_ns: what that leaves
+ * out). Else the steps as given.
  * false: out of memory. Free with mb_tr_timeline_free. */
 bool mb_tr_timeline(const int64_t *steps, size_t n, const tr_call *launches, size_t nl, const tr_gpu_span *spans,
                     size_t ns, tr_timeline *out);

@@ -1818,8 +1818,9 @@ static void timeline_json(analysis *a, cJSON *step)
                      "them)", a->tl.overrun, st->n_steps, step_said(st), over);
     if (a->tl.lead_in_ns > 0 && n > 0 && (size_t)n < sizeof why)
         snprintf(why + n, sizeof why - (size_t)n,
-                 "; the first starts at its first GPU work: the %s of host code before it, with no GPU work to run "
-                 "under as later steps' has, is a first step's lead-in, left out", lead);
+                 "; the first starts where the step before it would have ended (its first GPU work less the later "
+                 "steps' median head): the %s before that, a first step's lead-in that later steps' runs under the "
+                 "GPU's work, is left out", lead);
     add_str(step, "timeline_why", why);
     add_num(step, "lead_in_seconds", sec(a->tl.lead_in_ns));
     add_num(step, "host_seconds", sec(host) / (double)st->n_steps);
