@@ -728,6 +728,8 @@ bool mb_tr_first_launches(tr_state *st)
 {
     tr_ivlist *liv = &st->host_iv[TR_HOST_LAUNCH], *setup = &st->host_iv[TR_HOST_SETUP];
     size_t nl = st->n_launches <= liv->n ? st->n_launches : liv->n, n = 0;
+    /* sorted once here, for this and for the analysis' graph replays (nothing reads their file order) */
+    qsort(st->graph_corrs, st->n_graph_corrs, sizeof *st->graph_corrs, cmp_i64);
     if (st->n_first_kernels == 0 || nl == 0)
         return true;
     int64_t *corrs = malloc(sizeof *corrs * st->n_first_kernels);
@@ -737,15 +739,6 @@ bool mb_tr_first_launches(tr_state *st)
         if (st->first_kernels[i].hash != 0)
             corrs[n++] = st->first_kernels[i].corr;
     qsort(corrs, n, sizeof *corrs, cmp_i64);
-    int64_t *graphs = NULL;
-    if (st->n_graph_corrs > 0) {
-        if ((graphs = malloc(sizeof *graphs * st->n_graph_corrs)) == NULL) {
-            free(corrs);
-            return false;
-        }
-        memcpy(graphs, st->graph_corrs, sizeof *graphs * st->n_graph_corrs);
-        qsort(graphs, st->n_graph_corrs, sizeof *graphs, cmp_i64);
-    }
     bool ok = true;
     for (size_t i = 0; i < nl && ok; i++) {
         const tr_launch *l = &st->launches[i];
@@ -756,7 +749,8 @@ bool mb_tr_first_launches(tr_state *st)
          * launch", a one-time cost) */
         if (d >= TR_LONG_LAUNCH_NS || d < TR_FIRST_LAUNCH_NS || l->corr < 0 ||
             !bsearch(&l->corr, corrs, n, sizeof *corrs, cmp_i64) ||
-            (graphs && bsearch(&l->corr, graphs, st->n_graph_corrs, sizeof *graphs, cmp_i64)))
+            (st->n_graph_corrs > 0 &&
+             bsearch(&l->corr, st->graph_corrs, st->n_graph_corrs, sizeof *st->graph_corrs, cmp_i64)))
             continue;
         if (st->launch_setup == NULL) { /* the long ones first */
             if ((st->launch_setup = malloc(nl)) == NULL) {
@@ -775,7 +769,6 @@ bool mb_tr_first_launches(tr_state *st)
         add_named_call(&st->setup, "a kernel's first launch", d);
     }
     free(corrs);
-    free(graphs);
     return ok;
 }
 

@@ -606,7 +606,8 @@ typedef struct tr_state {
      * (mb_tr_first_launches); NULL: the long ones only */
     unsigned char *launch_setup;
     /* correlation ids of graph replays (cudaGraphLaunch): their kernels were
-     * captured earlier, not launched by the ops around the replay */
+     * captured earlier, not launched by the ops around the replay; sorted by
+     * mb_tr_first_launches */
     int64_t *graph_corrs;
     size_t n_graph_corrs, cap_graph_corrs;
     /* asynchronous copy and memset calls (cudaMemcpyAsync, cudaMemsetAsync: a runtime call with Memcpy or
@@ -673,6 +674,9 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err);
  * (deviceProperties): CUDA's runtime was called but launched and copied
  * nothing, or ops only a CPU runs (oneDNN's) did, and none only a GPU runs. */
 bool mb_tr_ran_on_cpu(const tr_state *st);
+
+/* The median of v's n values (sorted in place); 0 when n is 0. */
+double mb_tr_median_i64(int64_t *v, size_t n);
 
 /* trace_analysis.c: [start, end) pairs sorted and merged in place (touching
  * ones too); returns the new count. */

@@ -1458,24 +1458,17 @@ static int cmp_i64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* CUDA graph replays (cudaGraphLaunch) that start in the merged windows w. */
-static int graph_replays_in(const tr_state *st, const int64_t *w, size_t nw, long long *replays, mb_err *err)
+/* CUDA graph replays (cudaGraphLaunch) that start in the merged windows w (st->graph_corrs sorted by
+ * mb_tr_first_launches). */
+static long long graph_replays_in(const tr_state *st, const int64_t *w, size_t nw)
 {
-    *replays = 0;
-    if (st->n_graph_corrs == 0)
-        return MB_OK;
-    int64_t *g = malloc(sizeof *g * st->n_graph_corrs);
-    if (g == NULL)
-        return mb_errf(err, MB_ESYS, "out of memory");
-    memcpy(g, st->graph_corrs, sizeof *g * st->n_graph_corrs);
-    qsort(g, st->n_graph_corrs, sizeof *g, cmp_i64);
-    for (size_t i = 0; i < st->n_launches; i++) {
+    long long replays = 0;
+    for (size_t i = 0; i < st->n_launches && st->n_graph_corrs > 0; i++) {
         const tr_launch *l = &st->launches[i];
-        if (l->corr >= 0 && in_windows(w, nw, l->ts) && bsearch(&l->corr, g, st->n_graph_corrs, sizeof *g, cmp_i64))
-            (*replays)++;
+        replays += l->corr >= 0 && in_windows(w, nw, l->ts) &&
+                   bsearch(&l->corr, st->graph_corrs, st->n_graph_corrs, sizeof *st->graph_corrs, cmp_i64);
     }
-    free(g);
-    return MB_OK;
+    return replays;
 }
 
 /* How many of the host's step windows hold a call of the raw list l. */
@@ -1580,9 +1573,9 @@ static int host_calls_in_steps(analysis *a, mb_err *err)
         c->coll = calls_in(&st->coll_calls, w, nw, &named_ns);
     }
     c->setup_steps = steps_with_calls(a, &st->host_iv[TR_HOST_SETUP]);
-    int rc = graph_replays_in(st, w, nw, &c->replays, err);
+    c->replays = graph_replays_in(st, w, nw);
     free(w);
-    return rc;
+    return MB_OK;
 }
 
 /* The end of each kernel launch call by its correlation id, while the
@@ -3117,12 +3110,9 @@ static void host_evidence(analysis *a)
     cJSON *l = count_seconds(in, "launch", a->calls.launches, a->calls.launch_ns);
     count_seconds(l, "long", a->calls.long_launches, a->calls.long_launch_ns);
     if (st->n_dispatch_durs > 0) { /* the median op that does nothing: what dispatching one costs here */
-        qsort(st->dispatch_durs, st->n_dispatch_durs, sizeof *st->dispatch_durs, cmp_i64);
-        size_t n = st->n_dispatch_durs;
-        double med = n % 2 ? (double)st->dispatch_durs[n / 2]
-                           : 0.5 * (double)(st->dispatch_durs[n / 2 - 1] + st->dispatch_durs[n / 2]);
+        double med = mb_tr_median_i64(st->dispatch_durs, st->n_dispatch_durs);
         cJSON *m = add_obj(host, "metadata_ops");
-        add_num(m, "count", (double)n);
+        add_num(m, "count", (double)st->n_dispatch_durs);
         add_num(m, "median_seconds", med / 1e9);
     }
     cJSON *cs = add_obj(host, "cuda_sync_events");
@@ -3651,6 +3641,14 @@ done:
     free(a.merged);
     free(step_objs);
     return rc;
+}
+
+double mb_tr_median_i64(int64_t *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_i64);
+    return n % 2 ? (double)v[n / 2] : 0.5 * (double)(v[n / 2 - 1] + v[n / 2]);
 }
 
 size_t mb_tr_merge_intervals(int64_t *iv, size_t n)

@@ -62,15 +62,8 @@ static bool later_heads(const int64_t *first, const int64_t *last_end, size_t n,
     for (size_t k = 1; k < n; k++)
         if (first[k] != INT64_MAX && last_end[k - 1] != INT64_MIN)
             h[m++] = first[k] - last_end[k - 1];
-    /* insertion sort: a trace holds tens of steps */
-    for (size_t i = 1; i < m; i++)
-        for (size_t j = i; j > 0 && h[j - 1] > h[j]; j--) {
-            int64_t t = h[j];
-            h[j] = h[j - 1];
-            h[j - 1] = t;
-        }
-    if (m > 0)
-        *head = m % 2 ? h[m / 2] : (h[m / 2 - 1] + h[m / 2]) / 2;
+    if (m > 0) /* a whole ns: the mean of the middle two cut toward zero, as tests/trace_check.py does */
+        *head = (int64_t)mb_tr_median_i64(h, m);
     free(h);
     return m > 0;
 }
