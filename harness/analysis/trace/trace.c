@@ -729,7 +729,8 @@ bool mb_tr_first_launches(tr_state *st)
     tr_ivlist *liv = &st->host_iv[TR_HOST_LAUNCH], *setup = &st->host_iv[TR_HOST_SETUP];
     size_t nl = st->n_launches <= liv->n ? st->n_launches : liv->n, n = 0;
     /* sorted once here, for this and for the analysis' graph replays (nothing reads their file order) */
-    qsort(st->graph_corrs, st->n_graph_corrs, sizeof *st->graph_corrs, cmp_i64);
+    if (st->n_graph_corrs > 0) /* qsort's pointer must not be NULL, even for no elements */
+        qsort(st->graph_corrs, st->n_graph_corrs, sizeof *st->graph_corrs, cmp_i64);
     if (st->n_first_kernels == 0 || nl == 0)
         return true;
     int64_t *corrs = malloc(sizeof *corrs * st->n_first_kernels);
