@@ -102,6 +102,7 @@ static void test_share_ratio_number_elapsed(void **st)
     static const answer shares[] = {
         { 0, NULL, "0.0%" },      { 0.0002, NULL, "0.02%" }, { 0.0009994, NULL, "0.1%" }, { 0.001, NULL, "0.1%" },
         { 0.123, NULL, "12.3%" }, { 1, NULL, "100.0%" },     { -0.1, NULL, "-" },         { NAN, NULL, "-" },
+        { 99.9, NULL, "9990.0%" }, { 9.68e28, NULL, "9.68e+30%" },
     };
     check_table(share, shares, sizeof shares / sizeof *shares);
     static const answer ratios[] = {

@@ -78,6 +78,8 @@ void mb_fmt_share(char *buf, size_t len, double f)
         snprintf(buf, len, "-");
     else if (f > 0 && f < 0.001)
         snprintf(buf, len, "%.1g%%", 100 * f);
+    else if (f >= 1e4) /* absurd shapes (a fuzzer's 1e14 per dim): 3 digits, not 31 */
+        snprintf(buf, len, "%.3g%%", 100 * f);
     else
         snprintf(buf, len, "%.1f%%", 100 * f);
 }

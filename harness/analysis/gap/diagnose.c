@@ -404,8 +404,12 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
         double calls = (sc > 0 ? sc : 0) + (bc > 0 ? bc : 0);
         /* the sync stage's count when there is one (figures_from_stages): the closing synchronize left out, as
          * its time is (HTA's 16-rank A100 trace read 151 for the stage's 150) */
-        f->syncs = f->syncs > 0 ? f->syncs : calls > 0 ? calls : f->syncs;
-        f->blocking_copies = bc > 0 ? bc : 0;
+        bool from_stage = f->syncs > 0;
+        f->syncs = from_stage ? f->syncs : calls > 0 ? calls : f->syncs;
+        /* of them copies, counted where the syncs were: the stage's in the steps (three .cpu() before the first
+         * step read "3 syncs and blocking copies (3 of them copies)" for three syncs in the steps) */
+        double in_bc = ev_num(ev, "host.in_steps.blocking_copy.count");
+        f->blocking_copies = from_stage && in_bc >= 0 ? in_bc : bc > 0 ? bc : 0;
     }
     double dl = ev_num(ev, "host.dataloader.seconds"), dc = ev_num(ev, "host.dataloader.count");
     double dp = ev_num(ev, "host.dataloader.in_process");

@@ -20,6 +20,7 @@
 #include "vocabulary.h"
 
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -1386,7 +1387,8 @@ static bool fold_cpu_op(parser *p)
         op->per_elem = TR_ELEM_PENDING;
     }
     op->seq = e->have & H_SEQ && e->seq >= 0 && e->seq <= INT32_MAX ? (int32_t)e->seq : -1;
-    op->bytes = (float)bytes;
+    /* past a float's range (shapes of 1e14 per dim, a fuzzer's): unknown, not the UB of an out-of-range cast */
+    op->bytes = bytes > 0 && bytes < FLT_MAX ? (float)bytes : 0;
     op->parent = -1;
     op->kind = (uint8_t)kind;
     op->why = ok || kind == TR_OP_BWD ? 0 : why_index(st, e->name, why);
@@ -1633,8 +1635,12 @@ static bool finish_event(parser *p)
         st->span_end = e->ts + e->dur;
     if (e->cat == CAT_TRACE && e->ts + e->dur > st->profiler_end)
         st->profiler_end = e->ts + e->dur;
+    /* Host events: every category but the GPU's and the profiler's own. Of the others (python_function with
+     * with_stack, a category this reader does not know), those of a GPU lane carry a device or a stream
+     * (gpu_user_annotation): a Python frame recorded before the first op is the host's. */
+    bool other_host = e->cat == CAT_OTHER && !(e->have & (H_DEVICE | H_STREAM));
     if ((e->cat == CAT_RUNTIME || e->cat == CAT_CPU_OP || e->cat == CAT_ANNOTATION || e->cat == CAT_OTHER_RUNTIME ||
-         e->cat == CAT_NONE) && e->ts < st->host_start)
+         e->cat == CAT_NONE || other_host) && e->ts < st->host_start)
         st->host_start = e->ts;
     st->profiler_ranges += e->cat == CAT_RANGE;
     st->other_runtime_calls += e->cat == CAT_OTHER_RUNTIME;

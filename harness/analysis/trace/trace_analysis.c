@@ -2934,7 +2934,8 @@ static bool concurrent_copies(analysis *a)
                 second = k;
         if (second < 0)
             continue;
-        double per = a->n_win > 0 ? (double)st->n_steps : 1;
+        /* windows without steps: the one window of a run whose pre-window work was cut (count_in_steps) */
+        double per = st->n_steps > 0 ? (double)st->n_steps : 1;
         char both[32], longest[32];
         mb_fmt_seconds(both, sizeof both, (double)(sum - all) / 1e9 / per);
         mb_fmt_seconds(longest, sizeof longest, (double)own[first] / 1e9 / per);
@@ -2943,7 +2944,7 @@ static bool concurrent_copies(analysis *a)
                    "of each counts only its time alone on the GPU: the copies take at least the longest kind's %s",
                 (long long)st->devices[d].id, dir_names[first / TR_N_MEMS], mem_names[first % TR_N_MEMS],
                 dir_names[second / TR_N_MEMS], mem_names[second % TR_N_MEMS], both,
-                a->n_win > 0 ? "step" : "run", longest);
+                st->n_steps > 0 ? "step" : "run", longest);
     }
     return true;
 }
@@ -3109,6 +3110,7 @@ static void host_evidence(analysis *a)
     add_num(in, "longest_wait_seconds", sec(a->calls.longest_wait_ns));
     cJSON *l = count_seconds(in, "launch", a->calls.launches, a->calls.launch_ns);
     count_seconds(l, "long", a->calls.long_launches, a->calls.long_launch_ns);
+    count_seconds(in, "blocking_copy", a->calls.blocking, a->calls.blocking_ns);
     if (st->n_dispatch_durs > 0) { /* the median op that does nothing: what dispatching one costs here */
         double med = mb_tr_median_i64(st->dispatch_durs, st->n_dispatch_durs);
         cJSON *m = add_obj(host, "metadata_ops");
@@ -3390,12 +3392,19 @@ static void trim_pre_window_work(tr_state *st)
     if (st->n_steps > 0 || st->host_start == INT64_MAX || st->host_start <= st->span_start)
         return;
     int64_t start = st->host_start;
+    bool gpu_in_window = false;
     for (int d = 0; d < st->n_devices; d++)
         for (size_t i = 0; i < st->devices[d].n_ev; i++) {
             const int64_t *w = st->devices[d].ev + i * TR_EV_WORDS;
-            if (w[0] + ev_dur(w) > st->host_start)
+            if (w[0] + ev_dur(w) > st->host_start) {
                 start = imin(start, w[0]);
+                gpu_in_window = true;
+            }
         }
+    /* All of the GPU's record before the host's: nothing of the run to cut to (the devices' evidence would
+     * be divided by a host-only wall) */
+    if (!gpu_in_window)
+        return;
     st->pre_window_events = 0;
     st->pre_window_ns = 0;
     st->pre_window_end = INT64_MIN;
@@ -3648,7 +3657,7 @@ double mb_tr_median_i64(int64_t *v, size_t n)
     if (n == 0)
         return 0;
     qsort(v, n, sizeof *v, cmp_i64);
-    return n % 2 ? (double)v[n / 2] : 0.5 * (double)(v[n / 2 - 1] + v[n / 2]);
+    return n % 2 ? (double)v[n / 2] : 0.5 * (double)v[n / 2 - 1] + 0.5 * (double)v[n / 2]; /* no int64 sum */
 }
 
 size_t mb_tr_merge_intervals(int64_t *iv, size_t n)
