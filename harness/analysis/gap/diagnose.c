@@ -314,6 +314,19 @@ static double ev_num(const cJSON *o, const char *path)
     return cJSON_IsNumber(it) && isfinite(it->valuedouble) ? it->valuedouble : -1;
 }
 
+/* A CPU-only step's Python (its part "python") and the longest stretch of it with no op (trace_cpu.c). */
+static void python_block(const cJSON *step, mb_diag_figures *f)
+{
+    const cJSON *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(step, "parts"))
+    {
+        const char *id = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "id"));
+        if (id && strcmp(id, "python") == 0)
+            f->cpu_python_s = ev_num(p, "seconds");
+    }
+    f->cpu_python_block_s = ev_num(step, "python_longest_seconds");
+}
+
 static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
 {
     double busy = 0, window = 0, idle = 0, compute = 0, comm = 0, host_wait = 0;
@@ -378,6 +391,8 @@ static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
     f->graph_replays = ev_num(ev, "trace.graph_replays");
     lowp_from_kernel_names(ev, f);
     f->shapes_recorded = cJSON_IsTrue(ev_at(ev, "trace.shapes_recorded"));
+    const char *form = cJSON_GetStringValue(ev_at(ev, "trace.form"));
+    f->array_form = form && strcmp(form, "array") == 0;
     const char *api = cJSON_GetStringValue(ev_at(ev, "trace.runtime_api"));
     f->hip_runtime = api && strcmp(api, "hip") == 0;
     f->backward_ops = ev_num(ev, "trace.backward_ops");
@@ -590,6 +605,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->launch_idle_ratio = -1;
     f->sync_host_share = f->sync_host_s = f->longest_wait_s = -1;
     f->data_in_process = -1;
+    f->cpu_python_s = f->cpu_python_block_s = -1;
     f->setup_steps = -1;
     f->optimizer_steps = f->compiled_regions = f->backward_ops = -1;
     f->fused_optimizer = f->graph_replays = f->foreach_optimizer = -1;
@@ -624,6 +640,8 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
             f->cpu_only = strcmp(where->valuestring, "cpu") == 0;
         double listed = ev_num(step, "gpus_unrecorded");
         f->gpus_unrecorded = f->cpu_only && listed > 0 ? (int)listed : 0;
+        if (f->cpu_only)
+            python_block(step, f);
         if (cJSON_IsObject(step) && !f->cpu_only) {
             f->source = "the trace's step table";
             figures_from_step(step, f);
@@ -808,8 +826,12 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     if (strcmp(cond, "cpu_compiled") == 0)
         return cpu_run && f->compiled_regions > 0;
     /* a CPU ResNet-18 traced with its shapes (torch 1.13: no stride or padding) was told to record shapes */
+    /* a torch without Kineto records none even with record_shapes=True (Debian's 1.13: "record shapes" told to
+     * loops that did) */
     if (strcmp(cond, "cpu_unshaped") == 0)
-        return cpu_run && f->cpu_matmul_unshaped && !f->shapes_recorded;
+        return cpu_run && f->cpu_matmul_unshaped && !f->shapes_recorded && !f->array_form;
+    if (strcmp(cond, "cpu_unshaped_nokineto") == 0)
+        return cpu_run && f->cpu_matmul_unshaped && !f->shapes_recorded && f->array_form;
     if (strcmp(cond, "cpu_unshaped_params") == 0)
         return cpu_run && f->cpu_matmul_unshaped && f->shapes_recorded;
     if (strcmp(cond, "cpu_memory") == 0) /* "memory-bound ops lead": over the matmuls and the other ops */
@@ -823,8 +845,12 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
      * read "Use all cores" */
     bool python_leads = cpu_run && f->cpu_host_share > fmax(f->cpu_matmul_share,
                                                            fmax(f->cpu_memory_share, f->cpu_other_ops_share));
+    /* one stretch holds most of it (a torch.save every step): no dispatch overhead to cut with larger ops */
+    bool one_block = f->cpu_python_s > 0 && f->cpu_python_block_s >= 0.5 * f->cpu_python_s;
     if (strcmp(cond, "cpu_python") == 0)
-        return python_leads;
+        return python_leads && !one_block;
+    if (strcmp(cond, "cpu_python_block") == 0)
+        return python_leads && one_block;
     /* a forward-only H100 trace was told "fused optimizers"; compiled ResNet-18s "torch.compile" */
     /* a fused optimizer already runs one kernel for many tensors (HTA's TorchRec traces: FusedAdam's
      * multi_tensor_apply kernels, told "fused or foreach optimizers") */
@@ -882,9 +908,11 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
      * told to pin) */
     if (strcmp(cond, "gpu_unpinned") == 0)
         return !f->cpu_only && !(f->pinned_share > 0 && f->pageable_share == 0);
-    /* the loader's workers already use the CPUs the step's threads leave */
+    /* the loader's workers already use the CPUs the step's threads leave: simplify's figures, or a trace's
+     * loader iterating in worker processes (two workers on two CPUs: the step's GEMMs 2.83 -> 6.75 ms) */
     if (strcmp(cond, "cpu_cores_idle") == 0)
-        return f->gpus_unrecorded == 0 && f->ops_per_step != 0 && !cpus_all_busy(f) && !f->cpus_busy && !python_leads;
+        return f->gpus_unrecorded == 0 && f->ops_per_step != 0 && !cpus_all_busy(f) && !f->cpus_busy && !python_leads &&
+               !(f->data_in_process >= 0 && f->data_in_process < 1);
     /* DDP's and FSDP's remedies are a training step's: a forward-only trace (two RTX 4090s' tensor-parallel
      * Llama forward, its all-gather of the logits) was told to prefetch FSDP's all-gathers */
     bool inference = f->backward_ops == 0;
@@ -1721,6 +1749,13 @@ static void cpu_stage_evidence(builder *b, const mb_gap *g, const mb_diag_figure
     }
     if (at)
         EVIDENCE(b, "%s: %s", f->gpus_unrecorded > 0 ? "on the host's timeline" : "on the CPU", list);
+    if (f->cpu_python_s > 0 && f->cpu_python_block_s >= 0.5 * f->cpu_python_s) {
+        char py[32], block[32];
+        mb_fmt_seconds(py, sizeof py, f->cpu_python_s);
+        mb_fmt_seconds(block, sizeof block, f->cpu_python_block_s);
+        EVIDENCE(b, "Python and other host code: %s a step, %s of it in one stretch with no op (each step's longest, "
+                    "on average)", py, block);
+    }
     flop_evidence(b, g);
 }
 

@@ -36,6 +36,7 @@ typedef struct mb_diag_figures {
     double foreach_optimizer;  /* trace: aten::_foreach_* ops inside Optimizer.step; -1 unknown */
     bool hip_runtime;          /* trace: its runtime calls are HIP's (an AMD GPU) */
     bool shapes_recorded;      /* trace: some op recorded its shapes (Input Dims) */
+    bool array_form;           /* trace: the bare JSON array of a PyTorch without Kineto (no shapes, ever) */
     double gemm_share, conv_share, attention_share; /* trace step table: GEMM, convolution and fused attention
                                                        (SDPA, flash, cuDNN's) kernels */
     double graph_replays;      /* trace: CUDA graph replays (cudaGraphLaunch) in the trace; -1 unknown */
@@ -68,6 +69,8 @@ typedef struct mb_diag_figures {
     double cpu_memory_share;   /* ... of them memory-bound ops against host memory (a trace's hostmem stage) */
     double cpu_other_ops_share; /* ... of them the model's other ops without FLOPs or bytes (role compute) */
     double cpu_host_share;      /* ... the rest: Python and other host code between the ops */
+    double cpu_python_s;        /* a CPU-only trace: its step's Python and other host code (seconds), -1 unknown */
+    double cpu_python_block_s;  /* ... of which each step's longest stretch in no op, on average; -1 unknown */
     bool cpu_matmul_unshaped;  /* a CPU GEMM/conv stage without FLOPs */
     int gpus_unrecorded;       /* trace without GPU events whose deviceProperties lists GPUs */
     double periodic_share;     /* stages with role checkpoint, eval or logging */

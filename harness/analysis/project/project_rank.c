@@ -799,6 +799,19 @@ static void rank_mates(const mb_ranking *r, int of, bool by_cost, char *buf, siz
 
 static void fmt_usd(char *buf, size_t len, double usd);
 
+/* Every machine as fast: the verdict adds the cheapest per step of the priced ones. False: none priced. */
+static bool cheapest_said(mb_ranking *r, int cheapest)
+{
+    if (cheapest < 0)
+        return false;
+    char u[32];
+    size_t at = strlen(r->verdict);
+    fmt_usd(u, sizeof u, usd_per_step(&r->rows[cheapest]) * 1000);
+    snprintf(r->verdict + at, sizeof r->verdict - at, ". Of the priced machines the cheapest per step: %s, %s per "
+             "1000 steps", r->rows[cheapest].label, u);
+    return true;
+}
+
 static int rank_verdict(mb_ranking *r, mb_err *err)
 {
     (void)err;
@@ -824,15 +837,21 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
      * beyond it": true, without what helps */
     r->comm_bound = !r->idle_bound && bound_everywhere(r, 1u << MB_PC_COMM);
     char mates[512], t[32], u[32];
+    if (r->nothing_scaled && !r->idle_bound && !r->comm_bound) { /* what bounds it everywhere is said below */
+        snprintf(r->verdict, sizeof r->verdict,
+                 "Nothing to rank: no stage of this run has a ceiling here (no FLOPs or bytes recorded), so every "
+                 "machine keeps this step as it is and the model cannot tell them apart; a run whose stages have "
+                 "their work (a trace with shapes, or python3 -m mlbench.simplify) can be ranked");
+        if (!cheapest_said(r, cheapest)) /* priced: ranked by cost (rank_groups) */
+            for (int i = 0; i < r->n; i++)
+                if (r->rows[i].ok)
+                    r->rows[i].rank = 1;
+        return MB_OK;
+    }
     if (r->idle_bound || r->comm_bound) {
         nothing_helps_verdict(r);
-        if (cheapest >= 0) { /* every machine as fast: the price decides, and the ranks are by cost */
-            size_t at = strlen(r->verdict);
-            fmt_usd(u, sizeof u, usd_per_step(&r->rows[cheapest]) * 1000);
-            snprintf(r->verdict + at, sizeof r->verdict - at, ". Of the priced machines the cheapest per step: %s, "
-                     "%s per 1000 steps", r->rows[cheapest].label, u);
+        if (cheapest_said(r, cheapest)) /* every machine as fast: the price decides, and the ranks are by cost */
             return MB_OK;
-        }
         int next = 2; /* one rank for the machines projected whole, the lower bounds after it */
         for (int i = 0; i < r->n; i++)
             if (r->rows[i].ok)
@@ -1250,11 +1269,12 @@ static int calibration_note(mb_ranking *r, mb_err *err)
                     given, traced, r->host_scale, given);
 }
 
-/* Of a run's GPU stages' exposed time, the part the per-stage model can
- * scale: stages with a ceiling here. The rest keeps its time on every
- * machine (a trace without shapes: its GEMMs and convolutions time only). */
-static int scalable_gpu_share(const mb_run *run, const mb_ceilings *here, const mb_ini *matching, double *share,
-                              mb_err *err)
+/* Of a run's GPU stages' exposed time (gpu_only; else all its stages'), the
+ * part the per-stage model can scale: stages with a ceiling here. The rest
+ * keeps its time on every machine (a trace without shapes: its GEMMs and
+ * convolutions time only). */
+static int scalable_share(const mb_run *run, const mb_ceilings *here, const mb_ini *matching, bool gpu_only,
+                          double *share, mb_err *err)
 {
     mb_gap g;
     memset(&g, 0, sizeof g);
@@ -1264,7 +1284,7 @@ static int scalable_gpu_share(const mb_run *run, const mb_ceilings *here, const 
     double gpu = 0, scaled = 0;
     for (int i = 0; i < g.n; i++) {
         const mb_stage *st = g.stages[i].stage;
-        if (!st->device || strcmp(st->device, "gpu") != 0)
+        if (gpu_only && (!st->device || strcmp(st->device, "gpu") != 0))
             continue;
         gpu += g.stages[i].exposed;
         if (g.stages[i].match >= 0 && g.stages[i].ceiling_rate > 0)
@@ -1306,7 +1326,7 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
             snprintf(why, sizeof why, "%s", err->msg);
             mb_err_clear(err);
             double share = 0;
-            rc = scalable_gpu_share(run, here, matching, &share, err);
+            rc = scalable_share(run, here, matching, true, &share, err);
             if (rc == MB_OK && share < 0.5) {
                 r->other_gpu = true; /* no per-stage fallback for one target either */
                 rc = mb_errf(err, MB_EUSAGE,
@@ -1330,6 +1350,13 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
         r->by_cost |= r->rows[i].ok && r->rows[i].price > 0;
     if (rc == MB_OK && r->n > 1)
         qsort(r->rows, (size_t)r->n, sizeof *r->rows, r->by_cost ? cmp_by_cost : cmp_by_step);
+    if (rc == MB_OK && strcmp(r->model, "per-stage") == 0 && r->n > 0) {
+        /* a CPU trace without shapes (torch 1.13 without Kineto) read "Fastest: H100 SXM 80GB's host CPU, 1.00x"
+         * with every stage kept as it was */
+        double share = 1;
+        rc = scalable_share(run, here, matching, false, &share, err);
+        r->nothing_scaled = rc == MB_OK && share <= 0;
+    }
     if (rc == MB_OK)
         rank_groups(r);
     if (rc == MB_OK)

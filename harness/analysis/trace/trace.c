@@ -1289,6 +1289,10 @@ static bool operator_annotation(parser *p)
  * without use_cuda=True): its ops' times are the host's, not CPU work. */
 static bool gpu_only_op(const char *name)
 {
+    /* a query, not cuDNN's work: nn.LSTM, GRU and RNN ask it every forward, on a CPU too (torch 1.13 on a
+     * machine without a GPU: an LSTM's CPU trace read "GPU activity not recorded") */
+    if (strcmp(name, "aten::cudnn_is_acceptable") == 0)
+        return false;
     return strncmp(name, "aten::cudnn_", 12) == 0 || strncmp(name, "aten::_cudnn_", 13) == 0 ||
            strncmp(name, "aten::miopen_", 13) == 0 || strncmp(name, "aten::_miopen_", 14) == 0;
 }
@@ -1600,9 +1604,11 @@ static bool fold_cpu_class(parser *p)
      * op with its bytes is the CPU's memory-bound class, the rest other ops */
     const tr_state *st = p->st;
     const tr_flop_op *last = st->n_flop_ops ? &st->flop_ops[st->n_flop_ops - 1] : NULL;
-    bool mem_bytes = last && last->kind == TR_OP_MEM && last->flops >= 0 && last->start == p->ev.ts &&
+    bool mem_named = last && last->kind == TR_OP_MEM && last->start == p->ev.ts &&
                      last->end == p->ev.ts + p->ev.dur && last->thread == thread_of(&p->ev);
-    if (!mb_tr_cpu_fold(p->st, p->ev.name, p->ev.name_len, p->ev.ts, p->ev.dur, mem_bytes, p->ev.cat == CAT_CPU_OP))
+    bool mem_bytes = mem_named && last->flops >= 0;
+    if (!mb_tr_cpu_fold(p->st, p->ev.name, p->ev.name_len, p->ev.ts, p->ev.dur, mem_bytes, mem_named,
+                        p->ev.cat == CAT_CPU_OP))
         return fail(p, MB_ESYS, "out of memory");
     return fold_cpu_collective(p);
 }
@@ -2504,6 +2510,7 @@ void mb_tr_state_free(tr_state *st)
     for (int k = 0; k < TR_CPU_N; k++)
         free(st->cpu_iv[k].iv);
     free(st->cpu_backward.iv);
+    free(st->cpu_mem_unsized.iv);
     free(st->host_colls);
     free(st->steps);
     free(st->opt_marks);

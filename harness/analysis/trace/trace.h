@@ -642,6 +642,10 @@ typedef struct tr_state {
     tr_ivlist cpu_iv[TR_CPU_N];                  /* host events by tr_cpu_class (trace_cpu.c) */
     tr_ivlist cpu_backward;                      /* autograd::engine::evaluate_function events: the backward */
     long long cpu_count[TR_CPU_N];
+    /* memory-bound ops by name ([memory_op]) whose shapes gave no bytes: the memory-bound class when no op
+     * recorded shapes (a torch without Kineto), else the other ops' (mb_tr_cpu_stages) */
+    tr_ivlist cpu_mem_unsized;
+    long long cpu_mem_unsized_count;
     bool array_form;                             /* a bare JSON array (torch.autograd.profiler without Kineto) */
     tr_host_coll *host_colls;                    /* CPU-only: the host collectives with their sizes */
     size_t n_host_colls, cap_host_colls;
@@ -662,7 +666,8 @@ void mb_tr_coll_add(tr_state *st, tr_coll_stat *c, int64_t dur, double bytes);
 
 /* trace_cpu.c: keeps a host event's interval by class (false: out of memory); `mem_bytes`: a memory-bound op
  * whose shapes gave its bytes (fold_cpu_op); `op`: a cpu_op event, not an annotation. */
-bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur, bool mem_bytes, bool op);
+bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur, bool mem_bytes,
+                    bool mem_named, bool op);
 /* trace_cpu.c: keeps a host collective of a run without GPU events (false:
  * out of memory). */
 bool mb_tr_cpu_coll_add(tr_state *st, const tr_host_coll *c);

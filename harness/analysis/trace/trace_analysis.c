@@ -3335,6 +3335,8 @@ static bool window_holds_work(const tr_state *st, int64_t a, int64_t b)
     for (int k = 0; k < TR_CPU_N; k++)
         if (starts_inside(st->cpu_iv[k].iv, st->cpu_iv[k].n, a, b))
             return true;
+    if (starts_inside(st->cpu_mem_unsized.iv, st->cpu_mem_unsized.n, a, b))
+        return true;
     for (int k = 0; k < TR_N_HOST; k++)
         if (starts_inside(st->host_iv[k].iv, st->host_iv[k].n, a, b))
             return true;

@@ -79,7 +79,8 @@ bool mb_tr_cpu_coll_add(tr_state *st, const tr_host_coll *c)
     return true;
 }
 
-bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur, bool mem_bytes, bool op)
+bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur, bool mem_bytes,
+                    bool mem_named, bool op)
 {
     /* Only a run without GPU events uses these (mb_tr_cpu_stages): once one is
      * seen, the reader's memory stays per GPU event, not per host op. */
@@ -90,6 +91,8 @@ bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int6
         }
         free(st->cpu_backward.iv);
         st->cpu_backward = (tr_ivlist){ 0 };
+        free(st->cpu_mem_unsized.iv);
+        st->cpu_mem_unsized = (tr_ivlist){ 0 };
         return true;
     }
     static const char backward[] = "autograd::engine::evaluate_function";
@@ -98,6 +101,10 @@ bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int6
     int c = cpu_class(st, name, len, mem_bytes, op);
     if (c < 0)
         return true;
+    if (c == TR_CPU_OPS && mem_named) { /* which class takes it is known at the end (mb_tr_cpu_stages) */
+        st->cpu_mem_unsized_count++;
+        return add_interval(&st->cpu_mem_unsized, ts, dur);
+    }
     st->cpu_count[c]++;
     return add_interval(&st->cpu_iv[c], ts, dur);
 }
@@ -575,13 +582,20 @@ static int no_ceiling_reason(const tr_state *st, cJSON *ev, int c, const char *n
         why = listed;
     } else if (c == TR_CPU_OPT)
         why = "no benchmark measures an optimizer step on the CPU (its ops and the Python between them): time only";
+    else if (c == TR_CPU_MEM && st->ops_with_dims == 0)
+        why = st->array_form ? "bytes unknown: no op recorded its shapes (a PyTorch built without Kineto records none, "
+                               "even with record_shapes=True): these memory-bound ops (by name: [memory_op] in "
+                               "configs/gap/kernel_classes.ini) carry time only"
+                             : "bytes unknown: no op recorded its shapes: these memory-bound ops (by name) carry time "
+                               "only; with record_shapes=True they are held against host memory";
     else if (c == TR_CPU_OPS && st->ops_with_dims == 0 && st->array_form)
-        why = "bytes unknown: no op recorded its shapes (a PyTorch built without Kineto records none, even with "
-              "record_shapes=True); with shapes the memory-bound ones (elementwise, softmax, normalization, "
-              "reductions) are held against host memory";
+        why = "CPU ops without a byte model (indexing, views, comparisons: ops [memory_op] in "
+              "configs/gap/kernel_classes.ini does not name): time only; no op recorded its shapes either (a "
+              "PyTorch built without Kineto records none, even with record_shapes=True)";
     else if (c == TR_CPU_OPS && st->ops_with_dims == 0) /* a Kineto trace: record_shapes was off */
-        why = "bytes unknown: no op recorded its shapes: profile with record_shapes=True, and the memory-bound ones "
-              "(elementwise, softmax, normalization, reductions) are held against host memory";
+        why = "CPU ops without a byte model (indexing, views, comparisons: ops [memory_op] in "
+              "configs/gap/kernel_classes.ini does not name): time only; no op recorded its shapes either "
+              "(record_shapes=True records them)";
     else if (c == TR_CPU_OPS)
         why = "CPU ops without a byte model (indexing, views, comparisons: [memory_op] in "
               "configs/gap/kernel_classes.ini) or whose shapes gave none, and a matmul's or convolution's time around "
@@ -687,8 +701,55 @@ bool mb_tr_ran_on_cpu(const tr_state *st)
     return st->runtime_calls > 0 || st->cpu_only_ops > 0;
 }
 
+/* Memory-bound ops by name whose shapes gave no bytes: in a trace without any shapes (a torch built without
+ * Kineto) the memory-bound class, time only, so that the diagnosis names them (a CPU ConvNet's max-pool, batch
+ * norm and ReLU, 46% of its step, read "other aten ops" beside advice on its GEMMs, 9%); with shapes the
+ * other ops', as a memory-bound op whose shapes gave no bytes would understate its class's bytes. False: out
+ * of memory. */
+static bool place_unsized_memory_ops(tr_state *st)
+{
+    tr_ivlist *u = &st->cpu_mem_unsized, *to = &st->cpu_iv[st->ops_with_dims == 0 ? TR_CPU_MEM : TR_CPU_OPS];
+    for (size_t i = 0; i < u->n; i++)
+        if (!add_interval(to, u->iv[2 * i], u->iv[2 * i + 1] - u->iv[2 * i]))
+            return false;
+    st->cpu_count[st->ops_with_dims == 0 ? TR_CPU_MEM : TR_CPU_OPS] += st->cpu_mem_unsized_count;
+    free(u->iv);
+    *u = (tr_ivlist){ 0 };
+    st->cpu_mem_unsized_count = 0;
+    return true;
+}
+
+static int64_t imax64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t imin64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* The mean over the steps (the run without steps) of each one's longest stretch in no op or annotation: one
+ * block of host code (a torch.save each step: 22.3 ms of its 19.9 ms of Python a step, the next gap 63 us) is
+ * no dispatch overhead to cut with fewer, larger ops. -1: out of memory. */
+static double longest_python(const tr_state *st, const int64_t *win, size_t nw, const int64_t *cover, size_t nc)
+{
+    int64_t *free_iv = malloc((2 * (nw + nc) + 2) * sizeof *free_iv);
+    if (free_iv == NULL)
+        return -1;
+    size_t nf = subtract(win, nw, cover, nc, free_iv);
+    size_t n_steps = st->n_steps > 0 ? st->n_steps : 1;
+    int64_t sum = 0;
+    for (size_t k = 0, i = 0; k < n_steps; k++) { /* the steps sorted by start (mb_tr_cut_steps) */
+        int64_t a = st->n_steps > 0 ? st->steps[k].start : win[0], b = st->n_steps > 0 ? st->steps[k].end : win[1];
+        int64_t longest = 0;
+        while (i < nf && free_iv[2 * i + 1] <= a)
+            i++;
+        for (size_t j = i; j < nf && free_iv[2 * j] < b; j++)
+            longest = imax64(longest, imin64(free_iv[2 * j + 1], b) - imax64(free_iv[2 * j], a));
+        sum += longest;
+    }
+    free(free_iv);
+    return (double)sum / 1e9 / (double)n_steps;
+}
+
 int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
 {
+    if (!place_unsized_memory_ops(st))
+        return mb_errf(err, MB_ESYS, "out of memory");
     /* The windows: the steps (ProfilerSteps, optimizer steps), else the whole trace. */
     size_t nw = st->n_steps > 0 ? st->n_steps : 1;
     int64_t *win = malloc(2 * nw * sizeof *win);
@@ -850,7 +911,7 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
             comp = "hostmem";
             unit = "byte";
             work = mem_bytes;
-            calls = mem_calls;
+            calls = mem_calls > 0 ? mem_calls : calls; /* none with bytes: its events */
         }
         if (gpus > 0)
             work = 0; /* a GPU's ops timed on the host are not the CPU's work */
@@ -867,6 +928,12 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     }
     int64_t python = wall - in_ops;
     if (rc == MB_OK && python > 0) {
+        double longest = longest_python(st, win, nw, cover, nc);
+        if (longest < 0) {
+            rc = mb_errf(err, MB_ESYS, "out of memory");
+            goto done;
+        }
+        cJSON_AddNumberToObject(step, "python_longest_seconds", longest);
         part_json(parts, "python", "Python and other host code", "host", python, per, wall);
         snprintf(source, sizeof source, "trace: time within the %s in no op or annotation",
                  mb_tr_windows_said(st));

@@ -110,6 +110,14 @@ int mb_trace_set_step(mb_run *run, double s, mb_err *err)
     cJSON_ArrayForEach(part, cJSON_GetObjectItemCaseSensitive(step, "parts"))
         if (is_kernel_wait(part) && num(part, "seconds") > 0)
             wait += num(part, "seconds");
+    /* A CPU-only trace: every part of its step is the host's, and the profiler's own time per op lies inside the
+     * ops and the Python between them alike; no split of the difference would be measured. */
+    if (cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0)
+        return mb_errf(err, MB_EUSAGE, "--step-ms: %s is a CPU-only trace: each part of its step is the host's, and "
+                                       "the profiler's own time lies in its ops and in the Python between them "
+                                       "alike, which the trace cannot tell apart, so no part is rescaled; the "
+                                       "loop's stages timed without the profiler: python3 -m mlbench.simplify",
+                       run->path ? run->path : "the run");
     if (!cJSON_IsObject(step) || cJSON_IsString(where) || !(t > 0) || busy < 0)
         return mb_errf(err, MB_EUSAGE, "--step-ms: %s has no GPU step table to set (a PyTorch trace with GPU "
                                        "events; a stage file gives its own times)",
