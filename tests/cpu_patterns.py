@@ -334,8 +334,8 @@ def legacy_no_shapes(ceil):
         return [ev("aten::mm", t0 + 100, 9000, "cpu_op"), ev("aten::add_", t0 + 9200, 100, "cpu_op")]
     d = gap(write("cpu-legacy", steps(body), kineto=False), ceil)
     head = d["headline"]["stages"][0]
-    check("legacy array: gemm (cpu) leads, time only, pointing to torch.profiler or mlbench_simplify",
-          head["name"] == "gemm (cpu)" and "mlbench_simplify" in (head["no_ceiling"] or ""), head)
+    check("legacy array: gemm (cpu) leads, time only, pointing to torch.profiler or mlbench.simplify",
+          head["name"] == "gemm (cpu)" and "mlbench.simplify" in (head["no_ceiling"] or ""), head)
     w = " ".join(d["run"]["warnings"])
     check("legacy array: no 'record_shapes=False' and no memory-bound kernels on a CPU",
           "record_shapes=False" not in w and "memory-bound kernels" not in w and "even with record_shapes=True" in w, w)

@@ -1558,7 +1558,7 @@ static void bound_hint(const mb_gap *g, mb_gap_stage *st)
         snprintf(st->bound_hint, len,
                  "FLOPs not recorded: a PyTorch built without Kineto writes no shapes, even through torch.profiler "
                  "with record_shapes=True; record with one that has it (pip's torch), or run "
-                 "scripts/mlbench_simplify.py, which counts them");
+                 "python3 -m mlbench.simplify, which counts them");
     else if (time_only && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0) && trace)
         snprintf(st->bound_hint, len, "FLOPs not recorded: profile with record_shapes=True");
     else if (time_only && (strcmp(c, "gemm") == 0 || strcmp(c, "conv") == 0))

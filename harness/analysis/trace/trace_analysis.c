@@ -3068,7 +3068,7 @@ static void partial_reasons(analysis *a)
     if (noshape > 0 && shaped[TR_OP_GEMM] + shaped[TR_OP_CONV] == 0 && st->array_form)
         partial(a, "matmul/conv shapes not recorded: the JSON array torch.autograd.profiler writes without Kineto "
                    "holds none, even with record_shapes=True: gemm/conv stages carry time only; torch.profiler "
-                   "with record_shapes=True (where Kineto is built in) or scripts/mlbench_simplify.py (counts the "
+                   "with record_shapes=True (where Kineto is built in) or python3 -m mlbench.simplify (counts the "
                    "step's FLOPs) gives FLOP/s");
     else if (noshape > 0 && shaped[TR_OP_GEMM] + shaped[TR_OP_CONV] == 0)
         partial(a, "matmul/conv shapes not recorded (%s): gemm/conv stages carry time only, no "

@@ -577,7 +577,7 @@ static int no_ceiling_reason(const tr_state *st, cJSON *ev, int c, const char *n
         /* shapes recorded, the count not: a 2023 torch's ResNet-18 on a CPU (DTU MLOps course traces) records
          * Input Dims and no stride or padding, and read "profile with record_shapes=True" */
         snprintf(listed, sizeof listed, "FLOPs unknown: %s; torch.profiler with record_shapes=True records them "
-                 "from PyTorch 2.1 on, or scripts/mlbench_simplify.py counts the step's FLOPs",
+                 "from PyTorch 2.1 on, or python3 -m mlbench.simplify counts the step's FLOPs",
                  st->shape_why[c == TR_CPU_CONV ? TR_OP_CONV : TR_OP_GEMM]);
         why = listed;
     } else if (c == TR_CPU_OPT)
