@@ -315,8 +315,9 @@ static double ev_num(const cJSON *o, const char *path)
 }
 
 /* A CPU-only step's Python (its part "python") and the longest stretch of it with no op (trace_cpu.c). */
-static void python_block(const cJSON *step, mb_diag_figures *f)
+static void python_block(const cJSON *step, const mb_ini *t, mb_diag_figures *f)
 {
+    const char *min = mb_ini_get(t, "cpu_compute_bound", "python_block_share_min");
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(step, "parts"))
     {
@@ -325,6 +326,8 @@ static void python_block(const cJSON *step, mb_diag_figures *f)
             f->cpu_python_s = ev_num(p, "seconds");
     }
     f->cpu_python_block_s = ev_num(step, "python_longest_seconds");
+    f->cpu_python_one_block = f->cpu_python_s > 0 && f->cpu_python_block_s >= (min ? strtod(min, NULL) : 0.5) *
+                                                                                f->cpu_python_s;
 }
 
 static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
@@ -641,7 +644,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
         double listed = ev_num(step, "gpus_unrecorded");
         f->gpus_unrecorded = f->cpu_only && listed > 0 ? (int)listed : 0;
         if (f->cpu_only)
-            python_block(step, f);
+            python_block(step, t, f);
         if (cJSON_IsObject(step) && !f->cpu_only) {
             f->source = "the trace's step table";
             figures_from_step(step, f);
@@ -846,11 +849,10 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     bool python_leads = cpu_run && f->cpu_host_share > fmax(f->cpu_matmul_share,
                                                            fmax(f->cpu_memory_share, f->cpu_other_ops_share));
     /* one stretch holds most of it (a torch.save every step): no dispatch overhead to cut with larger ops */
-    bool one_block = f->cpu_python_s > 0 && f->cpu_python_block_s >= 0.5 * f->cpu_python_s;
     if (strcmp(cond, "cpu_python") == 0)
-        return python_leads && !one_block;
+        return python_leads && !f->cpu_python_one_block;
     if (strcmp(cond, "cpu_python_block") == 0)
-        return python_leads && one_block;
+        return python_leads && f->cpu_python_one_block;
     /* a forward-only H100 trace was told "fused optimizers"; compiled ResNet-18s "torch.compile" */
     /* a fused optimizer already runs one kernel for many tensors (HTA's TorchRec traces: FusedAdam's
      * multi_tensor_apply kernels, told "fused or foreach optimizers") */
@@ -1749,7 +1751,7 @@ static void cpu_stage_evidence(builder *b, const mb_gap *g, const mb_diag_figure
     }
     if (at)
         EVIDENCE(b, "%s: %s", f->gpus_unrecorded > 0 ? "on the host's timeline" : "on the CPU", list);
-    if (f->cpu_python_s > 0 && f->cpu_python_block_s >= 0.5 * f->cpu_python_s) {
+    if (f->cpu_python_one_block) {
         char py[32], block[32];
         mb_fmt_seconds(py, sizeof py, f->cpu_python_s);
         mb_fmt_seconds(block, sizeof block, f->cpu_python_block_s);

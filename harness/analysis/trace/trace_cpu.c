@@ -723,7 +723,7 @@ static int64_t imax64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t imin64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* The mean over the steps (the run without steps) of each one's longest stretch in no op or annotation: one
- * block of host code (a torch.save each step: 22.3 ms of its 19.9 ms of Python a step, the next gap 63 us) is
+ * block of host code (a torch.save each step: 19.2 ms of its 19.9 ms of Python a step, the next gap 63 us) is
  * no dispatch overhead to cut with fewer, larger ops. -1: out of memory. */
 static double longest_python(const tr_state *st, const int64_t *win, size_t nw, const int64_t *cover, size_t nc)
 {
