@@ -972,12 +972,18 @@ def unseen_loops(ceil):
                        text=True)
     check("--step-ms on a CPU-only trace: refused, why and the way out",
           r.returncode == 2 and "CPU-only trace" in r.stderr and "mlbench.simplify" in r.stderr, (r.returncode, r.stderr))
+    path = write("cpu-stepms-gpu", steps(saving), kineto=True, gpus=1)
+    r = subprocess.run([MLBENCH, "gap", "--run", path, "--ceilings", ceil, "--step-ms", "9"], capture_output=True,
+                       text=True)
+    check("--step-ms on a GPU machine's trace without GPU activity: refused, record the GPU",
+          r.returncode == 2 and "ProfilerActivity.CUDA" in r.stderr and "CPU-only" not in r.stderr,
+          (r.returncode, r.stderr))
     # no stage with a ceiling (no shapes): nothing to rank, not "Fastest ... 1.00x"
     r = subprocess.run([MLBENCH, "gap", "--run", write("cpu-norank", steps(lstm), kineto=False), "--ceilings", ceil,
                         "--target", ceil, "--format", "json"], capture_output=True, text=True)
     m = json.loads(r.stdout)["machines"] if r.returncode == 0 else {}
     check("a run with no stage holding a ceiling: 'Nothing to rank', every machine one rank",
-          m.get("verdict", "").startswith("Nothing to rank") and
+          m.get("verdict", "").startswith("Nothing to rank") and m.get("nothing_to_rank") is True and
           {x.get("rank") for x in m.get("ranking", []) if x.get("rank")} <= {1}, (r.returncode, r.stderr, m))
 
 

@@ -1376,6 +1376,15 @@ def host_window_edges():
           not any("before the first host event" in w for w in d["run"]["warnings"]),
           (d["run"]["total_seconds"], fg["gpu_utilization"], d["run"]["warnings"]))
     common("edge-gpu-before-host", d)
+    # a gpu_user_annotation over the drained work, its lane in pid and tid only: a GPU lane's, no host event
+    d = write("edge-gpu-annotation", [{"ph": "X", "cat": "gpu_user_annotation", "name": "warmup", "pid": 0,
+                                       "tid": 7, "ts": 0, "dur": 100, "args": {"External id": 5}}, kernel(0, 100, 99),
+                                      host("cpu_op", "aten::add", 1000, 100),
+                                      host("cuda_runtime", "cudaLaunchKernel", 1010, 5, 7), kernel(1020, 500, 7)])
+    check("a gpu_user_annotation before the host's first event is the GPU's: the drained work still left out",
+          abs(d["run"]["total_seconds"] - 520e-6) < 1e-12 and
+          any("before the first host event" in w for w in d["run"]["warnings"]),
+          (d["run"]["total_seconds"], d["run"]["warnings"]))
     # no steps, one kernel before the host's first event (cut), then a copy each way at once: 190 us together
     d = write("edge-prewindow-copies", [
         kernel(0, 100, 99), host("cpu_op", "aten::copy_", 1000, 500),

@@ -1755,8 +1755,9 @@ static void cpu_stage_evidence(builder *b, const mb_gap *g, const mb_diag_figure
         char py[32], block[32];
         mb_fmt_seconds(py, sizeof py, f->cpu_python_s);
         mb_fmt_seconds(block, sizeof block, f->cpu_python_block_s);
-        EVIDENCE(b, "Python and other host code: %s a step, %s of it in one stretch with no op (each step's longest, "
-                    "on average)", py, block);
+        bool steps = strcmp(f->span, "step") == 0;
+        EVIDENCE(b, "Python and other host code: %s a %s, %s of it in one stretch with no op (%s)", py, f->span, block,
+                 steps ? "each step's longest, on average" : "the run's longest");
     }
     flop_evidence(b, g);
 }

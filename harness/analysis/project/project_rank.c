@@ -839,9 +839,9 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
     char mates[512], t[32], u[32];
     if (r->nothing_scaled && !r->idle_bound && !r->comm_bound) { /* what bounds it everywhere is said below */
         snprintf(r->verdict, sizeof r->verdict,
-                 "Nothing to rank: no stage of this run has a ceiling here (no FLOPs or bytes recorded), so every "
-                 "machine keeps this step as it is and the model cannot tell them apart; a run whose stages have "
-                 "their work (a trace with shapes, or python3 -m mlbench.simplify) can be ranked");
+                 "Nothing to rank: no stage of this run has a ceiling here (each stage says why: no FLOPs or bytes "
+                 "recorded, or no case measured here for them), so every machine keeps this step as it is and the "
+                 "model cannot tell them apart");
         if (!cheapest_said(r, cheapest)) /* priced: ranked by cost (rank_groups) */
             for (int i = 0; i < r->n; i++)
                 if (r->rows[i].ok)
@@ -1671,6 +1671,7 @@ cJSON *mb_rank_json(const mb_ranking *r)
     cJSON_AddBoolToObject(doc, "host_bound", r->host_bound);
     cJSON_AddBoolToObject(doc, "kernel_wait_bound", r->queued_bound);
     cJSON_AddBoolToObject(doc, "communication_bound", r->comm_bound);
+    cJSON_AddBoolToObject(doc, "nothing_to_rank", r->nothing_scaled && !r->idle_bound && !r->comm_bound);
     cJSON *h = cJSON_AddObjectToObject(doc, "here");
     cJSON_AddStringToObject(h, "machine", r->here);
     cJSON_AddStringToObject(h, "figures", r->here_source);

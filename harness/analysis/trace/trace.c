@@ -60,6 +60,7 @@ enum cat {
     CAT_RANGE, /* cuda_profiler_range: a kernel under the CUPTI range profiler */
     CAT_OTHER_RUNTIME, /* another accelerator's runtime calls: mtia_runtime, xpu_runtime, ... */
     CAT_OVERHEAD, /* CUPTI's overhead records: module loading, the profiler's buffers */
+    CAT_GPU_OTHER, /* another event of a GPU's lane: gpu_user_annotation (a record_function's span there) */
     CAT_OTHER,
 };
 
@@ -292,6 +293,8 @@ static int cat_of(const char *s, size_t n)
         return CAT_OVERHEAD;
     if (n > 8 && memcmp(s + n - 8, "_runtime", 8) == 0)
         return CAT_OTHER_RUNTIME;
+    if (n > 4 && memcmp(s, "gpu_", 4) == 0)
+        return CAT_GPU_OTHER;
     return CAT_OTHER;
 }
 
@@ -1642,8 +1645,9 @@ static bool finish_event(parser *p)
     if (e->cat == CAT_TRACE && e->ts + e->dur > st->profiler_end)
         st->profiler_end = e->ts + e->dur;
     /* Host events: every category but the GPU's and the profiler's own. Of the others (python_function with
-     * with_stack, a category this reader does not know), those of a GPU lane carry a device or a stream
-     * (gpu_user_annotation): a Python frame recorded before the first op is the host's. */
+     * with_stack, a category this reader does not know), those of a GPU lane carry a device or a stream, or a
+     * gpu_ category (gpu_user_annotation, its lane in pid and tid only): a Python frame recorded before the
+     * first op is the host's. */
     bool other_host = e->cat == CAT_OTHER && !(e->have & (H_DEVICE | H_STREAM));
     if ((e->cat == CAT_RUNTIME || e->cat == CAT_CPU_OP || e->cat == CAT_ANNOTATION || e->cat == CAT_OTHER_RUNTIME ||
          e->cat == CAT_NONE || other_host) && e->ts < st->host_start)

@@ -14,6 +14,7 @@
 #include "trace.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -933,7 +934,8 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
             rc = mb_errf(err, MB_ESYS, "out of memory");
             goto done;
         }
-        cJSON_AddNumberToObject(step, "python_longest_seconds", longest);
+        /* steps that overlap (ProfilerSteps of two threads) are measured one by one, the Python over their union */
+        cJSON_AddNumberToObject(step, "python_longest_seconds", fmin(longest, (double)python / 1e9 / per));
         part_json(parts, "python", "Python and other host code", "host", python, per, wall);
         snprintf(source, sizeof source, "trace: time within the %s in no op or annotation",
                  mb_tr_windows_said(st));

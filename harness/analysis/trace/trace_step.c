@@ -112,11 +112,16 @@ int mb_trace_set_step(mb_run *run, double s, mb_err *err)
             wait += num(part, "seconds");
     /* A CPU-only trace: every part of its step is the host's, and the profiler's own time per op lies inside the
      * ops and the Python between them alike; no split of the difference would be measured. */
-    if (cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0)
+    if (cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0 && !(num(step, "gpus_unrecorded") > 0))
         return mb_errf(err, MB_EUSAGE, "--step-ms: %s is a CPU-only trace: each part of its step is the host's, and "
                                        "the profiler's own time lies in its ops and in the Python between them "
                                        "alike, which the trace cannot tell apart, so no part is rescaled; the "
                                        "loop's stages timed without the profiler: python3 -m mlbench.simplify",
+                       run->path ? run->path : "the run");
+    if (cJSON_IsString(where) && strcmp(where->valuestring, "cpu") == 0)
+        return mb_errf(err, MB_EUSAGE, "--step-ms: %s recorded no GPU activity though its run used a GPU: no GPU step "
+                                       "table to set; profile again with ProfilerActivity.CUDA (torch.profiler's "
+                                       "default)",
                        run->path ? run->path : "the run");
     if (!cJSON_IsObject(step) || cJSON_IsString(where) || !(t > 0) || busy < 0)
         return mb_errf(err, MB_EUSAGE, "--step-ms: %s has no GPU step table to set (a PyTorch trace with GPU "
