@@ -911,6 +911,87 @@ static void test_diagnosis_data_loading(void **state)
     assert_true(has_remedy(&f->diag, "data_loading_bound", "num_workers"));
 }
 
+/* A disk case of one page fault, or one read, at a time: what reading only a loader's batches would take, made as
+ * its workers make them. A memory-mapped loader with MADV_RANDOM took 4.96 ms a batch of 32 16-KiB records on this
+ * VM, where the disk's 32-deep 16 KiB case said 541 us and its 4 KiB page-fault case (114 MB/s) 4.6 ms. */
+static const char *disk_one_at_a_time_results(void)
+{
+    static const char *const extra[] = {
+        "{\"id\":\"disk/mmap/advice=random,block_size=4096,pattern=random\",\"component\":\"disk\",\"backend\":\"mmap\","
+        "\"params\":{\"advice\":\"random\",\"block_size\":\"4096\",\"pattern\":\"random\"},\"status\":\"ok\","
+        "\"work_unit\":\"byte\",\"work_per_iteration\":131072,\"rate_unit\":\"MB/s\",\"rate_scale\":1e6,"
+        "\"rate\":{\"median\":100},\"verification\":{\"status\":\"passed\"}}",
+        "{\"id\":\"disk/io_uring/block_size=65536,mode=direct,pattern=random,qd=1\",\"component\":\"disk\","
+        "\"backend\":\"io_uring\",\"params\":{\"block_size\":\"65536\",\"mode\":\"direct\",\"pattern\":\"random\","
+        "\"qd\":\"1\"},\"status\":\"ok\",\"work_unit\":\"byte\",\"work_per_iteration\":131072,\"rate_unit\":\"MB/s\","
+        "\"rate_scale\":1e6,\"rate\":{\"median\":300},\"verification\":{\"status\":\"passed\"}}",
+    };
+    FILE *in = fopen(data_path("gap_here.json"), "rb");
+    assert_non_null(in);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, in);
+    fclose(in);
+    buf[n] = '\0';
+    cJSON *doc = cJSON_Parse(buf), *cases = cJSON_GetObjectItemCaseSensitive(doc, "cases");
+    assert_non_null(cases);
+    for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
+        cJSON_AddItemToArray(cases, cJSON_Parse(extra[i]));
+    char *text = cJSON_PrintUnformatted(doc);
+    const char *path = scratch_file("disk_one_at_a_time.json", text);
+    cJSON_free(text);
+    cJSON_Delete(doc);
+    return path;
+}
+
+static void test_needed_reads_one_at_a_time(void **state)
+{
+    fx *f = *state;
+    mb_err err = { 0 };
+    mb_ceilings c;
+    assert_int_equal(mb_ceilings_load(disk_one_at_a_time_results(), &c, &err), MB_OK);
+    static const char run[] =
+        "{\"format\":\"mlbench-stages\",\"version\":2,\"run\":{\"steps\":10},\"stages\":["
+        "{\"name\":\"data loading\",\"component\":\"disk\",\"pattern\":\"random\",\"block_size\":667257,"
+        "\"bytes_per_step\":105720685.7,\"seconds_per_step\":0.084,\"device\":\"cpu\"},"
+        "{\"name\":\"step\",\"component\":\"other\",\"role\":\"compute\",\"device\":\"cpu\",\"seconds_per_step\":0.014}],"
+        "\"simplify\":{\"complete\":true,\"data_loading\":{\"storage_bytes_per_batch\":105720685.7,"
+        "\"delivered_bytes_per_batch\":196608,\"amplification\":537.72,\"amplified\":true,\"bound\":\"storage\","
+        "\"cache\":\"cold\",\"items_per_batch\":12,%s\"mechanism\":\"%s\"}}}";
+    static const struct {
+        const char *workers, *mechanism;
+        double rate;  /* bytes a second the batches' bytes are read at */
+        bool faults;
+        const char *says;
+    } cases[] = {
+        /* page faults of 4 KiB one at a time, in the step's process: 196608 B at 100 MB/s, 1.97 ms a batch */
+        { "", "readahead around the page faults of a memory-mapped file read at random offsets", 100e6, true,
+          "disk would take 1.97 ms a batch (disk/mmap advice=random block_size=4k pattern=random; 4 KiB page faults "
+          "(MADV_RANDOM) one at a time in the step's process (no workers))" },
+        /* read() calls of an item, one at a time in each of 2 workers: the 64 KiB qd=1 case, twice, 328 us */
+        { "\"workers\":2,", "readahead beyond the bytes read() asked for", 600e6, false,
+          "disk would take 328 µs a batch (disk/io_uring block_size=64k mode=direct pattern=random qd=1; reads of an "
+          "item one at a time in each of its 2 workers)" },
+        /* 8 workers' reads at once go no faster than the disk's best for the item (the 4 KiB 32-deep case) */
+        { "\"workers\":8,", "readahead beyond the bytes read() asked for", 800e6, false, "disk would take 246 µs a batch" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[2048];
+        snprintf(text, sizeof text, run, cases[i].workers, cases[i].mechanism);
+        mb_diagnosis_free(&f->diag);
+        mb_gap_free(&f->gap);
+        mb_run_free(&f->run);
+        assert_int_equal(mb_run_read(scratch_file("needed_reads.json", text), &f->run, &err), MB_OK);
+        assert_int_equal(mb_gap_build(&f->run, &c, &f->matching, &f->gap, &err), MB_OK);
+        assert_int_equal(mb_diagnose(&f->gap, &f->thresholds, &f->remedies, &f->diag, &err), MB_OK);
+        CLOSE(f->gap.needed_seconds, 196608.0 * 10 / cases[i].rate);
+        assert_false(f->gap.needed_queued);
+        assert_true(f->gap.needed_faults == cases[i].faults);
+        if (!finding_says(&f->diag.findings[0], cases[i].says))
+            fail_msg("case %zu: not said: %s", i, cases[i].says);
+    }
+    mb_ceilings_free(&c);
+}
+
 /* A simplify run's loader (stage file version 2, simplify.data_loading):
  * gap tells its story, with its figures and its own remedies first. A
  * memory-mapped file read at random, 106 MB from storage per batch for the
@@ -963,7 +1044,8 @@ static void test_diagnosis_simplify_loader(void **state)
         CLOSE(f->gap.needed_seconds, 196608.0 * 10 / 800e6);
         assert_true(finding_says(x, "read only for what it delivers (197 kB a batch, 16.4 kB an item), this machine's "
                                     "disk would take 246 µs a batch (disk/io_uring block_size=4k mode=direct "
-                                    "pattern=random qd=32), where the loop's data loading takes 84 ms"));
+                                    "pattern=random qd=32; no case of one read at a time was measured, and the loader "
+                                    "makes fewer at once: longer than this), where the loop's data loading takes 84 ms"));
     }
     /* "pin_memory=True" only where the copies are not all pinned already (a MONAI loader's 24 pinned H2D
      * copies were told to pin): a GPU run's loader with pinned copies, then with pageable ones */
@@ -2397,6 +2479,7 @@ int main(void)
         cmocka_unit_test(test_above_ceiling),
         cmocka_unit_test(test_beyond_nearest_case),
         cmocka_unit_test(test_diagnosis_simplify_loader),
+        cmocka_unit_test(test_needed_reads_one_at_a_time),
         cmocka_unit_test(test_stage_file_exposed),
         cmocka_unit_test(test_diagnosis_step_table),
         cmocka_unit_test(test_diagnosis_copies_in_steps),

@@ -1055,9 +1055,19 @@ static void needed_evidence(builder *b, const mb_gap *g, const char *delivered)
     mb_fmt_seconds(t, sizeof t, mb_gap_per_step(g, g->needed_seconds));
     mb_fmt_si(blk, sizeof blk, g->needed_block, "B");
     mb_fmt_seconds(now, sizeof now, mb_gap_per_step(g, g->stages[g->needed_stage].stage->seconds));
+    char how[160];
+    if (g->needed_queued)
+        snprintf(how, sizeof how, "; no case of one read at a time was measured, and the loader makes fewer at once: "
+                                  "longer than this");
+    else if (g->needed_workers > 0)
+        snprintf(how, sizeof how, "; %s one at a time in each of its %d worker%s", g->needed_faults ? "4 KiB page "
+                 "faults (MADV_RANDOM)" : "reads of an item", g->needed_workers, g->needed_workers == 1 ? "" : "s");
+    else
+        snprintf(how, sizeof how, "; %s one at a time in the step's process (no workers)",
+                 g->needed_faults ? "4 KiB page faults (MADV_RANDOM)" : "reads of an item");
     EVIDENCE(b, "read only for what it delivers (%s a batch, %s an item), this machine's disk would take %s a batch "
-                "(%s), where the loop's data loading takes %s",
-             delivered, blk, t, c->label[0] ? c->label : c->id, now);
+                "(%s%s), where the loop's data loading takes %s",
+             delivered, blk, t, c->label[0] ? c->label : c->id, how, now);
 }
 
 /* A simplify run's loader alone (simplify.data_loading, written by

@@ -108,6 +108,9 @@ typedef struct mb_gap {
     double needed_seconds;  /* run total */
     double needed_block;    /* bytes an item */
     int needed_case;        /* case index in the ceilings, -1 */
+    int needed_workers;     /* the loader's workers, each reading one at a time (0: in the step's process) */
+    bool needed_queued;     /* no case of reads one at a time: the best case's, deeper than the loader reads */
+    bool needed_faults;     /* a memory map's page faults (the mmap backend's case), not calls of an item */
     int needed_stage;       /* the data-loading stage it is about, -1 */
     /* the ranking of machines (project_rank.c), written after the projection
      * when set; owned by the caller, not freed by mb_gap_free */
