@@ -1,5 +1,6 @@
 #include "formulas.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,12 @@ double mb_conv_flops(double n, double k, double c, double r, double s, double p,
 
 int mb_conv_out_dim(int in, int filter, int pad, int stride, int dilation)
 {
-    int span = (filter - 1) * dilation + 1;
-    if (stride <= 0 || in + 2 * pad < span)
+    /* in 64 bits: a trace's shapes can be any int (a fuzzer's pad of -1609454674 overflowed 2 * pad) */
+    long long span = ((long long)filter - 1) * dilation + 1, padded = (long long)in + 2LL * pad;
+    if (stride <= 0 || padded < span)
         return 0;
-    return (in + 2 * pad - span) / stride + 1;
+    long long out = (padded - span) / stride + 1;
+    return out > INT_MAX ? INT_MAX : (int)out;
 }
 
 double mb_busbw_factor(mb_collective coll, int nranks)

@@ -1,4 +1,5 @@
 /* Known answers for every formula in harness/api/formulas.h, computed by hand. */
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,6 +29,9 @@ static void test_conv(void **s)
     assert_int_equal(mb_conv_out_dim(56, 3, 1, 1, 1), 56);
     assert_int_equal(mb_conv_out_dim(56, 3, 0, 1, 2), 52); /* dilated span 5 */
     assert_int_equal(mb_conv_out_dim(2, 5, 0, 1, 1), 0);   /* does not fit */
+    /* a trace's shapes can be any int: no overflow (a fuzzer's pad), and an output past INT_MAX held there */
+    assert_int_equal(mb_conv_out_dim(10, 3, -1609454674, 1, 1), 0);
+    assert_int_equal(mb_conv_out_dim(INT_MAX, 1, INT_MAX, 1, 1), INT_MAX);
 }
 
 static void test_busbw(void **s)
