@@ -683,6 +683,17 @@ bool mb_tr_ran_on_cpu(const tr_state *st);
 /* The median of v's n values (sorted in place); 0 when n is 0. */
 double mb_tr_median_i64(int64_t *v, size_t n);
 
+/* The lesser and the greater of two timestamps or durations (ns), for the reader's files alike. */
+static inline int64_t imin(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static inline int64_t imax(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
 /* trace_analysis.c: [start, end) pairs sorted and merged in place (touching
  * ones too); returns the new count. */
 size_t mb_tr_merge_intervals(int64_t *iv, size_t n);

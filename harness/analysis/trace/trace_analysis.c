@@ -33,16 +33,6 @@ static double sec(int64_t ns)
     return (double)ns / 1e9;
 }
 
-static int64_t imin(int64_t a, int64_t b)
-{
-    return a < b ? a : b;
-}
-
-static int64_t imax(int64_t a, int64_t b)
-{
-    return a > b ? a : b;
-}
-
 static int64_t ev_dur(const int64_t *w)
 {
     return (int64_t)((uint64_t)w[1] >> TR_EV_DUR_SHIFT);

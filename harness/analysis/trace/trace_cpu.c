@@ -720,9 +720,6 @@ static bool place_unsized_memory_ops(tr_state *st)
     return true;
 }
 
-static int64_t imax64(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t imin64(int64_t a, int64_t b) { return a < b ? a : b; }
-
 /* The mean over the steps (the run without steps) of each one's longest stretch in no op or annotation: one
  * block of host code (a torch.save each step: 19.2 ms of its 19.9 ms of Python a step, the next gap 63 us) is
  * no dispatch overhead to cut with fewer, larger ops. -1: out of memory. */
@@ -740,7 +737,7 @@ static double longest_python(const tr_state *st, const int64_t *win, size_t nw, 
         while (i < nf && free_iv[2 * i + 1] <= a)
             i++;
         for (size_t j = i; j < nf && free_iv[2 * j] < b; j++)
-            longest = imax64(longest, imin64(free_iv[2 * j + 1], b) - imax64(free_iv[2 * j], a));
+            longest = imax(longest, imin(free_iv[2 * j + 1], b) - imax(free_iv[2 * j], a));
         sum += longest;
     }
     free(free_iv);
