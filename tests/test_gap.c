@@ -972,7 +972,9 @@ static void test_needed_reads_one_at_a_time(void **state)
           "disk would take 328 µs a batch (disk/io_uring block_size=64k mode=direct pattern=random qd=1; reads of an "
           "item one at a time in each of its 2 workers)" },
         /* 8 workers' reads at once go no faster than the disk's best for the item (the 4 KiB 32-deep case) */
-        { "\"workers\":8,", "readahead beyond the bytes read() asked for", 800e6, false, "disk would take 246 µs a batch" },
+        { "\"workers\":8,", "readahead beyond the bytes read() asked for", 800e6, false,
+          "disk would take 246 µs a batch (disk/io_uring block_size=4k mode=direct pattern=random qd=32; its 8 workers' "
+          "reads, one at a time each, together reach this, the disk's best)" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char text[2048];

@@ -1059,6 +1059,11 @@ static void needed_evidence(builder *b, const mb_gap *g, const char *delivered)
     if (g->needed_queued)
         snprintf(how, sizeof how, "; no case of one read at a time was measured, and the loader makes fewer at once: "
                                   "longer than this");
+    else if (g->needed_capped && g->needed_workers > 0)
+        snprintf(how, sizeof how, "; its %d workers' reads, one at a time each, together reach this, the disk's best",
+                 g->needed_workers);
+    else if (g->needed_capped)
+        snprintf(how, sizeof how, "; reads one at a time reach this, the disk's best");
     else if (g->needed_workers > 0)
         snprintf(how, sizeof how, "; %s one at a time in each of its %d worker%s", g->needed_faults ? "4 KiB page "
                  "faults (MADV_RANDOM)" : "reads of an item", g->needed_workers, g->needed_workers == 1 ? "" : "s");

@@ -1004,7 +1004,8 @@ static void needed_reads(mb_gap *g, const mb_ini *matching)
         double rate = c >= 0 ? held_rate(&want, g->ceilings, c, matching, note, sizeof note, NULL) : 0;
         rate *= workers > 0 ? workers : 1;
         /* its workers' reads at once go no faster than the disk's best */
-        if (rate > 0 && best_rate > 0 && rate > best_rate) {
+        bool capped = rate > 0 && best_rate > 0 && rate > best_rate;
+        if (capped) {
             rate = best_rate;
             c = best;
         }
@@ -1019,6 +1020,7 @@ static void needed_reads(mb_gap *g, const mb_ini *matching)
             g->needed_case = c;
             g->needed_stage = i;
             g->needed_workers = workers;
+            g->needed_capped = capped;
             const char *backend = g->ceilings->cases[c].backend;
             g->needed_faults = mmap && !g->needed_queued && backend && strcmp(backend, "mmap") == 0;
         }

@@ -111,6 +111,7 @@ typedef struct mb_gap {
     int needed_workers;     /* the loader's workers, each reading one at a time (0: in the step's process) */
     bool needed_queued;     /* no case of reads one at a time: the best case's, deeper than the loader reads */
     bool needed_faults;     /* a memory map's page faults (the mmap backend's case), not calls of an item */
+    bool needed_capped;     /* the workers' reads one at a time together pass the disk's best: held to it */
     int needed_stage;       /* the data-loading stage it is about, -1 */
     /* the ranking of machines (project_rank.c), written after the projection
      * when set; owned by the caller, not freed by mb_gap_free */
