@@ -3442,6 +3442,8 @@ def _stages(s, full, dl):
               "seconds_per_step": max(loop, 1e-9)}
         if name == "collective":
             st["role"] = "communication"
+        elif not s.cuda:
+            st["role"] = "optimizer"  # its ops are the CPU's work, not host code between ops (gap)
         if iso is not None and iso > 0:
             st["isolated_seconds_per_step"] = iso
         stages.append(st)

@@ -120,7 +120,7 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
     const char *data_names = mb_ini_get(t, "data_loading_bound", "names");
     double eff_time = 0, eff_sum = 0;
     double compute = 0, launch = 0, sync = 0, data = 0, copy = 0, pageable = 0, pinned = 0, comm = 0, cpu = 0, queued = 0;
-    double cpu_matmul = 0, cpu_memory = 0, cpu_other_ops = 0;
+    double cpu_matmul = 0, cpu_memory = 0, cpu_other_ops = 0, cpu_optimizer = 0;
     double mm_all = 0, mm_fp32 = 0, mm_tf32 = 0, mm_fp8 = 0, mm_lowp = 0; /* GPU matmul stages by their types */
     bool gpu_work = false;
     for (int i = 0; i < g->n; i++) {
@@ -188,6 +188,8 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
                 cpu_memory += secs;
             else if (role_is(s, "compute"))
                 cpu_other_ops += secs;
+            else if (role_is(s, "optimizer"))
+                cpu_optimizer += secs;
         } else if (role_is(s, "overhead")) {
             queued += secs; /* the GPU's own gaps between queued kernels: not host, not unattributed */
         } else if (strcmp(c, "other") == 0) {
@@ -217,7 +219,10 @@ static void figures_from_stages(const mb_gap *g, const mb_ini *t, mb_diag_figure
     f->cpu_matmul_share = cpu_matmul / w;
     f->cpu_memory_share = cpu_memory / w;
     f->cpu_other_ops_share = cpu_other_ops / w;
-    f->cpu_host_share = fmax(0, cpu - cpu_matmul - cpu_memory - cpu_other_ops) / w;
+    f->cpu_optimizer_share = cpu_optimizer / w;
+    /* the optimizer's ops are no more host code than the model's (SparseAdam's add_, sparse_mask and coalesce,
+     * 80% of a recommender's step, read "Python and the framework lead") */
+    f->cpu_host_share = fmax(0, cpu - cpu_matmul - cpu_memory - cpu_other_ops - cpu_optimizer) / w;
     f->queued_share = queued / w; /* the step table's part, when there is one (figures_from_step) */
     f->compute_efficiency = eff_time > 0 ? eff_sum / eff_time : -1;
     /* A stage file whose work all ran on the CPU (simplify on a CPU loop) is
@@ -837,16 +842,22 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
         return cpu_run && f->cpu_matmul_unshaped && !f->shapes_recorded && f->array_form;
     if (strcmp(cond, "cpu_unshaped_params") == 0)
         return cpu_run && f->cpu_matmul_unshaped && f->shapes_recorded;
-    if (strcmp(cond, "cpu_memory") == 0) /* "memory-bound ops lead": over the matmuls and the other ops */
-        return cpu_run && f->cpu_memory_share > f->cpu_matmul_share && f->cpu_memory_share >= f->cpu_other_ops_share;
+    /* SparseAdam's step, 80% of a recommender's (its ops 95% of it), read "Python and the framework lead" */
+    double opt = f->cpu_optimizer_share;
+    if (strcmp(cond, "cpu_optimizer") == 0)
+        return cpu_run && opt > fmax(fmax(f->cpu_matmul_share, f->cpu_memory_share),
+                                     fmax(f->cpu_other_ops_share, f->cpu_host_share));
+    if (strcmp(cond, "cpu_memory") == 0) /* "memory-bound ops lead": over the matmuls, the other ops, the optimizer */
+        return cpu_run && f->cpu_memory_share > f->cpu_matmul_share && f->cpu_memory_share >= f->cpu_other_ops_share &&
+               f->cpu_memory_share >= opt;
     /* pytorch/examples' gat: its attention's elementwise work 91% of the step, its matmuls 9%; a trace
      * without shapes gets "record shapes" first, not advice on ops it cannot name */
     if (strcmp(cond, "cpu_other_ops") == 0)
         return cpu_run && !f->cpu_matmul_unshaped && f->cpu_other_ops_share > f->cpu_matmul_share &&
-               f->cpu_other_ops_share > f->cpu_memory_share;
+               f->cpu_other_ops_share > f->cpu_memory_share && f->cpu_other_ops_share >= opt;
     /* Cryptheon/CyclicRouter's CPU trace: Python between its tiny ops 52.6% of the run, and the first remedy
      * read "Use all cores" */
-    bool python_leads = cpu_run && f->cpu_host_share > fmax(f->cpu_matmul_share,
+    bool python_leads = cpu_run && f->cpu_host_share > fmax(fmax(f->cpu_matmul_share, opt),
                                                            fmax(f->cpu_memory_share, f->cpu_other_ops_share));
     /* one stretch holds most of it (a torch.save every step): no dispatch overhead to cut with larger ops */
     if (strcmp(cond, "cpu_python") == 0)
@@ -1759,7 +1770,8 @@ static void cpu_stage_evidence(builder *b, const mb_gap *g, const mb_diag_figure
         int i = g->headline ? g->headline[k] : k;
         const mb_stage *s = g->stages[i].stage;
         bool on_cpu = s->device && strcmp(s->device, "cpu") == 0;
-        if (!on_cpu || comm_stage(s) || (s->role && !role_is(s, "compute")) || at + strlen(s->name) + 16 >= sizeof list)
+        bool op_role = !s->role || role_is(s, "compute") || role_is(s, "optimizer");
+        if (!on_cpu || comm_stage(s) || !op_role || at + strlen(s->name) + 16 >= sizeof list)
             continue;
         at += (size_t)snprintf(list + at, sizeof list - at, "%s%s %.1f%%", at ? ", " : "", s->name,
                                100 * g->stages[i].share);

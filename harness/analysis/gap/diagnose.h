@@ -68,6 +68,7 @@ typedef struct mb_diag_figures {
     double cpu_matmul_share;   /* ... of them GEMM/conv */
     double cpu_memory_share;   /* ... of them memory-bound ops against host memory (a trace's hostmem stage) */
     double cpu_other_ops_share; /* ... of them the model's other ops without FLOPs or bytes (role compute) */
+    double cpu_optimizer_share; /* ... of them the optimizer step (role optimizer: its ops and the Python between) */
     double cpu_host_share;      /* ... the rest: Python and other host code between the ops */
     double cpu_python_s;        /* a CPU-only trace: its step's Python and other host code (seconds), -1 unknown */
     double cpu_python_block_s;  /* ... of which each step's longest stretch in no op, on average; -1 unknown */

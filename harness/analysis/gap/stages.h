@@ -35,7 +35,7 @@
 
 /* A membw stage's op and a stage's role (docs/stage-format.md). */
 #define MB_STAGE_OPS "read|write|copy|triad"
-#define MB_STAGE_ROLES "data|checkpoint|eval|logging|communication|compute|overhead"
+#define MB_STAGE_ROLES "data|checkpoint|eval|logging|communication|compute|optimizer|overhead"
 
 typedef struct mb_stage {
     char *name;       /* "forward", "dataloading", ... */

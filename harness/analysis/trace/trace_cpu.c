@@ -537,6 +537,13 @@ static cJSON *part_json(cJSON *parts, const char *id, const char *name, const ch
     return o;
 }
 
+/* The role of a class's stage (docs/stage-format.md): the model's other ops
+ * are compute; the optimizer step is its own (its ops are not host code). */
+static const char *cpu_role(int c)
+{
+    return c == TR_CPU_OPS ? "compute" : c == TR_CPU_OPT ? "optimizer" : NULL;
+}
+
 /* A stage of `work` in `unit` (flop, byte), or of its time alone when work is 0. */
 static int cpu_stage(mb_run *run, const char *name, const char *comp, const char *role, const char *dtype,
                      double work, const char *unit, int64_t ns, long long count, const char *source, mb_err *err)
@@ -919,7 +926,7 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
                  : c == TR_CPU_MEM ? "; bytes of the innermost ops from their recorded shapes ([memory_op], a lower "
                                      "bound)"
                                    : "; FLOPs of the innermost ops with recorded shapes");
-        rc = cpu_stage(run, name, comp, c == TR_CPU_OPS ? "compute" : NULL, dtype, work, unit, excl[k], calls, source,
+        rc = cpu_stage(run, name, comp, cpu_role(c), dtype, work, unit, excl[k], calls, source,
                        err); /* the model's ops: compute a GPU would run too */
         if (rc == MB_OK && work <= 0)
             rc = no_ceiling_reason(st, ev, c, name, gpus, err);
