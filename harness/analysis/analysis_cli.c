@@ -165,6 +165,18 @@ static int parse_ms(const char *option, const char *arg, double *seconds, mb_err
     return MB_OK;
 }
 
+/* An option gap takes once, given again: an error, not the last one silently
+ * (two ranks' traces as --run A --run B read B alone and said nothing). */
+static int set_once(const char **slot, const char *option, const char *value, mb_err *err)
+{
+    if (*slot != NULL)
+        return mb_errf(err, MB_EUSAGE, "%s given twice ('%s', then '%s'): it takes one%s", option, *slot, value,
+                       strcmp(option, "--run") == 0 ? " run: one trace or stage file (one rank's trace; run gap on "
+                                                      "each rank's own)" : "");
+    *slot = value;
+    return MB_OK;
+}
+
 static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
 {
     static const struct option opts[] = {
@@ -183,22 +195,22 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
     a->ceiling = "sustained";
     optind = 0; /* glibc: full re-initialisation, so tests can call twice */
     opterr = 0;
-    int ch;
-    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+    int ch, rc = MB_OK;
+    while (rc == MB_OK && (ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (ch) {
-        case 'r': a->run = optarg; break;
-        case 'c': a->ceilings = optarg; break;
-        case 't': a->target = optarg; break;
+        case 'r': rc = set_once(&a->run, "--run", optarg, err); break;
+        case 'c': rc = set_once(&a->ceilings, "--ceilings", optarg, err); break;
+        case 't': rc = set_once(&a->target, "--target", optarg, err); break;
         case 'f': a->format = optarg; break;
-        case 'o': a->out = optarg; break;
+        case 'o': rc = set_once(&a->out, "--out", optarg, err); break;
         case 'p':
             if (strcmp(optarg, "burst") && strcmp(optarg, "sustained"))
                 return mb_errf(err, MB_EUSAGE, "--ceiling %s: expected burst or sustained", optarg);
             a->ceiling = optarg;
             break;
-        case 'H': a->html = optarg; break;
+        case 'H': rc = set_once(&a->html, "--html", optarg, err); break;
         case 'P': a->prices[a->n_prices++] = optarg; break;
-        case 'F': a->prices_file = optarg; break;
+        case 'F': rc = set_once(&a->prices_file, "--prices", optarg, err); break;
         case 'E': {
             char *end = NULL;
             a->epoch_steps = strtoll(optarg, &end, 10);
@@ -221,6 +233,8 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
             return mb_errf(err, MB_EUSAGE, "unknown option '%s' (see mlbench gap --help)", argv[optind - 1]);
         }
     }
+    if (rc != MB_OK)
+        return rc;
     if (optind < argc && a->run == NULL)
         a->run = argv[optind++];
     if (optind < argc)

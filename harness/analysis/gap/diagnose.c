@@ -313,6 +313,14 @@ static bool cpus_all_busy(const mb_diag_figures *f)
            (double)f->torch_threads * (f->host_ranks > 0 ? f->host_ranks : 1) >= f->cpus_allowed;
 }
 
+/* A CPU-only run whose host time between its ops outweighs each kind of op. */
+static bool cpu_python_leads(const mb_diag_figures *f)
+{
+    return f->cpu_only && f->gpus_unrecorded == 0 &&
+           f->cpu_host_share > fmax(fmax(f->cpu_matmul_share, f->cpu_optimizer_share),
+                                    fmax(f->cpu_memory_share, f->cpu_other_ops_share));
+}
+
 static double ev_num(const cJSON *o, const char *path)
 {
     const cJSON *it = ev_at(o, path);
@@ -857,8 +865,7 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
                f->cpu_other_ops_share > f->cpu_memory_share && f->cpu_other_ops_share >= opt;
     /* Cryptheon/CyclicRouter's CPU trace: Python between its tiny ops 52.6% of the run, and the first remedy
      * read "Use all cores" */
-    bool python_leads = cpu_run && f->cpu_host_share > fmax(fmax(f->cpu_matmul_share, opt),
-                                                           fmax(f->cpu_memory_share, f->cpu_other_ops_share));
+    bool python_leads = cpu_python_leads(f);
     /* one stretch holds most of it (a torch.save every step): no dispatch overhead to cut with larger ops */
     if (strcmp(cond, "cpu_python") == 0)
         return python_leads && !f->cpu_python_one_block;
@@ -1816,10 +1823,16 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
         return;
     /* ops that ran on a GPU the trace did not record read as the host's time: no CPU bound to name */
     const char *unrecorded = f->gpus_unrecorded > 0 ? mb_ini_get(r, "cpu_compute_bound", "title.gpu_unrecorded") : NULL;
-    if (unrecorded)
-        snprintf(b->cur->title, sizeof b->cur->title, "%s", unrecorded);
+    /* one stretch with no op holds most of the host's time: Python, or a wait the trace does not show (a step
+     * blocked on a producer's queue and a sleep, 3.5 ms of CPU in a 12.4 ms step, read "CPU compute bound") */
+    const char *block = !unrecorded && cpu_python_leads(f) && f->cpu_python_one_block
+                            ? mb_ini_get(r, "cpu_compute_bound", "title.host_block") : NULL;
+    if (unrecorded || block)
+        snprintf(b->cur->title, sizeof b->cur->title, "%s", unrecorded ? unrecorded : block);
     if (by_share)
-        EVIDENCE(b, "%s takes %s of the %s (%s)", unrecorded ? "the ops' time on the host" : "compute on the CPU",
+        EVIDENCE(b, "%s takes %s of the %s (%s)",
+                 unrecorded ? "the ops' time on the host"
+                 : f->cpu_only ? "the CPU's side (its ops, and Python or waiting between them)" : "compute on the CPU",
                  pct(p1, sizeof p1, f->cpu_share), f->span,
                  limit(lim, sizeof lim, f->cpu_share, x->cc_share, x));
     if (f->cpu_util >= 0)

@@ -14,6 +14,7 @@
  * docs/traces.md describes every figure. */
 #include "trace.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -2821,11 +2822,16 @@ static void annotation_steps_said(analysis *a)
     char before[32], after[32];
     mb_fmt_seconds(before, sizeof before, sec(st->before_first_step_ns));
     mb_fmt_seconds(after, sizeof after, sec(st->after_last_step_ns));
-    partial(a, "no ProfilerStep#N or Optimizer.step annotations: the steps are cut at the %zu '%s' annotations, "
-               "each from the start of one to the start of the next (an iteration with what runs between them); "
+    char over[200] = "";
+    if (st->opt_steps_per_step >= 2)
+        snprintf(over, sizeof over, "; each holds %lld or more optimizer steps (two optimizers, as a GAN's, or "
+                 "several an iteration): a step is one of them, not one optimizer step", st->opt_steps_per_step);
+    partial(a, "no ProfilerStep#N%s annotations: the steps are cut at the %zu '%s' annotations, "
+               "each from the start of one to the start of the next (an iteration with what runs between them)%s; "
                "the %s before the first and the %s from the last one's start on are left out; "
                "torch.profiler.schedule with prof.step() every iteration marks the loop's own steps",
-            st->n_steps + 1, st->step_annotation, before, after);
+            st->opt_steps_per_step >= 2 ? "" : " or Optimizer.step", st->n_steps + 1, st->step_annotation, over,
+            before, after);
 }
 
 /* Steps cut at empty ProfilerStep markers (steps_from_markers). */
@@ -3158,6 +3164,20 @@ static void marks_become_steps(tr_state *st, tr_step **marks, size_t *n_marks, s
     st->after_last_step_ns = st->span_end - st->steps[st->n_steps - 1].end;
 }
 
+/* The outermost optimizer steps (sorted by start, none inside another: a
+ * wrapper optimizer's holds its inner one's) to the front of opt_marks;
+ * their number. */
+static size_t outermost_optimizer_steps(tr_state *st)
+{
+    qsort(st->opt_marks, st->n_opt_marks, sizeof *st->opt_marks, cmp_step);
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_opt_marks; i++)
+        if (n == 0 || st->opt_marks[i].start >= st->opt_marks[n - 1].end)
+            st->opt_marks[n++] = st->opt_marks[i];
+    st->n_opt_marks = n;
+    return n;
+}
+
 /* A trace without ProfilerStep#N (torch.profiler without a schedule, or
  * prof.step() never called) is one window from the profiler's start: CUDA's
  * context, each module's first launch, cuDNN's set-up and the DataLoader's
@@ -3173,11 +3193,7 @@ static void steps_from_optimizer(tr_state *st)
 {
     if (st->n_steps > 0 || st->n_opt_marks < 3)
         return;
-    qsort(st->opt_marks, st->n_opt_marks, sizeof *st->opt_marks, cmp_step);
-    size_t n = 0;
-    for (size_t i = 0; i < st->n_opt_marks; i++)
-        if (n == 0 || st->opt_marks[i].start >= st->opt_marks[n - 1].end)
-            st->opt_marks[n++] = st->opt_marks[i];
+    size_t n = outermost_optimizer_steps(st);
     if (n < 3)
         return;
     /* the marks array is at least n - 1 long: the steps take it over */
@@ -3267,9 +3283,33 @@ static bool marks_hold_the_gpu_work(const tr_state *st, const tr_step *m, size_t
  * period. Before the first and from the last one's start on is left out
  * and said, as for optimizer steps; unless less than half the GPU's work
  * lies between them (marks_hold_the_gpu_work). */
-static void steps_from_annotation(tr_state *st)
+/* The fewest optimizer steps (the n outermost, sorted) that one of the k
+ * marks m (sorted, none inside another) holds whole: an annotation around
+ * each iteration holds its optimizer steps; one inside it (a torch 1.13
+ * array's "detach", once an iteration) holds none. */
+static long long fewest_optimizer_steps(const tr_step *opt, size_t n, const tr_step *m, size_t k)
 {
-    if (st->n_steps > 0 || st->n_ann_marks < 3)
+    long long fewest = LLONG_MAX;
+    size_t j = 0;
+    for (size_t i = 0; i < k; i++) {
+        long long in = 0;
+        while (j < n && opt[j].start < m[i].start)
+            j++;
+        for (size_t t = j; t < n && opt[t].start < m[i].end; t++)
+            in += opt[t].end <= m[i].end;
+        fewest = in < fewest ? in : fewest;
+    }
+    return fewest == LLONG_MAX ? 0 : fewest;
+}
+
+/* `over_optimizer`: taken only where each iteration the annotation marks
+ * holds two or more optimizer steps (a GAN's two optimizers, recorded with a
+ * "train_step" of the user's and no prof.step(), read as twice as many steps
+ * of half the length, each alternately the discriminator's and the
+ * generator's half), before the optimizer steps cut them. */
+static void steps_from_annotation(tr_state *st, bool over_optimizer)
+{
+    if (st->n_steps > 0 || st->n_ann_marks < 3 || (over_optimizer && st->n_opt_marks < 3))
         return;
     int64_t *tmp = malloc(st->n_ann_marks * sizeof *tmp);
     if (tmp == NULL)
@@ -3299,6 +3339,13 @@ static void steps_from_annotation(tr_state *st)
     if (best < 0 || !marks_hold_the_gpu_work(st, st->ann_marks + at[best], count[best]))
         return;
     size_t n = count[best];
+    if (over_optimizer) {
+        size_t n_opt = outermost_optimizer_steps(st);
+        long long per = fewest_optimizer_steps(st->opt_marks, n_opt, st->ann_marks + at[best], n);
+        if (per < 2)
+            return;
+        st->opt_steps_per_step = per;
+    }
     memmove(st->ann_marks, st->ann_marks + at[best], n * sizeof *st->ann_marks);
     for (size_t k = 0; k + 1 < n; k++)
         st->ann_marks[k] = (tr_step){.number = (long long)k + 1, .start = st->ann_marks[k].start,
@@ -3415,8 +3462,9 @@ static void trim_pre_window_work(tr_state *st)
 
 void mb_tr_cut_steps(tr_state *st)
 {
+    steps_from_annotation(st, true);
     steps_from_optimizer(st);
-    steps_from_annotation(st);
+    steps_from_annotation(st, false);
     steps_from_markers(st);
     trim_pre_window_work(st);
 }
