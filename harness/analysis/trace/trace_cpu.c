@@ -751,10 +751,45 @@ static double longest_python(const tr_state *st, const int64_t *win, size_t nw, 
     return (double)sum / 1e9 / (double)n_steps;
 }
 
+static int by_number(const void *a, const void *b)
+{
+    const tr_step *x = a, *y = b;
+    if (x->number != y->number)
+        return x->number < y->number ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* A ProfilerStep#N recorded twice at once (its windows overlap): the file
+ * merges several processes' traces. -1: none; -2: out of memory. */
+static long long step_recorded_twice(const tr_state *st)
+{
+    tr_step *s = malloc((st->n_steps + 1) * sizeof *s);
+    if (s == NULL)
+        return -2;
+    memcpy(s, st->steps, st->n_steps * sizeof *s);
+    qsort(s, st->n_steps, sizeof *s, by_number);
+    long long twice = -1;
+    for (size_t i = 1; i < st->n_steps && twice < 0; i++)
+        if (s[i].number >= 0 && s[i].number == s[i - 1].number && s[i].start < s[i - 1].end)
+            twice = s[i].number;
+    free(s);
+    return twice;
+}
+
 int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
 {
     if (!place_unsized_memory_ops(st))
         return mb_errf(err, MB_ESYS, "out of memory");
+    /* Two ranks' arrays joined (torch 1.13 names every process "CPU functions", thread 1): their ops share one
+     * timeline, split once per instant, and the steps' union over their number read 21.3 ms for two ranks' 41.7 */
+    long long twice = step_recorded_twice(st);
+    if (twice == -2)
+        return mb_errf(err, MB_ESYS, "out of memory");
+    if (twice >= 0)
+        return mb_errf(err, MB_EUSAGE, "%s: ProfilerStep#%lld is recorded twice at once: the file merges several "
+                                       "processes' (ranks') traces, whose host timelines a CPU trace cannot tell "
+                                       "apart; give one rank's own trace (torch.profiler writes one per process)",
+                       run->path ? run->path : "trace", twice);
     /* The windows: the steps (ProfilerSteps, optimizer steps), else the whole trace. */
     size_t nw = st->n_steps > 0 ? st->n_steps : 1;
     int64_t *win = malloc(2 * nw * sizeof *win);
