@@ -327,7 +327,9 @@ static double ev_num(const cJSON *o, const char *path)
     return cJSON_IsNumber(it) && isfinite(it->valuedouble) ? it->valuedouble : -1;
 }
 
-/* A CPU-only step's Python (its part "python") and the longest stretch of it with no op (trace_cpu.c). */
+/* A CPU-only step's Python (its part "python"), the longest stretch of it with no op and those of 1 ms or more
+ * (trace_cpu.c): half of it or more in such blocks is no dispatch overhead (an RL loop's four 1.4-ms environment
+ * steps, none half of its Python, read "fewer, larger ops ... torch.compile"). */
 static void python_block(const cJSON *step, const mb_ini *t, mb_diag_figures *f)
 {
     const char *min = mb_ini_get(t, "cpu_compute_bound", "python_block_share_min");
@@ -339,8 +341,12 @@ static void python_block(const cJSON *step, const mb_ini *t, mb_diag_figures *f)
             f->cpu_python_s = ev_num(p, "seconds");
     }
     f->cpu_python_block_s = ev_num(step, "python_longest_seconds");
-    f->cpu_python_one_block = f->cpu_python_s > 0 && f->cpu_python_block_s >= (min ? strtod(min, NULL) : 0.5) *
-                                                                                f->cpu_python_s;
+    f->cpu_python_long_s = ev_num(step, "python_long_seconds");
+    f->cpu_python_long_n = ev_num(step, "python_long_stretches");
+    double share = min ? strtod(min, NULL) : 0.5;
+    f->cpu_python_one_block = f->cpu_python_s > 0 && f->cpu_python_block_s >= share * f->cpu_python_s;
+    f->cpu_python_blocks = f->cpu_python_s > 0 && (f->cpu_python_one_block ||
+                                                   f->cpu_python_long_s >= share * f->cpu_python_s);
 }
 
 static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
@@ -621,7 +627,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->launch_idle_ratio = -1;
     f->sync_host_share = f->sync_host_s = f->longest_wait_s = -1;
     f->data_in_process = -1;
-    f->cpu_python_s = f->cpu_python_block_s = -1;
+    f->cpu_python_s = f->cpu_python_block_s = f->cpu_python_long_s = f->cpu_python_long_n = -1;
     f->setup_steps = -1;
     f->optimizer_steps = f->compiled_regions = f->backward_ops = -1;
     f->fused_optimizer = f->graph_replays = f->foreach_optimizer = -1;
@@ -855,7 +861,9 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     if (strcmp(cond, "cpu_optimizer") == 0)
         return cpu_run && opt > fmax(fmax(f->cpu_matmul_share, f->cpu_memory_share),
                                      fmax(f->cpu_other_ops_share, f->cpu_host_share));
-    if (strcmp(cond, "cpu_memory") == 0) /* "memory-bound ops lead": over the matmuls, the other ops, the optimizer */
+    /* memory-bound ops take the most of the ops: more than the matmuls, at least the other ops and the optimizer
+     * (said as "of the ops": an RL loop's Python, 64.7% of its step, leads them, 12.3%) */
+    if (strcmp(cond, "cpu_memory") == 0)
         return cpu_run && f->cpu_memory_share > f->cpu_matmul_share && f->cpu_memory_share >= f->cpu_other_ops_share &&
                f->cpu_memory_share >= opt;
     /* pytorch/examples' gat: its attention's elementwise work 91% of the step, its matmuls 9%; a trace
@@ -868,9 +876,9 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     bool python_leads = cpu_python_leads(f);
     /* one stretch holds most of it (a torch.save every step): no dispatch overhead to cut with larger ops */
     if (strcmp(cond, "cpu_python") == 0)
-        return python_leads && !f->cpu_python_one_block;
+        return python_leads && !f->cpu_python_blocks;
     if (strcmp(cond, "cpu_python_block") == 0)
-        return python_leads && f->cpu_python_one_block;
+        return python_leads && f->cpu_python_blocks;
     /* a forward-only H100 trace was told "fused optimizers"; compiled ResNet-18s "torch.compile" */
     /* a fused optimizer already runs one kernel for many tensors (HTA's TorchRec traces: FusedAdam's
      * multi_tensor_apply kernels, told "fused or foreach optimizers") */
@@ -1792,6 +1800,14 @@ static void cpu_stage_evidence(builder *b, const mb_gap *g, const mb_diag_figure
         bool steps = strcmp(f->span, "step") == 0;
         EVIDENCE(b, "Python and other host code: %s a %s, %s of it in one stretch with no op (%s)", py, f->span, block,
                  steps ? "each step's longest, on average" : "the run's longest");
+    } else if (f->cpu_python_blocks) {
+        char py[32], blocks[32], longest[32];
+        mb_fmt_seconds(py, sizeof py, f->cpu_python_s);
+        mb_fmt_seconds(blocks, sizeof blocks, f->cpu_python_long_s);
+        mb_fmt_seconds(longest, sizeof longest, f->cpu_python_block_s);
+        EVIDENCE(b, "Python and other host code: %s a %s, %s of it in stretches of 1 ms or more with no op (%.3g a %s, "
+                    "the longest %s%s)", py, f->span, blocks, f->cpu_python_long_n, f->span, longest,
+                 strcmp(f->span, "step") == 0 ? " on average" : "");
     }
     flop_evidence(b, g);
 }
@@ -1825,7 +1841,7 @@ static void try_cpu_compute(builder *b, const mb_gap *g, const mb_diag_figures *
     const char *unrecorded = f->gpus_unrecorded > 0 ? mb_ini_get(r, "cpu_compute_bound", "title.gpu_unrecorded") : NULL;
     /* one stretch with no op holds most of the host's time: Python, or a wait the trace does not show (a step
      * blocked on a producer's queue and a sleep, 3.5 ms of CPU in a 12.4 ms step, read "CPU compute bound") */
-    const char *block = !unrecorded && cpu_python_leads(f) && f->cpu_python_one_block
+    const char *block = !unrecorded && cpu_python_leads(f) && f->cpu_python_blocks
                             ? mb_ini_get(r, "cpu_compute_bound", "title.host_block") : NULL;
     if (unrecorded || block)
         snprintf(b->cur->title, sizeof b->cur->title, "%s", unrecorded ? unrecorded : block);

@@ -73,6 +73,9 @@ typedef struct mb_diag_figures {
     double cpu_python_s;        /* a CPU-only trace: its step's Python and other host code (seconds), -1 unknown */
     double cpu_python_block_s;  /* ... of which each step's longest stretch in no op, on average; -1 unknown */
     bool cpu_python_one_block;  /* ... that stretch [cpu_compute_bound] python_block_share_min of it or more */
+    double cpu_python_long_s;   /* ... of which in stretches of 1 ms or more, a step on average; -1 unknown */
+    double cpu_python_long_n;   /* ... their number, a step on average; -1 unknown */
+    bool cpu_python_blocks;     /* ... the longest, or those, python_block_share_min of it or more */
     bool cpu_matmul_unshaped;  /* a CPU GEMM/conv stage without FLOPs */
     int gpus_unrecorded;       /* trace without GPU events whose deviceProperties lists GPUs */
     double periodic_share;     /* stages with role checkpoint, eval or logging */

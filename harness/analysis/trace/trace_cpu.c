@@ -727,28 +727,49 @@ static bool place_unsized_memory_ops(tr_state *st)
     return true;
 }
 
-/* The mean over the steps (the run without steps) of each one's longest stretch in no op or annotation: one
- * block of host code (a torch.save each step: 19.2 ms of its 19.9 ms of Python a step, the next gap 63 us) is
- * no dispatch overhead to cut with fewer, larger ops. -1: out of memory. */
-static double longest_python(const tr_state *st, const int64_t *win, size_t nw, const int64_t *cover, size_t nc)
+/* A stretch in no op this long is no op's dispatch (microseconds apart):
+ * Python's own work or a wait. */
+#define LONG_STRETCH_NS 1000000
+
+/* A step's stretches in no op or annotation, each a mean over the steps (the
+ * run without steps): the longest, and those of LONG_STRETCH_NS or more
+ * (their time and number). Blocks of host code (a torch.save each step:
+ * 19.2 ms of its 19.9 ms of Python a step, the next gap 63 us; an RL loop's
+ * four 1.4-ms environment steps beside its policy's ops) are no dispatch
+ * overhead to cut with fewer, larger ops. False: out of memory. */
+typedef struct python_stretches {
+    double longest_s, long_s, long_count;
+} python_stretches;
+
+static bool python_stretches_of(const tr_state *st, const int64_t *win, size_t nw, const int64_t *cover, size_t nc,
+                                python_stretches *out)
 {
     int64_t *free_iv = malloc((2 * (nw + nc) + 2) * sizeof *free_iv);
     if (free_iv == NULL)
-        return -1;
+        return false;
     size_t nf = subtract(win, nw, cover, nc, free_iv);
     size_t n_steps = st->n_steps > 0 ? st->n_steps : 1;
-    int64_t sum = 0;
+    int64_t longest_sum = 0, long_sum = 0, long_count = 0;
     for (size_t k = 0, i = 0; k < n_steps; k++) { /* the steps sorted by start (mb_tr_cut_steps) */
         int64_t a = st->n_steps > 0 ? st->steps[k].start : win[0], b = st->n_steps > 0 ? st->steps[k].end : win[1];
         int64_t longest = 0;
         while (i < nf && free_iv[2 * i + 1] <= a)
             i++;
-        for (size_t j = i; j < nf && free_iv[2 * j] < b; j++)
-            longest = imax(longest, imin(free_iv[2 * j + 1], b) - imax(free_iv[2 * j], a));
-        sum += longest;
+        for (size_t j = i; j < nf && free_iv[2 * j] < b; j++) {
+            int64_t len = imin(free_iv[2 * j + 1], b) - imax(free_iv[2 * j], a);
+            longest = imax(longest, len);
+            if (len >= LONG_STRETCH_NS) {
+                long_sum += len;
+                long_count++;
+            }
+        }
+        longest_sum += longest;
     }
     free(free_iv);
-    return (double)sum / 1e9 / (double)n_steps;
+    out->longest_s = (double)longest_sum / 1e9 / (double)n_steps;
+    out->long_s = (double)long_sum / 1e9 / (double)n_steps;
+    out->long_count = (double)long_count / (double)n_steps;
+    return true;
 }
 
 static int by_number(const void *a, const void *b)
@@ -968,13 +989,16 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
     }
     int64_t python = wall - in_ops;
     if (rc == MB_OK && python > 0) {
-        double longest = longest_python(st, win, nw, cover, nc);
-        if (longest < 0) {
+        python_stretches ps;
+        if (!python_stretches_of(st, win, nw, cover, nc, &ps)) {
             rc = mb_errf(err, MB_ESYS, "out of memory");
             goto done;
         }
         /* steps that overlap (ProfilerSteps of two threads) are measured one by one, the Python over their union */
-        cJSON_AddNumberToObject(step, "python_longest_seconds", fmin(longest, (double)python / 1e9 / per));
+        double py = (double)python / 1e9 / per;
+        cJSON_AddNumberToObject(step, "python_longest_seconds", fmin(ps.longest_s, py));
+        cJSON_AddNumberToObject(step, "python_long_seconds", fmin(ps.long_s, py));
+        cJSON_AddNumberToObject(step, "python_long_stretches", ps.long_count);
         part_json(parts, "python", "Python and other host code", "host", python, per, wall);
         snprintf(source, sizeof source, "trace: time within the %s in no op or annotation",
                  mb_tr_windows_said(st));
