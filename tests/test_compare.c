@@ -998,10 +998,76 @@ static void test_no_datasheet_for_unrunnable(void **state)
     unsetenv("MLBENCH_REFERENCE_DIR");
 }
 
+/* Two references: one's results hold cuBLAS fp8 as skipped because cublasGemmEx has no fp8 (the library's path,
+ * not the machine), the other's have no such case at all. No column gets the datasheet's fp8 peak for it: the
+ * H200 reference's read "1.98 PFLOP/s (datasheet)" beside the H100's "not runnable here" (issue 34's audit). A skip
+ * of the machine (no driver) leaves the other column's fill as it was. */
+static void test_no_datasheet_where_no_path(void **state)
+{
+    (void)state;
+    char r[2][1024], o[2][1024], all_r[2200], all_o[2200], refs[512], dir[600];
+    case_json(r[0], sizeof r[0], "cublas", "dtype=fp8", "fp8", 0, "skipped", "not-run");
+    with_reason(r[0], sizeof r[0], NO_FP8);
+    case_json(r[1], sizeof r[1], "cublaslt", "dtype=tf32", "tf32", 0, "skipped", "not-run");
+    with_reason(r[1], sizeof r[1], "no usable CUDA device: cudaErrorInsufficientDriver");
+    case_json(o[0], sizeof o[0], "cublaslt", "dtype=fp8", "fp8", 1450, "ok", "passed");
+    case_json(o[1], sizeof o[1], "openblas", "dtype=fp32", "fp32", 0.2, "ok", "passed");
+    snprintf(all_r, sizeof all_r, "%s,%s", r[0], r[1]);
+    snprintf(all_o, sizeof all_o, "%s,%s", o[0], o[1]);
+    snprintf(refs, sizeof refs, "%s/refs2", scratch_dir());
+    mkdir(refs, 0755);
+    snprintf(dir, sizeof dir, "%s/sxm", refs);
+    mkdir(dir, 0755);
+    snprintf(dir, sizeof dir, "%s/other", refs);
+    mkdir(dir, 0755);
+    results_file("refs2/sxm/ref.json", "refhost", all_r);
+    scratch_file("refs2/sxm/reference.ini", "[reference]\nlabel = Test SXM\nfiles = ref.json\ndatasheet = h100-sxm\n"
+                                            "[provenance]\nsource = test\n");
+    results_file("refs2/other/ref.json", "otherhost", all_o);
+    scratch_file("refs2/other/reference.ini", "[reference]\nlabel = Test H200\nfiles = ref.json\n"
+                                              "datasheet = h200-sxm\n[provenance]\nsource = test\n");
+    setenv("MLBENCH_REFERENCE_DIR", refs, 1);
+
+    char *out, *errs;
+    char *argv[] = { "compare", "--reference", "sxm", "--reference", "other", "--format", "table", NULL };
+    assert_int_equal(run_captured(mb_cmd_compare, 7, argv, &out, &errs), 0);
+    /* the path exists on no machine: neither column has the fp8 peak (H100 1.98, H200 1.98 PFLOP/s) */
+    const char *line = strstr(out, "A not runnable here (" NO_FP8 "), B absent");
+    assert_non_null(line);
+    /* cuBLASLt has fp8: the H100's column gets its peak there, as before */
+    assert_non_null(strstr(out, "A 1.98 PFLOP/s (datasheet), B 1.45 PFLOP/s"));
+    /* a skip for the run's setup is no path's: the H100's tf32 still from its datasheet */
+    assert_non_null(strstr(out, "A 495 TFLOP/s (datasheet)"));
+    free(out);
+    free(errs);
+
+    argv[6] = "json";
+    assert_int_equal(run_captured(mb_cmd_compare, 7, argv, &out, &errs), 0);
+    cJSON *doc = cJSON_Parse(out);
+    assert_non_null(doc);
+    const cJSON *c, *fp8 = NULL;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "cases"))
+    {
+        if (!strcmp(cJSON_GetObjectItem(c, "id")->valuestring, "gemm/cublas/dtype=fp8"))
+            fp8 = c;
+    }
+    assert_non_null(fp8);
+    for (int i = 0; i < 2; i++) {
+        assert_true(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(fp8, "rate"), i)));
+        assert_true(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(fp8, "rate_from"), i)));
+    }
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(fp8, "status"), 1)->valuestring, "absent");
+    cJSON_Delete(doc);
+    free(out);
+    free(errs);
+    unsetenv("MLBENCH_REFERENCE_DIR");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ratios_and_geomean), cmocka_unit_test(test_one_side_only),
+        cmocka_unit_test(test_no_datasheet_where_no_path),
         cmocka_unit_test(test_price),              cmocka_unit_test(test_context_differences),
         cmocka_unit_test(test_cmd),                cmocka_unit_test(test_machine_label_names_the_hardware),
         cmocka_unit_test(test_machine_label_ties), cmocka_unit_test(test_price_by_label_and_case_labels),

@@ -139,11 +139,13 @@ static bool row_exists(const mb_compare *c, int i, int k)
 }
 
 /* The reason a case cannot run on its machine: skipped or failed for a
- * reason containing one of [datasheet] cannot_run's phrases (compare.ini),
- * a missing path or capability rather than this run's setup; else NULL. */
-static const char *cannot_run(const mb_case_ref *cr, const mb_ini *keys)
+ * reason containing one of [datasheet] `key`'s phrases (compare.ini):
+ * cannot_run, a missing path or capability rather than this run's setup;
+ * cannot_run_anywhere, of those the library's or path's (on any machine);
+ * else NULL. */
+static const char *cannot_run(const mb_case_ref *cr, const mb_ini *keys, const char *key)
 {
-    const char *list = keys ? mb_ini_get(keys, "datasheet", "cannot_run") : NULL;
+    const char *list = keys ? mb_ini_get(keys, "datasheet", key) : NULL;
     if (list == NULL || cr->reason == NULL || strcmp(cr->status, "ok") == 0)
         return NULL;
     char copy[512], *save = NULL;
@@ -195,7 +197,9 @@ static int add_row(mb_compare *c, const mb_case_ref *cr, const mb_ini *keys, mb_
         r->idx[i] = k;
         r->rate[i] = k >= 0 && c->m[i].cases[k].usable ? c->m[i].cases[k].rate : -1;
         r->everywhere = r->everywhere && r->rate[i] >= 0;
-        r->not_runnable[i] = k >= 0 ? cannot_run(&c->m[i].cases[k], keys) : NULL;
+        r->not_runnable[i] = k >= 0 ? cannot_run(&c->m[i].cases[k], keys, "cannot_run") : NULL;
+        if (k >= 0 && r->no_path == NULL)
+            r->no_path = cannot_run(&c->m[i].cases[k], keys, "cannot_run_anywhere");
         if (k >= 0 && r->rate_unit == NULL)
             r->rate_unit = c->m[i].cases[k].rate_unit;
     }
@@ -708,9 +712,11 @@ int mb_compare_fill_datasheet(mb_compare *c, int m, const mb_datasheet *d, mb_er
         const char *direction = cr ? mb_case_param(cr, "direction") : NULL;
         /* a D2D copy's rate counts each byte once, the datasheet's bandwidth
          * counts the read and the write: not the same quantity; and a path the
-         * machine's own results say it lacks has no rate, whatever its peak */
+         * machine's own results say it lacks has no rate, whatever its peak; nor one whose library another
+         * machine's results say cannot do it at all (fp8 through cublasGemmEx: the H200 reference has no such
+         * case, the H100's skipped it) */
         if (row->rate[m] >= 0 || cr == NULL || row->latency_first || cr->rate_scale <= 0 ||
-            (direction && strcmp(direction, "d2d") == 0) || row->not_runnable[m])
+            (direction && strcmp(direction, "d2d") == 0) || row->not_runnable[m] || row->no_path)
             continue;
         char what[128];
         const char *source;

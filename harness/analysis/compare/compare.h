@@ -36,6 +36,8 @@ typedef struct mb_compare_row {
     double *per_usd; /* per machine: rate x 3600 / price (rate unit x s per $); < 0 = no price */
     bool *from_sheet; /* per machine: rate is a datasheet figure, not a measurement (mb_compare_fill_datasheet) */
     const char **not_runnable; /* per machine: why the case cannot run there (mb_compare_build), else NULL */
+    const char *no_path; /* a machine's reason that names the library or path, not the machine ([datasheet]
+                          * cannot_run_anywhere): no machine runs the case, none gets a datasheet figure; else NULL */
     bool everywhere; /* ran and verified (usable, measured) on every machine */
 } mb_compare_row;
 
@@ -104,8 +106,10 @@ int mb_compare_build(const mb_ceilings *machines, int n, const char *const *labe
  * datasheet's figure for that kind of work, where the datasheet has one,
  * marked from_sheet: measured figures first, datasheets only where no
  * measurement exists. Never a cell the machine's own results say cannot run
- * there (row.not_runnable[m]): a datasheet's peak is no rate of a path that
- * does not exist. Nor latencies, a D2D copy (the sheet counts its bytes
+ * there (row.not_runnable[m]), nor any cell of a case another machine's
+ * results say its library or path cannot run at all (row.no_path: cuBLAS
+ * fp8 through cublasGemmEx, on every GPU): a datasheet's peak is no rate of
+ * a path that does not exist. Nor latencies, a D2D copy (the sheet counts its bytes
  * twice), or a case of the other device kind than the sheet's. Such cells
  * never enter the geometric means, and no ratio is computed against a
  * datasheet figure in the first column. */
