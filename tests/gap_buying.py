@@ -261,6 +261,20 @@ def checked_by_architecture():
     text = " ".join(subprocess.run([MLBENCH, "gap", "--run", os.path.join(WORK, "checked-NVIDIA_A100-SXM4-80GB.json"),
                                     "--ceilings", REF, "--target", "h200-sxm"], check=True, capture_output=True,
                                    text=True).stdout.split())
+    # from an H200's trace the Hopper class is the pairs' 3%: no figure for a Blackwell part, which no one checked
+    path = os.path.join(WORK, "checked-h200.json")
+    with open(src, encoding="utf-8") as f, open(path, "w", encoding="utf-8") as out:
+        out.write(f.read().replace("NVIDIA H100 80GB HBM3", "NVIDIA H200", 1))
+    m = gap(path, "--target", "b200,rtx-pro-6000-blackwell,h200-sxm,h100-sxm,h100-nvl")
+    r = {x["target"]: x for x in rows(m)}
+    notes = [n for n in m["assumptions"] if "NVIDIA B200 (HGX)" in n]
+    check("checked: from an H200's trace, the B200 names no Hopper class; the note says no Blackwell was checked "
+          "and gives the error its rank uses", "checked_nearest" not in r["b200"] and len(notes) == 1 and
+          "no Blackwell GPU was checked" in notes[0] and "Hopper" not in notes[0] and
+          "the model's expected error, %.0f%% (datasheet figures)" % r["b200"]["error_pct"] in notes[0],
+          (notes, r["b200"].get("checked_nearest")))
+    check("checked: ... while the H100 NVL (Hopper) still names its own architecture's class",
+          r["h100-nvl"].get("checked_nearest", "").endswith("(Hopper)"), r["h100-nvl"].get("checked_nearest"))
     check("checked: ... and the text says why", "checked, H200 SXM 141GB: '-' from Ampere: this project's pairs "
           "checked it from H100 SXM5 80GB only" in text, text[-1500:])
 

@@ -149,8 +149,8 @@ check "  another figure fails" expect_exit 1 python3 -m mlbench.gpu.pair compare
     "$G2/h100" "$G2/h200" --mlbench "$MLBENCH" --check-per-target "$WORK/pe.ini"
 check "  and says what it measured" grep -q "\[pairs.measured\] h200-sxm = 9.9 7 h100-sxm, measured" "$WORK/err"
 # what the ranking shows from them: an H100's trace onto the H200 the pairs' datasheet line (the GPU they projected
-# from is the trace's); onto an H100 PCIe and a B200, never checked, the nearest checked class: Hopper's two, with the
-# worst of their figures (the H100 SXM's public one, the H200's from an H100)
+# from is the trace's); onto an H100 PCIe, never checked, the nearest checked class: Hopper's two, with the worst of
+# their figures (the H100 SXM's public one, the H200's from an H100); onto a B200 none (no Blackwell was checked)
 check "checked from the pairs" expect_exit 0 "$MLBENCH" gap --run "$G2/h100/mlp-tf32.pt.trace.json.gz" \
     --ceilings "$G2/h100/ceilings.json" --target h200-sxm,h100-pcie,b200 --format json
 check "  the pairs' figure, the nearest class" python3 - "$WORK/out" "$SRC/configs/gap/projection_error.ini" <<'PY'
@@ -169,8 +169,10 @@ worst = max(float(ini["datasheet"]["h100-sxm"].split()[0]),
 for t in ("h100-pcie", "b200"):
     r = rows[t]
     assert r["checked_error_pct"] is None and r["checked_projections"] == 0, r
-    assert r["checked_nearest"] == "H100 SXM5 80GB, H200 SXM 141GB (Hopper)", r
-    assert r["checked_nearest_error_pct"] == worst, (r, worst)
+r = rows["h100-pcie"]
+assert r["checked_nearest"] == "H100 SXM5 80GB, H200 SXM 141GB (Hopper)", r
+assert r["checked_nearest_error_pct"] == worst, (r, worst)
+assert "checked_nearest" not in rows["b200"], rows["b200"]
 PY
 check "both gpu-bound sets: none worse than the best baseline, both modes" test "$(grep -c \
     "the model is worse than the best of the baselines (chosen per projection) on 0 of 14$" "$WORK/both.txt")" = 2

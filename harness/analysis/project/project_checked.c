@@ -177,24 +177,13 @@ static int nearest_class(const mb_ini *errors, const char *mode, const char *tar
         if (mb_checked_arch(x->stem, x->arch, sizeof x->arch, &x->cc))
             n++;
     }
-    /* the class: its architecture's; else the highest compute capability below, else the lowest above */
-    double pick = -1;
-    for (int k = 0; k < n; k++)
-        if (strcmp(g[k].arch, arch) == 0)
-            pick = g[k].cc;
-    bool same = pick >= 0;
-    for (int k = 0; k < n && !same; k++)
-        if (g[k].cc < cc && g[k].cc > pick)
-            pick = g[k].cc;
-    double after = -1;
-    for (int k = 0; k < n; k++)
-        if (g[k].cc > cc && (after < 0 || g[k].cc < after))
-            after = g[k].cc;
-    if (pick < 0)
-        pick = after;
+    /* the class: its architecture's only. Another architecture's figure says nothing of this one (from an H200's
+     * trace the Hopper pair's 3% stood for the B200 and an RTX PRO 6000 Blackwell): with none checked, `arch` says
+     * so and the notes give the figure the ranking allows those rows (the mode's expected error) */
+    snprintf(c->arch, sizeof c->arch, "%s", arch);
     char cls[32] = "";
     for (int k = 0; k < n; k++)
-        if (pick >= 0 && fabs(g[k].cc - pick) < 1e-9)
+        if (strcmp(g[k].arch, arch) == 0)
             snprintf(cls, sizeof cls, "%s", g[k].arch);
     size_t used = 0;
     for (int k = 0; k < n && rc == MB_OK && cls[0]; k++) {
@@ -256,6 +245,45 @@ static bool same_class(const mb_rank_row *x, const mb_rank_row *w)
            x->checked.nearest_pct == w->checked.nearest_pct;
 }
 
+/* x, never checked, of w's architecture of which no GPU was checked, allowed the same error (its mode's) */
+static bool same_unchecked_arch(const mb_rank_row *x, const mb_rank_row *w)
+{
+    return x->ok && x->checked.n == 0 && x->checked.pairs_n == 0 && !x->checked.nearest[0] &&
+           strcmp(x->checked.arch, w->checked.arch) == 0 && x->error_pct == w->error_pct;
+}
+
+/* One note per architecture none of whose GPUs was checked: its machines, and the figure the ranking allows them. */
+static int unchecked_arch_notes(const mb_rank_row *rows, int n, char ***notes, int *n_notes, mb_err *err)
+{
+    char buf[1024];
+    int rc = MB_OK;
+    for (int i = 0; i < n && rc == MB_OK; i++) {
+        const mb_rank_row *w = &rows[i];
+        if (!same_unchecked_arch(w, w) || !w->checked.arch[0])
+            continue;
+        bool first = true;
+        for (int k = 0; k < i; k++)
+            first &= !same_unchecked_arch(&rows[k], w);
+        if (!first)
+            continue;
+        size_t used = (size_t)snprintf(buf, sizeof buf, "never checked: ");
+        int many = 0;
+        for (int k = i; k < n && used + 1 < sizeof buf; k++)
+            if (same_unchecked_arch(&rows[k], w)) {
+                int c = snprintf(buf + used, sizeof buf - used, "%s%s", k == i ? "" : ", ", rows[k].label);
+                used = c > 0 && (size_t)c < sizeof buf - used ? used + (size_t)c : sizeof buf - 1;
+                many++;
+            }
+        const char *them = many > 1 ? "them" : "it";
+        if (used + 1 < sizeof buf)
+            snprintf(buf + used, sizeof buf - used, "; no %s GPU was checked, so no checked class stands for %s: "
+                     "the ranking allows %s the model's expected error, %.0f%% (%s figures)", w->checked.arch, them,
+                     them, w->error_pct, w->source);
+        rc = push(notes, n_notes, buf, err);
+    }
+    return rc;
+}
+
 /* A row checked by the pairs from another architecture than the trace's GPU: '-' and why. */
 static int other_arch_note(const mb_rank_row *w, char ***notes, int *n_notes, mb_err *err)
 {
@@ -266,6 +294,9 @@ static int other_arch_note(const mb_rank_row *w, char ***notes, int *n_notes, mb
     if (w->checked.nearest[0])
         snprintf(cls, sizeof cls, "; nearest checked class: %s, up to %.0f%%", w->checked.nearest,
                  w->checked.nearest_pct);
+    else if (w->checked.arch[0])
+        snprintf(cls, sizeof cls, "; no %s GPU was checked: the ranking allows it the model's expected error, %.0f%% "
+                 "(%s figures)", w->checked.arch, w->error_pct, w->source);
     snprintf(buf, sizeof buf, "checked, %s: '-' from %s: this project's pairs checked it from %s only (%.1f%% over "
              "%ld projections, one architecture)%s",
              w->label, src, from, w->checked.pairs_pct, w->checked.pairs_n, cls);
@@ -317,5 +348,7 @@ int mb_checked_notes(const struct mb_rank_row *rows, int n, char ***notes, int *
                      w->checked.nearest_pct);
         rc = push(notes, n_notes, buf, err);
     }
+    if (rc == MB_OK)
+        rc = unchecked_arch_notes(rows, n, notes, n_notes, err);
     return rc;
 }

@@ -24,12 +24,13 @@
  *      unknown one) their figure is only said beside the row (pairs_pct,
  *      pairs_n, `from`). The nearest checked class is then named: the
  *      checked GPUs of its architecture (the first word of gpu-arch.ini's
- *      name for its [gpu] compute_capability: Hopper, Ampere, Ada), else
- *      those of the architecture before it (the checked ones with the
- *      highest compute capability below its own: a new architecture is
- *      built on the last one), else after it; with the highest of their
- *      figures by rules 1-3, so that a machine nobody checked is not shown
- *      as more certain than the worst-checked machine of its class. */
+ *      name for its [gpu] compute_capability: Hopper, Ampere, Ada), with the
+ *      highest of their figures by rules 1-3, so that a machine nobody
+ *      checked is not shown as more certain than the worst-checked machine
+ *      of its class. An architecture none of whose GPUs was checked
+ *      (Blackwell) has no class: another architecture's figure says nothing
+ *      of it, and the note says none was checked, with the figure the
+ *      ranking allows the row (its mode's expected error). */
 #ifndef MB_PROJECT_CHECKED_H
 #define MB_PROJECT_CHECKED_H
 
@@ -50,6 +51,7 @@ typedef struct mb_checked {
     bool from_here;      /* pairs: the trace ran on one of them (rule 1) */
     char nearest[200];   /* n = 0: the nearest checked class, "H100 SXM5 80GB, H200 SXM 141GB (Hopper)"; "" none */
     double nearest_pct;  /* the highest checked figure among them */
+    char arch[32];       /* n = 0: the target's architecture ("Blackwell"); "" unknown */
 } mb_checked;
 
 /* The figure of the target (datasheet stem) in `mode` ("datasheet" or
