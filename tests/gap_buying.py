@@ -7,9 +7,19 @@ LIST|all` on traces with a known shape (scripts/gen_large_trace.py --pattern):
   - with prices the priced machines are ranked by cost per step, before the
     unpriced ones, in the text, the Markdown, the JSON and both charts of the
     page, and one sentence names the cheapest and the fastest;
-  - machines whose projected steps differ by less than the error allowed
-    (project_rank.c, row_error_pct) share a rank, and only those: checked on
-    every pair of neighbours of the full ranking of a compute-bound trace;
+  - in the ranking's order a machine shares the rank of the one before it
+    when their projected steps differ by less than the larger of their errors
+    (project_rank.c, joins_rank; single linkage), so no two machines within
+    the error of each other get distinct ranks: checked on every pair of
+    neighbours of the full ranking of a compute-bound trace, and on a chain
+    A < B < C (B within A's error, C within B's, not A's) in one rank; lower
+    bounds are grouped by the same rule (a launch-bound trace with kernels no
+    old GPU has a peak for: one rank for all);
+  - a priced lower bound's cost is one too: '>' in the text and Markdown,
+    `usd_lower_bound` in the JSON, the page's cost chart, and it is never named
+    cheapest as if exact (the verdict says it may be as cheap); the
+    "cannot tell it from" list says "and N more" past four names;
+  - the Markdown verdict's bold closes right after its text (CommonMark);
   - a single GPU's host-to-device copies are copies, not communication;
   - a step bound by its all-reduce on every machine gets one rank and the
     sentence that no GPU helps, with the remedies of communication; one whose
@@ -61,6 +71,23 @@ def rows(m):
     return [r for r in m["ranking"] if r["projected"]]
 
 
+def bf16_launch_bound():
+    """The launch-bound trace with every 25th kernel a 30-us bf16 GEMM: a V100, P100, T4 or P4 keeps its time."""
+    path = os.path.join(WORK, "launch-bound-bf16.json")
+    d = json.load(open(trace("launch-bound"), encoding="utf-8"))
+    n = 0
+    for e in d["traceEvents"]:
+        if e.get("cat") == "kernel":
+            n += 1
+            if n % 25 == 0:
+                e["name"] = ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_"
+                             "segment_k_off_kernel__5x_cublas")
+                e["dur"] = 30.0
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(d, f)
+    return path
+
+
 def host_bound():
     m = gap(trace("launch-bound"), "--target", "all")
     r = rows(m)
@@ -69,9 +96,13 @@ def host_bound():
     whole = [x for x in r if not x["lower_bound"]]
     check("launch-bound: one rank for every machine projected whole", len(whole) > 10 and
           all(x["rank"] == 1 for x in whole), [(x["machine"], x["rank"]) for x in whole])
-    lower = [x["rank"] for x in r if x["lower_bound"]]
-    check("launch-bound: the lower bounds after the one rank, each its own",
-          all(k > 1 for k in lower) and len(set(lower)) == len(lower), lower)
+    # kernels no Pascal, Volta or Turing datasheet has a peak for (bf16 GEMMs): those rows are lower bounds, a step
+    # no shorter than here's; under "No GPU helps" they were ranked 2..6, apart from each other by 0.03%
+    m = gap(bf16_launch_bound(), "--target", "all")
+    r = rows(m)
+    lower = [(x["target"], x["rank"]) for x in r if x["lower_bound"]]
+    check("launch-bound with lower bounds: no GPU helps, and one rank for every machine, the lower bounds too",
+          m["host_bound"] and len(lower) >= 3 and all(x["rank"] == 1 for x in r), [(x["target"], x["rank"]) for x in r])
     text = " ".join(gap(trace("launch-bound"), "--target", "all", fmt=None).split())
     check("launch-bound: the text says it", "No GPU helps: the host" in text, text[-2000:])
     # every machine as fast: the price decides; ranked by cost, the cheapest named
@@ -84,24 +115,114 @@ def host_bound():
           and [x["rank"] for x in r] == [1, 2, 3], [(x["target"], x["rank"]) for x in r])
 
 
+def joins(p, top, x, by_cost=False):
+    """The documented rule (project_rank.c joins_rank): x shares the rank of p, the row before it, whose rank's
+    largest value is top, when x's value is no more than the larger of the two errors above top."""
+    v = x["usd_per_step"] if by_cost else x["step_seconds"]
+    return (v - top) / top <= max(p["error_pct"], x["error_pct"]) / 100
+
+
 def grouped():
     m = gap(trace("compute-tensor"), "--target", "all")
-    r = [x for x in rows(m) if not x["lower_bound"]]
+    r = rows(m)
     check("compute-bound: not host-bound", not m["host_bound"] and m["verdict"].startswith("Fastest"), m["verdict"])
-    first, ok = None, True
-    for x in r:  # the documented rule, from the first row of each rank
-        if first is None or (x["step_seconds"] - first["step_seconds"]) / first["step_seconds"] > \
-                max(first["error_pct"], x["error_pct"]) / 100:
-            if first is not None and x["rank"] != first["rank"] + 1:
-                ok = False
-            first = x
-        elif x["rank"] != first["rank"]:
-            ok = False
-    check("compute-bound: machines share a rank exactly when within the error of the rank's first",
-          ok and len({x["rank"] for x in r}) > 1, [(x["machine"], x["step_seconds"], x["rank"]) for x in r])
+    ok, top = True, None
+    for p, x in zip([None] + r, r):
+        if p is not None and joins(p, top, x):
+            ok &= x["rank"] == p["rank"]
+            top = max(top, x["step_seconds"])
+        else:
+            ok &= x["rank"] == (p["rank"] + 1 if p else 1)
+            top = x["step_seconds"]
+    check("compute-bound: each machine shares the rank of the one before it exactly when within the larger error",
+          ok and len({x["rank"] for x in r}) > 1, [(x["target"], x["step_seconds"], x["rank"]) for x in r])
+    whole = [x for x in r if not x["lower_bound"]]
+    apart = all(abs(a["step_seconds"] - b["step_seconds"]) / min(a["step_seconds"], b["step_seconds"]) >
+                max(a["error_pct"], b["error_pct"]) / 100 for a in whole for b in whole if a["rank"] != b["rank"])
+    check("compute-bound: no two machines within the error of each other get distinct ranks", apart,
+          [(x["target"], x["step_seconds"], x["error_pct"], x["rank"]) for x in whole])
+    # a known chain: the H200 SXM (2.3%), the H100 NVL 21% slower (within its 22%), the H100 PCIe 11% slower
+    # than that but 35% slower than the H200: one rank (the greedy rule, from the rank's first, split it)
+    by = {x["target"]: x for x in r}
+    a, b, c = by["h200-sxm"], by["h100-nvl"], by["h100-pcie"]
+    within = lambda x, y: abs(x["step_seconds"] - y["step_seconds"]) / min(x["step_seconds"], y["step_seconds"]) \
+        <= max(x["error_pct"], y["error_pct"]) / 100
+    check("compute-bound: a chain A < B < C, B within A's error, C within B's and not A's, is one rank",
+          within(a, b) and within(b, c) and not within(a, c) and a["rank"] == b["rank"] == c["rank"],
+          [(x["target"], x["step_seconds"], x["error_pct"], x["rank"]) for x in (a, b, c)])
+    lower = [x["rank"] for x in r if x["lower_bound"]]
+    check("compute-bound: lower bounds within the error of each other share one rank",
+          len(lower) >= 3 and len(set(lower)) == 1, lower)
     b200 = [x for x in r if x["target"] in ("b200", "gb200")]
     check("compute-bound: B200 and GB200 (one B200 GPU: the same projection) share a rank",
           len(b200) == 2 and b200[0]["rank"] == b200[1]["rank"], b200)
+    text = " ".join(gap(trace("compute-tensor"), "--target", "all", fmt=None).split())
+    check("the legend states the rule, and that a rank can span more than the error",
+          "shares the rank of the one before it when their projected steps differ by less than the larger of their "
+          "errors" in text and "a rank can span more than the error end to end" in text, text[:1500])
+
+
+def priced_lower_bounds():
+    """Onto a V100 and a T4 the compute-bound trace's bf16 GEMMs keep their time: lower bounds (>24.7 ms,
+    >26.1 ms), which at $0.5/h and $0.35/h cost less than the H100's exact $0.0168 per 1000 steps. They showed
+    '$0.00344' and '$0.00254', the smallest in the column, ranked after the H100 named cheapest."""
+    t = trace("compute-tensor")
+    args = ["--target", "h100-sxm,l40s,v100-pcie,t4", "--price", "h100-sxm=2.5,l40s=1.0,v100-pcie=0.5,t4=0.35",
+            "--epoch-steps", "1000"]
+    m = gap(t, *args)
+    r = {x["target"]: x for x in rows(m)}
+    check("priced lower bounds: the JSON says their cost is a lower bound, and only theirs",
+          r["v100-pcie"].get("usd_lower_bound") is True and r["t4"].get("usd_lower_bound") is True and
+          r["h100-sxm"].get("usd_lower_bound") is False, [(k, x.get("usd_lower_bound")) for k, x in r.items()])
+    lines = {}
+    for fmt in (None, "md"):
+        text = gap(t, *args, fmt=fmt)
+        for name in ("NVIDIA Tesla V100 PCIe", "NVIDIA T4", "H100 SXM 80GB"):
+            lines[(fmt, name)] = next((ln for ln in text.splitlines() if (" %s " % name) in ln and "$/h" not in ln
+                                       and re.search(r"\$[0-9]", ln)), "")
+    check("priced lower bounds: '>' before their cost per 1000 steps and per epoch, text and Markdown",
+          all(len(re.findall(r">\$[0-9.]+", lines[(f, n)])) == 2 for f in (None, "md")
+              for n in ("NVIDIA Tesla V100 PCIe", "NVIDIA T4")) and
+          all(">$" not in lines[(f, "H100 SXM 80GB")] for f in (None, "md")), lines)
+    v = m["verdict"]
+    check("priced lower bounds: not named cheapest as if exact; the verdict says they may be as cheap, with '>'",
+          v.startswith("Cheapest per step: H100 SXM 80GB") and "possibly as cheap or cheaper (only a lower bound known"
+          in v and re.search(r"NVIDIA Tesla V100 PCIe >\$[0-9.]+", v) and re.search(r"NVIDIA T4 >\$[0-9.]+", v), v)
+    page_path = os.path.join(WORK, "priced-lower.html")
+    subprocess.run([MLBENCH, "gap", "--run", t, "--ceilings", REF, "--html", page_path] + args, check=True,
+                   capture_output=True)
+    page = open(page_path, encoding="utf-8").read()
+    svg = page[page.index('data-chart="costs"'):]
+    svg = html.unescape(svg[:svg.index("</svg>")])
+    check("priced lower bounds: the page's cost chart marks them '>' and 'a lower bound'",
+          len(re.findall(r">>\$[0-9.]+<|>\$[0-9.]+ per 1000 steps \(a lower bound\)", svg)) >= 2 and
+          "(lower bound)" in svg, re.findall(r"[^<>]*\$[^<>]*", svg))
+
+
+def mates_more():
+    """Seven machines priced to one cost per step: the cheapest's "cannot tell it from" list names four and says
+    how many more (it was cut at four without a word); with five others, all five are named."""
+    t = trace("compute-tensor")
+    steps = {x["target"]: x["step_seconds"] for x in rows(gap(t, "--target", "all"))}
+    names = ["h200-sxm", "h100-sxm", "h200-nvl", "h100-nvl", "h100-pcie", "l40s", "a100-sxm-80gb"]
+    for k, more in ((7, " and 2 more)"), (6, ")")):
+        prices = ",".join("%s=%.6f" % (n, 1.0 / steps[n]) for n in names[:k])
+        v = gap(t, "--target", ",".join(names[:k]), "--price", prices)["verdict"]
+        mates = re.search(r"Cheapest per step: [^,]*, [^ ]* per 1000 steps \(the model cannot tell it from ([^)]*\))",
+                          v)
+        listed = mates.group(1)[:-len(more)].split(", ") if mates and mates.group(1).endswith(more) else []
+        check("the cheapest's mates, %d machines at one cost: %s" % (k, "four named and 'and 2 more'" if k == 7
+                                                                       else "all five named"),
+              len(listed) == (4 if k == 7 else 5) and " more" not in mates.group(1)[:-len(more)], v)
+
+
+def md_bold():
+    md = gap(trace("compute-tensor"), "--target", "b200,h100-sxm,l40s", "--price", "b200=5.5,h100-sxm=2.9,l40s=1",
+             fmt="md")
+    para = md[md.index("**Cheapest"):]
+    para = para[:para.index("\n\n")]
+    check("Markdown: the verdict's bold closes right after its text, not after a line break",
+          para.endswith("**") and not para.endswith("\n**") and not para[-3].isspace(), para[-80:])
 
 
 def priced():
@@ -538,6 +659,9 @@ def main():
     comm_bound()
     grouped()
     priced()
+    priced_lower_bounds()
+    mates_more()
+    md_bold()
     copies()
     no_datasheet()
     checked_by_architecture()

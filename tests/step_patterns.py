@@ -495,7 +495,7 @@ def kernel_wait_projected(path):
               "had queued)") and "Fewer kernel boundaries helps instead" in m["verdict"] and
           "DataLoader" not in m["verdict"], m["verdict"])
     check("kernel-wait, --target: the bars' legend names kernel wait and the bars draw it",
-          ": kernel wait (GPU idle), . host (GPU idle)" in text and
+          ": kernel wait (GPU idle), . host (GPU idle)" in " ".join(text.split()) and
           re.search(r"H100 SXM 80GB +\S+ +\S+ +\S+ +[0-9.]+x .*#?=+:+\.+\n", text) is not None, text)
 
 

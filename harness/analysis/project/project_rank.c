@@ -629,29 +629,42 @@ static double row_error_pct(const mb_rank_row *w)
                                                : MB_RANK_EXPECTED_ERROR_DATASHEET_PCT;
 }
 
-/* Rows in order share a rank while each is within the expected error of the
- * first row of its rank (the larger of the two rows' errors): the model
- * cannot tell them apart. A lower bound, or a priced row beside an unpriced
- * one, starts a rank of its own. */
+/* Whether row w, next after row p in the ranking's order, shares p's rank,
+ * whose largest value is `top`: within the larger of the two rows' errors of
+ * it (single linkage, so no two neighbours the model cannot tell apart get
+ * distinct ranks; a rank can then span more than the error end to end). The
+ * rows projected whole come in order, so top is p's value; a lower bound,
+ * after them, joins when its bound is below top or within the error above
+ * it: it may be as fast (or as cheap) as a machine of that rank. A priced row
+ * and an unpriced one are ranked by different quantities and never share. */
+static bool joins_rank(const mb_rank_row *p, double top, const mb_rank_row *w, bool by_cost)
+{
+    if (by_cost && (p->price > 0) != (w->price > 0))
+        return false;
+    double b = rank_value(w, by_cost);
+    return top > 0 && (b - top) / top <= fmax(p->error_pct, w->error_pct) / 100;
+}
+
+/* The rows in order, each joining the rank of the row before it when the
+ * model cannot tell the two apart (joins_rank), else opening the next. */
 static void rank_groups(mb_ranking *r)
 {
-    int rank = 0, first = -1;
+    int rank = 0;
+    double top = 0;
+    const mb_rank_row *p = NULL;
     for (int i = 0; i < r->n; i++) {
         mb_rank_row *w = &r->rows[i];
         w->rank = 0;
         if (!w->ok)
             continue;
         w->error_pct = row_error_pct(w);
-        const mb_rank_row *f = first >= 0 ? &r->rows[first] : NULL;
-        double a = f ? rank_value(f, r->by_cost) : 0, b = rank_value(w, r->by_cost);
-        /* a lower bound says only "at least this slow": it shares no rank */
-        bool same_kind = f && f->kept == 0 && w->kept == 0 && (!r->by_cost || (f->price > 0) == (w->price > 0));
-        double e = f ? fmax(f->error_pct, w->error_pct) / 100 : 0;
-        if (!same_kind || !(a > 0) || (b - a) / a > e) {
+        if (p == NULL || !joins_rank(p, top, w, r->by_cost)) {
             rank++;
-            first = i;
+            top = 0;
         }
         w->rank = rank;
+        top = fmax(top, rank_value(w, r->by_cost));
+        p = w;
     }
 }
 
@@ -778,26 +791,64 @@ static void nothing_helps_verdict(mb_ranking *r)
              on_host ? "the collective on the GPUs (NCCL, backend=\"nccl\") instead of on the host (gloo, MPI), " : "");
 }
 
-/* "A, B and C": the rows projected whole whose step (by_cost: cost per step)
- * is within the expected error of row `of`'s, other than it; at most 4. */
-static void rank_mates(const mb_ranking *r, int of, bool by_cost, char *buf, size_t len)
+static void fmt_usd(char *buf, size_t len, double usd);
+
+/* The names a verdict lists beside a machine: this many, the rest counted ("and 3 more"); one more than this is
+ * listed whole rather than counted. */
+#define MATES_SHOWN 4
+
+/* Whether row i stands beside row `of` in the verdict: bounds false, a row projected whole within the larger of
+ * the two rows' errors of it (the model cannot tell them apart); bounds true, a lower bound whose bound is below
+ * of's value or within the error above it (only its least known: it may be as fast, or as cheap). */
+static bool is_mate(const mb_ranking *r, int of, int i, bool by_cost, bool bounds)
 {
-    size_t at = 0;
-    int n = 0;
-    const mb_rank_row *f = &r->rows[of];
-    double a = by_cost ? usd_per_step(f) : f->step;
-    buf[0] = '\0';
-    for (int i = 0; i < r->n && at < len; i++) {
-        const mb_rank_row *w = &r->rows[i];
-        double b = by_cost ? usd_per_step(w) : w->step;
-        if (i == of || !w->ok || w->kept > 0 || !(b > 0) || fabs(b - a) / fmin(a, b) > fmax(f->error_pct, w->error_pct) / 100)
-            continue;
-        if (n++ < 4)
-            at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "", w->label);
-    }
+    const mb_rank_row *f = &r->rows[of], *w = &r->rows[i];
+    double a = by_cost ? usd_per_step(f) : f->step, b = by_cost ? usd_per_step(w) : w->step;
+    if (i == of || !w->ok || (w->kept > 0) != bounds || !(a > 0) || !(b > 0))
+        return false;
+    double e = fmax(f->error_pct, w->error_pct) / 100;
+    return bounds ? (b - a) / a <= e : fabs(b - a) / fmin(a, b) <= e;
 }
 
-static void fmt_usd(char *buf, size_t len, double usd);
+/* "A, B, C, D and 3 more": the mates of row `of` (is_mate), a lower bound with its bound (">$0.0145", ">105 ms").
+ * Returns how many there are. */
+static int rank_mates(const mb_ranking *r, int of, bool by_cost, bool bounds, char *buf, size_t len)
+{
+    int n = 0, shown = 0;
+    for (int i = 0; i < r->n; i++)
+        n += is_mate(r, of, i, by_cost, bounds);
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < r->n && at < len; i++) {
+        if (!is_mate(r, of, i, by_cost, bounds) || (n > MATES_SHOWN + 1 && shown == MATES_SHOWN))
+            continue;
+        const mb_rank_row *w = &r->rows[i];
+        char v[32] = "";
+        if (bounds && by_cost)
+            fmt_usd(v, sizeof v, usd_per_step(w) * 1000);
+        else if (bounds)
+            mb_fmt_seconds(v, sizeof v, w->step);
+        at += (size_t)snprintf(buf + at, len - at, "%s%s%s%s", at ? ", " : "", w->label, bounds ? " >" : "", v);
+        shown++;
+    }
+    if (shown < n && at < len)
+        snprintf(buf + at, len - at, " and %d more", n - shown);
+    return n;
+}
+
+/* Appends to the verdict, after `at`, the lower bounds that may be as fast (as cheap) as row `of`: a lower bound
+ * is never named fastest or cheapest as if its figure were exact, nor left out of the sentence. */
+static size_t bounds_said(mb_ranking *r, size_t at, int of, bool by_cost)
+{
+    char list[512];
+    if (at >= sizeof r->verdict || rank_mates(r, of, by_cost, true, list, sizeof list) == 0)
+        return at;
+    int w = snprintf(r->verdict + at, sizeof r->verdict - at, "; possibly as %s or %s (only a lower bound known%s): "
+                     "%s", by_cost ? "cheap" : "fast", by_cost ? "cheaper" : "faster",
+                     by_cost ? ", per 1000 steps" : "", list);
+    at += w > 0 ? (size_t)w : 0;
+    return at < sizeof r->verdict ? at : sizeof r->verdict - 1; /* cut: the next clause appends nothing */
+}
 
 /* Every machine as fast: the verdict adds the cheapest per step of the priced ones. False: none priced. */
 static bool cheapest_said(mb_ranking *r, int cheapest)
@@ -807,8 +858,9 @@ static bool cheapest_said(mb_ranking *r, int cheapest)
     char u[32];
     size_t at = strlen(r->verdict);
     fmt_usd(u, sizeof u, usd_per_step(&r->rows[cheapest]) * 1000);
-    snprintf(r->verdict + at, sizeof r->verdict - at, ". Of the priced machines the cheapest per step: %s, %s per "
-             "1000 steps", r->rows[cheapest].label, u);
+    int w = snprintf(r->verdict + at, sizeof r->verdict - at, ". Of the priced machines the cheapest per step: %s, "
+                     "%s per 1000 steps", r->rows[cheapest].label, u);
+    bounds_said(r, at + (w > 0 ? (size_t)w : 0), cheapest, true);
     return true;
 }
 
@@ -850,12 +902,9 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
     }
     if (r->idle_bound || r->comm_bound) {
         nothing_helps_verdict(r);
-        if (cheapest_said(r, cheapest)) /* every machine as fast: the price decides, and the ranks are by cost */
-            return MB_OK;
-        int next = 2; /* one rank for the machines projected whole, the lower bounds after it */
-        for (int i = 0; i < r->n; i++)
-            if (r->rows[i].ok)
-                r->rows[i].rank = r->rows[i].kept == 0 ? 1 : next++;
+        /* every machine as fast: with prices the price decides (ranked by cost); the ranks are rank_groups',
+         * one group unless a machine is truly apart (a lower bound beyond the error of its neighbour) */
+        cheapest_said(r, cheapest);
         return MB_OK;
     }
     if (fastest < 0) {
@@ -864,21 +913,23 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
     }
     const mb_rank_row *f = &r->rows[fastest];
     mb_fmt_seconds(t, sizeof t, f->step);
-    rank_mates(r, fastest, false, mates, sizeof mates);
+    rank_mates(r, fastest, false, false, mates, sizeof mates);
     int at = 0;
     if (cheapest >= 0) {
         const mb_rank_row *c = &r->rows[cheapest];
         char m2[512];
         char upto_c[96] = "";
         fmt_usd(u, sizeof u, usd_per_step(c) * 1000);
-        rank_mates(r, cheapest, true, m2, sizeof m2);
+        rank_mates(r, cheapest, true, false, m2, sizeof m2);
         if (c->step_max > 0) { /* costed at its GPU's time; the host's bound costs more */
             char v[24];
             fmt_usd(v, sizeof v, c->price / 3600 * c->step_max * 1000);
             snprintf(upto_c, sizeof upto_c, " if the host keeps up (up to %s if it does not)", v);
         }
-        at = snprintf(r->verdict, sizeof r->verdict, "Cheapest per step: %s, %s per 1000 steps%s%s%s%s; ", c->label,
+        at = snprintf(r->verdict, sizeof r->verdict, "Cheapest per step: %s, %s per 1000 steps%s%s%s%s", c->label,
                       u, upto_c, m2[0] ? " (the model cannot tell it from " : "", m2, m2[0] ? ")" : "");
+        at = (int)bounds_said(r, (size_t)at, cheapest, true);
+        at += snprintf(r->verdict + at, sizeof r->verdict - (size_t)at, "; ");
     }
     char upto[96] = "";
     if (f->step_max > 0) { /* the host's own time may lengthen it (host_open) */
@@ -889,6 +940,8 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
     at += snprintf(r->verdict + at, sizeof r->verdict - (size_t)at, "%s: %s, %s per step (%.2fx here)%s%s%s%s",
                    at ? "fastest" : "Fastest", f->label, t, r->here_step / f->step, upto,
                    mates[0] ? " (the model cannot tell it from " : "", mates, mates[0] ? ")" : "");
+    if (at < (int)sizeof r->verdict)
+        at = (int)bounds_said(r, (size_t)at, fastest, false);
     /* 1.02x from a host CPU read as a gain (pytorch/examples' vae on this VM
      * against the H100 box's host CPU, 22% expected error) */
     double ratio = r->here_step / f->step;
@@ -1509,6 +1562,15 @@ static int step_text(char *buf, size_t len, const mb_rank_row *w)
     return snprintf(buf, len, "%s%s", w->kept > 0 ? ">" : "", a);
 }
 
+/* A row's cost of `steps` steps as the table shows it: "$0.0281", ">$0.0145" for a lower bound (its step is
+ * one, so its cost is too), "-" unpriced. */
+static void cost_text(char *buf, size_t len, const mb_rank_row *w, double steps)
+{
+    char u[24];
+    fmt_usd(u, sizeof u, w->price / 3600 * w->step * steps);
+    snprintf(buf, len, "%s%s", w->kept > 0 && u[0] == '$' ? ">" : "", u);
+}
+
 static void rank_text(FILE *o, const mb_ranking *r, bool md)
 {
     bool prices = false;
@@ -1532,16 +1594,23 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
     const char *title = r->by_cost ? "achines ranked by cost per step (priced ones first), then by projected step time"
                                    : "achines ranked by projected step time";
     fprintf(o, md ? "\n## M%s\n\n" : "\nm%s\n", title);
-    print_wrapped(o, md ? "**" : "  ", r->verdict);
-    if (md)
-        fputs("**\n\n", o);
+    if (md) { /* the closing ** right after the text: after a line break CommonMark shows it as text */
+        char bold[sizeof r->verdict + 8];
+        snprintf(bold, sizeof bold, "**%s**", r->verdict);
+        print_wrapped(o, "", bold);
+        fputc('\n', o);
+    } else
+        print_wrapped(o, "  ", r->verdict);
     char lead[1024], per[96];
     if (r->step_given > 0)
         snprintf(per, sizeof per, "given by --step-ms; %d traced steps", r->steps);
     else
         snprintf(per, sizeof per, "mean of %d", r->steps);
-    int at = snprintf(lead, sizeof lead, "%s model; here: %s (%s), %s per step (%s); #: machines whose projected %s "
-                      "differ by less than the expected error share a rank (the model cannot tell them apart); bar:",
+    int at = snprintf(lead, sizeof lead, "%s model; here: %s (%s), %s per step (%s); #: in this order, a machine "
+                      "shares the rank of the one before it when their projected %s differ by less than the larger of their "
+                      "errors (the model cannot tell them apart), so a rank can span more than the error end to end; "
+                      "a lower bound ('>') comes after the machines projected whole and joins the rank before it "
+                      "unless its bound is beyond that error above every machine of that rank; bar:",
                       strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage", r->here, r->here_source, hs,
                       per, r->by_cost ? "costs" : "steps");
     const char *names[MB_PC_N];
@@ -1562,7 +1631,7 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
             fprintf(o, " %7s %10s %9s", "$/h", "$/1k steps", "$/epoch");
         fprintf(o, "  %s\n", "step split");
     }
-    char b[64], st[48], sp[32], ph[24], pk[24], pe[24];
+    char b[64], st[48], sp[32], ph[24], pk[32], pe[32];
     bar(b, bw, r->here_cls, max);
     if (md)
         fprintf(o, "| - | %s (here) | %s | %s | 1.00x | |%s `%s` |\n", r->here, r->here_source, hs,
@@ -1592,8 +1661,8 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
                  w->step > 0 ? r->here_step / w->step : 0);
         bar(b, bw, w->cls, max);
         fmt_usd(ph, sizeof ph, w->price);
-        fmt_usd(pk, sizeof pk, w->price / 3600 * w->step * 1000);
-        fmt_usd(pe, sizeof pe, r->epoch_steps > 0 ? w->price / 3600 * w->step * (double)r->epoch_steps : 0);
+        cost_text(pk, sizeof pk, w, 1000);
+        cost_text(pe, sizeof pe, w, r->epoch_steps > 0 ? (double)r->epoch_steps : 0);
         char ck[16] = "-";
         if (w->checked_n > 0)
             snprintf(ck, sizeof ck, "%.0f%%", w->checked_pct);
@@ -1743,6 +1812,8 @@ cJSON *mb_rank_json(const mb_ranking *r)
             cJSON_AddNumberToObject(o, "usd_per_hour", w->price);
             if (w->ok) {
                 cJSON_AddNumberToObject(o, "usd_per_step", w->price / 3600 * w->step);
+                /* a lower bound's step makes its cost one too: at least usd_per_step */
+                cJSON_AddBoolToObject(o, "usd_lower_bound", w->kept > 0);
                 if (r->epoch_steps > 0)
                     cJSON_AddNumberToObject(o, "usd_per_epoch", w->price / 3600 * w->step * (double)r->epoch_steps);
             }
@@ -1827,10 +1898,10 @@ static void cost_chart(FILE *o, const mb_ranking *r)
         const mb_rank_row *w = &r->rows[i];
         if (!w->ok || !(w->price > 0))
             continue;
-        char label[200], t[200], u[24];
+        char label[200], t[200], u[32];
         machine_label(label, sizeof label, r, i);
-        fmt_usd(u, sizeof u, usd_per_step(w) * 1000);
-        snprintf(t, sizeof t, "%.90s: %s per 1000 steps", w->label, u);
+        cost_text(u, sizeof u, w, 1000);
+        snprintf(t, sizeof t, "%.90s: %s per 1000 steps%s", w->label, u, w->kept > 0 ? " (a lower bound)" : "");
         mb_chart_category(&c, k, n, label);
         mb_chart_bar(&c, k, n, 0, 1, 0, usd_per_step(w) * 1000, 0, t);
         mb_chart_bar_value(&c, k, n, usd_per_step(w) * 1000, u);
@@ -1852,8 +1923,10 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
                                                                       "first), then by projected step time"
                                                                     : "Machines ranked by projected step time");
     mb_html_escape(o, r->verdict);
-    fputs("</p>\n<p>Machines whose projected steps (with prices: costs) differ by less than the expected error share a "
-          "rank: the model cannot tell them apart.</p>\n", o);
+    fputs("</p>\n<p>In this order, a machine shares the rank of the one before it when their projected steps (with "
+          "prices: costs) differ by less than the larger of their errors: the model cannot tell them apart, so a rank "
+          "can span more than the error end to end. A lower bound comes after the machines projected whole and joins "
+          "the rank before it unless its bound is beyond that error above every machine of that rank.</p>\n", o);
     mb_chart c;
     char title[256];
     snprintf(title, sizeof title, "Step time projected onto each machine (%s model), split by what bounds it",

@@ -109,7 +109,7 @@ typedef struct mb_ranking {
     bool no_dataloader;   /* a trace without DataLoader annotations: no "more DataLoader workers" */
     bool no_optimizer;    /* a trace without Optimizer.step: no "fused optimizers" */
     bool nothing_scaled;  /* per-stage model: no stage of the run has a ceiling here, so every row keeps its step */
-    char verdict[1024];   /* the answer in one sentence: cheapest and fastest, or that no GPU helps */
+    char verdict[2048];   /* the answer in one sentence: cheapest and fastest, or that no GPU helps */
 } mb_ranking;
 
 /* Whether --target asks for the ranking (a list or `all`) rather than one machine. */
