@@ -1223,7 +1223,8 @@ class CpuTraceThroughGap(unittest.TestCase):
                       "annotations", said[0])
         # the diagnosis speaks of the step, as the headline does (its share read "of the run")
         evidence = " ".join(g["diagnosis"]["findings"][0]["evidence"])
-        self.assertRegex(evidence, r"the CPU.s side \(its ops, and Python or waiting between them\) takes [0-9.]+% of the step")
+        self.assertRegex(evidence, r"the CPU.s side \(its ops, and Python or waiting between them\) takes "
+                                   r"[0-9.]+% of the step")
 
 class DdpFigures(unittest.TestCase):
     """DDP's gradient all-reduce in the stage file and the summary, from known mode figures."""

@@ -1601,16 +1601,16 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
         fputc('\n', o);
     } else
         print_wrapped(o, "  ", r->verdict);
-    char lead[1024], per[96];
+    char lead[2048], per[96];
     if (r->step_given > 0)
         snprintf(per, sizeof per, "given by --step-ms; %d traced steps", r->steps);
     else
         snprintf(per, sizeof per, "mean of %d", r->steps);
     int at = snprintf(lead, sizeof lead, "%s model; here: %s (%s), %s per step (%s); #: in this order, a machine "
-                      "shares the rank of the one before it when their projected %s differ by less than the larger of their "
-                      "errors (the model cannot tell them apart), so a rank can span more than the error end to end; "
-                      "a lower bound ('>') comes after the machines projected whole and joins the rank before it "
-                      "unless its bound is beyond that error above every machine of that rank; bar:",
+                      "shares the rank of the one before it when their projected %s differ by less than the larger "
+                      "of their errors (the model cannot tell them apart), so a rank can span more than the error end "
+                      "to end; a lower bound ('>') comes after the machines projected whole and joins the rank "
+                      "before it unless its bound is beyond that error above every machine of that rank; bar:",
                       strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage", r->here, r->here_source, hs,
                       per, r->by_cost ? "costs" : "steps");
     const char *names[MB_PC_N];
