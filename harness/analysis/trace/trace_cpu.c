@@ -784,7 +784,9 @@ static int by_number(const void *a, const void *b)
  * merges several processes' traces. -1: none; -2: out of memory. */
 static long long step_recorded_twice(const tr_state *st)
 {
-    tr_step *s = malloc((st->n_steps + 1) * sizeof *s);
+    if (st->n_steps < 2)
+        return -1; /* and no memcpy from steps, NULL without steps */
+    tr_step *s = malloc(st->n_steps * sizeof *s);
     if (s == NULL)
         return -2;
     memcpy(s, st->steps, st->n_steps * sizeof *s);
