@@ -1018,6 +1018,14 @@ def sweep3_loops(ceil):
           "long stretches with no op (" in rems(d) and "fewer, larger ops" not in rems(d) and
           "in stretches of 1 ms or more with no op (4 a step" in evid,
           (evid, rems(d)))
+    # the same step with a foreach optimizer (its _foreach_ ops in the step): not told to use foreach
+    def foreach_adam(t0):
+        return [ev("aten::mm", t0 + 100, 1000, "cpu_op"), ev("Optimizer.step#Adam.step", t0 + 1200, 8000,
+                                                              "user_annotation")] + \
+            [ev("aten::_foreach_add_", t0 + 1300 + 2000 * i, 1900, "cpu_op") for i in range(4)]
+    d = gap(write("cpu-foreach-adam", steps(foreach_adam), kineto=True), ceil)
+    check("a foreach optimizer leads: its own remedy, not 'foreach=True'",
+          "foreach or fused already" in rems(d) and "foreach=True" not in rems(d), rems(d))
     # a step blocked 8 ms on a producer's queue (no op, no CPU) beside 2 ms of ops: host bound, Python or a wait;
     # not "CPU compute bound" nor "the CPU's own work"
     def waiting(t0):
@@ -1028,13 +1036,14 @@ def sweep3_loops(ceil):
           d["bottleneck"].startswith("Host bound") and "or a wait" in f0["title"] and
           "compute on the CPU" not in " ".join(f0["evidence"]), (d["bottleneck"], f0["title"], f0["evidence"]))
     # a GAN traced without prof.step(): two optimizer steps an iteration inside the user's train_step; the steps
-    # are the iterations (start to start, 20 ms), not the optimizer steps (about 10 ms, alternately D's and G's)
-    def gan(n, annotated):
+    # stay the optimizer steps (an epoch's annotation holds several too), and the warning says a step is part of
+    # the iteration train_step marks
+    def gan(n, annotated, last=19000):
         out = []
         for i in range(n):
             t0 = i * 20000
             if annotated:
-                out.append(ev("train_step", t0, 19000, "user_annotation"))
+                out.append(ev("train_step", t0, 19000 if i < n - 1 else last, "user_annotation"))
             out.append(ev("detach", t0 + 50, 10, "user_annotation"))  # torch 1.13's, once an iteration, inside
             for h in (0, 9000):
                 out += [ev("aten::mm", t0 + h + 100, 7000, "cpu_op"),
@@ -1042,15 +1051,31 @@ def sweep3_loops(ceil):
                         ev("aten::add_", t0 + h + 7300, 1300, "cpu_op")]
         return out
     for kineto in (False, True):
-        d = gap(write("cpu-gan-%s" % kineto, gan(6, True), kineto=kineto), ceil)
+        # the last train_step cut short (the profiler stopped in it) holds one: the complete ones say it
+        d = gap(write("cpu-gan-%s" % kineto, gan(6, True, last=8000), kineto=kineto), ceil)
         said = " ".join(d["run"]["warnings"])
-        check("GAN, train_step around two optimizer steps (%s): 5 steps of 20 ms, cut at train_step, said why"
+        check("GAN, train_step around two optimizer steps (%s): 11 optimizer steps, said part of an iteration"
               % ("Kineto" if kineto else "array"),
-              d["run"]["steps"] == 5 and close(d["step"]["seconds"], 0.020) and "'train_step' annotations" in said and
-              "2 or more optimizer steps" in said, (d["run"]["steps"], d["step"], said[:600]))
+              d["run"]["steps"] == 11 and "each of the 6 'train_step' annotations" in said and
+              "holds 2 or more optimizer steps" in said and "a step here is part of one" in said,
+              (d["run"]["steps"], said[:700]))
     d = gap(write("cpu-gan-bare", gan(6, False), kineto=False), ceil)
-    check("GAN without train_step: cut at its 12 optimizer steps (the inner 'detach' holds none), 11 steps",
-          d["run"]["steps"] == 11, d["run"]["steps"])
+    check("GAN without train_step: its 12 optimizer steps, nothing said of an annotation (the inner 'detach' holds "
+          "none)", d["run"]["steps"] == 11 and "annotations, once an iteration" not in " ".join(d["run"]["warnings"]),
+          d["run"]["warnings"])
+    # one optimizer, an 'epoch' annotation around five iterations: still cut at the optimizer steps (14 steps)
+    def epochs():
+        out = []
+        for e in range(3):
+            out.append(ev("epoch", e * 50000, 49000, "user_annotation"))
+            for i in range(5):
+                t0 = e * 50000 + i * 9500
+                out += [ev("aten::mm", t0 + 100, 7000, "cpu_op"), ev("Optimizer.step#SGD.step", t0 + 7200, 1500,
+                                                                     "user_annotation")]
+        return out
+    d = gap(write("cpu-epochs", epochs(), kineto=True), ceil)
+    check("an epoch's annotation over five optimizer steps: the steps are still the 15 optimizer steps' 14",
+          d["run"]["steps"] == 14 and d["step"]["window"] == "Optimizer.step", (d["run"]["steps"], d["step"]))
     # two ranks' arrays joined (torch 1.13: every process "CPU functions", thread 1; or their own pids): refused,
     # saying why, not 21.3 ms for two ranks' 41.7
     for same_pid in (True, False):
@@ -1069,6 +1094,9 @@ def sweep3_loops(ceil):
     r = subprocess.run([MLBENCH, "gap", "--run", a, "--run", b, "--ceilings", ceil], capture_output=True, text=True)
     check("--run twice: refused, saying gap reads one run", r.returncode == 2 and "--run given twice" in r.stderr and
           "each rank's own" in r.stderr, (r.returncode, r.stderr))
+    r = subprocess.run([MLBENCH, "gap", "--run", a, "--ceilings", ceil, "--format", "json", "--format", "md"],
+                       capture_output=True, text=True)
+    check("--format twice: refused", r.returncode == 2 and "--format given twice" in r.stderr, (r.returncode, r.stderr))
 
 
 os.makedirs(WORK, exist_ok=True)

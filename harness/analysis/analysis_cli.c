@@ -196,14 +196,21 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
     optind = 0; /* glibc: full re-initialisation, so tests can call twice */
     opterr = 0;
     int ch, rc = MB_OK;
+    /* the options with a default or a number: given once too */
+    const char *format = NULL, *ceiling = NULL, *epoch = NULL, *step_ms = NULL, *host_ms = NULL;
     while (rc == MB_OK && (ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         switch (ch) {
         case 'r': rc = set_once(&a->run, "--run", optarg, err); break;
         case 'c': rc = set_once(&a->ceilings, "--ceilings", optarg, err); break;
         case 't': rc = set_once(&a->target, "--target", optarg, err); break;
-        case 'f': a->format = optarg; break;
+        case 'f':
+            if ((rc = set_once(&format, "--format", optarg, err)) == MB_OK)
+                a->format = optarg;
+            break;
         case 'o': rc = set_once(&a->out, "--out", optarg, err); break;
         case 'p':
+            if (set_once(&ceiling, "--ceiling", optarg, err))
+                return err->code;
             if (strcmp(optarg, "burst") && strcmp(optarg, "sustained"))
                 return mb_errf(err, MB_EUSAGE, "--ceiling %s: expected burst or sustained", optarg);
             a->ceiling = optarg;
@@ -212,6 +219,8 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
         case 'P': a->prices[a->n_prices++] = optarg; break;
         case 'F': rc = set_once(&a->prices_file, "--prices", optarg, err); break;
         case 'E': {
+            if (set_once(&epoch, "--epoch-steps", optarg, err))
+                return err->code;
             char *end = NULL;
             a->epoch_steps = strtoll(optarg, &end, 10);
             if (end == optarg || *end || a->epoch_steps <= 0)
@@ -219,11 +228,11 @@ static int parse_gap_args(int argc, char **argv, gap_args *a, mb_err *err)
             break;
         }
         case 'S':
-            if (parse_ms("--step-ms", optarg, &a->step_seconds, err))
+            if (set_once(&step_ms, "--step-ms", optarg, err) || parse_ms("--step-ms", optarg, &a->step_seconds, err))
                 return err->code;
             break;
         case 'M':
-            if (parse_ms("--host-ms", optarg, &a->host_seconds, err))
+            if (set_once(&host_ms, "--host-ms", optarg, err) || parse_ms("--host-ms", optarg, &a->host_seconds, err))
                 return err->code;
             break;
         case 'h': a->help = true; return MB_OK;

@@ -858,9 +858,13 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
         return cpu_run && f->cpu_matmul_unshaped && f->shapes_recorded;
     /* SparseAdam's step, 80% of a recommender's (its ops 95% of it), read "Python and the framework lead" */
     double opt = f->cpu_optimizer_share;
+    bool opt_leads = cpu_run && opt > fmax(fmax(f->cpu_matmul_share, f->cpu_memory_share),
+                                           fmax(f->cpu_other_ops_share, f->cpu_host_share));
+    bool opt_multi = f->fused_optimizer > 0 || f->foreach_optimizer > 0; /* foreach or fused already */
     if (strcmp(cond, "cpu_optimizer") == 0)
-        return cpu_run && opt > fmax(fmax(f->cpu_matmul_share, f->cpu_memory_share),
-                                     fmax(f->cpu_other_ops_share, f->cpu_host_share));
+        return opt_leads && !opt_multi;
+    if (strcmp(cond, "cpu_optimizer_foreach") == 0)
+        return opt_leads && opt_multi;
     /* memory-bound ops take the most of the ops: more than the matmuls, at least the other ops and the optimizer
      * (said as "of the ops": an RL loop's Python, 64.7% of its step, leads them, 12.3%) */
     if (strcmp(cond, "cpu_memory") == 0)
@@ -1086,8 +1090,9 @@ static void needed_evidence(builder *b, const mb_gap *g, const char *delivered)
         snprintf(how, sizeof how, "; no case of one read at a time was measured, and the loader makes fewer at once: "
                                   "longer than this");
     else if (g->needed_capped && g->needed_workers > 0)
-        snprintf(how, sizeof how, "; its %d workers' reads, one at a time each, together reach this, the disk's best",
-                 g->needed_workers);
+        snprintf(how, sizeof how, "; its %d worker%s reads, one at a time each, %s this, the disk's best",
+                 g->needed_workers, g->needed_workers == 1 ? "'s" : "s'",
+                 g->needed_workers == 1 ? "reach" : "together reach");
     else if (g->needed_capped)
         snprintf(how, sizeof how, "; reads one at a time reach this, the disk's best");
     else if (g->needed_workers > 0)

@@ -80,7 +80,9 @@ typedef struct mb_stage {
      * stage-format.md): data|checkpoint|eval|logging|communication|compute
      * (the model's own ops no benchmark measures as one: a CPU step's
      * elementwise work, simplify's "fwd+bwd: other ops", a CPU trace's "other
-     * aten ops"); NULL = not said. The diagnosis decides from component and
+     * aten ops"), optimizer (a CPU step's optimizer step, its ops the CPU's
+     * work, not host code), overhead (a GPU idle between work it has queued);
+     * NULL = not said. The diagnosis decides from component and
      * role, never from the name alone. */
     char *role;
     /* Stage files version 2 (scripts/mlbench_simplify.py): the time the same

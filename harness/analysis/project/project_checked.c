@@ -148,7 +148,7 @@ typedef struct checked_gpu {
     double cc, pct;
 } checked_gpu;
 
-/* Rule 4: the checked GPUs of the target's architecture, else the nearest architecture before it, else after. */
+/* Rule 4: the checked GPUs of the target's architecture; none: c->arch names it (unchecked_arch_notes). */
 static int nearest_class(const mb_ini *errors, const char *mode, const char *target, const char *here, mb_checked *c,
                          mb_err *err)
 {
@@ -294,9 +294,6 @@ static int other_arch_note(const mb_rank_row *w, char ***notes, int *n_notes, mb
     if (w->checked.nearest[0])
         snprintf(cls, sizeof cls, "; nearest checked class: %s, up to %.0f%%", w->checked.nearest,
                  w->checked.nearest_pct);
-    else if (w->checked.arch[0])
-        snprintf(cls, sizeof cls, "; no %s GPU was checked: the ranking allows it the model's expected error, %.0f%% "
-                 "(%s figures)", w->checked.arch, w->error_pct, w->source);
     snprintf(buf, sizeof buf, "checked, %s: '-' from %s: this project's pairs checked it from %s only (%.1f%% over "
              "%ld projections, one architecture)%s",
              w->label, src, from, w->checked.pairs_pct, w->checked.pairs_n, cls);

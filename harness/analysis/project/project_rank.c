@@ -629,42 +629,47 @@ static double row_error_pct(const mb_rank_row *w)
                                                : MB_RANK_EXPECTED_ERROR_DATASHEET_PCT;
 }
 
-/* Whether row w, next after row p in the ranking's order, shares p's rank,
- * whose largest value is `top`: within the larger of the two rows' errors of
- * it (single linkage, so no two neighbours the model cannot tell apart get
- * distinct ranks; a rank can then span more than the error end to end). The
- * rows projected whole come in order, so top is p's value; a lower bound,
- * after them, joins when its bound is below top or within the error above
- * it: it may be as fast (or as cheap) as a machine of that rank. A priced row
- * and an unpriced one are ranked by different quantities and never share. */
-static bool joins_rank(const mb_rank_row *p, double top, const mb_rank_row *w, bool by_cost)
+/* Whether the model cannot tell row w from row x, before it in the ranking's
+ * order: their values within the larger of the two rows' errors. A lower
+ * bound w (after the rows projected whole of its kind) is close to x when
+ * its bound is below x's value or within that error above it: it may be as
+ * fast (or as cheap) as x. A priced row and an unpriced one are ranked by
+ * different quantities and are never close. */
+static bool rows_close(const mb_rank_row *x, const mb_rank_row *w, bool by_cost)
 {
-    if (by_cost && (p->price > 0) != (w->price > 0))
+    if (by_cost && (x->price > 0) != (w->price > 0))
         return false;
-    double b = rank_value(w, by_cost);
-    return top > 0 && (b - top) / top <= fmax(p->error_pct, w->error_pct) / 100;
+    double a = rank_value(x, by_cost), b = rank_value(w, by_cost), e = fmax(x->error_pct, w->error_pct) / 100;
+    if (!(a > 0) || !(b > 0))
+        return false;
+    return w->kept > 0 && x->kept == 0 ? (b - a) / a <= e : fabs(b - a) / fmin(a, b) <= e;
 }
 
-/* The rows in order, each joining the rank of the row before it when the
- * model cannot tell the two apart (joins_rank), else opening the next. */
+/* The ranks: no two rows the model cannot tell apart (rows_close) get
+ * distinct ones. Each row reaches the last row after it that is close to it;
+ * a rank runs on while any of its rows reaches further, so it holds every
+ * row between two close ones (a rank can then span more than the error end
+ * to end: 100, 103 and 118 with errors of 2%, 2% and 22% are one rank, as
+ * 100 and 118 are within 22%). */
 static void rank_groups(mb_ranking *r)
 {
-    int rank = 0;
-    double top = 0;
-    const mb_rank_row *p = NULL;
+    int rank = 0, reach = -1;
     for (int i = 0; i < r->n; i++) {
         mb_rank_row *w = &r->rows[i];
         w->rank = 0;
+        if (w->ok)
+            w->error_pct = row_error_pct(w);
+    }
+    for (int i = 0; i < r->n; i++) {
+        mb_rank_row *w = &r->rows[i];
         if (!w->ok)
             continue;
-        w->error_pct = row_error_pct(w);
-        if (p == NULL || !joins_rank(p, top, w, r->by_cost)) {
+        if (i > reach)
             rank++;
-            top = 0;
-        }
         w->rank = rank;
-        top = fmax(top, rank_value(w, r->by_cost));
-        p = w;
+        for (int j = i + 1; j < r->n; j++)
+            if (r->rows[j].ok && j > reach && rows_close(w, &r->rows[j], r->by_cost))
+                reach = j;
     }
 }
 
@@ -929,7 +934,10 @@ static int rank_verdict(mb_ranking *r, mb_err *err)
         at = snprintf(r->verdict, sizeof r->verdict, "Cheapest per step: %s, %s per 1000 steps%s%s%s%s", c->label,
                       u, upto_c, m2[0] ? " (the model cannot tell it from " : "", m2, m2[0] ? ")" : "");
         at = (int)bounds_said(r, (size_t)at, cheapest, true);
-        at += snprintf(r->verdict + at, sizeof r->verdict - (size_t)at, "; ");
+        if (at < (int)sizeof r->verdict - 1)
+            at += snprintf(r->verdict + at, sizeof r->verdict - (size_t)at, "; ");
+        if (at >= (int)sizeof r->verdict) /* cut: the clauses after it append nothing */
+            at = (int)sizeof r->verdict - 1;
     }
     char upto[96] = "";
     if (f->step_max > 0) { /* the host's own time may lengthen it (host_open) */
@@ -1197,7 +1205,7 @@ static int kernel_rows(const char *run_path, const mb_ceilings *here, name_list 
                 } else if (row->kept > 0)
                     snprintf(row->note, sizeof row->note,
                              "%lld kernels per step kept their time (the datasheet has no peak for their math): the "
-                             "step is a lower bound, ranked after the machines projected whole",
+                             "step is a lower bound, ranked after the machines projected whole of its kind",
                              row->kept);
             }
         }
@@ -1479,8 +1487,8 @@ int mb_rank_build(const char *run_path, const mb_run *run, const mb_ceilings *he
                       "(datasheet or measured; configs/gap/projection_error.ini): on the same public measurements, "
                       "each GPU's figure from projections made without its data (leave-one-GPU-out), or on this "
                       "project's own pairs (an H100 and an H200) where the trace ran on a GPU of the architecture "
-                      "they projected from; '-': never checked against a measurement from such a trace, the nearest "
-                      "checked class named below");
+                      "they projected from; '-': never checked against a measurement from such a trace, the checked "
+                      "class of its architecture named below, or that none of its architecture was checked");
     if (rc == MB_OK && strcmp(r->model, "kernel") == 0) {
         char **cn = NULL;
         int n_cn = 0;
@@ -1594,9 +1602,16 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
     const char *title = r->by_cost ? "achines ranked by cost per step (priced ones first), then by projected step time"
                                    : "achines ranked by projected step time";
     fprintf(o, md ? "\n## M%s\n\n" : "\nm%s\n", title);
-    if (md) { /* the closing ** right after the text: after a line break CommonMark shows it as text */
-        char bold[sizeof r->verdict + 8];
-        snprintf(bold, sizeof bold, "**%s**", r->verdict);
+    if (md) { /* the closing ** right after the text: after a line break CommonMark shows it as text; a '>' (a
+               * lower bound, ">26.1 ms") escaped, as one opening a wrapped line would start a block quote */
+        char bold[2 * sizeof r->verdict + 8];
+        size_t b = (size_t)snprintf(bold, sizeof bold, "**");
+        for (const char *c = r->verdict; *c && b + 4 < sizeof bold; c++) {
+            if (*c == '>')
+                bold[b++] = '\\';
+            bold[b++] = *c;
+        }
+        snprintf(bold + b, sizeof bold - b, "**");
         print_wrapped(o, "", bold);
         fputc('\n', o);
     } else
@@ -1606,11 +1621,12 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
         snprintf(per, sizeof per, "given by --step-ms; %d traced steps", r->steps);
     else
         snprintf(per, sizeof per, "mean of %d", r->steps);
-    int at = snprintf(lead, sizeof lead, "%s model; here: %s (%s), %s per step (%s); #: in this order, a machine "
-                      "shares the rank of the one before it when their projected %s differ by less than the larger "
-                      "of their errors (the model cannot tell them apart), so a rank can span more than the error end "
-                      "to end; a lower bound ('>') comes after the machines projected whole and joins the rank "
-                      "before it unless its bound is beyond that error above every machine of that rank; bar:",
+    int at = snprintf(lead, sizeof lead, "%s model; here: %s (%s), %s per step (%s); #: machines share a rank "
+                      "where the model cannot tell two of them apart (their projected %s differ by less than the "
+                      "larger of their errors), with every machine between those two, so a rank can span more than "
+                      "the error end to end; a lower bound ('>') comes after the machines projected whole of its kind "
+                      "(priced or not) and is told apart from one only when its bound is beyond that error above "
+                      "it; bar:",
                       strcmp(r->model, "kernel") == 0 ? "kernel-level" : "per-stage", r->here, r->here_source, hs,
                       per, r->by_cost ? "costs" : "steps");
     const char *names[MB_PC_N];
@@ -1923,10 +1939,11 @@ void mb_rank_html(FILE *o, const mb_ranking *r)
                                                                       "first), then by projected step time"
                                                                     : "Machines ranked by projected step time");
     mb_html_escape(o, r->verdict);
-    fputs("</p>\n<p>In this order, a machine shares the rank of the one before it when their projected steps (with "
-          "prices: costs) differ by less than the larger of their errors: the model cannot tell them apart, so a rank "
-          "can span more than the error end to end. A lower bound comes after the machines projected whole and joins "
-          "the rank before it unless its bound is beyond that error above every machine of that rank.</p>\n", o);
+    fputs("</p>\n<p>Machines share a rank where the model cannot tell two of them apart (their projected steps, with "
+          "prices their costs, differ by less than the larger of their errors), with every machine between those "
+          "two, so a rank can span more than the error end to end. A lower bound comes after the machines projected "
+          "whole of its kind (priced or not) and is told apart from one only when its bound is beyond that error "
+          "above it.</p>\n", o);
     mb_chart c;
     char title[256];
     snprintf(title, sizeof title, "Step time projected onto each machine (%s model), split by what bounds it",

@@ -593,7 +593,9 @@ typedef struct tr_state {
     bool steps_from_optimizer, steps_from_annotation;
     bool steps_from_markers; /* ProfilerSteps that hold nothing: each step from one to the next */
     char step_annotation[64];   /* the annotation that cut them */
-    long long opt_steps_per_step; /* cut at an annotation over 2+ optimizer steps each: the fewest a step holds */
+    /* the user's iteration annotation when each holds 2+ optimizer steps whole (a GAN's train_step), said */
+    long long opt_steps_per_ann, opt_ann_count;
+    char opt_ann_name[64];
     char step_windows_said[96]; /* "train_step annotations" */
     int64_t before_first_step_ns, after_last_step_ns; /* what those steps leave out */
     tr_launch *launches;

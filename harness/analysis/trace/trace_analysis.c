@@ -2797,13 +2797,18 @@ static void header_evidence(analysis *a)
 static void optimizer_steps_said(analysis *a)
 {
     const tr_state *st = a->st;
-    char before[32], after[32], batches[160] = "";
+    char before[32], after[32], batches[320] = "";
     mb_fmt_seconds(before, sizeof before, sec(st->before_first_step_ns));
     mb_fmt_seconds(after, sizeof after, sec(st->after_last_step_ns));
     /* a step holds one DataLoader fetch, the first step's fetch is in the step */
     if (st->dataloader_count > 0 && llabs(st->dataloader_count - (long long)st->n_steps - 1) > 1)
         snprintf(batches, sizeof batches, " (%lld DataLoader batches for %zu optimizer steps: a step here is one "
                  "optimizer step, not one batch)", st->dataloader_count, st->n_steps + 1);
+    else if (st->opt_steps_per_ann >= 2) /* the user's iteration annotation holds several (a GAN's two) */
+        snprintf(batches, sizeof batches, " (each of the %lld '%.60s' annotations, once an iteration by their "
+                 "period, holds %lld or more optimizer steps: if it marks the loop's iteration, as a GAN's two "
+                 "optimizers do, a step here is part of one)", st->opt_ann_count, st->opt_ann_name,
+                 st->opt_steps_per_ann);
     partial(a, "no ProfilerStep#N annotations: the steps are cut at the host's %zu Optimizer.step annotations, "
                "each from the end of one optimizer step to the end of the next%s; the %s before the first (set-up: "
                "%s) and the %s after the last are left out; torch.profiler.schedule with prof.step() every "
@@ -2822,16 +2827,11 @@ static void annotation_steps_said(analysis *a)
     char before[32], after[32];
     mb_fmt_seconds(before, sizeof before, sec(st->before_first_step_ns));
     mb_fmt_seconds(after, sizeof after, sec(st->after_last_step_ns));
-    char over[200] = "";
-    if (st->opt_steps_per_step >= 2)
-        snprintf(over, sizeof over, "; each holds %lld or more optimizer steps (two optimizers, as a GAN's, or "
-                 "several an iteration): a step is one of them, not one optimizer step", st->opt_steps_per_step);
-    partial(a, "no ProfilerStep#N%s annotations: the steps are cut at the %zu '%s' annotations, "
-               "each from the start of one to the start of the next (an iteration with what runs between them)%s; "
+    partial(a, "no ProfilerStep#N or Optimizer.step annotations: the steps are cut at the %zu '%s' annotations, "
+               "each from the start of one to the start of the next (an iteration with what runs between them); "
                "the %s before the first and the %s from the last one's start on are left out; "
                "torch.profiler.schedule with prof.step() every iteration marks the loop's own steps",
-            st->opt_steps_per_step >= 2 ? "" : " or Optimizer.step", st->n_steps + 1, st->step_annotation, over,
-            before, after);
+            st->n_steps + 1, st->step_annotation, before, after);
 }
 
 /* Steps cut at empty ProfilerStep markers (steps_from_markers). */
@@ -3268,9 +3268,10 @@ static bool marks_hold_the_gpu_work(const tr_state *st, const tr_step *m, size_t
     return 2 * in >= all;
 }
 
-/* Without ProfilerSteps or optimizer steps (a loop that updates its weights
- * by hand, or a custom optimizer), the user's own record_function around
- * each iteration ("train_step") marks the steps. A name qualifies with three
+/* The user's own record_function around each iteration ("train_step"),
+ * its outermost marks moved to marks[*at_best, + *n_best) of `marks` (the
+ * trace's ann_marks, or a copy: sorted and compacted in place); -1: none.
+ * A name qualifies with three
  * or more (outermost) instances that recur once an iteration
  * (marks_regular) over at least half the longest range any qualifying name
  * spans (an evaluation's batches after a longer training loop are not its
@@ -3283,49 +3284,23 @@ static bool marks_hold_the_gpu_work(const tr_state *st, const tr_step *m, size_t
  * period. Before the first and from the last one's start on is left out
  * and said, as for optimizer steps; unless less than half the GPU's work
  * lies between them (marks_hold_the_gpu_work). */
-/* The fewest optimizer steps (the n outermost, sorted) that one of the k
- * marks m (sorted, none inside another) holds whole: an annotation around
- * each iteration holds its optimizer steps; one inside it (a torch 1.13
- * array's "detach", once an iteration) holds none. */
-static long long fewest_optimizer_steps(const tr_step *opt, size_t n, const tr_step *m, size_t k)
+static int iteration_annotation(const tr_state *st, tr_step *marks, size_t *at_best, size_t *n_best)
 {
-    long long fewest = LLONG_MAX;
-    size_t j = 0;
-    for (size_t i = 0; i < k; i++) {
-        long long in = 0;
-        while (j < n && opt[j].start < m[i].start)
-            j++;
-        for (size_t t = j; t < n && opt[t].start < m[i].end; t++)
-            in += opt[t].end <= m[i].end;
-        fewest = in < fewest ? in : fewest;
-    }
-    return fewest == LLONG_MAX ? 0 : fewest;
-}
-
-/* `over_optimizer`: taken only where each iteration the annotation marks
- * holds two or more optimizer steps (a GAN's two optimizers, recorded with a
- * "train_step" of the user's and no prof.step(), read as twice as many steps
- * of half the length, each alternately the discriminator's and the
- * generator's half), before the optimizer steps cut them. */
-static void steps_from_annotation(tr_state *st, bool over_optimizer)
-{
-    if (st->n_steps > 0 || st->n_ann_marks < 3 || (over_optimizer && st->n_opt_marks < 3))
-        return;
     int64_t *tmp = malloc(st->n_ann_marks * sizeof *tmp);
     if (tmp == NULL)
-        return; /* no steps: the trace reads as one window, as without marks */
-    qsort(st->ann_marks, st->n_ann_marks, sizeof *st->ann_marks, cmp_mark);
+        return -1; /* no steps: the trace reads as one window, as without marks */
+    qsort(marks, st->n_ann_marks, sizeof *marks, cmp_mark);
     /* each name's outermost marks to the front of its run; [at, at + n) */
     size_t at[TR_MAX_ANN_NAMES], count[TR_MAX_ANN_NAMES] = {0};
     int64_t cover[TR_MAX_ANN_NAMES], range[TR_MAX_ANN_NAMES] = {0}, longest = 0;
     for (size_t i = 0, j; i < st->n_ann_marks; i = j) {
-        for (j = i; j < st->n_ann_marks && st->ann_marks[j].number == st->ann_marks[i].number; j++)
+        for (j = i; j < st->n_ann_marks && marks[j].number == marks[i].number; j++)
             ;
-        int k = (int)st->ann_marks[i].number;
+        int k = (int)marks[i].number;
         at[k] = i;
-        count[k] = outermost_marks(st->ann_marks + i, j - i, st->ann_marks + i, &cover[k]);
-        if (count[k] >= 3 && marks_regular(st->ann_marks + i, count[k], tmp)) {
-            range[k] = st->ann_marks[i + count[k] - 1].start - st->ann_marks[i].start;
+        count[k] = outermost_marks(marks + i, j - i, marks + i, &cover[k]);
+        if (count[k] >= 3 && marks_regular(marks + i, count[k], tmp)) {
+            range[k] = marks[i + count[k] - 1].start - marks[i].start;
             if (range[k] > longest)
                 longest = range[k];
         }
@@ -3336,17 +3311,76 @@ static void steps_from_annotation(tr_state *st, bool over_optimizer)
         if (range[k] > 0 && 2 * range[k] >= longest &&
             (best < 0 || count[k] < count[best] || (count[k] == count[best] && cover[k] > cover[best])))
             best = k;
-    if (best < 0 || !marks_hold_the_gpu_work(st, st->ann_marks + at[best], count[best]))
-        return;
-    size_t n = count[best];
-    if (over_optimizer) {
-        size_t n_opt = outermost_optimizer_steps(st);
-        long long per = fewest_optimizer_steps(st->opt_marks, n_opt, st->ann_marks + at[best], n);
-        if (per < 2)
-            return;
-        st->opt_steps_per_step = per;
+    if (best < 0 || !marks_hold_the_gpu_work(st, marks + at[best], count[best]))
+        return -1;
+    *at_best = at[best];
+    *n_best = count[best];
+    return best;
+}
+
+/* The fewest optimizer steps (the n outermost, sorted) that one of the
+ * marks m[0 .. k - 1) holds whole; the last mark, whose step ends with the
+ * trace, is left out (cut short, it may hold fewer). An annotation around
+ * each iteration holds its optimizer steps; one inside it (a torch 1.13
+ * array's "detach", once an iteration) holds none. */
+static long long fewest_optimizer_steps(const tr_step *opt, size_t n, const tr_step *m, size_t k)
+{
+    long long fewest = LLONG_MAX;
+    size_t j = 0;
+    for (size_t i = 0; i + 1 < k; i++) {
+        long long in = 0;
+        while (j < n && opt[j].start < m[i].start)
+            j++;
+        for (size_t t = j; t < n && opt[t].start < m[i].end; t++)
+            in += opt[t].end <= m[i].end;
+        fewest = in < fewest ? in : fewest;
     }
-    memmove(st->ann_marks, st->ann_marks + at[best], n * sizeof *st->ann_marks);
+    return fewest == LLONG_MAX ? 0 : fewest;
+}
+
+/* Steps about to be cut at the optimizer's (a GAN's two optimizers, traced
+ * without prof.step(): 11 half-steps of 17.6 ms, alternately the
+ * discriminator's and the generator's, for iterations of 37.1 ms): whether
+ * the user's iteration annotation holds two or more optimizer steps whole,
+ * said with the optimizer steps (optimizer_steps_said). Only said: an
+ * annotation of the same regularity around several iterations (an epoch)
+ * holds several optimizer steps too. Works on a copy of the marks, which
+ * the annotation's own cut (steps_from_annotation) reads afterwards. */
+static void iteration_over_optimizer_steps(tr_state *st)
+{
+    if (st->n_steps > 0 || st->n_ann_marks < 3 || st->n_opt_marks < 3)
+        return;
+    tr_step *copy = malloc(st->n_ann_marks * sizeof *copy);
+    if (copy == NULL)
+        return; /* not said */
+    memcpy(copy, st->ann_marks, st->n_ann_marks * sizeof *copy);
+    size_t at, n;
+    int best = iteration_annotation(st, copy, &at, &n);
+    if (best >= 0) {
+        size_t n_opt = outermost_optimizer_steps(st);
+        long long per = fewest_optimizer_steps(st->opt_marks, n_opt, copy + at, n);
+        if (per >= 2) {
+            st->opt_steps_per_ann = per;
+            st->opt_ann_count = (long long)n;
+            snprintf(st->opt_ann_name, sizeof st->opt_ann_name, "%s", st->ann_names[best]);
+        }
+    }
+    free(copy);
+}
+
+/* Without ProfilerSteps or optimizer steps (a loop that updates its weights
+ * by hand, or a custom optimizer), the user's own record_function around
+ * each iteration marks the steps (iteration_annotation); a step runs from
+ * the start of one instance to the start of the next. */
+static void steps_from_annotation(tr_state *st)
+{
+    if (st->n_steps > 0 || st->n_ann_marks < 3)
+        return;
+    size_t at, n;
+    int best = iteration_annotation(st, st->ann_marks, &at, &n);
+    if (best < 0)
+        return;
+    memmove(st->ann_marks, st->ann_marks + at, n * sizeof *st->ann_marks);
     for (size_t k = 0; k + 1 < n; k++)
         st->ann_marks[k] = (tr_step){.number = (long long)k + 1, .start = st->ann_marks[k].start,
                                      .end = st->ann_marks[k + 1].start};
@@ -3462,9 +3496,9 @@ static void trim_pre_window_work(tr_state *st)
 
 void mb_tr_cut_steps(tr_state *st)
 {
-    steps_from_annotation(st, true);
+    iteration_over_optimizer_steps(st);
     steps_from_optimizer(st);
-    steps_from_annotation(st, false);
+    steps_from_annotation(st);
     steps_from_markers(st);
     trim_pre_window_work(st);
 }

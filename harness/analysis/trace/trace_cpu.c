@@ -810,8 +810,9 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         return mb_errf(err, MB_ESYS, "out of memory");
     if (twice >= 0)
         return mb_errf(err, MB_EUSAGE, "%s: ProfilerStep#%lld is recorded twice at once: the file merges several "
-                                       "processes' (ranks') traces, whose host timelines a CPU trace cannot tell "
-                                       "apart; give one rank's own trace (torch.profiler writes one per process)",
+                                       "processes' (ranks') traces, whose host timelines a CPU trace's analysis "
+                                       "takes as one; give one rank's own trace (torch.profiler writes one per "
+                                       "process)",
                        run->path ? run->path : "trace", twice);
     /* The windows: the steps (ProfilerSteps, optimizer steps), else the whole trace. */
     size_t nw = st->n_steps > 0 ? st->n_steps : 1;
