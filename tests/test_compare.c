@@ -63,6 +63,20 @@ static const mb_compare_geo *geo(const mb_compare *c, const char *component, con
     return NULL;
 }
 
+/* The JSON's case of that id: cases[] {id, status[], rate[], ...}. */
+static const cJSON *json_case(const cJSON *doc, const char *id)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "cases"))
+    {
+        const cJSON *cid = cJSON_GetObjectItem(c, "id");
+        if (cJSON_IsString(cid) && !strcmp(cid->valuestring, id))
+            return c;
+    }
+    fail_msg("no case %s in the JSON", id);
+    return NULL;
+}
+
 /* The JSON's mean of a component on a device kind: geomean[] {component, device, ...}. */
 static const cJSON *json_geo(const cJSON *doc, const char *component, const char *device)
 {
@@ -979,13 +993,7 @@ static void test_no_datasheet_for_unrunnable(void **state)
     assert_int_equal(run_captured(mb_cmd_compare, 6, argv, &out, &errs), 0);
     cJSON *doc = cJSON_Parse(out);
     assert_non_null(doc);
-    const cJSON *c, *fp8 = NULL;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "cases"))
-    {
-        if (!strcmp(cJSON_GetObjectItem(c, "id")->valuestring, "gemm/cublas/dtype=fp8"))
-            fp8 = c;
-    }
-    assert_non_null(fp8);
+    const cJSON *fp8 = json_case(doc, "gemm/cublas/dtype=fp8");
     assert_string_equal(cJSON_GetObjectItem(fp8, "device")->valuestring, "gpu");
     assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(fp8, "status"), 1)->valuestring, "not runnable here");
     assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(fp8, "not_runnable"), 1)->valuestring, NO_FP8);
@@ -1045,13 +1053,7 @@ static void test_no_datasheet_where_no_path(void **state)
     assert_int_equal(run_captured(mb_cmd_compare, 7, argv, &out, &errs), 0);
     cJSON *doc = cJSON_Parse(out);
     assert_non_null(doc);
-    const cJSON *c, *fp8 = NULL;
-    cJSON_ArrayForEach(c, cJSON_GetObjectItem(doc, "cases"))
-    {
-        if (!strcmp(cJSON_GetObjectItem(c, "id")->valuestring, "gemm/cublas/dtype=fp8"))
-            fp8 = c;
-    }
-    assert_non_null(fp8);
+    const cJSON *fp8 = json_case(doc, "gemm/cublas/dtype=fp8");
     for (int i = 0; i < 2; i++) {
         assert_true(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(fp8, "rate"), i)));
         assert_true(cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItem(fp8, "rate_from"), i)));
