@@ -63,6 +63,12 @@ int mb_blockdev_of_devnum(const char *sysfs_root, unsigned major, unsigned minor
         return mb_errf(err, MB_EFAIL, "path too long: %s/stat", dir);
     if (access(stat_path, R_OK) != 0)
         return mb_errf(err, MB_ESKIP, "block device %s has no readable %s", name, stat_path);
+    /* A device can keep its counters at zero (an NVMe multipath head does by
+     * default): its stat would say no read reached it. */
+    char line[16];
+    snprintf(probe, sizeof probe, "%s/queue/iostats", dir);
+    if (mb_read_first_line(probe, line, sizeof line) && line[0] == '0')
+        return mb_errf(err, MB_ESKIP, "block device %s keeps no I/O counters (%s is 0)", name, probe);
     return MB_OK;
 }
 

@@ -187,6 +187,7 @@ typedef struct disk_case {
     char dev_name[64], dev_stat[512], dev_note[320];
     mb_blockdev_stat dev_before, dev_after;
     bool have_dev_before, have_dev_after;
+    long long ios_at_dev_before, ios_at_dev_after; /* total_ios at each sample */
 } disk_case;
 
 /* Reads the parameters in `has`, acquires the file, opens it for the mode,
