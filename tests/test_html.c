@@ -809,6 +809,21 @@ static void test_gap_waterfall_absent(void **s)
 
 /* A note's `quoted` command is code on the page, escaped; a lone backtick
  * stays (the page printed "`--step-ms MS`" with its backticks). */
+/* Every part of a CPU trace's step bar has its own colour: the optimizer
+ * (often the largest part on a CPU) is not the grey of "other aten ops". */
+static void test_cpu_parts_apart(void **state)
+{
+    (void)state;
+    const char *ids[] = { "conv", "gemm", "optimizer", "memory", "ops", "python", "data", "collective" };
+    int n = (int)(sizeof ids / sizeof *ids);
+    assert_int_equal(mb_part_color("ops"), MB_COLOR_OTHER);
+    assert_int_equal(mb_part_color("optimizer"), MB_COLOR_OPTIMIZER);
+    for (int i = 0; i < n; i++)
+        for (int j = i + 1; j < n; j++)
+            if (strcmp(ids[i], "collective") != 0 && strcmp(ids[j], "collective") != 0)
+                assert_true(strcmp(mb_svg_color(mb_part_color(ids[i])), mb_svg_color(mb_part_color(ids[j]))) != 0);
+}
+
 static void test_code_spans(void **state)
 {
     (void)state;
@@ -842,6 +857,7 @@ int main(void)
         cmocka_unit_test(test_gap_time_axes_plain),
         cmocka_unit_test(test_gap_waterfall_visible),
         cmocka_unit_test(test_gap_waterfall_absent), cmocka_unit_test(test_code_spans),
+        cmocka_unit_test(test_cpu_parts_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,7 +130,7 @@ int mb_part_color(const char *id)
                 { "host_collective", MB_COLOR_COMM }, { "data", MB_COLOR_DATA }, { "sync", MB_COLOR_SYNC },
                 { "launch", MB_COLOR_LAUNCH },    { "host", MB_COLOR_HOST }, { "queued", MB_COLOR_KERNEL_WAIT },
                 /* a CPU-only trace's parts (trace_cpu.c) */
-                { "memory", MB_COLOR_MEMORY },    { "python", MB_COLOR_HOST } };
+                { "memory", MB_COLOR_MEMORY },    { "python", MB_COLOR_HOST }, { "optimizer", MB_COLOR_OPTIMIZER } };
     for (size_t i = 0; id && i < sizeof map / sizeof *map; i++)
         if (strcmp(map[i].id, id) == 0)
             return map[i].color;

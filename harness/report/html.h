@@ -59,11 +59,11 @@ typedef struct mb_html_part {
 enum mb_category_color { /* indices of mb_svg_color's palette; grey (7) is "other", as "no ceiling" is */
     MB_COLOR_TENSOR = 0, MB_COLOR_MEMORY = 1, MB_COLOR_COPY = 2, MB_COLOR_COMM = 3, MB_COLOR_HOST = 4,
     MB_COLOR_DATA = 5, MB_COLOR_SYNC = 6, MB_COLOR_OTHER = 7, MB_COLOR_CONV = 8, MB_COLOR_ATTENTION = 9,
-    MB_COLOR_KERNEL_WAIT = 10, MB_COLOR_LAUNCH = 11,
+    MB_COLOR_KERNEL_WAIT = 10, MB_COLOR_LAUNCH = 11, MB_COLOR_OPTIMIZER = 12,
 };
 /* The colour of a step table part by its id (gemm, conv, attention, memory_bound, copy, collective, queued, data,
- * sync, host_collective, launch, host; a CPU-only trace's memory and python; docs/traces.md), MB_COLOR_OTHER for
- * another. */
+ * sync, host_collective, launch, host; a CPU-only trace's memory, python and optimizer; docs/traces.md),
+ * MB_COLOR_OTHER for another. */
 int mb_part_color(const char *id);
 void mb_html_stacked_bar(FILE *o, const char *id, const char *title, const mb_html_part *parts, int n);
 

@@ -188,9 +188,11 @@ double mb_roofline_ridge(double peak, double bw)
 
 const char *mb_svg_color(int i)
 {
-    /* Okabe-Ito without the yellow that vanishes on white, then four of Tol's muted colours */
-    static const char *const pal[MB_SVG_COLORS] = { "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9",
-                                                    "#000000", "#999999", "#882255", "#44AA99", "#117733", "#332288" };
+    /* Okabe-Ito without the yellow that vanishes on white, then four of Tol's muted colours and a brown (the
+     * optimizer's, apart from the grey of "other") */
+    static const char *const pal[MB_SVG_COLORS] = { "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00",
+                                                    "#56B4E9", "#000000", "#999999", "#882255", "#44AA99",
+                                                    "#117733", "#332288", "#8C564B" };
     return pal[((i % MB_SVG_COLORS) + MB_SVG_COLORS) % MB_SVG_COLORS];
 }
 

@@ -64,7 +64,7 @@ void mb_svg_escape(FILE *o, const char *s);
 double mb_roofline_at(double ai, double peak, double bw);
 double mb_roofline_ridge(double peak, double bw);
 
-enum { MB_SVG_COLORS = 12 };
+enum { MB_SVG_COLORS = 13 };
 /* The palette: colour i % MB_SVG_COLORS (colour-blind-safe, prints in grey). */
 const char *mb_svg_color(int i);
 

@@ -383,6 +383,9 @@ static void explain_none(const mb_stage *s, const mb_ini *m, const counts *k, ch
         snprintf(why, len,
                  "no ceiling: a collective mlbench does not measure (barrier, all-to-all, send/recv), or given "
                  "without its kind and bytes (its time still counts)");
+    else if (strcmp(s->component, "other") == 0 && s->role && strcmp(s->role, "optimizer") == 0)
+        /* the words of the trace's own reason (trace_cpu.c): one reason per stage in every view */
+        snprintf(why, len, "no ceiling: no benchmark measures an optimizer step (its time still counts)");
     else if (strcmp(s->component, "other") == 0)
         snprintf(why, len, "no ceiling: an 'other' stage has no benchmark (its time still counts)");
     else if (k->component == 0)

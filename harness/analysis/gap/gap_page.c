@@ -70,6 +70,8 @@ static int stage_color(const mb_stage *s)
     const char *c = s->component;
     if (s->role && strcmp(s->role, "data") == 0)
         return MB_COLOR_DATA;
+    if (s->role && strcmp(s->role, "optimizer") == 0)
+        return MB_COLOR_OPTIMIZER;
     if (strcmp(c, "gemm") == 0 || strcmp(c, "attention") == 0)
         return MB_COLOR_TENSOR;
     if (strcmp(c, "conv") == 0)
