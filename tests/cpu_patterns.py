@@ -284,7 +284,7 @@ def compute_bound(ceil, kineto):
           "held against the ceilings' CPU (Test CPU 9000, 8 cores, host cpubox)" in notes, notes)
     rem = " ".join(f["remedies"])
     check("compute-bound (%s): CPU remedies, none that assumes a GPU" % form,
-          "the GPU" not in rem + evid and "CUDA" not in rem + evid and "GEMMs big enough" in rem and
+          "the GPU" not in rem + evid and "CUDA" not in rem + evid and "matmuls and convolutions near the ceiling" in rem and
           "record_shapes" not in rem and dg["figures"]["cpu_only"], (rem, evid))
 
 
@@ -473,7 +473,7 @@ def memory_bound(ceil):
     f = d["diagnosis"]["findings"][0]
     rem, w = " ".join(f["remedies"]), " ".join(d["run"]["warnings"])
     check("GPU activity not recorded: the remedy records it; no CPU-only remedy; a warning says so",
-          "ProfilerActivity.CUDA" in rem and "fuse them" not in rem and "GEMMs big enough" not in rem and
+          "ProfilerActivity.CUDA" in rem and "fuse them" not in rem and "matmuls and convolutions near the ceiling" not in rem and
           "deviceProperties lists 1 GPU" in w and
           not any("a run without a GPU" in e for e in f["evidence"]), (rem, w, f["evidence"]))
     # The same with CUDA's runtime calls recorded (device queries, the profiler's closing cudaDeviceSynchronize: PyTorch
@@ -777,7 +777,7 @@ def stage_file_cpu_run(ceil):
     text = " ".join(f["evidence"] + f["remedies"])
     check("stage file, CPU run: CPU compute bound, said as a run without a GPU, no remedy that assumes one",
           dg["primary"] == "cpu_compute_bound" and dg["figures"]["cpu_only"] and "a run without a GPU" in text and
-          "the GPU" not in text and "GEMMs big enough" in text, (dg["primary"], text))
+          "the GPU" not in text and "matmuls and convolutions near the ceiling" in text, (dg["primary"], text))
     dg = run("gpu")
     check("stage file, GPU run: not a CPU-only run", not dg["figures"]["cpu_only"],
           [(f["pattern"], f["remedies"]) for f in dg["findings"]])
@@ -863,6 +863,31 @@ def extension_ops(ceil):
     g = stage(d, "gemm (cpu)")
     check("extension ops: _C::onednn_mm is GEMM time, no FLOPs guessed",
           g is not None and close(g["seconds"], STEPS * 4e-3) and g["work"] is None, g)
+
+
+def bf16_remedy(ceil):
+    """A CPU compute-bound run is told bf16 only where the ceilings' CPU has it: an x86 CPU listing neither
+    avx512_bf16 nor amx_bf16 gets the remedy without it (oneDNN emulates bf16 there, slower than fp32); one with
+    either, and an Arm CPU (whose bf16 the SIMD list does not carry), keep "bf16 where the CPU has it"."""
+    trace = write("cpu-bf16", steps(lambda t0: matmul(t0, 8000)), kineto=True)
+    doc = json.load(open(ceil))
+    for name, flags, said in (("x86, no bf16", ["sse4_2", "avx", "avx2", "fma", "avx512f"], "Not bf16"),
+                              ("x86, avx512_bf16", ["sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_bf16"],
+                               "bf16 where the CPU has it"),
+                              ("x86, amx_bf16", ["sse4_2", "avx", "avx2", "amx_bf16"], "bf16 where the CPU has it"),
+                              ("Arm", ["asimd", "sve"], "bf16 where the CPU has it"),
+                              ("no flags listed", None, "bf16 where the CPU has it")):
+        doc["context"]["cpu"].pop("flags_simd", None)
+        if flags is not None:
+            doc["context"]["cpu"]["flags_simd"] = flags
+        path = os.path.join(WORK, "cpu_ceilings_bf16.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        d = gap(trace, path)
+        rem = " ".join(r for f in d["diagnosis"]["findings"] for r in f["remedies"])
+        other = "bf16 where the CPU has it" if said == "Not bf16" else "Not bf16"
+        check("bf16 remedy (%s): '%s' said, '%s' not" % (name, said, other),
+              said in rem and other not in rem and "torch.compile or oneDNN" in rem, rem)
 
 
 def complex_matmul(ceil):
@@ -1117,6 +1142,7 @@ memory_bound(ceil)
 sparse_matmul(ceil)
 wrapped_matmul(ceil)
 complex_matmul(ceil)
+bf16_remedy(ceil)
 rank_share()
 print("%d failure(s)" % fails)
 sys.exit(1 if fails else 0)

@@ -519,6 +519,29 @@ static void figures_from_step(const cJSON *step, mb_diag_figures *f)
 }
 
 /* Launch ceiling and tensor-core efficiency from the matched stages. */
+/* Whether the ceilings' CPU has native bf16, from the SIMD flags its results
+ * list (cpu_info.c): 0 only for an x86 CPU that lists neither bf16 flag (an
+ * Arm CPU's bf16 is not among the listed flags: unknown). */
+static int ceilings_cpu_bf16(const mb_gap *g)
+{
+    const cJSON *ctx = g->ceilings ? g->ceilings->context : NULL;
+    const cJSON *cpu = ctx ? cJSON_GetObjectItemCaseSensitive(ctx, "cpu") : NULL;
+    const cJSON *flags = cpu ? cJSON_GetObjectItemCaseSensitive(cpu, "flags_simd") : NULL;
+    if (!cJSON_IsArray(flags))
+        return -1;
+    bool x86 = false, bf16 = false;
+    const cJSON *flag;
+    cJSON_ArrayForEach(flag, flags)
+    {
+        const char *name = cJSON_GetStringValue(flag);
+        if (name == NULL)
+            continue;
+        bf16 = bf16 || strcmp(name, "avx512_bf16") == 0 || strcmp(name, "amx_bf16") == 0;
+        x86 = x86 || strcmp(name, "sse4_2") == 0 || strcmp(name, "avx") == 0;
+    }
+    return bf16 ? 1 : x86 ? 0 : -1;
+}
+
 static void figures_from_ceilings(const mb_gap *g, mb_diag_figures *f)
 {
     double eff_time = 0, eff_sum = 0, flops = 0, bytes = 0;
@@ -549,6 +572,7 @@ static void figures_from_ceilings(const mb_gap *g, mb_diag_figures *f)
     f->tensor_efficiency = eff_time > 0 ? eff_sum / eff_time : -1;
     f->tensor_held_s = eff_time;
     f->tensor_intensity = bytes > 0 ? flops / bytes : -1;
+    f->cpu_bf16 = ceilings_cpu_bf16(g);
 }
 
 /* The trace's memory-bound ops with recorded shapes against the membw
@@ -843,10 +867,15 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     if (strcmp(cond, "cpu_only") == 0)
         return cpu_run;
     /* vLLM's compiled gemma-3 prefill on a CPU was told torch.compile */
+    /* bf16 was told to a CPU without it, where oneDNN emulates it slower than fp32 */
     if (strcmp(cond, "cpu_uncompiled") == 0)
-        return cpu_run && f->compiled_regions <= 0;
+        return cpu_run && f->compiled_regions <= 0 && f->cpu_bf16 != 0;
     if (strcmp(cond, "cpu_compiled") == 0)
-        return cpu_run && f->compiled_regions > 0;
+        return cpu_run && f->compiled_regions > 0 && f->cpu_bf16 != 0;
+    if (strcmp(cond, "cpu_uncompiled_nobf16") == 0)
+        return cpu_run && f->compiled_regions <= 0 && f->cpu_bf16 == 0;
+    if (strcmp(cond, "cpu_compiled_nobf16") == 0)
+        return cpu_run && f->compiled_regions > 0 && f->cpu_bf16 == 0;
     /* a CPU ResNet-18 traced with its shapes (torch 1.13: no stride or padding) was told to record shapes */
     /* a torch without Kineto records none even with record_shapes=True (Debian's 1.13: "record shapes" told to
      * loops that did) */

@@ -29,6 +29,8 @@ typedef struct mb_diag_figures {
     double setup_steps;        /* ... steps whose window holds such a call; -1 unknown (no steps) */
     double optimizer_steps;    /* trace: Optimizer.step annotations (0: the loop steps no torch.optim optimizer,
                                   a forward-only trace); -1 unknown (a stage file) */
+    int cpu_bf16;              /* the ceilings' CPU: native bf16 (avx512_bf16, amx_bf16) 1, none 0 (an x86 CPU that
+                                  lists neither), -1 unknown */
     double compiled_regions;   /* trace: torch.compile's compiled code running ("Torch-Compiled Region"); -1
                                   unknown */
     double fused_optimizer;    /* trace: a fused optimizer's steps or ops (Optimizer.step#FusedAdam.step,
