@@ -1,10 +1,12 @@
 /* main.c: the mlbench command line. The only place that exits.
  *
- *   mlbench [--suite NAME|FILE[,...]] [options]   measure (default suite: all)
- *   mlbench list                                 components, parameters, availability
- *   mlbench report FILE                          re-print a results file
- *   mlbench gap ... / mlbench compare ...        analysis (harness/analysis/analysis_cli.c)
- *   mlbench trace FILE                           what mlbench reads from a profiler trace
+ *   mlbench [run] [--suite NAME|FILE[,...]] [options]   measure (default suite: all)
+ *   mlbench list                                       components, parameters, availability
+ *   mlbench report FILE                                re-print a results file
+ *   mlbench gap ... / mlbench compare ...              analysis (harness/analysis/analysis_cli.c)
+ *   mlbench trace FILE                                 what mlbench reads from a profiler trace
+ *   mlbench COMMAND --help                             its usage on stdout, exit 0 (a usage error:
+ *                                                      exit 2, said on stderr)
  *
  * Exit status: 0 all ran (skips are not failures), 1 a benchmark or its
  * verification failed (or a --baseline check failed), 2 usage or input error. */
@@ -64,12 +66,13 @@ static void usage(FILE *f)
     char names[1024];
     mb_suite_names(names, sizeof names);
     fprintf(f,
-            "usage: mlbench [--suite NAME|FILE[,...]] [options]   run a suite (default: all)\n"
+            "usage: mlbench [run] [--suite S[,...]] [options]     run a suite (default: all)\n"
             "       mlbench list [--format table|json]            components, parameters, availability\n"
             "       mlbench report FILE [--format F] [--html PAGE] print a results file again\n"
             "       mlbench gap --run RUN [--ceilings RESULTS] [--target T]   gap of a real run\n"
             "       mlbench compare A.json B.json [...]           machines side by side\n"
             "       mlbench trace FILE                            what mlbench reads from a profiler trace\n"
+            "       mlbench COMMAND --help                        that command's own usage and options\n"
             "\n");
     fputs("suites: ", f);
     mb_text_wrap(f, 8, 8, names, 0);
@@ -244,6 +247,147 @@ static int parse_cli(int argc, char **argv, cli *c)
     return MB_OK;
 }
 
+/* ---- the arguments of list, report and trace ------------------------------- */
+
+/* Each subcommand's usage, one text: on stdout for --help, on stderr after a
+ * usage error, so what a mistake shows is what --help shows. */
+static const char LIST_USAGE[] =
+    "usage: mlbench list [--format table|json]\n"
+    "  the components and their backends, whether each can run here (and why not), their\n"
+    "  parameters (type, default, range) and the shipped suites\n"
+    "  --format F   table (default) or json\n"
+    "  -h, --help   this text\n";
+
+static const char REPORT_USAGE[] =
+    "usage: mlbench report FILE [--format table|json|csv|md] [--html PAGE]\n"
+    "  print a results file of `mlbench --suite ...` again\n"
+    "  --format F   table (default), json, csv or md on stdout\n"
+    "  --html PAGE  also write a self-contained HTML page with charts (docs/report.md)\n"
+    "  --           the end of the options: a FILE that starts with - goes after it\n"
+    "  -h, --help   this text\n";
+
+static const char TRACE_USAGE[] =
+    "usage: mlbench trace [--] FILE(.json|.json.gz)\n"
+    "  what mlbench reads from a PyTorch profiler trace (steps, stages, GPU utilization,\n"
+    "  warnings), as JSON on stdout (docs/traces.md)\n"
+    "  --           the end of the options: a FILE that starts with - goes after it\n"
+    "  -h, --help   this text\n";
+
+/* What a subcommand's command line gave. */
+typedef struct sub_args {
+    const char *format; /* --format, NULL when not given */
+    const char *html;   /* --html, NULL when not given */
+    const char *file;   /* the one positional argument, NULL when none */
+    bool help;          /* -h or --help */
+} sub_args;
+
+enum { SUB_FORMAT = 256, SUB_HTML };
+
+/* One argument that is no option: the file, when the command takes one and
+ * has none yet. */
+static int sub_positional(const char *arg, bool takes_file, sub_args *a, mb_err *err)
+{
+    if (takes_file && a->file == NULL) {
+        a->file = arg;
+        return MB_OK;
+    }
+    return mb_errf(err, MB_EUSAGE, "unexpected argument '%s'", arg);
+}
+
+/* Parses a subcommand's arguments (argv[0] is its name) with the options in
+ * opts. Scans them all even after an error, so that --help anywhere wins: a
+ * user who asks for the usage gets it, not a complaint about another word.
+ * Returns MB_OK (a->help set for --help) or MB_EUSAGE with the first error. */
+static int parse_sub_args(int argc, char **argv, const struct option *opts, bool takes_file, sub_args *a,
+                          mb_err *err)
+{
+    memset(a, 0, sizeof *a);
+    optind = 0; /* glibc: full re-initialisation */
+    opterr = 0; /* the messages are ours, with the command's name */
+    int ch;
+    while ((ch = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (ch) {
+        case SUB_FORMAT: a->format = optarg; break;
+        case SUB_HTML: a->html = optarg; break;
+        case 'h': a->help = true; break;
+        case ':': mb_errf(err, MB_EUSAGE, "%s needs a value", argv[optind - 1]); break;
+        default: mb_errf(err, MB_EUSAGE, "unknown option '%s'", argv[optind - 1]); break;
+        }
+    }
+    /* getopt moved the other arguments here, and those after a "--" */
+    for (int i = optind; i < argc; i++)
+        sub_positional(argv[i], takes_file, a, err);
+    if (a->help)
+        return MB_OK;
+    if (err->code != MB_OK)
+        return err->code;
+    if (takes_file && a->file == NULL)
+        return mb_errf(err, MB_EUSAGE, "a FILE is required");
+    return MB_OK;
+}
+
+/* After parsing: the usage on stdout for --help (exit 0), or the error and
+ * the usage on stderr (exit 2). Returns -1 when the command goes on. */
+static int sub_usage_status(int rc, const sub_args *a, const mb_err *err, const char *cmd, const char *usage)
+{
+    if (rc == MB_OK && a->help) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (rc == MB_OK)
+        return -1;
+    fprintf(stderr, "mlbench %s: %s\n", cmd, err->msg);
+    fputs(usage, stderr);
+    return mb_exit_status(rc);
+}
+
+/* list: --format table|json; no file. */
+static int parse_list_args(int argc, char **argv, sub_args *a, mb_err *err)
+{
+    static const struct option opts[] = {
+        { "format", required_argument, NULL, SUB_FORMAT },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int rc = parse_sub_args(argc, argv, opts, false, a, err);
+    if (rc != MB_OK || a->help)
+        return rc;
+    if (a->format == NULL)
+        a->format = "table";
+    if (strcmp(a->format, "table") && strcmp(a->format, "json"))
+        return mb_errf(err, MB_EUSAGE, "--format %s: expected table or json", a->format);
+    return MB_OK;
+}
+
+/* report: FILE, --format table|json|csv|md, --html PAGE. */
+static int parse_report_args(int argc, char **argv, sub_args *a, mb_err *err)
+{
+    static const struct option opts[] = {
+        { "format", required_argument, NULL, SUB_FORMAT },
+        { "html", required_argument, NULL, SUB_HTML },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int rc = parse_sub_args(argc, argv, opts, true, a, err);
+    if (rc != MB_OK || a->help)
+        return rc;
+    if (a->format == NULL)
+        a->format = "table";
+    if (!mb_format_valid(a->format))
+        return mb_errf(err, MB_EUSAGE, "--format %s: expected table, json, csv or md", a->format);
+    return MB_OK;
+}
+
+/* trace: FILE and no option but --help. */
+static int parse_trace_args(int argc, char **argv, sub_args *a, mb_err *err)
+{
+    static const struct option opts[] = {
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    return parse_sub_args(argc, argv, opts, true, a, err);
+}
+
 /* ---- mlbench list --------------------------------------------------------- */
 
 /* mlbench list's text: parameters and wrapped lines start at this column */
@@ -251,11 +395,12 @@ enum { LIST_INDENT = 31 };
 
 static int cmd_list(int argc, char **argv)
 {
-    bool json = argc >= 3 && strcmp(argv[1], "--format") == 0 && strcmp(argv[2], "json") == 0;
-    if (argc > 1 && !json) {
-        fprintf(stderr, "mlbench list: usage: mlbench list [--format table|json]\n");
-        return 2;
-    }
+    sub_args a;
+    mb_err err = { 0 };
+    int status = sub_usage_status(parse_list_args(argc, argv, &a, &err), &a, &err, "list", LIST_USAGE);
+    if (status >= 0)
+        return status;
+    bool json = strcmp(a.format, "json") == 0;
     cJSON *doc = cJSON_CreateArray();
     for (size_t i = 0; i < mb_registry_count(); i++) {
         const mb_component_ops *ops = mb_registry_at(i);
@@ -341,29 +486,14 @@ static int cmd_list(int argc, char **argv)
 
 /* ---- mlbench report ------------------------------------------------------- */
 
-static const char REPORT_USAGE[] =
-    "mlbench report: usage: mlbench report FILE [--format table|json|csv|md] [--html PAGE]\n";
-
 static int cmd_report(int argc, char **argv)
 {
-    const char *format = "table", *file = NULL, *html = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--format") == 0 && i + 1 < argc)
-            format = argv[++i];
-        else if (strcmp(argv[i], "--html") == 0 && i + 1 < argc)
-            html = argv[++i];
-        else if (argv[i][0] != '-' && file == NULL)
-            file = argv[i];
-        else {
-            fputs(REPORT_USAGE, stderr);
-            return 2;
-        }
-    }
-    if (file == NULL || !mb_format_valid(format)) {
-        fputs(REPORT_USAGE, stderr);
-        return 2;
-    }
+    sub_args a;
     mb_err err = { 0 };
+    int status = sub_usage_status(parse_report_args(argc, argv, &a, &err), &a, &err, "report", REPORT_USAGE);
+    if (status >= 0)
+        return status;
+    const char *file = a.file, *format = a.format, *html = a.html;
     cJSON *doc;
     if (mb_results_load(file, &doc, &err) != MB_OK) {
         /* a run file given to report: name the command that reads it */
@@ -379,7 +509,7 @@ static int cmd_report(int argc, char **argv)
     char unfinished[256];
     if (mb_results_unfinished(doc, unfinished, sizeof unfinished))
         fprintf(stderr, "mlbench report: %s: %s\n", file, unfinished);
-    int status = 0;
+    status = 0;
     if (mb_write_results(stdout, doc, format, &err) != MB_OK) {
         fprintf(stderr, "mlbench report: %s\n", err.msg);
         status = mb_exit_status(err.code);
@@ -392,14 +522,16 @@ static int cmd_report(int argc, char **argv)
     return status;
 }
 
+/* ---- mlbench trace -------------------------------------------------------- */
+
 static int cmd_trace(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "mlbench trace: usage: mlbench trace FILE(.json|.json.gz)\n");
-        return 2;
-    }
+    sub_args a;
     mb_err err = { 0 };
-    if (mb_trace_dump(argv[1], stdout, &err) != MB_OK) {
+    int status = sub_usage_status(parse_trace_args(argc, argv, &a, &err), &a, &err, "trace", TRACE_USAGE);
+    if (status >= 0)
+        return status;
+    if (mb_trace_dump(a.file, stdout, &err) != MB_OK) {
         fprintf(stderr, "mlbench trace: %s\n", err.msg);
         return mb_exit_status(err.code);
     }

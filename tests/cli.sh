@@ -22,6 +22,41 @@ check "help exits 0" expect_exit 0 "$MLBENCH" --help
 check "help names the suites" grep -q "suites: .*all" "$WORK/out"
 fits_120() { ! awk 'length > 120 { print "  over 120 columns: " $0; bad = 1 } END { exit !bad }' "$WORK/out"; }
 check "help fits 120 columns" fits_120
+# Every subcommand (those `mlbench --help` lists): --help or -h, before or after its other words, prints its usage on
+# stdout and exits 0 (trace read --help as a file name; report and list printed their usage on stderr and exited 2),
+# and an option it does not take exits 2 with nothing on stdout.
+help_on_stdout() { # help_on_stdout CMD ARGS...
+  local cmd=$1; shift
+  expect_exit 0 "$MLBENCH" "$cmd" "$@" && grep -qE "^usage: mlbench \[?$cmd[] ]" "$WORK/out" && fits_120 &&
+    [ ! -s "$WORK/err" ] || { echo "  stdout:"; head -3 "$WORK/out"; echo "  stderr:"; cat "$WORK/err"; return 1; }
+}
+bogus_option() { # bogus_option CMD
+  expect_exit 2 "$MLBENCH" "$1" --no-such-option && grep -q -- "--no-such-option" "$WORK/err" && [ ! -s "$WORK/out" ]
+}
+for cmd in run list report gap compare trace; do
+  check "$cmd --help: usage on stdout, exit 0" help_on_stdout "$cmd" --help
+  check "$cmd -h: usage on stdout, exit 0" help_on_stdout "$cmd" -h
+  check "$cmd FILE --help: usage on stdout, exit 0" help_on_stdout "$cmd" "$WORK/no-such.json" --help
+  check "$cmd --no-such-option exits 2" bogus_option "$cmd"
+done
+# list, report and trace: a usage error shows the command's usage on stderr (gap's and compare's run to 40 lines:
+# theirs point to --help)
+for cmd in list report trace; do
+  check "$cmd --no-such-option: its usage on stderr" bash -c "'$MLBENCH' $cmd --no-such-option 2>&1 >/dev/null |
+    grep -q '^usage: mlbench $cmd '"
+done
+check "report without FILE exits 2" expect_exit 2 "$MLBENCH" report
+check "report --format xml exits 2" expect_exit 2 "$MLBENCH" report "$WORK/no-such.json" --format xml
+check "  names the formats" grep -q "expected table, json, csv or md" "$WORK/err"
+check "report --format without a value exits 2" expect_exit 2 "$MLBENCH" report "$WORK/no-such.json" --format
+check "  says it needs a value" grep -q "needs a value" "$WORK/err"
+check "trace without FILE exits 2" expect_exit 2 "$MLBENCH" trace
+check "trace of two files exits 2" expect_exit 2 "$MLBENCH" trace a.json b.json
+check "trace -- --help reads a file named --help" expect_exit 2 "$MLBENCH" trace -- --help
+check "  which does not exist" bash -c "grep -q -- '--help' '$WORK/err' && ! grep -q '^usage' '$WORK/err'"
+check "list --format table exits 0" expect_exit 0 "$MLBENCH" list --format table
+check "list --format=json exits 0" expect_exit 0 "$MLBENCH" list --format=json
+check "list --format csv exits 2" expect_exit 2 "$MLBENCH" list --format csv
 check "list exits 0" expect_exit 0 "$MLBENCH" list
 check "list fits 120 columns (parameter help wrapped)" fits_120
 check "  every component listed" grep -q "^disk  *io_uring" "$WORK/out"
