@@ -347,6 +347,12 @@ static void python_block(const cJSON *step, const mb_ini *t, mb_diag_figures *f)
     f->cpu_python_one_block = f->cpu_python_s > 0 && f->cpu_python_block_s >= share * f->cpu_python_s;
     f->cpu_python_blocks = f->cpu_python_s > 0 && (f->cpu_python_one_block ||
                                                    f->cpu_python_long_s >= share * f->cpu_python_s);
+    const char *emb = mb_ini_get(t, "cpu_compute_bound", "dense_embedding_share_min");
+    f->cpu_dense_embedding_s = ev_num(step, "dense_embedding_grad_seconds");
+    double step_s = ev_num(step, "seconds");
+    f->cpu_dense_embedding_share = f->cpu_dense_embedding_s >= 0 && step_s > 0 ? f->cpu_dense_embedding_s / step_s
+                                                                               : -1;
+    f->cpu_dense_embedding = f->cpu_dense_embedding_share >= (emb ? strtod(emb, NULL) : 0.2);
 }
 
 static void figures_from_evidence(const cJSON *ev, mb_diag_figures *f)
@@ -652,6 +658,7 @@ void mb_diag_figures_compute(const mb_gap *g, const mb_ini *t, mb_diag_figures *
     f->sync_host_share = f->sync_host_s = f->longest_wait_s = -1;
     f->data_in_process = -1;
     f->cpu_python_s = f->cpu_python_block_s = f->cpu_python_long_s = f->cpu_python_long_n = -1;
+    f->cpu_dense_embedding_s = f->cpu_dense_embedding_share = -1;
     f->setup_steps = -1;
     f->optimizer_steps = f->compiled_regions = f->backward_ops = -1;
     f->fused_optimizer = f->graph_replays = f->foreach_optimizer = -1;
@@ -896,13 +903,16 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
         return opt_leads && opt_multi;
     /* memory-bound ops take the most of the ops: more than the matmuls, at least the other ops and the optimizer
      * (said as "of the ops": an RL loop's Python, 64.7% of its step, leads them, 12.3%) */
+    /* a recommender's EmbeddingBag: its dense gradient's fill_ 78% of the step, told "fuse them (torch.compile)" */
+    if (strcmp(cond, "cpu_dense_embedding") == 0)
+        return cpu_run && f->cpu_dense_embedding;
     if (strcmp(cond, "cpu_memory") == 0)
-        return cpu_run && f->cpu_memory_share > f->cpu_matmul_share && f->cpu_memory_share >= f->cpu_other_ops_share &&
+        return cpu_run && !f->cpu_dense_embedding && f->cpu_memory_share > f->cpu_matmul_share && f->cpu_memory_share >= f->cpu_other_ops_share &&
                f->cpu_memory_share >= opt;
     /* pytorch/examples' gat: its attention's elementwise work 91% of the step, its matmuls 9%; a trace
      * without shapes gets "record shapes" first, not advice on ops it cannot name */
     if (strcmp(cond, "cpu_other_ops") == 0)
-        return cpu_run && !f->cpu_matmul_unshaped && f->cpu_other_ops_share > f->cpu_matmul_share &&
+        return cpu_run && !f->cpu_dense_embedding && !f->cpu_matmul_unshaped && f->cpu_other_ops_share > f->cpu_matmul_share &&
                f->cpu_other_ops_share > f->cpu_memory_share && f->cpu_other_ops_share >= opt;
     /* Cryptheon/CyclicRouter's CPU trace: Python between its tiny ops 52.6% of the run, and the first remedy
      * read "Use all cores" */
@@ -1842,6 +1852,12 @@ static void cpu_stage_evidence(builder *b, const mb_gap *g, const mb_diag_figure
         EVIDENCE(b, "Python and other host code: %s a %s, %s of it in stretches of 1 ms or more with no op (%.3g a %s, "
                     "the longest %s%s)", py, f->span, blocks, f->cpu_python_long_n, f->span, longest,
                  strcmp(f->span, "step") == 0 ? " on average" : "");
+    }
+    if (f->cpu_dense_embedding) {
+        char emb[32];
+        mb_fmt_seconds(emb, sizeof emb, f->cpu_dense_embedding_s);
+        EVIDENCE(b, "an embedding's dense backward (a gradient the size of its table, zeroed and filled): %s a %s, "
+                    "%.1f%% of it", emb, f->span, 100 * f->cpu_dense_embedding_share);
     }
     flop_evidence(b, g);
 }

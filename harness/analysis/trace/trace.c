@@ -2514,6 +2514,7 @@ void mb_tr_state_free(tr_state *st)
     for (int k = 0; k < TR_CPU_N; k++)
         free(st->cpu_iv[k].iv);
     free(st->cpu_backward.iv);
+    free(st->cpu_dense_embedding.iv);
     free(st->cpu_mem_unsized.iv);
     free(st->host_colls);
     free(st->steps);

@@ -644,6 +644,7 @@ typedef struct tr_state {
     struct tr_event_view_hook *hook;
     tr_ivlist cpu_iv[TR_CPU_N];                  /* host events by tr_cpu_class (trace_cpu.c) */
     tr_ivlist cpu_backward;                      /* autograd::engine::evaluate_function events: the backward */
+    tr_ivlist cpu_dense_embedding;               /* an embedding's dense backward (trace_cpu.c dense_embedding) */
     long long cpu_count[TR_CPU_N];
     /* memory-bound ops by name ([memory_op]) whose shapes gave no bytes: the memory-bound class when no op
      * recorded shapes (a torch without Kineto), else the other ops' (mb_tr_cpu_stages) */
