@@ -1087,6 +1087,11 @@ class OverlapWords(unittest.TestCase):
         self.assertNotIn("the parts overlap", words(0.303, [0.297, 0.000016]))
         self.assertIn("one after another", words(0.16, [0.1, 0.06]))
         self.assertIn("contend", words(0.25, [0.1, 0.06]))
+        # no loader workers: nothing runs beside the parts, so not "they contend in the pipeline"
+        ov = {"full_vs_sum": 0.25 / 0.16, "full_vs_max": 0.25 / 0.1}
+        self.assertIn("with no loader workers: each slows the next in one process", ms._overlap_words(ov, 0))
+        self.assertNotIn("contend", ms._overlap_words(ov, 0))
+        self.assertIn("contend", ms._overlap_words(ov, 2))
         self.assertIn("in part", words(0.13, [0.1, 0.06]))
         # faster than its slowest part alone: the isolated figures are off (a busy machine), not "overlap"
         self.assertIn("not reliable", words(0.063, [0.107, 0.005]))

@@ -2394,6 +2394,37 @@ static void test_levels_little_waited(void **state)
     assert_true(strlen(legend) < sizeof legend - 1);
 }
 
+/* A simplify loader with no workers, 1.4x slower in the loop than alone
+ * and waited for whole: its note says no worker contends with it and what
+ * in its own process may; with 2 workers, or the count unknown, no note. */
+static void test_levels_inline_loader(void **state)
+{
+    fx *f = *state;
+    static const char run[] =
+        "{\"format\":\"mlbench-stages\",\"version\":2,\"run\":{\"steps\":1},\"stages\":["
+        "{\"name\":\"data loading\",\"component\":\"other\",\"role\":\"data\",\"seconds\":1.4,"
+        "\"isolated_seconds\":1},"
+        "{\"name\":\"step\",\"component\":\"other\",\"seconds\":1,\"isolated_seconds\":1}],"
+        "\"simplify\":{\"complete\":true,\"data_loading\":{%s\"cache\":\"warm\"}}}";
+    static const struct {
+        const char *workers;
+        bool said;
+    } cases[] = { { "\"workers\":0,", true }, { "\"workers\":2,", false }, { "", false } };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, run, cases[i].workers);
+        build(f, scratch_file("levels_inline.json", text));
+        mb_gap_levels L = mb_gap_stage_levels(&f->gap, 0, MB_LEVELS_TOLERANCE);
+        assert_int_equal(L.verdict, MB_VERDICT_PIPELINE);
+        bool said = false;
+        for (int k = 0; k < f->gap.n_notes; k++)
+            said = said || strstr(f->gap.notes[k], "data loading has no workers (num_workers=0) and takes 1.40x its "
+                                                   "time alone in the loop: no worker contends with it") != NULL;
+        if (said != cases[i].said)
+            fail_msg("case %zu: the no-worker note %s", i, said ? "said" : "not said");
+    }
+}
+
 /* A part that did other work alone than in the loop (a loader whose loop
  * the page cache served more: 248 MB a step against 289 MB a batch alone):
  * each rate from its own bytes, the gaps for the loop's bytes at the rate
@@ -2482,6 +2513,7 @@ int main(void)
         cmocka_unit_test(test_beyond_nearest_case),
         cmocka_unit_test(test_diagnosis_simplify_loader),
         cmocka_unit_test(test_needed_reads_one_at_a_time),
+        cmocka_unit_test(test_levels_inline_loader),
         cmocka_unit_test(test_stage_file_exposed),
         cmocka_unit_test(test_diagnosis_step_table),
         cmocka_unit_test(test_diagnosis_copies_in_steps),

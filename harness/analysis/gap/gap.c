@@ -1744,6 +1744,36 @@ static int cpu_ceilings_note(mb_gap *g, mb_err *err)
                     n, n == 1 ? "" : "s", n == 1 ? "is" : "are", what, g->ceilings->host ? g->ceilings->host : "?");
 }
 
+/* A simplify run's loader with no workers, slower in the loop than alone
+ * while the step waits for it: "slow only in the pipeline" names overlap,
+ * workers and contention, where no worker runs beside it (a memmap loader
+ * here, num_workers=0: 1.3-1.4x its time alone, in the runner and by hand).
+ * What slows it runs in its own process between its batches; said so. */
+static int inline_loader_note(mb_gap *g, mb_err *err)
+{
+    const cJSON *simp = g->run->evidence ? cJSON_GetObjectItemCaseSensitive(g->run->evidence, "simplify") : NULL;
+    const cJSON *dl = cJSON_GetObjectItemCaseSensitive(simp, "data_loading");
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(dl, "workers");
+    if (!cJSON_IsNumber(w) || w->valuedouble != 0)
+        return MB_OK; /* workers, or not known */
+    for (int i = 0; i < g->n; i++) {
+        const mb_stage *s = g->stages[i].stage;
+        if (!s->role || strcmp(s->role, "data") != 0)
+            continue;
+        mb_gap_levels L = mb_gap_stage_levels(g, i, MB_LEVELS_TOLERANCE);
+        if (!L.has_levels || L.verdict != MB_VERDICT_PIPELINE || !(L.alone_for_loop_seconds > 0))
+            continue;
+        return add_note(g, err,
+                        "%s has no workers (num_workers=0) and takes %.2fx its time alone in the loop: no worker "
+                        "contends with it; what slows it runs in its own process between its batches (the step "
+                        "leaves the caches cold; a BLAS's or OpenMP's threads may still spin after the step's last "
+                        "op), which mlbench does not measure apart. Workers (num_workers >= 1) would load the next "
+                        "batch beside the step",
+                        s->name, L.loop_seconds / L.alone_for_loop_seconds);
+    }
+    return MB_OK;
+}
+
 static int cmp_exposed(const void *a, const void *b, void *ctx)
 {
     const mb_gap_stage *st = ctx;
@@ -1771,6 +1801,8 @@ static int gap_headline(mb_gap *g, mb_err *err)
     g->bounded_share = g->total > 0 ? fmin(1, bounded / g->total) : 0;
     qsort_r(g->headline, (size_t)g->n, sizeof *g->headline, cmp_exposed, g->stages);
     int rc = cpu_ceilings_note(g, err);
+    if (rc == MB_OK)
+        rc = inline_loader_note(g, err);
     if (rc != MB_OK)
         return rc;
     if (!g->no_gpu_ceilings)
