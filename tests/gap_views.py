@@ -198,6 +198,30 @@ def host_open(trace, ceilings, step_ms):
     m = json.loads(run(args + ["--price", "b200=6,h100-sxm=5"], "json"))["machines"]
     check("host-open priced: the cheapest's cost up to the host's bound",
           "if the host keeps up (up to $%.3g if it does not)" % (6 / 3600 * host * 1000) in m["verdict"], m["verdict"])
+    # ... and its cost a range in the table, both ends in the JSON, per 1000 steps and per epoch
+    b200 = next(r for r in m["ranking"] if r["target"] == "b200")
+    lo, hi = 6 / 3600 * b200["step_seconds"], 6 / 3600 * host
+    check("host-open priced: the JSON's cost at both ends (by hand from the step and the host's bound)",
+          abs(b200["usd_per_step"] - lo) < 1e-6 * lo and abs(b200["usd_per_step_max"] - hi) < 1e-6 * hi, b200)
+    priced = args + ["--price", "b200=6,h100-sxm=5", "--epoch-steps", "100000"]
+    cost = "$%.3g-%.3g" % (lo * 1000, hi * 1000)
+    epoch = "$%.3g-%.3g" % (lo * 1e5, hi * 1e5)
+    text = run(priced, None)
+    for view, body in (("text", flat(text)), ("Markdown", flat(run(priced, "md")))):
+        check("host-open priced %s: the cost a range (%s, %s an epoch)" % (view, cost, epoch),
+              cost in body and epoch in body, body[-3000:])
+    check("host-open priced text: every line in 120 columns",
+          max(len(line) for line in text.splitlines()) <= 120, max(text.splitlines(), key=len))
+    pm = json.loads(run(priced, "json"))["machines"]
+    b200 = next(r for r in pm["ranking"] if r["target"] == "b200")
+    check("host-open priced: an epoch's cost at both ends",
+          abs(b200["usd_per_epoch"] - lo * 1e5) < 1e-6 * lo * 1e5 and
+          abs(b200["usd_per_epoch_max"] - hi * 1e5) < 1e-6 * hi * 1e5, b200)
+    page_path = os.path.join(WORK, "host-open-priced.html")
+    run(priced + ["--html", page_path], None)
+    page = html.unescape(open(page_path, encoding="utf-8").read())
+    check("host-open priced page: the cost's range on its bar", "%s per 1000 steps (the first if the host keeps "
+          "up)" % cost in page, "")
     page = open(os.path.join(WORK, "host-open.html"), encoding="utf-8").read()
     check("host-open page: the bound beside the bar", "(up to %s: the host)" % fmt_seconds(host) in page, "")
     # the loop's own step, the GPU's within 5%: the host took at most that

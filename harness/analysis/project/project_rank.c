@@ -1571,11 +1571,17 @@ static int step_text(char *buf, size_t len, const mb_rank_row *w)
 }
 
 /* A row's cost of `steps` steps as the table shows it: "$0.0281", ">$0.0145" for a lower bound (its step is
- * one, so its cost is too), "-" unpriced. */
+ * one, so its cost is too), "$0.0376-0.0642" for a step the host may lengthen (its range: costed at its GPU's
+ * time alone, a B200's 22.5 ms read $0.0376 where the host's 38.5 ms costs $0.0642), "-" unpriced. */
 static void cost_text(char *buf, size_t len, const mb_rank_row *w, double steps)
 {
-    char u[24];
+    char u[24], v[24];
     fmt_usd(u, sizeof u, w->price / 3600 * w->step * steps);
+    if (w->step_max > 0 && u[0] == '$') {
+        fmt_usd(v, sizeof v, w->price / 3600 * w->step_max * steps);
+        snprintf(buf, len, "%s-%s", u, v[0] == '$' ? v + 1 : v);
+        return;
+    }
     snprintf(buf, len, "%s%s", w->kept > 0 && u[0] == '$' ? ">" : "", u);
 }
 
@@ -1596,7 +1602,20 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
         if (r->rows[i].ok && step_text(t, sizeof t, &r->rows[i]) > sw)
             sw = (int)strlen(t);
     }
-    const int bw = (prices ? 12 : 28) - (sw - 9);
+    /* ... and so does a cost of such a step ("$0.0376-0.0642") */
+    int cw = 10, ew = 9;
+    for (int i = 0; i < r->n && prices; i++) {
+        char t[64];
+        if (!r->rows[i].ok)
+            continue;
+        cost_text(t, sizeof t, &r->rows[i], 1000);
+        cw = (int)fmax(cw, (double)strlen(t));
+        cost_text(t, sizeof t, &r->rows[i], r->epoch_steps > 0 ? (double)r->epoch_steps : 0);
+        ew = (int)fmax(ew, (double)strlen(t));
+    }
+    int bw = (prices ? 12 - (cw - 10) - (ew - 9) : 28) - (sw - 9);
+    if (bw < 4)
+        bw = 4; /* the narrowest bar that still shows a split; the header's word shortens to it */
     char hs[32];
     mb_fmt_seconds(hs, sizeof hs, r->here_step);
     const char *title = r->by_cost ? "achines ranked by cost per step (priced ones first), then by projected step time"
@@ -1644,8 +1663,8 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
     } else {
         fprintf(o, "  %-3s %-34s %-9s %*s %8s %7s", "#", "machine", "from", sw, "step", "vs here", "checked");
         if (prices)
-            fprintf(o, " %7s %10s %9s", "$/h", "$/1k steps", "$/epoch");
-        fprintf(o, "  %s\n", "step split");
+            fprintf(o, " %7s %*s %*s", "$/h", cw, "$/1k steps", ew, "$/epoch");
+        fprintf(o, "  %s\n", bw >= 10 ? "step split" : "bar");
     }
     char b[64], st[48], sp[32], ph[24], pk[32], pe[32];
     bar(b, bw, r->here_cls, max);
@@ -1655,7 +1674,7 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
     else {
         fprintf(o, "  %-3s %-34.34s %-9s %*s %8s %7s", "-", r->here, r->here_source, sw, hs, "1.00x", "");
         if (prices)
-            fprintf(o, " %7s %10s %9s", "", "", "");
+            fprintf(o, " %7s %*s %*s", "", cw, "", ew, "");
         fprintf(o, "  %s\n", b);
     }
     for (int i = 0; i < r->n; i++) {
@@ -1690,7 +1709,7 @@ static void rank_text(FILE *o, const mb_ranking *r, bool md)
         } else {
             fprintf(o, "  %-3s %-34.34s %-9s %*s %8s %7s", num, w->label, w->source, sw, st, sp, ck);
             if (prices)
-                fprintf(o, " %7s %10s %9s", ph, pk, pe);
+                fprintf(o, " %7s %*s %*s", ph, cw, pk, ew, pe);
             fprintf(o, "  %s\n", b);
         }
     }
@@ -1830,8 +1849,13 @@ cJSON *mb_rank_json(const mb_ranking *r)
                 cJSON_AddNumberToObject(o, "usd_per_step", w->price / 3600 * w->step);
                 /* a lower bound's step makes its cost one too: at least usd_per_step */
                 cJSON_AddBoolToObject(o, "usd_lower_bound", w->kept > 0);
+                if (w->step_max > 0) /* the cost at the host's bound, as step_seconds_max */
+                    cJSON_AddNumberToObject(o, "usd_per_step_max", w->price / 3600 * w->step_max);
                 if (r->epoch_steps > 0)
                     cJSON_AddNumberToObject(o, "usd_per_epoch", w->price / 3600 * w->step * (double)r->epoch_steps);
+                if (r->epoch_steps > 0 && w->step_max > 0)
+                    cJSON_AddNumberToObject(o, "usd_per_epoch_max",
+                                            w->price / 3600 * w->step_max * (double)r->epoch_steps);
             }
         }
         if (w->note[0])
@@ -1917,7 +1941,8 @@ static void cost_chart(FILE *o, const mb_ranking *r)
         char label[200], t[200], u[32];
         machine_label(label, sizeof label, r, i);
         cost_text(u, sizeof u, w, 1000);
-        snprintf(t, sizeof t, "%.90s: %s per 1000 steps%s", w->label, u, w->kept > 0 ? " (a lower bound)" : "");
+        snprintf(t, sizeof t, "%.90s: %s per 1000 steps%s", w->label, u,
+                 w->kept > 0 ? " (a lower bound)" : w->step_max > 0 ? " (the first if the host keeps up)" : "");
         mb_chart_category(&c, k, n, label);
         mb_chart_bar(&c, k, n, 0, 1, 0, usd_per_step(w) * 1000, 0, t);
         mb_chart_bar_value(&c, k, n, usd_per_step(w) * 1000, u);
