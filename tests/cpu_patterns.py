@@ -968,6 +968,40 @@ def wrapped_matmul(ceil):
           parts)
 
 
+def embedding_bag(ceil):
+    """A recommender's EmbeddingBag on the CPU (nn.EmbeddingBag(1000, 64, mode="sum"), 4096 bags of 20 indices):
+    aten::embedding_bag > aten::_embedding_bag 1 ms, aten::_embedding_bag_backward > _embedding_bag_dense_backward
+    2 ms, aten::index 1 ms. Before the bag model they were other aten ops. The forward (bag): per index one row of
+    64 floats read and the index, 81920 x 8 + 81920 x 64 x 4 = 21626880 bytes (not the gather model's row written
+    per index: the 4096 bags are fewer); the dense backward (reduce: no table-sized input) every tensor once,
+    4096 x 64 x 4 + 2 x 81920 x 8 + 2 x 4096 x 8 = 2424832. The wrappers hold the same inputs and count neither
+    bytes nor time twice."""
+    fwd = {"Input Dims": [[1000, 64], [81920], [4096], [], [], [], [], [], []],
+           "Input type": ["float", "long int", "long int", "Scalar", "Scalar", "Scalar", "", "Scalar", "Scalar"]}
+    bwd = {"Input Dims": [[4096, 64], [81920], [4096], [81920], [4096], [4096], [], [], [], [], [], []],
+           "Input type": ["float", "long int", "long int", "long int", "long int", "long int", "Scalar", "Scalar",
+                          "Scalar", "Scalar", "", "Scalar"]}
+    dense = {"Input Dims": [[4096, 64], [81920], [81920], [4096], [4096], [], [], [], [], []],
+             "Input type": ["float", "long int", "long int", "long int", "long int", "Scalar", "Scalar", "Scalar", "",
+                            "Scalar"]}
+
+    def body(t0):
+        return [ev("aten::embedding_bag", t0 + 500, 1000, "cpu_op", fwd),
+                ev("aten::_embedding_bag", t0 + 510, 980, "cpu_op", fwd),
+                ev("aten::index", t0 + 2000, 1000, "cpu_op"),
+                ev("aten::_embedding_bag_backward", t0 + 4000, 2000, "cpu_op", bwd),
+                ev("aten::_embedding_bag_dense_backward", t0 + 4050, 1900, "cpu_op", dense)]
+    d = gap(write("cpu-embedding-bag", steps(body), kineto=True), ceil)
+    m, o = stage(d, "memory-bound ops (cpu)"), stage(d, "other aten ops")
+    per_step = 21626880 + 2424832
+    check("embedding bag: forward and dense backward are memory-bound, 3 ms a step, each instant once",
+          m is not None and close(m["seconds_per_step"], 3e-3) and m["work_unit"] == "byte", m)
+    check("embedding bag: the bytes of the innermost ops, once each (bag: a row read per index, not written)",
+          m is not None and m["work"] == STEPS * per_step and m["calls"] == 2 * STEPS, m)
+    check("embedding bag: other aten ops hold aten::index alone, 1 ms",
+          o is not None and close(o["seconds_per_step"], 1e-3), o)
+
+
 def unseen_loops(ceil):
     """What real CPU training loops on Debian's torch 1.13 (no Kineto, no shapes) showed (an LSTM, a ConvNet with a
     DataLoader of two workers, a loop that saves a checkpoint every step): each reading here is known by hand."""
@@ -1172,6 +1206,7 @@ conv_no_stride(ceil)
 memory_bound(ceil)
 sparse_matmul(ceil)
 wrapped_matmul(ceil)
+embedding_bag(ceil)
 complex_matmul(ceil)
 bf16_remedy(ceil)
 dense_embedding(ceil)

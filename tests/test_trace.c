@@ -2504,6 +2504,59 @@ static void test_op_bytes(void **state)
     put_tensor(&sh, 1, "long int", 2, (int64_t[]){8, 1024});
     assert_true(mb_tr_op_bytes(TR_MOP_GATHER, &sh, &b, &why));
     assert_true(b == 67174400);
+    /* _embedding_bag(weight [1000, 64] fp32, indices [4096 x 20] long,
+     * offsets [4096] long, scale_grad_by_freq, mode, sparse,
+     * per_sample_weights None, include_last_offset, padding_idx): per index
+     * one row of 64 read, the 4096 bags written not counted (a lower bound;
+     * gather's row written per index would double it): 81920 x 8 + 81920 x
+     * 64 x 4 = 21626880 */
+    memset(&sh, 0, sizeof sh);
+    put_tensor(&sh, 0, "float", 2, (int64_t[]){1000, 64});
+    put_tensor(&sh, 1, "long int", 1, (int64_t[]){81920});
+    put_tensor(&sh, 2, "long int", 1, (int64_t[]){4096});
+    put_tensor(&sh, 3, "Scalar", 0, NULL);
+    put_tensor(&sh, 4, "Scalar", 0, NULL);
+    put_tensor(&sh, 5, "Scalar", 0, NULL);
+    put_tensor(&sh, 6, "", 0, NULL);
+    put_tensor(&sh, 7, "Scalar", 0, NULL);
+    put_tensor(&sh, 8, "Scalar", 0, NULL);
+    assert_true(mb_tr_op_bytes(TR_MOP_BAG, &sh, &b, &why));
+    assert_true(b == 81920.0 * 8 + 81920.0 * 64 * 4);
+    assert_true(b == 21626880);
+    assert_true(mb_tr_op_bytes(TR_MOP_GATHER, &sh, &b, &why)); /* the same function: the row written too */
+    assert_true(b == 81920.0 * 8 + 2 * 81920.0 * 64 * 4);
+    /* int32 indices and offsets (torch takes both): 81920 x 4 + 81920 x 256 */
+    strcpy(sh.types[1], "int");
+    strcpy(sh.types[2], "int");
+    assert_true(mb_tr_op_bytes(TR_MOP_BAG, &sh, &b, &why));
+    assert_true(b == 81920.0 * 4 + 81920.0 * 64 * 4);
+    /* no index input: no bytes, not the whole table's */
+    strcpy(sh.types[1], "float");
+    strcpy(sh.types[2], "float");
+    assert_false(mb_tr_op_bytes(TR_MOP_BAG, &sh, &b, &why));
+    assert_non_null(strstr(why, "index"));
+    /* a model past the last (TR_MOP_BAG) is no memory-bound op's */
+    assert_false(mb_tr_op_bytes(TR_MOP_BAG + 1, &sh, &b, &why));
+    assert_string_equal(why, "not a memory-bound op");
+    /* _embedding_bag_dense_backward(grad [4096, 64] fp32, indices [81920],
+     * offset2bag [81920], bag_size [4096], maximum_indices [4096] long,
+     * num_weights, scale_grad_by_freq, mode, per_sample_weights None,
+     * padding_idx): no table-sized input, every tensor read once (reduce;
+     * the table-sized gradient is the zeros -> fill_ it calls):
+     * 4096 x 64 x 4 + 2 x 81920 x 8 + 2 x 4096 x 8 = 2424832 */
+    memset(&sh, 0, sizeof sh);
+    put_tensor(&sh, 0, "float", 2, (int64_t[]){4096, 64});
+    put_tensor(&sh, 1, "long int", 1, (int64_t[]){81920});
+    put_tensor(&sh, 2, "long int", 1, (int64_t[]){81920});
+    put_tensor(&sh, 3, "long int", 1, (int64_t[]){4096});
+    put_tensor(&sh, 4, "long int", 1, (int64_t[]){4096});
+    put_tensor(&sh, 5, "Scalar", 0, NULL);
+    put_tensor(&sh, 6, "Scalar", 0, NULL);
+    put_tensor(&sh, 7, "Scalar", 0, NULL);
+    put_tensor(&sh, 8, "", 0, NULL);
+    put_tensor(&sh, 9, "Scalar", 0, NULL);
+    assert_true(mb_tr_op_bytes(TR_MOP_REDUCE, &sh, &b, &why));
+    assert_true(b == 2424832);
     /* nll_loss_forward(logits [8192, 32000] fp32, target [8192] long): one
      * logit per target, 8192 x (8 + 4) = 98304 */
     memset(&sh, 0, sizeof sh);
@@ -2542,6 +2595,8 @@ static void test_op_bytes(void **state)
 }
 
 /* ---- class rules -------------------------------------------------------------------- */
+
+_Static_assert(TR_MOP_GATHER == 5 && TR_MOP_UPDATE == 8 && TR_MOP_BAG == 9, "test_rules spells the models' values");
 
 static void test_rules(void **state)
 {
@@ -2641,6 +2696,16 @@ static void test_rules(void **state)
         {TR_SET_MEMOP, "triton_poi_fused_add_cos_sin_0", "7"}, /* arguments */
         {TR_SET_MEMOP, "triton_for_fused_0", "7"},
         {TR_SET_MEMOP, "triton_tem_fused_mm_0", "0"},
+        /* EmbeddingBag: 9 bag (TR_MOP_BAG; a row read per index, the bags not counted), its backward 3 reduce */
+        {TR_SET_MEMOP, "aten::embedding_bag", "9"},
+        {TR_SET_MEMOP, "aten::_embedding_bag", "9"},
+        {TR_SET_MEMOP, "aten::_embedding_bag_forward_only", "9"},
+        {TR_SET_MEMOP, "aten::_embedding_bag_backward", "3"},
+        {TR_SET_MEMOP, "aten::_embedding_bag_dense_backward", "3"},
+        {TR_SET_MEMOP, "aten::_embedding_bag_sparse_backward", "3"},
+        {TR_SET_MEMOP, "aten::_embedding_bag_per_sample_weights_backward", "9"},
+        {TR_SET_MEMOP, "aten::embedding", "5"}, /* gather */
+        {TR_SET_MEMOP, "aten::embedding_dense_backward", "3"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int twice = 0; twice < 2; twice++) { /* second time from the cache */
@@ -2682,7 +2747,7 @@ static void test_rules(void **state)
     text = "[runtime]\nlaunch = x\n[annotation]\nstep = y\n[memory_op]\nwrites = ^aten::add$\n";
     write_text(bad, text, strlen(text));
     assert_int_equal(mb_tr_rules_load(&r, bad, &err), MB_EUSAGE);
-    assert_non_null(strstr(err.msg, "out, inplace, reduce, gradient, gather or pick"));
+    assert_non_null(strstr(err.msg, "out, inplace, reduce, gradient, gather, bag, pick, arguments or update"));
     mb_err_clear(&err);
     assert_int_equal(mb_tr_rules_load(&r, tmp_path("missing.ini"), &err), MB_EUSAGE);
     assert_non_null(strstr(err.msg, "cannot open"));

@@ -84,6 +84,8 @@ enum tr_memop_model {
     TR_MOP_PICK,     /* per index element, reads one element of its values (nll_loss) */
     TR_MOP_ARGS,     /* a generated kernel's arguments, outputs among them: each tensor once (Inductor) */
     TR_MOP_UPDATE,   /* reads its tensor inputs, writes its first back (an optimizer's in-place update) */
+    TR_MOP_BAG,      /* per index element, reads one row of its table; the bags written not counted (EmbeddingBag).
+                      * The last model: mb_tr_op_bytes refuses any value past it */
 };
 
 typedef struct tr_rule {
@@ -208,7 +210,10 @@ int mb_tr_dtype_bytes(const char *type);
  * TR_MOP_UPDATE: the first input written back too). A lower bound: an
  * in-place op (but an update) also writes what it read, a reduction's
  * (TR_MOP_REDUCE) output is not counted, and a kernel may read an input
- * more than once. A TensorList takes the element size of the op's
+ * more than once. The indexed models count what their index selects:
+ * TR_MOP_GATHER one row of the table read and written per index element,
+ * TR_MOP_BAG one row read (the bags written are fewer than the indices),
+ * TR_MOP_PICK one value read. A TensorList takes the element size of the op's
  * first plain tensor input (PyTorch does not record a list's dtype). Returns
  * false with *why set when no byte count follows from the shapes. */
 bool mb_tr_op_bytes(int model, const tr_shapes *sh, double *bytes, const char **why);

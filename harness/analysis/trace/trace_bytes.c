@@ -8,13 +8,15 @@
  * and an out-of-place op writes one output the size of its largest input.
  * It is a lower bound: an in-place op writes back what it read, a
  * reduction's small output is left out, and a kernel
- * may read an input more than once or write several outputs. Three ops
+ * may read an input more than once or write several outputs. Four ops
  * read less than all of their inputs and have their own model: a pooling
  * backward ("gradient") reads its input only for the shape of the gradient
  * it writes; an embedding ("gather") reads and writes one row of its table
- * per index; nll_loss ("pick") reads one logit per target. A kernel that
- * torch.compile (Inductor) generated records its arguments, outputs among
- * them ("arguments"): each tensor argument counts once, read or written. */
+ * per index; an EmbeddingBag ("bag") reads one row per index and writes one
+ * per bag, fewer, not counted; nll_loss ("pick") reads one logit per target.
+ * A kernel that torch.compile (Inductor) generated records its arguments,
+ * outputs among them ("arguments"): each tensor argument counts once, read
+ * or written. */
 #include "trace.h"
 
 #include <string.h>
@@ -48,7 +50,7 @@ static double numel(const int64_t *d, int rank)
 }
 
 /* An index input (integer elements) and a values input (floating-point),
- * each the largest of its kind, for the gather and pick models. */
+ * each the largest of its kind, for the gather, bag and pick models. */
 static bool index_and_values(const tr_shapes *sh, int *idx, int *val)
 {
     double ni = -1, nv = -1;
@@ -69,9 +71,9 @@ static bool index_and_values(const tr_shapes *sh, int *idx, int *val)
     return *idx >= 0 && *val >= 0;
 }
 
-/* Embedding (gather) and nll_loss (pick) touch only what their index
- * selects: counting the whole table or the whole logits (32000 x 8192 for a
- * GPT's loss) would be no lower bound. */
+/* Embedding (gather), EmbeddingBag (bag) and nll_loss (pick) touch only
+ * what their index selects: counting the whole table or the whole logits
+ * (32000 x 8192 for a GPT's loss) would be no lower bound. */
 static bool indexed_bytes(int model, const tr_shapes *sh, double *bytes, const char **why)
 {
     int idx, val;
@@ -85,13 +87,15 @@ static bool indexed_bytes(int model, const tr_shapes *sh, double *bytes, const c
         *bytes = n * (es_idx + es);
         return true;
     }
-    /* a row of the table (its dims after the first) read and written per index */
+    /* a row of the table (its dims after the first) read per index, and for
+     * gather written too; a bag's sum, mean or max is written once per bag,
+     * fewer than its indices (offsets say how many): not counted */
     if (sh->rank[val] < 1) {
         *why = "the table of an embedding has no rows";
         return false;
     }
     double row = numel(sh->dims[val] + 1, sh->rank[val] - 1);
-    *bytes = n * es_idx + 2 * n * row * es;
+    *bytes = n * es_idx + (model == TR_MOP_BAG ? 1 : 2) * n * row * es;
     return true;
 }
 
@@ -101,7 +105,7 @@ static const char no_list_type[] = "element type of a TensorList not recorded";
  * whose type nothing recorded (0: their bytes are unknown). */
 static bool op_bytes(int model, const tr_shapes *sh, int unknown_list_es, double *bytes, const char **why)
 {
-    if (model < TR_MOP_OUT || model > TR_MOP_UPDATE) {
+    if (model < TR_MOP_OUT || model > TR_MOP_BAG) { /* TR_MOP_BAG: the last */
         *why = "not a memory-bound op";
         return false;
     }
@@ -120,7 +124,7 @@ static bool op_bytes(int model, const tr_shapes *sh, int unknown_list_es, double
             *why = "TensorList recorded without shapes";
             return false;
         }
-    if (model == TR_MOP_GATHER || model == TR_MOP_PICK)
+    if (model == TR_MOP_GATHER || model == TR_MOP_BAG || model == TR_MOP_PICK)
         return indexed_bytes(model, sh, bytes, why);
     /* A TensorList's elements have no recorded type: they take the first
      * plain tensor input's (foreach ops pass lists of one dtype). */

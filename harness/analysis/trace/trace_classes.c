@@ -72,6 +72,8 @@ static int value_of(int set, const char *key)
             return TR_MOP_ARGS;
         if (strcmp(key, "update") == 0)
             return TR_MOP_UPDATE;
+        if (strcmp(key, "bag") == 0)
+            return TR_MOP_BAG;
     } else {
         for (int i = 1; i <= TR_ANN_COMPILE; i++)
             if (strcmp(key, ann[i]) == 0)
@@ -201,7 +203,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
         if (v < 0) {
             mb_errf(c->err, MB_EUSAGE, "%s: unknown key (expected %s)", where,
                     set == TR_SET_RUNTIME  ? "launch, sync or blocking"
-                    : set == TR_SET_MEMOP ? "out, inplace, reduce, gradient, gather or pick"
+                    : set == TR_SET_MEMOP ? "out, inplace, reduce, gradient, gather, bag, pick, arguments or update"
                     : set == TR_SET_DISPATCH ? "metadata"
                                           : "step, dataloader or collective");
             c->failed = true;
