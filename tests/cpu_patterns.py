@@ -921,6 +921,26 @@ def dense_embedding(ceil):
     check("dense embedding: 10% of the step is not told sparse=True", "sparse=True" not in rem, rem)
 
 
+def unequal_steps(ceil):
+    """Four steps of 10, 10, 40 and 10 ms (an evaluation in the third): the warning names them in order, the
+    longest 4.0x the 10-ms median, their mean 17.5 ms; four steps of 10 ms have no such warning."""
+    def body(durs):
+        out, t0 = [], 0
+        for n, dur in enumerate(durs):
+            out.append(ev("ProfilerStep#%d" % n, t0, dur, "user_annotation"))
+            out += matmul(t0 + 100, dur - 200)
+            t0 += dur + 1000
+        return out
+    d = gap(write("cpu-unequal-steps", body([10000, 10000, 40000, 10000]), kineto=True), ceil)
+    said = [w for w in d["run"]["warnings"] if w.startswith("the steps are unequal")]
+    check("unequal steps: said in order, the longest 4.0x the median, the mean 17.5 ms",
+          len(said) == 1 and "10 ms, 10 ms, 40 ms, 10 ms (the longest 4.0x the median, 10 ms; their mean 17.5 ms)"
+          in said[0], said or d["run"]["warnings"])
+    d = gap(write("cpu-equal-steps", body([10000] * 4), kineto=True), ceil)
+    check("equal steps: no unequal-steps warning",
+          not any(w.startswith("the steps are unequal") for w in d["run"]["warnings"]), d["run"]["warnings"])
+
+
 def complex_matmul(ceil):
     """A complex128 matmul (a Gaussian-process solve's): each product of complex numbers is 4 real products, so a
     64^3 mm in c10::complex<double> counts 4 x 2 x 64^3 FLOPs, its stage in fp64 (it was a quarter of that, its
@@ -1210,6 +1230,7 @@ embedding_bag(ceil)
 complex_matmul(ceil)
 bf16_remedy(ceil)
 dense_embedding(ceil)
+unequal_steps(ceil)
 rank_share()
 print("%d failure(s)" % fails)
 sys.exit(1 if fails else 0)
