@@ -445,7 +445,7 @@ def memory_bound(ceil):
     check("memory-bound: evidence: their rate against host memory",
           "memory-bound ops (cpu): 11.2 GB/s, 56% of the measured host memory ceiling (20 GB/s" in evid, evid)
     check("memory-bound: remedies fuse the memory-bound ops; none asks for shapes that were recorded",
-          "fuse them (torch.compile)" in rem and "record_shapes" not in rem, rem)
+          "fuse them (torch.compile, PyTorch 2)" in rem and "record_shapes" not in rem, rem)
     # Onto GPUs: no GPU datasheet takes a step that is CPU compute (each kept it: 1.00x); a measured machine takes
     # it onto its host CPU (the kernel-level model said "nothing to project kernel by kernel" and stopped). The
     # compute: the matmul 2 ms, the log_softmax 5 ms and aten::index 1 ms, the model's ops a GPU would run too.
@@ -857,7 +857,7 @@ def extension_ops(ceil):
           py is not None and close(py["seconds"], STEPS * 4e-3), py)
     rem = " ".join(d["diagnosis"]["findings"][0]["remedies"])
     check("extension ops: a compiled run is not told torch.compile", "compiled already" in rem and
-          "torch.compile or oneDNN" not in rem, rem)
+          "torch.compile (PyTorch 2) or oneDNN" not in rem, rem)
     # an extension's matmul whose operands are not linear's (_C::onednn_mm writes its first): time, no FLOPs
     d = gap(write("cpu-extension-mm", steps(lambda t0: body(t0, "_C::onednn_mm")[:3]), kineto=True), ceil)
     g = stage(d, "gemm (cpu)")
@@ -887,7 +887,7 @@ def bf16_remedy(ceil):
         rem = " ".join(r for f in d["diagnosis"]["findings"] for r in f["remedies"])
         other = "bf16 where the CPU has it" if said == "Not bf16" else "Not bf16"
         check("bf16 remedy (%s): '%s' said, '%s' not" % (name, said, other),
-              said in rem and other not in rem and "torch.compile or oneDNN" in rem, rem)
+              said in rem and other not in rem and "torch.compile (PyTorch 2) or oneDNN" in rem, rem)
 
 
 def dense_embedding(ceil):
@@ -939,6 +939,20 @@ def unequal_steps(ceil):
     d = gap(write("cpu-equal-steps", body([10000] * 4), kineto=True), ceil)
     check("equal steps: no unequal-steps warning",
           not any(w.startswith("the steps are unequal") for w in d["run"]["warnings"]), d["run"]["warnings"])
+
+
+def gathers_lead_unshaped(ceil):
+    """A GNN's message passing in the array of a torch without Kineto (no shapes): index_select 6 ms and index_add_
+    2 ms a step, a matmul of 1 ms. The other ops lead, and their remedy is said first, shapes or not (it was held
+    back for the matmuls' missing shapes: a real GNN's 82.6% of other ops was told only about its 12% of matmuls)."""
+    def body(t0):
+        return [ev("aten::index_select", t0 + 100, 6000), ev("aten::index_add_", t0 + 6200, 2000)] + \
+            [dict(e, args={}) for e in matmul(t0 + 8300, 1000)]
+    d = gap(write("cpu-gathers-unshaped", steps(body), kineto=False), ceil)
+    rem = d["diagnosis"]["findings"][0]["remedies"]
+    check("gathers lead, no shapes: the other ops' remedy first, and shapes asked for the matmuls",
+          rem[0].startswith("Of the ops, those other than matmuls and convolutions take the most") and
+          any("a torch without Kineto records no shapes" in r for r in rem), rem)
 
 
 def complex_matmul(ceil):
@@ -1231,6 +1245,7 @@ complex_matmul(ceil)
 bf16_remedy(ceil)
 dense_embedding(ceil)
 unequal_steps(ceil)
+gathers_lead_unshaped(ceil)
 rank_share()
 print("%d failure(s)" % fails)
 sys.exit(1 if fails else 0)
