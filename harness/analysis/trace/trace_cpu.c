@@ -222,29 +222,68 @@ static bool encloses_counted(const tr_state *st, size_t i, int kind)
     return next && next->thread == op->thread && next->start < op->end;
 }
 
-/* Bytes of the innermost memory-bound ops whose shapes gave them (log_softmax
- * -> _log_softmax counts once), each in the share of its time inside `free`
+static bool mem_counted(const tr_flop_op *op)
+{
+    return op->kind == TR_OP_MEM && op->flops >= 0 && op->end > op->start;
+}
+
+/* Bytes of the outermost memory-bound ops whose shapes gave them, each what
+ * the ops inside it move, or its own bytes where those are under half of
+ * them: it did the work itself (log_softmax -> _log_softmax counts once;
+ * _embedding_bag's 21.6 MB of rows are not lost to the few bytes of the sub_
+ * and fill_ inside it, as taking the innermost ops alone lost them; a wrapper
+ * that hands its inputs down, _embedding_bag_backward with its unused
+ * max_indices, is its inner ops'), each in the share of its time inside `avail`
  * (the steps less the classes counted before this one: an add_ inside the
  * optimizer is the optimizer's time, so not this stage's bytes); `calls`
- * the ops with time there. */
-static double leaf_mem_bytes(tr_state *st, const int64_t *free, size_t nf, long long *calls)
+ * the outermost ops with time there. False: out of memory. */
+static bool mem_op_bytes(tr_state *st, const int64_t *avail, size_t nf, double *bytes, long long *calls)
 {
-    double bytes = 0;
+    *bytes = 0;
     *calls = 0;
-    mb_tr_sort_flop_ops(st);
-    for (size_t i = 0; i < st->n_flop_ops; i++) {
-        const tr_flop_op *op = &st->flop_ops[i];
-        if (op->kind != TR_OP_MEM || op->flops < 0 || op->end <= op->start)
+    mb_tr_sort_flop_ops(st); /* by thread, then start, the outer of two first */
+    size_t m = 0;
+    for (size_t i = 0; i < st->n_flop_ops; i++)
+        m += mem_counted(&st->flop_ops[i]);
+    if (m == 0)
+        return true;
+    size_t *idx = malloc(m * sizeof *idx), *stack = malloc(m * sizeof *stack);
+    ptrdiff_t *parent = malloc(m * sizeof *parent);
+    double *inner = calloc(m, sizeof *inner);
+    bool ok = idx && stack && parent && inner;
+    if (!ok)
+        goto done;
+    for (size_t i = 0, k = 0; i < st->n_flop_ops; i++)
+        if (mem_counted(&st->flop_ops[i]))
+            idx[k++] = i;
+    size_t sp = 0;
+    for (size_t k = 0; k < m; k++) { /* each op's enclosing counted op on its thread */
+        const tr_flop_op *op = &st->flop_ops[idx[k]];
+        while (sp > 0 && (st->flop_ops[idx[stack[sp - 1]]].thread != op->thread ||
+                          st->flop_ops[idx[stack[sp - 1]]].end <= op->start))
+            sp--;
+        parent[k] = sp > 0 ? (ptrdiff_t)stack[sp - 1] : -1;
+        stack[sp++] = k;
+    }
+    for (size_t k = m; k-- > 0;) { /* children come after their parent: theirs are summed first */
+        const tr_flop_op *op = &st->flop_ops[idx[k]];
+        double own = inner[k] >= 0.5 * op->flops ? inner[k] : op->flops;
+        if (parent[k] >= 0) {
+            inner[parent[k]] += own;
             continue;
-        if (encloses_counted(st, i, TR_OP_MEM))
-            continue; /* not a leaf */
-        int64_t in = covered(op->start, op->end, free, nf);
+        }
+        int64_t in = covered(op->start, op->end, avail, nf);
         if (in <= 0)
             continue;
-        bytes += op->flops * (double)in / (double)(op->end - op->start);
+        *bytes += own * (double)in / (double)(op->end - op->start);
         (*calls)++;
     }
-    return bytes;
+done:
+    free(idx);
+    free(stack);
+    free(parent);
+    free(inner);
+    return ok;
 }
 
 /* ---- FLOPs of leaf matmul/conv ops ------------------------------------------ */
@@ -905,7 +944,10 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
                 goto done;
             }
             size_t nf = subtract(win, nw, cover, nc, free_iv);
-            mem_bytes = leaf_mem_bytes(st, free_iv, nf, &mem_calls);
+            if (!mem_op_bytes(st, free_iv, nf, &mem_bytes, &mem_calls)) {
+                rc = mb_errf(err, MB_ESYS, "out of memory");
+                goto done;
+            }
         }
         if (lists[k]->n) /* an empty list's iv may be NULL: no memcpy from NULL */
             memcpy(cover + 2 * nc, lists[k]->iv, 2 * lists[k]->n * sizeof *cover);
@@ -1004,7 +1046,7 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         snprintf(source, sizeof source, "trace: %lld CPU %s events within the %s, each instant counted once%s",
                  st->cpu_count[c], ids[k], mb_tr_windows_said(st),
                  work <= 0                ? ""
-                 : c == TR_CPU_MEM ? "; bytes of the innermost ops from their recorded shapes ([memory_op], a lower "
+                 : c == TR_CPU_MEM ? "; bytes of the outermost ops from their recorded shapes ([memory_op], a lower "
                                      "bound)"
                                    : "; FLOPs of the innermost ops with recorded shapes");
         rc = cpu_stage(run, name, comp, cpu_role(c), dtype, work, unit, excl[k], calls, source,
