@@ -3146,7 +3146,8 @@ static void unequal_steps(analysis *a, const double *sorted, size_t n, double me
     mb_fmt_seconds(mean, sizeof mean, sum / (double)n);
     mb_run_warn(a->run, "the steps are unequal: %s (the longest %.1fx the median, %s; their mean %s): every per-step "
                         "figure is a mean over them; a step that holds other work (an evaluation, a checkpoint, "
-                        "logging, a first step's set-up) or waits longer weighs in it: profile like steps apart",
+                        "logging, a first step's set-up), waits longer, or ran while the machine was busier weighs in it: "
+                        "profile like steps apart",
                 list, sorted[n - 1] / median, med, mean);
 }
 
