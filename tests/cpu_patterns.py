@@ -955,6 +955,34 @@ def gathers_lead_unshaped(ceil):
           any("a torch without Kineto records no shapes" in r for r in rem), rem)
 
 
+def python_in_user_range(ceil):
+    """A step of 10 ms: the loop's own record_function("aug::mix") from 0.1 to 6.1 ms holds an add of 0.2 ms and
+    5.8 ms of Python; a matmul from 6.5 to 8.5 ms. Long stretches with no op: 6.2 ms (0.3 to 6.5) and 1.5 ms
+    (8.5 to 10), 7.7 ms; 5.8 of them in aug::mix: named, with its own remedy, in both trace forms. The same step
+    without the range is told to find them (py-spy)."""
+    def body(named):
+        def b(t0):
+            out = [ev("aug::mix", t0 + 100, 6000, "user_annotation")] if named else []
+            return out + [ev("aten::add", t0 + 100, 200, "cpu_op")] + matmul(t0 + 6500, 2000)
+        return b
+    for kineto in (True, False):
+        form = "object" if kineto else "array"
+        d = gap(write("cpu-python-range-%s" % form, steps(body(True)), kineto=kineto), ceil)
+        st, f = d["step"], d["diagnosis"]["findings"][0]
+        check("python in a user range (%s): its name and 5.8 ms a step of the 7.7 ms of long stretches" % form,
+              st.get("python_long_range") == "aug::mix" and close(st.get("python_long_range_seconds"), 5.8e-3) and
+              close(st.get("python_long_seconds"), 7.7e-3), st)
+        check("python in a user range (%s): said in the evidence, its remedy first" % form,
+              any("5.8 ms a step of those stretches lie in the loop's own range 'aug::mix'" in e
+                  for e in f["evidence"]) and f["remedies"][0].startswith("Most of that host code is long stretches "
+                                                                          "with no op in a range of the loop's own"),
+              (f["evidence"], f["remedies"]))
+    d = gap(write("cpu-python-norange", steps(body(False)), kineto=True), ceil)
+    rem = d["diagnosis"]["findings"][0]["remedies"]
+    check("python, no user range: none named, told to find them",
+          "python_long_range" not in d["step"] and any("find them (py-spy" in r for r in rem), (d["step"], rem))
+
+
 def complex_matmul(ceil):
     """A complex128 matmul (a Gaussian-process solve's): each product of complex numbers is 4 real products, so a
     64^3 mm in c10::complex<double> counts 4 x 2 x 64^3 FLOPs, its stage in fp64 (it was a quarter of that, its
@@ -1251,6 +1279,7 @@ bf16_remedy(ceil)
 dense_embedding(ceil)
 unequal_steps(ceil)
 gathers_lead_unshaped(ceil)
+python_in_user_range(ceil)
 rank_share()
 print("%d failure(s)" % fails)
 sys.exit(1 if fails else 0)

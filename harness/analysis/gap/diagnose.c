@@ -347,6 +347,13 @@ static void python_block(const cJSON *step, const mb_ini *t, mb_diag_figures *f)
     f->cpu_python_one_block = f->cpu_python_s > 0 && f->cpu_python_block_s >= share * f->cpu_python_s;
     f->cpu_python_blocks = f->cpu_python_s > 0 && (f->cpu_python_one_block ||
                                                    f->cpu_python_long_s >= share * f->cpu_python_s);
+    /* the loop's own range (record_function) that holds them: named, where it holds half of them or more */
+    const char *range = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(step, "python_long_range"));
+    double range_s = ev_num(step, "python_long_range_seconds");
+    if (f->cpu_python_blocks && range && range_s > 0 && range_s >= 0.5 * f->cpu_python_long_s) {
+        f->cpu_python_range = range;
+        f->cpu_python_range_s = range_s;
+    }
     const char *emb = mb_ini_get(t, "cpu_compute_bound", "dense_embedding_share_min");
     f->cpu_dense_embedding_s = ev_num(step, "dense_embedding_grad_seconds");
     double step_s = ev_num(step, "seconds");
@@ -922,7 +929,10 @@ static bool condition_holds(const char *cond, const mb_diag_figures *f, const th
     if (strcmp(cond, "cpu_python") == 0)
         return python_leads && !f->cpu_python_blocks;
     if (strcmp(cond, "cpu_python_block") == 0)
-        return python_leads && f->cpu_python_blocks;
+        return python_leads && f->cpu_python_blocks && f->cpu_python_range == NULL;
+    /* a loop's own record_function("aug::python_mixup") held 4.26 of a step's 4.64 ms of Python: told "find them" */
+    if (strcmp(cond, "cpu_python_block_range") == 0)
+        return python_leads && f->cpu_python_blocks && f->cpu_python_range != NULL;
     /* a forward-only H100 trace was told "fused optimizers"; compiled ResNet-18s "torch.compile" */
     /* a fused optimizer already runs one kernel for many tensors (HTA's TorchRec traces: FusedAdam's
      * multi_tensor_apply kernels, told "fused or foreach optimizers") */
@@ -1853,6 +1863,12 @@ static void cpu_stage_evidence(builder *b, const mb_gap *g, const mb_diag_figure
         EVIDENCE(b, "Python and other host code: %s a %s, %s of it in stretches of 1 ms or more with no op (%.3g a %s, "
                     "the longest %s%s)", py, f->span, blocks, f->cpu_python_long_n, f->span, longest,
                  strcmp(f->span, "step") == 0 ? " on average" : "");
+    }
+    if (f->cpu_python_range) {
+        char in[32];
+        mb_fmt_seconds(in, sizeof in, f->cpu_python_range_s);
+        EVIDENCE(b, "%s a %s of those stretches lie in the loop's own range '%.80s' (a record_function)", in, f->span,
+                 f->cpu_python_range);
     }
     if (f->cpu_dense_embedding) {
         char emb[32];

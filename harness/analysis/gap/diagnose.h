@@ -78,6 +78,8 @@ typedef struct mb_diag_figures {
     double cpu_python_long_s;   /* ... of which in stretches of 1 ms or more, a step on average; -1 unknown */
     double cpu_python_long_n;   /* ... their number, a step on average; -1 unknown */
     bool cpu_python_blocks;     /* ... the longest, or those, python_block_share_min of it or more */
+    const char *cpu_python_range; /* ... the loop's own record_function holding half of those or more; NULL none */
+    double cpu_python_range_s;  /* ... how much of them, a step */
     double cpu_dense_embedding_s; /* a CPU-only trace: a step's time in an embedding's dense backward; -1 unknown */
     double cpu_dense_embedding_share; /* ... of the step (its ProfilerStep window); -1 unknown */
     bool cpu_dense_embedding;   /* ... [cpu_compute_bound] dense_embedding_share_min of the step or more */

@@ -2515,6 +2515,8 @@ void mb_tr_state_free(tr_state *st)
         free(st->cpu_iv[k].iv);
     free(st->cpu_backward.iv);
     free(st->cpu_dense_embedding.iv);
+    for (int k = 0; k < st->n_user_ranges; k++)
+        free(st->user_ranges[k].iv.iv);
     free(st->cpu_mem_unsized.iv);
     free(st->host_colls);
     free(st->steps);

@@ -88,6 +88,8 @@ enum tr_memop_model {
                       * The last model: mb_tr_op_bytes refuses any value past it */
 };
 
+enum { TR_USER_RANGES = 32 };
+
 typedef struct tr_rule {
     int value;  /* class index, tr_rt_kind, tr_ann_kind or tr_memop_model */
     regex_t re;
@@ -650,6 +652,13 @@ typedef struct tr_state {
     tr_ivlist cpu_iv[TR_CPU_N];                  /* host events by tr_cpu_class (trace_cpu.c) */
     tr_ivlist cpu_backward;                      /* autograd::engine::evaluate_function events: the backward */
     tr_ivlist cpu_dense_embedding;               /* an embedding's dense backward (trace_cpu.c dense_embedding) */
+    /* the loop's own record_function ranges by name (trace_cpu.c user_range): the one a step's long stretches
+     * with no op lie in is named; TR_USER_RANGES names at most, the rest not kept */
+    struct tr_user_range {
+        char name[64];
+        tr_ivlist iv;
+    } user_ranges[TR_USER_RANGES];
+    int n_user_ranges;
     long long cpu_count[TR_CPU_N];
     /* memory-bound ops by name ([memory_op]) whose shapes gave no bytes: the memory-bound class when no op
      * recorded shapes (a torch without Kineto), else the other ops' (mb_tr_cpu_stages) */

@@ -93,6 +93,34 @@ bool mb_tr_cpu_coll_add(tr_state *st, const tr_host_coll *c)
     return true;
 }
 
+/* A range of the loop's own (record_function("aug::python_mixup")), kept
+ * by name: a step's long stretch with no op inside one is named by it (4.26
+ * of a step's 4.64 ms of Python lay in one, and the remedy read "find them
+ * (py-spy)"). Not the profiler's steps, DataLoader, optimizer or autograd
+ * ranges, which are no user's code. */
+static bool user_range(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur)
+{
+    static const char *const theirs[] = { "ProfilerStep#", "enumerate(DataLoader)", "Optimizer.", "autograd::",
+                                          "torch::autograd::", "cudaDeviceSynchronize" };
+    if (len == 0 || len >= sizeof st->user_ranges[0].name || memmem(name, len, "Backward", 8) != NULL)
+        return true;
+    for (size_t i = 0; i < sizeof theirs / sizeof *theirs; i++)
+        if (len >= strlen(theirs[i]) && strncmp(name, theirs[i], strlen(theirs[i])) == 0)
+            return true;
+    int k = 0;
+    while (k < st->n_user_ranges && !(strlen(st->user_ranges[k].name) == len &&
+                                      memcmp(st->user_ranges[k].name, name, len) == 0))
+        k++;
+    if (k == st->n_user_ranges) {
+        if (k == TR_USER_RANGES)
+            return true; /* more names than kept: the first ones are */
+        memcpy(st->user_ranges[k].name, name, len);
+        st->user_ranges[k].name[len] = '\0';
+        st->n_user_ranges++;
+    }
+    return add_interval(&st->user_ranges[k].iv, ts, dur);
+}
+
 bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int64_t dur, bool mem_bytes,
                     bool mem_named, bool op)
 {
@@ -107,6 +135,9 @@ bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int6
         st->cpu_backward = (tr_ivlist){ 0 };
         free(st->cpu_dense_embedding.iv);
         st->cpu_dense_embedding = (tr_ivlist){ 0 };
+        for (int k = 0; k < st->n_user_ranges; k++)
+            free(st->user_ranges[k].iv.iv);
+        st->n_user_ranges = 0;
         free(st->cpu_mem_unsized.iv);
         st->cpu_mem_unsized = (tr_ivlist){ 0 };
         return true;
@@ -117,6 +148,8 @@ bool mb_tr_cpu_fold(tr_state *st, const char *name, size_t len, int64_t ts, int6
     if (dense_embedding(name, len) && !add_interval(&st->cpu_dense_embedding, ts, dur))
         return false;
     int c = cpu_class(st, name, len, mem_bytes, op);
+    if (c < 0 && !op)
+        return user_range(st, name, len, ts, dur);
     if (c < 0)
         return true;
     if (c == TR_CPU_OPS && mem_named) { /* which class takes it is known at the end (mb_tr_cpu_stages) */
@@ -795,14 +828,41 @@ static bool place_unsized_memory_ops(tr_state *st)
  * overhead to cut with fewer, larger ops. False: out of memory. */
 typedef struct python_stretches {
     double longest_s, long_s, long_count;
+    const char *range;  /* the loop's own range that holds the most of the long stretches, NULL none */
+    double range_s;     /* ... how much of them, a step */
 } python_stretches;
 
-static bool python_stretches_of(const tr_state *st, const int64_t *win, size_t nw, const int64_t *cover, size_t nc,
+/* The user range (user_range) that holds the most of the long stretches
+ * `longs` (sorted, disjoint). */
+static void range_of_stretches(tr_state *st, const int64_t *longs, size_t nl, double n_steps, python_stretches *out)
+{
+    int64_t best = 0;
+    for (int k = 0; k < st->n_user_ranges; k++) {
+        tr_ivlist *l = &st->user_ranges[k].iv;
+        if (l->n == 0)
+            continue;
+        l->n = merge(l->iv, l->n);
+        int64_t in = overlap(l->iv, l->n, longs, nl);
+        if (in > best) {
+            best = in;
+            out->range = st->user_ranges[k].name;
+        }
+    }
+    out->range_s = (double)best / 1e9 / n_steps;
+}
+
+static bool python_stretches_of(tr_state *st, const int64_t *win, size_t nw, const int64_t *cover, size_t nc,
                                 python_stretches *out)
 {
     int64_t *free_iv = malloc((2 * (nw + nc) + 2) * sizeof *free_iv);
-    if (free_iv == NULL)
+    int64_t *longs = malloc((2 * (nw + nc) + 2) * sizeof *longs);
+    size_t nl = 0;
+    *out = (python_stretches){ 0 };
+    if (free_iv == NULL || longs == NULL) {
+        free(free_iv);
+        free(longs);
         return false;
+    }
     size_t nf = subtract(win, nw, cover, nc, free_iv);
     size_t n_steps = st->n_steps > 0 ? st->n_steps : 1;
     int64_t longest_sum = 0, long_sum = 0, long_count = 0;
@@ -817,6 +877,8 @@ static bool python_stretches_of(const tr_state *st, const int64_t *win, size_t n
             if (len >= LONG_STRETCH_NS) {
                 long_sum += len;
                 long_count++;
+                longs[2 * nl] = imax(free_iv[2 * j], a);
+                longs[2 * nl++ + 1] = imin(free_iv[2 * j + 1], b);
             }
         }
         longest_sum += longest;
@@ -825,6 +887,9 @@ static bool python_stretches_of(const tr_state *st, const int64_t *win, size_t n
     out->longest_s = (double)longest_sum / 1e9 / (double)n_steps;
     out->long_s = (double)long_sum / 1e9 / (double)n_steps;
     out->long_count = (double)long_count / (double)n_steps;
+    nl = merge(longs, nl); /* steps that overlap (two threads') can give overlapping stretches */
+    range_of_stretches(st, longs, nl, (double)n_steps, out);
+    free(longs);
     return true;
 }
 
@@ -1066,6 +1131,10 @@ int mb_tr_cpu_stages(tr_state *st, mb_run *run, cJSON *ev, mb_err *err)
         cJSON_AddNumberToObject(step, "python_longest_seconds", fmin(ps.longest_s, py));
         cJSON_AddNumberToObject(step, "python_long_seconds", fmin(ps.long_s, py));
         cJSON_AddNumberToObject(step, "python_long_stretches", ps.long_count);
+        if (ps.range && ps.range_s > 0) { /* the loop's own range the most of them lie in */
+            cJSON_AddStringToObject(step, "python_long_range", ps.range);
+            cJSON_AddNumberToObject(step, "python_long_range_seconds", fmin(ps.range_s, fmin(ps.long_s, py)));
+        }
         part_json(parts, "python", "Python and other host code", "host", python, per, wall);
         snprintf(source, sizeof source, "trace: time within the %s in no op or annotation",
                  mb_tr_windows_said(st));
