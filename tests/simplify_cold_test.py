@@ -887,17 +887,21 @@ class DecodeBound(unittest.TestCase):
         # each worker's CPU from its first item in the window to its last, per item: everything it does for
         # an item (its __getitem__, collation, the hand-over)
         spent = count = 0
+        total = 0.0  # the workers' CPU in the window: a worker forked in it (each epoch forks them again) from 0
         for pid in {it[0] for it in inside}:
             mine = sorted((it[4], it[3]) for it in inside if it[0] == pid)
+            before = [it[3] for it in sorted(items, key=lambda it: it[4]) if it[0] == pid and it[4] < window[0]]
+            total += mine[-1][1] - (before[-1] if before else 0.0)
             if len(mine) > 1:
                 spent += mine[-1][1] - mine[0][1]
                 count += len(mine) - 1
+        self.workers_cpu = total
         with open(out) as f:
             self.assertEqual(json.load(f), doc)
-        return doc, said.getvalue(), lines, (getitem, spent / count)
+        return doc, said.getvalue(), lines, (getitem, spent / count, len(inside))
 
     def test_decode_bound_is_cpu_bound(self):
-        doc, said, lines, (getitem, worker) = self.run_decode()
+        doc, said, lines, (getitem, worker, made) = self.run_decode()
         # one story: the stage is CPU work (time only), and so say the messages, once, at the end
         st = {s["name"]: s for s in doc["stages"]}["data loading"]
         self.assertEqual((st["component"], st.get("role")), ("other", "data"), st)
@@ -908,12 +912,23 @@ class DecodeBound(unittest.TestCase):
               "it in __getitem__ (designed %.1f ms)" % (dl["cpu_seconds_per_item"] * 1e3, worker * 1e3,
                                                           getitem * 1e3, self.CPU * 1e3), file=sys.stderr)
         self.assertEqual(dl["bound"], "cpu", dl)
-        # its CPU time per item: what the workers logged they spent per item, within 20% (the runner
-        # divides by the items its loop received in the window, the log by the items the workers made;
-        # /proc counts CPU in clock ticks)
-        self.assertLessEqual(abs(dl["cpu_seconds_per_item"] - worker), 0.20 * worker,
-                             "runner %.3f ms of CPU per item, the workers %.3f ms" % (
-                                 dl["cpu_seconds_per_item"] * 1e3, worker * 1e3))
+        # its CPU time in the window: what the workers' processes logged they had spent by their last item
+        # there, less what they had before it (a worker forked in the window from 0: 96 files make an epoch of
+        # 12 batches, and each epoch forks its workers again, whose start-up the items' own times leave out:
+        # 7.08 ms a item against 4.46 ms between items), within 20% (/proc counts CPU in clock ticks; a worker's
+        # CPU after its last item in the window is the runner's alone)
+        # ... and it says why it is more than between items: the workers forked again each epoch
+        self.assertGreater(dl["worker_forks_in_window"], 0, dl)
+        self.assertEqual(dl["worker_forks_in_window"] % 2, 0, dl)
+        self.assertTrue(any("worker starts: each epoch forks them again, persistent_workers=True keeps them" in line
+                            for line in lines), lines)
+        received = dl["batches"] * dl["items_per_batch"]
+        runner_cpu = dl["cpu_seconds_per_item"] * received
+        self.assertLessEqual(abs(runner_cpu - self.workers_cpu), 0.20 * self.workers_cpu,
+                             "runner %.3f s of worker CPU (%.3f ms for each of %d items received), the workers "
+                             "logged %.3f s (%.3f ms between items, %d made)" % (
+                                 runner_cpu, dl["cpu_seconds_per_item"] * 1e3, received, self.workers_cpu,
+                                 worker * 1e3, made))
         self.assertGreaterEqual(getitem, self.CPU)
         self.assertGreaterEqual(dl["cpu_seconds_per_item"], self.CPU)
         # cold: every file read from storage, whole (as many bytes as it delivers)
@@ -948,7 +963,7 @@ class DecodeBound(unittest.TestCase):
     def test_decode_in_the_main_process(self):
         # no workers: the loop's own process decodes, and its CPU per item is the decode's (the runner divided
         # the per-batch CPU by the batches a second time: "0.000 ms of CPU per item")
-        doc, _, lines, (getitem, _) = self.run_decode(workers=0)
+        doc, _, lines, (getitem, _, _) = self.run_decode(workers=0)
         dl = doc["simplify"]["data_loading"]
         self.assertEqual((dl["bound"], dl["workers"]), ("cpu", 0), dl)
         self.assertGreaterEqual(dl["cpu_seconds_per_item"], self.CPU, dl)
